@@ -1,0 +1,72 @@
+// Command saber-hx is the command line of the saber-hx stream processing
+// engine: the YSB benchmark and file mode today.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// usageError marks an error of the command line or of its input files: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const help = `saber-hx: windowed stream processing on one server.
+
+Usage:
+  saber-hx ysb [flags]                 run the Yahoo Streaming Benchmark in memory (validated)
+  saber-hx ysb --input F --campaigns C [--output O]
+                                       run YSB over an events file, write results CSV
+  saber-hx ysb generate --tuples N --out F --campaigns C
+                                       write an events file and its campaigns table
+  saber-hx help                        this text
+
+Run "saber-hx ysb -h" or "saber-hx ysb generate -h" for every flag and its default.
+Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input.
+`
+
+// run is main without the process: testable.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, help)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, help)
+		return 0
+	case "ysb":
+		if len(args) > 1 && args[1] == "generate" {
+			err = runGenerate(args[2:], stdout, stderr)
+		} else {
+			err = runYSB(args[1:], stdout, stderr)
+		}
+	default:
+		fmt.Fprintf(stderr, "saber-hx: unknown command %q\n\n%s", args[0], help)
+		return 2
+	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "saber-hx: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}

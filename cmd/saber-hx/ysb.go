@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+var errHelp = flag.ErrHelp
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints its usage with every default.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, turning flag errors into usage errors (exit 2).
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// engineFlags are the tuning knobs shared by the commands that run queries.
+type engineFlags struct {
+	workers, taskSize, bufferSize int
+	pin                           bool
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (default: the CPUs this process may use)")
+	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
+	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
+	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
+}
+
+func (f *engineFlags) config(stderr io.Writer) engine.Config {
+	return engine.Config{
+		Workers: f.workers, Pin: f.pin, TaskSize: f.taskSize, BufferSize: f.bufferSize,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) },
+	}
+}
+
+// genFlags are the data generator's knobs.
+type genFlags struct {
+	campaigns, adsPerCampaign int
+}
+
+func (f *genFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.campaigns, "num-campaigns", 100, "campaigns in the generated table")
+	fs.IntVar(&f.adsPerCampaign, "ads-per-campaign", 10, "ads per campaign in the generated table")
+}
+
+func (f *genFlags) config() (ysb.GenConfig, error) {
+	c := ysb.DefaultGenConfig()
+	c.Campaigns, c.AdsPerCampaign = f.campaigns, f.adsPerCampaign
+	if err := c.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+type ysbSummary struct {
+	Mode       string  `json:"mode"`
+	Tuples     uint64  `json:"tuples"`
+	Bytes      uint64  `json:"bytes"`
+	Seconds    float64 `json:"seconds"`
+	TuplesPerS float64 `json:"tuples_per_s"`
+	MBPerS     float64 `json:"mb_per_s"`
+	Workers    int     `json:"workers"`
+	Pinned     []int   `json:"pinned_cpus"`
+	TaskSize   int     `json:"task_size"`
+	BufferSize int     `json:"buffer_size"`
+	BundleSize int     `json:"bundle_size,omitempty"`
+	Tasks      uint64  `json:"tasks"`
+	Windows    uint64  `json:"windows"`
+	Rows       uint64  `json:"rows"`
+	Filtered   uint64  `json:"filtered_tuples"`
+	Unmatched  uint64  `json:"unmatched_tuples"`
+	Late       uint64  `json:"late_tuples"`
+	Counted    uint64  `json:"counted_tuples"`
+	Validated  bool    `json:"validated"`
+	Output     string  `json:"output,omitempty"`
+}
+
+func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
+	return ysbSummary{
+		Mode: mode, Tuples: st.Tuples, Bytes: st.Bytes, Seconds: seconds,
+		TuplesPerS: float64(st.Tuples) / seconds, MBPerS: float64(st.Bytes) / seconds / 1e6,
+		Workers: ef.workers, Pinned: st.Pinned, TaskSize: ef.taskSize, BufferSize: ef.bufferSize,
+		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows,
+		Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
+	}
+}
+
+func printSummary(s ysbSummary, asJSON bool, stdout io.Writer) error {
+	if asJSON {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	fmt.Fprintf(stdout, "ysb %s: %d tuples in %.3f s: %.2f M tuples/s, %.0f MB/s\n", s.Mode, s.Tuples, s.Seconds, s.TuplesPerS/1e6, s.MBPerS)
+	fmt.Fprintf(stdout, "  workers %d (pinned to %v), task %d B, buffer %d B, %d tasks\n", s.Workers, s.Pinned, s.TaskSize, s.BufferSize, s.Tasks)
+	fmt.Fprintf(stdout, "  windows %d, rows %d; tuples counted %d, filtered %d, unmatched %d, late %d\n", s.Windows, s.Rows, s.Counted, s.Filtered, s.Unmatched, s.Late)
+	if s.Mode == "benchmark" {
+		fmt.Fprintf(stdout, "  validated: %v\n", s.Validated)
+	}
+	return nil
+}
+
+func runYSB(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ysb", "saber-hx ysb [flags]", stderr)
+	var ef engineFlags
+	var gf genFlags
+	ef.register(fs)
+	gf.register(fs)
+	bundle := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into the ring (rounded down to whole generator periods)")
+	duration := fs.Duration("duration", 30*time.Second, "benchmark ingestion time")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")
+	input := fs.String("input", "", "file mode: events file of 128-byte tuples (see README)")
+	campaigns := fs.String("campaigns", "", "file mode: campaigns CSV (ad_id,campaign_id)")
+	output := fs.String("output", "-", "file mode: results CSV, written only if the run succeeds; - for stdout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg := ef.config(stderr)
+	if err := cfg.Validate(ysb.TupleSize); err != nil {
+		return usageError{err}
+	}
+	if *input != "" || *campaigns != "" {
+		return runYSBFile(*input, *campaigns, *output, cfg, &ef, *asJSON, stdout)
+	}
+	if *bundle < ysb.TupleSize {
+		return usagef("bundle size %d: need at least one %d-byte tuple", *bundle, ysb.TupleSize)
+	}
+	if *duration <= 0 {
+		return usagef("duration %v: must be positive", *duration)
+	}
+	gc, err := gf.config()
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	var last engine.Stats
+	var lastT time.Duration
+	res, runErr := ysb.RunBenchmark(ctx, ysb.BenchConfig{
+		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration,
+		Progress: func(st engine.Stats, el time.Duration) {
+			dt := (el - lastT).Seconds()
+			fmt.Fprintf(stderr, "ysb %5.0fs  %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d\n", el.Seconds(),
+				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late)
+			last, lastT = st, el
+		},
+	})
+	s := summarize("benchmark", res.Stats, res.Seconds, &ef)
+	s.BundleSize = res.BundleTuples * ysb.TupleSize
+	s.Validated = res.Validated
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	if err := printSummary(s, *asJSON, stdout); err != nil {
+		return err
+	}
+	if !res.Validated {
+		return errors.New("benchmark not validated")
+	}
+	return nil
+}
+
+func runYSBFile(input, campaigns, output string, cfg engine.Config, ef *engineFlags, asJSON bool, stdout io.Writer) error {
+	if input == "" || campaigns == "" {
+		return usagef("file mode needs both --input and --campaigns")
+	}
+	out := output
+	if out == "-" {
+		out = ""
+	}
+	res, rows, err := ysb.RunFiles(cfg, input, campaigns, out)
+	if err != nil {
+		var ie *ysb.InputError
+		if errors.As(err, &ie) {
+			return usageError{err}
+		}
+		return err
+	}
+	if output == "-" {
+		if err := ysb.WriteResultsCSV(stdout, rows); err != nil {
+			return err
+		}
+		if !asJSON {
+			return nil // stdout holds the CSV; no human summary after it
+		}
+	}
+	s := summarize("file", res.Stats, res.Seconds, ef)
+	s.Output = output
+	return printSummary(s, asJSON, stdout)
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ysb generate", "saber-hx ysb generate --tuples N --out events.bin --campaigns campaigns.csv", stderr)
+	var gf genFlags
+	gf.register(fs)
+	tuples := fs.Uint64("tuples", 0, "tuples to generate (required)")
+	out := fs.String("out", "", "events file to write (required)")
+	campaigns := fs.String("campaigns", "", "campaigns CSV to write (required)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *tuples == 0 || *out == "" || *campaigns == "" {
+		return usagef("ysb generate needs --tuples (> 0), --out and --campaigns")
+	}
+	gc, err := gf.config()
+	if err != nil {
+		return err
+	}
+	if err := ysb.GenerateFiles(*out, *campaigns, *tuples, gc); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d tuples to %s and %d ads of %d campaigns to %s\n", *tuples, *out, gc.Campaigns*gc.AdsPerCampaign, gc.Campaigns, *campaigns)
+	return nil
+}

@@ -1,0 +1,55 @@
+package kernels
+
+import "encoding/binary"
+
+// joinTable16 is an open-addressing hash table from 16-byte keys to group
+// ordinals, laid out as parallel arrays so that a probe touches few cache
+// lines. It is built once and only read afterwards, by any number of workers.
+type joinTable16 struct {
+	mask   uint64
+	hi, lo []uint64
+	ord    []int32 // -1: empty slot
+}
+
+func newJoinTable16(keys [][]byte, ord []int32) *joinTable16 {
+	n := uint64(16)
+	for n < 2*uint64(len(keys)) {
+		n <<= 1
+	}
+	t := &joinTable16{mask: n - 1, hi: make([]uint64, n), lo: make([]uint64, n), ord: make([]int32, n)}
+	for i := range t.ord {
+		t.ord[i] = -1
+	}
+	for i, k := range keys {
+		hi, lo := binary.LittleEndian.Uint64(k[0:8]), binary.LittleEndian.Uint64(k[8:16])
+		s := hash128(hi, lo) & t.mask
+		for t.ord[s] >= 0 {
+			s = (s + 1) & t.mask
+		}
+		t.hi[s], t.lo[s], t.ord[s] = hi, lo, ord[i]
+	}
+	return t
+}
+
+// lookup returns the ordinal of key (hi, lo), or -1.
+func (t *joinTable16) lookup(hi, lo uint64) int32 {
+	s := hash128(hi, lo) & t.mask
+	for {
+		o := t.ord[s]
+		if o < 0 || (t.hi[s] == hi && t.lo[s] == lo) {
+			return o
+		}
+		s = (s + 1) & t.mask
+	}
+}
+
+// mix is the murmur3 64-bit finaliser.
+func mix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	return k ^ (k >> 33)
+}
+
+func hash128(hi, lo uint64) uint64 { return mix(lo ^ mix(hi)) }

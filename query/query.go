@@ -1,0 +1,378 @@
+// Package query holds saber-hx's query model: schemas of fixed-size binary
+// tuples, window definitions and the operators of a windowed query, with
+// validation that refuses an invalid query, naming what is wrong, before
+// anything runs.
+//
+// What the engine runs today is the select / static-join / group-by /
+// aggregate shape (YSB's shape) over range windows. Row windows, projection
+// expressions, OR predicates, stream joins and UDFs are part of SABER's model
+// and are refused by Validate with an error saying they are not supported yet.
+package query
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Type is the type of one attribute of a tuple.
+type Type uint8
+
+const (
+	Int32 Type = iota + 1
+	Int64
+	Float32
+	Float64
+	Bytes // fixed-size byte string, such as a 16-byte UUID
+)
+
+func (t Type) String() string {
+	switch t {
+	case Int32:
+		return "int32"
+	case Int64:
+		return "int64"
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	case Bytes:
+		return "bytes"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// width is the encoded size of a fixed-width type; 0 for Bytes, whose size is
+// per attribute.
+func (t Type) width() int {
+	switch t {
+	case Int32, Float32:
+		return 4
+	case Int64, Float64:
+		return 8
+	}
+	return 0
+}
+
+// Attribute is one named field of a tuple at a fixed byte offset.
+// All numbers are little-endian.
+type Attribute struct {
+	Name   string
+	Type   Type
+	Offset int
+	Size   int // bytes; implied by Type except for Bytes
+}
+
+// Schema describes fixed-size tuples. Attribute 0 is the event time: int64
+// milliseconds at offset 0. TupleSize may exceed the attributes (padding).
+type Schema struct {
+	TupleSize int
+	Attrs     []Attribute
+}
+
+// NewSchema checks and returns a schema. Sizes of fixed-width attributes may
+// be left 0 and are filled in.
+func NewSchema(tupleSize int, attrs ...Attribute) (*Schema, error) {
+	s := &Schema{TupleSize: tupleSize, Attrs: append([]Attribute(nil), attrs...)}
+	if tupleSize <= 0 {
+		return nil, fmt.Errorf("schema: tuple size %d must be positive", tupleSize)
+	}
+	if len(attrs) == 0 {
+		return nil, errors.New("schema: no attributes; attribute 0 must be the int64 event time")
+	}
+	seen := make(map[string]bool, len(attrs))
+	for i := range s.Attrs {
+		a := &s.Attrs[i]
+		if a.Name == "" {
+			return nil, fmt.Errorf("schema: attribute %d has no name", i)
+		}
+		if seen[a.Name] {
+			return nil, fmt.Errorf("schema: attribute %q defined twice", a.Name)
+		}
+		seen[a.Name] = true
+		if w := a.Type.width(); w > 0 {
+			if a.Size != 0 && a.Size != w {
+				return nil, fmt.Errorf("schema: attribute %q of type %s has size %d, want %d", a.Name, a.Type, a.Size, w)
+			}
+			a.Size = w
+		} else if a.Type != Bytes {
+			return nil, fmt.Errorf("schema: attribute %q has unknown type %d", a.Name, uint8(a.Type))
+		} else if a.Size <= 0 {
+			return nil, fmt.Errorf("schema: bytes attribute %q needs a positive size", a.Name)
+		}
+		if a.Offset < 0 || a.Offset+a.Size > tupleSize {
+			return nil, fmt.Errorf("schema: attribute %q at offset %d size %d does not fit a %d-byte tuple", a.Name, a.Offset, a.Size, tupleSize)
+		}
+		for j := 0; j < i; j++ {
+			b := s.Attrs[j]
+			if a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size {
+				return nil, fmt.Errorf("schema: attributes %q and %q overlap", b.Name, a.Name)
+			}
+		}
+	}
+	if t := s.Attrs[0]; t.Type != Int64 || t.Offset != 0 {
+		return nil, fmt.Errorf("schema: attribute 0 (%q) must be the int64 event time at offset 0", t.Name)
+	}
+	return s, nil
+}
+
+// Lookup returns the attribute called name.
+func (s *Schema) Lookup(name string) (Attribute, error) {
+	for _, a := range s.Attrs {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return Attribute{}, fmt.Errorf("no column %q in the schema", name)
+}
+
+// WindowType says what a window's size and slide count.
+type WindowType uint8
+
+const (
+	Range WindowType = iota + 1 // event time, in the event-time unit (ms)
+	Rows                        // tuples
+)
+
+func (t WindowType) String() string {
+	switch t {
+	case Range:
+		return "range"
+	case Rows:
+		return "row"
+	}
+	return fmt.Sprintf("window-type(%d)", uint8(t))
+}
+
+// Window is a window definition: tumbling when Size == Slide, sliding when
+// Size > Slide. Window w covers [w*Slide, w*Slide+Size).
+type Window struct {
+	Type  WindowType
+	Size  int64
+	Slide int64
+}
+
+// Tumbling returns a range window of size ms.
+func Tumbling(size int64) Window { return Window{Type: Range, Size: size, Slide: size} }
+
+// Sliding returns a range window of size ms advancing by slide ms.
+func Sliding(size, slide int64) Window { return Window{Type: Range, Size: size, Slide: slide} }
+
+// Validate refuses a window that cannot be evaluated.
+func (w Window) Validate() error {
+	switch {
+	case w.Type != Range && w.Type != Rows:
+		return fmt.Errorf("window: unknown type %d (valid: range, row)", uint8(w.Type))
+	case w.Size <= 0:
+		return fmt.Errorf("window: size %d must be positive", w.Size)
+	case w.Slide <= 0:
+		return fmt.Errorf("window: slide %d must be positive", w.Slide)
+	case w.Slide > w.Size:
+		return fmt.Errorf("window: slide %d larger than size %d (valid: 0 < slide <= size)", w.Slide, w.Size)
+	}
+	return nil
+}
+
+// CmpOp is a comparison operator of a selection predicate.
+type CmpOp uint8
+
+const (
+	Eq CmpOp = iota + 1
+	Ne
+	Lt
+	Le
+	Gt
+	Ge
+)
+
+func (o CmpOp) String() string {
+	switch o {
+	case Eq:
+		return "="
+	case Ne:
+		return "!="
+	case Lt:
+		return "<"
+	case Le:
+		return "<="
+	case Gt:
+		return ">"
+	case Ge:
+		return ">="
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Predicate compares an integer column with a constant.
+type Predicate struct {
+	Column string
+	Op     CmpOp
+	Value  int64
+}
+
+// StaticTable is an in-memory relation of fixed-width keys and values, joined
+// to the stream on equality of a bytes column with the key.
+type StaticTable struct {
+	KeyWidth   int
+	ValueWidth int
+	Keys       [][]byte
+	Values     [][]byte
+}
+
+// StaticJoin is an inner equi-join of the stream column Column with the keys
+// of Table; the joined value is visible to GROUP BY under the name As.
+type StaticJoin struct {
+	Column string
+	Table  *StaticTable
+	As     string
+}
+
+// AggFunc is an aggregate function.
+type AggFunc uint8
+
+const (
+	Count AggFunc = iota + 1
+	Sum
+	Min
+	Max
+)
+
+func (f AggFunc) String() string {
+	switch f {
+	case Count:
+		return "count"
+	case Sum:
+		return "sum"
+	case Min:
+		return "min"
+	case Max:
+		return "max"
+	}
+	return fmt.Sprintf("agg(%d)", uint8(f))
+}
+
+// Aggregate is one aggregate of the query; Column is ignored by Count.
+type Aggregate struct {
+	Func   AggFunc
+	Column string
+}
+
+// Query is a windowed query over one input stream: a conjunction of
+// selection predicates, an optional join with a static table, a GROUP BY and
+// aggregates per window.
+type Query struct {
+	Name       string
+	Schema     *Schema
+	Window     Window
+	Where      []Predicate // AND
+	Join       *StaticJoin
+	GroupBy    []string // at most one name today: the join's As
+	Aggregates []Aggregate
+}
+
+// Validate refuses a query that the engine cannot run, with an error naming
+// the query and what is wrong.
+func (q *Query) Validate() error {
+	if err := q.validate(); err != nil {
+		return fmt.Errorf("query %q: %w", q.Name, err)
+	}
+	return nil
+}
+
+func (q *Query) validate() error {
+	if q.Schema == nil {
+		return errors.New("no input schema")
+	}
+	if err := q.Window.Validate(); err != nil {
+		return err
+	}
+	if q.Window.Type == Rows {
+		return errors.New("row (count) windows are not supported yet; use a range window")
+	}
+	for _, p := range q.Where {
+		a, err := q.Schema.Lookup(p.Column)
+		if err != nil {
+			return fmt.Errorf("where: %w", err)
+		}
+		if a.Type != Int32 && a.Type != Int64 {
+			return fmt.Errorf("where: column %q is %s; predicates take int32 or int64 columns", p.Column, a.Type)
+		}
+		if p.Op < Eq || p.Op > Ge {
+			return fmt.Errorf("where: unknown operator %d on %q", uint8(p.Op), p.Column)
+		}
+	}
+	if j := q.Join; j != nil {
+		a, err := q.Schema.Lookup(j.Column)
+		if err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+		if j.Table == nil {
+			return errors.New("join: no table")
+		}
+		if a.Type != Bytes || a.Size != j.Table.KeyWidth {
+			return fmt.Errorf("join: column %q is %s of %d bytes; the table's keys are %d bytes", j.Column, a.Type, a.Size, j.Table.KeyWidth)
+		}
+		if err := j.Table.validate(); err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+		if j.As == "" {
+			return errors.New("join: the joined value needs a name (As)")
+		}
+		if _, err := q.Schema.Lookup(j.As); err == nil {
+			return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
+		}
+	}
+	if len(q.GroupBy) > 1 {
+		return errors.New("group by: more than one key is not supported yet")
+	}
+	for _, g := range q.GroupBy {
+		if q.Join == nil || g != q.Join.As {
+			if _, err := q.Schema.Lookup(g); err != nil {
+				return fmt.Errorf("group by: %w", err)
+			}
+			return fmt.Errorf("group by: only the value of a static join is supported as a key yet, not column %q", g)
+		}
+	}
+	if len(q.Aggregates) == 0 {
+		return errors.New("no aggregate")
+	}
+	for _, ag := range q.Aggregates {
+		switch ag.Func {
+		case Count:
+			continue
+		case Sum, Min, Max:
+		default:
+			return fmt.Errorf("aggregate: unknown function %d", uint8(ag.Func))
+		}
+		a, err := q.Schema.Lookup(ag.Column)
+		if err != nil {
+			return fmt.Errorf("aggregate %s: %w", ag.Func, err)
+		}
+		if a.Type != Int32 && a.Type != Int64 {
+			return fmt.Errorf("aggregate %s: column %q is %s; only int32 and int64 columns are supported yet", ag.Func, ag.Column, a.Type)
+		}
+	}
+	return nil
+}
+
+func (t *StaticTable) validate() error {
+	if t.KeyWidth <= 0 || t.ValueWidth <= 0 {
+		return fmt.Errorf("table key width %d and value width %d must be positive", t.KeyWidth, t.ValueWidth)
+	}
+	if len(t.Keys) != len(t.Values) {
+		return fmt.Errorf("table has %d keys but %d values", len(t.Keys), len(t.Values))
+	}
+	seen := make(map[string]int, len(t.Keys))
+	for i, k := range t.Keys {
+		if len(k) != t.KeyWidth {
+			return fmt.Errorf("table row %d: key of %d bytes, want %d", i, len(k), t.KeyWidth)
+		}
+		if len(t.Values[i]) != t.ValueWidth {
+			return fmt.Errorf("table row %d: value of %d bytes, want %d", i, len(t.Values[i]), t.ValueWidth)
+		}
+		if j, dup := seen[string(k)]; dup {
+			return fmt.Errorf("table rows %d and %d have the same key %x", j, i, k)
+		}
+		seen[string(k)] = i
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package window
+
+import "math"
+
+// Fragment is one task's partial aggregate of one pane: the tuples of the
+// task that fell into the pane and were not late inside the task.
+type Fragment struct {
+	Pane   int64
+	Tuples uint64 // tuples aggregated into State
+	State  *GroupState
+}
+
+// TaskResult is what a processor returns for one task: its fragments and its
+// counters. It is owned by the task and reused across tasks: Reset keeps the
+// group states, so that steady state allocates nothing.
+type TaskResult struct {
+	Tuples    uint64 // tuples in the task
+	MaxTS     int64  // largest event time in the task (the task's watermark)
+	Filtered  uint64 // failed the selection
+	Unmatched uint64 // no partner in a static join
+	Late      uint64 // late against the watermark inside the task
+	Frags     []Fragment
+
+	layout *Layout
+	spare  []*GroupState // states not in Frags, for reuse
+}
+
+// Reset prepares r for a task of layout l.
+func (r *TaskResult) Reset(l *Layout) {
+	if r.layout != l {
+		r.Frags, r.spare, r.layout = r.Frags[:0], r.spare[:0], l
+	}
+	for i := range r.Frags {
+		st := r.Frags[i].State
+		st.Reset()
+		r.spare = append(r.spare, st)
+	}
+	r.Frags = r.Frags[:0]
+	r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late = 0, math.MinInt64, 0, 0, 0
+}
+
+// Fragment returns the state of pane p, adding a fragment for it if the task
+// has none yet. Kernels call it when a tuple leaves the current pane, not per
+// tuple.
+func (r *TaskResult) Fragment(p int64) *GroupState {
+	for i := range r.Frags {
+		if r.Frags[i].Pane == p {
+			return r.Frags[i].State
+		}
+	}
+	var st *GroupState
+	if n := len(r.spare); n > 0 {
+		st, r.spare = r.spare[n-1], r.spare[:n-1]
+	} else {
+		st = NewGroupState(r.layout)
+	}
+	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
+	return st
+}
+
+// AddTuples counts n tuples aggregated into pane p's fragment.
+func (r *TaskResult) AddTuples(p int64, n uint64) {
+	for i := range r.Frags {
+		if r.Frags[i].Pane == p {
+			r.Frags[i].Tuples += n
+			return
+		}
+	}
+	panic("window: AddTuples for a pane without fragment")
+}

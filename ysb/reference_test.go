@@ -1,0 +1,183 @@
+package ysb
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ev is a hand-built tuple: only the fields the query reads.
+type ev struct {
+	ts int64
+	et int32
+	ad UUID
+}
+
+func encode(evs ...ev) []byte {
+	b := make([]byte, len(evs)*TupleSize)
+	for i, e := range evs {
+		p := b[i*TupleSize:]
+		binary.LittleEndian.PutUint64(p[OffEventTime:], uint64(e.ts))
+		binary.LittleEndian.PutUint32(p[OffEventType:], uint32(e.et))
+		copy(p[OffAdID:], e.ad[:])
+		p[OffUserID] = 0xEE // fields the query ignores must not matter
+		p[100] = 0xEE
+	}
+	return b
+}
+
+// Two campaigns: X owns ads A and B, Y owns ad C.
+func smallTable(t *testing.T) (c *Campaigns, a, b, cc, x, y UUID) {
+	a, b, cc = mustUUID(t, idA), mustUUID(t, idB), mustUUID(t, idC)
+	x, y = mustUUID(t, idX), mustUUID(t, idY)
+	return &Campaigns{AdIDs: []UUID{cc, a, b}, CampaignIDs: []UUID{y, x, x}}, a, b, cc, x, y
+}
+
+func TestReferenceSemantics(t *testing.T) {
+	c, a, b, cc, x, y := smallTable(t)
+	unknown := mustUUID(t, "12345678-0000-0000-0000-000000000000")
+	stream := encode(
+		ev{5, EventView, a},       // counted [0,10) X
+		ev{3, EventView, cc},      // out of order, window [0,10) open (W=5): counted Y
+		ev{7, EventClick, a},      // filtered
+		ev{9, EventPurchase, b},   // filtered
+		ev{8, 7, b},               // unknown event type: filtered, not a view
+		ev{12, EventView, b},      // counted [10,20) X; W was 9
+		ev{1, EventView, a},       // W=12 >= end 10: late
+		ev{9, EventView, unknown}, // unmatched, not late: the join comes first
+		ev{25, EventClick, a},     // filtered, but advances W to 25
+		ev{19, EventView, b},      // W=25 >= 20: late
+		ev{11, EventView, a},      // late
+		ev{29, EventView, a},      // counted [20,30) X
+		ev{21, EventView, b},      // counted [20,30) X, max stays 29
+		ev{20, EventView, cc},     // counted [20,30) Y
+		ev{-1, EventView, a},      // late (window [-10,0))
+	)
+	rows, counts, err := Reference(stream, c, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []Row{
+		{0, x, 1, 5},
+		{0, y, 1, 3},
+		{10, x, 1, 12},
+		{20, x, 2, 29},
+		{20, y, 1, 20},
+	}, rows)
+	assert.Equal(t, Counts{Tuples: 15, Filtered: 4, Unmatched: 1, Late: 4, Counted: 6}, counts)
+	assert.Equal(t, counts.Tuples, counts.Filtered+counts.Unmatched+counts.Late+counts.Counted)
+}
+
+func TestReferenceNegativeTimestamps(t *testing.T) {
+	c, a, _, cc, x, y := smallTable(t)
+	rows, counts, err := Reference(encode(
+		ev{-25, EventView, a}, // window [-30,-20)
+		ev{-21, EventView, a}, // same window
+		ev{-20, EventView, cc},
+		ev{-1, EventView, a}, // [-10,0): truncating division would say [0,10)
+		ev{0, EventView, a},
+		ev{-10, EventView, cc}, // W=0 >= end of [-10,0)? end is 0, 0 >= 0: late
+	), c, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []Row{
+		{-30, x, 2, -21},
+		{-20, y, 1, -20},
+		{-10, x, 1, -1},
+		{0, x, 1, 0},
+	}, rows)
+	assert.Equal(t, Counts{Tuples: 6, Late: 1, Counted: 5}, counts)
+}
+
+func TestReferenceFirstTupleHasNoWatermark(t *testing.T) {
+	c, a, _, _, x, _ := smallTable(t)
+	// A tuple at MinInt64+windowMs-ish times is never late when first; the
+	// second, a full window behind, is.
+	rows, counts, err := Reference(encode(ev{100, EventView, a}, ev{89, EventView, a}, ev{90, EventView, a}), c, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []Row{{90, x, 1, 90}, {100, x, 1, 100}}, rows)
+	assert.Equal(t, uint64(1), counts.Late)
+
+	rows, counts, err = Reference(nil, c, 10)
+	require.NoError(t, err)
+	assert.Empty(t, rows)
+	assert.Equal(t, Counts{}, counts)
+}
+
+func TestReferenceExtremeTimes(t *testing.T) {
+	c, a, _, _, x, _ := smallTable(t)
+	top := int64(math.MaxInt64)
+	topStart := top - top%10
+	rows, _, err := Reference(encode(ev{top, EventView, a}, ev{top - 1, EventView, a}), c, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []Row{{topStart, x, 2, top}}, rows, "the topmost window never closes")
+
+	_, _, err = Reference(encode(ev{0, EventView, a}, ev{math.MinInt64, EventView, a}), c, 10)
+	assert.ErrorContains(t, err, "tuple 1 (byte offset 128)")
+	// A filtered tuple at that time is not an error: it has no window.
+	_, counts, err := Reference(encode(ev{math.MinInt64, EventClick, a}), c, 10)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), counts.Filtered)
+}
+
+func TestReferenceErrors(t *testing.T) {
+	c, a, _, _, x, _ := smallTable(t)
+	_, _, err := Reference(make([]byte, 3*TupleSize+5), c, 10)
+	assert.ErrorContains(t, err, "(5 trailing bytes)")
+	_, _, err = Reference(nil, c, 0)
+	assert.ErrorContains(t, err, "windowMs = 0")
+	_, _, err = Reference(nil, nil, 10)
+	assert.ErrorContains(t, err, "nil campaigns")
+	dup := &Campaigns{AdIDs: []UUID{a, a}, CampaignIDs: []UUID{x, x}}
+	_, _, err = Reference(nil, dup, 10)
+	assert.ErrorContains(t, err, "duplicate ad_id "+idA)
+	_, _, err = Reference(nil, &Campaigns{AdIDs: []UUID{a}}, 10)
+	assert.ErrorContains(t, err, "1 ad ids but 0 campaign ids")
+}
+
+// On in-order generator data nothing is late, and each window's rows are
+// exactly what Expected implies for its tuple range.
+func TestReferenceMatchesExpectedOnGeneratorData(t *testing.T) {
+	for _, tc := range []struct {
+		cfg      GenConfig
+		n        uint64
+		windowMs int64
+	}{
+		{DefaultGenConfig(), 250_000, WindowMs},
+		{GenConfig{Campaigns: 4, AdsPerCampaign: 5, Seed: 2, StartMs: -333, TuplesPerMs: 7}, 20_000, 100},
+		{GenConfig{Campaigns: 7, AdsPerCampaign: 1, Seed: 1, StartMs: 17, TuplesPerMs: 1}, 5_000, 13},
+	} {
+		g := newGen(t, tc.cfg)
+		events := make([]byte, tc.n*TupleSize)
+		g.Fill(events, 0)
+		rows, counts, err := Reference(events, g.Campaigns(), tc.windowMs)
+		require.NoError(t, err)
+		assert.Zero(t, counts.Late)
+		assert.Zero(t, counts.Unmatched)
+		assert.Equal(t, tc.n, counts.Tuples)
+		assert.Equal(t, (tc.n+2)/3, counts.Counted)
+
+		var want []Row
+		var e Expected
+		first := windowStartOrDie(t, tc.cfg.StartMs, tc.windowMs)
+		last := tc.cfg.StartMs + int64((tc.n-1)/uint64(tc.cfg.TuplesPerMs))
+		for ws := first; ws <= last; ws += tc.windowMs {
+			k0, k1 := g.TupleRange(ws, tc.windowMs)
+			g.Expected(k0, min(k1, tc.n), &e)
+			for ci, cnt := range e.Count {
+				if cnt > 0 {
+					want = append(want, Row{ws, g.campaigns[ci], cnt, e.MaxEventTime[ci]})
+				}
+			}
+		}
+		SortRows(want)
+		require.NotEmpty(t, want)
+		assert.Equal(t, want, rows, "cfg %+v", tc.cfg)
+	}
+}
+
+func windowStartOrDie(t *testing.T, ts, windowMs int64) int64 {
+	s, ok := windowStart(ts, windowMs)
+	require.True(t, ok)
+	return s
+}

@@ -1,0 +1,284 @@
+package ysb
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+)
+
+// RunReader runs the YSB query over the tuples read from r and returns the
+// result rows, in window order then campaign order.
+func RunReader(cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) ([]Row, engine.Stats, error) {
+	var rows []Row
+	sink := func(w *engine.Window) error {
+		for i := range w.Rows() {
+			var id UUID
+			copy(id[:], w.Key(i))
+			rows = append(rows, Row{WindowStart: w.Start, CampaignID: id, Count: w.Agg(i, AggCount), MaxEventTime: w.Agg(i, AggMaxEventTime)})
+		}
+		return nil
+	}
+	eng, err := engine.New(cfg, Query(c, windowMs), sink)
+	if err != nil {
+		return nil, engine.Stats{}, err
+	}
+	var offset int64
+	for {
+		b, err := eng.Buffer()
+		if err != nil {
+			eng.Close()
+			return nil, engine.Stats{}, err
+		}
+		n, rerr := io.ReadFull(r, b)
+		offset += int64(n)
+		if err := eng.Commit(n); err != nil {
+			eng.Close()
+			return nil, engine.Stats{}, err
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			eng.Close()
+			return nil, engine.Stats{}, fmt.Errorf("read events at byte %d: %w", offset, rerr)
+		}
+	}
+	st, err := eng.Close()
+	if err != nil {
+		return nil, st, err
+	}
+	return rows, st, nil
+}
+
+// FileResult summarises a file-mode run.
+type FileResult struct {
+	Stats   engine.Stats
+	Seconds float64
+}
+
+// InputError marks a problem with the input files (missing, unreadable,
+// malformed), as opposed to a failure of the run.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// RunFiles runs YSB over an events file and a campaigns file. With outPath
+// set it writes the results CSV there, only if the whole run succeeded; it
+// returns the rows either way.
+func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (FileResult, []Row, error) {
+	c, err := LoadCampaigns(campaignsPath)
+	if err != nil {
+		return FileResult{}, nil, &InputError{err}
+	}
+	f, _, err := OpenEvents(eventsPath)
+	if err != nil {
+		return FileResult{}, nil, &InputError{err}
+	}
+	defer f.Close()
+	start := time.Now()
+	rows, st, err := RunReader(cfg, f, c, WindowMs)
+	if err != nil {
+		return FileResult{}, nil, fmt.Errorf("%s: %w", eventsPath, err)
+	}
+	res := FileResult{Stats: st, Seconds: time.Since(start).Seconds()}
+	if outPath == "" {
+		return res, rows, nil
+	}
+	return res, rows, WriteFileAtomic(outPath, func(w io.Writer) error { return WriteResultsCSV(w, rows) })
+}
+
+// BenchConfig configures the in-memory benchmark.
+type BenchConfig struct {
+	Engine     engine.Config
+	Gen        GenConfig
+	BundleSize int           // bytes of pre-generated tuples replayed into the ring
+	Duration   time.Duration // ingestion time
+	// Progress, if set, is called about once per second from another
+	// goroutine with the live counters.
+	Progress func(st engine.Stats, elapsed time.Duration)
+}
+
+// BenchResult summarises a benchmark run.
+type BenchResult struct {
+	Stats        engine.Stats
+	Seconds      float64
+	BundleTuples int
+	Validated    bool // every emitted window matched the generator's counts
+}
+
+// ErrMismatch marks a window whose rows differ from what the generator implies.
+var ErrMismatch = errors.New("window does not match the generator")
+
+// BundleTuples is the number of tuples of a bundle of at most size bytes: a
+// whole number of generator periods, so that replaying the bundle continues
+// the generator's sequence exactly (at least one period).
+func BundleTuples(size int, cfg GenConfig) int {
+	p := int(bundlePeriod(cfg))
+	n := size / TupleSize / p * p
+	return max(n, p)
+}
+
+// RunBenchmark generates a bundle, replays it into the engine for
+// cfg.Duration with event times advanced on every pass, as ingestion from a
+// network would, and checks every emitted window against the counts that
+// the generator implies.
+func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
+	gen, err := NewGenerator(cfg.Gen)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	n := BundleTuples(cfg.BundleSize, cfg.Gen)
+	bundle := make([]byte, n*TupleSize)
+	gen.Fill(bundle, 0)
+	span := int64(n / cfg.Gen.TuplesPerMs) // event-time advance of one pass, ms
+
+	campaigns := gen.Campaigns()
+	v := &validator{gen: gen}
+	q := Query(campaigns, WindowMs)
+	eng, err := engine.New(cfg.Engine, q, v.check)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	v.genIndex = genIndexOfGroups(eng.Plan().GroupKeys, gen)
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	start := time.Now()
+	if cfg.Progress != nil {
+		go func() {
+			defer close(done)
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					cfg.Progress(eng.Stats(), time.Since(start))
+				}
+			}
+		}()
+	} else {
+		close(done)
+	}
+
+	deadline := start.Add(cfg.Duration)
+	var k uint64 // global index of the next tuple
+	var runErr error
+	for runErr == nil && ctx.Err() == nil && time.Now().Before(deadline) {
+		b, err := eng.Buffer()
+		if err != nil {
+			runErr = err
+			break
+		}
+		for off := 0; off < len(b); {
+			pos := int(k % uint64(n))
+			shift := int64(k/uint64(n)) * span
+			c := copy(b[off:], bundle[pos*TupleSize:])
+			shiftEventTimes(b[off:off+c], shift)
+			off += c
+			k += uint64(c / TupleSize)
+		}
+		v.produced.Store(k)
+		runErr = eng.Commit(len(b))
+	}
+	st, err := eng.Close()
+	close(stop)
+	<-done
+	if runErr == nil {
+		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ctx.Err()
+	}
+	res := BenchResult{Stats: st, Seconds: time.Since(start).Seconds(), BundleTuples: n}
+	res.Validated = runErr == nil && v.windows == st.Windows && st.Tuples == k
+	return res, runErr
+}
+
+// shiftEventTimes adds shift to the event time of every tuple of b.
+func shiftEventTimes(b []byte, shift int64) {
+	if shift == 0 {
+		return
+	}
+	for off := 0; off+TupleSize <= len(b); off += TupleSize {
+		t := b[off : off+8 : off+8]
+		binary.LittleEndian.PutUint64(t, uint64(int64(binary.LittleEndian.Uint64(t))+shift))
+	}
+}
+
+// genIndexOfGroups maps the engine's group ordinals to the generator's
+// campaign indexes.
+func genIndexOfGroups(keys [][]byte, gen *Generator) []int {
+	byID := make(map[UUID]int)
+	c := gen.Campaigns()
+	for i, id := range c.CampaignIDs {
+		byID[id] = i / gen.Config().AdsPerCampaign
+	}
+	idx := make([]int, len(keys))
+	for g, k := range keys {
+		idx[g] = byID[UUID(k)]
+	}
+	return idx
+}
+
+// validator checks each emitted window against the generator.
+type validator struct {
+	gen      *Generator
+	genIndex []int
+	produced atomic.Uint64 // tuples handed to the engine so far
+	exp      Expected
+	windows  uint64
+}
+
+func (v *validator) check(w *engine.Window) error {
+	k0, k1 := v.gen.TupleRange(w.Start, w.End-w.Start)
+	k1 = min(k1, v.produced.Load())
+	k0 = min(k0, k1)
+	v.gen.Expected(k0, k1, &v.exp)
+	want := 0
+	for _, c := range v.exp.Count {
+		if c > 0 {
+			want++
+		}
+	}
+	if w.Rows() != want {
+		return fmt.Errorf("%w: %d rows, want %d", ErrMismatch, w.Rows(), want)
+	}
+	for i := range w.Rows() {
+		c := v.genIndex[w.Group(i)]
+		if got, want := w.Agg(i, AggCount), v.exp.Count[c]; got != want {
+			return fmt.Errorf("%w: campaign %x count %d, want %d", ErrMismatch, w.Key(i), got, want)
+		}
+		if got, want := w.Agg(i, AggMaxEventTime), v.exp.MaxEventTime[c]; got != want {
+			return fmt.Errorf("%w: campaign %x max_event_time %d, want %d", ErrMismatch, w.Key(i), got, want)
+		}
+	}
+	v.windows++
+	return nil
+}
+
+// bundlePeriod is the number of tuples after which every attribute the query
+// reads repeats, with event time advanced by a whole number of milliseconds:
+// lcm(3 event types, 5 ad types, ads, tuples per ms).
+func bundlePeriod(cfg GenConfig) uint64 {
+	p := uint64(15)
+	for _, m := range []uint64{uint64(cfg.Campaigns * cfg.AdsPerCampaign), uint64(cfg.TuplesPerMs)} {
+		p = p / gcd64(p, m) * m
+	}
+	return p
+}
+
+func gcd64(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
