@@ -222,7 +222,13 @@ func (e *Engine) finish(t *scheduler.Task) {
 			e.next.Store(n)
 		}
 		e.mergeMu.Unlock()
-		if t := e.slots[n&e.mask].Load(); t == nil || t.ID != n {
+		// A task that finished while we held the lock found it taken and
+		// left its merge to us. Only the slot's emptiness may be read here:
+		// a task seen after unlocking may already be merged and recycled by
+		// another worker. With fewer tasks in flight than slots, a full slot
+		// at next's index holds task next (or a later merger moved next on,
+		// and the extra TryLock round is harmless).
+		if e.slots[e.next.Load()&e.mask].Load() == nil {
 			return
 		}
 	}

@@ -12,6 +12,8 @@ import (
 // CampaignsHeader is the exact first line of a campaigns CSV file.
 const CampaignsHeader = "ad_id,campaign_id"
 
+var errNoCampaigns = errors.New("ysb: nil campaigns table")
+
 // Campaigns is the static join table: ad AdIDs[i] belongs to campaign CampaignIDs[i].
 // Several ads share a campaign; an ad id appears at most once.
 type Campaigns struct {

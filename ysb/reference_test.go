@@ -91,12 +91,12 @@ func TestReferenceNegativeTimestamps(t *testing.T) {
 
 func TestReferenceFirstTupleHasNoWatermark(t *testing.T) {
 	c, a, _, _, x, _ := smallTable(t)
-	// A tuple at MinInt64+windowMs-ish times is never late when first; the
-	// second, a full window behind, is.
-	rows, counts, err := Reference(encode(ev{100, EventView, a}, ev{89, EventView, a}, ev{90, EventView, a}), c, 10)
+	// Were W to start at 0 rather than "none", the first tuple, at a negative
+	// time, would be late.
+	rows, counts, err := Reference(encode(ev{-50, EventView, a}, ev{-55, EventView, a}, ev{-41, EventView, a}), c, 10)
 	require.NoError(t, err)
-	assert.Equal(t, []Row{{90, x, 1, 90}, {100, x, 1, 100}}, rows)
-	assert.Equal(t, uint64(1), counts.Late)
+	assert.Equal(t, []Row{{-50, x, 2, -41}}, rows)
+	assert.Equal(t, Counts{Tuples: 3, Late: 1, Counted: 2}, counts)
 
 	rows, counts, err = Reference(nil, c, 10)
 	require.NoError(t, err)

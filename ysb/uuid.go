@@ -1,9 +1,6 @@
 package ysb
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // UUID is a 16-byte id stored in the order its canonical text form spells it,
 // so lowercase text order equals byte order (sorting by bytes sorts the text).
@@ -83,8 +80,6 @@ func (u UUID) appendText(dst []byte) []byte {
 	}
 	return dst
 }
-
-var errNoCampaigns = errors.New("ysb: nil campaigns table")
 
 // quoteTrunc quotes s for an error message, cutting it so that a garbage
 // multi-megabyte "line" does not end up inside an error string.

@@ -51,7 +51,7 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (default: the CPUs this process may use)")
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (the default is the number of CPUs this process may use)")
 	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
 	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
 	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
