@@ -173,8 +173,17 @@ func New(cfg Config, q *query.Query, sink Sink) (*Engine, error) {
 		win:   Window{Query: q.Name, plan: plan},
 	}
 	e.emitFn = e.emit
+	// A task spans two panes whenever it crosses a window boundary: give
+	// each task two group states up front where they are small, so that
+	// steady state is reached without allocating in the run.
+	spares := 0
+	if plan.Layout.Groups*plan.Layout.Words()*8 <= 1<<20 {
+		spares = 2
+	}
 	for range inFlight {
-		e.free <- &scheduler.Task{}
+		t := &scheduler.Task{}
+		t.Result.Prealloc(plan.Layout, spares)
+		e.free <- t
 	}
 	e.watermark.Store(e.asm.Watermark())
 	e.workers, err = cpu.Start(cpu.Options{Workers: cfg.Workers, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)

@@ -39,6 +39,15 @@ func (r *TaskResult) Reset(l *Layout) {
 	r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late = 0, math.MinInt64, 0, 0, 0
 }
 
+// Prealloc resets r for layout l and keeps n spare group states ready, so
+// that the first tasks that cross a pane boundary do not allocate.
+func (r *TaskResult) Prealloc(l *Layout, n int) {
+	r.Reset(l)
+	for len(r.spare) < n {
+		r.spare = append(r.spare, NewGroupState(l))
+	}
+}
+
 // Fragment returns the state of pane p, adding a fragment for it if the task
 // has none yet. Kernels call it when a tuple leaves the current pane, not per
 // tuple.

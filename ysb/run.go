@@ -103,6 +103,10 @@ type BenchConfig struct {
 	// Progress, if set, is called about once per second from another
 	// goroutine with the live counters.
 	Progress func(st engine.Stats, elapsed time.Duration)
+
+	// corrupt, in tests, edits each task's bytes after they were filled: it
+	// proves that validation catches a wrong result.
+	corrupt func(task []byte)
 }
 
 // BenchResult summarises a benchmark run.
@@ -185,6 +189,9 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 			shiftEventTimes(b[off:off+c], shift)
 			off += c
 			k += uint64(c / TupleSize)
+		}
+		if cfg.corrupt != nil {
+			cfg.corrupt(b)
 		}
 		v.produced.Store(k)
 		runErr = eng.Commit(len(b))

@@ -1,0 +1,104 @@
+package ysb
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+)
+
+// disorder makes a generated stream realistic: swaps of neighbouring tuples
+// (out of order inside an open window), tuples sent back to a closed window
+// (late), and views of ads missing from the table (unmatched).
+func disorder(r *rand.Rand, b []byte, windowMs int64) {
+	n := len(b) / TupleSize
+	tuple := func(i int) []byte { return b[i*TupleSize : (i+1)*TupleSize] }
+	for range n / 20 {
+		i := r.IntN(n - 1)
+		a, c := tuple(i), tuple(i+1)
+		var tmp [TupleSize]byte
+		copy(tmp[:], a)
+		copy(a, c)
+		copy(c, tmp[:])
+	}
+	for range n / 200 {
+		t := tuple(r.IntN(n))
+		ts := int64(binary.LittleEndian.Uint64(t))
+		binary.LittleEndian.PutUint64(t, uint64(ts-windowMs*(1+r.Int64N(2))))
+	}
+	for range n / 300 {
+		t := tuple(r.IntN(n))
+		copy(t[OffAdID:OffAdID+16], "not an ad in the table")
+	}
+}
+
+func TestRunReaderMatchesReference(t *testing.T) {
+	gc := DefaultGenConfig()
+	gc.TuplesPerMs = 2
+	gen, err := NewGenerator(gc)
+	require.NoError(t, err)
+	c := gen.Campaigns()
+	const windowMs = 1000 // 2000 tuples a window: many windows per task and many tasks per window
+	r := rand.New(rand.NewPCG(1, 2))
+	events := make([]byte, 60000*TupleSize)
+	gen.Fill(events, 0)
+	disorder(r, events, windowMs)
+	want, wc, err := Reference(events, c, windowMs)
+	require.NoError(t, err)
+	require.Positive(t, wc.Late)
+	require.Positive(t, wc.Unmatched)
+
+	for _, workers := range []int{1, 2, 4, 8} {
+		for _, task := range []int{TupleSize, 10 * TupleSize, 12800, 1 << 17} {
+			t.Run(fmt.Sprintf("workers%d/task%d", workers, task), func(t *testing.T) {
+				cfg := engine.Config{Workers: workers, Pin: true, TaskSize: task, BufferSize: 1 << 19}
+				rows, st, err := RunReader(cfg, bytes.NewReader(events), c, windowMs)
+				require.NoError(t, err)
+				assert.Equal(t, want, rows)
+				assert.Equal(t, wc, Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted})
+			})
+		}
+	}
+}
+
+func TestBenchmarkValidates(t *testing.T) {
+	cfg := BenchConfig{
+		Engine:     engine.Config{Workers: 2, Pin: true, TaskSize: 1 << 16, BufferSize: 1 << 20},
+		Gen:        DefaultGenConfig(),
+		BundleSize: 1 << 20,
+		Duration:   200 * time.Millisecond,
+	}
+	res, err := RunBenchmark(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.True(t, res.Validated)
+	assert.Positive(t, res.Stats.Windows)
+	assert.Equal(t, res.Stats.Tuples, res.Stats.Filtered+res.Stats.Counted)
+	assert.Zero(t, res.Stats.Late)
+
+	// A click turned into a view changes one campaign's count: the run
+	// must fail, not report a figure.
+	cfg.corrupt = func(b []byte) { binary.LittleEndian.PutUint32(b[OffEventType:], EventView) }
+	res, err = RunBenchmark(context.Background(), cfg)
+	assert.ErrorIs(t, err, ErrMismatch)
+	assert.False(t, res.Validated)
+}
+
+func TestBundleTuples(t *testing.T) {
+	gc := DefaultGenConfig()
+	assert.Equal(t, 3000, BundleTuples(1, gc), "at least one period")
+	assert.Equal(t, 3000*43, BundleTuples(16<<20, gc))
+	gc.AdsPerCampaign = 7
+	gc.TuplesPerMs = 4
+	n := BundleTuples(1<<20, gc)
+	for _, m := range []int{3, 5, 700, 4} {
+		assert.Zero(t, n%m, "bundle of %d tuples is not a multiple of %d", n, m)
+	}
+}
