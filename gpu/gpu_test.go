@@ -1,0 +1,15 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWithoutCUDAEveryEntryPointRefuses(t *testing.T) {
+	d, err := Devices()
+	assert.Nil(t, d)
+	assert.ErrorIs(t, err, ErrNotBuilt)
+	assert.ErrorIs(t, Available(), ErrNotBuilt)
+	assert.Contains(t, ErrNotBuilt.Error(), "-tags cuda")
+}
