@@ -204,7 +204,7 @@ func (e *Engine) work(id int) {
 	for t := e.queue.Pop(p); t != nil; t = e.queue.Pop(p) {
 		t.Result.Reset(layout)
 		if e.failed() == nil {
-			e.kernel.Process(t.Data, &t.Result)
+			e.kernel.Process(t.Data, t.Start/uint64(e.plan.TupleSize), &t.Result)
 		}
 		e.finish(t)
 	}

@@ -116,9 +116,13 @@ func naive(data []byte, w query.Window, tt testTable) ([]row, counts) {
 	for off := 0; off < len(data); off += testTuple {
 		t := data[off : off+testTuple]
 		ts := int64(binary.LittleEndian.Uint64(t))
+		pos := ts // the tuple's window position
+		if w.Type == query.Rows {
+			pos = int64(off / testTuple)
+		}
 		prev, had := wm, hasWM
-		if !hasWM || ts > wm {
-			wm, hasWM = ts, true
+		if !hasWM || pos > wm {
+			wm, hasWM = pos, true
 		}
 		c.tuples++
 		if int32(binary.LittleEndian.Uint32(t[8:])) >= 3 {
@@ -130,16 +134,16 @@ func naive(data []byte, w query.Window, tt testTable) ([]row, counts) {
 			c.unmatched++
 			continue
 		}
-		// Windows containing ts, by brute force.
-		last := ts / w.Slide
-		for last*w.Slide > ts {
+		// Windows containing pos, by brute force.
+		last := pos / w.Slide
+		for last*w.Slide > pos {
 			last--
 		}
-		for (last+1)*w.Slide <= ts {
+		for (last+1)*w.Slide <= pos {
 			last++
 		}
 		first := last
-		for (first-1)*w.Slide+w.Size > ts {
+		for (first-1)*w.Slide+w.Size > pos {
 			first--
 		}
 		if had && prev >= first*w.Slide+w.Size {
@@ -232,6 +236,9 @@ func TestEngineMatchesNaive(t *testing.T) {
 			slide = 1 + r.Int64N(size)
 		}
 		w := query.Sliding(size, slide)
+		if seed%3 == 2 {
+			w.Type = query.Rows
+		}
 		tt := newTestTable(r, 1+r.IntN(30), 1+r.IntN(8))
 		data := genStream(r, 200+r.IntN(6000), tt, r.Int64N(6), r.Int64N(40))
 		cfg := Config{
@@ -243,7 +250,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 		for cfg.BufferSize < 2*cfg.TaskSize {
 			cfg.BufferSize *= 2
 		}
-		name := fmt.Sprintf("seed%d/size%d/slide%d/workers%d/task%d", seed, size, slide, cfg.Workers, cfg.TaskSize)
+		name := fmt.Sprintf("seed%d/%s/size%d/slide%d/workers%d/task%d", seed, w.Type, size, slide, cfg.Workers, cfg.TaskSize)
 		t.Run(name, func(t *testing.T) {
 			want, wc := naive(data, w, tt)
 			got, st, err := runEngine(t, cfg, testQuery(testSchema(t), w, tt), data, r)
@@ -274,6 +281,8 @@ func TestEdgeWindows(t *testing.T) {
 		query.Sliding(7, 3),    // slide not dividing the size
 		query.Sliding(1000, 1), // many windows per tuple
 		query.Tumbling(1 << 40),
+		{Type: query.Rows, Size: 1, Slide: 1},   // one tuple per window
+		{Type: query.Rows, Size: 100, Slide: 7}, // count window sliding by 7 tuples
 	} {
 		data := genStream(r, 3000, tt, 3, 10)
 		for _, task := range []int{testTuple, 7 * testTuple, 4096} {

@@ -20,8 +20,9 @@ import (
 // Kernel runs a query over the tuples of one task.
 type Kernel interface {
 	// Process aggregates data (whole tuples) into r, which the caller has
-	// Reset with the plan's layout.
-	Process(data []byte, r *window.TaskResult)
+	// Reset with the plan's layout. first is the stream position (tuple
+	// index) of data's first tuple: row windows are cut by it.
+	Process(data []byte, first uint64, r *window.TaskResult)
 }
 
 // Plan describes a compiled query's output.
@@ -47,7 +48,7 @@ func Compile(q *query.Query) (Kernel, *Plan, error) {
 		return nil, nil, fmt.Errorf("query %q: %w", q.Name, err)
 	}
 	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize, Spec: spec}
-	k := &selectJoinAggregate{tupleSize: q.Schema.TupleSize, spec: spec}
+	k := &selectJoinAggregate{tupleSize: q.Schema.TupleSize, spec: spec, rows: q.Window.Type == query.Rows}
 
 	for _, pr := range q.Where {
 		a, _ := q.Schema.Lookup(pr.Column)

@@ -27,10 +27,10 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 	k, p, task := ysbKernel(t)
 	var r window.TaskResult
 	r.Reset(p.Layout)
-	k.Process(task, &r) // warm-up: the first fragment's state is allocated once
+	k.Process(task, 0, &r) // warm-up: the first fragment's state is allocated once
 	allocs := testing.AllocsPerRun(100, func() {
 		r.Reset(p.Layout)
-		k.Process(task, &r)
+		k.Process(task, 0, &r)
 	})
 	assert.Zero(t, allocs)
 	assert.Equal(t, uint64(len(task)/ysb.TupleSize), r.Tuples)
@@ -52,7 +52,7 @@ func BenchmarkYSBKernel(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Reset(p.Layout)
-		k.Process(task, &r)
+		k.Process(task, 0, &r)
 	}
 	b.ReportMetric(float64(b.N)*float64(len(task)/ysb.TupleSize)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
 }

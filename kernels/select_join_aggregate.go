@@ -28,6 +28,7 @@ type aggOp struct {
 type selectJoinAggregate struct {
 	tupleSize   int
 	spec        window.Spec
+	rows        bool // row windows: a tuple's window position is its stream index, not its event time
 	layout      *window.Layout
 	preds       []predicate
 	join        *joinTable16
@@ -61,7 +62,7 @@ func (p *predicate) eval(t []byte) bool {
 	}
 }
 
-func (k *selectJoinAggregate) Process(data []byte, r *window.TaskResult) {
+func (k *selectJoinAggregate) Process(data []byte, first uint64, r *window.TaskResult) {
 	ts := k.tupleSize
 	n := len(data) / ts
 	words := k.layout.Words()
@@ -79,7 +80,13 @@ func (k *selectJoinAggregate) Process(data []byte, r *window.TaskResult) {
 tuples:
 	for i := 0; i < n; i++ {
 		t := data[i*ts : i*ts+ts : i*ts+ts]
+		// et is the tuple's window position: its event time, or for row
+		// windows its index in the stream (which never goes back, so no
+		// tuple is ever late in a row window).
 		et := int64(binary.LittleEndian.Uint64(t[0:8]))
+		if k.rows {
+			et = int64(first) + int64(i)
+		}
 		prev := wm
 		wm = max(wm, et)
 		for j := range k.preds {

@@ -4,9 +4,9 @@
 // anything runs.
 //
 // What the engine runs today is the select / static-join / group-by /
-// aggregate shape (YSB's shape) over range windows. Row windows, projection
+// aggregate shape (YSB's shape) over range and row windows. Projection
 // expressions, OR predicates, stream joins and UDFs are part of SABER's model
-// and are refused by Validate with an error saying they are not supported yet.
+// that the engine does not run yet; the model has no way to express them.
 package query
 
 import (
@@ -130,7 +130,7 @@ type WindowType uint8
 
 const (
 	Range WindowType = iota + 1 // event time, in the event-time unit (ms)
-	Rows                        // tuples
+	Rows                        // tuples: positions in the input stream, before any selection
 )
 
 func (t WindowType) String() string {
@@ -284,9 +284,6 @@ func (q *Query) validate() error {
 	}
 	if err := q.Window.Validate(); err != nil {
 		return err
-	}
-	if q.Window.Type == Rows {
-		return errors.New("row (count) windows are not supported yet; use a range window")
 	}
 	for _, p := range q.Where {
 		a, err := q.Schema.Lookup(p.Column)

@@ -23,14 +23,15 @@
 package window
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/saber-hx/saber-hx/query"
 )
 
-// Spec is a range window in pane arithmetic. Window w covers event times
-// [w*Slide, w*Slide+Size); pane p covers [p*Pane, (p+1)*Pane).
+// Spec is a window in pane arithmetic. Window w covers positions
+// [w*Slide, w*Slide+Size); pane p covers [p*Pane, (p+1)*Pane). A position is
+// the event time for a range window and the tuple's index in the input
+// stream for a row window, so one arithmetic serves both.
 type Spec struct {
 	Size, Slide, Pane int64
 }
@@ -39,9 +40,6 @@ type Spec struct {
 func NewSpec(w query.Window) (Spec, error) {
 	if err := w.Validate(); err != nil {
 		return Spec{}, err
-	}
-	if w.Type != query.Range {
-		return Spec{}, fmt.Errorf("window: %s windows have no pane arithmetic", w.Type)
 	}
 	return Spec{Size: w.Size, Slide: w.Slide, Pane: gcd(w.Size, w.Slide)}, nil
 }

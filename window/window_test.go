@@ -1,0 +1,96 @@
+package window
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+func TestFloorDiv(t *testing.T) {
+	for _, c := range [][3]int64{{7, 2, 3}, {-7, 2, -4}, {-8, 2, -4}, {0, 5, 0}, {-1, 10000, -1}, {9999, 10000, 0}} {
+		assert.Equal(t, c[2], FloorDiv(c[0], c[1]), "%d / %d", c[0], c[1])
+	}
+}
+
+// TestSpecAgainstBruteForce checks the pane arithmetic against window
+// membership computed by enumeration.
+func TestSpecAgainstBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 300 {
+		size := 1 + r.Int64N(50)
+		slide := 1 + r.Int64N(size)
+		s, err := NewSpec(query.Sliding(size, slide))
+		require.NoError(t, err)
+		assert.Zero(t, size%s.Pane)
+		assert.Zero(t, slide%s.Pane)
+		ts := r.Int64N(2000) - 1000
+		p := s.PaneOf(ts)
+		assert.True(t, p*s.Pane <= ts && ts < (p+1)*s.Pane)
+		var wins []int64
+		for w := (ts-size)/slide - 2; w <= ts/slide+2; w++ {
+			if w*slide <= ts && ts < w*slide+size {
+				wins = append(wins, w)
+			}
+		}
+		require.NotEmpty(t, wins)
+		assert.Equal(t, wins[0], s.FirstWindow(p), "size %d slide %d ts %d", size, slide, ts)
+		assert.Equal(t, wins[len(wins)-1], s.LastWindow(p))
+		assert.Equal(t, wins[0]*slide+size, s.Seal(p))
+		lo, hi := s.PanesOf(wins[0])
+		assert.True(t, lo <= p && p < hi)
+		wm := ts + r.Int64N(100)
+		lc := s.LastClosed(wm)
+		assert.LessOrEqual(t, s.End(lc), wm)
+		assert.Greater(t, s.End(lc+1), wm)
+	}
+}
+
+func TestNewSpecRefusesBadWindows(t *testing.T) {
+	for _, w := range []query.Window{{Type: query.Range, Size: 0, Slide: 0}, {Type: query.Range, Size: 5, Slide: 6}, {Type: 9, Size: 5, Slide: 5}} {
+		_, err := NewSpec(w)
+		assert.Error(t, err, "%+v", w)
+	}
+}
+
+func TestGroupStateMergeAndReset(t *testing.T) {
+	l := &Layout{Groups: 4, Kinds: []AggKind{AggAdd, AggMin, AggMax}}
+	a, b := NewGroupState(l), NewGroupState(l)
+	set := func(g *GroupState, gr int32, vals ...int64) {
+		g.Touched = append(g.Touched, gr)
+		copy(g.Row(gr), vals)
+	}
+	set(a, 1, 2, 10, 3, 7)
+	set(b, 1, 1, 5, 1, 9)
+	set(b, 3, 4, 4, 4, 4)
+	a.Merge(b)
+	assert.Equal(t, []int64{3, 15, 1, 9}, a.Row(1))
+	assert.Equal(t, []int64{4, 4, 4, 4}, a.Row(3))
+	a.SortTouched()
+	assert.Equal(t, []int32{1, 3}, a.Touched)
+	a.Reset()
+	assert.True(t, a.Empty())
+	assert.Equal(t, make([]int64, 16), a.Vals)
+	assert.Panics(t, func() { a.Merge(NewGroupState(&Layout{Groups: 4})) })
+}
+
+func TestTaskResultReuse(t *testing.T) {
+	l := &Layout{Groups: 2}
+	var r TaskResult
+	r.Prealloc(l, 2)
+	s1 := r.Fragment(5)
+	s2 := r.Fragment(6)
+	assert.Same(t, s1, r.Fragment(5))
+	r.AddTuples(6, 3)
+	assert.Equal(t, uint64(3), r.Frags[1].Tuples)
+	allocs := testing.AllocsPerRun(50, func() {
+		r.Reset(l)
+		r.Fragment(1)
+		r.Fragment(2)
+	})
+	assert.Zero(t, allocs)
+	_ = s2
+}
