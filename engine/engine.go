@@ -18,6 +18,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -70,13 +71,32 @@ type Window struct {
 
 	plan *kernels.Plan
 	out  *window.Output
+	key  [16]byte
 }
 
 // Rows is the number of rows (groups) in the window.
 func (w *Window) Rows() int { return len(w.out.State.Touched) }
 
-// Key returns the group key of row i (nil without GROUP BY).
-func (w *Window) Key(i int) []byte { return w.plan.GroupKeys[w.out.State.Touched[i]] }
+// Key returns the group key of row i (nil without GROUP BY): the joined
+// value when grouping by a static join, else the GROUP BY columns encoded
+// in key order (integers big-endian with the sign bit flipped; see
+// GroupInt). The slice is valid until the next call.
+func (w *Window) Key(i int) []byte {
+	s := w.out.State.Touched[i]
+	if w.plan.GroupCols == nil {
+		return w.plan.GroupKeys[s]
+	}
+	k0, k1 := w.out.State.Key(s)
+	binary.BigEndian.PutUint64(w.key[0:], k0)
+	binary.BigEndian.PutUint64(w.key[8:], k1)
+	last := w.plan.GroupCols[len(w.plan.GroupCols)-1]
+	return w.key[:last.Pos+last.Size]
+}
+
+// GroupInt returns integer GROUP BY column j of row i.
+func (w *Window) GroupInt(i, j int) int64 {
+	return w.plan.GroupCols[j].DecodeInt(w.out.State.Key(w.out.State.Touched[i]))
+}
 
 // Agg returns aggregate a (in the query's order) of row i.
 func (w *Window) Agg(i, a int) int64 {
@@ -408,6 +428,7 @@ func (e *Engine) Stats() Stats {
 	}
 }
 
-// Group returns the dense group ordinal of row i (the index of its key in
-// the plan's GroupKeys).
+// Group returns the group ordinal of row i: for dense groups the index of
+// its key in the plan's GroupKeys; for hashed groups a slot, meaningful only
+// during this call.
 func (w *Window) Group(i int) int32 { return w.out.State.Touched[i] }

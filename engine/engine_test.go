@@ -33,6 +33,9 @@ func testSchema(t testing.TB) *query.Schema {
 type testTable struct {
 	keys   [][]byte // join keys; the last one is not in the table
 	groups [][]byte // group value of keys[i]
+	// byColumns: GROUP BY the stream columns (kind, val) instead of the
+	// joined value; the join still filters.
+	byColumns bool
 }
 
 func newTestTable(r *rand.Rand, nkeys, ngroups int) testTable {
@@ -56,13 +59,29 @@ func randBytes(r *rand.Rand, n int) []byte {
 	return b
 }
 
+func groupBy(tt testTable) []string {
+	if tt.byColumns {
+		return []string{"kind", "val"}
+	}
+	return []string{"g"}
+}
+
+// columnKey is the engine's encoding of the key (kind, val): big-endian,
+// sign bit flipped, so that byte order is value order.
+func columnKey(t []byte) string {
+	var k [8]byte
+	binary.BigEndian.PutUint32(k[0:], binary.LittleEndian.Uint32(t[8:])^(1<<31))
+	binary.BigEndian.PutUint32(k[4:], binary.LittleEndian.Uint32(t[12:])^(1<<31))
+	return string(k[:])
+}
+
 func testQuery(s *query.Schema, w query.Window, tt testTable) *query.Query {
 	n := len(tt.keys) - 1
 	return &query.Query{
 		Name: "t", Schema: s, Window: w,
 		Where:   []query.Predicate{{Column: "kind", Op: query.Lt, Value: 3}},
 		Join:    &query.StaticJoin{Column: "key", Table: &query.StaticTable{KeyWidth: 16, ValueWidth: 16, Keys: tt.keys[:n], Values: tt.groups[:n]}, As: "g"},
-		GroupBy: []string{"g"},
+		GroupBy: groupBy(tt),
 		Aggregates: []query.Aggregate{
 			{Func: query.Count}, {Func: query.Sum, Column: "val"}, {Func: query.Min, Column: "val"},
 			{Func: query.Max, Column: "val"}, {Func: query.Max, Column: "ts"},
@@ -134,6 +153,9 @@ func naive(data []byte, w query.Window, tt testTable) ([]row, counts) {
 			c.unmatched++
 			continue
 		}
+		if tt.byColumns {
+			g = columnKey(t)
+		}
 		// Windows containing pos, by brute force.
 		last := pos / w.Slide
 		for last*w.Slide > pos {
@@ -199,6 +221,14 @@ func runEngine(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Ra
 		lastStart = w.Start
 		for i := range w.Rows() {
 			rw := row{start: w.Start, end: w.End, key: string(w.Key(i))}
+			if len(w.plan.GroupCols) == 2 {
+				var k [16]byte
+				binary.LittleEndian.PutUint32(k[8:], uint32(w.GroupInt(i, 0)))
+				binary.LittleEndian.PutUint32(k[12:], uint32(w.GroupInt(i, 1)))
+				if got := columnKey(k[:]); got != rw.key {
+					return fmt.Errorf("GroupInt decodes %x, Key is %x", got, rw.key)
+				}
+			}
 			for a := range rw.aggs {
 				rw.aggs[a] = w.Agg(i, a)
 			}
@@ -240,6 +270,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 			w.Type = query.Rows
 		}
 		tt := newTestTable(r, 1+r.IntN(30), 1+r.IntN(8))
+		tt.byColumns = seed%2 == 1
 		data := genStream(r, 200+r.IntN(6000), tt, r.Int64N(6), r.Int64N(40))
 		cfg := Config{
 			Workers:    1 + r.IntN(4),
@@ -250,7 +281,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 		for cfg.BufferSize < 2*cfg.TaskSize {
 			cfg.BufferSize *= 2
 		}
-		name := fmt.Sprintf("seed%d/%s/size%d/slide%d/workers%d/task%d", seed, w.Type, size, slide, cfg.Workers, cfg.TaskSize)
+		name := fmt.Sprintf("seed%d/%s/columns%v/size%d/slide%d/workers%d/task%d", seed, w.Type, tt.byColumns, size, slide, cfg.Workers, cfg.TaskSize)
 		t.Run(name, func(t *testing.T) {
 			want, wc := naive(data, w, tt)
 			got, st, err := runEngine(t, cfg, testQuery(testSchema(t), w, tt), data, r)

@@ -10,6 +10,7 @@ package kernels
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -36,6 +37,46 @@ type Plan struct {
 	GroupKeys [][]byte
 	// AggWord[i] is the word of the group row that holds aggregate i.
 	AggWord []int
+	// GroupCols are the GROUP BY columns of a hashed layout, in key order.
+	GroupCols []GroupCol
+}
+
+// GroupCol is one GROUP BY column and where it sits in the 16-byte key.
+// Integers are stored big-endian with the sign bit flipped, so that the
+// key's byte order is the order of the values.
+type GroupCol struct {
+	Type   query.Type
+	Offset int // in the tuple
+	Size   int
+	Pos    int // in the key
+}
+
+// encodeKey builds the two key words of tuple t.
+func encodeKey(cols []GroupCol, t []byte) (uint64, uint64) {
+	var kb [16]byte
+	for i := range cols {
+		c := &cols[i]
+		switch c.Type {
+		case query.Int32:
+			binary.BigEndian.PutUint32(kb[c.Pos:], binary.LittleEndian.Uint32(t[c.Offset:])^(1<<31))
+		case query.Int64:
+			binary.BigEndian.PutUint64(kb[c.Pos:], binary.LittleEndian.Uint64(t[c.Offset:])^(1<<63))
+		default:
+			copy(kb[c.Pos:c.Pos+c.Size], t[c.Offset:c.Offset+c.Size])
+		}
+	}
+	return binary.BigEndian.Uint64(kb[0:8]), binary.BigEndian.Uint64(kb[8:16])
+}
+
+// DecodeInt returns integer column c of a key built by encodeKey.
+func (c GroupCol) DecodeInt(k0, k1 uint64) int64 {
+	var kb [16]byte
+	binary.BigEndian.PutUint64(kb[0:], k0)
+	binary.BigEndian.PutUint64(kb[8:], k1)
+	if c.Type == query.Int32 {
+		return int64(int32(binary.BigEndian.Uint32(kb[c.Pos:]) ^ (1 << 31)))
+	}
+	return int64(binary.BigEndian.Uint64(kb[c.Pos:]) ^ (1 << 63))
 }
 
 // Compile builds the kernel for q.
@@ -57,6 +98,23 @@ func Compile(q *query.Query) (Kernel, *Plan, error) {
 
 	groups := 1
 	p.GroupKeys = [][]byte{nil}
+	hashed := false
+	for _, g := range q.GroupBy {
+		if q.Join != nil && g == q.Join.As {
+			continue
+		}
+		a, _ := q.Schema.Lookup(g)
+		pos := 0
+		if n := len(p.GroupCols); n > 0 {
+			pos = p.GroupCols[n-1].Pos + p.GroupCols[n-1].Size
+		}
+		p.GroupCols = append(p.GroupCols, GroupCol{Type: a.Type, Offset: a.Offset, Size: a.Size, Pos: pos})
+		hashed = true
+	}
+	if hashed {
+		groups, p.GroupKeys = 64, nil // initial capacity; tables grow
+		k.groupCols = p.GroupCols
+	}
 	if j := q.Join; j != nil {
 		a, _ := q.Schema.Lookup(j.Column)
 		if j.Table.KeyWidth != 16 {
@@ -101,7 +159,7 @@ func Compile(q *query.Query) (Kernel, *Plan, error) {
 		k.aggs = append(k.aggs, op)
 		p.AggWord = append(p.AggWord, op.word)
 	}
-	p.Layout = &window.Layout{Groups: groups, Kinds: kinds}
+	p.Layout = &window.Layout{Groups: groups, Hashed: hashed, Kinds: kinds}
 	k.layout = p.Layout
 	return k, p, nil
 }

@@ -34,6 +34,7 @@ type selectJoinAggregate struct {
 	join        *joinTable16
 	joinOff     int
 	groupByJoin bool
+	groupCols   []GroupCol // hashed GROUP BY
 	aggs        []aggOp
 }
 
@@ -123,9 +124,12 @@ tuples:
 			continue
 		}
 		curTuples++
+		if k.groupCols != nil {
+			g = cur.Lookup(encodeKey(k.groupCols, t))
+		}
 		row := cur.Vals[int(g)*words : int(g)*words+words]
 		fresh := row[0] == 0
-		if fresh {
+		if fresh && k.groupCols == nil { // Lookup lists new hashed groups itself
 			cur.Touched = append(cur.Touched, g)
 		}
 		row[0]++

@@ -256,6 +256,9 @@ type Aggregate struct {
 	Column string
 }
 
+// MaxGroupKeyBytes bounds the total width of the GROUP BY columns.
+const MaxGroupKeyBytes = 16
+
 // Query is a windowed query over one input stream: a conjunction of
 // selection predicates, an optional join with a static table, a GROUP BY and
 // aggregates per window.
@@ -265,7 +268,7 @@ type Query struct {
 	Window     Window
 	Where      []Predicate // AND
 	Join       *StaticJoin
-	GroupBy    []string // at most one name today: the join's As
+	GroupBy    []string // columns (at most 16 bytes in all), or the join's As alone
 	Aggregates []Aggregate
 }
 
@@ -318,16 +321,25 @@ func (q *Query) validate() error {
 			return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
 		}
 	}
-	if len(q.GroupBy) > 1 {
-		return errors.New("group by: more than one key is not supported yet")
-	}
+	width := 0
 	for _, g := range q.GroupBy {
-		if q.Join == nil || g != q.Join.As {
-			if _, err := q.Schema.Lookup(g); err != nil {
-				return fmt.Errorf("group by: %w", err)
+		if q.Join != nil && g == q.Join.As {
+			if len(q.GroupBy) > 1 {
+				return fmt.Errorf("group by: the joined value %q together with other keys is not supported yet", g)
 			}
-			return fmt.Errorf("group by: only the value of a static join is supported as a key yet, not column %q", g)
+			continue
 		}
+		a, err := q.Schema.Lookup(g)
+		if err != nil {
+			return fmt.Errorf("group by: %w", err)
+		}
+		if a.Type == Float32 || a.Type == Float64 {
+			return fmt.Errorf("group by: column %q is %s; group keys are integer or bytes columns", g, a.Type)
+		}
+		width += a.Size
+	}
+	if width > MaxGroupKeyBytes {
+		return fmt.Errorf("group by: keys of %d bytes; at most %d bytes are supported", width, MaxGroupKeyBytes)
 	}
 	if len(q.Aggregates) == 0 {
 		return errors.New("no aggregate")

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -14,11 +15,15 @@ const (
 	AggMax
 )
 
-// Layout is the shape of a GroupState: Groups dense group ordinals, and per
-// group a row of int64 words. Word 0 is always the group's tuple count (it
-// tells a group present, and serves COUNT); Kinds[i] combines word i+1.
+// Layout is the shape of a GroupState. Groups are either dense ordinals
+// 0..Groups-1 (Hashed false: known up front, as the values of a static
+// table) or keys of up to 16 bytes found by hashing (Hashed true: GROUP BY
+// stream columns). Per group there is a row of int64 words: word 0 is always
+// the group's tuple count (it tells a group present, and serves COUNT);
+// Kinds[i] combines word i+1.
 type Layout struct {
-	Groups int
+	Groups int // dense: the number of ordinals; hashed: the initial capacity
+	Hashed bool
 	Kinds  []AggKind
 }
 
@@ -32,21 +37,94 @@ func (l *Layout) Words() int { return 1 + len(l.Kinds) }
 // Kernels write rows directly (see Row): on the first tuple of a group
 // (count word 0 == 0) they append the ordinal to Touched and initialise the
 // row; afterwards they combine into it.
+//
+// A hashed state is an open-addressing table: a group's ordinal is its slot,
+// its key two words in Keys, and a slot is taken when its count word is
+// non-zero. Keys are compared as two big-endian words, so that ordering
+// slots by key orders the groups by their key bytes.
 type GroupState struct {
 	layout  *Layout
 	words   int
 	Vals    []int64
 	Touched []int32
+
+	Keys []uint64 // hashed: 2 words per slot
+	mask uint64   // hashed: slots-1
 }
 
 // NewGroupState allocates a zeroed state of layout l.
 func NewGroupState(l *Layout) *GroupState {
-	return &GroupState{
-		layout:  l,
-		words:   l.Words(),
-		Vals:    make([]int64, l.Groups*l.Words()),
-		Touched: make([]int32, 0, min(l.Groups, 1024)),
+	g := &GroupState{layout: l, words: l.Words()}
+	n := l.Groups
+	if l.Hashed {
+		n = 16
+		for n < 2*l.Groups {
+			n <<= 1
+		}
+		g.Keys = make([]uint64, 2*n)
+		g.mask = uint64(n - 1)
 	}
+	g.Vals = make([]int64, n*g.words)
+	g.Touched = make([]int32, 0, min(n, 1024))
+	return g
+}
+
+// Lookup returns the slot of key (k0, k1) in a hashed state, inserting it
+// (and appending it to Touched) if absent. Inserting may grow the table:
+// rows must be re-read through Row after every Lookup.
+func (g *GroupState) Lookup(k0, k1 uint64) int32 {
+	h := hashKey(k0, k1)
+	for {
+		s := h & g.mask
+		for {
+			if g.Vals[int(s)*g.words] == 0 {
+				break
+			}
+			if g.Keys[2*s] == k0 && g.Keys[2*s+1] == k1 {
+				return int32(s)
+			}
+			s = (s + 1) & g.mask
+		}
+		if uint64(len(g.Touched)+1)*2 <= g.mask+1 {
+			// Claim the slot: the caller counts the tuple (word 0 > 0)
+			// before the next Lookup.
+			g.Keys[2*s], g.Keys[2*s+1] = k0, k1
+			g.Touched = append(g.Touched, int32(s))
+			return int32(s)
+		}
+		g.grow()
+	}
+}
+
+// grow doubles a hashed table; rows keep their order in Touched.
+func (g *GroupState) grow() {
+	oldVals, oldKeys, oldTouched := g.Vals, g.Keys, g.Touched
+	n := 2 * (g.mask + 1)
+	g.Vals = make([]int64, int(n)*g.words)
+	g.Keys = make([]uint64, 2*n)
+	g.mask = n - 1
+	g.Touched = make([]int32, 0, cap(oldTouched)*2)
+	for _, s := range oldTouched {
+		k0, k1 := oldKeys[2*s], oldKeys[2*s+1]
+		d := hashKey(k0, k1) & g.mask
+		for g.Vals[int(d)*g.words] != 0 {
+			d = (d + 1) & g.mask
+		}
+		g.Keys[2*d], g.Keys[2*d+1] = k0, k1
+		copy(g.Vals[int(d)*g.words:int(d+1)*g.words], oldVals[int(s)*g.words:int(s+1)*g.words])
+		g.Touched = append(g.Touched, int32(d))
+	}
+}
+
+// Key returns the key of slot s of a hashed state.
+func (g *GroupState) Key(s int32) (k0, k1 uint64) { return g.Keys[2*s], g.Keys[2*s+1] }
+
+func hashKey(k0, k1 uint64) uint64 {
+	k := k1 ^ (k0 * 0x9E3779B97F4A7C15)
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	return k
 }
 
 // Layout returns the state's layout.
@@ -69,8 +147,20 @@ func (g *GroupState) Reset() {
 // Empty reports whether no group was touched.
 func (g *GroupState) Empty() bool { return len(g.Touched) == 0 }
 
-// SortTouched orders Touched by ordinal, which is the order of the group keys.
-func (g *GroupState) SortTouched() { slices.Sort(g.Touched) }
+// SortTouched orders Touched by group key: by ordinal for dense groups
+// (ordinals follow the key order), by key words for hashed ones.
+func (g *GroupState) SortTouched() {
+	if !g.layout.Hashed {
+		slices.Sort(g.Touched)
+		return
+	}
+	slices.SortFunc(g.Touched, func(a, b int32) int {
+		if c := cmp.Compare(g.Keys[2*a], g.Keys[2*b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(g.Keys[2*a+1], g.Keys[2*b+1])
+	})
+}
 
 // Merge combines every touched row of src into g. Both must share a layout.
 func (g *GroupState) Merge(src *GroupState) {
@@ -80,7 +170,15 @@ func (g *GroupState) Merge(src *GroupState) {
 	kinds := g.layout.Kinds
 	for _, gr := range src.Touched {
 		s := src.Row(gr)
-		d := g.Row(gr)
+		dr := gr
+		if g.layout.Hashed {
+			dr = g.Lookup(src.Key(gr))
+			if g.Row(dr)[0] == 0 { // Lookup listed it in Touched already
+				copy(g.Row(dr), s)
+				continue
+			}
+		}
+		d := g.Row(dr)
 		if d[0] == 0 {
 			g.Touched = append(g.Touched, gr)
 			copy(d, s)
