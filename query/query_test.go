@@ -59,7 +59,9 @@ func TestValidate(t *testing.T) {
 		{func(q *Query) { q.GroupBy = []string{"id", "a"} }, "at most 16 bytes"},
 		{func(q *Query) { q.Aggregates = nil }, "no aggregate"},
 		{func(q *Query) { q.Aggregates = []Aggregate{{Func: Sum, Column: "id"}} }, "only int32 and int64"},
-		{func(q *Query) { q.Join = &StaticJoin{Column: "a", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1}, As: "x"} }, "table's keys are 16 bytes"},
+		{func(q *Query) {
+			q.Join = &StaticJoin{Column: "a", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1}, As: "x"}
+		}, "table's keys are 16 bytes"},
 		{func(q *Query) {
 			q.Join = &StaticJoin{Column: "id", As: "x", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1,
 				Keys: [][]byte{make([]byte, 16), make([]byte, 16)}, Values: [][]byte{{1}, {2}}}}
