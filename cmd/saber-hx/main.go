@@ -29,6 +29,7 @@ Usage:
                                        run YSB over an events file, write results CSV
   saber-hx ysb generate --tuples N --out F --campaigns C
                                        write an events file and its campaigns table
+  saber-hx topology [--json]           print NUMA nodes, CPUs, caches and GPUs
   saber-hx help                        this text
 
 Run "saber-hx ysb -h" or "saber-hx ysb generate -h" for every flag and its default.
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		} else {
 			err = runYSB(args[1:], stdout, stderr)
 		}
+	case "topology":
+		err = runTopology(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "saber-hx: unknown command %q\n\n%s", args[0], help)
 		return 2
