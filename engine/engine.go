@@ -1,20 +1,23 @@
-// Package engine is the glue of saber-hx's data path for one query:
+// Package engine is the glue of saber-hx's data path:
 //
-//	producer ──► buffer.Ring ──► dispatcher ──► scheduler.Queue ──► cpu workers ──► result stage ──► Sink
+//	producer ──► buffer.Ring ──► dispatcher ──► scheduler.Queue ──► cpu workers ──► result stage ──► sink
 //
-// The producer (the caller of Buffer/Commit or Write) fills the query's ring;
-// the dispatcher, which runs on the producer's goroutine, cuts the ring into
+// An Engine runs one or more queries on one set of CPU workers. Each query
+// has a Stream: its own ring, dispatcher and result stage. The producer of a
+// stream (the caller of Buffer/Commit or Write) fills its ring; the
+// dispatcher, which runs on the producer's goroutine, cuts the ring into
 // tasks of Config.TaskSize bytes, numbers them and queues them. Workers run
-// the compiled kernel over a task's bytes and hand the task to the result
-// stage, which merges task results strictly in task order (window.Assembler),
-// emits closed windows to the Sink in window order and frees the task's
-// bytes in the ring.
+// the query's kernel over a task's bytes and hand the task to its stream's
+// result stage, which merges task results strictly in task order
+// (window.Assembler for aggregations, concatenation for stateless queries),
+// hands windows or tuples to the output in order, and frees the task's bytes
+// in the ring.
 //
-// The result stage has no goroutine of its own: whichever worker finishes
-// the next task in order merges it and every consecutive task already
-// finished (a TryLock, then a re-check after unlocking, so that no finished
-// task is left behind). Per task that costs one channel operation to queue
-// it, one to recycle it, and a lock; per tuple nothing.
+// A result stage has no goroutine of its own: whichever worker finishes the
+// next task in order merges it and every consecutive task already finished
+// (a TryLock, then a re-check after unlocking, so that no finished task is
+// left behind). Per task that costs one channel operation to queue it, one
+// to recycle it, and a lock; per tuple nothing.
 package engine
 
 import (
@@ -39,8 +42,8 @@ type Config struct {
 	Workers    int              // CPU worker goroutines, >= 1
 	Pin        bool             // pin each worker to its own core
 	CPUs       []int            // cores to pin to; nil: the process's affinity mask
-	TaskSize   int              // bytes per task, a multiple of the tuple size
-	BufferSize int              // ring bytes: a power of two, at least 2 tasks
+	TaskSize   int              // bytes per task, a multiple of every input's tuple size
+	BufferSize int              // ring bytes per stream: a power of two, at least 2 tasks
 	Policy     scheduler.Policy // "" means fcfs
 	Warn       func(msg string) // warnings (pinning refused); nil: dropped
 }
@@ -63,7 +66,7 @@ func (c Config) Validate(tupleSize int) error {
 	return nil
 }
 
-// Window is one closed window handed to the Sink: its rows in group-key
+// Window is one closed window handed to a Sink: its rows in group-key
 // order. It is only valid during the Sink call.
 type Window struct {
 	Query      string
@@ -75,40 +78,77 @@ type Window struct {
 }
 
 // Rows is the number of rows (groups) in the window.
-func (w *Window) Rows() int { return len(w.out.State.Touched) }
+func (w *Window) Rows() int { return len(w.out.Rows) }
 
 // Key returns the group key of row i (nil without GROUP BY): the joined
-// value when grouping by a static join, else the GROUP BY columns encoded
-// in key order (integers big-endian with the sign bit flipped; see
-// GroupInt). The slice is valid until the next call.
+// value when grouping by a static join, else the GROUP BY values encoded as
+// query.AppendIntKey and raw bytes, concatenated (see GroupInt). The slice
+// is valid until the next call.
 func (w *Window) Key(i int) []byte {
-	s := w.out.State.Touched[i]
-	if w.plan.GroupCols == nil {
+	s := w.out.Rows[i]
+	if !w.plan.Layout.Hashed {
 		return w.plan.GroupKeys[s]
 	}
 	k0, k1 := w.out.State.Key(s)
 	binary.BigEndian.PutUint64(w.key[0:], k0)
 	binary.BigEndian.PutUint64(w.key[8:], k1)
-	last := w.plan.GroupCols[len(w.plan.GroupCols)-1]
-	return w.key[:last.Pos+last.Size]
+	last := w.plan.KeyParts[len(w.plan.KeyParts)-1]
+	return w.key[:last.Pos+last.Width]
 }
 
-// GroupInt returns integer GROUP BY column j of row i.
+// GroupInt returns integer GROUP BY value j of row i.
 func (w *Window) GroupInt(i, j int) int64 {
-	return w.plan.GroupCols[j].DecodeInt(w.out.State.Key(w.out.State.Touched[i]))
+	kp := w.plan.KeyParts[j]
+	return query.DecodeIntKey(w.Key(i)[kp.Pos:], kp.Width)
 }
 
-// Agg returns aggregate a (in the query's order) of row i.
+// Group returns the group ordinal of row i: for dense groups the index of
+// its key in the plan's GroupKeys; for hashed groups a slot, meaningful only
+// during this call.
+func (w *Window) Group(i int) int32 { return w.out.Rows[i] }
+
+// Agg returns integer aggregate a (in the query's order) of row i; a float
+// aggregate is truncated (use AggFloat).
 func (w *Window) Agg(i, a int) int64 {
-	return w.out.State.Row(w.out.State.Touched[i])[w.plan.AggWord[a]]
+	v, f, isFloat := w.plan.AggValue(w.out.State.Row(w.out.Rows[i]), a)
+	if isFloat {
+		return int64(f)
+	}
+	return v
 }
+
+// AggFloat returns aggregate a of row i as a float.
+func (w *Window) AggFloat(i, a int) float64 {
+	v, f, isFloat := w.plan.AggValue(w.out.State.Row(w.out.Rows[i]), a)
+	if isFloat {
+		return f
+	}
+	return float64(v)
+}
+
+// AggIsFloat reports whether aggregate a is a float.
+func (w *Window) AggIsFloat(a int) bool { return w.plan.Aggs[a].Float }
 
 // Sink receives closed windows in window order. An error stops the run.
 type Sink func(w *Window) error
 
-// Stats are the engine's counters. Tuples = Filtered + Unmatched + Late +
-// Counted for every merged task.
+// TupleSink receives a stateless query's output tuples, in input order, one
+// task's worth per call; tuples is only valid during the call. An error
+// stops the run.
+type TupleSink func(tuples []byte) error
+
+// Spec is one query of an engine and where its output goes.
+type Spec struct {
+	Query   *query.Query
+	Windows Sink      // aggregations
+	Tuples  TupleSink // stateless queries
+}
+
+// Stats are a stream's counters. Tuples = Filtered + Unmatched + Late +
+// Counted for every merged task; a stateless query counts its output tuples
+// as Counted.
 type Stats struct {
+	Query                                      string
 	Tasks, Bytes                               uint64
 	Tuples, Filtered, Unmatched, Late, Counted uint64
 	Windows, Rows                              uint64
@@ -119,194 +159,107 @@ type Stats struct {
 // ErrAborted is returned by the producer side after Abort.
 var ErrAborted = errors.New("engine: aborted")
 
-// Engine runs one query. The producer methods (Buffer, Commit, Write, Close)
-// must be called from one goroutine.
+// Engine runs queries on a shared set of CPU workers.
 type Engine struct {
-	cfg    Config
-	plan   *kernels.Plan
-	kernel kernels.Kernel
-	sink   Sink
-
-	ring    *buffer.Ring
+	cfg     Config
+	streams []*Stream
 	queue   scheduler.Queue
 	workers *cpu.Group
-	free    chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
-
-	// Producer and dispatcher.
-	taskStart uint64 // ring offset of the task being filled
-	filled    int    // bytes of it committed
-	nextID    uint64
-	closed    bool
-
-	// Result stage.
-	slots   []atomic.Pointer[scheduler.Task] // finished tasks by ID & mask
-	mask    uint64
-	mergeMu sync.Mutex
-	next    atomic.Uint64 // ID of the next task to merge
-	asm     *window.Assembler
-	win     Window
-	emitFn  func(*window.Output) error
+	closed  bool
 
 	errMu sync.Mutex
 	err   error
-
-	tasks, bytes                               atomic.Uint64
-	tuples, filtered, unmatched, late, counted atomic.Uint64
-	windows, rows                              atomic.Uint64
-	watermark                                  atomic.Int64
 }
 
-// New compiles q, allocates its ring and starts the workers.
+// New starts an engine for one query whose windows go to sink. The Engine's
+// producer methods then act on that query's stream.
 func New(cfg Config, q *query.Query, sink Sink) (*Engine, error) {
-	kernel, plan, err := kernels.Compile(q)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(plan.TupleSize); err != nil {
-		return nil, err
+	return Start(cfg, []Spec{{Query: q, Windows: sink}})
+}
+
+// Start compiles the queries, allocates their rings and starts the workers.
+func Start(cfg Config, specs []Spec) (*Engine, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("engine: no query")
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = scheduler.FCFS
 	}
-	if sink == nil {
-		sink = func(*Window) error { return nil }
+	e := &Engine{cfg: cfg}
+	capacity := 0
+	for i, sp := range specs {
+		s, err := newStream(e, i, sp)
+		if err != nil {
+			e.releaseRings()
+			return nil, err
+		}
+		e.streams = append(e.streams, s)
+		capacity += cap(s.free)
 	}
-	// Every task in flight holds TaskSize bytes of the ring but the last,
-	// partial one: that bounds the tasks in flight.
-	inFlight := cfg.BufferSize/cfg.TaskSize + 1
-	queue, err := scheduler.New(cfg.Policy, inFlight)
-	if err != nil {
+	var err error
+	if e.queue, err = scheduler.New(cfg.Policy, capacity); err != nil {
+		e.releaseRings()
 		return nil, err
 	}
-	ring, err := buffer.NewRing(cfg.BufferSize)
-	if err != nil {
-		return nil, fmt.Errorf("ring for query %q: %w", q.Name, err)
-	}
-	nslots := 1 << bits.Len(uint(inFlight))
-	e := &Engine{
-		cfg: cfg, plan: plan, kernel: kernel, sink: sink,
-		ring: ring, queue: queue,
-		free:  make(chan *scheduler.Task, inFlight),
-		slots: make([]atomic.Pointer[scheduler.Task], nslots),
-		mask:  uint64(nslots - 1),
-		asm:   window.NewAssembler(plan.Spec, plan.Layout),
-		win:   Window{Query: q.Name, plan: plan},
-	}
-	e.emitFn = e.emit
-	// A task spans two panes whenever it crosses a window boundary: give
-	// each task two group states up front where they are small, so that
-	// steady state is reached without allocating in the run.
-	spares := 0
-	if plan.Layout.Groups*plan.Layout.Words()*8 <= 1<<20 {
-		spares = 2
-	}
-	for range inFlight {
-		t := &scheduler.Task{}
-		t.Result.Prealloc(plan.Layout, spares)
-		e.free <- t
-	}
-	e.watermark.Store(e.asm.Watermark())
 	e.workers, err = cpu.Start(cpu.Options{Workers: cfg.Workers, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)
 	if err != nil {
-		ring.Close()
+		e.releaseRings()
 		return nil, err
 	}
 	return e, nil
 }
 
-// Plan returns the compiled query.
-func (e *Engine) Plan() *kernels.Plan { return e.plan }
+func (e *Engine) releaseRings() {
+	for _, s := range e.streams {
+		s.ring.Close()
+	}
+}
 
-// work is a worker's loop.
+// Stream returns query i's stream.
+func (e *Engine) Stream(i int) *Stream { return e.streams[i] }
+
+// Streams returns every stream, in the order of the specs.
+func (e *Engine) Streams() []*Stream { return e.streams }
+
+// Plan returns the first query's compiled plan.
+func (e *Engine) Plan() *kernels.Plan { return e.streams[0].plan }
+
+// Buffer, Commit and Write act on the first query's stream.
+func (e *Engine) Buffer() ([]byte, error) { return e.streams[0].Buffer() }
+func (e *Engine) Commit(n int) error      { return e.streams[0].Commit(n) }
+func (e *Engine) Write(p []byte) error    { return e.streams[0].Write(p) }
+
+// Stats returns the first query's counters.
+func (e *Engine) Stats() Stats { return e.streams[0].Stats() }
+
+// work is a worker's loop: one kernel per query, made on the worker's own
+// thread.
 func (e *Engine) work(id int) {
 	p := scheduler.Processor{Kind: 0, ID: id}
-	layout := e.plan.Layout
+	ks := make([]kernels.Kernel, len(e.streams))
+	for i, s := range e.streams {
+		ks[i] = s.plan.NewKernel()
+	}
 	for t := e.queue.Pop(p); t != nil; t = e.queue.Pop(p) {
-		t.Result.Reset(layout)
+		s := e.streams[t.Query]
+		t.Result.Reset(s.layout)
 		if e.failed() == nil {
-			e.kernel.Process(t.Data, t.Start/uint64(e.plan.TupleSize), &t.Result)
+			ks[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
 		}
-		e.finish(t)
+		s.finish(t)
 	}
 }
 
-// finish hands a processed task to the result stage and merges every task
-// that is next in order.
-func (e *Engine) finish(t *scheduler.Task) {
-	e.slots[t.ID&e.mask].Store(t)
-	for {
-		if !e.mergeMu.TryLock() {
-			return // the holder re-checks after unlocking
-		}
-		n := e.next.Load()
-		for {
-			s := &e.slots[n&e.mask]
-			t := s.Load()
-			if t == nil || t.ID != n {
-				break
-			}
-			s.Store(nil)
-			e.merge(t)
-			n++
-			e.next.Store(n)
-		}
-		e.mergeMu.Unlock()
-		// A task that finished while we held the lock found it taken and
-		// left its merge to us. Only the slot's emptiness may be read here:
-		// a task seen after unlocking may already be merged and recycled by
-		// another worker. With fewer tasks in flight than slots, a full slot
-		// at next's index holds task next (or a later merger moved next on,
-		// and the extra TryLock round is harmless).
-		if e.slots[e.next.Load()&e.mask].Load() == nil {
-			return
-		}
-	}
-}
-
-// merge runs under mergeMu, in task order.
-func (e *Engine) merge(t *scheduler.Task) {
-	if e.failed() == nil {
-		if err := e.asm.Merge(&t.Result, e.emitFn); err != nil {
-			e.fail(err)
-		}
-	}
-	e.ring.Free(t.Start + uint64(len(t.Data)))
-	e.publish()
-	e.tasks.Add(1)
-	e.bytes.Add(uint64(len(t.Data)))
-	t.Data = nil
-	e.free <- t
-}
-
-// publish copies the assembler's counters where Stats can read them.
-func (e *Engine) publish() {
-	c := &e.asm.Counters
-	e.tuples.Store(c.Tuples)
-	e.filtered.Store(c.Filtered)
-	e.unmatched.Store(c.Unmatched)
-	e.late.Store(c.Late)
-	e.counted.Store(c.Counted)
-	e.windows.Store(c.Windows)
-	e.rows.Store(c.Rows)
-	e.watermark.Store(e.asm.Watermark())
-}
-
-func (e *Engine) emit(o *window.Output) error {
-	e.win.Start, e.win.End, e.win.out = o.Start, o.End, o
-	if err := e.sink(&e.win); err != nil {
-		return fmt.Errorf("query %q window [%d, %d): %w", e.win.Query, o.Start, o.End, err)
-	}
-	return nil
-}
-
-// fail records the first error and unblocks the producer.
+// fail records the first error and unblocks every producer.
 func (e *Engine) fail(err error) {
 	e.errMu.Lock()
 	if e.err == nil {
 		e.err = err
 	}
 	e.errMu.Unlock()
-	e.ring.Cancel()
+	for _, s := range e.streams {
+		s.ring.Cancel()
+	}
 }
 
 func (e *Engine) failed() error {
@@ -316,7 +269,7 @@ func (e *Engine) failed() error {
 }
 
 // Abort stops the run with err (ErrAborted if nil); safe from any goroutine.
-// The producer's next call returns the error; Close still must be called.
+// The producers' next calls return the error; Close still must be called.
 func (e *Engine) Abort(err error) {
 	if err == nil {
 		err = ErrAborted
@@ -324,16 +277,237 @@ func (e *Engine) Abort(err error) {
 	e.fail(err)
 }
 
+// Close ends the first stream's input and, see CloseAll, the engine; it
+// returns the first stream's counters.
+func (e *Engine) Close() (Stats, error) {
+	st, err := e.CloseAll()
+	return st[0], err
+}
+
+// CloseAll ends every stream's input (flushing its last partial task),
+// waits for every task, emits every open window (the end of input closes
+// them) and releases the rings. Call it after every producer has returned.
+func (e *Engine) CloseAll() ([]Stats, error) {
+	if e.closed {
+		return e.stats(), errors.New("engine: closed twice")
+	}
+	e.closed = true
+	for _, s := range e.streams {
+		s.closeInput()
+	}
+	e.queue.Close()
+	e.workers.Wait()
+	for _, s := range e.streams {
+		s.finishAll()
+	}
+	e.releaseRings()
+	return e.stats(), e.failed()
+}
+
+func (e *Engine) stats() []Stats {
+	st := make([]Stats, len(e.streams))
+	for i, s := range e.streams {
+		st[i] = s.Stats()
+	}
+	return st
+}
+
+// Stream is one query's ring, dispatcher and result stage. Its producer
+// methods (Buffer, Commit, Write) must be called from one goroutine.
+type Stream struct {
+	e      *Engine
+	id     int
+	plan   *kernels.Plan
+	layout *window.Layout
+	spec   Spec
+
+	ring *buffer.Ring
+	free chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
+
+	// Producer and dispatcher.
+	taskStart uint64 // ring offset of the task being filled
+	filled    int    // bytes of it committed
+	nextID    uint64
+	inClosed  bool
+
+	// Result stage.
+	slots   []atomic.Pointer[scheduler.Task] // finished tasks by ID & mask
+	mask    uint64
+	mergeMu sync.Mutex
+	next    atomic.Uint64 // ID of the next task to merge
+	asm     *window.Assembler
+	win     Window
+	emitFn  func(*window.Output) error
+	having  func(*window.GroupState, int32) bool
+
+	tasks, bytes                               atomic.Uint64
+	tuples, filtered, unmatched, late, counted atomic.Uint64
+	windows, rows                              atomic.Uint64
+	watermark                                  atomic.Int64
+}
+
+func newStream(e *Engine, id int, sp Spec) (*Stream, error) {
+	if sp.Query == nil {
+		return nil, fmt.Errorf("engine: query %d is nil", id)
+	}
+	plan, err := kernels.Compile(sp.Query)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.cfg.Validate(plan.TupleSize); err != nil {
+		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
+	}
+	// Every task in flight holds TaskSize bytes of the ring but the last,
+	// partial one: that bounds the tasks in flight.
+	inFlight := e.cfg.BufferSize/e.cfg.TaskSize + 1
+	ring, err := buffer.NewRing(e.cfg.BufferSize)
+	if err != nil {
+		return nil, fmt.Errorf("ring for query %q: %w", sp.Query.Name, err)
+	}
+	nslots := 1 << bits.Len(uint(inFlight))
+	s := &Stream{
+		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp,
+		ring:  ring,
+		free:  make(chan *scheduler.Task, inFlight),
+		slots: make([]atomic.Pointer[scheduler.Task], nslots),
+		mask:  uint64(nslots - 1),
+		win:   Window{Query: sp.Query.Name, plan: plan},
+	}
+	s.watermark.Store(-1 << 63)
+	spares := 0
+	if !plan.Stateless() {
+		s.asm = window.NewAssembler(plan.Spec, plan.Layout)
+		s.emitFn = s.emit
+		if plan.Query.Having != nil {
+			s.asm.SetFilter(plan.Having())
+		}
+		// A task spans two panes whenever it crosses a window boundary:
+		// give each task two group states up front where they are small,
+		// so that steady state is reached without allocating in the run.
+		if plan.Layout.Groups*plan.Layout.Words()*8 <= 1<<20 {
+			spares = 2
+		}
+	}
+	for range inFlight {
+		t := &scheduler.Task{Query: id}
+		if plan.Stateless() {
+			t.Result.Out = make([]byte, 0, e.cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
+		}
+		t.Result.Prealloc(plan.Layout, spares)
+		s.free <- t
+	}
+	return s, nil
+}
+
+// Plan returns the stream's compiled query.
+func (s *Stream) Plan() *kernels.Plan { return s.plan }
+
+// finish hands a processed task to the result stage and merges every task
+// that is next in order.
+func (s *Stream) finish(t *scheduler.Task) {
+	s.slots[t.ID&s.mask].Store(t)
+	for {
+		if !s.mergeMu.TryLock() {
+			return // the holder re-checks after unlocking
+		}
+		n := s.next.Load()
+		for {
+			sl := &s.slots[n&s.mask]
+			t := sl.Load()
+			if t == nil || t.ID != n {
+				break
+			}
+			sl.Store(nil)
+			s.merge(t)
+			n++
+			s.next.Store(n)
+		}
+		s.mergeMu.Unlock()
+		// A task that finished while we held the lock found it taken and
+		// left its merge to us. Only the slot's emptiness may be read here:
+		// a task seen after unlocking may already be merged and recycled by
+		// another worker. With fewer tasks in flight than slots, a full slot
+		// at next's index holds task next (or a later merger moved next on,
+		// and the extra TryLock round is harmless).
+		if s.slots[s.next.Load()&s.mask].Load() == nil {
+			return
+		}
+	}
+}
+
+// merge runs under mergeMu, in task order.
+func (s *Stream) merge(t *scheduler.Task) {
+	if s.e.failed() == nil {
+		var err error
+		if s.asm != nil {
+			err = s.asm.Merge(&t.Result, s.emitFn)
+		} else {
+			err = s.mergeTuples(&t.Result)
+		}
+		if err != nil {
+			s.e.fail(err)
+		}
+	}
+	s.ring.Free(t.Start + uint64(len(t.Data)))
+	s.publish()
+	s.tasks.Add(1)
+	s.bytes.Add(uint64(len(t.Data)))
+	t.Data = nil
+	s.free <- t
+}
+
+// mergeTuples is the result stage of a stateless query: counters, and the
+// task's output handed on in order.
+func (s *Stream) mergeTuples(r *window.TaskResult) error {
+	s.tuples.Add(r.Tuples)
+	s.filtered.Add(r.Filtered)
+	s.counted.Add(r.Tuples - r.Filtered)
+	s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
+	if s.spec.Tuples != nil && len(r.Out) > 0 {
+		if err := s.spec.Tuples(r.Out); err != nil {
+			return fmt.Errorf("query %q output: %w", s.win.Query, err)
+		}
+	}
+	return nil
+}
+
+// publish copies the assembler's counters where Stats can read them.
+func (s *Stream) publish() {
+	if s.asm == nil {
+		return
+	}
+	c := &s.asm.Counters
+	s.tuples.Store(c.Tuples)
+	s.filtered.Store(c.Filtered)
+	s.unmatched.Store(c.Unmatched)
+	s.late.Store(c.Late)
+	s.counted.Store(c.Counted)
+	s.windows.Store(c.Windows)
+	s.rows.Store(c.Rows)
+	s.watermark.Store(s.asm.Watermark())
+}
+
+func (s *Stream) emit(o *window.Output) error {
+	if s.spec.Windows == nil {
+		return nil
+	}
+	s.win.Start, s.win.End, s.win.out = o.Start, o.End, o
+	if err := s.spec.Windows(&s.win); err != nil {
+		return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
+	}
+	return nil
+}
+
 // Buffer returns ring memory for the rest of the current task, blocking
 // while the ring is full (back-pressure). Write whole tuples into a prefix
 // of it and Commit their length.
-func (e *Engine) Buffer() ([]byte, error) {
-	if e.closed {
+func (s *Stream) Buffer() ([]byte, error) {
+	if s.inClosed {
 		return nil, errors.New("engine: Buffer after Close")
 	}
-	b, err := e.ring.Reserve(e.cfg.TaskSize - e.filled)
+	b, err := s.ring.Reserve(s.e.cfg.TaskSize - s.filled)
 	if err != nil {
-		if ferr := e.failed(); ferr != nil {
+		if ferr := s.e.failed(); ferr != nil {
 			return nil, ferr
 		}
 		return nil, err
@@ -343,28 +517,28 @@ func (e *Engine) Buffer() ([]byte, error) {
 
 // Commit publishes n bytes written into the last Buffer; a full task is
 // dispatched.
-func (e *Engine) Commit(n int) error {
-	if n < 0 || e.filled+n > e.cfg.TaskSize {
-		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, e.filled, e.cfg.TaskSize)
+func (s *Stream) Commit(n int) error {
+	if n < 0 || s.filled+n > s.e.cfg.TaskSize {
+		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, s.filled, s.e.cfg.TaskSize)
 	}
-	e.ring.Commit(n)
-	e.filled += n
-	if e.filled == e.cfg.TaskSize {
-		return e.dispatch()
+	s.ring.Commit(n)
+	s.filled += n
+	if s.filled == s.e.cfg.TaskSize {
+		s.dispatch()
 	}
 	return nil
 }
 
 // Write copies p (any length; tuples may span calls) into the ring.
-func (e *Engine) Write(p []byte) error {
+func (s *Stream) Write(p []byte) error {
 	for len(p) > 0 {
-		b, err := e.Buffer()
+		b, err := s.Buffer()
 		if err != nil {
 			return err
 		}
 		n := copy(b, p)
 		p = p[n:]
-		if err := e.Commit(n); err != nil {
+		if err := s.Commit(n); err != nil {
 			return err
 		}
 	}
@@ -372,63 +546,56 @@ func (e *Engine) Write(p []byte) error {
 }
 
 // dispatch queues the task being filled.
-func (e *Engine) dispatch() error {
-	t := <-e.free
-	t.ID = e.nextID
-	t.Start = e.taskStart
-	t.Data = e.ring.Slice(e.taskStart, e.filled)
+func (s *Stream) dispatch() {
+	t := <-s.free
+	t.ID = s.nextID
+	t.Start = s.taskStart
+	t.Data = s.ring.Slice(s.taskStart, s.filled)
 	t.Dispatched = time.Now().UnixNano()
-	e.nextID++
-	e.taskStart += uint64(e.filled)
-	e.filled = 0
-	e.queue.Push(t)
-	return nil
+	s.nextID++
+	s.taskStart += uint64(s.filled)
+	s.filled = 0
+	s.e.queue.Push(t)
 }
 
-// Close flushes the last partial task, waits for every task, emits every
-// open window (the end of input closes them) and releases the ring.
-func (e *Engine) Close() (Stats, error) {
-	if e.closed {
-		return e.Stats(), errors.New("engine: closed twice")
+// closeInput flushes the last partial task.
+func (s *Stream) closeInput() {
+	if s.inClosed {
+		return
 	}
-	e.closed = true
-	var tail error
-	if e.filled%e.plan.TupleSize != 0 {
-		tail = fmt.Errorf("input ends inside a tuple: %d trailing bytes", e.filled%e.plan.TupleSize)
-		e.fail(tail)
-	} else if e.filled > 0 {
-		e.dispatch()
+	s.inClosed = true
+	if r := s.filled % s.plan.TupleSize; r != 0 {
+		s.e.fail(fmt.Errorf("query %q: input ends inside a tuple: %d trailing bytes", s.win.Query, r))
+	} else if s.filled > 0 {
+		s.dispatch()
 	}
-	e.queue.Close()
-	e.workers.Wait()
-	e.mergeMu.Lock()
-	if e.next.Load() != e.nextID && e.failed() == nil {
-		e.fail(fmt.Errorf("engine: %d of %d tasks merged after the workers stopped", e.next.Load(), e.nextID))
+}
+
+// finishAll runs after the workers stopped: every window still open is
+// emitted.
+func (s *Stream) finishAll() {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	if s.next.Load() != s.nextID && s.e.failed() == nil {
+		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
 	}
-	if e.failed() == nil {
-		if err := e.asm.Flush(e.emitFn); err != nil {
-			e.fail(err)
+	if s.asm != nil && s.e.failed() == nil {
+		if err := s.asm.Flush(s.emitFn); err != nil {
+			s.e.fail(err)
 		}
 	}
-	e.publish()
-	e.mergeMu.Unlock()
-	e.ring.Close()
-	return e.Stats(), e.failed()
+	s.publish()
 }
 
 // Stats returns a snapshot of the counters; safe from any goroutine.
-func (e *Engine) Stats() Stats {
+func (s *Stream) Stats() Stats {
 	return Stats{
-		Tasks: e.tasks.Load(), Bytes: e.bytes.Load(),
-		Tuples: e.tuples.Load(), Filtered: e.filtered.Load(), Unmatched: e.unmatched.Load(),
-		Late: e.late.Load(), Counted: e.counted.Load(),
-		Windows: e.windows.Load(), Rows: e.rows.Load(),
-		Watermark: e.watermark.Load(),
-		Pinned:    e.workers.Pinned(),
+		Query: s.win.Query,
+		Tasks: s.tasks.Load(), Bytes: s.bytes.Load(),
+		Tuples: s.tuples.Load(), Filtered: s.filtered.Load(), Unmatched: s.unmatched.Load(),
+		Late: s.late.Load(), Counted: s.counted.Load(),
+		Windows: s.windows.Load(), Rows: s.rows.Load(),
+		Watermark: s.watermark.Load(),
+		Pinned:    s.e.workers.Pinned(),
 	}
 }
-
-// Group returns the group ordinal of row i: for dense groups the index of
-// its key in the plan's GroupKeys; for hashed groups a slot, meaningful only
-// during this call.
-func (w *Window) Group(i int) int32 { return w.out.State.Touched[i] }

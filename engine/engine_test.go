@@ -59,11 +59,11 @@ func randBytes(r *rand.Rand, n int) []byte {
 	return b
 }
 
-func groupBy(tt testTable) []string {
+func groupBy(tt testTable) []query.Expr {
 	if tt.byColumns {
-		return []string{"kind", "val"}
+		return []query.Expr{query.C("kind"), query.C("val")}
 	}
-	return []string{"g"}
+	return []query.Expr{query.C("g")}
 }
 
 // columnKey is the engine's encoding of the key (kind, val): big-endian,
@@ -79,12 +79,12 @@ func testQuery(s *query.Schema, w query.Window, tt testTable) *query.Query {
 	n := len(tt.keys) - 1
 	return &query.Query{
 		Name: "t", Schema: s, Window: w,
-		Where:   []query.Predicate{{Column: "kind", Op: query.Lt, Value: 3}},
+		Where:   query.ColLt("kind", 3),
 		Join:    &query.StaticJoin{Column: "key", Table: &query.StaticTable{KeyWidth: 16, ValueWidth: 16, Keys: tt.keys[:n], Values: tt.groups[:n]}, As: "g"},
 		GroupBy: groupBy(tt),
 		Aggregates: []query.Aggregate{
-			{Func: query.Count}, {Func: query.Sum, Column: "val"}, {Func: query.Min, Column: "val"},
-			{Func: query.Max, Column: "val"}, {Func: query.Max, Column: "ts"},
+			{Func: query.Count}, {Func: query.Sum, Arg: query.C("val")}, {Func: query.Min, Arg: query.C("val")},
+			{Func: query.Max, Arg: query.C("val")}, {Func: query.Max, Arg: query.C("ts")},
 		},
 	}
 }
@@ -221,7 +221,7 @@ func runEngine(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Ra
 		lastStart = w.Start
 		for i := range w.Rows() {
 			rw := row{start: w.Start, end: w.End, key: string(w.Key(i))}
-			if len(w.plan.GroupCols) == 2 {
+			if len(w.plan.KeyParts) == 2 {
 				var k [16]byte
 				binary.LittleEndian.PutUint32(k[8:], uint32(w.GroupInt(i, 0)))
 				binary.LittleEndian.PutUint32(k[12:], uint32(w.GroupInt(i, 1)))

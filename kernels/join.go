@@ -2,26 +2,27 @@ package kernels
 
 import "encoding/binary"
 
-// joinTable16 is an open-addressing hash table from 16-byte keys to group
-// ordinals, laid out as parallel arrays so that a probe touches few cache
-// lines. It is built once and only read afterwards, by any number of workers.
-type joinTable16 struct {
+// joinTable is an open-addressing hash table from keys of up to 16 bytes
+// (zero-padded to two words) to group ordinals, laid out as parallel arrays
+// so that a probe touches few cache lines. It is built once and only read
+// afterwards, by any number of workers.
+type joinTable struct {
 	mask   uint64
 	hi, lo []uint64
 	ord    []int32 // -1: empty slot
 }
 
-func newJoinTable16(keys [][]byte, ord []int32) *joinTable16 {
+func newJoinTable(keys [][]byte, ord []int32) *joinTable {
 	n := uint64(16)
 	for n < 2*uint64(len(keys)) {
 		n <<= 1
 	}
-	t := &joinTable16{mask: n - 1, hi: make([]uint64, n), lo: make([]uint64, n), ord: make([]int32, n)}
+	t := &joinTable{mask: n - 1, hi: make([]uint64, n), lo: make([]uint64, n), ord: make([]int32, n)}
 	for i := range t.ord {
 		t.ord[i] = -1
 	}
 	for i, k := range keys {
-		hi, lo := binary.LittleEndian.Uint64(k[0:8]), binary.LittleEndian.Uint64(k[8:16])
+		hi, lo := keyWords(k)
 		s := hash128(hi, lo) & t.mask
 		for t.ord[s] >= 0 {
 			s = (s + 1) & t.mask
@@ -32,7 +33,7 @@ func newJoinTable16(keys [][]byte, ord []int32) *joinTable16 {
 }
 
 // lookup returns the ordinal of key (hi, lo), or -1.
-func (t *joinTable16) lookup(hi, lo uint64) int32 {
+func (t *joinTable) lookup(hi, lo uint64) int32 {
 	s := hash128(hi, lo) & t.mask
 	for {
 		o := t.ord[s]
@@ -53,3 +54,14 @@ func mix(k uint64) uint64 {
 }
 
 func hash128(hi, lo uint64) uint64 { return mix(lo ^ mix(hi)) }
+
+// keyWords loads a key of up to 16 bytes as two little-endian words,
+// zero-padded.
+func keyWords(k []byte) (hi, lo uint64) {
+	if len(k) == 16 {
+		return binary.LittleEndian.Uint64(k[0:8]), binary.LittleEndian.Uint64(k[8:16])
+	}
+	var b [16]byte
+	copy(b[:], k)
+	return binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[8:16])
+}

@@ -1,24 +1,31 @@
-// Package kernels holds the CPU kernels: batch functions that run one
-// query shape over a task's bytes and return window fragments
-// (window.TaskResult). A kernel is called once per task through the Kernel
-// interface; inside, the loop over tuples has no interface call, allocation,
-// channel operation or lock.
+// Package kernels holds the CPU kernels: batch functions that run a query
+// over a task's bytes and return window fragments or output tuples
+// (window.TaskResult).
 //
-// Compile turns a validated query into a kernel and the Plan that the result
-// stage needs to read its output (group keys, aggregate words).
+// Kernels are vectorised: a task is processed in chunks of 1024 tuples, and
+// each operator (a column load, an arithmetic operator, a comparison, the
+// join probe, the aggregation) is one tight loop over the chunk's selection
+// vector. Dispatch on the operator happens once per operator per chunk, so
+// the loop over tuples has no interface call, allocation, channel operation
+// or lock. A kernel is called once per task through the Kernel interface.
+//
+// Compile checks a query and returns its Plan; each worker makes its own
+// Kernel from the plan (kernels keep per-chunk registers), sharing the
+// read-only join table.
 package kernels
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// Kernel runs a query over the tuples of one task.
+// Kernel runs a query over the tuples of one task. It is not safe for
+// concurrent use: each worker has its own.
 type Kernel interface {
 	// Process aggregates data (whole tuples) into r, which the caller has
 	// Reset with the plan's layout. first is the stream position (tuple
@@ -26,99 +33,105 @@ type Kernel interface {
 	Process(data []byte, first uint64, r *window.TaskResult)
 }
 
-// Plan describes a compiled query's output.
+// KeyPart is one GROUP BY expression's place in a hashed group key.
+type KeyPart struct {
+	Name  string // the column's name, "" for an expression
+	Pos   int    // offset in the encoded key
+	Width int
+	Int   bool // integer (encoded by query.AppendIntKey), else bytes
+}
+
+// AggOut says how to read aggregate i from a group row.
+type AggOut struct {
+	Word  int  // the row word holding it (0: the count)
+	Float bool // the result is a float
+	Avg   bool // word holds the sum; the result is sum / count
+	// floatWord: the word holds float64 bits.
+	floatWord bool
+}
+
+// Plan is a compiled query: what its output looks like.
 type Plan struct {
 	Query     *query.Query
 	TupleSize int
+
+	// Aggregations.
 	Spec      window.Spec
 	Layout    *window.Layout
-	// GroupKeys[g] is the key of group ordinal g; ordinals follow the keys'
-	// byte order, so emitting by ordinal emits by key.
-	GroupKeys [][]byte
-	// AggWord[i] is the word of the group row that holds aggregate i.
-	AggWord []int
-	// GroupCols are the GROUP BY columns of a hashed layout, in key order.
-	GroupCols []GroupCol
+	GroupKeys [][]byte  // dense groups: the key of each ordinal, in byte order
+	KeyParts  []KeyPart // hashed groups: the parts of the encoded key
+	Aggs      []AggOut
+
+	// Stateless queries.
+	OutTupleSize int
+
+	join *joinTable // shared by the kernels, read-only
 }
 
-// GroupCol is one GROUP BY column and where it sits in the 16-byte key.
-// Integers are stored big-endian with the sign bit flipped, so that the
-// key's byte order is the order of the values.
-type GroupCol struct {
-	Type   query.Type
-	Offset int // in the tuple
-	Size   int
-	Pos    int // in the key
-}
+// Stateless reports whether the query outputs tuples rather than windows.
+func (p *Plan) Stateless() bool { return p.Query.Stateless() }
 
-// encodeKey builds the two key words of tuple t.
-func encodeKey(cols []GroupCol, t []byte) (uint64, uint64) {
-	var kb [16]byte
-	for i := range cols {
-		c := &cols[i]
-		switch c.Type {
-		case query.Int32:
-			binary.BigEndian.PutUint32(kb[c.Pos:], binary.LittleEndian.Uint32(t[c.Offset:])^(1<<31))
-		case query.Int64:
-			binary.BigEndian.PutUint64(kb[c.Pos:], binary.LittleEndian.Uint64(t[c.Offset:])^(1<<63))
-		default:
-			copy(kb[c.Pos:c.Pos+c.Size], t[c.Offset:c.Offset+c.Size])
-		}
-	}
-	return binary.BigEndian.Uint64(kb[0:8]), binary.BigEndian.Uint64(kb[8:16])
-}
-
-// DecodeInt returns integer column c of a key built by encodeKey.
-func (c GroupCol) DecodeInt(k0, k1 uint64) int64 {
-	var kb [16]byte
-	binary.BigEndian.PutUint64(kb[0:], k0)
-	binary.BigEndian.PutUint64(kb[8:], k1)
-	if c.Type == query.Int32 {
-		return int64(int32(binary.BigEndian.Uint32(kb[c.Pos:]) ^ (1 << 31)))
-	}
-	return int64(binary.BigEndian.Uint64(kb[c.Pos:]) ^ (1 << 63))
-}
-
-// Compile builds the kernel for q.
-func Compile(q *query.Query) (Kernel, *Plan, error) {
+// Compile checks q and prepares its kernels.
+func Compile(q *query.Query) (*Plan, error) {
 	if err := q.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	spec, err := window.NewSpec(q.Window)
+	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize}
+	if q.Stateless() {
+		p.OutTupleSize = p.TupleSize
+		if len(q.Project) > 0 {
+			p.OutTupleSize = 8 + 8*len(q.Project)
+		}
+	} else {
+		spec, err := window.NewSpec(q.Window)
+		if err != nil {
+			return nil, fmt.Errorf("query %q: %w", q.Name, err)
+		}
+		p.Spec = spec
+		if err := p.compileGroups(); err != nil {
+			return nil, fmt.Errorf("query %q: %w", q.Name, err)
+		}
+	}
+	// Compile one kernel now, so that every error shows before anything runs.
+	if _, err := p.newKernel(); err != nil {
+		return nil, fmt.Errorf("query %q: %w", q.Name, err)
+	}
+	return p, nil
+}
+
+// NewKernel returns a kernel for one worker.
+func (p *Plan) NewKernel() Kernel {
+	k, err := p.newKernel()
 	if err != nil {
-		return nil, nil, fmt.Errorf("query %q: %w", q.Name, err)
+		panic(err) // Compile compiled the same plan without error
 	}
-	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize, Spec: spec}
-	k := &selectJoinAggregate{tupleSize: q.Schema.TupleSize, spec: spec, rows: q.Window.Type == query.Rows}
+	return k
+}
 
-	for _, pr := range q.Where {
-		a, _ := q.Schema.Lookup(pr.Column)
-		k.preds = append(k.preds, predicate{off: a.Offset, wide: a.Type == query.Int64, op: pr.Op, val: pr.Value})
+func (p *Plan) newKernel() (Kernel, error) {
+	q := p.Query
+	var where *vpred
+	if q.Where != nil {
+		var err error
+		if where, err = compilePred(q.Where, q.Schema); err != nil {
+			return nil, fmt.Errorf("where: %w", err)
+		}
 	}
+	if q.Stateless() {
+		return newStatelessKernel(p, where)
+	}
+	return newAggregateKernel(p, where)
+}
 
-	groups := 1
+// compileGroups sets the layout: dense ordinals for the values of a static
+// join (or one group without GROUP BY), a hashed key otherwise.
+func (p *Plan) compileGroups() error {
+	q := p.Query
+	groups, hashed := 1, false
 	p.GroupKeys = [][]byte{nil}
-	hashed := false
-	for _, g := range q.GroupBy {
-		if q.Join != nil && g == q.Join.As {
-			continue
-		}
-		a, _ := q.Schema.Lookup(g)
-		pos := 0
-		if n := len(p.GroupCols); n > 0 {
-			pos = p.GroupCols[n-1].Pos + p.GroupCols[n-1].Size
-		}
-		p.GroupCols = append(p.GroupCols, GroupCol{Type: a.Type, Offset: a.Offset, Size: a.Size, Pos: pos})
-		hashed = true
-	}
-	if hashed {
-		groups, p.GroupKeys = 64, nil // initial capacity; tables grow
-		k.groupCols = p.GroupCols
-	}
 	if j := q.Join; j != nil {
-		a, _ := q.Schema.Lookup(j.Column)
-		if j.Table.KeyWidth != 16 {
-			return nil, nil, fmt.Errorf("query %q: join keys of %d bytes are not supported yet (16 only)", q.Name, j.Table.KeyWidth)
+		if j.Table.KeyWidth > 16 {
+			return fmt.Errorf("join keys of %d bytes are not supported yet (at most 16)", j.Table.KeyWidth)
 		}
 		// Dense group ordinals for the distinct joined values, in byte
 		// order; the join table maps a key straight to its value's ordinal.
@@ -130,36 +143,78 @@ func Compile(q *query.Query) (Kernel, *Plan, error) {
 			o, _ := slices.BinarySearchFunc(vals, v, bytes.Compare)
 			ord[i] = int32(o)
 		}
-		k.join = newJoinTable16(j.Table.Keys, ord)
-		k.joinOff = a.Offset
-		if len(q.GroupBy) == 1 {
-			groups = len(vals)
-			p.GroupKeys = vals
-			k.groupByJoin = true
+		p.join = newJoinTable(j.Table.Keys, ord)
+		if groupsByJoin(q) {
+			groups, p.GroupKeys = len(vals), vals
 		}
 	}
-
+	if len(q.GroupBy) > 0 && !groupsByJoin(q) {
+		hashed, groups, p.GroupKeys = true, 64, nil
+		pos := 0
+		for _, g := range q.GroupBy {
+			kp := KeyPart{Pos: pos, Width: q.KeyWidth(g)}
+			if c, ok := g.(query.Column); ok {
+				kp.Name = c.Name
+			}
+			t, err := query.TypeOf(g, q.Scope())
+			if err != nil {
+				return err
+			}
+			kp.Int = t == query.IntValue
+			p.KeyParts = append(p.KeyParts, kp)
+			pos += kp.Width
+		}
+	}
 	var kinds []window.AggKind
 	for _, ag := range q.Aggregates {
 		if ag.Func == query.Count {
-			p.AggWord = append(p.AggWord, 0)
+			p.Aggs = append(p.Aggs, AggOut{Word: 0})
 			continue
 		}
-		a, _ := q.Schema.Lookup(ag.Column)
-		op := aggOp{off: a.Offset, wide: a.Type == query.Int64, word: 1 + len(kinds)}
-		switch ag.Func {
-		case query.Sum:
-			op.kind = window.AggAdd
-		case query.Min:
-			op.kind = window.AggMin
-		case query.Max:
-			op.kind = window.AggMax
+		t, err := query.TypeOf(ag.Arg, q.Scope())
+		if err != nil {
+			return err
 		}
-		kinds = append(kinds, op.kind)
-		k.aggs = append(k.aggs, op)
-		p.AggWord = append(p.AggWord, op.word)
+		fl := t == query.FloatValue
+		var k window.AggKind
+		switch ag.Func {
+		case query.Sum, query.Avg:
+			k = window.AggAdd
+		case query.Min:
+			k = window.AggMin
+		default:
+			k = window.AggMax
+		}
+		if fl {
+			k += window.AggAddF - window.AggAdd
+		}
+		kinds = append(kinds, k)
+		p.Aggs = append(p.Aggs, AggOut{Word: len(kinds), Float: fl || ag.Func == query.Avg, Avg: ag.Func == query.Avg, floatWord: fl})
 	}
 	p.Layout = &window.Layout{Groups: groups, Hashed: hashed, Kinds: kinds}
-	k.layout = p.Layout
-	return k, p, nil
+	return nil
+}
+
+func groupsByJoin(q *query.Query) bool {
+	if q.Join == nil || len(q.GroupBy) != 1 {
+		return false
+	}
+	c, ok := q.GroupBy[0].(query.Column)
+	return ok && c.Name == q.Join.As
+}
+
+// AggValue reads aggregate a of a group row: an integer, or a float when
+// isFloat.
+func (p *Plan) AggValue(row []int64, a int) (i int64, f float64, isFloat bool) {
+	o := p.Aggs[a]
+	w := row[o.Word]
+	switch {
+	case o.Avg && o.floatWord:
+		return 0, math.Float64frombits(uint64(w)) / float64(row[0]), true
+	case o.Avg:
+		return 0, float64(w) / float64(row[0]), true
+	case o.floatWord:
+		return 0, math.Float64frombits(uint64(w)), true
+	}
+	return w, 0, false
 }

@@ -14,8 +14,9 @@ import (
 func ysbKernel(t testing.TB) (kernels.Kernel, *kernels.Plan, []byte) {
 	gen, err := ysb.NewGenerator(ysb.DefaultGenConfig())
 	require.NoError(t, err)
-	k, p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
+	p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
 	require.NoError(t, err)
+	k := p.NewKernel()
 	task := make([]byte, 256<<10)
 	gen.Fill(task, 0)
 	return k, p, task
@@ -41,7 +42,7 @@ func TestCompileRefusesWhatItCannotRun(t *testing.T) {
 	require.NoError(t, err)
 	q := ysb.Query(gen.Campaigns(), ysb.WindowMs)
 	q.Window.Slide = 2 * q.Window.Size
-	_, _, err = kernels.Compile(q)
+	_, err = kernels.Compile(q)
 	assert.ErrorContains(t, err, "slide")
 }
 

@@ -202,13 +202,6 @@ func (o CmpOp) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// Predicate compares an integer column with a constant.
-type Predicate struct {
-	Column string
-	Op     CmpOp
-	Value  int64
-}
-
 // StaticTable is an in-memory relation of fixed-width keys and values, joined
 // to the stream on equality of a bytes column with the key.
 type StaticTable struct {
@@ -232,45 +225,64 @@ type AggFunc uint8
 const (
 	Count AggFunc = iota + 1
 	Sum
+	Avg
 	Min
 	Max
 )
 
+// AggFuncs lists the aggregate functions by name.
+var AggFuncs = map[string]AggFunc{"count": Count, "sum": Sum, "avg": Avg, "min": Min, "max": Max}
+
 func (f AggFunc) String() string {
-	switch f {
-	case Count:
-		return "count"
-	case Sum:
-		return "sum"
-	case Min:
-		return "min"
-	case Max:
-		return "max"
+	for n, g := range AggFuncs {
+		if g == f {
+			return n
+		}
 	}
 	return fmt.Sprintf("agg(%d)", uint8(f))
 }
 
-// Aggregate is one aggregate of the query; Column is ignored by Count.
+// Aggregate is one aggregate of the query: Func over Arg (nil for COUNT),
+// visible to HAVING under the name As.
 type Aggregate struct {
-	Func   AggFunc
-	Column string
+	Func AggFunc
+	Arg  Expr
+	As   string
 }
 
-// MaxGroupKeyBytes bounds the total width of the GROUP BY columns.
+// Projection is one output attribute of a projection query.
+type Projection struct {
+	Expr Expr
+	As   string
+}
+
+// MaxGroupKeyBytes bounds the total width of the GROUP BY keys: int32
+// columns take 4 bytes, other integer expressions 8, bytes columns their
+// size.
 const MaxGroupKeyBytes = 16
 
-// Query is a windowed query over one input stream: a conjunction of
-// selection predicates, an optional join with a static table, a GROUP BY and
-// aggregates per window.
+// Query is a windowed query over one input stream. It is either
+//
+//   - an aggregation: WHERE, an optional join with a static table, GROUP BY,
+//     aggregates per window and HAVING over them; its output is windows; or
+//   - a stateless query (no aggregates): WHERE and an optional projection;
+//     its output is a stream of tuples (the input tuples that pass WHERE, or
+//     the event time followed by the projected values), which can feed
+//     another query.
 type Query struct {
 	Name       string
 	Schema     *Schema
-	Window     Window
-	Where      []Predicate // AND
+	Window     Window // required for aggregations; ignored by stateless queries
+	Where      Expr   // a predicate; nil keeps every tuple
 	Join       *StaticJoin
-	GroupBy    []string // columns (at most 16 bytes in all), or the join's As alone
+	Project    []Projection // stateless queries only
+	GroupBy    []Expr       // columns and integer expressions, or the join's As alone
 	Aggregates []Aggregate
+	Having     Expr // a predicate over aggregates (by As) and GROUP BY columns
 }
+
+// Stateless reports whether q has no aggregation: its output is tuples.
+func (q *Query) Stateless() bool { return len(q.Aggregates) == 0 }
 
 // Validate refuses a query that the engine cannot run, with an error naming
 // the query and what is wrong.
@@ -281,23 +293,73 @@ func (q *Query) Validate() error {
 	return nil
 }
 
+// Scope is the names visible to WHERE, GROUP BY and aggregate arguments:
+// the schema's attributes and the joined value.
+func (q *Query) Scope() Scope {
+	base := SchemaScope(q.Schema)
+	return func(name string) (ValueType, error) {
+		if q.Join != nil && name == q.Join.As {
+			return BytesValue, nil
+		}
+		return base(name)
+	}
+}
+
+// AggType is the type of aggregate a's result.
+func (q *Query) AggType(a Aggregate) ValueType {
+	switch a.Func {
+	case Count:
+		return IntValue
+	case Avg:
+		return FloatValue
+	}
+	t, _ := TypeOf(a.Arg, q.Scope())
+	return t
+}
+
+// HavingScope is the names visible to HAVING: aggregates by As, and GROUP
+// BY columns by name.
+func (q *Query) HavingScope() Scope {
+	return func(name string) (ValueType, error) {
+		for _, a := range q.Aggregates {
+			if a.As != "" && a.As == name {
+				return q.AggType(a), nil
+			}
+		}
+		for _, g := range q.GroupBy {
+			if c, ok := g.(Column); ok && c.Name == name {
+				return q.Scope()(name)
+			}
+		}
+		return 0, fmt.Errorf("HAVING can use aggregates (by their names) and GROUP BY columns; %q is neither", name)
+	}
+}
+
+// KeyWidth is the bytes group key expression g takes.
+func (q *Query) KeyWidth(g Expr) int {
+	if c, ok := g.(Column); ok {
+		if q.Join != nil && c.Name == q.Join.As {
+			return q.Join.Table.ValueWidth
+		}
+		if a, err := q.Schema.Lookup(c.Name); err == nil {
+			return a.Size
+		}
+	}
+	return 8
+}
+
 func (q *Query) validate() error {
 	if q.Schema == nil {
 		return errors.New("no input schema")
 	}
-	if err := q.Window.Validate(); err != nil {
-		return err
-	}
-	for _, p := range q.Where {
-		a, err := q.Schema.Lookup(p.Column)
+	scope := q.Scope()
+	if q.Where != nil {
+		t, err := TypeOf(q.Where, scope)
 		if err != nil {
 			return fmt.Errorf("where: %w", err)
 		}
-		if a.Type != Int32 && a.Type != Int64 {
-			return fmt.Errorf("where: column %q is %s; predicates take int32 or int64 columns", p.Column, a.Type)
-		}
-		if p.Op < Eq || p.Op > Ge {
-			return fmt.Errorf("where: unknown operator %d on %q", uint8(p.Op), p.Column)
+		if t != BoolValue {
+			return fmt.Errorf("where: %s is %s, not a predicate", q.Where, t)
 		}
 	}
 	if j := q.Join; j != nil {
@@ -321,43 +383,75 @@ func (q *Query) validate() error {
 			return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
 		}
 	}
+	if q.Stateless() {
+		if len(q.GroupBy) > 0 || q.Having != nil {
+			return errors.New("GROUP BY and HAVING need at least one aggregate")
+		}
+		if q.Join != nil {
+			return errors.New("a static join in a query without aggregates is not supported yet")
+		}
+		for i, p := range q.Project {
+			t, err := TypeOf(p.Expr, scope)
+			if err != nil {
+				return fmt.Errorf("projection %d: %w", i, err)
+			}
+			if t != IntValue && t != FloatValue {
+				return fmt.Errorf("projection %d: %s is %s; projections are numbers", i, p.Expr, t)
+			}
+		}
+		return nil
+	}
+	if len(q.Project) > 0 {
+		return errors.New("a projection and aggregates in one query: chain a projection query into an aggregation instead")
+	}
+	if err := q.Window.Validate(); err != nil {
+		return err
+	}
 	width := 0
 	for _, g := range q.GroupBy {
-		if q.Join != nil && g == q.Join.As {
+		if c, ok := g.(Column); ok && q.Join != nil && c.Name == q.Join.As {
 			if len(q.GroupBy) > 1 {
-				return fmt.Errorf("group by: the joined value %q together with other keys is not supported yet", g)
+				return fmt.Errorf("group by: the joined value %q together with other keys is not supported yet", c.Name)
 			}
 			continue
 		}
-		a, err := q.Schema.Lookup(g)
+		t, err := TypeOf(g, scope)
 		if err != nil {
 			return fmt.Errorf("group by: %w", err)
 		}
-		if a.Type == Float32 || a.Type == Float64 {
-			return fmt.Errorf("group by: column %q is %s; group keys are integer or bytes columns", g, a.Type)
+		if t != IntValue && t != BytesValue {
+			return fmt.Errorf("group by: %s is %s; group keys are integers or bytes columns", g, t)
 		}
-		width += a.Size
+		width += q.KeyWidth(g)
 	}
 	if width > MaxGroupKeyBytes {
 		return fmt.Errorf("group by: keys of %d bytes; at most %d bytes are supported", width, MaxGroupKeyBytes)
 	}
-	if len(q.Aggregates) == 0 {
-		return errors.New("no aggregate")
-	}
+	names := map[string]bool{}
 	for _, ag := range q.Aggregates {
-		switch ag.Func {
-		case Count:
+		if ag.As != "" {
+			if names[ag.As] {
+				return fmt.Errorf("aggregate name %q used twice", ag.As)
+			}
+			names[ag.As] = true
+		}
+		if ag.Func == Count {
 			continue
-		case Sum, Min, Max:
-		default:
+		}
+		if ag.Func < Count || ag.Func > Max {
 			return fmt.Errorf("aggregate: unknown function %d", uint8(ag.Func))
 		}
-		a, err := q.Schema.Lookup(ag.Column)
-		if err != nil {
+		if _, err := numeric(ag.Arg, scope); err != nil {
 			return fmt.Errorf("aggregate %s: %w", ag.Func, err)
 		}
-		if a.Type != Int32 && a.Type != Int64 {
-			return fmt.Errorf("aggregate %s: column %q is %s; only int32 and int64 columns are supported yet", ag.Func, ag.Column, a.Type)
+	}
+	if q.Having != nil {
+		t, err := TypeOf(q.Having, q.HavingScope())
+		if err != nil {
+			return fmt.Errorf("having: %w", err)
+		}
+		if t != BoolValue {
+			return fmt.Errorf("having: %s is %s, not a predicate", q.Having, t)
 		}
 	}
 	return nil

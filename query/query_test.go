@@ -42,7 +42,7 @@ func TestNewSchemaErrors(t *testing.T) {
 func TestValidate(t *testing.T) {
 	s := schema(t)
 	base := func() *Query {
-		return &Query{Name: "q", Schema: s, Window: Tumbling(10), Aggregates: []Aggregate{{Func: Count}}}
+		return &Query{Name: "q", Schema: s, Window: Tumbling(10), Aggregates: []Aggregate{{Func: Count, As: "n"}}}
 	}
 	require.NoError(t, base().Validate())
 	for _, tc := range []struct {
@@ -52,13 +52,25 @@ func TestValidate(t *testing.T) {
 		{func(q *Query) { q.Window = Sliding(5, 10) }, "slide 10 larger than size 5"},
 		{func(q *Query) { q.Window = Tumbling(0) }, "size 0 must be positive"},
 		{func(q *Query) { q.Window.Type = 7 }, "unknown type"},
-		{func(q *Query) { q.Where = []Predicate{{Column: "nope", Op: Eq}} }, `no column "nope"`},
-		{func(q *Query) { q.Where = []Predicate{{Column: "f", Op: Eq}} }, "float64"},
-		{func(q *Query) { q.GroupBy = []string{"missing"} }, `group by: no column "missing"`},
-		{func(q *Query) { q.GroupBy = []string{"f"} }, "group keys are integer or bytes"},
-		{func(q *Query) { q.GroupBy = []string{"id", "a"} }, "at most 16 bytes"},
-		{func(q *Query) { q.Aggregates = nil }, "no aggregate"},
-		{func(q *Query) { q.Aggregates = []Aggregate{{Func: Sum, Column: "id"}} }, "only int32 and int64"},
+		{func(q *Query) { q.Where = ColEq("nope", 1) }, `no column "nope"`},
+		{func(q *Query) { q.Where = Cmp(C("id"), Eq, Int(1)) }, "not a number"},
+		{func(q *Query) { q.Where = Add(C("a"), Int(1)) }, "not a predicate"},
+		{func(q *Query) { q.Where = And(ColEq("a", 1), Add(C("a"), Int(1))) }, "not a predicate"},
+		{func(q *Query) { q.Where = Or() }, "OR of no terms"},
+		{func(q *Query) { q.GroupBy = []Expr{C("missing")} }, `group by: no column "missing"`},
+		{func(q *Query) { q.GroupBy = []Expr{C("f")} }, "group keys are integers or bytes"},
+		{func(q *Query) { q.GroupBy = []Expr{Div(C("f"), Int(2))} }, "group keys are integers or bytes"},
+		{func(q *Query) { q.GroupBy = []Expr{C("id"), C("a")} }, "at most 16 bytes"},
+		{func(q *Query) { q.Aggregates = []Aggregate{{Func: Sum, Arg: C("id")}} }, "not a number"},
+		{func(q *Query) { q.Aggregates = []Aggregate{{Func: Sum}} }, "missing expression"},
+		{func(q *Query) {
+			q.Aggregates = []Aggregate{{Func: Count, As: "x"}, {Func: Max, Arg: C("a"), As: "x"}}
+		}, `"x" used twice`},
+		{func(q *Query) { q.Having = Cmp(C("zz"), Lt, Int(3)) }, `"zz" is neither`},
+		{func(q *Query) { q.Having = Cmp(C("a"), Lt, Int(3)) }, `"a" is neither`},
+		{func(q *Query) { q.Project = []Projection{{Expr: C("a")}} }, "a projection and aggregates"},
+		{func(q *Query) { q.Aggregates = nil; q.GroupBy = []Expr{C("a")} }, "need at least one aggregate"},
+		{func(q *Query) { q.Aggregates = nil; q.Project = []Projection{{Expr: C("id")}} }, "projections are numbers"},
 		{func(q *Query) {
 			q.Join = &StaticJoin{Column: "a", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1}, As: "x"}
 		}, "table's keys are 16 bytes"},
@@ -70,11 +82,66 @@ func TestValidate(t *testing.T) {
 		q := base()
 		tc.edit(q)
 		err := q.Validate()
-		assert.ErrorContains(t, err, tc.want)
-		assert.ErrorContains(t, err, `query "q"`)
+		if assert.Error(t, err) {
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), `query "q"`)
+		}
 	}
-	q := base()
-	q.GroupBy = []string{"a", "b"}
-	q.Window = Window{Type: Rows, Size: 100, Slide: 10}
-	assert.NoError(t, q.Validate())
+	ok := []func(q *Query){
+		func(q *Query) {
+			q.GroupBy = []Expr{C("a"), Div(C("b"), Int(5280))}
+			q.Window = Window{Type: Rows, Size: 100, Slide: 10}
+			q.Aggregates = append(q.Aggregates, Aggregate{Func: Avg, Arg: C("f"), As: "avg_f"})
+			q.Having = And(Cmp(C("avg_f"), Lt, Float(40)), Cmp(C("a"), Gt, Int(0)), Cmp(C("n"), Ge, Int(2)))
+		},
+		func(q *Query) {
+			q.Aggregates = nil
+			q.Window = Window{}
+			q.Where = Or(ColLt("a", 3), Cmp(Mul(C("f"), Float(2)), Gt, C("b")))
+			q.Project = []Projection{{Expr: Add(C("a"), C("f")), As: "s"}}
+		},
+	}
+	for i, edit := range ok {
+		q := base()
+		edit(q)
+		assert.NoError(t, q.Validate(), "case %d", i)
+	}
+}
+
+func TestExprTypes(t *testing.T) {
+	scope := SchemaScope(schema(t))
+	for _, tc := range []struct {
+		e    Expr
+		want ValueType
+	}{
+		{Add(C("a"), C("b")), IntValue},
+		{Add(C("a"), C("f")), FloatValue},
+		{Div(Int(1), Float(2)), FloatValue},
+		{Cmp(C("a"), Lt, Float(2)), BoolValue},
+		{C("id"), BytesValue},
+	} {
+		got, err := TypeOf(tc.e, scope)
+		require.NoError(t, err, "%s", tc.e)
+		assert.Equal(t, tc.want, got, "%s", tc.e)
+	}
+	assert.Equal(t, "((a + 1) < 3 OR b >= 0)", Or(Cmp(Add(C("a"), Int(1)), Lt, Int(3)), ColGe("b", 0)).String())
+}
+
+func TestIntKeyOrder(t *testing.T) {
+	vals := []int64{-1 << 40, -5, -1, 0, 1, 7, 1 << 40}
+	for _, w := range []int{4, 8} {
+		var prev []byte
+		for _, v := range vals {
+			if w == 4 && (v < -1<<31 || v >= 1<<31) {
+				continue
+			}
+			k := AppendIntKey(nil, v, w)
+			require.Len(t, k, w)
+			assert.Equal(t, v, DecodeIntKey(k, w))
+			if prev != nil {
+				assert.Less(t, string(prev), string(k), "byte order follows value order")
+			}
+			prev = k
+		}
+	}
 }

@@ -5,13 +5,17 @@ import (
 	"sort"
 )
 
-// Output is one closed window, handed to the sink in window order. State's
-// Touched is sorted by group ordinal. Output and State are only valid during
-// the emit call.
+// Output is one closed window, handed to the sink in window order. Rows are
+// the groups to emit: sorted by group key (ordinal order for dense groups,
+// key order for hashed ones) and filtered by the assembler's filter; read
+// them through State. State holds the whole window (its Touched is sorted by
+// key too) and may be shared with later windows: sinks must not change it.
+// Output, Rows and State are only valid during the emit call.
 type Output struct {
 	Window     int64
 	Start, End int64
 	State      *GroupState
+	Rows       []int32
 }
 
 // Counters add up: every tuple of every merged task is exactly one of
@@ -29,26 +33,48 @@ type paneAcc struct {
 // Assembler is the window half of the result stage: it merges task results
 // strictly in task order and emits every window once, complete, in window
 // order. It is not safe for concurrent use; the result stage serialises it.
+//
+// Windows are assembled incrementally: the panes of the current window sit
+// in a two-stacks aggregator (twoStacks), so that sliding by one pane costs
+// O(1) pane merges amortized, whatever the number of panes per window. A
+// pane enters the aggregator when the first window holding it is emitted;
+// by then its accumulator is sealed (a later fragment for it is late), so it
+// never changes while held. Tumbling windows (one pane per window) emit the
+// pane's own state.
 type Assembler struct {
-	spec   Spec
-	layout *Layout
+	spec     Spec
+	layout   *Layout
+	tumbling bool // one pane per window: no aggregator
 
 	wm      int64 // watermark: largest event time merged so far
 	next    int64 // windows before next have been emitted
 	started bool  // next is valid
 
-	live    []paneAcc // open panes, sorted by pane
-	free    []*GroupState
-	scratch *GroupState // window assembled from several panes
-	out     Output
+	live   []paneAcc // open panes, sorted by pane
+	free   []*GroupState
+	agg    *twoStacks // holds live[:pushed]
+	pushed int
+
+	keep func(st *GroupState, group int32) bool
+	rows []int32
+	out  Output
 
 	Counters Counters
 }
 
 // NewAssembler returns an empty assembler.
 func NewAssembler(spec Spec, l *Layout) *Assembler {
-	return &Assembler{spec: spec, layout: l, wm: math.MinInt64, scratch: NewGroupState(l)}
+	a := &Assembler{spec: spec, layout: l, wm: math.MinInt64, tumbling: spec.Pane == spec.Size}
+	if !a.tumbling {
+		a.agg = newTwoStacks(l)
+	}
+	return a
 }
+
+// SetFilter sets the filter on output rows (HAVING): a group of a window is
+// emitted when keep(state, group) holds; a window left without rows is not
+// emitted (nor counted). nil keeps every row. keep must not change st.
+func (a *Assembler) SetFilter(keep func(st *GroupState, group int32) bool) { a.keep = keep }
 
 // Watermark returns the largest event time merged so far (math.MinInt64
 // before any tuple).
@@ -89,6 +115,12 @@ func (a *Assembler) Flush(emit func(*Output) error) error {
 // pane returns the accumulator of pane p, inserting it in order.
 func (a *Assembler) pane(p int64) *GroupState {
 	i := sort.Search(len(a.live), func(i int) bool { return a.live[i].pane >= p })
+	if i < a.pushed {
+		// A pane held by the aggregator changes, or a pane lands before
+		// them. The lateness rule rules this out between flushes; should it
+		// happen (a merge after Flush), rebuild the window from scratch.
+		a.dropAggregate()
+	}
 	if i < len(a.live) && a.live[i].pane == p {
 		return a.live[i].state
 	}
@@ -104,6 +136,13 @@ func (a *Assembler) pane(p int64) *GroupState {
 	return st
 }
 
+func (a *Assembler) dropAggregate() {
+	if a.agg != nil {
+		a.agg.reset()
+	}
+	a.pushed = 0
+}
+
 // emit emits windows up to last (all of them when all is set), skipping
 // windows that hold no pane.
 func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
@@ -116,37 +155,70 @@ func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
 		if !all && w > last {
 			return nil
 		}
-		_, hi := s.PanesOf(w)
-		n := 0 // live panes in window w: a prefix of live
-		for n < len(a.live) && a.live[n].pane < hi {
-			n++
-		}
-		st := a.live[0].state
-		if n > 1 {
-			st = a.scratch
-			st.Reset()
-			for _, pa := range a.live[:n] {
-				st.Merge(pa.state)
+		lo, hi := s.PanesOf(w)
+		var st *GroupState
+		if a.tumbling {
+			st = a.live[0].state // the window's only pane
+		} else {
+			// The aggregator holds live[:pushed], the panes of the last
+			// emitted window that are still live: they all lie in w, the
+			// window after it. A window that does not overlap them (after a
+			// jump over empty windows) starts afresh.
+			if a.pushed > 0 && a.live[0].pane < lo {
+				a.dropAggregate()
 			}
+			for a.pushed < len(a.live) && a.live[a.pushed].pane < hi {
+				a.agg.push(a.live[a.pushed].state)
+				a.pushed++
+			}
+			st = a.agg.query()
 		}
-		if n > 0 && !st.Empty() {
-			st.SortTouched()
-			a.out = Output{Window: w, Start: s.Start(w), End: s.End(w), State: st}
-			a.Counters.Windows++
-			a.Counters.Rows += uint64(len(st.Touched))
-			if err := emit(&a.out); err != nil {
+		if st != nil && !st.Empty() {
+			if err := a.emitWindow(w, st, emit); err != nil {
 				return err
 			}
 		}
 		a.next, a.started = w+1, true
 		k := 0 // panes whose last window was w
 		for k < len(a.live) && s.LastWindow(a.live[k].pane) <= w {
+			if k < a.pushed {
+				a.agg.pop()
+			}
 			st := a.live[k].state
 			st.Reset()
 			a.free = append(a.free, st)
 			k++
 		}
+		if k > a.pushed {
+			a.dropAggregate()
+		} else {
+			a.pushed -= k
+		}
 		a.live = append(a.live[:0], a.live[k:]...)
 	}
 	return nil
+}
+
+// emitWindow sorts st's groups, filters them into Rows and emits window w if
+// any row is left.
+func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Output) error) error {
+	st.SortTouched()
+	rows := a.rows[:0]
+	if a.keep == nil {
+		rows = append(rows, st.Touched...)
+	} else {
+		for _, g := range st.Touched {
+			if a.keep(st, g) {
+				rows = append(rows, g)
+			}
+		}
+	}
+	a.rows = rows
+	if len(rows) == 0 {
+		return nil
+	}
+	a.out = Output{Window: w, Start: a.spec.Start(w), End: a.spec.End(w), State: st, Rows: rows}
+	a.Counters.Windows++
+	a.Counters.Rows += uint64(len(rows))
+	return emit(&a.out)
 }

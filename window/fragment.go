@@ -20,6 +20,9 @@ type TaskResult struct {
 	Unmatched uint64 // no partner in a static join
 	Late      uint64 // late against the watermark inside the task
 	Frags     []Fragment
+	// Out holds a stateless query's output tuples, in input order; its
+	// storage is reused across tasks.
+	Out []byte
 
 	layout *Layout
 	spare  []*GroupState // states not in Frags, for reuse
@@ -36,6 +39,7 @@ func (r *TaskResult) Reset(l *Layout) {
 		r.spare = append(r.spare, st)
 	}
 	r.Frags = r.Frags[:0]
+	r.Out = r.Out[:0]
 	r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late = 0, math.MinInt64, 0, 0, 0
 }
 

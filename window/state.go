@@ -3,6 +3,7 @@ package window
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -10,10 +11,34 @@ import (
 type AggKind uint8
 
 const (
-	AggAdd AggKind = iota + 1 // COUNT, SUM
-	AggMin
-	AggMax
+	AggAdd  AggKind = iota + 1 // integer SUM (and AVG's sum)
+	AggMin                     // integer MIN
+	AggMax                     // integer MAX
+	AggAddF                    // float SUM (and AVG's sum): the word holds math.Float64bits
+	AggMinF                    // float MIN
+	AggMaxF                    // float MAX
 )
+
+// Float reports whether the kind's word holds float64 bits.
+func (k AggKind) Float() bool { return k >= AggAddF }
+
+// Combine returns the word a combined with b under kind k.
+func (k AggKind) Combine(a, b int64) int64 {
+	switch k {
+	case AggAdd:
+		return a + b
+	case AggMin:
+		return min(a, b)
+	case AggMax:
+		return max(a, b)
+	case AggAddF:
+		return int64(math.Float64bits(math.Float64frombits(uint64(a)) + math.Float64frombits(uint64(b))))
+	case AggMinF:
+		return int64(math.Float64bits(min(math.Float64frombits(uint64(a)), math.Float64frombits(uint64(b)))))
+	default: // AggMaxF
+		return int64(math.Float64bits(max(math.Float64frombits(uint64(a)), math.Float64frombits(uint64(b)))))
+	}
+}
 
 // Layout is the shape of a GroupState. Groups are either dense ordinals
 // 0..Groups-1 (Hashed false: known up front, as the values of a static
@@ -186,15 +211,7 @@ func (g *GroupState) Merge(src *GroupState) {
 		}
 		d[0] += s[0]
 		for i, k := range kinds {
-			v := s[i+1]
-			switch k {
-			case AggAdd:
-				d[i+1] += v
-			case AggMin:
-				d[i+1] = min(d[i+1], v)
-			case AggMax:
-				d[i+1] = max(d[i+1], v)
-			}
+			d[i+1] = k.Combine(d[i+1], s[i+1])
 		}
 	}
 }

@@ -40,12 +40,12 @@ func Query(c *Campaigns, windowMs int64) *query.Query {
 		Name:    "ysb",
 		Schema:  Schema(),
 		Window:  query.Tumbling(windowMs),
-		Where:   []query.Predicate{{Column: "event_type", Op: query.Eq, Value: EventView}},
+		Where:   query.ColEq("event_type", EventView),
 		Join:    &query.StaticJoin{Column: "ad_id", Table: table, As: "campaign_id"},
-		GroupBy: []string{"campaign_id"},
+		GroupBy: []query.Expr{query.C("campaign_id")},
 		Aggregates: []query.Aggregate{
-			AggCount:        {Func: query.Count},
-			AggMaxEventTime: {Func: query.Max, Column: "event_time"},
+			AggCount:        {Func: query.Count, As: "count"},
+			AggMaxEventTime: {Func: query.Max, Arg: query.C("event_time"), As: "max_event_time"},
 		},
 	}
 }

@@ -29,10 +29,13 @@ Usage:
                                        run YSB over an events file, write results CSV
   saber-hx ysb generate --tuples N --out F --campaigns C
                                        write an events file and its campaigns table
+  saber-hx bench WORKLOAD[,WORKLOAD...] [flags]
+                                       run SABER's workloads (several at once share the workers);
+                                       saber-hx bench --list names them
   saber-hx topology [--json]           print NUMA nodes, CPUs, caches and GPUs
   saber-hx help                        this text
 
-Run "saber-hx ysb -h" or "saber-hx ysb generate -h" for every flag and its default.
+Run "saber-hx ysb -h", "saber-hx ysb generate -h" or "saber-hx bench -h" for every flag and its default.
 Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input.
 `
 
@@ -47,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, help)
 		return 0
+	case "bench":
+		err = runBench(args[1:], stdout, stderr)
 	case "ysb":
 		if len(args) > 1 && args[1] == "generate" {
 			err = runGenerate(args[2:], stdout, stderr)

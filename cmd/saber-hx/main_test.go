@@ -77,8 +77,8 @@ func generate(t *testing.T, dir string, tuples int, extra ...string) (events, ca
 	return events, campaigns
 }
 
-// reference runs ysb.Reference over the files.
-func reference(t *testing.T, events, campaigns string) ([]ysb.Row, ysb.Counts) {
+// ysbReference runs ysb.Reference over the files.
+func ysbReference(t *testing.T, events, campaigns string) ([]ysb.Row, ysb.Counts) {
 	t.Helper()
 	b, err := os.ReadFile(events)
 	require.NoError(t, err)
@@ -343,7 +343,7 @@ func TestFileModeRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, c.AdIDs, 1000)
 
-	want, counts := reference(t, events, campaigns)
+	want, counts := ysbReference(t, events, campaigns)
 	require.NotEmpty(t, want)
 	require.Equal(t, uint64(n), counts.Tuples)
 

@@ -1,0 +1,369 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// chunk is the number of tuples a kernel processes per step. Every
+// intermediate result is a vector of chunk values indexed by the tuple's
+// position in the chunk, so that each operator is one tight loop over a
+// selection vector per chunk: one switch per operator per chunk, none per
+// tuple. 1024 values of 8 bytes keep a vector in L1.
+const chunk = 1024
+
+// vexpr is a compiled numeric expression: evaluated over the selected tuples
+// of a chunk into its own register (ints or floats).
+type vexpr struct {
+	float bool
+	kind  vkind
+	off   int // column offset
+	op    query.ArithOp
+	l, r  *vexpr
+	ints  []int64   // register, or the broadcast constant
+	flts  []float64 // register, or the broadcast constant
+}
+
+type vkind uint8
+
+const (
+	vColI32 vkind = iota + 1
+	vColI64
+	vColF32
+	vColF64
+	vConst
+	vArith
+	vToFloat // l converted to float
+)
+
+// compileExpr compiles e over schema s. Constants become registers filled
+// once, so that arithmetic and comparisons have one shape: register op
+// register.
+func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
+	switch e := e.(type) {
+	case query.Column:
+		a, err := s.Lookup(e.Name)
+		if err != nil {
+			return nil, err
+		}
+		v := &vexpr{off: a.Offset}
+		switch a.Type {
+		case query.Int32:
+			v.kind = vColI32
+		case query.Int64:
+			v.kind = vColI64
+		case query.Float32:
+			v.kind, v.float = vColF32, true
+		case query.Float64:
+			v.kind, v.float = vColF64, true
+		default:
+			return nil, fmt.Errorf("column %q is %s, not a number", e.Name, a.Type)
+		}
+		v.alloc()
+		return v, nil
+	case query.IntConst:
+		v := &vexpr{kind: vConst, ints: make([]int64, chunk)}
+		for i := range v.ints {
+			v.ints[i] = e.V
+		}
+		return v, nil
+	case query.FloatConst:
+		v := &vexpr{kind: vConst, float: true, flts: make([]float64, chunk)}
+		for i := range v.flts {
+			v.flts[i] = e.V
+		}
+		return v, nil
+	case query.Arith:
+		l, err := compileExpr(e.L, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := compileExpr(e.R, s)
+		if err != nil {
+			return nil, err
+		}
+		v := &vexpr{kind: vArith, op: e.Op, float: l.float || r.float}
+		if v.float {
+			l, r = toFloat(l), toFloat(r)
+		}
+		v.l, v.r = l, r
+		v.alloc()
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s is not a numeric expression", e)
+}
+
+func (v *vexpr) alloc() {
+	if v.float {
+		v.flts = make([]float64, chunk)
+	} else {
+		v.ints = make([]int64, chunk)
+	}
+}
+
+func toFloat(v *vexpr) *vexpr {
+	if v.float {
+		return v
+	}
+	if v.kind == vConst {
+		c := &vexpr{kind: vConst, float: true, flts: make([]float64, chunk)}
+		for i := range c.flts {
+			c.flts[i] = float64(v.ints[0])
+		}
+		return c
+	}
+	c := &vexpr{kind: vToFloat, float: true, l: v}
+	c.alloc()
+	return c
+}
+
+// eval computes v for the tuples sel of the chunk data (tuples of size ts).
+func (v *vexpr) eval(data []byte, ts int, sel []int32) {
+	switch v.kind {
+	case vConst:
+	case vColI32:
+		dst := v.ints
+		for _, i := range sel {
+			o := int(i)*ts + v.off
+			dst[i] = int64(int32(binary.LittleEndian.Uint32(data[o : o+4])))
+		}
+	case vColI64:
+		dst := v.ints
+		for _, i := range sel {
+			o := int(i)*ts + v.off
+			dst[i] = int64(binary.LittleEndian.Uint64(data[o : o+8]))
+		}
+	case vColF32:
+		dst := v.flts
+		for _, i := range sel {
+			o := int(i)*ts + v.off
+			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[o : o+4])))
+		}
+	case vColF64:
+		dst := v.flts
+		for _, i := range sel {
+			o := int(i)*ts + v.off
+			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[o : o+8]))
+		}
+	case vToFloat:
+		v.l.eval(data, ts, sel)
+		src, dst := v.l.ints, v.flts
+		for _, i := range sel {
+			dst[i] = float64(src[i])
+		}
+	case vArith:
+		v.l.eval(data, ts, sel)
+		v.r.eval(data, ts, sel)
+		if v.float {
+			arithF(v.op, v.flts, v.l.flts, v.r.flts, sel)
+		} else {
+			arithI(v.op, v.ints, v.l.ints, v.r.ints, sel)
+		}
+	}
+}
+
+func arithI(op query.ArithOp, dst, a, b []int64, sel []int32) {
+	switch op {
+	case query.OpAdd:
+		for _, i := range sel {
+			dst[i] = a[i] + b[i]
+		}
+	case query.OpSub:
+		for _, i := range sel {
+			dst[i] = a[i] - b[i]
+		}
+	case query.OpMul:
+		for _, i := range sel {
+			dst[i] = a[i] * b[i]
+		}
+	default: // OpDiv: x/0 is 0, so one bad tuple cannot stop the stream
+		for _, i := range sel {
+			if b[i] == 0 {
+				dst[i] = 0
+			} else {
+				dst[i] = a[i] / b[i]
+			}
+		}
+	}
+}
+
+func arithF(op query.ArithOp, dst, a, b []float64, sel []int32) {
+	switch op {
+	case query.OpAdd:
+		for _, i := range sel {
+			dst[i] = a[i] + b[i]
+		}
+	case query.OpSub:
+		for _, i := range sel {
+			dst[i] = a[i] - b[i]
+		}
+	case query.OpMul:
+		for _, i := range sel {
+			dst[i] = a[i] * b[i]
+		}
+	default:
+		for _, i := range sel {
+			dst[i] = a[i] / b[i]
+		}
+	}
+}
+
+// vpred is a compiled predicate: it narrows a selection vector.
+type vpred struct {
+	kind  vpkind
+	op    query.CmpOp
+	l, r  *vexpr
+	terms []*vpred
+	// OR scratch selections, chunk capacity each.
+	in, buf, acc, tmp []int32
+}
+
+type vpkind uint8
+
+const (
+	pCmp vpkind = iota + 1
+	pAnd
+	pOr
+)
+
+func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
+	switch e := e.(type) {
+	case query.Compare:
+		l, err := compileExpr(e.L, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := compileExpr(e.R, s)
+		if err != nil {
+			return nil, err
+		}
+		if l.float || r.float {
+			l, r = toFloat(l), toFloat(r)
+		}
+		return &vpred{kind: pCmp, op: e.Op, l: l, r: r}, nil
+	case query.AndExpr:
+		return compileTerms(pAnd, e.Terms, s)
+	case query.OrExpr:
+		p, err := compileTerms(pOr, e.Terms, s)
+		if err != nil {
+			return nil, err
+		}
+		p.in, p.buf = make([]int32, 0, chunk), make([]int32, 0, chunk)
+		p.acc, p.tmp = make([]int32, 0, chunk), make([]int32, 0, chunk)
+		return p, nil
+	}
+	return nil, fmt.Errorf("%s is not a predicate", e)
+}
+
+func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, error) {
+	p := &vpred{kind: kind}
+	for _, t := range terms {
+		c, err := compilePred(t, s)
+		if err != nil {
+			return nil, err
+		}
+		p.terms = append(p.terms, c)
+	}
+	return p, nil
+}
+
+// filter returns the tuples of sel (ascending) for which p holds, written
+// over sel's own backing array: a selection only ever shrinks.
+func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
+	switch p.kind {
+	case pCmp:
+		p.l.eval(data, ts, sel)
+		p.r.eval(data, ts, sel)
+		if p.l.float {
+			return cmpSel(p.op, p.l.flts, p.r.flts, sel)
+		}
+		return cmpSel(p.op, p.l.ints, p.r.ints, sel)
+	case pAnd:
+		for _, t := range p.terms {
+			if len(sel) == 0 {
+				break
+			}
+			sel = t.filter(data, ts, sel)
+		}
+		return sel
+	default: // pOr: the union of what each term keeps of sel
+		in := append(p.in[:0], sel...)
+		acc := p.acc[:0]
+		for _, t := range p.terms {
+			kept := t.filter(data, ts, append(p.buf[:0], in...))
+			merged := mergeSorted(p.tmp[:0], acc, kept)
+			p.tmp, p.acc = acc[:0], merged
+			acc = merged
+		}
+		return append(sel[:0], acc...)
+	}
+}
+
+// mergeSorted appends the union of ascending a and b to dst.
+func mergeSorted(dst, a, b []int32) []int32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			dst = append(dst, a[i])
+			i++
+		case a[i] > b[j]:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, a[i])
+			i++
+			j++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+type number interface{ ~int64 | ~float64 }
+
+func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {
+	out := sel[:0]
+	switch op {
+	case query.Eq:
+		for _, i := range sel {
+			if a[i] == b[i] {
+				out = append(out, i)
+			}
+		}
+	case query.Ne:
+		for _, i := range sel {
+			if a[i] != b[i] {
+				out = append(out, i)
+			}
+		}
+	case query.Lt:
+		for _, i := range sel {
+			if a[i] < b[i] {
+				out = append(out, i)
+			}
+		}
+	case query.Le:
+		for _, i := range sel {
+			if a[i] <= b[i] {
+				out = append(out, i)
+			}
+		}
+	case query.Gt:
+		for _, i := range sel {
+			if a[i] > b[i] {
+				out = append(out, i)
+			}
+		}
+	default:
+		for _, i := range sel {
+			if a[i] >= b[i] {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}

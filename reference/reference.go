@@ -1,0 +1,763 @@
+// Package reference is the naive reference evaluator of saber-hx: the oracle
+// that tests and `saber-hx bench --validate` compare the engine against. It
+// evaluates a query.Query literally, one tuple at a time, in input order,
+// with no panes, no tasks and no parallelism. It is written to be obviously
+// correct, not fast. It imports only package query (never package window): it
+// finds the windows of a tuple by brute force, so that it checks the
+// engine's pane arithmetic instead of sharing it.
+//
+// # Expressions
+//
+// A Column reads an attribute of the tuple, little-endian: int32 (sign
+// extended) and int64 as integers, float32 (converted exactly to float64)
+// and float64 as floats. A Column naming the static join's As is the joined
+// value (bytes; only valid as a group key). IntConst and FloatConst are
+// constants. Arith computes in float64 when either operand is a float
+// (converting the integer one), else in int64 with Go's wrapping arithmetic;
+// integer division truncates toward zero, x/0 == 0, and
+// math.MinInt64 / -1 == math.MinInt64 (Go's wrap-around); float division is
+// IEEE 754 (x/0.0 is ±Inf or NaN). Compare compares as float64 when either
+// side is a float (NaN compares false except with !=), else as int64. AndExpr
+// holds when every term holds; OrExpr when any term holds.
+//
+// # Static join
+//
+// With q.Join, the tuple's bytes column q.Join.Column is looked up among
+// q.Join.Table.Keys; the joined value is the Values entry of the matching
+// key. A tuple whose key is not in the table is "unmatched".
+//
+// # Stateless queries
+//
+// A query without aggregates (q.Stateless()) outputs, for every tuple, in
+// input order: nothing when WHERE is false (Filtered); else (Counted) the
+// input tuple's bytes unchanged when q.Project is empty, or else the event
+// time (attribute 0, int64) as 8 bytes little-endian followed, for each
+// projection, by 8 bytes little-endian: the int64 value, or
+// math.Float64bits of a float value. Windows, lateness and joins do not
+// apply; Result.Rows is nil.
+//
+// # Aggregations
+//
+// Every tuple has a position: its event time (attribute 0) for a range
+// window, its 0-based index in the input (counting every tuple, before WHERE)
+// for a row window. The watermark W is the maximum position of all PREVIOUS
+// tuples; there is none before the first tuple. Window w covers positions
+// [w*Slide, w*Slide+Size). For each tuple, in order:
+//
+//   - WHERE false: Filtered;
+//   - else, with a join, its key not in the table: Unmatched;
+//   - else the windows containing its position are found by brute force
+//     (every w with w*Slide <= position < w*Slide+Size; they are consecutive,
+//     first..last). If a watermark exists and W >= the end of the FIRST of
+//     them, the tuple is Late and counted in no window (for a sliding window,
+//     a tuple that is late for its first window only is counted in none);
+//   - else Counted: added to every window first..last under its group key.
+//
+// Then W = max(W, position): every tuple advances the watermark, filtered,
+// unmatched and late ones too. A tuple out of order but whose first window
+// has not closed is counted.
+//
+// The group key is the concatenation over q.GroupBy of: for the join's As,
+// the joined value's bytes; for a bytes column, its raw bytes; for an int32
+// column, query.AppendIntKey(v, 4); for any other integer expression (an
+// int64 column, a constant, arithmetic), query.AppendIntKey(v, 8). Without
+// GROUP BY every tuple has the empty key "".
+//
+// Aggregates per (window, key), over the tuples counted there: COUNT is the
+// integer count; SUM the int64 wrapping sum of an integer argument or the
+// float64 sum (in input order) of a float argument; AVG the float64
+// (float64(integer sum) or float sum) / float64(count); MIN and MAX are of
+// the argument's type (floats compared with <, >: the first value starts
+// the running minimum/maximum, and a later value replaces it only when
+// strictly less/greater).
+//
+// HAVING is evaluated per (window, key) after all input. Its columns are
+// aggregates (by Aggregate.As; looked up first) — their values — and GROUP BY
+// columns, whose value is read from the first tuple counted in that (window,
+// key). Groups failing HAVING are dropped.
+//
+// The output has one Row per (window, key) that counted at least one tuple
+// and passes HAVING, ordered by window start, then key bytes. Windows never
+// appear without rows. Row.Values holds the aggregates in the order of
+// q.Aggregates. Every tuple is classified exactly once:
+// Counts.Tuples = Filtered + Unmatched + Late + Counted.
+//
+// # Errors
+//
+// Evaluate refuses a query that fails q.Validate(), data that is not a whole
+// number of tuples, and a counted tuple whose windows' bounds (or the
+// windows searched around its position) do not fit in int64.
+package reference
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// Value is one aggregate or projected value: an integer (Float false, in I)
+// or a float (Float true, in F).
+type Value struct {
+	Float bool
+	I     int64
+	F     float64
+}
+
+// Int returns an integer Value.
+func Int(v int64) Value { return Value{I: v} }
+
+// Float returns a float Value.
+func Float(v float64) Value { return Value{Float: true, F: v} }
+
+// String formats v: an integer in decimal, a float with the precision needed
+// to round-trip it, each marked with its kind.
+func (v Value) String() string {
+	if v.Float {
+		return fmt.Sprintf("%v (float)", v.F)
+	}
+	return fmt.Sprintf("%d (int)", v.I)
+}
+
+// asFloat is v as a float64, converting an integer.
+func (v Value) asFloat() float64 {
+	if v.Float {
+		return v.F
+	}
+	return float64(v.I)
+}
+
+// Row is one output row of an aggregation: one group of one window.
+type Row struct {
+	Start, End int64
+	Key        string
+	Values     []Value // in the order of q.Aggregates
+}
+
+// Counts classifies every input tuple exactly once:
+// Tuples = Filtered + Unmatched + Late + Counted.
+type Counts struct {
+	Tuples    uint64 // all tuples read
+	Filtered  uint64 // WHERE false
+	Unmatched uint64 // join key not in the static table
+	Late      uint64 // the first window containing it had closed
+	Counted   uint64 // aggregated into windows (or output, when stateless)
+}
+
+// Result is the output of a query.
+type Result struct {
+	Rows   []Row  // aggregations: by Start, then Key bytes
+	Tuples []byte // stateless queries: output tuples, concatenated in input order
+	Counts Counts
+}
+
+// OutputTupleSize is the size of a stateless query's output tuple: the
+// input's when q.Project is empty, else 8 + 8*len(q.Project).
+func OutputTupleSize(q *query.Query) int {
+	if len(q.Project) == 0 {
+		return q.Schema.TupleSize
+	}
+	return 8 + 8*len(q.Project)
+}
+
+// Evaluate runs q over data, a whole number of q.Schema.TupleSize-byte
+// tuples, as the package documentation describes.
+func Evaluate(q *query.Query, data []byte) (*Result, error) {
+	if q == nil {
+		return nil, errors.New("reference: nil query")
+	}
+	if err := q.Validate(); err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	size := q.Schema.TupleSize
+	if rem := len(data) % size; rem != 0 {
+		return nil, fmt.Errorf("reference: query %q: %d bytes of input is not a whole number of %d-byte tuples (%d trailing bytes)", q.Name, len(data), size, rem)
+	}
+	if q.Stateless() {
+		return evalStateless(q, data)
+	}
+	return evalAggregation(q, data)
+}
+
+// tupleScope resolves columns of one tuple.
+func tupleScope(s *query.Schema, t []byte) func(string) (Value, error) {
+	return func(name string) (Value, error) {
+		a, err := s.Lookup(name)
+		if err != nil {
+			return Value{}, err
+		}
+		return readAttr(a, t)
+	}
+}
+
+// readAttr reads attribute a of tuple t as a number.
+func readAttr(a query.Attribute, t []byte) (Value, error) {
+	b := t[a.Offset : a.Offset+a.Size]
+	le := binary.LittleEndian
+	switch a.Type {
+	case query.Int32:
+		return Int(int64(int32(le.Uint32(b)))), nil
+	case query.Int64:
+		return Int(int64(le.Uint64(b))), nil
+	case query.Float32:
+		return Float(float64(math.Float32frombits(le.Uint32(b)))), nil
+	case query.Float64:
+		return Float(math.Float64frombits(le.Uint64(b))), nil
+	}
+	return Value{}, fmt.Errorf("column %q is %s, not a number", a.Name, a.Type)
+}
+
+// num evaluates the numeric expression e, resolving columns with col.
+func num(e query.Expr, col func(string) (Value, error)) (Value, error) {
+	switch e := e.(type) {
+	case query.Column:
+		return col(e.Name)
+	case query.IntConst:
+		return Int(e.V), nil
+	case query.FloatConst:
+		return Float(e.V), nil
+	case query.Arith:
+		l, err := num(e.L, col)
+		if err != nil {
+			return Value{}, err
+		}
+		r, err := num(e.R, col)
+		if err != nil {
+			return Value{}, err
+		}
+		if l.Float || r.Float {
+			a, b := l.asFloat(), r.asFloat()
+			switch e.Op {
+			case query.OpAdd:
+				return Float(a + b), nil
+			case query.OpSub:
+				return Float(a - b), nil
+			case query.OpMul:
+				return Float(a * b), nil
+			case query.OpDiv:
+				return Float(a / b), nil
+			}
+		} else {
+			a, b := l.I, r.I
+			switch e.Op {
+			case query.OpAdd:
+				return Int(a + b), nil
+			case query.OpSub:
+				return Int(a - b), nil
+			case query.OpMul:
+				return Int(a * b), nil
+			case query.OpDiv:
+				if b == 0 {
+					return Int(0), nil
+				}
+				return Int(a / b), nil // truncates; MinInt64 / -1 wraps to MinInt64
+			}
+		}
+		return Value{}, fmt.Errorf("unknown arithmetic operator %d in %s", uint8(e.Op), e)
+	}
+	return Value{}, fmt.Errorf("%s is not a number", e)
+}
+
+// pred evaluates the predicate e, resolving columns with col.
+func pred(e query.Expr, col func(string) (Value, error)) (bool, error) {
+	switch e := e.(type) {
+	case query.Compare:
+		l, err := num(e.L, col)
+		if err != nil {
+			return false, err
+		}
+		r, err := num(e.R, col)
+		if err != nil {
+			return false, err
+		}
+		if l.Float || r.Float {
+			a, b := l.asFloat(), r.asFloat()
+			switch e.Op {
+			case query.Eq:
+				return a == b, nil
+			case query.Ne:
+				return a != b, nil
+			case query.Lt:
+				return a < b, nil
+			case query.Le:
+				return a <= b, nil
+			case query.Gt:
+				return a > b, nil
+			case query.Ge:
+				return a >= b, nil
+			}
+		} else {
+			a, b := l.I, r.I
+			switch e.Op {
+			case query.Eq:
+				return a == b, nil
+			case query.Ne:
+				return a != b, nil
+			case query.Lt:
+				return a < b, nil
+			case query.Le:
+				return a <= b, nil
+			case query.Gt:
+				return a > b, nil
+			case query.Ge:
+				return a >= b, nil
+			}
+		}
+		return false, fmt.Errorf("unknown comparison operator %d in %s", uint8(e.Op), e)
+	case query.AndExpr:
+		if len(e.Terms) == 0 {
+			return false, errors.New("AND of no terms")
+		}
+		for _, t := range e.Terms {
+			ok, err := pred(t, col)
+			if err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	case query.OrExpr:
+		if len(e.Terms) == 0 {
+			return false, errors.New("OR of no terms")
+		}
+		for _, t := range e.Terms {
+			ok, err := pred(t, col)
+			if err != nil || ok {
+				return ok, err
+			}
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("%s is not a predicate", e)
+}
+
+func evalStateless(q *query.Query, data []byte) (*Result, error) {
+	res := &Result{}
+	size := q.Schema.TupleSize
+	for off := 0; off < len(data); off += size {
+		t := data[off : off+size]
+		res.Counts.Tuples++
+		col := tupleScope(q.Schema, t)
+		if q.Where != nil {
+			ok, err := pred(q.Where, col)
+			if err != nil {
+				return nil, fmt.Errorf("reference: query %q: tuple %d: where: %w", q.Name, off/size, err)
+			}
+			if !ok {
+				res.Counts.Filtered++
+				continue
+			}
+		}
+		res.Counts.Counted++
+		if len(q.Project) == 0 {
+			res.Tuples = append(res.Tuples, t...)
+			continue
+		}
+		res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, binary.LittleEndian.Uint64(t[0:8]))
+		for i, p := range q.Project {
+			v, err := num(p.Expr, col)
+			if err != nil {
+				return nil, fmt.Errorf("reference: query %q: tuple %d: projection %d: %w", q.Name, off/size, i, err)
+			}
+			if v.Float {
+				res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, math.Float64bits(v.F))
+			} else {
+				res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, uint64(v.I))
+			}
+		}
+	}
+	return res, nil
+}
+
+// group is the state of one (window, key).
+type group struct {
+	first []byte  // the first tuple counted here: GROUP BY columns for HAVING
+	count int64   // tuples counted
+	acc   []Value // per aggregate: running SUM (also for AVG), MIN or MAX
+}
+
+// addInt is a+b, ok false on int64 overflow.
+func addInt(a, b int64) (int64, bool) {
+	c := a + b
+	if (b > 0 && c < a) || (b < 0 && c > a) {
+		return 0, false
+	}
+	return c, true
+}
+
+// mulInt is a*b for b > 0, ok false on int64 overflow.
+func mulInt(a, b int64) (int64, bool) {
+	c := a * b
+	if c/b != a {
+		return 0, false
+	}
+	return c, true
+}
+
+// windowsOf returns, by brute force, every window w with
+// start(w) <= pos < end(w), in descending order of w, with their bounds.
+//
+// The search starts at hi = trunc(pos/Slide) + 1, which is above the last
+// window containing pos (hi*Slide > pos whether pos/Slide truncated up or
+// down), and walks down while end(w) > pos; the membership test itself is the
+// literal definition.
+func windowsOf(pos int64, win query.Window) (ws []int64, starts, ends []int64, err error) {
+	hi, ok := addInt(pos/win.Slide, 1)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("position %d: window index out of int64 range", pos)
+	}
+	for w := hi; ; w-- {
+		start, ok1 := mulInt(w, win.Slide)
+		end, ok2 := addInt(start, win.Size)
+		if !ok1 || !ok2 {
+			return nil, nil, nil, fmt.Errorf("position %d: window %d's bounds do not fit in int64", pos, w)
+		}
+		if end <= pos {
+			break
+		}
+		if start <= pos && pos < end {
+			ws = append(ws, w)
+			starts = append(starts, start)
+			ends = append(ends, end)
+		}
+		if w == math.MinInt64 {
+			return nil, nil, nil, fmt.Errorf("position %d: window index out of int64 range", pos)
+		}
+	}
+	if len(ws) == 0 {
+		return nil, nil, nil, fmt.Errorf("position %d is in no window (size %d, slide %d)", pos, win.Size, win.Slide)
+	}
+	return ws, starts, ends, nil
+}
+
+// groupKey builds the group key of tuple t (joined: the join's value).
+func groupKey(q *query.Query, t, joined []byte, col func(string) (Value, error)) (string, error) {
+	var key []byte
+	for i, g := range q.GroupBy {
+		if c, ok := g.(query.Column); ok {
+			if q.Join != nil && c.Name == q.Join.As {
+				key = append(key, joined...)
+				continue
+			}
+			a, err := q.Schema.Lookup(c.Name)
+			if err != nil {
+				return "", fmt.Errorf("group by %d: %w", i, err)
+			}
+			switch a.Type {
+			case query.Bytes:
+				key = append(key, t[a.Offset:a.Offset+a.Size]...)
+				continue
+			case query.Int32:
+				v, err := readAttr(a, t)
+				if err != nil {
+					return "", err
+				}
+				key = query.AppendIntKey(key, v.I, 4)
+				continue
+			}
+		}
+		v, err := num(g, col)
+		if err != nil {
+			return "", fmt.Errorf("group by %d: %w", i, err)
+		}
+		if v.Float {
+			return "", fmt.Errorf("group by %d: %s is a float", i, g)
+		}
+		key = query.AppendIntKey(key, v.I, 8)
+	}
+	return string(key), nil
+}
+
+func evalAggregation(q *query.Query, data []byte) (*Result, error) {
+	res := &Result{}
+	size := q.Schema.TupleSize
+	scope := q.Scope()
+	argFloat := make([]bool, len(q.Aggregates))
+	for i, a := range q.Aggregates {
+		if a.Func != query.Count {
+			t, err := query.TypeOf(a.Arg, scope)
+			if err != nil {
+				return nil, fmt.Errorf("reference: query %q: aggregate %d: %w", q.Name, i, err)
+			}
+			argFloat[i] = t == query.FloatValue
+		}
+	}
+	var table map[string][]byte
+	var joinAttr query.Attribute
+	if q.Join != nil {
+		table = make(map[string][]byte, len(q.Join.Table.Keys))
+		for i, k := range q.Join.Table.Keys {
+			table[string(k)] = q.Join.Table.Values[i]
+		}
+		var err error
+		if joinAttr, err = q.Schema.Lookup(q.Join.Column); err != nil {
+			return nil, fmt.Errorf("reference: query %q: join: %w", q.Name, err)
+		}
+	}
+
+	type wkey struct {
+		w   int64
+		key string
+	}
+	groups := map[wkey]*group{}
+	bounds := map[int64][2]int64{} // window -> start, end
+
+	var wm int64
+	haveWM := false
+	for off := 0; off < len(data); off += size {
+		idx := off / size
+		t := data[off : off+size]
+		res.Counts.Tuples++
+		var pos int64
+		if q.Window.Type == query.Rows {
+			pos = int64(idx)
+		} else {
+			pos = int64(binary.LittleEndian.Uint64(t[0:8]))
+		}
+		if err := func() error {
+			col := tupleScope(q.Schema, t)
+			if q.Where != nil {
+				ok, err := pred(q.Where, col)
+				if err != nil {
+					return fmt.Errorf("where: %w", err)
+				}
+				if !ok {
+					res.Counts.Filtered++
+					return nil
+				}
+			}
+			var joined []byte
+			if q.Join != nil {
+				v, ok := table[string(t[joinAttr.Offset:joinAttr.Offset+joinAttr.Size])]
+				if !ok {
+					res.Counts.Unmatched++
+					return nil
+				}
+				joined = v
+			}
+			ws, starts, ends, err := windowsOf(pos, q.Window)
+			if err != nil {
+				return err
+			}
+			first := len(ws) - 1 // ws is descending
+			if haveWM && wm >= ends[first] {
+				res.Counts.Late++
+				return nil
+			}
+			key, err := groupKey(q, t, joined, col)
+			if err != nil {
+				return err
+			}
+			args := make([]Value, len(q.Aggregates))
+			for i, a := range q.Aggregates {
+				if a.Func == query.Count {
+					continue
+				}
+				if args[i], err = num(a.Arg, col); err != nil {
+					return fmt.Errorf("aggregate %d: %w", i, err)
+				}
+				if args[i].Float != argFloat[i] {
+					return fmt.Errorf("aggregate %d: %s evaluated to %v, not of its type", i, a.Arg, args[i])
+				}
+			}
+			res.Counts.Counted++
+			for j, w := range ws {
+				bounds[w] = [2]int64{starts[j], ends[j]}
+				g := groups[wkey{w, key}]
+				if g == nil {
+					g = &group{first: t, acc: make([]Value, len(q.Aggregates))}
+					groups[wkey{w, key}] = g
+				}
+				g.count++
+				for i, a := range q.Aggregates {
+					accumulate(&g.acc[i], a.Func, args[i], g.count == 1)
+				}
+			}
+			return nil
+		}(); err != nil {
+			return nil, fmt.Errorf("reference: query %q: tuple %d (byte offset %d): %w", q.Name, idx, off, err)
+		}
+		if !haveWM || pos > wm {
+			wm, haveWM = pos, true
+		}
+	}
+
+	for wk, g := range groups {
+		vals := make([]Value, len(q.Aggregates))
+		for i, a := range q.Aggregates {
+			vals[i] = final(a.Func, g.acc[i], g.count)
+		}
+		if q.Having != nil {
+			ok, err := pred(q.Having, havingScope(q, vals, g.first))
+			if err != nil {
+				return nil, fmt.Errorf("reference: query %q: having: %w", q.Name, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		b := bounds[wk.w]
+		res.Rows = append(res.Rows, Row{Start: b[0], End: b[1], Key: wk.key, Values: vals})
+	}
+	slices.SortFunc(res.Rows, func(a, b Row) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return bytes.Compare([]byte(a.Key), []byte(b.Key))
+	})
+	return res, nil
+}
+
+// accumulate adds argument v to the running state acc of function f; first
+// is true for the group's first tuple.
+func accumulate(acc *Value, f query.AggFunc, v Value, first bool) {
+	switch f {
+	case query.Count:
+		// the count is the group's count
+	case query.Sum, query.Avg:
+		if first {
+			*acc = v
+		} else if v.Float {
+			acc.F += v.F
+		} else {
+			acc.I += v.I // wraps
+		}
+	case query.Min:
+		if first || (v.Float && v.F < acc.F) || (!v.Float && v.I < acc.I) {
+			*acc = v
+		}
+	case query.Max:
+		if first || (v.Float && v.F > acc.F) || (!v.Float && v.I > acc.I) {
+			*acc = v
+		}
+	}
+}
+
+// final is the value of function f with running state acc over count tuples.
+func final(f query.AggFunc, acc Value, count int64) Value {
+	switch f {
+	case query.Count:
+		return Int(count)
+	case query.Avg:
+		return Float(acc.asFloat() / float64(count))
+	}
+	return acc
+}
+
+// havingScope resolves HAVING's columns: aggregates by As first, then GROUP
+// BY columns, read from the group's first tuple.
+func havingScope(q *query.Query, vals []Value, first []byte) func(string) (Value, error) {
+	return func(name string) (Value, error) {
+		for i, a := range q.Aggregates {
+			if a.As != "" && a.As == name {
+				return vals[i], nil
+			}
+		}
+		for _, g := range q.GroupBy {
+			if c, ok := g.(query.Column); ok && c.Name == name {
+				a, err := q.Schema.Lookup(name)
+				if err != nil {
+					return Value{}, err
+				}
+				return readAttr(a, first)
+			}
+		}
+		return Value{}, fmt.Errorf("%q is neither an aggregate nor a GROUP BY column", name)
+	}
+}
+
+// Diff returns "" when got equals want, else a description of the first
+// difference. For an aggregation rows are compared in order: window bounds
+// and key exactly, values by type, integers exactly and floats with relative
+// tolerance tol (|a-b| <= tol*max(1,|a|,|b|); equal values, including equal
+// infinities, and two NaNs match; an infinity matches only itself, a NaN only
+// a NaN). For a stateless query the output tuples
+// are compared byte for byte. Counts are compared exactly, after the output.
+func Diff(q *query.Query, want, got *Result, tol float64) string {
+	if want == nil || got == nil {
+		if want == got {
+			return ""
+		}
+		return fmt.Sprintf("want result %v, got %v", want != nil, got != nil)
+	}
+	if q.Stateless() {
+		if d := diffTuples(q, want.Tuples, got.Tuples); d != "" {
+			return d
+		}
+	} else if d := diffRows(q, want.Rows, got.Rows, tol); d != "" {
+		return d
+	}
+	if want.Counts != got.Counts {
+		return fmt.Sprintf("counts differ: want %+v, got %+v", want.Counts, got.Counts)
+	}
+	return ""
+}
+
+func diffTuples(q *query.Query, want, got []byte) string {
+	size := OutputTupleSize(q)
+	n := min(len(want), len(got))
+	for i := 0; i < n; i++ {
+		if want[i] != got[i] {
+			t := i / size
+			lo, hi := t*size, (t+1)*size
+			return fmt.Sprintf("output tuple %d differs at byte %d: want %x, got %x", t, i-lo, want[lo:min(hi, len(want))], got[lo:min(hi, len(got))])
+		}
+	}
+	if len(want) != len(got) {
+		return fmt.Sprintf("output: want %d bytes (%d tuples), got %d bytes (%d tuples)", len(want), len(want)/size, len(got), len(got)/size)
+	}
+	return ""
+}
+
+func rowString(r Row) string {
+	return fmt.Sprintf("window [%d, %d) key %x", r.Start, r.End, r.Key)
+}
+
+func diffRows(q *query.Query, want, got []Row, tol float64) string {
+	n := min(len(want), len(got))
+	for i := 0; i < n; i++ {
+		w, g := want[i], got[i]
+		if w.Start != g.Start || w.End != g.End || w.Key != g.Key {
+			return fmt.Sprintf("row %d: want %s, got %s", i, rowString(w), rowString(g))
+		}
+		if len(w.Values) != len(g.Values) {
+			return fmt.Sprintf("row %d (%s): want %d values, got %d", i, rowString(w), len(w.Values), len(g.Values))
+		}
+		for j := range w.Values {
+			if !sameValue(w.Values[j], g.Values[j], tol) {
+				name := ""
+				if j < len(q.Aggregates) {
+					name = fmt.Sprintf(" (%s %q)", q.Aggregates[j].Func, q.Aggregates[j].As)
+				}
+				return fmt.Sprintf("row %d (%s): value %d%s: want %v, got %v", i, rowString(w), j, name, w.Values[j], g.Values[j])
+			}
+		}
+	}
+	if len(want) > n {
+		return fmt.Sprintf("want %d rows, got %d: row %d (%s) missing", len(want), len(got), n, rowString(want[n]))
+	}
+	if len(got) > n {
+		return fmt.Sprintf("want %d rows, got %d: row %d (%s) unexpected", len(want), len(got), n, rowString(got[n]))
+	}
+	return ""
+}
+
+func sameValue(a, b Value, tol float64) bool {
+	if a.Float != b.Float {
+		return false
+	}
+	if !a.Float {
+		return a.I == b.I
+	}
+	if a.F == b.F || (math.IsNaN(a.F) && math.IsNaN(b.F)) {
+		return true
+	}
+	if math.IsInf(a.F, 0) || math.IsInf(b.F, 0) {
+		return false // an infinity equals only itself
+	}
+	return math.Abs(a.F-b.F) <= tol*max(1, math.Abs(a.F), math.Abs(b.F))
+}
