@@ -175,6 +175,27 @@ func (r *Ring) Reserve(n int) ([]byte, error) {
 	return r.buf[off:end:end], nil
 }
 
+// TryReserve is Reserve without waiting: ok is false when the n bytes are
+// not free yet. A producer that must not block (one that runs on a worker,
+// such as a chained query's upstream result stage) does other work and
+// tries again.
+func (r *Ring) TryReserve(n int) (b []byte, ok bool, err error) {
+	if n <= 0 || n > r.size {
+		return nil, false, fmt.Errorf("buffer: reserve %d bytes: must be in [1, %d]", n, r.size)
+	}
+	if r.closed.Load() {
+		return nil, false, ErrClosed
+	}
+	w := r.written.Load()
+	if w-r.freed.Load()+uint64(n) > uint64(r.size) {
+		return nil, false, nil
+	}
+	r.reserved = n
+	off := w & r.mask
+	end := off + uint64(n)
+	return r.buf[off:end:end], true, nil
+}
+
 // waitSpace blocks until Freed() >= need or the ring is cancelled.
 //
 // No lost wake-up: we publish waiting=true before re-reading freed, and Free

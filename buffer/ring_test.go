@@ -344,3 +344,23 @@ func BenchmarkReserveCommitFree(b *testing.B) {
 		r.Free(w)
 	}
 }
+
+func TestTryReserveDoesNotWait(t *testing.T) {
+	r, err := NewRing(os.Getpagesize())
+	require.NoError(t, err)
+	defer r.Close()
+	b, ok, err := r.TryReserve(r.Size())
+	require.NoError(t, err)
+	require.True(t, ok)
+	r.Commit(len(b))
+	_, ok, err = r.TryReserve(1)
+	assert.NoError(t, err)
+	assert.False(t, ok, "a full ring has no byte to reserve")
+	r.Free(1)
+	_, ok, err = r.TryReserve(1)
+	assert.NoError(t, err)
+	assert.True(t, ok)
+	r.Cancel()
+	_, _, err = r.TryReserve(1)
+	assert.ErrorIs(t, err, ErrClosed)
+}

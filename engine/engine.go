@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -140,8 +141,13 @@ type TupleSink func(tuples []byte) error
 // Spec is one query of an engine and where its output goes.
 type Spec struct {
 	Query   *query.Query
-	Windows Sink      // aggregations
-	Tuples  TupleSink // stateless queries
+	Windows Sink      // aggregations: each closed window
+	Tuples  TupleSink // output tuples (query.OutputSchema): a stateless query's, or one per aggregation row
+	// From names an earlier query of the same engine whose output tuples
+	// are this query's input (SABER's connectTo): its output schema must
+	// have this query's input layout. Such a stream has no producer of its
+	// own.
+	From string
 }
 
 // Stats are a stream's counters. Tuples = Filtered + Unmatched + Late +
@@ -189,6 +195,9 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	capacity := 0
 	for i, sp := range specs {
 		s, err := newStream(e, i, sp)
+		if err == nil && sp.From != "" {
+			err = e.connect(s, sp.From)
+		}
 		if err != nil {
 			e.releaseRings()
 			return nil, err
@@ -207,6 +216,26 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// connect makes s the downstream of the earlier query named from.
+func (e *Engine) connect(s *Stream, from string) error {
+	for _, up := range e.streams {
+		if up.win.Query != from {
+			continue
+		}
+		out, err := up.plan.Query.OutputSchema()
+		if err != nil {
+			return err
+		}
+		if err := query.SameLayout(out, s.plan.Query.Schema); err != nil {
+			return fmt.Errorf("query %q takes the output of %q: %w", s.win.Query, from, err)
+		}
+		up.downstream = append(up.downstream, s)
+		s.upstream = up
+		return nil
+	}
+	return fmt.Errorf("query %q: no earlier query %q to take input from", s.win.Query, from)
 }
 
 func (e *Engine) releaseRings() {
@@ -232,22 +261,49 @@ func (e *Engine) Write(p []byte) error    { return e.streams[0].Write(p) }
 // Stats returns the first query's counters.
 func (e *Engine) Stats() Stats { return e.streams[0].Stats() }
 
-// work is a worker's loop: one kernel per query, made on the worker's own
-// thread.
-func (e *Engine) work(id int) {
-	p := scheduler.Processor{Kind: 0, ID: id}
-	ks := make([]kernels.Kernel, len(e.streams))
+// worker is what runs tasks: a worker goroutine, or the goroutine of
+// CloseAll while it flushes chained queries. It has one kernel per query.
+type worker struct {
+	e       *Engine
+	proc    scheduler.Processor
+	kernels []kernels.Kernel
+}
+
+func (e *Engine) newWorker(id int) *worker {
+	w := &worker{e: e, proc: scheduler.Processor{Kind: 0, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
 	for i, s := range e.streams {
-		ks[i] = s.plan.NewKernel()
+		w.kernels[i] = s.plan.NewKernel()
 	}
-	for t := e.queue.Pop(p); t != nil; t = e.queue.Pop(p) {
-		s := e.streams[t.Query]
-		t.Result.Reset(s.layout)
-		if e.failed() == nil {
-			ks[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
-		}
-		s.finish(t)
+	return w
+}
+
+// work is a worker's loop; its kernels are made on the worker's own thread.
+func (e *Engine) work(id int) {
+	w := e.newWorker(id)
+	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
+		w.run(t)
 	}
+}
+
+// run processes t and hands it to its stream's result stage.
+func (w *worker) run(t *scheduler.Task) {
+	s := w.e.streams[t.Query]
+	t.Result.Reset(s.layout)
+	if w.e.failed() == nil {
+		w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+	}
+	s.finish(t, w)
+}
+
+// help runs one queued task, if there is one: what a worker does instead of
+// waiting for a downstream ring, so that chained queries cannot deadlock
+// even on one worker.
+func (w *worker) help() {
+	if t := w.e.queue.TryPop(w.proc); t != nil {
+		w.run(t)
+		return
+	}
+	time.Sleep(20 * time.Microsecond)
 }
 
 // fail records the first error and unblocks every producer.
@@ -292,8 +348,22 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 		return e.stats(), errors.New("engine: closed twice")
 	}
 	e.closed = true
+	// Streams come in an order where a query's upstream is before it: end
+	// each input, wait for its tasks, and flush its windows (the end of
+	// input closes them) into its downstream before ending that one's.
+	var w *worker
 	for _, s := range e.streams {
 		s.closeInput()
+		if len(s.downstream) == 0 {
+			continue
+		}
+		if w == nil {
+			w = e.newWorker(-1)
+		}
+		for s.next.Load() != s.nextID && e.failed() == nil {
+			w.help()
+		}
+		s.flush(w)
 	}
 	e.queue.Close()
 	e.workers.Wait()
@@ -321,14 +391,22 @@ type Stream struct {
 	layout *window.Layout
 	spec   Spec
 
-	ring *buffer.Ring
-	free chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
+	ring     *buffer.Ring
+	free     chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
+	taskSize int
 
 	// Producer and dispatcher.
 	taskStart uint64 // ring offset of the task being filled
 	filled    int    // bytes of it committed
 	nextID    uint64
 	inClosed  bool
+
+	// Chaining.
+	upstream   *Stream   // feeds this stream; nil: an external producer
+	downstream []*Stream // take this stream's output tuples
+	outBuf     []byte    // an aggregation's rows encoded as tuples
+	worker     *worker   // the worker merging now (for emit)
+	flushed    bool
 
 	// Result stage.
 	slots   []atomic.Pointer[scheduler.Task] // finished tasks by ID & mask
@@ -354,19 +432,25 @@ func newStream(e *Engine, id int, sp Spec) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.cfg.Validate(plan.TupleSize); err != nil {
+	// A chained query's tuples are its upstream's output: its tasks are the
+	// configured size rounded down to whole tuples.
+	cfg := e.cfg
+	if sp.From != "" && cfg.TaskSize >= plan.TupleSize {
+		cfg.TaskSize -= cfg.TaskSize % plan.TupleSize
+	}
+	if err := cfg.Validate(plan.TupleSize); err != nil {
 		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
 	}
 	// Every task in flight holds TaskSize bytes of the ring but the last,
 	// partial one: that bounds the tasks in flight.
-	inFlight := e.cfg.BufferSize/e.cfg.TaskSize + 1
+	inFlight := cfg.BufferSize/cfg.TaskSize + 1
 	ring, err := buffer.NewRing(e.cfg.BufferSize)
 	if err != nil {
 		return nil, fmt.Errorf("ring for query %q: %w", sp.Query.Name, err)
 	}
 	nslots := 1 << bits.Len(uint(inFlight))
 	s := &Stream{
-		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp,
+		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp, taskSize: cfg.TaskSize,
 		ring:  ring,
 		free:  make(chan *scheduler.Task, inFlight),
 		slots: make([]atomic.Pointer[scheduler.Task], nslots),
@@ -391,7 +475,7 @@ func newStream(e *Engine, id int, sp Spec) (*Stream, error) {
 	for range inFlight {
 		t := &scheduler.Task{Query: id}
 		if plan.Stateless() {
-			t.Result.Out = make([]byte, 0, e.cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
+			t.Result.Out = make([]byte, 0, cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
 		}
 		t.Result.Prealloc(plan.Layout, spares)
 		s.free <- t
@@ -404,7 +488,7 @@ func (s *Stream) Plan() *kernels.Plan { return s.plan }
 
 // finish hands a processed task to the result stage and merges every task
 // that is next in order.
-func (s *Stream) finish(t *scheduler.Task) {
+func (s *Stream) finish(t *scheduler.Task, w *worker) {
 	s.slots[t.ID&s.mask].Store(t)
 	for {
 		if !s.mergeMu.TryLock() {
@@ -418,7 +502,7 @@ func (s *Stream) finish(t *scheduler.Task) {
 				break
 			}
 			sl.Store(nil)
-			s.merge(t)
+			s.merge(t, w)
 			n++
 			s.next.Store(n)
 		}
@@ -436,9 +520,10 @@ func (s *Stream) finish(t *scheduler.Task) {
 }
 
 // merge runs under mergeMu, in task order.
-func (s *Stream) merge(t *scheduler.Task) {
+func (s *Stream) merge(t *scheduler.Task, w *worker) {
 	if s.e.failed() == nil {
 		var err error
+		s.worker = w
 		if s.asm != nil {
 			err = s.asm.Merge(&t.Result, s.emitFn)
 		} else {
@@ -463,12 +548,83 @@ func (s *Stream) mergeTuples(r *window.TaskResult) error {
 	s.filtered.Add(r.Filtered)
 	s.counted.Add(r.Tuples - r.Filtered)
 	s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
-	if s.spec.Tuples != nil && len(r.Out) > 0 {
-		if err := s.spec.Tuples(r.Out); err != nil {
+	return s.output(r.Out)
+}
+
+// output hands output tuples to the TupleSink and the downstream queries.
+func (s *Stream) output(tuples []byte) error {
+	if len(tuples) == 0 {
+		return nil
+	}
+	if s.spec.Tuples != nil {
+		if err := s.spec.Tuples(tuples); err != nil {
 			return fmt.Errorf("query %q output: %w", s.win.Query, err)
 		}
 	}
+	for _, d := range s.downstream {
+		if err := d.push(tuples, s.worker); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// push writes an upstream query's output into this stream's ring. It runs on
+// a worker inside the upstream's result stage, so it must not block: while
+// the ring is full, the worker runs other tasks (the ones that free it).
+func (s *Stream) push(p []byte, w *worker) error {
+	for len(p) > 0 {
+		b, ok, err := s.ring.TryReserve(s.taskSize - s.filled)
+		if err != nil {
+			if ferr := s.e.failed(); ferr != nil {
+				return ferr
+			}
+			return err
+		}
+		if !ok {
+			w.help()
+			continue
+		}
+		n := copy(b, p)
+		p = p[n:]
+		if err := s.commit(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeRows appends the rows of window o as output tuples
+// (query.OutputSchema).
+func (s *Stream) encodeRows(dst []byte, o *window.Output) []byte {
+	p := s.plan
+	for _, g := range o.Rows {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(o.Start))
+		if p.Layout.Hashed {
+			var kb [16]byte
+			k0, k1 := o.State.Key(g)
+			binary.BigEndian.PutUint64(kb[0:], k0)
+			binary.BigEndian.PutUint64(kb[8:], k1)
+			for _, kp := range p.KeyParts {
+				if kp.Int {
+					dst = binary.LittleEndian.AppendUint64(dst, uint64(query.DecodeIntKey(kb[kp.Pos:], kp.Width)))
+				} else {
+					dst = append(dst, kb[kp.Pos:kp.Pos+kp.Width]...)
+				}
+			}
+		} else if len(p.Query.GroupBy) > 0 {
+			dst = append(dst, p.GroupKeys[g]...)
+		}
+		row := o.State.Row(g)
+		for a := range p.Aggs {
+			i, f, isFloat := p.AggValue(row, a)
+			if isFloat {
+				i = int64(math.Float64bits(f))
+			}
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(i))
+		}
+	}
+	return dst
 }
 
 // publish copies the assembler's counters where Stats can read them.
@@ -488,12 +644,15 @@ func (s *Stream) publish() {
 }
 
 func (s *Stream) emit(o *window.Output) error {
-	if s.spec.Windows == nil {
-		return nil
+	if s.spec.Windows != nil {
+		s.win.Start, s.win.End, s.win.out = o.Start, o.End, o
+		if err := s.spec.Windows(&s.win); err != nil {
+			return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
+		}
 	}
-	s.win.Start, s.win.End, s.win.out = o.Start, o.End, o
-	if err := s.spec.Windows(&s.win); err != nil {
-		return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
+	if s.spec.Tuples != nil || len(s.downstream) > 0 {
+		s.outBuf = s.encodeRows(s.outBuf[:0], o)
+		return s.output(s.outBuf)
 	}
 	return nil
 }
@@ -505,7 +664,10 @@ func (s *Stream) Buffer() ([]byte, error) {
 	if s.inClosed {
 		return nil, errors.New("engine: Buffer after Close")
 	}
-	b, err := s.ring.Reserve(s.e.cfg.TaskSize - s.filled)
+	if s.upstream != nil {
+		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream.win.Query)
+	}
+	b, err := s.ring.Reserve(s.taskSize - s.filled)
 	if err != nil {
 		if ferr := s.e.failed(); ferr != nil {
 			return nil, ferr
@@ -518,12 +680,19 @@ func (s *Stream) Buffer() ([]byte, error) {
 // Commit publishes n bytes written into the last Buffer; a full task is
 // dispatched.
 func (s *Stream) Commit(n int) error {
-	if n < 0 || s.filled+n > s.e.cfg.TaskSize {
-		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, s.filled, s.e.cfg.TaskSize)
+	if s.upstream != nil {
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream.win.Query)
+	}
+	return s.commit(n)
+}
+
+func (s *Stream) commit(n int) error {
+	if n < 0 || s.filled+n > s.taskSize {
+		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, s.filled, s.taskSize)
 	}
 	s.ring.Commit(n)
 	s.filled += n
-	if s.filled == s.e.cfg.TaskSize {
+	if s.filled == s.taskSize {
 		s.dispatch()
 	}
 	return nil
@@ -579,12 +748,27 @@ func (s *Stream) finishAll() {
 	if s.next.Load() != s.nextID && s.e.failed() == nil {
 		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
 	}
-	if s.asm != nil && s.e.failed() == nil {
-		if err := s.asm.Flush(s.emitFn); err != nil {
-			s.e.fail(err)
-		}
-	}
+	s.flushLocked(nil)
 	s.publish()
+}
+
+// flush emits every window still open, once the stream's tasks are merged.
+func (s *Stream) flush(w *worker) {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	s.flushLocked(w)
+	s.publish()
+}
+
+func (s *Stream) flushLocked(w *worker) {
+	if s.flushed || s.asm == nil || s.e.failed() != nil {
+		return
+	}
+	s.flushed = true
+	s.worker = w
+	if err := s.asm.Flush(s.emitFn); err != nil {
+		s.e.fail(err)
+	}
 }
 
 // Stats returns a snapshot of the counters; safe from any goroutine.

@@ -62,7 +62,7 @@ type Plan struct {
 	KeyParts  []KeyPart // hashed groups: the parts of the encoded key
 	Aggs      []AggOut
 
-	// Stateless queries.
+	// OutTupleSize is the size of an output tuple (query.OutputSchema).
 	OutTupleSize int
 
 	join *joinTable // shared by the kernels, read-only
@@ -77,12 +77,12 @@ func Compile(q *query.Query) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize}
-	if q.Stateless() {
-		p.OutTupleSize = p.TupleSize
-		if len(q.Project) > 0 {
-			p.OutTupleSize = 8 + 8*len(q.Project)
-		}
-	} else {
+	out, err := q.OutputSchema()
+	if err != nil {
+		return nil, err
+	}
+	p.OutTupleSize = out.TupleSize
+	if !q.Stateless() {
 		spec, err := window.NewSpec(q.Window)
 		if err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Name, err)

@@ -4,20 +4,23 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// statelessKernel runs WHERE and a projection: its output is tuples, in
-// input order, appended to the task result's Out.
+// statelessKernel runs WHERE and a projection or a UDF: its output is
+// tuples, in input order, appended to the task result's Out.
 type statelessKernel struct {
 	tupleSize int
 	where     *vpred
 	project   []*vexpr
+	udf       *query.UDF
+	gather    []byte // a UDF's input when WHERE dropped tuples
 	sel       []int32
 }
 
 func newStatelessKernel(p *Plan, where *vpred) (*statelessKernel, error) {
-	k := &statelessKernel{tupleSize: p.TupleSize, where: where, sel: make([]int32, chunk)}
+	k := &statelessKernel{tupleSize: p.TupleSize, where: where, udf: p.Query.UDF, sel: make([]int32, chunk)}
 	for _, pr := range p.Query.Project {
 		e, err := compileExpr(pr.Expr, p.Query.Schema)
 		if err != nil {
@@ -32,6 +35,10 @@ func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
 	ts := k.tupleSize
 	n := len(data) / ts
 	var filtered uint64
+	if k.udf != nil {
+		k.processUDF(data, r)
+		return
+	}
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
 		cd := data[c0*ts : (c0+cn)*ts]
@@ -65,6 +72,35 @@ func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
 	}
 	r.Tuples += uint64(n)
 	r.Filtered += filtered
+	if n > 0 {
+		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
+	}
+}
+
+// processUDF hands the task's tuples that pass WHERE to the UDF in one call.
+func (k *statelessKernel) processUDF(data []byte, r *window.TaskResult) {
+	ts := k.tupleSize
+	n := len(data) / ts
+	in := data
+	if k.where != nil {
+		k.gather = k.gather[:0]
+		for c0 := 0; c0 < n; c0 += chunk {
+			cn := min(chunk, n-c0)
+			cd := data[c0*ts : (c0+cn)*ts]
+			sel := k.sel[:cn]
+			for i := range sel {
+				sel[i] = int32(i)
+			}
+			sel = k.where.filter(cd, ts, sel)
+			r.Filtered += uint64(cn - len(sel))
+			for _, i := range sel {
+				k.gather = append(k.gather, cd[int(i)*ts:int(i+1)*ts]...)
+			}
+		}
+		in = k.gather
+	}
+	r.Out = k.udf.Fn(in, ts, r.Out)
+	r.Tuples += uint64(n)
 	if n > 0 {
 		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
 	}

@@ -279,6 +279,7 @@ type Query struct {
 	GroupBy    []Expr       // columns and integer expressions, or the join's As alone
 	Aggregates []Aggregate
 	Having     Expr // a predicate over aggregates (by As) and GROUP BY columns
+	UDF        *UDF // stateless queries only: replaces the projection
 }
 
 // Stateless reports whether q has no aggregation: its output is tuples.
@@ -381,6 +382,14 @@ func (q *Query) validate() error {
 		}
 		if _, err := q.Schema.Lookup(j.As); err == nil {
 			return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
+		}
+	}
+	if q.UDF != nil {
+		if !q.Stateless() || len(q.Project) > 0 || q.Join != nil {
+			return errors.New("a UDF stands alone (after WHERE): no projection, join or aggregate in its query")
+		}
+		if err := q.UDF.validate(); err != nil {
+			return err
 		}
 	}
 	if q.Stateless() {

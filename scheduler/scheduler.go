@@ -41,6 +41,8 @@ type Queue interface {
 	// Pop returns the next task for p, blocking until there is one, or nil
 	// once the queue is closed and drained.
 	Pop(p Processor) *Task
+	// TryPop returns the next task for p without waiting, or nil.
+	TryPop(p Processor) *Task
 	// Close ends the queue: Pop drains what is queued, then returns nil.
 	Close()
 }
@@ -71,5 +73,14 @@ type fcfs struct {
 func (q *fcfs) Push(t *Task) { q.ch <- t }
 
 func (q *fcfs) Pop(Processor) *Task { return <-q.ch }
+
+func (q *fcfs) TryPop(Processor) *Task {
+	select {
+	case t := <-q.ch:
+		return t
+	default:
+		return nil
+	}
+}
 
 func (q *fcfs) Close() { q.once.Do(func() { close(q.ch) }) }
