@@ -148,6 +148,13 @@ type Spec struct {
 	// have this query's input layout. Such a stream has no producer of its
 	// own.
 	From string
+
+	// Join, instead of Query, makes this entry a window join of two
+	// streams: Stream(i) is its left input and Stream(i).Right() its right
+	// one, fed by producers or, with From and FromRight, by earlier
+	// queries. Its output goes to Tuples and to queries that name it.
+	Join      *query.WindowJoin
+	FromRight string
 }
 
 // Stats are a stream's counters. Tuples = Filtered + Unmatched + Late +
@@ -168,7 +175,8 @@ var ErrAborted = errors.New("engine: aborted")
 // Engine runs queries on a shared set of CPU workers.
 type Engine struct {
 	cfg     Config
-	streams []*Stream
+	streams []*Stream // every input stream; a window join has two
+	entries []entry   // per Spec
 	queue   scheduler.Queue
 	workers *cpu.Group
 	closed  bool
@@ -192,17 +200,14 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		cfg.Policy = scheduler.FCFS
 	}
 	e := &Engine{cfg: cfg}
-	capacity := 0
-	for i, sp := range specs {
-		s, err := newStream(e, i, sp)
-		if err == nil && sp.From != "" {
-			err = e.connect(s, sp.From)
-		}
-		if err != nil {
+	for _, sp := range specs {
+		if err := e.add(sp); err != nil {
 			e.releaseRings()
 			return nil, err
 		}
-		e.streams = append(e.streams, s)
+	}
+	capacity := 0
+	for _, s := range e.streams {
 		capacity += cap(s.free)
 	}
 	var err error
@@ -218,21 +223,74 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	return e, nil
 }
 
-// connect makes s the downstream of the earlier query named from.
+// entry is what one Spec started: a query's stream, or a window join.
+type entry struct {
+	stream *Stream
+	join   *joinStage
+}
+
+func (e *Engine) add(sp Spec) error {
+	if sp.Join == nil {
+		s, err := e.newStream(sp)
+		if err == nil && sp.From != "" {
+			err = e.connect(s, sp.From)
+		}
+		if err == nil {
+			e.entries = append(e.entries, entry{stream: s})
+		}
+		return err
+	}
+	j := sp.Join
+	js, err := newJoinStage(e, j, sp)
+	if err != nil {
+		return err
+	}
+	var sides [2]*Stream
+	for i, side := range []struct {
+		schema *query.Schema
+		suffix string
+		from   string
+	}{{j.Left, ".left", sp.From}, {j.Right, ".right", sp.FromRight}} {
+		s, err := e.newStream(Spec{Query: &query.Query{Name: j.Name + side.suffix, Schema: side.schema}})
+		if err == nil && side.from != "" {
+			err = e.connect(s, side.from)
+		}
+		if err != nil {
+			return err
+		}
+		s.joinSide, s.side = js, i
+		sides[i] = s
+	}
+	sides[0].right = sides[1]
+	e.entries = append(e.entries, entry{stream: sides[0], join: js})
+	return nil
+}
+
+// connect makes s the downstream of the earlier query or join named from.
 func (e *Engine) connect(s *Stream, from string) error {
-	for _, up := range e.streams {
-		if up.win.Query != from {
+	for _, en := range e.entries {
+		var out *query.Schema
+		var err error
+		switch {
+		case en.join != nil && en.join.j.Name == from:
+			out, err = en.join.j.OutputSchema()
+		case en.join == nil && en.stream.win.Query == from:
+			out, err = en.stream.plan.Query.OutputSchema()
+		default:
 			continue
 		}
-		out, err := up.plan.Query.OutputSchema()
 		if err != nil {
 			return err
 		}
 		if err := query.SameLayout(out, s.plan.Query.Schema); err != nil {
 			return fmt.Errorf("query %q takes the output of %q: %w", s.win.Query, from, err)
 		}
-		up.downstream = append(up.downstream, s)
-		s.upstream = up
+		if en.join != nil {
+			en.join.down = append(en.join.down, s)
+		} else {
+			en.stream.downstream = append(en.stream.downstream, s)
+		}
+		s.upstream = from
 		return nil
 	}
 	return fmt.Errorf("query %q: no earlier query %q to take input from", s.win.Query, from)
@@ -244,11 +302,17 @@ func (e *Engine) releaseRings() {
 	}
 }
 
-// Stream returns query i's stream.
-func (e *Engine) Stream(i int) *Stream { return e.streams[i] }
+// Stream returns the stream of Spec i (a window join's left input).
+func (e *Engine) Stream(i int) *Stream { return e.entries[i].stream }
 
-// Streams returns every stream, in the order of the specs.
-func (e *Engine) Streams() []*Stream { return e.streams }
+// Streams returns the stream of every Spec, in order.
+func (e *Engine) Streams() []*Stream {
+	s := make([]*Stream, len(e.entries))
+	for i, en := range e.entries {
+		s[i] = en.stream
+	}
+	return s
+}
 
 // Plan returns the first query's compiled plan.
 func (e *Engine) Plan() *kernels.Plan { return e.streams[0].plan }
@@ -354,7 +418,7 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 	var w *worker
 	for _, s := range e.streams {
 		s.closeInput()
-		if len(s.downstream) == 0 {
+		if len(s.downstream) == 0 && s.joinSide == nil {
 			continue
 		}
 		if w == nil {
@@ -364,6 +428,11 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 			w.help()
 		}
 		s.flush(w)
+		if s.joinSide != nil && e.failed() == nil {
+			if err := s.joinSide.finishSide(s.side, w); err != nil {
+				e.fail(err)
+			}
+		}
 	}
 	e.queue.Close()
 	e.workers.Wait()
@@ -375,9 +444,9 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 }
 
 func (e *Engine) stats() []Stats {
-	st := make([]Stats, len(e.streams))
-	for i, s := range e.streams {
-		st[i] = s.Stats()
+	st := make([]Stats, len(e.entries))
+	for i, en := range e.entries {
+		st[i] = en.stream.Stats()
 	}
 	return st
 }
@@ -402,8 +471,11 @@ type Stream struct {
 	inClosed  bool
 
 	// Chaining.
-	upstream   *Stream   // feeds this stream; nil: an external producer
+	upstream   string    // the query that feeds this stream; "": an external producer
 	downstream []*Stream // take this stream's output tuples
+	joinSide   *joinStage
+	side       int     // 0 left, 1 right
+	right      *Stream // a join's left input: the right one
 	outBuf     []byte    // an aggregation's rows encoded as tuples
 	worker     *worker   // the worker merging now (for emit)
 	flushed    bool
@@ -424,9 +496,10 @@ type Stream struct {
 	watermark                                  atomic.Int64
 }
 
-func newStream(e *Engine, id int, sp Spec) (*Stream, error) {
+func (e *Engine) newStream(sp Spec) (*Stream, error) {
+	id := len(e.streams)
 	if sp.Query == nil {
-		return nil, fmt.Errorf("engine: query %d is nil", id)
+		return nil, fmt.Errorf("engine: spec %d has no query", len(e.entries))
 	}
 	plan, err := kernels.Compile(sp.Query)
 	if err != nil {
@@ -480,8 +553,12 @@ func newStream(e *Engine, id int, sp Spec) (*Stream, error) {
 		t.Result.Prealloc(plan.Layout, spares)
 		s.free <- t
 	}
+	e.streams = append(e.streams, s)
 	return s, nil
 }
+
+// Right returns a window join's right input (nil for other streams).
+func (s *Stream) Right() *Stream { return s.right }
 
 // Plan returns the stream's compiled query.
 func (s *Stream) Plan() *kernels.Plan { return s.plan }
@@ -555,6 +632,9 @@ func (s *Stream) mergeTuples(r *window.TaskResult) error {
 func (s *Stream) output(tuples []byte) error {
 	if len(tuples) == 0 {
 		return nil
+	}
+	if s.joinSide != nil {
+		return s.joinSide.add(s.side, tuples, s.worker)
 	}
 	if s.spec.Tuples != nil {
 		if err := s.spec.Tuples(tuples); err != nil {
@@ -664,8 +744,8 @@ func (s *Stream) Buffer() ([]byte, error) {
 	if s.inClosed {
 		return nil, errors.New("engine: Buffer after Close")
 	}
-	if s.upstream != nil {
-		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream.win.Query)
+	if s.upstream != "" {
+		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
 	}
 	b, err := s.ring.Reserve(s.taskSize - s.filled)
 	if err != nil {
@@ -680,8 +760,8 @@ func (s *Stream) Buffer() ([]byte, error) {
 // Commit publishes n bytes written into the last Buffer; a full task is
 // dispatched.
 func (s *Stream) Commit(n int) error {
-	if s.upstream != nil {
-		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream.win.Query)
+	if s.upstream != "" {
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
 	}
 	return s.commit(n)
 }
@@ -771,8 +851,23 @@ func (s *Stream) flushLocked(w *worker) {
 	}
 }
 
-// Stats returns a snapshot of the counters; safe from any goroutine.
+// Stats returns a snapshot of the counters; safe from any goroutine. For a
+// window join's left stream they are the join's: both inputs' tuples, the
+// late ones, the windows joined and the pairs output (Rows).
 func (s *Stream) Stats() Stats {
+	if s.right != nil {
+		l, r := s.stats(), s.right.stats()
+		tuples, late, windows, pairs := s.joinSide.stats()
+		return Stats{
+			Query: s.joinSide.j.Name, Tasks: l.Tasks + r.Tasks, Bytes: l.Bytes + r.Bytes,
+			Tuples: tuples, Late: late, Counted: tuples - late, Windows: windows, Rows: pairs,
+			Watermark: min(l.Watermark, r.Watermark), Pinned: l.Pinned,
+		}
+	}
+	return s.stats()
+}
+
+func (s *Stream) stats() Stats {
 	return Stats{
 		Query: s.win.Query,
 		Tasks: s.tasks.Load(), Bytes: s.bytes.Load(),

@@ -367,3 +367,35 @@ func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {
 	}
 	return out
 }
+
+// Filter is a compiled predicate over tuples of one schema, for operators
+// outside the kernels (the window join's pairs). Not safe for concurrent
+// use.
+type Filter struct {
+	p   *vpred
+	sel []int32
+}
+
+// NewFilter compiles predicate e over schema s.
+func NewFilter(e query.Expr, s *query.Schema) (*Filter, error) {
+	p, err := compilePred(e, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{p: p, sel: make([]int32, chunk)}, nil
+}
+
+// FilterChunk is the most tuples one Filter call takes.
+const FilterChunk = chunk
+
+// Keep returns the indexes of the tuples of data (at most FilterChunk
+// tuples of ts bytes) for which the predicate holds; valid until the next
+// call.
+func (f *Filter) Keep(data []byte, ts int) []int32 {
+	n := len(data) / ts
+	sel := f.sel[:n]
+	for i := range sel {
+		sel[i] = int32(i)
+	}
+	return f.p.filter(data, ts, sel)
+}

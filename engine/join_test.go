@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+// TestWindowJoinMatchesReference: random window joins (range and row,
+// tumbling and sliding, theta predicates over both sides) against the
+// reference, with the two inputs fed concurrently.
+func TestWindowJoinMatchesReference(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	n := 40
+	if testing.Short() {
+		n = 10
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		size := 1 + r.Int64N(60)
+		slide := size
+		if r.IntN(2) == 0 {
+			slide = 1 + r.Int64N(size)
+		}
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(size, slide)}
+		if r.IntN(4) == 0 {
+			j.Window.Type = query.Rows
+		}
+		switch r.IntN(4) {
+		case 0:
+		case 1:
+			j.Where = query.Cmp(query.C("l.a"), query.Lt, query.C("r.a"))
+		case 2:
+			j.Where = query.And(query.Cmp(query.C("l.b"), query.Eq, query.C("r.b")), query.Cmp(query.C("l.y"), query.Gt, query.Int(10)))
+		default:
+			j.Where = query.Or(query.Cmp(query.Add(query.C("l.a"), query.C("r.c")), query.Ge, query.Int(100)), query.Cmp(query.C("r.x"), query.Le, query.C("l.x")))
+		}
+		left, right := randData(r, 200+r.IntN(800)), randData(r, 200+r.IntN(800))
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: randTuple * (1 + r.IntN(40)), BufferSize: 1 << 13}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			want, err := reference.EvaluateJoin(j, left, right)
+			require.NoError(t, err)
+			var got []byte
+			e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
+			require.NoError(t, err)
+			errs := make(chan error, 2)
+			go func() { errs <- e.Stream(0).Write(left) }()
+			go func() { errs <- e.Stream(0).Right().Write(right) }()
+			require.NoError(t, <-errs)
+			require.NoError(t, <-errs)
+			st, err := e.Close()
+			require.NoError(t, err)
+			assert.Equal(t, len(want.Tuples), len(got), "pairs")
+			assert.True(t, string(want.Tuples) == string(got), "pairs differ")
+			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Counted})
+			assert.Equal(t, uint64(len(got)/(2*randTuple)), st.Rows)
+		})
+	}
+	assertNoLeak(t, base)
+}
+
+// TestJoinOfChainedAggregations is sg3's shape: two aggregations over one
+// stream, joined per window where the local average exceeds the global.
+func TestJoinOfChainedAggregations(t *testing.T) {
+	s := randSchema(t)
+	w := query.Sliding(50, 10)
+	local := &query.Query{Name: "local", Schema: s, Window: w, GroupBy: []query.Expr{query.C("b")},
+		Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.C("c"), As: "avg"}}}
+	global := &query.Query{Name: "global", Schema: s, Window: w,
+		Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.C("c"), As: "avg"}}}
+	lo, err := local.OutputSchema()
+	require.NoError(t, err)
+	gl, err := global.OutputSchema()
+	require.NoError(t, err)
+	j := &query.WindowJoin{Name: "above", Left: lo, Right: gl, Window: query.Tumbling(10),
+		Where: query.Cmp(query.C("l.avg"), query.Gt, query.C("r.avg"))}
+	r := rand.New(rand.NewPCG(9, 9))
+	data := randData(r, 4000)
+	for _, workers := range []int{1, 2} {
+		var lt, gt, got []byte
+		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 20, BufferSize: 1 << 13}, []Spec{
+			{Query: local, Tuples: func(b []byte) error { lt = append(lt, b...); return nil }},
+			{Query: global, Tuples: func(b []byte) error { gt = append(gt, b...); return nil }},
+			{Join: j, From: "local", FromRight: "global", Tuples: func(b []byte) error { got = append(got, b...); return nil }},
+		})
+		require.NoError(t, err)
+		errs := make(chan error, 2)
+		go func() { errs <- e.Stream(0).Write(data) }()
+		go func() { errs <- e.Stream(1).Write(data) }()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		stats, err := e.CloseAll()
+		require.NoError(t, err)
+		want, err := reference.EvaluateJoin(j, lt, gt)
+		require.NoError(t, err)
+		require.NotEmpty(t, want.Tuples)
+		assert.True(t, string(want.Tuples) == string(got), "workers %d: pairs differ", workers)
+		for o := 0; o < len(got); o += j.Left.TupleSize + j.Right.TupleSize {
+			p := got[o:]
+			assert.Equal(t, binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[lo.TupleSize:]), "same window")
+		}
+		assert.Positive(t, stats[2].Windows)
+	}
+}

@@ -1,0 +1,88 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Join side prefixes: a window join's predicate and output name the left
+// stream's attributes "l.<name>" and the right's "r.<name>".
+const (
+	LeftPrefix  = "l."
+	RightPrefix = "r."
+)
+
+// WindowJoin is a theta-join of two streams over their windows: for every
+// window w (the same definition applied to each stream: event time for
+// range windows, each stream's own tuple index for row windows), every pair
+// of a left tuple and a right tuple of w for which Where holds is output as
+// one tuple: the left tuple's bytes followed by the right's. A pair repeats
+// in every window that holds both tuples (sliding windows).
+//
+// Lateness is judged per stream, by the rule of aggregations: a tuple is
+// late, and joins nothing, when the first window containing it was already
+// closed by that stream's watermark. A window is joined once both streams'
+// watermarks have passed its end, or at the end of the input.
+type WindowJoin struct {
+	Name        string
+	Left, Right *Schema
+	Window      Window
+	Where       Expr // over l.* and r.* attributes; nil joins every pair
+}
+
+// Scope resolves "l.<name>" and "r.<name>".
+func (j *WindowJoin) Scope() Scope {
+	return SchemaScope(j.OutputSchemaUnchecked())
+}
+
+// Validate refuses a join that cannot run.
+func (j *WindowJoin) Validate() error {
+	if err := j.validate(); err != nil {
+		return fmt.Errorf("join %q: %w", j.Name, err)
+	}
+	return nil
+}
+
+func (j *WindowJoin) validate() error {
+	if j.Left == nil || j.Right == nil {
+		return errors.New("needs a left and a right schema")
+	}
+	if err := j.Window.Validate(); err != nil {
+		return err
+	}
+	if j.Where != nil {
+		t, err := TypeOf(j.Where, j.Scope())
+		if err != nil {
+			return fmt.Errorf("where: %w", err)
+		}
+		if t != BoolValue {
+			return fmt.Errorf("where: %s is %s, not a predicate", j.Where, t)
+		}
+	}
+	return nil
+}
+
+// OutputSchema is the schema of the joined tuples: the left attributes as
+// l.<name>, then the right ones as r.<name>, at their offsets shifted by the
+// left tuple's size. Attribute 0 is the left event time.
+func (j *WindowJoin) OutputSchema() (*Schema, error) {
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	return j.OutputSchemaUnchecked(), nil
+}
+
+// OutputSchemaUnchecked is OutputSchema for a join known to be valid.
+func (j *WindowJoin) OutputSchemaUnchecked() *Schema {
+	s := &Schema{TupleSize: j.Left.TupleSize + j.Right.TupleSize}
+	for _, a := range j.Left.Attrs {
+		a.Name = LeftPrefix + a.Name
+		s.Attrs = append(s.Attrs, a)
+	}
+	for _, a := range j.Right.Attrs {
+		a.Name = RightPrefix + a.Name
+		a.Offset += j.Left.TupleSize
+		s.Attrs = append(s.Attrs, a)
+	}
+	return s
+}
