@@ -251,7 +251,7 @@ func (e *Engine) add(sp Spec) error {
 		suffix string
 		from   string
 	}{{j.Left, ".left", sp.From}, {j.Right, ".right", sp.FromRight}} {
-		s, err := e.newStream(Spec{Query: &query.Query{Name: j.Name + side.suffix, Schema: side.schema}})
+		s, err := e.newStream(Spec{Query: &query.Query{Name: j.Name + side.suffix, Schema: side.schema}, From: side.from})
 		if err == nil && side.from != "" {
 			err = e.connect(s, side.from)
 		}
@@ -476,8 +476,8 @@ type Stream struct {
 	joinSide   *joinStage
 	side       int     // 0 left, 1 right
 	right      *Stream // a join's left input: the right one
-	outBuf     []byte    // an aggregation's rows encoded as tuples
-	worker     *worker   // the worker merging now (for emit)
+	outBuf     []byte  // an aggregation's rows encoded as tuples
+	worker     *worker // the worker merging now (for emit)
 	flushed    bool
 
 	// Result stage.

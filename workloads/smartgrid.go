@@ -78,7 +78,7 @@ type smartGridGen struct {
 }
 
 func newSmartGridGen(w *Workload, p Params) (Generator, error) {
-	if _, err := w.Build(p); err != nil {
+	if err := w.check(p); err != nil {
 		return nil, err
 	}
 	rate, _ := w.rate(p)

@@ -226,7 +226,7 @@ type synthGen struct {
 }
 
 func newSynthGen(w *Workload, p Params, g uint64) (Generator, error) {
-	if _, err := w.Build(p); err != nil {
+	if err := w.check(p); err != nil {
 		return nil, err
 	}
 	rate, err := w.rate(p)

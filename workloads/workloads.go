@@ -112,7 +112,9 @@ type Params struct {
 	Selectivity float64       // select: fraction of tuples that pass (default 0.5), in [0, 1]
 	Agg         query.AggFunc // agg: count|sum|avg|min|max (default avg)
 	Groups      int           // groupby: distinct keys (default 64), in [1, MaxGroups]
-	Window      query.Window  // zero value: the workload's default window
+	// JoinPredicates is JOIN_r's r (default 1), in [1, MaxJoinPredicates].
+	JoinPredicates int
+	Window         query.Window // zero value: the workload's default window
 	// TuplesPerMs is the event-time rate of the generator, in
 	// [1, MaxTuplesPerMs]; 0 means the workload's DefaultTuplesPerMs (1000
 	// for the synthetic workloads, see each application).
@@ -140,6 +142,8 @@ func DefaultParams() Params {
 		Agg:         query.Avg,
 		Groups:      64,
 		Seed:        42,
+
+		JoinPredicates: 1,
 	}
 }
 
@@ -160,6 +164,9 @@ type Workload struct {
 	// NewGenerator returns the generator for p; it refuses the same bad
 	// parameters as Build.
 	NewGenerator func(p Params) (Generator, error)
+	// Parts, for composite workloads (join, sg3), returns their operators;
+	// Build then refuses. nil for single-query workloads.
+	Parts func(p Params) ([]Part, error)
 }
 
 // Generator produces a workload's stream. Generators are immutable after

@@ -153,7 +153,7 @@ func lookup(t *testing.T, name string) *Workload {
 // --- tests ------------------------------------------------------------------
 
 func TestAllAndLookup(t *testing.T) {
-	want := []string{"proj", "select", "agg", "groupby", "cm1", "cm2", "sg1", "sg2", "lrb1"}
+	want := []string{"proj", "select", "agg", "groupby", "cm1", "cm2", "sg1", "sg2", "lrb1", "join", "sg3"}
 	assert.Equal(t, want, Names())
 	for i, w := range All() {
 		assert.Equal(t, want[i], w.Name)
@@ -166,7 +166,7 @@ func TestAllAndLookup(t *testing.T) {
 		require.NoError(t, err)
 		assert.Same(t, w, got)
 	}
-	_, err := Lookup("join")
+	_, err := Lookup("nope")
 	require.Error(t, err)
 	for _, n := range want {
 		assert.Contains(t, err.Error(), n)
@@ -179,6 +179,9 @@ func TestAllAndLookup(t *testing.T) {
 
 func TestBuildDefaults(t *testing.T) {
 	for _, w := range All() {
+		if w.Parts != nil {
+			continue // TestCompositeParts
+		}
 		t.Run(w.Name, func(t *testing.T) {
 			q, err := w.Build(DefaultParams())
 			require.NoError(t, err)
@@ -299,7 +302,7 @@ func TestParamErrors(t *testing.T) {
 
 func TestWindowOverride(t *testing.T) {
 	for _, w := range All() {
-		if !w.Windowed {
+		if !w.Windowed || w.Parts != nil {
 			continue
 		}
 		p := DefaultParams()
@@ -495,13 +498,14 @@ func TestRanges(t *testing.T) {
 			"eventType": in(0, 9), "category": in(0, 4), "priority": in(0, 12), "cpu": in(0, 1), "ram": in(0, 1),
 			"disk": in(0, 1), "constraints": in(0, 2),
 		},
-		"sg1": sg, "sg2": sg,
+		"sg1": sg, "sg2": sg, "sg3": sg,
 		"lrb1": {
 			"vehicle": in(0, 100000), "speed": in(0, 100), "highway": in(0, 10), "lane": in(0, 5),
 			"direction": in(0, 2), "position": in(0, 528000),
 		},
 	}
 	ranges["cm2"] = ranges["cm1"]
+	ranges["join"] = ranges["proj"]
 	for _, w := range All() {
 		want := ranges[w.Name]
 		require.NotNil(t, want, w.Name)
@@ -643,4 +647,33 @@ func BenchmarkFill(b *testing.B) {
 			b.ReportMetric(float64(k)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
 		})
 	}
+}
+
+func TestCompositeParts(t *testing.T) {
+	parts, err := lookup(t, "join").Parts(DefaultParams())
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	j := parts[0].Join
+	require.NotNil(t, j)
+	assert.True(t, parts[0].Input && parts[0].InputRight)
+	assert.Equal(t, query.Window{Type: query.Rows, Size: 128, Slide: 128}, j.Window)
+	p := DefaultParams()
+	p.JoinPredicates = 5
+	parts, err = lookup(t, "join").Parts(p)
+	require.NoError(t, err)
+	assert.Len(t, parts[0].Join.Where.(query.AndExpr).Terms, 5)
+	p.JoinPredicates = 0
+	_, err = lookup(t, "join").Parts(p)
+	assert.ErrorContains(t, err, "join predicates 0")
+	_, err = lookup(t, "join").Build(DefaultParams())
+	assert.ErrorContains(t, err, "use Parts")
+
+	parts, err = lookup(t, "sg3").Parts(DefaultParams())
+	require.NoError(t, err)
+	require.Len(t, parts, 3)
+	assert.Equal(t, "sg2", parts[0].Query.Name)
+	assert.Equal(t, "sg1", parts[1].Query.Name)
+	assert.Equal(t, "sg2", parts[2].From)
+	assert.Equal(t, "sg1", parts[2].FromRight)
+	assert.Equal(t, query.Tumbling(1000), parts[2].Join.Window)
 }

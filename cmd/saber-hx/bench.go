@@ -25,16 +25,27 @@ import (
 // does not fit is generated on the fly instead.
 const maxBundle = 256 << 20
 
-type benchQuery struct {
+// benchPart is one operator of a workload: a query or a window join.
+type benchPart struct {
 	w      *workloads.Workload
+	name   string
 	q      *query.Query
+	j      *query.WindowJoin
+	part   workloads.Part
+	inputs []*benchInput // the producers feeding it: left (and right)
+
+	// --validate: the output as emitted (rows, and tuples for chaining).
+	output reference.Result
+	tuples []byte
+}
+
+// benchInput is one generated stream fed into one engine stream.
+type benchInput struct {
 	gen    workloads.Generator
+	schema *query.Schema
 	bundle []byte // nil: generate on the fly
 	rate   uint64
-
-	// --validate: the input as fed, and the output as emitted.
-	input  []byte
-	output reference.Result
+	input  []byte // --validate: the bytes fed
 }
 
 type benchQuerySummary struct {
@@ -149,8 +160,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 
 	cfg := ef.config(stderr)
-	var bqs []*benchQuery
+	var parts []*benchPart
 	var specs []engine.Spec
+	var inputs []*benchInput
+	var feeds []func() *engine.Stream // the stream each input feeds, once the engine runs
+	var eng *engine.Engine
 	for _, name := range strings.Split(names, ",") {
 		w, err := workloads.Lookup(name)
 		if err != nil {
@@ -159,30 +173,66 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if windowFlags && !w.Windowed {
 			return usagef("--window-type, --window-size and --window-slide do not apply to %s (no window)", name)
 		}
-		bq := &benchQuery{w: w}
-		if bq.q, err = w.Build(p); err != nil {
+		wparts := []workloads.Part{{Input: true}}
+		if w.Parts != nil {
+			if wparts, err = w.Parts(p); err != nil {
+				return usageError{err}
+			}
+		} else if wparts[0].Query, err = w.Build(p); err != nil {
 			return usageError{err}
 		}
-		if bq.gen, err = w.NewGenerator(p); err != nil {
-			return usageError{err}
+		for _, wp := range wparts {
+			bp := &benchPart{w: w, part: wp, q: wp.Query, j: wp.Join}
+			sp := engine.Spec{Query: wp.Query, Join: wp.Join, From: wp.From, FromRight: wp.FromRight}
+			if wp.Join != nil {
+				bp.name = wp.Join.Name
+			} else {
+				bp.name = wp.Query.Name
+				if err := cfg.Validate(wp.Query.Schema.TupleSize); err != nil && wp.From == "" {
+					return usageError{fmt.Errorf("%s: %w", name, err)}
+				}
+			}
+			entry := len(specs)
+			for side, on := range []bool{wp.Input, wp.InputRight} {
+				if !on {
+					continue
+				}
+				gp := p
+				gp.Seed += uint64(side) // a join's right input is another stream
+				in := &benchInput{schema: w.Schema}
+				if in.gen, err = w.NewGenerator(gp); err != nil {
+					return usageError{err}
+				}
+				in.rate = uint64(p.TuplesPerMs)
+				if in.rate == 0 {
+					in.rate = uint64(w.DefaultTuplesPerMs)
+				}
+				in.makeBundle(*bundleSize)
+				bp.inputs = append(bp.inputs, in)
+				inputs = append(inputs, in)
+				right := side == 1
+				feeds = append(feeds, func() *engine.Stream {
+					s := eng.Stream(entry)
+					if right {
+						return s.Right()
+					}
+					return s
+				})
+			}
+			if *validate {
+				bp.capture(&sp)
+			}
+			specs = append(specs, sp)
+			parts = append(parts, bp)
 		}
-		bq.rate = uint64(p.TuplesPerMs)
-		if bq.rate == 0 {
-			bq.rate = uint64(w.DefaultTuplesPerMs)
-		}
-		if err := cfg.Validate(bq.q.Schema.TupleSize); err != nil {
-			return usageError{fmt.Errorf("%s: %w", name, err)}
-		}
-		bq.makeBundle(*bundleSize)
-		specs = append(specs, bq.spec(*validate))
-		bqs = append(bqs, bq)
 	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	eng, err := engine.Start(cfg, specs)
+	var err error
+	eng, err = engine.Start(cfg, specs)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	start := time.Now()
 	deadline := start.Add(*duration)
@@ -191,20 +241,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		limit = uint64(*validateTuples)
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(bqs))
+	errs := make([]error, len(inputs))
 	var stop atomic.Bool
-	for i, bq := range bqs {
+	for i, in := range inputs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = bq.produce(eng.Stream(i), deadline, limit, &stop, *validate)
+			errs[i] = in.produce(feeds[i](), deadline, limit, &stop, *validate)
 		}()
 	}
 	progressDone := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		last := make([]uint64, len(bqs))
+		last := make([]uint64, len(parts))
 		for {
 			select {
 			case <-progressDone:
@@ -212,13 +262,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			case <-ctx.Done():
 				stop.Store(true)
 			case <-tick.C:
-				var parts []string
+				var line []string
 				for i, s := range eng.Streams() {
 					st := s.Stats()
-					parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/1e6, st.Windows))
+					line = append(line, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/1e6, st.Windows))
 					last[i] = st.Tuples
 				}
-				fmt.Fprintf(stderr, "bench %5.0fs  %s\n", time.Since(start).Seconds(), strings.Join(parts, "; "))
+				fmt.Fprintf(stderr, "bench %5.0fs  %s\n", time.Since(start).Seconds(), strings.Join(line, "; "))
 			}
 		}
 	}()
@@ -233,27 +283,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 
 	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.workers, TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate}
-	for i, bq := range bqs {
+	for i, bp := range parts {
 		st := stats[i]
 		qs := benchQuerySummary{
-			Name: bq.w.Name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
+			Name: bp.name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
 			MBPerS: float64(st.Bytes) / seconds / 1e6, Windows: st.Windows, Rows: st.Rows,
-			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: "replay",
+			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: "chained",
 		}
-		if bq.bundle == nil {
-			qs.Ingest = "generate"
+		for _, in := range bp.inputs {
+			qs.Ingest = "replay"
+			if in.bundle == nil {
+				qs.Ingest = "generate"
+			}
 		}
 		if *validate {
-			bq.output.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
-			want, err := reference.Evaluate(bq.q, bq.input)
-			if err != nil {
-				return fmt.Errorf("%s: reference: %w", bq.w.Name, err)
-			}
-			qs.Mismatch = reference.Diff(bq.q, want, &bq.output, 1e-6)
+			qs.Mismatch = bp.validate(parts, st)
 			qs.Validated = qs.Mismatch == ""
 			sum.Validated = sum.Validated && qs.Validated
 		}
-		sum.Tuples += st.Tuples
+		if len(bp.inputs) > 0 { // throughput counts the tuples generated, once
+			sum.Tuples += st.Tuples
+		}
 		sum.Windows += st.Windows
 		sum.Rows += st.Rows
 		sum.Queries = append(sum.Queries, qs)
@@ -284,9 +334,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 }
 
 // makeBundle generates whole generator periods to replay, when they fit.
-func (bq *benchQuery) makeBundle(size int) {
-	ts := bq.q.Schema.TupleSize
-	period := bq.gen.Period()
+func (in *benchInput) makeBundle(size int) {
+	ts := in.schema.TupleSize
+	period := in.gen.Period()
 	if period == 0 || period*uint64(ts) > maxBundle {
 		return
 	}
@@ -294,44 +344,82 @@ func (bq *benchQuery) makeBundle(size int) {
 	if n*uint64(ts) > maxBundle {
 		n = maxBundle / uint64(ts) / period * period
 	}
-	bq.bundle = make([]byte, n*uint64(ts))
-	bq.gen.Fill(bq.bundle, 0)
+	in.bundle = make([]byte, n*uint64(ts))
+	in.gen.Fill(in.bundle, 0)
 }
 
-// spec is the engine spec of the query; with validate, its output is kept.
-func (bq *benchQuery) spec(validate bool) engine.Spec {
-	sp := engine.Spec{Query: bq.q}
-	if !validate {
-		return sp
+// capture keeps the part's output for --validate.
+func (bp *benchPart) capture(sp *engine.Spec) {
+	sp.Tuples = func(b []byte) error { bp.tuples = append(bp.tuples, b...); return nil }
+	if bp.q == nil || bp.q.Stateless() {
+		return
 	}
-	if bq.q.Stateless() {
-		sp.Tuples = func(b []byte) error { bq.output.Tuples = append(bq.output.Tuples, b...); return nil }
-		return sp
-	}
+	q := bp.q
 	sp.Windows = func(w *engine.Window) error {
 		for i := range w.Rows() {
 			row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(i))}
-			for a := range bq.q.Aggregates {
+			for a := range q.Aggregates {
 				if w.AggIsFloat(a) {
 					row.Values = append(row.Values, reference.Float(w.AggFloat(i, a)))
 				} else {
 					row.Values = append(row.Values, reference.Int(w.Agg(i, a)))
 				}
 			}
-			bq.output.Rows = append(bq.output.Rows, row)
+			bp.output.Rows = append(bp.output.Rows, row)
 		}
 		return nil
 	}
-	return sp
+}
+
+// validate compares the part's output with the reference evaluator over
+// the part's input: what its producers fed, or what the engine's upstream
+// parts output (each upstream is validated on its own). "" when equal.
+func (bp *benchPart) validate(parts []*benchPart, st engine.Stats) string {
+	inputOf := func(i int, from string) []byte {
+		if from == "" {
+			return bp.inputs[i].input
+		}
+		for _, up := range parts {
+			if up.name == from {
+				return up.tuples
+			}
+		}
+		return nil
+	}
+	if bp.j != nil {
+		want, err := reference.EvaluateJoin(bp.j, inputOf(0, bp.part.From), inputOf(len(bp.inputs)-1, bp.part.FromRight))
+		if err != nil {
+			return "reference: " + err.Error()
+		}
+		if string(want.Tuples) != string(bp.tuples) {
+			return fmt.Sprintf("join output differs: %d pair bytes, want %d", len(bp.tuples), len(want.Tuples))
+		}
+		if want.Counts.Late != st.Late || want.Counts.Tuples != st.Tuples {
+			return fmt.Sprintf("join counts: %d tuples, %d late; want %d, %d", st.Tuples, st.Late, want.Counts.Tuples, want.Counts.Late)
+		}
+		return ""
+	}
+	want, err := reference.Evaluate(bp.q, inputOf(0, bp.part.From))
+	if err != nil {
+		return "reference: " + err.Error()
+	}
+	got := bp.output
+	if bp.q.Stateless() {
+		got.Tuples = bp.tuples
+	}
+	got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+	// Float sums depend on the order of additions, which per-pane partial
+	// aggregates change: floats compare within a relative 1e-6.
+	return reference.Diff(bp.q, want, &got, 1e-6)
 }
 
 // produce feeds the stream until the deadline (or limit tuples, if set):
 // whole tasks copied from the bundle with event times advanced on every
 // pass, or generated in place.
-func (bq *benchQuery) produce(s *engine.Stream, deadline time.Time, limit uint64, stop *atomic.Bool, record bool) error {
-	ts := bq.q.Schema.TupleSize
+func (in *benchInput) produce(s *engine.Stream, deadline time.Time, limit uint64, stop *atomic.Bool, record bool) error {
+	ts := in.schema.TupleSize
 	var k uint64
-	n := uint64(len(bq.bundle) / ts)
+	n := uint64(len(in.bundle) / ts)
 	for !stop.Load() && time.Now().Before(deadline) && (limit == 0 || k < limit) {
 		b, err := s.Buffer()
 		if err != nil {
@@ -340,14 +428,14 @@ func (bq *benchQuery) produce(s *engine.Stream, deadline time.Time, limit uint64
 		if limit > 0 {
 			b = b[:min(uint64(len(b)), (limit-k)*uint64(ts))]
 		}
-		if bq.bundle == nil {
-			bq.gen.Fill(b, k)
+		if in.bundle == nil {
+			in.gen.Fill(b, k)
 			k += uint64(len(b) / ts)
 		} else {
 			for off := 0; off < len(b); {
 				pos := k % n
-				c := copy(b[off:], bq.bundle[pos*uint64(ts):])
-				if shift := int64(k/n) * int64(n/bq.rate); shift != 0 {
+				c := copy(b[off:], in.bundle[pos*uint64(ts):])
+				if shift := int64(k/n) * int64(n/in.rate); shift != 0 {
 					for o := off; o < off+c; o += ts {
 						binary.LittleEndian.PutUint64(b[o:], binary.LittleEndian.Uint64(b[o:])+uint64(shift))
 					}
@@ -357,7 +445,7 @@ func (bq *benchQuery) produce(s *engine.Stream, deadline time.Time, limit uint64
 			}
 		}
 		if record {
-			bq.input = append(bq.input, b...)
+			in.input = append(in.input, b...)
 		}
 		if err := s.Commit(len(b)); err != nil {
 			return err

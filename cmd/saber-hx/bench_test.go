@@ -1,0 +1,263 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/workloads"
+)
+
+// benchQueryOut and benchOut are the subset of the bench --json object that
+// the tests read.
+type benchQueryOut struct {
+	Name      string `json:"name"`
+	Tuples    uint64 `json:"tuples"`
+	Windows   uint64 `json:"windows"`
+	Rows      uint64 `json:"rows"`
+	Filtered  uint64 `json:"filtered_tuples"`
+	Late      uint64 `json:"late_tuples"`
+	Counted   uint64 `json:"counted_tuples"`
+	Validated bool   `json:"validated"`
+	Mismatch  string `json:"mismatch"`
+}
+
+type benchOut struct {
+	Tuples     uint64          `json:"tuples"`
+	Seconds    float64         `json:"seconds"`
+	TuplesPerS float64         `json:"tuples_per_s"`
+	Windows    uint64          `json:"windows"`
+	Rows       uint64          `json:"rows"`
+	Validated  bool            `json:"validated"`
+	Queries    []benchQueryOut `json:"queries"`
+}
+
+// benchSmall are engine flags that keep bench runs small and cut the input
+// into several tasks. 16384 is a multiple of every workload's tuple size
+// (32 and 64 bytes).
+var benchSmall = []string{"--workers", workers, "--task-size", "16384", "--buffer-size", "1048576", "--bundle-size", "1048576"}
+
+// benchJSON runs bench with --json and decodes the last stdout line strictly.
+func benchJSON(t *testing.T, args ...string) (benchOut, map[string]any) {
+	t.Helper()
+	code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
+	require.Equal(t, 0, code, "args %q\nstdout: %s\nstderr: %s", args, stdout, stderr)
+	line := lastLine(stdout)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(line), &m), "last stdout line is not one JSON object: %q", line)
+	var s benchOut
+	require.NoError(t, json.Unmarshal([]byte(line), &s))
+	return s, m
+}
+
+func TestBenchList(t *testing.T) {
+	code, stdout, stderr := cli(t, "bench", "--list")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	names := workloads.Names()
+	require.Len(t, lines, len(names), "one line per workload:\n%s", stdout)
+	for i, name := range names {
+		fields := strings.Fields(lines[i])
+		require.NotEmpty(t, fields, "line %d", i)
+		assert.Equal(t, name, fields[0], "line %d names the workload", i)
+		assert.Greater(t, len(fields), 2, "line %d has a description: %q", i, lines[i])
+	}
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	validNames := workloads.Names()
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown workload", []string{"nosuch"}, append([]string{`unknown workload "nosuch"`}, validNames...)},
+		{"unknown workload in a list", []string{"nosuch,proj"}, append([]string{`"nosuch"`}, validNames...)},
+		{"agg median", []string{"agg", "--agg", "median"}, []string{"median", "count", "sum", "avg", "min", "max"}},
+		{"window size 0", []string{"groupby", "--window-type", "range", "--window-size", "0"}, []string{"size 0", "positive"}},
+		{"row window size 0", []string{"groupby", "--window-type", "row", "--window-size", "0", "--window-slide", "1"}, []string{"size 0", "positive"}},
+		{"slide over size", []string{"groupby", "--window-size", "100", "--window-slide", "200"}, []string{"slide 200 larger than size 100", "0 < slide <= size"}},
+		{"window type tumbling", []string{"groupby", "--window-type", "tumbling", "--window-size", "100"}, []string{`"tumbling"`, "range", "row"}},
+		{"window type tumbling alone", []string{"groupby", "--window-type", "tumbling"}, []string{`"tumbling"`, "range", "row"}},
+		{"window for proj", []string{"proj", "--window-size", "100"}, []string{"do not apply to proj"}},
+		{"window for select", []string{"select", "--window-type", "row", "--window-size", "10"}, []string{"do not apply to select"}},
+		{"window for select in a list", []string{"select,groupby", "--window-size", "10"}, []string{"do not apply to select"}},
+		{"selectivity 1.5", []string{"select", "--selectivity", "1.5"}, []string{"selectivity 1.5", "[0, 1]"}},
+		{"selectivity negative", []string{"select", "--selectivity", "-0.1"}, []string{"selectivity -0.1", "[0, 1]"}},
+		{"predicates 0", []string{"select", "--predicates", "0"}, []string{"predicates 0", fmt.Sprintf("[1, %d]", workloads.MaxPredicates)}},
+		{"groups 0", []string{"groupby", "--groups", "0"}, []string{"groups 0", fmt.Sprintf("[1, %d]", workloads.MaxGroups)}},
+		{"duration 0", []string{"proj", "--duration", "0s"}, []string{"duration 0s", "positive"}},
+		{"validate tuples 0", []string{"proj", "--validate", "--validate-tuples", "0"}, []string{"validate-tuples 0", "positive"}},
+		{"no workload", []string{"--duration", "1s"}, append([]string{"name a workload", "--list"}, validNames...)},
+		{"nothing at all", nil, append([]string{"name a workload"}, validNames...)},
+		{"stray argument", []string{"proj", "--duration", "1s", "extra"}, []string{`unexpected argument "extra"`}},
+		{"two workload arguments", []string{"proj", "select"}, []string{`unexpected argument "select"`}},
+		{"unknown flag", []string{"proj", "--bogus"}, []string{"flag provided but not defined", "bogus"}},
+		{"bad task size", []string{"proj", "--task-size", "100"}, []string{"task size 100", "32"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, append([]string{"bench"}, tc.args...)...)
+			assert.Equal(t, 2, code, "stderr: %s", stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, "saber-hx: ", "the error is reported with the program name")
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w)
+			}
+		})
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	code, stdout, stderr := cli(t, "bench", "-h")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+	for _, f := range []string{"-list", "-validate", "-validate-tuples", "-window-type", "-window-size", "-window-slide", "-selectivity", "-agg", "-groups", "-tuples-per-ms"} {
+		assert.Contains(t, stderr, "\n  "+f, "flag %s listed", f)
+	}
+}
+
+func TestBenchSelectJSON(t *testing.T) {
+	// --validate bounds the input to --validate-tuples: the run ends at
+	// 50000 tuples, well before the duration on any machine this runs on.
+	s, m := benchJSON(t, "select", "--duration", "300ms", "--workers", workers, "--json", "--validate", "--validate-tuples", "50000")
+	for _, k := range []string{"workloads", "tuples", "seconds", "tuples_per_s", "windows", "rows", "validated", "workers", "task_size", "buffer_size", "queries"} {
+		assert.Contains(t, m, k)
+	}
+	require.Len(t, s.Queries, 1)
+	q := s.Queries[0]
+	assert.NotEmpty(t, q.Name)
+	assert.True(t, s.Validated, "mismatch: %s", q.Mismatch)
+	assert.True(t, q.Validated)
+	assert.Empty(t, q.Mismatch)
+	require.Equal(t, uint64(50000), s.Tuples, "the run ended before --validate-tuples (a slow machine?)")
+	assert.Equal(t, uint64(50000), q.Tuples)
+	assert.Greater(t, s.Seconds, 0.0)
+	assert.Greater(t, s.TuplesPerS, 0.0)
+	// Selectivity 0.5 passes exactly 500 of every aligned block of 1000
+	// tuples, and 50000 is 50 such blocks.
+	assert.Equal(t, uint64(25000), q.Filtered)
+	assert.Equal(t, uint64(25000), q.Counted)
+	assert.Equal(t, uint64(0), q.Late)
+	assert.Equal(t, uint64(0), s.Windows, "a stateless query has no windows")
+	assert.Equal(t, uint64(0), s.Rows)
+
+	// Another selectivity: exact by construction too.
+	s, _ = benchJSON(t, append([]string{"select", "--json", "--validate", "--validate-tuples", "20000", "--selectivity", "0.25", "--predicates", "3"}, benchSmall...)...)
+	require.Len(t, s.Queries, 1)
+	assert.True(t, s.Queries[0].Validated, s.Queries[0].Mismatch)
+	assert.Equal(t, uint64(15000), s.Queries[0].Filtered)
+}
+
+func TestBenchHumanOutput(t *testing.T) {
+	code, stdout, stderr := cli(t, append([]string{"bench", "groupby", "--validate", "--validate-tuples", "5000"}, benchSmall...)...)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "bench groupby: 5000 tuples")
+	assert.Contains(t, stdout, "validated true")
+}
+
+// benchArgs are the per-workload overrides that keep a validated run quick:
+// the naive reference adds every tuple to every window containing it, so
+// the sliding windows of sg1, sg2 (3600 panes) and lrb1 (300 panes) are cut
+// to 10 panes.
+func benchArgs(name string) (tuples int, extra []string) {
+	switch name {
+	case "sg1", "lrb1":
+		return 20000, []string{"--window-size", "10000", "--window-slide", "1000"}
+	case "sg2", "sg3":
+		// One group per plug: 8000 tuples are ~8000 rows per window.
+		return 8000, []string{"--window-size", "10000", "--window-slide", "1000"}
+	case "join":
+		// Every window joins its tuples pairwise: keep the output small.
+		return 4096, nil
+	}
+	return 20000, nil
+}
+
+func TestBenchEveryWorkloadValidates(t *testing.T) {
+	for _, name := range workloads.Names() {
+		t.Run(name, func(t *testing.T) {
+			n, extra := benchArgs(name)
+			args := append([]string{name, "--json", "--validate", "--validate-tuples", fmt.Sprint(n), "--duration", "60s"}, benchSmall...)
+			s, _ := benchJSON(t, append(args, extra...)...)
+			require.NotEmpty(t, s.Queries)
+			assert.True(t, s.Validated)
+			for _, q := range s.Queries {
+				assert.True(t, q.Validated, "%s: mismatch: %s", q.Name, q.Mismatch)
+			}
+			if len(s.Queries) > 1 {
+				return // a composite workload: one entry per operator
+			}
+			q := s.Queries[0]
+			assert.NotEmpty(t, q.Name)
+			// A join reads --validate-tuples from each of its two inputs.
+			assert.Positive(t, q.Tuples)
+			assert.Zero(t, q.Tuples%uint64(n), "tuples %d: --validate-tuples %d per input", q.Tuples, n)
+			assert.Equal(t, q.Tuples, q.Filtered+q.Late+q.Counted, "unmatched is 0 without a join")
+			w, err := workloads.Lookup(name)
+			require.NoError(t, err)
+			if w.Windowed {
+				assert.Positive(t, q.Windows, "a windowed workload emits windows")
+				assert.GreaterOrEqual(t, q.Rows, q.Windows, "an emitted window has at least one row")
+			} else {
+				assert.Zero(t, q.Windows)
+			}
+		})
+	}
+}
+
+func TestBenchTwoWorkloads(t *testing.T) {
+	s, _ := benchJSON(t, append([]string{"proj,groupby", "--json", "--validate", "--validate-tuples", "30000", "--duration", "60s"}, benchSmall...)...)
+	require.Len(t, s.Queries, 2)
+	// The stateless proj first (no windows), then groupby's windows.
+	assert.Zero(t, s.Queries[0].Windows)
+	assert.Positive(t, s.Queries[1].Windows)
+	for _, q := range s.Queries {
+		assert.True(t, q.Validated, "%s: %s", q.Name, q.Mismatch)
+		assert.Equal(t, uint64(30000), q.Tuples, q.Name)
+	}
+	assert.True(t, s.Validated)
+	assert.Equal(t, uint64(60000), s.Tuples, "the summary adds the queries up")
+	assert.Equal(t, s.Queries[0].Windows+s.Queries[1].Windows, s.Windows)
+	assert.Equal(t, s.Queries[0].Rows+s.Queries[1].Rows, s.Rows)
+}
+
+func TestBenchRowWindows(t *testing.T) {
+	s, _ := benchJSON(t, append([]string{"groupby", "--window-type", "row", "--window-size", "1000", "--window-slide", "250",
+		"--json", "--validate", "--validate-tuples", "20000", "--duration", "60s"}, benchSmall...)...)
+	require.Len(t, s.Queries, 1)
+	q := s.Queries[0]
+	assert.True(t, q.Validated, "mismatch: %s", q.Mismatch)
+	// Positions 0..19999 lie in windows -3..79 (start w*250, size 1000),
+	// every one of them non-empty; 64 groups, each in every window of 1000
+	// (250 at the edges) consecutive tuples.
+	assert.Equal(t, uint64(83), q.Windows)
+	assert.Equal(t, uint64(20000), q.Counted)
+
+	// The human form and the workflow of the brief: --validate without --json.
+	code, stdout, stderr := cli(t, append([]string{"bench", "groupby", "--window-type", "row", "--window-size", "1000", "--window-slide", "250",
+		"--validate", "--validate-tuples", "20000"}, benchSmall...)...)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "validated true")
+}
+
+func TestBenchWindowOverrides(t *testing.T) {
+	// A tumbling range window given by its size alone, and the workload list
+	// after the flags.
+	s, _ := benchJSON(t, append([]string{"--window-size", "5", "--json", "--validate", "--validate-tuples", "20000", "--duration", "60s"}, append(benchSmall, "agg")...)...)
+	require.Len(t, s.Queries, 1)
+	q := s.Queries[0]
+	assert.True(t, q.Validated, "mismatch: %s", q.Mismatch)
+	// 20000 tuples at 1000 per ms: 20 ms, 4 windows of 5 ms.
+	assert.Equal(t, uint64(4), q.Windows)
+
+	for _, agg := range []string{"count", "sum", "min", "max"} {
+		s, _ := benchJSON(t, append([]string{"agg", "--agg", agg, "--tuples-per-ms", "100", "--json", "--validate", "--validate-tuples", "10000", "--duration", "60s"}, benchSmall...)...)
+		require.Len(t, s.Queries, 1)
+		assert.True(t, s.Queries[0].Validated, "%s: %s", agg, s.Queries[0].Mismatch)
+	}
+}
