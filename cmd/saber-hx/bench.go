@@ -97,6 +97,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	selectivity := fs.Float64("selectivity", def.Selectivity, "select: fraction of tuples that pass, in [0, 1]")
 	agg := fs.String("agg", "avg", "agg: count|sum|avg|min|max")
 	groups := fs.Int("groups", def.Groups, "groupby: distinct keys")
+	joinPredicates := fs.Int("join-predicates", def.JoinPredicates, "join: predicates per pair (JOIN_r's r)")
 	rate := fs.Int("tuples-per-ms", 0, "event-time rate of the generators (default: each workload's)")
 	// The workload list may come before or after the flags.
 	var names string
@@ -135,6 +136,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	p := def
 	p.Attributes, p.ExprDepth, p.Predicates, p.Selectivity, p.Groups, p.TuplesPerMs = *attributes, *exprDepth, *predicates, *selectivity, *groups, *rate
+	p.JoinPredicates = *joinPredicates
 	f, ok := query.AggFuncs[*agg]
 	if !ok {
 		return usagef("agg %q: valid: count, sum, avg, min, max", *agg)
