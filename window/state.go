@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 )
 
 // AggKind says how one word of a group's aggregate row combines.
@@ -50,6 +51,11 @@ type Layout struct {
 	Groups int // dense: the number of ordinals; hashed: the initial capacity
 	Hashed bool
 	Kinds  []AggKind
+
+	// slots is the largest hashed table grown so far: new states start at
+	// that size, so that a query with many groups pays the growth once, not
+	// once per pane and task state (a 3600-pane window holds 3600 states).
+	slots atomic.Uint64
 }
 
 // Words is the row width in int64 words.
@@ -86,6 +92,7 @@ func NewGroupState(l *Layout) *GroupState {
 		for n < 2*l.Groups {
 			n <<= 1
 		}
+		n = max(n, int(l.slots.Load()))
 		g.Keys = make([]uint64, 2*n)
 		g.mask = uint64(n - 1)
 	}
@@ -128,6 +135,8 @@ func (g *GroupState) grow() {
 	g.Vals = make([]int64, int(n)*g.words)
 	g.Keys = make([]uint64, 2*n)
 	g.mask = n - 1
+	for s := g.layout.slots.Load(); s < n && !g.layout.slots.CompareAndSwap(s, n); s = g.layout.slots.Load() {
+	}
 	g.Touched = make([]int32, 0, cap(oldTouched)*2)
 	for _, s := range oldTouched {
 		k0, k1 := oldKeys[2*s], oldKeys[2*s+1]

@@ -229,9 +229,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	stopProfile, err := ef.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	var err error
 	eng, err = engine.Start(cfg, specs)
 	if err != nil {
 		return usageError{err}

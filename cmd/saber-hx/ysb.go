@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/saber-hx/saber-hx/cpu"
@@ -48,6 +49,24 @@ func parse(fs *flag.FlagSet, args []string) error {
 type engineFlags struct {
 	workers, taskSize, bufferSize int
 	pin                           bool
+	cpuProfile                    string
+}
+
+// startProfile starts the CPU profile of --cpuprofile; the returned func
+// stops it.
+func (f *engineFlags) startProfile() (func(), error) {
+	if f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	out, err := os.Create(f.cpuProfile)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("cpuprofile: %w", err)}
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -55,6 +74,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
 	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
 	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 }
 
 func (f *engineFlags) config(stderr io.Writer) engine.Config {
@@ -167,6 +187,11 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	stopProfile, err := ef.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	var last engine.Stats
