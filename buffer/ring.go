@@ -72,7 +72,13 @@ type Ring struct {
 
 // NewRing maps a ring of size bytes. size must be a power of two and a
 // multiple of the page size (mmap granularity for the mirror).
-func NewRing(size int) (*Ring, error) {
+func NewRing(size int) (*Ring, error) { return newRing(size, nil) }
+
+// newRing is NewRing with an optional place hook, called with the whole
+// 2*size mirrored mapping after it is mapped and before any of its pages
+// has been touched (NewRingOnNode binds and faults the pages there). If
+// place fails, the mapping is released and its error returned.
+func newRing(size int, place func(buf []byte) error) (*Ring, error) {
 	page := os.Getpagesize()
 	switch {
 	case size <= 0:
@@ -87,6 +93,12 @@ func NewRing(size int) (*Ring, error) {
 	buf, err := mapMirror(size)
 	if err != nil {
 		return nil, fmt.Errorf("buffer: ring size %d: %w", size, err)
+	}
+	if place != nil {
+		if err := place(buf); err != nil {
+			_ = unix.Munmap(buf)
+			return nil, fmt.Errorf("buffer: ring size %d: %w", size, err)
+		}
 	}
 	return &Ring{
 		buf:   buf,

@@ -1,16 +1,30 @@
 // Package scheduler holds the unit of work (Task) and the queue from which
 // processors take tasks.
 //
-// Today there is one policy, FCFS: every processor takes the head of the
-// queue. The Hybrid Lookahead Scheduler (several processor kinds, a
-// throughput matrix, lookahead claims beyond the head) is not implemented
-// yet; it will implement the same Queue interface, which is why Pop names
-// the processor that asks.
+// Three policies share one Queue interface (see docs/scheduling.md):
+//
+//   - fcfs: every processor takes the head of the queue.
+//   - static: each query is bound to a processor kind; a processor only takes
+//     tasks of the queries bound to its kind.
+//   - hls: SABER's Hybrid Lookahead Scheduling. A throughput matrix (query x
+//     processor kind) says which kind is preferred for each query; a
+//     processor may claim a task beyond the head (lookahead), and takes a task
+//     of a query it is not preferred for only if the preferred kind could not
+//     finish the tasks ahead of it sooner.
+//
+// With one processor kind every policy is fcfs: a channel, one operation per
+// task, and Done costs three atomic adds. The lookahead queue (a ring of
+// slots under a mutex, a sync.Cond per kind) is only built for hls with two
+// kinds or more. Static with two kinds or more is one channel per kind.
 package scheduler
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -29,58 +43,382 @@ type Task struct {
 
 // Processor identifies who asks for a task.
 type Processor struct {
-	Kind int // processor kind (0: CPU)
+	Kind int // processor kind (0: CPU, 1: GPU), in [0, Config.Kinds)
 	ID   int // worker number
 }
 
-// Queue hands tasks to processors.
+// Queue hands tasks to processors. Every method is safe for concurrent use.
 type Queue interface {
-	// Push queues a task; it never blocks longer than it takes to hand the
-	// task over, since the engine bounds the tasks in flight.
+	// Push queues a task; it never blocks while at most Config.Capacity
+	// tasks are queued (the engine bounds the tasks in flight).
 	Push(t *Task)
-	// Pop returns the next task for p, blocking until there is one, or nil
-	// once the queue is closed and drained.
+	// Pop returns the next task p may take, blocking until there is one, or
+	// nil once the queue is closed and drained.
 	Pop(p Processor) *Task
-	// TryPop returns the next task for p without waiting, or nil.
+	// TryPop returns the next task p may take without waiting, or nil.
 	TryPop(p Processor) *Task
+	// Done reports that p finished t after busy time of work. It feeds the
+	// counters and, under hls, the throughput matrix. t must still hold its
+	// Data (its length is the task's bytes): call Done before the task is
+	// handed on and recycled.
+	Done(p Processor, t *Task, busy time.Duration)
 	// Close ends the queue: Pop drains what is queued, then returns nil.
+	// Push after Close panics.
 	Close()
+	// Stats returns a snapshot of the counters and the matrix.
+	Stats() Stats
+}
+
+// Stats is a snapshot of a queue.
+type Stats struct {
+	Policy Policy
+	Kinds  []string
+	Tasks  [][]uint64  // [kind][query] tasks run (reported by Done)
+	Bytes  [][]uint64  // [kind][query] bytes run (reported by Done)
+	Matrix [][]float64 // [query][kind] bytes/s, as of the last refresh (0: unknown)
 }
 
 // Policy names a scheduling policy.
 type Policy string
 
-const FCFS Policy = "fcfs"
+const (
+	FCFS   Policy = "fcfs"
+	Static Policy = "static"
+	HLS    Policy = "hls"
+)
 
 // Policies lists the policies this build implements.
-var Policies = []Policy{FCFS}
+var Policies = []Policy{FCFS, Static, HLS}
 
-// New returns a queue of the policy for at most capacity tasks in flight.
-func New(p Policy, capacity int) (Queue, error) {
-	switch p {
-	case FCFS:
-		return &fcfs{ch: make(chan *Task, capacity)}, nil
+// Defaults of Config.
+const (
+	DefaultSwitchThreshold = 10
+	DefaultMonitorInterval = time.Second
+)
+
+// Config configures a queue.
+type Config struct {
+	Policy    Policy   // "" means fcfs
+	Kinds     int      // processor kinds, >= 1 (kind 0 = CPU; a GPU is kind 1)
+	KindNames []string // for messages and summaries, len Kinds; nil: cpu, gpu, kind2...
+	// Queries is the number of queries (Task.Query in [0, Queries)). 0 means
+	// not known up front: per-query state grows as tasks of new queries are
+	// pushed (not allowed for static with two kinds or more).
+	Queries  int
+	Capacity int         // tasks queued at most (Push never blocks below that), >= 1
+	Static   map[int]int // static: query -> kind; with Kinds > 1 every query must be bound
+	// Workers is the number of processors of each kind (len Kinds, each
+	// >= 1); nil means one each. Under hls the backlog that the preferred
+	// kind must work off before a task is shared among its processors.
+	Workers         []int
+	SwitchThreshold int                  // hls: >= 1; 0 means DefaultSwitchThreshold
+	MonitorInterval time.Duration        // hls: > 0; 0 means DefaultMonitorInterval
+	Now             func() time.Duration // monotonic clock; nil: real time since NewQueue
+}
+
+// Validate checks c, naming the bad value and the valid range.
+func (c Config) Validate() error {
+	switch c.Policy {
+	case "", FCFS, Static, HLS:
+	default:
+		return fmt.Errorf("unknown scheduling policy %q (valid: %s)", c.Policy, policyList())
 	}
-	return nil, fmt.Errorf("unknown scheduling policy %q (valid: %v)", p, Policies)
+	if c.Kinds < 1 {
+		return fmt.Errorf("processor kinds %d: need at least 1", c.Kinds)
+	}
+	if c.KindNames != nil && len(c.KindNames) != c.Kinds {
+		return fmt.Errorf("%d kind names for %d processor kinds: need one per kind", len(c.KindNames), c.Kinds)
+	}
+	if c.Queries < 0 {
+		return fmt.Errorf("queries %d: must be >= 0 (0: not known up front)", c.Queries)
+	}
+	if c.Capacity < 1 {
+		return fmt.Errorf("capacity %d: need at least 1", c.Capacity)
+	}
+	if c.SwitchThreshold < 0 {
+		return fmt.Errorf("switch threshold %d: must be >= 1 (0: default %d)", c.SwitchThreshold, DefaultSwitchThreshold)
+	}
+	if c.MonitorInterval < 0 {
+		return fmt.Errorf("monitor interval %v: must be > 0 (0: default %v)", c.MonitorInterval, DefaultMonitorInterval)
+	}
+	if c.Workers != nil {
+		if len(c.Workers) != c.Kinds {
+			return fmt.Errorf("workers per kind %v: need one count per kind (%d kinds)", c.Workers, c.Kinds)
+		}
+		for k, n := range c.Workers {
+			if n < 1 {
+				return fmt.Errorf("workers of kind %s: %d, need at least 1", c.kindName(k), n)
+			}
+		}
+	}
+	qs := make([]int, 0, len(c.Static))
+	for q := range c.Static {
+		qs = append(qs, q)
+	}
+	sort.Ints(qs)
+	for _, q := range qs {
+		k := c.Static[q]
+		if q < 0 || (c.Queries > 0 && q >= c.Queries) {
+			return fmt.Errorf("static binding of query %d: no such query (valid: 0..%d)", q, c.Queries-1)
+		}
+		if k < 0 || k >= c.Kinds {
+			return fmt.Errorf("static binding of query %d to kind %d: no such kind (valid: 0..%d, %s)", q, k, c.Kinds-1, strings.Join(c.kindNames(), ", "))
+		}
+	}
+	if c.Policy == Static && c.Kinds > 1 {
+		if c.Queries == 0 {
+			return fmt.Errorf("static policy with %d processor kinds needs the number of queries", c.Kinds)
+		}
+		var unbound []string
+		for q := range c.Queries {
+			if _, ok := c.Static[q]; !ok {
+				unbound = append(unbound, fmt.Sprint(q))
+			}
+		}
+		if len(unbound) > 0 {
+			return fmt.Errorf("static policy: query %s not bound to a processor kind (bind every query in 0..%d to a kind in 0..%d)", strings.Join(unbound, ", "), c.Queries-1, c.Kinds-1)
+		}
+	}
+	return nil
 }
 
-// fcfs is a first-come first-served queue: a channel, one operation per task.
-type fcfs struct {
-	ch   chan *Task
-	once sync.Once
+func policyList() string {
+	s := make([]string, len(Policies))
+	for i, p := range Policies {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
 }
 
-func (q *fcfs) Push(t *Task) { q.ch <- t }
+func (c Config) kindName(k int) string {
+	if c.KindNames != nil && k < len(c.KindNames) {
+		return c.KindNames[k]
+	}
+	switch k {
+	case 0:
+		return "cpu"
+	case 1:
+		return "gpu"
+	}
+	return fmt.Sprintf("kind%d", k)
+}
 
-func (q *fcfs) Pop(Processor) *Task { return <-q.ch }
+func (c Config) kindNames() []string {
+	n := make([]string, c.Kinds)
+	for k := range n {
+		n[k] = c.kindName(k)
+	}
+	return n
+}
 
-func (q *fcfs) TryPop(Processor) *Task {
+// NewQueue returns a queue for cfg.
+func NewQueue(cfg Config) (Queue, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = FCFS
+	}
+	cfg.KindNames = cfg.kindNames()
+	if cfg.SwitchThreshold == 0 {
+		cfg.SwitchThreshold = DefaultSwitchThreshold
+	}
+	if cfg.MonitorInterval == 0 {
+		cfg.MonitorInterval = DefaultMonitorInterval
+	}
+	if cfg.Workers == nil {
+		cfg.Workers = make([]int, cfg.Kinds)
+		for k := range cfg.Workers {
+			cfg.Workers[k] = 1
+		}
+	}
+	if cfg.Now == nil {
+		start := time.Now()
+		cfg.Now = func() time.Duration { return time.Since(start) }
+	}
+	c := newCounters(cfg.Kinds, cfg.Queries)
+	switch {
+	case cfg.Kinds == 1 || cfg.Policy == FCFS:
+		return &chanQueue{cfg: cfg, c: c, chans: []chan *Task{make(chan *Task, cfg.Capacity)}}, nil
+	case cfg.Policy == Static:
+		q := &chanQueue{cfg: cfg, c: c, chans: make([]chan *Task, cfg.Kinds), bind: make([]int, cfg.Queries)}
+		for k := range q.chans {
+			q.chans[k] = make(chan *Task, cfg.Capacity)
+		}
+		for qu, k := range cfg.Static {
+			q.bind[qu] = k
+		}
+		return q, nil
+	}
+	return newHLS(cfg, c), nil
+}
+
+// New returns a queue of policy p for one processor kind, any number of
+// queries and at most capacity queued tasks: with one kind every policy
+// takes the head. It is what an engine with only CPU workers needs.
+func New(p Policy, capacity int) (Queue, error) {
+	return NewQueue(Config{Policy: p, Kinds: 1, Capacity: capacity})
+}
+
+// counters are the per (kind, query) counters, updated with atomic adds.
+// Per-query blocks grow copy-on-write (blocks are shared, so no add is
+// lost) when a task of a new query is pushed.
+type counters struct {
+	kinds  int
+	mu     sync.Mutex
+	blocks atomic.Pointer[[]*queryCounters]
+}
+
+type queryCounters struct {
+	tasks, bytes, busy []atomic.Uint64 // per kind; busy in nanoseconds
+}
+
+func newCounters(kinds, queries int) *counters {
+	c := &counters{kinds: kinds}
+	b := []*queryCounters{}
+	c.blocks.Store(&b)
+	if queries > 0 {
+		c.grow(queries - 1)
+	}
+	return c
+}
+
+// block returns query q's counters, growing the table if needed.
+func (c *counters) block(q int) *queryCounters {
+	if b := *c.blocks.Load(); q < len(b) {
+		return b[q]
+	}
+	return c.grow(q)
+}
+
+func (c *counters) grow(q int) *queryCounters {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.blocks.Load()
+	if q < len(old) {
+		return old[q]
+	}
+	b := make([]*queryCounters, q+1)
+	copy(b, old)
+	for i := len(old); i <= q; i++ {
+		b[i] = &queryCounters{
+			tasks: make([]atomic.Uint64, c.kinds),
+			bytes: make([]atomic.Uint64, c.kinds),
+			busy:  make([]atomic.Uint64, c.kinds),
+		}
+	}
+	c.blocks.Store(&b)
+	return b[q]
+}
+
+func (c *counters) add(k, q int, bytes int, busy time.Duration) {
+	b := c.block(q)
+	b.tasks[k].Add(1)
+	b.bytes[k].Add(uint64(bytes))
+	if busy > 0 {
+		b.busy[k].Add(uint64(busy))
+	}
+}
+
+// stats fills the counters of s and, for policies without a monitor, a
+// matrix of the average throughput since the start.
+func (c *counters) stats(s *Stats, queries int, matrix bool) {
+	b := *c.blocks.Load()
+	queries = max(queries, len(b))
+	s.Tasks = make([][]uint64, c.kinds)
+	s.Bytes = make([][]uint64, c.kinds)
+	for k := range c.kinds {
+		s.Tasks[k] = make([]uint64, queries)
+		s.Bytes[k] = make([]uint64, queries)
+	}
+	if matrix {
+		s.Matrix = make([][]float64, queries)
+	}
+	for q := range queries {
+		if matrix {
+			s.Matrix[q] = make([]float64, c.kinds)
+		}
+		if q >= len(b) {
+			continue
+		}
+		for k := range c.kinds {
+			s.Tasks[k][q] = b[q].tasks[k].Load()
+			s.Bytes[k][q] = b[q].bytes[k].Load()
+			if busy := b[q].busy[k].Load(); matrix && busy > 0 {
+				s.Matrix[q][k] = float64(s.Bytes[k][q]) / time.Duration(busy).Seconds()
+			}
+		}
+	}
+}
+
+func (cfg *Config) checkQuery(t *Task) {
+	if t.Query < 0 || (cfg.Queries > 0 && t.Query >= cfg.Queries) {
+		panic(fmt.Sprintf("scheduler: task of query %d: valid queries are 0..%d", t.Query, cfg.Queries-1))
+	}
+}
+
+func (cfg *Config) checkKind(p Processor) {
+	if p.Kind < 0 || p.Kind >= cfg.Kinds {
+		panic(fmt.Sprintf("scheduler: processor kind %d: valid kinds are 0..%d (%s)", p.Kind, cfg.Kinds-1, strings.Join(cfg.KindNames, ", ")))
+	}
+}
+
+// chanQueue is fcfs (one channel that every kind reads) and static with two
+// kinds or more (one channel per kind; a task goes to its query's kind).
+type chanQueue struct {
+	cfg   Config
+	c     *counters
+	chans []chan *Task
+	bind  []int // static: query -> kind; nil: everything in chans[0]
+	once  sync.Once
+}
+
+func (q *chanQueue) Push(t *Task) {
+	q.cfg.checkQuery(t)
+	q.c.block(t.Query)
+	ch := q.chans[0]
+	if q.bind != nil {
+		ch = q.chans[q.bind[t.Query]]
+	}
+	ch <- t
+}
+
+func (q *chanQueue) ch(p Processor) chan *Task {
+	q.cfg.checkKind(p)
+	if q.bind == nil {
+		return q.chans[0]
+	}
+	return q.chans[p.Kind]
+}
+
+func (q *chanQueue) Pop(p Processor) *Task { return <-q.ch(p) }
+
+func (q *chanQueue) TryPop(p Processor) *Task {
 	select {
-	case t := <-q.ch:
+	case t := <-q.ch(p):
 		return t
 	default:
 		return nil
 	}
 }
 
-func (q *fcfs) Close() { q.once.Do(func() { close(q.ch) }) }
+func (q *chanQueue) Done(p Processor, t *Task, busy time.Duration) {
+	q.cfg.checkKind(p)
+	q.c.add(p.Kind, t.Query, len(t.Data), busy)
+}
+
+func (q *chanQueue) Close() {
+	q.once.Do(func() {
+		for _, ch := range q.chans {
+			close(ch)
+		}
+	})
+}
+
+// Stats of fcfs and static: their matrix is the average throughput since
+// the start (bytes over busy time), since they have no monitor.
+func (q *chanQueue) Stats() Stats {
+	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...)}
+	q.c.stats(&s, q.cfg.Queries, true)
+	return s
+}
