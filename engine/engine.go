@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,15 +47,40 @@ type Config struct {
 	CPUs       []int            // cores to pin to; nil: the process's affinity mask
 	TaskSize   int              // bytes per task, a multiple of every input's tuple size
 	BufferSize int              // ring bytes per stream: a power of two, at least 2 tasks
-	Policy     scheduler.Policy // "" means fcfs
 	Warn       func(msg string) // warnings (pinning refused); nil: dropped
+
+	// Scheduling (see scheduler and docs/scheduling.md).
+	Policy          scheduler.Policy  // "" means fcfs
+	Static          map[string]string // static: query name -> processor kind name
+	SwitchThreshold int               // hls: 0 means the default
+	MonitorInterval time.Duration     // hls: 0 means the default
+	// Groups are the processor kinds and their workers; nil means one kind,
+	// "cpu", of Workers workers. Several CPU groups stand for processors of
+	// different speeds (tests use them with an injected delay); a GPU
+	// processor will be a kind of its own.
+	Groups []ProcessorGroup
+}
+
+// ProcessorGroup is one processor kind and its workers.
+type ProcessorGroup struct {
+	Name    string
+	Workers int
+	delay   time.Duration // tests: added to every task of the group
+}
+
+// groups returns the processor kinds.
+func (c Config) groups() []ProcessorGroup {
+	if len(c.Groups) > 0 {
+		return c.Groups
+	}
+	return []ProcessorGroup{{Name: "cpu", Workers: c.Workers}}
 }
 
 // Validate checks cfg against a tuple size, naming the bad value and the
 // valid range.
 func (c Config) Validate(tupleSize int) error {
 	switch {
-	case c.Workers < 1:
+	case len(c.Groups) == 0 && c.Workers < 1:
 		return fmt.Errorf("workers %d: need at least 1", c.Workers)
 	case tupleSize <= 0:
 		return fmt.Errorf("tuple size %d must be positive", tupleSize)
@@ -211,16 +238,89 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		capacity += cap(s.free)
 	}
 	var err error
-	if e.queue, err = scheduler.New(cfg.Policy, capacity); err != nil {
+	if e.queue, err = e.newQueue(capacity); err != nil {
 		e.releaseRings()
 		return nil, err
 	}
-	e.workers, err = cpu.Start(cpu.Options{Workers: cfg.Workers, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)
+	total := 0
+	for _, g := range cfg.groups() {
+		total += g.Workers
+	}
+	e.workers, err = cpu.Start(cpu.Options{Workers: total, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)
 	if err != nil {
 		e.releaseRings()
 		return nil, err
 	}
 	return e, nil
+}
+
+// newQueue makes the scheduler's queue: one kind per processor group, one
+// query per stream (a window join's two inputs are bound together).
+func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
+	groups := e.cfg.groups()
+	qc := scheduler.Config{
+		Policy: e.cfg.Policy, Kinds: len(groups), Queries: len(e.streams), Capacity: capacity,
+		SwitchThreshold: e.cfg.SwitchThreshold, MonitorInterval: e.cfg.MonitorInterval,
+	}
+	for _, g := range groups {
+		if g.Workers < 1 {
+			return nil, fmt.Errorf("processor group %q: %d workers, need at least 1", g.Name, g.Workers)
+		}
+		qc.KindNames = append(qc.KindNames, g.Name)
+		qc.Workers = append(qc.Workers, g.Workers)
+	}
+	if len(e.cfg.Static) > 0 {
+		qc.Static = map[int]int{}
+		for name, kind := range e.cfg.Static {
+			k := slices.Index(qc.KindNames, kind)
+			if k < 0 {
+				return nil, fmt.Errorf("static binding %s=%s: no processor kind %q (valid: %s)", name, kind, kind, strings.Join(qc.KindNames, ", "))
+			}
+			found := false
+			for _, s := range e.streams {
+				if s.specName() == name {
+					qc.Static[s.id] = k
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("static binding %s=%s: no query %q (valid: %s)", name, kind, name, strings.Join(e.specNames(), ", "))
+			}
+		}
+	}
+	return scheduler.NewQueue(qc)
+}
+
+// specNames are the names of the queries and joins, in order.
+func (e *Engine) specNames() []string {
+	var n []string
+	for _, en := range e.entries {
+		n = append(n, en.stream.specName())
+	}
+	return n
+}
+
+// specName is the name of the query or join the stream belongs to.
+func (s *Stream) specName() string {
+	if s.joinSide != nil {
+		return s.joinSide.j.Name
+	}
+	return s.win.Query
+}
+
+// Scheduling returns the scheduler's counters: tasks and bytes per kind and
+// query (queries by stream: a window join has two), and the throughput
+// matrix.
+func (e *Engine) Scheduling() scheduler.Stats { return e.queue.Stats() }
+
+// QueryNames are the names of the queue's queries (the streams), in the
+// order of Scheduling's counters.
+func (e *Engine) QueryNames() []string {
+	n := make([]string, len(e.streams))
+	for i, s := range e.streams {
+		n[i] = s.win.Query
+	}
+	return n
 }
 
 // entry is what one Spec started: a query's stream, or a window join.
@@ -330,11 +430,20 @@ func (e *Engine) Stats() Stats { return e.streams[0].Stats() }
 type worker struct {
 	e       *Engine
 	proc    scheduler.Processor
+	delay   time.Duration
 	kernels []kernels.Kernel
 }
 
 func (e *Engine) newWorker(id int) *worker {
-	w := &worker{e: e, proc: scheduler.Processor{Kind: 0, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
+	kind, first := 0, 0
+	for k, g := range e.cfg.groups() {
+		if id >= first && id < first+g.Workers {
+			kind = k
+		}
+		first += g.Workers
+	}
+	w := &worker{e: e, proc: scheduler.Processor{Kind: kind, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
+	w.delay = e.cfg.groups()[kind].delay
 	for i, s := range e.streams {
 		w.kernels[i] = s.plan.NewKernel()
 	}
@@ -353,9 +462,14 @@ func (e *Engine) work(id int) {
 func (w *worker) run(t *scheduler.Task) {
 	s := w.e.streams[t.Query]
 	t.Result.Reset(s.layout)
+	start := time.Now()
 	if w.e.failed() == nil {
 		w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+		if w.delay > 0 {
+			time.Sleep(w.delay)
+		}
 	}
+	w.e.queue.Done(w.proc, t, time.Since(start))
 	s.finish(t, w)
 }
 
