@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,14 @@ type Config struct {
 	Static          map[string]string // static: query name -> processor kind name
 	SwitchThreshold int               // hls: 0 means the default
 	MonitorInterval time.Duration     // hls: 0 means the default
+	// Placement: rings' memory on NUMA node MemNode with MemPolicy
+	// (MemDefault: first touch), and the producers' core (IngestCore, if
+	// PinIngest; see PinIngestion).
+	MemNode    int
+	MemPolicy  cpu.MemPolicy
+	PinIngest  bool
+	IngestCore int
+
 	// Groups are the processor kinds and their workers; nil means one kind,
 	// "cpu", of Workers workers. Several CPU groups stand for processors of
 	// different speeds (tests use them with an injected delay); a GPU
@@ -196,6 +205,22 @@ type Stats struct {
 	Pinned                                     []int // CPU of each worker, -1 where not pinned
 }
 
+// ErrConfig marks the errors of Start that come from its arguments (an
+// invalid query, configuration or binding), as opposed to the system.
+var ErrConfig = errors.New("invalid configuration")
+
+// configError wraps err as an ErrConfig.
+type configError struct{ err error }
+
+func (e configError) Error() string   { return e.err.Error() }
+func (e configError) Unwrap() []error { return []error{e.err, ErrConfig} }
+func asConfigError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return configError{err}
+}
+
 // ErrAborted is returned by the producer side after Abort.
 var ErrAborted = errors.New("engine: aborted")
 
@@ -221,7 +246,7 @@ func New(cfg Config, q *query.Query, sink Sink) (*Engine, error) {
 // Start compiles the queries, allocates their rings and starts the workers.
 func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if len(specs) == 0 {
-		return nil, errors.New("engine: no query")
+		return nil, asConfigError(errors.New("engine: no query"))
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = scheduler.FCFS
@@ -230,7 +255,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	for _, sp := range specs {
 		if err := e.add(sp); err != nil {
 			e.releaseRings()
-			return nil, err
+			return nil, asConfigError(err)
 		}
 	}
 	capacity := 0
@@ -240,7 +265,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	var err error
 	if e.queue, err = e.newQueue(capacity); err != nil {
 		e.releaseRings()
-		return nil, err
+		return nil, asConfigError(err)
 	}
 	total := 0
 	for _, g := range cfg.groups() {
@@ -631,7 +656,7 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	// Every task in flight holds TaskSize bytes of the ring but the last,
 	// partial one: that bounds the tasks in flight.
 	inFlight := cfg.BufferSize/cfg.TaskSize + 1
-	ring, err := buffer.NewRing(e.cfg.BufferSize)
+	ring, err := e.newRing()
 	if err != nil {
 		return nil, fmt.Errorf("ring for query %q: %w", sp.Query.Name, err)
 	}
@@ -669,6 +694,43 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	}
 	e.streams = append(e.streams, s)
 	return s, nil
+}
+
+// newRing allocates a stream's ring, on the configured NUMA node where the
+// kernel lets us (a warning otherwise: placement is an optimisation).
+func (e *Engine) newRing() (*buffer.Ring, error) {
+	if e.cfg.MemPolicy == cpu.MemDefault {
+		return buffer.NewRing(e.cfg.BufferSize)
+	}
+	r, err := buffer.NewRingOnNode(e.cfg.BufferSize, e.cfg.MemNode, e.cfg.MemPolicy)
+	if err == nil {
+		return r, nil
+	}
+	if e.cfg.Warn != nil {
+		e.cfg.Warn(fmt.Sprintf("ring memory not placed on node %d: %v", e.cfg.MemNode, err))
+	}
+	return buffer.NewRing(e.cfg.BufferSize)
+}
+
+// RingNode reports the NUMA node of stream i's ring memory (-1 if unknown).
+func (e *Engine) RingNode(i int) int {
+	n, err := e.entries[i].stream.ring.Node()
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// PinIngestion locks the calling goroutine to its thread and pins the
+// thread to cfg.IngestCore (nothing unless PinIngest). Call it at the start of
+// a producer goroutine that then exits: the thread is not unlocked, so that
+// the runtime retires it with its narrowed affinity instead of reusing it.
+func (c Config) PinIngestion() error {
+	if !c.PinIngest {
+		return nil
+	}
+	runtime.LockOSThread()
+	return cpu.PinCurrentThread(c.IngestCore)
 }
 
 // Right returns a window join's right input (nil for other streams).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/scheduler"
 )
 
 // RunReader runs the YSB query over the tuples read from r and returns the
@@ -102,7 +103,7 @@ type BenchConfig struct {
 	Duration   time.Duration // ingestion time
 	// Progress, if set, is called about once per second from another
 	// goroutine with the live counters.
-	Progress func(st engine.Stats, elapsed time.Duration)
+	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
 
 	// corrupt, in tests, edits each task's bytes after they were filled: it
 	// proves that validation catches a wrong result.
@@ -112,6 +113,8 @@ type BenchConfig struct {
 // BenchResult summarises a benchmark run.
 type BenchResult struct {
 	Stats        engine.Stats
+	Scheduling   scheduler.Stats // tasks and bytes per processor kind, the throughput matrix
+	RingNode     int             // NUMA node of the ring's memory, -1 if unknown
 	Seconds      float64
 	BundleTuples int
 	Validated    bool // every emitted window matched the generator's counts
@@ -165,7 +168,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 				case <-stop:
 					return
 				case <-tick.C:
-					cfg.Progress(eng.Stats(), time.Since(start))
+					cfg.Progress(eng.Stats(), eng.Scheduling(), time.Since(start))
 				}
 			}
 		}()
@@ -176,26 +179,18 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	deadline := start.Add(cfg.Duration)
 	var k uint64 // global index of the next tuple
 	var runErr error
-	for runErr == nil && ctx.Err() == nil && time.Now().Before(deadline) {
-		b, err := eng.Buffer()
-		if err != nil {
-			runErr = err
-			break
+	// The producer runs on a goroutine of its own, so that it can be pinned
+	// (--ingest-core) and its thread retired afterwards.
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
+			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		for off := 0; off < len(b); {
-			pos := int(k % uint64(n))
-			shift := int64(k/uint64(n)) * span
-			c := copy(b[off:], bundle[pos*TupleSize:])
-			shiftEventTimes(b[off:off+c], shift)
-			off += c
-			k += uint64(c / TupleSize)
-		}
-		if cfg.corrupt != nil {
-			cfg.corrupt(b)
-		}
-		v.produced.Store(k)
-		runErr = eng.Commit(len(b))
-	}
+		runErr = produce(ctx, eng, deadline, bundle, n, span, &k, v, cfg.corrupt)
+	}()
+	<-produced
+	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0)}
 	st, err := eng.Close()
 	close(stop)
 	<-done
@@ -205,9 +200,38 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
 	}
-	res := BenchResult{Stats: st, Seconds: time.Since(start).Seconds(), BundleTuples: n}
+	res.Stats, res.Seconds, res.BundleTuples = st, time.Since(start).Seconds(), n
+	res.Scheduling = eng.Scheduling()
 	res.Validated = runErr == nil && v.windows == st.Windows && st.Tuples == k
 	return res, runErr
+}
+
+// produce replays the bundle into the engine until the deadline.
+func produce(ctx context.Context, eng *engine.Engine, deadline time.Time, bundle []byte, n int, span int64, kp *uint64, v *validator, corrupt func([]byte)) error {
+	k := *kp
+	defer func() { *kp = k }()
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		b, err := eng.Buffer()
+		if err != nil {
+			return err
+		}
+		for off := 0; off < len(b); {
+			pos := int(k % uint64(n))
+			shift := int64(k/uint64(n)) * span
+			c := copy(b[off:], bundle[pos*TupleSize:])
+			shiftEventTimes(b[off:off+c], shift)
+			off += c
+			k += uint64(c / TupleSize)
+		}
+		if corrupt != nil {
+			corrupt(b)
+		}
+		v.produced.Store(k)
+		if err := eng.Commit(len(b)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // shiftEventTimes adds shift to the event time of every tuple of b.

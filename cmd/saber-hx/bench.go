@@ -75,6 +75,8 @@ type benchSummary struct {
 	TaskSize   int                 `json:"task_size"`
 	BufferSize int                 `json:"buffer_size"`
 	Queries    []benchQuerySummary `json:"queries"`
+	Policy     string              `json:"policy"`
+	Processors processorsSummary   `json:"processors"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -161,7 +163,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		p.Window = w
 	}
 
-	cfg := ef.config(stderr)
+	cfg, err := ef.config(stderr)
+	if err != nil {
+		return err
+	}
 	var parts []*benchPart
 	var specs []engine.Spec
 	var inputs []*benchInput
@@ -253,6 +258,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if err := cfg.PinIngestion(); err != nil {
+				cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
+			}
 			errs[i] = in.produce(feeds[i](), deadline, limit, &stop, *validate)
 		}()
 	}
@@ -274,7 +282,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 					line = append(line, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/1e6, st.Windows))
 					last[i] = st.Tuples
 				}
-				fmt.Fprintf(stderr, "bench %5.0fs  %s\n", time.Since(start).Seconds(), strings.Join(line, "; "))
+				fmt.Fprintf(stderr, "bench %5.0fs  %s%s\n", time.Since(start).Seconds(), strings.Join(line, "; "), split(eng.Scheduling()))
 			}
 		}
 	}()
@@ -288,7 +296,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.workers, TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate}
+	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.workers, TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate,
+		Policy: string(cfg.Policy), Processors: summarizeProcessors(eng.Scheduling(), eng.QueryNames())}
 	for i, bp := range parts {
 		st := stats[i]
 		qs := benchQuerySummary{

@@ -1,5 +1,5 @@
 // Command saber-hx is the command line of the saber-hx stream processing
-// engine: the YSB benchmark and file mode today.
+// engine: the YSB benchmark and file mode, SABER's workloads, the topology.
 package main
 
 import (
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/saber-hx/saber-hx/engine"
 )
 
 // usageError marks an error of the command line or of its input files: exit 2.
@@ -73,7 +75,7 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "saber-hx: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, engine.ErrConfig) {
 		return 2
 	}
 	return 1

@@ -9,11 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"time"
 
-	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -43,45 +42,6 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
-}
-
-// engineFlags are the tuning knobs shared by the commands that run queries.
-type engineFlags struct {
-	workers, taskSize, bufferSize int
-	pin                           bool
-	cpuProfile                    string
-}
-
-// startProfile starts the CPU profile of --cpuprofile; the returned func
-// stops it.
-func (f *engineFlags) startProfile() (func(), error) {
-	if f.cpuProfile == "" {
-		return func() {}, nil
-	}
-	out, err := os.Create(f.cpuProfile)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("cpuprofile: %w", err)}
-	}
-	if err := pprof.StartCPUProfile(out); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); out.Close() }, nil
-}
-
-func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (the default is the number of CPUs this process may use)")
-	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
-	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
-}
-
-func (f *engineFlags) config(stderr io.Writer) engine.Config {
-	return engine.Config{
-		Workers: f.workers, Pin: f.pin, TaskSize: f.taskSize, BufferSize: f.bufferSize,
-		Warn: func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) },
-	}
 }
 
 // genFlags are the data generator's knobs.
@@ -124,6 +84,11 @@ type ysbSummary struct {
 	Counted    uint64  `json:"counted_tuples"`
 	Validated  bool    `json:"validated"`
 	Output     string  `json:"output,omitempty"`
+
+	Policy     string             `json:"policy,omitempty"`
+	Processors *processorsSummary `json:"processors,omitempty"`
+	RingNode   *int               `json:"ring_node,omitempty"`
+	IngestCore *int               `json:"ingest_core,omitempty"`
 }
 
 func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
@@ -169,7 +134,10 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg := ef.config(stderr)
+	cfg, err := ef.config(stderr)
+	if err != nil {
+		return err
+	}
 	if err := cfg.Validate(ysb.TupleSize); err != nil {
 		return usageError{err}
 	}
@@ -198,16 +166,23 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	var lastT time.Duration
 	res, runErr := ysb.RunBenchmark(ctx, ysb.BenchConfig{
 		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration,
-		Progress: func(st engine.Stats, el time.Duration) {
+		Progress: func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
 			dt := (el - lastT).Seconds()
-			fmt.Fprintf(stderr, "ysb %5.0fs  %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d\n", el.Seconds(),
-				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late)
+			fmt.Fprintf(stderr, "ysb %5.0fs  %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(),
+				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, split(sched))
 			last, lastT = st, el
 		},
 	})
 	s := summarize("benchmark", res.Stats, res.Seconds, &ef)
 	s.BundleSize = res.BundleTuples * ysb.TupleSize
 	s.Validated = res.Validated
+	s.Policy = string(cfg.Policy)
+	procs := summarizeProcessors(res.Scheduling, []string{"ysb"})
+	s.Processors = &procs
+	s.RingNode = &res.RingNode
+	if cfg.PinIngest {
+		s.IngestCore = &cfg.IngestCore
+	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}

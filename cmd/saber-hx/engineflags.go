@@ -1,0 +1,188 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/scheduler"
+)
+
+// engineFlags are the tuning knobs shared by the commands that run queries.
+type engineFlags struct {
+	workers, taskSize, bufferSize int
+	pin                           bool
+	cpuProfile                    string
+
+	mode, policy, static string
+	switchThreshold      int
+	monitorInterval      time.Duration
+
+	placement, cores, memPolicy string
+	ingestCore                  int
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (the default is the number of CPUs this process may use)")
+	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
+	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
+	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu, gpu or hybrid (gpu and hybrid need a build with CUDA)")
+	fs.StringVar(&f.policy, "policy", string(scheduler.HLS), "scheduling policy: fcfs, static or hls (docs/scheduling.md)")
+	fs.StringVar(&f.static, "static", "", "static policy: QUERY=KIND,... binding each query to a processor kind (cpu, gpu)")
+	fs.IntVar(&f.switchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
+	fs.DurationVar(&f.monitorInterval, "monitor-interval", scheduler.DefaultMonitorInterval, "hls: how often the throughput matrix is refreshed (> 0)")
+	fs.StringVar(&f.placement, "placement", string(cpu.Compact), "worker placement over NUMA nodes: compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
+	fs.StringVar(&f.cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8); overrides --placement")
+	fs.IntVar(&f.ingestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
+	fs.StringVar(&f.memPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
+}
+
+// config checks the flags and returns the engine's configuration; every
+// bad value is a usage error naming the valid ones.
+func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
+	warn := func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
+	c := engine.Config{
+		Workers: f.workers, Pin: f.pin, TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
+		Policy: scheduler.Policy(f.policy), SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
+	}
+	switch f.mode {
+	case "cpu":
+	case "gpu", "hybrid":
+		if err := gpu.Available(); err != nil {
+			return c, usagef("--mode %s: %v", f.mode, err)
+		}
+	default:
+		return c, usagef("--mode %q: valid: cpu, gpu, hybrid", f.mode)
+	}
+	if f.workers < 1 {
+		return c, usagef("--workers %d: need at least 1", f.workers)
+	}
+	if f.switchThreshold < 1 {
+		return c, usagef("--switch-threshold %d: must be >= 1", f.switchThreshold)
+	}
+	if f.monitorInterval <= 0 {
+		return c, usagef("--monitor-interval %v: must be > 0", f.monitorInterval)
+	}
+	valid := false
+	for _, p := range scheduler.Policies {
+		valid = valid || string(p) == f.policy
+	}
+	if !valid {
+		return c, usagef("--policy %q: valid: fcfs, static, hls", f.policy)
+	}
+	if f.static != "" {
+		c.Static = map[string]string{}
+		for _, b := range strings.Split(f.static, ",") {
+			q, k, ok := strings.Cut(b, "=")
+			if !ok || q == "" || k == "" {
+				return c, usagef("--static %q: want QUERY=KIND,...", f.static)
+			}
+			c.Static[q] = k
+		}
+	}
+	mp, err := cpu.ParseMemPolicy(f.memPolicy)
+	if err != nil {
+		return c, usageError{fmt.Errorf("--mem-policy: %w", err)}
+	}
+	topo, err := cpu.Discover()
+	if err != nil {
+		warn(fmt.Sprintf("topology: %v; placement from the affinity mask", err))
+	}
+	var cores []int
+	if f.cores != "" {
+		if cores, err = cpu.ParseCPUList(f.cores); err != nil {
+			return c, usageError{fmt.Errorf("--cores: %w", err)}
+		}
+	}
+	if f.placement != string(cpu.Compact) && f.placement != string(cpu.Spread) {
+		return c, usagef("--placement %q: valid: compact, spread", f.placement)
+	}
+	if topo != nil {
+		plan, err := topo.Plan(cpu.Placement(f.placement), f.workers, cores)
+		if err != nil {
+			return c, usageError{fmt.Errorf("placement: %w", err)}
+		}
+		c.CPUs = plan
+		if mp != cpu.MemDefault && f.pin {
+			c.MemNode, c.MemPolicy = topo.NodeOfCPU(plan[0]), mp
+		}
+	} else if cores != nil {
+		c.CPUs = cores
+	}
+	if f.ingestCore >= 0 {
+		if !containsCPU(cpu.AllowedCPUs(), f.ingestCore) {
+			return c, usagef("--ingest-core %d: not among the CPUs this process may use (%s)", f.ingestCore, cpu.FormatCPUList(cpu.AllowedCPUs()))
+		}
+		c.PinIngest, c.IngestCore = true, f.ingestCore
+	}
+	return c, nil
+}
+
+func containsCPU(cpus []int, c int) bool {
+	for _, x := range cpus {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// startProfile starts the CPU profile of --cpuprofile; the returned func
+// stops it.
+func (f *engineFlags) startProfile() (func(), error) {
+	if f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	out, err := os.Create(f.cpuProfile)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("cpuprofile: %w", err)}
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
+}
+
+// processorsSummary is the scheduling part of a summary: per processor
+// kind, the tasks and bytes run per query, and the final throughput matrix.
+type processorsSummary struct {
+	Kinds   []string    `json:"kinds"`
+	Queries []string    `json:"queries"`
+	Tasks   [][]uint64  `json:"tasks"`              // [kind][query]
+	Bytes   [][]uint64  `json:"bytes"`              // [kind][query]
+	Matrix  [][]float64 `json:"matrix_bytes_per_s"` // [query][kind]; 0: not measured
+}
+
+func summarizeProcessors(s scheduler.Stats, queries []string) processorsSummary {
+	return processorsSummary{Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix}
+}
+
+// split is the progress line's share of tasks per processor kind.
+func split(s scheduler.Stats) string {
+	var total uint64
+	per := make([]uint64, len(s.Kinds))
+	for k := range s.Tasks {
+		for _, n := range s.Tasks[k] {
+			per[k] += n
+			total += n
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	parts := make([]string, len(per))
+	for k, n := range per {
+		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], 100*float64(n)/float64(total))
+	}
+	return "  split " + strings.Join(parts, " ")
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSchedulingAndPlacementFlags: bad values exit 2 naming the valid ones,
+// for both commands that run queries.
+func TestSchedulingAndPlacementFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"ysb"}, {"bench", "groupby"}} {
+		for _, tc := range []struct {
+			args []string
+			want []string
+		}{
+			{[]string{"--policy", "lifo"}, []string{"lifo", "fcfs, static, hls"}},
+			{[]string{"--switch-threshold", "0"}, []string{"--switch-threshold 0", ">= 1"}},
+			{[]string{"--monitor-interval", "0s"}, []string{"--monitor-interval 0s", "> 0"}},
+			{[]string{"--mode", "gpu"}, []string{"without CUDA", "-tags cuda"}},
+			{[]string{"--mode", "hybrid"}, []string{"without CUDA"}},
+			{[]string{"--mode", "quantum"}, []string{"cpu, gpu, hybrid"}},
+			{[]string{"--static", "nonsense"}, []string{"QUERY=KIND"}},
+			{[]string{"--policy", "static", "--static", "ysb=gpu,groupby=gpu"}, []string{`no processor kind "gpu"`, "valid: cpu"}},
+			{[]string{"--placement", "random"}, []string{"compact, spread"}},
+			{[]string{"--cores", "0-x"}, []string{"--cores"}},
+			{[]string{"--cores", "4000"}, []string{"placement"}},
+			{[]string{"--ingest-core", "4000"}, []string{"--ingest-core 4000"}},
+			{[]string{"--mem-policy", "interleave"}, []string{"default", "preferred", "bind"}},
+		} {
+			args := append(append([]string{}, cmd...), tc.args...)
+			args = append(args, "--duration", "100ms")
+			code, stdout, stderr := cli(t, args...)
+			assert.Equal(t, 2, code, "%v: %s", args, stderr)
+			assert.Empty(t, stdout, "%v", args)
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w, "%v", args)
+			}
+		}
+	}
+}
+
+// TestSummaryReportsScheduling: the JSON summary has the policy and, per
+// processor kind, the tasks and bytes per query and the throughput matrix.
+func TestSummaryReportsScheduling(t *testing.T) {
+	code, stdout, stderr := cli(t, "ysb", "--duration", "300ms", "--workers", "2", "--json", "--policy", "hls",
+		"--monitor-interval", "50ms", "--ingest-core", "0", "--placement", "spread")
+	require.Equal(t, 0, code, stderr)
+	var s struct {
+		Policy     string `json:"policy"`
+		Tasks      uint64 `json:"tasks"`
+		Validated  bool   `json:"validated"`
+		IngestCore *int   `json:"ingest_core"`
+		Processors struct {
+			Kinds   []string    `json:"kinds"`
+			Queries []string    `json:"queries"`
+			Tasks   [][]uint64  `json:"tasks"`
+			Matrix  [][]float64 `json:"matrix_bytes_per_s"`
+		} `json:"processors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &s))
+	assert.Equal(t, "hls", s.Policy)
+	assert.True(t, s.Validated)
+	assert.Equal(t, []string{"cpu"}, s.Processors.Kinds)
+	assert.Equal(t, []string{"ysb"}, s.Processors.Queries)
+	require.Len(t, s.Processors.Tasks, 1)
+	assert.Equal(t, s.Tasks, s.Processors.Tasks[0][0], "every task ran on the CPU kind")
+	assert.Positive(t, s.Processors.Matrix[0][0])
+	require.NotNil(t, s.IngestCore)
+	assert.Equal(t, 0, *s.IngestCore)
+
+	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "300ms", "--json", "--policy", "fcfs")
+	require.Equal(t, 0, code, stderr)
+	var b struct {
+		Policy     string `json:"policy"`
+		Processors struct {
+			Queries []string   `json:"queries"`
+			Tasks   [][]uint64 `json:"tasks"`
+		} `json:"processors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &b))
+	assert.Equal(t, "fcfs", b.Policy)
+	assert.Len(t, b.Processors.Queries, 2)
+	require.Len(t, b.Processors.Tasks, 1)
+	assert.Len(t, b.Processors.Tasks[0], 2)
+}

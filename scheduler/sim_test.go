@@ -1,0 +1,315 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The simulator: processors doubles whose time per task is set per
+// (query, kind, now), a virtual clock, and a producer that keeps at most
+// inflight tasks of each query queued or running (as the engine does: a task
+// is recycled when it completes). Idle processors TryPop, the clock jumps to
+// the next completion, the processor calls Done.
+
+const unit = time.Millisecond // one time unit of the cost tables
+
+type simSetup struct {
+	cfg      Config
+	procs    []int // processors per kind
+	tasks    []int // tasks per query
+	inflight int   // per query
+	cost     func(q, k int, now time.Duration) time.Duration
+	onDone   func(now time.Duration, st Stats) // optional, after each completion
+}
+
+type simResult struct {
+	makespan time.Duration
+	split    [][]int // [query][kind] tasks run
+	runs     []simRun
+	stats    Stats
+}
+
+type simRun struct {
+	at       time.Duration // claimed
+	query    int
+	kind, id int
+}
+
+var simPayload = make([]byte, 1<<20)
+
+func simulate(t *testing.T, s simSetup) simResult {
+	t.Helper()
+	var now time.Duration
+	cfg := s.cfg
+	cfg.Kinds = len(s.procs)
+	cfg.Queries = len(s.tasks)
+	cfg.Now = func() time.Duration { return now }
+	if cfg.Capacity == 0 {
+		cfg.Capacity = s.inflight * len(s.tasks)
+	}
+	q, err := NewQueue(cfg)
+	require.NoError(t, err)
+
+	type proc struct {
+		p     Processor
+		task  *Task
+		until time.Duration
+		busy  time.Duration
+	}
+	var procs []*proc
+	for k, n := range s.procs {
+		for i := range n {
+			procs = append(procs, &proc{p: Processor{Kind: k, ID: len(procs) + i}})
+		}
+	}
+	res := simResult{split: make([][]int, len(s.tasks))}
+	seen := make([][]bool, len(s.tasks))
+	for i := range res.split {
+		res.split[i] = make([]int, len(s.procs))
+		seen[i] = make([]bool, s.tasks[i])
+	}
+	// Arrivals: a fixed pseudo-random interleaving of the queries (in
+	// proportion to their tasks), pushed while fewer than inflight tasks per
+	// query are queued or running in all.
+	next := make([]int, len(s.tasks))
+	total := 0
+	for _, n := range s.tasks {
+		total += n
+	}
+	limit := s.inflight * len(s.tasks)
+	rng := uint64(12345)
+	pushed, open := 0, 0
+	refill := func() {
+		for open < limit && pushed < total {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			x := int((rng >> 33) % uint64(total-pushed))
+			qu := 0
+			for x >= s.tasks[qu]-next[qu] {
+				x -= s.tasks[qu] - next[qu]
+				qu++
+			}
+			q.Push(&Task{ID: uint64(next[qu]), Query: qu, Data: simPayload})
+			next[qu]++
+			pushed++
+			open++
+		}
+	}
+	refill()
+	done := 0
+	for done < total {
+		for _, p := range procs {
+			if p.task != nil {
+				continue
+			}
+			tk := q.TryPop(p.p)
+			if tk == nil {
+				continue
+			}
+			require.False(t, seen[tk.Query][tk.ID], "task %d/%d run twice", tk.Query, tk.ID)
+			seen[tk.Query][tk.ID] = true
+			p.task, p.busy = tk, s.cost(tk.Query, p.p.Kind, now)
+			p.until = now + p.busy
+			res.split[tk.Query][p.p.Kind]++
+			res.runs = append(res.runs, simRun{at: now, query: tk.Query, kind: p.p.Kind, id: p.p.ID})
+		}
+		refill()
+		first := time.Duration(-1)
+		for _, p := range procs {
+			if p.task != nil && (first < 0 || p.until < first) {
+				first = p.until
+			}
+		}
+		require.GreaterOrEqual(t, first, time.Duration(0), "stall at %v: %d of %d tasks done, nothing running", now, done, total)
+		now = first
+		for _, p := range procs {
+			if p.task != nil && p.until == now {
+				tk := p.task
+				p.task = nil
+				q.Done(p.p, tk, p.busy)
+				done++
+				open--
+				if s.onDone != nil {
+					s.onDone(now, q.Stats())
+				}
+			}
+		}
+	}
+	q.Close()
+	for _, p := range procs {
+		require.Nil(t, q.Pop(p.p))
+	}
+	res.makespan = now
+	res.stats = q.Stats()
+	return res
+}
+
+// costTable returns a cost function from [query][kind] time units.
+func costTable(c [][]float64) func(q, k int, _ time.Duration) time.Duration {
+	return func(q, k int, _ time.Duration) time.Duration { return time.Duration(c[q][k] * float64(unit)) }
+}
+
+type mix struct {
+	name  string
+	cost  [][]float64 // [query][kind] time units per task
+	tasks []int
+}
+
+var mixes = []mix{
+	// W1: symmetric, each query 3x faster on its own kind.
+	{name: "W1", cost: [][]float64{{1, 3}, {3, 1}}, tasks: []int{3000, 3000}},
+	// W2: asymmetric: A a little faster on kind 0, B much faster on kind 1.
+	{name: "W2", cost: [][]float64{{2, 3}, {4, 1}}, tasks: []int{3000, 3000}},
+}
+
+func runMix(t *testing.T, m mix, cfg Config) simResult {
+	return simulate(t, simSetup{cfg: cfg, procs: []int{1, 1}, tasks: m.tasks, inflight: 32, cost: costTable(m.cost)})
+}
+
+// bestStatic tries every binding of the queries to the kinds.
+func bestStatic(t *testing.T, m mix) (time.Duration, map[int]int) {
+	var best time.Duration
+	var bind map[int]int
+	n := len(m.tasks)
+	for b := 0; b < 1<<n; b++ {
+		st := map[int]int{}
+		for qu := range n {
+			st[qu] = b >> qu & 1
+		}
+		r := runMix(t, m, Config{Policy: Static, Static: st})
+		if bind == nil || r.makespan < best {
+			best, bind = r.makespan, st
+		}
+	}
+	return best, bind
+}
+
+func splitString(split [][]int) string {
+	var b strings.Builder
+	for qu, ks := range split {
+		tot := 0
+		for _, n := range ks {
+			tot += n
+		}
+		fmt.Fprintf(&b, "%c:", 'A'+qu)
+		for k, n := range ks {
+			fmt.Fprintf(&b, " k%d %d (%.1f%%)", k, n, 100*float64(n)/float64(tot))
+		}
+		b.WriteString("; ")
+	}
+	return strings.TrimSuffix(b.String(), "; ")
+}
+
+// (a) and (b): the mixes under every policy; the table of docs/scheduling.md.
+func TestSimMixes(t *testing.T) {
+	hlsCfg := func(threshold int) Config {
+		return Config{Policy: HLS, SwitchThreshold: threshold, MonitorInterval: 100 * unit}
+	}
+	t.Logf("| mix | costs A, B (kind0/kind1) | fcfs | best static | hls T=10 | hls/static | hls T=40 | hls/static | hls T=10 split |")
+	for _, m := range mixes {
+		fc := runMix(t, m, Config{Policy: FCFS})
+		st, bind := bestStatic(t, m)
+		h10 := runMix(t, m, hlsCfg(10))
+		h40 := runMix(t, m, hlsCfg(40))
+		r10 := float64(h10.makespan) / float64(st)
+		r40 := float64(h40.makespan) / float64(st)
+		t.Logf("| %s | %v/%v, %v/%v | %v | %v %v | %v | %.3f | %v | %.3f | %s |", m.name,
+			m.cost[0][0], m.cost[0][1], m.cost[1][0], m.cost[1][1],
+			fc.makespan, st, bind, h10.makespan, r10, h40.makespan, r40, splitString(h10.split))
+		t.Logf("   %s fcfs split: %s", m.name, splitString(fc.split))
+		t.Logf("   %s hls T=40 split: %s; matrix %v", m.name, splitString(h40.split), h40.stats.Matrix)
+
+		// (b) hls beats fcfs; with T=40 it is within 10% of the best
+		// static binding. With T=10 the forced runs on the slow kind (one in
+		// ten, each costing up to 3x) cost up to ~(ratio-1)/T of extra work:
+		// hls is within 10% of static plus that bound.
+		require.Less(t, h10.makespan, fc.makespan, m.name)
+		require.Less(t, h40.makespan, fc.makespan, m.name)
+		require.LessOrEqual(t, r40, 1.10, m.name)
+		require.LessOrEqual(t, r10, 1.10*(1+2.0/10), m.name)
+
+		// (a) each query mostly on its faster kind, the slower kind still
+		// runs about one in T.
+		for qu, c := range m.cost {
+			fast, slow := 0, 1
+			if c[1] < c[0] {
+				fast, slow = 1, 0
+			}
+			n := h10.split[qu][fast] + h10.split[qu][slow]
+			frac := float64(h10.split[qu][slow]) / float64(n)
+			require.Greater(t, h10.split[qu][fast], h10.split[qu][slow], "%s query %d", m.name, qu)
+			require.GreaterOrEqual(t, frac, 0.08, "%s query %d: slow kind runs at least ~1/T", m.name, qu)
+			if m.name == "W1" {
+				// Both kinds are saturated by their own query: the slow
+				// kind runs only its forced share.
+				require.InDelta(t, 0.10, frac, 0.02, "%s query %d", m.name, qu)
+			}
+		}
+	}
+}
+
+// (c) kind 1 slows down on query B mid-run: the matrix and the split follow.
+func TestSimSlowdown(t *testing.T) {
+	const interval = 100 * unit
+	const change = 2000 * unit
+	cost := [][]float64{{1, 2}, {2, 1}}
+	type snap struct {
+		at     time.Duration
+		matrix [][]float64
+	}
+	var snaps []snap
+	res := simulate(t, simSetup{
+		cfg:      Config{Policy: HLS, MonitorInterval: interval},
+		procs:    []int{1, 1},
+		tasks:    []int{4000, 4000},
+		inflight: 32,
+		cost: func(q, k int, now time.Duration) time.Duration {
+			c := cost[q][k]
+			if q == 1 && k == 1 && now >= change {
+				c *= 3 // kind 1 is three times slower on B from now on
+			}
+			return time.Duration(c * float64(unit))
+		},
+		onDone: func(now time.Duration, st Stats) {
+			if len(snaps) == 0 || now/interval != snaps[len(snaps)-1].at/interval {
+				snaps = append(snaps, snap{now, st.Matrix})
+			}
+		},
+	})
+	require.Greater(t, res.makespan, change+10*interval, "the run must last well past the change")
+	rateB1 := func(at time.Duration) float64 {
+		var m [][]float64
+		for _, s := range snaps {
+			if s.at <= at {
+				m = s.matrix
+			}
+		}
+		return m[1][1]
+	}
+	before, after := rateB1(change-1), rateB1(change+3*interval)
+	t.Logf("matrix[B][kind1]: %.3g B/s before, %.3g B/s 3 intervals after the change (ratio %.2f)", before, after, before/after)
+	require.InDelta(t, 3, before/after, 0.3, "the matrix follows within 3 intervals")
+
+	// The split of B per interval: kind 1's share before, and from 3
+	// intervals after the change.
+	share := func(from, to time.Duration) (float64, int) {
+		n, k1 := 0, 0
+		for _, r := range res.runs {
+			if r.query == 1 && r.at >= from && r.at < to {
+				n++
+				if r.kind == 1 {
+					k1++
+				}
+			}
+		}
+		return float64(k1) / float64(n), n
+	}
+	sb, nb := share(change-10*interval, change)
+	sa, na := share(change+3*interval, change+13*interval)
+	t.Logf("kind 1's share of B: %.1f%% of %d tasks in the 10 intervals before, %.1f%% of %d in 10 intervals from 3 after", 100*sb, nb, 100*sa, na)
+	require.Greater(t, sb, 0.8)
+	require.Less(t, sa, 0.5)
+}
