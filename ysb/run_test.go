@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
 )
 
@@ -100,5 +101,40 @@ func TestBundleTuples(t *testing.T) {
 	n := BundleTuples(1<<20, gc)
 	for _, m := range []int{3, 5, 700, 4} {
 		assert.Zero(t, n%m, "bundle of %d tuples is not a multiple of %d", n, m)
+	}
+}
+
+// TestPlacementDoesNotChangeResults: YSB equals the oracle under every
+// placement, pinned or not, with the ring bound to the workers' node.
+func TestPlacementDoesNotChangeResults(t *testing.T) {
+	gc := DefaultGenConfig()
+	gen, err := NewGenerator(gc)
+	require.NoError(t, err)
+	c := gen.Campaigns()
+	events := make([]byte, 30000*TupleSize)
+	gen.Fill(events, 0)
+	disorder(rand.New(rand.NewPCG(5, 6)), events, WindowMs)
+	want, wc, err := Reference(events, c, WindowMs)
+	require.NoError(t, err)
+	topo, err := cpu.Discover()
+	require.NoError(t, err)
+	for _, placement := range []cpu.Placement{cpu.Compact, cpu.Spread} {
+		for _, pin := range []bool{true, false} {
+			for _, mp := range []cpu.MemPolicy{cpu.MemDefault, cpu.MemPreferred} {
+				plan, err := topo.Plan(placement, 3, nil)
+				require.NoError(t, err)
+				cfg := engine.Config{Workers: 3, Pin: pin, CPUs: plan, TaskSize: 12800, BufferSize: 1 << 18,
+					MemNode: topo.NodeOfCPU(plan[0]), MemPolicy: mp}
+				rows, st, err := RunReader(cfg, bytes.NewReader(events), c, WindowMs)
+				require.NoError(t, err)
+				assert.Equal(t, want, rows, "%s pin=%v mem=%s", placement, pin, mp)
+				assert.Equal(t, wc.Late, st.Late)
+				if pin {
+					for i, p := range st.Pinned {
+						assert.Equal(t, plan[i], p, "worker %d pinned where the plan says", i)
+					}
+				}
+			}
+		}
 	}
 }
