@@ -153,7 +153,7 @@ func lookup(t *testing.T, name string) *Workload {
 // --- tests ------------------------------------------------------------------
 
 func TestAllAndLookup(t *testing.T) {
-	want := []string{"proj", "select", "agg", "groupby", "cm1", "cm2", "sg1", "sg2", "lrb1", "join", "sg3"}
+	want := []string{"proj", "select", "agg", "groupby", "cm1", "cm2", "sg1", "sg2", "lrb1", "join", "sg3", "ysb"}
 	assert.Equal(t, want, Names())
 	for i, w := range All() {
 		assert.Equal(t, want[i], w.Name)
@@ -506,6 +506,7 @@ func TestRanges(t *testing.T) {
 	}
 	ranges["cm2"] = ranges["cm1"]
 	ranges["join"] = ranges["proj"]
+	ranges["ysb"] = map[string]rng{"event_type": in(0, 3), "ad_type": in(0, 5)}
 	for _, w := range All() {
 		want := ranges[w.Name]
 		require.NotNil(t, want, w.Name)
