@@ -226,12 +226,16 @@ var ErrAborted = errors.New("engine: aborted")
 
 // Engine runs queries on a shared set of CPU workers.
 type Engine struct {
-	cfg     Config
-	streams []*Stream // every input stream; a window join has two
-	entries []entry   // per Spec
-	queue   scheduler.Queue
-	workers *cpu.Group
-	closed  bool
+	cfg Config
+	// NUMA (pinned workers on a machine of several nodes): the index of
+	// each node ID, and of each CPU's node; nil on one node.
+	nodeIndex map[int]int
+	cpuNode   map[int]int
+	streams   []*Stream // every input stream; a window join has two
+	entries   []entry   // per Spec
+	queue     scheduler.Queue
+	workers   *cpu.Group
+	closed    bool
 
 	errMu sync.Mutex
 	err   error
@@ -252,6 +256,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		cfg.Policy = scheduler.FCFS
 	}
 	e := &Engine{cfg: cfg}
+	e.discoverNodes()
 	for _, sp := range specs {
 		if err := e.add(sp); err != nil {
 			e.releaseRings()
@@ -279,6 +284,29 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	return e, nil
 }
 
+// discoverTopology is cpu.Discover; tests replace it with a fixture.
+var discoverTopology = cpu.Discover
+
+// discoverNodes finds the NUMA nodes when workers are pinned on a machine
+// with several: then tasks wait in per-node queues (scheduler.Config.Nodes)
+// and workers prefer the tasks whose ring is on their node.
+func (e *Engine) discoverNodes() {
+	if !e.cfg.Pin {
+		return
+	}
+	topo, err := discoverTopology()
+	if err != nil || len(topo.Nodes) < 2 {
+		return
+	}
+	e.nodeIndex, e.cpuNode = map[int]int{}, map[int]int{}
+	for i, n := range topo.Nodes {
+		e.nodeIndex[n.ID] = i
+	}
+	for _, c := range topo.CPUs {
+		e.cpuNode[c.ID] = e.nodeIndex[c.Node]
+	}
+}
+
 // newQueue makes the scheduler's queue: one kind per processor group, one
 // query per stream (a window join's two inputs are bound together).
 func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
@@ -286,6 +314,7 @@ func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
 	qc := scheduler.Config{
 		Policy: e.cfg.Policy, Kinds: len(groups), Queries: len(e.streams), Capacity: capacity,
 		SwitchThreshold: e.cfg.SwitchThreshold, MonitorInterval: e.cfg.MonitorInterval,
+		Nodes: len(e.nodeIndex),
 	}
 	for _, g := range groups {
 		if g.Workers < 1 {
@@ -468,6 +497,9 @@ func (e *Engine) newWorker(id int) *worker {
 		first += g.Workers
 	}
 	w := &worker{e: e, proc: scheduler.Processor{Kind: kind, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
+	if cpus := e.cfg.CPUs; e.cpuNode != nil && len(cpus) > 0 && id >= 0 {
+		w.proc.Node = e.cpuNode[cpus[id%len(cpus)]]
+	}
 	w.delay = e.cfg.groups()[kind].delay
 	for i, s := range e.streams {
 		w.kernels[i] = s.plan.NewKernel()
@@ -602,6 +634,7 @@ type Stream struct {
 	ring     *buffer.Ring
 	free     chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
 	taskSize int
+	node     int // index of the NUMA node of the ring's memory (0 if unknown)
 
 	// Producer and dispatcher.
 	taskStart uint64 // ring offset of the task being filled
@@ -663,6 +696,7 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	nslots := 1 << bits.Len(uint(inFlight))
 	s := &Stream{
 		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp, taskSize: cfg.TaskSize,
+		node:  e.nodeIndex[e.cfg.MemNode],
 		ring:  ring,
 		free:  make(chan *scheduler.Task, inFlight),
 		slots: make([]atomic.Pointer[scheduler.Task], nslots),
@@ -977,6 +1011,7 @@ func (s *Stream) dispatch() {
 	t.Start = s.taskStart
 	t.Data = s.ring.Slice(s.taskStart, s.filled)
 	t.Dispatched = time.Now().UnixNano()
+	t.Node = s.node
 	s.nextID++
 	s.taskStart += uint64(s.filled)
 	s.filled = 0

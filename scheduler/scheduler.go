@@ -37,6 +37,7 @@ type Task struct {
 	Start      uint64 // absolute offset of Data in the stream's ring
 	Data       []byte // whole tuples, contiguous even across the ring's wrap
 	Dispatched int64  // monotonic nanoseconds when the task was queued
+	Node       int    // NUMA node of Data (Config.Nodes > 1)
 
 	Result window.TaskResult
 }
@@ -45,6 +46,7 @@ type Task struct {
 type Processor struct {
 	Kind int // processor kind (0: CPU, 1: GPU), in [0, Config.Kinds)
 	ID   int // worker number
+	Node int // NUMA node of the processor (Config.Nodes > 1)
 }
 
 // Queue hands tasks to processors. Every method is safe for concurrent use.
@@ -76,6 +78,9 @@ type Stats struct {
 	Tasks  [][]uint64  // [kind][query] tasks run (reported by Done)
 	Bytes  [][]uint64  // [kind][query] bytes run (reported by Done)
 	Matrix [][]float64 // [query][kind] bytes/s, as of the last refresh (0: unknown)
+	// Per-node queues (Config.Nodes > 1): tasks taken from the processor's
+	// own node, and stolen from another.
+	Local, Stolen uint64
 }
 
 // Policy names a scheduling policy.
@@ -114,6 +119,11 @@ type Config struct {
 	SwitchThreshold int                  // hls: >= 1; 0 means DefaultSwitchThreshold
 	MonitorInterval time.Duration        // hls: > 0; 0 means DefaultMonitorInterval
 	Now             func() time.Duration // monotonic clock; nil: real time since NewQueue
+	// Nodes is the number of NUMA nodes (Task.Node and Processor.Node in
+	// [0, Nodes)). With more than one, and one processor kind, tasks wait
+	// in one queue per node: a processor takes the tasks of its own node
+	// first and steals from the others only when its node has none.
+	Nodes int
 }
 
 // Validate checks c, naming the bad value and the valid range.
@@ -134,6 +144,9 @@ func (c Config) Validate() error {
 	}
 	if c.Capacity < 1 {
 		return fmt.Errorf("capacity %d: need at least 1", c.Capacity)
+	}
+	if c.Nodes < 0 {
+		return fmt.Errorf("nodes %d: must be >= 0", c.Nodes)
 	}
 	if c.SwitchThreshold < 0 {
 		return fmt.Errorf("switch threshold %d: must be >= 1 (0: default %d)", c.SwitchThreshold, DefaultSwitchThreshold)
@@ -238,6 +251,8 @@ func NewQueue(cfg Config) (Queue, error) {
 	}
 	c := newCounters(cfg.Kinds, cfg.Queries)
 	switch {
+	case cfg.Nodes > 1 && cfg.Kinds == 1:
+		return newNUMAQueue(cfg, c), nil
 	case cfg.Kinds == 1 || cfg.Policy == FCFS:
 		return &chanQueue{cfg: cfg, c: c, chans: []chan *Task{make(chan *Task, cfg.Capacity)}}, nil
 	case cfg.Policy == Static:

@@ -161,10 +161,15 @@ type processorsSummary struct {
 	Tasks   [][]uint64  `json:"tasks"`              // [kind][query]
 	Bytes   [][]uint64  `json:"bytes"`              // [kind][query]
 	Matrix  [][]float64 `json:"matrix_bytes_per_s"` // [query][kind]; 0: not measured
+	// Per-node queues (pinned workers on several NUMA nodes): tasks taken
+	// on the worker's own node, and stolen from another.
+	LocalTasks  uint64 `json:"local_tasks,omitempty"`
+	StolenTasks uint64 `json:"stolen_tasks,omitempty"`
 }
 
 func summarizeProcessors(s scheduler.Stats, queries []string) processorsSummary {
-	return processorsSummary{Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix}
+	return processorsSummary{Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,
+		LocalTasks: s.Local, StolenTasks: s.Stolen}
 }
 
 // split is the progress line's share of tasks per processor kind.

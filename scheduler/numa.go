@@ -1,0 +1,108 @@
+package scheduler
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// numaQueue keeps one FIFO of tasks per NUMA node, under one lock: a
+// processor takes the head of its own node's queue, and only when that is
+// empty steals the head of the next non-empty node (in node order from its
+// own), so that a worker reads bytes in its own node's memory whenever
+// there are any. A lock and a condition variable per task, not per tuple.
+type numaQueue struct {
+	cfg Config
+	c   *counters
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queues [][]*Task // per node, FIFO from heads[node]
+	heads  []int
+	closed bool
+
+	local, stolen atomic.Uint64
+}
+
+func newNUMAQueue(cfg Config, c *counters) *numaQueue {
+	q := &numaQueue{cfg: cfg, c: c, queues: make([][]*Task, cfg.Nodes), heads: make([]int, cfg.Nodes)}
+	for n := range q.queues {
+		q.queues[n] = make([]*Task, 0, cfg.Capacity)
+	}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *numaQueue) node(n int) int {
+	if n < 0 || n >= len(q.queues) {
+		return 0
+	}
+	return n
+}
+
+func (q *numaQueue) Push(t *Task) {
+	q.cfg.checkQuery(t)
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		panic("scheduler: Push after Close")
+	}
+	n := q.node(t.Node)
+	q.queues[n] = append(q.queues[n], t)
+	q.mu.Unlock()
+	q.cond.Signal() // any waiting processor may take it: its own or stolen
+}
+
+func (q *numaQueue) Pop(p Processor) *Task { return q.pop(p, true) }
+
+func (q *numaQueue) TryPop(p Processor) *Task { return q.pop(p, false) }
+
+func (q *numaQueue) pop(p Processor, wait bool) *Task {
+	own := q.node(p.Node)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		for i := range q.queues {
+			n := (own + i) % len(q.queues)
+			h := q.heads[n]
+			if h == len(q.queues[n]) {
+				continue
+			}
+			t := q.queues[n][h]
+			q.queues[n][h] = nil
+			if h+1 == len(q.queues[n]) { // drained: reuse the array from its start
+				q.queues[n], q.heads[n] = q.queues[n][:0], 0
+			} else {
+				q.heads[n] = h + 1
+			}
+			if i == 0 {
+				q.local.Add(1)
+			} else {
+				q.stolen.Add(1)
+			}
+			return t
+		}
+		if q.closed || !wait {
+			return nil
+		}
+		q.cond.Wait()
+	}
+}
+
+func (q *numaQueue) Done(p Processor, t *Task, busy time.Duration) {
+	q.c.add(p.Kind, t.Query, len(t.Data), busy)
+}
+
+func (q *numaQueue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+func (q *numaQueue) Stats() Stats {
+	s := Stats{Policy: q.cfg.Policy, Kinds: q.cfg.KindNames}
+	q.c.stats(&s, q.cfg.Queries, true)
+	s.Local, s.Stolen = q.local.Load(), q.stolen.Load()
+	return s
+}
