@@ -231,6 +231,7 @@ type Engine struct {
 	// each node ID, and of each CPU's node; nil on one node.
 	nodeIndex map[int]int
 	cpuNode   map[int]int
+	ringNodes []int     // node IDs of the workers' CPUs, in order: stream i's ring goes on ringNodes[i % len]
 	streams   []*Stream // every input stream; a window join has two
 	entries   []entry   // per Spec
 	queue     scheduler.Queue
@@ -304,6 +305,11 @@ func (e *Engine) discoverNodes() {
 	}
 	for _, c := range topo.CPUs {
 		e.cpuNode[c.ID] = e.nodeIndex[c.Node]
+	}
+	for _, c := range e.cfg.CPUs {
+		if n := topo.NodeOfCPU(c); n >= 0 && !slices.Contains(e.ringNodes, n) {
+			e.ringNodes = append(e.ringNodes, n)
+		}
 	}
 }
 
@@ -689,14 +695,18 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	// Every task in flight holds TaskSize bytes of the ring but the last,
 	// partial one: that bounds the tasks in flight.
 	inFlight := cfg.BufferSize/cfg.TaskSize + 1
-	ring, err := e.newRing()
+	memNode := e.cfg.MemNode
+	if len(e.ringNodes) > 0 {
+		memNode = e.ringNodes[id%len(e.ringNodes)]
+	}
+	ring, err := e.newRing(memNode)
 	if err != nil {
 		return nil, fmt.Errorf("ring for query %q: %w", sp.Query.Name, err)
 	}
 	nslots := 1 << bits.Len(uint(inFlight))
 	s := &Stream{
 		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp, taskSize: cfg.TaskSize,
-		node:  e.nodeIndex[e.cfg.MemNode],
+		node:  e.nodeIndex[memNode],
 		ring:  ring,
 		free:  make(chan *scheduler.Task, inFlight),
 		slots: make([]atomic.Pointer[scheduler.Task], nslots),
@@ -730,18 +740,20 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	return s, nil
 }
 
-// newRing allocates a stream's ring, on the configured NUMA node where the
-// kernel lets us (a warning otherwise: placement is an optimisation).
-func (e *Engine) newRing() (*buffer.Ring, error) {
+// newRing allocates a stream's ring on NUMA node node where the kernel lets
+// us (a warning otherwise: placement is an optimisation). On a machine of
+// several nodes with pinned workers, streams go round-robin over the
+// workers' nodes (MemNode is then the first's).
+func (e *Engine) newRing(node int) (*buffer.Ring, error) {
 	if e.cfg.MemPolicy == cpu.MemDefault {
 		return buffer.NewRing(e.cfg.BufferSize)
 	}
-	r, err := buffer.NewRingOnNode(e.cfg.BufferSize, e.cfg.MemNode, e.cfg.MemPolicy)
+	r, err := buffer.NewRingOnNode(e.cfg.BufferSize, node, e.cfg.MemPolicy)
 	if err == nil {
 		return r, nil
 	}
 	if e.cfg.Warn != nil {
-		e.cfg.Warn(fmt.Sprintf("ring memory not placed on node %d: %v", e.cfg.MemNode, err))
+		e.cfg.Warn(fmt.Sprintf("ring memory not placed on node %d: %v", node, err))
 	}
 	return buffer.NewRing(e.cfg.BufferSize)
 }

@@ -36,8 +36,10 @@ func TestPerNodeQueues(t *testing.T) {
 
 	got := &reference.Result{}
 	var warnings atomic.Int64 // Warn is called from the workers, concurrently
+	// The first worker is on node 1, so the (only) stream's ring is too.
+	plan[0], plan[1] = plan[1], plan[0]
 	cfg := Config{Workers: 4, Pin: true, CPUs: plan, TaskSize: randTuple * 50, BufferSize: 1 << 15,
-		MemNode: topo.Nodes[1].ID, Warn: func(string) { warnings.Add(1) }}
+		Warn: func(string) { warnings.Add(1) }}
 	e, err := Start(cfg, []Spec{{Query: q, Windows: rowsInto(q, got)}})
 	require.NoError(t, err)
 	require.NoError(t, e.Write(data))
@@ -49,5 +51,6 @@ func TestPerNodeQueues(t *testing.T) {
 	local, stolen := ss()
 	assert.Equal(t, st.Tasks, local+stolen, "every task taken once, locally or stolen")
 	assert.Positive(t, local, "workers on node 1 take node 1's tasks")
+	assert.Equal(t, 1, e.streams[0].node, "the ring's node is the first worker's")
 	t.Logf("local %d, stolen %d, pin warnings %d", local, stolen, warnings.Load())
 }
