@@ -203,6 +203,9 @@ type Stats struct {
 	Windows, Rows                              uint64
 	Watermark                                  int64
 	Pinned                                     []int // CPU of each worker, -1 where not pinned
+	// Task latency, dispatched to merged (its windows emitted), since the
+	// start or the last ResetLatency: quantiles exact to a factor of two.
+	LatencyP50, LatencyP99 time.Duration
 }
 
 // ErrConfig marks the errors of Start that come from its arguments (an
@@ -668,6 +671,7 @@ type Stream struct {
 	emitFn  func(*window.Output) error
 	having  func(*window.GroupState, int32) bool
 
+	lat                                        latencyHist
 	tasks, bytes                               atomic.Uint64
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
@@ -833,6 +837,7 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 		}
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
+	s.lat.record(time.Duration(time.Now().UnixNano() - t.Dispatched))
 	s.publish()
 	s.tasks.Add(1)
 	s.bytes.Add(uint64(len(t.Data)))
@@ -1090,8 +1095,13 @@ func (s *Stream) Stats() Stats {
 	return s.stats()
 }
 
+// ResetLatency starts a new measured interval of the task latencies (the
+// end of a warm-up).
+func (s *Stream) ResetLatency() { s.lat.reset() }
+
 func (s *Stream) stats() Stats {
 	return Stats{
+		LatencyP50: s.lat.quantile(0.5), LatencyP99: s.lat.quantile(0.99),
 		Query: s.win.Query,
 		Tasks: s.tasks.Load(), Bytes: s.bytes.Load(),
 		Tuples: s.tuples.Load(), Filtered: s.filtered.Load(), Unmatched: s.unmatched.Load(),
