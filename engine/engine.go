@@ -63,6 +63,10 @@ type Config struct {
 	PinIngest  bool
 	IngestCore int
 
+	// Vectorised forces the general vectorised kernels where a fused,
+	// shape-specialised one would fit (see kernels.Options).
+	Vectorised bool
+
 	// Groups are the processor kinds and their workers; nil means one kind,
 	// "cpu", of Workers workers. Several CPU groups stand for processors of
 	// different speeds (tests use them with an injected delay); a GPU
@@ -683,7 +687,7 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	if sp.Query == nil {
 		return nil, fmt.Errorf("engine: spec %d has no query", len(e.entries))
 	}
-	plan, err := kernels.Compile(sp.Query)
+	plan, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: e.cfg.Vectorised})
 	if err != nil {
 		return nil, err
 	}

@@ -284,11 +284,14 @@ func TestEngineMatchesNaive(t *testing.T) {
 		name := fmt.Sprintf("seed%d/%s/columns%v/size%d/slide%d/workers%d/task%d", seed, w.Type, tt.byColumns, size, slide, cfg.Workers, cfg.TaskSize)
 		t.Run(name, func(t *testing.T) {
 			want, wc := naive(data, w, tt)
-			got, st, err := runEngine(t, cfg, testQuery(testSchema(t), w, tt), data, r)
-			require.NoError(t, err)
-			assertRows(t, want, got)
-			assert.Equal(t, wc, counts{st.Tuples, st.Filtered, st.Unmatched, st.Late, st.Counted})
-			assert.Equal(t, st.Tuples, st.Filtered+st.Unmatched+st.Late+st.Counted)
+			for _, vec := range []bool{false, true} {
+				cfg.Vectorised = vec
+				got, st, err := runEngine(t, cfg, testQuery(testSchema(t), w, tt), data, r)
+				require.NoError(t, err)
+				assertRows(t, want, got)
+				assert.Equal(t, wc, counts{st.Tuples, st.Filtered, st.Unmatched, st.Late, st.Counted})
+				assert.Equal(t, st.Tuples, st.Filtered+st.Unmatched+st.Late+st.Counted)
+			}
 		})
 	}
 	assertNoLeak(t, base)

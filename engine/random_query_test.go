@@ -189,11 +189,16 @@ func TestRandomQueriesMatchReference(t *testing.T) {
 		}
 		want, err := reference.Evaluate(q, data)
 		require.NoError(t, err)
-		got, err := collect(t, cfg, q, data, r)
-		require.NoError(t, err)
-		if d := reference.Diff(q, want, got, 1e-9); d != "" {
-			t.Errorf("seed %d, workers %d, task %d, query where=%v window=%+v group=%v aggs=%v having=%v project=%v:\n%s",
-				seed, cfg.Workers, cfg.TaskSize, q.Where, q.Window, q.GroupBy, q.Aggregates, q.Having, q.Project, d)
+		// Both kernels: the fused one where the query has its shape, and
+		// the vectorised one always.
+		for _, vec := range []bool{false, true} {
+			cfg.Vectorised = vec
+			got, err := collect(t, cfg, q, data, r)
+			require.NoError(t, err)
+			if d := reference.Diff(q, want, got, 1e-9); d != "" {
+				t.Errorf("seed %d, vectorised %v, workers %d, task %d, query where=%v window=%+v group=%v aggs=%v having=%v project=%v:\n%s",
+					seed, vec, cfg.Workers, cfg.TaskSize, q.Where, q.Window, q.GroupBy, q.Aggregates, q.Having, q.Project, d)
+			}
 		}
 	}
 	assertNoLeak(t, base)

@@ -65,14 +65,28 @@ type Plan struct {
 	// OutTupleSize is the size of an output tuple (query.OutputSchema).
 	OutTupleSize int
 
+	// Fused reports whether the kernels are the fused, shape-specialised
+	// ones (see fusedKernel) rather than the vectorised ones.
+	Fused bool
+
 	join *joinTable // shared by the kernels, read-only
 }
 
 // Stateless reports whether the query outputs tuples rather than windows.
 func (p *Plan) Stateless() bool { return p.Query.Stateless() }
 
+// Options tune Compile.
+type Options struct {
+	// Vectorised forces the general vectorised kernel even where the fused
+	// one fits the query (to compare them, and in tests of both).
+	Vectorised bool
+}
+
 // Compile checks q and prepares its kernels.
-func Compile(q *query.Query) (*Plan, error) {
+func Compile(q *query.Query) (*Plan, error) { return CompileWith(q, Options{}) }
+
+// CompileWith is Compile with options.
+func CompileWith(q *query.Query, o Options) (*Plan, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,6 +110,7 @@ func Compile(q *query.Query) (*Plan, error) {
 	if _, err := p.newKernel(); err != nil {
 		return nil, fmt.Errorf("query %q: %w", q.Name, err)
 	}
+	p.Fused = !o.Vectorised && newFusedKernel(p) != nil
 	return p, nil
 }
 
@@ -110,6 +125,9 @@ func (p *Plan) NewKernel() Kernel {
 
 func (p *Plan) newKernel() (Kernel, error) {
 	q := p.Query
+	if p.Fused {
+		return newFusedKernel(p), nil
+	}
 	var where *vpred
 	if q.Where != nil {
 		var err error

@@ -11,11 +11,12 @@ import (
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
-func ysbKernel(t testing.TB) (kernels.Kernel, *kernels.Plan, []byte) {
+func ysbKernel(t testing.TB, vectorised bool) (kernels.Kernel, *kernels.Plan, []byte) {
 	gen, err := ysb.NewGenerator(ysb.DefaultGenConfig())
 	require.NoError(t, err)
-	p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
+	p, err := kernels.CompileWith(ysb.Query(gen.Campaigns(), ysb.WindowMs), kernels.Options{Vectorised: vectorised})
 	require.NoError(t, err)
+	require.Equal(t, !vectorised, p.Fused, "YSB has the fused kernel's shape")
 	k := p.NewKernel()
 	task := make([]byte, 256<<10)
 	gen.Fill(task, 0)
@@ -25,16 +26,18 @@ func ysbKernel(t testing.TB) (kernels.Kernel, *kernels.Plan, []byte) {
 // TestProcessDoesNotAllocate: a task result reused across tasks allocates
 // nothing in steady state, per tuple or per task.
 func TestProcessDoesNotAllocate(t *testing.T) {
-	k, p, task := ysbKernel(t)
-	var r window.TaskResult
-	r.Reset(p.Layout)
-	k.Process(task, 0, &r) // warm-up: the first fragment's state is allocated once
-	allocs := testing.AllocsPerRun(100, func() {
+	for _, vec := range []bool{false, true} {
+		k, p, task := ysbKernel(t, vec)
+		var r window.TaskResult
 		r.Reset(p.Layout)
-		k.Process(task, 0, &r)
-	})
-	assert.Zero(t, allocs)
-	assert.Equal(t, uint64(len(task)/ysb.TupleSize), r.Tuples)
+		k.Process(task, 0, &r) // warm-up: the first fragment's state is allocated once
+		allocs := testing.AllocsPerRun(100, func() {
+			r.Reset(p.Layout)
+			k.Process(task, 0, &r)
+		})
+		assert.Zero(t, allocs, "vectorised %v", vec)
+		assert.Equal(t, uint64(len(task)/ysb.TupleSize), r.Tuples)
+	}
 }
 
 func TestCompileRefusesWhatItCannotRun(t *testing.T) {
@@ -47,13 +50,17 @@ func TestCompileRefusesWhatItCannotRun(t *testing.T) {
 }
 
 func BenchmarkYSBKernel(b *testing.B) {
-	k, p, task := ysbKernel(b)
-	var r window.TaskResult
-	b.SetBytes(int64(len(task)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Reset(p.Layout)
-		k.Process(task, 0, &r)
+	for _, vec := range []bool{false, true} {
+		b.Run(map[bool]string{false: "fused", true: "vectorised"}[vec], func(b *testing.B) {
+			k, p, task := ysbKernel(b, vec)
+			var r window.TaskResult
+			b.SetBytes(int64(len(task)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(p.Layout)
+				k.Process(task, 0, &r)
+			}
+			b.ReportMetric(float64(b.N)*float64(len(task)/ysb.TupleSize)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)*float64(len(task)/ysb.TupleSize)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
 }

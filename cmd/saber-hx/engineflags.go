@@ -27,6 +27,8 @@ type engineFlags struct {
 
 	placement, cores, memPolicy string
 	ingestCore                  int
+
+	kernel string
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -43,6 +45,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.placement, "placement", string(cpu.Compact), "worker placement over NUMA nodes: compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
 	fs.StringVar(&f.cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8); overrides --placement")
 	fs.IntVar(&f.ingestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
+	fs.StringVar(&f.kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
 	fs.StringVar(&f.memPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
 }
 
@@ -53,6 +56,13 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 	c := engine.Config{
 		Workers: f.workers, Pin: f.pin, TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
 		Policy: scheduler.Policy(f.policy), SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
+	}
+	switch f.kernel {
+	case "auto":
+	case "vector":
+		c.Vectorised = true
+	default:
+		return c, usagef("--kernel %q: valid: auto, vector", f.kernel)
 	}
 	switch f.mode {
 	case "cpu":

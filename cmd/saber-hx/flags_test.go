@@ -29,6 +29,7 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 			{[]string{"--cores", "4000"}, []string{"placement"}},
 			{[]string{"--ingest-core", "4000"}, []string{"--ingest-core 4000"}},
 			{[]string{"--mem-policy", "interleave"}, []string{"default", "preferred", "bind"}},
+			{[]string{"--kernel", "jit"}, []string{"auto, vector"}},
 		} {
 			args := append(append([]string{}, cmd...), tc.args...)
 			args = append(args, "--duration", "100ms")
