@@ -119,11 +119,8 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 	var (
 		wm                  = int64(math.MinInt64) // watermark before the current tuple
 		filtered, unmatched uint64
-		late, curTuples     uint64
-		cur                 *window.GroupState
-		curPane             int64
-		curStart, curEnd    = int64(1), int64(0) // empty: the first tuple switches pane
-		curSeal             int64
+		late                uint64
+		pc                  = newPaneCursor()
 	)
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
@@ -186,33 +183,25 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 
 		for _, i := range sel {
 			p := pos[i]
-			if p < curStart || p >= curEnd {
-				if cur != nil && curTuples > 0 {
-					r.AddTuples(curPane, curTuples)
-				}
-				curPane = spec.PaneOf(p)
-				curStart = curPane * spec.Pane
-				curEnd = curStart + spec.Pane
-				curSeal = spec.Seal(curPane)
-				cur = r.Fragment(curPane)
-				curTuples = 0
+			if !pc.in(p) {
+				pc.move(r, spec, p)
 			}
-			if wmb[i] >= curSeal {
+			if wmb[i] >= pc.seal {
 				late++
 				continue
 			}
-			curTuples++
+			pc.tuples++
 			var g int32
 			switch {
 			case hashed:
-				g = cur.Lookup(k.key(cd, i))
+				g = pc.cur.Lookup(k.key(cd, i))
 			case k.denseJoin:
 				g = k.ord[i]
 			}
-			row := cur.Vals[int(g)*words : int(g)*words+words]
+			row := pc.cur.Vals[int(g)*words : int(g)*words+words]
 			fresh := row[0] == 0
 			if fresh && !hashed { // Lookup lists new hashed groups itself
-				cur.Touched = append(cur.Touched, g)
+				pc.cur.Touched = append(pc.cur.Touched, g)
 			}
 			row[0]++
 			for j := range k.args {
@@ -231,9 +220,7 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 			}
 		}
 	}
-	if cur != nil && curTuples > 0 {
-		r.AddTuples(curPane, curTuples)
-	}
+	pc.flush(r)
 	r.Tuples += uint64(n)
 	r.MaxTS = max(r.MaxTS, wm)
 	r.Filtered += filtered

@@ -166,11 +166,8 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	var (
 		wm                  = int64(math.MinInt64) // watermark before the current tuple
 		filtered, unmatched uint64
-		late, curTuples     uint64
-		cur                 *window.GroupState
-		curPane             int64
-		curStart, curEnd    = int64(1), int64(0) // empty: the first tuple switches pane
-		curSeal             int64
+		late                uint64
+		pc                  = newPaneCursor()
 	)
 tuples:
 	for i := 0; i < n; i++ {
@@ -199,26 +196,18 @@ tuples:
 				g = o
 			}
 		}
-		if et < curStart || et >= curEnd {
-			if cur != nil && curTuples > 0 {
-				r.AddTuples(curPane, curTuples)
-			}
-			curPane = spec.PaneOf(et)
-			curStart = curPane * spec.Pane
-			curEnd = curStart + spec.Pane
-			curSeal = spec.Seal(curPane)
-			cur = r.Fragment(curPane)
-			curTuples = 0
+		if !pc.in(et) {
+			pc.move(r, spec, et)
 		}
-		if prev >= curSeal {
+		if prev >= pc.seal {
 			late++
 			continue
 		}
-		curTuples++
-		row := cur.Vals[int(g)*words : int(g)*words+words]
+		pc.tuples++
+		row := pc.cur.Vals[int(g)*words : int(g)*words+words]
 		fresh := row[0] == 0
 		if fresh {
-			cur.Touched = append(cur.Touched, g)
+			pc.cur.Touched = append(pc.cur.Touched, g)
 		}
 		row[0]++
 		for j := range aggs {
@@ -236,9 +225,7 @@ tuples:
 			}
 		}
 	}
-	if cur != nil && curTuples > 0 {
-		r.AddTuples(curPane, curTuples)
-	}
+	pc.flush(r)
 	r.Tuples += uint64(n)
 	r.MaxTS = max(r.MaxTS, wm)
 	r.Filtered += filtered

@@ -158,39 +158,17 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		v.l.eval(data, ts, sel)
 		v.r.eval(data, ts, sel)
 		if v.float {
-			arithF(v.op, v.flts, v.l.flts, v.r.flts, sel)
+			arith(v.op, v.flts, v.l.flts, v.r.flts, sel, false)
 		} else {
-			arithI(v.op, v.ints, v.l.ints, v.r.ints, sel)
+			arith(v.op, v.ints, v.l.ints, v.r.ints, sel, true)
 		}
 	}
 }
 
-func arithI(op query.ArithOp, dst, a, b []int64, sel []int32) {
-	switch op {
-	case query.OpAdd:
-		for _, i := range sel {
-			dst[i] = a[i] + b[i]
-		}
-	case query.OpSub:
-		for _, i := range sel {
-			dst[i] = a[i] - b[i]
-		}
-	case query.OpMul:
-		for _, i := range sel {
-			dst[i] = a[i] * b[i]
-		}
-	default: // OpDiv: x/0 is 0, so one bad tuple cannot stop the stream
-		for _, i := range sel {
-			if b[i] == 0 {
-				dst[i] = 0
-			} else {
-				dst[i] = a[i] / b[i]
-			}
-		}
-	}
-}
-
-func arithF(op query.ArithOp, dst, a, b []float64, sel []int32) {
+// arith computes dst = a op b over sel. Integer division by zero gives 0
+// (intDiv), so that one bad tuple cannot stop the stream; a float one
+// follows IEEE 754.
+func arith[T number](op query.ArithOp, dst, a, b []T, sel []int32, intDiv bool) {
 	switch op {
 	case query.OpAdd:
 		for _, i := range sel {
@@ -206,7 +184,11 @@ func arithF(op query.ArithOp, dst, a, b []float64, sel []int32) {
 		}
 	default:
 		for _, i := range sel {
-			dst[i] = a[i] / b[i]
+			if intDiv && b[i] == 0 {
+				dst[i] = 0
+			} else {
+				dst[i] = a[i] / b[i]
+			}
 		}
 	}
 }
