@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 
@@ -100,7 +101,11 @@ type BenchConfig struct {
 	Engine     engine.Config
 	Gen        GenConfig
 	BundleSize int           // bytes of pre-generated tuples replayed into the ring
-	Duration   time.Duration // ingestion time
+	Duration   time.Duration // ingestion time measured, after the warm-up
+	// Warmup is ingestion time before the measured interval (0: none). The
+	// run ingests for Warmup + Duration; every window of the whole run is
+	// validated, but BenchResult.Measured counts only what follows it.
+	Warmup time.Duration
 	// Progress, if set, is called about once per second from another
 	// goroutine with the live counters.
 	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
@@ -112,12 +117,31 @@ type BenchConfig struct {
 
 // BenchResult summarises a benchmark run.
 type BenchResult struct {
-	Stats        engine.Stats
+	Stats        engine.Stats    // the whole run, warm-up included
 	Scheduling   scheduler.Stats // tasks and bytes per processor kind, the throughput matrix
 	RingNode     int             // NUMA node of the ring's memory, -1 if unknown
-	Seconds      float64
+	Seconds      float64         // the whole run, warm-up included
 	BundleTuples int
-	Validated    bool // every emitted window matched the generator's counts
+	Validated    bool     // every emitted window of the whole run matched the generator's counts
+	Measured     Measured // the measured interval: from the end of the warm-up to the end of the run
+}
+
+// Measured is the measured interval of a benchmark run: from the end of the
+// warm-up (or the start, without one) to the end of the run, the last task
+// merged. All zero if the run ended before the warm-up did.
+//
+// The counts are differences of the engine's merged counts (engine.Stats)
+// between the end of the warm-up and the end: tuples ingested during the
+// warm-up whose tasks merge after it count in the measured interval, and
+// the tuples still in flight at the end are merged before it ends (the
+// engine is closed first), so the interval's tuples and seconds match.
+type Measured struct {
+	Tuples, Bytes                      uint64
+	Filtered, Unmatched, Late, Counted uint64 // the classification of Tuples
+	Seconds                            float64
+	LatencyP50, LatencyP99             time.Duration // task latency, dispatched to its windows emitted
+	GCCycles                           uint64        // garbage collections completed
+	HeapAllocBytes                     uint64        // bytes allocated on the heap, by the whole process
 }
 
 // ErrMismatch marks a window whose rows differ from what the generator implies.
@@ -133,9 +157,11 @@ func BundleTuples(size int, cfg GenConfig) int {
 }
 
 // RunBenchmark generates a bundle, replays it into the engine for
-// cfg.Duration with event times advanced on every pass, as ingestion from a
-// network would, and checks every emitted window against the counts that
-// the generator implies.
+// cfg.Warmup + cfg.Duration with event times advanced on every pass, as
+// ingestion from a network would, and checks every emitted window against
+// the counts that the generator implies. The producer marks the end of the
+// warm-up (counters, latency histogram and GC metrics snapshotted there);
+// Measured is the interval after it.
 func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	gen, err := NewGenerator(cfg.Gen)
 	if err != nil {
@@ -176,7 +202,22 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		close(done)
 	}
 
-	deadline := start.Add(cfg.Duration)
+	warmEnd := start.Add(cfg.Warmup)
+	deadline := warmEnd.Add(cfg.Duration)
+	// The end of the warm-up, snapshotted by endWarmup on the producer
+	// goroutine at the first task boundary at or after warmEnd.
+	var (
+		warmStats         engine.Stats
+		warmTime          time.Time
+		warmGC, warmAlloc uint64
+		warmedUp          bool
+	)
+	endWarmup := func() {
+		warmStats = settledStats(eng)
+		eng.Stream(0).ResetLatency()
+		warmGC, warmAlloc = gcMetrics()
+		warmTime, warmedUp = time.Now(), true
+	}
 	var k uint64 // global index of the next tuple
 	var runErr error
 	// The producer runs on a goroutine of its own, so that it can be pinned
@@ -187,7 +228,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
 			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		runErr = produce(ctx, eng, deadline, bundle, n, span, &k, v, cfg.corrupt)
+		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, bundle, n, span, &k, v, cfg.corrupt)
 	}()
 	<-produced
 	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0)}
@@ -200,17 +241,72 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
 	}
-	res.Stats, res.Seconds, res.BundleTuples = st, time.Since(start).Seconds(), n
+	end := time.Now()
+	res.Stats, res.Seconds, res.BundleTuples = st, end.Sub(start).Seconds(), n
+	if warmedUp { // the producer has returned: its writes happened before <-produced
+		gcs, alloc := gcMetrics()
+		w := warmStats
+		m := &res.Measured
+		m.Tuples, m.Bytes = st.Tuples-w.Tuples, st.Bytes-w.Bytes
+		m.Filtered, m.Unmatched, m.Late, m.Counted = st.Filtered-w.Filtered, st.Unmatched-w.Unmatched, st.Late-w.Late, st.Counted-w.Counted
+		m.Seconds = end.Sub(warmTime).Seconds()
+		m.LatencyP50, m.LatencyP99 = st.LatencyP50, st.LatencyP99
+		m.GCCycles, m.HeapAllocBytes = gcs-warmGC, alloc-warmAlloc
+	}
 	res.Scheduling = eng.Scheduling()
 	res.Validated = runErr == nil && v.windows == st.Windows && st.Tuples == k
 	return res, runErr
 }
 
-// produce replays the bundle into the engine until the deadline.
-func produce(ctx context.Context, eng *engine.Engine, deadline time.Time, bundle []byte, n int, span int64, kp *uint64, v *validator, corrupt func([]byte)) error {
+// settledStats is a snapshot of eng's counters taken while they are not
+// being updated: the merge stores them one by one, so a single Stats may
+// hold some of a task's counts and not others. It reads until two reads
+// agree and the counts are those of whole merged tasks (every tuple
+// classified once, TupleSize bytes each); after many tries it settles for
+// the last read.
+func settledStats(eng *engine.Engine) engine.Stats {
+	a := eng.Stats()
+	for range 10000 {
+		b := eng.Stats()
+		if a.Tasks == b.Tasks && a.Bytes == b.Bytes && a.Tuples == b.Tuples && a.Filtered == b.Filtered &&
+			a.Unmatched == b.Unmatched && a.Late == b.Late && a.Counted == b.Counted &&
+			a.Tuples == a.Filtered+a.Unmatched+a.Late+a.Counted && a.Bytes == a.Tuples*TupleSize {
+			return a
+		}
+		a = b
+	}
+	return a
+}
+
+// gcMetrics reads the process's completed GC cycles and cumulative heap
+// allocation.
+func gcMetrics() (cycles, allocBytes uint64) {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		cycles = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		allocBytes = s[1].Value.Uint64()
+	}
+	return cycles, allocBytes
+}
+
+// produce replays the bundle into the engine until the deadline, calling
+// endWarmup once, at the first task boundary at or after warmEnd.
+func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, bundle []byte, n int, span int64, kp *uint64, v *validator, corrupt func([]byte)) error {
 	k := *kp
 	defer func() { *kp = k }()
-	for ctx.Err() == nil && time.Now().Before(deadline) {
+	warm := false
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !warm && !now.Before(warmEnd) {
+			endWarmup()
+			warm = true
+		}
+		if !now.Before(deadline) {
+			break
+		}
 		b, err := eng.Buffer()
 		if err != nil {
 			return err

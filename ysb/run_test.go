@@ -138,3 +138,47 @@ func TestPlacementDoesNotChangeResults(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchmarkWarmup: the measured interval excludes the warm-up, and the
+// whole run, warm-up included, is validated.
+func TestBenchmarkWarmup(t *testing.T) {
+	cfg := BenchConfig{
+		Engine:     engine.Config{Workers: 2, Pin: true, TaskSize: 1 << 16, BufferSize: 1 << 20},
+		Gen:        DefaultGenConfig(),
+		BundleSize: 1 << 20,
+		Warmup:     200 * time.Millisecond,
+		Duration:   300 * time.Millisecond,
+	}
+	res, err := RunBenchmark(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.True(t, res.Validated)
+	m := res.Measured
+	// A generous bound: the run ends when its last task is merged.
+	assert.InDelta(t, 0.3, m.Seconds, 0.25, "measured seconds")
+	assert.Less(t, m.Seconds, res.Seconds)
+	assert.Positive(t, m.Tuples)
+	assert.Less(t, m.Tuples, res.Stats.Tuples, "the warm-up's tuples are not measured")
+	assert.Equal(t, m.Tuples*TupleSize, m.Bytes)
+	assert.Equal(t, m.Tuples, m.Filtered+m.Unmatched+m.Late+m.Counted, "a consistent snapshot: every tuple classified once")
+	assert.InDelta(t, float64(m.Tuples)/3, float64(m.Counted), 1, "views are every third tuple")
+	assert.Positive(t, m.LatencyP50)
+	assert.GreaterOrEqual(t, m.LatencyP99, m.LatencyP50)
+	// GC figures are reported: the steady state allocates nothing per task.
+	assert.Less(t, m.HeapAllocBytes, uint64(64<<20))
+	assert.Less(t, m.GCCycles, uint64(100))
+
+	// No warm-up: the measured interval is the whole run.
+	cfg.Warmup, cfg.Duration = 0, 200*time.Millisecond
+	res, err = RunBenchmark(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.True(t, res.Validated)
+	assert.Equal(t, res.Stats.Tuples, res.Measured.Tuples)
+
+	// A run cancelled in its warm-up measures nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	cfg.Warmup = time.Hour
+	res, err = RunBenchmark(ctx, cfg)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Zero(t, res.Measured)
+}

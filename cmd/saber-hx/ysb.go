@@ -63,6 +63,11 @@ func (f *genFlags) config() (ysb.GenConfig, error) {
 	return c, nil
 }
 
+// ysbSummary is the summary of a ysb run (--json: one object). In
+// benchmark mode the tuple counts, bytes, seconds, rates, latencies and GC
+// figures are those of the measured interval, after the warm-up; tasks,
+// windows, rows, processors and total_tuples are the whole run, whose every
+// window was validated.
 type ysbSummary struct {
 	Mode       string  `json:"mode"`
 	Tuples     uint64  `json:"tuples"`
@@ -70,20 +75,31 @@ type ysbSummary struct {
 	Seconds    float64 `json:"seconds"`
 	TuplesPerS float64 `json:"tuples_per_s"`
 	MBPerS     float64 `json:"mb_per_s"`
-	Workers    int     `json:"workers"`
-	Pinned     []int   `json:"pinned_cpus"`
-	TaskSize   int     `json:"task_size"`
-	BufferSize int     `json:"buffer_size"`
-	BundleSize int     `json:"bundle_size,omitempty"`
-	Tasks      uint64  `json:"tasks"`
-	Windows    uint64  `json:"windows"`
-	Rows       uint64  `json:"rows"`
-	Filtered   uint64  `json:"filtered_tuples"`
-	Unmatched  uint64  `json:"unmatched_tuples"`
-	Late       uint64  `json:"late_tuples"`
-	Counted    uint64  `json:"counted_tuples"`
-	Validated  bool    `json:"validated"`
-	Output     string  `json:"output,omitempty"`
+	GBPerS     float64 `json:"gb_per_s"`
+	// Task latency, dispatched to its windows emitted: quantiles exact to a
+	// factor of two.
+	LatencyP50ms float64 `json:"latency_p50_ms"`
+	LatencyP99ms float64 `json:"latency_p99_ms"`
+	// Benchmark mode only.
+	WarmupS        *float64 `json:"warmup_s,omitempty"`
+	TotalTuples    *uint64  `json:"total_tuples,omitempty"`     // the whole run, warm-up included
+	GCCycles       *uint64  `json:"gc_cycles,omitempty"`        // GC cycles completed in the measured interval
+	HeapAllocBytes *uint64  `json:"heap_alloc_bytes,omitempty"` // bytes the process allocated on the heap in it
+
+	Workers    int    `json:"workers"`
+	Pinned     []int  `json:"pinned_cpus"`
+	TaskSize   int    `json:"task_size"`
+	BufferSize int    `json:"buffer_size"`
+	BundleSize int    `json:"bundle_size,omitempty"`
+	Tasks      uint64 `json:"tasks"`
+	Windows    uint64 `json:"windows"`
+	Rows       uint64 `json:"rows"`
+	Filtered   uint64 `json:"filtered_tuples"`
+	Unmatched  uint64 `json:"unmatched_tuples"`
+	Late       uint64 `json:"late_tuples"`
+	Counted    uint64 `json:"counted_tuples"`
+	Validated  bool   `json:"validated"`
+	Output     string `json:"output,omitempty"`
 
 	Policy     string             `json:"policy,omitempty"`
 	Processors *processorsSummary `json:"processors,omitempty"`
@@ -92,13 +108,32 @@ type ysbSummary struct {
 }
 
 func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
-	return ysbSummary{
-		Mode: mode, Tuples: st.Tuples, Bytes: st.Bytes, Seconds: seconds,
-		TuplesPerS: float64(st.Tuples) / seconds, MBPerS: float64(st.Bytes) / seconds / 1e6,
+	s := ysbSummary{
+		Mode:    mode,
 		Workers: ef.workers, Pinned: st.Pinned, TaskSize: ef.taskSize, BufferSize: ef.bufferSize,
 		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows,
-		Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
 	}
+	s.setMeasured(ysb.Measured{
+		Tuples: st.Tuples, Bytes: st.Bytes, Seconds: seconds,
+		Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
+		LatencyP50: st.LatencyP50, LatencyP99: st.LatencyP99,
+	})
+	return s
+}
+
+// setMeasured sets the figures of the measured interval (rates 0 where it
+// is empty: a run interrupted in its warm-up).
+func (s *ysbSummary) setMeasured(m ysb.Measured) {
+	s.Tuples, s.Bytes, s.Seconds = m.Tuples, m.Bytes, m.Seconds
+	s.Filtered, s.Unmatched, s.Late, s.Counted = m.Filtered, m.Unmatched, m.Late, m.Counted
+	s.TuplesPerS, s.MBPerS, s.GBPerS = 0, 0, 0
+	if m.Seconds > 0 {
+		s.TuplesPerS = float64(m.Tuples) / m.Seconds
+		s.MBPerS = float64(m.Bytes) / m.Seconds / 1e6
+		s.GBPerS = float64(m.Bytes) / m.Seconds / 1e9
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	s.LatencyP50ms, s.LatencyP99ms = ms(m.LatencyP50), ms(m.LatencyP99)
 }
 
 func printSummary(s ysbSummary, asJSON bool, stdout io.Writer) error {
@@ -110,7 +145,14 @@ func printSummary(s ysbSummary, asJSON bool, stdout io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	fmt.Fprintf(stdout, "ysb %s: %d tuples in %.3f s: %.2f M tuples/s, %.0f MB/s\n", s.Mode, s.Tuples, s.Seconds, s.TuplesPerS/1e6, s.MBPerS)
+	fmt.Fprintf(stdout, "ysb %s: %d tuples in %.3f s: %.2f M tuples/s, %.0f MB/s (%.2f GB/s)\n", s.Mode, s.Tuples, s.Seconds, s.TuplesPerS/1e6, s.MBPerS, s.GBPerS)
+	if s.WarmupS != nil {
+		fmt.Fprintf(stdout, "  measured after a %.3f s warm-up; %d tuples in the whole run\n", *s.WarmupS, *s.TotalTuples)
+	}
+	fmt.Fprintf(stdout, "  task latency p50 %.3f ms, p99 %.3f ms\n", s.LatencyP50ms, s.LatencyP99ms)
+	if s.GCCycles != nil {
+		fmt.Fprintf(stdout, "  gc cycles %d, heap allocated %d B\n", *s.GCCycles, *s.HeapAllocBytes)
+	}
 	fmt.Fprintf(stdout, "  workers %d (pinned to %v), task %d B, buffer %d B, %d tasks\n", s.Workers, s.Pinned, s.TaskSize, s.BufferSize, s.Tasks)
 	fmt.Fprintf(stdout, "  windows %d, rows %d; tuples counted %d, filtered %d, unmatched %d, late %d\n", s.Windows, s.Rows, s.Counted, s.Filtered, s.Unmatched, s.Late)
 	if s.Mode == "benchmark" {
@@ -126,8 +168,13 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	ef.register(fs)
 	gf.register(fs)
 	bundle := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into the ring (rounded down to whole generator periods)")
-	duration := fs.Duration("duration", 30*time.Second, "benchmark ingestion time")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")
+	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up")
+	warmup := fs.Duration("warmup", 3*time.Second, "benchmark: ingestion time before the measured interval (0: none); its windows are validated too")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout. Benchmark mode: tuples, bytes, "+
+		"seconds, tuples_per_s, mb_per_s, gb_per_s, filtered/unmatched/late/counted_tuples, latency_p50_ms and latency_p99_ms "+
+		"(task latency, dispatched to its windows emitted), gc_cycles and heap_alloc_bytes (GC cycles completed and bytes "+
+		"allocated by the process) count only the measured interval after the warm-up; warmup_s; total_tuples, tasks, "+
+		"windows, rows and processors are the whole run, every window of which is validated")
 	input := fs.String("input", "", "file mode: events file of 128-byte tuples (see README)")
 	campaigns := fs.String("campaigns", "", "file mode: campaigns CSV (ad_id,campaign_id)")
 	output := fs.String("output", "-", "file mode: results CSV, written only if the run succeeds; - for stdout")
@@ -150,6 +197,9 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	if *duration <= 0 {
 		return usagef("duration %v: must be positive", *duration)
 	}
+	if *warmup < 0 {
+		return usagef("warmup %v: must not be negative", *warmup)
+	}
 	gc, err := gf.config()
 	if err != nil {
 		return err
@@ -165,7 +215,7 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	var last engine.Stats
 	var lastT time.Duration
 	res, runErr := ysb.RunBenchmark(ctx, ysb.BenchConfig{
-		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration,
+		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup,
 		Progress: func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
 			dt := (el - lastT).Seconds()
 			fmt.Fprintf(stderr, "ysb %5.0fs  %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(),
@@ -174,6 +224,9 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	s := summarize("benchmark", res.Stats, res.Seconds, &ef)
+	s.setMeasured(res.Measured)
+	warmupS, total, gcs, alloc := warmup.Seconds(), res.Stats.Tuples, res.Measured.GCCycles, res.Measured.HeapAllocBytes
+	s.WarmupS, s.TotalTuples, s.GCCycles, s.HeapAllocBytes = &warmupS, &total, &gcs, &alloc
 	s.BundleSize = res.BundleTuples * ysb.TupleSize
 	s.Validated = res.Validated
 	s.Policy = string(cfg.Policy)
