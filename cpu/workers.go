@@ -22,19 +22,20 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// Group is a set of worker goroutines, each locked to its own OS thread and
-// optionally pinned to a CPU.
+// Group is a set of worker goroutines, optionally each locked to its own OS
+// thread and pinned to a CPU.
 type Group struct {
 	wg     sync.WaitGroup
 	pinned []int // per worker: the CPU it is pinned to, or -1; written before Start returns
 }
 
-// Start runs opts.Workers goroutines. Each locks itself to its OS thread and
-// never unlocks, so that when fn returns the runtime destroys the thread
-// rather than reusing a thread with a narrowed affinity mask for other
-// goroutines. If opts.Pin is set the worker then pins itself; a pinning
-// failure is reported to opts.Warn and the worker runs unpinned. Finally it
-// calls fn(worker) with worker in [0, Workers).
+// Start runs opts.Workers goroutines. With opts.Pin, each locks itself to
+// its OS thread and never unlocks, so that when fn returns the runtime
+// destroys the thread rather than reusing a thread with a narrowed affinity
+// mask for other goroutines, and pins itself; a pinning failure is reported
+// to opts.Warn and the worker runs unpinned (still locked). Without
+// opts.Pin the workers are plain goroutines. Finally each calls fn(worker)
+// with worker in [0, Workers).
 //
 // Start returns once every worker has attempted its pinning, so Pinned is
 // complete when Start returns. It fails if Workers < 1 or the CPU list is
@@ -63,10 +64,14 @@ func Start(opts Options, fn func(worker int)) (*Group, error) {
 	for w := range opts.Workers {
 		go func() {
 			defer g.wg.Done()
-			// Deliberately never unlocked; see Start.
-			runtime.LockOSThread()
 			g.pinned[w] = -1
 			if opts.Pin {
+				// Deliberately never unlocked; see Start. An unpinned worker
+				// is not locked either: a locked goroutine can only run on
+				// its own thread, so every wake-up of it is an OS thread
+				// switch, which costs more than it gives when workers and
+				// producers outnumber the cores (measured: docs/numa.md).
+				runtime.LockOSThread()
 				cpu := cpus[w%len(cpus)]
 				if err := PinCurrentThread(cpu); err != nil {
 					if opts.Warn != nil {
