@@ -95,23 +95,6 @@ func decodeRows(t *testing.T, q *query.Query, out *query.Schema, b []byte) []ref
 	return rows
 }
 
-func rowsInto(q *query.Query, res *reference.Result) Sink {
-	return func(w *Window) error {
-		for i := range w.Rows() {
-			row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(i))}
-			for a := range q.Aggregates {
-				if w.AggIsFloat(a) {
-					row.Values = append(row.Values, reference.Float(w.AggFloat(i, a)))
-				} else {
-					row.Values = append(row.Values, reference.Int(w.Agg(i, a)))
-				}
-			}
-			res.Rows = append(res.Rows, row)
-		}
-		return nil
-	}
-}
-
 func TestChainErrors(t *testing.T) {
 	s := randSchema(t)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("a")}}}

@@ -82,6 +82,7 @@ func runEdgeOnce(t *testing.T, cfg Config, q *query.Query, data []byte, r *rand.
 	res := &reference.Result{}
 	lastStart := int64(math.MinInt64)
 	first := true
+	rows := rowsInto(q, res)
 	sink := func(w *Window) error {
 		run.calls++
 		if !first && w.Start <= lastStart {
@@ -91,18 +92,7 @@ func runEdgeOnce(t *testing.T, cfg Config, q *query.Query, data []byte, r *rand.
 		if w.Rows() == 0 {
 			return fmt.Errorf("window [%d, %d) emitted without rows", w.Start, w.End)
 		}
-		for i := range w.Rows() {
-			row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(i))}
-			for a := range q.Aggregates {
-				if w.AggIsFloat(a) {
-					row.Values = append(row.Values, reference.Float(w.AggFloat(i, a)))
-				} else {
-					row.Values = append(row.Values, reference.Int(w.Agg(i, a)))
-				}
-			}
-			res.Rows = append(res.Rows, row)
-		}
-		return nil
+		return rows(w)
 	}
 	e, err := New(cfg, q, sink)
 	require.NoError(t, err)

@@ -133,26 +133,7 @@ func randQuery(r *rand.Rand, s *query.Schema) *query.Query {
 // form.
 func collect(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Rand) (*reference.Result, error) {
 	res := &reference.Result{}
-	spec := Spec{Query: q}
-	if q.Stateless() {
-		spec.Tuples = func(b []byte) error { res.Tuples = append(res.Tuples, b...); return nil }
-	} else {
-		spec.Windows = func(w *Window) error {
-			for i := range w.Rows() {
-				row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(i))}
-				for a := range q.Aggregates {
-					if w.AggIsFloat(a) {
-						row.Values = append(row.Values, reference.Float(w.AggFloat(i, a)))
-					} else {
-						row.Values = append(row.Values, reference.Int(w.Agg(i, a)))
-					}
-				}
-				res.Rows = append(res.Rows, row)
-			}
-			return nil
-		}
-	}
-	e, err := Start(cfg, []Spec{spec})
+	e, err := Start(cfg, []Spec{specInto(q, res)})
 	if err != nil {
 		return nil, err
 	}
@@ -227,28 +208,8 @@ func TestSeveralQueriesShareWorkers(t *testing.T) {
 	results := make([]*reference.Result, len(qs))
 	var specs []Spec
 	for i, q := range qs {
-		res := &reference.Result{}
-		results[i] = res
-		sp := Spec{Query: q}
-		if q.Stateless() {
-			sp.Tuples = func(b []byte) error { res.Tuples = append(res.Tuples, b...); return nil }
-		} else {
-			sp.Windows = func(w *Window) error {
-				for j := range w.Rows() {
-					row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(j))}
-					for a := range q.Aggregates {
-						if w.AggIsFloat(a) {
-							row.Values = append(row.Values, reference.Float(w.AggFloat(j, a)))
-						} else {
-							row.Values = append(row.Values, reference.Int(w.Agg(j, a)))
-						}
-					}
-					res.Rows = append(res.Rows, row)
-				}
-				return nil
-			}
-		}
-		specs = append(specs, sp)
+		results[i] = &reference.Result{}
+		specs = append(specs, specInto(q, results[i]))
 	}
 	e, err := Start(Config{Workers: 3, TaskSize: randTuple * 37, BufferSize: 1 << 13}, specs)
 	require.NoError(t, err)
@@ -269,4 +230,31 @@ func TestSeveralQueriesShareWorkers(t *testing.T) {
 		assert.Empty(t, reference.Diff(q, want, results[i], 1e-9), "query %d", i)
 	}
 	assertNoLeak(t, base)
+}
+
+// specInto is the spec of q whose output goes into res, in the reference's
+// form: tuples for a stateless query, rows for an aggregation.
+func specInto(q *query.Query, res *reference.Result) Spec {
+	if q.Stateless() {
+		return Spec{Query: q, Tuples: func(b []byte) error { res.Tuples = append(res.Tuples, b...); return nil }}
+	}
+	return Spec{Query: q, Windows: rowsInto(q, res)}
+}
+
+// rowsInto is a Sink appending every row to res in the reference's form.
+func rowsInto(q *query.Query, res *reference.Result) Sink {
+	return func(w *Window) error {
+		for i := range w.Rows() {
+			row := reference.Row{Start: w.Start, End: w.End, Key: string(w.Key(i))}
+			for a := range q.Aggregates {
+				if w.AggIsFloat(a) {
+					row.Values = append(row.Values, reference.Float(w.AggFloat(i, a)))
+				} else {
+					row.Values = append(row.Values, reference.Int(w.Agg(i, a)))
+				}
+			}
+			res.Rows = append(res.Rows, row)
+		}
+		return nil
+	}
 }
