@@ -1,3 +1,5 @@
+//go:build !cuda
+
 package gpu
 
 import (
@@ -7,9 +9,11 @@ import (
 )
 
 func TestWithoutCUDAEveryEntryPointRefuses(t *testing.T) {
+	assert.False(t, Built())
 	d, err := Devices()
 	assert.Nil(t, d)
 	assert.ErrorIs(t, err, ErrNotBuilt)
 	assert.ErrorIs(t, Available(), ErrNotBuilt)
 	assert.Contains(t, ErrNotBuilt.Error(), "-tags cuda")
+	assert.Contains(t, ErrNotBuilt.Error(), "build/cuda-env.sh")
 }

@@ -70,6 +70,9 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 		if err := gpu.Available(); err != nil {
 			return c, usagef("--mode %s: %v", f.mode, err)
 		}
+		// A cuda build finds the devices, but the GPU processor (kernels,
+		// transfer pipeline) does not exist yet.
+		return c, usagef("--mode %s: this version has no GPU processor yet (the cuda build only lists devices); use --mode cpu", f.mode)
 	default:
 		return c, usagef("--mode %q: valid: cpu, gpu, hybrid", f.mode)
 	}

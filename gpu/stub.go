@@ -1,0 +1,11 @@
+//go:build !cuda
+
+package gpu
+
+// This build has no CUDA support: every entry point returns ErrNotBuilt.
+
+const built = false
+
+func devices() ([]Device, error) { return nil, ErrNotBuilt }
+
+func available() error { return ErrNotBuilt }
