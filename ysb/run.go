@@ -30,32 +30,46 @@ func RunReader(cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) ([]
 	if err != nil {
 		return nil, engine.Stats{}, err
 	}
-	var offset int64
-	for {
-		b, err := eng.Buffer()
-		if err != nil {
-			eng.Close()
-			return nil, engine.Stats{}, err
+	// The reader runs on a goroutine of its own, so that it can be pinned
+	// (Config.PinIngest) and its thread retired afterwards.
+	read := make(chan error, 1)
+	go func() {
+		if err := cfg.PinIngestion(); err != nil && cfg.Warn != nil {
+			cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		n, rerr := io.ReadFull(r, b)
-		offset += int64(n)
-		if err := eng.Commit(n); err != nil {
-			eng.Close()
-			return nil, engine.Stats{}, err
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			eng.Close()
-			return nil, engine.Stats{}, fmt.Errorf("read events at byte %d: %w", offset, rerr)
-		}
+		read <- ingest(eng, r)
+	}()
+	if err := <-read; err != nil {
+		eng.Close()
+		return nil, engine.Stats{}, err
 	}
 	st, err := eng.Close()
 	if err != nil {
 		return nil, st, err
 	}
 	return rows, st, nil
+}
+
+// ingest reads r into the engine's ring until EOF.
+func ingest(eng *engine.Engine, r io.Reader) error {
+	var offset int64
+	for {
+		b, err := eng.Buffer()
+		if err != nil {
+			return err
+		}
+		n, rerr := io.ReadFull(r, b)
+		offset += int64(n)
+		if err := eng.Commit(n); err != nil {
+			return err
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("read events at byte %d: %w", offset, rerr)
+		}
+	}
 }
 
 // FileResult summarises a file-mode run.
