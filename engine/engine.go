@@ -239,6 +239,7 @@ type Engine struct {
 	nodeIndex map[int]int
 	cpuNode   map[int]int
 	ringNodes []int     // node IDs of the workers' CPUs, in order: stream i's ring goes on ringNodes[i % len]
+	cpus      []int     // the CPUs the workers are pinned to, in worker order (cycled)
 	streams   []*Stream // every input stream; a window join has two
 	entries   []entry   // per Spec
 	queue     scheduler.Queue
@@ -313,7 +314,11 @@ func (e *Engine) discoverNodes() {
 	for _, c := range topo.CPUs {
 		e.cpuNode[c.ID] = e.nodeIndex[c.Node]
 	}
-	for _, c := range e.cfg.CPUs {
+	e.cpus = e.cfg.CPUs
+	if len(e.cpus) == 0 {
+		e.cpus = cpu.AllowedCPUs() // where cpu.Start pins the workers by default
+	}
+	for _, c := range e.cpus {
 		if n := topo.NodeOfCPU(c); n >= 0 && !slices.Contains(e.ringNodes, n) {
 			e.ringNodes = append(e.ringNodes, n)
 		}
@@ -510,7 +515,7 @@ func (e *Engine) newWorker(id int) *worker {
 		first += g.Workers
 	}
 	w := &worker{e: e, proc: scheduler.Processor{Kind: kind, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
-	if cpus := e.cfg.CPUs; e.cpuNode != nil && len(cpus) > 0 && id >= 0 {
+	if cpus := e.cpus; e.cpuNode != nil && len(cpus) > 0 && id >= 0 {
 		w.proc.Node = e.cpuNode[cpus[id%len(cpus)]]
 	}
 	w.delay = e.cfg.groups()[kind].delay
