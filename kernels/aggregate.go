@@ -212,20 +212,22 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 				} else {
 					v = a.expr.ints[i]
 				}
-				if fresh {
-					row[a.word] = v
-				} else {
-					row[a.word] = combine(a.kind, row[a.word], v)
-				}
+				fold(row, a.word, a.kind, v, fresh)
 			}
 		}
 	}
 	pc.flush(r)
-	r.Tuples += uint64(n)
-	r.MaxTS = max(r.MaxTS, wm)
-	r.Filtered += filtered
-	r.Unmatched += unmatched
-	r.Late += late
+	r.Count(uint64(n), wm, filtered, unmatched, late)
+}
+
+// fold puts v into word w of a group row: the first value of a group (fresh)
+// initialises the word, later ones combine with it.
+func fold(row []int64, w int, k window.AggKind, v int64, fresh bool) {
+	if fresh {
+		row[w] = v
+	} else {
+		row[w] = combine(k, row[w], v)
+	}
 }
 
 // combine is AggKind.Combine with the integer kinds inlined: the common

@@ -218,17 +218,9 @@ tuples:
 			} else {
 				v = int64(int32(binary.LittleEndian.Uint32(t[a.off:])))
 			}
-			if fresh {
-				row[a.word] = v
-			} else {
-				row[a.word] = combine(a.kind, row[a.word], v)
-			}
+			fold(row, a.word, a.kind, v, fresh)
 		}
 	}
 	pc.flush(r)
-	r.Tuples += uint64(n)
-	r.MaxTS = max(r.MaxTS, wm)
-	r.Filtered += filtered
-	r.Unmatched += unmatched
-	r.Late += late
+	r.Count(uint64(n), wm, filtered, unmatched, late)
 }

@@ -275,40 +275,16 @@ func pred(e query.Expr, col func(string) (Value, error)) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		var holds, known bool
 		if l.Float || r.Float {
-			a, b := l.asFloat(), r.asFloat()
-			switch e.Op {
-			case query.Eq:
-				return a == b, nil
-			case query.Ne:
-				return a != b, nil
-			case query.Lt:
-				return a < b, nil
-			case query.Le:
-				return a <= b, nil
-			case query.Gt:
-				return a > b, nil
-			case query.Ge:
-				return a >= b, nil
-			}
+			holds, known = compare(e.Op, l.asFloat(), r.asFloat())
 		} else {
-			a, b := l.I, r.I
-			switch e.Op {
-			case query.Eq:
-				return a == b, nil
-			case query.Ne:
-				return a != b, nil
-			case query.Lt:
-				return a < b, nil
-			case query.Le:
-				return a <= b, nil
-			case query.Gt:
-				return a > b, nil
-			case query.Ge:
-				return a >= b, nil
-			}
+			holds, known = compare(e.Op, l.I, r.I)
 		}
-		return false, fmt.Errorf("unknown comparison operator %d in %s", uint8(e.Op), e)
+		if !known {
+			return false, fmt.Errorf("unknown comparison operator %d in %s", uint8(e.Op), e)
+		}
+		return holds, nil
 	case query.AndExpr:
 		if len(e.Terms) == 0 {
 			return false, errors.New("AND of no terms")
@@ -760,4 +736,23 @@ func sameValue(a, b Value, tol float64) bool {
 		return false // an infinity equals only itself
 	}
 	return math.Abs(a.F-b.F) <= tol*max(1, math.Abs(a.F), math.Abs(b.F))
+}
+
+// compare is a op b; known is false for an unknown operator.
+func compare[T int64 | float64](op query.CmpOp, a, b T) (holds, known bool) {
+	switch op {
+	case query.Eq:
+		return a == b, true
+	case query.Ne:
+		return a != b, true
+	case query.Lt:
+		return a < b, true
+	case query.Le:
+		return a <= b, true
+	case query.Gt:
+		return a > b, true
+	case query.Ge:
+		return a >= b, true
+	}
+	return false, false
 }

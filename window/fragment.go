@@ -71,6 +71,16 @@ func (r *TaskResult) Fragment(p int64) *GroupState {
 	return st
 }
 
+// Count adds a kernel's counters for n tuples whose largest event time is
+// maxTS.
+func (r *TaskResult) Count(n uint64, maxTS int64, filtered, unmatched, late uint64) {
+	r.Tuples += n
+	r.MaxTS = max(r.MaxTS, maxTS)
+	r.Filtered += filtered
+	r.Unmatched += unmatched
+	r.Late += late
+}
+
 // AddTuples counts n tuples aggregated into pane p's fragment.
 func (r *TaskResult) AddTuples(p int64, n uint64) {
 	for i := range r.Frags {
