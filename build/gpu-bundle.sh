@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# gpu-bundle.sh: build what a GPU machine without Go needs to check
+# saber-hx's CUDA build, into one folder:
+#
+#   build/gpu-bundle.sh [DIR]      (default build/out/gpu-bundle)
+#
+#   DIR/saber-hx                   the binary, built with -tags cuda
+#   DIR/tests/<pkg>/<name>.test    `go test -c -tags cuda` for every package
+#                                  whose tests differ with the tag (their
+#                                  testdata/ copied next to them)
+#   DIR/run.sh                     runs every test binary with -test.v (from
+#                                  its own folder), then ./saber-hx topology;
+#                                  exits 1 if any of them fails
+#
+# Copy DIR to the GPU machine (it needs the NVIDIA driver, not Go nor the
+# CUDA toolkit) and run DIR/run.sh there. Extra arguments to run.sh go to
+# every test binary (e.g. -test.run TestX). The binaries do not start
+# without a GPU and driver: building them is the check on other machines.
+# Uses build/cuda-env.sh for cuda.h and the libcuda.so link stub.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() {
+	echo "gpu-bundle.sh: error: $*" >&2
+	exit 1
+}
+
+out=${1:-build/out/gpu-bundle}
+[ $# -le 1 ] || die "usage: build/gpu-bundle.sh [DIR]"
+
+cuda_env=$(build/cuda-env.sh) || die "build/cuda-env.sh failed (see above)"
+eval "$cuda_env"
+export CGO_ENABLED=1
+
+rm -rf "$out"
+mkdir -p "$out/tests"
+
+echo "gpu-bundle.sh: building saber-hx -tags cuda" >&2
+go build -tags cuda -o "$out/saber-hx" ./cmd/saber-hx
+
+# Packages whose test files change with the tag: they have cuda-tagged tests.
+fmt='{{.ImportPath}} {{.Dir}} {{join .TestGoFiles ","}}/{{join .XTestGoFiles ","}}'
+pkgs=()
+while read -r path dir files_cuda; do
+	files_plain=$(go list -e -f "$fmt" "$path" | cut -d' ' -f3-)
+	if [ "$files_cuda" != "$files_plain" ]; then
+		pkgs+=("$path $dir")
+	fi
+done < <(go list -e -tags cuda -f "$fmt" ./...)
+[ "${#pkgs[@]}" -gt 0 ] || die "found no package with cuda-tagged tests"
+
+module=$(go list -m)
+for p in "${pkgs[@]}"; do
+	path=${p%% *}
+	dir=${p#* }
+	rel=${path#"$module"}
+	rel=${rel#/}
+	[ -n "$rel" ] || rel=root
+	name=$(basename "$rel")
+	echo "gpu-bundle.sh: go test -c -tags cuda $rel" >&2
+	mkdir -p "$out/tests/$rel"
+	go test -c -tags cuda -o "$out/tests/$rel/$name.test" "$path"
+	if [ -d "$dir/testdata" ]; then
+		cp -r "$dir/testdata" "$out/tests/$rel/"
+	fi
+done
+
+cat >"$out/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# run.sh: saber-hx's CUDA checks on a GPU machine (made by build/gpu-bundle.sh).
+# Runs every test binary under tests/ with -test.v from its own folder (plus
+# any arguments given here), then ./saber-hx topology. Exits 1 if any fails.
+set -uo pipefail
+cd "$(dirname "$0")"
+failed=()
+while IFS= read -r t; do
+	echo "=== $t"
+	if ! (cd "$(dirname "$t")" && "./$(basename "$t")" -test.v "$@"); then
+		failed+=("$t")
+	fi
+done < <(find tests -name '*.test' -type f | sort)
+echo "=== ./saber-hx topology"
+if ! ./saber-hx topology; then
+	failed+=("saber-hx topology")
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+	echo "FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "ALL PASSED"
+RUN
+chmod +x "$out/run.sh"
+echo "gpu-bundle.sh: wrote $out: saber-hx, run.sh and ${#pkgs[@]} test binary(ies):" >&2
+(cd "$out" && find tests -name '*.test' -type f | sort) >&2
