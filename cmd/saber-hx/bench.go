@@ -264,17 +264,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			errs[i] = in.produce(feeds[i](), deadline, limit, &stop, *validate)
 		}()
 	}
-	progressDone := make(chan struct{})
+	progressDone, progressExited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(progressExited)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		last := make([]uint64, len(parts))
+		interrupted := ctx.Done()
 		for {
 			select {
 			case <-progressDone:
 				return
-			case <-ctx.Done():
+			case <-interrupted:
 				stop.Store(true)
+				interrupted = nil // once is enough
 			case <-tick.C:
 				var line []string
 				for i, s := range eng.Streams() {
@@ -290,6 +293,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	stats, cerr := eng.CloseAll()
 	seconds := time.Since(start).Seconds()
 	close(progressDone)
+	<-progressExited // its last line is written before ours
 	for _, err := range append(errs, cerr) {
 		if err != nil {
 			return err
