@@ -43,7 +43,8 @@ func runTopology(args []string, stdout, stderr io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "GPUs: %d\n", len(devs))
 		for _, d := range devs {
-			fmt.Fprintf(stdout, "  gpu %d: %s, memory %s, node %d\n", d.Index, d.Name, formatBytes(d.MemBytes), d.NUMANode)
+			fmt.Fprintf(stdout, "  gpu %d: %s, sm_%d%d, memory %s, PCI %s, NUMA node %d\n",
+				d.Index, d.Name, d.ComputeMajor, d.ComputeMinor, formatBytes(d.MemBytes), d.PCIBusID, d.NUMANode)
 		}
 	}
 	return nil
