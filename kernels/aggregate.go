@@ -146,14 +146,8 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 			}
 		}
 
-		sel := k.sel[:cn]
-		for i := range sel {
-			sel[i] = int32(i)
-		}
-		if k.where != nil {
-			sel = k.where.filter(cd, ts, sel)
-			filtered += uint64(cn - len(sel))
-		}
+		sel, f := selectRows(k.where, k.sel, cd, ts)
+		filtered += f
 		if k.join != nil {
 			kept := sel[:0]
 			for _, i := range sel {

@@ -42,14 +42,8 @@ func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
 		cd := data[c0*ts : (c0+cn)*ts]
-		sel := k.sel[:cn]
-		for i := range sel {
-			sel[i] = int32(i)
-		}
-		if k.where != nil {
-			sel = k.where.filter(cd, ts, sel)
-			filtered += uint64(cn - len(sel))
-		}
+		sel, f := selectRows(k.where, k.sel, cd, ts)
+		filtered += f
 		if len(k.project) == 0 {
 			for _, i := range sel {
 				r.Out = append(r.Out, cd[int(i)*ts:int(i+1)*ts]...)
@@ -87,12 +81,8 @@ func (k *statelessKernel) processUDF(data []byte, r *window.TaskResult) {
 		for c0 := 0; c0 < n; c0 += chunk {
 			cn := min(chunk, n-c0)
 			cd := data[c0*ts : (c0+cn)*ts]
-			sel := k.sel[:cn]
-			for i := range sel {
-				sel[i] = int32(i)
-			}
-			sel = k.where.filter(cd, ts, sel)
-			r.Filtered += uint64(cn - len(sel))
+			sel, f := selectRows(k.where, k.sel, cd, ts)
+			r.Filtered += f
 			for _, i := range sel {
 				k.gather = append(k.gather, cd[int(i)*ts:int(i+1)*ts]...)
 			}

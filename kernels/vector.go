@@ -374,10 +374,22 @@ const FilterChunk = chunk
 // tuples of ts bytes) for which the predicate holds; valid until the next
 // call.
 func (f *Filter) Keep(data []byte, ts int) []int32 {
+	sel, _ := selectRows(f.p, f.sel, data, ts)
+	return sel
+}
+
+// selectRows returns the indexes of the tuples of chunk data (ts bytes
+// each, at most cap(buf) of them) that pass where (all of them when where
+// is nil), written into buf, and how many did not.
+func selectRows(where *vpred, buf []int32, data []byte, ts int) (sel []int32, filtered uint64) {
 	n := len(data) / ts
-	sel := f.sel[:n]
+	sel = buf[:n]
 	for i := range sel {
 		sel[i] = int32(i)
 	}
-	return f.p.filter(data, ts, sel)
+	if where == nil {
+		return sel, 0
+	}
+	sel = where.filter(data, ts, sel)
+	return sel, uint64(n - len(sel))
 }
