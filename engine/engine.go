@@ -681,6 +681,7 @@ type Stream struct {
 	having  func(*window.GroupState, int32) bool
 
 	lat                                        latencyHist
+	seq                                        atomic.Uint64 // odd while publish changes the counters
 	tasks, bytes                               atomic.Uint64
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
@@ -833,13 +834,17 @@ func (s *Stream) finish(t *scheduler.Task, w *worker) {
 
 // merge runs under mergeMu, in task order.
 func (s *Stream) merge(t *scheduler.Task, w *worker) {
+	var counted *window.TaskResult // a stateless query's counters to add
 	if s.e.failed() == nil {
 		var err error
 		s.worker = w
 		if s.asm != nil {
 			err = s.asm.Merge(&t.Result, s.emitFn)
 		} else {
-			err = s.mergeTuples(&t.Result)
+			// The result stage of a stateless query: the task's output
+			// handed on in order.
+			counted = &t.Result
+			err = s.output(t.Result.Out)
 		}
 		if err != nil {
 			s.e.fail(err)
@@ -847,21 +852,9 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
 	s.lat.record(time.Duration(time.Now().UnixNano() - t.Dispatched))
-	s.publish()
-	s.tasks.Add(1)
-	s.bytes.Add(uint64(len(t.Data)))
+	s.publish(t, counted)
 	t.Data = nil
 	s.free <- t
-}
-
-// mergeTuples is the result stage of a stateless query: counters, and the
-// task's output handed on in order.
-func (s *Stream) mergeTuples(r *window.TaskResult) error {
-	s.tuples.Add(r.Tuples)
-	s.filtered.Add(r.Filtered)
-	s.counted.Add(r.Tuples - r.Filtered)
-	s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
-	return s.output(r.Out)
 }
 
 // output hands output tuples to the TupleSink and the downstream queries.
@@ -944,7 +937,25 @@ func (s *Stream) encodeRows(dst []byte, o *window.Output) []byte {
 }
 
 // publish copies the assembler's counters where Stats can read them.
-func (s *Stream) publish() {
+//
+// It runs under mergeMu (one writer) and brackets the stores with seq, odd
+// while they change, so that Stats reads one consistent snapshot (the
+// counters add up) without taking the lock a Sink may be running under.
+// t, if set, is the task just merged; r, if set, a stateless task's
+// counters to add.
+func (s *Stream) publish(t *scheduler.Task, r *window.TaskResult) {
+	s.seq.Add(1)
+	defer s.seq.Add(1)
+	if t != nil {
+		s.tasks.Add(1)
+		s.bytes.Add(uint64(len(t.Data)))
+	}
+	if r != nil {
+		s.tuples.Add(r.Tuples)
+		s.filtered.Add(r.Filtered)
+		s.counted.Add(r.Tuples - r.Filtered)
+		s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
+	}
 	if s.asm == nil {
 		return
 	}
@@ -1066,7 +1077,7 @@ func (s *Stream) finishAll() {
 		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
 	}
 	s.flushLocked(nil)
-	s.publish()
+	s.publish(nil, nil)
 }
 
 // flush emits every window still open, once the stream's tasks are merged.
@@ -1074,7 +1085,7 @@ func (s *Stream) flush(w *worker) {
 	s.mergeMu.Lock()
 	defer s.mergeMu.Unlock()
 	s.flushLocked(w)
-	s.publish()
+	s.publish(nil, nil)
 }
 
 func (s *Stream) flushLocked(w *worker) {
@@ -1109,14 +1120,24 @@ func (s *Stream) Stats() Stats {
 func (s *Stream) ResetLatency() { s.lat.reset() }
 
 func (s *Stream) stats() Stats {
-	return Stats{
+	st := Stats{
 		LatencyP50: s.lat.quantile(0.5), LatencyP99: s.lat.quantile(0.99),
-		Query: s.win.Query,
-		Tasks: s.tasks.Load(), Bytes: s.bytes.Load(),
-		Tuples: s.tuples.Load(), Filtered: s.filtered.Load(), Unmatched: s.unmatched.Load(),
-		Late: s.late.Load(), Counted: s.counted.Load(),
-		Windows: s.windows.Load(), Rows: s.rows.Load(),
-		Watermark: s.watermark.Load(),
-		Pinned:    s.e.workers.Pinned(),
+		Query:  s.win.Query,
+		Pinned: s.e.workers.Pinned(),
+	}
+	for {
+		v := s.seq.Load()
+		if v%2 == 1 { // publish is between its stores
+			runtime.Gosched()
+			continue
+		}
+		st.Tasks, st.Bytes = s.tasks.Load(), s.bytes.Load()
+		st.Tuples, st.Filtered, st.Unmatched = s.tuples.Load(), s.filtered.Load(), s.unmatched.Load()
+		st.Late, st.Counted = s.late.Load(), s.counted.Load()
+		st.Windows, st.Rows = s.windows.Load(), s.rows.Load()
+		st.Watermark = s.watermark.Load()
+		if s.seq.Load() == v {
+			return st
+		}
 	}
 }

@@ -404,3 +404,35 @@ func assertRows(t *testing.T, want, got []row, msg ...any) {
 	}
 	assert.Equal(t, len(want), len(got), msg...)
 }
+
+// TestStatsWaitsForPublish: Stats does not return counters that publish is
+// in the middle of changing (seq odd), nor a mix of two publishes, so that
+// a snapshot always adds up.
+func TestStatsWaitsForPublish(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	tt := newTestTable(r, 8, 3)
+	e, err := New(Config{Workers: 1, TaskSize: testTuple * 7, BufferSize: 1 << 12}, testQuery(testSchema(t), query.Tumbling(20), tt), nil)
+	require.NoError(t, err)
+	s := e.Stream(0)
+	// A publish under way: tuples counted, their classification not yet.
+	s.seq.Add(1)
+	s.tuples.Store(10)
+	got := make(chan Stats)
+	go func() { got <- s.Stats() }()
+	select {
+	case st := <-got:
+		t.Fatalf("Stats returned during a publish: %+v", st)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.filtered.Store(4)
+	s.counted.Store(6)
+	s.seq.Add(1)
+	st := <-got
+	assert.Equal(t, uint64(10), st.Tuples)
+	assert.Equal(t, st.Tuples, st.Filtered+st.Unmatched+st.Late+st.Counted)
+	s.tuples.Store(0)
+	s.filtered.Store(0)
+	s.counted.Store(0)
+	_, err = e.Close()
+	require.NoError(t, err)
+}

@@ -227,7 +227,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		warmedUp          bool
 	)
 	endWarmup := func() {
-		warmStats = settledStats(eng)
+		warmStats = eng.Stats() // a consistent snapshot: the counters add up
 		eng.Stream(0).ResetLatency()
 		warmGC, warmAlloc = gcMetrics()
 		warmTime, warmedUp = time.Now(), true
@@ -270,26 +270,6 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	res.Scheduling = eng.Scheduling()
 	res.Validated = runErr == nil && v.windows == st.Windows && st.Tuples == k
 	return res, runErr
-}
-
-// settledStats is a snapshot of eng's counters taken while they are not
-// being updated: the merge stores them one by one, so a single Stats may
-// hold some of a task's counts and not others. It reads until two reads
-// agree and the counts are those of whole merged tasks (every tuple
-// classified once, TupleSize bytes each); after many tries it settles for
-// the last read.
-func settledStats(eng *engine.Engine) engine.Stats {
-	a := eng.Stats()
-	for range 10000 {
-		b := eng.Stats()
-		if a.Tasks == b.Tasks && a.Bytes == b.Bytes && a.Tuples == b.Tuples && a.Filtered == b.Filtered &&
-			a.Unmatched == b.Unmatched && a.Late == b.Late && a.Counted == b.Counted &&
-			a.Tuples == a.Filtered+a.Unmatched+a.Late+a.Counted && a.Bytes == a.Tuples*TupleSize {
-			return a
-		}
-		a = b
-	}
-	return a
 }
 
 // gcMetrics reads the process's completed GC cycles and cumulative heap
