@@ -1,0 +1,101 @@
+// Package offload runs a query's tasks on a GPU, producing exactly the CPU
+// kernels' results (window.TaskResult: the same fragments, group rows,
+// counters and output tuples as kernels.Plan.NewKernel().Process).
+//
+// # Data path
+//
+// A Device compiles a kernels.Plan into a Program with a number of slots
+// (the pipeline depth). A slot is one task in flight: on the CUDA device a
+// stream, page-locked staging buffers on the host and buffers on the
+// device. Submit copies the task's bytes into the slot's staging buffer,
+// enqueues the host-to-device copy, the kernels and the device-to-host copy
+// of their output on the slot's stream, and returns; Wait waits for the
+// stream and turns the device's output into the task's result. Several
+// slots in flight overlap copies with kernels, as SABER's GPU pipeline does.
+//
+// An aggregation's kernels write, per pane of the task and per dense group,
+// one row of 64-bit words (the count, the aggregate words, and the index of
+// the group's first tuple in the pane, which gives window.GroupState's
+// Touched order), plus per pane the index of its first tuple (the order of
+// the task's fragments) and the task's counters. The output covers a range
+// of panes [base, base+npanes) that the host chooses per task before the
+// kernels run, from the positions of the task's first and last tuples with
+// some slack for out-of-order tuples (see paneRange). A tuple whose pane
+// falls outside the range is counted in the output's "outside" counter, and
+// Wait then reports ok false: the caller runs that task on a CPU kernel
+// instead. A selection's kernels compact the tuples that pass WHERE (or
+// their projected columns) into an output buffer, in input order.
+//
+// # Shapes
+//
+// Supported says which plans have GPU kernels: aggregations of the fused
+// CPU kernel's shape (WHERE a conjunction of int32/int64 column-versus-
+// constant comparisons, an optional static join on a 16-byte key, no
+// groups or groups by the joined value, COUNT, SUM, AVG, MIN and MAX over
+// int32/int64 columns, range and row windows, tumbling and sliding), and
+// stateless queries with such a WHERE and SELECT * or a projection of
+// columns. Everything else (hashed GROUP BY, float aggregates, arithmetic,
+// OR, UDFs) has no GPU kernel, and Supported's error names the operator.
+//
+// # The emulator
+//
+// NewEmulator returns a Device that runs the same algorithms as the CUDA
+// kernels (kernels/cuda/offload.cu) in Go, writing the same output buffers
+// (poisoned before every task, so that what the kernels must initialise
+// they do), which the same host code turns into results. It lets every part
+// the GPU path shares with the CPU (layouts, pane ranges, the unpacking of
+// fragments, the fallback, pipelining) be tested on machines without a GPU;
+// the cuda-tagged tests check that the CUDA device writes what the emulator
+// writes.
+package offload
+
+import (
+	"errors"
+
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// ErrNoKernel is wrapped by Compile/Supported errors naming the operator of a
+// query that has no GPU kernel, e.g. `query "q": GROUP BY (a + b): no GPU kernel`.
+var ErrNoKernel = errors.New("no GPU kernel")
+
+// Supported returns nil if p's shape has GPU kernels, else an error wrapping
+// ErrNoKernel that names what is missing. Same answer in every build.
+func Supported(p *kernels.Plan) error {
+	_, err := analyse(p)
+	return err
+}
+
+// Device runs programs on one GPU (or on its emulation).
+type Device interface {
+	Name() string
+	// Compile returns a Program for p with depth slots, or an error (wrapping
+	// ErrNoKernel when Supported(p) != nil).
+	Compile(p *kernels.Plan, depth int) (Program, error)
+	Close() error
+}
+
+// Program runs one query's tasks, up to Depth at once, each on its own slot
+// (a CUDA stream plus its pinned staging and device buffers). One goroutine
+// owns a Program: it is not safe for concurrent use.
+type Program interface {
+	Depth() int
+	// Submit starts the task data (whole tuples; first is the stream index
+	// of its first tuple, for ROWS windows) on free slot s and returns without
+	// waiting for the GPU. data stays valid and unchanged until Wait(s) returns.
+	Submit(s int, data []byte, first uint64) error
+	// Wait blocks until slot s's task is done and fills r (already Reset by
+	// the caller with p's layout) exactly as p.NewKernel().Process would:
+	// same fragments (panes, group rows, counts), Out, counters. ok false
+	// means the kernel's output could not hold the task (e.g. panes outside
+	// the range the slot's output buffer covers): r is then unspecified and
+	// the caller runs the task on a CPU kernel instead. Slot s is free after.
+	Wait(s int, r *window.TaskResult) (ok bool, err error)
+	// Close waits for every slot and frees the program's buffers and streams.
+	Close() error
+}
+
+// Open opens GPU ordinal dev. Without the cuda build tag it returns an error
+// wrapping gpu.ErrNotBuilt (which says how to build with CUDA).
+func Open(dev int) (Device, error) { return open(dev) }
