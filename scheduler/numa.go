@@ -11,6 +11,10 @@ import (
 // empty steals the head of the next non-empty node (in node order from its
 // own), so that a worker reads bytes in its own node's memory whenever
 // there are any. A lock and a condition variable per task, not per tuple.
+//
+// It serves one processor kind only (NewQueue builds it for Kinds 1), and
+// with one kind Validate leaves no query that the kind cannot run: it has
+// no Config.Runnable to honour.
 type numaQueue struct {
 	cfg Config
 	c   *counters
@@ -101,7 +105,7 @@ func (q *numaQueue) Close() {
 }
 
 func (q *numaQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: q.cfg.KindNames}
+	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
 	q.c.stats(&s, q.cfg.Queries, true)
 	s.Local, s.Stolen = q.local.Load(), q.stolen.Load()
 	return s

@@ -15,11 +15,18 @@
 // With one processor kind every policy is fcfs: a channel, one operation per
 // task, and Done costs three atomic adds. The lookahead queue (a ring of
 // slots under a mutex, a sync.Cond per kind) is only built for hls with two
-// kinds or more. Static with two kinds or more is one channel per kind.
+// kinds or more, and for fcfs with two kinds or more when some kind cannot
+// run some query (Config.Runnable). Static with two kinds or more is one
+// channel per kind.
+//
+// Config.Runnable says which kinds can run which query (a GPU has no kernel
+// for some queries): under every policy a kind never receives a task of a
+// query it cannot run, not even while the queue drains after Close.
 package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +85,9 @@ type Stats struct {
 	Tasks  [][]uint64  // [kind][query] tasks run (reported by Done)
 	Bytes  [][]uint64  // [kind][query] bytes run (reported by Done)
 	Matrix [][]float64 // [query][kind] bytes/s, as of the last refresh (0: unknown)
+	// Runnable[q][k] false: kind k cannot run query q (a copy of
+	// Config.Runnable); nil when every kind runs every query.
+	Runnable [][]bool
 	// Per-node queues (Config.Nodes > 1): tasks taken from the processor's
 	// own node, and stolen from another.
 	Local, Stolen uint64
@@ -124,6 +134,11 @@ type Config struct {
 	// in one queue per node: a processor takes the tasks of its own node
 	// first and steals from the others only when its node has none.
 	Nodes int
+	// Runnable says which kinds can run which query: Runnable[q][k] false
+	// means kind k has no kernel for query q and never gets its tasks.
+	// nil means every kind runs every query; otherwise len Queries, each
+	// len Kinds, and every query runnable by at least one kind.
+	Runnable [][]bool
 }
 
 // Validate checks c, naming the bad value and the valid range.
@@ -164,6 +179,9 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	if err := c.validateRunnable(); err != nil {
+		return err
+	}
 	qs := make([]int, 0, len(c.Static))
 	for q := range c.Static {
 		qs = append(qs, q)
@@ -176,6 +194,9 @@ func (c Config) Validate() error {
 		}
 		if k < 0 || k >= c.Kinds {
 			return fmt.Errorf("static binding of query %d to kind %d: no such kind (valid: 0..%d, %s)", q, k, c.Kinds-1, strings.Join(c.kindNames(), ", "))
+		}
+		if c.Policy == Static && !c.runs(q, k) {
+			return fmt.Errorf("static binding of query %d to %s: %s has no kernel for it", q, c.kindName(k), c.kindName(k))
 		}
 	}
 	if c.Policy == Static && c.Kinds > 1 {
@@ -193,6 +214,57 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateRunnable checks the shape of c.Runnable and that every query has
+// a kind that can run it.
+func (c Config) validateRunnable() error {
+	if c.Runnable == nil {
+		return nil
+	}
+	if c.Queries == 0 {
+		return fmt.Errorf("runnable kinds with queries 0 (not known up front): runnable kinds need the number of queries")
+	}
+	if len(c.Runnable) != c.Queries {
+		return fmt.Errorf("runnable kinds: %d rows for %d queries: need one row per query", len(c.Runnable), c.Queries)
+	}
+	for q, ks := range c.Runnable {
+		if len(ks) != c.Kinds {
+			return fmt.Errorf("runnable kinds of query %d: %d values for %d processor kinds: need one per kind", q, len(ks), c.Kinds)
+		}
+		if !slices.Contains(ks, true) {
+			return fmt.Errorf("query %d: no processor kind can run it (none of %s has a kernel for it)", q, strings.Join(c.kindNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// runs reports whether kind k can run query q. c.Runnable must be valid.
+func (c *Config) runs(q, k int) bool {
+	return c.Runnable == nil || q >= len(c.Runnable) || c.Runnable[q][k]
+}
+
+// restricted reports whether some kind cannot run some query.
+func (c *Config) restricted() bool {
+	for _, ks := range c.Runnable {
+		if slices.Contains(ks, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// runnable returns a copy of c.Runnable, or nil when every kind runs every
+// query.
+func (c *Config) runnable() [][]bool {
+	if !c.restricted() {
+		return nil
+	}
+	r := make([][]bool, len(c.Runnable))
+	for q, ks := range c.Runnable {
+		r[q] = slices.Clone(ks)
+	}
+	return r
 }
 
 func policyList() string {
@@ -249,10 +321,17 @@ func NewQueue(cfg Config) (Queue, error) {
 		start := time.Now()
 		cfg.Now = func() time.Duration { return time.Since(start) }
 	}
+	// Our own copy, nil when every kind runs every query (always so with
+	// one kind, since every query needs a kind that runs it).
+	cfg.Runnable = cfg.runnable()
 	c := newCounters(cfg.Kinds, cfg.Queries)
 	switch {
 	case cfg.Nodes > 1 && cfg.Kinds == 1:
 		return newNUMAQueue(cfg, c), nil
+	case cfg.Policy == FCFS && cfg.Runnable != nil:
+		// Each processor takes the oldest task it can run: the lookahead
+		// ring, without the matrix.
+		return newHLS(cfg, c), nil
 	case cfg.Kinds == 1 || cfg.Policy == FCFS:
 		return &chanQueue{cfg: cfg, c: c, chans: []chan *Task{make(chan *Task, cfg.Capacity)}}, nil
 	case cfg.Policy == Static:
@@ -378,8 +457,10 @@ func (cfg *Config) checkKind(p Processor) {
 	}
 }
 
-// chanQueue is fcfs (one channel that every kind reads) and static with two
-// kinds or more (one channel per kind; a task goes to its query's kind).
+// chanQueue is fcfs (one channel that every kind reads; only when every
+// kind runs every query) and static with two kinds or more (one channel per
+// kind; a task goes to its query's kind, which Validate made sure can run
+// it).
 type chanQueue struct {
 	cfg   Config
 	c     *counters
@@ -433,7 +514,7 @@ func (q *chanQueue) Close() {
 // Stats of fcfs and static: their matrix is the average throughput since
 // the start (bytes over busy time), since they have no monitor.
 func (q *chanQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...)}
+	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
 	q.c.stats(&s, q.cfg.Queries, true)
 	return s
 }
