@@ -14,9 +14,14 @@ import (
 // The monitor has no goroutine: whichever Pop, TryPop or Done first sees
 // Now() at or past the next refresh time refreshes the matrix from what Done
 // reported since the last refresh.
+//
+// With fcfs set it is fcfs for kinds that cannot run every query
+// (Config.Runnable): a processor claims the oldest task it can run, and
+// there is no matrix.
 type hlsQueue struct {
-	cfg Config
-	c   *counters
+	cfg  Config
+	c    *counters
+	fcfs bool
 
 	mu      sync.Mutex
 	conds   []*sync.Cond // per kind
@@ -28,19 +33,25 @@ type hlsQueue struct {
 	probes  []int         // per kind: queries whose probe[kind] is set
 	scan    uint64        // pick's scan number
 	owed    []int         // per kind: queries whose since[kind] >= SwitchThreshold-1
+	avail   []int         // per kind: queued tasks of queries the kind can run
 	workers []float64
 }
 
 // hlsQuery is the per-query state of hls, under hlsQueue.mu.
+//
+// A kind that cannot run the query (runs[k] false) keeps rate 0, is never
+// preferred, never probes, and its since stays 0: no task waits for it.
 type hlsQuery struct {
-	rate      []float64       // per kind: bytes/s at the last refresh; 0: unknown
+	runs      []bool          // per kind: the kind can run the query
+	rate      []float64       // per kind: bytes/s at the last refresh; 0: unknown (or not runnable)
 	pendBytes []uint64        // per kind: reported since the last refresh
 	pendBusy  []time.Duration // per kind
-	pref      int             // kind with the highest rate
-	explore   bool            // some kind's rate is unknown: any kind takes the tasks
-	probe     []bool          // per kind: rate unknown and no task claimed since the last refresh
+	pref      int             // runnable kind with the highest rate
+	explore   bool            // some runnable kind's rate is unknown: any runnable kind takes the tasks
+	probe     []bool          // per kind: runnable, rate unknown and no task claimed since the last refresh
 	// since[k]: tasks of the query claimed by other kinds since kind k last
-	// claimed one. At SwitchThreshold-1 kind k may take the next one.
+	// claimed one (only for kinds that can run it). At SwitchThreshold-1
+	// kind k may take the next one.
 	since []int
 	mark  uint64 // pick's scratch: the scan that last met a task of the query
 }
@@ -49,12 +60,14 @@ func newHLS(cfg Config, c *counters) *hlsQueue {
 	q := &hlsQueue{
 		cfg:     cfg,
 		c:       c,
+		fcfs:    cfg.Policy == FCFS,
 		conds:   make([]*sync.Cond, cfg.Kinds),
 		ring:    newRing(cfg.Capacity),
 		next:    cfg.Now() + cfg.MonitorInterval,
 		delay:   make([]float64, cfg.Kinds),
 		probes:  make([]int, cfg.Kinds),
 		owed:    make([]int, cfg.Kinds),
+		avail:   make([]int, cfg.Kinds),
 		workers: make([]float64, cfg.Kinds),
 	}
 	for k := range q.conds {
@@ -69,14 +82,24 @@ func newHLS(cfg Config, c *counters) *hlsQueue {
 func (q *hlsQueue) query(i int) *hlsQuery {
 	for len(q.queries) <= i {
 		k := q.cfg.Kinds
-		q.queries = append(q.queries, &hlsQuery{
-			rate: make([]float64, k), pendBytes: make([]uint64, k), pendBusy: make([]time.Duration, k),
-			explore: true, since: make([]int, k), probe: make([]bool, k),
-		})
-		for j := range k {
-			q.queries[len(q.queries)-1].probe[j] = true
-			q.probes[j]++
+		qs := &hlsQuery{
+			runs: make([]bool, k), rate: make([]float64, k), pendBytes: make([]uint64, k), pendBusy: make([]time.Duration, k),
+			explore: true, since: make([]int, k), probe: make([]bool, k), pref: -1,
 		}
+		for j := range k {
+			qs.runs[j] = q.cfg.runs(len(q.queries), j)
+			if !qs.runs[j] {
+				continue
+			}
+			if qs.pref < 0 {
+				qs.pref = j // explore until every runnable kind has a rate
+			}
+			if !q.fcfs {
+				qs.probe[j] = true
+				q.probes[j]++
+			}
+		}
+		q.queries = append(q.queries, qs)
 	}
 	if i < 0 {
 		return nil
@@ -92,12 +115,19 @@ func (q *hlsQueue) Push(t *Task) {
 		q.mu.Unlock()
 		panic("scheduler: Push after Close")
 	}
-	q.query(t.Query)
+	qs := q.query(t.Query)
 	q.ring.push(t)
+	for k, ok := range qs.runs {
+		if ok {
+			q.avail[k]++
+		}
+	}
 	q.mu.Unlock()
-	// One waiter of each kind looks: the task may be for any kind.
-	for _, c := range q.conds {
-		c.Signal()
+	// One waiter of each kind that can run it looks.
+	for k, c := range q.conds {
+		if qs.runs[k] {
+			c.Signal()
+		}
 	}
 }
 
@@ -109,20 +139,21 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 	q.cfg.checkKind(p)
 	q.mu.Lock()
 	for {
-		q.refresh()
+		if !q.fcfs {
+			q.refresh()
+		}
 		if t := q.pick(p.Kind); t != nil {
-			more := q.ring.live > 0
+			wake := q.wakeable()
 			q.mu.Unlock()
-			if more {
-				// The claim moved the switch counters and the head: let one
-				// waiter of each kind look again (each claim passes it on).
-				for _, c := range q.conds {
-					c.Signal()
-				}
-			}
+			// The claim moved the switch counters and the head: let one
+			// waiter of each kind that can run a queued task look again
+			// (each claim passes it on).
+			q.signal(wake)
 			return t
 		}
-		if !wait || (q.closed && q.ring.live == 0) {
+		if !wait || q.closed {
+			// Closed: nothing queued that p can run, and nothing more
+			// will be pushed.
 			q.mu.Unlock()
 			return nil
 		}
@@ -130,14 +161,36 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 	}
 }
 
+// wakeable returns the kinds with a queued task they can run, as a bit
+// mask (kinds from 64 on: always set). Under q.mu.
+func (q *hlsQueue) wakeable() uint64 {
+	var m uint64
+	for k, n := range q.avail {
+		if n > 0 || k >= 64 {
+			m |= 1 << min(k, 63)
+		}
+	}
+	return m
+}
+
+// signal wakes one waiter of each kind in mask (see wakeable).
+func (q *hlsQueue) signal(mask uint64) {
+	for k, c := range q.conds {
+		if mask&(1<<min(k, 63)) != 0 {
+			c.Signal()
+		}
+	}
+}
+
 // pick claims the task kind k may take, or returns nil. Under q.mu.
 func (q *hlsQueue) pick(k int) *Task {
 	r := &q.ring
-	if r.live == 0 {
-		return nil
+	if q.avail[k] == 0 {
+		return nil // nothing queued that k can run
 	}
-	if q.closed {
-		return r.take(0) // draining: everyone takes the head
+	if q.fcfs || q.closed {
+		// fcfs, or draining: the oldest task k can run.
+		return q.first(k)
 	}
 	for i := range q.delay {
 		q.delay[i] = 0
@@ -161,6 +214,15 @@ func (q *hlsQueue) pick(k int) *Task {
 			continue
 		}
 		qs := q.queries[t.Query]
+		if !qs.runs[k] {
+			// k cannot run t. The kind preferred for it must work it off
+			// before the tasks queued behind it.
+			if !qs.explore && mine < 0 && steal < 0 {
+				pk := qs.pref
+				q.delay[pk] += float64(len(t.Data)) / qs.rate[pk] / q.workers[pk]
+			}
+			continue
+		}
 		if qs.since[k] >= force {
 			return q.claim(i, k, qs) // k is owed a run of this query: first
 		}
@@ -201,11 +263,35 @@ func (q *hlsQueue) pick(k int) *Task {
 	return nil
 }
 
+// first claims the oldest queued task kind k can run, or returns nil; it
+// moves no switch counter. Under q.mu.
+func (q *hlsQueue) first(k int) *Task {
+	r := &q.ring
+	for i := range r.span {
+		if t := r.at(i); t != nil && q.queries[t.Query].runs[k] {
+			return q.take(i)
+		}
+	}
+	return nil
+}
+
+// take removes the i-th slot's task from the ring. Under q.mu.
+func (q *hlsQueue) take(i int) *Task {
+	t := q.ring.take(i)
+	for k, ok := range q.queries[t.Query].runs {
+		if ok {
+			q.avail[k]--
+		}
+	}
+	return t
+}
+
 // owedOther reports whether a kind other than k is owed a run of the
 // query: other kinds claimed force of its tasks since that kind last did.
+// Only kinds that can run the query are ever owed one.
 func owedOther(qs *hlsQuery, k, force int) bool {
 	for j, n := range qs.since {
-		if j != k && n >= force {
+		if j != k && n >= force && qs.runs[j] {
 			return true
 		}
 	}
@@ -222,6 +308,9 @@ func (q *hlsQueue) claim(i, k int, qs *hlsQuery) *Task {
 			qs.since[j] = 0
 			continue
 		}
+		if !qs.runs[j] {
+			continue // j never takes the query's tasks: it is owed none
+		}
 		qs.since[j]++
 		if qs.since[j] == force {
 			q.owed[j]++
@@ -231,12 +320,15 @@ func (q *hlsQueue) claim(i, k int, qs *hlsQuery) *Task {
 		qs.probe[k] = false
 		q.probes[k]--
 	}
-	return q.ring.take(i)
+	return q.take(i)
 }
 
 func (q *hlsQueue) Done(p Processor, t *Task, busy time.Duration) {
 	q.cfg.checkKind(p)
 	q.c.add(p.Kind, t.Query, len(t.Data), busy)
+	if q.fcfs {
+		return // no matrix: Stats averages the counters
+	}
 	q.mu.Lock()
 	qs := q.query(t.Query)
 	qs.pendBytes[p.Kind] += uint64(len(t.Data))
@@ -247,7 +339,9 @@ func (q *hlsQueue) Done(p Processor, t *Task, busy time.Duration) {
 
 // refresh recomputes the matrix once Now passes the refresh time: for each
 // (query, kind) that reported work since the last refresh, the rate is the
-// bytes over the busy time reported; the others keep their rate. Under q.mu.
+// bytes over the busy time reported; the others keep their rate. A kind
+// that cannot run the query keeps rate 0 and is left out of pref and of
+// explore. Under q.mu.
 func (q *hlsQueue) refresh() {
 	now := q.cfg.Now()
 	if now < q.next {
@@ -256,13 +350,19 @@ func (q *hlsQueue) refresh() {
 	q.next = now + q.cfg.MonitorInterval
 	for _, qs := range q.queries {
 		for k := range qs.rate {
-			if qs.pendBusy[k] > 0 && qs.pendBytes[k] > 0 {
+			if qs.runs[k] && qs.pendBusy[k] > 0 && qs.pendBytes[k] > 0 {
 				qs.rate[k] = float64(qs.pendBytes[k]) / qs.pendBusy[k].Seconds()
 			}
 			qs.pendBytes[k], qs.pendBusy[k] = 0, 0
 		}
-		qs.explore, qs.pref = false, 0
+		qs.explore, qs.pref = false, -1
 		for k, r := range qs.rate {
+			if !qs.runs[k] {
+				continue
+			}
+			if qs.pref < 0 {
+				qs.pref = k
+			}
 			if r == 0 {
 				qs.explore = true
 				if !qs.probe[k] {
@@ -290,9 +390,14 @@ func (q *hlsQueue) Close() {
 }
 
 func (q *hlsQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...)}
+	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.fcfs {
+		// As fcfs over a channel: the average throughput since the start.
+		q.c.stats(&s, len(q.queries), true)
+		return s
+	}
 	q.c.stats(&s, len(q.queries), false)
 	s.Matrix = make([][]float64, len(s.Tasks[0]))
 	for i := range s.Matrix {
