@@ -2,6 +2,8 @@ package offload
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/saber-hx/saber-hx/kernels"
 )
@@ -12,17 +14,180 @@ import (
 // with the same host code as the CUDA device. It exists so that everything
 // the GPU path shares with the CPU (layouts, pane ranges, fragment
 // unpacking, the fallback, pipelining) is tested without a GPU.
-func NewEmulator() Device { return &emulator{} }
+func NewEmulator() Device { return &emulator{programs: map[*program]bool{}} }
 
-type emulator struct{}
+// emulator is safe for concurrent use; its programs are not.
+type emulator struct {
+	mu       sync.Mutex
+	closed   bool
+	programs map[*program]bool
+}
 
 func (*emulator) Name() string { return "emulator" }
 
-func (*emulator) Compile(p *kernels.Plan, depth int) (Program, error) {
-	if err := Supported(p); err != nil {
+func (e *emulator) Compile(p *kernels.Plan, depth int) (Program, error) {
+	pr, err := e.compile(p, depth)
+	if err != nil {
 		return nil, err
 	}
-	return nil, errors.New("offload: emulator: not implemented yet")
+	return pr, nil
 }
 
-func (*emulator) Close() error { return nil }
+func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
+	sh, err := analyse(p)
+	if err != nil {
+		return nil, fmt.Errorf("offload: %w", err)
+	}
+	if depth < 1 {
+		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("offload: emulator: device is closed")
+	}
+	be := &emuBackend{k: kparams{
+		tupleSize: int64(sh.tupleSize), rows: sh.rows,
+		preds: sh.predWords(), npreds: int64(len(sh.preds)),
+	}, slots: make([]emuSlot, depth)}
+	if sh.agg {
+		be.k.join, be.k.joinOff, be.k.denseJoin = sh.join, int64(sh.joinOff), sh.denseJoin
+		be.k.aggs, be.k.naggs = sh.aggWords(), int64(len(sh.aggs))
+		be.k.groups, be.k.rowWords = int64(sh.groups), int64(sh.rowWords())
+		be.k.pane, be.k.size, be.k.slide = sh.spec.Pane, sh.spec.Size, sh.spec.Slide
+		be.k.initRow = sh.initRow()
+	} else {
+		be.k.proj, be.k.nproj = sh.projWords(), int64(len(sh.project))
+	}
+	be.agg, be.outSize = sh.agg, int64(sh.outSize)
+	pr := newProgram(sh, depth, be)
+	e.programs[pr] = true
+	pr.onClose = func() {
+		e.mu.Lock()
+		delete(e.programs, pr)
+		e.mu.Unlock()
+	}
+	return pr, nil
+}
+
+// Close closes the programs still open.
+func (e *emulator) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	var prs []*program
+	for pr := range e.programs {
+		prs = append(prs, pr)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, pr := range prs {
+		errs = append(errs, pr.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// poisonWord fills the emulator's output buffers before every task: a
+// result that shows it read a word the kernels did not write.
+const poisonWord uint64 = 0xdeadbeefdeadbeef
+
+// emuBackend runs the emulated kernels, one goroutine per task in flight.
+type emuBackend struct {
+	k       kparams // the program's constant parameters
+	agg     bool
+	outSize int64
+	slots   []emuSlot
+}
+
+// emuSlot is a slot's "device memory".
+type emuSlot struct {
+	tuples []byte   // the task's bytes, copied in as to the device
+	words  []uint64 // aggregation output, or selection counters
+	blocks []uint64 // per-block partials
+	out    []byte   // selection output
+	done   chan struct{}
+}
+
+func grow[T any](b []T, n int64) []T {
+	if int64(cap(b)) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+func (be *emuBackend) start(s int, t *task) error {
+	sl := &be.slots[s]
+	k := be.k
+	k.n, k.first = int64(t.n), int64(t.first)
+	k.base, k.npanes = t.base, t.npanes
+	// The host-to-device copy.
+	sl.tuples = grow(sl.tuples, int64(len(t.data)))
+	copy(sl.tuples, t.data)
+	k.tuples = sl.tuples
+	sl.blocks = grow(sl.blocks, max(1, gridOf(k.n)))
+	if be.agg {
+		sl.words = grow(sl.words, hdrWords+k.npanes*(1+k.groups*k.rowWords))
+	} else {
+		sl.words = grow(sl.words, selCounters)
+		sl.out = grow(sl.out, k.n*be.outSize)
+		poisonBytes(sl.out)
+	}
+	poison(sl.words)
+	poison(sl.blocks)
+	sl.done = make(chan struct{})
+	go func(sl *emuSlot, k *kparams) {
+		defer close(sl.done)
+		if be.agg {
+			emuAggInit(k, sl.words)
+			if k.n > 0 {
+				emuAggBlockMax(k, sl.blocks, sl.words)
+				emuAggTuples(k, sl.blocks, sl.words)
+			}
+			return
+		}
+		clear(sl.words) // cuMemsetD32Async of the counters
+		if k.n > 0 {
+			emuSelCount(k, sl.blocks)
+			emuSelCompact(k, sl.blocks, sl.out, sl.words)
+		}
+	}(sl, &k)
+	return nil
+}
+
+func (be *emuBackend) finish(s int) ([]uint64, []byte, error) {
+	sl := &be.slots[s]
+	if sl.done == nil {
+		return nil, nil, errors.New("no task started")
+	}
+	<-sl.done
+	sl.done = nil
+	if be.agg {
+		return sl.words, nil, nil
+	}
+	kept := sl.words[selCount]
+	if kept > uint64(len(sl.out))/uint64(be.outSize) {
+		return nil, nil, fmt.Errorf("selection kept %d tuples of %d", kept, len(sl.out)/int(be.outSize))
+	}
+	return sl.words, sl.out[:kept*uint64(be.outSize)], nil
+}
+
+func (be *emuBackend) close() error {
+	for i := range be.slots {
+		if d := be.slots[i].done; d != nil {
+			<-d
+		}
+		be.slots[i] = emuSlot{}
+	}
+	return nil
+}
+
+func poison(w []uint64) {
+	for i := range w {
+		w[i] = poisonWord
+	}
+}
+
+func poisonBytes(b []byte) {
+	for i := range b {
+		b[i] = byte(poisonWord >> (8 * (i & 7)))
+	}
+}

@@ -105,7 +105,7 @@ func analyse(p *kernels.Plan) (*shape, error) {
 func predOf(e query.Expr, s *query.Schema) (pred, string) {
 	switch e.(type) {
 	case query.OrExpr:
-		return pred{}, "OR"
+		return pred{}, "an OR of predicates"
 	case query.Compare:
 	default:
 		return pred{}, "not a comparison"

@@ -1,0 +1,279 @@
+package offload
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// The CUDA kernels of kernels/cuda/offload.cu, in Go, for the emulator:
+// the same grid of blocks of blockDim threads, the same per-block partials
+// passed between kernels, the same output words. A block's threads run one
+// after another, so the kernels' atomics are plain read-modify-writes
+// here, and a block-wide scan is a running value. Keep in step with
+// offload.cu, function by function.
+
+// kparams are a launch's parameters (offload.cu passes them one by one,
+// every one 64-bit).
+type kparams struct {
+	tuples    []byte
+	n         int64
+	tupleSize int64
+	rows      bool
+	first     int64
+	preds     []uint64 // predWords
+	npreds    int64
+	// Aggregations.
+	join      *joinTable // nil: no join (join_off < 0)
+	joinOff   int64
+	denseJoin bool
+	aggs      []uint64 // aggWords
+	naggs     int64
+	groups    int64
+	rowWords  int64
+	pane      int64
+	size      int64
+	slide     int64
+	base      int64
+	npanes    int64
+	initRow   []uint64
+	// Selections.
+	proj  []uint64 // projWords
+	nproj int64
+}
+
+func gridOf(n int64) int64 { return (n + blockDim - 1) / blockDim }
+
+func loadU64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// colValue loads an int32 (sign-extended) or int64 column.
+func colValue(t []byte, off uint64, wide bool) int64 {
+	if wide {
+		return int64(loadU64(t[off:]))
+	}
+	return int64(int32(binary.LittleEndian.Uint32(t[off:])))
+}
+
+// position is offload.cu's position: tuple i's event time, or its stream
+// index for a ROWS window.
+func (k *kparams) position(i int64) int64 {
+	if k.rows {
+		return k.first + i
+	}
+	return int64(loadU64(k.tuples[i*k.tupleSize:]))
+}
+
+// passes is offload.cu's passes: every predicate holds for tuple t.
+func passes(t []byte, preds []uint64, npreds int64) bool {
+	for j := int64(0); j < npreds; j++ {
+		d, c := preds[2*j], int64(preds[2*j+1])
+		v := colValue(t, d&0xffffffff, d>>32&1 != 0)
+		var ok bool
+		switch query.CmpOp(d >> 40 & 0xff) {
+		case query.Eq:
+			ok = v == c
+		case query.Ne:
+			ok = v != c
+		case query.Lt:
+			ok = v < c
+		case query.Le:
+			ok = v <= c
+		case query.Gt:
+			ok = v > c
+		default:
+			ok = v >= c
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// floorDiv and sealOf are offload.cu's floor_div and seal_of
+// (window.FloorDiv and window.Spec.Seal).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func sealOf(p, pane, size, slide int64) int64 {
+	fw := floorDiv(p*pane-size, slide) + 1
+	return fw*slide + size
+}
+
+// emuAggInit is agg_init: every word of the output gets its initial value.
+func emuAggInit(k *kparams, out []uint64) {
+	total := hdrWords + k.npanes*(1+k.groups*k.rowWords)
+	for w := int64(0); w < total; w++ {
+		switch {
+		case w < hdrWords:
+			out[w] = 0 // counters; hdrMaxPos: bias(MinInt64)
+		case w < hdrWords+k.npanes:
+			out[w] = noIndex
+		default:
+			out[w] = k.initRow[(w-hdrWords-k.npanes)%k.rowWords]
+		}
+	}
+}
+
+// emuAggBlockMax is agg_block_max: block b's largest position, biased, in
+// blockMax[b], and the task's in out[hdrMaxPos].
+func emuAggBlockMax(k *kparams, blockMax, out []uint64) {
+	for b := int64(0); b < gridOf(k.n); b++ {
+		var m uint64
+		for t := int64(0); t < blockDim; t++ {
+			if i := b*blockDim + t; i < k.n {
+				m = max(m, bias(k.position(i)))
+			}
+		}
+		blockMax[b] = m
+		out[hdrMaxPos] = max(out[hdrMaxPos], m)
+	}
+}
+
+// emuAggTuples is agg_tuples: each tuple's watermark before it (the
+// largest position of the blocks before, then of the threads before in its
+// block), WHERE, the join, its pane and lateness, then its row.
+func emuAggTuples(k *kparams, blockMax, out []uint64) {
+	firsts := out[hdrWords : hdrWords+k.npanes]
+	rows := out[hdrWords+k.npanes:]
+	for b := int64(0); b < gridOf(k.n); b++ {
+		var prefix uint64
+		for j := int64(0); j < b; j++ {
+			prefix = max(prefix, blockMax[j])
+		}
+		var inBlock uint64 // exclusive max scan of the block's positions
+		for th := int64(0); th < blockDim; th++ {
+			i := b*blockDim + th
+			if i >= k.n {
+				break
+			}
+			pos := k.position(i)
+			prev := unbias(max(prefix, inBlock))
+			inBlock = max(inBlock, bias(pos))
+
+			t := k.tuples[i*k.tupleSize : (i+1)*k.tupleSize]
+			if !passes(t, k.preds, k.npreds) {
+				out[hdrFiltered]++
+				continue
+			}
+			var g int64
+			if k.join != nil {
+				kt := t[k.joinOff:]
+				o := k.join.lookup(loadU64(kt), loadU64(kt[8:]))
+				if o < 0 {
+					out[hdrUnmatched]++
+					continue
+				}
+				if k.denseJoin {
+					g = int64(o)
+				}
+			}
+			p := floorDiv(pos, k.pane)
+			off := uint64(p - k.base)
+			if off >= uint64(k.npanes) {
+				out[hdrOutside]++
+				continue
+			}
+			if uint64(i) < firsts[off] {
+				firsts[off] = uint64(i)
+			}
+			if prev >= sealOf(p, k.pane, k.size, k.slide) {
+				out[hdrLate]++
+				continue
+			}
+			row := rows[(int64(off)*k.groups+g)*k.rowWords:][:k.rowWords]
+			row[0]++
+			for w := int64(0); w < k.naggs; w++ {
+				d := k.aggs[w]
+				v := colValue(t, d&0xffffffff, d>>32&1 != 0)
+				switch window.AggKind(d >> 40 & 0xff) {
+				case window.AggAdd:
+					row[1+w] += uint64(v)
+				case window.AggMin:
+					row[1+w] = min(row[1+w], bias(v))
+				default:
+					row[1+w] = max(row[1+w], bias(v))
+				}
+			}
+			if uint64(i) < row[k.rowWords-1] {
+				row[k.rowWords-1] = uint64(i)
+			}
+		}
+	}
+}
+
+// emuSelCount is sel_count: blockCount[b] = the tuples of block b that pass.
+func emuSelCount(k *kparams, blockCount []uint64) {
+	for b := int64(0); b < gridOf(k.n); b++ {
+		var c uint64
+		for th := int64(0); th < blockDim; th++ {
+			if i := b*blockDim + th; i < k.n && passes(k.tuples[i*k.tupleSize:], k.preds, k.npreds) {
+				c++
+			}
+		}
+		blockCount[b] = c
+	}
+}
+
+// emuSelCompact is sel_compact: each block's passing tuples (or their
+// event time and projected columns) at their place in out, after those of
+// the blocks before; the last block writes the total to ctr[selCount].
+func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
+	outSize := k.tupleSize
+	if k.nproj > 0 {
+		outSize = 8 + 8*k.nproj
+	}
+	grid := gridOf(k.n)
+	for b := int64(0); b < grid; b++ {
+		var base uint64
+		for j := int64(0); j < b; j++ {
+			base += blockCount[j]
+		}
+		var kept int64 // exclusive count scan
+		for th := int64(0); th < blockDim; th++ {
+			i := b*blockDim + th
+			if i >= k.n {
+				break
+			}
+			t := k.tuples[i*k.tupleSize : (i+1)*k.tupleSize]
+			if !passes(t, k.preds, k.npreds) {
+				continue
+			}
+			dst := out[(int64(base)+kept)*outSize:][:outSize]
+			kept++
+			if k.nproj == 0 {
+				copy(dst, t)
+				continue
+			}
+			copy(dst[:8], t[:8])
+			for c := int64(0); c < k.nproj; c++ {
+				binary.LittleEndian.PutUint64(dst[8+8*c:], projValue(t, k.proj[c]))
+			}
+		}
+		if b == grid-1 {
+			ctr[selCount] = base + uint64(kept)
+		}
+	}
+}
+
+// projValue is offload.cu's proj_value: an int column as int64, a float
+// column as float64 bits (float32 widened as x86 and Go do: exact, NaNs
+// quieted with their payload kept).
+func projValue(t []byte, d uint64) uint64 {
+	off := d & 0xffffffff
+	switch query.Type(d >> 32 & 0xff) {
+	case query.Int32:
+		return uint64(int64(int32(binary.LittleEndian.Uint32(t[off:]))))
+	case query.Float32:
+		return math.Float64bits(float64(math.Float32frombits(binary.LittleEndian.Uint32(t[off:]))))
+	default: // Int64, Float64
+		return loadU64(t[off:])
+	}
+}

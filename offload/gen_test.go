@@ -1,0 +1,254 @@
+package offload
+
+// Random queries of the shapes with GPU kernels, random data, and the
+// comparison of a Program's results with the CPU kernel's: shared by the
+// emulator's tests and the cuda-tagged ones.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// testSchema is a schema with every column type the kernels read. packed
+// puts the columns at odd offsets in odd-sized tuples: misaligned loads.
+type testSchema struct {
+	s      *query.Schema
+	packed bool
+}
+
+func newTestSchema(t testing.TB, packed bool) testSchema {
+	attrs := []query.Attribute{
+		{Name: "ts", Type: query.Int64, Offset: 0},
+		{Name: "a", Type: query.Int32, Offset: 8},
+		{Name: "b", Type: query.Int32, Offset: 12},
+		{Name: "c", Type: query.Int64, Offset: 16},
+		{Name: "x", Type: query.Float32, Offset: 24},
+		{Name: "y", Type: query.Float64, Offset: 32},
+		{Name: "k", Type: query.Bytes, Offset: 40, Size: 16},
+	}
+	size := 64
+	if packed {
+		attrs[1].Offset, attrs[2].Offset, attrs[3].Offset = 9, 13, 19
+		attrs[4].Offset, attrs[5].Offset, attrs[6].Offset = 27, 31, 39
+		size = 57
+	}
+	s, err := query.NewSchema(size, attrs...)
+	require.NoError(t, err)
+	return testSchema{s: s, packed: packed}
+}
+
+func (ts testSchema) off(name string) int {
+	a, err := ts.s.Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return a.Offset
+}
+
+// testTable is a static table of nkeys 16-byte keys whose values take
+// nvals distinct values.
+func testTable(r *rand.Rand, nkeys, nvals int) *query.StaticTable {
+	t := &query.StaticTable{KeyWidth: 16, ValueWidth: 4}
+	for i := range nkeys {
+		k := make([]byte, 16)
+		for j := range k {
+			k[j] = byte(r.Uint32())
+		}
+		k[0] = byte(i) // distinct
+		k[1] = byte(i >> 8)
+		v := make([]byte, 4)
+		binary.BigEndian.PutUint32(v, uint32(r.IntN(nvals)))
+		t.Keys, t.Values = append(t.Keys, k), append(t.Values, v)
+	}
+	return t
+}
+
+var intCols = []string{"a", "b", "c"}
+
+func randPred(r *rand.Rand) query.Expr {
+	col := intCols[r.IntN(len(intCols))]
+	op := query.CmpOp(1 + r.IntN(6))
+	k := query.Int(r.Int64N(16) - 4)
+	if r.IntN(4) == 0 {
+		return query.Cmp(k, op, query.C(col))
+	}
+	return query.Cmp(query.C(col), op, k)
+}
+
+func randWhere(r *rand.Rand) query.Expr {
+	switch r.IntN(5) {
+	case 0:
+		return nil
+	case 1:
+		return randPred(r)
+	case 2:
+		return query.And(randPred(r), query.And(randPred(r), randPred(r)))
+	}
+	terms := make([]query.Expr, 1+r.IntN(3))
+	for i := range terms {
+		terms[i] = randPred(r)
+	}
+	return query.And(terms...)
+}
+
+// randQuery returns a random query of a shape with GPU kernels.
+func randQuery(r *rand.Rand, ts testSchema, table *query.StaticTable) *query.Query {
+	q := &query.Query{Name: "rand", Schema: ts.s, Where: randWhere(r)}
+	if r.IntN(4) == 0 {
+		cols := []string{"ts", "a", "b", "c", "x", "y"}
+		for range r.IntN(4) { // 0: SELECT *
+			q.Project = append(q.Project, query.Projection{Expr: query.C(cols[r.IntN(len(cols))])})
+		}
+		return q
+	}
+	size := 1 + r.Int64N(100)
+	slide := size
+	if r.IntN(2) == 0 {
+		slide = 1 + r.Int64N(size)
+	}
+	q.Window = query.Sliding(size, slide)
+	if r.IntN(4) == 0 {
+		q.Window.Type = query.Rows
+		if r.IntN(2) == 0 {
+			q.Window.Size *= 40
+			q.Window.Slide *= 40
+		}
+	}
+	switch r.IntN(3) {
+	case 1:
+		q.Join = &query.StaticJoin{Column: "k", Table: table, As: "v"}
+	case 2:
+		q.Join = &query.StaticJoin{Column: "k", Table: table, As: "v"}
+		q.GroupBy = []query.Expr{query.C("v")}
+	}
+	funcs := []query.AggFunc{query.Count, query.Sum, query.Avg, query.Min, query.Max}
+	args := []string{"ts", "a", "b", "c"}
+	for i := range 1 + r.IntN(4) {
+		ag := query.Aggregate{Func: funcs[r.IntN(len(funcs))], As: fmt.Sprintf("g%d", i)}
+		if ag.Func != query.Count {
+			ag.Arg = query.C(args[r.IntN(len(args))])
+		}
+		q.Aggregates = append(q.Aggregates, ag)
+	}
+	return q
+}
+
+// dataGen shapes random event times: rising by up to step per tuple,
+// jittered back by up to jitter, and now and then (one in lateEvery) far
+// back by up to lateBy.
+type dataGen struct {
+	t0, step, jitter int64
+	lateEvery        int
+	lateBy           int64
+}
+
+func randGen(r *rand.Rand) dataGen {
+	g := dataGen{t0: r.Int64N(400) - 200, step: r.Int64N(4), jitter: r.Int64N(20)}
+	if r.IntN(2) == 0 {
+		g.lateEvery, g.lateBy = 20+r.IntN(100), 1+r.Int64N(300)
+	}
+	return g
+}
+
+// randData makes n tuples of schema ts whose keys are mostly table's.
+func randData(r *rand.Rand, ts testSchema, table *query.StaticTable, g dataGen, n int) []byte {
+	size := ts.s.TupleSize
+	b := make([]byte, n*size)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	oa, ob, oc, ox, oy, ok := ts.off("a"), ts.off("b"), ts.off("c"), ts.off("x"), ts.off("y"), ts.off("k")
+	et := g.t0
+	for i := range n {
+		t := b[i*size : (i+1)*size]
+		et += r.Int64N(g.step + 1)
+		e := et - r.Int64N(g.jitter+1)
+		if g.lateEvery > 0 && r.IntN(g.lateEvery) == 0 {
+			e -= r.Int64N(g.lateBy + 1)
+		}
+		binary.LittleEndian.PutUint64(t[0:], uint64(e))
+		binary.LittleEndian.PutUint32(t[oa:], uint32(r.Int32N(16)-4))
+		binary.LittleEndian.PutUint32(t[ob:], uint32(r.Int32N(9)))
+		v := r.Int64N(16) - 4
+		if r.IntN(10) == 0 {
+			v = int64(r.Uint64()) // large values: sums wrap
+		}
+		binary.LittleEndian.PutUint64(t[oc:], uint64(v))
+		binary.LittleEndian.PutUint32(t[ox:], math.Float32bits(float32(r.IntN(64))/4-3))
+		binary.LittleEndian.PutUint64(t[oy:], math.Float64bits(r.Float64()*100-20))
+		if len(table.Keys) > 0 && r.IntN(8) != 0 {
+			copy(t[ok:ok+16], table.Keys[r.IntN(len(table.Keys))])
+		}
+	}
+	return b
+}
+
+// cpuResult is what the plan's CPU kernel makes of a task.
+func cpuResult(p *kernels.Plan, k kernels.Kernel, data []byte, first uint64) *window.TaskResult {
+	r := &window.TaskResult{}
+	r.Reset(p.Layout)
+	k.Process(data, first, r)
+	return r
+}
+
+// requireSameResult fails unless got is want: counters, output tuples,
+// fragments in order, and in each the touched groups in order, their rows,
+// and every other row zero.
+func requireSameResult(t testing.TB, want, got *window.TaskResult, msg string) {
+	t.Helper()
+	require.Equal(t, want.Tuples, got.Tuples, "%s: tuples", msg)
+	require.Equal(t, want.MaxTS, got.MaxTS, "%s: max ts", msg)
+	require.Equal(t, want.Filtered, got.Filtered, "%s: filtered", msg)
+	require.Equal(t, want.Unmatched, got.Unmatched, "%s: unmatched", msg)
+	require.Equal(t, want.Late, got.Late, "%s: late", msg)
+	require.Equal(t, len(want.Out), len(got.Out), "%s: output bytes", msg)
+	require.True(t, slices.Equal(want.Out, got.Out), "%s: output tuples differ", msg)
+	require.Equal(t, len(want.Frags), len(got.Frags), "%s: fragments (want panes %v, got %v)", msg, panes(want), panes(got))
+	for i := range want.Frags {
+		w, g := want.Frags[i], got.Frags[i]
+		require.Equal(t, w.Pane, g.Pane, "%s: fragment %d pane", msg, i)
+		require.Equal(t, w.Tuples, g.Tuples, "%s: fragment %d (pane %d) tuples", msg, i, w.Pane)
+		require.Equal(t, w.State.Touched, g.State.Touched, "%s: pane %d touched groups", msg, w.Pane)
+		require.Equal(t, w.State.Vals, g.State.Vals, "%s: pane %d rows", msg, w.Pane)
+	}
+}
+
+func panes(r *window.TaskResult) []int64 {
+	var p []int64
+	for _, f := range r.Frags {
+		p = append(p, f.Pane)
+	}
+	return p
+}
+
+// inRange reports whether every fragment of r is in [base, base+npanes):
+// whether a program whose output covered that range must succeed.
+func inRange(r *window.TaskResult, base, npanes int64) bool {
+	for _, f := range r.Frags {
+		if uint64(f.Pane-base) >= uint64(npanes) {
+			return false
+		}
+	}
+	return true
+}
+
+// cutTasks cuts data into tasks of random whole-tuple sizes up to maxTuples.
+func cutTasks(r *rand.Rand, data []byte, tupleSize, maxTuples int) [][]byte {
+	var tasks [][]byte
+	for len(data) > 0 {
+		n := min(len(data)/tupleSize, r.IntN(maxTuples+1)) * tupleSize
+		tasks = append(tasks, data[:n:n])
+		data = data[n:]
+	}
+	return tasks
+}

@@ -1,0 +1,425 @@
+package offload
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/window"
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+// runCase runs data, cut into random tasks, through program pr (depth
+// slots, submitted and waited in random order) and through the plan's CPU
+// kernel, and requires equal results wherever the program says ok, and ok
+// exactly where every fragment of the CPU's result lies in the pane range
+// the program chose for the task. It returns the tasks run and how many
+// fell back.
+func runCase(t *testing.T, r *rand.Rand, p *kernels.Plan, pr *program, data []byte, maxTuples int, msg string) (tasks, fallbacks int) {
+	t.Helper()
+	k := p.NewKernel()
+	type inflight struct {
+		data         []byte
+		first        uint64
+		base, npanes int64
+		i            int
+	}
+	busy := make([]*inflight, pr.Depth())
+	var first uint64
+	var got window.TaskResult
+	wait := func(s int) {
+		f := busy[s]
+		busy[s] = nil
+		got.Reset(p.Layout)
+		ok, err := pr.Wait(s, &got)
+		require.NoError(t, err)
+		want := cpuResult(p, k, f.data, f.first)
+		m := fmt.Sprintf("%s, task %d (%d tuples from %d, panes [%d, +%d))", msg, f.i, len(f.data)/p.TupleSize, f.first, f.base, f.npanes)
+		if p.Stateless() {
+			require.True(t, ok, m)
+		} else {
+			require.Equal(t, inRange(want, f.base, f.npanes), ok, "%s: ok; CPU panes %v", m, panes(want))
+		}
+		if ok {
+			requireSameResult(t, want, &got, m)
+		} else {
+			fallbacks++
+		}
+	}
+	for i, task := range cutTasks(r, data, p.TupleSize, maxTuples) {
+		s := r.IntN(len(busy))
+		if busy[s] != nil {
+			wait(s)
+		}
+		require.NoError(t, pr.Submit(s, task, first))
+		busy[s] = &inflight{data: task, first: first, base: pr.slots[s].t.base, npanes: pr.slots[s].t.npanes, i: i}
+		first += uint64(len(task) / p.TupleSize)
+		tasks++
+	}
+	for _, s := range r.Perm(len(busy)) {
+		if busy[s] != nil {
+			wait(s)
+		}
+	}
+	return tasks, fallbacks
+}
+
+func compileEmu(t *testing.T, dev Device, p *kernels.Plan, depth int) *program {
+	t.Helper()
+	pr, err := dev.Compile(p, depth)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, pr.Close()) })
+	return pr.(*program)
+}
+
+// TestEmulatorMatchesCPURandomQueries: random queries of every supported
+// shape over random data (aligned and packed tuples, late and
+// out-of-order tuples, negative event times, windows inside and across
+// tasks) give the CPU kernel's results, task by task, with several tasks
+// in flight.
+func TestEmulatorMatchesCPURandomQueries(t *testing.T) {
+	base := runtime.NumGoroutine()
+	dev := NewEmulator()
+	defer dev.Close()
+	n := 120
+	if testing.Short() {
+		n = 30
+	}
+	var tasks, fallbacks, aggs int
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		ts := newTestSchema(t, seed%3 == 2)
+		table := testTable(r, 1+r.IntN(40), 1+r.IntN(12))
+		q := randQuery(r, ts, table)
+		vec := r.IntN(3) == 0
+		p, err := kernels.CompileWith(q, kernels.Options{Vectorised: vec})
+		require.NoError(t, err)
+		require.NoError(t, Supported(p), "seed %d", seed)
+		pr := compileEmu(t, dev, p, 1+r.IntN(4))
+		data := randData(r, ts, table, randGen(r), r.IntN(3000))
+		msg := fmt.Sprintf("seed %d, vectorised %v, where=%v window=%+v join=%v group=%v aggs=%v project=%v",
+			seed, vec, q.Where, q.Window, q.Join != nil, q.GroupBy, q.Aggregates, q.Project)
+		nt, nf := runCase(t, r, p, pr, data, 1+r.IntN(1200), msg)
+		tasks += nt
+		fallbacks += nf
+		if !p.Stateless() {
+			aggs += nt
+		}
+	}
+	t.Logf("%d tasks (%d of aggregations), %d fell back", tasks, aggs, fallbacks)
+	assert.Less(t, fallbacks, aggs/4, "the default pane range holds most tasks")
+	require.NoError(t, dev.Close())
+	assertNoLeak(t, base)
+}
+
+// TestEmulatorFallsBackExactly: with no slack and few panes per slot, many
+// tasks have panes outside their output; ok is false exactly for those.
+func TestEmulatorFallsBackExactly(t *testing.T) {
+	dev := NewEmulator()
+	defer dev.Close()
+	var tasks, fallbacks int
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		ts := newTestSchema(t, false)
+		table := testTable(r, 20, 5)
+		var q *query.Query
+		for q == nil || q.Stateless() {
+			q = randQuery(r, ts, table)
+		}
+		p, err := kernels.Compile(q)
+		require.NoError(t, err)
+		pr := compileEmu(t, dev, p, 1+r.IntN(3))
+		pr.slack = func(int64) int64 { return int64(r.IntN(2)) }
+		pr.maxPanes = 1 + r.Int64N(6)
+		g := randGen(r)
+		g.lateEvery, g.lateBy = 10, 100
+		data := randData(r, ts, table, g, 500+r.IntN(2000))
+		nt, nf := runCase(t, r, p, pr, data, 1+r.IntN(600), fmt.Sprintf("seed %d, window %+v", seed, q.Window))
+		tasks += nt
+		fallbacks += nf
+	}
+	t.Logf("%d tasks, %d fell back", tasks, fallbacks)
+	assert.Greater(t, fallbacks, tasks/10)
+	assert.Less(t, fallbacks, tasks)
+}
+
+// TestEmulatorTaskSizes: every task size around the block size, for a
+// sliding window with a join grouped by its value and every aggregate.
+func TestEmulatorTaskSizes(t *testing.T) {
+	dev := NewEmulator()
+	defer dev.Close()
+	r := rand.New(rand.NewPCG(3, 3))
+	ts := newTestSchema(t, true)
+	table := testTable(r, 30, 7)
+	q := &query.Query{
+		Name: "sizes", Schema: ts.s, Window: query.Sliding(40, 10),
+		Where:   query.And(query.ColGe("a", -2), query.ColNe("b", 3)),
+		Join:    &query.StaticJoin{Column: "k", Table: table, As: "v"},
+		GroupBy: []query.Expr{query.C("v")},
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("c")},
+			{Func: query.Min, Arg: query.C("a")}, {Func: query.Max, Arg: query.C("ts")}, {Func: query.Avg, Arg: query.C("b")}},
+	}
+	p, err := kernels.Compile(q)
+	require.NoError(t, err)
+	require.True(t, p.Fused)
+	k := p.NewKernel()
+	pr := compileEmu(t, dev, p, 1)
+	g := dataGen{t0: -50, step: 1, jitter: 5, lateEvery: 30, lateBy: 60}
+	fallbacks := 0
+	for _, n := range []int{0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1000, 4097} {
+		data := randData(r, ts, table, g, n)
+		first := uint64(r.IntN(1000))
+		require.NoError(t, pr.Submit(0, data, first))
+		base, npanes := pr.slots[0].t.base, pr.slots[0].t.npanes
+		var got window.TaskResult
+		got.Reset(p.Layout)
+		ok, err := pr.Wait(0, &got)
+		require.NoError(t, err)
+		want := cpuResult(p, k, data, first)
+		require.Equal(t, inRange(want, base, npanes), ok, "n %d", n)
+		if ok {
+			requireSameResult(t, want, &got, fmt.Sprintf("n %d", n))
+		} else {
+			fallbacks++
+		}
+	}
+	assert.Less(t, fallbacks, 4)
+}
+
+// TestEmulatorYSB: the YSB query on the generator's data, the fused
+// kernel's shape the GPU kernels generalise.
+func TestEmulatorYSB(t *testing.T) {
+	gen, err := ysb.NewGenerator(ysb.DefaultGenConfig())
+	require.NoError(t, err)
+	p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
+	require.NoError(t, err)
+	require.NoError(t, Supported(p))
+	dev := NewEmulator()
+	defer dev.Close()
+	pr := compileEmu(t, dev, p, 4)
+	data := make([]byte, 8<<20)
+	gen.Fill(data, 0)
+	r := rand.New(rand.NewPCG(1, 1))
+	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysb.TupleSize, "ysb")
+	assert.Zero(t, nf, "of %d tasks", nt)
+}
+
+// TestEmulatorRowsWindowsAcrossTasks: ROWS windows take positions from
+// first, not from the data: a task's panes are exactly those of its
+// indexes, and never fall back.
+func TestEmulatorRowsWindows(t *testing.T) {
+	dev := NewEmulator()
+	defer dev.Close()
+	r := rand.New(rand.NewPCG(9, 9))
+	ts := newTestSchema(t, false)
+	q := &query.Query{
+		Name: "rows", Schema: ts.s, Window: query.Window{Type: query.Rows, Size: 7, Slide: 3},
+		Where:      query.ColLt("a", 8),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("ts")}},
+	}
+	p, err := kernels.Compile(q)
+	require.NoError(t, err)
+	pr := compileEmu(t, dev, p, 3)
+	data := randData(r, ts, &query.StaticTable{}, randGen(r), 5000)
+	nt, nf := runCase(t, r, p, pr, data, 700, "rows")
+	assert.Zero(t, nf, "of %d tasks", nt)
+}
+
+// TestPipelineOrders: with every slot in flight, waiting in any order
+// gives each slot its own task's result; a busy slot refuses a second
+// task, a free one refuses Wait.
+func TestPipelineOrders(t *testing.T) {
+	dev := NewEmulator()
+	defer dev.Close()
+	r := rand.New(rand.NewPCG(4, 4))
+	ts := newTestSchema(t, false)
+	table := testTable(r, 10, 3)
+	q := &query.Query{
+		Name: "pipe", Schema: ts.s, Window: query.Tumbling(25),
+		Join: &query.StaticJoin{Column: "k", Table: table, As: "v"}, GroupBy: []query.Expr{query.C("v")},
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}},
+	}
+	p, err := kernels.Compile(q)
+	require.NoError(t, err)
+	k := p.NewKernel()
+	const depth = 4
+	pr := compileEmu(t, dev, p, depth)
+	assert.Equal(t, depth, pr.Depth())
+	for round := range 20 {
+		datas := make([][]byte, depth)
+		for s := range depth {
+			g := randGen(r)
+			g.lateEvery = 0 // no fallback
+			datas[s] = randData(r, ts, table, g, r.IntN(2000))
+			require.NoError(t, pr.Submit(s, datas[s], uint64(s)))
+		}
+		assert.ErrorContains(t, pr.Submit(r.IntN(depth), datas[0], 0), "busy")
+		for _, s := range r.Perm(depth) {
+			var got window.TaskResult
+			got.Reset(p.Layout)
+			ok, err := pr.Wait(s, &got)
+			require.NoError(t, err)
+			require.True(t, ok)
+			requireSameResult(t, cpuResult(p, k, datas[s], uint64(s)), &got, fmt.Sprintf("round %d slot %d", round, s))
+		}
+	}
+	var r0 window.TaskResult
+	_, err = pr.Wait(0, &r0)
+	assert.ErrorContains(t, err, "no task")
+	assert.ErrorContains(t, pr.Submit(depth, nil, 0), "out of range")
+	assert.ErrorContains(t, pr.Submit(0, make([]byte, ts.s.TupleSize+1), 0), "whole")
+}
+
+// TestCloseWithTasksInFlight: Close waits for the slots in flight and
+// leaves no goroutine; the program refuses work afterwards; closing the
+// device closes the programs still open.
+func TestCloseWithTasksInFlight(t *testing.T) {
+	base := runtime.NumGoroutine()
+	dev := NewEmulator()
+	r := rand.New(rand.NewPCG(5, 5))
+	ts := newTestSchema(t, false)
+	q := &query.Query{Name: "close", Schema: ts.s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
+	p, err := kernels.Compile(q)
+	require.NoError(t, err)
+	data := randData(r, ts, &query.StaticTable{}, randGen(r), 20000)
+	for range 3 {
+		pr, err := dev.Compile(p, 4)
+		require.NoError(t, err)
+		for s := range 4 {
+			require.NoError(t, pr.Submit(s, data, 0))
+		}
+		require.NoError(t, pr.Close())
+		require.NoError(t, pr.Close(), "a second Close is a no-op")
+		assert.ErrorContains(t, pr.Submit(0, data, 0), "closed")
+	}
+	pr, err := dev.Compile(p, 2)
+	require.NoError(t, err)
+	require.NoError(t, pr.Submit(1, data, 0))
+	require.NoError(t, dev.Close())
+	assert.ErrorContains(t, pr.Submit(0, data, 0), "closed")
+	_, err = dev.Compile(p, 2)
+	assert.ErrorContains(t, err, "closed")
+	assertNoLeak(t, base)
+}
+
+func assertNoLeak(t *testing.T, base int) {
+	t.Helper()
+	for range 100 {
+		if runtime.NumGoroutine() <= base {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), base, "goroutines left behind")
+}
+
+// TestSupportedNamesWhatIsMissing: shapes without GPU kernels are refused,
+// by Supported and by Compile, naming the operator.
+func TestSupportedNamesWhatIsMissing(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	ts := newTestSchema(t, false)
+	table := testTable(r, 5, 2)
+	s8, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "k", Type: query.Bytes, Offset: 8, Size: 8},
+		query.Attribute{Name: "a", Type: query.Int32, Offset: 16})
+	require.NoError(t, err)
+	table8 := &query.StaticTable{KeyWidth: 8, ValueWidth: 1, Keys: [][]byte{make([]byte, 8)}, Values: [][]byte{{1}}}
+	count := []query.Aggregate{{Func: query.Count}}
+	win := query.Tumbling(10)
+	for _, c := range []struct {
+		q    query.Query
+		want string
+	}{
+		{query.Query{Where: query.Or(query.ColEq("a", 1), query.ColEq("b", 2)), Aggregates: count, Window: win}, "WHERE term (a = 1 OR b = 2) (an OR of predicates)"},
+		{query.Query{Where: query.Cmp(query.C("a"), query.Lt, query.C("b")), Aggregates: count, Window: win}, "WHERE term a < b (only a column compared with an integer constant)"},
+		{query.Query{Where: query.Cmp(query.C("x"), query.Lt, query.Int(3))}, "WHERE term x < 3 (column x is float32"},
+		{query.Query{Where: query.Cmp(query.Add(query.C("a"), query.Int(1)), query.Lt, query.Int(3))}, "WHERE term (a + 1) < 3"},
+		{query.Query{GroupBy: []query.Expr{query.C("a")}, Aggregates: count, Window: win}, "GROUP BY a (hashed groups"},
+		{query.Query{GroupBy: []query.Expr{query.Add(query.C("a"), query.C("b"))}, Aggregates: count, Window: win}, "GROUP BY (a + b) (hashed groups"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("y")}}, Window: win}, "SUM(y) over a float64 column"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.Mul(query.C("a"), query.C("c"))}}, Window: win}, "AVG((a * c)) (aggregates of columns only"},
+		{query.Query{Project: []query.Projection{{Expr: query.Add(query.C("a"), query.Int(1))}}}, "projection (a + 1) (only columns"},
+		{query.Query{UDF: &query.UDF{Name: "f", Output: ts.s, Fn: func(in []byte, ts int, out []byte) []byte { return out }}}, "UDF"},
+	} {
+		q := c.q
+		q.Name, q.Schema = "q", ts.s
+		requireNoKernel(t, &q, c.want)
+	}
+	requireNoKernel(t, &query.Query{Name: "q", Schema: s8, Window: win, Aggregates: count,
+		Join: &query.StaticJoin{Column: "k", Table: table8, As: "v"}}, "static join on a 8-byte key")
+	_ = table
+}
+
+func requireNoKernel(t *testing.T, q *query.Query, want string) {
+	t.Helper()
+	p, err := kernels.Compile(q)
+	require.NoError(t, err, want)
+	err = Supported(p)
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), `query "q": `+want)
+	_, cerr := NewEmulator().Compile(p, 2)
+	require.ErrorIs(t, cerr, ErrNoKernel)
+	assert.Contains(t, cerr.Error(), want)
+}
+
+// TestSupportedShapes: the shapes with GPU kernels, including YSB's.
+func TestSupportedShapes(t *testing.T) {
+	ts := newTestSchema(t, false)
+	r := rand.New(rand.NewPCG(8, 8))
+	for range 200 {
+		table := testTable(r, 5, 2)
+		q := randQuery(r, ts, table)
+		p, err := kernels.Compile(q)
+		require.NoError(t, err)
+		require.NoError(t, Supported(p), "where=%v window=%+v group=%v aggs=%v project=%v", q.Where, q.Window, q.GroupBy, q.Aggregates, q.Project)
+	}
+	_, err := NewEmulator().Compile(mustCompile(t, &query.Query{Name: "d", Schema: ts.s}), 0)
+	assert.ErrorContains(t, err, "depth 0")
+}
+
+func mustCompile(t *testing.T, q *query.Query) *kernels.Plan {
+	p, err := kernels.Compile(q)
+	require.NoError(t, err)
+	return p
+}
+
+// TestPaneRange: the pane range of a task covers its first and last
+// tuples' panes with slack, within maxPanes, and exactly the indexes' panes
+// for ROWS windows.
+func TestPaneRange(t *testing.T) {
+	ts := newTestSchema(t, false)
+	p := mustCompile(t, &query.Query{Name: "pr", Schema: ts.s, Window: query.Sliding(100, 10), Aggregates: []query.Aggregate{{Func: query.Count}}})
+	pr := compileEmu(t, NewEmulator(), p, 1)
+	tuples := func(ets ...int64) []byte {
+		b := make([]byte, len(ets)*ts.s.TupleSize)
+		for i, e := range ets {
+			binary.LittleEndian.PutUint64(b[i*ts.s.TupleSize:], uint64(e))
+		}
+		return b
+	}
+	base, n := pr.paneRange(nil, 0)
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{base, n})
+	base, n = pr.paneRange(tuples(5), 0)
+	assert.Equal(t, [2]int64{-2, 5}, [2]int64{base, n})
+	base, n = pr.paneRange(tuples(-5, 0, 1000), 0)
+	assert.Equal(t, [2]int64{-1 - 14, 102 + 28}, [2]int64{base, n}, "span 102 panes, slack 2+102/8")
+	base, n = pr.paneRange(tuples(1000, 0, -5), 0)
+	assert.Equal(t, [2]int64{-15, 130}, [2]int64{base, n}, "last before first")
+	pr.maxPanes = 50
+	base, n = pr.paneRange(tuples(-5, 1000), 0)
+	assert.Equal(t, [2]int64{-1, 50}, [2]int64{base, n}, "span beyond maxPanes")
+	base, n = pr.paneRange(tuples(-1<<62, 1<<62), 0)
+	assert.Equal(t, [2]int64{window.FloorDiv(-1<<62, 10), 50}, [2]int64{base, n}, "huge span")
+
+	q := &query.Query{Name: "rows", Schema: ts.s, Window: query.Window{Type: query.Rows, Size: 6, Slide: 4}, Aggregates: []query.Aggregate{{Func: query.Count}}}
+	pr = compileEmu(t, NewEmulator(), mustCompile(t, q), 1)
+	base, n = pr.paneRange(tuples(9, 9, 9, 9, 9), 7) // positions 7..11, panes of 2
+	assert.Equal(t, [2]int64{3, 3}, [2]int64{base, n})
+}

@@ -1,0 +1,270 @@
+package offload
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// backend is the device side of a program: it runs one task's kernels on a
+// slot and hands back their output in the device format (format.go). The
+// program around it (this file) is the host code both devices share.
+type backend interface {
+	// start begins t on slot s and returns without waiting. t.data stays
+	// valid until finish(s) returns.
+	start(s int, t *task) error
+	// finish waits for slot s's task and returns its output: an
+	// aggregation's words (aggOutWords(t.npanes) of them), or a
+	// selection's counters and its output tuples. The slices are valid
+	// until the slot's next start.
+	finish(s int) (words []uint64, out []byte, err error)
+	// close waits for every slot's task and frees everything.
+	close() error
+}
+
+// task is one submitted task, as the kernels see it.
+type task struct {
+	data   []byte
+	n      int
+	first  uint64
+	base   int64 // aggregation: the first pane of the output
+	npanes int64 // aggregation: panes in the output
+	lastTS int64 // selection: the event time of the last tuple
+}
+
+// Limits of a program's output buffers.
+const (
+	// maxOutBytes bounds one slot's aggregation output: the pane range of
+	// a task is cut to what fits (and the task falls back to the CPU where
+	// its panes do not fit).
+	maxOutBytes = 32 << 20
+	// minSlack is the panes added before and after the range of a task's
+	// first and last tuples, for out-of-order tuples (range windows).
+	minSlack = 2
+)
+
+// program is the host side of a Program, shared by both devices.
+type program struct {
+	sh       *shape
+	be       backend
+	slots    []slot
+	maxPanes int64
+	slack    func(span int64) int64 // panes of slack on each side of a range window's span
+	closed   bool
+	onClose  func() // tells the device the program is gone
+}
+
+type slot struct {
+	busy  bool
+	t     task
+	panes []order // unpack scratch
+	rows  []order
+}
+
+// order is an index (of a first tuple) and what it orders.
+type order struct {
+	first uint64
+	i     int
+}
+
+func newProgram(sh *shape, depth int, be backend) *program {
+	pr := &program{sh: sh, be: be, slots: make([]slot, depth), slack: defaultSlack}
+	if sh.agg {
+		perPane := 1 + int64(sh.groups)*int64(sh.rowWords())
+		pr.maxPanes = max(1, (maxOutBytes/8-hdrWords)/perPane)
+	}
+	return pr
+}
+
+// defaultSlack is minSlack panes plus an eighth of the span.
+func defaultSlack(span int64) int64 { return minSlack + span/8 }
+
+func (pr *program) Depth() int { return len(pr.slots) }
+
+func (pr *program) slot(s int) (*slot, error) {
+	if pr.closed {
+		return nil, errors.New("offload: program is closed")
+	}
+	if s < 0 || s >= len(pr.slots) {
+		return nil, fmt.Errorf("offload: slot %d out of range [0, %d)", s, len(pr.slots))
+	}
+	return &pr.slots[s], nil
+}
+
+func (pr *program) Submit(s int, data []byte, first uint64) error {
+	sl, err := pr.slot(s)
+	if err != nil {
+		return err
+	}
+	if sl.busy {
+		return fmt.Errorf("offload: query %q: slot %d is busy (Wait for it first)", pr.sh.name, s)
+	}
+	ts := pr.sh.tupleSize
+	if len(data)%ts != 0 {
+		return fmt.Errorf("offload: query %q: task of %d bytes is not whole %d-byte tuples", pr.sh.name, len(data), ts)
+	}
+	t := task{data: data, n: len(data) / ts, first: first, lastTS: math.MinInt64}
+	if pr.sh.agg {
+		t.base, t.npanes = pr.paneRange(data, first)
+	} else if t.n > 0 {
+		t.lastTS = int64(binary.LittleEndian.Uint64(data[(t.n-1)*ts:]))
+	}
+	sl.t = t
+	if err := pr.be.start(s, &sl.t); err != nil {
+		sl.t = task{}
+		return fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+	}
+	sl.busy = true
+	return nil
+}
+
+// paneRange chooses the panes [base, base+npanes) that a task's output
+// covers. A ROWS window's positions are the stream indexes first..first+n-1:
+// exactly their panes. A range window's event times are roughly ordered:
+// the panes of the first and the last tuple, widened by slack on each side
+// for out-of-order tuples, cut to maxPanes. Pane numbers wrap as int64
+// arithmetic does, consistently on the host and in the kernels.
+func (pr *program) paneRange(data []byte, first uint64) (base, npanes int64) {
+	ts := pr.sh.tupleSize
+	n := len(data) / ts
+	if n == 0 {
+		return 0, 0
+	}
+	spec := pr.sh.spec
+	var lo, hi, slack int64
+	if pr.sh.rows {
+		lo, hi = spec.PaneOf(int64(first)), spec.PaneOf(int64(first)+int64(n-1))
+	} else {
+		lo = spec.PaneOf(int64(binary.LittleEndian.Uint64(data)))
+		hi = spec.PaneOf(int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
+		if hi < lo {
+			lo, hi = hi, lo
+		}
+	}
+	d := uint64(hi) - uint64(lo) // hi >= lo: exact, also where hi-lo overflows int64
+	if d >= uint64(pr.maxPanes) {
+		return lo, pr.maxPanes
+	}
+	span := int64(d) + 1
+	if !pr.sh.rows {
+		slack = pr.slack(span)
+	}
+	npanes = min(span+2*slack, pr.maxPanes)
+	return lo - slack, npanes
+}
+
+func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
+	sl, err := pr.slot(s)
+	if err != nil {
+		return false, err
+	}
+	if !sl.busy {
+		return false, fmt.Errorf("offload: query %q: Wait on slot %d, which has no task", pr.sh.name, s)
+	}
+	sl.busy = false
+	words, out, err := pr.be.finish(s)
+	t := sl.t
+	sl.t = task{}
+	if err != nil {
+		return false, fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+	}
+	if !pr.sh.agg {
+		return pr.unpackSelection(&t, words, out, r), nil
+	}
+	return sl.unpackAggregation(pr.sh, &t, words, r), nil
+}
+
+func (pr *program) Close() error {
+	if pr.closed {
+		return nil
+	}
+	pr.closed = true
+	for i := range pr.slots {
+		pr.slots[i] = slot{}
+	}
+	err := pr.be.close()
+	if pr.onClose != nil {
+		pr.onClose()
+	}
+	return err
+}
+
+// unpackSelection appends a selection's output tuples to r.Out and counts
+// the task as kernels.statelessKernel does.
+func (pr *program) unpackSelection(t *task, ctr []uint64, out []byte, r *window.TaskResult) bool {
+	kept := ctr[selCount]
+	if kept > uint64(t.n) || uint64(len(out)) != kept*uint64(pr.sh.outSize) {
+		return false // cannot happen; refuse rather than emit garbage
+	}
+	r.Out = append(r.Out, out...)
+	r.Tuples += uint64(t.n)
+	r.Filtered += uint64(t.n) - kept
+	if t.n > 0 {
+		r.MaxTS = max(r.MaxTS, t.lastTS)
+	}
+	return true
+}
+
+// unpackAggregation turns an aggregation's output into r's fragments, as
+// the CPU kernels build them: one fragment per pane that a tuple passing
+// WHERE and the join fell into, in the order of their first such tuples
+// (kernels' paneCursor adds a fragment when a tuple enters a pane the task
+// has not seen, late or not); in each, the rows of the groups that counted
+// a tuple, listed in Touched in the order of their first counted tuples.
+// It returns false where a tuple's pane was outside the output.
+func (sl *slot) unpackAggregation(sh *shape, t *task, out []uint64, r *window.TaskResult) bool {
+	hdr := out[:hdrWords]
+	if hdr[hdrOutside] != 0 {
+		return false
+	}
+	np := int(t.npanes)
+	firsts := out[hdrWords : hdrWords+np]
+	rows := out[hdrWords+np:]
+	sl.panes = sl.panes[:0]
+	for j, f := range firsts {
+		if f != noIndex {
+			sl.panes = append(sl.panes, order{f, j})
+		}
+	}
+	slices.SortFunc(sl.panes, byFirst)
+	G, R := sh.groups, sh.rowWords()
+	for _, po := range sl.panes {
+		pane := t.base + int64(po.i)
+		st := r.Fragment(pane)
+		prow := rows[po.i*G*R : (po.i+1)*G*R]
+		sl.rows = sl.rows[:0]
+		for g := 0; g < G; g++ {
+			if prow[g*R] != 0 {
+				sl.rows = append(sl.rows, order{prow[g*R+R-1], g})
+			}
+		}
+		slices.SortFunc(sl.rows, byFirst)
+		var tuples uint64
+		for _, ro := range sl.rows {
+			src := prow[ro.i*R : ro.i*R+R]
+			dst := st.Row(int32(ro.i))
+			dst[0] = int64(src[0])
+			for w, a := range sh.aggs {
+				v := src[1+w]
+				if a.kind != window.AggAdd {
+					v ^= signBit
+				}
+				dst[1+w] = int64(v)
+			}
+			st.Touched = append(st.Touched, int32(ro.i))
+			tuples += src[0]
+		}
+		if tuples > 0 {
+			r.AddTuples(pane, tuples)
+		}
+	}
+	r.Count(uint64(t.n), unbias(hdr[hdrMaxPos]), hdr[hdrFiltered], hdr[hdrUnmatched], hdr[hdrLate])
+	return true
+}
+
+func byFirst(a, b order) int { return cmp.Compare(a.first, b.first) }
