@@ -62,7 +62,9 @@ type Queue interface {
 	// tasks are queued (the engine bounds the tasks in flight).
 	Push(t *Task)
 	// Pop returns the next task p may take, blocking until there is one, or
-	// nil once the queue is closed and drained.
+	// nil once the queue is closed and drained of what p's kind can run.
+	// It never returns a task of a query p's kind cannot run
+	// (Config.Runnable).
 	Pop(p Processor) *Task
 	// TryPop returns the next task p may take without waiting, or nil.
 	TryPop(p Processor) *Task
@@ -71,7 +73,8 @@ type Queue interface {
 	// Data (its length is the task's bytes): call Done before the task is
 	// handed on and recycled.
 	Done(p Processor, t *Task, busy time.Duration)
-	// Close ends the queue: Pop drains what is queued, then returns nil.
+	// Close ends the queue: Pop drains what is queued (each kind what it
+	// can run), then returns nil.
 	// Push after Close panics.
 	Close()
 	// Stats returns a snapshot of the counters and the matrix.
