@@ -25,10 +25,21 @@ var YSB string
 //go:embed select.ptx
 var Select string
 
+// Offload is offload.ptx: the kernels of package offload, driven by
+// descriptor arrays (predicates, the join table, aggregate words,
+// projected columns), for an aggregation of the fused CPU kernel's shape
+// (OffloadAggEntries) and a selection with compaction (OffloadSelEntries).
+// offload.cu documents their parameters and output layout.
+//
+//go:embed offload.ptx
+var Offload string
+
 // Kernel entry points, in launch order.
 var (
-	YSBEntries    = []string{"ysb_block_max", "ysb_aggregate", "ysb_finish"}
-	SelectEntries = []string{"select_eq_i32_count", "select_eq_i32_compact"}
+	YSBEntries        = []string{"ysb_block_max", "ysb_aggregate", "ysb_finish"}
+	SelectEntries     = []string{"select_eq_i32_count", "select_eq_i32_compact"}
+	OffloadAggEntries = []string{"agg_init", "agg_block_max", "agg_tuples"}
+	OffloadSelEntries = []string{"sel_count", "sel_compact"}
 )
 
 // Counters of ysb_aggregate: indexes into its counters array (five

@@ -25,6 +25,7 @@ func TestEmbeddedPTXDeclaresEntries(t *testing.T) {
 	}{
 		{"ysb.ptx", YSB, YSBEntries},
 		{"select.ptx", Select, SelectEntries},
+		{"offload.ptx", Offload, append(append([]string{}, OffloadAggEntries...), OffloadSelEntries...)},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			require.NotEmpty(t, m.ptx)
@@ -40,7 +41,7 @@ func TestEmbeddedPTXDeclaresEntries(t *testing.T) {
 // Function.Launch passes 8 bytes per parameter.
 func TestEmbeddedPTXParamsAre64Bit(t *testing.T) {
 	param := regexp.MustCompile(`\.param \.(\w+) (\w+)`)
-	for _, ptx := range []string{YSB, Select} {
+	for _, ptx := range []string{YSB, Select, Offload} {
 		ms := param.FindAllStringSubmatch(ptx, -1)
 		require.NotEmpty(t, ms)
 		for _, m := range ms {
