@@ -7,7 +7,10 @@
 #   DIR/saber-hx                   the binary, built with -tags cuda
 #   DIR/tests/<pkg>/<name>.test    `go test -c -tags cuda` for every package
 #                                  whose tests differ with the tag (their
-#                                  testdata/ copied next to them)
+#                                  testdata/ copied next to them): at least
+#                                  gpu, kernels/cuda and offload (the CUDA
+#                                  device against the emulator and the CPU
+#                                  kernels)
 #   DIR/run.sh                     runs every test binary with -test.v (from
 #                                  its own folder), then ./saber-hx topology;
 #                                  exits 1 if any of them fails
@@ -50,6 +53,15 @@ done < <(go list -e -tags cuda -f "$fmt" ./...)
 [ "${#pkgs[@]}" -gt 0 ] || die "found no package with cuda-tagged tests"
 
 module=$(go list -m)
+# The packages whose GPU checks the bundle exists for: the device layer, the
+# raw kernels, and the offload programs against the emulator and the CPU.
+for want in gpu kernels/cuda offload; do
+	found=0
+	for p in "${pkgs[@]}"; do
+		[ "${p%% *}" = "$module/$want" ] && found=1
+	done
+	[ "$found" -eq 1 ] || die "package $want has no cuda-tagged tests any more: its test binary would be missing"
+done
 for p in "${pkgs[@]}"; do
 	path=${p%% *}
 	dir=${p#* }

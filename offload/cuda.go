@@ -2,9 +2,553 @@
 
 package offload
 
-import "errors"
+// The CUDA device: gorgonia.org/cu (driver API) with the gpu package's
+// page-locked memory. Every driver call runs with the device's primary
+// context pushed on a locked OS thread (do), so that a Program may be used
+// from any goroutine (one at a time), and every error is wrapped with the
+// call and what it was for.
 
-// open opens CUDA device dev (work in progress).
-func open(dev int) (Device, error) {
-	return nil, errors.New("offload: the CUDA device is not implemented yet")
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/kernels"
+	kcuda "github.com/saber-hx/saber-hx/kernels/cuda"
+)
+
+type cudaDevice struct {
+	ord  int
+	name string
+	dev  cu.Device
+	ctx  cu.CUContext // the device's primary context, retained
+
+	mu       sync.Mutex
+	closed   bool
+	mod      cu.Module
+	fn       map[string]cu.Function
+	programs map[*program]bool
+}
+
+// open opens CUDA device ordinal ord: retains its primary context and loads
+// the offload module (the driver JIT-compiles the PTX for the device).
+func open(ord int) (Device, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("offload: cuDeviceGetCount: %w", err)
+	}
+	if ord < 0 || ord >= n {
+		return nil, fmt.Errorf("offload: GPU %d: the machine has %d CUDA device(s)", ord, n)
+	}
+	dev, err := cu.GetDevice(ord)
+	if err != nil {
+		return nil, fmt.Errorf("offload: cuDeviceGet(%d): %w", ord, err)
+	}
+	name, err := dev.Name()
+	if err != nil {
+		return nil, fmt.Errorf("offload: GPU %d: cuDeviceGetName: %w", ord, err)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, fmt.Errorf("offload: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
+	}
+	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}, programs: map[*program]bool{}}
+	err = d.do(func() error {
+		mod, err := cu.LoadData(kcuda.Offload)
+		if err != nil {
+			return fmt.Errorf("cuModuleLoadData(offload.ptx): %w", err)
+		}
+		d.mod = mod
+		for _, e := range append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...) {
+			f, err := mod.Function(e)
+			if err != nil {
+				return fmt.Errorf("cuModuleGetFunction(%s): %w", e, err)
+			}
+			d.fn[e] = f
+		}
+		return nil
+	})
+	if err != nil {
+		if d.mod != (cu.Module{}) {
+			_ = d.do(func() error { return d.mod.Unload() })
+		}
+		_ = dev.ReleasePrimaryCtx()
+		return nil, fmt.Errorf("offload: GPU %d (%s): %w", ord, name, err)
+	}
+	return d, nil
+}
+
+func (d *cudaDevice) Name() string { return fmt.Sprintf("cuda:%d (%s)", d.ord, d.name) }
+
+// do runs f with the device's context current on this goroutine's OS
+// thread, locked for the duration.
+func (d *cudaDevice) do(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.PushCurrentCtx(d.ctx); err != nil {
+		return fmt.Errorf("cuCtxPushCurrent: %w", err)
+	}
+	err := f()
+	if _, perr := cu.PopCurrentCtx(); perr != nil && err == nil {
+		err = fmt.Errorf("cuCtxPopCurrent: %w", perr)
+	}
+	return err
+}
+
+func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
+	sh, err := analyse(p)
+	if err != nil {
+		return nil, fmt.Errorf("offload: %w", err)
+	}
+	if depth < 1 {
+		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("offload: %s: device is closed", d.Name())
+	}
+	be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth)}
+	if err := d.do(be.init); err != nil {
+		_ = d.do(be.free)
+		return nil, fmt.Errorf("offload: %s: query %q: %w", d.Name(), sh.name, err)
+	}
+	pr := newProgram(sh, depth, be)
+	d.programs[pr] = true
+	pr.onClose = func() {
+		d.mu.Lock()
+		delete(d.programs, pr)
+		d.mu.Unlock()
+	}
+	return pr, nil
+}
+
+// Close closes the programs still open, unloads the module and releases
+// the primary context.
+func (d *cudaDevice) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	var prs []*program
+	for pr := range d.programs {
+		prs = append(prs, pr)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, pr := range prs {
+		errs = append(errs, pr.Close())
+	}
+	errs = append(errs, d.do(func() error {
+		if err := d.mod.Unload(); err != nil {
+			return fmt.Errorf("offload: %s: cuModuleUnload: %w", d.Name(), err)
+		}
+		return nil
+	}))
+	if err := d.dev.ReleasePrimaryCtx(); err != nil {
+		errs = append(errs, fmt.Errorf("offload: %s: cuDevicePrimaryCtxRelease: %w", d.Name(), err))
+	}
+	return errors.Join(errs...)
+}
+
+// cudaBackend is a program's device side: its constant arrays and its
+// slots.
+type cudaBackend struct {
+	d  *cudaDevice
+	sh *shape
+	// poison makes every task poison its output buffers (device and
+	// staging) before the kernels run: the tests set it.
+	poison bool
+
+	preds, aggs, initRow, proj, joinHi, joinLo, joinOrd devBuf
+	joinMask                                            uint64
+	joinOff, denseJoin                                  int64
+
+	slots []cudaSlot
+}
+
+// cudaSlot is one task in flight: a stream, page-locked staging buffers
+// and device buffers, grown as tasks need.
+type cudaSlot struct {
+	stream  cu.Stream
+	hasStrm bool
+	started bool
+
+	hIn, hWords, hOut pinnedBuf
+	dIn, dWords, dBlk devBuf
+	dOut              devBuf
+
+	n      int64
+	nwords int64
+	args   [24]uint64
+	ptrs   [24]unsafe.Pointer
+}
+
+type devBuf struct {
+	p    cu.DevicePtr
+	size int64
+}
+
+type pinnedBuf struct {
+	b    []byte
+	free func() error
+}
+
+// ensure makes b hold at least n bytes (reallocating, with headroom, when it
+// does not), without keeping its contents.
+func (b *devBuf) ensure(n int64, what string) error {
+	n = max(n, 8)
+	if b.size >= n {
+		return nil
+	}
+	if err := b.release(what); err != nil {
+		return err
+	}
+	n += n / 4
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		return fmt.Errorf("cuMemAlloc(%d) for %s: %w", n, what, err)
+	}
+	b.p, b.size = p, n
+	return nil
+}
+
+func (b *devBuf) release(what string) error {
+	if b.size == 0 {
+		return nil
+	}
+	err := cu.MemFree(b.p)
+	b.p, b.size = 0, 0
+	if err != nil {
+		return fmt.Errorf("cuMemFree (%s): %w", what, err)
+	}
+	return nil
+}
+
+// upload allocates b for s's words and copies them (synchronously: once
+// per program).
+func (b *devBuf) upload(s any, what string) error {
+	var ptr unsafe.Pointer
+	var n int64
+	switch v := s.(type) {
+	case []uint64:
+		if len(v) > 0 {
+			ptr, n = unsafe.Pointer(&v[0]), int64(len(v))*8
+		}
+	case []int32:
+		if len(v) > 0 {
+			ptr, n = unsafe.Pointer(&v[0]), int64(len(v))*4
+		}
+	default:
+		panic(fmt.Sprintf("offload: upload of %T", s))
+	}
+	if err := b.ensure(n, what); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemcpyHtoD(b.p, ptr, n); err != nil {
+		return fmt.Errorf("cuMemcpyHtoD (%s, %d bytes): %w", what, n, err)
+	}
+	return nil
+}
+
+func (b *pinnedBuf) ensure(n int64, what string) error {
+	n = max(n, 8)
+	if int64(len(b.b)) >= n {
+		return nil
+	}
+	if err := b.release(what); err != nil {
+		return err
+	}
+	n += n / 4
+	n = (n + 7) &^ 7
+	m, free, err := gpu.AllocPinned(int(n))
+	if err != nil {
+		return fmt.Errorf("pinned staging for %s: %w", what, err)
+	}
+	b.b, b.free = m, free
+	return nil
+}
+
+func (b *pinnedBuf) release(what string) error {
+	if b.free == nil {
+		return nil
+	}
+	err := b.free()
+	b.b, b.free = nil, nil
+	if err != nil {
+		return fmt.Errorf("freeing pinned staging for %s: %w", what, err)
+	}
+	return nil
+}
+
+// words views a pinned buffer (8-byte aligned: cuMemHostAlloc) as words.
+func (b *pinnedBuf) words(n int64) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b.b[0])), n)
+}
+
+// init uploads the program's constant arrays and makes each slot's stream.
+func (be *cudaBackend) init() error {
+	sh := be.sh
+	if err := be.preds.upload(sh.predWords(), "predicates"); err != nil {
+		return err
+	}
+	if sh.agg {
+		if err := be.aggs.upload(sh.aggWords(), "aggregate descriptors"); err != nil {
+			return err
+		}
+		if err := be.initRow.upload(sh.initRow(), "row initial values"); err != nil {
+			return err
+		}
+		be.joinOff = -1
+		if j := sh.join; j != nil {
+			if err := be.joinHi.upload(j.hi, "join table keys"); err != nil {
+				return err
+			}
+			if err := be.joinLo.upload(j.lo, "join table keys"); err != nil {
+				return err
+			}
+			if err := be.joinOrd.upload(j.ord, "join table ordinals"); err != nil {
+				return err
+			}
+			be.joinMask, be.joinOff = j.mask, int64(sh.joinOff)
+			if sh.denseJoin {
+				be.denseJoin = 1
+			}
+		} else {
+			// Valid pointers for parameters the kernel does not read.
+			for _, b := range []*devBuf{&be.joinHi, &be.joinLo, &be.joinOrd} {
+				if err := b.ensure(8, "join table (none)"); err != nil {
+					return err
+				}
+			}
+		}
+	} else if err := be.proj.upload(sh.projWords(), "projection descriptors"); err != nil {
+		return err
+	}
+	for i := range be.slots {
+		s, err := cu.MakeStream(cu.NonBlocking)
+		if err != nil {
+			return fmt.Errorf("cuStreamCreate (slot %d): %w", i, err)
+		}
+		be.slots[i].stream, be.slots[i].hasStrm = s, true
+	}
+	return nil
+}
+
+// free releases everything (the caller has drained the slots).
+func (be *cudaBackend) free() error {
+	var errs []error
+	for i := range be.slots {
+		sl := &be.slots[i]
+		if sl.hasStrm {
+			if err := sl.stream.Destroy(); err != nil {
+				errs = append(errs, fmt.Errorf("cuStreamDestroy (slot %d): %w", i, err))
+			}
+			sl.hasStrm = false
+		}
+		errs = append(errs, sl.dIn.release("task tuples"), sl.dWords.release("output words"),
+			sl.dBlk.release("block partials"), sl.dOut.release("selection output"),
+			sl.hIn.release("task tuples"), sl.hWords.release("output words"), sl.hOut.release("selection output"))
+	}
+	for _, b := range []*devBuf{&be.preds, &be.aggs, &be.initRow, &be.proj, &be.joinHi, &be.joinLo, &be.joinOrd} {
+		errs = append(errs, b.release("program constants"))
+	}
+	return errors.Join(errs...)
+}
+
+// launch runs kernel name on sl's stream with the given 64-bit arguments.
+func (be *cudaBackend) launch(sl *cudaSlot, name string, grid int64, args ...uint64) error {
+	for i, a := range args {
+		sl.args[i] = a
+		sl.ptrs[i] = unsafe.Pointer(&sl.args[i])
+	}
+	err := be.d.fn[name].Launch(int(grid), 1, 1, blockDim, 1, 1, 0, sl.stream, sl.ptrs[:len(args)])
+	if err != nil {
+		return fmt.Errorf("cuLaunchKernel(%s, %d blocks of %d): %w", name, grid, blockDim, err)
+	}
+	return nil
+}
+
+func b2i(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const poison32 = 0xdeadbeef
+
+func (be *cudaBackend) start(s int, t *task) error {
+	return be.d.do(func() error {
+		sl := &be.slots[s]
+		err := be.enqueue(sl, t)
+		if err != nil {
+			// Let what was enqueued finish before the slot's buffers
+			// may be reallocated.
+			_ = sl.stream.Synchronize()
+			return err
+		}
+		sl.started = true
+		return nil
+	})
+}
+
+func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
+	sh := be.sh
+	n := int64(t.n)
+	in := int64(len(t.data))
+	sl.n = n
+	if err := sl.hIn.ensure(in, "task tuples"); err != nil {
+		return err
+	}
+	if err := sl.dIn.ensure(in, "task tuples"); err != nil {
+		return err
+	}
+	copy(sl.hIn.b, t.data)
+	if in > 0 {
+		if err := cu.MemcpyHtoDAsync(sl.dIn.p, unsafe.Pointer(&sl.hIn.b[0]), in, sl.stream); err != nil {
+			return fmt.Errorf("cuMemcpyHtoDAsync (task, %d bytes): %w", in, err)
+		}
+	}
+	grid := gridOf(n)
+	if err := sl.dBlk.ensure(max(grid, 1)*8, "block partials"); err != nil {
+		return err
+	}
+	if sh.agg {
+		sl.nwords = sh.aggOutWords(t.npanes)
+	} else {
+		sl.nwords = selCounters
+	}
+	if err := sl.dWords.ensure(sl.nwords*8, "output words"); err != nil {
+		return err
+	}
+	if err := sl.hWords.ensure(sl.nwords*8, "output words"); err != nil {
+		return err
+	}
+	outBytes := n * int64(sh.outSize)
+	if !sh.agg {
+		if err := sl.dOut.ensure(outBytes, "selection output"); err != nil {
+			return err
+		}
+		if err := sl.hOut.ensure(outBytes, "selection output"); err != nil {
+			return err
+		}
+	}
+	if be.poison {
+		poisonBytes(sl.hWords.b)
+		poisonBytes(sl.hOut.b)
+		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dOut} {
+			if b.size > 0 {
+				if err := cu.MemsetD32Async(b.p, poison32, b.size/4, sl.stream); err != nil {
+					return fmt.Errorf("cuMemsetD32Async (poison): %w", err)
+				}
+			}
+		}
+	}
+	tuples, first := uint64(sl.dIn.p), t.first
+	if sh.agg {
+		initGrid := min(gridOf(sl.nwords), 1024)
+		if err := be.launch(sl, "agg_init", initGrid, uint64(sl.dWords.p), uint64(t.npanes), uint64(sh.groups),
+			uint64(sh.rowWords()), uint64(be.initRow.p)); err != nil {
+			return err
+		}
+		if n > 0 {
+			if err := be.launch(sl, "agg_block_max", grid, tuples, uint64(n), uint64(sh.tupleSize), b2i(sh.rows), first,
+				uint64(sl.dBlk.p), uint64(sl.dWords.p)); err != nil {
+				return err
+			}
+			if err := be.launch(sl, "agg_tuples", grid, tuples, uint64(n), uint64(sh.tupleSize), b2i(sh.rows), first,
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.joinHi.p), uint64(be.joinLo.p), uint64(be.joinOrd.p),
+				be.joinMask, uint64(be.joinOff), uint64(be.denseJoin), uint64(be.aggs.p), uint64(len(sh.aggs)),
+				uint64(sh.groups), uint64(sh.rowWords()), uint64(sh.spec.Pane), uint64(sh.spec.Size), uint64(sh.spec.Slide),
+				uint64(t.base), uint64(t.npanes), uint64(sl.dBlk.p), uint64(sl.dWords.p)); err != nil {
+				return err
+			}
+		}
+	} else {
+		if err := cu.MemsetD32Async(sl.dWords.p, 0, selCounters*2, sl.stream); err != nil {
+			return fmt.Errorf("cuMemsetD32Async (selection counters): %w", err)
+		}
+		if n > 0 {
+			if err := be.launch(sl, "sel_count", grid, tuples, uint64(n), uint64(sh.tupleSize),
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(sl.dBlk.p)); err != nil {
+				return err
+			}
+			if err := be.launch(sl, "sel_compact", grid, tuples, uint64(n), uint64(sh.tupleSize),
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.proj.p), uint64(len(sh.project)),
+				uint64(sl.dBlk.p), uint64(sl.dOut.p), uint64(sl.dWords.p)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hWords.b[0]), sl.dWords.p, sl.nwords*8, sl.stream); err != nil {
+		return fmt.Errorf("cuMemcpyDtoHAsync (output words, %d bytes): %w", sl.nwords*8, err)
+	}
+	return nil
+}
+
+func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
+	sl := &be.slots[s]
+	if !sl.started {
+		return nil, nil, errors.New("no task started")
+	}
+	sl.started = false
+	err = be.d.do(func() error {
+		if err := sl.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuStreamSynchronize (task of %d tuples): %w", sl.n, err)
+		}
+		words = sl.hWords.words(sl.nwords)
+		if be.sh.agg {
+			return nil
+		}
+		kept := words[selCount]
+		if kept > uint64(sl.n) {
+			return fmt.Errorf("selection kept %d tuples of %d", kept, sl.n)
+		}
+		nb := int64(kept) * int64(be.sh.outSize)
+		if nb == 0 {
+			out = sl.hOut.b[:0]
+			return nil
+		}
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hOut.b[0]), sl.dOut.p, nb, sl.stream); err != nil {
+			return fmt.Errorf("cuMemcpyDtoHAsync (selection output, %d bytes): %w", nb, err)
+		}
+		if err := sl.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuStreamSynchronize (selection output): %w", err)
+		}
+		out = sl.hOut.b[:nb]
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return words, out, nil
+}
+
+// close waits for every slot's stream, then frees the streams and buffers.
+func (be *cudaBackend) close() error {
+	return be.d.do(func() error {
+		var errs []error
+		for i := range be.slots {
+			sl := &be.slots[i]
+			if sl.started && sl.hasStrm {
+				if err := sl.stream.Synchronize(); err != nil {
+					errs = append(errs, fmt.Errorf("cuStreamSynchronize (slot %d): %w", i, err))
+				}
+			}
+			sl.started = false
+		}
+		errs = append(errs, be.free())
+		return errors.Join(errs...)
+	})
 }

@@ -57,6 +57,9 @@ type program struct {
 	slack    func(span int64) int64 // panes of slack on each side of a range window's span
 	closed   bool
 	onClose  func() // tells the device the program is gone
+	// onOutput, where set (by tests), sees every task's device output
+	// before it is unpacked.
+	onOutput func(s int, t *task, words []uint64, out []byte)
 }
 
 type slot struct {
@@ -172,6 +175,9 @@ func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
 	sl.t = task{}
 	if err != nil {
 		return false, fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+	}
+	if pr.onOutput != nil {
+		pr.onOutput(s, &t, words, out)
 	}
 	if !pr.sh.agg {
 		return pr.unpackSelection(&t, words, out, r), nil
