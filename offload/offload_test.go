@@ -3,6 +3,7 @@ package offload
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -422,4 +423,24 @@ func TestPaneRange(t *testing.T) {
 	pr = compileEmu(t, NewEmulator(), mustCompile(t, q), 1)
 	base, n = pr.paneRange(tuples(9, 9, 9, 9, 9), 7) // positions 7..11, panes of 2
 	assert.Equal(t, [2]int64{3, 3}, [2]int64{base, n})
+}
+
+// TestDescriptorCodes: the codes the descriptors carry are the ones
+// kernels/cuda/offload.cu's enums name (OP_*, AGG_*, T_*), and the layout
+// constants its HDR_WORDS / H_* and launch size.
+func TestDescriptorCodes(t *testing.T) {
+	for want, op := range []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge} {
+		assert.EqualValues(t, want+1, op, "query.CmpOp %s", op)
+	}
+	for want, k := range []window.AggKind{window.AggAdd, window.AggMin, window.AggMax} {
+		assert.EqualValues(t, want+1, k)
+	}
+	for want, ty := range []query.Type{query.Int32, query.Int64, query.Float32, query.Float64} {
+		assert.EqualValues(t, want+1, ty, "query.Type %s", ty)
+	}
+	assert.Equal(t, [6]int{0, 1, 2, 3, 4, 8}, [6]int{hdrFiltered, hdrUnmatched, hdrLate, hdrOutside, hdrMaxPos, hdrWords})
+	assert.Equal(t, 256, blockDim)
+	assert.Equal(t, uint64(0), bias(math.MinInt64))
+	assert.Equal(t, int64(-5), unbias(bias(-5)))
+	assert.Less(t, bias(-1), bias(0))
 }
