@@ -10,6 +10,17 @@ type joinTable struct {
 	mask   uint64
 	hi, lo []uint64
 	ord    []int32 // -1: empty slot
+	// slots holds the same table as one 32-byte record per slot, so that a
+	// probe touches one cache line instead of three: the fused kernel
+	// probes it (the parallel arrays stay for the vectorised kernel).
+	slots []joinSlot
+}
+
+// joinSlot is one slot of joinTable.slots; two fit in a cache line.
+type joinSlot struct {
+	hi, lo uint64
+	ord    int32 // -1: empty slot
+	_      [12]byte
 }
 
 func newJoinTable(keys [][]byte, ord []int32) *joinTable {
@@ -28,6 +39,10 @@ func newJoinTable(keys [][]byte, ord []int32) *joinTable {
 			s = (s + 1) & t.mask
 		}
 		t.hi[s], t.lo[s], t.ord[s] = hi, lo, ord[i]
+	}
+	t.slots = make([]joinSlot, n)
+	for s := range t.slots {
+		t.slots[s] = joinSlot{hi: t.hi[s], lo: t.lo[s], ord: t.ord[s]}
 	}
 	return t
 }
