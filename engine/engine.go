@@ -18,6 +18,13 @@
 // (a TryLock, then a re-check after unlocking, so that no finished task is
 // left behind). Per task that costs one channel operation to queue it, one
 // to recycle it, and a lock; per tuple nothing.
+//
+// With Config.GPU the GPU is a processor kind of its own ("gpu"): one
+// goroutine that runs tasks on the device through package offload, several
+// in flight (Config.GPUDepth), and hands them to the same result stages
+// (gpu.go). Config.GPUOnly makes it the only kind (gpu mode); otherwise it
+// shares the tasks with the CPU workers under the scheduling policy
+// (hybrid mode), and runs no task of a query it has no kernel for.
 package engine
 
 import (
@@ -36,6 +43,7 @@ import (
 	"github.com/saber-hx/saber-hx/buffer"
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/window"
@@ -67,11 +75,58 @@ type Config struct {
 	// shape-specialised one would fit (see kernels.Options).
 	Vectorised bool
 
-	// Groups are the processor kinds and their workers; nil means one kind,
-	// "cpu", of Workers workers. Several CPU groups stand for processors of
-	// different speeds (tests use them with an injected delay); a GPU
-	// processor will be a kind of its own.
+	// Groups are the CPU processor kinds and their workers; nil means one
+	// kind, "cpu", of Workers workers. Several CPU groups stand for
+	// processors of different speeds (tests use them with an injected
+	// delay). The GPU is a kind of its own (GPU below).
 	Groups []ProcessorGroup
+
+	// GPU is the device of the GPU processor kind, named "gpu"; nil means
+	// no GPU kind (cpu mode). With a GPU and without GPUOnly (hybrid mode)
+	// the kinds are the CPU kinds (kind 0, "cpu", unless Groups say
+	// otherwise) and then the GPU, and Policy shares the tasks among them;
+	// a query the GPU has no kernel for (offload.Supported) runs on the
+	// CPU kinds only, and Start says so once through Warn.
+	//
+	// The engine compiles one offload.Program per query on the device and
+	// closes them in CloseAll (or when Start fails); the device itself
+	// belongs to whoever opened it (offload.Open, offload.NewEmulator),
+	// who closes it after CloseAll or a failed Start.
+	GPU offload.Device
+	// GPUOnly (gpu mode): the GPU kind is the only processor kind (kind 0);
+	// no CPU worker runs, Workers and Groups are ignored, and a query
+	// without a GPU kernel is an ErrConfig. Needs GPU.
+	GPUOnly bool
+	// GPUDepth is the number of tasks in flight on the GPU at once (each on
+	// its own slot: a CUDA stream and its buffers); 0 means
+	// DefaultGPUDepth.
+	GPUDepth int
+}
+
+// DefaultGPUDepth is the GPU pipeline depth when Config.GPUDepth is 0.
+const DefaultGPUDepth = 4
+
+// GPUKindName is the name of the GPU processor kind.
+const GPUKindName = "gpu"
+
+// Mode names the processor kinds cfg runs: "cpu" (no GPU), "gpu" (the GPU
+// only) or "hybrid" (CPU workers and the GPU).
+func (c Config) Mode() string {
+	switch {
+	case c.GPU == nil:
+		return "cpu"
+	case c.GPUOnly:
+		return "gpu"
+	}
+	return "hybrid"
+}
+
+// gpuDepth is GPUDepth with its default.
+func (c Config) gpuDepth() int {
+	if c.GPUDepth == 0 {
+		return DefaultGPUDepth
+	}
+	return c.GPUDepth
 }
 
 // ProcessorGroup is one processor kind and its workers.
@@ -81,9 +136,12 @@ type ProcessorGroup struct {
 	delay   time.Duration // tests: added to every task of the group
 }
 
-// groups returns the processor kinds.
-func (c Config) groups() []ProcessorGroup {
-	if len(c.Groups) > 0 {
+// cpuGroups returns the CPU processor kinds: none in gpu mode.
+func (c Config) cpuGroups() []ProcessorGroup {
+	switch {
+	case c.GPU != nil && c.GPUOnly:
+		return nil
+	case len(c.Groups) > 0:
 		return c.Groups
 	}
 	return []ProcessorGroup{{Name: "cpu", Workers: c.Workers}}
@@ -93,7 +151,11 @@ func (c Config) groups() []ProcessorGroup {
 // valid range.
 func (c Config) Validate(tupleSize int) error {
 	switch {
-	case len(c.Groups) == 0 && c.Workers < 1:
+	case c.GPUOnly && c.GPU == nil:
+		return errors.New("gpu mode (GPUOnly) without a GPU device")
+	case c.GPUDepth < 0:
+		return fmt.Errorf("GPU pipeline depth %d: must be >= 1 (0: default %d)", c.GPUDepth, DefaultGPUDepth)
+	case len(c.Groups) == 0 && c.Workers < 1 && !(c.GPUOnly && c.GPU != nil):
 		return fmt.Errorf("workers %d: need at least 1", c.Workers)
 	case tupleSize <= 0:
 		return fmt.Errorf("tuple size %d must be positive", tupleSize)
@@ -210,6 +272,11 @@ type Stats struct {
 	// Task latency, dispatched to merged (its windows emitted), since the
 	// start or the last ResetLatency: quantiles exact to a factor of two.
 	LatencyP50, LatencyP99 time.Duration
+	// GPUFallbackTasks are the tasks the GPU kind took but ran on its CPU
+	// kernel, because the GPU program could not hold their result (a
+	// tuple's pane outside the range its output covers: offload's
+	// Program.Wait said ok false).
+	GPUFallbackTasks uint64
 }
 
 // ErrConfig marks the errors of Start that come from its arguments (an
@@ -243,7 +310,9 @@ type Engine struct {
 	streams   []*Stream // every input stream; a window join has two
 	entries   []entry   // per Spec
 	queue     scheduler.Queue
-	workers   *cpu.Group
+	workers   *cpu.Group // nil in gpu mode: no CPU worker
+	gpu       *gpuWorker // nil without a GPU
+	gpuKind   int        // the GPU's processor kind; -1 without a GPU
 	closed    bool
 
 	errMu sync.Mutex
@@ -264,33 +333,85 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if cfg.Policy == "" {
 		cfg.Policy = scheduler.FCFS
 	}
-	e := &Engine{cfg: cfg}
-	e.discoverNodes()
+	e := &Engine{cfg: cfg, gpuKind: -1}
+	if cfg.Mode() != "gpu" {
+		e.discoverNodes()
+	}
 	for _, sp := range specs {
 		if err := e.add(sp); err != nil {
 			e.releaseRings()
 			return nil, asConfigError(err)
 		}
 	}
+	cpuOnly, err := e.checkGPU()
+	if err != nil {
+		e.releaseRings()
+		return nil, asConfigError(err)
+	}
 	capacity := 0
 	for _, s := range e.streams {
 		capacity += cap(s.free)
 	}
-	var err error
 	if e.queue, err = e.newQueue(capacity); err != nil {
 		e.releaseRings()
 		return nil, asConfigError(err)
 	}
+	if cfg.Warn != nil {
+		for _, s := range cpuOnly {
+			cfg.Warn(fmt.Sprintf("query %q runs on the CPU only: %s", s.win.Query, s.gpuReason()))
+		}
+	}
 	total := 0
-	for _, g := range cfg.groups() {
+	for _, g := range cfg.cpuGroups() {
 		total += g.Workers
 	}
-	e.workers, err = cpu.Start(cpu.Options{Workers: total, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)
-	if err != nil {
-		e.releaseRings()
-		return nil, err
+	if cfg.GPU != nil {
+		if err := e.startGPU(total); err != nil {
+			e.releaseRings()
+			return nil, err
+		}
+	}
+	if total > 0 {
+		e.workers, err = cpu.Start(cpu.Options{Workers: total, Pin: cfg.Pin, CPUs: cfg.CPUs, Warn: cfg.Warn}, e.work)
+		if err != nil {
+			if e.gpu != nil {
+				e.queue.Close()
+				<-e.gpu.done
+			}
+			e.releaseRings()
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// checkGPU finds, with a GPU, the streams it has no kernel for
+// (Stream.gpuErr): in gpu mode that is an error naming the query and the
+// operator; in hybrid mode they are returned, to be run on the CPU only.
+func (e *Engine) checkGPU() (cpuOnly []*Stream, err error) {
+	if e.cfg.GPU == nil {
+		return nil, nil
+	}
+	for _, s := range e.streams {
+		s.gpuErr = offload.Supported(s.plan)
+		if s.gpuErr == nil {
+			continue
+		}
+		if e.cfg.GPUOnly {
+			return nil, fmt.Errorf("gpu mode: query %q cannot run on the GPU: %s; run it in hybrid mode (--mode hybrid), where the CPU workers run the queries the GPU cannot", s.win.Query, s.gpuReason())
+		}
+		cpuOnly = append(cpuOnly, s)
+	}
+	return cpuOnly, nil
+}
+
+// gpuReason is why the GPU cannot run the stream's query, without the
+// query's name (offload's errors start with it).
+func (s *Stream) gpuReason() string {
+	if s.gpuErr == nil {
+		return ""
+	}
+	return strings.TrimPrefix(s.gpuErr.Error(), fmt.Sprintf("query %q: ", s.win.Query))
 }
 
 // discoverTopology is cpu.Discover; tests replace it with a fixture.
@@ -327,10 +448,15 @@ func (e *Engine) discoverNodes() {
 
 // newQueue makes the scheduler's queue: one kind per processor group, one
 // query per stream (a window join's two inputs are bound together).
+//
+// With a GPU, the GPU is the last kind (the only one in gpu mode), with one
+// processor: its rate in the throughput matrix is the whole device's (see
+// gpuWorker.report), so hls must not divide its backlog further. A query
+// the GPU has no kernel for is not runnable by it (scheduler's Runnable).
 func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
-	groups := e.cfg.groups()
+	groups := e.cfg.cpuGroups()
 	qc := scheduler.Config{
-		Policy: e.cfg.Policy, Kinds: len(groups), Queries: len(e.streams), Capacity: capacity,
+		Policy: e.cfg.Policy, Queries: len(e.streams), Capacity: capacity,
 		SwitchThreshold: e.cfg.SwitchThreshold, MonitorInterval: e.cfg.MonitorInterval,
 		Nodes: len(e.nodeIndex),
 	}
@@ -338,9 +464,27 @@ func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
 		if g.Workers < 1 {
 			return nil, fmt.Errorf("processor group %q: %d workers, need at least 1", g.Name, g.Workers)
 		}
+		if e.cfg.GPU != nil && g.Name == GPUKindName {
+			return nil, fmt.Errorf("processor group %q: the name of the GPU kind", g.Name)
+		}
 		qc.KindNames = append(qc.KindNames, g.Name)
 		qc.Workers = append(qc.Workers, g.Workers)
 	}
+	if e.cfg.GPU != nil {
+		e.gpuKind = len(qc.KindNames)
+		qc.KindNames = append(qc.KindNames, GPUKindName)
+		qc.Workers = append(qc.Workers, 1)
+		if len(groups) > 0 {
+			for _, s := range e.streams {
+				row := make([]bool, len(qc.KindNames))
+				for k := range row {
+					row[k] = k != e.gpuKind || s.gpuErr == nil
+				}
+				qc.Runnable = append(qc.Runnable, row)
+			}
+		}
+	}
+	qc.Kinds = len(qc.KindNames)
 	if len(e.cfg.Static) > 0 {
 		qc.Static = map[int]int{}
 		for name, kind := range e.cfg.Static {
@@ -351,6 +495,9 @@ func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
 			found := false
 			for _, s := range e.streams {
 				if s.specName() == name {
+					if k == e.gpuKind && s.gpuErr != nil {
+						return nil, fmt.Errorf("static binding %s=%s: query %q has no GPU kernel (%s); bind it to a CPU kind", name, kind, s.win.Query, s.gpuReason())
+					}
 					qc.Static[s.id] = k
 					found = true
 				}
@@ -497,18 +644,27 @@ func (e *Engine) Write(p []byte) error    { return e.streams[0].Write(p) }
 // Stats returns the first query's counters.
 func (e *Engine) Stats() Stats { return e.streams[0].Stats() }
 
-// worker is what runs tasks: a worker goroutine, or the goroutine of
-// CloseAll while it flushes chained queries. It has one kernel per query.
+// worker is what runs tasks and what a result stage runs on: a CPU worker
+// goroutine, the GPU worker (gpu set: its CPU kernels are its fallback),
+// or the goroutine of CloseAll while it flushes chained queries. It has
+// one CPU kernel per query.
 type worker struct {
 	e       *Engine
-	proc    scheduler.Processor
+	proc    scheduler.Processor // Kind -1: runs no task (CloseAll's helper in gpu mode)
 	delay   time.Duration
 	kernels []kernels.Kernel
+	gpu     *gpuWorker
 }
 
+// newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
+// worker of the first CPU kind, or in gpu mode one that runs no task.
 func (e *Engine) newWorker(id int) *worker {
+	groups := e.cfg.cpuGroups()
+	if len(groups) == 0 {
+		return &worker{e: e, proc: scheduler.Processor{Kind: -1, ID: id}}
+	}
 	kind, first := 0, 0
-	for k, g := range e.cfg.groups() {
+	for k, g := range groups {
 		if id >= first && id < first+g.Workers {
 			kind = k
 		}
@@ -518,7 +674,7 @@ func (e *Engine) newWorker(id int) *worker {
 	if cpus := e.cpus; e.cpuNode != nil && len(cpus) > 0 && id >= 0 {
 		w.proc.Node = e.cpuNode[cpus[id%len(cpus)]]
 	}
-	w.delay = e.cfg.groups()[kind].delay
+	w.delay = groups[kind].delay
 	for i, s := range e.streams {
 		w.kernels[i] = s.plan.NewKernel()
 	}
@@ -550,11 +706,18 @@ func (w *worker) run(t *scheduler.Task) {
 
 // help runs one queued task, if there is one: what a worker does instead of
 // waiting for a downstream ring, so that chained queries cannot deadlock
-// even on one worker.
+// even on one worker. The GPU worker takes one step of its pipeline
+// instead (gpuWorker.help).
 func (w *worker) help() {
-	if t := w.e.queue.TryPop(w.proc); t != nil {
-		w.run(t)
+	if w.gpu != nil {
+		w.gpu.help()
 		return
+	}
+	if w.proc.Kind >= 0 {
+		if t := w.e.queue.TryPop(w.proc); t != nil {
+			w.run(t)
+			return
+		}
 	}
 	time.Sleep(20 * time.Microsecond)
 }
@@ -624,7 +787,12 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 		}
 	}
 	e.queue.Close()
-	e.workers.Wait()
+	if e.workers != nil {
+		e.workers.Wait()
+	}
+	if e.gpu != nil {
+		<-e.gpu.done // every slot drained, the programs closed
+	}
 	for _, s := range e.streams {
 		s.finishAll()
 	}
@@ -653,6 +821,11 @@ type Stream struct {
 	free     chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
 	taskSize int
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
+
+	// GPU: why it cannot run the query (nil: it can, or there is no GPU),
+	// and the tasks it ran on its CPU fallback kernel.
+	gpuErr      error
+	gpuFallback atomic.Uint64
 
 	// Producer and dispatcher.
 	taskStart uint64 // ring offset of the task being filled
@@ -1110,6 +1283,7 @@ func (s *Stream) Stats() Stats {
 			Query: s.joinSide.j.Name, Tasks: l.Tasks + r.Tasks, Bytes: l.Bytes + r.Bytes,
 			Tuples: tuples, Late: late, Counted: tuples - late, Windows: windows, Rows: pairs,
 			Watermark: min(l.Watermark, r.Watermark), Pinned: l.Pinned,
+			GPUFallbackTasks: l.GPUFallbackTasks + r.GPUFallbackTasks,
 		}
 	}
 	return s.stats()
@@ -1123,7 +1297,10 @@ func (s *Stream) stats() Stats {
 	st := Stats{
 		LatencyP50: s.lat.quantile(0.5), LatencyP99: s.lat.quantile(0.99),
 		Query:  s.win.Query,
-		Pinned: s.e.workers.Pinned(),
+		Pinned: []int{}, // gpu mode: no CPU worker
+	}
+	if s.e.workers != nil {
+		st.Pinned = s.e.workers.Pinned()
 	}
 	for {
 		v := s.seq.Load()
@@ -1136,6 +1313,7 @@ func (s *Stream) stats() Stats {
 		st.Late, st.Counted = s.late.Load(), s.counted.Load()
 		st.Windows, st.Rows = s.windows.Load(), s.rows.Load()
 		st.Watermark = s.watermark.Load()
+		st.GPUFallbackTasks = s.gpuFallback.Load()
 		if s.seq.Load() == v {
 			return st
 		}
