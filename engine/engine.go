@@ -695,6 +695,9 @@ func (w *worker) run(t *scheduler.Task) {
 	t.Result.Reset(s.layout)
 	start := time.Now()
 	if w.e.failed() == nil {
+		if t.Fill != nil {
+			t.Fill(t.Data, t.Start)
+		}
 		w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
 		if w.delay > 0 {
 			time.Sleep(w.delay)
@@ -819,6 +822,8 @@ type Stream struct {
 
 	ring     *buffer.Ring
 	free     chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
+	fill     func(dst []byte, pos uint64) // SetFill: ingestion by the workers
+	unfilled bool                         // the task being filled is left to fill
 	taskSize int
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
 
@@ -1180,6 +1185,9 @@ func (s *Stream) Buffer() ([]byte, error) {
 // Commit publishes n bytes written into the last Buffer; a full task is
 // dispatched.
 func (s *Stream) Commit(n int) error {
+	if s.unfilled {
+		return fmt.Errorf("engine: query %q: Commit inside a task of %d bytes left to the fill function", s.win.Query, s.filled)
+	}
 	if s.upstream != "" {
 		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
 	}
@@ -1196,6 +1204,36 @@ func (s *Stream) commit(n int) error {
 		s.dispatch()
 	}
 	return nil
+}
+
+// SetFill makes the stream's input ingestible by the workers: fill writes
+// the stream's bytes [pos, pos+len(dst)) into dst, whole tuples. After it,
+// the producer may publish bytes with CommitUnfilled instead of writing
+// them: the processor that runs their task calls fill just before it
+// processes them, so the ingestion copy runs on every worker in parallel
+// and leaves the task's bytes in that worker's cache for the kernel, where a
+// single producer copying everything is the bottleneck of a pipeline on few
+// cores (docs/performance.md). fill is called concurrently for different
+// tasks, in any order: the input must stay addressable (a file, a replayed
+// bundle), unlike a socket. Call it before the first Buffer.
+func (s *Stream) SetFill(fill func(dst []byte, pos uint64)) { s.fill = fill }
+
+// CommitUnfilled publishes n bytes of the last Buffer, as Commit, but
+// leaves them for the stream's fill function (SetFill) to write when their
+// task runs. A task's bytes are all written by the producer or all left
+// unfilled: mixing Commit and CommitUnfilled inside a task is an error.
+func (s *Stream) CommitUnfilled(n int) error {
+	switch {
+	case s.fill == nil:
+		return fmt.Errorf("engine: query %q: CommitUnfilled without SetFill", s.win.Query)
+	case s.filled > 0 && !s.unfilled:
+		return fmt.Errorf("engine: query %q: CommitUnfilled inside a task of %d bytes written by Commit", s.win.Query, s.filled)
+	}
+	if s.upstream != "" {
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
+	}
+	s.unfilled = true
+	return s.commit(n)
 }
 
 // Write copies p (any length; tuples may span calls) into the ring.
@@ -1222,9 +1260,13 @@ func (s *Stream) dispatch() {
 	t.Data = s.ring.Slice(s.taskStart, s.filled)
 	t.Dispatched = time.Now().UnixNano()
 	t.Node = s.node
+	t.Fill = nil
+	if s.unfilled {
+		t.Fill = s.fill
+	}
 	s.nextID++
 	s.taskStart += uint64(s.filled)
-	s.filled = 0
+	s.filled, s.unfilled = 0, false
 	s.e.queue.Push(t)
 }
 

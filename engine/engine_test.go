@@ -213,8 +213,22 @@ func cmpString(a, b string) int {
 // runEngine feeds data in writes of random sizes (tuples split across writes).
 func runEngine(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Rand) ([]row, Stats, error) {
 	var rows []row
+	e, err := New(cfg, q, rowSink(&rows))
+	require.NoError(t, err)
+	for len(data) > 0 {
+		n := min(len(data), 1+r.IntN(3*cfg.TaskSize))
+		require.NoError(t, e.Write(data[:n]))
+		data = data[n:]
+	}
+	st, err := e.Close()
+	return rows, st, err
+}
+
+// rowSink appends every window's rows to *rows, checking that windows come
+// in order and that GroupInt agrees with Key.
+func rowSink(rows *[]row) Sink {
 	lastStart := int64(-1 << 62)
-	sink := func(w *Window) error {
+	return func(w *Window) error {
 		if w.Start <= lastStart {
 			return fmt.Errorf("window %d emitted after window %d", w.Start, lastStart)
 		}
@@ -232,19 +246,10 @@ func runEngine(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Ra
 			for a := range rw.aggs {
 				rw.aggs[a] = w.Agg(i, a)
 			}
-			rows = append(rows, rw)
+			*rows = append(*rows, rw)
 		}
 		return nil
 	}
-	e, err := New(cfg, q, sink)
-	require.NoError(t, err)
-	for len(data) > 0 {
-		n := min(len(data), 1+r.IntN(3*cfg.TaskSize))
-		require.NoError(t, e.Write(data[:n]))
-		data = data[n:]
-	}
-	st, err := e.Close()
-	return rows, st, err
 }
 
 // TestEngineMatchesNaive is the property test of the data path: random

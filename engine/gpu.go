@@ -174,6 +174,9 @@ func (g *gpuWorker) submit(t *scheduler.Task) {
 		return
 	}
 	i := (g.head + g.n) % len(g.slots)
+	if t.Fill != nil {
+		t.Fill(t.Data, t.Start)
+	}
 	if err := pr.Submit(i, t.Data, t.Start/uint64(s.plan.TupleSize)); err != nil {
 		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), s.win.Query, t.ID, err))
 		g.report(t, now)
