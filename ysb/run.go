@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/metrics"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -110,6 +111,41 @@ func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (Fil
 	return res, rows, WriteFileAtomic(outPath, func(w io.Writer) error { return WriteResultsCSV(w, rows) })
 }
 
+// Ingest says who performs the ingestion copy of the benchmark: the copy of
+// the replayed bundle into the engine's ring, event times shifted.
+type Ingest string
+
+const (
+	IngestAuto     Ingest = ""         // workers with two CPU workers or more, else producer
+	IngestProducer Ingest = "producer" // one producer goroutine copies every task (engine.Stream.Commit)
+	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs (engine.Stream.CommitUnfilled)
+)
+
+// Ingests lists the valid values of BenchConfig.Ingest, "auto" for "".
+var Ingests = []string{"auto", string(IngestProducer), string(IngestWorkers)}
+
+// ParseIngest parses a --ingest value.
+func ParseIngest(s string) (Ingest, error) {
+	switch s {
+	case "auto", "":
+		return IngestAuto, nil
+	case string(IngestProducer), string(IngestWorkers):
+		return Ingest(s), nil
+	}
+	return "", fmt.Errorf("ingest %q: want one of %s", s, strings.Join(Ingests, ", "))
+}
+
+// resolve turns IngestAuto into the mode for cfg.
+func (i Ingest) resolve(cfg engine.Config) Ingest {
+	if i != IngestAuto {
+		return i
+	}
+	if cfg.Workers >= 2 {
+		return IngestWorkers
+	}
+	return IngestProducer
+}
+
 // BenchConfig configures the in-memory benchmark.
 type BenchConfig struct {
 	Engine     engine.Config
@@ -124,6 +160,11 @@ type BenchConfig struct {
 	// goroutine with the live counters.
 	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
 
+	// Ingest says who copies the bundle into the ring (IngestAuto: ""
+	// picks IngestWorkers with two CPU workers or more, else
+	// IngestProducer; see docs/performance.md for the measurements).
+	Ingest Ingest
+
 	// corrupt, in tests, edits each task's bytes after they were filled: it
 	// proves that validation catches a wrong result.
 	corrupt func(task []byte)
@@ -134,6 +175,7 @@ type BenchResult struct {
 	Stats        engine.Stats    // the whole run, warm-up included
 	Scheduling   scheduler.Stats // tasks and bytes per processor kind, the throughput matrix
 	RingNode     int             // NUMA node of the ring's memory, -1 if unknown
+	Ingest       Ingest          // who copied the bundle into the ring (never IngestAuto)
 	Seconds      float64         // the whole run, warm-up included
 	BundleTuples int
 	Validated    bool     // every emitted window of the whole run matched the generator's counts
@@ -194,6 +236,11 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		return BenchResult{}, err
 	}
 	v.genIndex = genIndexOfGroups(eng.Plan().GroupKeys, gen)
+	src := &replay{bundle: bundle, n: n, span: span, corrupt: cfg.corrupt}
+	ingest := cfg.Ingest.resolve(cfg.Engine)
+	if ingest == IngestWorkers {
+		eng.Stream(0).SetFill(src.fillAt)
+	}
 
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -242,10 +289,10 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
 			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, bundle, n, span, &k, v, cfg.corrupt)
+		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest == IngestWorkers, &k, v)
 	}()
 	<-produced
-	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0)}
+	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0), Ingest: ingest}
 	st, err := eng.Close()
 	close(stop)
 	<-done
@@ -288,10 +335,11 @@ func gcMetrics() (cycles, allocBytes uint64) {
 
 // produce replays the bundle into the engine until the deadline, calling
 // endWarmup once, at the first task boundary at or after warmEnd.
-func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, bundle []byte, n int, span int64, kp *uint64, v *validator, corrupt func([]byte)) error {
+func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, unfilled bool, kp *uint64, v *validator) error {
 	k := *kp
 	defer func() { *kp = k }()
 	warm := false
+	st := eng.Stream(0)
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !warm && !now.Before(warmEnd) {
@@ -301,32 +349,61 @@ func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarm
 		if !now.Before(deadline) {
 			break
 		}
-		b, err := eng.Buffer()
+		b, err := st.Buffer()
 		if err != nil {
 			return err
 		}
-		for off := 0; off < len(b); {
-			pos := int(k % uint64(n))
-			shift := int64(k/uint64(n)) * span
-			// Copy in pieces that fit in L1, shifting each piece's event
-			// times while its lines are still there: one pass over the
-			// ring's bytes instead of a copy and then a second read.
-			end := min(len(b), off+copyPiece, off+(n-pos)*TupleSize)
-			c := copy(b[off:end], bundle[pos*TupleSize:])
-			shiftEventTimes(b[off:off+c], shift)
-			off += c
-			k += uint64(c / TupleSize)
+		if unfilled {
+			// The worker that runs the task copies it (src.fillAt).
+			k += uint64(len(b) / TupleSize)
+			v.produced.Store(k)
+			if err := st.CommitUnfilled(len(b)); err != nil {
+				return err
+			}
+			continue
 		}
-		if corrupt != nil {
-			corrupt(b)
-		}
+		src.fill(b, k)
+		k += uint64(len(b) / TupleSize)
 		v.produced.Store(k)
-		if err := eng.Commit(len(b)); err != nil {
+		if err := st.Commit(len(b)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// replay is the benchmark's input: the bundle replayed forever, each pass's
+// event times shifted by the bundle's span, so that tuple k of the stream
+// is tuple k mod n of the bundle, span*(k/n) ms later. Any range of the
+// stream can be produced independently, which lets the workers ingest.
+type replay struct {
+	bundle  []byte
+	n       int   // tuples in the bundle
+	span    int64 // event-time advance of one pass, ms
+	corrupt func(task []byte)
+}
+
+// fill writes the stream's tuples from index k on into b (whole tuples).
+func (r *replay) fill(b []byte, k uint64) {
+	for off := 0; off < len(b); {
+		pos := int(k % uint64(r.n))
+		shift := int64(k/uint64(r.n)) * r.span
+		// Copy in pieces that fit in L1, shifting each piece's event
+		// times while its lines are still there: one pass over the
+		// ring's bytes instead of a copy and then a second read.
+		end := min(len(b), off+copyPiece, off+(r.n-pos)*TupleSize)
+		c := copy(b[off:end], r.bundle[pos*TupleSize:])
+		shiftEventTimes(b[off:off+c], shift)
+		off += c
+		k += uint64(c / TupleSize)
+	}
+	if r.corrupt != nil {
+		r.corrupt(b)
+	}
+}
+
+// fillAt is fill for engine.Stream.SetFill: pos is a byte offset.
+func (r *replay) fillAt(dst []byte, pos uint64) { r.fill(dst, pos/TupleSize) }
 
 // copyPiece is the bytes the producer copies before shifting their event
 // times: 16 KiB, half of a 32 KiB L1 data cache.

@@ -71,25 +71,73 @@ func TestRunReaderMatchesReference(t *testing.T) {
 }
 
 func TestBenchmarkValidates(t *testing.T) {
-	cfg := BenchConfig{
-		Engine:     engine.Config{Workers: 2, Pin: true, TaskSize: 1 << 16, BufferSize: 1 << 20},
-		Gen:        DefaultGenConfig(),
-		BundleSize: 1 << 20,
-		Duration:   200 * time.Millisecond,
-	}
-	res, err := RunBenchmark(context.Background(), cfg)
-	require.NoError(t, err)
-	assert.True(t, res.Validated)
-	assert.Positive(t, res.Stats.Windows)
-	assert.Equal(t, res.Stats.Tuples, res.Stats.Filtered+res.Stats.Counted)
-	assert.Zero(t, res.Stats.Late)
+	for _, ingest := range []Ingest{IngestAuto, IngestProducer, IngestWorkers} {
+		for _, workers := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/workers%d", ingest, workers), func(t *testing.T) {
+				cfg := BenchConfig{
+					Engine:     engine.Config{Workers: workers, Pin: true, TaskSize: 1 << 16, BufferSize: 1 << 20},
+					Gen:        DefaultGenConfig(),
+					BundleSize: 1 << 20,
+					Duration:   200 * time.Millisecond,
+					Ingest:     ingest,
+				}
+				res, err := RunBenchmark(context.Background(), cfg)
+				require.NoError(t, err)
+				assert.True(t, res.Validated)
+				assert.Positive(t, res.Stats.Windows)
+				assert.Equal(t, res.Stats.Tuples, res.Stats.Filtered+res.Stats.Counted)
+				assert.Zero(t, res.Stats.Late)
+				want := ingest
+				if ingest == IngestAuto {
+					want = map[bool]Ingest{true: IngestWorkers, false: IngestProducer}[workers >= 2]
+				}
+				assert.Equal(t, want, res.Ingest)
 
-	// A click turned into a view changes one campaign's count: the run
-	// must fail, not report a figure.
-	cfg.corrupt = func(b []byte) { binary.LittleEndian.PutUint32(b[OffEventType:], EventView) }
-	res, err = RunBenchmark(context.Background(), cfg)
-	assert.ErrorIs(t, err, ErrMismatch)
-	assert.False(t, res.Validated)
+				// A click turned into a view changes one campaign's count:
+				// the run must fail, not report a figure, whoever copies.
+				cfg.corrupt = func(b []byte) { binary.LittleEndian.PutUint32(b[OffEventType:], EventView) }
+				res, err = RunBenchmark(context.Background(), cfg)
+				assert.ErrorIs(t, err, ErrMismatch)
+				assert.False(t, res.Validated)
+			})
+		}
+	}
+}
+
+func TestParseIngest(t *testing.T) {
+	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers} {
+		got, err := ParseIngest(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ParseIngest("gpu")
+	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers`)
+}
+
+// TestReplayFillIsPositional: filling any range of the stream gives the
+// bytes a sequential fill gives there, across bundle passes (the shift).
+func TestReplayFillIsPositional(t *testing.T) {
+	gen, err := NewGenerator(DefaultGenConfig())
+	require.NoError(t, err)
+	n := BundleTuples(1, gen.Config())
+	bundle := make([]byte, n*TupleSize)
+	gen.Fill(bundle, 0)
+	r := &replay{bundle: bundle, n: n, span: int64(n / gen.Config().TuplesPerMs)}
+	total := 3*n + 17
+	seq := make([]byte, total*TupleSize)
+	r.fill(seq, 0)
+	for i := range total {
+		want := int64(i / gen.Config().TuplesPerMs)
+		require.Equal(t, want, int64(binary.LittleEndian.Uint64(seq[i*TupleSize:])), "event time of tuple %d", i)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		a := rng.IntN(total)
+		b := a + rng.IntN(total-a+1)
+		part := make([]byte, (b-a)*TupleSize)
+		r.fillAt(part, uint64(a*TupleSize))
+		require.Equal(t, seq[a*TupleSize:b*TupleSize], part, "tuples [%d, %d)", a, b)
+	}
 }
 
 func TestBundleTuples(t *testing.T) {
