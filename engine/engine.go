@@ -821,7 +821,7 @@ type Stream struct {
 	spec   Spec
 
 	ring     *buffer.Ring
-	free     chan *scheduler.Task // recycled tasks; its capacity bounds tasks in flight
+	free     chan *scheduler.Task         // recycled tasks; its capacity bounds tasks in flight
 	fill     func(dst []byte, pos uint64) // SetFill: ingestion by the workers
 	unfilled bool                         // the task being filled is left to fill
 	taskSize int
