@@ -151,11 +151,9 @@ func (c Config) cpuGroups() []ProcessorGroup {
 // valid range.
 func (c Config) Validate(tupleSize int) error {
 	switch {
-	case c.GPUOnly && c.GPU == nil:
-		return errors.New("gpu mode (GPUOnly) without a GPU device")
 	case c.GPUDepth < 0:
 		return fmt.Errorf("GPU pipeline depth %d: must be >= 1 (0: default %d)", c.GPUDepth, DefaultGPUDepth)
-	case len(c.Groups) == 0 && c.Workers < 1 && !(c.GPUOnly && c.GPU != nil):
+	case len(c.Groups) == 0 && c.Workers < 1 && !c.GPUOnly:
 		return fmt.Errorf("workers %d: need at least 1", c.Workers)
 	case tupleSize <= 0:
 		return fmt.Errorf("tuple size %d must be positive", tupleSize)
@@ -329,6 +327,9 @@ func New(cfg Config, q *query.Query, sink Sink) (*Engine, error) {
 func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if len(specs) == 0 {
 		return nil, asConfigError(errors.New("engine: no query"))
+	}
+	if cfg.GPUOnly && cfg.GPU == nil {
+		return nil, asConfigError(errors.New("engine: gpu mode (GPUOnly) without a GPU device"))
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = scheduler.FCFS
