@@ -22,7 +22,6 @@ import (
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
-	"github.com/saber-hx/saber-hx/ysb"
 )
 
 func openGPU(t *testing.T) Device {
@@ -170,15 +169,12 @@ func TestCUDATaskSizes(t *testing.T) {
 // unpacking, not a benchmark).
 func TestCUDAYSB(t *testing.T) {
 	d := openGPU(t)
-	gen, err := ysb.NewGenerator(ysb.DefaultGenConfig())
-	require.NoError(t, err)
-	p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
+	q, data := ysbShape(t, rand.New(rand.NewPCG(7, 7)), 64<<20)
+	p, err := kernels.Compile(q)
 	require.NoError(t, err)
 	pr := compileCUDA(t, d, p, 4)
-	data := make([]byte, 64<<20)
-	gen.Fill(data, 0)
 	r := rand.New(rand.NewPCG(1, 1))
-	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysb.TupleSize, "ysb")
+	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysbTupleSize, "ysb")
 	assert.Zero(t, nf, "of %d tasks", nt)
 
 	// The rate, without the checks.
@@ -195,7 +191,7 @@ func TestCUDAYSB(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
-		require.NoError(t, pr.Submit(s, data[off:off+task], uint64(off/ysb.TupleSize)))
+		require.NoError(t, pr.Submit(s, data[off:off+task], uint64(off/ysbTupleSize)))
 		busy[s] = true
 	}
 	for s := range busy {
@@ -207,7 +203,7 @@ func TestCUDAYSB(t *testing.T) {
 	}
 	el := time.Since(start)
 	t.Logf("YSB on %s: %d MiB in %v: %.0f M tuples/s, %.2f GB/s (depth 4, 256 KiB tasks, one goroutine)",
-		d.Name(), len(data)>>20, el, float64(len(data)/ysb.TupleSize)/el.Seconds()/1e6, float64(len(data))/el.Seconds()/1e9)
+		d.Name(), len(data)>>20, el, float64(len(data)/ysbTupleSize)/el.Seconds()/1e6, float64(len(data))/el.Seconds()/1e9)
 }
 
 // TestCUDACloseWithTasksInFlight: Close drains the slots; nothing is left

@@ -252,3 +252,48 @@ func cutTasks(r *rand.Rand, data []byte, tupleSize, maxTuples int) [][]byte {
 	}
 	return tasks
 }
+
+// ysbTupleSize and ysbShape stand for package ysb, which tests here cannot
+// import (ysb imports engine, which imports offload): YSB's 128-byte tuple
+// (event_time at 0, ad_id at 40, event_type at 60), its query (views, the
+// static join of ad to campaign, COUNT and MAX(event_time) per campaign per
+// 10 s tumbling window) and its data (tuple k: ad k mod 1000, event type
+// k mod 3, event time k/10 ms), with random ids.
+const ysbTupleSize = 128
+
+func ysbShape(t testing.TB, r *rand.Rand, bytes int) (*query.Query, []byte) {
+	s, err := query.NewSchema(ysbTupleSize,
+		query.Attribute{Name: "event_time", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "ad_id", Type: query.Bytes, Offset: 40, Size: 16},
+		query.Attribute{Name: "event_type", Type: query.Int32, Offset: 60},
+	)
+	require.NoError(t, err)
+	const ads, adsPerCampaign = 1000, 10
+	table := &query.StaticTable{KeyWidth: 16, ValueWidth: 16}
+	var campaign []byte
+	for i := range ads {
+		if i%adsPerCampaign == 0 {
+			campaign = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, r.Uint64()), r.Uint64())
+		}
+		ad := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, r.Uint64()), r.Uint64())
+		table.Keys, table.Values = append(table.Keys, ad), append(table.Values, campaign)
+	}
+	q := &query.Query{
+		Name: "ysb", Schema: s, Window: query.Tumbling(10000),
+		Where:   query.ColEq("event_type", 0),
+		Join:    &query.StaticJoin{Column: "ad_id", Table: table, As: "campaign_id"},
+		GroupBy: []query.Expr{query.C("campaign_id")},
+		Aggregates: []query.Aggregate{
+			{Func: query.Count, As: "count"},
+			{Func: query.Max, Arg: query.C("event_time"), As: "max_event_time"},
+		},
+	}
+	data := make([]byte, bytes/ysbTupleSize*ysbTupleSize)
+	for k := range len(data) / ysbTupleSize {
+		tp := data[k*ysbTupleSize:]
+		binary.LittleEndian.PutUint64(tp, uint64(k/10))
+		copy(tp[40:56], table.Keys[k%ads])
+		binary.LittleEndian.PutUint32(tp[60:], uint32(k%3))
+	}
+	return q, data
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
-	"github.com/saber-hx/saber-hx/ysb"
 )
 
 // runCase runs data, cut into random tasks, through program pr (depth
@@ -195,21 +194,18 @@ func TestEmulatorTaskSizes(t *testing.T) {
 	assert.Less(t, fallbacks, 4)
 }
 
-// TestEmulatorYSB: the YSB query on the generator's data, the fused
+// TestEmulatorYSB: the YSB query on YSB-shaped data, the fused
 // kernel's shape the GPU kernels generalise.
 func TestEmulatorYSB(t *testing.T) {
-	gen, err := ysb.NewGenerator(ysb.DefaultGenConfig())
-	require.NoError(t, err)
-	p, err := kernels.Compile(ysb.Query(gen.Campaigns(), ysb.WindowMs))
+	q, data := ysbShape(t, rand.New(rand.NewPCG(7, 7)), 8<<20)
+	p, err := kernels.Compile(q)
 	require.NoError(t, err)
 	require.NoError(t, Supported(p))
 	dev := NewEmulator()
 	defer dev.Close()
 	pr := compileEmu(t, dev, p, 4)
-	data := make([]byte, 8<<20)
-	gen.Fill(data, 0)
 	r := rand.New(rand.NewPCG(1, 1))
-	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysb.TupleSize, "ysb")
+	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysbTupleSize, "ysb")
 	assert.Zero(t, nf, "of %d tasks", nt)
 }
 
