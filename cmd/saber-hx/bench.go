@@ -59,8 +59,11 @@ type benchQuerySummary struct {
 	Late       uint64  `json:"late_tuples"`
 	Counted    uint64  `json:"counted_tuples"`
 	Ingest     string  `json:"ingest"`
-	Validated  bool    `json:"validated"`
-	Mismatch   string  `json:"mismatch,omitempty"`
+	// With a GPU kind: the query's tasks that the GPU ran on its CPU
+	// fallback.
+	GPUFallback *uint64 `json:"gpu_fallback_tasks,omitempty"`
+	Validated   bool    `json:"validated"`
+	Mismatch    string  `json:"mismatch,omitempty"`
 }
 
 type benchSummary struct {
@@ -79,7 +82,7 @@ type benchSummary struct {
 	Processors processorsSummary   `json:"processors"`
 }
 
-func runBench(args []string, stdout, stderr io.Writer) error {
+func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("bench", "saber-hx bench WORKLOAD[,WORKLOAD...] [flags]   (saber-hx bench --list)", stderr)
 	var ef engineFlags
 	ef.register(fs)
@@ -239,6 +242,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	closeGPU, err := ef.openGPU(&cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeGPU(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	eng, err = engine.Start(cfg, specs)
@@ -300,14 +312,21 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.workers, TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate,
-		Policy: string(cfg.Policy), Processors: summarizeProcessors(eng.Scheduling(), eng.QueryNames())}
+	var fallback uint64
+	for _, st := range stats {
+		fallback += st.GPUFallbackTasks
+	}
+	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate,
+		Policy: string(cfg.Policy), Processors: summarizeProcessors(eng.Scheduling(), eng.QueryNames(), cfg, &ef, fallback)}
 	for i, bp := range parts {
 		st := stats[i]
 		qs := benchQuerySummary{
 			Name: bp.name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
 			MBPerS: float64(st.Bytes) / seconds / 1e6, Windows: st.Windows, Rows: st.Rows,
 			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: "chained",
+		}
+		if cfg.GPU != nil {
+			qs.GPUFallback = &st.GPUFallbackTasks
 		}
 		for _, in := range bp.inputs {
 			qs.Ingest = "replay"
@@ -335,7 +354,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B)\n", names, sum.Tuples, seconds, sum.TuplesPerS/1e6, ef.workers, ef.taskSize)
+		fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B)\n", names, sum.Tuples, seconds, sum.TuplesPerS/1e6, sum.Workers, ef.taskSize)
+		fmt.Fprint(stdout, gpuLine(&sum.Processors))
 		for _, qs := range sum.Queries {
 			fmt.Fprintf(stdout, "  %-8s %.2f M tuples/s, %.0f MB/s, windows %d, rows %d, filtered %d, late %d, ingest %s", qs.Name, qs.TuplesPerS/1e6, qs.MBPerS, qs.Windows, qs.Rows, qs.Filtered, qs.Late, qs.Ingest)
 			if *validate {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
-	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -24,6 +23,8 @@ type engineFlags struct {
 	mode, policy, static string
 	switchThreshold      int
 	monitorInterval      time.Duration
+	gpuDepth             int
+	gpuEmulate           bool
 
 	placement, cores, memPolicy string
 	ingestCore                  int
@@ -37,7 +38,11 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
 	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
-	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu, gpu or hybrid (gpu and hybrid need a build with CUDA)")
+	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
+		"(CPU workers and the GPU, sharing tasks under --policy; a query without a GPU kernel runs on the CPU only); "+
+		"gpu and hybrid need a build with CUDA and a GPU, or --gpu-emulate")
+	fs.IntVar(&f.gpuDepth, "gpu-pipeline-depth", engine.DefaultGPUDepth, gpuDepthUsage)
+	fs.BoolVar(&f.gpuEmulate, "gpu-emulate", false, gpuEmulateUsage)
 	fs.StringVar(&f.policy, "policy", string(scheduler.HLS), "scheduling policy: fcfs, static or hls (docs/scheduling.md)")
 	fs.StringVar(&f.static, "static", "", "static policy: QUERY=KIND,... binding each query to a processor kind (cpu, gpu)")
 	fs.IntVar(&f.switchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
@@ -64,17 +69,8 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 	default:
 		return c, usagef("--kernel %q: valid: auto, vector", f.kernel)
 	}
-	switch f.mode {
-	case "cpu":
-	case "gpu", "hybrid":
-		if err := gpu.Available(); err != nil {
-			return c, usagef("--mode %s: %v", f.mode, err)
-		}
-		// A cuda build finds the devices, but the GPU processor (kernels,
-		// transfer pipeline) does not exist yet.
-		return c, usagef("--mode %s: this version has no GPU processor yet (the cuda build only lists devices); use --mode cpu", f.mode)
-	default:
-		return c, usagef("--mode %q: valid: cpu, gpu, hybrid", f.mode)
+	if err := f.checkGPUMode(&c); err != nil {
+		return c, err
 	}
 	if f.workers < 1 {
 		return c, usagef("--workers %d: need at least 1", f.workers)
@@ -166,9 +162,11 @@ func (f *engineFlags) startProfile() (func(), error) {
 	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
-// processorsSummary is the scheduling part of a summary: per processor
-// kind, the tasks and bytes run per query, and the final throughput matrix.
+// processorsSummary is the scheduling part of a summary: the mode, per
+// processor kind the tasks and bytes run per query, the final throughput
+// matrix, and with a GPU kind its part (gpuSummary).
 type processorsSummary struct {
+	Mode    string      `json:"mode"` // cpu, gpu or hybrid
 	Kinds   []string    `json:"kinds"`
 	Queries []string    `json:"queries"`
 	Tasks   [][]uint64  `json:"tasks"`              // [kind][query]
@@ -178,11 +176,14 @@ type processorsSummary struct {
 	// on the worker's own node, and stolen from another.
 	LocalTasks  uint64 `json:"local_tasks,omitempty"`
 	StolenTasks uint64 `json:"stolen_tasks,omitempty"`
+	*gpuSummary
 }
 
-func summarizeProcessors(s scheduler.Stats, queries []string) processorsSummary {
-	return processorsSummary{Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,
-		LocalTasks: s.Local, StolenTasks: s.Stolen}
+// summarizeProcessors: queries are the scheduler's (engine.QueryNames);
+// fallback is the engine's GPUFallbackTasks over every query.
+func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config, ef *engineFlags, fallback uint64) processorsSummary {
+	return processorsSummary{Mode: cfg.Mode(), Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,
+		LocalTasks: s.Local, StolenTasks: s.Stolen, gpuSummary: summarizeGPU(cfg, s, queries, fallback, ef.gpuEmulate)}
 }
 
 // split is the progress line's share of tasks per processor kind.

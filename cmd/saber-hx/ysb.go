@@ -110,7 +110,7 @@ type ysbSummary struct {
 func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
 	s := ysbSummary{
 		Mode:    mode,
-		Workers: ef.workers, Pinned: st.Pinned, TaskSize: ef.taskSize, BufferSize: ef.bufferSize,
+		Workers: ef.cpuWorkers(), Pinned: st.Pinned, TaskSize: ef.taskSize, BufferSize: ef.bufferSize,
 		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows,
 	}
 	s.setMeasured(ysb.Measured{
@@ -155,13 +155,14 @@ func printSummary(s ysbSummary, asJSON bool, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  workers %d (pinned to %v), task %d B, buffer %d B, %d tasks\n", s.Workers, s.Pinned, s.TaskSize, s.BufferSize, s.Tasks)
 	fmt.Fprintf(stdout, "  windows %d, rows %d; tuples counted %d, filtered %d, unmatched %d, late %d\n", s.Windows, s.Rows, s.Counted, s.Filtered, s.Unmatched, s.Late)
+	fmt.Fprint(stdout, gpuLine(s.Processors))
 	if s.Mode == "benchmark" {
 		fmt.Fprintf(stdout, "  validated: %v\n", s.Validated)
 	}
 	return nil
 }
 
-func runYSB(args []string, stdout, stderr io.Writer) error {
+func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("ysb", "saber-hx ysb [flags]", stderr)
 	var ef engineFlags
 	var gf genFlags
@@ -174,7 +175,9 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 		"seconds, tuples_per_s, mb_per_s, gb_per_s, filtered/unmatched/late/counted_tuples, latency_p50_ms and latency_p99_ms "+
 		"(task latency, dispatched to its windows emitted), gc_cycles and heap_alloc_bytes (GC cycles completed and bytes "+
 		"allocated by the process) count only the measured interval after the warm-up; warmup_s; total_tuples, tasks, "+
-		"windows, rows and processors are the whole run, every window of which is validated")
+		"windows, rows and processors are the whole run, every window of which is validated; processors: mode, kinds, queries, "+
+		"tasks and bytes per kind and query, matrix_bytes_per_s, and with a GPU kind gpu, gpu_emulated, gpu_pipeline_depth, "+
+		"gpu_cannot_run (queries without a GPU kernel) and gpu_fallback_tasks (tasks the GPU kind ran on its CPU fallback)")
 	input := fs.String("input", "", "file mode: events file of 128-byte tuples (see README)")
 	campaigns := fs.String("campaigns", "", "file mode: campaigns CSV (ad_id,campaign_id)")
 	output := fs.String("output", "-", "file mode: results CSV, written only if the run succeeds; - for stdout")
@@ -188,6 +191,15 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(ysb.TupleSize); err != nil {
 		return usageError{err}
 	}
+	closeGPU, err := ef.openGPU(&cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeGPU(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	if *input != "" || *campaigns != "" {
 		return runYSBFile(*input, *campaigns, *output, cfg, &ef, *asJSON, stdout)
 	}
@@ -230,7 +242,7 @@ func runYSB(args []string, stdout, stderr io.Writer) error {
 	s.BundleSize = res.BundleTuples * ysb.TupleSize
 	s.Validated = res.Validated
 	s.Policy = string(cfg.Policy)
-	procs := summarizeProcessors(res.Scheduling, []string{"ysb"})
+	procs := summarizeProcessors(res.Scheduling, []string{"ysb"}, cfg, &ef, res.Stats.GPUFallbackTasks)
 	s.Processors = &procs
 	s.RingNode = &res.RingNode
 	if cfg.PinIngest {

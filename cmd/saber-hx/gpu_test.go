@@ -1,0 +1,219 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The GPU path of the command line, on offload's emulator (--gpu-emulate):
+// what CI can check without a GPU.
+
+// gpuProcessors is the processors part of a summary with a GPU kind.
+type gpuProcessors struct {
+	Mode      string     `json:"mode"`
+	Kinds     []string   `json:"kinds"`
+	Queries   []string   `json:"queries"`
+	Tasks     [][]uint64 `json:"tasks"`
+	GPU       *string    `json:"gpu"`
+	Emulated  *bool      `json:"gpu_emulated"`
+	Depth     *int       `json:"gpu_pipeline_depth"`
+	CannotRun []string   `json:"gpu_cannot_run"`
+	Fallback  *uint64    `json:"gpu_fallback_tasks"`
+}
+
+// checkGPUFields asserts that every GPU field of the summary is there.
+func checkGPUFields(t *testing.T, p gpuProcessors, raw map[string]any, mode string, depth int) {
+	t.Helper()
+	assert.Equal(t, mode, p.Mode)
+	for _, k := range []string{"gpu", "gpu_emulated", "gpu_pipeline_depth", "gpu_cannot_run", "gpu_fallback_tasks"} {
+		assert.Contains(t, raw, k)
+	}
+	require.NotNil(t, p.GPU)
+	assert.Equal(t, "emulator", *p.GPU)
+	require.NotNil(t, p.Emulated)
+	assert.True(t, *p.Emulated)
+	require.NotNil(t, p.Depth)
+	assert.Equal(t, depth, *p.Depth)
+	assert.NotNil(t, p.CannotRun, "a list, empty when the GPU runs every query")
+	assert.NotNil(t, p.Fallback)
+	if mode == "gpu" {
+		assert.Equal(t, []string{"gpu"}, p.Kinds)
+	} else {
+		assert.Equal(t, []string{"cpu", "gpu"}, p.Kinds)
+	}
+}
+
+// decodeProcessors decodes the processors object of the last stdout line.
+func decodeProcessors(t *testing.T, stdout string) (gpuProcessors, map[string]any) {
+	t.Helper()
+	var s struct {
+		Processors json.RawMessage `json:"processors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &s))
+	var p gpuProcessors
+	require.NoError(t, json.Unmarshal(s.Processors, &p))
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(s.Processors, &raw))
+	return p, raw
+}
+
+func TestYSBHybridEmulated(t *testing.T) {
+	code, stdout, stderr := cli(t, "ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "1s", "--warmup", "0s", "--json",
+		"--workers", "1", "--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	s, m := parseSummary(t, stdout)
+	assert.True(t, s.Validated)
+	assert.Equal(t, s.Tuples, s.Filtered+s.Unmatched+s.Late+s.Counted)
+	p, raw := decodeProcessors(t, stdout)
+	checkGPUFields(t, p, raw, "hybrid", 4)
+	assert.Empty(t, p.CannotRun, "the GPU has YSB's kernel")
+	assert.NotContains(t, stderr, "runs on the CPU only")
+	var total uint64
+	for k := range p.Tasks {
+		total += p.Tasks[k][0]
+	}
+	assert.Equal(t, uint64(m["tasks"].(float64)), total, "every task ran once, on one kind or the other")
+	assert.Positive(t, p.Tasks[1][0], "the GPU ran tasks")
+}
+
+func TestYSBGPUModeEmulated(t *testing.T) {
+	code, stdout, stderr := cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--gpu-pipeline-depth", "2", "--duration", "300ms", "--warmup", "100ms",
+		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	s, m := parseSummary(t, stdout)
+	assert.True(t, s.Validated)
+	assert.Zero(t, s.Workers, "gpu mode runs no CPU worker")
+	p, raw := decodeProcessors(t, stdout)
+	checkGPUFields(t, p, raw, "gpu", 2)
+	assert.Equal(t, uint64(m["tasks"].(float64)), p.Tasks[0][0], "the GPU ran every task")
+
+	// The human summary says the figures are not a GPU's.
+	code, stdout, stderr = cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--duration", "200ms", "--warmup", "0s",
+		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "gpu mode, GPU emulator, pipeline depth 4")
+	assert.Contains(t, stdout, "not GPU figures")
+	assert.Contains(t, stdout, "validated: true")
+}
+
+// TestYSBFileGPUEmulated: file mode in gpu and hybrid modes writes the
+// reference's results.
+func TestYSBFileGPUEmulated(t *testing.T) {
+	dir := t.TempDir()
+	events, campaigns := generate(t, dir, 60000)
+	want, _ := ysbReference(t, events, campaigns)
+	for _, mode := range []string{"gpu", "hybrid"} {
+		out := filepath.Join(dir, mode+".csv")
+		code, _, stderr := cli(t, "ysb", "--mode", mode, "--gpu-emulate", "--input", events, "--campaigns", campaigns, "--output", out,
+			"--workers", "1", "--task-size", "12800", "--json")
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		assertRowsEqual(t, want, readResults(t, out))
+	}
+}
+
+func TestBenchGPUEmulated(t *testing.T) {
+	// agg has a GPU kernel: gpu mode, validated.
+	args := append([]string{"agg", "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "30000", "--duration", "60s", "--json"}, benchSmall...)
+	code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	s := decodeBench(t, stdout)
+	assert.True(t, s.Validated)
+	p, raw := decodeProcessors(t, stdout)
+	checkGPUFields(t, p, raw, "gpu", 4)
+	assert.Empty(t, p.CannotRun)
+	var b struct {
+		Workers int `json:"workers"`
+		Queries []struct {
+			Fallback *uint64 `json:"gpu_fallback_tasks"`
+		} `json:"queries"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &b))
+	assert.Zero(t, b.Workers)
+	require.Len(t, b.Queries, 1)
+	assert.NotNil(t, b.Queries[0].Fallback, "per query: the tasks the GPU ran on its CPU fallback")
+
+	// select (a WHERE with arithmetic) has none: gpu mode refuses it,
+	// naming the query and the operator, and points at hybrid mode.
+	code, stdout, stderr = cli(t, append([]string{"bench", "select", "--mode", "gpu", "--gpu-emulate", "--validate"}, benchSmall...)...)
+	assert.Equal(t, 2, code, "stderr: %s", stderr)
+	assert.Empty(t, stdout)
+	for _, w := range []string{`query "SELECT_`, "WHERE term", "no GPU kernel", "--mode hybrid"} {
+		assert.Contains(t, stderr, w)
+	}
+
+	// Binding it to the GPU is refused, naming it.
+	code, stdout, stderr = cli(t, append([]string{"bench", "select,agg", "--mode", "hybrid", "--gpu-emulate", "--policy", "static",
+		"--static", "SELECT_16=gpu,AGG_avg=gpu"}, benchSmall...)...)
+	assert.Equal(t, 2, code, "stderr: %s", stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `static binding SELECT_16=gpu: query "SELECT_16" has no GPU kernel (WHERE term`)
+
+	// Hybrid mode runs it on the CPU only, says so, and validates; with
+	// agg alongside, which the GPU shares, and a window join, whose inputs
+	// pass through the GPU and whose pairs the result stage computes.
+	args = append([]string{"select,agg,join", "--mode", "hybrid", "--gpu-emulate", "--gpu-pipeline-depth", "1", "--policy", "fcfs",
+		"--validate", "--validate-tuples", "5000", "--duration", "60s", "--json"}, benchSmall...)
+	code, stdout, stderr = cli(t, append([]string{"bench"}, args...)...)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stderr, "runs on the CPU only: WHERE term")
+	s = decodeBench(t, stdout)
+	assert.True(t, s.Validated)
+	for _, q := range s.Queries {
+		assert.True(t, q.Validated, "%s: %s", q.Name, q.Mismatch)
+	}
+	p, raw = decodeProcessors(t, stdout)
+	checkGPUFields(t, p, raw, "hybrid", 1)
+	require.Len(t, p.CannotRun, 1)
+	sel := p.CannotRun[0]
+	assert.Contains(t, sel, "SELECT_")
+	for q, name := range p.Queries {
+		if name == sel {
+			assert.Zero(t, p.Tasks[1][q], "no task of %s on the GPU", sel)
+			assert.Positive(t, p.Tasks[0][q])
+		}
+	}
+}
+
+// TestGPUFlags: what the GPU flags refuse, for both commands.
+func TestGPUFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"ysb"}, {"bench", "agg"}} {
+		for _, tc := range []struct {
+			args []string
+			want []string
+		}{
+			{[]string{"--mode", "gpu"}, []string{"--mode gpu", "without CUDA", "-tags cuda", "build/cuda-env.sh", "--gpu-emulate"}},
+			{[]string{"--mode", "hybrid"}, []string{"--mode hybrid", "without CUDA"}},
+			{[]string{"--mode", "gpu", "--gpu-emulate", "--gpu-pipeline-depth", "0"}, []string{"--gpu-pipeline-depth 0", ">= 1"}},
+			{[]string{"--gpu-pipeline-depth", "-3"}, []string{"--gpu-pipeline-depth -3"}},
+			{[]string{"--gpu-pipeline-depth", "x"}, []string{"gpu-pipeline-depth"}},
+			{[]string{"--gpu-emulate"}, []string{"--gpu-emulate", "--mode gpu or --mode hybrid"}},
+			{[]string{"--mode", "gpu", "--gpu-emulate", "--policy", "static", "--static", "ysb=cpu,AGG_avg=cpu"}, []string{`no processor kind "cpu"`, "valid: gpu"}},
+		} {
+			args := append(append(append([]string{}, cmd...), tc.args...), "--duration", "100ms")
+			code, stdout, stderr := cli(t, args...)
+			assert.Equal(t, 2, code, "%v: %s", args, stderr)
+			assert.Empty(t, stdout, "%v", args)
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w, "%v", args)
+			}
+		}
+	}
+	// The help documents them.
+	code, _, stderr := cli(t, "ysb", "-h")
+	require.Equal(t, 0, code)
+	for _, w := range []string{"-gpu-pipeline-depth", "(default 4)", "-gpu-emulate", "not GPU figures", "hybrid"} {
+		assert.Contains(t, stderr, w)
+	}
+}
+
+// decodeBench decodes bench's --json line.
+func decodeBench(t *testing.T, stdout string) benchOut {
+	t.Helper()
+	var s benchOut
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &s))
+	return s
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/scheduler"
+)
+
+// The GPU device of --mode gpu|hybrid is opened here, and only here.
+
+const (
+	gpuEmulateUsage = "run the GPU kind of --mode gpu|hybrid on offload's Go emulator of the GPU kernels (any build, no GPU needed): " +
+		"slow, for checking the GPU path on a machine without a GPU; figures taken with it are not GPU figures"
+	gpuDepthUsage = "gpu and hybrid modes: tasks in flight on the GPU at once (>= 1), each on a slot of its own " +
+		"(a CUDA stream with its pinned staging and device buffers), so that copies and kernels of several tasks overlap"
+)
+
+// checkGPUMode checks --mode, --gpu-pipeline-depth and --gpu-emulate and
+// sets the GPU part of c, all but the device (openGPU).
+func (f *engineFlags) checkGPUMode(c *engine.Config) error {
+	if f.gpuDepth < 1 {
+		return usagef("--gpu-pipeline-depth %d: must be >= 1", f.gpuDepth)
+	}
+	switch f.mode {
+	case "cpu":
+		if f.gpuEmulate {
+			return usagef("--gpu-emulate: needs --mode gpu or --mode hybrid")
+		}
+		return nil
+	case "gpu", "hybrid":
+	default:
+		return usagef("--mode %q: valid: cpu, gpu, hybrid", f.mode)
+	}
+	if !f.gpuEmulate {
+		if err := gpu.Available(); err != nil {
+			if errors.Is(err, gpu.ErrNotBuilt) {
+				return usagef("--mode %s: %v (or add --gpu-emulate to run the GPU path on offload's emulator, slowly)", f.mode, err)
+			}
+			return usagef("--mode %s: %v", f.mode, err)
+		}
+	}
+	c.GPUOnly = f.mode == "gpu"
+	c.GPUDepth = f.gpuDepth
+	return nil
+}
+
+// openGPU opens the device of --mode gpu|hybrid into cfg.GPU: GPU 0
+// (offload.Open), or offload's emulator with --gpu-emulate. The engine
+// never closes the device: the caller does, with the returned function,
+// after the engine's CloseAll (or a failed start). In cpu mode it opens
+// nothing.
+func (f *engineFlags) openGPU(cfg *engine.Config) (closeGPU func() error, err error) {
+	if f.mode == "cpu" {
+		return func() error { return nil }, nil
+	}
+	var dev offload.Device
+	if f.gpuEmulate {
+		dev = offload.NewEmulator()
+	} else if dev, err = offload.Open(0); err != nil {
+		if errors.Is(err, gpu.ErrNotBuilt) {
+			return nil, usagef("--mode %s: %v", f.mode, err)
+		}
+		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+	}
+	cfg.GPU = dev
+	return func() error {
+		if err := dev.Close(); err != nil {
+			return fmt.Errorf("close GPU %s: %w", dev.Name(), err)
+		}
+		return nil
+	}, nil
+}
+
+// cpuWorkers is the number of CPU workers that run: none in gpu mode.
+func (f *engineFlags) cpuWorkers() int {
+	if f.mode == "gpu" {
+		return 0
+	}
+	return f.workers
+}
+
+// gpuSummary is the GPU part of a processors summary, present when a GPU
+// kind exists.
+type gpuSummary struct {
+	GPU      string `json:"gpu"`          // the device's name: "cuda:0 (...)", or "emulator"
+	Emulated bool   `json:"gpu_emulated"` // --gpu-emulate: not GPU figures
+	Depth    int    `json:"gpu_pipeline_depth"`
+	// CannotRun are the queries (scheduler queries: a window join's inputs
+	// are two) that the GPU has no kernel for: they ran on the CPU workers
+	// only.
+	CannotRun []string `json:"gpu_cannot_run"`
+	// Fallback are the tasks the GPU kind took but ran on its CPU kernel
+	// (a pane outside the range its program's output covers).
+	Fallback uint64 `json:"gpu_fallback_tasks"`
+}
+
+// summarizeGPU returns the GPU part of the summary (nil without a GPU):
+// fallback is the engine's Stats.GPUFallbackTasks summed over the queries.
+func summarizeGPU(cfg engine.Config, s scheduler.Stats, queries []string, fallback uint64, emulated bool) *gpuSummary {
+	if cfg.GPU == nil {
+		return nil
+	}
+	g := &gpuSummary{GPU: cfg.GPU.Name(), Emulated: emulated, Depth: cfg.GPUDepth, CannotRun: []string{}, Fallback: fallback}
+	if g.Depth == 0 {
+		g.Depth = engine.DefaultGPUDepth
+	}
+	if k := slices.Index(s.Kinds, engine.GPUKindName); k >= 0 && s.Runnable != nil {
+		for q, ks := range s.Runnable {
+			if !ks[k] && q < len(queries) {
+				g.CannotRun = append(g.CannotRun, queries[q])
+			}
+		}
+	}
+	return g
+}
+
+// gpuTasks is the tasks the GPU kind ran, of all tasks.
+func gpuTasks(p *processorsSummary) (gpuTasks, all uint64) {
+	for k, per := range p.Tasks {
+		for _, n := range per {
+			all += n
+			if p.Kinds[k] == engine.GPUKindName {
+				gpuTasks += n
+			}
+		}
+	}
+	return gpuTasks, all
+}
+
+// gpuLine is the human summary's line on the GPU ("" without one).
+func gpuLine(p *processorsSummary) string {
+	if p == nil || p.gpuSummary == nil {
+		return ""
+	}
+	g := p.gpuSummary
+	ran, all := gpuTasks(p)
+	s := fmt.Sprintf("  %s mode, GPU %s, pipeline depth %d: %d of %d tasks on the GPU, %d of them on its CPU fallback", p.Mode, g.GPU, g.Depth, ran, all, g.Fallback)
+	if len(g.CannotRun) > 0 {
+		s += fmt.Sprintf("; no GPU kernel for %v (CPU only)", g.CannotRun)
+	}
+	if g.Emulated {
+		s += "\n  (--gpu-emulate: the GPU is emulated in Go; these are not GPU figures)"
+	}
+	return s + "\n"
+}
