@@ -181,6 +181,7 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	jt := k.join
 	var (
 		jmask        uint64
+		jshift       uint8
 		jslots       unsafe.Pointer
 		joinOff      = k.joinOff
 		dense        = k.denseJoin
@@ -199,7 +200,7 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 		c32          int32
 	)
 	if jt != nil {
-		jmask = jt.mask
+		jmask, jshift = jt.mask, jt.shift
 		jslots = unsafe.Pointer(unsafe.SliceData(jt.slots))
 	}
 	if len(preds) > 0 {
@@ -236,7 +237,7 @@ tuples:
 		var g uintptr
 		if jt != nil {
 			hi, lo := load64(t, joinOff), load64(t, joinOff+8)
-			s := hash128(hi, lo) & jmask
+			s := homeSlot(hi, lo, jshift)
 			var o int32
 			for {
 				sl := (*joinSlot)(unsafe.Add(jslots, s*uint64(unsafe.Sizeof(joinSlot{}))))
