@@ -182,7 +182,8 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	var (
 		jmask        uint64
 		jshift       uint8
-		jslots       unsafe.Pointer
+		jslot, jkey  unsafe.Pointer
+		jord         unsafe.Pointer
 		joinOff      = k.joinOff
 		dense        = k.denseJoin
 		rowsWindow   = k.rows
@@ -201,7 +202,9 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	)
 	if jt != nil {
 		jmask, jshift = jt.mask, jt.shift
-		jslots = unsafe.Pointer(unsafe.SliceData(jt.slots))
+		jslot = unsafe.Pointer(unsafe.SliceData(jt.slot))
+		jkey = unsafe.Pointer(unsafe.SliceData(jt.key))
+		jord = unsafe.Pointer(unsafe.SliceData(jt.ord))
 	}
 	if len(preds) > 0 {
 		p0, morePredsOff = preds[0], 1
@@ -238,11 +241,14 @@ tuples:
 		if jt != nil {
 			hi, lo := load64(t, joinOff), load64(t, joinOff+8)
 			s := homeSlot(hi, lo, jshift)
-			var o int32
+			o := int32(-1)
 			for {
-				sl := (*joinSlot)(unsafe.Add(jslots, s*uint64(unsafe.Sizeof(joinSlot{}))))
-				o = sl.ord
-				if o < 0 || (sl.hi == hi && sl.lo == lo) {
+				e := *(*int32)(unsafe.Add(jslot, s*4))
+				if e < 0 {
+					break
+				}
+				if k := (*joinKey)(unsafe.Add(jkey, uintptr(e)*unsafe.Sizeof(joinKey{}))); k.hi == hi && k.lo == lo {
+					o = *(*int32)(unsafe.Add(jord, uintptr(e)*4))
 					break
 				}
 				s = (s + 1) & jmask
