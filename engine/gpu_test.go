@@ -146,12 +146,18 @@ func runQueries(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte) (*E
 // Start warned about it once; every program is closed and no goroutine is
 // left behind.
 func TestGPUModesMatchReference(t *testing.T) {
-	base := runtime.NumGoroutine()
-	s := randSchema(t)
 	seeds := 2
 	if testing.Short() {
 		seeds = 1
 	}
+	testModesMatchReference(t, offload.NewEmulator, seeds)
+}
+
+// testModesMatchReference is TestGPUModesMatchReference on the devices
+// newDevice returns, one per run, closed after it.
+func testModesMatchReference(t *testing.T, newDevice func() offload.Device, seeds int) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
 	var fallbacks uint64
 	run := 0
 	for seed := range seeds {
@@ -180,7 +186,7 @@ func TestGPUModesMatchReference(t *testing.T) {
 						if mode == "gpu" {
 							require.NotContains(t, supported, false)
 						}
-						dev := &checkedDevice{Device: offload.NewEmulator()}
+						dev := &checkedDevice{Device: newDevice()}
 						defer dev.Close()
 						var warns warnings
 						cfg := Config{Workers: 1, TaskSize: randTuple * (8 + r.IntN(40)), BufferSize: 1 << 13,

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/gpu"
 )
 
 // TestSchedulingAndPlacementFlags: bad values exit 2 naming the valid ones,
@@ -31,6 +33,9 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 			{[]string{"--mem-policy", "interleave"}, []string{"default", "preferred", "bind"}},
 			{[]string{"--kernel", "jit"}, []string{"auto, vector"}},
 		} {
+			if gpu.Built() && tc.args[0] == "--mode" && tc.args[1] != "quantum" {
+				continue // a cuda build runs them (gpu_cuda_test.go)
+			}
 			args := append(append([]string{}, cmd...), tc.args...)
 			args = append(args, "--duration", "100ms")
 			code, stdout, stderr := cli(t, args...)
