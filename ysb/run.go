@@ -116,7 +116,7 @@ func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (Fil
 type Ingest string
 
 const (
-	IngestAuto     Ingest = ""         // workers with two CPU workers or more, else producer
+	IngestAuto     Ingest = ""         // workers with two CPU workers or more (not in gpu mode), else producer
 	IngestProducer Ingest = "producer" // one producer goroutine copies every task (engine.Stream.Commit)
 	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs (engine.Stream.CommitUnfilled)
 )
@@ -140,7 +140,7 @@ func (i Ingest) resolve(cfg engine.Config) Ingest {
 	if i != IngestAuto {
 		return i
 	}
-	if cfg.Workers >= 2 {
+	if cfg.Workers >= 2 && !cfg.GPUOnly {
 		return IngestWorkers
 	}
 	return IngestProducer
@@ -162,7 +162,8 @@ type BenchConfig struct {
 
 	// Ingest says who copies the bundle into the ring (IngestAuto: ""
 	// picks IngestWorkers with two CPU workers or more, else
-	// IngestProducer; see docs/performance.md for the measurements).
+	// IngestProducer, which gpu mode always gets: its one GPU goroutine
+	// should not copy too; see docs/performance.md for the measurements).
 	Ingest Ingest
 
 	// corrupt, in tests, edits each task's bytes after they were filled: it

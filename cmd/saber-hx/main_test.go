@@ -195,6 +195,7 @@ func TestFlagHelp(t *testing.T) {
 			"task-size":        "(default 262144)",
 			"buffer-size":      "(default 16777216)",
 			"bundle-size":      "(default 16777216)",
+			"ingest":           `(default "auto")`,
 			"duration":         "(default 30s)",
 			"json":             "",
 			"input":            "",
@@ -262,6 +263,7 @@ func TestUsageErrors(t *testing.T) {
 		{"duration 0", []string{"ysb", "--duration", "0s"}, []string{"duration 0s", "positive"}},
 		{"duration negative", []string{"ysb", "--duration", "-1s"}, []string{"duration -1s", "positive"}},
 		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"bundle size 64"}},
+		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers"}},
 		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"Campaigns = 0"}},
 		{"input without campaigns", []string{"ysb", "--input", filepath.Join(dir, "e.bin")}, []string{"--input", "--campaigns"}},
 		{"campaigns without input", []string{"ysb", "--campaigns", filepath.Join(dir, "c.csv")}, []string{"--input", "--campaigns"}},
@@ -317,6 +319,21 @@ func TestBenchmarkJSON(t *testing.T) {
 		assert.Positive(t, s.Rows)
 	}
 	assert.NotContains(t, m, "output", "no output file in benchmark mode")
+	assert.Equal(t, map[bool]string{true: "workers", false: "producer"}[workers != "1"], m["ingest"])
+}
+
+// TestBenchmarkIngest: both ingestion modes run validated, and the summary
+// says which ran.
+func TestBenchmarkIngest(t *testing.T) {
+	for _, mode := range []string{"producer", "workers"} {
+		code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "0s", "--workers", "2", "--task-size", "65536",
+			"--buffer-size", "1048576", "--bundle-size", "1048576", "--ingest", mode, "--json")
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		s, m := parseSummary(t, stdout)
+		assert.True(t, s.Validated, mode)
+		assert.Positive(t, s.Tuples, mode)
+		assert.Equal(t, mode, m["ingest"])
+	}
 }
 
 func TestBenchmarkHuman(t *testing.T) {

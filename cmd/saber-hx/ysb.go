@@ -91,6 +91,7 @@ type ysbSummary struct {
 	TaskSize   int    `json:"task_size"`
 	BufferSize int    `json:"buffer_size"`
 	BundleSize int    `json:"bundle_size,omitempty"`
+	Ingest     string `json:"ingest,omitempty"`
 	Tasks      uint64 `json:"tasks"`
 	Windows    uint64 `json:"windows"`
 	Rows       uint64 `json:"rows"`
@@ -171,6 +172,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	bundle := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into the ring (rounded down to whole generator periods)")
 	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up")
 	warmup := fs.Duration("warmup", 3*time.Second, "benchmark: ingestion time before the measured interval (0: none); its windows are validated too")
+	ingestFlag := fs.String("ingest", "auto", "benchmark: who copies the replayed bundle into the ring: producer (one goroutine copies every task), "+
+		"workers (each worker copies the task it runs, just before running it), auto (workers with 2 CPU workers or more, else producer; "+
+		"see docs/performance.md)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout. Benchmark mode: tuples, bytes, "+
 		"seconds, tuples_per_s, mb_per_s, gb_per_s, filtered/unmatched/late/counted_tuples, latency_p50_ms and latency_p99_ms "+
 		"(task latency, dispatched to its windows emitted), gc_cycles and heap_alloc_bytes (GC cycles completed and bytes "+
@@ -212,6 +216,10 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if *warmup < 0 {
 		return usagef("warmup %v: must not be negative", *warmup)
 	}
+	ingest, err := ysb.ParseIngest(*ingestFlag)
+	if err != nil {
+		return usageError{err}
+	}
 	gc, err := gf.config()
 	if err != nil {
 		return err
@@ -227,7 +235,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	var last engine.Stats
 	var lastT time.Duration
 	res, runErr := ysb.RunBenchmark(ctx, ysb.BenchConfig{
-		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup,
+		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup, Ingest: ingest,
 		Progress: func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
 			dt := (el - lastT).Seconds()
 			fmt.Fprintf(stderr, "ysb %5.0fs  %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(),
@@ -240,6 +248,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	warmupS, total, gcs, alloc := warmup.Seconds(), res.Stats.Tuples, res.Measured.GCCycles, res.Measured.HeapAllocBytes
 	s.WarmupS, s.TotalTuples, s.GCCycles, s.HeapAllocBytes = &warmupS, &total, &gcs, &alloc
 	s.BundleSize = res.BundleTuples * ysb.TupleSize
+	s.Ingest = string(res.Ingest)
 	s.Validated = res.Validated
 	s.Policy = string(cfg.Policy)
 	procs := summarizeProcessors(res.Scheduling, []string{"ysb"}, cfg, &ef, res.Stats.GPUFallbackTasks)
