@@ -17,7 +17,7 @@ import (
 // engineFlags are the tuning knobs shared by the commands that run queries.
 type engineFlags struct {
 	workers, taskSize, bufferSize int
-	pin                           bool
+	pin                           pinFlag
 	cpuProfile                    string
 
 	mode, policy, static string
@@ -34,9 +34,13 @@ type engineFlags struct {
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (the default is the number of CPUs this process may use)")
-	fs.BoolVar(&f.pin, "pin", true, "pin each worker to its own core (a warning, not a failure, where the OS refuses)")
+	f.pin = pinAuto
+	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
+		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
+		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
 	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.bufferSize, "buffer-size", 16<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks")
+	fs.IntVar(&f.bufferSize, "buffer-size", 4<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks "+
+		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
 		"(CPU workers and the GPU, sharing tasks under --policy; a query without a GPU kernel runs on the CPU only); "+
@@ -59,7 +63,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 	warn := func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
 	c := engine.Config{
-		Workers: f.workers, Pin: f.pin, TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
+		Workers: f.workers, Pin: f.pin.resolve(f.workers), TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
 		Policy: scheduler.Policy(f.policy), SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
 	}
 	switch f.kernel {
@@ -121,7 +125,7 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 			return c, usageError{fmt.Errorf("placement: %w", err)}
 		}
 		c.CPUs = plan
-		if mp != cpu.MemDefault && f.pin {
+		if mp != cpu.MemDefault && c.Pin {
 			c.MemNode, c.MemPolicy = topo.NodeOfCPU(plan[0]), mp
 		}
 	} else if cores != nil {
@@ -204,4 +208,48 @@ func split(s scheduler.Stats) string {
 		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], 100*float64(n)/float64(total))
 	}
 	return "  split " + strings.Join(parts, " ")
+}
+
+// pinFlag is --pin: true, false or auto. It is a boolean flag (a bare
+// --pin means true) with a third value.
+type pinFlag string
+
+const (
+	pinTrue  pinFlag = "true"
+	pinFalse pinFlag = "false"
+	pinAuto  pinFlag = "auto"
+)
+
+func (p *pinFlag) String() string { return string(*p) }
+
+func (p *pinFlag) IsBoolFlag() bool { return true }
+
+func (p *pinFlag) Set(v string) error {
+	switch v {
+	case "true", "1", "t", "T", "TRUE", "True":
+		*p = pinTrue
+	case "false", "0", "f", "F", "FALSE", "False":
+		*p = pinFalse
+	case "auto":
+		*p = pinAuto
+	default:
+		return fmt.Errorf("want true, false or auto")
+	}
+	return nil
+}
+
+// resolve says whether workers are pinned: auto pins them only when each of
+// them and the ingestion goroutine can have a CPU of its own. Measured on
+// two CPUs (docs/performance.md): with two workers, unpinned goroutines
+// beat pinned ones by 5-19% (a pinned worker is locked to its thread, and
+// with three busy goroutines on two CPUs every wait hands the CPU over
+// between threads); with one worker the two are within the noise.
+func (p pinFlag) resolve(workers int) bool {
+	switch p {
+	case pinTrue:
+		return true
+	case pinFalse:
+		return false
+	}
+	return workers < len(cpu.AllowedCPUs())
 }

@@ -191,9 +191,9 @@ func TestFlagHelp(t *testing.T) {
 	}{
 		{[]string{"ysb", "-h"}, map[string]string{
 			"workers":          "(default ", // depends on the machine
-			"pin":              "(default true)",
+			"pin":              "(default auto)",
 			"task-size":        "(default 262144)",
-			"buffer-size":      "(default 16777216)",
+			"buffer-size":      "(default 4194304)",
 			"bundle-size":      "(default 16777216)",
 			"ingest":           `(default "auto")`,
 			"duration":         "(default 30s)",
@@ -264,6 +264,7 @@ func TestUsageErrors(t *testing.T) {
 		{"duration negative", []string{"ysb", "--duration", "-1s"}, []string{"duration -1s", "positive"}},
 		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"bundle size 64"}},
 		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers"}},
+		{"bad pin", []string{"ysb", "--pin=sometimes"}, []string{`"sometimes"`, "-pin", "true, false or auto"}},
 		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"Campaigns = 0"}},
 		{"input without campaigns", []string{"ysb", "--input", filepath.Join(dir, "e.bin")}, []string{"--input", "--campaigns"}},
 		{"campaigns without input", []string{"ysb", "--campaigns", filepath.Join(dir, "c.csv")}, []string{"--input", "--campaigns"}},

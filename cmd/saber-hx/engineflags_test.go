@@ -1,0 +1,36 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/cpu"
+)
+
+func TestPinFlag(t *testing.T) {
+	cpus := len(cpu.AllowedCPUs())
+	cases := []struct {
+		args    []string
+		workers int
+		want    bool
+	}{
+		{nil, cpus - 1, cpus > 1},       // auto: a CPU left for ingestion
+		{nil, cpus, false},              // auto: no CPU left
+		{[]string{"--pin"}, cpus, true}, // a bare --pin is true
+		{[]string{"--pin=true"}, cpus, true},
+		{[]string{"--pin=false"}, 1, false},
+		{[]string{"--pin=auto"}, cpus + 1, false},
+	}
+	for _, tc := range cases {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var f engineFlags
+		f.register(fs)
+		require.NoError(t, fs.Parse(tc.args))
+		assert.Equal(t, tc.want, f.pin.resolve(tc.workers), "%v with %d workers on %d CPUs", tc.args, tc.workers, cpus)
+	}
+}
