@@ -199,7 +199,13 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 		morePredsOff = 0
 		eq32         bool
 		c32          int32
+		max64        = len(aggs) == 1 && aggs[0].wide && aggs[0].kind == window.AggMax
+		a0off        int
+		a0word       uintptr
 	)
+	if max64 {
+		a0off, a0word = aggs[0].off, uintptr(aggs[0].word)
+	}
 	if jt != nil {
 		jmask, jshift = jt.mask, jt.shift
 		jslot = unsafe.Pointer(unsafe.SliceData(jt.slot))
@@ -276,6 +282,18 @@ tuples:
 			pc.cur.Touched = append(pc.cur.Touched, int32(g))
 		}
 		*row++
+		if max64 {
+			// The common single aggregate besides COUNT, MAX of an int64
+			// column (YSB's MAX(event_time)), without the loop and the
+			// switch over kinds: on BenchmarkYSBKernel the general loop
+			// costs about a fifth of the kernel.
+			w := (*int64)(unsafe.Add(unsafe.Pointer(row), a0word*8))
+			v := int64(load64(t, a0off))
+			if fresh || v > *w {
+				*w = v
+			}
+			continue
+		}
 		for j := range aggs {
 			a := &aggs[j]
 			var v int64
