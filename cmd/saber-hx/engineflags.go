@@ -241,9 +241,10 @@ func (p *pinFlag) Set(v string) error {
 // resolve says whether workers are pinned: auto pins them only when each of
 // them and the ingestion goroutine can have a CPU of its own. Measured on
 // two CPUs (docs/performance.md): with two workers, unpinned goroutines
-// beat pinned ones by 5-19% (a pinned worker is locked to its thread, and
-// with three busy goroutines on two CPUs every wait hands the CPU over
-// between threads); with one worker the two are within the noise.
+// won two batches of alternating runs of three (medians 1.19 and 1.14; a
+// pinned worker is locked to its thread, and with three busy goroutines on
+// two CPUs every wait hands the CPU over between threads); with one worker
+// the two were within the noise.
 func (p pinFlag) resolve(workers int) bool {
 	switch p {
 	case pinTrue:
