@@ -27,6 +27,11 @@ type fusedKernel struct {
 	joinOff   int
 	denseJoin bool
 	aggs      []fusedAgg
+
+	// fast: the query has fastScanner's shape; fastTemplate holds what of
+	// the scanner does not change between tasks.
+	fast         bool
+	fastTemplate fastScanner
 }
 
 type fusedPred struct {
@@ -93,6 +98,7 @@ func newFusedKernel(p *Plan) *fusedKernel {
 		w := p.Aggs[i].Word
 		k.aggs = append(k.aggs, fusedAgg{off: a.Offset, wide: a.Type == query.Int64, word: w, kind: p.Layout.Kinds[w-1]})
 	}
+	k.initFast()
 	return k
 }
 
@@ -180,10 +186,7 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	preds, aggs := k.preds, k.aggs
 	jt := k.join
 	var (
-		jmask        uint64
-		jshift       uint8
-		jslot, jkey  unsafe.Pointer
-		jord         unsafe.Pointer
+		jp           joinProbe
 		joinOff      = k.joinOff
 		dense        = k.denseJoin
 		rowsWindow   = k.rows
@@ -202,23 +205,36 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 		max64        = len(aggs) == 1 && aggs[0].wide && aggs[0].kind == window.AggMax
 		a0off        int
 		a0word       uintptr
+		fs           = k.fastTemplate
 	)
 	if max64 {
 		a0off, a0word = aggs[0].off, uintptr(aggs[0].word)
 	}
 	if jt != nil {
-		jmask, jshift = jt.mask, jt.shift
-		jslot = unsafe.Pointer(unsafe.SliceData(jt.slot))
-		jkey = unsafe.Pointer(unsafe.SliceData(jt.key))
-		jord = unsafe.Pointer(unsafe.SliceData(jt.ord))
+		jp = jt.probe()
 	}
 	if len(preds) > 0 {
 		p0, morePredsOff = preds[0], 1
 		eq32 = !p0.wide && p0.op == query.Eq && p0.c == int64(int32(p0.c))
 		c32 = int32(p0.c)
 	}
+	fast := k.fast
+	if fast {
+		fs.base, fs.ts, fs.n, fs.jp, fs.rowBytes = base, uintptr(ts), n, jp, rowBytes
+	}
 tuples:
 	for i := 0; i < n; i++ {
+		if fast && vals != nil {
+			// The fast loop runs until a tuple it leaves to this one: a
+			// tuple of another pane, or the first of a group in the pane.
+			fs.vals, fs.start, fs.end, fs.seal = vals, pc.start, pc.end, pc.seal
+			var tuples uint64
+			i, wm, tuples = fs.scan(i, wm, &filtered, &unmatched, &late)
+			pc.tuples += tuples
+			if i == n {
+				break
+			}
+		}
 		t := unsafe.Add(base, i*ts)
 		et := int64(load64(t, 0))
 		if rowsWindow {
@@ -246,19 +262,7 @@ tuples:
 		var g uintptr
 		if jt != nil {
 			hi, lo := load64(t, joinOff), load64(t, joinOff+8)
-			s := homeSlot(hi, lo, jshift)
-			o := int32(-1)
-			for {
-				e := *(*int32)(unsafe.Add(jslot, s*4))
-				if e < 0 {
-					break
-				}
-				if k := (*joinKey)(unsafe.Add(jkey, uintptr(e)*unsafe.Sizeof(joinKey{}))); k.hi == hi && k.lo == lo {
-					o = *(*int32)(unsafe.Add(jord, uintptr(e)*4))
-					break
-				}
-				s = (s + 1) & jmask
-			}
+			o := jp.find(hi, lo)
 			if o < 0 {
 				unmatched++
 				continue
@@ -323,4 +327,123 @@ func load64(t unsafe.Pointer, off int) uint64 {
 
 func load32(t unsafe.Pointer, off int) uint32 {
 	return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(t, off)), 4))
+}
+
+// fastScanner is the fused kernel's loop for its most common shape, YSB's:
+// range windows, no predicate or one `int32 column == constant`, either a
+// 16-byte static join whose value is the group or neither join nor groups,
+// and COUNT with at most a MAX over an int64 column. Its loop makes no call:
+// it returns to Process at every tuple that needs one (the first of
+// another pane, the first of a group in the pane, the end), so that Go's
+// register allocator keeps its state in registers. The general loop keeps
+// the watermark, the counters and the loop index on the stack, because
+// calls on its rare paths (a new pane, a new group row) force them there:
+// that cost a quarter of the kernel (alternating BenchmarkYSBKernel runs,
+// docs/performance.md).
+type fastScanner struct {
+	base             unsafe.Pointer // the task
+	ts               uintptr        // tuple size
+	n                int            // tuples in the task
+	hasPred          bool
+	predOff          int
+	c32              int32
+	hasJoin          bool
+	joinOff          int
+	jp               joinProbe
+	max64            bool
+	aggOff           int
+	aggWord          uintptr
+	rowBytes         uintptr
+	vals             unsafe.Pointer // the current pane's rows
+	start, end, seal int64          // the current pane's bounds and seal
+}
+
+// initFast decides whether k has fastScanner's shape.
+func (k *fusedKernel) initFast() {
+	f := fastScanner{rowBytes: uintptr(k.layout.Words()) * 8}
+	switch {
+	case k.rows:
+		return
+	case len(k.preds) == 1:
+		p := k.preds[0]
+		if p.wide || p.op != query.Eq || p.c != int64(int32(p.c)) {
+			return
+		}
+		f.hasPred, f.predOff, f.c32 = true, p.off, int32(p.c)
+	case len(k.preds) > 1:
+		return
+	}
+	switch {
+	case k.join != nil && k.denseJoin:
+		f.hasJoin, f.joinOff = true, k.joinOff
+	case k.join != nil, k.layout.Groups != 1:
+		return
+	}
+	switch {
+	case len(k.aggs) == 1 && k.aggs[0].wide && k.aggs[0].kind == window.AggMax:
+		f.max64, f.aggOff, f.aggWord = true, k.aggs[0].off, uintptr(k.aggs[0].word)
+	case len(k.aggs) > 0:
+		return
+	}
+	k.fast, k.fastTemplate = true, f
+}
+
+// scan processes tuples from i on while they fall in the current pane into
+// rows that already hold a group, and returns the first tuple it left (or
+// n), the watermark before it, and the tuples aggregated; it adds to the
+// counters.
+func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (next int, wmBefore int64, tuples uint64) {
+	// Locals, not fields: the stores into rows could alias *f as far as
+	// the compiler knows, which would reload every field at every tuple.
+	base, ts, n := f.base, f.ts, f.n
+	hasPred, predOff, c32 := f.hasPred, f.predOff, f.c32
+	hasJoin, joinOff, jp := f.hasJoin, f.joinOff, f.jp
+	max64, aggOff, aggWord := f.max64, f.aggOff, f.aggWord
+	rowBytes, vals := f.rowBytes, f.vals
+	start, end, seal := f.start, f.end, f.seal
+	var nf, nu, nl uint64
+	for ; i < n; i++ {
+		t := unsafe.Add(base, uintptr(i)*ts)
+		et := int64(load64(t, 0))
+		if hasPred && int32(load32(t, predOff)) != c32 {
+			nf++
+			wm = max(wm, et)
+			continue
+		}
+		var g uintptr
+		if hasJoin {
+			o := jp.find(load64(t, joinOff), load64(t, joinOff+8))
+			if o < 0 {
+				nu++
+				wm = max(wm, et)
+				continue
+			}
+			g = uintptr(o)
+		}
+		if et < start || et >= end {
+			break // another pane: Process moves to it
+		}
+		if wm >= seal {
+			nl++
+			wm = max(wm, et)
+			continue
+		}
+		row := (*int64)(unsafe.Add(vals, g*rowBytes))
+		if *row == 0 {
+			break // the group's first tuple in the pane: Process records it
+		}
+		*row++
+		tuples++
+		if max64 {
+			w := (*int64)(unsafe.Add(unsafe.Pointer(row), aggWord*8))
+			if v := int64(load64(t, aggOff)); v > *w {
+				*w = v
+			}
+		}
+		wm = max(wm, et)
+	}
+	*filtered += nf
+	*unmatched += nu
+	*late += nl
+	return i, wm, tuples
 }

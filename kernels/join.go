@@ -3,14 +3,15 @@ package kernels
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // joinTable is an open-addressing hash table from keys of up to 16 bytes
 // (zero-padded to two words) to group ordinals. It is built once and only
 // read afterwards, by any number of workers.
 //
-// The slots hold 4-byte entry numbers; the keys and ordinals are stored by
-// entry, densely: for YSB's 1000 ads, 8 KiB of slots and 20 KiB of
+// The slots hold 4-byte entry numbers; keys and ordinals are stored by
+// entry, densely: for YSB's 1000 ads, 8 KiB of slots and 24 KiB of
 // entries, against 64 KiB for 32-byte slots holding key and ordinal. On
 // BenchmarkYSBKernel the two layouts measured the same (the entry layout
 // won 6 of 10 alternating pairs, within the noise); this one is kept as the
@@ -18,14 +19,16 @@ import (
 // parallel arrays for the vectorised kernel).
 type joinTable struct {
 	mask  uint64
-	shift uint8     // 64 - log2(slots): home takes a hash's top bits
-	slot  []int32   // entry in each slot, -1: empty
-	key   []joinKey // by entry
-	ord   []int32   // group ordinal by entry
+	shift uint8       // 64 - log2(slots): home takes a hash's top bits
+	slot  []int32     // entry in each slot, -1: empty
+	entry []joinEntry // by entry
 }
 
-// joinKey is a key as two words (keyWords).
-type joinKey struct{ hi, lo uint64 }
+// joinEntry is a key as two words (keyWords) and its group ordinal.
+type joinEntry struct {
+	hi, lo uint64
+	ord    int32
+}
 
 func newJoinTable(keys [][]byte, ord []int32) *joinTable {
 	n := uint64(16)
@@ -34,14 +37,14 @@ func newJoinTable(keys [][]byte, ord []int32) *joinTable {
 	}
 	t := &joinTable{
 		mask: n - 1, shift: uint8(64 - bits.TrailingZeros64(n)),
-		slot: make([]int32, n), key: make([]joinKey, len(keys)), ord: make([]int32, len(keys)),
+		slot: make([]int32, n), entry: make([]joinEntry, len(keys)),
 	}
 	for i := range t.slot {
 		t.slot[i] = -1
 	}
 	for i, k := range keys {
 		hi, lo := keyWords(k)
-		t.key[i], t.ord[i] = joinKey{hi, lo}, ord[i]
+		t.entry[i] = joinEntry{hi: hi, lo: lo, ord: ord[i]}
 		s := t.home(hi, lo)
 		for t.slot[s] >= 0 {
 			s = (s + 1) & t.mask
@@ -59,10 +62,37 @@ func (t *joinTable) lookup(hi, lo uint64) int32 {
 		if e < 0 {
 			return -1
 		}
-		if k := t.key[e]; k.hi == hi && k.lo == lo {
-			return t.ord[e]
+		if en := &t.entry[e]; en.hi == hi && en.lo == lo {
+			return en.ord
 		}
 		s = (s + 1) & t.mask
+	}
+}
+
+// joinProbe is lookup for the fused kernel's loops: the table's arrays as
+// pointers (slots are masked, entry numbers come from the table), and four
+// words, so that the compiler keeps it in registers.
+type joinProbe struct {
+	mask, shift uint64
+	slot, entry unsafe.Pointer
+}
+
+func (t *joinTable) probe() joinProbe {
+	return joinProbe{mask: t.mask, shift: uint64(t.shift), slot: unsafe.Pointer(unsafe.SliceData(t.slot)), entry: unsafe.Pointer(unsafe.SliceData(t.entry))}
+}
+
+// find returns the ordinal of key (hi, lo), or -1.
+func (p joinProbe) find(hi, lo uint64) int32 {
+	s := homeSlot(hi, lo, uint8(p.shift))
+	for {
+		e := *(*int32)(unsafe.Add(p.slot, s*4))
+		if e < 0 {
+			return -1
+		}
+		if en := (*joinEntry)(unsafe.Add(p.entry, uintptr(e)*unsafe.Sizeof(joinEntry{}))); en.hi == hi && en.lo == lo {
+			return en.ord
+		}
+		s = (s + 1) & p.mask
 	}
 }
 
