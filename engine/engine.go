@@ -1219,6 +1219,12 @@ func (s *Stream) commit(n int) error {
 // bundle), unlike a socket. Call it before the first Buffer.
 func (s *Stream) SetFill(fill func(dst []byte, pos uint64)) { s.fill = fill }
 
+// InFlight is the number of the stream's tasks dispatched and not yet
+// merged: queued, running, or finished and waiting for an earlier task.
+// For the producer: it lets it leave tasks to the workers (CommitUnfilled)
+// only when they would otherwise wait.
+func (s *Stream) InFlight() int { return int(s.nextID - s.next.Load()) }
+
 // CommitUnfilled publishes n bytes of the last Buffer, as Commit, but
 // leaves them for the stream's fill function (SetFill) to write when their
 // task runs. A task's bytes are all written by the producer or all left

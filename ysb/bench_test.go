@@ -13,10 +13,11 @@ import (
 // pipeline feeds a replayed bundle through a whole engine, as the benchmark
 // mode does, without validation.
 type pipeline struct {
-	eng      *engine.Engine
-	src      *replay
-	k        uint64
-	unfilled bool // the workers copy (IngestWorkers)
+	eng     *engine.Engine
+	src     *replay
+	k       uint64
+	ingest  Ingest // not IngestAuto
+	workers int
 }
 
 func newPipeline(t testing.TB, workers int, ingest Ingest) *pipeline {
@@ -26,11 +27,11 @@ func newPipeline(t testing.TB, workers int, ingest Ingest) *pipeline {
 	n := BundleTuples(16<<20, gc)
 	bundle := make([]byte, n*TupleSize)
 	gen.Fill(bundle, 0)
-	p := &pipeline{src: &replay{bundle: bundle, n: n, span: int64(n / gc.TuplesPerMs)}, unfilled: ingest == IngestWorkers}
+	p := &pipeline{src: &replay{bundle: bundle, n: n, span: int64(n / gc.TuplesPerMs)}, ingest: ingest, workers: workers}
 	p.eng, err = engine.New(engine.Config{Workers: workers, TaskSize: 256 << 10, BufferSize: 4 << 20},
 		Query(gen.Campaigns(), WindowMs), nil)
 	require.NoError(t, err)
-	if p.unfilled {
+	if ingest != IngestProducer {
 		p.eng.Stream(0).SetFill(p.src.fillAt)
 	}
 	return p
@@ -41,7 +42,7 @@ func (p *pipeline) task(t testing.TB) int {
 	st := p.eng.Stream(0)
 	b, err := st.Buffer()
 	require.NoError(t, err)
-	if p.unfilled {
+	if p.ingest.leaveToWorkers(st, p.workers) {
 		require.NoError(t, st.CommitUnfilled(len(b)))
 	} else {
 		p.src.fill(b, p.k)
@@ -54,7 +55,7 @@ func (p *pipeline) task(t testing.TB) int {
 // TestPipelineSteadyStateAllocations: once warm, ingesting, processing and
 // merging tasks allocates nothing per task, whoever copies.
 func TestPipelineSteadyStateAllocations(t *testing.T) {
-	for _, ingest := range []Ingest{IngestProducer, IngestWorkers} {
+	for _, ingest := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
 		p := newPipeline(t, 2, ingest)
 		for range 500 {
 			p.task(t)
@@ -73,7 +74,7 @@ func TestPipelineSteadyStateAllocations(t *testing.T) {
 
 func BenchmarkYSBPipeline(b *testing.B) {
 	for _, workers := range []int{1, 2} {
-		for _, ingest := range []Ingest{IngestProducer, IngestWorkers} {
+		for _, ingest := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
 			b.Run(fmt.Sprintf("workers%d/%s", workers, ingest), func(b *testing.B) {
 				p := newPipeline(b, workers, ingest)
 				b.ReportAllocs()

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
@@ -116,34 +117,53 @@ func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (Fil
 type Ingest string
 
 const (
-	IngestAuto     Ingest = ""         // workers with two CPU workers or more (not in gpu mode), else producer
+	IngestAuto     Ingest = ""         // see Ingest.resolve
 	IngestProducer Ingest = "producer" // one producer goroutine copies every task (engine.Stream.Commit)
 	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs (engine.Stream.CommitUnfilled)
+	// IngestShared: the producer copies a task while the workers have
+	// tasks queued behind the ones they run, and leaves it to them
+	// otherwise: the copy is shared between them in whatever proportion
+	// keeps both busy.
+	IngestShared Ingest = "shared"
 )
 
 // Ingests lists the valid values of BenchConfig.Ingest, "auto" for "".
-var Ingests = []string{"auto", string(IngestProducer), string(IngestWorkers)}
+var Ingests = []string{"auto", string(IngestProducer), string(IngestWorkers), string(IngestShared)}
 
 // ParseIngest parses a --ingest value.
 func ParseIngest(s string) (Ingest, error) {
 	switch s {
 	case "auto", "":
 		return IngestAuto, nil
-	case string(IngestProducer), string(IngestWorkers):
+	case string(IngestProducer), string(IngestWorkers), string(IngestShared):
 		return Ingest(s), nil
 	}
 	return "", fmt.Errorf("ingest %q: want one of %s", s, strings.Join(Ingests, ", "))
 }
 
-// resolve turns IngestAuto into the mode for cfg.
+// resolve turns IngestAuto into the mode for cfg: producer in gpu mode (its
+// one GPU goroutine should not copy too); shared where the producer has a
+// CPU of its own (fewer CPU workers than CPUs); else workers (a producer
+// copying on the workers' CPUs takes them from the kernels). Measured on
+// two CPUs in docs/performance.md.
 func (i Ingest) resolve(cfg engine.Config) Ingest {
-	if i != IngestAuto {
+	switch {
+	case i != IngestAuto:
 		return i
+	case cfg.GPUOnly:
+		return IngestProducer
+	case cfg.Workers < len(cpu.AllowedCPUs()):
+		return IngestShared
 	}
-	if cfg.Workers >= 2 && !cfg.GPUOnly {
-		return IngestWorkers
-	}
-	return IngestProducer
+	return IngestWorkers
+}
+
+// leaveToWorkers says whether the producer leaves the next task of st to
+// the workers (CommitUnfilled). Shared: when no task is queued behind the
+// ones they run, for they would wait for the producer's copy; while they
+// have work, the producer copies.
+func (i Ingest) leaveToWorkers(st *engine.Stream, workers int) bool {
+	return i == IngestWorkers || (i == IngestShared && st.InFlight() <= workers)
 }
 
 // BenchConfig configures the in-memory benchmark.
@@ -160,10 +180,8 @@ type BenchConfig struct {
 	// goroutine with the live counters.
 	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
 
-	// Ingest says who copies the bundle into the ring (IngestAuto: ""
-	// picks IngestWorkers with two CPU workers or more, else
-	// IngestProducer, which gpu mode always gets: its one GPU goroutine
-	// should not copy too; see docs/performance.md for the measurements).
+	// Ingest says who copies the bundle into the ring (IngestAuto: see
+	// Ingest.resolve).
 	Ingest Ingest
 
 	// corrupt, in tests, edits each task's bytes after they were filled: it
@@ -239,7 +257,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	v.genIndex = genIndexOfGroups(eng.Plan().GroupKeys, gen)
 	src := &replay{bundle: bundle, n: n, span: span, corrupt: cfg.corrupt}
 	ingest := cfg.Ingest.resolve(cfg.Engine)
-	if ingest == IngestWorkers {
+	if ingest == IngestWorkers || ingest == IngestShared {
 		eng.Stream(0).SetFill(src.fillAt)
 	}
 
@@ -290,7 +308,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
 			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest == IngestWorkers, &k, v)
+		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest, cfg.Engine.Workers, &k, v)
 	}()
 	<-produced
 	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0), Ingest: ingest}
@@ -336,7 +354,7 @@ func gcMetrics() (cycles, allocBytes uint64) {
 
 // produce replays the bundle into the engine until the deadline, calling
 // endWarmup once, at the first task boundary at or after warmEnd.
-func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, unfilled bool, kp *uint64, v *validator) error {
+func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest Ingest, workers int, kp *uint64, v *validator) error {
 	k := *kp
 	defer func() { *kp = k }()
 	warm := false
@@ -354,7 +372,7 @@ func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarm
 		if err != nil {
 			return err
 		}
-		if unfilled {
+		if ingest.leaveToWorkers(st, workers) {
 			// The worker that runs the task copies it (src.fillAt).
 			k += uint64(len(b) / TupleSize)
 			v.produced.Store(k)

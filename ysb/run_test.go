@@ -71,7 +71,7 @@ func TestRunReaderMatchesReference(t *testing.T) {
 }
 
 func TestBenchmarkValidates(t *testing.T) {
-	for _, ingest := range []Ingest{IngestAuto, IngestProducer, IngestWorkers} {
+	for _, ingest := range []Ingest{IngestAuto, IngestProducer, IngestWorkers, IngestShared} {
 		for _, workers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/workers%d", ingest, workers), func(t *testing.T) {
 				cfg := BenchConfig{
@@ -89,7 +89,7 @@ func TestBenchmarkValidates(t *testing.T) {
 				assert.Zero(t, res.Stats.Late)
 				want := ingest
 				if ingest == IngestAuto {
-					want = map[bool]Ingest{true: IngestWorkers, false: IngestProducer}[workers >= 2]
+					want = map[bool]Ingest{true: IngestShared, false: IngestWorkers}[workers < len(cpu.AllowedCPUs())]
 				}
 				assert.Equal(t, want, res.Ingest)
 
@@ -105,13 +105,13 @@ func TestBenchmarkValidates(t *testing.T) {
 }
 
 func TestParseIngest(t *testing.T) {
-	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers} {
+	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers, "shared": IngestShared} {
 		got, err := ParseIngest(in)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
 	_, err := ParseIngest("gpu")
-	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers`)
+	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers, shared`)
 }
 
 // TestReplayFillIsPositional: filling any range of the stream gives the

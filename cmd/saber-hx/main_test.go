@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -263,7 +264,7 @@ func TestUsageErrors(t *testing.T) {
 		{"duration 0", []string{"ysb", "--duration", "0s"}, []string{"duration 0s", "positive"}},
 		{"duration negative", []string{"ysb", "--duration", "-1s"}, []string{"duration -1s", "positive"}},
 		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"bundle size 64"}},
-		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers"}},
+		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers, shared"}},
 		{"bad pin", []string{"ysb", "--pin=sometimes"}, []string{`"sometimes"`, "-pin", "true, false or auto"}},
 		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"Campaigns = 0"}},
 		{"input without campaigns", []string{"ysb", "--input", filepath.Join(dir, "e.bin")}, []string{"--input", "--campaigns"}},
@@ -320,13 +321,13 @@ func TestBenchmarkJSON(t *testing.T) {
 		assert.Positive(t, s.Rows)
 	}
 	assert.NotContains(t, m, "output", "no output file in benchmark mode")
-	assert.Equal(t, map[bool]string{true: "workers", false: "producer"}[workers != "1"], m["ingest"])
+	assert.Equal(t, map[bool]string{true: "workers", false: "shared"}[len(cpu.AllowedCPUs()) <= 2], m["ingest"], "auto with %s workers", workers)
 }
 
 // TestBenchmarkIngest: both ingestion modes run validated, and the summary
 // says which ran.
 func TestBenchmarkIngest(t *testing.T) {
-	for _, mode := range []string{"producer", "workers"} {
+	for _, mode := range []string{"producer", "workers", "shared"} {
 		code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "0s", "--workers", "2", "--task-size", "65536",
 			"--buffer-size", "1048576", "--bundle-size", "1048576", "--ingest", mode, "--json")
 		require.Equal(t, 0, code, "stderr: %s", stderr)

@@ -173,8 +173,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up")
 	warmup := fs.Duration("warmup", 3*time.Second, "benchmark: ingestion time before the measured interval (0: none); its windows are validated too")
 	ingestFlag := fs.String("ingest", "auto", "benchmark: who copies the replayed bundle into the ring: producer (one goroutine copies every task), "+
-		"workers (each worker copies the task it runs, just before running it), auto (workers with 2 CPU workers or more, else producer; "+
-		"see docs/performance.md)")
+		"workers (each worker copies the task it runs, just before running it), shared (the producer copies while the workers have tasks "+
+		"queued, and leaves tasks to them when they would wait), auto (shared with fewer workers than CPUs, else workers; producer in gpu "+
+		"mode; see docs/performance.md)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout. Benchmark mode: tuples, bytes, "+
 		"seconds, tuples_per_s, mb_per_s, gb_per_s, filtered/unmatched/late/counted_tuples, latency_p50_ms and latency_p99_ms "+
 		"(task latency, dispatched to its windows emitted), gc_cycles and heap_alloc_bytes (GC cycles completed and bytes "+
