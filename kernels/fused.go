@@ -228,9 +228,11 @@ tuples:
 			// The fast loop runs until a tuple it leaves to this one: a
 			// tuple of another pane, or the first of a group in the pane.
 			fs.vals, fs.start, fs.end, fs.seal = vals, pc.start, pc.end, pc.seal
+			fs.touched = pc.cur.Touched
 			var tuples uint64
 			i, wm, tuples = fs.scan(i, wm, &filtered, &unmatched, &late)
 			pc.tuples += tuples
+			pc.cur.Touched = fs.touched
 			if i == n {
 				break
 			}
@@ -334,7 +336,7 @@ func load32(t unsafe.Pointer, off int) uint32 {
 // 16-byte static join whose value is the group or neither join nor groups,
 // and COUNT with at most a MAX over an int64 column. Its loop makes no call:
 // it returns to Process at every tuple that needs one (the first of
-// another pane, the first of a group in the pane, the end), so that Go's
+// another pane, a new group when Touched is full, the end), so that Go's
 // register allocator keeps its state in registers. The general loop keeps
 // the watermark, the counters and the loop index on the stack, because
 // calls on its rare paths (a new pane, a new group row) force them there:
@@ -356,6 +358,7 @@ type fastScanner struct {
 	rowBytes         uintptr
 	vals             unsafe.Pointer // the current pane's rows
 	start, end, seal int64          // the current pane's bounds and seal
+	touched          []int32        // the current pane's Touched: appended to within its capacity
 }
 
 // initFast decides whether k has fastScanner's shape.
@@ -388,10 +391,10 @@ func (k *fusedKernel) initFast() {
 	k.fast, k.fastTemplate = true, f
 }
 
-// scan processes tuples from i on while they fall in the current pane into
-// rows that already hold a group, and returns the first tuple it left (or
-// n), the watermark before it, and the tuples aggregated; it adds to the
-// counters.
+// scan processes tuples from i on while they fall in the current pane (and
+// Touched has room for new groups), and returns the first tuple it left
+// (or n), the watermark before it, and the tuples aggregated; it adds to
+// the counters and to f.touched.
 func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (next int, wmBefore int64, tuples uint64) {
 	// Locals, not fields: the stores into rows could alias *f as far as
 	// the compiler knows, which would reload every field at every tuple.
@@ -401,6 +404,8 @@ func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (
 	max64, aggOff, aggWord := f.max64, f.aggOff, f.aggWord
 	rowBytes, vals := f.rowBytes, f.vals
 	start, end, seal := f.start, f.end, f.seal
+	touched := unsafe.Pointer(unsafe.SliceData(f.touched))
+	nt, ct := len(f.touched), cap(f.touched)
 	var nf, nu, nl uint64
 	for ; i < n; i++ {
 		t := unsafe.Add(base, uintptr(i)*ts)
@@ -429,19 +434,27 @@ func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (
 			continue
 		}
 		row := (*int64)(unsafe.Add(vals, g*rowBytes))
-		if *row == 0 {
-			break // the group's first tuple in the pane: Process records it
+		fresh := *row == 0
+		if fresh {
+			// The group's first tuple in the pane: Touched records it,
+			// in place while it has room (growing it is a call).
+			if nt == ct {
+				break
+			}
+			*(*int32)(unsafe.Add(touched, uintptr(nt)*4)) = int32(g)
+			nt++
 		}
 		*row++
 		tuples++
 		if max64 {
 			w := (*int64)(unsafe.Add(unsafe.Pointer(row), aggWord*8))
-			if v := int64(load64(t, aggOff)); v > *w {
+			if v := int64(load64(t, aggOff)); fresh || v > *w {
 				*w = v
 			}
 		}
 		wm = max(wm, et)
 	}
+	f.touched = f.touched[:nt]
 	*filtered += nf
 	*unmatched += nu
 	*late += nl
