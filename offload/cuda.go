@@ -167,9 +167,9 @@ type cudaBackend struct {
 	// staging) before the kernels run: the tests set it.
 	poison bool
 
-	preds, aggs, initRow, proj, joinHi, joinLo, joinOrd devBuf
-	joinMask                                            uint64
-	joinOff, denseJoin                                  int64
+	preds, code, aggs, keys, initRow, proj, joinHi, joinLo, joinOrd devBuf
+	joinMask                                                        uint64
+	joinOff, denseJoin                                              int64
 
 	slots []cudaSlot
 }
@@ -183,12 +183,13 @@ type cudaSlot struct {
 
 	hIn, hWords, hOut pinnedBuf
 	dIn, dWords, dBlk devBuf
-	dOut              devBuf
+	dOut, dTable      devBuf
 
 	n      int64
-	nwords int64
-	args   [24]uint64
-	ptrs   [24]unsafe.Pointer
+	nwords int64 // output words copied back with the task (hashed groups: before the entries)
+	ncap   int64 // hashed groups: the entries the output has room for
+	args   [40]uint64
+	ptrs   [40]unsafe.Pointer
 }
 
 type devBuf struct {
@@ -302,8 +303,14 @@ func (be *cudaBackend) init() error {
 	if err := be.preds.upload(sh.predWords(), "predicates"); err != nil {
 		return err
 	}
+	if err := be.code.upload(sh.code, "expression programs"); err != nil {
+		return err
+	}
 	if sh.agg {
 		if err := be.aggs.upload(sh.aggWords(), "aggregate descriptors"); err != nil {
+			return err
+		}
+		if err := be.keys.upload(sh.keyWords(), "group key descriptors"); err != nil {
 			return err
 		}
 		if err := be.initRow.upload(sh.initRow(), "row initial values"); err != nil {
@@ -357,10 +364,10 @@ func (be *cudaBackend) free() error {
 			sl.hasStrm = false
 		}
 		errs = append(errs, sl.dIn.release("task tuples"), sl.dWords.release("output words"),
-			sl.dBlk.release("block partials"), sl.dOut.release("selection output"),
+			sl.dBlk.release("block partials"), sl.dOut.release("selection output"), sl.dTable.release("group table"),
 			sl.hIn.release("task tuples"), sl.hWords.release("output words"), sl.hOut.release("selection output"))
 	}
-	for _, b := range []*devBuf{&be.preds, &be.aggs, &be.initRow, &be.proj, &be.joinHi, &be.joinLo, &be.joinOrd} {
+	for _, b := range []*devBuf{&be.preds, &be.code, &be.aggs, &be.keys, &be.initRow, &be.proj, &be.joinHi, &be.joinLo, &be.joinOrd} {
 		errs = append(errs, b.release("program constants"))
 	}
 	return errors.Join(errs...)
@@ -368,6 +375,9 @@ func (be *cudaBackend) free() error {
 
 // launch runs kernel name on sl's stream with the given 64-bit arguments.
 func (be *cudaBackend) launch(sl *cudaSlot, name string, grid int64, args ...uint64) error {
+	if want := kernelParams[name]; len(args) != want {
+		return fmt.Errorf("launch of %s with %d arguments, the kernel has %d parameters", name, len(args), want)
+	}
 	for i, a := range args {
 		sl.args[i] = a
 		sl.ptrs[i] = unsafe.Pointer(&sl.args[i])
@@ -424,16 +434,22 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 	if err := sl.dBlk.ensure(max(grid, 1)*8, "block partials"); err != nil {
 		return err
 	}
+	total := int64(selCounters)
+	sl.nwords, sl.ncap = selCounters, 0
 	if sh.agg {
-		sl.nwords = sh.aggOutWords(t.npanes)
-	} else {
-		sl.nwords = selCounters
+		sl.ncap = t.entries
+		sl.nwords, total = sh.aggOutWords(t.npanes, 0), sh.aggOutWords(t.npanes, t.entries)
 	}
-	if err := sl.dWords.ensure(sl.nwords*8, "output words"); err != nil {
+	if err := sl.dWords.ensure(total*8, "output words"); err != nil {
 		return err
 	}
-	if err := sl.hWords.ensure(sl.nwords*8, "output words"); err != nil {
+	if err := sl.hWords.ensure(total*8, "output words"); err != nil {
 		return err
+	}
+	if sh.hashed {
+		if err := sl.dTable.ensure(t.slots*8, "group table"); err != nil {
+			return err
+		}
 	}
 	outBytes := n * int64(sh.outSize)
 	if !sh.agg {
@@ -447,7 +463,7 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 	if be.poison {
 		poisonBytes(sl.hWords.b)
 		poisonBytes(sl.hOut.b)
-		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dOut} {
+		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dOut, sl.dTable} {
 			if b.size > 0 {
 				if err := cu.MemsetD32Async(b.p, poison32, b.size/4, sl.stream); err != nil {
 					return fmt.Errorf("cuMemsetD32Async (poison): %w", err)
@@ -456,11 +472,19 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 		}
 	}
 	tuples, first := uint64(sl.dIn.p), t.first
+	where := uint64(sh.where) // -1: none
 	if sh.agg {
 		initGrid := min(gridOf(sl.nwords), 1024)
 		if err := be.launch(sl, "agg_init", initGrid, uint64(sl.dWords.p), uint64(t.npanes), uint64(sh.groups),
 			uint64(sh.rowWords()), uint64(be.initRow.p)); err != nil {
 			return err
+		}
+		var table, tableMask uint64
+		if sh.hashed {
+			if err := cu.MemsetD32Async(sl.dTable.p, 0, t.slots*2, sl.stream); err != nil {
+				return fmt.Errorf("cuMemsetD32Async (group table): %w", err)
+			}
+			table, tableMask = uint64(sl.dTable.p), uint64(t.slots-1)
 		}
 		if n > 0 {
 			if err := be.launch(sl, "agg_block_max", grid, tuples, uint64(n), uint64(sh.tupleSize), b2i(sh.rows), first,
@@ -468,8 +492,10 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 				return err
 			}
 			if err := be.launch(sl, "agg_tuples", grid, tuples, uint64(n), uint64(sh.tupleSize), b2i(sh.rows), first,
-				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.joinHi.p), uint64(be.joinLo.p), uint64(be.joinOrd.p),
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where,
+				uint64(be.joinHi.p), uint64(be.joinLo.p), uint64(be.joinOrd.p),
 				be.joinMask, uint64(be.joinOff), uint64(be.denseJoin), uint64(be.aggs.p), uint64(len(sh.aggs)),
+				uint64(be.keys.p), uint64(len(sh.keys)), table, tableMask, uint64(be.initRow.p),
 				uint64(sh.groups), uint64(sh.rowWords()), uint64(sh.spec.Pane), uint64(sh.spec.Size), uint64(sh.spec.Slide),
 				uint64(t.base), uint64(t.npanes), uint64(sl.dBlk.p), uint64(sl.dWords.p)); err != nil {
 				return err
@@ -481,11 +507,11 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 		}
 		if n > 0 {
 			if err := be.launch(sl, "sel_count", grid, tuples, uint64(n), uint64(sh.tupleSize),
-				uint64(be.preds.p), uint64(len(sh.preds)), uint64(sl.dBlk.p)); err != nil {
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(sl.dBlk.p)); err != nil {
 				return err
 			}
 			if err := be.launch(sl, "sel_compact", grid, tuples, uint64(n), uint64(sh.tupleSize),
-				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.proj.p), uint64(len(sh.project)),
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(be.proj.p), uint64(len(sh.project)),
 				uint64(sl.dBlk.p), uint64(sl.dOut.p), uint64(sl.dWords.p)); err != nil {
 				return err
 			}
@@ -508,6 +534,25 @@ func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
 			return fmt.Errorf("cuStreamSynchronize (task of %d tuples): %w", sl.n, err)
 		}
 		words = sl.hWords.words(sl.nwords)
+		if be.sh.hashed {
+			// The entries the groups claimed, after the header and the
+			// panes' first tuples.
+			ne := words[hdrEntries]
+			if ne > uint64(sl.ncap) {
+				return fmt.Errorf("hashed groups: %d entries claimed, room for %d", ne, sl.ncap)
+			}
+			nb := int64(ne) * int64(be.sh.entryWords()) * 8
+			if nb > 0 {
+				if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hWords.b[sl.nwords*8]), sl.dWords.p+cu.DevicePtr(sl.nwords*8), nb, sl.stream); err != nil {
+					return fmt.Errorf("cuMemcpyDtoHAsync (group entries, %d bytes): %w", nb, err)
+				}
+				if err := sl.stream.Synchronize(); err != nil {
+					return fmt.Errorf("cuStreamSynchronize (group entries): %w", err)
+				}
+			}
+			words = sl.hWords.words(sl.nwords + nb/8)
+			return nil
+		}
 		if be.sh.agg {
 			return nil
 		}

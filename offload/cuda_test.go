@@ -9,6 +9,7 @@ package offload
 // emulator's tests.
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -33,10 +34,21 @@ func openGPU(t *testing.T) Device {
 	return d
 }
 
+func init() {
+	compileChecked = func(t *testing.T, d Device, p *kernels.Plan, depth int) *program {
+		if _, ok := d.(*cudaDevice); !ok {
+			return nil
+		}
+		return compileCUDA(t, d, p, depth)
+	}
+}
+
 // compileCUDA compiles p on d with poisoned outputs, and makes every task's
 // device output checked against the emulator's for the same task: the same
 // pane range, the same words bit for bit (the kernels' atomics are all
-// order-independent), no word left poisoned.
+// order-independent; hashed groups' entries are compared in the order of
+// their first tuples, since the order in which threads claim them is not
+// the emulator's), no word left poisoned.
 func compileCUDA(t *testing.T, d Device, p *kernels.Plan, depth int) *program {
 	t.Helper()
 	pr, err := d.Compile(p, depth)
@@ -44,7 +56,12 @@ func compileCUDA(t *testing.T, d Device, p *kernels.Plan, depth int) *program {
 	t.Cleanup(func() { assert.NoError(t, pr.Close()) })
 	cpr := pr.(*program)
 	cpr.be.(*cudaBackend).poison = true
-	epr := compileEmu(t, NewEmulator(), p, 1)
+	// The emulator's program has a plan of its own: its unpacking must not
+	// touch the layout of p (see runCase).
+	ep, err := kernels.CompileWith(p.Query, kernels.Options{Vectorised: !p.Fused})
+	require.NoError(t, err)
+	epr := compileEmu(t, NewEmulator(), ep, 1)
+	epr.maxSlots = cpr.maxSlots
 	var ewords []uint64
 	var eout []byte
 	var etask task
@@ -52,13 +69,27 @@ func compileCUDA(t *testing.T, d Device, p *kernels.Plan, depth int) *program {
 		ewords, eout, etask = slices.Clone(words), slices.Clone(out), *tk
 	}
 	cpr.onOutput = func(s int, tk *task, words []uint64, out []byte) {
+		epr.maxPanes, epr.slack, epr.maxSlots = cpr.maxPanes, cpr.slack, cpr.maxSlots
 		require.NoError(t, epr.Submit(0, tk.data, tk.first))
 		var r window.TaskResult
-		r.Reset(p.Layout)
+		r.Reset(ep.Layout)
 		_, err := epr.Wait(0, &r)
 		require.NoError(t, err)
-		require.Equal(t, [2]int64{etask.base, etask.npanes}, [2]int64{tk.base, tk.npanes}, "pane range")
-		require.Equal(t, len(ewords), len(words), "output words")
+		require.Equal(t, [4]int64{etask.base, etask.npanes, etask.slots, etask.entries}, [4]int64{tk.base, tk.npanes, tk.slots, tk.entries}, "pane range, table")
+		require.Equal(t, len(ewords), len(words), "output words (counters cuda %v emulator %v)", words[:min(len(words), hdrWords)], ewords[:min(len(ewords), hdrWords)])
+		if cpr.sh.hashed {
+			words = sortedEntries(cpr.sh, tk, words)
+			ewords = sortedEntries(cpr.sh, tk, ewords)
+			if ewords[hdrOverflow] != 0 {
+				// A full table: both claim every slot, but which groups
+				// got one, and so which tuples overflowed, depends on
+				// the order of the threads.
+				require.NotZero(t, words[hdrOverflow], "the emulator's table overflowed, the device's did not")
+				head := hdrWords + int(tk.npanes)
+				words, ewords = slices.Clone(words[:head]), slices.Clone(ewords[:head])
+				words[hdrOverflow], ewords[hdrOverflow] = 1, 1
+			}
+		}
 		for i := range words {
 			require.NotEqual(t, poisonWord, words[i], "output word %d was not written (task of %d tuples, %d panes)", i, tk.n, tk.npanes)
 			if words[i] != ewords[i] {
@@ -70,6 +101,23 @@ func compileCUDA(t *testing.T, d Device, p *kernels.Plan, depth int) *program {
 		require.True(t, slices.Equal(eout, out), "selection outputs differ")
 	}
 	return cpr
+}
+
+// sortedEntries returns words with the hashed groups' entries in the order
+// of their first tuples (a copy).
+func sortedEntries(sh *shape, tk *task, words []uint64) []uint64 {
+	w := slices.Clone(words)
+	ew := sh.entryWords()
+	head := hdrWords + int(tk.npanes)
+	var es [][]uint64
+	for e := head; e+ew <= len(w); e += ew {
+		es = append(es, slices.Clone(w[e:e+ew]))
+	}
+	slices.SortFunc(es, func(a, b []uint64) int { return cmp.Compare(a[ew-1], b[ew-1]) })
+	for i, e := range es {
+		copy(w[head+i*ew:], e)
+	}
+	return w
 }
 
 // TestCUDAMatchesEmulatorAndCPU: random queries of every supported shape
@@ -84,9 +132,8 @@ func TestCUDAMatchesEmulatorAndCPU(t *testing.T) {
 		ts := newTestSchema(t, seed%3 == 2)
 		table := testTable(r, 1+r.IntN(40), 1+r.IntN(12))
 		q := randQuery(r, ts, table)
-		p, err := kernels.Compile(q)
-		require.NoError(t, err)
-		pr := compileCUDA(t, d, p, 1+r.IntN(4))
+		p, pg := compilePlans(t, q, kernels.Options{})
+		pr := compileCUDA(t, d, pg, 1+r.IntN(4))
 		data := randData(r, ts, table, randGen(r), r.IntN(20000))
 		msg := fmt.Sprintf("seed %d, where=%v window=%+v join=%v group=%v aggs=%v project=%v",
 			seed, q.Where, q.Window, q.Join != nil, q.GroupBy, q.Aggregates, q.Project)
@@ -109,11 +156,11 @@ func TestCUDAFallsBackExactly(t *testing.T) {
 		for q == nil || q.Stateless() {
 			q = randQuery(r, ts, table)
 		}
-		p, err := kernels.Compile(q)
-		require.NoError(t, err)
-		pr := compileCUDA(t, d, p, 2)
+		p, pg := compilePlans(t, q, kernels.Options{})
+		pr := compileCUDA(t, d, pg, 2)
 		pr.slack = func(int64) int64 { return 1 }
 		pr.maxPanes = 3
+		pr.maxSlots = 32
 		g := randGen(r)
 		g.lateEvery, g.lateBy = 10, 100
 		runCase(t, r, p, pr, randData(r, ts, table, g, 3000), 800, fmt.Sprintf("seed %d", seed))
@@ -139,10 +186,18 @@ func TestCUDATaskSizes(t *testing.T) {
 		sel := &query.Query{Name: "sel", Schema: ts.s, Where: query.ColLt("a", 5)}
 		proj := &query.Query{Name: "proj", Schema: ts.s, Where: query.ColNe("b", 2),
 			Project: []query.Projection{{Expr: query.C("x")}, {Expr: query.C("a")}, {Expr: query.C("y")}, {Expr: query.C("c")}}}
-		for _, q := range []*query.Query{agg, sel, proj} {
-			p, err := kernels.Compile(q)
-			require.NoError(t, err)
-			pr := compileCUDA(t, d, p, 2)
+		exprs := &query.Query{Name: "exprs", Schema: ts.s,
+			Where: query.Or(query.Cmp(query.Div(query.C("c"), query.C("b")), query.Gt, query.Int(1)), query.Cmp(query.C("x"), query.Lt, query.C("y"))),
+			Project: []query.Projection{{Expr: query.Add(query.Mul(query.C("a"), query.Int(3)), query.Int(2))}, {Expr: query.C("x")},
+				{Expr: query.Div(query.C("c"), query.Sub(query.C("b"), query.Int(4)))}}}
+		hashed := &query.Query{Name: "hashed", Schema: ts.s, Window: query.Sliding(400, 100),
+			Where:   query.Cmp(query.Add(query.C("a"), query.C("b")), query.Ne, query.Int(3)),
+			GroupBy: []query.Expr{query.C("b"), query.Div(query.C("ts"), query.Int(50))},
+			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.Mul(query.C("c"), query.C("a"))},
+				{Func: query.Min, Arg: query.C("a")}, {Func: query.Max, Arg: query.C("ts")}}}
+		for _, q := range []*query.Query{agg, sel, proj, exprs, hashed} {
+			p, pg := compilePlans(t, q, kernels.Options{})
+			pr := compileCUDA(t, d, pg, 2)
 			k := p.NewKernel()
 			g := dataGen{t0: -5000, step: 1, jitter: 5, lateEvery: 300, lateBy: 150}
 			for _, n := range []int{0, 1, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 65537, 300000} {
@@ -150,10 +205,12 @@ func TestCUDATaskSizes(t *testing.T) {
 				require.NoError(t, pr.Submit(1, data, 77))
 				base, npanes := pr.slots[1].t.base, pr.slots[1].t.npanes
 				var got window.TaskResult
-				got.Reset(p.Layout)
+				got.Reset(pg.Layout)
 				ok, err := pr.Wait(1, &got)
 				require.NoError(t, err)
-				want := cpuResult(p, k, data, 77)
+				want := &window.TaskResult{}
+				want.Reset(p.Layout)
+				k.Process(data, 77, want)
 				m := fmt.Sprintf("%s packed %v n %d", q.Name, packed, n)
 				require.Equal(t, p.Stateless() || inRange(want, base, npanes), ok, m)
 				if ok {
@@ -170,9 +227,8 @@ func TestCUDATaskSizes(t *testing.T) {
 func TestCUDAYSB(t *testing.T) {
 	d := openGPU(t)
 	q, data := ysbShape(t, rand.New(rand.NewPCG(7, 7)), 64<<20)
-	p, err := kernels.Compile(q)
-	require.NoError(t, err)
-	pr := compileCUDA(t, d, p, 4)
+	p, pg := compilePlans(t, q, kernels.Options{})
+	pr := compileCUDA(t, d, pg, 4)
 	r := rand.New(rand.NewPCG(1, 1))
 	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysbTupleSize, "ysb")
 	assert.Zero(t, nf, "of %d tasks", nt)
@@ -247,8 +303,21 @@ func TestCUDARefusesUnsupported(t *testing.T) {
 	d := openGPU(t)
 	ts := newTestSchema(t, false)
 	p, err := kernels.Compile(&query.Query{Name: "q", Schema: ts.s, Window: query.Tumbling(5),
-		GroupBy: []query.Expr{query.C("a")}, Aggregates: []query.Aggregate{{Func: query.Count}}})
+		GroupBy: []query.Expr{query.C("a")}, Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("y")}}})
 	require.NoError(t, err)
 	_, err = d.Compile(p, 2)
 	require.ErrorIs(t, err, ErrNoKernel)
+}
+
+// TestCUDAHashedGroups: TestEmulatorHashedGroups's cases on the device.
+func TestCUDAHashedGroups(t *testing.T) {
+	d := openGPU(t)
+	hashedGroupCases(t, func(t *testing.T, p *kernels.Plan, depth int) *program { return compileCUDA(t, d, p, depth) })
+}
+
+// TestCUDAExpressionEdgeCases: TestEmulatorExpressionEdgeCases's queries
+// on the device.
+func TestCUDAExpressionEdgeCases(t *testing.T) {
+	d := openGPU(t)
+	expressionEdgeCases(t, func(t *testing.T, p *kernels.Plan, depth int) *program { return compileCUDA(t, d, p, depth) })
 }

@@ -25,12 +25,18 @@ type kparams struct {
 	first     int64
 	preds     []uint64 // predWords
 	npreds    int64
+	code      []uint64 // the programs
+	where     int64    // start of WHERE's program, -1: none
 	// Aggregations.
 	join      *joinTable // nil: no join (join_off < 0)
 	joinOff   int64
 	denseJoin bool
 	aggs      []uint64 // aggWords
 	naggs     int64
+	keys      []uint64 // keyWords; none: dense groups
+	nkeys     int64
+	table     []uint64 // hashed groups: the task's table (tableMask+1 slots, zeroed)
+	tableMask uint64
 	groups    int64
 	rowWords  int64
 	pane      int64
@@ -65,8 +71,17 @@ func (k *kparams) position(i int64) int64 {
 	return int64(loadU64(k.tuples[i*k.tupleSize:]))
 }
 
-// passes is offload.cu's passes: every predicate holds for tuple t.
-func passes(t []byte, preds []uint64, npreds int64) bool {
+// passes is offload.cu's passes: every predicate holds for tuple t, and
+// WHERE's program where there is one.
+func (k *kparams) passes(t []byte) bool {
+	if !fastPasses(t, k.preds, k.npreds) {
+		return false
+	}
+	return k.where < 0 || evalCode(k.code[k.where:], t) != 0
+}
+
+// fastPasses is offload.cu's fast_passes: the column-versus-constant terms.
+func fastPasses(t []byte, preds []uint64, npreds int64) bool {
 	for j := int64(0); j < npreds; j++ {
 		d, c := preds[2*j], int64(preds[2*j+1])
 		v := colValue(t, d&0xffffffff, d>>32&1 != 0)
@@ -159,7 +174,7 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 			inBlock = max(inBlock, bias(pos))
 
 			t := k.tuples[i*k.tupleSize : (i+1)*k.tupleSize]
-			if !passes(t, k.preds, k.npreds) {
+			if !k.passes(t) {
 				out[hdrFiltered]++
 				continue
 			}
@@ -188,11 +203,25 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 				out[hdrLate]++
 				continue
 			}
-			row := rows[(int64(off)*k.groups+g)*k.rowWords:][:k.rowWords]
+			var row []uint64
+			if k.nkeys > 0 {
+				k0, k1 := k.keyOf(t)
+				if row = k.findEntry(out, rows, uint64(off), k0, k1); row == nil {
+					out[hdrOverflow]++
+					continue
+				}
+			} else {
+				row = rows[(int64(off)*k.groups+g)*k.rowWords:][:k.rowWords]
+			}
 			row[0]++
 			for w := int64(0); w < k.naggs; w++ {
 				d := k.aggs[w]
-				v := colValue(t, d&0xffffffff, d>>32&1 != 0)
+				var v int64
+				if d>>48&1 != 0 {
+					v = int64(evalCode(k.code[d&0xffffffff:], t))
+				} else {
+					v = colValue(t, d&0xffffffff, d>>32&1 != 0)
+				}
 				switch window.AggKind(d >> 40 & 0xff) {
 				case window.AggAdd:
 					row[1+w] += uint64(v)
@@ -214,7 +243,7 @@ func emuSelCount(k *kparams, blockCount []uint64) {
 	for b := int64(0); b < gridOf(k.n); b++ {
 		var c uint64
 		for th := int64(0); th < blockDim; th++ {
-			if i := b*blockDim + th; i < k.n && passes(k.tuples[i*k.tupleSize:], k.preds, k.npreds) {
+			if i := b*blockDim + th; i < k.n && k.passes(k.tuples[i*k.tupleSize:(i+1)*k.tupleSize]) {
 				c++
 			}
 		}
@@ -243,7 +272,7 @@ func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
 				break
 			}
 			t := k.tuples[i*k.tupleSize : (i+1)*k.tupleSize]
-			if !passes(t, k.preds, k.npreds) {
+			if !k.passes(t) {
 				continue
 			}
 			dst := out[(int64(base)+kept)*outSize:][:outSize]
@@ -254,7 +283,7 @@ func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
 			}
 			copy(dst[:8], t[:8])
 			for c := int64(0); c < k.nproj; c++ {
-				binary.LittleEndian.PutUint64(dst[8+8*c:], projValue(t, k.proj[c]))
+				binary.LittleEndian.PutUint64(dst[8+8*c:], evalCode(k.code[k.proj[c]:], t))
 			}
 		}
 		if b == grid-1 {
@@ -263,17 +292,162 @@ func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
 	}
 }
 
-// projValue is offload.cu's proj_value: an int column as int64, a float
-// column as float64 bits (float32 widened as x86 and Go do: exact, NaNs
-// quieted with their payload kept).
-func projValue(t []byte, d uint64) uint64 {
-	off := d & 0xffffffff
-	switch query.Type(d >> 32 & 0xff) {
-	case query.Int32:
-		return uint64(int64(int32(binary.LittleEndian.Uint32(t[off:]))))
-	case query.Float32:
-		return math.Float64bits(float64(math.Float32frombits(binary.LittleEndian.Uint32(t[off:]))))
-	default: // Int64, Float64
-		return loadU64(t[off:])
+// f32Bits is offload.cu's f32_to_f64: a float32 widened to float64 bits
+// exactly (a NaN quieted with its payload kept, as x86's cvtss2sd and Go
+// do).
+func f32Bits(b uint32) uint64 {
+	return math.Float64bits(float64(math.Float32frombits(b)))
+}
+
+// evalCode is offload.cu's eval: program code (expr.go) over tuple t.
+func evalCode(code []uint64, t []byte) uint64 {
+	var st [maxStack]uint64
+	sp := 0
+	for pc := 0; ; {
+		ins := code[pc]
+		pc++
+		op := ins & 0xff
+		switch op {
+		case opEnd:
+			return st[sp-1]
+		case opLdI32:
+			st[sp] = uint64(int64(int32(binary.LittleEndian.Uint32(t[ins>>32:]))))
+			sp++
+			continue
+		case opLdI64, opLdF64:
+			st[sp] = loadU64(t[ins>>32:])
+			sp++
+			continue
+		case opLdF32:
+			st[sp] = f32Bits(binary.LittleEndian.Uint32(t[ins>>32:]))
+			sp++
+			continue
+		case opConst:
+			st[sp] = code[pc]
+			pc++
+			sp++
+			continue
+		case opI2F:
+			st[sp-1] = math.Float64bits(float64(int64(st[sp-1])))
+			continue
+		case opRequire:
+			sp--
+			if st[sp] == 0 {
+				return 0
+			}
+			continue
+		}
+		var b uint64
+		if ins&opK != 0 {
+			b = code[pc]
+			pc++
+		} else {
+			sp--
+			b = st[sp]
+		}
+		a := st[sp-1]
+		var r uint64
+		switch op {
+		case opIAdd:
+			r = a + b
+		case opISub:
+			r = a - b
+		case opIMul:
+			r = a * b
+		case opIDiv:
+			r = uint64(intDiv(int64(a), int64(b)))
+		case opFAdd:
+			r = math.Float64bits(math.Float64frombits(a) + math.Float64frombits(b))
+		case opFSub:
+			r = math.Float64bits(math.Float64frombits(a) - math.Float64frombits(b))
+		case opFMul:
+			r = math.Float64bits(math.Float64frombits(a) * math.Float64frombits(b))
+		case opFDiv:
+			r = math.Float64bits(math.Float64frombits(a) / math.Float64frombits(b))
+		case opICmp:
+			r = b2u(compare(query.CmpOp(ins>>16&0xff), int64(a), int64(b)))
+		case opFCmp:
+			r = b2u(compare(query.CmpOp(ins>>16&0xff), math.Float64frombits(a), math.Float64frombits(b)))
+		case opAnd:
+			r = b2u(a != 0 && b != 0)
+		default: // opOr
+			r = b2u(a != 0 || b != 0)
+		}
+		st[sp-1] = r
 	}
+}
+
+// intDiv is offload.cu's idiv: Go's int64 division (MinInt64 / -1 is
+// MinInt64), with x/0 = 0 as the CPU kernels' arith.
+func intDiv(a, b int64) int64 {
+	switch b {
+	case 0:
+		return 0
+	case -1:
+		return -a
+	}
+	return a / b
+}
+
+func compare[T int64 | float64](op query.CmpOp, a, b T) bool {
+	switch op {
+	case query.Eq:
+		return a == b
+	case query.Ne:
+		return a != b
+	case query.Lt:
+		return a < b
+	case query.Le:
+		return a <= b
+	case query.Gt:
+		return a > b
+	}
+	return a >= b
+}
+
+// keyOf is offload.cu's key_of: tuple t's 16-byte group key as two
+// big-endian words, as kernels' aggregateKernel.key builds it.
+func (k *kparams) keyOf(t []byte) (k0, k1 uint64) {
+	var kb [16]byte
+	for j := int64(0); j < k.nkeys; j++ {
+		d := k.keys[j]
+		pos, width, off := d&0xff, d>>8&0xff, d>>32
+		if d>>16&1 != 0 {
+			copy(kb[pos:pos+width], t[off:off+width])
+			continue
+		}
+		v := evalCode(k.code[off:], t)
+		if width == 4 {
+			binary.BigEndian.PutUint32(kb[pos:], uint32(v)^(1<<31))
+		} else {
+			binary.BigEndian.PutUint64(kb[pos:], v^signBit)
+		}
+	}
+	return binary.BigEndian.Uint64(kb[0:8]), binary.BigEndian.Uint64(kb[8:16])
+}
+
+// findEntry is offload.cu's find_entry: the row of the entry of the group
+// (pane offset off, key k0 k1) in the task's table, claiming a slot and an
+// entry (initialised with initRow) for a new group; nil when every slot
+// holds another group (overflow).
+func (k *kparams) findEntry(out, entries []uint64, off, k0, k1 uint64) []uint64 {
+	ew := 3 + k.rowWords
+	s := tableHash(off, k0, k1) & k.tableMask
+	for probes := uint64(0); probes <= k.tableMask; probes, s = probes+1, (s+1)&k.tableMask {
+		tag := k.table[s]
+		if tag == 0 {
+			e := out[hdrEntries]
+			out[hdrEntries]++
+			en := entries[int64(e)*ew:][:ew]
+			en[0], en[1], en[2] = off, k0, k1
+			copy(en[3:], k.initRow)
+			k.table[s] = slotEntry + e
+			return en[3:]
+		}
+		en := entries[int64(tag-slotEntry)*ew:][:ew]
+		if en[0] == off && en[1] == k0 && en[2] == k1 {
+			return en[3:]
+		}
+	}
+	return nil
 }

@@ -49,17 +49,19 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 	be := &emuBackend{k: kparams{
 		tupleSize: int64(sh.tupleSize), rows: sh.rows,
 		preds: sh.predWords(), npreds: int64(len(sh.preds)),
+		code: sh.code, where: sh.where,
 	}, slots: make([]emuSlot, depth)}
 	if sh.agg {
 		be.k.join, be.k.joinOff, be.k.denseJoin = sh.join, int64(sh.joinOff), sh.denseJoin
 		be.k.aggs, be.k.naggs = sh.aggWords(), int64(len(sh.aggs))
+		be.k.keys, be.k.nkeys = sh.keyWords(), int64(len(sh.keys))
 		be.k.groups, be.k.rowWords = int64(sh.groups), int64(sh.rowWords())
 		be.k.pane, be.k.size, be.k.slide = sh.spec.Pane, sh.spec.Size, sh.spec.Slide
 		be.k.initRow = sh.initRow()
 	} else {
 		be.k.proj, be.k.nproj = sh.projWords(), int64(len(sh.project))
 	}
-	be.agg, be.outSize = sh.agg, int64(sh.outSize)
+	be.sh, be.agg, be.outSize = sh, sh.agg, int64(sh.outSize)
 	pr := newProgram(sh, depth, be)
 	e.programs[pr] = true
 	pr.onClose = func() {
@@ -93,6 +95,7 @@ const poisonWord uint64 = 0xdeadbeefdeadbeef
 // emuBackend runs the emulated kernels, one goroutine per task in flight.
 type emuBackend struct {
 	k       kparams // the program's constant parameters
+	sh      *shape
 	agg     bool
 	outSize int64
 	slots   []emuSlot
@@ -102,7 +105,9 @@ type emuBackend struct {
 type emuSlot struct {
 	tuples []byte   // the task's bytes, copied in as to the device
 	words  []uint64 // aggregation output, or selection counters
+	table  []uint64 // hashed groups' table
 	blocks []uint64 // per-block partials
+	nwords int64    // hashed groups: the output's words before the entries
 	out    []byte   // selection output
 	done   chan struct{}
 }
@@ -125,7 +130,13 @@ func (be *emuBackend) start(s int, t *task) error {
 	k.tuples = sl.tuples
 	sl.blocks = grow(sl.blocks, max(1, gridOf(k.n)))
 	if be.agg {
-		sl.words = grow(sl.words, hdrWords+k.npanes*(1+k.groups*k.rowWords))
+		sl.words = grow(sl.words, be.sh.aggOutWords(k.npanes, t.entries))
+		sl.nwords = be.sh.aggOutWords(k.npanes, 0)
+		if k.nkeys > 0 {
+			sl.table = grow(sl.table, t.slots)
+			clear(sl.table) // cuMemsetD32Async of the table
+			k.table, k.tableMask = sl.table, uint64(t.slots-1)
+		}
 	} else {
 		sl.words = grow(sl.words, selCounters)
 		sl.out = grow(sl.out, k.n*be.outSize)
@@ -161,7 +172,16 @@ func (be *emuBackend) finish(s int) ([]uint64, []byte, error) {
 	<-sl.done
 	sl.done = nil
 	if be.agg {
-		return sl.words, nil, nil
+		if be.k.nkeys == 0 {
+			return sl.words, nil, nil
+		}
+		// The entries claimed, after the header and the panes' first
+		// tuples, as the CUDA device copies them.
+		e := sl.words[hdrEntries]
+		if e > uint64(len(sl.words)-int(sl.nwords))/uint64(be.sh.entryWords()) {
+			return nil, nil, fmt.Errorf("hashed groups: %d entries claimed, room for %d", e, (len(sl.words)-int(sl.nwords))/be.sh.entryWords())
+		}
+		return sl.words[:sl.nwords+int64(e)*int64(be.sh.entryWords())], nil, nil
 	}
 	kept := sl.words[selCount]
 	if kept > uint64(len(sl.out))/uint64(be.outSize) {

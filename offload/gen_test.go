@@ -75,6 +75,67 @@ func testTable(r *rand.Rand, nkeys, nvals int) *query.StaticTable {
 
 var intCols = []string{"a", "b", "c"}
 
+// randConst is an integer constant: mostly small, now and then one that
+// divides by zero or -1, or overflows.
+func randConst(r *rand.Rand) int64 {
+	switch r.IntN(12) {
+	case 0:
+		return 0
+	case 1:
+		return -1
+	case 2:
+		return math.MinInt64
+	case 3:
+		return math.MaxInt64
+	}
+	return r.Int64N(16) - 4
+}
+
+// randInt is a random integer expression of depth up to depth: columns
+// (int32 and int64), constants, + - * /.
+func randInt(r *rand.Rand, depth int) query.Expr {
+	switch n := r.IntN(10); {
+	case depth > 0 && n < 4:
+		return query.Arith{Op: query.ArithOp(1 + r.IntN(4)), L: randInt(r, depth-1), R: randInt(r, depth-1)}
+	case n < 8:
+		return query.C(append(intCols, "ts")[r.IntN(4)])
+	}
+	return query.Int(randConst(r))
+}
+
+// randNum is a random number: an integer expression, or arithmetic with
+// float columns and constants (and integer operands converted).
+func randNum(r *rand.Rand, depth int) query.Expr {
+	switch n := r.IntN(10); {
+	case depth > 0 && n < 3:
+		return query.Arith{Op: query.ArithOp(1 + r.IntN(4)), L: randNum(r, depth-1), R: randNum(r, depth-1)}
+	case n < 6:
+		return randInt(r, depth)
+	case n < 8:
+		return query.C([]string{"x", "y"}[r.IntN(2)])
+	}
+	return query.Float([]float64{0, -0.5, 1.5, 3, math.Inf(1), 1e300}[r.IntN(6)])
+}
+
+// randBool is a random predicate: comparisons of numbers, AND, OR.
+func randBool(r *rand.Rand, depth int) query.Expr {
+	if depth > 0 && r.IntN(3) == 0 {
+		terms := make([]query.Expr, 2+r.IntN(2))
+		for i := range terms {
+			terms[i] = randBool(r, depth-1)
+		}
+		if r.IntN(2) == 0 {
+			return query.And(terms...)
+		}
+		return query.Or(terms...)
+	}
+	if r.IntN(3) == 0 {
+		return randPred(r)
+	}
+	return query.Cmp(randNum(r, 2), query.CmpOp(1+r.IntN(6)), randNum(r, 1))
+}
+
+// randPred is a column-versus-constant comparison (the kernels' fast path).
 func randPred(r *rand.Rand) query.Expr {
 	col := intCols[r.IntN(len(intCols))]
 	op := query.CmpOp(1 + r.IntN(6))
@@ -86,13 +147,17 @@ func randPred(r *rand.Rand) query.Expr {
 }
 
 func randWhere(r *rand.Rand) query.Expr {
-	switch r.IntN(5) {
+	switch r.IntN(7) {
 	case 0:
 		return nil
 	case 1:
 		return randPred(r)
 	case 2:
 		return query.And(randPred(r), query.And(randPred(r), randPred(r)))
+	case 3:
+		return randBool(r, 2)
+	case 4:
+		return query.And(randPred(r), randBool(r, 1), query.And(randBool(r, 1), randPred(r)))
 	}
 	terms := make([]query.Expr, 1+r.IntN(3))
 	for i := range terms {
@@ -101,13 +166,44 @@ func randWhere(r *rand.Rand) query.Expr {
 	return query.And(terms...)
 }
 
+// randProjection is a projection the GPU runs: an integer expression, a
+// column of any number type, or a float constant (computed floats are
+// refused: see analyseSelection).
+func randProjection(r *rand.Rand) query.Expr {
+	switch r.IntN(6) {
+	case 0:
+		return query.C([]string{"ts", "a", "b", "c", "x", "y"}[r.IntN(6)])
+	case 1:
+		return query.Float(1.25)
+	}
+	return randInt(r, 1+r.IntN(3))
+}
+
+// randKeys is a random GROUP BY of stream columns and integer
+// expressions (hashed groups), at most 16 bytes of key.
+func randKeys(r *rand.Rand) []query.Expr {
+	keys := [][]query.Expr{
+		{query.C("a")},
+		{query.C("a"), query.C("b")},
+		{query.C("c")},
+		{query.C("k")},
+		{query.Div(query.C("c"), query.Int(7))},
+		{query.Add(query.C("a"), query.C("b")), query.C("a")},
+		{query.C("b"), query.Mul(query.C("a"), query.Int(1<<40)), query.C("a")},
+		{query.Div(query.C("ts"), query.Int(3))},
+	}
+	if r.IntN(3) == 0 {
+		return []query.Expr{randInt(r, 2)}
+	}
+	return keys[r.IntN(len(keys))]
+}
+
 // randQuery returns a random query of a shape with GPU kernels.
 func randQuery(r *rand.Rand, ts testSchema, table *query.StaticTable) *query.Query {
 	q := &query.Query{Name: "rand", Schema: ts.s, Where: randWhere(r)}
 	if r.IntN(4) == 0 {
-		cols := []string{"ts", "a", "b", "c", "x", "y"}
-		for range r.IntN(4) { // 0: SELECT *
-			q.Project = append(q.Project, query.Projection{Expr: query.C(cols[r.IntN(len(cols))])})
+		for range r.IntN(5) { // 0: SELECT *
+			q.Project = append(q.Project, query.Projection{Expr: randProjection(r)})
 		}
 		return q
 	}
@@ -124,12 +220,17 @@ func randQuery(r *rand.Rand, ts testSchema, table *query.StaticTable) *query.Que
 			q.Window.Slide *= 40
 		}
 	}
-	switch r.IntN(3) {
+	switch r.IntN(5) {
 	case 1:
 		q.Join = &query.StaticJoin{Column: "k", Table: table, As: "v"}
 	case 2:
 		q.Join = &query.StaticJoin{Column: "k", Table: table, As: "v"}
 		q.GroupBy = []query.Expr{query.C("v")}
+	case 3:
+		q.GroupBy = randKeys(r)
+	case 4:
+		q.Join = &query.StaticJoin{Column: "k", Table: table, As: "v"}
+		q.GroupBy = randKeys(r)
 	}
 	funcs := []query.AggFunc{query.Count, query.Sum, query.Avg, query.Min, query.Max}
 	args := []string{"ts", "a", "b", "c"}
@@ -137,6 +238,9 @@ func randQuery(r *rand.Rand, ts testSchema, table *query.StaticTable) *query.Que
 		ag := query.Aggregate{Func: funcs[r.IntN(len(funcs))], As: fmt.Sprintf("g%d", i)}
 		if ag.Func != query.Count {
 			ag.Arg = query.C(args[r.IntN(len(args))])
+			if r.IntN(3) == 0 {
+				ag.Arg = randInt(r, 2)
+			}
 		}
 		q.Aggregates = append(q.Aggregates, ag)
 	}
@@ -178,14 +282,28 @@ func randData(r *rand.Rand, ts testSchema, table *query.StaticTable, g dataGen, 
 		}
 		binary.LittleEndian.PutUint64(t[0:], uint64(e))
 		binary.LittleEndian.PutUint32(t[oa:], uint32(r.Int32N(16)-4))
-		binary.LittleEndian.PutUint32(t[ob:], uint32(r.Int32N(9)))
+		binary.LittleEndian.PutUint32(t[ob:], uint32(r.Int32N(9))) // 0: division by zero
 		v := r.Int64N(16) - 4
-		if r.IntN(10) == 0 {
-			v = int64(r.Uint64()) // large values: sums wrap
+		switch r.IntN(40) {
+		case 0, 1, 2, 3:
+			v = int64(r.Uint64()) // large values: sums and products wrap
+		case 4:
+			v = math.MinInt64 // MinInt64 / -1
+		case 5:
+			v = math.MaxInt64
 		}
 		binary.LittleEndian.PutUint64(t[oc:], uint64(v))
-		binary.LittleEndian.PutUint32(t[ox:], math.Float32bits(float32(r.IntN(64))/4-3))
-		binary.LittleEndian.PutUint64(t[oy:], math.Float64bits(r.Float64()*100-20))
+		x := math.Float32bits(float32(r.IntN(64))/4 - 3)
+		y := math.Float64bits(r.Float64()*100 - 20)
+		if r.IntN(50) == 0 {
+			// Special floats: NaNs with payloads (signalling ones
+			// too), infinities, -0.
+			specials32 := []uint32{0x7fc00001, 0xff800123, 0x7f800001, 0x7f800000, 0xff800000, 0x80000000}
+			specials64 := []uint64{0x7ff8000000000001, 0xfff0000000000123, 0x7ff0000000000000, 0xfff0000000000000, 1 << 63}
+			x, y = specials32[r.IntN(len(specials32))], specials64[r.IntN(len(specials64))]
+		}
+		binary.LittleEndian.PutUint32(t[ox:], x)
+		binary.LittleEndian.PutUint64(t[oy:], y)
 		if len(table.Keys) > 0 && r.IntN(8) != 0 {
 			copy(t[ok:ok+16], table.Keys[r.IntN(len(table.Keys))])
 		}
@@ -202,8 +320,9 @@ func cpuResult(p *kernels.Plan, k kernels.Kernel, data []byte, first uint64) *wi
 }
 
 // requireSameResult fails unless got is want: counters, output tuples,
-// fragments in order, and in each the touched groups in order, their rows,
-// and every other row zero.
+// fragments in order, and in each the touched groups in order (hashed
+// ones: the same slots, with the same keys), their rows, and every other
+// row zero.
 func requireSameResult(t testing.TB, want, got *window.TaskResult, msg string) {
 	t.Helper()
 	require.Equal(t, want.Tuples, got.Tuples, "%s: tuples", msg)
@@ -220,6 +339,14 @@ func requireSameResult(t testing.TB, want, got *window.TaskResult, msg string) {
 		require.Equal(t, w.Tuples, g.Tuples, "%s: fragment %d (pane %d) tuples", msg, i, w.Pane)
 		require.Equal(t, w.State.Touched, g.State.Touched, "%s: pane %d touched groups", msg, w.Pane)
 		require.Equal(t, w.State.Vals, g.State.Vals, "%s: pane %d rows", msg, w.Pane)
+		require.Equal(t, w.State.Layout().Hashed, g.State.Layout().Hashed, "%s: pane %d layout", msg, w.Pane)
+		if w.State.Layout().Hashed {
+			for _, s := range w.State.Touched {
+				k0, k1 := w.State.Key(s)
+				g0, g1 := g.State.Key(s)
+				require.Equal(t, [2]uint64{k0, k1}, [2]uint64{g0, g1}, "%s: pane %d slot %d key", msg, w.Pane, s)
+			}
+		}
 	}
 }
 
@@ -229,6 +356,16 @@ func panes(r *window.TaskResult) []int64 {
 		p = append(p, f.Pane)
 	}
 	return p
+}
+
+// groupsOf is the groups r's fragments hold: as many as a task's hashed
+// groups claim entries on the device.
+func groupsOf(r *window.TaskResult) int64 {
+	var n int64
+	for _, f := range r.Frags {
+		n += int64(len(f.State.Touched))
+	}
+	return n
 }
 
 // inRange reports whether every fragment of r is in [base, base+npanes):

@@ -24,18 +24,43 @@
 // falls outside the range is counted in the output's "outside" counter, and
 // Wait then reports ok false: the caller runs that task on a CPU kernel
 // instead. A selection's kernels compact the tuples that pass WHERE (or
-// their projected columns) into an output buffer, in input order.
+// their projections' values) into an output buffer, in input order.
+//
+// Hashed groups (GROUP BY stream columns and integer expressions) have, per
+// task, a device hash table over (pane, key), sized from the task's tuple
+// count so that its groups fit: a group's entry holds its pane, its key
+// (the CPU's 16-byte encoding), its row and the index of its first counted
+// tuple. The host inserts the groups into the CPU's GroupStates itself, in
+// the order the CPU kernel would (panes and groups merged by first tuple),
+// which reproduces the CPU's Touched order and slot positions; a task
+// whose groups overflow the table falls back like one whose panes fall
+// outside the range.
+//
+// # Expressions
+//
+// WHERE (beyond its column-versus-constant terms, which have a fast path),
+// projections, aggregate arguments and GROUP BY expressions are compiled on
+// the host into small postfix programs (expr.go) that the kernels and the
+// emulator interpret per tuple with exactly the CPU kernels' semantics:
+// int64 arithmetic wrapping, integer division truncating with x/0 = 0,
+// float64 operations rounded one by one, mixed comparisons in float64,
+// AND and OR.
 //
 // # Shapes
 //
-// Supported says which plans have GPU kernels: aggregations of the fused
-// CPU kernel's shape (WHERE a conjunction of int32/int64 column-versus-
-// constant comparisons, an optional static join on a 16-byte key, no
-// groups or groups by the joined value, COUNT, SUM, AVG, MIN and MAX over
-// int32/int64 columns, range and row windows, tumbling and sliding), and
-// stateless queries with such a WHERE and SELECT * or a projection of
-// columns. Everything else (hashed GROUP BY, float aggregates, arithmetic,
-// OR, UDFs) has no GPU kernel, and Supported's error names the operator.
+// Supported says which plans have GPU kernels: aggregations with any WHERE
+// the CPU runs, an optional static join on a 16-byte key, no groups,
+// groups by the joined value, or hashed groups by integer and bytes columns
+// and integer expressions (with or without the join), COUNT, SUM, AVG, MIN
+// and MAX of integer expressions, range and row windows, tumbling and
+// sliding; and stateless queries with any WHERE and SELECT * or a
+// projection of integer expressions, columns and constants. Refused, with
+// an error naming the operator: UDFs; aggregates of float expressions (a
+// float sum depends on the order of its additions, which the device's
+// atomics do not keep); projections that compute floats (a NaN result's
+// bits are the CPU's instruction set's); expressions needing more than
+// maxStack evaluation stack words; static joins on keys other than 16
+// bytes.
 //
 // # The emulator
 //

@@ -3,9 +3,15 @@ package offload
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/kernels"
+	kcuda "github.com/saber-hx/saber-hx/kernels/cuda"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -21,37 +28,50 @@ import (
 // slots, submitted and waited in random order) and through the plan's CPU
 // kernel, and requires equal results wherever the program says ok, and ok
 // exactly where every fragment of the CPU's result lies in the pane range
-// the program chose for the task. It returns the tasks run and how many
-// fell back.
+// the program chose for the task and, with hashed groups, its groups fit
+// the task's table. It returns the tasks run and how many fell back.
+//
+// pr must be compiled from a plan of its own (compilePlans): a hashed
+// group state's table size follows its layout's history (the largest
+// table grown so far), so the CPU's results and the program's are
+// compared with one layout each, and one TaskResult each, with the same
+// history: a task that falls back runs on the CPU kernel into the
+// program's result, as the engine does.
 func runCase(t *testing.T, r *rand.Rand, p *kernels.Plan, pr *program, data []byte, maxTuples int, msg string) (tasks, fallbacks int) {
 	t.Helper()
+	require.True(t, p.Stateless() || pr.sh.layout != p.Layout, "the program's plan must not be the CPU's")
 	k := p.NewKernel()
 	type inflight struct {
 		data         []byte
 		first        uint64
 		base, npanes int64
+		slots        int64
 		i            int
 	}
 	busy := make([]*inflight, pr.Depth())
 	var first uint64
-	var got window.TaskResult
+	var got, want window.TaskResult
 	wait := func(s int) {
 		f := busy[s]
 		busy[s] = nil
-		got.Reset(p.Layout)
+		got.Reset(pr.sh.layout)
 		ok, err := pr.Wait(s, &got)
 		require.NoError(t, err)
-		want := cpuResult(p, k, f.data, f.first)
-		m := fmt.Sprintf("%s, task %d (%d tuples from %d, panes [%d, +%d))", msg, f.i, len(f.data)/p.TupleSize, f.first, f.base, f.npanes)
+		want.Reset(p.Layout)
+		k.Process(f.data, f.first, &want)
+		m := fmt.Sprintf("%s, task %d (%d tuples from %d, panes [%d, +%d), %d slots)", msg, f.i, len(f.data)/p.TupleSize, f.first, f.base, f.npanes, f.slots)
 		if p.Stateless() {
 			require.True(t, ok, m)
 		} else {
-			require.Equal(t, inRange(want, f.base, f.npanes), ok, "%s: ok; CPU panes %v", m, panes(want))
+			fits := !pr.sh.hashed || groupsOf(&want) <= f.slots
+			require.Equal(t, inRange(&want, f.base, f.npanes) && fits, ok, "%s: ok; CPU panes %v, %d groups", m, panes(&want), groupsOf(&want))
 		}
 		if ok {
-			requireSameResult(t, want, &got, m)
+			requireSameResult(t, &want, &got, m)
 		} else {
 			fallbacks++
+			got.Reset(pr.sh.layout)
+			k.Process(f.data, f.first, &got)
 		}
 	}
 	for i, task := range cutTasks(r, data, p.TupleSize, maxTuples) {
@@ -60,7 +80,8 @@ func runCase(t *testing.T, r *rand.Rand, p *kernels.Plan, pr *program, data []by
 			wait(s)
 		}
 		require.NoError(t, pr.Submit(s, task, first))
-		busy[s] = &inflight{data: task, first: first, base: pr.slots[s].t.base, npanes: pr.slots[s].t.npanes, i: i}
+		st := pr.slots[s].t
+		busy[s] = &inflight{data: task, first: first, base: st.base, npanes: st.npanes, slots: st.slots, i: i}
 		first += uint64(len(task) / p.TupleSize)
 		tasks++
 	}
@@ -78,6 +99,17 @@ func compileEmu(t *testing.T, dev Device, p *kernels.Plan, depth int) *program {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, pr.Close()) })
 	return pr.(*program)
+}
+
+// compilePlans compiles q twice: a plan for the CPU kernel and one for a
+// program (see runCase).
+func compilePlans(t testing.TB, q *query.Query, o kernels.Options) (cpu, dev *kernels.Plan) {
+	t.Helper()
+	cpu, err := kernels.CompileWith(q, o)
+	require.NoError(t, err)
+	dev, err = kernels.CompileWith(q, o)
+	require.NoError(t, err)
+	return cpu, dev
 }
 
 // TestEmulatorMatchesCPURandomQueries: random queries of every supported
@@ -100,10 +132,9 @@ func TestEmulatorMatchesCPURandomQueries(t *testing.T) {
 		table := testTable(r, 1+r.IntN(40), 1+r.IntN(12))
 		q := randQuery(r, ts, table)
 		vec := r.IntN(3) == 0
-		p, err := kernels.CompileWith(q, kernels.Options{Vectorised: vec})
-		require.NoError(t, err)
+		p, pg := compilePlans(t, q, kernels.Options{Vectorised: vec})
 		require.NoError(t, Supported(p), "seed %d", seed)
-		pr := compileEmu(t, dev, p, 1+r.IntN(4))
+		pr := compileEmu(t, dev, pg, 1+r.IntN(4))
 		data := randData(r, ts, table, randGen(r), r.IntN(3000))
 		msg := fmt.Sprintf("seed %d, vectorised %v, where=%v window=%+v join=%v group=%v aggs=%v project=%v",
 			seed, vec, q.Where, q.Window, q.Join != nil, q.GroupBy, q.Aggregates, q.Project)
@@ -121,7 +152,8 @@ func TestEmulatorMatchesCPURandomQueries(t *testing.T) {
 }
 
 // TestEmulatorFallsBackExactly: with no slack and few panes per slot, many
-// tasks have panes outside their output; ok is false exactly for those.
+// tasks have panes outside their output, and with small tables many tasks'
+// hashed groups do not fit; ok is false exactly for those.
 func TestEmulatorFallsBackExactly(t *testing.T) {
 	dev := NewEmulator()
 	defer dev.Close()
@@ -134,11 +166,11 @@ func TestEmulatorFallsBackExactly(t *testing.T) {
 		for q == nil || q.Stateless() {
 			q = randQuery(r, ts, table)
 		}
-		p, err := kernels.Compile(q)
-		require.NoError(t, err)
-		pr := compileEmu(t, dev, p, 1+r.IntN(3))
+		p, pg := compilePlans(t, q, kernels.Options{})
+		pr := compileEmu(t, dev, pg, 1+r.IntN(3))
 		pr.slack = func(int64) int64 { return int64(r.IntN(2)) }
 		pr.maxPanes = 1 + r.Int64N(6)
+		pr.maxSlots = 16 << r.IntN(3)
 		g := randGen(r)
 		g.lateEvery, g.lateBy = 10, 100
 		data := randData(r, ts, table, g, 500+r.IntN(2000))
@@ -147,7 +179,7 @@ func TestEmulatorFallsBackExactly(t *testing.T) {
 		fallbacks += nf
 	}
 	t.Logf("%d tasks, %d fell back", tasks, fallbacks)
-	assert.Greater(t, fallbacks, tasks/10)
+	assert.Greater(t, fallbacks, tasks/20)
 	assert.Less(t, fallbacks, tasks)
 }
 
@@ -198,12 +230,11 @@ func TestEmulatorTaskSizes(t *testing.T) {
 // kernel's shape the GPU kernels generalise.
 func TestEmulatorYSB(t *testing.T) {
 	q, data := ysbShape(t, rand.New(rand.NewPCG(7, 7)), 8<<20)
-	p, err := kernels.Compile(q)
-	require.NoError(t, err)
+	p, pg := compilePlans(t, q, kernels.Options{})
 	require.NoError(t, Supported(p))
 	dev := NewEmulator()
 	defer dev.Close()
-	pr := compileEmu(t, dev, p, 4)
+	pr := compileEmu(t, dev, pg, 4)
 	r := rand.New(rand.NewPCG(1, 1))
 	nt, nf := runCase(t, r, p, pr, data, (256<<10)/ysbTupleSize, "ysb")
 	assert.Zero(t, nf, "of %d tasks", nt)
@@ -222,9 +253,8 @@ func TestEmulatorRowsWindows(t *testing.T) {
 		Where:      query.ColLt("a", 8),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("ts")}},
 	}
-	p, err := kernels.Compile(q)
-	require.NoError(t, err)
-	pr := compileEmu(t, dev, p, 3)
+	p, pg := compilePlans(t, q, kernels.Options{})
+	pr := compileEmu(t, dev, pg, 3)
 	data := randData(r, ts, &query.StaticTable{}, randGen(r), 5000)
 	nt, nf := runCase(t, r, p, pr, data, 700, "rows")
 	assert.Zero(t, nf, "of %d tasks", nt)
@@ -321,29 +351,32 @@ func assertNoLeak(t *testing.T, base int) {
 // TestSupportedNamesWhatIsMissing: shapes without GPU kernels are refused,
 // by Supported and by Compile, naming the operator.
 func TestSupportedNamesWhatIsMissing(t *testing.T) {
-	r := rand.New(rand.NewPCG(6, 6))
 	ts := newTestSchema(t, false)
-	table := testTable(r, 5, 2)
 	s8, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "k", Type: query.Bytes, Offset: 8, Size: 8},
 		query.Attribute{Name: "a", Type: query.Int32, Offset: 16})
 	require.NoError(t, err)
 	table8 := &query.StaticTable{KeyWidth: 8, ValueWidth: 1, Keys: [][]byte{make([]byte, 8)}, Values: [][]byte{{1}}}
 	count := []query.Aggregate{{Func: query.Count}}
 	win := query.Tumbling(10)
+	// deep nests 17 additions to the right: 18 stack words.
+	deep := query.C("a")
+	for range 17 {
+		deep = query.Add(query.C("b"), deep)
+	}
 	for _, c := range []struct {
 		q    query.Query
 		want string
 	}{
-		{query.Query{Where: query.Or(query.ColEq("a", 1), query.ColEq("b", 2)), Aggregates: count, Window: win}, "WHERE term (a = 1 OR b = 2) (an OR of predicates)"},
-		{query.Query{Where: query.Cmp(query.C("a"), query.Lt, query.C("b")), Aggregates: count, Window: win}, "WHERE term a < b (only a column compared with an integer constant)"},
-		{query.Query{Where: query.Cmp(query.C("x"), query.Lt, query.Int(3))}, "WHERE term x < 3 (column x is float32"},
-		{query.Query{Where: query.Cmp(query.Add(query.C("a"), query.Int(1)), query.Lt, query.Int(3))}, "WHERE term (a + 1) < 3"},
-		{query.Query{GroupBy: []query.Expr{query.C("a")}, Aggregates: count, Window: win}, "GROUP BY a (hashed groups"},
-		{query.Query{GroupBy: []query.Expr{query.Add(query.C("a"), query.C("b"))}, Aggregates: count, Window: win}, "GROUP BY (a + b) (hashed groups"},
-		{query.Query{Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("y")}}, Window: win}, "SUM(y) over a float64 column"},
-		{query.Query{Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.Mul(query.C("a"), query.C("c"))}}, Window: win}, "AVG((a * c)) (aggregates of columns only"},
-		{query.Query{Project: []query.Projection{{Expr: query.Add(query.C("a"), query.Int(1))}}}, "projection (a + 1) (only columns"},
-		{query.Query{UDF: &query.UDF{Name: "f", Output: ts.s, Fn: func(in []byte, ts int, out []byte) []byte { return out }}}, "UDF"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("y")}}, Window: win}, "SUM(y) over a float expression (float aggregates"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Min, Arg: query.C("x")}}, Window: win}, "MIN(x) over a float expression"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.Mul(query.C("a"), query.C("x"))}}, Window: win}, "AVG((a * x)) over a float expression"},
+		{query.Query{Project: []query.Projection{{Expr: query.Add(query.C("x"), query.Int(1))}}}, "projection (x + 1) (float arithmetic"},
+		{query.Query{Project: []query.Projection{{Expr: query.C("a")}, {Expr: query.Mul(query.C("a"), query.Float(2.5))}}}, "projection (a * 2.5) (float arithmetic"},
+		{query.Query{Project: []query.Projection{{Expr: deep}}}, "projection " + deep.String() + " (needs 18 evaluation stack words, the GPU has 16)"},
+		{query.Query{Where: query.Cmp(deep, query.Gt, query.Int(0))}, "WHERE term " + deep.String() + " > 0: needs 18 evaluation stack words"},
+		{query.Query{GroupBy: []query.Expr{deep}, Aggregates: count, Window: win}, "GROUP BY " + deep.String() + " (needs 18"},
+		{query.Query{Aggregates: []query.Aggregate{{Func: query.Max, Arg: deep}}, Window: win}, "MAX(" + deep.String() + ") (needs 18"},
+		{query.Query{UDF: &query.UDF{Name: "f", Output: ts.s, Fn: func(in []byte, ts int, out []byte) []byte { return out }}}, "UDF f (user code runs on the CPU only)"},
 	} {
 		q := c.q
 		q.Name, q.Schema = "q", ts.s
@@ -351,7 +384,6 @@ func TestSupportedNamesWhatIsMissing(t *testing.T) {
 	}
 	requireNoKernel(t, &query.Query{Name: "q", Schema: s8, Window: win, Aggregates: count,
 		Join: &query.StaticJoin{Column: "k", Table: table8, As: "v"}}, "static join on a 8-byte key")
-	_ = table
 }
 
 func requireNoKernel(t *testing.T, q *query.Query, want string) {
@@ -366,16 +398,41 @@ func requireNoKernel(t *testing.T, q *query.Query, want string) {
 	assert.Contains(t, cerr.Error(), want)
 }
 
-// TestSupportedShapes: the shapes with GPU kernels, including YSB's.
+// TestSupportedShapes: the shapes with GPU kernels: random ones, and
+// those that were refused before expressions and hashed groups ran on the
+// GPU.
 func TestSupportedShapes(t *testing.T) {
 	ts := newTestSchema(t, false)
 	r := rand.New(rand.NewPCG(8, 8))
-	for range 200 {
+	for range 300 {
 		table := testTable(r, 5, 2)
 		q := randQuery(r, ts, table)
 		p, err := kernels.Compile(q)
 		require.NoError(t, err)
 		require.NoError(t, Supported(p), "where=%v window=%+v group=%v aggs=%v project=%v", q.Where, q.Window, q.GroupBy, q.Aggregates, q.Project)
+	}
+	count := []query.Aggregate{{Func: query.Count}}
+	win := query.Tumbling(10)
+	// 16 additions to the right: 17 stack words, but the constant on the
+	// right of each is an immediate operand.
+	long := query.C("a")
+	for range 40 {
+		long = query.Add(long, query.Mul(query.C("b"), query.Int(3)))
+	}
+	for _, q := range []query.Query{
+		{Where: query.Or(query.ColEq("a", 1), query.ColEq("b", 2)), Aggregates: count, Window: win},
+		{Where: query.Cmp(query.C("a"), query.Lt, query.C("b")), Aggregates: count, Window: win},
+		{Where: query.Cmp(query.C("x"), query.Lt, query.Int(3))},
+		{Where: query.Cmp(query.Add(query.C("a"), query.Int(1)), query.Lt, query.Int(3))},
+		{Where: query.Cmp(long, query.Lt, query.C("y"))},
+		{GroupBy: []query.Expr{query.C("a")}, Aggregates: count, Window: win},
+		{GroupBy: []query.Expr{query.Add(query.C("a"), query.C("b"))}, Aggregates: count, Window: win},
+		{GroupBy: []query.Expr{query.C("k")}, Aggregates: count, Window: win},
+		{Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.Mul(query.C("a"), query.C("c"))}}, Window: win},
+		{Project: []query.Projection{{Expr: query.Add(query.C("a"), query.Int(1))}, {Expr: query.C("x")}, {Expr: query.Float(2)}, {Expr: long}}},
+	} {
+		q.Name, q.Schema = "q", ts.s
+		require.NoError(t, Supported(mustCompile(t, &q)), "where=%v group=%v aggs=%v project=%v", q.Where, q.GroupBy, q.Aggregates, q.Project)
 	}
 	_, err := NewEmulator().Compile(mustCompile(t, &query.Query{Name: "d", Schema: ts.s}), 0)
 	assert.ErrorContains(t, err, "depth 0")
@@ -421,20 +478,50 @@ func TestPaneRange(t *testing.T) {
 	assert.Equal(t, [2]int64{3, 3}, [2]int64{base, n})
 }
 
-// TestDescriptorCodes: the codes the descriptors carry are the ones
-// kernels/cuda/offload.cu's enums name (OP_*, AGG_*, T_*), and the layout
-// constants its HDR_WORDS / H_* and launch size.
+// TestKernelParams: kernelParams (which the CUDA device's launches are
+// checked against) is what offload.ptx declares, kernel by kernel.
+func TestKernelParams(t *testing.T) {
+	entry := regexp.MustCompile(`(?s)\.visible \.entry (\w+)\((.*?)\)`)
+	got := map[string]int{}
+	for _, m := range entry.FindAllStringSubmatch(kcuda.Offload, -1) {
+		got[m[1]] = strings.Count(m[2], ".param")
+	}
+	assert.Equal(t, kernelParams, got)
+	assert.ElementsMatch(t, append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), slices.Collect(maps.Keys(kernelParams)))
+}
+
+// TestDescriptorCodes: the codes the descriptors and programs carry are
+// the ones kernels/cuda/offload.cu's enums name (CMP_*, AGG_*, OP_*,
+// H_*, SLOT_*), and the launch size.
 func TestDescriptorCodes(t *testing.T) {
-	for want, op := range []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge} {
-		assert.EqualValues(t, want+1, op, "query.CmpOp %s", op)
+	src, err := os.ReadFile("../kernels/cuda/offload.cu")
+	require.NoError(t, err)
+	enum := map[string]int64{}
+	for _, m := range regexp.MustCompile(`\b([A-Z][A-Z0-9_]*) = (0x[0-9a-f]+|\d+)\b`).FindAllStringSubmatch(string(src), -1) {
+		v, err := strconv.ParseInt(m[2], 0, 64)
+		require.NoError(t, err)
+		enum[m[1]] = v
 	}
-	for want, k := range []window.AggKind{window.AggAdd, window.AggMin, window.AggMax} {
-		assert.EqualValues(t, want+1, k)
+	for name, want := range map[string]int64{
+		"CMP_EQ": int64(query.Eq), "CMP_NE": int64(query.Ne), "CMP_LT": int64(query.Lt),
+		"CMP_LE": int64(query.Le), "CMP_GT": int64(query.Gt), "CMP_GE": int64(query.Ge),
+		"AGG_ADD": int64(window.AggAdd), "AGG_MIN": int64(window.AggMin), "AGG_MAX": int64(window.AggMax),
+		"OP_END": opEnd, "OP_LD_I32": opLdI32, "OP_LD_I64": opLdI64, "OP_LD_F32": opLdF32, "OP_LD_F64": opLdF64,
+		"OP_CONST": opConst, "OP_I2F": opI2F, "OP_IADD": opIAdd, "OP_ISUB": opISub, "OP_IMUL": opIMul, "OP_IDIV": opIDiv,
+		"OP_FADD": opFAdd, "OP_FSUB": opFSub, "OP_FMUL": opFMul, "OP_FDIV": opFDiv, "OP_ICMP": opICmp, "OP_FCMP": opFCmp,
+		"OP_AND": opAnd, "OP_OR": opOr, "OP_REQUIRE": opRequire, "OPF_K": opK, "MAX_STACK": maxStack,
+		"H_FILTERED": hdrFiltered, "H_UNMATCHED": hdrUnmatched, "H_LATE": hdrLate, "H_OUTSIDE": hdrOutside,
+		"H_MAXPOS": hdrMaxPos, "H_OVERFLOW": hdrOverflow, "H_ENTRIES": hdrEntries, "HDR_WORDS": hdrWords,
+		"SLOT_BUSY": slotBusy, "SLOT_ENTRY": slotEntry,
+	} {
+		v, ok := enum[name]
+		if assert.True(t, ok, "offload.cu has no %s", name) {
+			assert.Equal(t, want, v, "offload.cu's %s", name)
+		}
 	}
-	for want, ty := range []query.Type{query.Int32, query.Int64, query.Float32, query.Float64} {
-		assert.EqualValues(t, want+1, ty, "query.Type %s", ty)
-	}
-	assert.Equal(t, [6]int{0, 1, 2, 3, 4, 8}, [6]int{hdrFiltered, hdrUnmatched, hdrLate, hdrOutside, hdrMaxPos, hdrWords})
+	// The arithmetic opcodes follow query.ArithOp's order (expr.go adds
+	// Op - OpAdd to opIAdd and opFAdd).
+	assert.Equal(t, []query.ArithOp{1, 2, 3, 4}, []query.ArithOp{query.OpAdd, query.OpSub, query.OpMul, query.OpDiv})
 	assert.Equal(t, 256, blockDim)
 	assert.Equal(t, uint64(0), bias(math.MinInt64))
 	assert.Equal(t, int64(-5), unbias(bias(-5)))

@@ -19,7 +19,8 @@ type backend interface {
 	// valid until finish(s) returns.
 	start(s int, t *task) error
 	// finish waits for slot s's task and returns its output: an
-	// aggregation's words (aggOutWords(t.npanes) of them), or a
+	// aggregation's words (aggOutWords(t.npanes, e) of them, where e is
+	// the entries its hashed groups claimed, 0 for dense groups), or a
 	// selection's counters and its output tuples. The slices are valid
 	// until the slot's next start.
 	finish(s int) (words []uint64, out []byte, err error)
@@ -35,6 +36,9 @@ type task struct {
 	base   int64 // aggregation: the first pane of the output
 	npanes int64 // aggregation: panes in the output
 	lastTS int64 // selection: the event time of the last tuple
+	// Hashed groups: the slots of the task's table (a power of two) and
+	// the most entries its groups can claim.
+	slots, entries int64
 }
 
 // Limits of a program's output buffers.
@@ -46,6 +50,11 @@ const (
 	// minSlack is the panes added before and after the range of a task's
 	// first and last tuples, for out-of-order tuples (range windows).
 	minSlack = 2
+	// maxTableSlots bounds a task's table of hashed groups. A task of n
+	// tuples gets the power of two at or above 2n (its groups, at most
+	// one per counted tuple, never fill it) up to this; a task with more
+	// distinct groups than slots falls back to the CPU.
+	maxTableSlots = 1 << 22
 )
 
 // program is the host side of a Program, shared by both devices.
@@ -54,6 +63,7 @@ type program struct {
 	be       backend
 	slots    []slot
 	maxPanes int64
+	maxSlots int64                  // hashed groups: the largest table (a power of two)
 	slack    func(span int64) int64 // panes of slack on each side of a range window's span
 	closed   bool
 	onClose  func() // tells the device the program is gone
@@ -67,6 +77,11 @@ type slot struct {
 	t     task
 	panes []order // unpack scratch
 	rows  []order
+	// Hashed groups' unpack scratch: the panes with a fragment, by
+	// offset, and their states.
+	present []int64
+	states  []*window.GroupState
+	tuples  []uint64
 }
 
 // order is an index (of a first tuple) and what it orders.
@@ -76,9 +91,11 @@ type order struct {
 }
 
 func newProgram(sh *shape, depth int, be backend) *program {
-	pr := &program{sh: sh, be: be, slots: make([]slot, depth), slack: defaultSlack}
+	pr := &program{sh: sh, be: be, slots: make([]slot, depth), slack: defaultSlack, maxSlots: maxTableSlots}
 	if sh.agg {
-		perPane := 1 + int64(sh.groups)*int64(sh.rowWords())
+		// Hashed groups count as one group per pane here (their entries
+		// are sized by the task's tuples).
+		perPane := 1 + int64(max(sh.groups, 1))*int64(sh.rowWords())
 		pr.maxPanes = max(1, (maxOutBytes/8-hdrWords)/perPane)
 	}
 	return pr
@@ -114,6 +131,13 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 	t := task{data: data, n: len(data) / ts, first: first, lastTS: math.MinInt64}
 	if pr.sh.agg {
 		t.base, t.npanes = pr.paneRange(data, first)
+		if pr.sh.hashed {
+			t.slots = 16
+			for t.slots < 2*int64(t.n) && t.slots < pr.maxSlots {
+				t.slots <<= 1
+			}
+			t.entries = min(int64(t.n), t.slots)
+		}
 	} else if t.n > 0 {
 		t.lastTS = int64(binary.LittleEndian.Uint64(data[(t.n-1)*ts:]))
 	}
@@ -179,8 +203,11 @@ func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
 	if pr.onOutput != nil {
 		pr.onOutput(s, &t, words, out)
 	}
-	if !pr.sh.agg {
+	switch {
+	case !pr.sh.agg:
 		return pr.unpackSelection(&t, words, out, r), nil
+	case pr.sh.hashed:
+		return sl.unpackHashed(pr.sh, &t, words, r), nil
 	}
 	return sl.unpackAggregation(pr.sh, &t, words, r), nil
 }
@@ -267,6 +294,81 @@ func (sl *slot) unpackAggregation(sh *shape, t *task, out []uint64, r *window.Ta
 		}
 		if tuples > 0 {
 			r.AddTuples(pane, tuples)
+		}
+	}
+	r.Count(uint64(t.n), unbias(hdr[hdrMaxPos]), hdr[hdrFiltered], hdr[hdrUnmatched], hdr[hdrLate])
+	return true
+}
+
+// unpackHashed turns the output of an aggregation with hashed groups into
+// r's fragments. The CPU kernel creates a pane's state (r.Fragment) at the
+// pane's first tuple and inserts a group into it (GroupState.Lookup) at
+// the group's first counted tuple; both can allocate or grow tables, and a
+// new table's size depends on the largest grown so far (Layout's shared
+// high-water mark). Replaying the same calls in the same order, panes and
+// groups merged by first tuple (a pane before a group of the same tuple),
+// gives the same states: the same Touched order and slot positions. It
+// returns false where a tuple's pane was outside the output, or a group
+// found no slot in the task's table.
+func (sl *slot) unpackHashed(sh *shape, t *task, out []uint64, r *window.TaskResult) bool {
+	hdr := out[:hdrWords]
+	if hdr[hdrOutside] != 0 || hdr[hdrOverflow] != 0 {
+		return false
+	}
+	np := int(t.npanes)
+	ew := sh.entryWords()
+	ne := hdr[hdrEntries]
+	if ne > uint64(t.entries) || uint64(len(out)) != uint64(hdrWords+np)+ne*uint64(ew) {
+		return false // cannot happen; refuse rather than emit garbage
+	}
+	firsts := out[hdrWords : hdrWords+np]
+	entries := out[hdrWords+np:]
+	sl.panes, sl.present = sl.panes[:0], sl.present[:0]
+	for j, f := range firsts {
+		if f != noIndex {
+			sl.panes = append(sl.panes, order{f, len(sl.present)})
+			sl.present = append(sl.present, int64(j))
+		}
+	}
+	slices.SortFunc(sl.panes, byFirst)
+	sl.rows = sl.rows[:0]
+	R := sh.rowWords()
+	for e := 0; e < int(ne); e++ {
+		sl.rows = append(sl.rows, order{entries[e*ew+ew-1], e})
+	}
+	slices.SortFunc(sl.rows, byFirst)
+	sl.states = append(sl.states[:0], make([]*window.GroupState, len(sl.present))...)
+	sl.tuples = append(sl.tuples[:0], make([]uint64, len(sl.present))...)
+	pi, gi := 0, 0
+	for pi < len(sl.panes) || gi < len(sl.rows) {
+		if pi < len(sl.panes) && (gi == len(sl.rows) || sl.panes[pi].first <= sl.rows[gi].first) {
+			po := sl.panes[pi]
+			sl.states[po.i] = r.Fragment(t.base + sl.present[po.i])
+			pi++
+			continue
+		}
+		en := entries[sl.rows[gi].i*ew : (sl.rows[gi].i+1)*ew]
+		gi++
+		p, found := slices.BinarySearch(sl.present, int64(en[0]))
+		if !found || sl.states[p] == nil || en[3] == 0 {
+			return false // cannot happen: a group's pane has a first tuple before it
+		}
+		st := sl.states[p]
+		row := st.Row(st.Lookup(en[1], en[2]))
+		src := en[3 : 3+R]
+		row[0] = int64(src[0]) // before the next Lookup: a count of 0 is an empty slot
+		for w, a := range sh.aggs {
+			v := src[1+w]
+			if a.kind != window.AggAdd {
+				v ^= signBit
+			}
+			row[1+w] = int64(v)
+		}
+		sl.tuples[p] += src[0]
+	}
+	for i, n := range sl.tuples {
+		if n > 0 {
+			r.AddTuples(t.base+sl.present[i], n)
 		}
 	}
 	r.Count(uint64(t.n), unbias(hdr[hdrMaxPos]), hdr[hdrFiltered], hdr[hdrUnmatched], hdr[hdrLate])

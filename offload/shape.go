@@ -19,21 +19,27 @@ type shape struct {
 	name      string
 	tupleSize int
 	agg       bool   // an aggregation, else a selection
-	preds     []pred // WHERE: a conjunction
+	preds     []pred // WHERE's column-versus-constant terms (a conjunction, with where)
+	// code holds every expression program of the query (expr.go): WHERE's
+	// other terms, projections, aggregate arguments, GROUP BY expressions.
+	code  []uint64
+	where int64 // start in code of WHERE's other terms, chained by opRequire; -1: none
 
 	// Aggregations.
 	layout    *window.Layout
 	spec      window.Spec
-	rows      bool // ROWS window: positions are stream indexes
-	groups    int
+	rows      bool      // ROWS window: positions are stream indexes
+	groups    int       // dense groups (0 for hashed ones)
 	aggs      []aggWord // word w+1 of a row is aggs[w]
 	join      *joinTable
 	joinOff   int
 	denseJoin bool
+	hashed    bool      // hashed groups: keys built from keys
+	keys      []keyPart // hashed groups: the parts of the key
 
 	// Selections.
-	project []projCol // nil: SELECT *
-	outSize int       // bytes per output tuple
+	project []int64 // start in code of each projection; nil: SELECT *
+	outSize int     // bytes per output tuple
 }
 
 // pred is `int column op constant`.
@@ -44,22 +50,32 @@ type pred struct {
 	c    int64
 }
 
-// aggWord is how one aggregate word of a group row folds its column.
+// aggWord is how one aggregate word of a group row folds its argument: an
+// int32/int64 column, or an integer program.
 type aggWord struct {
-	off  int
+	off  int // the column's offset, or the program's start in code
 	wide bool
+	expr bool
 	kind window.AggKind // AggAdd, AggMin or AggMax
 }
 
-// projCol is one projected column: copied as an int64 or float64.
-type projCol struct {
-	off int
-	typ query.Type
+// keyPart is one GROUP BY expression's bytes in the 16-byte group key, as
+// kernels' aggregateKernel.key builds it: an integer (a program's value)
+// big-endian with its sign bit flipped in 4 or 8 bytes, or a bytes column
+// as it is.
+type keyPart struct {
+	pos, width int
+	bytes      bool // a bytes column at off, else an integer program at off
+	off        int
 }
 
 // rowWords is the words of a device row: the layout's, then the index of
 // the group's first tuple in the pane.
 func (sh *shape) rowWords() int { return sh.layout.Words() + 1 }
+
+// entryWords is the words of a hashed group's entry: its pane (offset in
+// the task's range), its key's two words, then its row.
+func (sh *shape) entryWords() int { return 3 + sh.rowWords() }
 
 func noKernel(q *query.Query, format string, args ...any) error {
 	return fmt.Errorf("query %q: %s: %w", q.Name, fmt.Sprintf(format, args...), ErrNoKernel)
@@ -69,12 +85,13 @@ func noKernel(q *query.Query, format string, args ...any) error {
 // first operator without a GPU kernel.
 func analyse(p *kernels.Plan) (*shape, error) {
 	q := p.Query
-	sh := &shape{name: q.Name, tupleSize: p.TupleSize, agg: !q.Stateless()}
+	sh := &shape{name: q.Name, tupleSize: p.TupleSize, agg: !q.Stateless(), where: -1}
 	if q.UDF != nil {
-		return nil, noKernel(q, "UDF")
+		return nil, noKernel(q, "UDF %s (user code runs on the CPU only)", q.UDF.Name)
 	}
+	c := &exprCompiler{s: q.Schema}
 	if q.Where != nil {
-		var terms []query.Expr
+		var terms, general []query.Expr
 		var flatten func(e query.Expr)
 		flatten = func(e query.Expr) {
 			if a, ok := e.(query.AndExpr); ok {
@@ -87,30 +104,40 @@ func analyse(p *kernels.Plan) (*shape, error) {
 		}
 		flatten(q.Where)
 		for _, t := range terms {
-			pr, err := predOf(t, q.Schema)
-			if err != "" {
-				return nil, noKernel(q, "WHERE term %s (%s)", t, err)
+			if pr, ok := predOf(t, q.Schema); ok {
+				sh.preds = append(sh.preds, pr)
+			} else {
+				general = append(general, t)
 			}
-			sh.preds = append(sh.preds, pr)
+		}
+		if len(general) > 0 {
+			start, err := c.conjunction(general)
+			if err != nil {
+				return nil, noKernel(q, "WHERE term %v", err)
+			}
+			sh.where = start
 		}
 	}
+	var err error
 	if !sh.agg {
-		return sh, sh.analyseSelection(q)
+		err = sh.analyseSelection(q, c)
+	} else {
+		err = sh.analyseAggregation(p, c)
 	}
-	return sh, sh.analyseAggregation(p)
+	if err != nil {
+		return nil, err
+	}
+	sh.code = c.code
+	return sh, nil
 }
 
-// predOf accepts `int column op int constant` (either side); else it says
-// why not.
-func predOf(e query.Expr, s *query.Schema) (pred, string) {
-	switch e.(type) {
-	case query.OrExpr:
-		return pred{}, "an OR of predicates"
-	case query.Compare:
-	default:
-		return pred{}, "not a comparison"
+// predOf accepts `int column op int constant` (either side): the fast path
+// of WHERE, without the interpreter.
+func predOf(e query.Expr, s *query.Schema) (pred, bool) {
+	c, ok := e.(query.Compare)
+	if !ok {
+		return pred{}, false
 	}
-	c := e.(query.Compare)
 	col, lok := c.L.(query.Column)
 	k, rok := c.R.(query.IntConst)
 	op := c.Op
@@ -118,18 +145,15 @@ func predOf(e query.Expr, s *query.Schema) (pred, string) {
 		col, lok = c.R.(query.Column)
 		k, rok = c.L.(query.IntConst)
 		if !lok || !rok {
-			return pred{}, "only a column compared with an integer constant"
+			return pred{}, false
 		}
 		op = mirror(op)
 	}
 	a, err := s.Lookup(col.Name)
-	if err != nil {
-		return pred{}, err.Error()
+	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || op < query.Eq || op > query.Ge {
+		return pred{}, false
 	}
-	if a.Type != query.Int32 && a.Type != query.Int64 {
-		return pred{}, fmt.Sprintf("column %s is %s, only int32 and int64 compare", col.Name, a.Type)
-	}
-	return pred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, ""
+	return pred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, true
 }
 
 // mirror turns `k op col` into `col op' k`.
@@ -147,42 +171,44 @@ func mirror(op query.CmpOp) query.CmpOp {
 	return op
 }
 
-func (sh *shape) analyseSelection(q *query.Query) error {
+// hasArith reports whether e computes anything (beyond loading a column or
+// a constant).
+func hasArith(e query.Expr) bool {
+	_, ok := e.(query.Arith)
+	return ok
+}
+
+func (sh *shape) analyseSelection(q *query.Query, c *exprCompiler) error {
 	if len(q.Project) == 0 {
 		sh.outSize = sh.tupleSize
 		return nil
 	}
 	for _, pr := range q.Project {
-		c, ok := pr.Expr.(query.Column)
-		if !ok {
-			return noKernel(q, "projection %s (only columns are projected on the GPU, not expressions)", pr.Expr)
-		}
-		a, err := q.Schema.Lookup(c.Name)
+		float, err := c.isFloat(pr.Expr)
 		if err != nil {
-			return noKernel(q, "projection %s (%v)", c.Name, err)
+			return noKernel(q, "projection %s (%v)", pr.Expr, err)
 		}
-		switch a.Type {
-		case query.Int32, query.Int64, query.Float32, query.Float64:
-		default:
-			return noKernel(q, "projection %s of type %s", c.Name, a.Type)
+		if float && hasArith(pr.Expr) {
+			// Comparisons of floats are exact on the GPU, but a computed
+			// float is output as its bits, and the bits of a NaN result
+			// are the CPU's instruction set's (x86 keeps the first NaN
+			// operand's payload, or gives its own default NaN), which
+			// the GPU's arithmetic does not reproduce.
+			return noKernel(q, "projection %s (float arithmetic: a NaN result's bits are the CPU's instruction set's, which the GPU does not reproduce)", pr.Expr)
 		}
-		sh.project = append(sh.project, projCol{off: a.Offset, typ: a.Type})
+		start, _, err := c.program(pr.Expr)
+		if err != nil {
+			return noKernel(q, "projection %s (%v)", pr.Expr, err)
+		}
+		sh.project = append(sh.project, start)
 	}
 	sh.outSize = 8 + 8*len(sh.project)
 	return nil
 }
 
-func (sh *shape) analyseAggregation(p *kernels.Plan) error {
+func (sh *shape) analyseAggregation(p *kernels.Plan, c *exprCompiler) error {
 	q := p.Query
 	sh.layout, sh.spec, sh.rows = p.Layout, p.Spec, q.Window.Type == query.Rows
-	if p.Layout.Hashed || len(p.KeyParts) > 0 {
-		keys := make([]string, len(q.GroupBy))
-		for i, g := range q.GroupBy {
-			keys[i] = g.String()
-		}
-		return noKernel(q, "GROUP BY %s (hashed groups; only the joined value groups on the GPU)", strings.Join(keys, ", "))
-	}
-	sh.groups = p.Layout.Groups
 	if j := q.Join; j != nil {
 		if j.Table.KeyWidth != 16 {
 			return noKernel(q, "static join on a %d-byte key (only 16-byte keys)", j.Table.KeyWidth)
@@ -196,40 +222,87 @@ func (sh *shape) analyseAggregation(p *kernels.Plan) error {
 			col, ok := q.GroupBy[0].(query.Column)
 			sh.denseJoin = ok && col.Name == j.As
 		}
-		if len(q.GroupBy) > 0 && !sh.denseJoin {
-			return noKernel(q, "GROUP BY with a static join, other than by the joined value alone")
-		}
 		sh.join = buildJoin(j.Table, p.GroupKeys, sh.denseJoin)
-	} else if len(q.GroupBy) > 0 {
-		return noKernel(q, "GROUP BY without a static join")
 	}
-	if len(p.GroupKeys) != sh.groups {
-		return noKernel(q, "a layout of %d groups with %d keys", sh.groups, len(p.GroupKeys))
+	if p.Layout.Hashed {
+		sh.hashed = true
+		if len(p.KeyParts) != len(q.GroupBy) {
+			return noKernel(q, "GROUP BY of %d keys with %d key parts", len(q.GroupBy), len(p.KeyParts))
+		}
+		for i, g := range q.GroupBy {
+			kp := p.KeyParts[i]
+			if kp.Pos+kp.Width > 16 || (kp.Int && kp.Width != 4 && kp.Width != 8) {
+				return noKernel(q, "GROUP BY %s (a key part of %d bytes at %d)", g, kp.Width, kp.Pos)
+			}
+			part := keyPart{pos: kp.Pos, width: kp.Width, bytes: !kp.Int}
+			if kp.Int {
+				start, float, err := c.program(g)
+				if err == nil && float {
+					err = fmt.Errorf("a float key")
+				}
+				if err != nil {
+					return noKernel(q, "GROUP BY %s (%v)", g, err)
+				}
+				part.off = int(start)
+			} else {
+				col, ok := g.(query.Column)
+				if !ok {
+					return noKernel(q, "GROUP BY %s (bytes keys are columns)", g)
+				}
+				a, err := q.Schema.Lookup(col.Name)
+				if err != nil || a.Size != kp.Width {
+					return noKernel(q, "GROUP BY %s (a bytes key that is not a column of %d bytes)", g, kp.Width)
+				}
+				part.off = a.Offset
+			}
+			sh.keys = append(sh.keys, part)
+		}
+	} else {
+		sh.groups = p.Layout.Groups
+		if len(q.GroupBy) > 0 && !sh.denseJoin {
+			return noKernel(q, "GROUP BY with dense groups other than the joined value")
+		}
+		if len(p.GroupKeys) != sh.groups {
+			return noKernel(q, "a layout of %d groups with %d keys", sh.groups, len(p.GroupKeys))
+		}
 	}
 	for i, ag := range q.Aggregates {
 		if ag.Func == query.Count {
 			continue
 		}
-		c, ok := ag.Arg.(query.Column)
-		if !ok {
-			return noKernel(q, "%s(%s) (aggregates of columns only, not expressions)", strings.ToUpper(ag.Func.String()), ag.Arg)
-		}
-		a, err := q.Schema.Lookup(c.Name)
+		name := fmt.Sprintf("%s(%s)", strings.ToUpper(ag.Func.String()), ag.Arg)
+		t, err := query.TypeOf(ag.Arg, q.Scope())
 		if err != nil {
-			return noKernel(q, "%s(%s) (%v)", strings.ToUpper(ag.Func.String()), c.Name, err)
+			return noKernel(q, "%s (%v)", name, err)
 		}
-		if a.Type != query.Int32 && a.Type != query.Int64 {
-			return noKernel(q, "%s(%s) over a %s column (only int32 and int64)", strings.ToUpper(ag.Func.String()), c.Name, a.Type)
+		if t != query.IntValue {
+			// The CPU folds float words in tuple order; a float sum
+			// depends on that order, which the GPU's atomics do not keep.
+			return noKernel(q, "%s over a %s expression (float aggregates: a float sum depends on the order of its additions, which the GPU's atomics do not keep)", name, t)
 		}
 		w := p.Aggs[i].Word
 		if w != len(sh.aggs)+1 {
-			return noKernel(q, "%s(%s) in row word %d", strings.ToUpper(ag.Func.String()), c.Name, w)
+			return noKernel(q, "%s in row word %d", name, w)
 		}
 		k := p.Layout.Kinds[w-1]
 		if k != window.AggAdd && k != window.AggMin && k != window.AggMax {
-			return noKernel(q, "%s(%s) combined as kind %d", strings.ToUpper(ag.Func.String()), c.Name, k)
+			return noKernel(q, "%s combined as kind %d", name, k)
 		}
-		sh.aggs = append(sh.aggs, aggWord{off: a.Offset, wide: a.Type == query.Int64, kind: k})
+		aw := aggWord{kind: k}
+		if col, ok := ag.Arg.(query.Column); ok {
+			a, err := q.Schema.Lookup(col.Name)
+			if err != nil {
+				return noKernel(q, "%s (%v)", name, err)
+			}
+			aw.off, aw.wide = a.Offset, a.Type == query.Int64
+		} else {
+			start, _, err := c.program(ag.Arg)
+			if err != nil {
+				return noKernel(q, "%s (%v)", name, err)
+			}
+			aw.off, aw.expr = int(start), true
+		}
+		sh.aggs = append(sh.aggs, aw)
 	}
 	if len(sh.aggs) != len(p.Layout.Kinds) {
 		return noKernel(q, "a layout of %d aggregate words for %d aggregates", len(p.Layout.Kinds), len(sh.aggs))

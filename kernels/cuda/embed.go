@@ -26,10 +26,11 @@ var YSB string
 var Select string
 
 // Offload is offload.ptx: the kernels of package offload, driven by
-// descriptor arrays (predicates, the join table, aggregate words,
-// projected columns), for an aggregation of the fused CPU kernel's shape
-// (OffloadAggEntries) and a selection with compaction (OffloadSelEntries).
-// offload.cu documents their parameters and output layout.
+// descriptor arrays and expression programs (predicates, the join table,
+// aggregate words, group key parts, projections), for an aggregation with
+// dense or hashed groups (OffloadAggEntries) and a selection with
+// compaction (OffloadSelEntries). offload.cu documents their parameters,
+// the programs' instructions and the output layout.
 //
 //go:embed offload.ptx
 var Offload string

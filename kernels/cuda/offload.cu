@@ -1,6 +1,8 @@
 // offload.cu: the kernels of saber-hx's GPU offload (package offload): an
-// aggregation of the fused CPU kernel's shape and a selection with
-// compaction, driven by descriptor arrays in device memory, so that one
+// aggregation (WHERE, a static join, dense or hashed groups, COUNT, SUM,
+// AVG, MIN, MAX of integer expressions, per pane) and a selection with
+// compaction (WHERE, SELECT * or a projection of expressions), driven by
+// descriptor arrays and expression programs in device memory, so that one
 // module serves every query of those shapes. Compiled to offload.ptx by
 // build/ptx.sh. package offload's emulator (offload/emukernels.go) is the
 // same algorithm in Go, kernel by kernel: keep the two in step.
@@ -17,26 +19,63 @@
 //   predicate   two words: offset | wide<<32 | op<<40 (query.CmpOp), then
 //               the int64 constant; `int32/int64 column op constant`, the
 //               column sign-extended to int64; a task's predicates are a
-//               conjunction
+//               conjunction, with WHERE's program (where >= 0) for its
+//               other terms
 //   aggregate   offset | wide<<32 | kind<<40 (window.AggKind: 1 add, 2 min,
-//               3 max), the int32/int64 column folded into row word 1+w
-//   projection  offset | type<<32 (query.Type: 1 int32, 2 int64, 3 float32,
-//               4 float64), written as int64 or float64
+//               3 max) | expr<<48: the int32/int64 column at offset, or
+//               with expr the integer program starting at code[offset],
+//               folded into row word 1+w
+//   projection  the start in code of the projection's program, written as
+//               an int64 or float64 word
+//   key part    pos | width<<8 | bytes<<16 | offset<<32: bytes [pos,
+//               pos+width) of the 16-byte group key are the bytes column at
+//               offset, or the integer program at code[offset] encoded as
+//               query.AppendIntKey does (big-endian, sign bit flipped, 4 or
+//               8 bytes)
 //
-// An aggregation over one task: agg_init, agg_block_max, agg_tuples. Its
-// output, one buffer of 64-bit words:
+// Programs (offload/expr.go): postfix code over a stack of 64-bit values,
+// one word per instruction: the opcode (OP_*) in bits 0..7, OPF_K in bit 8
+// (the right operand is the next word), a comparison's query.CmpOp in bits
+// 16..23, a column's offset in bits 32..63; OP_CONST's value is the next
+// word. The semantics are the CPU kernels' (kernels/vector.go): int64
+// arithmetic wrapping, division truncating with x/0 = 0, float64 IEEE
+// operations rounded to nearest one by one (never fused), conversions of
+// integers to float64 rounded to nearest.
+//
+// An aggregation over one task: agg_init, agg_block_max, agg_tuples (with
+// hashed groups, the host zeroes the table before agg_tuples). Its output,
+// one buffer of 64-bit words:
 //   [0, 8)                   counters: filtered, unmatched, late, outside,
-//                            the largest position (biased), 3 unused
+//                            the largest position (biased), overflow,
+//                            entries, 1 unused
 //   [8, 8+npanes)            per pane of [base, base+npanes): the index of
 //                            its first tuple that passed WHERE and the join,
 //                            late or not (~0: none)
-//   [8+npanes, ...)          per pane and group (pane-major) a row of
-//                            row_words words: count, the aggregate words
-//                            (add: two's complement; min, max: biased, see
-//                            ysb.cu), and the index of the row's first
-//                            counted tuple (~0: none)
+//   [8+npanes, ...)          dense groups (nkeys 0): per pane and group
+//                            (pane-major) a row of row_words words: count,
+//                            the aggregate words (add: two's complement;
+//                            min, max: biased, see ysb.cu), and the index of
+//                            the row's first counted tuple (~0: none);
+//                            hashed groups: counters[entries] entries of
+//                            3 + row_words words, in the order they were
+//                            claimed: the pane's offset, the key's two
+//                            big-endian words, then the row as above
 // A matched tuple whose pane is outside [base, base+npanes) counts as
-// outside and nowhere else: the host then runs the task on the CPU.
+// outside and nowhere else: the host then runs the task on the CPU. So
+// does a counted tuple whose group found no slot in a full table
+// (overflow).
+//
+// The table of hashed groups: table_mask+1 words (a power of two), zeroed;
+// a slot is 0 (empty), SLOT_BUSY (being claimed) or SLOT_ENTRY + the index
+// of its entry. A tuple probes linearly from table_hash of its pane and
+// key; an empty slot is claimed with atomicCAS(0 -> SLOT_BUSY), the
+// claimant takes the next entry (atomicAdd on the entries counter), writes
+// its pane, key and initial row, and publishes it (a fence, then
+// atomicExch to SLOT_ENTRY + entry); a thread that finds a slot busy waits
+// for it to be published (independent thread scheduling, sm_70 and later,
+// lets the claimant finish), then compares keys. The host sizes the table
+// and the entries so that a task's groups fit (at most one per counted
+// tuple); a probe that has seen every slot counts as overflow.
 //
 // A selection over one task: sel_count, sel_compact; the host zeroes the
 // counters before. Output: the passing tuples (or their event time and
@@ -44,10 +83,33 @@
 
 #include "common.cuh"
 
-enum { H_FILTERED = 0, H_UNMATCHED = 1, H_LATE = 2, H_OUTSIDE = 3, H_MAXPOS = 4, HDR_WORDS = 8 };
-enum { OP_EQ = 1, OP_NE = 2, OP_LT = 3, OP_LE = 4, OP_GT = 5, OP_GE = 6 };
+enum { H_FILTERED = 0, H_UNMATCHED = 1, H_LATE = 2, H_OUTSIDE = 3, H_MAXPOS = 4, H_OVERFLOW = 5, H_ENTRIES = 6, HDR_WORDS = 8 };
+enum { CMP_EQ = 1, CMP_NE = 2, CMP_LT = 3, CMP_LE = 4, CMP_GT = 5, CMP_GE = 6 };
 enum { AGG_ADD = 1, AGG_MIN = 2, AGG_MAX = 3 };
-enum { T_INT32 = 1, T_INT64 = 2, T_FLOAT32 = 3, T_FLOAT64 = 4 };
+enum {
+	OP_END = 0,
+	OP_LD_I32 = 1,
+	OP_LD_I64 = 2,
+	OP_LD_F32 = 3,
+	OP_LD_F64 = 4,
+	OP_CONST = 5,
+	OP_I2F = 6,
+	OP_IADD = 7,
+	OP_ISUB = 8,
+	OP_IMUL = 9,
+	OP_IDIV = 10,
+	OP_FADD = 11,
+	OP_FSUB = 12,
+	OP_FMUL = 13,
+	OP_FDIV = 14,
+	OP_ICMP = 15,
+	OP_FCMP = 16,
+	OP_AND = 17,
+	OP_OR = 18,
+	OP_REQUIRE = 19
+};
+enum { OPF_K = 0x100, MAX_STACK = 16 };
+enum { SLOT_BUSY = 1, SLOT_ENTRY = 2 };
 #define NO_INDEX 0xffffffffffffffffULL
 
 // Wrapping int64 arithmetic.
@@ -98,26 +160,170 @@ __device__ __forceinline__ i64 col_value(const u8 *t, u64 off, bool wide)
 	return (i64)(int)load_u32(t + off);
 }
 
-// passes reports whether every predicate holds for tuple t.
-__device__ bool passes(const u8 *t, const u64 *preds, i64 npreds)
+// f32_to_f64 widens float32 bits to float64 bits exactly, a NaN quieted
+// with its payload kept (as x86's cvtss2sd and Go do).
+__device__ __forceinline__ u64 f32_to_f64(unsigned b)
+{
+	if ((b & 0x7fffffffu) > 0x7f800000u)
+		return ((u64)(b >> 31) << 63) | 0x7ff8000000000000ULL | ((u64)(b & 0x007fffffu) << 29);
+	return (u64)__double_as_longlong((double)__int_as_float((int)b));
+}
+
+__device__ __forceinline__ double as_f64(u64 u) { return __longlong_as_double((i64)u); }
+__device__ __forceinline__ u64 f64_bits(double d) { return (u64)__double_as_longlong(d); }
+
+// idiv is Go's int64 division with x/0 = 0 (the CPU kernels' arith):
+// truncating, and INT64_MIN / -1 = INT64_MIN (undefined in C, so negated).
+__device__ __forceinline__ i64 idiv(i64 a, i64 b)
+{
+	if (b == 0)
+		return 0;
+	if (b == -1)
+		return (i64)(0ULL - (u64)a);
+	return a / b;
+}
+
+template <typename T> __device__ __forceinline__ bool cmp(unsigned op, T a, T b)
+{
+	switch (op) {
+	case CMP_EQ: return a == b;
+	case CMP_NE: return a != b;
+	case CMP_LT: return a < b;
+	case CMP_LE: return a <= b;
+	case CMP_GT: return a > b;
+	default: return a >= b;
+	}
+}
+
+// eval runs the program at code over tuple t and returns its value (an
+// int64, a float64's bits, or a boolean 0/1). Not inlined: one copy of the
+// interpreter serves WHERE, the projections, the aggregates and the keys.
+__device__ __noinline__ u64 eval(const u64 *code, const u8 *t)
+{
+	u64 st[MAX_STACK];
+	int sp = 0;
+	for (;;) {
+		u64 ins = __ldg(code++);
+		unsigned op = (unsigned)ins & 0xff;
+		switch (op) {
+		case OP_END: return st[sp - 1];
+		case OP_LD_I32: st[sp++] = (u64)(i64)(int)load_u32(t + (ins >> 32)); continue;
+		case OP_LD_I64:
+		case OP_LD_F64: st[sp++] = load_u64(t + (ins >> 32)); continue;
+		case OP_LD_F32: st[sp++] = f32_to_f64(load_u32(t + (ins >> 32))); continue;
+		case OP_CONST: st[sp++] = __ldg(code++); continue;
+		case OP_I2F: st[sp - 1] = f64_bits(__ll2double_rn((i64)st[sp - 1])); continue;
+		case OP_REQUIRE:
+			if (st[--sp] == 0)
+				return 0;
+			continue;
+		}
+		u64 b = (ins & OPF_K) ? __ldg(code++) : st[--sp];
+		u64 a = st[sp - 1], r;
+		unsigned c = (unsigned)(ins >> 16) & 0xff;
+		switch (op) {
+		case OP_IADD: r = a + b; break;
+		case OP_ISUB: r = a - b; break;
+		case OP_IMUL: r = a * b; break;
+		case OP_IDIV: r = (u64)idiv((i64)a, (i64)b); break;
+		case OP_FADD: r = f64_bits(__dadd_rn(as_f64(a), as_f64(b))); break;
+		case OP_FSUB: r = f64_bits(__dsub_rn(as_f64(a), as_f64(b))); break;
+		case OP_FMUL: r = f64_bits(__dmul_rn(as_f64(a), as_f64(b))); break;
+		case OP_FDIV: r = f64_bits(__ddiv_rn(as_f64(a), as_f64(b))); break;
+		case OP_ICMP: r = cmp(c, (i64)a, (i64)b); break;
+		case OP_FCMP: r = cmp(c, as_f64(a), as_f64(b)); break;
+		case OP_AND: r = a != 0 && b != 0; break;
+		default: r = a != 0 || b != 0; break; // OP_OR
+		}
+		st[sp - 1] = r;
+	}
+}
+
+// passes reports whether every column-versus-constant predicate holds for
+// tuple t, and WHERE's program (where >= 0) too.
+__device__ bool passes(const u8 *t, const u64 *preds, i64 npreds, const u64 *code, i64 where)
 {
 	for (i64 j = 0; j < npreds; j++) {
 		u64 d = __ldg(&preds[2 * j]);
 		i64 c = (i64)__ldg(&preds[2 * j + 1]);
 		i64 v = col_value(t, d & 0xffffffffULL, (d >> 32) & 1);
-		bool ok;
-		switch ((d >> 40) & 0xff) {
-		case OP_EQ: ok = v == c; break;
-		case OP_NE: ok = v != c; break;
-		case OP_LT: ok = v < c; break;
-		case OP_LE: ok = v <= c; break;
-		case OP_GT: ok = v > c; break;
-		default: ok = v >= c; break;
-		}
-		if (!ok)
+		if (!cmp((unsigned)(d >> 40) & 0xff, v, c))
 			return false;
 	}
-	return true;
+	return where < 0 || eval(code + where, t) != 0;
+}
+
+// key_of builds tuple t's 16-byte group key as two big-endian words, as
+// kernels' aggregateKernel.key does.
+__device__ void key_of(const u8 *t, const u64 *code, const u64 *keys, i64 nkeys, u64 *k0, u64 *k1)
+{
+	u64 w[2] = {0, 0};
+	for (i64 j = 0; j < nkeys; j++) {
+		u64 d = __ldg(&keys[j]);
+		unsigned pos = (unsigned)d & 0xff, width = (unsigned)(d >> 8) & 0xff;
+		u64 off = d >> 32;
+		u64 v = 0;
+		bool bytes = (d >> 16) & 1;
+		if (!bytes) {
+			v = eval(code + off, t);
+			v = width == 4 ? (u64)((unsigned)v ^ 0x80000000u) : v ^ SIGN_BIT;
+		}
+		for (unsigned b = 0; b < width; b++) {
+			u64 byte = bytes ? t[off + b] : (v >> (8 * (width - 1 - b))) & 0xff;
+			unsigned at = pos + b;
+			w[at >> 3] |= byte << (8 * (7 - (at & 7)));
+		}
+	}
+	*k0 = w[0];
+	*k1 = w[1];
+}
+
+// table_hash is offload/format.go's tableHash.
+__device__ __forceinline__ u64 table_hash(u64 off, u64 k0, u64 k1)
+{
+	return mix(k1 ^ mix(k0 ^ (off * 0x9e3779b97f4a7c15ULL)));
+}
+
+__device__ __forceinline__ u64 load_acquire(const u64 *p)
+{
+	u64 v;
+	asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+// find_entry returns the row (after pane and key) of the entry of group
+// (off, k0, k1) in the task's table, claiming a slot and an entry for a
+// new group, or NULL when every slot holds another group. See the table's
+// description above.
+__device__ u64 *find_entry(u64 *table, u64 mask, u64 *out, u64 *entries, i64 row_words, const u64 *init_row, u64 off,
+			   u64 k0, u64 k1)
+{
+	i64 ew = 3 + row_words;
+	u64 s = table_hash(off, k0, k1) & mask;
+	for (u64 probes = 0; probes <= mask; probes++, s = (s + 1) & mask) {
+		u64 tag = load_acquire(&table[s]);
+		if (tag == 0) {
+			tag = atomicCAS(&table[s], 0ULL, (u64)SLOT_BUSY);
+			if (tag == 0) {
+				u64 e = atomicAdd(&out[H_ENTRIES], 1ULL);
+				u64 *en = entries + e * ew;
+				en[0] = off;
+				en[1] = k0;
+				en[2] = k1;
+				for (i64 w = 0; w < row_words; w++)
+					en[3 + w] = __ldg(&init_row[w]);
+				__threadfence();
+				atomicExch(&table[s], SLOT_ENTRY + e);
+				return en + 3;
+			}
+		}
+		while (tag == SLOT_BUSY)
+			tag = load_acquire(&table[s]);
+		volatile const u64 *en = entries + (tag - SLOT_ENTRY) * ew;
+		if (en[0] == off && en[1] == k0 && en[2] == k1)
+			return (u64 *)(entries + (tag - SLOT_ENTRY) * ew + 3);
+	}
+	return 0;
 }
 
 // min_index lowers *p to i: a plain read first, since the word only ever
@@ -167,12 +373,15 @@ extern "C" __global__ void agg_block_max(const u8 *tuples, i64 n, i64 tuple_size
 // an exclusive scan within the block. The join table is kernels/join.go's
 // (parallel arrays of join_mask+1 slots, ord -1 empty, linear probing from
 // mix(lo ^ mix(hi))), keyed by the 16 bytes at join_off (< 0: no join);
-// the group is the key's ordinal where dense_join, else 0.
+// the dense group is the key's ordinal where dense_join, else 0. With
+// nkeys > 0 the groups are hashed: the row is the entry of the tuple's
+// pane and key (key_of) in the table.
 extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i64 rows, i64 first,
-				      const u64 *preds, i64 npreds, const u64 *join_hi, const u64 *join_lo,
-				      const int *join_ord, u64 join_mask, i64 join_off, i64 dense_join, const u64 *aggs,
-				      i64 naggs, i64 groups, i64 row_words, i64 pane, i64 size, i64 slide, i64 base,
-				      i64 npanes, const u64 *block_max, u64 *out)
+				      const u64 *preds, i64 npreds, const u64 *code, i64 where, const u64 *join_hi,
+				      const u64 *join_lo, const int *join_ord, u64 join_mask, i64 join_off, i64 dense_join,
+				      const u64 *aggs, i64 naggs, const u64 *keys, i64 nkeys, u64 *table, u64 table_mask,
+				      const u64 *init_row, i64 groups, i64 row_words, i64 pane, i64 size, i64 slide,
+				      i64 base, i64 npanes, const u64 *block_max, u64 *out)
 {
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < n;
@@ -185,10 +394,10 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 	u64 in_block = block_exclusive_max_scan(valid ? bias(pos) : 0);
 	i64 prev = unbias(umax(prefix, in_block));
 
-	bool filtered = false, unmatched = false, late = false, outside = false;
+	bool filtered = false, unmatched = false, late = false, outside = false, overflow = false;
 	if (valid) {
 		const u8 *t = tuples + i * tuple_size;
-		if (!passes(t, preds, npreds)) {
+		if (!passes(t, preds, npreds, code, where)) {
 			filtered = true;
 		} else {
 			i64 g = 0;
@@ -217,18 +426,30 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 					if (prev >= seal_of(p, pane, size, slide)) {
 						late = true;
 					} else {
-						u64 *row = out + HDR_WORDS + npanes + ((i64)off * groups + g) * row_words;
-						atomicAdd(&row[0], 1ULL);
-						for (i64 w = 0; w < naggs; w++) {
-							u64 d = __ldg(&aggs[w]);
-							i64 v = col_value(t, d & 0xffffffffULL, (d >> 32) & 1);
-							switch ((d >> 40) & 0xff) {
-							case AGG_ADD: atomicAdd(&row[1 + w], (u64)v); break;
-							case AGG_MIN: atomicMin(&row[1 + w], bias(v)); break;
-							default: atomicMax(&row[1 + w], bias(v)); break;
-							}
+						u64 *row;
+						if (nkeys > 0) {
+							u64 k0, k1;
+							key_of(t, code, keys, nkeys, &k0, &k1);
+							row = find_entry(table, table_mask, out, out + HDR_WORDS + npanes, row_words,
+									 init_row, off, k0, k1);
+							overflow = row == 0;
+						} else {
+							row = out + HDR_WORDS + npanes + ((i64)off * groups + g) * row_words;
 						}
-						min_index(&row[row_words - 1], (u64)i);
+						if (row) {
+							atomicAdd(&row[0], 1ULL);
+							for (i64 w = 0; w < naggs; w++) {
+								u64 d = __ldg(&aggs[w]);
+								i64 v = (d >> 48) & 1 ? (i64)eval(code + (d & 0xffffffffULL), t)
+										      : col_value(t, d & 0xffffffffULL, (d >> 32) & 1);
+								switch ((d >> 40) & 0xff) {
+								case AGG_ADD: atomicAdd(&row[1 + w], (u64)v); break;
+								case AGG_MIN: atomicMin(&row[1 + w], bias(v)); break;
+								default: atomicMax(&row[1 + w], bias(v)); break;
+								}
+							}
+							min_index(&row[row_words - 1], (u64)i);
+						}
 					}
 				}
 			}
@@ -238,51 +459,33 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 	warp_count(&out[H_UNMATCHED], unmatched);
 	warp_count(&out[H_LATE], late);
 	warp_count(&out[H_OUTSIDE], outside);
+	warp_count(&out[H_OVERFLOW], overflow);
 }
 
 // sel_count writes the number of block b's tuples that pass to
 // block_count[b].
 extern "C" __global__ void sel_count(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
-				     u64 *block_count)
+				     const u64 *code, i64 where, u64 *block_count)
 {
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds);
+	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds, code, where);
 	u64 c = block_reduce_sum(pass ? 1 : 0);
 	if (threadIdx.x == 0)
 		block_count[blockIdx.x] = c;
 }
 
-// proj_value is a projected column as a 64-bit word: int32 sign-extended,
-// float32 widened to float64 exactly (a NaN quieted with its payload, as
-// x86's cvtss2sd and Go do), int64 and float64 as they are.
-__device__ __forceinline__ u64 proj_value(const u8 *t, u64 d)
-{
-	u64 off = d & 0xffffffffULL;
-	switch ((d >> 32) & 0xff) {
-	case T_INT32:
-		return (u64)(i64)(int)load_u32(t + off);
-	case T_FLOAT32: {
-		unsigned b = load_u32(t + off);
-		if ((b & 0x7fffffffu) > 0x7f800000u)
-			return ((u64)(b >> 31) << 63) | 0x7ff8000000000000ULL | ((u64)(b & 0x007fffffu) << 29);
-		return (u64)__double_as_longlong((double)__int_as_float((int)b));
-	}
-	default:
-		return load_u64(t + off);
-	}
-}
-
 // sel_compact copies block b's passing tuples (or, with nproj > 0, the
-// event time and the projected columns of each: 8 + 8 * nproj bytes) to
+// event time and the projections' values of each: 8 + 8 * nproj bytes) to
 // their place in out: after the blocks before (the sum of their
 // block_count), in input order within the block (an exclusive scan of the
 // flags). The last block writes the total to counters[0].
 extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
-				       const u64 *proj, i64 nproj, const u64 *block_count, u8 *out, u64 *counters)
+				       const u64 *code, i64 where, const u64 *proj, i64 nproj, const u64 *block_count,
+				       u8 *out, u64 *counters)
 {
 	__shared__ unsigned src[1024]; // block-local index of the k-th passing tuple
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds);
+	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds, code, where);
 
 	u64 c = 0;
 	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
@@ -302,7 +505,7 @@ extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, 
 		for (i64 w = threadIdx.x; w < words; w += blockDim.x) {
 			i64 tt = w / wpt, x = w % wpt;
 			const u8 *t = in + (i64)src[tt] * tuple_size;
-			dst[w] = x == 0 ? load_u64(t) : proj_value(t, __ldg(&proj[x - 1]));
+			dst[w] = x == 0 ? load_u64(t) : eval(code + __ldg(&proj[x - 1]), t);
 		}
 	} else {
 		// Whole tuples, consecutive threads on consecutive words: 8-byte
