@@ -349,7 +349,7 @@ func TestGPUChainsAndJoins(t *testing.T) {
 		"gpu": {Name: "down", Schema: out, Window: query.Tumbling(100),
 			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("sc")}}},
 		"hybrid": {Name: "down", Schema: out, Window: query.Tumbling(100), GroupBy: []query.Expr{query.C("n")},
-			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("sc")}}},
+			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.Mul(query.C("sc"), query.Float(0.5))}}},
 	}
 	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(30, 10), Where: query.Cmp(query.C("l.b"), query.Eq, query.C("r.b"))}
 	for _, mode := range []string{"gpu", "hybrid"} {
@@ -418,8 +418,8 @@ func TestGPUConfigErrors(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	good := &query.Query{Name: "good", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
-	bad := &query.Query{Name: "bad", Schema: s, Window: query.Tumbling(10), GroupBy: []query.Expr{query.Add(query.C("a"), query.C("b"))},
-		Aggregates: []query.Aggregate{{Func: query.Count}}}
+	bad := &query.Query{Name: "bad", Schema: s, Window: query.Tumbling(10),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("y")}}}
 	require.False(t, gpuSupported(t, bad))
 	dev := &checkedDevice{Device: offload.NewEmulator()}
 	defer dev.Close()
@@ -428,9 +428,9 @@ func TestGPUConfigErrors(t *testing.T) {
 		cfg  Config
 		want []string
 	}{
-		{"gpu mode", Config{GPU: dev, GPUOnly: true}, []string{`gpu mode: query "bad" cannot run on the GPU`, "GROUP BY (a + b)", "no GPU kernel", "--mode hybrid"}},
+		{"gpu mode", Config{GPU: dev, GPUOnly: true}, []string{`gpu mode: query "bad" cannot run on the GPU`, "SUM(y)", "no GPU kernel", "--mode hybrid"}},
 		{"static", Config{GPU: dev, Policy: scheduler.Static, Static: map[string]string{"good": "gpu", "bad": "gpu"}},
-			[]string{"static binding bad=gpu", `query "bad" has no GPU kernel`, "GROUP BY (a + b)"}},
+			[]string{"static binding bad=gpu", `query "bad" has no GPU kernel`, "SUM(y)"}},
 		{"gpu mode without a device", Config{GPUOnly: true}, []string{"without a GPU device"}},
 		{"depth", Config{GPU: dev, GPUDepth: -1}, []string{"GPU pipeline depth -1"}},
 	} {

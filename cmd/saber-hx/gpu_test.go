@@ -139,30 +139,41 @@ func TestBenchGPUEmulated(t *testing.T) {
 	require.Len(t, b.Queries, 1)
 	assert.NotNil(t, b.Queries[0].Fallback, "per query: the tasks the GPU ran on its CPU fallback")
 
-	// select (a WHERE with arithmetic) has none: gpu mode refuses it,
-	// naming the query and the operator, and points at hybrid mode.
-	code, stdout, stderr = cli(t, append([]string{"bench", "select", "--mode", "gpu", "--gpu-emulate", "--validate"}, benchSmall...)...)
+	// So do select, proj and groupby: gpu mode, validated.
+	for _, w := range []string{"select", "proj", "groupby"} {
+		args := append([]string{w, "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "20000", "--duration", "60s", "--json"}, benchSmall...)
+		code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
+		require.Equal(t, 0, code, "%s: stderr: %s", w, stderr)
+		assert.True(t, decodeBench(t, stdout).Validated, w)
+		p, _ := decodeProcessors(t, stdout)
+		assert.Empty(t, p.CannotRun, w)
+	}
+
+	// cm1 (float sums) has none: gpu mode refuses it, naming the query
+	// and the operator, and points at hybrid mode.
+	code, stdout, stderr = cli(t, append([]string{"bench", "cm1", "--mode", "gpu", "--gpu-emulate", "--validate"}, benchSmall...)...)
 	assert.Equal(t, 2, code, "stderr: %s", stderr)
 	assert.Empty(t, stdout)
-	for _, w := range []string{`query "SELECT_`, "WHERE term", "no GPU kernel", "--mode hybrid"} {
+	for _, w := range []string{`query "CM1"`, "over a float expression", "no GPU kernel", "--mode hybrid"} {
 		assert.Contains(t, stderr, w)
 	}
 
 	// Binding it to the GPU is refused, naming it.
-	code, stdout, stderr = cli(t, append([]string{"bench", "select,agg", "--mode", "hybrid", "--gpu-emulate", "--policy", "static",
-		"--static", "SELECT_16=gpu,AGG_avg=gpu"}, benchSmall...)...)
+	code, stdout, stderr = cli(t, append([]string{"bench", "cm1,agg", "--mode", "hybrid", "--gpu-emulate", "--policy", "static",
+		"--static", "CM1=gpu,AGG_avg=gpu"}, benchSmall...)...)
 	assert.Equal(t, 2, code, "stderr: %s", stderr)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, `static binding SELECT_16=gpu: query "SELECT_16" has no GPU kernel (WHERE term`)
+	assert.Contains(t, stderr, `static binding CM1=gpu: query "CM1" has no GPU kernel (SUM(cpu) over a float expression`)
 
 	// Hybrid mode runs it on the CPU only, says so, and validates; with
-	// agg alongside, which the GPU shares, and a window join, whose inputs
-	// pass through the GPU and whose pairs the result stage computes.
-	args = append([]string{"select,agg,join", "--mode", "hybrid", "--gpu-emulate", "--gpu-pipeline-depth", "1", "--policy", "fcfs",
+	// select and agg alongside, which the GPU shares, and a window join,
+	// whose inputs pass through the GPU and whose pairs the result stage
+	// computes.
+	args = append([]string{"cm1,select,agg,join", "--mode", "hybrid", "--gpu-emulate", "--gpu-pipeline-depth", "1", "--policy", "fcfs",
 		"--validate", "--validate-tuples", "5000", "--duration", "60s", "--json"}, benchSmall...)
 	code, stdout, stderr = cli(t, append([]string{"bench"}, args...)...)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
-	assert.Contains(t, stderr, "runs on the CPU only: WHERE term")
+	assert.Contains(t, stderr, "runs on the CPU only: SUM(cpu) over a float expression")
 	s = decodeBench(t, stdout)
 	assert.True(t, s.Validated)
 	for _, q := range s.Queries {
@@ -172,7 +183,7 @@ func TestBenchGPUEmulated(t *testing.T) {
 	checkGPUFields(t, p, raw, "hybrid", 1)
 	require.Len(t, p.CannotRun, 1)
 	sel := p.CannotRun[0]
-	assert.Contains(t, sel, "SELECT_")
+	assert.Equal(t, "CM1", sel)
 	for q, name := range p.Queries {
 		if name == sel {
 			assert.Zero(t, p.Tasks[1][q], "no task of %s on the GPU", sel)
