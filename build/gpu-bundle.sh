@@ -14,9 +14,12 @@
 #   DIR/run.sh                     runs every test binary with -test.v (from
 #                                  its own folder), then ./saber-hx topology;
 #                                  exits 1 if any of them fails
+#   DIR/measure.sh                 then the figures for docs/gpu.md: copy
+#                                  bandwidth, YSB and select/proj/groupby in
+#                                  cpu, gpu and hybrid modes (SECS each)
 #
 # Copy DIR to the GPU machine (it needs the NVIDIA driver, not Go nor the
-# CUDA toolkit) and run DIR/run.sh there. Extra arguments to run.sh go to
+# CUDA toolkit) and run DIR/run.sh, then DIR/measure.sh, there. Extra arguments to run.sh go to
 # every test binary (e.g. -test.run TestX). The binaries do not start
 # without a GPU and driver: building them is the check on other machines.
 # Uses build/cuda-env.sh for cuda.h and the libcuda.so link stub.
@@ -102,5 +105,31 @@ fi
 echo "ALL PASSED"
 RUN
 chmod +x "$out/run.sh"
-echo "gpu-bundle.sh: wrote $out: saber-hx, run.sh and ${#pkgs[@]} test binary(ies):" >&2
+
+cat >"$out/measure.sh" <<'MEASURE'
+#!/usr/bin/env bash
+# measure.sh: the GPU figures docs/gpu.md asks for (made by
+# build/gpu-bundle.sh), after run.sh passed: GPU 0's copy bandwidth from
+# page-locked memory and the YSB kernels' rate, then YSB and the bench
+# workloads select, proj and groupby in cpu, gpu and hybrid modes, one JSON
+# summary line each (throughput, processors.tasks: the hybrid split,
+# gpu_fallback_tasks). SECS (default 10) is each run's measured time.
+set -uo pipefail
+cd "$(dirname "$0")"
+SECS=${SECS:-10}
+echo "=== copy bandwidth and the YSB kernels"
+(cd tests/offload && ./offload.test -test.v -test.run 'TestCUDACopyBandwidth|TestCUDAYSB') | grep -E 'KiB:|rate|Mtuples|GB/s|^(---|ok|FAIL|PASS)'
+for mode in cpu gpu hybrid; do
+	echo "=== ysb --mode $mode"
+	./saber-hx ysb --mode "$mode" --duration "${SECS}s" --warmup 2s --json 2>/dev/null | tail -n 1
+done
+for w in select proj groupby; do
+	for mode in cpu gpu hybrid; do
+		echo "=== bench $w --mode $mode"
+		./saber-hx bench "$w" --mode "$mode" --duration "${SECS}s" --json 2>/dev/null | tail -n 1
+	done
+done
+MEASURE
+chmod +x "$out/measure.sh"
+echo "gpu-bundle.sh: wrote $out: saber-hx, run.sh, measure.sh and ${#pkgs[@]} test binary(ies):" >&2
 (cd "$out" && find tests -name '*.test' -type f | sort) >&2
