@@ -117,28 +117,13 @@ func fusedPredOf(e query.Expr, s *query.Schema) (fusedPred, bool) {
 		if !lok || !rok {
 			return fusedPred{}, false
 		}
-		op = mirror(op)
+		op = op.Mirror()
 	}
 	a, err := s.Lookup(col.Name)
 	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
 		return fusedPred{}, false
 	}
 	return fusedPred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, true
-}
-
-// mirror turns `k op col` into `col op' k`.
-func mirror(op query.CmpOp) query.CmpOp {
-	switch op {
-	case query.Lt:
-		return query.Gt
-	case query.Le:
-		return query.Ge
-	case query.Gt:
-		return query.Lt
-	case query.Ge:
-		return query.Le
-	}
-	return op
 }
 
 // holds evaluates the predicate on the tuple at t. The tuple's bytes

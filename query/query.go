@@ -184,6 +184,22 @@ const (
 	Ge
 )
 
+// Mirror is the operator with its operands swapped: `k op col` is
+// `col op.Mirror() k`.
+func (o CmpOp) Mirror() CmpOp {
+	switch o {
+	case Lt:
+		return Gt
+	case Le:
+		return Ge
+	case Gt:
+		return Lt
+	case Ge:
+		return Le
+	}
+	return o
+}
+
 func (o CmpOp) String() string {
 	switch o {
 	case Eq:

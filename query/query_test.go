@@ -145,3 +145,10 @@ func TestIntKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestCmpOpMirror(t *testing.T) {
+	for op, want := range map[CmpOp]CmpOp{Eq: Eq, Ne: Ne, Lt: Gt, Le: Ge, Gt: Lt, Ge: Le} {
+		assert.Equal(t, want, op.Mirror(), "%v", op)
+		assert.Equal(t, op, op.Mirror().Mirror(), "%v twice", op)
+	}
+}
