@@ -205,13 +205,13 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	}
 	fast := k.fast
 	if fast {
-		fs.base, fs.ts, fs.n, fs.jp, fs.rowBytes = base, uintptr(ts), n, jp, rowBytes
+		fs.base, fs.ts, fs.n, fs.jp = base, uintptr(ts), n, jp
 	}
 tuples:
 	for i := 0; i < n; i++ {
 		if fast && vals != nil {
 			// The fast loop runs until a tuple it leaves to this one: a
-			// tuple of another pane, or the first of a group in the pane.
+			// tuple of another pane, or a new group when Touched is full.
 			fs.vals, fs.start, fs.end, fs.seal = vals, pc.start, pc.end, pc.seal
 			fs.touched = pc.cur.Touched
 			var tuples uint64
