@@ -33,6 +33,7 @@ type cudaDevice struct {
 	mod      cu.Module
 	fn       map[string]cu.Function
 	programs map[*program]bool
+	joins    map[*joinHost]bool
 }
 
 // open opens CUDA device ordinal ord: retains its primary context and loads
@@ -57,14 +58,14 @@ func open(ord int) (Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offload: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
 	}
-	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}, programs: map[*program]bool{}}
+	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}, programs: map[*program]bool{}, joins: map[*joinHost]bool{}}
 	err = d.do(func() error {
 		mod, err := cu.LoadData(kcuda.Offload)
 		if err != nil {
 			return fmt.Errorf("cuModuleLoadData(offload.ptx): %w", err)
 		}
 		d.mod = mod
-		for _, e := range append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...) {
+		for _, e := range append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...) {
 			f, err := mod.Function(e)
 			if err != nil {
 				return fmt.Errorf("cuModuleGetFunction(%s): %w", e, err)
@@ -128,8 +129,8 @@ func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 	return pr, nil
 }
 
-// Close closes the programs still open, unloads the module and releases
-// the primary context.
+// Close closes the programs and join programs still open, unloads the
+// module and releases the primary context.
 func (d *cudaDevice) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -141,10 +142,17 @@ func (d *cudaDevice) Close() error {
 	for pr := range d.programs {
 		prs = append(prs, pr)
 	}
+	var jhs []*joinHost
+	for h := range d.joins {
+		jhs = append(jhs, h)
+	}
 	d.mu.Unlock()
 	var errs []error
 	for _, pr := range prs {
 		errs = append(errs, pr.Close())
+	}
+	for _, h := range jhs {
+		errs = append(errs, h.Close())
 	}
 	errs = append(errs, d.do(func() error {
 		if err := d.mod.Unload(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
 )
 
 // NewEmulator returns a Device that runs the GPU programs' algorithms in Go,
@@ -14,13 +15,16 @@ import (
 // with the same host code as the CUDA device. It exists so that everything
 // the GPU path shares with the CPU (layouts, pane ranges, fragment
 // unpacking, the fallback, pipelining) is tested without a GPU.
-func NewEmulator() Device { return &emulator{programs: map[*program]bool{}} }
+func NewEmulator() Device {
+	return &emulator{programs: map[*program]bool{}, joins: map[*joinHost]bool{}}
+}
 
 // emulator is safe for concurrent use; its programs are not.
 type emulator struct {
 	mu       sync.Mutex
 	closed   bool
 	programs map[*program]bool
+	joins    map[*joinHost]bool
 }
 
 func (*emulator) Name() string { return "emulator" }
@@ -72,7 +76,31 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 	return pr, nil
 }
 
-// Close closes the programs still open.
+// CompileJoin returns the emulator's JoinProgram for j (join_count and
+// join_compact in Go, synchronously), or an error wrapping ErrNoKernel
+// where its WHERE has no GPU form.
+func (e *emulator) CompileJoin(j *query.WindowJoin) (JoinProgram, error) {
+	sh, err := analyseJoin(j)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("offload: emulator: device is closed")
+	}
+	be := &emuJoin{sh: sh}
+	h := &joinHost{sh: sh, be: be, pack: be.pack}
+	e.joins[h] = true
+	h.onClose = func() {
+		e.mu.Lock()
+		delete(e.joins, h)
+		e.mu.Unlock()
+	}
+	return h, nil
+}
+
+// Close closes the programs and join programs still open.
 func (e *emulator) Close() error {
 	e.mu.Lock()
 	e.closed = true
@@ -80,10 +108,17 @@ func (e *emulator) Close() error {
 	for pr := range e.programs {
 		prs = append(prs, pr)
 	}
+	var jhs []*joinHost
+	for h := range e.joins {
+		jhs = append(jhs, h)
+	}
 	e.mu.Unlock()
 	var errs []error
 	for _, pr := range prs {
 		errs = append(errs, pr.Close())
+	}
+	for _, h := range jhs {
+		errs = append(errs, h.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,8 @@ var kernelParams = map[string]int{
 	"agg_tuples":    31,
 	"sel_count":     8,
 	"sel_compact":   12,
+	"join_count":    8,
+	"join_compact":  10,
 }
 
 // An aggregation's output is one buffer of 64-bit words:

@@ -78,6 +78,7 @@ import (
 	"errors"
 
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -98,6 +99,11 @@ type Device interface {
 	// Compile returns a Program for p with depth slots, or an error (wrapping
 	// ErrNoKernel when Supported(p) != nil).
 	Compile(p *kernels.Plan, depth int) (Program, error)
+	// CompileJoin returns a JoinProgram computing window join j's pairs
+	// (join.go), or an error (wrapping ErrNoKernel when its WHERE has no
+	// GPU form).
+	CompileJoin(j *query.WindowJoin) (JoinProgram, error)
+	// Close closes the programs and join programs still open.
 	Close() error
 }
 

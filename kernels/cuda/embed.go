@@ -28,8 +28,9 @@ var Select string
 // Offload is offload.ptx: the kernels of package offload, driven by
 // descriptor arrays and expression programs (predicates, the join table,
 // aggregate words, group key parts, projections), for an aggregation with
-// dense or hashed groups (OffloadAggEntries) and a selection with
-// compaction (OffloadSelEntries). offload.cu documents their parameters,
+// dense or hashed groups (OffloadAggEntries), a selection with
+// compaction (OffloadSelEntries) and a window join's pairs
+// (OffloadJoinEntries). offload.cu documents their parameters,
 // the programs' instructions and the output layout.
 //
 //go:embed offload.ptx
@@ -41,6 +42,9 @@ var (
 	SelectEntries     = []string{"select_eq_i32_count", "select_eq_i32_compact"}
 	OffloadAggEntries = []string{"agg_init", "agg_block_max", "agg_tuples"}
 	OffloadSelEntries = []string{"sel_count", "sel_compact"}
+	// OffloadJoinEntries compute a window join's pairs (package offload's
+	// JoinProgram).
+	OffloadJoinEntries = []string{"join_count", "join_compact"}
 )
 
 // Counters of ysb_aggregate: indexes into its counters array (five

@@ -25,7 +25,7 @@ func TestEmbeddedPTXDeclaresEntries(t *testing.T) {
 	}{
 		{"ysb.ptx", YSB, YSBEntries},
 		{"select.ptx", Select, SelectEntries},
-		{"offload.ptx", Offload, append(append([]string{}, OffloadAggEntries...), OffloadSelEntries...)},
+		{"offload.ptx", Offload, append(append(append([]string{}, OffloadAggEntries...), OffloadSelEntries...), OffloadJoinEntries...)},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			require.NotEmpty(t, m.ptx)

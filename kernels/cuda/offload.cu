@@ -80,6 +80,16 @@
 // A selection over one task: sel_count, sel_compact; the host zeroes the
 // counters before. Output: the passing tuples (or their event time and
 // projected columns) in input order, and counters[0] = how many.
+//
+// A window join's pairs (offload/join.go): join_count, join_compact over
+// one window's tuples, nl left ones (lsize bytes each) then nr right ones
+// (rsize bytes) packed in one buffer; one thread per pair, pair i = left
+// i / nr with right i % nr (left-major, right-minor: the CPU's nested
+// loops), a 1-D grid of ceil(nl * nr / blockDim.x) blocks; the host zeroes
+// the counters before. Output: the pairs that pass WHERE (the program at
+// code + where over the join's output schema; where < 0: every pair), each
+// the left tuple's bytes then the right tuple's, in pair order, and
+// counters[0] = how many.
 
 #include "common.cuh"
 
@@ -195,10 +205,23 @@ template <typename T> __device__ __forceinline__ bool cmp(unsigned op, T a, T b)
 	}
 }
 
-// eval runs the program at code over tuple t and returns its value (an
-// int64, a float64's bits, or a boolean 0/1). Not inlined: one copy of the
-// interpreter serves WHERE, the projections, the aggregates and the keys.
-__device__ __noinline__ u64 eval(const u64 *code, const u8 *t)
+// OneTuple and PairTuple are where eval_in loads a column at offset off:
+// from one tuple, or from a window join's pair (the join's output schema:
+// the left tuple's columns below lsize, the right tuple's above).
+struct OneTuple {
+	const u8 *t;
+	__device__ __forceinline__ const u8 *at(u64 off) const { return t + off; }
+};
+
+struct PairTuple {
+	const u8 *l, *r;
+	u64 lsize;
+	__device__ __forceinline__ const u8 *at(u64 off) const { return off < lsize ? l + off : r + (off - lsize); }
+};
+
+// eval_in runs the program at code over the tuple (or pair) t and returns
+// its value (an int64, a float64's bits, or a boolean 0/1).
+template <typename T> __device__ __forceinline__ u64 eval_in(const u64 *code, T t)
 {
 	u64 st[MAX_STACK];
 	int sp = 0;
@@ -207,10 +230,10 @@ __device__ __noinline__ u64 eval(const u64 *code, const u8 *t)
 		unsigned op = (unsigned)ins & 0xff;
 		switch (op) {
 		case OP_END: return st[sp - 1];
-		case OP_LD_I32: st[sp++] = (u64)(i64)(int)load_u32(t + (ins >> 32)); continue;
+		case OP_LD_I32: st[sp++] = (u64)(i64)(int)load_u32(t.at(ins >> 32)); continue;
 		case OP_LD_I64:
-		case OP_LD_F64: st[sp++] = load_u64(t + (ins >> 32)); continue;
-		case OP_LD_F32: st[sp++] = f32_to_f64(load_u32(t + (ins >> 32))); continue;
+		case OP_LD_F64: st[sp++] = load_u64(t.at(ins >> 32)); continue;
+		case OP_LD_F32: st[sp++] = f32_to_f64(load_u32(t.at(ins >> 32))); continue;
 		case OP_CONST: st[sp++] = __ldg(code++); continue;
 		case OP_I2F: st[sp - 1] = f64_bits(__ll2double_rn((i64)st[sp - 1])); continue;
 		case OP_REQUIRE:
@@ -237,6 +260,17 @@ __device__ __noinline__ u64 eval(const u64 *code, const u8 *t)
 		}
 		st[sp - 1] = r;
 	}
+}
+
+// eval runs the program at code over tuple t. Not inlined: one copy of the
+// interpreter serves WHERE, the projections, the aggregates and the keys.
+__device__ __noinline__ u64 eval(const u64 *code, const u8 *t) { return eval_in(code, OneTuple{t}); }
+
+// eval_pair runs the program at code over the pair of left tuple l (lsize
+// bytes) and right tuple r.
+__device__ __noinline__ u64 eval_pair(const u64 *code, const u8 *l, const u8 *r, u64 lsize)
+{
+	return eval_in(code, PairTuple{l, r, lsize});
 }
 
 // passes reports whether every column-versus-constant predicate holds for
@@ -523,6 +557,77 @@ extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, 
 				i64 tt = b / tuple_size, x = b % tuple_size;
 				dst[b] = in[(i64)src[tt] * tuple_size + x];
 			}
+		}
+	}
+	if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
+		counters[0] = base + total;
+}
+
+// pair_passes reports whether pair i of the window passes WHERE.
+__device__ __forceinline__ bool pair_passes(i64 i, i64 n, const u8 *left, i64 nr, i64 lsize, const u8 *right,
+					    i64 rsize, const u64 *code, i64 where)
+{
+	if (i >= n)
+		return false;
+	if (where < 0)
+		return true;
+	i64 li = i / nr, ri = i % nr;
+	return eval_pair(code + where, left + li * lsize, right + ri * rsize, (u64)lsize) != 0;
+}
+
+// join_count writes the number of block b's pairs that pass to
+// block_count[b]. tuples: nl left tuples, then nr right ones.
+extern "C" __global__ void join_count(const u8 *tuples, i64 nl, i64 lsize, i64 nr, i64 rsize, const u64 *code,
+				      i64 where, u64 *block_count)
+{
+	i64 n = nl * nr;
+	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+	bool pass = pair_passes(i, n, tuples, nr, lsize, tuples + nl * lsize, rsize, code, where);
+	u64 c = block_reduce_sum(pass ? 1 : 0);
+	if (threadIdx.x == 0)
+		block_count[blockIdx.x] = c;
+}
+
+// join_compact copies block b's passing pairs to their place in out: after
+// the blocks before (the sum of their block_count), in pair order within
+// the block (an exclusive scan of the flags). The last block writes the
+// total to counters[0].
+extern "C" __global__ void join_compact(const u8 *tuples, i64 nl, i64 lsize, i64 nr, i64 rsize, const u64 *code,
+					i64 where, const u64 *block_count, u8 *out, u64 *counters)
+{
+	__shared__ unsigned src[1024]; // block-local index of the k-th passing pair
+	i64 n = nl * nr;
+	const u8 *left = tuples, *right = tuples + nl * lsize;
+	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+	bool pass = pair_passes(i, n, left, nr, lsize, right, rsize, code, where);
+
+	u64 c = 0;
+	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
+		c += block_count[j];
+	u64 base = block_reduce_sum(c);
+	unsigned total;
+	unsigned k = block_exclusive_count_scan(pass, &total);
+	if (pass)
+		src[k] = threadIdx.x;
+	__syncthreads();
+
+	// Consecutive threads on consecutive words of the output: 8-byte
+	// words where sizes and addresses allow, else bytes.
+	i64 first = (i64)blockIdx.x * blockDim.x, size = lsize + rsize;
+	u8 *dst = out + base * size;
+	if (lsize % 8 == 0 && rsize % 8 == 0 && ((u64)tuples & 7) == 0 && ((u64)dst & 7) == 0) {
+		i64 lw = lsize / 8, wpp = size / 8, words = (i64)total * wpp;
+		for (i64 w = threadIdx.x; w < words; w += blockDim.x) {
+			i64 p = first + src[w / wpp], x = w % wpp;
+			const u64 *from = x < lw ? (const u64 *)(left + (p / nr) * lsize) + x
+						 : (const u64 *)(right + (p % nr) * rsize) + (x - lw);
+			((u64 *)dst)[w] = *from;
+		}
+	} else {
+		i64 bytes = (i64)total * size;
+		for (i64 b = threadIdx.x; b < bytes; b += blockDim.x) {
+			i64 p = first + src[b / size], x = b % size;
+			dst[b] = x < lsize ? left[(p / nr) * lsize + x] : right[(p % nr) * rsize + (x - lsize)];
 		}
 	}
 	if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
