@@ -2,12 +2,14 @@ package engine
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -23,12 +25,22 @@ import (
 // the task which closed the window: a window join's parallelism is the
 // passing of tuples through the workers, not the join itself (a known
 // limit, see the README).
+//
+// With a GPU (Config.GPU, hybrid or gpu mode) whose device compiles the
+// join (offload.Device.CompileJoin: its WHERE has a GPU form), the stage
+// sends each window's tuples to the join program instead, which returns
+// the same pairs in the same order; a window whose pairs do not fit the
+// device's output buffer is joined on the CPU, as is every window of a
+// join the GPU cannot run. The program is used under the stage's lock and
+// closed once both inputs ended (or by the device's Close).
 type joinStage struct {
 	j       *query.WindowJoin
 	spec    window.Spec
 	rows    bool
 	outSize int
-	filter  *kernels.Filter // nil: every pair
+	filter  *kernels.Filter     // nil: every pair
+	gpu     offload.JoinProgram // nil: the CPU joins
+	gpuErr  error               // why the GPU does not join (nil: it does, or there is no GPU)
 	sink    TupleSink
 	down    []*Stream
 	e       *Engine
@@ -42,6 +54,9 @@ type joinStage struct {
 	free     [][]byte
 	windows  uint64
 	outPairs uint64
+	// gpuWindows counts the windows whose pairs the GPU computed;
+	// gpuFallbacks the windows the GPU program refused (too many pairs).
+	gpuWindows, gpuFallbacks uint64
 
 	drainMu sync.Mutex
 }
@@ -80,6 +95,14 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		}
 	}
 	js.pairs = make([]byte, 0, kernels.FilterChunk*js.outSize)
+	if e != nil && e.cfg.GPU != nil {
+		if js.gpu, err = e.cfg.GPU.CompileJoin(j); err != nil {
+			js.gpu, js.gpuErr = nil, err
+			if e.cfg.Warn != nil && !errors.Is(err, offload.ErrNoKernel) {
+				e.cfg.Warn(fmt.Sprintf("join %q runs on the CPU: GPU %s: %v", j.Name, e.cfg.GPU.Name(), err))
+			}
+		}
+	}
 	for i, s := range []*query.Schema{j.Left, j.Right} {
 		js.sides[i] = joinSide{tupleSize: s.TupleSize, wm: math.MinInt64}
 	}
@@ -119,9 +142,38 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 func (js *joinStage) finishSide(side int, w *worker) error {
 	js.mu.Lock()
 	js.sides[side].done = true
-	js.joinClosed(js.sides[0].done && js.sides[1].done)
+	all := js.sides[0].done && js.sides[1].done
+	js.joinClosed(all)
+	var err error
+	if all {
+		err = js.closeGPU()
+	}
 	js.mu.Unlock()
-	return js.drain(w)
+	if derr := js.drain(w); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// closeGPU closes the GPU join program, if any. It runs under mu.
+func (js *joinStage) closeGPU() error {
+	if js.gpu == nil {
+		return nil
+	}
+	err := js.gpu.Close()
+	js.gpu = nil
+	if err != nil {
+		return fmt.Errorf("join %q: GPU %s: %w", js.j.Name, js.e.cfg.GPU.Name(), err)
+	}
+	return nil
+}
+
+// gpuJoined is how many windows the GPU joined, and how many it left to
+// the CPU for their size.
+func (js *joinStage) gpuJoined() (windows, fallbacks uint64) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return js.gpuWindows, js.gpuFallbacks
 }
 
 func (sd *joinSide) pane(p int64) *joinPane {
@@ -185,7 +237,8 @@ func (js *joinStage) joinClosed(all bool) {
 }
 
 // joinWindow joins window w's tuples: left tuples ordered by position
-// (stable), then right ones, nested loops, pairs filtered a chunk at a time.
+// (stable), then right ones, nested loops, pairs filtered a chunk at a time
+// (or the same pairs computed by the GPU join program).
 func (js *joinStage) joinWindow(w int64) {
 	lo, hi := js.spec.PanesOf(w)
 	l := js.sides[0].windowTuples(lo, hi, js.rows)
@@ -196,6 +249,24 @@ func (js *joinStage) joinWindow(w int64) {
 	var out []byte
 	if n := len(js.free); n > 0 {
 		out, js.free = js.free[n-1][:0], js.free[:n-1]
+	}
+	if js.gpu != nil {
+		res, ok, err := js.gpu.Join(l, r, out)
+		switch {
+		case err != nil:
+			// The run fails; the CPU joins the window meanwhile.
+			js.e.fail(fmt.Errorf("join %q: GPU %s: window %d: %w", js.j.Name, js.e.cfg.GPU.Name(), w, err))
+			js.gpuErr = err
+			if cerr := js.closeGPU(); cerr != nil {
+				js.e.fail(cerr)
+			}
+		case ok:
+			js.gpuWindows++
+			js.keep(res)
+			return
+		default:
+			js.gpuFallbacks++
+		}
 	}
 	lts, rts := js.sides[0].tupleSize, js.sides[1].tupleSize
 	pairs := js.pairs[:0]
@@ -223,6 +294,12 @@ func (js *joinStage) joinWindow(w int64) {
 	}
 	flush()
 	js.pairs = pairs
+	js.keep(out)
+}
+
+// keep counts a window's output and queues it (or recycles an empty
+// buffer).
+func (js *joinStage) keep(out []byte) {
 	if len(out) > 0 {
 		js.windows++
 		js.outPairs += uint64(len(out) / js.outSize)

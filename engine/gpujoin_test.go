@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+// TestGPUWindowJoin: a window join in gpu and hybrid modes on the emulator
+// gives the reference evaluator's pairs and counters; with a predicate the
+// GPU runs, the GPU join program computes the windows' pairs (range and
+// row windows); with one it cannot run (deeper than the device's
+// evaluation stack), the CPU joins every window.
+func TestGPUWindowJoin(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	r := rand.New(rand.NewPCG(41, 42))
+	deep := query.Expr(query.C("l.c"))
+	for range 20 {
+		deep = query.Sub(query.C("r.a"), deep)
+	}
+	cases := []struct {
+		name   string
+		window query.Window
+		where  query.Expr
+		gpu    bool
+	}{
+		{"eq", query.Sliding(30, 10), query.Cmp(query.C("l.b"), query.Eq, query.C("r.b")), true},
+		{"arith", query.Tumbling(20), query.Or(query.And(query.Cmp(query.C("l.a"), query.Lt, query.C("r.a")),
+			query.Cmp(query.Add(query.C("l.c"), query.C("r.b")), query.Ge, query.Mul(query.C("r.c"), query.Int(2)))),
+			query.Cmp(query.C("l.y"), query.Gt, query.C("r.x"))), true},
+		{"none", query.Sliding(20, 5), nil, true},
+		{"rows", query.Window{Type: query.Rows, Size: 40, Slide: 20}, query.Cmp(query.C("l.a"), query.Ne, query.C("r.b")), true},
+		{"deep", query.Sliding(30, 10), query.Cmp(deep, query.Gt, query.Int(0)), false},
+	}
+	for _, mode := range []string{"gpu", "hybrid"} {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: tc.window, Where: tc.where}
+				// The right side's event times are the left's: windows
+				// with tuples on both sides.
+				left, right := randData(r, 500), randData(r, 500)
+				for o := 0; o < len(left); o += randTuple {
+					copy(right[o:o+8], left[o:o+8])
+				}
+				dev := offload.NewEmulator()
+				defer dev.Close()
+				cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
+				var pairs []byte
+				e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }}})
+				require.NoError(t, err)
+				js := e.entries[0].join
+				require.NotNil(t, js)
+				errs := make(chan error, 2)
+				go func() { errs <- e.Stream(0).Write(left) }()
+				go func() { errs <- e.Stream(0).Right().Write(right) }()
+				for range 2 {
+					require.NoError(t, <-errs)
+				}
+				stats, err := e.CloseAll()
+				require.NoError(t, err)
+
+				want, err := reference.EvaluateJoin(j, left, right)
+				require.NoError(t, err)
+				assert.NotEmpty(t, want.Tuples)
+				assert.True(t, string(want.Tuples) == string(pairs), "join pairs differ: %d bytes, want %d", len(pairs), len(want.Tuples))
+				assert.Equal(t, want.Counts, reference.Counts{Tuples: stats[0].Tuples, Late: stats[0].Late, Counted: stats[0].Counted})
+				windows, fallbacks := js.gpuJoined()
+				assert.Zero(t, fallbacks)
+				if tc.gpu {
+					assert.NoError(t, js.gpuErr)
+					assert.Positive(t, windows, "windows joined on the GPU")
+				} else {
+					assert.True(t, errors.Is(js.gpuErr, offload.ErrNoKernel), "%v", js.gpuErr)
+					assert.Zero(t, windows)
+				}
+				assert.Nil(t, js.gpu, "the join program is closed")
+			})
+		}
+	}
+	assertNoLeak(t, base)
+}
