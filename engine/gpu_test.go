@@ -334,7 +334,7 @@ func TestGPUPipelineDepth(t *testing.T) {
 
 // TestGPUChainsAndJoins: a chain of two queries with GPU kernels and a
 // window join (whose inputs pass through the GPU, and whose pairs the
-// result stage computes on the CPU) in gpu mode, and a chain whose
+// result stage has the GPU's join program compute) in gpu mode, and a chain whose
 // downstream has no GPU kernel in hybrid mode, with small rings so that
 // result stages wait for downstream rings and run the pipeline meanwhile.
 func TestGPUChainsAndJoins(t *testing.T) {

@@ -147,28 +147,13 @@ func predOf(e query.Expr, s *query.Schema) (pred, bool) {
 		if !lok || !rok {
 			return pred{}, false
 		}
-		op = mirror(op)
+		op = op.Mirror()
 	}
 	a, err := s.Lookup(col.Name)
 	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || op < query.Eq || op > query.Ge {
 		return pred{}, false
 	}
 	return pred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, true
-}
-
-// mirror turns `k op col` into `col op' k`.
-func mirror(op query.CmpOp) query.CmpOp {
-	switch op {
-	case query.Lt:
-		return query.Gt
-	case query.Le:
-		return query.Ge
-	case query.Gt:
-		return query.Lt
-	case query.Ge:
-		return query.Le
-	}
-	return op
 }
 
 // hasArith reports whether e computes anything (beyond loading a column or

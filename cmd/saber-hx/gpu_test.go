@@ -168,7 +168,7 @@ func TestBenchGPUEmulated(t *testing.T) {
 	// Hybrid mode runs it on the CPU only, says so, and validates; with
 	// select and agg alongside, which the GPU shares, and a window join,
 	// whose inputs pass through the GPU and whose pairs the result stage
-	// computes.
+	// has the GPU's join program compute.
 	args = append([]string{"cm1,select,agg,join", "--mode", "hybrid", "--gpu-emulate", "--gpu-pipeline-depth", "1", "--policy", "fcfs",
 		"--validate", "--validate-tuples", "5000", "--duration", "60s", "--json"}, benchSmall...)
 	code, stdout, stderr = cli(t, append([]string{"bench"}, args...)...)
