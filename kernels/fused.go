@@ -104,26 +104,15 @@ func newFusedKernel(p *Plan) *fusedKernel {
 
 // fusedPredOf accepts `int column op int constant` (either side).
 func fusedPredOf(e query.Expr, s *query.Schema) (fusedPred, bool) {
-	c, ok := e.(query.Compare)
+	col, op, k, ok := query.ColumnConst(e)
 	if !ok {
 		return fusedPred{}, false
 	}
-	col, lok := c.L.(query.Column)
-	k, rok := c.R.(query.IntConst)
-	op := c.Op
-	if !lok || !rok {
-		col, lok = c.R.(query.Column)
-		k, rok = c.L.(query.IntConst)
-		if !lok || !rok {
-			return fusedPred{}, false
-		}
-		op = op.Mirror()
-	}
-	a, err := s.Lookup(col.Name)
+	a, err := s.Lookup(col)
 	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
 		return fusedPred{}, false
 	}
-	return fusedPred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, true
+	return fusedPred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k}, true
 }
 
 // holds evaluates the predicate on the tuple at t. The tuple's bytes

@@ -79,9 +79,9 @@ func (p *Plan) evalRow(e query.Expr, st *window.GroupState, g int32) rowValue {
 	case query.Compare:
 		l, r := p.evalRow(e.L, st, g), p.evalRow(e.R, st, g)
 		if l.float || r.float {
-			return boolValue(compare(e.Op, l.asFloat(), r.asFloat()))
+			return boolValue(query.Holds(e.Op, l.asFloat(), r.asFloat()))
 		}
-		return boolValue(compare(e.Op, l.i, r.i))
+		return boolValue(query.Holds(e.Op, l.i, r.i))
 	case query.AndExpr:
 		for _, t := range e.Terms {
 			if p.evalRow(t, st, g).i == 0 {
@@ -118,20 +118,4 @@ func (p *Plan) rowColumn(name string, st *window.GroupState, g int32) rowValue {
 		}
 	}
 	panic("kernels: HAVING column not validated: " + name)
-}
-
-func compare[T int64 | float64](op query.CmpOp, a, b T) bool {
-	switch op {
-	case query.Eq:
-		return a == b
-	case query.Ne:
-		return a != b
-	case query.Lt:
-		return a < b
-	case query.Le:
-		return a <= b
-	case query.Gt:
-		return a > b
-	}
-	return a >= b
 }

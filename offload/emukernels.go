@@ -365,9 +365,9 @@ func evalCode(code []uint64, t []byte) uint64 {
 		case opFDiv:
 			r = math.Float64bits(math.Float64frombits(a) / math.Float64frombits(b))
 		case opICmp:
-			r = b2u(compare(query.CmpOp(ins>>16&0xff), int64(a), int64(b)))
+			r = b2u(query.Holds(query.CmpOp(ins>>16&0xff), int64(a), int64(b)))
 		case opFCmp:
-			r = b2u(compare(query.CmpOp(ins>>16&0xff), math.Float64frombits(a), math.Float64frombits(b)))
+			r = b2u(query.Holds(query.CmpOp(ins>>16&0xff), math.Float64frombits(a), math.Float64frombits(b)))
 		case opAnd:
 			r = b2u(a != 0 && b != 0)
 		default: // opOr
@@ -387,22 +387,6 @@ func intDiv(a, b int64) int64 {
 		return -a
 	}
 	return a / b
-}
-
-func compare[T int64 | float64](op query.CmpOp, a, b T) bool {
-	switch op {
-	case query.Eq:
-		return a == b
-	case query.Ne:
-		return a != b
-	case query.Lt:
-		return a < b
-	case query.Le:
-		return a <= b
-	case query.Gt:
-		return a > b
-	}
-	return a >= b
 }
 
 // keyOf is offload.cu's key_of: tuple t's 16-byte group key as two

@@ -134,26 +134,15 @@ func analyse(p *kernels.Plan) (*shape, error) {
 // predOf accepts `int column op int constant` (either side): the fast path
 // of WHERE, without the interpreter.
 func predOf(e query.Expr, s *query.Schema) (pred, bool) {
-	c, ok := e.(query.Compare)
+	col, op, k, ok := query.ColumnConst(e)
 	if !ok {
 		return pred{}, false
 	}
-	col, lok := c.L.(query.Column)
-	k, rok := c.R.(query.IntConst)
-	op := c.Op
-	if !lok || !rok {
-		col, lok = c.R.(query.Column)
-		k, rok = c.L.(query.IntConst)
-		if !lok || !rok {
-			return pred{}, false
-		}
-		op = op.Mirror()
-	}
-	a, err := s.Lookup(col.Name)
+	a, err := s.Lookup(col)
 	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || op < query.Eq || op > query.Ge {
 		return pred{}, false
 	}
-	return pred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k.V}, true
+	return pred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k}, true
 }
 
 // hasArith reports whether e computes anything (beyond loading a column or

@@ -200,6 +200,45 @@ func (o CmpOp) Mirror() CmpOp {
 	return o
 }
 
+// Holds evaluates a op b. The kernels, the GPU emulator and the HAVING
+// filter share it, so that a comparison means the same everywhere.
+func Holds[T int64 | float64](op CmpOp, a, b T) bool {
+	switch op {
+	case Eq:
+		return a == b
+	case Ne:
+		return a != b
+	case Lt:
+		return a < b
+	case Le:
+		return a <= b
+	case Gt:
+		return a > b
+	}
+	return a >= b
+}
+
+// ColumnConst recognises `column op integer constant`, the constant on
+// either side: it returns the column, the operator with the column on its
+// left (op.Mirror() when the constant was), and the constant.
+func ColumnConst(e Expr) (col string, op CmpOp, k int64, ok bool) {
+	c, isCmp := e.(Compare)
+	if !isCmp {
+		return "", 0, 0, false
+	}
+	if cl, lok := c.L.(Column); lok {
+		if kr, rok := c.R.(IntConst); rok {
+			return cl.Name, c.Op, kr.V, true
+		}
+	}
+	if cr, rok := c.R.(Column); rok {
+		if kl, lok := c.L.(IntConst); lok {
+			return cr.Name, c.Op.Mirror(), kl.V, true
+		}
+	}
+	return "", 0, 0, false
+}
+
 func (o CmpOp) String() string {
 	switch o {
 	case Eq:

@@ -152,3 +152,22 @@ func TestCmpOpMirror(t *testing.T) {
 		assert.Equal(t, op, op.Mirror().Mirror(), "%v twice", op)
 	}
 }
+
+func TestHoldsAndColumnConst(t *testing.T) {
+	for op, want := range map[CmpOp][3]bool{Eq: {false, true, false}, Ne: {true, false, true}, Lt: {true, false, false}, Le: {true, true, false}, Gt: {false, false, true}, Ge: {false, true, true}} {
+		for i, b := range []int64{2, 1, 0} {
+			assert.Equal(t, want[i], Holds(op, int64(1), b), "1 %v %d", op, b)
+			assert.Equal(t, want[i], Holds(op, 1.0, float64(b)), "1.0 %v %d", op, b)
+		}
+	}
+	col, op, k, ok := ColumnConst(Cmp(C("a"), Lt, Int(3)))
+	assert.True(t, ok)
+	assert.Equal(t, [3]any{"a", Lt, int64(3)}, [3]any{col, op, k})
+	col, op, k, ok = ColumnConst(Cmp(Int(3), Lt, C("a")))
+	assert.True(t, ok)
+	assert.Equal(t, [3]any{"a", Gt, int64(3)}, [3]any{col, op, k}, "3 < a is a > 3")
+	for _, e := range []Expr{Cmp(C("a"), Lt, C("b")), Cmp(C("a"), Lt, Float(1)), Add(C("a"), Int(1)), Cmp(Add(C("a"), Int(1)), Eq, Int(0))} {
+		_, _, _, ok := ColumnConst(e)
+		assert.False(t, ok, "%v", e)
+	}
+}
