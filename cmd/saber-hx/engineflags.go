@@ -33,7 +33,7 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each on its own OS thread (the default is the number of CPUs this process may use)")
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use)")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
