@@ -160,37 +160,22 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 	preds, aggs := k.preds, k.aggs
 	jt := k.join
 	var (
-		jp           joinProbe
-		joinOff      = k.joinOff
-		dense        = k.denseJoin
-		rowsWindow   = k.rows
-		firstTS      = int64(first)
-		vals         unsafe.Pointer // the current pane's group rows
-		rowBytes     = uintptr(words) * 8
-		filtered     uint64
-		unmatched    uint64
-		late         uint64
-		wm           = int64(math.MinInt64) // watermark before the current tuple
-		pc           = newPaneCursor()
-		p0           fusedPred
-		morePredsOff = 0
-		eq32         bool
-		c32          int32
-		max64        = len(aggs) == 1 && aggs[0].wide && aggs[0].kind == window.AggMax
-		a0off        int
-		a0word       uintptr
-		fs           = k.fastTemplate
+		jp         joinProbe
+		joinOff    = k.joinOff
+		dense      = k.denseJoin
+		rowsWindow = k.rows
+		firstTS    = int64(first)
+		vals       unsafe.Pointer // the current pane's group rows
+		rowBytes   = uintptr(words) * 8
+		filtered   uint64
+		unmatched  uint64
+		late       uint64
+		wm         = int64(math.MinInt64) // watermark before the current tuple
+		pc         = newPaneCursor()
+		fs         = k.fastTemplate
 	)
-	if max64 {
-		a0off, a0word = aggs[0].off, uintptr(aggs[0].word)
-	}
 	if jt != nil {
 		jp = jt.probe()
-	}
-	if len(preds) > 0 {
-		p0, morePredsOff = preds[0], 1
-		eq32 = !p0.wide && p0.op == query.Eq && p0.c == int64(int32(p0.c))
-		c32 = int32(p0.c)
 	}
 	fast := k.fast
 	if fast {
@@ -218,18 +203,7 @@ tuples:
 		}
 		prev := wm
 		wm = max(wm, et)
-		if eq32 {
-			// The common first predicate, an int32 column equal to a
-			// constant, without the switch over operators.
-			if int32(load32(t, p0.off)) != c32 {
-				filtered++
-				continue
-			}
-		} else if morePredsOff > 0 && !p0.holds(t) {
-			filtered++
-			continue
-		}
-		for j := morePredsOff; j < len(preds); j++ {
+		for j := range preds {
 			if !preds[j].holds(t) {
 				filtered++
 				continue tuples
@@ -262,18 +236,6 @@ tuples:
 			pc.cur.Touched = append(pc.cur.Touched, int32(g))
 		}
 		*row++
-		if max64 {
-			// The common single aggregate besides COUNT, MAX of an int64
-			// column (YSB's MAX(event_time)), without the loop and the
-			// switch over kinds: on BenchmarkYSBKernel the general loop
-			// costs about a fifth of the kernel.
-			w := (*int64)(unsafe.Add(unsafe.Pointer(row), a0word*8))
-			v := int64(load64(t, a0off))
-			if fresh || v > *w {
-				*w = v
-			}
-			continue
-		}
 		for j := range aggs {
 			a := &aggs[j]
 			var v int64
