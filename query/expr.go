@@ -249,3 +249,19 @@ func boolTerms(ts []Expr, op string, scope Scope) (ValueType, error) {
 	}
 	return BoolValue, nil
 }
+
+// predicate checks the optional clause e (nil: none) is a predicate in
+// scope, naming the clause in the error.
+func predicate(clause string, e Expr, scope Scope) error {
+	if e == nil {
+		return nil
+	}
+	t, err := TypeOf(e, scope)
+	if err != nil {
+		return fmt.Errorf("%s: %w", clause, err)
+	}
+	if t != BoolValue {
+		return fmt.Errorf("%s: %s is %s, not a predicate", clause, e, t)
+	}
+	return nil
+}

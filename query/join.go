@@ -50,16 +50,7 @@ func (j *WindowJoin) validate() error {
 	if err := j.Window.Validate(); err != nil {
 		return err
 	}
-	if j.Where != nil {
-		t, err := TypeOf(j.Where, j.Scope())
-		if err != nil {
-			return fmt.Errorf("where: %w", err)
-		}
-		if t != BoolValue {
-			return fmt.Errorf("where: %s is %s, not a predicate", j.Where, t)
-		}
-	}
-	return nil
+	return predicate("where", j.Where, j.Scope())
 }
 
 // OutputSchema is the schema of the joined tuples: the left attributes as

@@ -409,14 +409,8 @@ func (q *Query) validate() error {
 		return errors.New("no input schema")
 	}
 	scope := q.Scope()
-	if q.Where != nil {
-		t, err := TypeOf(q.Where, scope)
-		if err != nil {
-			return fmt.Errorf("where: %w", err)
-		}
-		if t != BoolValue {
-			return fmt.Errorf("where: %s is %s, not a predicate", q.Where, t)
-		}
+	if err := predicate("where", q.Where, scope); err != nil {
+		return err
 	}
 	if j := q.Join; j != nil {
 		a, err := q.Schema.Lookup(j.Column)
@@ -509,16 +503,7 @@ func (q *Query) validate() error {
 			return fmt.Errorf("aggregate %s: %w", ag.Func, err)
 		}
 	}
-	if q.Having != nil {
-		t, err := TypeOf(q.Having, q.HavingScope())
-		if err != nil {
-			return fmt.Errorf("having: %w", err)
-		}
-		if t != BoolValue {
-			return fmt.Errorf("having: %s is %s, not a predicate", q.Having, t)
-		}
-	}
-	return nil
+	return predicate("having", q.Having, q.HavingScope())
 }
 
 func (t *StaticTable) validate() error {
