@@ -390,7 +390,7 @@ func (q *hlsQueue) Close() {
 }
 
 func (q *hlsQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
+	s := q.cfg.newStats()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.fcfs {

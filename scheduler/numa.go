@@ -105,7 +105,7 @@ func (q *numaQueue) Close() {
 }
 
 func (q *numaQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
+	s := q.cfg.newStats()
 	q.c.stats(&s, q.cfg.Queries, true)
 	s.Local, s.Stolen = q.local.Load(), q.stolen.Load()
 	return s

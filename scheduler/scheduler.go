@@ -261,6 +261,12 @@ func (c *Config) restricted() bool {
 	return false
 }
 
+// newStats returns a snapshot of c's policy, kind names and runnable kinds,
+// for a queue's Stats to fill in the counters.
+func (c *Config) newStats() Stats {
+	return Stats{Policy: c.Policy, Kinds: slices.Clone(c.KindNames), Runnable: c.runnable()}
+}
+
 // runnable returns a copy of c.Runnable, or nil when every kind runs every
 // query.
 func (c *Config) runnable() [][]bool {
@@ -521,7 +527,7 @@ func (q *chanQueue) Close() {
 // Stats of fcfs and static: their matrix is the average throughput since
 // the start (bytes over busy time), since they have no monitor.
 func (q *chanQueue) Stats() Stats {
-	s := Stats{Policy: q.cfg.Policy, Kinds: append([]string(nil), q.cfg.KindNames...), Runnable: q.cfg.runnable()}
+	s := q.cfg.newStats()
 	q.c.stats(&s, q.cfg.Queries, true)
 	return s
 }
