@@ -70,6 +70,10 @@ type Config struct {
 	MemPolicy  cpu.MemPolicy
 	PinIngest  bool
 	IngestCore int
+	// Topology is the machine's, for per-node task queues when workers
+	// are pinned; nil: the engine reads it (cpu.Discover). A caller that
+	// has read it for placement passes it, so that it is read once.
+	Topology *cpu.Topology
 
 	// Vectorised forces the general vectorised kernels where a fused,
 	// shape-specialised one would fit (see kernels.Options).
@@ -415,9 +419,6 @@ func (s *Stream) gpuReason() string {
 	return strings.TrimPrefix(s.gpuErr.Error(), fmt.Sprintf("query %q: ", s.win.Query))
 }
 
-// discoverTopology is cpu.Discover; tests replace it with a fixture.
-var discoverTopology = cpu.Discover
-
 // discoverNodes finds the NUMA nodes when workers are pinned on a machine
 // with several: then tasks wait in per-node queues (scheduler.Config.Nodes)
 // and workers prefer the tasks whose ring is on their node.
@@ -425,8 +426,14 @@ func (e *Engine) discoverNodes() {
 	if !e.cfg.Pin {
 		return
 	}
-	topo, err := discoverTopology()
-	if err != nil || len(topo.Nodes) < 2 {
+	topo := e.cfg.Topology
+	if topo == nil {
+		var err error
+		if topo, err = cpu.Discover(); err != nil {
+			return
+		}
+	}
+	if len(topo.Nodes) < 2 {
 		return
 	}
 	e.nodeIndex, e.cpuNode = map[int]int{}, map[int]int{}

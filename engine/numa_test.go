@@ -21,10 +21,6 @@ func TestPerNodeQueues(t *testing.T) {
 	topo, err := cpu.DiscoverFS("../cpu/testdata/two-socket-smt", nil)
 	require.NoError(t, err)
 	require.Len(t, topo.Nodes, 2)
-	saved := discoverTopology
-	discoverTopology = func() (*cpu.Topology, error) { return topo, nil }
-	defer func() { discoverTopology = saved }()
-
 	plan, err := topo.Plan(cpu.Spread, 4, nil)
 	require.NoError(t, err)
 	s := randSchema(t)
@@ -39,7 +35,7 @@ func TestPerNodeQueues(t *testing.T) {
 	// The first worker is on node 1, so the (only) stream's ring is too.
 	plan[0], plan[1] = plan[1], plan[0]
 	cfg := Config{Workers: 4, Pin: true, CPUs: plan, TaskSize: randTuple * 50, BufferSize: 1 << 15,
-		Warn: func(string) { warnings.Add(1) }}
+		Warn: func(string) { warnings.Add(1) }, Topology: topo}
 	e, err := Start(cfg, []Spec{{Query: q, Windows: rowsInto(q, got)}})
 	require.NoError(t, err)
 	require.NoError(t, e.Write(data))

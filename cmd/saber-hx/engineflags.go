@@ -120,6 +120,7 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 		return c, usagef("--placement %q: valid: compact, spread", f.placement)
 	}
 	if topo != nil {
+		c.Topology = topo
 		plan, err := topo.Plan(cpu.Placement(f.placement), f.workers, cores)
 		if err != nil {
 			return c, usageError{fmt.Errorf("placement: %w", err)}
