@@ -143,12 +143,15 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 			q.refresh()
 		}
 		if t := q.pick(p.Kind); t != nil {
-			wake := q.wakeable()
-			q.mu.Unlock()
 			// The claim moved the switch counters and the head: let one
 			// waiter of each kind that can run a queued task look again
 			// (each claim passes it on).
-			q.signal(wake)
+			for k, n := range q.avail {
+				if n > 0 {
+					q.conds[k].Signal()
+				}
+			}
+			q.mu.Unlock()
 			return t
 		}
 		if !wait || q.closed {
@@ -158,27 +161,6 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 			return nil
 		}
 		q.conds[p.Kind].Wait()
-	}
-}
-
-// wakeable returns the kinds with a queued task they can run, as a bit
-// mask (kinds from 64 on: always set). Under q.mu.
-func (q *hlsQueue) wakeable() uint64 {
-	var m uint64
-	for k, n := range q.avail {
-		if n > 0 || k >= 64 {
-			m |= 1 << min(k, 63)
-		}
-	}
-	return m
-}
-
-// signal wakes one waiter of each kind in mask (see wakeable).
-func (q *hlsQueue) signal(mask uint64) {
-	for k, c := range q.conds {
-		if mask&(1<<min(k, 63)) != 0 {
-			c.Signal()
-		}
 	}
 }
 
