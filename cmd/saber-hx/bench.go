@@ -246,11 +246,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeGPU(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeInto(&err, closeGPU)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	eng, err = engine.Start(cfg, specs)

@@ -76,6 +76,14 @@ func (f *engineFlags) openGPU(cfg *engine.Config) (closeGPU func() error, err er
 	}, nil
 }
 
+// closeInto runs close (deferred by a command) and reports its error
+// through *err, unless the command already failed.
+func closeInto(err *error, close func() error) {
+	if cerr := close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
 // cpuWorkers is the number of CPU workers that run: none in gpu mode.
 func (f *engineFlags) cpuWorkers() int {
 	if f.mode == "gpu" {

@@ -200,11 +200,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeGPU(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeInto(&err, closeGPU)
 	if *input != "" || *campaigns != "" {
 		return runYSBFile(*input, *campaigns, *output, cfg, &ef, *asJSON, stdout)
 	}
