@@ -34,7 +34,6 @@ type hlsQueue struct {
 	scan    uint64        // pick's scan number
 	owed    []int         // per kind: queries whose since[kind] >= SwitchThreshold-1
 	avail   []int         // per kind: queued tasks of queries the kind can run
-	workers []float64
 }
 
 // hlsQuery is the per-query state of hls, under hlsQueue.mu.
@@ -58,21 +57,19 @@ type hlsQuery struct {
 
 func newHLS(cfg Config, c *counters) *hlsQueue {
 	q := &hlsQueue{
-		cfg:     cfg,
-		c:       c,
-		fcfs:    cfg.Policy == FCFS,
-		conds:   make([]*sync.Cond, cfg.Kinds),
-		ring:    newRing(cfg.Capacity),
-		next:    cfg.Now() + cfg.MonitorInterval,
-		delay:   make([]float64, cfg.Kinds),
-		probes:  make([]int, cfg.Kinds),
-		owed:    make([]int, cfg.Kinds),
-		avail:   make([]int, cfg.Kinds),
-		workers: make([]float64, cfg.Kinds),
+		cfg:    cfg,
+		c:      c,
+		fcfs:   cfg.Policy == FCFS,
+		conds:  make([]*sync.Cond, cfg.Kinds),
+		ring:   newRing(cfg.Capacity),
+		next:   cfg.Now() + cfg.MonitorInterval,
+		delay:  make([]float64, cfg.Kinds),
+		probes: make([]int, cfg.Kinds),
+		owed:   make([]int, cfg.Kinds),
+		avail:  make([]int, cfg.Kinds),
 	}
 	for k := range q.conds {
 		q.conds[k] = sync.NewCond(&q.mu)
-		q.workers[k] = float64(cfg.Workers[k])
 	}
 	q.query(cfg.Queries - 1)
 	return q
@@ -174,9 +171,7 @@ func (q *hlsQueue) pick(k int) *Task {
 		// fcfs, or draining: the oldest task k can run.
 		return q.first(k)
 	}
-	for i := range q.delay {
-		q.delay[i] = 0
-	}
+	clear(q.delay)
 	if q.probes[k] > 0 {
 		// k has no measurement for some query: it takes the first task of
 		// such a query, ahead of anything else, once per refresh.
@@ -201,7 +196,7 @@ func (q *hlsQueue) pick(k int) *Task {
 			// before the tasks queued behind it.
 			if !qs.explore && mine < 0 && steal < 0 {
 				pk := qs.pref
-				q.delay[pk] += float64(len(t.Data)) / qs.rate[pk] / q.workers[pk]
+				q.delay[pk] += float64(len(t.Data)) / qs.rate[pk] / float64(q.cfg.Workers[pk])
 			}
 			continue
 		}
@@ -234,7 +229,7 @@ func (q *hlsQueue) pick(k int) *Task {
 			steal = i
 			continue
 		}
-		q.delay[pk] += bytes / qs.rate[pk] / q.workers[pk]
+		q.delay[pk] += bytes / qs.rate[pk] / float64(q.cfg.Workers[pk])
 	}
 	if mine < 0 {
 		mine = steal
