@@ -55,23 +55,12 @@ func newJoinTable(keys [][]byte, ord []int32) *joinTable {
 }
 
 // lookup returns the ordinal of key (hi, lo), or -1.
-func (t *joinTable) lookup(hi, lo uint64) int32 {
-	s := t.home(hi, lo)
-	for {
-		e := t.slot[s]
-		if e < 0 {
-			return -1
-		}
-		if en := &t.entry[e]; en.hi == hi && en.lo == lo {
-			return en.ord
-		}
-		s = (s + 1) & t.mask
-	}
-}
+func (t *joinTable) lookup(hi, lo uint64) int32 { return t.probe().find(hi, lo) }
 
-// joinProbe is lookup for the fused kernel's loops: the table's arrays as
-// pointers (slots are masked, entry numbers come from the table), and four
-// words, so that the compiler keeps it in registers.
+// joinProbe is the probe of a joinTable: the table's arrays as pointers
+// (slots are masked, entry numbers come from the table), four words, so
+// that the fused kernel's loops keep it in registers; lookup builds one per
+// call for the other kernels.
 type joinProbe struct {
 	mask, shift uint64
 	slot, entry unsafe.Pointer
