@@ -50,10 +50,9 @@ type Assembler struct {
 	next    int64 // windows before next have been emitted
 	started bool  // next is valid
 
-	live   []paneAcc // open panes, sorted by pane
-	free   []*GroupState
-	agg    *twoStacks // holds live[:pushed]
-	pushed int
+	live []paneAcc // open panes, sorted by pane
+	free []*GroupState
+	agg  *twoStacks // holds live[:held()]
 
 	keep func(st *GroupState, group int32) bool
 	rows []int32
@@ -115,11 +114,11 @@ func (a *Assembler) Flush(emit func(*Output) error) error {
 // pane returns the accumulator of pane p, inserting it in order.
 func (a *Assembler) pane(p int64) *GroupState {
 	i := sort.Search(len(a.live), func(i int) bool { return a.live[i].pane >= p })
-	if i < a.pushed {
+	if i < a.held() {
 		// A pane held by the aggregator changes, or a pane lands before
 		// them. The lateness rule rules this out between flushes; should it
 		// happen (a merge after Flush), rebuild the window from scratch.
-		a.dropAggregate()
+		a.agg.reset()
 	}
 	if i < len(a.live) && a.live[i].pane == p {
 		return a.live[i].state
@@ -136,11 +135,12 @@ func (a *Assembler) pane(p int64) *GroupState {
 	return st
 }
 
-func (a *Assembler) dropAggregate() {
-	if a.agg != nil {
-		a.agg.reset()
+// held is the number of panes the aggregator holds: live[:held()].
+func (a *Assembler) held() int {
+	if a.agg == nil {
+		return 0
 	}
-	a.pushed = 0
+	return a.agg.Len()
 }
 
 // emit emits windows up to last (all of them when all is set), skipping
@@ -160,16 +160,15 @@ func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
 		if a.tumbling {
 			st = a.live[0].state // the window's only pane
 		} else {
-			// The aggregator holds live[:pushed], the panes of the last
+			// The aggregator holds live[:held()], the panes of the last
 			// emitted window that are still live: they all lie in w, the
 			// window after it. A window that does not overlap them (after a
 			// jump over empty windows) starts afresh.
-			if a.pushed > 0 && a.live[0].pane < lo {
-				a.dropAggregate()
+			if a.agg.Len() > 0 && a.live[0].pane < lo {
+				a.agg.reset()
 			}
-			for a.pushed < len(a.live) && a.live[a.pushed].pane < hi {
-				a.agg.push(a.live[a.pushed].state)
-				a.pushed++
+			for n := a.agg.Len(); n < len(a.live) && a.live[n].pane < hi; n++ {
+				a.agg.push(a.live[n].state)
 			}
 			st = a.agg.query()
 		}
@@ -179,20 +178,16 @@ func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
 			}
 		}
 		a.next, a.started = w+1, true
+		held := a.held()
 		k := 0 // panes whose last window was w
 		for k < len(a.live) && s.LastWindow(a.live[k].pane) <= w {
-			if k < a.pushed {
+			if k < held {
 				a.agg.pop()
 			}
 			st := a.live[k].state
 			st.Reset()
 			a.free = append(a.free, st)
 			k++
-		}
-		if k > a.pushed {
-			a.dropAggregate()
-		} else {
-			a.pushed -= k
 		}
 		a.live = append(a.live[:0], a.live[k:]...)
 	}
