@@ -77,23 +77,30 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 		}
 		return v, nil
 	case query.Arith:
-		l, err := compileExpr(e.L, s)
+		l, r, err := compileOperands(e.L, e.R, s)
 		if err != nil {
 			return nil, err
 		}
-		r, err := compileExpr(e.R, s)
-		if err != nil {
-			return nil, err
-		}
-		v := &vexpr{kind: vArith, op: e.Op, float: l.float || r.float}
-		if v.float {
-			l, r = toFloat(l), toFloat(r)
-		}
-		v.l, v.r = l, r
+		v := &vexpr{kind: vArith, op: e.Op, float: l.float, l: l, r: r}
 		v.alloc()
 		return v, nil
 	}
 	return nil, fmt.Errorf("%s is not a numeric expression", e)
+}
+
+// compileOperands compiles the operands of a binary operator (arithmetic
+// or comparison), both as floats when either is.
+func compileOperands(le, re query.Expr, s *query.Schema) (l, r *vexpr, err error) {
+	if l, err = compileExpr(le, s); err != nil {
+		return nil, nil, err
+	}
+	if r, err = compileExpr(re, s); err != nil {
+		return nil, nil, err
+	}
+	if l.float || r.float {
+		l, r = toFloat(l), toFloat(r)
+	}
+	return l, r, nil
 }
 
 func (v *vexpr) alloc() {
@@ -214,16 +221,9 @@ const (
 func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 	switch e := e.(type) {
 	case query.Compare:
-		l, err := compileExpr(e.L, s)
+		l, r, err := compileOperands(e.L, e.R, s)
 		if err != nil {
 			return nil, err
-		}
-		r, err := compileExpr(e.R, s)
-		if err != nil {
-			return nil, err
-		}
-		if l.float || r.float {
-			l, r = toFloat(l), toFloat(r)
 		}
 		return &vpred{kind: pCmp, op: e.Op, l: l, r: r}, nil
 	case query.AndExpr:
