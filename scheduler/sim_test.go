@@ -219,11 +219,14 @@ func splitString(split [][]int) string {
 	return strings.TrimSuffix(b.String(), "; ")
 }
 
+// hlsCfg is the hls configuration the simulations compare: switch threshold
+// threshold, the matrix refreshed every 100 units.
+func hlsCfg(threshold int) Config {
+	return Config{Policy: HLS, SwitchThreshold: threshold, MonitorInterval: 100 * unit}
+}
+
 // (a) and (b): the mixes under every policy; the table of docs/scheduling.md.
 func TestSimMixes(t *testing.T) {
-	hlsCfg := func(threshold int) Config {
-		return Config{Policy: HLS, SwitchThreshold: threshold, MonitorInterval: 100 * unit}
-	}
 	t.Logf("| mix | costs A, B (kind0/kind1) | fcfs | best static | hls T=10 | hls/static | hls T=40 | hls/static | hls T=10 split |")
 	for _, m := range mixes {
 		fc := runMix(t, m, Config{Policy: FCFS})
@@ -352,9 +355,6 @@ var cpuOnlyMixes = []mix{
 //     on top of all of B, so hls/fcfs is about 1 + 2/T (max 0.996 of that
 //     bound over 20 arrival orders).
 func TestSimCPUOnly(t *testing.T) {
-	hlsCfg := func(threshold int) Config {
-		return Config{Policy: HLS, SwitchThreshold: threshold, MonitorInterval: 100 * unit}
-	}
 	t.Logf("| mix | costs A, B (kind0/kind1) | fcfs | best static | hls T=10 | hls/fcfs | hls T=40 | hls/fcfs | hls T=10 split |")
 	for _, m := range cpuOnlyMixes {
 		fc := runMix(t, m, Config{Policy: FCFS})
