@@ -8,9 +8,8 @@
 #   DIR/tests/<pkg>/<name>.test    `go test -c -tags cuda` for every package
 #                                  whose tests differ with the tag (their
 #                                  testdata/ copied next to them): at least
-#                                  gpu, kernels/cuda and offload (the CUDA
-#                                  device against the emulator and the CPU
-#                                  kernels)
+#                                  gpu and offload (the CUDA device against
+#                                  the emulator and the CPU kernels)
 #   DIR/run.sh                     runs every test binary with -test.v (from
 #                                  its own folder), then ./saber-hx topology;
 #                                  exits 1 if any of them fails
@@ -56,9 +55,9 @@ done < <(go list -e -tags cuda -f "$fmt" ./...)
 [ "${#pkgs[@]}" -gt 0 ] || die "found no package with cuda-tagged tests"
 
 module=$(go list -m)
-# The packages whose GPU checks the bundle exists for: the device layer, the
-# raw kernels, and the offload programs against the emulator and the CPU.
-for want in gpu kernels/cuda offload; do
+# The packages whose GPU checks the bundle exists for: the device layer and
+# the offload kernels against the emulator and the CPU.
+for want in gpu offload; do
 	found=0
 	for p in "${pkgs[@]}"; do
 		[ "${p%% *}" = "$module/$want" ] && found=1

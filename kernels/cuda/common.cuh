@@ -1,5 +1,16 @@
-// common.cuh: definitions shared by saber-hx's kernels (included, not
-// compiled on its own). See ysb.cu for the conventions every kernel follows.
+// common.cuh: block-wide helpers of saber-hx's kernels (offload.cu
+// includes it; not compiled on its own).
+//
+// The block helpers assume offload.cu's conventions: blockDim.x a multiple
+// of 32 and at most 1024, and every thread of the block calling them.
+//
+// The signed max trick: CUDA's 64-bit atomicMax works on unsigned long long
+// (a signed overload exists only on newer toolkits and we want one form).
+// Flipping the sign bit, u = (unsigned)x ^ 0x8000000000000000, maps int64
+// onto uint64 preserving order (INT64_MIN -> 0, -1 -> 0x7fff.., 0 -> 0x8000..,
+// INT64_MAX -> 0xffff..), so atomicMax (atomicMin) on the biased words is a
+// signed max (min), and a zeroed word is the biased INT64_MIN: the identity
+// of max. bias and unbias convert.
 #pragma once
 
 typedef unsigned long long u64;

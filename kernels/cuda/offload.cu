@@ -7,11 +7,14 @@
 // build/ptx.sh. package offload's emulator (offload/emukernels.go) is the
 // same algorithm in Go, kernel by kernel: keep the two in step.
 //
-// Conventions as in ysb.cu: every parameter 64-bit; one thread per tuple,
+// Conventions: every parameter is 64 bits wide (gorgonia.org/cu's
+// Function.Launch copies 8 bytes per parameter); one thread per tuple,
 // blockDim.x a multiple of 32 and at most 1024 (the host launches 256), a
 // 1-D grid of ceil(n / blockDim.x) blocks for the per-tuple kernels, every
-// thread reaching every __syncthreads; kernels that pass per-block partials
-// through global memory run on one stream with the same grid. Arithmetic on
+// thread, also those past n, reaching every __syncthreads (nobody returns
+// early); kernels that pass per-block partials through global memory run on
+// one stream with the same grid. Tuples are little-endian, packed; loads of
+// misaligned columns are assembled from bytes. Arithmetic on
 // positions and panes wraps as Go's int64 does (done on unsigned values:
 // signed overflow is undefined in C++).
 //
@@ -54,7 +57,7 @@
 //   [8+npanes, ...)          dense groups (nkeys 0): per pane and group
 //                            (pane-major) a row of row_words words: count,
 //                            the aggregate words (add: two's complement;
-//                            min, max: biased, see ysb.cu), and the index of
+//                            min, max: biased, see common.cuh), and the index of
 //                            the row's first counted tuple (~0: none);
 //                            hashed groups: counters[entries] entries of
 //                            3 + row_words words, in the order they were
