@@ -143,10 +143,9 @@ func TestBackPressure(t *testing.T) {
 	const chunks = 5000
 
 	type task struct {
-		seq        int
-		start      uint64
-		n          int
-		chunkFirst byte
+		seq   int
+		start uint64
+		n     int
 	}
 	tasks := make(chan task, 1024) // roomy: the ring, not this channel, must throttle the producer
 

@@ -864,7 +864,6 @@ type Stream struct {
 	asm     *window.Assembler
 	win     Window
 	emitFn  func(*window.Output) error
-	having  func(*window.GroupState, int32) bool
 
 	lat                                        latencyHist
 	seq                                        atomic.Uint64 // odd while publish changes the counters

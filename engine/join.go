@@ -69,7 +69,6 @@ type joinSide struct {
 	panes     []joinPane // sorted by pane
 	tuples    uint64
 	late      uint64
-	gather    []int // (pane, offset) of the window's tuples, flattened
 }
 
 type joinPane struct {
