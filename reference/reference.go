@@ -195,6 +195,18 @@ func tupleScope(s *query.Schema, t []byte) func(string) (Value, error) {
 	}
 }
 
+// EvalNum evaluates the numeric expression e over tuple t of schema s, as
+// Evaluate does.
+func EvalNum(e query.Expr, s *query.Schema, t []byte) (Value, error) {
+	return num(e, tupleScope(s, t))
+}
+
+// EvalPred evaluates the predicate e over tuple t of schema s, as Evaluate
+// does WHERE.
+func EvalPred(e query.Expr, s *query.Schema, t []byte) (bool, error) {
+	return pred(e, tupleScope(s, t))
+}
+
 // readAttr reads attribute a of tuple t as a number.
 func readAttr(a query.Attribute, t []byte) (Value, error) {
 	b := t[a.Offset : a.Offset+a.Size]

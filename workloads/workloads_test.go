@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -13,117 +12,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
 )
 
-// --- a tiny interpreter over query expressions ------------------------------
+// --- expressions, evaluated by the reference evaluator ---------------------
 
-type value struct {
-	isFloat, isBool bool
-	i               int64
-	f               float64
-	b               bool
-}
-
-func (v value) num() float64 {
-	if v.isFloat {
-		return v.f
-	}
-	return float64(v.i)
-}
-
-func column(s *query.Schema, t []byte, name string) value {
-	a, err := s.Lookup(name)
+// num is the value of the numeric expression e over tuple tup.
+func num(e query.Expr, s *query.Schema, tup []byte) reference.Value {
+	v, err := reference.EvalNum(e, s, tup)
 	if err != nil {
 		panic(err)
 	}
-	le := binary.LittleEndian
-	switch a.Type {
-	case query.Int32:
-		return value{i: int64(int32(le.Uint32(t[a.Offset:])))}
-	case query.Int64:
-		return value{i: int64(le.Uint64(t[a.Offset:]))}
-	case query.Float32:
-		return value{isFloat: true, f: float64(math.Float32frombits(le.Uint32(t[a.Offset:])))}
-	case query.Float64:
-		return value{isFloat: true, f: math.Float64frombits(le.Uint64(t[a.Offset:]))}
-	}
-	panic("unsupported type " + a.Type.String())
+	return v
 }
 
-func eval(e query.Expr, s *query.Schema, t []byte) value {
-	switch e := e.(type) {
-	case query.Column:
-		return column(s, t, e.Name)
-	case query.IntConst:
-		return value{i: e.V}
-	case query.FloatConst:
-		return value{isFloat: true, f: e.V}
-	case query.Arith:
-		l, r := eval(e.L, s, t), eval(e.R, s, t)
-		if l.isFloat || r.isFloat {
-			x, y := l.num(), r.num()
-			switch e.Op {
-			case query.OpAdd:
-				return value{isFloat: true, f: x + y}
-			case query.OpSub:
-				return value{isFloat: true, f: x - y}
-			case query.OpMul:
-				return value{isFloat: true, f: x * y}
-			default:
-				return value{isFloat: true, f: x / y}
-			}
-		}
-		switch e.Op {
-		case query.OpAdd:
-			return value{i: l.i + r.i}
-		case query.OpSub:
-			return value{i: l.i - r.i}
-		case query.OpMul:
-			return value{i: l.i * r.i}
-		default:
-			if r.i == 0 {
-				return value{}
-			}
-			return value{i: l.i / r.i}
-		}
-	case query.Compare:
-		l, r := eval(e.L, s, t), eval(e.R, s, t)
-		c := cmp.Compare(l.i, r.i)
-		if l.isFloat || r.isFloat {
-			c = cmp.Compare(l.num(), r.num())
-		}
-		var b bool
-		switch e.Op {
-		case query.Eq:
-			b = c == 0
-		case query.Ne:
-			b = c != 0
-		case query.Lt:
-			b = c < 0
-		case query.Le:
-			b = c <= 0
-		case query.Gt:
-			b = c > 0
-		case query.Ge:
-			b = c >= 0
-		}
-		return value{isBool: true, b: b}
-	case query.AndExpr:
-		for _, x := range e.Terms {
-			if !eval(x, s, t).b {
-				return value{isBool: true}
-			}
-		}
-		return value{isBool: true, b: true}
-	case query.OrExpr:
-		for _, x := range e.Terms {
-			if eval(x, s, t).b {
-				return value{isBool: true, b: true}
-			}
-		}
-		return value{isBool: true}
+// holds reports whether the predicate e holds on tuple tup.
+func holds(e query.Expr, s *query.Schema, tup []byte) bool {
+	ok, err := reference.EvalPred(e, s, tup)
+	if err != nil {
+		panic(err)
 	}
-	panic(fmt.Sprintf("eval: %T", e))
+	return ok
+}
+
+// column is the value of column name of tuple tup.
+func column(s *query.Schema, tup []byte, name string) reference.Value {
+	return num(query.C(name), s, tup)
+}
+
+// asFloat is v as a float64, converting an integer.
+func asFloat(v reference.Value) float64 {
+	if v.Float {
+		return v.F
+	}
+	return float64(v.I)
 }
 
 // --- helpers ----------------------------------------------------------------
@@ -443,7 +365,7 @@ func TestSelectivity(t *testing.T) {
 				pass := 0
 				for i := 0; i < n; i++ {
 					tup := buf[i*SyntheticTupleSize : (i+1)*SyntheticTupleSize]
-					if eval(q.Where, w.Schema, tup).b {
+					if holds(q.Where, w.Schema, tup) {
 						pass++
 					}
 				}
@@ -517,7 +439,7 @@ func TestRanges(t *testing.T) {
 			lo, hi := math.Inf(1), math.Inf(-1)
 			distinct := map[float64]bool{}
 			for i := 0; i < n; i++ {
-				v := column(w.Schema, buf[i*size:(i+1)*size], name).num()
+				v := asFloat(column(w.Schema, buf[i*size:(i+1)*size], name))
 				lo, hi = min(lo, v), max(hi, v)
 				if len(distinct) < 2 {
 					distinct[v] = true
@@ -543,12 +465,12 @@ func TestClusterDistribution(t *testing.T) {
 	users := map[int64]int64{}
 	for i := 0; i < n; i++ {
 		tup := buf[i*ClusterTupleSize : (i+1)*ClusterTupleSize]
-		if eval(q.Where, w.Schema, tup).b {
+		if holds(q.Where, w.Schema, tup) {
 			pass++
 		}
-		j := column(w.Schema, tup, "jobId").i
+		j := column(w.Schema, tup, "jobId").I
 		jobs[j]++
-		u := column(w.Schema, tup, "userId").i
+		u := column(w.Schema, tup, "userId").I
 		if prev, ok := users[j]; ok {
 			require.Equal(t, prev, u, "a job belongs to one user")
 		}
@@ -570,7 +492,7 @@ func TestSmartGridPlugs(t *testing.T) {
 	seen := map[[3]int64]bool{}
 	for i := 0; i < 8000; i++ {
 		tup := buf[i*SmartGridTupleSize : (i+1)*SmartGridTupleSize]
-		k := [3]int64{column(w.Schema, tup, "plug").i, column(w.Schema, tup, "household").i, column(w.Schema, tup, "house").i}
+		k := [3]int64{column(w.Schema, tup, "plug").I, column(w.Schema, tup, "household").I, column(w.Schema, tup, "house").I}
 		seen[k] = true
 		assert.Zero(t, binary.LittleEndian.Uint32(tup[28:]), "padding")
 	}
@@ -602,16 +524,16 @@ func TestLinearRoadHaving(t *testing.T) {
 		for i := 0; i < int(m); i++ {
 			tup := b[i*LinearRoadTupleSize : (i+1)*LinearRoadTupleSize]
 			kk := key{
-				eval(q.GroupBy[0], w.Schema, tup).i,
-				eval(q.GroupBy[1], w.Schema, tup).i,
-				eval(q.GroupBy[2], w.Schema, tup).i,
+				num(q.GroupBy[0], w.Schema, tup).I,
+				num(q.GroupBy[1], w.Schema, tup).I,
+				num(q.GroupBy[2], w.Schema, tup).I,
 			}
 			a := groups[kk]
 			if a == nil {
 				a = &acc{}
 				groups[kk] = a
 			}
-			a.sum += column(w.Schema, tup, "speed").f
+			a.sum += column(w.Schema, tup, "speed").F
 			a.n++
 		}
 	}
