@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -28,12 +27,9 @@ type cudaDevice struct {
 	dev  cu.Device
 	ctx  cu.CUContext // the device's primary context, retained
 
-	mu       sync.Mutex
-	closed   bool
 	mod      cu.Module
 	fn       map[string]cu.Function
-	programs map[*program]bool
-	joins    map[*joinHost]bool
+	programs devPrograms
 }
 
 // open opens CUDA device ordinal ord: retains its primary context and loads
@@ -58,7 +54,7 @@ func open(ord int) (Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offload: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
 	}
-	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}, programs: map[*program]bool{}, joins: map[*joinHost]bool{}}
+	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}}
 	err = d.do(func() error {
 		mod, err := cu.LoadData(kcuda.Offload)
 		if err != nil {
@@ -109,22 +105,16 @@ func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 	if depth < 1 {
 		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, fmt.Errorf("offload: %s: device is closed", d.Name())
-	}
-	be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth)}
-	if err := d.do(be.init); err != nil {
-		_ = d.do(be.free)
-		return nil, fmt.Errorf("offload: %s: query %q: %w", d.Name(), sh.name, err)
-	}
-	pr := newProgram(sh, depth, be)
-	d.programs[pr] = true
-	pr.onClose = func() {
-		d.mu.Lock()
-		delete(d.programs, pr)
-		d.mu.Unlock()
+	pr, err := compileOpen(&d.programs, d.Name(), func() (*program, error) {
+		be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth)}
+		if err := d.do(be.init); err != nil {
+			_ = d.do(be.free)
+			return nil, fmt.Errorf("offload: %s: query %q: %w", d.Name(), sh.name, err)
+		}
+		return newProgram(sh, depth, be), nil
+	})
+	if err != nil {
+		return nil, err // not a nil *program in the interface
 	}
 	return pr, nil
 }
@@ -132,34 +122,16 @@ func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 // Close closes the programs and join programs still open, unloads the
 // module and releases the primary context.
 func (d *cudaDevice) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	first, err := d.programs.close()
+	if !first {
 		return nil
 	}
-	d.closed = true
-	var prs []*program
-	for pr := range d.programs {
-		prs = append(prs, pr)
-	}
-	var jhs []*joinHost
-	for h := range d.joins {
-		jhs = append(jhs, h)
-	}
-	d.mu.Unlock()
-	var errs []error
-	for _, pr := range prs {
-		errs = append(errs, pr.Close())
-	}
-	for _, h := range jhs {
-		errs = append(errs, h.Close())
-	}
-	errs = append(errs, d.do(func() error {
+	errs := []error{err, d.do(func() error {
 		if err := d.mod.Unload(); err != nil {
 			return fmt.Errorf("offload: %s: cuModuleUnload: %w", d.Name(), err)
 		}
 		return nil
-	}))
+	})}
 	if err := d.dev.ReleasePrimaryCtx(); err != nil {
 		errs = append(errs, fmt.Errorf("offload: %s: cuDevicePrimaryCtxRelease: %w", d.Name(), err))
 	}

@@ -20,22 +20,16 @@ func (d *cudaDevice) CompileJoin(j *query.WindowJoin) (JoinProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, fmt.Errorf("offload: %s: device is closed", d.Name())
-	}
-	be := &cudaJoin{d: d, sh: sh}
-	if err := d.do(be.init); err != nil {
-		_ = d.do(be.free)
-		return nil, fmt.Errorf("offload: %s: join %q: %w", d.Name(), sh.name, err)
-	}
-	h := &joinHost{sh: sh, be: be, pack: be.pack}
-	d.joins[h] = true
-	h.onClose = func() {
-		d.mu.Lock()
-		delete(d.joins, h)
-		d.mu.Unlock()
+	h, err := compileOpen(&d.programs, d.Name(), func() (*joinHost, error) {
+		be := &cudaJoin{d: d, sh: sh}
+		if err := d.do(be.init); err != nil {
+			_ = d.do(be.free)
+			return nil, fmt.Errorf("offload: %s: join %q: %w", d.Name(), sh.name, err)
+		}
+		return &joinHost{sh: sh, be: be, pack: be.pack}, nil
+	})
+	if err != nil {
+		return nil, err // not a nil *joinHost in the interface
 	}
 	return h, nil
 }

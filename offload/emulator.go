@@ -3,7 +3,6 @@ package offload
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -16,15 +15,12 @@ import (
 // the GPU path shares with the CPU (layouts, pane ranges, fragment
 // unpacking, the fallback, pipelining) is tested without a GPU.
 func NewEmulator() Device {
-	return &emulator{programs: map[*program]bool{}, joins: map[*joinHost]bool{}}
+	return &emulator{}
 }
 
 // emulator is safe for concurrent use; its programs are not.
 type emulator struct {
-	mu       sync.Mutex
-	closed   bool
-	programs map[*program]bool
-	joins    map[*joinHost]bool
+	programs devPrograms
 }
 
 func (*emulator) Name() string { return "emulator" }
@@ -45,11 +41,6 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 	if depth < 1 {
 		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, errors.New("offload: emulator: device is closed")
-	}
 	be := &emuBackend{k: kparams{
 		tupleSize: int64(sh.tupleSize), rows: sh.rows,
 		preds: sh.predWords(), npreds: int64(len(sh.preds)),
@@ -66,14 +57,7 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 		be.k.proj, be.k.nproj = sh.projWords(), int64(len(sh.project))
 	}
 	be.sh, be.agg, be.outSize = sh, sh.agg, int64(sh.outSize)
-	pr := newProgram(sh, depth, be)
-	e.programs[pr] = true
-	pr.onClose = func() {
-		e.mu.Lock()
-		delete(e.programs, pr)
-		e.mu.Unlock()
-	}
-	return pr, nil
+	return compileOpen(&e.programs, e.Name(), func() (*program, error) { return newProgram(sh, depth, be), nil })
 }
 
 // CompileJoin returns the emulator's JoinProgram for j (join_count and
@@ -84,43 +68,18 @@ func (e *emulator) CompileJoin(j *query.WindowJoin) (JoinProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, errors.New("offload: emulator: device is closed")
-	}
 	be := &emuJoin{sh: sh}
-	h := &joinHost{sh: sh, be: be, pack: be.pack}
-	e.joins[h] = true
-	h.onClose = func() {
-		e.mu.Lock()
-		delete(e.joins, h)
-		e.mu.Unlock()
+	h, err := compileOpen(&e.programs, e.Name(), func() (*joinHost, error) { return &joinHost{sh: sh, be: be, pack: be.pack}, nil })
+	if err != nil {
+		return nil, err // not a nil *joinHost in the interface
 	}
 	return h, nil
 }
 
 // Close closes the programs and join programs still open.
 func (e *emulator) Close() error {
-	e.mu.Lock()
-	e.closed = true
-	var prs []*program
-	for pr := range e.programs {
-		prs = append(prs, pr)
-	}
-	var jhs []*joinHost
-	for h := range e.joins {
-		jhs = append(jhs, h)
-	}
-	e.mu.Unlock()
-	var errs []error
-	for _, pr := range prs {
-		errs = append(errs, pr.Close())
-	}
-	for _, h := range jhs {
-		errs = append(errs, h.Close())
-	}
-	return errors.Join(errs...)
+	_, err := e.programs.close()
+	return err
 }
 
 // poisonWord fills the emulator's output buffers before every task: a
