@@ -128,14 +128,19 @@ func (c *exprCompiler) isFloat(e query.Expr) (bool, error) {
 	case query.FloatConst:
 		return true, nil
 	case query.Arith:
-		l, err := c.isFloat(e.L)
-		if err != nil {
-			return false, err
-		}
-		r, err := c.isFloat(e.R)
+		l, r, err := c.operands(e.L, e.R)
 		return l || r, err
 	}
 	return false, fmt.Errorf("%s is not a number", e)
+}
+
+// operands is isFloat of a binary operator's operands.
+func (c *exprCompiler) operands(l, r query.Expr) (lf, rf bool, err error) {
+	if lf, err = c.isFloat(l); err != nil {
+		return false, false, err
+	}
+	rf, err = c.isFloat(r)
+	return lf, rf, err
 }
 
 // constWord returns e's value as an operand of type float (converted as the
@@ -187,38 +192,14 @@ func (c *exprCompiler) emit(e query.Expr) (float bool, depth int, err error) {
 		if e.Op < query.OpAdd || e.Op > query.OpDiv {
 			return false, 0, fmt.Errorf("unknown arithmetic operator %d", e.Op)
 		}
-		lf, err := c.isFloat(e.L)
-		if err != nil {
-			return false, 0, err
-		}
-		rf, err := c.isFloat(e.R)
-		if err != nil {
-			return false, 0, err
-		}
-		float = lf || rf
-		op := uint64(opIAdd) + uint64(e.Op-query.OpAdd)
-		if float {
-			op = uint64(opFAdd) + uint64(e.Op-query.OpAdd)
-		}
-		depth, err = c.binary(e.L, e.R, lf, rf, float, op)
-		return float, depth, err
+		d := uint64(e.Op - query.OpAdd)
+		return c.binary(e.L, e.R, uint64(opIAdd)+d, uint64(opFAdd)+d)
 	case query.Compare:
 		if e.Op < query.Eq || e.Op > query.Ge {
 			return false, 0, fmt.Errorf("unknown comparison operator %d", e.Op)
 		}
-		lf, err := c.isFloat(e.L)
-		if err != nil {
-			return false, 0, err
-		}
-		rf, err := c.isFloat(e.R)
-		if err != nil {
-			return false, 0, err
-		}
-		op := uint64(opICmp)
-		if lf || rf {
-			op = opFCmp
-		}
-		depth, err = c.binary(e.L, e.R, lf, rf, lf || rf, op|uint64(e.Op)<<16)
+		cmp := uint64(e.Op) << 16
+		_, depth, err = c.binary(e.L, e.R, uint64(opICmp)|cmp, uint64(opFCmp)|cmp)
 		return false, depth, err
 	case query.AndExpr:
 		depth, err = c.terms(e.Terms, opAnd)
@@ -231,28 +212,37 @@ func (c *exprCompiler) emit(e query.Expr) (float bool, depth int, err error) {
 }
 
 // binary emits l, then r (or r as an immediate operand when it is a
-// constant), each converted to float where float and it is not, then op.
-func (c *exprCompiler) binary(l, r query.Expr, lf, rf, float bool, op uint64) (int, error) {
+// constant), each converted to float where the other is a float and it is
+// not, then iop, or fop on floats. float is whether the operands are.
+func (c *exprCompiler) binary(l, r query.Expr, iop, fop uint64) (float bool, depth int, err error) {
+	lf, rf, err := c.operands(l, r)
+	if err != nil {
+		return false, 0, err
+	}
+	float, op := lf || rf, iop
+	if float {
+		op = fop
+	}
 	_, dl, err := c.emit(l)
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	if float && !lf {
 		c.code = append(c.code, opI2F)
 	}
 	if k, ok := constWord(r, float); ok {
 		c.code = append(c.code, op|opK, k)
-		return dl, nil
+		return float, dl, nil
 	}
 	_, dr, err := c.emit(r)
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	if float && !rf {
 		c.code = append(c.code, opI2F)
 	}
 	c.code = append(c.code, op)
-	return max(dl, 1+dr), nil
+	return float, max(dl, 1+dr), nil
 }
 
 // terms emits an AND or OR of predicates.
