@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -265,35 +264,12 @@ func TestCUDAYSB(t *testing.T) {
 // TestCUDACloseWithTasksInFlight: Close drains the slots; nothing is left
 // behind; the device refuses work after its Close.
 func TestCUDACloseWithTasksInFlight(t *testing.T) {
-	base := runtime.NumGoroutine()
-	d, err := Open(0)
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(5, 5))
-	ts := newTestSchema(t, false)
-	q := &query.Query{Name: "close", Schema: ts.s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
-	p, err := kernels.Compile(q)
-	require.NoError(t, err)
-	data := randData(r, ts, &query.StaticTable{}, randGen(r), 200000)
-	for range 3 {
-		pr, err := d.Compile(p, 4)
+	testCloseWithTasksInFlight(t, func() Device {
+		d, err := Open(0)
 		require.NoError(t, err)
-		for s := range 4 {
-			require.NoError(t, pr.Submit(s, data, 0))
-		}
-		require.NoError(t, pr.Close())
-		require.NoError(t, pr.Close())
-		assert.ErrorContains(t, pr.Submit(0, data, 0), "closed")
-	}
-	pr, err := d.Compile(p, 2)
-	require.NoError(t, err)
-	require.NoError(t, pr.Submit(1, data, 0))
-	require.NoError(t, d.Close())
-	assert.ErrorContains(t, pr.Submit(0, data, 0), "closed")
-	_, err = d.Compile(p, 1)
-	assert.ErrorContains(t, err, "closed")
-	assertNoLeak(t, base)
-
-	_, err = Open(1 << 20)
+		return d
+	}, 200000)
+	_, err := Open(1 << 20)
 	assert.ErrorContains(t, err, "CUDA device(s)")
 }
 

@@ -309,14 +309,21 @@ func TestPipelineOrders(t *testing.T) {
 // leaves no goroutine; the program refuses work afterwards; closing the
 // device closes the programs still open.
 func TestCloseWithTasksInFlight(t *testing.T) {
+	testCloseWithTasksInFlight(t, NewEmulator, 20000)
+}
+
+// testCloseWithTasksInFlight is TestCloseWithTasksInFlight on the device
+// open returns, with tasks of n tuples; the device refuses work after its
+// Close.
+func testCloseWithTasksInFlight(t *testing.T, open func() Device, n int) {
 	base := runtime.NumGoroutine()
-	dev := NewEmulator()
+	dev := open()
 	r := rand.New(rand.NewPCG(5, 5))
 	ts := newTestSchema(t, false)
 	q := &query.Query{Name: "close", Schema: ts.s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
 	p, err := kernels.Compile(q)
 	require.NoError(t, err)
-	data := randData(r, ts, &query.StaticTable{}, randGen(r), 20000)
+	data := randData(r, ts, &query.StaticTable{}, randGen(r), n)
 	for range 3 {
 		pr, err := dev.Compile(p, 4)
 		require.NoError(t, err)
