@@ -284,10 +284,12 @@ func (sh *shape) analyseAggregation(p *kernels.Plan, c *exprCompiler) error {
 	return nil
 }
 
-// joinTable is kernels/join.go's open-addressing table (the same hash,
-// probe and layout, rebuilt here because kernels keeps its own
-// unexported): parallel arrays of mask+1 slots, a key's two little-endian
-// words in hi and lo, its group ordinal in ord (-1: an empty slot).
+// joinTable is the static join's open-addressing table in the layout and
+// with the hash offload.cu's agg_tuples probes (kernels/join.go's table
+// once had the same; it has since moved to another hash and layout, which
+// the GPU's results do not depend on): parallel arrays of mask+1 slots, a
+// key's two little-endian words in hi and lo, its group ordinal in ord
+// (-1: an empty slot).
 type joinTable struct {
 	mask   uint64
 	hi, lo []uint64

@@ -130,7 +130,7 @@ __device__ __forceinline__ i64 wadd(i64 a, i64 b) { return (i64)((u64)a + (u64)b
 __device__ __forceinline__ i64 wsub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
 __device__ __forceinline__ i64 wmul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
 
-// mix is the murmur3 64-bit finaliser, as kernels/join.go.
+// mix is the murmur3 64-bit finaliser, as offload/shape.go's.
 __device__ __forceinline__ u64 mix(u64 k)
 {
 	k ^= k >> 33;
@@ -407,8 +407,8 @@ extern "C" __global__ void agg_block_max(const u8 *tuples, i64 n, i64 tuple_size
 // agg_tuples classifies every tuple and folds the counted ones into their
 // pane's group row. The watermark before tuple i is the largest position
 // of the tuples before it: the max of the blocks before (block_max), then
-// an exclusive scan within the block. The join table is kernels/join.go's
-// (parallel arrays of join_mask+1 slots, ord -1 empty, linear probing from
+// an exclusive scan within the block. The join table is offload/shape.go's
+// joinTable (parallel arrays of join_mask+1 slots, ord -1 empty, linear probing from
 // mix(lo ^ mix(hi))), keyed by the 16 bytes at join_off (< 0: no join);
 // the dense group is the key's ordinal where dense_join, else 0. With
 // nkeys > 0 the groups are hashed: the row is the entry of the tuple's
