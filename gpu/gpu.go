@@ -3,8 +3,8 @@
 // page-locked host memory for asynchronous copies. It is only the device
 // layer: the GPU processor that SABER describes (per task: copy the bytes
 // in, run the kernels, copy the fragments out, several tasks in flight on
-// separate streams, the same window fragments as the CPU kernels) is not
-// implemented yet, so the engine runs CPU workers only.
+// separate streams, the same window fragments as the CPU kernels) is
+// package offload's, run by the engine (docs/gpu.md).
 //
 // # Builds
 //
