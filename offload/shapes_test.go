@@ -164,7 +164,7 @@ func expressionEdgeCases(t *testing.T, compile compileFunc) []byte {
 	projections := []query.Expr{
 		query.Div(C("c"), C("b")), query.Div(C("c"), C("a")), query.Div(C("c"), I(-1)), query.Div(C("a"), I(0)),
 		query.Mul(C("c"), C("c")), query.Add(C("c"), C("c")), query.Sub(C("a"), C("c")), query.Mul(C("a"), C("b")),
-		query.Div(I(math.MinInt64), C("a")), C("x"), C("y"), F(-0.0), F(math.NaN()), C("a"), C("c"),
+		query.Div(I(math.MinInt64), C("a")), C("x"), C("y"), F(math.Copysign(0, -1)), F(math.NaN()), C("a"), C("c"),
 	}
 	predicates := []query.Expr{
 		query.Cmp(C("x"), query.Ne, C("x")), // NaN
