@@ -2,7 +2,6 @@ package ysb
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -407,12 +406,8 @@ func (r *replay) fill(b []byte, k uint64) {
 	for off := 0; off < len(b); {
 		pos := int(k % uint64(r.n))
 		shift := int64(k/uint64(r.n)) * r.span
-		// Copy in pieces that fit in L1, shifting each piece's event
-		// times while its lines are still there: one pass over the
-		// ring's bytes instead of a copy and then a second read.
-		end := min(len(b), off+copyPiece, off+(r.n-pos)*TupleSize)
-		c := copy(b[off:end], r.bundle[pos*TupleSize:])
-		shiftEventTimes(b[off:off+c], shift)
+		c := min(len(b)-off, (r.n-pos)*TupleSize)
+		copyShift(b[off:off+c], r.bundle[pos*TupleSize:pos*TupleSize+c], shift)
 		off += c
 		k += uint64(c / TupleSize)
 	}
@@ -423,21 +418,6 @@ func (r *replay) fill(b []byte, k uint64) {
 
 // fillAt is fill for engine.Stream.SetFill: pos is a byte offset.
 func (r *replay) fillAt(dst []byte, pos uint64) { r.fill(dst, pos/TupleSize) }
-
-// copyPiece is the bytes the producer copies before shifting their event
-// times: 16 KiB, half of a 32 KiB L1 data cache.
-const copyPiece = 16 << 10
-
-// shiftEventTimes adds shift to the event time of every tuple of b.
-func shiftEventTimes(b []byte, shift int64) {
-	if shift == 0 {
-		return
-	}
-	for off := 0; off+TupleSize <= len(b); off += TupleSize {
-		t := b[off : off+8 : off+8]
-		binary.LittleEndian.PutUint64(t, uint64(int64(binary.LittleEndian.Uint64(t))+shift))
-	}
-}
 
 // genIndexOfGroups maps the engine's group ordinals to the generator's
 // campaign indexes.
