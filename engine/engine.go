@@ -662,6 +662,11 @@ type worker struct {
 	delay   time.Duration
 	kernels []kernels.Kernel
 	gpu     *gpuWorker
+	// ingest holds the bytes of the task being run when the worker
+	// ingests them itself (Stream.SetFill): one task's worth, reused, so
+	// that they stay in the worker's cache. Allocated at the first such
+	// task, on the worker's thread: on its NUMA node where it is pinned.
+	ingest []byte
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
@@ -703,16 +708,34 @@ func (w *worker) run(t *scheduler.Task) {
 	t.Result.Reset(s.layout)
 	start := time.Now()
 	if w.e.failed() == nil {
+		data := t.Data
 		if t.Fill != nil {
-			t.Fill(t.Data, t.Start)
+			data = w.ingestBuffer(len(data))
+			t.Fill(data, t.Start)
 		}
-		w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.Result)
 		if w.delay > 0 {
 			time.Sleep(w.delay)
 		}
 	}
 	w.e.queue.Done(w.proc, t, time.Since(start))
 	s.finish(t, w)
+}
+
+// ingestBuffer returns the worker's buffer for n bytes of a task it
+// ingests. The ingestion copy could write the task's place in the ring
+// instead, but the ring's lines then come from L3 to be written (a 4 MiB
+// ring reuses a place only every 16 tasks) and go back dirty: with the
+// bundle read, three lines of L3 traffic per line ingested, against one
+// into a buffer that stays in L2. That gave 1.17-1.29x on YSB with two
+// workers (docs/performance.md). The ring's bytes of such a task are never
+// written; its place in the ring still bounds how far the producer runs
+// ahead.
+func (w *worker) ingestBuffer(n int) []byte {
+	if cap(w.ingest) < n {
+		w.ingest = make([]byte, max(n, w.e.cfg.TaskSize))
+	}
+	return w.ingest[:n]
 }
 
 // help runs one queued task, if there is one: what a worker does instead of
@@ -1220,7 +1243,9 @@ func (s *Stream) commit(n int) error {
 // processes them, so the ingestion copy runs on every worker in parallel
 // and leaves the task's bytes in that worker's cache for the kernel, where a
 // single producer copying everything is the bottleneck of a pipeline on few
-// cores (docs/performance.md). fill is called concurrently for different
+// cores (docs/performance.md). A CPU worker fills a buffer of its own
+// (worker.ingestBuffer), the GPU processor the task's place in the ring:
+// dst is not always ring memory. fill is called concurrently for different
 // tasks, in any order: the input must stay addressable (a file, a replayed
 // bundle), unlike a socket. Call it before the first Buffer.
 func (s *Stream) SetFill(fill func(dst []byte, pos uint64)) { s.fill = fill }

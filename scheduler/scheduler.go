@@ -45,9 +45,10 @@ type Task struct {
 	Data       []byte // whole tuples, contiguous even across the ring's wrap
 	Dispatched int64  // monotonic nanoseconds when the task was queued
 	Node       int    // NUMA node of Data (Config.Nodes > 1)
-	// Fill, if set, writes the task's bytes into Data before it runs
-	// (pos: the stream offset of Data[0], as Start): the stream is ingested
-	// by the processor that runs the task (engine.Stream.CommitUnfilled).
+	// Fill, if set, writes the task's len(Data) bytes before it runs (pos:
+	// the stream offset of Data[0], as Start): the stream is ingested by
+	// the processor that runs the task (engine.Stream.CommitUnfilled),
+	// into Data or into a buffer of its own (a CPU worker's).
 	Fill func(dst []byte, pos uint64)
 
 	Result window.TaskResult
