@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"encoding/binary"
 	"math"
 	"unsafe"
 
@@ -254,17 +253,6 @@ tuples:
 	}
 	pc.flush(r)
 	r.Count(uint64(n), wm, filtered, unmatched, late)
-}
-
-// load64 and load32 read a little-endian word at byte off of the tuple at
-// t. The fixed-length slice lets binary.LittleEndian compile to one load
-// without a bounds check; the caller guarantees off is inside the tuple.
-func load64(t unsafe.Pointer, off int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(t, off)), 8))
-}
-
-func load32(t unsafe.Pointer, off int) uint32 {
-	return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(t, off)), 4))
 }
 
 // fastScanner is the fused kernel's loop for its most common shape, YSB's:
