@@ -112,13 +112,14 @@ func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (Fil
 }
 
 // Ingest says who performs the ingestion copy of the benchmark: the copy of
-// the replayed bundle into the engine's ring, event times shifted.
+// the replayed bundle into the engine (its ring, or a worker's buffer),
+// event times shifted.
 type Ingest string
 
 const (
 	IngestAuto     Ingest = ""         // see Ingest.resolve
 	IngestProducer Ingest = "producer" // one producer goroutine copies every task (engine.Stream.Commit)
-	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs (engine.Stream.CommitUnfilled)
+	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs, into its own buffer (engine.Stream.CommitUnfilled)
 	// IngestShared: the producer copies a task while the workers have
 	// tasks queued behind the ones they run, and leaves it to them
 	// otherwise: the copy is shared between them in whatever proportion
