@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,53 @@ func TestFillErrors(t *testing.T) {
 	require.NoError(t, st.CommitUnfilled(3*testTuple))
 	_, err = e.Close()
 	require.NoError(t, err)
+}
+
+// TestFillIntoWorkerBuffer: a CPU worker ingests every task it runs into
+// one buffer of its own, reused from task to task (no allocation per task,
+// and the bytes stay in its cache), never into the task's place in the
+// ring; the results are still the naive evaluator's.
+func TestFillIntoWorkerBuffer(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	tt := newTestTable(r, 8, 3)
+	data := genStream(r, 5000, tt, 2, 10)
+	w := query.Tumbling(50)
+	q := testQuery(testSchema(t), w, tt)
+	cfg := Config{Workers: 1, TaskSize: 16 * testTuple, BufferSize: 1 << 12}
+
+	var rows []row
+	e, err := New(cfg, q, rowSink(&rows))
+	require.NoError(t, err)
+	st := e.Stream(0)
+	var firstBuf []byte
+	var calls, elsewhere int
+	ring := e.streams[0].ring
+	inRing := func(b []byte) bool {
+		p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&ring.Slice(0, 1)[0]))
+		return p >= lo && p < lo+2*uintptr(ring.Size())
+	}
+	st.SetFill(func(dst []byte, pos uint64) { // one worker: calls are serial
+		calls++
+		if firstBuf == nil {
+			firstBuf = dst
+		}
+		if &dst[0] != &firstBuf[0] || inRing(dst) {
+			elsewhere++
+		}
+		copy(dst, data[pos:pos+uint64(len(dst))])
+	})
+	for pos := 0; pos < len(data); {
+		b, err := st.Buffer()
+		require.NoError(t, err)
+		n := min(len(b), len(data)-pos)
+		require.NoError(t, st.CommitUnfilled(n))
+		pos += n
+	}
+	stats, err := e.Close()
+	require.NoError(t, err)
+	want, wc := naive(data, w, tt)
+	assertRows(t, want, rows)
+	assert.Equal(t, wc, counts{stats.Tuples, stats.Filtered, stats.Unmatched, stats.Late, stats.Counted})
+	require.Greater(t, calls, 10, "the stream wraps the ring several times")
+	assert.Zero(t, elsewhere, "fills outside the worker's one buffer, of %d", calls)
 }
