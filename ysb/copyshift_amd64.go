@@ -11,7 +11,7 @@ import (
 // useAVX2 gates copyShiftAVX2; every x86-64 server since 2013 has AVX2.
 var useAVX2 = cpu.X86.HasAVX2
 
-// copyShiftAVX2 copies tuples 128-byte tuples from src to dst, adding shift
+// copyShiftAVX2 copies the first `tuples` 128-byte tuples of src to dst, adding shift
 // to the little-endian int64 at byte 0 of each: four 32-byte loads, one
 // vector add, four stores per tuple.
 //
