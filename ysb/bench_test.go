@@ -16,11 +16,11 @@ type pipeline struct {
 	eng     *engine.Engine
 	src     *replay
 	k       uint64
-	ingest  Ingest // not IngestAuto
+	ingest  engine.Ingest // not engine.IngestAuto
 	workers int
 }
 
-func newPipeline(t testing.TB, workers int, ingest Ingest) *pipeline {
+func newPipeline(t testing.TB, workers int, ingest engine.Ingest) *pipeline {
 	gc := DefaultGenConfig()
 	gen, err := NewGenerator(gc)
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func newPipeline(t testing.TB, workers int, ingest Ingest) *pipeline {
 	p.eng, err = engine.New(engine.Config{Workers: workers, TaskSize: 256 << 10, BufferSize: 4 << 20},
 		Query(gen.Campaigns(), WindowMs), nil)
 	require.NoError(t, err)
-	if ingest != IngestProducer {
+	if ingest != engine.IngestProducer {
 		p.eng.Stream(0).SetFill(p.src.fillAt)
 	}
 	return p
@@ -42,7 +42,7 @@ func (p *pipeline) task(t testing.TB) int {
 	st := p.eng.Stream(0)
 	b, err := st.Buffer()
 	require.NoError(t, err)
-	if p.ingest.leaveToWorkers(st, p.workers) {
+	if p.ingest.LeaveToWorkers(st, p.workers) {
 		require.NoError(t, st.CommitUnfilled(len(b)))
 	} else {
 		p.src.fill(b, p.k)
@@ -55,7 +55,7 @@ func (p *pipeline) task(t testing.TB) int {
 // TestPipelineSteadyStateAllocations: once warm, ingesting, processing and
 // merging tasks allocates nothing per task, whoever copies.
 func TestPipelineSteadyStateAllocations(t *testing.T) {
-	for _, ingest := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
+	for _, ingest := range []engine.Ingest{engine.IngestProducer, engine.IngestWorkers, engine.IngestShared} {
 		p := newPipeline(t, 2, ingest)
 		for range 500 {
 			p.task(t)
@@ -74,7 +74,7 @@ func TestPipelineSteadyStateAllocations(t *testing.T) {
 
 func BenchmarkYSBPipeline(b *testing.B) {
 	for _, workers := range []int{1, 2} {
-		for _, ingest := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
+		for _, ingest := range []engine.Ingest{engine.IngestProducer, engine.IngestWorkers, engine.IngestShared} {
 			b.Run(fmt.Sprintf("workers%d/%s", workers, ingest), func(b *testing.B) {
 				p := newPipeline(b, workers, ingest)
 				b.ReportAllocs()

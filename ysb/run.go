@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"runtime/metrics"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
@@ -111,61 +109,6 @@ func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (Fil
 	return res, rows, WriteFileAtomic(outPath, func(w io.Writer) error { return WriteResultsCSV(w, rows) })
 }
 
-// Ingest says who performs the ingestion copy of the benchmark: the copy of
-// the replayed bundle into the engine (its ring, or a worker's buffer),
-// event times shifted.
-type Ingest string
-
-const (
-	IngestAuto     Ingest = ""         // see Ingest.resolve
-	IngestProducer Ingest = "producer" // one producer goroutine copies every task (engine.Stream.Commit)
-	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs, into its own buffer (engine.Stream.CommitUnfilled)
-	// IngestShared: the producer copies a task while the workers have
-	// tasks queued behind the ones they run, and leaves it to them
-	// otherwise: the copy is shared between them in whatever proportion
-	// keeps both busy.
-	IngestShared Ingest = "shared"
-)
-
-// Ingests lists the valid values of BenchConfig.Ingest, "auto" for "".
-var Ingests = []string{"auto", string(IngestProducer), string(IngestWorkers), string(IngestShared)}
-
-// ParseIngest parses a --ingest value.
-func ParseIngest(s string) (Ingest, error) {
-	switch s {
-	case "auto", "":
-		return IngestAuto, nil
-	case string(IngestProducer), string(IngestWorkers), string(IngestShared):
-		return Ingest(s), nil
-	}
-	return "", fmt.Errorf("ingest %q: want one of %s", s, strings.Join(Ingests, ", "))
-}
-
-// resolve turns IngestAuto into the mode for cfg: producer in gpu mode (its
-// one GPU goroutine should not copy too); shared where the producer has a
-// CPU of its own (fewer CPU workers than CPUs); else workers (a producer
-// copying on the workers' CPUs takes them from the kernels). Measured on
-// two CPUs in docs/performance.md.
-func (i Ingest) resolve(cfg engine.Config) Ingest {
-	switch {
-	case i != IngestAuto:
-		return i
-	case cfg.GPUOnly:
-		return IngestProducer
-	case cfg.Workers < len(cpu.AllowedCPUs()):
-		return IngestShared
-	}
-	return IngestWorkers
-}
-
-// leaveToWorkers says whether the producer leaves the next task of st to
-// the workers (CommitUnfilled). Shared: when no task is queued behind the
-// ones they run, for they would wait for the producer's copy; while they
-// have work, the producer copies.
-func (i Ingest) leaveToWorkers(st *engine.Stream, workers int) bool {
-	return i == IngestWorkers || (i == IngestShared && st.InFlight() <= workers)
-}
-
 // BenchConfig configures the in-memory benchmark.
 type BenchConfig struct {
 	Engine     engine.Config
@@ -180,9 +123,9 @@ type BenchConfig struct {
 	// goroutine with the live counters.
 	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
 
-	// Ingest says who copies the bundle into the ring (IngestAuto: see
-	// Ingest.resolve).
-	Ingest Ingest
+	// Ingest says who copies the bundle into the engine (engine.IngestAuto:
+	// see engine.Ingest.Resolve).
+	Ingest engine.Ingest
 
 	// corrupt, in tests, edits each task's bytes after they were filled: it
 	// proves that validation catches a wrong result.
@@ -194,7 +137,7 @@ type BenchResult struct {
 	Stats        engine.Stats    // the whole run, warm-up included
 	Scheduling   scheduler.Stats // tasks and bytes per processor kind, the throughput matrix
 	RingNode     int             // NUMA node of the ring's memory, -1 if unknown
-	Ingest       Ingest          // who copied the bundle into the ring (never IngestAuto)
+	Ingest       engine.Ingest   // who copied the bundle into the engine (never engine.IngestAuto)
 	Seconds      float64         // the whole run, warm-up included
 	BundleTuples int
 	Validated    bool     // every emitted window of the whole run matched the generator's counts
@@ -256,8 +199,8 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	}
 	v.genIndex = genIndexOfGroups(eng.Plan().GroupKeys, gen)
 	src := &replay{bundle: bundle, n: n, span: span, corrupt: cfg.corrupt}
-	ingest := cfg.Ingest.resolve(cfg.Engine)
-	if ingest == IngestWorkers || ingest == IngestShared {
+	ingest := cfg.Ingest.Resolve(cfg.Engine)
+	if ingest == engine.IngestWorkers || ingest == engine.IngestShared {
 		eng.Stream(0).SetFill(src.fillAt)
 	}
 
@@ -354,7 +297,7 @@ func gcMetrics() (cycles, allocBytes uint64) {
 
 // produce replays the bundle into the engine until the deadline, calling
 // endWarmup once, at the first task boundary at or after warmEnd.
-func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest Ingest, workers int, kp *uint64, v *validator) error {
+func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest engine.Ingest, workers int, kp *uint64, v *validator) error {
 	k := *kp
 	defer func() { *kp = k }()
 	warm := false
@@ -372,7 +315,7 @@ func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarm
 		if err != nil {
 			return err
 		}
-		if ingest.leaveToWorkers(st, workers) {
+		if ingest.LeaveToWorkers(st, workers) {
 			// The worker that runs the task copies it (src.fillAt).
 			k += uint64(len(b) / TupleSize)
 			v.produced.Store(k)

@@ -71,7 +71,7 @@ func TestRunReaderMatchesReference(t *testing.T) {
 }
 
 func TestBenchmarkValidates(t *testing.T) {
-	for _, ingest := range []Ingest{IngestAuto, IngestProducer, IngestWorkers, IngestShared} {
+	for _, ingest := range []engine.Ingest{engine.IngestAuto, engine.IngestProducer, engine.IngestWorkers, engine.IngestShared} {
 		for _, workers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/workers%d", ingest, workers), func(t *testing.T) {
 				cfg := BenchConfig{
@@ -88,8 +88,8 @@ func TestBenchmarkValidates(t *testing.T) {
 				assert.Equal(t, res.Stats.Tuples, res.Stats.Filtered+res.Stats.Counted)
 				assert.Zero(t, res.Stats.Late)
 				want := ingest
-				if ingest == IngestAuto {
-					want = map[bool]Ingest{true: IngestShared, false: IngestWorkers}[workers < len(cpu.AllowedCPUs())]
+				if ingest == engine.IngestAuto {
+					want = map[bool]engine.Ingest{true: engine.IngestShared, false: engine.IngestWorkers}[workers < len(cpu.AllowedCPUs())]
 				}
 				assert.Equal(t, want, res.Ingest)
 
@@ -102,16 +102,6 @@ func TestBenchmarkValidates(t *testing.T) {
 			})
 		}
 	}
-}
-
-func TestParseIngest(t *testing.T) {
-	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers, "shared": IngestShared} {
-		got, err := ParseIngest(in)
-		require.NoError(t, err)
-		assert.Equal(t, want, got)
-	}
-	_, err := ParseIngest("gpu")
-	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers, shared`)
 }
 
 // TestReplayFillIsPositional: filling any range of the stream gives the

@@ -213,7 +213,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if *warmup < 0 {
 		return usagef("warmup %v: must not be negative", *warmup)
 	}
-	ingest, err := ysb.ParseIngest(*ingestFlag)
+	ingest, err := engine.ParseIngest(*ingestFlag)
 	if err != nil {
 		return usageError{err}
 	}

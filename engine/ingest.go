@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/cpu"
+)
+
+// Ingest says who performs the ingestion copy of a stream whose input
+// stays addressable (a replayed bundle, a generator: Stream.SetFill): the
+// producer, into the ring, or the worker that runs each task, into a buffer
+// of its own, or both. saber-hx ysb and saber-hx bench take it as --ingest.
+type Ingest string
+
+const (
+	IngestAuto     Ingest = ""         // see Ingest.Resolve
+	IngestProducer Ingest = "producer" // one producer goroutine copies every task (Stream.Commit)
+	IngestWorkers  Ingest = "workers"  // each worker copies the task it runs, into its own buffer (Stream.CommitUnfilled)
+	// IngestShared: the producer copies a task while the workers have
+	// tasks queued behind the ones they run, and leaves it to them
+	// otherwise: the copy is shared between them in whatever proportion
+	// keeps both busy.
+	IngestShared Ingest = "shared"
+)
+
+// Ingests lists the valid values of --ingest, "auto" for IngestAuto.
+var Ingests = []string{"auto", string(IngestProducer), string(IngestWorkers), string(IngestShared)}
+
+// ParseIngest parses a --ingest value.
+func ParseIngest(s string) (Ingest, error) {
+	switch s {
+	case "auto", "":
+		return IngestAuto, nil
+	case string(IngestProducer), string(IngestWorkers), string(IngestShared):
+		return Ingest(s), nil
+	}
+	return "", fmt.Errorf("ingest %q: want one of %s", s, strings.Join(Ingests, ", "))
+}
+
+// Resolve turns IngestAuto into the mode for cfg: producer in gpu mode (its
+// one GPU goroutine should not copy too); shared where the producer has a
+// CPU of its own (fewer CPU workers than CPUs); else workers (a producer
+// copying on the workers' CPUs takes them from the kernels). Measured on
+// two CPUs in docs/performance.md.
+func (i Ingest) Resolve(cfg Config) Ingest {
+	switch {
+	case i != IngestAuto:
+		return i
+	case cfg.GPUOnly:
+		return IngestProducer
+	case cfg.Workers < len(cpu.AllowedCPUs()):
+		return IngestShared
+	}
+	return IngestWorkers
+}
+
+// LeaveToWorkers says whether the producer leaves the next task of st to
+// the workers (CommitUnfilled). Shared: when no task is queued behind the
+// ones they run, for they would wait for the producer's copy; while they
+// have work, the producer copies.
+func (i Ingest) LeaveToWorkers(st *Stream, workers int) bool {
+	return i == IngestWorkers || (i == IngestShared && st.InFlight() <= workers)
+}

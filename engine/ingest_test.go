@@ -1,0 +1,32 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/cpu"
+)
+
+func TestParseIngest(t *testing.T) {
+	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers, "shared": IngestShared} {
+		got, err := ParseIngest(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ParseIngest("gpu")
+	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers, shared`)
+}
+
+// TestIngestResolve: auto is the producer in gpu mode, shared where the
+// producer has a CPU of its own, the workers otherwise; a set mode stays.
+func TestIngestResolve(t *testing.T) {
+	cpus := len(cpu.AllowedCPUs())
+	assert.Equal(t, IngestProducer, IngestAuto.Resolve(Config{GPUOnly: true}))
+	assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{Workers: cpus - 1}))
+	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: cpus}))
+	for _, i := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
+		assert.Equal(t, i, i.Resolve(Config{GPUOnly: true, Workers: cpus}))
+	}
+}
