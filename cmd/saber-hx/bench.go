@@ -67,16 +67,19 @@ type benchQuerySummary struct {
 }
 
 type benchSummary struct {
-	Workloads  string              `json:"workloads"`
-	Tuples     uint64              `json:"tuples"`
-	Seconds    float64             `json:"seconds"`
-	TuplesPerS float64             `json:"tuples_per_s"`
-	Windows    uint64              `json:"windows"`
-	Rows       uint64              `json:"rows"`
-	Validated  bool                `json:"validated"`
-	Workers    int                 `json:"workers"`
-	TaskSize   int                 `json:"task_size"`
-	BufferSize int                 `json:"buffer_size"`
+	Workloads  string  `json:"workloads"`
+	Tuples     uint64  `json:"tuples"`
+	Seconds    float64 `json:"seconds"`
+	TuplesPerS float64 `json:"tuples_per_s"`
+	Windows    uint64  `json:"windows"`
+	Rows       uint64  `json:"rows"`
+	Validated  bool    `json:"validated"`
+	Workers    int     `json:"workers"`
+	TaskSize   int     `json:"task_size"`
+	BufferSize int     `json:"buffer_size"`
+	// Ingest: who copied the replayed bundles (--ingest, resolved); each
+	// query's own ingest says where its input came from.
+	Ingest     string              `json:"ingest"`
 	Queries    []benchQuerySummary `json:"queries"`
 	Policy     string              `json:"policy"`
 	Processors processorsSummary   `json:"processors"`
@@ -93,6 +96,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	validate := fs.Bool("validate", false, "check every emitted window (or output tuple) against the reference evaluator; bounds the input to --validate-tuples per query")
 	validateTuples := fs.Int("validate-tuples", 1_000_000, "with --validate: tuples per query at most")
 	bundleSize := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into each ring (rounded to whole generator periods)")
+	ingestFlag := fs.String("ingest", "auto", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's")
 	windowType := fs.String("window-type", "", "range or row (default: the workload's window)")
 	windowSize := fs.Int64("window-size", 0, "window size: ms for range windows, tuples for row windows (default: the workload's)")
 	windowSlide := fs.Int64("window-slide", 0, "window slide, 0 < slide <= size (default: the size, or the workload's slide)")
@@ -139,6 +143,10 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if *validateTuples < 1 {
 		return usagef("validate-tuples %d: must be positive", *validateTuples)
 	}
+	ingestMode, err := engine.ParseIngest(*ingestFlag)
+	if err != nil {
+		return usageError{err}
+	}
 	p := def
 	p.Attributes, p.ExprDepth, p.Predicates, p.Selectivity, p.Groups, p.TuplesPerMs = *attributes, *exprDepth, *predicates, *selectivity, *groups, *rate
 	p.JoinPredicates = *joinPredicates
@@ -170,6 +178,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	ingestMode = ingestMode.Resolve(cfg)
 	var parts []*benchPart
 	var specs []engine.Spec
 	var inputs []*benchInput
@@ -269,7 +278,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 			if err := cfg.PinIngestion(); err != nil {
 				cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 			}
-			errs[i] = in.produce(feeds[i](), deadline, limit, &stop, *validate)
+			errs[i] = in.produce(feeds[i](), deadline, limit, &stop, *validate, ingestMode, cfg.Workers)
 		}()
 	}
 	progressDone, progressExited := make(chan struct{}), make(chan struct{})
@@ -312,7 +321,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	for _, st := range stats {
 		fallback += st.GPUFallbackTasks
 	}
-	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Validated: *validate,
+	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Ingest: string(ingestMode), Validated: *validate,
 		Policy: string(cfg.Policy), Processors: summarizeProcessors(eng.Scheduling(), eng.QueryNames(), cfg, &ef, fallback)}
 	for i, bp := range parts {
 		st := stats[i]
@@ -350,7 +359,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B)\n", names, sum.Tuples, seconds, sum.TuplesPerS/1e6, sum.Workers, ef.taskSize)
+		fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s)\n", names, sum.Tuples, seconds, sum.TuplesPerS/1e6, sum.Workers, ef.taskSize, sum.Ingest)
 		fmt.Fprint(stdout, gpuLine(&sum.Processors))
 		for _, qs := range sum.Queries {
 			fmt.Fprintf(stdout, "  %-8s %.2f M tuples/s, %.0f MB/s, windows %d, rows %d, filtered %d, late %d, ingest %s", qs.Name, qs.TuplesPerS/1e6, qs.MBPerS, qs.Windows, qs.Rows, qs.Filtered, qs.Late, qs.Ingest)
@@ -450,41 +459,73 @@ func (bp *benchPart) validate(parts []*benchPart, st engine.Stats) string {
 
 // produce feeds the stream until the deadline (or limit tuples, if set):
 // whole tasks copied from the bundle with event times advanced on every
-// pass, or generated in place.
-func (in *benchInput) produce(s *engine.Stream, deadline time.Time, limit uint64, stop *atomic.Bool, record bool) error {
-	ts := in.schema.TupleSize
+// pass, or generated in place. With a bundle, ingest says who copies:
+// tasks left to the workers are copied by the worker that runs them
+// (Stream.SetFill), and the producer only publishes their place.
+func (in *benchInput) produce(s *engine.Stream, deadline time.Time, limit uint64, stop *atomic.Bool, record bool, ingest engine.Ingest, workers int) error {
+	ts := uint64(in.schema.TupleSize)
+	if in.bundle == nil {
+		ingest = engine.IngestProducer // a generator need not be safe for concurrent use
+	}
+	if ingest != engine.IngestProducer {
+		s.SetFill(func(dst []byte, pos uint64) { in.fill(dst, pos/ts) })
+	}
 	var k uint64
-	n := uint64(len(in.bundle) / ts)
 	for !stop.Load() && time.Now().Before(deadline) && (limit == 0 || k < limit) {
 		b, err := s.Buffer()
 		if err != nil {
 			return err
 		}
 		if limit > 0 {
-			b = b[:min(uint64(len(b)), (limit-k)*uint64(ts))]
+			b = b[:min(uint64(len(b)), (limit-k)*ts)]
 		}
-		if in.bundle == nil {
-			in.gen.Fill(b, k)
-			k += uint64(len(b) / ts)
-		} else {
-			for off := 0; off < len(b); {
-				pos := k % n
-				c := copy(b[off:], in.bundle[pos*uint64(ts):])
-				if shift := int64(k/n) * int64(n/in.rate); shift != 0 {
-					for o := off; o < off+c; o += ts {
-						binary.LittleEndian.PutUint64(b[o:], binary.LittleEndian.Uint64(b[o:])+uint64(shift))
-					}
-				}
-				off += c
-				k += uint64(c / ts)
-			}
+		// Only the last task can be trimmed by limit: every other Buffer is
+		// a whole task, so no task mixes the two kinds of commit.
+		leave := ingest.LeaveToWorkers(s, workers)
+		if !leave {
+			in.fill(b, k)
 		}
 		if record {
-			in.input = append(in.input, b...)
+			if leave {
+				n := len(in.input)
+				in.input = append(in.input, make([]byte, len(b))...)
+				in.fill(in.input[n:], k)
+			} else {
+				in.input = append(in.input, b...)
+			}
 		}
-		if err := s.Commit(len(b)); err != nil {
+		k += uint64(len(b)) / ts
+		if leave {
+			err = s.CommitUnfilled(len(b))
+		} else {
+			err = s.Commit(len(b))
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fill writes the input's tuples from index k on into b (whole tuples):
+// from the bundle, event times advanced by a period's span on every pass,
+// or from the generator where there is no bundle.
+func (in *benchInput) fill(b []byte, k uint64) {
+	if in.bundle == nil {
+		in.gen.Fill(b, k)
+		return
+	}
+	ts := in.schema.TupleSize
+	n := uint64(len(in.bundle) / ts)
+	for off := 0; off < len(b); {
+		pos := k % n
+		c := copy(b[off:], in.bundle[pos*uint64(ts):])
+		if shift := int64(k/n) * int64(n/in.rate); shift != 0 {
+			for o := off; o < off+c; o += ts {
+				binary.LittleEndian.PutUint64(b[o:], binary.LittleEndian.Uint64(b[o:])+uint64(shift))
+			}
+		}
+		off += c
+		k += uint64(c / ts)
+	}
 }

@@ -33,6 +33,7 @@ type benchOut struct {
 	Windows    uint64          `json:"windows"`
 	Rows       uint64          `json:"rows"`
 	Validated  bool            `json:"validated"`
+	Ingest     string          `json:"ingest"`
 	Queries    []benchQueryOut `json:"queries"`
 }
 
@@ -178,35 +179,43 @@ func benchArgs(name string) (tuples int, extra []string) {
 	return 20000, nil
 }
 
+// TestBenchEveryWorkloadValidates runs every workload validated, with each
+// way of ingesting its replayed input: the producer alone, the workers
+// (each into its own buffer), and the two shared.
 func TestBenchEveryWorkloadValidates(t *testing.T) {
 	for _, name := range workloads.Names() {
-		t.Run(name, func(t *testing.T) {
-			n, extra := benchArgs(name)
-			args := append([]string{name, "--json", "--validate", "--validate-tuples", fmt.Sprint(n), "--duration", "60s"}, benchSmall...)
-			s, _ := benchJSON(t, append(args, extra...)...)
-			require.NotEmpty(t, s.Queries)
-			assert.True(t, s.Validated)
-			for _, q := range s.Queries {
-				assert.True(t, q.Validated, "%s: mismatch: %s", q.Name, q.Mismatch)
-			}
-			if len(s.Queries) > 1 {
-				return // a composite workload: one entry per operator
-			}
-			q := s.Queries[0]
-			assert.NotEmpty(t, q.Name)
-			// A join reads --validate-tuples from each of its two inputs.
-			assert.Positive(t, q.Tuples)
-			assert.Zero(t, q.Tuples%uint64(n), "tuples %d: --validate-tuples %d per input", q.Tuples, n)
-			assert.Equal(t, q.Tuples, q.Filtered+q.Late+q.Counted, "unmatched is 0 without a join")
-			w, err := workloads.Lookup(name)
-			require.NoError(t, err)
-			if w.Windowed {
-				assert.Positive(t, q.Windows, "a windowed workload emits windows")
-				assert.GreaterOrEqual(t, q.Rows, q.Windows, "an emitted window has at least one row")
-			} else {
-				assert.Zero(t, q.Windows)
-			}
-		})
+		for _, ingest := range []string{"producer", "workers", "shared"} {
+			t.Run(name+"/"+ingest, func(t *testing.T) { benchValidates(t, name, ingest) })
+		}
+	}
+}
+
+func benchValidates(t *testing.T, name, ingest string) {
+	n, extra := benchArgs(name)
+	args := append([]string{name, "--json", "--validate", "--validate-tuples", fmt.Sprint(n), "--duration", "60s", "--ingest", ingest}, benchSmall...)
+	s, _ := benchJSON(t, append(args, extra...)...)
+	require.NotEmpty(t, s.Queries)
+	assert.True(t, s.Validated)
+	assert.Equal(t, ingest, s.Ingest)
+	for _, q := range s.Queries {
+		assert.True(t, q.Validated, "%s: mismatch: %s", q.Name, q.Mismatch)
+	}
+	if len(s.Queries) > 1 {
+		return // a composite workload: one entry per operator
+	}
+	q := s.Queries[0]
+	assert.NotEmpty(t, q.Name)
+	// A join reads --validate-tuples from each of its two inputs.
+	assert.Positive(t, q.Tuples)
+	assert.Zero(t, q.Tuples%uint64(n), "tuples %d: --validate-tuples %d per input", q.Tuples, n)
+	assert.Equal(t, q.Tuples, q.Filtered+q.Late+q.Counted, "unmatched is 0 without a join")
+	w, err := workloads.Lookup(name)
+	require.NoError(t, err)
+	if w.Windowed {
+		assert.Positive(t, q.Windows, "a windowed workload emits windows")
+		assert.GreaterOrEqual(t, q.Rows, q.Windows, "an emitted window has at least one row")
+	} else {
+		assert.Zero(t, q.Windows)
 	}
 }
 

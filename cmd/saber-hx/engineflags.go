@@ -255,3 +255,10 @@ func (p pinFlag) resolve(workers int) bool {
 	}
 	return workers < len(cpu.AllowedCPUs())
 }
+
+// ingestUsage is --ingest's help for ysb and bench: who copies a replayed
+// bundle into the engine (engine.Ingest).
+const ingestUsage = "who copies the replayed bundle into the engine: producer (one goroutine copies every task into the ring), " +
+	"workers (each worker copies the task it runs, just before running it, into a task-sized buffer of its own that stays in its cache), " +
+	"shared (the producer copies while the workers have tasks queued, and leaves tasks to them when they would wait), " +
+	"auto (shared with fewer workers than CPUs, else workers; producer in gpu mode; see docs/performance.md)"

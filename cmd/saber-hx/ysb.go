@@ -172,10 +172,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	bundle := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into the ring (rounded down to whole generator periods)")
 	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up")
 	warmup := fs.Duration("warmup", 3*time.Second, "benchmark: ingestion time before the measured interval (0: none); its windows are validated too")
-	ingestFlag := fs.String("ingest", "auto", "benchmark: who copies the replayed bundle into the engine: producer (one goroutine copies every task into the ring), "+
-		"workers (each worker copies the task it runs, just before running it, into a task-sized buffer of its own that stays in its cache), shared (the producer copies while the workers have tasks "+
-		"queued, and leaves tasks to them when they would wait), auto (shared with fewer workers than CPUs, else workers; producer in gpu "+
-		"mode; see docs/performance.md)")
+	ingestFlag := fs.String("ingest", "auto", "benchmark: "+ingestUsage)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout. Benchmark mode: tuples, bytes, "+
 		"seconds, tuples_per_s, mb_per_s, gb_per_s, filtered/unmatched/late/counted_tuples, latency_p50_ms and latency_p99_ms "+
 		"(task latency, dispatched to its windows emitted), gc_cycles and heap_alloc_bytes (GC cycles completed and bytes "+
