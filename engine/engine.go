@@ -731,6 +731,11 @@ func (w *worker) run(t *scheduler.Task) {
 // workers (docs/performance.md). The ring's bytes of such a task are never
 // written; its place in the ring still bounds how far the producer runs
 // ahead.
+//
+// One buffer serves every task the worker runs, also when run re-enters
+// through help (a chained query's push into a full ring, from finish): that
+// happens only after Process, when the buffer's bytes are no longer read
+// (fragments and output tuples are copies).
 func (w *worker) ingestBuffer(n int) []byte {
 	if cap(w.ingest) < n {
 		w.ingest = make([]byte, max(n, w.e.cfg.TaskSize))
