@@ -46,15 +46,7 @@ func randGPUQuery(r *rand.Rand, s *query.Schema) *query.Query {
 		}
 		return q
 	}
-	size := 1 + r.Int64N(200)
-	slide := size
-	if r.IntN(2) == 0 {
-		slide = 1 + r.Int64N(size)
-	}
-	q.Window = query.Sliding(size, slide)
-	if r.IntN(4) == 0 {
-		q.Window.Type = query.Rows
-	}
+	q.Window = randWindow(r, 200)
 	funcs := []query.AggFunc{query.Count, query.Sum, query.Avg, query.Min, query.Max}
 	for i := range 1 + r.IntN(4) {
 		f := funcs[r.IntN(len(funcs))]

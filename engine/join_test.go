@@ -26,15 +26,7 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 	}
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
-		size := 1 + r.Int64N(60)
-		slide := size
-		if r.IntN(2) == 0 {
-			slide = 1 + r.Int64N(size)
-		}
-		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(size, slide)}
-		if r.IntN(4) == 0 {
-			j.Window.Type = query.Rows
-		}
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: randWindow(r, 60)}
 		switch r.IntN(4) {
 		case 0:
 		case 1:

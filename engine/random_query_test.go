@@ -86,6 +86,21 @@ func randPred(r *rand.Rand, depth int) query.Expr {
 	return query.Cmp(randNum(r, 1), query.CmpOp(1+r.IntN(6)), randNum(r, 1))
 }
 
+// randWindow returns a random window of 1 to maxSize: tumbling or sliding
+// (each half the time), a row window one time in four.
+func randWindow(r *rand.Rand, maxSize int64) query.Window {
+	size := 1 + r.Int64N(maxSize)
+	slide := size
+	if r.IntN(2) == 0 {
+		slide = 1 + r.Int64N(size)
+	}
+	w := query.Sliding(size, slide)
+	if r.IntN(4) == 0 {
+		w.Type = query.Rows
+	}
+	return w
+}
+
 func randQuery(r *rand.Rand, s *query.Schema) *query.Query {
 	q := &query.Query{Name: "rand", Schema: s}
 	if r.IntN(4) > 0 {
@@ -100,15 +115,7 @@ func randQuery(r *rand.Rand, s *query.Schema) *query.Query {
 		}
 		return q
 	}
-	size := 1 + r.Int64N(200)
-	slide := size
-	if r.IntN(2) == 0 {
-		slide = 1 + r.Int64N(size)
-	}
-	q.Window = query.Sliding(size, slide)
-	if r.IntN(4) == 0 {
-		q.Window.Type = query.Rows
-	}
+	q.Window = randWindow(r, 200)
 	keys := [][]query.Expr{nil, {query.C("a")}, {query.C("a"), query.C("b")}, {query.Div(query.C("c"), query.Int(7))},
 		{query.C("k")}, {query.C("b"), query.C("k")}, {query.Add(query.C("a"), query.C("b")), query.C("a")}}
 	q.GroupBy = keys[r.IntN(len(keys))]
