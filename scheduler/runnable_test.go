@@ -227,13 +227,7 @@ func TestRunnableWakesBlockedPop(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				require.Fail(t, "the gpu's Pop did not wake for a task it can run")
 			}
-			q.Close()
-			wg.Wait()
-			close(got)
-			for tk := range got {
-				assert.Nil(t, tk)
-			}
-			requireGoroutines(t, before)
+			closeReleasesPops(t, q, &wg, got, before)
 		})
 	}
 }

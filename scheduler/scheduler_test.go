@@ -294,13 +294,7 @@ func TestCloseReleasesBlockedPops(t *testing.T) {
 				})
 			}
 			started.Wait()
-			q.Close()
-			wg.Wait()
-			close(got)
-			for tk := range got {
-				require.Nil(t, tk)
-			}
-			requireGoroutines(t, before)
+			closeReleasesPops(t, q, &wg, got, before)
 		})
 	}
 }
@@ -340,6 +334,20 @@ func TestCloseDrains(t *testing.T) {
 		}
 		require.Equal(t, 3, n, string(p))
 	}
+}
+
+// closeReleasesPops closes q and requires that every Pop still blocked
+// (the goroutines of wg, sending to got) returns nil and that no goroutine
+// is left behind.
+func closeReleasesPops(t *testing.T, q Queue, wg *sync.WaitGroup, got chan *Task, before int) {
+	t.Helper()
+	q.Close()
+	wg.Wait()
+	close(got)
+	for tk := range got {
+		require.Nil(t, tk)
+	}
+	requireGoroutines(t, before)
 }
 
 func requireGoroutines(t *testing.T, before int) {
