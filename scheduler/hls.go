@@ -195,8 +195,7 @@ func (q *hlsQueue) pick(k int) *Task {
 			// k cannot run t. The kind preferred for it must work it off
 			// before the tasks queued behind it.
 			if !qs.explore && mine < 0 && steal < 0 {
-				pk := qs.pref
-				q.delay[pk] += float64(len(t.Data)) / qs.rate[pk] / float64(q.cfg.Workers[pk])
+				q.addBacklog(qs, float64(len(t.Data)))
 			}
 			continue
 		}
@@ -223,13 +222,12 @@ func (q *hlsQueue) pick(k int) *Task {
 		// k is not preferred: it may take t only if the preferred kind
 		// needs at least as long for the tasks skipped so far as k needs
 		// for t; and only if no task k is preferred for is queued.
-		pk := qs.pref
 		bytes := float64(len(t.Data))
-		if q.delay[pk] >= bytes/qs.rate[k] {
+		if q.delay[qs.pref] >= bytes/qs.rate[k] {
 			steal = i
 			continue
 		}
-		q.delay[pk] += bytes / qs.rate[pk] / float64(q.cfg.Workers[pk])
+		q.addBacklog(qs, bytes)
 	}
 	if mine < 0 {
 		mine = steal
@@ -238,6 +236,14 @@ func (q *hlsQueue) pick(k int) *Task {
 		return q.claim(mine, k, q.queries[r.at(mine).Query])
 	}
 	return nil
+}
+
+// addBacklog adds to the backlog of the query's preferred kind (q.delay)
+// the time that kind needs for bytes of the query's tasks: its rate shared
+// by its workers. Under q.mu.
+func (q *hlsQueue) addBacklog(qs *hlsQuery, bytes float64) {
+	pk := qs.pref
+	q.delay[pk] += bytes / qs.rate[pk] / float64(q.cfg.Workers[pk])
 }
 
 // first claims the oldest queued task kind k can run, or returns nil; it
