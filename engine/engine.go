@@ -297,6 +297,41 @@ func asConfigError(err error) error {
 	return configError{err}
 }
 
+// ErrInput marks the errors of a run that come from its input, as opposed
+// to the configuration or the system: a tuple the engine refuses
+// (InputError). The command line maps it to exit status 2.
+var ErrInput = errors.New("bad input")
+
+// InputError is a tuple refused as bad input: its position is in no window
+// whose start is representable in int64 (a range window's event time within
+// a window of math.MinInt64: the first window containing it would start
+// below it). It names the tuple by its byte offset in the query's input
+// stream. errors.Is(err, ErrInput) holds.
+type InputError struct {
+	Query  string // the query (or window join) whose input it is
+	Input  string // "" for a query's input; "left" or "right" for a window join's
+	Offset uint64 // byte offset of the tuple in that input stream
+	Tuple  uint64 // its index in that stream (Offset / tuple size)
+	Pos    int64  // its position: the event time (range windows), else the index
+	Rows   bool   // a row window: Pos is the index
+}
+
+func (e *InputError) Error() string {
+	in := ""
+	if e.Input != "" {
+		in = " " + e.Input + " input"
+	}
+	what := "event time"
+	if e.Rows {
+		what = "position"
+	}
+	return fmt.Sprintf("query %q%s: tuple %d (byte offset %d): %s %d lies in a window starting below the int64 range (bad input)",
+		e.Query, in, e.Tuple, e.Offset, what, e.Pos)
+}
+
+// Unwrap makes an InputError an ErrInput.
+func (e *InputError) Unwrap() error { return ErrInput }
+
 // ErrAborted is returned by the producer side after Abort.
 var ErrAborted = errors.New("engine: aborted")
 
