@@ -1,0 +1,485 @@
+// Package sink holds the destinations a run writes its output to. So far:
+// File, an output file that never destroys anything (issue 12); the CSV,
+// JSON, Kafka and Redis sinks of issue 14 will join it here.
+//
+// # File outputs
+//
+// Create opens an output path for writing under these rules:
+//
+//   - An empty path is refused (ErrUsage).
+//   - The output must not be the same file as any of the inputs named by the
+//     caller, compared by device and inode (a hard link, a symlink or
+//     another spelling of an input's path is the same file): refused
+//     (ErrSameFile, an ErrUsage), the input untouched. Two character devices
+//     are never "the same file" here: writing /dev/null or a terminal
+//     destroys no input.
+//   - A regular file, or a path that does not exist yet, is written to a
+//     temporary file ".NAME.tmp-*" in the destination's directory, created
+//     by Create (so that a missing or read-only directory is reported before
+//     any work), and renamed over the destination by Commit: readers see the
+//     old file or the complete new one, never a part. Abort (or a failed
+//     Commit) removes the temporary file and leaves the destination
+//     untouched.
+//   - An existing file's permission bits (and, where the process may, its
+//     owner) are kept on the replacement; a new file gets 0666 less the
+//     process's umask, as os.Create would (the kernel applies the umask and
+//     the directory's default ACL).
+//   - A symlink is never replaced by a regular file: it is resolved, link by
+//     link, and the rules apply to its target; for a symlink to a regular
+//     file the temporary file lives in the target's directory and is
+//     renamed over the target, the link stays. A dangling symlink creates
+//     its target (as os.Create through the link would), the link stays.
+//   - Anything that is not a regular file (a FIFO, a character or block
+//     device such as /dev/null, a Unix socket) is written through: opened
+//     for writing, not replaced, not truncated; a socket is connected to.
+//     So is a path naming one of the process's file descriptors
+//     (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), whatever it
+//     is open on, even a regular file: the descriptor is duplicated and
+//     written at its own offset, so that "{ echo x; cmd --output
+//     /dev/stdout; } > f" appends to f rather than replacing it. Written
+//     through output cannot be taken back: Abort only closes it.
+//   - A directory is refused (ErrUsage).
+//
+// Errors of Create that come from the path the user named (empty, the same
+// file as an input, a directory, a missing or unwritable directory, a
+// symlink loop) match ErrUsage with errors.Is; anything else (an I/O error,
+// a full disk) does not.
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// ErrUsage marks the errors that come from the path the caller was given
+// (a usage error for a command line: exit status 2), as opposed to a
+// failure of the system.
+var ErrUsage = errors.New("bad output path")
+
+// ErrSameFile marks an output that is the same file as an input; it also
+// matches ErrUsage.
+var ErrSameFile = errors.New("output is the same file as an input")
+
+// usageError wraps err so that it matches ErrUsage without changing its text.
+type usageError struct{ err error }
+
+func (e usageError) Error() string   { return e.err.Error() }
+func (e usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// kind is how a File reaches its destination.
+type kind int
+
+const (
+	kindReplace kind = iota // temp file renamed over the destination
+	kindThrough             // written through, nothing to commit
+)
+
+// File is an output opened by Create. Write it, then Commit; Abort on any
+// failure (it is idempotent, and a no-op after Commit, so defer it). Write
+// and Commit are for one goroutine; Abort may be called from any.
+type File struct {
+	path   string // as given
+	target string // the file renamed over (kindReplace): path with its symlinks resolved
+	kind   kind
+	w      io.WriteCloser
+	tmp    *os.File // kindReplace: the temporary file (w)
+
+	mu   sync.Mutex
+	done bool // committed or aborted
+}
+
+// Create opens path for writing under the package's rules, refusing it if
+// it is the same file as any of inputs (inputs that do not exist are not
+// compared: their reader reports them).
+func Create(path string, inputs ...string) (*File, error) {
+	if path == "" {
+		return nil, usagef("output path is empty")
+	}
+	if fd, ok := processFD(path); ok {
+		if err := checkInputs(path, inputs); err != nil {
+			return nil, err
+		}
+		return createFD(path, fd)
+	}
+	target, fi, err := resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInputs(path, inputs); err != nil {
+		return nil, err
+	}
+	if fi == nil || fi.Mode().IsRegular() {
+		return createReplace(path, target, fi)
+	}
+	return createThrough(path, fi)
+}
+
+// Name returns the path Create was given.
+func (f *File) Name() string { return f.path }
+
+// WritesThrough says whether the output is written through (not a regular
+// file): what is written reaches the destination at once, and Abort cannot
+// take it back.
+func (f *File) WritesThrough() bool { return f.kind == kindThrough }
+
+// Write writes to the output (the temporary file, or the destination when
+// written through).
+func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
+
+// Commit makes the output the destination's content: for a regular file it
+// syncs, closes and renames the temporary file over the destination; for a
+// written-through one it closes it. On failure the temporary file is
+// removed and the destination untouched. Commit after Commit or Abort is an
+// error.
+func (f *File) Commit() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return fmt.Errorf("commit %s: already committed or aborted", f.path)
+	}
+	f.done = true
+	if f.kind == kindThrough {
+		if err := f.w.Close(); err != nil {
+			return fmt.Errorf("commit %s: %w", f.path, err)
+		}
+		return nil
+	}
+	// The sync makes the rename publish data that is on disk: without it a
+	// crash can leave the destination renamed but empty on some file systems.
+	err := f.tmp.Sync()
+	if cerr := f.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp.Name(), f.target)
+	}
+	if err != nil {
+		_ = os.Remove(f.tmp.Name())
+		return fmt.Errorf("commit %s: %w", f.path, err)
+	}
+	// Best effort: the rename is done and visible; a directory that cannot
+	// be synced (some file systems) loses only crash durability.
+	if d, err := os.Open(filepath.Dir(f.target)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// Abort gives the output up: for a regular file it closes and removes the
+// temporary file, leaving the destination untouched; for a written-through
+// one it closes it (what was written stays written). Idempotent, a no-op
+// after Commit, safe from any goroutine; it returns the error of removing
+// the temporary file, if any.
+func (f *File) Abort() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return nil
+	}
+	f.done = true
+	if f.kind == kindThrough {
+		_ = f.w.Close()
+		return nil
+	}
+	_ = f.tmp.Close()
+	if err := os.Remove(f.tmp.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("abort %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// WriteFile writes path through Create (refusing the same file as any of
+// inputs) and Commit: a regular destination ends up either untouched or
+// with the complete output of write. If write fails, the output is aborted
+// and the error names path.
+func WriteFile(path string, write func(w io.Writer) error, inputs ...string) error {
+	f, err := Create(path, inputs...)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// SameFile reports whether paths a and b name the same file: by device and
+// inode where both exist (symlinks followed), else by the paths they
+// resolve to (a file about to be created at both). Two character devices
+// are never the same file (see the package comment).
+func SameFile(a, b string) (bool, error) {
+	fa, erra := os.Stat(a)
+	fb, errb := os.Stat(b)
+	if erra == nil && errb == nil {
+		return sameInode(fa, fb), nil
+	}
+	if erra != nil && !errors.Is(erra, fs.ErrNotExist) {
+		return false, erra
+	}
+	if errb != nil && !errors.Is(errb, fs.ErrNotExist) {
+		return false, errb
+	}
+	if (erra == nil) != (errb == nil) {
+		return false, nil // one exists, the other does not
+	}
+	ta, _, err := resolve(a)
+	if err != nil {
+		return false, err
+	}
+	tb, _, err := resolve(b)
+	if err != nil {
+		return false, err
+	}
+	return canonical(ta) == canonical(tb), nil
+}
+
+// canonical is p absolute, with the symlinks of its directory resolved
+// (the last element does not exist).
+func canonical(p string) string {
+	dir, base := filepath.Split(p)
+	if dir == "" {
+		dir = "."
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	if d, err := filepath.Abs(dir); err == nil {
+		dir = d
+	}
+	return filepath.Join(dir, base)
+}
+
+func sameInode(a, b os.FileInfo) bool {
+	sa, oka := a.Sys().(*syscall.Stat_t)
+	sb, okb := b.Sys().(*syscall.Stat_t)
+	if !oka || !okb {
+		return os.SameFile(a, b)
+	}
+	if sa.Dev != sb.Dev || sa.Ino != sb.Ino {
+		return false
+	}
+	return a.Mode()&os.ModeCharDevice == 0 // a tty or /dev/null shared destroys nothing
+}
+
+// checkInputs refuses out if it is the same file as one of inputs.
+func checkInputs(out string, inputs []string) error {
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		same, err := SameFile(out, in)
+		if err != nil {
+			// An input that cannot be inspected is its reader's to report;
+			// an output that cannot is reported when it is opened.
+			continue
+		}
+		if same {
+			return usageError{fmt.Errorf("%w: %s is %s, refusing to overwrite it", ErrSameFile, out, in)}
+		}
+	}
+	return nil
+}
+
+// maxLinks bounds the symlinks followed, as the kernel does (40).
+const maxLinks = 40
+
+// resolve follows path's final symlinks to the file that is to be written:
+// target is that path and fi its Lstat (nil when it does not exist). Only
+// the last element is resolved link by link (the kernel resolves the
+// directories on the way), and without cleaning, so that ".." after a
+// symlinked directory means what the kernel means.
+func resolve(path string) (target string, fi os.FileInfo, err error) {
+	p := path
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, classify(fmt.Errorf("open output: %w", err))
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			if fi.IsDir() {
+				return "", nil, usagef("%s: is a directory", path)
+			}
+			return p, fi, nil
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", nil, classify(fmt.Errorf("open output: %w", err))
+		}
+		if !filepath.IsAbs(link) {
+			dir := "."
+			if i := strings.LastIndexByte(p, '/'); i >= 0 {
+				dir = p[:i+1]
+				if dir != "/" {
+					dir = dir[:len(dir)-1]
+				}
+			}
+			link = dir + "/" + link
+		}
+		p = link
+	}
+	return "", nil, usagef("%s: more than %d symlinks", path, maxLinks)
+}
+
+// fdPath matches the paths that name a file descriptor of the process.
+var (
+	fdPath    = regexp.MustCompile(`^/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/([0-9]+)$`)
+	pidFDPath = regexp.MustCompile(`^/proc/([0-9]+)/fd/([0-9]+)$`)
+)
+
+// processFD says whether path (or a symlink on the way to its target)
+// names one of the process's file descriptors, and which.
+func processFD(path string) (int, bool) {
+	p := path
+	for range maxLinks {
+		switch filepath.Clean(p) {
+		case "/dev/stdin":
+			return 0, true
+		case "/dev/stdout":
+			return 1, true
+		case "/dev/stderr":
+			return 2, true
+		}
+		if m := fdPath.FindStringSubmatch(filepath.Clean(p)); m != nil {
+			if fd, err := strconv.Atoi(m[1]); err == nil {
+				return fd, true
+			}
+		}
+		if m := pidFDPath.FindStringSubmatch(filepath.Clean(p)); m != nil && m[1] == strconv.Itoa(os.Getpid()) {
+			if fd, err := strconv.Atoi(m[2]); err == nil {
+				return fd, true
+			}
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = link
+	}
+	return 0, false
+}
+
+// createFD writes through a duplicate of the process's descriptor fd, so
+// that closing the output leaves fd open.
+func createFD(path string, fd int) (*File, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, usagef("%s: descriptor %d: %v", path, fd, err)
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return nil, usagef("%s: is a directory", path)
+	}
+	dup, err := syscall.Dup(fd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: duplicate descriptor %d: %w", path, fd, err)
+	}
+	syscall.CloseOnExec(dup)
+	return &File{path: path, kind: kindThrough, w: os.NewFile(uintptr(dup), path)}, nil
+}
+
+// createThrough opens an existing file that is not a regular file for
+// writing, without truncating it.
+func createThrough(path string, fi os.FileInfo) (*File, error) {
+	if fi.Mode()&os.ModeSocket != 0 {
+		target, _, err := resolve(path)
+		if err != nil {
+			return nil, err
+		}
+		c, err := net.Dial("unix", target)
+		if err != nil {
+			return nil, classify(fmt.Errorf("open output: %w", err))
+		}
+		return &File{path: path, kind: kindThrough, w: c}, nil
+	}
+	// Not O_TRUNC: a FIFO or a device has no content to cut, and O_TRUNC
+	// there is ignored at best. Opening a FIFO waits for its reader.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, classify(fmt.Errorf("open output: %w", err))
+	}
+	return &File{path: path, kind: kindThrough, w: f}, nil
+}
+
+// createReplace creates the temporary file next to target, with the mode
+// (and owner) of the existing file fi, or, for a new file, 0666 less the
+// umask.
+func createReplace(path, target string, fi os.FileInfo) (*File, error) {
+	perm := os.FileMode(0o666) // the kernel applies the umask, as for os.Create
+	if fi != nil {
+		perm = 0o600 // until the chmod below: never readable by more than the old file
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := createTemp(dir, "."+base+".tmp-", perm)
+	if err != nil {
+		return nil, classify(fmt.Errorf("create temporary file for %s: %w", path, err))
+	}
+	if fi != nil {
+		keep := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
+		err := tmp.Chmod(keep)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil {
+			// Best effort: only a privileged process may give a file away;
+			// anyone else's replacement is theirs, as with any editor's save.
+			if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
+				if tmp.Chown(int(st.Uid), int(st.Gid)) == nil {
+					err = tmp.Chmod(keep) // chown clears setuid and setgid
+				}
+			}
+		}
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+			return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+		}
+	}
+	return &File{path: path, target: target, kind: kindReplace, w: tmp, tmp: tmp}, nil
+}
+
+// createTemp is os.CreateTemp with a mode: the kernel applies the umask to
+// perm, which os.CreateTemp's fixed 0600 would hide.
+func createTemp(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// classify marks the errors that come from the path the user named as
+// usage errors: missing, not a directory, not permitted, read-only, a
+// directory, a symlink loop, a socket nobody listens on.
+func classify(err error) error {
+	for _, e := range []error{syscall.ENOENT, syscall.ENOTDIR, syscall.EACCES, syscall.EPERM, syscall.EROFS, syscall.EISDIR, syscall.ELOOP, syscall.ENAMETOOLONG, syscall.ENXIO, syscall.ECONNREFUSED} {
+		if errors.Is(err, e) {
+			return usageError{err}
+		}
+	}
+	return err
+}
