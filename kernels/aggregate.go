@@ -120,8 +120,9 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 		wm                  = int64(math.MinInt64) // watermark before the current tuple
 		filtered, unmatched uint64
 		late                uint64
-		pc                  = newPaneCursor()
+		pc                  = newPaneCursor(spec)
 	)
+chunks:
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
 		cd := data[c0*ts : (c0+cn)*ts]
@@ -178,9 +179,12 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 		for _, i := range sel {
 			p := pos[i]
 			if !pc.in(p) {
-				pc.move(r, spec, p)
+				if !pc.move(r, spec, p) {
+					r.Refuse(c0+int(i), p)
+					break chunks
+				}
 			}
-			if wmb[i] >= pc.seal {
+			if wmb[i] > pc.open {
 				late++
 				continue
 			}

@@ -170,7 +170,7 @@ func (k *fusedKernel) Process(data []byte, first uint64, r *window.TaskResult) {
 		unmatched  uint64
 		late       uint64
 		wm         = int64(math.MinInt64) // watermark before the current tuple
-		pc         = newPaneCursor()
+		pc         = newPaneCursor(spec)
 		fs         = k.fastTemplate
 	)
 	if jt != nil {
@@ -185,7 +185,7 @@ tuples:
 		if fast && vals != nil {
 			// The fast loop runs until a tuple it leaves to this one: a
 			// tuple of another pane, or a new group when Touched is full.
-			fs.vals, fs.start, fs.end, fs.seal = vals, pc.start, pc.end, pc.seal
+			fs.vals, fs.start, fs.last, fs.open = vals, pc.start, pc.last, pc.open
 			fs.touched = pc.cur.Touched
 			var tuples uint64
 			i, wm, tuples = fs.scan(i, wm, &filtered, &unmatched, &late)
@@ -221,10 +221,13 @@ tuples:
 			}
 		}
 		if !pc.in(et) {
-			pc.move(r, spec, et)
+			if !pc.move(r, spec, et) {
+				r.Refuse(i, et)
+				break
+			}
 			vals = unsafe.Pointer(unsafe.SliceData(pc.cur.Vals))
 		}
-		if prev >= pc.seal {
+		if prev > pc.open {
 			late++
 			continue
 		}
@@ -267,22 +270,22 @@ tuples:
 // that cost a quarter of the kernel (alternating BenchmarkYSBKernel runs,
 // docs/performance.md).
 type fastScanner struct {
-	base             unsafe.Pointer // the task
-	ts               uintptr        // tuple size
-	n                int            // tuples in the task
-	hasPred          bool
-	predOff          int
-	c32              int32
-	hasJoin          bool
-	joinOff          int
-	jp               joinProbe
-	max64            bool
-	aggOff           int
-	aggWord          uintptr
-	rowBytes         uintptr
-	vals             unsafe.Pointer // the current pane's rows
-	start, end, seal int64          // the current pane's bounds and seal
-	touched          []int32        // the current pane's Touched: appended to within its capacity
+	base              unsafe.Pointer // the task
+	ts                uintptr        // tuple size
+	n                 int            // tuples in the task
+	hasPred           bool
+	predOff           int
+	c32               int32
+	hasJoin           bool
+	joinOff           int
+	jp                joinProbe
+	max64             bool
+	aggOff            int
+	aggWord           uintptr
+	rowBytes          uintptr
+	vals              unsafe.Pointer // the current pane's rows
+	start, last, open int64          // the current pane's positions [start, last] and Open
+	touched           []int32        // the current pane's Touched: appended to within its capacity
 }
 
 // initFast decides whether k has fastScanner's shape.
@@ -327,7 +330,7 @@ func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (
 	hasJoin, joinOff, jp := f.hasJoin, f.joinOff, f.jp
 	max64, aggOff, aggWord := f.max64, f.aggOff, f.aggWord
 	rowBytes, vals := f.rowBytes, f.vals
-	start, end, seal := f.start, f.end, f.seal
+	start, last, open := f.start, f.last, f.open
 	touched := unsafe.Pointer(unsafe.SliceData(f.touched))
 	nt, ct := len(f.touched), cap(f.touched)
 	var nf, nu, nl uint64
@@ -349,10 +352,10 @@ func (f *fastScanner) scan(i int, wm int64, filtered, unmatched, late *uint64) (
 			}
 			g = uintptr(o)
 		}
-		if et < start || et >= end {
+		if et < start || et > last {
 			break // another pane: Process moves to it
 		}
-		if wm >= seal {
+		if wm > open {
 			nl++
 			wm = max(wm, et)
 			continue

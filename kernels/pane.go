@@ -5,28 +5,39 @@ import "github.com/saber-hx/saber-hx/window"
 // paneCursor is the pane an aggregate kernel is filling. Tuples mostly
 // arrive in pane order, so the kernel compares a tuple's position with the
 // current pane's bounds and looks another pane up only when the tuple
-// leaves it.
+// leaves it. The bounds are inclusive and saturated (window.Spec), so that
+// the panes at both ends of int64 cost the loop nothing extra.
 type paneCursor struct {
-	cur        *window.GroupState
-	pane       int64
-	start, end int64 // positions [start, end); empty before the first tuple
-	seal       int64 // a tuple is late if the watermark before it is >= seal
-	tuples     uint64
+	cur         *window.GroupState
+	pane        int64
+	start, last int64 // positions [start, last]; empty (start > last) before the first tuple
+	open        int64 // a tuple is late if the watermark before it is > open
+	lowest      int64 // spec.LowestPane(): panes below it are refused
+	tuples      uint64
 }
 
-func newPaneCursor() paneCursor { return paneCursor{start: 1, end: 0} }
+func newPaneCursor(spec window.Spec) paneCursor {
+	return paneCursor{start: 1, last: 0, lowest: spec.LowestPane()}
+}
 
 // in reports whether position p is in the current pane.
-func (c *paneCursor) in(p int64) bool { return p >= c.start && p < c.end }
+func (c *paneCursor) in(p int64) bool { return p >= c.start && p <= c.last }
 
-// move makes the pane of position p current.
-func (c *paneCursor) move(r *window.TaskResult, spec window.Spec, p int64) {
+// move makes the pane of position p current. It reports false, leaving no
+// pane current, where p is refused as bad input: its first window would
+// start below math.MinInt64.
+func (c *paneCursor) move(r *window.TaskResult, spec window.Spec, p int64) bool {
 	c.flush(r)
 	c.pane = spec.PaneOf(p)
-	c.start = c.pane * spec.Pane
-	c.end = c.start + spec.Pane
-	c.seal = spec.Seal(c.pane)
+	if c.pane < c.lowest {
+		c.cur, c.start, c.last = nil, 1, 0
+		return false
+	}
+	c.start = spec.PaneStart(c.pane)
+	c.last = spec.PaneLast(c.pane)
+	c.open = spec.Open(c.pane)
 	c.cur = r.Fragment(c.pane)
+	return true
 }
 
 // flush counts the tuples aggregated into the current pane.

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -82,6 +83,11 @@ func (a *Assembler) Watermark() int64 { return a.wm }
 // Merge merges the next task's result (callers go in task order) and emits
 // the windows that the task's watermark closed.
 func (a *Assembler) Merge(r *TaskResult, emit func(*Output) error) error {
+	if r.Refused {
+		// The result stage reports the refused tuple before merging; a
+		// refused result is incomplete and never merged.
+		return fmt.Errorf("window: merge of a task whose tuple %d (position %d) was refused", r.RefusedAt, r.RefusedPos)
+	}
 	c := &a.Counters
 	c.Tuples += r.Tuples
 	c.Filtered += r.Filtered
@@ -93,7 +99,9 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Output) error) error {
 			continue
 		}
 		// Sealed by an earlier task: every tuple of this fragment is late.
-		if a.wm != math.MinInt64 && a.wm >= a.spec.Seal(f.Pane) {
+		// (The watermark MinInt64, also that of no tuple, seals no pane:
+		// Open(p) >= p's start >= MinInt64.)
+		if a.wm > a.spec.Open(f.Pane) {
 			c.Late += f.Tuples
 			continue
 		}
@@ -103,12 +111,12 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Output) error) error {
 	if r.Tuples > 0 && r.MaxTS > a.wm {
 		a.wm = r.MaxTS
 	}
-	return a.emit(a.spec.LastClosed(a.wm), false, emit)
+	return a.emit(false, emit)
 }
 
 // Flush emits every window still open: the end of the input closes them all.
 func (a *Assembler) Flush(emit func(*Output) error) error {
-	return a.emit(0, true, emit)
+	return a.emit(true, emit)
 }
 
 // pane returns the accumulator of pane p, inserting it in order.
@@ -143,19 +151,19 @@ func (a *Assembler) held() int {
 	return a.agg.Len()
 }
 
-// emit emits windows up to last (all of them when all is set), skipping
-// windows that hold no pane.
-func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
+// emit emits the windows that the watermark closed (all of them when all is
+// set), skipping windows that hold no pane.
+func (a *Assembler) emit(all bool, emit func(*Output) error) error {
 	s := a.spec
 	for len(a.live) > 0 {
 		w := s.FirstWindow(a.live[0].pane)
 		if a.started && a.next > w {
 			w = a.next
 		}
-		if !all && w > last {
+		if !all && !s.Closed(w, a.wm) {
 			return nil
 		}
-		lo, hi := s.PanesOf(w)
+		lo, last := s.PaneSpan(w)
 		var st *GroupState
 		if a.tumbling {
 			st = a.live[0].state // the window's only pane
@@ -167,7 +175,7 @@ func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
 			if a.agg.Len() > 0 && a.live[0].pane < lo {
 				a.agg.reset()
 			}
-			for n := a.agg.Len(); n < len(a.live) && a.live[n].pane < hi; n++ {
+			for n := a.agg.Len(); n < len(a.live) && a.live[n].pane <= last; n++ {
 				a.agg.push(a.live[n].state)
 			}
 			st = a.agg.query()
@@ -177,7 +185,13 @@ func (a *Assembler) emit(last int64, all bool, emit func(*Output) error) error {
 				return err
 			}
 		}
+		// Every window up to w is done. w+1 saturates: w == MaxInt64
+		// (Slide 1) holds the last pane, removed below, so nothing is live
+		// after it.
 		a.next, a.started = w+1, true
+		if w == math.MaxInt64 {
+			a.next = w
+		}
 		held := a.held()
 		k := 0 // panes whose last window was w
 		for k < len(a.live) && s.LastWindow(a.live[k].pane) <= w {

@@ -52,7 +52,7 @@ func (a *refAssembler) Merge(r *TaskResult, emit func(*Output) error) error {
 		if f.Tuples == 0 {
 			continue
 		}
-		if a.wm != math.MinInt64 && a.wm >= a.spec.Seal(f.Pane) {
+		if a.wm > a.spec.Open(f.Pane) {
 			c.Late += f.Tuples
 			continue
 		}
@@ -62,10 +62,10 @@ func (a *refAssembler) Merge(r *TaskResult, emit func(*Output) error) error {
 	if r.Tuples > 0 && r.MaxTS > a.wm {
 		a.wm = r.MaxTS
 	}
-	return a.emit(a.spec.LastClosed(a.wm), false, emit)
+	return a.emit(false, emit)
 }
 
-func (a *refAssembler) Flush(emit func(*Output) error) error { return a.emit(0, true, emit) }
+func (a *refAssembler) Flush(emit func(*Output) error) error { return a.emit(true, emit) }
 
 func (a *refAssembler) pane(p int64) *GroupState {
 	i := sort.Search(len(a.live), func(i int) bool { return a.live[i].pane >= p })
@@ -84,19 +84,19 @@ func (a *refAssembler) pane(p int64) *GroupState {
 	return st
 }
 
-func (a *refAssembler) emit(last int64, all bool, emit func(*Output) error) error {
+func (a *refAssembler) emit(all bool, emit func(*Output) error) error {
 	s := a.spec
 	for len(a.live) > 0 {
 		w := s.FirstWindow(a.live[0].pane)
 		if a.started && a.next > w {
 			w = a.next
 		}
-		if !all && w > last {
+		if !all && !s.Closed(w, a.wm) {
 			return nil
 		}
-		_, hi := s.PanesOf(w)
+		_, last := s.PaneSpan(w)
 		n := 0
-		for n < len(a.live) && a.live[n].pane < hi {
+		for n < len(a.live) && a.live[n].pane <= last {
 			n++
 		}
 		st := a.live[0].state

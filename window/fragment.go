@@ -23,6 +23,15 @@ type TaskResult struct {
 	// Out holds a stateless query's output tuples, in input order; its
 	// storage is reused across tasks.
 	Out []byte
+	// Refused is set when the kernel refused a tuple as bad input: one that
+	// passed WHERE and the join and whose position is below Spec.Lowest()
+	// (its first window starts below math.MinInt64). RefusedAt is the
+	// first such tuple's index in the task, RefusedPos its position. The
+	// kernel stops there, so the rest of the result is incomplete: the
+	// result stage fails the run instead of merging it.
+	Refused    bool
+	RefusedAt  int
+	RefusedPos int64
 
 	layout *Layout
 	spare  []*GroupState // states not in Frags, for reuse
@@ -41,6 +50,15 @@ func (r *TaskResult) Reset(l *Layout) {
 	r.Frags = r.Frags[:0]
 	r.Out = r.Out[:0]
 	r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late = 0, math.MinInt64, 0, 0, 0
+	r.Refused, r.RefusedAt, r.RefusedPos = false, 0, 0
+}
+
+// Refuse records tuple i of the task, at position pos, as refused (the
+// first one only).
+func (r *TaskResult) Refuse(i int, pos int64) {
+	if !r.Refused {
+		r.Refused, r.RefusedAt, r.RefusedPos = true, i, pos
+	}
 }
 
 // Prealloc resets r for layout l and keeps n spare group states ready, so

@@ -32,6 +32,20 @@ import (
 // [w*Slide, w*Slide+Size); pane p covers [p*Pane, (p+1)*Pane). A position is
 // the event time for a range window and the tuple's index in the input
 // stream for a row window, so one arithmetic serves both.
+//
+// Every int64 position is handled exactly, without wrap-around:
+//
+//   - A position is refused as bad input when the first window containing
+//     it starts below math.MinInt64 (its start is not an int64): positions
+//     below Lowest(), panes below LowestPane(). Every window containing an
+//     accepted position starts at an int64, and so does each of its panes.
+//   - A window may end past math.MaxInt64: no watermark reaches its end, so
+//     it closes only at the end of the input (Closed is false). End reports
+//     such an end as math.MaxInt64.
+//
+// The methods below are exact for the windows and panes of accepted
+// positions; they never overflow, saturating where a bound is past the
+// int64 range.
 type Spec struct {
 	Size, Slide, Pane int64
 }
@@ -61,33 +75,97 @@ func FloorDiv(a, b int64) int64 {
 	return q
 }
 
-// PaneOf returns the pane holding event time ts.
-func (s Spec) PaneOf(ts int64) int64 { return FloorDiv(ts, s.Pane) }
+// PaneOf returns the pane holding position x.
+func (s Spec) PaneOf(x int64) int64 { return FloorDiv(x, s.Pane) }
 
-// Start and End bound window w.
-func (s Spec) Start(w int64) int64 { return w * s.Slide }
-func (s Spec) End(w int64) int64   { return w*s.Slide + s.Size }
+// PaneStart is the first position of pane p (p >= LowestPane()).
+func (s Spec) PaneStart(p int64) int64 { return p * s.Pane }
 
-// FirstWindow is the first window containing pane p.
-func (s Spec) FirstWindow(p int64) int64 { return FloorDiv(p*s.Pane-s.Size, s.Slide) + 1 }
-
-// LastWindow is the last window containing pane p.
-func (s Spec) LastWindow(p int64) int64 { return FloorDiv(p*s.Pane, s.Slide) }
-
-// Seal is the event time at which pane p stops accepting tuples: the end of
-// its first window. A tuple of pane p is late when the watermark is >= Seal(p).
-func (s Spec) Seal(p int64) int64 { return s.End(s.FirstWindow(p)) }
-
-// LastClosed is the last window whose end is <= watermark wm.
-func (s Spec) LastClosed(wm int64) int64 {
-	if wm == math.MinInt64 {
-		return math.MinInt64
+// PaneLast is the last position of pane p: PaneStart(p)+Pane-1, or
+// math.MaxInt64 for the pane holding it (which may reach past it).
+func (s Spec) PaneLast(p int64) int64 {
+	if p >= s.PaneOf(math.MaxInt64) {
+		return math.MaxInt64
 	}
-	return FloorDiv(wm-s.Size, s.Slide)
+	return p*s.Pane + (s.Pane - 1) // exact also for the pane holding MinInt64, whose start is not an int64
 }
 
-// PanesOf returns the panes [lo, hi) of window w.
-func (s Spec) PanesOf(w int64) (lo, hi int64) {
+// Lowest is the smallest accepted position: the first window containing a
+// position below it starts below math.MinInt64. It is the end of the
+// window before the lowest window whose start is an int64.
+func (s Spec) Lowest() int64 {
+	first := (math.MinInt64 / s.Slide) * s.Slide // the smallest multiple of Slide >= MinInt64 (/ truncates toward zero)
+	return first + (s.Size - s.Slide)            // Slide <= Size
+}
+
+// LowestPane is the pane of Lowest(): the smallest pane whose first window
+// starts at an int64.
+func (s Spec) LowestPane() int64 { return s.Lowest() / s.Pane } // exact: Pane divides Slide and Size
+
+// Accepted reports whether position x is accepted: x >= Lowest().
+func (s Spec) Accepted(x int64) bool { return x >= s.Lowest() }
+
+// Start is the first position of window w.
+func (s Spec) Start(w int64) int64 { return w * s.Slide }
+
+// End is the end of window w, or math.MaxInt64 where it lies past it.
+func (s Spec) End(w int64) int64 {
+	start := w * s.Slide
+	if start > math.MaxInt64-s.Size {
+		return math.MaxInt64
+	}
+	return start + s.Size
+}
+
+// Closed reports whether watermark wm has reached the end of window w; never
+// for a window that ends past math.MaxInt64.
+func (s Spec) Closed(w, wm int64) bool {
+	start := w * s.Slide
+	return start <= math.MaxInt64-s.Size && start+s.Size <= wm
+}
+
+// FirstWindow is the first window containing pane p (p >= LowestPane();
+// below it, where the window's index is not an int64 either, it saturates
+// at math.MinInt64).
+func (s Spec) FirstWindow(p int64) int64 {
+	// With k panes per slide and m per window, window w holds panes
+	// [w*k, w*k+m): the first holding p is floor((p-m)/k)+1, computed as
+	// floor(p/k) + floor((p mod k - m)/k) + 1 so that p-m cannot overflow.
+	k, m := s.Slide/s.Pane, s.Size/s.Pane
+	r := p % k
+	if r < 0 {
+		r += k
+	}
+	a, b := FloorDiv(p, k), FloorDiv(r-m, k)+1 // b <= 0: r < k <= m
+	if a < math.MinInt64-b {
+		return math.MinInt64
+	}
+	return a + b
+}
+
+// LastWindow is the last window containing pane p.
+func (s Spec) LastWindow(p int64) int64 { return FloorDiv(p, s.Slide/s.Pane) }
+
+// Open is the largest watermark at which pane p still accepts tuples: the
+// end of its first window minus one, math.MaxInt64 where that end lies past
+// math.MaxInt64 (no watermark closes it). A tuple of pane p is late when the
+// watermark before it is > Open(p).
+func (s Spec) Open(p int64) int64 {
+	start := s.FirstWindow(p) * s.Slide
+	if start > math.MaxInt64-s.Size {
+		return math.MaxInt64
+	}
+	return start + (s.Size - 1)
+}
+
+// PaneSpan returns the panes [lo, last] of window w (last inclusive: the
+// window's last pane may be the pane holding math.MaxInt64, whose successor
+// is not a pane).
+func (s Spec) PaneSpan(w int64) (lo, last int64) {
 	lo = s.Start(w) / s.Pane // exact: Pane divides Slide
-	return lo, lo + s.Size/s.Pane
+	top, m := s.PaneOf(math.MaxInt64), s.Size/s.Pane
+	if lo > top-(m-1) {
+		return lo, top
+	}
+	return lo, lo + (m - 1)
 }

@@ -39,13 +39,15 @@ func TestSpecAgainstBruteForce(t *testing.T) {
 		require.NotEmpty(t, wins)
 		assert.Equal(t, wins[0], s.FirstWindow(p), "size %d slide %d ts %d", size, slide, ts)
 		assert.Equal(t, wins[len(wins)-1], s.LastWindow(p))
-		assert.Equal(t, wins[0]*slide+size, s.Seal(p))
-		lo, hi := s.PanesOf(wins[0])
-		assert.True(t, lo <= p && p < hi)
+		assert.Equal(t, wins[0]*slide+size-1, s.Open(p))
+		lo, last := s.PaneSpan(wins[0])
+		assert.True(t, lo <= p && p <= last)
+		assert.Equal(t, size/s.Pane-1, last-lo)
+		assert.True(t, s.Accepted(ts))
 		wm := ts + r.Int64N(100)
-		lc := s.LastClosed(wm)
-		assert.LessOrEqual(t, s.End(lc), wm)
-		assert.Greater(t, s.End(lc+1), wm)
+		for _, w := range wins {
+			assert.Equal(t, w*slide+size <= wm, s.Closed(w, wm))
+		}
 	}
 }
 
