@@ -325,7 +325,7 @@ func (e *InputError) Error() string {
 	if e.Rows {
 		what = "position"
 	}
-	return fmt.Sprintf("query %q%s: tuple %d (byte offset %d): %s %d lies in a window starting below the int64 range (bad input)",
+	return fmt.Sprintf("query %q%s: tuple %d (byte offset %d): %s %d lies in a window starting below the int64 range",
 		e.Query, in, e.Tuple, e.Offset, what, e.Pos)
 }
 
@@ -1086,9 +1086,12 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 	if s.e.failed() == nil {
 		var err error
 		s.worker = w
-		if s.asm != nil {
+		switch {
+		case t.Result.Refused:
+			err = s.refused(t)
+		case s.asm != nil:
 			err = s.asm.Merge(&t.Result, s.emitFn)
-		} else {
+		default:
 			// The result stage of a stateless query: the task's output
 			// handed on in order.
 			counted = &t.Result
@@ -1103,6 +1106,14 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 	s.publish(t, counted)
 	t.Data = nil
 	s.free <- t
+}
+
+// refused is the InputError of task t's refused tuple.
+func (s *Stream) refused(t *scheduler.Task) error {
+	ts := uint64(s.plan.TupleSize)
+	i := uint64(t.Result.RefusedAt)
+	return &InputError{Query: s.win.Query, Offset: t.Start + i*ts, Tuple: t.Start/ts + i,
+		Pos: t.Result.RefusedPos, Rows: s.plan.Query.Window.Type == query.Rows}
 }
 
 // output hands output tuples to the TupleSink and the downstream queries.

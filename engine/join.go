@@ -36,6 +36,7 @@ import (
 type joinStage struct {
 	j       *query.WindowJoin
 	spec    window.Spec
+	lowest  int64 // spec.LowestPane(): a tuple of a pane below it is refused
 	rows    bool
 	outSize int
 	filter  *kernels.Filter     // nil: every pair
@@ -85,7 +86,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		return nil, err
 	}
 	js := &joinStage{
-		j: j, spec: spec, rows: j.Window.Type == query.Rows, e: e,
+		j: j, spec: spec, lowest: spec.LowestPane(), rows: j.Window.Type == query.Rows, e: e,
 		outSize: j.Left.TupleSize + j.Right.TupleSize, sink: sp.Tuples,
 	}
 	if j.Where != nil {
@@ -109,7 +110,8 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 }
 
 // add files a side's tuples (in stream order) and joins the windows that
-// both watermarks have closed.
+// both watermarks have closed. A tuple whose first window would start below
+// math.MinInt64 is refused: an InputError.
 func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 	js.mu.Lock()
 	sd := &js.sides[side]
@@ -119,12 +121,18 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 		if !js.rows {
 			pos = int64(binary.LittleEndian.Uint64(tuples[o:]))
 		}
+		p := js.spec.PaneOf(pos)
+		if p < js.lowest {
+			err := &InputError{Query: js.j.Name, Input: [2]string{"left", "right"}[side],
+				Offset: uint64(sd.index) * uint64(ts), Tuple: uint64(sd.index), Pos: pos, Rows: js.rows}
+			js.mu.Unlock()
+			return err
+		}
 		sd.index++
 		sd.tuples++
 		prev := sd.wm
 		sd.wm = max(sd.wm, pos)
-		p := js.spec.PaneOf(pos)
-		if prev != math.MinInt64 && prev >= js.spec.Seal(p) {
+		if prev > js.spec.Open(p) {
 			sd.late++
 			continue
 		}
@@ -202,28 +210,32 @@ func (js *joinStage) joinClosed(all bool) {
 		}
 	}
 	if limit == math.MinInt64 {
-		return
+		return // closes nothing
 	}
-	last := s.LastClosed(limit)
 	for {
-		first := int64(math.MaxInt64)
+		first, any := int64(math.MaxInt64), false
 		for i := range js.sides {
 			if ps := js.sides[i].panes; len(ps) > 0 {
-				first = min(first, s.FirstWindow(ps[0].pane))
+				first, any = min(first, s.FirstWindow(ps[0].pane)), true
 			}
 		}
-		if first == math.MaxInt64 {
+		if !any {
 			return
 		}
 		w := first
 		if js.started && js.next > w {
 			w = js.next
 		}
-		if !all && w > last {
+		if !all && !s.Closed(w, limit) {
 			return
 		}
 		js.joinWindow(w)
+		// Every window up to w is done; w+1 saturates (w == MaxInt64
+		// holds the last pane, removed below).
 		js.next, js.started = w+1, true
+		if w == math.MaxInt64 {
+			js.next = w
+		}
 		for i := range js.sides {
 			sd := &js.sides[i]
 			k := 0
@@ -239,9 +251,9 @@ func (js *joinStage) joinClosed(all bool) {
 // (stable), then right ones, nested loops, pairs filtered a chunk at a time
 // (or the same pairs computed by the GPU join program).
 func (js *joinStage) joinWindow(w int64) {
-	lo, hi := js.spec.PanesOf(w)
-	l := js.sides[0].windowTuples(lo, hi, js.rows)
-	r := js.sides[1].windowTuples(lo, hi, js.rows)
+	lo, last := js.spec.PaneSpan(w)
+	l := js.sides[0].windowTuples(lo, last, js.rows)
+	r := js.sides[1].windowTuples(lo, last, js.rows)
 	if len(l) == 0 || len(r) == 0 {
 		return
 	}
@@ -308,12 +320,12 @@ func (js *joinStage) keep(out []byte) {
 	}
 }
 
-// windowTuples returns the side's tuples in panes [lo, hi), stably sorted by
-// position.
-func (sd *joinSide) windowTuples(lo, hi int64, rows bool) [][]byte {
+// windowTuples returns the side's tuples in panes [lo, last], stably sorted
+// by position.
+func (sd *joinSide) windowTuples(lo, last int64, rows bool) [][]byte {
 	var ts [][]byte
 	for _, pn := range sd.panes {
-		if pn.pane < lo || pn.pane >= hi {
+		if pn.pane < lo || pn.pane > last {
 			continue
 		}
 		for o := 0; o < len(pn.data); o += sd.tupleSize {

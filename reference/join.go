@@ -14,7 +14,9 @@ import (
 // or its 0-based index in its stream (row windows); the watermark is the
 // largest position of the stream's earlier tuples; a tuple is late when a
 // watermark exists and it is >= the end of the first window containing the
-// tuple. Every window w holding an accepted tuple of both streams outputs,
+// tuple (an end past math.MaxInt64 is never reached). A tuple whose first
+// window starts below math.MinInt64 is refused: the error names its input,
+// index, byte offset and position. Every window w holding an accepted tuple of both streams outputs,
 // in order of w, each pair (l, r) of its accepted left tuples l and right
 // tuples r, left ones in order of position (ties in stream order) as the
 // outer loop and right ones likewise as the inner loop, for which Where
@@ -48,12 +50,12 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				pos = int64(binary.LittleEndian.Uint64(t))
 			}
 			res.Counts.Tuples++
-			ws, _, ends, err := windowsOf(pos, j.Window)
+			ws, err := windowsOf(pos, j.Window, positionName(j.Window))
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("reference: join %q: %s input: tuple %d (byte offset %d): %w", j.Name, [2]string{"left", "right"}[side], i, i*ts, err)
 			}
-			firstEnd := ends[len(ends)-1] // windowsOf lists windows in descending order
-			late := has && wm >= firstEnd
+			first := ws[len(ws)-1] // windowsOf lists windows in descending order
+			late := has && !first.past && wm >= first.end
 			if !has || pos > wm {
 				wm, has = pos, true
 			}
@@ -62,8 +64,8 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				continue
 			}
 			res.Counts.Counted++
-			for _, w := range ws {
-				perWindow[side][w] = append(perWindow[side][w], accepted{pos, t})
+			for _, b := range ws {
+				perWindow[side][b.w] = append(perWindow[side][b.w], accepted{pos, t})
 			}
 		}
 	}

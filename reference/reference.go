@@ -48,9 +48,11 @@
 //   - else, with a join, its key not in the table: Unmatched;
 //   - else the windows containing its position are found by brute force
 //     (every w with w*Slide <= position < w*Slide+Size; they are consecutive,
-//     first..last). If a watermark exists and W >= the end of the FIRST of
-//     them, the tuple is Late and counted in no window (for a sliding window,
-//     a tuple that is late for its first window only is counted in none);
+//     first..last). If the FIRST of them starts below math.MinInt64, the
+//     tuple is refused (see Errors). If a watermark exists and W >= the end
+//     of the FIRST of them, the tuple is Late and counted in no window (for
+//     a sliding window, a tuple that is late for its first window only is
+//     counted in none); an end past math.MaxInt64 is never reached;
 //   - else Counted: added to every window first..last under its group key.
 //
 // Then W = max(W, position): every tuple advances the watermark, filtered,
@@ -85,8 +87,13 @@
 // # Errors
 //
 // Evaluate refuses a query that fails q.Validate(), data that is not a whole
-// number of tuples, and a counted tuple whose windows' bounds (or the
-// windows searched around its position) do not fit in int64.
+// number of tuples, and a tuple that passes WHERE and the join (late or not)
+// whose first window starts below math.MinInt64 (its start is not an
+// int64): the error names the tuple's index, its byte offset in data and
+// its position. Window bounds are computed without overflow: a window whose
+// end lies past math.MaxInt64 is closed by no watermark (its tuples are
+// never late; it is output at the end like every window), and its Row.End
+// is math.MaxInt64.
 package reference
 
 import (
@@ -96,6 +103,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
@@ -368,58 +376,65 @@ type group struct {
 	acc   []Value // per aggregate: running SUM (also for AVG), MIN or MAX
 }
 
-// addInt is a+b, ok false on int64 overflow.
-func addInt(a, b int64) (int64, bool) {
-	c := a + b
-	if (b > 0 && c < a) || (b < 0 && c > a) {
-		return 0, false
-	}
-	return c, true
+// bound is one window of a position: its index and bounds. An end past
+// math.MaxInt64 is reported as math.MaxInt64, with past set: no watermark
+// reaches it.
+type bound struct {
+	w, start, end int64
+	past          bool
 }
 
-// mulInt is a*b for b > 0, ok false on int64 overflow.
-func mulInt(a, b int64) (int64, bool) {
-	c := a * b
-	if c/b != a {
-		return 0, false
-	}
-	return c, true
-}
+var (
+	bigOne = big.NewInt(1)
+	bigMin = big.NewInt(math.MinInt64)
+	bigMax = big.NewInt(math.MaxInt64)
+)
 
 // windowsOf returns, by brute force, every window w with
 // start(w) <= pos < end(w), in descending order of w, with their bounds.
+// The bounds are computed in unbounded integers (math/big), so that no
+// window near either end of int64 wraps around. It refuses a position one
+// of whose windows starts below math.MinInt64 (what names the position in
+// the error: "event time" or "position").
 //
 // The search starts at hi = trunc(pos/Slide) + 1, which is above the last
 // window containing pos (hi*Slide > pos whether pos/Slide truncated up or
 // down), and walks down while end(w) > pos; the membership test itself is the
 // literal definition.
-func windowsOf(pos int64, win query.Window) (ws []int64, starts, ends []int64, err error) {
-	hi, ok := addInt(pos/win.Slide, 1)
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("position %d: window index out of int64 range", pos)
-	}
-	for w := hi; ; w-- {
-		start, ok1 := mulInt(w, win.Slide)
-		end, ok2 := addInt(start, win.Size)
-		if !ok1 || !ok2 {
-			return nil, nil, nil, fmt.Errorf("position %d: window %d's bounds do not fit in int64", pos, w)
-		}
-		if end <= pos {
+func windowsOf(pos int64, win query.Window, what string) ([]bound, error) {
+	slide, size, p := big.NewInt(win.Slide), big.NewInt(win.Size), big.NewInt(pos)
+	w := new(big.Int).Add(big.NewInt(pos/win.Slide), bigOne)
+	start, end := new(big.Int), new(big.Int)
+	var ws []bound
+	for ; ; w.Sub(w, bigOne) {
+		start.Mul(w, slide)
+		end.Add(start, size)
+		if end.Cmp(p) <= 0 {
 			break
 		}
-		if start <= pos && pos < end {
-			ws = append(ws, w)
-			starts = append(starts, start)
-			ends = append(ends, end)
-		}
-		if w == math.MinInt64 {
-			return nil, nil, nil, fmt.Errorf("position %d: window index out of int64 range", pos)
+		if start.Cmp(p) <= 0 && p.Cmp(end) < 0 {
+			if start.Cmp(bigMin) < 0 {
+				return nil, fmt.Errorf("%s %d lies in a window starting below the int64 range (window [%s, %s))", what, pos, start, end)
+			}
+			b := bound{w: w.Int64(), start: start.Int64(), end: math.MaxInt64, past: end.Cmp(bigMax) > 0}
+			if end.IsInt64() {
+				b.end = end.Int64()
+			}
+			ws = append(ws, b)
 		}
 	}
 	if len(ws) == 0 {
-		return nil, nil, nil, fmt.Errorf("position %d is in no window (size %d, slide %d)", pos, win.Size, win.Slide)
+		return nil, fmt.Errorf("position %d is in no window (size %d, slide %d)", pos, win.Size, win.Slide)
 	}
-	return ws, starts, ends, nil
+	return ws, nil
+}
+
+// positionName is what a window's positions are: event times or indexes.
+func positionName(w query.Window) string {
+	if w.Type == query.Rows {
+		return "position"
+	}
+	return "event time"
 }
 
 // groupKey builds the group key of tuple t (joined: the join's value).
@@ -527,12 +542,12 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				}
 				joined = v
 			}
-			ws, starts, ends, err := windowsOf(pos, q.Window)
+			ws, err := windowsOf(pos, q.Window, positionName(q.Window))
 			if err != nil {
 				return err
 			}
-			first := len(ws) - 1 // ws is descending
-			if haveWM && wm >= ends[first] {
+			first := ws[len(ws)-1] // ws is descending
+			if haveWM && !first.past && wm >= first.end {
 				res.Counts.Late++
 				return nil
 			}
@@ -553,12 +568,12 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				}
 			}
 			res.Counts.Counted++
-			for j, w := range ws {
-				bounds[w] = [2]int64{starts[j], ends[j]}
-				g := groups[wkey{w, key}]
+			for _, b := range ws {
+				bounds[b.w] = [2]int64{b.start, b.end}
+				g := groups[wkey{b.w, key}]
 				if g == nil {
 					g = &group{first: t, acc: make([]Value, len(q.Aggregates))}
-					groups[wkey{w, key}] = g
+					groups[wkey{b.w, key}] = g
 				}
 				g.count++
 				for i, a := range q.Aggregates {

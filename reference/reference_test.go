@@ -474,10 +474,11 @@ func TestErrors(t *testing.T) {
 	_, err = Evaluate(q, nil)
 	assert.ErrorContains(t, err, "larger than size")
 
-	// A window whose end does not fit in int64.
+	// A window whose start does not fit in int64: refused, naming the
+	// tuple's byte offset and event time.
 	q.Window = query.Tumbling(10)
-	_, err = Evaluate(q, data(tu{ts: math.MaxInt64 - 3}))
-	assert.ErrorContains(t, err, "do not fit in int64")
+	_, err = Evaluate(q, data(tu{ts: 5}, tu{ts: math.MinInt64}))
+	assert.ErrorContains(t, err, "tuple 1 (byte offset 48): event time -9223372036854775808 lies in a window starting below the int64 range")
 
 	// No input: no rows, no tuples.
 	res, err := Evaluate(q, nil)
@@ -495,13 +496,16 @@ func TestWindowsOfBruteForce(t *testing.T) {
 					want = append([]int64{k}, want...)
 				}
 			}
-			got, starts, ends, err := windowsOf(pos, w)
+			bs, err := windowsOf(pos, w, "event time")
 			require.NoError(t, err)
-			require.Equal(t, want, got, "pos %d window %+v", pos, w)
-			for i, k := range got {
-				require.Equal(t, k*w.Slide, starts[i])
-				require.Equal(t, k*w.Slide+w.Size, ends[i])
+			var got []int64
+			for _, b := range bs {
+				got = append(got, b.w)
+				require.Equal(t, b.w*w.Slide, b.start)
+				require.Equal(t, b.w*w.Slide+w.Size, b.end)
+				require.False(t, b.past)
 			}
+			require.Equal(t, want, got, "pos %d window %+v", pos, w)
 		}
 	}
 }
