@@ -81,6 +81,11 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// Usagef formats an error that matches ErrUsage (and whatever %w wraps),
+// with exactly the text formatted: for callers that refuse a path for
+// reasons of their own.
+func Usagef(format string, args ...any) error { return usagef(format, args...) }
+
 // kind is how a File reaches its destination.
 type kind int
 

@@ -2,12 +2,14 @@ package ysb
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/saber-hx/saber-hx/sink"
 )
 
 // ResultsHeader is the exact first line of a results CSV file.
@@ -78,27 +80,49 @@ func ReadResultsCSV(r io.Reader, name string) ([]Row, error) {
 }
 
 // OpenEvents opens a tuple file and checks that it holds a whole number of
-// tuples; on success the caller owns f.
+// tuples; on success the caller owns f. Anything but a regular file is
+// refused (its size cannot be checked up front): RunFiles reads those as
+// streams.
 func OpenEvents(path string) (f *os.File, tuples int64, err error) {
+	f, tuples, stream, err := openEvents(path)
+	if err == nil && stream {
+		fi, serr := f.Stat()
+		f.Close()
+		if serr != nil {
+			return nil, 0, fmt.Errorf("open events: %w", serr)
+		}
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s), cannot check its size", path, fi.Mode().Type())
+	}
+	return f, tuples, err
+}
+
+// openEvents opens an events path: a regular file must hold a whole number
+// of tuples (checked here, up front); a FIFO, a device or a socket is a
+// stream (stream true, tuples -1), whose trailing partial tuple, if any, is
+// found when it ends; a directory is refused.
+func openEvents(path string) (f *os.File, tuples int64, stream bool, err error) {
 	f, err = os.Open(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("open events: %w", err) // *PathError names path
+		return nil, 0, false, fmt.Errorf("open events: %w", err) // *PathError names path
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("open events: %w", err)
+		return nil, 0, false, fmt.Errorf("open events: %w", err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, false, fmt.Errorf("%s: is a directory, not an events file", path)
 	}
 	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file (%s), cannot check its size", path, fi.Mode().Type())
+		return f, -1, true, nil
 	}
 	size := fi.Size()
 	if rem := size % TupleSize; rem != 0 {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte tuples (%d trailing bytes)", path, size, TupleSize, rem)
+		return nil, 0, false, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte tuples (%d trailing bytes)", path, size, TupleSize, rem)
 	}
-	return f, size / TupleSize, nil
+	return f, size / TupleSize, false, nil
 }
 
 // genChunk is the Fill/write unit of GenerateFiles: large enough to amortise
@@ -106,112 +130,77 @@ func OpenEvents(path string) (f *os.File, tuples int64, err error) {
 const genChunk = 1 << 20
 
 // GenerateFiles writes tuples generator tuples to eventsPath and the
-// generator's campaigns table to campaignsPath. Both are written to temp files
-// in their target directories and renamed into place only after both were
-// written completely, so an error leaves no partial file; only a failure of
-// the final rename of the campaigns file can leave the new events file next
-// to an old table. Memory use is one chunk whatever the tuple count.
-func GenerateFiles(eventsPath, campaignsPath string, tuples uint64, cfg GenConfig) error {
+// generator's campaigns table to campaignsPath, both through package sink:
+// a regular file (or a new path) is written to a temporary file in its
+// directory and renamed into place only after both were written
+// completely, so an error or a cancelled ctx leaves no partial file and the
+// old files untouched; only a failure of the final rename of the campaigns
+// file can leave the new events file next to an old table. A FIFO, a
+// device or a descriptor (--out /dev/stdout) is written through; then the
+// campaigns table is committed first, before the first tuple is written, so
+// that the reader at the other end of the stream finds the table in place
+// when the tuples arrive (RunFiles waits for the first byte of a stream
+// before it loads the table).
+//
+// The two paths must be different files (by device and inode, or by the
+// path they resolve to when they do not exist yet): else an error matching
+// sink.ErrUsage. A cancelled ctx ends the run with an error matching
+// ctx.Err() (context.Canceled), nothing committed. Memory use is one chunk
+// whatever the tuple count.
+func GenerateFiles(ctx context.Context, eventsPath, campaignsPath string, tuples uint64, cfg GenConfig) error {
 	g, err := NewGenerator(cfg)
 	if err != nil {
 		return err
 	}
 	if tuples > (1<<63-1)/TupleSize {
-		return fmt.Errorf("ysb: generate %d tuples: size overflows int64", tuples)
+		return fmt.Errorf("generate %d tuples: the events file would pass 2^63 bytes", tuples)
 	}
-	ev, err := createAtomic(eventsPath)
+	if eventsPath == "" || campaignsPath == "" {
+		return sink.Usagef("generate needs an events path and a campaigns path")
+	}
+	if same, err := sink.SameFile(eventsPath, campaignsPath); err == nil && same {
+		return sink.Usagef("events %s and campaigns %s are the same file: one would overwrite the other", eventsPath, campaignsPath)
+	}
+	ev, err := sink.Create(eventsPath)
 	if err != nil {
 		return err
 	}
-	defer ev.abort()
-	camp, err := createAtomic(campaignsPath)
+	defer ev.Abort()
+	camp, err := sink.Create(campaignsPath, eventsPath)
 	if err != nil {
 		return err
 	}
-	defer camp.abort()
+	defer camp.Abort()
+	if err := g.Campaigns().WriteCSV(camp); err != nil {
+		return fmt.Errorf("%s: %w", campaignsPath, err)
+	}
+	if ev.WritesThrough() {
+		if err := camp.Commit(); err != nil {
+			return err
+		}
+	}
 
 	buf := make([]byte, genChunk)
 	for k := uint64(0); k < tuples; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("generate: interrupted after %d of %d tuples, nothing committed: %w", k, tuples, err)
+		}
 		n := min(tuples-k, genChunk/TupleSize)
 		b := buf[:n*TupleSize]
 		g.Fill(b, k)
-		if _, err := ev.f.Write(b); err != nil {
+		if _, err := ev.Write(b); err != nil {
 			return fmt.Errorf("%s: write tuples from %d (byte offset %d): %w", eventsPath, k, k*TupleSize, err)
 		}
 		k += n
 	}
-	if err := g.Campaigns().WriteCSV(camp.f); err != nil {
-		return fmt.Errorf("%s: %w", campaignsPath, err)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("generate: interrupted, nothing committed: %w", err)
 	}
-	if err := ev.commit(); err != nil {
+	if err := ev.Commit(); err != nil {
 		return err
 	}
-	return camp.commit()
-}
-
-// WriteFileAtomic writes dst via a temp file in its directory and a rename,
-// so readers see either the old dst or the complete new one. If write (or
-// anything after it) fails the temp file is removed and dst is untouched.
-func WriteFileAtomic(dst string, write func(w io.Writer) error) error {
-	a, err := createAtomic(dst)
-	if err != nil {
-		return err
+	if ev.WritesThrough() {
+		return nil // camp committed above
 	}
-	defer a.abort()
-	if err := write(a.f); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	return a.commit()
-}
-
-// atomicFile is a temp file that becomes dst on commit. The temp file lives in
-// dst's directory because rename is atomic only within one file system.
-type atomicFile struct {
-	f    *os.File
-	dst  string
-	done bool
-}
-
-func createAtomic(dst string) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("create temp file for %s: %w", dst, err)
-	}
-	return &atomicFile{f: f, dst: dst}, nil
-}
-
-// commit syncs, closes and renames into place. The sync makes the rename
-// publish data that is on disk: without it a crash can leave dst renamed but
-// empty on some file systems.
-func (a *atomicFile) commit() error {
-	// CreateTemp makes 0600; data files are meant to be shared like ordinary ones.
-	err := a.f.Chmod(0o644)
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if cerr := a.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.dst)
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
-		a.done = true
-		return fmt.Errorf("commit %s: %w", a.dst, err)
-	}
-	a.done = true
-	return nil
-}
-
-// abort removes the temp file unless committed; safe to defer unconditionally.
-func (a *atomicFile) abort() {
-	if a.done {
-		return
-	}
-	a.done = true
-	// Best effort: abort runs on an error path that already reports the
-	// cause, and a leftover temp name is hidden and unique.
-	_ = a.f.Close()
-	_ = os.Remove(a.f.Name())
+	return camp.Commit()
 }

@@ -2,15 +2,19 @@ package ysb
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/sink"
 )
 
 func TestResultsCSVRoundTrip(t *testing.T) {
@@ -95,44 +99,7 @@ func TestOpenEvents(t *testing.T) {
 	assert.Contains(t, err.Error(), "missing.bin")
 
 	_, _, err = OpenEvents(dir)
-	assert.ErrorContains(t, err, "not a regular file")
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	dst := filepath.Join(dir, "out.csv")
-	require.NoError(t, WriteFileAtomic(dst, func(w io.Writer) error {
-		_, err := io.WriteString(w, "hello\n")
-		return err
-	}))
-	got, err := os.ReadFile(dst)
-	require.NoError(t, err)
-	assert.Equal(t, "hello\n", string(got))
-	fi, err := os.Stat(dst)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
-
-	// A failing writer leaves the old content and no temp file behind.
-	err = WriteFileAtomic(dst, func(w io.Writer) error {
-		_, _ = io.WriteString(w, "partial")
-		return errors.New("boom")
-	})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "boom")
-	assert.Contains(t, err.Error(), dst)
-	got, err = os.ReadFile(dst)
-	require.NoError(t, err)
-	assert.Equal(t, "hello\n", string(got))
-	assertOnlyFiles(t, dir, "out.csv")
-
-	// A failing writer for a new file leaves no file at all.
-	err = WriteFileAtomic(filepath.Join(dir, "new.csv"), func(io.Writer) error { return errors.New("boom") })
-	require.Error(t, err)
-	assertOnlyFiles(t, dir, "out.csv")
-
-	// A directory that does not exist: clear error, nothing created.
-	err = WriteFileAtomic(filepath.Join(dir, "nope", "x.csv"), func(io.Writer) error { return nil })
-	assert.ErrorContains(t, err, filepath.Join(dir, "nope", "x.csv"))
+	assert.ErrorContains(t, err, "is a directory")
 }
 
 func assertOnlyFiles(t *testing.T, dir string, names ...string) {
@@ -147,12 +114,13 @@ func assertOnlyFiles(t *testing.T, dir string, names ...string) {
 }
 
 func TestGenerateFiles(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := GenConfig{Campaigns: 3, AdsPerCampaign: 4, Seed: 11, StartMs: 100, TuplesPerMs: 7}
 	events, camps := filepath.Join(dir, "events.bin"), filepath.Join(dir, "campaigns.csv")
 	// More than one chunk, not a whole number of chunks.
 	const n = genChunk/TupleSize*2 + 77
-	require.NoError(t, GenerateFiles(events, camps, n, cfg))
+	require.NoError(t, GenerateFiles(ctx, events, camps, n, cfg))
 	assertOnlyFiles(t, dir, "events.bin", "campaigns.csv")
 
 	f, tuples, err := OpenEvents(events)
@@ -171,19 +139,107 @@ func TestGenerateFiles(t *testing.T) {
 	assert.Equal(t, g.Campaigns(), c)
 
 	// Zero tuples: an empty events file, still a table.
-	require.NoError(t, GenerateFiles(events, camps, 0, cfg))
+	require.NoError(t, GenerateFiles(ctx, events, camps, 0, cfg))
 	_, tuples, err = OpenEvents(events)
 	require.NoError(t, err)
 	assert.Zero(t, tuples)
 
 	// Invalid config: nothing written.
 	empty := t.TempDir()
-	err = GenerateFiles(filepath.Join(empty, "e.bin"), filepath.Join(empty, "c.csv"), 10, GenConfig{})
-	assert.ErrorContains(t, err, "Campaigns = 0")
+	err = GenerateFiles(ctx, filepath.Join(empty, "e.bin"), filepath.Join(empty, "c.csv"), 10, GenConfig{})
+	assert.ErrorContains(t, err, "campaigns 0: need at least 1")
 	assertOnlyFiles(t, empty)
 
 	// Campaigns path in a missing directory: the events temp file is removed too.
-	err = GenerateFiles(filepath.Join(empty, "e.bin"), filepath.Join(empty, "no", "c.csv"), 10, cfg)
+	err = GenerateFiles(ctx, filepath.Join(empty, "e.bin"), filepath.Join(empty, "no", "c.csv"), 10, cfg)
 	require.Error(t, err)
+	assert.ErrorIs(t, err, sink.ErrUsage)
 	assertOnlyFiles(t, empty)
+}
+
+// TestGenerateFilesSameFile: --out X --campaigns X is refused, whatever
+// spells X, and nothing is written or lost.
+func TestGenerateFilesSameFile(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultGenConfig()
+	dir := t.TempDir()
+	e := filepath.Join(dir, "e.bin")
+	require.NoError(t, os.WriteFile(e, []byte("old"), 0o644))
+	hard := filepath.Join(dir, "hard")
+	require.NoError(t, os.Link(e, hard))
+	soft := filepath.Join(dir, "soft")
+	require.NoError(t, os.Symlink("e.bin", soft))
+	for _, pair := range [][2]string{
+		{e, e},
+		{e, hard},
+		{soft, e},
+		{filepath.Join(dir, "new"), filepath.Join(dir, ".", "new")}, // a new path, twice
+	} {
+		err := GenerateFiles(ctx, pair[0], pair[1], 10, cfg)
+		require.Error(t, err, "%v", pair)
+		assert.ErrorIs(t, err, sink.ErrUsage)
+		assert.Contains(t, err.Error(), "same file")
+		b, err := os.ReadFile(e)
+		require.NoError(t, err)
+		assert.Equal(t, "old", string(b))
+		assertOnlyFiles(t, dir, "e.bin", "hard", "soft")
+	}
+	err := GenerateFiles(ctx, "", filepath.Join(dir, "c.csv"), 10, cfg)
+	assert.ErrorIs(t, err, sink.ErrUsage)
+}
+
+// TestGenerateFilesCancelled: a cancelled generate commits nothing.
+func TestGenerateFilesCancelled(t *testing.T) {
+	dir := t.TempDir()
+	e, c := filepath.Join(dir, "e.bin"), filepath.Join(dir, "c.csv")
+	require.NoError(t, os.WriteFile(e, []byte("old events"), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := GenerateFiles(ctx, e, c, genChunk/TupleSize*3, DefaultGenConfig())
+	assert.ErrorIs(t, err, context.Canceled)
+	b, err := os.ReadFile(e)
+	require.NoError(t, err)
+	assert.Equal(t, "old events", string(b))
+	assertOnlyFiles(t, dir, "e.bin")
+}
+
+// TestGenerateFilesToStream: events written through a pipe; the campaigns
+// table is in place before the first tuple arrives.
+func TestGenerateFilesToStream(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "c.csv")
+	fifo := filepath.Join(dir, "events")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	cfg := DefaultGenConfig()
+	const n = 5000
+	type got struct {
+		tableFirst bool
+		events     []byte
+		err        error
+	}
+	done := make(chan got, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			done <- got{err: err}
+			return
+		}
+		defer f.Close()
+		var one [1]byte
+		if _, err := io.ReadFull(f, one[:]); err != nil {
+			done <- got{err: err}
+			return
+		}
+		_, statErr := os.Stat(c)
+		rest, err := io.ReadAll(f)
+		done <- got{tableFirst: statErr == nil, events: append(one[:], rest...), err: err}
+	}()
+	require.NoError(t, GenerateFiles(context.Background(), fifo, c, n, cfg))
+	r := <-done
+	require.NoError(t, r.err)
+	assert.True(t, r.tableFirst, "the campaigns table is committed before the first tuple")
+	want := make([]byte, n*TupleSize)
+	newGen(t, cfg).Fill(want, 0)
+	assert.True(t, bytes.Equal(want, r.events))
+	assertOnlyFiles(t, dir, "c.csv", "events")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // GenConfig parameterises the deterministic generator. The defaults reproduce
@@ -26,23 +27,24 @@ func DefaultGenConfig() GenConfig {
 	return GenConfig{Campaigns: 100, AdsPerCampaign: 10, Seed: 42, StartMs: 0, TuplesPerMs: 10}
 }
 
-// Validate reports every invalid field, each by name.
+// Validate reports every invalid setting, in words a user of the command
+// line reads (no Go type or field names), joined by "; ".
 func (c GenConfig) Validate() error {
-	var errs []error
+	var errs []string
 	if c.Campaigns < 1 {
-		errs = append(errs, fmt.Errorf("Campaigns = %d, want >= 1", c.Campaigns))
+		errs = append(errs, fmt.Sprintf("campaigns %d: need at least 1", c.Campaigns))
 	}
 	if c.AdsPerCampaign < 1 {
-		errs = append(errs, fmt.Errorf("AdsPerCampaign = %d, want >= 1", c.AdsPerCampaign))
+		errs = append(errs, fmt.Sprintf("ads per campaign %d: need at least 1", c.AdsPerCampaign))
 	}
 	if c.TuplesPerMs < 1 {
-		errs = append(errs, fmt.Errorf("TuplesPerMs = %d, want >= 1", c.TuplesPerMs))
+		errs = append(errs, fmt.Sprintf("tuples per millisecond %d: need at least 1", c.TuplesPerMs))
 	}
 	if c.Campaigns >= 1 && c.AdsPerCampaign >= 1 && c.Campaigns > MaxAds/c.AdsPerCampaign {
-		errs = append(errs, fmt.Errorf("Campaigns*AdsPerCampaign = %d*%d exceeds MaxAds (%d)", c.Campaigns, c.AdsPerCampaign, MaxAds))
+		errs = append(errs, fmt.Sprintf("%d campaigns of %d ads: more than the %d ads a generated table may hold", c.Campaigns, c.AdsPerCampaign, MaxAds))
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("ysb: invalid GenConfig: %w", errors.Join(errs...))
+		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }

@@ -130,15 +130,13 @@ func TestGenConfigValidate(t *testing.T) {
 
 	err := GenConfig{Campaigns: 0, AdsPerCampaign: -1, TuplesPerMs: 0}.Validate()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Campaigns = 0, want >= 1")
-	assert.Contains(t, err.Error(), "AdsPerCampaign = -1, want >= 1")
-	assert.Contains(t, err.Error(), "TuplesPerMs = 0, want >= 1")
+	assert.Equal(t, "campaigns 0: need at least 1; ads per campaign -1: need at least 1; tuples per millisecond 0: need at least 1", err.Error())
 
 	err = GenConfig{Campaigns: 1 << 20, AdsPerCampaign: 1 << 20, TuplesPerMs: 1}.Validate()
-	assert.ErrorContains(t, err, "exceeds MaxAds")
+	assert.EqualError(t, err, "1048576 campaigns of 1048576 ads: more than the 16777216 ads a generated table may hold")
 
 	_, err = NewGenerator(GenConfig{Campaigns: 1, AdsPerCampaign: 1})
-	assert.ErrorContains(t, err, "TuplesPerMs = 0")
+	assert.EqualError(t, err, "tuples per millisecond 0: need at least 1")
 }
 
 func TestGeneratorCampaigns(t *testing.T) {

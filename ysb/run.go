@@ -1,23 +1,44 @@
 package ysb
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/sink"
 )
 
 // RunReader runs the YSB query over the tuples read from r and returns the
-// result rows, in window order then campaign order.
+// result rows, in window order then campaign order. r is read as a stream:
+// a trailing partial tuple at its end is an *InputError naming the trailing
+// byte count and its byte offset.
 func RunReader(cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) ([]Row, engine.Stats, error) {
-	var rows []Row
-	sink := func(w *engine.Window) error {
+	rows, st, _, err := runReader(context.Background(), cfg, r, c, windowMs)
+	return rows, st, err
+}
+
+// readDeadliner is a reader whose blocked Read can be ended (an *os.File
+// on a pipe, a FIFO or a socket that the runtime polls; net.Conn).
+type readDeadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// runReader is RunReader stopped by ctx: on cancellation it stops reading
+// (a Read blocked on a reader that has SetReadDeadline is ended through
+// it; any other reader is left to return its Read), closes the engine,
+// which drains the tasks in flight and emits the open windows, and returns
+// interrupted true, the rows of what ran (not the whole input's) and the
+// stats of what ran.
+func runReader(ctx context.Context, cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) (rows []Row, st engine.Stats, interrupted bool, err error) {
+	emit := func(w *engine.Window) error {
 		for i := range w.Rows() {
 			var id UUID
 			copy(id[:], w.Key(i))
@@ -25,88 +46,254 @@ func RunReader(cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) ([]
 		}
 		return nil
 	}
-	eng, err := engine.New(cfg, Query(c, windowMs), sink)
+	eng, err := engine.New(cfg, Query(c, windowMs), emit)
 	if err != nil {
-		return nil, engine.Stats{}, err
+		return nil, engine.Stats{}, false, err
+	}
+	if d, ok := deadlinerOf(r); ok {
+		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
+		defer stop()
 	}
 	// The reader runs on a goroutine of its own, so that it can be pinned
 	// (Config.PinIngest) and its thread retired afterwards.
-	read := make(chan error, 1)
+	type result struct {
+		interrupted bool
+		err         error
+	}
+	read := make(chan result, 1)
 	go func() {
 		if err := cfg.PinIngestion(); err != nil && cfg.Warn != nil {
 			cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		read <- ingest(eng, r)
+		interrupted, err := ingest(ctx, eng, r)
+		read <- result{interrupted, err}
 	}()
-	if err := <-read; err != nil {
-		eng.Close()
-		return nil, engine.Stats{}, err
+	res := <-read
+	if res.err != nil {
+		st, _ := eng.Close()
+		return nil, st, false, res.err
 	}
-	st, err := eng.Close()
+	st, err = eng.Close()
 	if err != nil {
-		return nil, st, err
+		return nil, st, res.interrupted, err
 	}
-	return rows, st, nil
+	return rows, st, res.interrupted, nil
 }
 
-// ingest reads r into the engine's ring until EOF.
-func ingest(eng *engine.Engine, r io.Reader) error {
+// deadlinerOf returns the reader under r whose deadline ends a blocked Read.
+func deadlinerOf(r io.Reader) (readDeadliner, bool) {
+	if p, ok := r.(*peekReader); ok {
+		r = p.under
+	}
+	d, ok := r.(readDeadliner)
+	return d, ok
+}
+
+// ingest reads r into the engine's ring until EOF (interrupted false) or
+// until ctx is cancelled (interrupted true: the whole tuples read so far
+// are committed, the rest dropped). At EOF, a trailing partial tuple is an
+// *InputError.
+func ingest(ctx context.Context, eng *engine.Engine, r io.Reader) (interrupted bool, err error) {
 	var offset int64
 	for {
+		if ctx.Err() != nil {
+			return true, nil
+		}
 		b, err := eng.Buffer()
 		if err != nil {
-			return err
+			return false, err
 		}
 		n, rerr := io.ReadFull(r, b)
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		if rerr != nil && !eof && ctx.Err() != nil {
+			// The read was ended by the cancellation (a deadline): keep the
+			// whole tuples read.
+			n -= n % TupleSize
+			return true, eng.Commit(n)
+		}
+		if rem := n % TupleSize; eof && rem != 0 {
+			return false, &InputError{fmt.Errorf("%d trailing bytes at byte offset %d: the stream does not end on a whole %d-byte tuple", rem, offset+int64(n-rem), TupleSize)}
+		}
 		offset += int64(n)
 		if err := eng.Commit(n); err != nil {
-			return err
+			return false, err
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			return nil
+		if eof {
+			return false, nil
 		}
 		if rerr != nil {
-			return fmt.Errorf("read events at byte %d: %w", offset, rerr)
+			return false, fmt.Errorf("read events at byte %d: %w", offset, rerr)
 		}
 	}
+}
+
+// peekReader is a stream whose first bytes were read ahead (bufio), with
+// the reader under it kept for its deadline.
+type peekReader struct {
+	*bufio.Reader
+	under io.Reader
 }
 
 // FileResult summarises a file-mode run.
 type FileResult struct {
-	Stats   engine.Stats
+	Stats   engine.Stats // of what ran: all the input, or up to the interruption
 	Seconds float64
+	// Rows are the results, in window order then campaign order; nil when
+	// Interrupted (the rows of part of the input are not the results).
+	Rows []Row
+	// Interrupted: ctx was cancelled before the run completed (or before
+	// the output was committed). The engine was drained and closed, Stats
+	// count what ran, nothing was committed (the output's old content, if
+	// any, is untouched) and the error is nil unless something else failed.
+	Interrupted bool
 }
 
-// InputError marks a problem with the input files (missing, unreadable,
-// malformed), as opposed to a failure of the run.
+// FileConfig names the inputs and the output of a file-mode run.
+type FileConfig struct {
+	// Events is the events file: a regular file, whose size is checked up
+	// front (a whole number of tuples); a FIFO or a device, read as a
+	// stream; or "-", Stdin read as a stream. A stream that does not end on
+	// a whole tuple is refused when it ends (an *InputError naming the
+	// trailing byte count and its byte offset).
+	Events string
+	// Campaigns is the campaigns CSV.
+	Campaigns string
+	// Output is the results CSV, written through package sink (see
+	// sink.Create) only when the whole run succeeded and was not
+	// interrupted; "" for none (the rows are returned in FileResult.Rows
+	// either way).
+	Output string
+	// Stdin is read when Events is "-"; nil means os.Stdin. An *os.File
+	// (os.Stdin redirected from a file) is compared with Output by inode
+	// like the named inputs.
+	Stdin io.Reader
+}
+
+// InputError marks a problem with the inputs or the output path the user
+// named (missing, unreadable, malformed, an output that is an input), as
+// opposed to a failure of the run.
 type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// RunFiles runs YSB over an events file and a campaigns file. With outPath
-// set it writes the results CSV there, only if the whole run succeeded; it
-// returns the rows either way.
-func RunFiles(cfg engine.Config, eventsPath, campaignsPath, outPath string) (FileResult, []Row, error) {
-	c, err := LoadCampaigns(campaignsPath)
+// fdPath names the file f is open on, for comparing it with the output by
+// inode: /proc/self/fd/N, found without f.Fd (which would put f in blocking
+// mode, where a read deadline no longer ends a blocked Read).
+func fdPath(f *os.File) string {
+	rc, err := f.SyscallConn()
 	if err != nil {
-		return FileResult{}, nil, &InputError{err}
+		return ""
 	}
-	f, _, err := OpenEvents(eventsPath)
+	var path string
+	if err := rc.Control(func(fd uintptr) { path = fmt.Sprintf("/proc/self/fd/%d", fd) }); err != nil {
+		return ""
+	}
+	return path
+}
+
+// RunFiles runs YSB over an events file (or stream) and a campaigns file,
+// in this order: it opens the output first (so that a missing or read-only
+// directory, or an output that is the same file as an input, is reported
+// before any work), then the events, then waits for a stream's first byte
+// (so that a generator writing the stream, which commits its campaigns
+// table before its first tuple, has written it), then loads the campaigns,
+// then streams the events through the engine, then writes and commits the
+// output.
+//
+// Errors: an *InputError for the inputs and the output path (exit status
+// 2 in the CLI; a sink.ErrUsage under it for the output's); anything else
+// is a failure of the run. On ctx cancellation the run stops ingesting,
+// drains what is in flight, commits nothing and returns FileResult with
+// Interrupted set, the stats of what ran and a nil error (unless something
+// else failed too).
+func RunFiles(ctx context.Context, cfg engine.Config, fc FileConfig) (FileResult, error) {
+	if fc.Events == "" || fc.Campaigns == "" {
+		return FileResult{}, &InputError{errors.New("file mode needs an events file (- for standard input) and a campaigns file")}
+	}
+	stdin, name := fc.Stdin, fc.Events
+	inputs := []string{fc.Campaigns, fc.Events}
+	if fc.Events == "-" {
+		name, inputs = "standard input", inputs[:1]
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		if f, ok := stdin.(*os.File); ok {
+			inputs = append(inputs, fdPath(f))
+		}
+	}
+	var out *sink.File
+	if fc.Output != "" {
+		f, err := sink.Create(fc.Output, inputs...)
+		if err != nil {
+			if errors.Is(err, sink.ErrUsage) {
+				err = &InputError{err}
+			}
+			return FileResult{}, err
+		}
+		out = f
+		defer out.Abort()
+	}
+
+	var r io.Reader = stdin
+	stream := true
+	if fc.Events != "-" {
+		f, _, isStream, err := openEvents(fc.Events)
+		if err != nil {
+			return FileResult{}, &InputError{err}
+		}
+		defer f.Close()
+		r, stream = f, isStream
+	}
+	if stream {
+		p := &peekReader{Reader: bufio.NewReaderSize(r, 1<<16), under: r}
+		if d, ok := r.(readDeadliner); ok {
+			stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
+			_, err := p.Peek(1)
+			if !stop() {
+				// The deadline may have been set after Peek returned: clear it
+				// (the run is interrupted anyway, ingest returns at once).
+				_ = d.SetReadDeadline(time.Time{})
+			}
+			if err != nil && err != io.EOF && ctx.Err() == nil {
+				return FileResult{}, &InputError{fmt.Errorf("read events from %s: %w", name, err)}
+			}
+		} else if _, err := p.Peek(1); err != nil && err != io.EOF {
+			return FileResult{}, &InputError{fmt.Errorf("read events from %s: %w", name, err)}
+		}
+		r = p
+	}
+	if ctx.Err() != nil {
+		return FileResult{Interrupted: true}, nil
+	}
+	c, err := LoadCampaigns(fc.Campaigns)
 	if err != nil {
-		return FileResult{}, nil, &InputError{err}
+		return FileResult{}, &InputError{err}
 	}
-	defer f.Close()
+
 	start := time.Now()
-	rows, st, err := RunReader(cfg, f, c, WindowMs)
+	rows, st, interrupted, err := runReader(ctx, cfg, r, c, WindowMs)
+	res := FileResult{Stats: st, Seconds: time.Since(start).Seconds(), Interrupted: interrupted || ctx.Err() != nil}
 	if err != nil {
-		return FileResult{}, nil, fmt.Errorf("%s: %w", eventsPath, err)
+		return res, fmt.Errorf("%s: %w", name, err)
 	}
-	res := FileResult{Stats: st, Seconds: time.Since(start).Seconds()}
-	if outPath == "" {
-		return res, rows, nil
+	if res.Interrupted {
+		return res, nil // out aborted by the defer: nothing committed
 	}
-	return res, rows, WriteFileAtomic(outPath, func(w io.Writer) error { return WriteResultsCSV(w, rows) })
+	if out != nil {
+		if err := WriteResultsCSV(out, rows); err != nil {
+			return res, fmt.Errorf("%s: %w", fc.Output, err)
+		}
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, nil
+		}
+		if err := out.Commit(); err != nil {
+			return res, err
+		}
+	}
+	res.Rows = rows
+	return res, nil
 }
 
 // BenchConfig configures the in-memory benchmark.
@@ -140,13 +327,28 @@ type BenchResult struct {
 	Ingest       engine.Ingest   // who copied the bundle into the engine (never engine.IngestAuto)
 	Seconds      float64         // the whole run, warm-up included
 	BundleTuples int
-	Validated    bool     // every emitted window of the whole run matched the generator's counts
-	Measured     Measured // the measured interval: from the end of the warm-up to the end of the run
+	// Validated: the run completed or was interrupted without an error,
+	// every window it emitted matched the generator's counts and the
+	// counters add up for what ran (every window validated, every tuple
+	// handed to the engine counted). An interruption alone does not make it
+	// false.
+	Validated bool
+	// Interrupted: ctx was cancelled before Warmup + Duration had passed.
+	// The producer stopped, the engine drained what was in flight (the
+	// open windows emitted and validated, the run's error nil), and the
+	// figures are those of what ran.
+	Interrupted bool
+	// WarmedUp: the warm-up ended (at once without one) and Measured holds
+	// the interval after it; false only when the run was interrupted during
+	// the warm-up (or before its first task), Measured then all zero.
+	WarmedUp bool
+	Measured Measured // the measured interval: from the end of the warm-up to the end of the run
 }
 
 // Measured is the measured interval of a benchmark run: from the end of the
 // warm-up (or the start, without one) to the end of the run, the last task
-// merged. All zero if the run ended before the warm-up did.
+// merged. All zero if the run ended before the warm-up did
+// (BenchResult.WarmedUp false).
 //
 // The counts are differences of the engine's merged counts (engine.Stats)
 // between the end of the warm-up and the end: tuples ingested during the
@@ -180,6 +382,12 @@ func BundleTuples(size int, cfg GenConfig) int {
 // the counts that the generator implies. The producer marks the end of the
 // warm-up (counters, latency histogram and GC metrics snapshotted there);
 // Measured is the interval after it.
+//
+// A cancelled ctx (SIGINT, SIGTERM in the CLI) stops the producer at its
+// next task boundary; the engine drains the tasks in flight and emits the
+// open windows, which are validated like the others. The result then has
+// Interrupted set and the error is nil, unless the run failed otherwise
+// (a mismatch: ErrMismatch; an engine error).
 func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	gen, err := NewGenerator(cfg.Gen)
 	if err != nil {
@@ -243,6 +451,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	}
 	var k uint64 // global index of the next tuple
 	var runErr error
+	var interrupted bool
 	// The producer runs on a goroutine of its own, so that it can be pinned
 	// (--ingest-core) and its thread retired afterwards.
 	produced := make(chan struct{})
@@ -251,7 +460,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
 			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
 		}
-		runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest, cfg.Engine.Workers, &k, v)
+		interrupted, runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest, cfg.Engine.Workers, &k, v)
 	}()
 	<-produced
 	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0), Ingest: ingest}
@@ -261,10 +470,8 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	if runErr == nil {
 		runErr = err
 	}
-	if runErr == nil && ctx.Err() != nil {
-		runErr = ctx.Err()
-	}
 	end := time.Now()
+	res.Interrupted, res.WarmedUp = interrupted, warmedUp
 	res.Stats, res.Seconds, res.BundleTuples = st, end.Sub(start).Seconds(), n
 	if warmedUp { // the producer has returned: its writes happened before <-produced
 		gcs, alloc := gcMetrics()
@@ -296,31 +503,35 @@ func gcMetrics() (cycles, allocBytes uint64) {
 }
 
 // produce replays the bundle into the engine until the deadline, calling
-// endWarmup once, at the first task boundary at or after warmEnd.
-func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest engine.Ingest, workers int, kp *uint64, v *validator) error {
+// endWarmup once, at the first task boundary at or after warmEnd. It
+// returns interrupted true when ctx was cancelled first.
+func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest engine.Ingest, workers int, kp *uint64, v *validator) (interrupted bool, err error) {
 	k := *kp
 	defer func() { *kp = k }()
 	warm := false
 	st := eng.Stream(0)
-	for ctx.Err() == nil {
+	for {
+		if ctx.Err() != nil {
+			return true, nil
+		}
 		now := time.Now()
 		if !warm && !now.Before(warmEnd) {
 			endWarmup()
 			warm = true
 		}
 		if !now.Before(deadline) {
-			break
+			return false, nil
 		}
 		b, err := st.Buffer()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if ingest.LeaveToWorkers(st, workers) {
 			// The worker that runs the task copies it (src.fillAt).
 			k += uint64(len(b) / TupleSize)
 			v.produced.Store(k)
 			if err := st.CommitUnfilled(len(b)); err != nil {
-				return err
+				return false, err
 			}
 			continue
 		}
@@ -328,10 +539,9 @@ func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarm
 		k += uint64(len(b) / TupleSize)
 		v.produced.Store(k)
 		if err := st.Commit(len(b)); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
 }
 
 // replay is the benchmark's input: the bundle replayed forever, each pass's
