@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# gpu-bundle.sh: build what a GPU machine without Go needs to check
-# saber-hx's CUDA build, into one folder:
+# gpu-bundle.sh: build everything a GPU machine without Go needs to check and
+# measure saber-hx's CUDA build, into one folder:
 #
 #   build/gpu-bundle.sh [DIR]      (default build/out/gpu-bundle)
 #
+#   DIR/run.sh                     the single entry point (build/gpu-run.sh):
+#                                  the CUDA tests, then the measurements, all
+#                                  bounded in time; results into $OUT
 #   DIR/saber-hx                   the binary, built with -tags cuda
+#   DIR/collect                    build/gpucollect: run.sh's results.json
 #   DIR/tests/<pkg>/<name>.test    `go test -c -tags cuda` for every package
-#                                  whose tests differ with the tag (their
-#                                  testdata/ copied next to them): at least
-#                                  gpu and offload (the CUDA device against
-#                                  the emulator and the CPU kernels)
-#   DIR/run.sh                     runs every test binary with -test.v (from
-#                                  its own folder), then ./saber-hx topology;
-#                                  exits 1 if any of them fails
-#   DIR/measure.sh                 then the figures for docs/gpu.md: copy
-#                                  bandwidth, YSB and select/proj/groupby in
-#                                  cpu, gpu and hybrid modes (SECS each)
+#                                  whose tests differ with the tag, at the
+#                                  package's path, so that a test reading
+#                                  "../x/y" finds it: every such file or
+#                                  folder named in a test file, and each
+#                                  package's testdata/, is copied too
+#   DIR/VERSION                    the commit and the build's date
 #
-# Copy DIR to the GPU machine (it needs the NVIDIA driver, not Go nor the
-# CUDA toolkit) and run DIR/run.sh, then DIR/measure.sh, there. Extra arguments to run.sh go to
-# every test binary (e.g. -test.run TestX). The binaries do not start
-# without a GPU and driver: building them is the check on other machines.
-# Uses build/cuda-env.sh for cuda.h and the libcuda.so link stub.
+# Binaries are stripped (-ldflags='-s -w'). The bundle must travel with the
+# device tool (64 MiB in all, the working tree included): the script prints
+# its size and fails over BUNDLE_MAX_MIB (default 56).
+#
+# On a GPU machine (the NVIDIA driver, neither Go nor the CUDA toolkit):
+# DIR/run.sh (see build/README.md). The binaries do not start without a GPU
+# and driver: building them is the check on other machines. Uses
+# build/cuda-env.sh for cuda.h and the libcuda.so link stub.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,16 +35,26 @@ die() {
 
 out=${1:-build/out/gpu-bundle}
 [ $# -le 1 ] || die "usage: build/gpu-bundle.sh [DIR]"
+max_mib=${BUNDLE_MAX_MIB:-56}
 
 cuda_env=$(build/cuda-env.sh) || die "build/cuda-env.sh failed (see above)"
 eval "$cuda_env"
 export CGO_ENABLED=1
+ld=(-ldflags='-s -w' -trimpath)
 
 rm -rf "$out"
 mkdir -p "$out/tests"
 
 echo "gpu-bundle.sh: building saber-hx -tags cuda" >&2
-go build -tags cuda -o "$out/saber-hx" ./cmd/saber-hx
+go build -tags cuda "${ld[@]}" -o "$out/saber-hx" ./cmd/saber-hx
+CGO_ENABLED=0 go build "${ld[@]}" -o "$out/collect" ./build/gpucollect
+cp build/gpu-run.sh "$out/run.sh"
+chmod +x "$out/run.sh"
+{
+	git rev-parse HEAD 2>/dev/null || echo "no git"
+	git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "with uncommitted changes"
+	date -u +%Y-%m-%dT%H:%M:%SZ
+} | paste -sd' ' >"$out/VERSION"
 
 # Packages whose test files change with the tag: they have cuda-tagged tests.
 fmt='{{.ImportPath}} {{.Dir}} {{join .TestGoFiles ","}}/{{join .XTestGoFiles ","}}'
@@ -55,14 +68,14 @@ done < <(go list -e -tags cuda -f "$fmt" ./...)
 [ "${#pkgs[@]}" -gt 0 ] || die "found no package with cuda-tagged tests"
 
 module=$(go list -m)
-# The packages whose GPU checks the bundle exists for: the device layer and
-# the offload kernels against the emulator and the CPU.
-for want in gpu offload; do
+root=$(pwd)
+# run.sh runs these, in this order: each must be there.
+for want in gpu offload engine cmd/saber-hx; do
 	found=0
 	for p in "${pkgs[@]}"; do
 		[ "${p%% *}" = "$module/$want" ] && found=1
 	done
-	[ "$found" -eq 1 ] || die "package $want has no cuda-tagged tests any more: its test binary would be missing"
+	[ "$found" -eq 1 ] || die "package $want has no cuda-tagged tests any more: run.sh would miss its test binary"
 done
 for p in "${pkgs[@]}"; do
 	path=${p%% *}
@@ -73,62 +86,37 @@ for p in "${pkgs[@]}"; do
 	name=$(basename "$rel")
 	echo "gpu-bundle.sh: go test -c -tags cuda $rel" >&2
 	mkdir -p "$out/tests/$rel"
-	go test -c -tags cuda -o "$out/tests/$rel/$name.test" "$path"
+	go test -c -tags cuda "${ld[@]}" -o "$out/tests/$rel/$name.test" "$path"
 	if [ -d "$dir/testdata" ]; then
 		cp -r "$dir/testdata" "$out/tests/$rel/"
 	fi
+	# Files outside the package that its tests read: string literals
+	# "../..." in its test files, resolved from the package's folder and
+	# copied to the same place relative to tests/<pkg>.
+	while IFS= read -r ref; do
+		src=$(cd "$dir" && realpath -m "$ref")
+		case $src in
+		"$root"/*) ;;
+		*) die "$rel's tests read $ref, outside the repository" ;;
+		esac
+		[ -e "$src" ] || die "$rel's tests read $ref ($src), which does not exist"
+		# Copy the longest existing prefix that names a file or folder.
+		dst="$out/tests/${src#"$root"/}"
+		mkdir -p "$(dirname "$dst")"
+		if [ -d "$src" ]; then
+			mkdir -p "$dst" && cp -r "$src/." "$dst/"
+		else
+			cp "$src" "$dst"
+		fi
+		echo "gpu-bundle.sh:   with ${src#"$root"/} (read by $rel's tests)" >&2
+	done < <(cd "$dir" && grep -ho '"\.\./[^"]*"' -- *_test.go 2>/dev/null | tr -d '"' | sort -u)
 done
 
-cat >"$out/run.sh" <<'RUN'
-#!/usr/bin/env bash
-# run.sh: saber-hx's CUDA checks on a GPU machine (made by build/gpu-bundle.sh).
-# Runs every test binary under tests/ with -test.v from its own folder (plus
-# any arguments given here), then ./saber-hx topology. Exits 1 if any fails.
-set -uo pipefail
-cd "$(dirname "$0")"
-failed=()
-while IFS= read -r t; do
-	echo "=== $t"
-	if ! (cd "$(dirname "$t")" && "./$(basename "$t")" -test.v "$@"); then
-		failed+=("$t")
-	fi
-done < <(find tests -name '*.test' -type f | sort)
-echo "=== ./saber-hx topology"
-if ! ./saber-hx topology; then
-	failed+=("saber-hx topology")
+bytes=$(du -sb "$out" | cut -f1)
+mib=$(((bytes + (1 << 20) - 1) >> 20))
+echo "gpu-bundle.sh: wrote $out: $mib MiB ($bytes bytes): saber-hx, collect, run.sh and ${#pkgs[@]} test binaries:" >&2
+(cd "$out" && find . -type f -size +1M -printf '  %p %s\n' | sort) >&2
+if [ "$mib" -gt "$max_mib" ]; then
+	die "the bundle is $mib MiB, over BUNDLE_MAX_MIB=$max_mib (the device tool carries 64 MiB in all, the working tree included)"
 fi
-if [ "${#failed[@]}" -gt 0 ]; then
-	echo "FAILED: ${failed[*]}"
-	exit 1
-fi
-echo "ALL PASSED"
-RUN
-chmod +x "$out/run.sh"
-
-cat >"$out/measure.sh" <<'MEASURE'
-#!/usr/bin/env bash
-# measure.sh: the GPU figures docs/gpu.md asks for (made by
-# build/gpu-bundle.sh), after run.sh passed: GPU 0's copy bandwidth from
-# page-locked memory and the YSB kernels' rate, then YSB and the bench
-# workloads select, proj and groupby in cpu, gpu and hybrid modes, one JSON
-# summary line each (throughput, processors.tasks: the hybrid split,
-# gpu_fallback_tasks). SECS (default 10) is each run's measured time.
-set -uo pipefail
-cd "$(dirname "$0")"
-SECS=${SECS:-10}
-echo "=== copy bandwidth and the YSB kernels"
-(cd tests/offload && ./offload.test -test.v -test.run 'TestCUDACopyBandwidth|TestCUDAYSB') | grep -E 'KiB:|rate|Mtuples|GB/s|^(---|ok|FAIL|PASS)'
-for mode in cpu gpu hybrid; do
-	echo "=== ysb --mode $mode"
-	./saber-hx ysb --mode "$mode" --duration "${SECS}s" --warmup 2s --json 2>/dev/null | tail -n 1
-done
-for w in select proj groupby; do
-	for mode in cpu gpu hybrid; do
-		echo "=== bench $w --mode $mode"
-		./saber-hx bench "$w" --mode "$mode" --duration "${SECS}s" --json 2>/dev/null | tail -n 1
-	done
-done
-MEASURE
-chmod +x "$out/measure.sh"
-echo "gpu-bundle.sh: wrote $out: saber-hx, run.sh, measure.sh and ${#pkgs[@]} test binary(ies):" >&2
-(cd "$out" && find tests -name '*.test' -type f | sort) >&2
+echo "gpu-bundle.sh: on a GPU machine: $out/run.sh (see build/README.md); here: $out/run.sh --dry-run" >&2

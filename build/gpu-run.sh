@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# run.sh: saber-hx's CUDA checks, then its GPU measurements, on a GPU
+# machine without Go (build/gpu-bundle.sh copies this file, build/gpu-run.sh,
+# into the bundle as run.sh, next to saber-hx, collect and tests/).
+#
+#   run.sh            the CUDA tests, then the measurements
+#   run.sh --quick    the measurements only (a rerun)
+#   run.sh --full     also, last, every test of the cuda test binaries
+#   run.sh --dry-run  print every step and its time limit; run nothing
+#
+# Everything lands in $OUT (default: ./out next to this file): run.log
+# (every command's output), results.json (every step and figure; rewritten
+# after each step, so it is whole whenever the run stops), summary.txt (the
+# table printed last), nvidia-smi.txt (nvidia-smi -q: driver, clocks, PCIe
+# link) and logs.tar.gz (one log per step). Five files, none in a
+# subfolder: the device tool brings back at most 8.
+#
+# Every step runs under `timeout`, every Go test binary with -test.timeout
+# a little under it; a step that fails or times out is reported and the
+# next one runs; the whole run stops starting steps once RUN_BUDGET_S
+# (default 480 s) is spent, and records those it skipped. The exit status
+# is 0 when every step that ran passed and every test step ran, else 1
+# (2: bad arguments).
+#
+# Knobs (environment): RUN_BUDGET_S, SECS (measured seconds per saber-hx
+# run, default 1.5), REPS (repetitions, default 3), SIZES (task sizes in
+# bytes, default "1048576 262144 4194304": 1 MiB first, so that a budget cut
+# loses the others), WORKLOADS (default "ysb select proj"), MODES (default
+# "cpu gpu hybrid"), T_TEST (seconds per test binary, default 150),
+# T_SHORT (default 30), T_RUN (per saber-hx run, default SECS + 25).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here" || exit 2
+
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+
+quick=0 full=0 dry=0
+for a in "$@"; do
+	case $a in
+	--quick) quick=1 ;;
+	--full) full=1 ;;
+	--dry-run) dry=1 ;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "run.sh: unknown argument $a (run.sh --help)" >&2
+		exit 2
+		;;
+	esac
+done
+
+OUT=${OUT:-$here/out}
+BUDGET=${RUN_BUDGET_S:-480}
+SECS=${SECS:-1.5}
+REPS=${REPS:-3}
+SIZES=${SIZES:-"1048576 262144 4194304"}
+WORKLOADS=${WORKLOADS:-"ysb select proj"}
+MODES=${MODES:-"cpu gpu hybrid"}
+T_TEST=${T_TEST:-150}
+T_SHORT=${T_SHORT:-30}
+secs_int=${SECS%%.*}
+T_RUN=${T_RUN:-$((${secs_int:-1} + 25))}
+NCPU=$(nproc 2>/dev/null || echo 1)
+HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
+mkdir -p "$work/logs"
+: >"$work/steps.tsv"
+: >"$work/runs.tsv"
+if [ "$dry" -eq 1 ]; then
+	OUT=$work/out # nothing of a dry run lands in $OUT
+fi
+mkdir -p "$OUT" || exit 2
+rm -f "$OUT/results.json" "$OUT/summary.txt" "$OUT/logs.tar.gz" "$OUT/nvidia-smi.txt"
+: >"$OUT/run.log"
+start=$SECONDS
+failed_any=0
+
+log() { echo "$*" | tee -a "$OUT/run.log"; }
+left() { echo $((BUDGET - (SECONDS - start))); }
+
+{
+	printf 'started\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	printf 'budget_s\t%s\n' "$BUDGET"
+	printf 'quick\t%s\n' "$quick"
+	printf 'secs\t%s\n' "$SECS"
+	printf 'reps\t%s\n' "$REPS"
+	printf 'nproc\t%s\n' "$NCPU"
+	printf 'hybrid_workers\t%s\n' "$HYBRID_WORKERS"
+	printf 'uname\t%s\n' "$(uname -srm)"
+	printf 'bundle\t%s\n' "$(cat "$here/VERSION" 2>/dev/null || echo unknown)"
+	printf 'gpu_sync\t%s\n' "${SABER_HX_GPU_SYNC:-default}"
+} >"$work/meta.tsv"
+
+# collect rewrites results.json and summary.txt, and logs.tar.gz.
+collect() {
+	if [ -x ./collect ]; then
+		./collect results "$work" "$OUT" >"$work/table.txt" 2>>"$OUT/run.log" || echo "run.sh: collect failed (see run.log)" >>"$OUT/run.log"
+	fi
+	tar -czf "$OUT/logs.tar.gz.tmp" -C "$work" logs steps.tsv runs.tsv meta.tsv 2>/dev/null && mv "$OUT/logs.tar.gz.tmp" "$OUT/logs.tar.gz"
+}
+
+# step NAME KIND LIMIT CMD...: runs CMD under timeout with its output in
+# logs/NAME.log and run.log, and records it in steps.tsv. KIND is env, test
+# or measure. Go test binaries get -test.timeout from the caller (tlimit).
+step() {
+	local name=$1 kind=$2 limit=$3
+	shift 3
+	local rem
+	rem=$(left)
+	if [ "$dry" -eq 1 ]; then
+		printf '%-34s %-8s %4ss  %s\n' "$name" "$kind" "$limit" "$*"
+		return 0
+	fi
+	if [ "$rem" -lt 10 ]; then
+		printf '%s\t%s\tskipped\t-1\t0\t\t%s\n' "$name" "$kind" "$*" >>"$work/steps.tsv"
+		log "--- skipped $name: the run's budget of ${BUDGET}s is spent"
+		[ "$kind" = test ] && failed_any=1
+		return 1
+	fi
+	if [ "$limit" -gt $((rem - 5)) ]; then
+		limit=$((rem - 5))
+	fi
+	local lf="logs/$name.log" t0=$SECONDS rc st
+	{
+		echo "=== $name (limit ${limit}s): $*"
+	} >>"$OUT/run.log"
+	timeout -k 5 "$limit" "$@" >"$work/$lf" 2>&1
+	rc=$?
+	cat "$work/$lf" >>"$OUT/run.log"
+	case $rc in
+	0) st=pass ;;
+	124 | 137) st=timeout ;;
+	*) st=fail ;;
+	esac
+	local dt=$((SECONDS - t0))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$st" "$rc" "$dt" "$lf" "$*" >>"$work/steps.tsv"
+	echo "=== $name: $st (exit $rc, ${dt}s)" >>"$OUT/run.log"
+	printf '%-8s %-40s %4ss\n' "$st" "$name" "$dt"
+	if [ "$st" != pass ]; then
+		failed_any=1
+		tail -n 15 "$work/$lf" | sed 's/^/    | /'
+	fi
+	collect
+	[ "$st" = pass ]
+}
+
+# tlimit LIMIT: -test.timeout for a test binary run under LIMIT seconds.
+tlimit() { echo "-test.timeout=$(($1 > 20 ? $1 - 10 : $1))s"; }
+
+# gotest NAME PKGDIR LIMIT ARGS...: a test binary from its own folder.
+gotest() {
+	local name=$1 dir=$2 limit=$3
+	shift 3
+	local bin
+	bin="tests/$dir/$(basename "$dir").test"
+	if [ ! -x "$bin" ] && [ "$dry" -eq 0 ]; then
+		printf '%s\ttest\tfail\t127\t0\t\t%s\n' "$name" "$bin" >>"$work/steps.tsv"
+		log "--- fail $name: $bin is missing from the bundle"
+		failed_any=1
+		return 1
+	fi
+	step "$name" test "$limit" bash -c 'cd "$1" && shift && exec "$@"' _ "tests/$dir" "./$(basename "$dir").test" -test.v "$(tlimit "$limit")" "$@"
+}
+
+# sbx NAME GROUP WORKLOAD MODE TASK POLICY STATIC REP EXTRA ARGS...: one
+# saber-hx run of the measurements, recorded in runs.tsv.
+nrun=0
+sbx() {
+	local name=$1 group=$2 w=$3 mode=$4 ts=$5 pol=$6 static=$7 rep=$8 extra=$9
+	shift 9
+	local buf=$((32 * ts))
+	[ "$buf" -lt $((4 << 20)) ] && buf=$((4 << 20))
+	local args=()
+	case $w in
+	ysb) args=(ysb --warmup 0.5s) ;;
+	select) args=(bench select --predicates 256) ;;
+	proj) args=(bench proj --attributes 16 --expr-depth 8) ;;
+	*) args=(bench "$w") ;;
+	esac
+	args+=(--mode "$mode" --duration "${SECS}s" --task-size "$ts" --buffer-size "$buf" --json)
+	[ "$mode" = hybrid ] && args+=(--workers "$HYBRID_WORKERS" --policy "$pol")
+	[ -n "$static" ] && args+=(--static "$static")
+	args+=("$@")
+	local envs=()
+	case $extra in
+	sync=*) envs=(env "SABER_HX_GPU_SYNC=${extra#sync=}") ;;
+	esac
+	nrun=$((nrun + 1))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$group" "$w" "$mode" "$ts" "$pol" "$static" "$rep" "$extra" >>"$work/runs.tsv"
+	step "$name" measure "$T_RUN" "${envs[@]}" ./saber-hx "${args[@]}"
+}
+
+log "run.sh: $(date -u +%H:%M:%S) budget ${BUDGET}s, SECS=$SECS REPS=$REPS, $NCPU CPUs (hybrid: $HYBRID_WORKERS workers), OUT=$OUT"
+[ "$dry" -eq 1 ] && printf '%-34s %-8s %5s  %s\n' step kind limit command
+
+# --- the machine
+if [ "$dry" -eq 0 ]; then
+	if command -v nvidia-smi >/dev/null; then
+		timeout 30 nvidia-smi -q >"$OUT/nvidia-smi.txt" 2>&1
+		timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,clocks.sm,clocks.max.sm,persistence_mode,compute_mode \
+			--format=csv,noheader 2>/dev/null | head -n 1 | tr -d '\r' >"$work/gpu.csv"
+		IFS=',' read -r -a gf <"$work/gpu.csv"
+		keys=(name driver_version memory_total pcie_gen_current pcie_gen_max pcie_width_current pcie_width_max clocks_sm clocks_max_sm persistence_mode compute_mode)
+		for i in "${!keys[@]}"; do
+			v=${gf[$i]:-}
+			printf '%s\t%s\n' "${keys[$i]}" "$(echo "$v" | sed 's/^ *//;s/ *$//')"
+		done >"$work/gpu.tsv"
+	else
+		echo "nvidia-smi: not found" >"$OUT/nvidia-smi.txt"
+	fi
+fi
+step nvidia-smi env "$T_SHORT" nvidia-smi
+step topology env "$T_SHORT" ./saber-hx topology
+
+# --- the CUDA tests: device, kernels against the emulator word for word
+# (poisoned buffers), the engine and the command line on GPU 0
+if [ "$quick" -eq 0 ]; then
+	gotest test-gpu gpu "$T_SHORT" -test.run .
+	gotest test-offload-cuda offload "$T_TEST" -test.run '^TestCUDA' -test.skip '^TestCUDACopyBandwidth$'
+	gotest test-engine-cuda engine "$T_TEST" -test.run '^TestCUDA'
+	gotest test-cmd-cuda cmd/saber-hx "$T_TEST" -test.run '^TestCUDA'
+fi
+
+# --- the measurements
+gotest bandwidth offload 60 -test.run '^TestCUDACopyBandwidth$'
+
+names_of() { # the query names of a warm-up's summary, or the workload
+	local n
+	n=$(./collect names "$work/logs/$1.log" 2>/dev/null | cut -d, -f1)
+	echo "${n:-$2}"
+}
+
+first_size=${SIZES%% *}
+declare -A qname
+for w in $WORKLOADS; do
+	sbx "warmup-$w" warmup "$w" gpu "$first_size" hls "" 0 ""
+	qname[$w]=$(names_of "warmup-$w" "$w")
+done
+for ts in $SIZES; do
+	for w in $WORKLOADS; do
+		for rep in $(seq 1 "$REPS"); do
+			for mode in $MODES; do
+				sbx "$w-$mode-$ts-$rep" matrix "$w" "$mode" "$ts" hls "" "$rep" ""
+			done
+		done
+		if [ "$ts" = "$first_size" ]; then
+			for rep in $(seq 1 "$REPS"); do
+				for kind in cpu gpu; do
+					sbx "$w-static-$kind-$ts-$rep" static "$w" hybrid "$ts" static "${qname[$w]:-$w}=$kind" "$rep" ""
+				done
+			done
+		fi
+	done
+done
+# The GPU's wait: spinning against blocking synchronisation, gpu mode.
+for w in $WORKLOADS; do
+	for rep in $(seq 1 "$REPS"); do
+		sbx "$w-gpu-spin-$first_size-$rep" sync "$w" gpu "$first_size" hls "" "$rep" "sync=spin"
+	done
+done
+
+if [ "$full" -eq 1 ]; then
+	for d in gpu offload engine cmd/saber-hx; do
+		gotest "full-$(echo "$d" | tr / -)" "$d" "$T_TEST"
+	done
+fi
+
+if [ "$dry" -eq 1 ]; then
+	echo "run.sh --dry-run: $nrun saber-hx runs; nothing was run"
+	rm -rf "$work"
+	exit 0
+fi
+printf 'finished\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$work/meta.tsv"
+printf 'seconds\t%s\n' "$((SECONDS - start))" >>"$work/meta.tsv"
+collect
+cat "$work/table.txt" 2>/dev/null | tee -a "$OUT/run.log"
+if [ ! -s "$OUT/results.json" ]; then
+	log "run.sh: no results.json (collect missing or failed)"
+	failed_any=1
+fi
+rm -rf "$work"
+if [ "$failed_any" -ne 0 ]; then
+	log "run.sh: exit 1 ($((SECONDS - start))s): a step failed, timed out or was skipped (see results.json)"
+	exit 1
+fi
+log "run.sh: exit 0 ($((SECONDS - start))s)"
+exit 0

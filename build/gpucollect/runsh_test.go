@@ -1,0 +1,322 @@
+package main
+
+// The GPU bundle's run.sh (build/gpu-run.sh) without a GPU: the bundle's
+// binaries are replaced by stand-ins (bash scripts) on a fake bundle, with
+// a fake nvidia-smi on PATH, and this test binary stands in for ./collect.
+// It checks that a failing step is reported and the next one still runs,
+// that a hanging step is stopped by its timeout, that the budget skips
+// steps and says so, that the exit status says whether every step passed,
+// and that results.json is valid JSON with every figure.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	// As ./collect of the fake bundle.
+	if os.Getenv("GPUCOLLECT_AS_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const fakeSaber = `#!/usr/bin/env bash
+# saber-hx stand-in: a --json summary whose throughput depends on --mode.
+cmd=$1; shift
+[ "$cmd" = topology ] && { echo "GPUs: 1 (fake)"; exit 0; }
+w=ysb
+[ "$cmd" = bench ] && { w=$1; shift; }
+mode=cpu ts=0 static=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mode) mode=$2; shift ;;
+	--task-size) ts=$2; shift ;;
+	--static) static=$2; shift ;;
+	esac
+	shift
+done
+case ",${FAKE_FAIL:-}," in *",$w:$mode,"*) echo "saber-hx: error: fake failure of $w in $mode mode" >&2; exit 1 ;; esac
+case ",${FAKE_HANG:-}," in *",$w:$mode:$ts,"*) sleep 60 ;; esac
+case $mode in cpu) r=100000000 ;; gpu) r=200000000 ;; *) r=250000000 ;; esac
+case $static in *=cpu) r=90000000 ;; *=gpu) r=190000000 ;; esac
+kinds='["cpu","gpu"]' tasks='[[10],[30]]'
+[ "$mode" = cpu ] && { kinds='["cpu"]' tasks='[[40]]'; }
+[ "$mode" = gpu ] && { kinds='["gpu"]' tasks='[[40]]'; }
+echo "progress line"
+echo "{\"tuples_per_s\":$r,\"validated\":true,\"task_size\":$ts,\"processors\":{\"mode\":\"$mode\",\"kinds\":$kinds,\"queries\":[\"Q_$w\"],\"tasks\":$tasks,\"gpu_copy_in_us_p50\":11.5,\"gpu_kernel_us_p50\":22.5,\"gpu_copy_out_us_p50\":3.5,\"gpu_sync\":\"${SABER_HX_GPU_SYNC:-blocking}\"}}"
+`
+
+// fakeTest is a Go test binary stand-in: PASS, or what FAKE_<NAME> says.
+const fakeTest = `#!/usr/bin/env bash
+name=$(basename "$0" .test)
+args="$*"
+case $args in *-test.v*) ;; *) echo "missing -test.v" >&2; exit 3 ;; esac
+case $args in *-test.timeout=*) ;; *) echo "missing -test.timeout" >&2; exit 3 ;; esac
+if [ "$name" = offload ] && [[ $args == *"-test.run ^TestCUDACopyBandwidth"* ]]; then
+	echo "=== RUN   TestCUDACopyBandwidth"
+	echo "    cuda_bandwidth_test.go:57:    256 KiB: host to device 20.5 GB/s, device to host 21.0 GB/s (4096 copies each)"
+	echo "    cuda_bandwidth_test.go:57:   1024 KiB: host to device 40.5 GB/s, device to host 41.0 GB/s (1024 copies each)"
+	echo "--- PASS: TestCUDACopyBandwidth (0.10s)"
+	exit 0
+fi
+# Tests that read files beside the bundle's layout: the cwd is tests/<pkg>.
+[ "$name" = offload ] && { [ -f ../kernels/cuda/offload.cu ] || { echo "--- FAIL: TestDescriptorCodes"; exit 1; }; }
+v=FAKE_$(echo "$name" | tr a-z- A-Z_)
+case ${!v:-pass} in
+fail) echo "=== RUN   TestCUDAX"; echo "--- FAIL: TestCUDAX (0.00s)"; echo "--- PASS: TestCUDAY (0.00s)"; echo FAIL; exit 1 ;;
+hang) echo "=== RUN   TestCUDAHang"; sleep 60 ;;
+esac
+echo "=== RUN   TestCUDAA"
+echo "--- PASS: TestCUDAA (0.01s)"
+echo "--- SKIP: TestCUDAB (0.00s)"
+echo PASS
+`
+
+// fakeBundle makes a bundle of stand-ins around build/gpu-run.sh and a
+// PATH with a fake nvidia-smi.
+func fakeBundle(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	run, err := os.ReadFile("../gpu-run.sh")
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	files := map[string]string{
+		"run.sh":                           string(run),
+		"saber-hx":                         fakeSaber,
+		"collect":                          "#!/bin/sh\nGPUCOLLECT_AS_MAIN=1 exec '" + self + "' \"$@\"\n",
+		"tests/gpu/gpu.test":               fakeTest,
+		"tests/offload/offload.test":       fakeTest,
+		"tests/engine/engine.test":         fakeTest,
+		"tests/cmd/saber-hx/saber-hx.test": fakeTest,
+		"tests/kernels/cuda/offload.cu":    "// the kernels' source, read by offload's tests\n",
+		"bin/nvidia-smi": `#!/bin/sh
+case "$*" in
+*--query-gpu*) echo "NVIDIA H200, 580.159.04, 143771 MiB, 5, 5, 16, 16, 1980 MHz, 1980 MHz, Enabled, Default" ;;
+*) echo "==============NVSMI LOG==============" ; echo "Driver Version : 580.159.04" ;;
+esac
+`,
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o755))
+	}
+	return dir, filepath.Join(dir, "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+}
+
+// runSh runs the fake bundle's run.sh with env and args; it returns the
+// exit status, its stdout and the results.json it wrote (nil if none).
+func runSh(t *testing.T, dir, path string, env []string, args ...string) (int, string, *Results, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(filepath.Join(dir, "run.sh"), args...)
+	cmd.Env = append(os.Environ(), "PATH="+path, "OUT="+out, "SIZES=1048576 262144", "REPS=2", "WORKLOADS=ysb select",
+		"T_TEST=2", "T_SHORT=3", "T_RUN=2", "TMPDIR="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err, "stderr: %s", stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		return code, stdout.String(), nil, out
+	}
+	require.True(t, json.Valid(b), "results.json is JSON")
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(b, &raw))
+	for _, k := range []string{"schema", "passed", "failed", "skipped", "meta", "gpu", "steps", "bandwidth", "figures", "ratios", "runs"} {
+		assert.Contains(t, raw, k)
+	}
+	var r Results
+	require.NoError(t, json.Unmarshal(b, &r))
+	return code, stdout.String(), &r, out
+}
+
+func stepOf(t *testing.T, r *Results, name string) Step {
+	t.Helper()
+	for _, s := range r.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	require.Failf(t, "no step", "%s in %v", name, r.Steps)
+	return Step{}
+}
+
+func TestRunShAllPass(t *testing.T) {
+	dir, path := fakeBundle(t)
+	code, stdout, r, out := runSh(t, dir, path, nil)
+	require.NotNil(t, r, "stdout: %s", stdout)
+	assert.Equal(t, 0, code, "every step passed: exit 0; stdout: %s", stdout)
+	assert.True(t, r.Passed)
+	assert.Empty(t, r.Failed)
+	assert.Contains(t, stdout, "ALL PASSED")
+	assert.Equal(t, "NVIDIA H200", r.GPU["name"])
+	assert.Equal(t, "5", r.GPU["pcie_gen_current"])
+	for _, f := range []string{"run.log", "results.json", "summary.txt", "nvidia-smi.txt", "logs.tar.gz"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	ents, err := os.ReadDir(out)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(ents), 8, "the device tool brings back at most 8 files")
+	for _, e := range ents {
+		assert.False(t, e.IsDir(), "no subfolder in $OUT: %s", e.Name())
+	}
+
+	// The order: the CUDA tests, then the measurements.
+	var names []string
+	for _, s := range r.Steps {
+		names = append(names, s.Name)
+	}
+	require.GreaterOrEqual(t, len(names), 8)
+	assert.Equal(t, []string{"nvidia-smi", "topology", "test-gpu", "test-offload-cuda", "test-engine-cuda", "test-cmd-cuda", "bandwidth"}, names[:7])
+	off := stepOf(t, r, "test-offload-cuda")
+	require.NotNil(t, off.Tests)
+	assert.Equal(t, TestCounts{Pass: 1, Skip: 1, Failed: []string{}}, *off.Tests, "found its kernels' source beside it")
+	assert.Equal(t, []Bandwidth{{256, 20.5, 21}, {1024, 40.5, 41}}, r.Bandwidth)
+
+	// Every run's figure, the repetitions' medians, the ratios.
+	// 2 warm-ups, 2 workloads x 2 sizes x 3 modes x 2 reps, static 2 x 2
+	// kinds x 2 reps, sync 2 x 2.
+	assert.Len(t, r.Runs, 2+24+8+4)
+	for _, ru := range r.Runs {
+		assert.Equal(t, "pass", ru.Status, ru.Step)
+		assert.Positive(t, ru.TuplesPerS, ru.Step)
+		if ru.Group == "static" {
+			assert.Regexp(t, `^Q_(ysb|select)=(cpu|gpu)$`, ru.Static, "bound by the name the warm-up's summary gave")
+		}
+		if ru.Group == "sync" {
+			assert.Equal(t, "spin", ru.GPU["gpu_sync"], "SABER_HX_GPU_SYNC reaches saber-hx")
+		}
+	}
+	var matrix int
+	for _, f := range r.Figures {
+		assert.Equal(t, 2, f.Reps)
+		assert.Len(t, f.TuplesPerS, 2)
+		if f.Group == "matrix" {
+			matrix++
+			assert.Equal(t, 22.5, f.KernelUsP50)
+		}
+		if f.Mode == "hybrid" && f.Group == "matrix" {
+			assert.Equal(t, 250e6, f.Median)
+			assert.Equal(t, 0.75, f.GPUShare)
+		}
+	}
+	assert.Equal(t, 12, matrix)
+	require.Len(t, r.Ratios, 4)
+	for _, x := range r.Ratios {
+		assert.Equal(t, "gpu", x.BestSingle)
+		assert.InDelta(t, 1.25, x.HybridOverBest, 1e-9)
+		if x.TaskSize == 1<<20 {
+			assert.InDelta(t, 250.0/190, x.HLSOverBestStatic, 1e-9)
+		} else {
+			assert.Zero(t, x.HLSOverBestStatic, "static runs at the first size only")
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "hybrid/best 1.250")
+	assert.Contains(t, stdout, "run.sh: exit 0 (")
+}
+
+func TestRunShFailuresAndTimeouts(t *testing.T) {
+	dir, path := fakeBundle(t)
+	start := time.Now()
+	code, stdout, r, out := runSh(t, dir, path, []string{"FAKE_ENGINE=fail", "FAKE_SABER_HX=hang", "FAKE_FAIL=select:gpu", "FAKE_HANG=ysb:hybrid:262144"})
+	require.NotNil(t, r, "stdout: %s", stdout)
+	assert.Less(t, time.Since(start), 60*time.Second, "the hangs were cut by their timeouts")
+	assert.Equal(t, 1, code)
+	assert.False(t, r.Passed)
+	assert.Contains(t, stdout, "FAILED: ")
+
+	eng := stepOf(t, r, "test-engine-cuda")
+	assert.Equal(t, "fail", eng.Status)
+	assert.Equal(t, 1, eng.RC)
+	assert.Equal(t, []string{"TestCUDAX"}, eng.Tests.Failed)
+	assert.Equal(t, 1, eng.Tests.Pass)
+	assert.Contains(t, eng.Tail, "--- FAIL: TestCUDAX")
+
+	cmd := stepOf(t, r, "test-cmd-cuda")
+	assert.Equal(t, "timeout", cmd.Status, "the hanging test binary was stopped")
+	assert.Equal(t, 124, cmd.RC)
+	assert.Contains(t, cmd.Command, "-test.timeout=")
+
+	// The next steps still ran.
+	assert.Equal(t, "pass", stepOf(t, r, "bandwidth").Status)
+	assert.Len(t, r.Bandwidth, 2)
+	assert.Equal(t, "pass", stepOf(t, r, "ysb-gpu-1048576-1").Status)
+	assert.Equal(t, "pass", stepOf(t, r, "ysb-hybrid-1048576-1").Status)
+	assert.Equal(t, "timeout", stepOf(t, r, "ysb-hybrid-262144-1").Status)
+	assert.Equal(t, "pass", stepOf(t, r, "select-cpu-262144-1").Status)
+	assert.Equal(t, "fail", stepOf(t, r, "select-gpu-1048576-2").Status)
+	assert.Equal(t, "pass", stepOf(t, r, "select-hybrid-1048576-2").Status)
+	for _, want := range []string{"test-engine-cuda", "test-cmd-cuda", "ysb-hybrid-262144-2", "select-gpu-1048576-1"} {
+		assert.Contains(t, r.Failed, want)
+	}
+	for _, f := range r.Figures {
+		if f.Workload == "select" && f.Mode == "gpu" && f.Group == "matrix" {
+			assert.Equal(t, 2, f.FailedRuns)
+			assert.Zero(t, f.Median)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(out, "run.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "fake failure of select in gpu mode", "every command's output is in run.log")
+	assert.Contains(t, string(log), "=== test-cmd-cuda: timeout (exit 124")
+}
+
+func TestRunShBudgetQuickAndDryRun(t *testing.T) {
+	dir, path := fakeBundle(t)
+
+	// A budget too small for anything: every step is skipped and listed,
+	// and skipped tests fail the run.
+	code, stdout, r, _ := runSh(t, dir, path, []string{"RUN_BUDGET_S=5"})
+	require.NotNil(t, r, "stdout: %s", stdout)
+	assert.Equal(t, 1, code)
+	assert.False(t, r.Passed)
+	assert.Contains(t, r.Skipped, "test-offload-cuda")
+	assert.Contains(t, r.Failed, "test-offload-cuda (skipped)")
+	assert.Contains(t, r.Skipped, "ysb-cpu-1048576-1")
+	assert.Equal(t, "skipped", stepOf(t, r, "bandwidth").Status)
+
+	// --quick: the measurements only; all pass.
+	code, stdout, r, _ = runSh(t, dir, path, []string{"WORKLOADS=ysb", "SIZES=262144"}, "--quick")
+	require.NotNil(t, r, "stdout: %s", stdout)
+	assert.Equal(t, 0, code, stdout)
+	for _, s := range r.Steps {
+		assert.NotContains(t, s.Name, "-cuda", "--quick runs no CUDA test")
+	}
+	assert.Equal(t, "1", r.Meta["quick"])
+	assert.Len(t, r.Runs, 1+6+4+2)
+
+	// --dry-run: the plan; nothing run, nothing written to $OUT.
+	code, stdout, r, out := runSh(t, dir, path, []string{"WORKLOADS=ysb select proj"}, "--dry-run")
+	assert.Equal(t, 0, code, stdout)
+	assert.Nil(t, r)
+	assert.NoDirExists(t, out)
+	assert.Contains(t, stdout, "test-offload-cuda")
+	assert.Contains(t, stdout, "-test.timeout=")
+	assert.Contains(t, stdout, "--predicates 256")
+	assert.Contains(t, stdout, "--attributes 16 --expr-depth 8")
+	assert.Contains(t, stdout, "nothing was run")
+
+	// A wrong argument.
+	code, _, _, _ = runSh(t, dir, path, nil, "--bogus")
+	assert.Equal(t, 2, code)
+}
