@@ -36,6 +36,10 @@ type task struct {
 	base   int64 // aggregation: the first pane of the output
 	npanes int64 // aggregation: panes in the output
 	lastTS int64 // selection: the event time of the last tuple
+	// cpu: the task is not launched: none of its panes is one the device
+	// computes exactly (near the int64 edges, see exactPanes); Wait says
+	// ok false and the CPU kernel runs it.
+	cpu bool
 	// Hashed groups: the slots of the task's table (a power of two) and
 	// the most entries its groups can claim.
 	slots, entries int64
@@ -63,10 +67,14 @@ type program struct {
 	be       backend
 	slots    []slot
 	maxPanes int64
-	maxSlots int64                  // hashed groups: the largest table (a power of two)
-	slack    func(span int64) int64 // panes of slack on each side of a range window's span
-	closed   bool
-	onClose  func() // tells the device the program is gone
+	// exact: the panes [exactLo, exactHi] whose arithmetic the device does
+	// without wrapping (exactPanes); a task's output covers only those.
+	exact            bool
+	exactLo, exactHi int64
+	maxSlots         int64                  // hashed groups: the largest table (a power of two)
+	slack            func(span int64) int64 // panes of slack on each side of a range window's span
+	closed           bool
+	onClose          func() // tells the device the program is gone
 	// onOutput, where set (by tests), sees every task's device output
 	// before it is unpacked.
 	onOutput func(s int, t *task, words []uint64, out []byte)
@@ -97,8 +105,29 @@ func newProgram(sh *shape, depth int, be backend) *program {
 		// are sized by the task's tuples).
 		perPane := 1 + int64(max(sh.groups, 1))*int64(sh.rowWords())
 		pr.maxPanes = max(1, (maxOutBytes/8-hdrWords)/perPane)
+		pr.exactLo, pr.exactHi, pr.exact = exactPanes(sh.spec)
 	}
 	return pr
+}
+
+// exactPanes returns the panes [lo, hi] (ok false: none) for which the
+// device's window arithmetic, which wraps like Go's int64 (offload.cu's
+// seal_of: (floor_div(p*pane - size, slide) + 1)*slide + size), equals the
+// CPU kernels' exact one (window.Spec.Open, saturated): those where
+// p*pane - size does not go below MinInt64 and the end of the pane's first
+// window is an int64. Near either end of int64 the device would wrap where
+// the CPU saturates (or refuses the tuple): a task's output covers only
+// these panes, so that a tuple outside them is outside the output and its
+// task runs on the CPU (Wait's ok false), and the GPU's results equal the
+// CPU's for every int64 position.
+func exactPanes(spec window.Spec) (lo, hi int64, ok bool) {
+	// p*pane >= MinInt64 + size: p >= ceil((MinInt64+size)/pane).
+	lo = -window.FloorDiv(-(math.MinInt64 + spec.Size), spec.Pane)
+	// The last window whose end is an int64, and the last pane whose first
+	// window is at or before it (windows overlap or touch: slide <= size).
+	top := window.FloorDiv(math.MaxInt64-spec.Size, spec.Slide)
+	hi = (top*spec.Slide+spec.Size)/spec.Pane - 1
+	return lo, hi, lo <= hi
 }
 
 // defaultSlack is minSlack panes plus an eighth of the span.
@@ -131,6 +160,7 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 	t := task{data: data, n: len(data) / ts, first: first, lastTS: math.MinInt64}
 	if pr.sh.agg {
 		t.base, t.npanes = pr.paneRange(data, first)
+		t.cpu = t.n > 0 && t.npanes == 0
 		if pr.sh.hashed {
 			t.slots = 16
 			for t.slots < 2*int64(t.n) && t.slots < pr.maxSlots {
@@ -142,6 +172,10 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 		t.lastTS = int64(binary.LittleEndian.Uint64(data[(t.n-1)*ts:]))
 	}
 	sl.t = t
+	if t.cpu {
+		sl.busy = true
+		return nil
+	}
 	if err := pr.be.start(s, &sl.t); err != nil {
 		sl.t = task{}
 		return fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
@@ -154,8 +188,10 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 // covers. A ROWS window's positions are the stream indexes first..first+n-1:
 // exactly their panes. A range window's event times are roughly ordered:
 // the panes of the first and the last tuple, widened by slack on each side
-// for out-of-order tuples, cut to maxPanes. Pane numbers wrap as int64
-// arithmetic does, consistently on the host and in the kernels.
+// for out-of-order tuples, cut to maxPanes. The range is then cut to the
+// panes the device computes exactly (exactPanes), so that it never wraps
+// around the ends of int64; it may come out empty (npanes 0), and a task
+// with tuples then runs on the CPU.
 func (pr *program) paneRange(data []byte, first uint64) (base, npanes int64) {
 	ts := pr.sh.tupleSize
 	n := len(data) / ts
@@ -173,16 +209,39 @@ func (pr *program) paneRange(data []byte, first uint64) (base, npanes int64) {
 			lo, hi = hi, lo
 		}
 	}
+	// The panes wanted, [a, b], saturated at the ends of int64.
+	var a, b int64
 	d := uint64(hi) - uint64(lo) // hi >= lo: exact, also where hi-lo overflows int64
 	if d >= uint64(pr.maxPanes) {
-		return lo, pr.maxPanes
+		a, b = lo, satAdd(lo, pr.maxPanes-1)
+	} else {
+		span := int64(d) + 1
+		if !pr.sh.rows {
+			slack = pr.slack(span)
+		}
+		a = satAdd(lo, -slack)
+		b = satAdd(a, min(span+2*slack, pr.maxPanes)-1)
 	}
-	span := int64(d) + 1
-	if !pr.sh.rows {
-		slack = pr.slack(span)
+	if !pr.exact {
+		return 0, 0
 	}
-	npanes = min(span+2*slack, pr.maxPanes)
-	return lo - slack, npanes
+	a, b = max(a, pr.exactLo), min(b, pr.exactHi)
+	if a > b {
+		return 0, 0
+	}
+	return a, b - a + 1
+}
+
+// satAdd is a+b (|b| < 2^62), saturated at the ends of int64.
+func satAdd(a, b int64) int64 {
+	switch c := a + b; {
+	case b > 0 && c < a:
+		return math.MaxInt64
+	case b < 0 && c > a:
+		return math.MinInt64
+	default:
+		return c
+	}
 }
 
 func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
@@ -194,6 +253,10 @@ func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
 		return false, fmt.Errorf("offload: query %q: Wait on slot %d, which has no task", pr.sh.name, s)
 	}
 	sl.busy = false
+	if sl.t.cpu {
+		sl.t = task{}
+		return false, nil
+	}
 	words, out, err := pr.be.finish(s)
 	t := sl.t
 	sl.t = task{}
