@@ -48,6 +48,7 @@ var cm1Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      cmWindow,
 	DefaultTuplesPerMs: 10,
+	ValidateTuples:     1000000,
 }
 
 var cm2Workload = &Workload{
@@ -57,6 +58,7 @@ var cm2Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      cmWindow,
 	DefaultTuplesPerMs: 10,
+	ValidateTuples:     1000000,
 }
 
 func init() {

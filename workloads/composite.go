@@ -35,6 +35,7 @@ var joinWorkload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Window{Type: query.Rows, Size: 128, Slide: 128},
 	DefaultTuplesPerMs: 1000,
+	ValidateTuples:     100000,
 }
 
 // sg3: smart grid, the plugs whose average load over the last hour is above
@@ -47,6 +48,7 @@ var sg3Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Sliding(3600_000, 1000),
 	DefaultTuplesPerMs: 8,
+	ValidateTuples:     1000,
 }
 
 func init() {

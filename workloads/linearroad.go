@@ -44,6 +44,7 @@ var lrb1Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Sliding(300000, 1000),
 	DefaultTuplesPerMs: 10,
+	ValidateTuples:     50000,
 }
 
 func init() {

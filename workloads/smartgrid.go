@@ -38,6 +38,7 @@ var sg1Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      sgWindow,
 	DefaultTuplesPerMs: 8,
+	ValidateTuples:     50000,
 }
 
 var sg2Workload = &Workload{
@@ -47,6 +48,7 @@ var sg2Workload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      sgWindow,
 	DefaultTuplesPerMs: 8,
+	ValidateTuples:     1000,
 }
 
 func init() {

@@ -30,6 +30,7 @@ var projWorkload = &Workload{
 	Description:        "PROJ_m: stateless projection of m arithmetic expressions of depth d over 32-byte synthetic tuples",
 	Schema:             syntheticSchema,
 	DefaultTuplesPerMs: 1000,
+	ValidateTuples:     1000000,
 }
 
 var selectWorkload = &Workload{
@@ -37,6 +38,7 @@ var selectWorkload = &Workload{
 	Description:        "SELECT_n: stateless AND of n predicates passing a fraction s of 32-byte synthetic tuples",
 	Schema:             syntheticSchema,
 	DefaultTuplesPerMs: 1000,
+	ValidateTuples:     1000000,
 }
 
 var aggWorkload = &Workload{
@@ -46,6 +48,7 @@ var aggWorkload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Sliding(1000, 100),
 	DefaultTuplesPerMs: 1000,
+	ValidateTuples:     1000000,
 }
 
 var groupbyWorkload = &Workload{
@@ -55,6 +58,7 @@ var groupbyWorkload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Tumbling(1000),
 	DefaultTuplesPerMs: 1000,
+	ValidateTuples:     1000000,
 }
 
 // The functions are set in init: they refer to the workload variables.

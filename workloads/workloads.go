@@ -158,6 +158,13 @@ type Workload struct {
 	DefaultWindow query.Window
 	// DefaultTuplesPerMs is the generator's rate when Params.TuplesPerMs is 0.
 	DefaultTuplesPerMs int
+	// ValidateTuples is the input that `saber-hx bench --validate` checks
+	// by default: the naive reference evaluator's cost grows with the
+	// windows each tuple lies in times the groups of each window (an hour
+	// slid by a second puts every tuple in 3600 windows), so each workload
+	// has its own bound, chosen to finish well under a minute on two cores
+	// (docs/workloads.md has the times).
+	ValidateTuples int
 	// Build returns the validated query for p (error naming the bad
 	// parameter and valid range, e.g. "selectivity 1.5: must be in [0, 1]").
 	Build func(p Params) (*query.Query, error)

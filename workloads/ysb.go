@@ -20,6 +20,7 @@ var ysbWorkload = &Workload{
 	Windowed:           true,
 	DefaultWindow:      query.Tumbling(ysb.WindowMs),
 	DefaultTuplesPerMs: 10,
+	ValidateTuples:     1000000,
 }
 
 func init() {

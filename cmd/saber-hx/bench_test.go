@@ -116,9 +116,12 @@ func TestBenchUsageErrors(t *testing.T) {
 func TestBenchHelp(t *testing.T) {
 	code, stdout, stderr := cli(t, "bench", "-h")
 	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
+	assert.Empty(t, stderr, "help asked for is output")
 	for _, f := range []string{"-list", "-validate", "-validate-tuples", "-window-type", "-window-size", "-window-slide", "-selectivity", "-agg", "-groups", "-tuples-per-ms"} {
-		assert.Contains(t, stderr, "\n  "+f, "flag %s listed", f)
+		assert.Contains(t, stdout, "\n  "+f, "flag %s listed", f)
+	}
+	for _, w := range workloads.All() {
+		assert.Contains(t, stdout, fmt.Sprintf("%s %d", w.Name, w.ValidateTuples), "--validate-tuples names %s's bound", w.Name)
 	}
 }
 
@@ -257,7 +260,7 @@ func TestBenchRowWindows(t *testing.T) {
 func TestBenchWindowOverrides(t *testing.T) {
 	// A tumbling range window given by its size alone, and the workload list
 	// after the flags.
-	s, _ := benchJSON(t, append([]string{"--window-size", "5", "--json", "--validate", "--validate-tuples", "20000", "--duration", "60s"}, append(benchSmall, "agg")...)...)
+	s, _ := benchJSON(t, append([]string{"--window-size", "5", "--window-slide", "5", "--json", "--validate", "--validate-tuples", "20000", "--duration", "60s"}, append(benchSmall, "agg")...)...)
 	require.Len(t, s.Queries, 1)
 	q := s.Queries[0]
 	assert.True(t, q.Validated, "mismatch: %s", q.Mismatch)

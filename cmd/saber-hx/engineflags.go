@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,13 +35,15 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use)")
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use; "+
+		"at most "+strconv.Itoa(maxWorkers())+")")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
 		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
 	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.bufferSize, "buffer-size", 4<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks "+
+	fs.IntVar(&f.bufferSize, "buffer-size", 4<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
+		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap) "+
 		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
@@ -78,6 +82,17 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 	}
 	if f.workers < 1 {
 		return c, usagef("--workers %d: need at least 1", f.workers)
+	}
+	if limit := maxWorkers(); f.workers > limit {
+		return c, usagef("--workers %d: at most %d (64 per CPU this process may use, and never under %d)", f.workers, limit, minWorkerLimit)
+	}
+	if c.Pin && f.pin == pinTrue && f.mode != "gpu" && f.workers > len(cpu.AllowedCPUs()) {
+		warn(fmt.Sprintf("--pin=true with %d workers on %d CPUs: several workers are pinned to each CPU and share it", f.workers, len(cpu.AllowedCPUs())))
+	}
+	// Checked here, before the engine's own checks, because its "two
+	// tasks" rule doubles the task size, which a huge value overflows.
+	if f.taskSize > math.MaxInt/2 {
+		return c, usagef("task size %d: buffer size %d must hold at least two tasks (--task-size at most half of --buffer-size)", f.taskSize, f.bufferSize)
 	}
 	if f.switchThreshold < 1 {
 		return c, usagef("--switch-threshold %d: must be >= 1", f.switchThreshold)
@@ -140,6 +155,14 @@ func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
 	}
 	return c, nil
 }
+
+// minWorkerLimit is the least bound on --workers, whatever the CPUs.
+const minWorkerLimit = 1024
+
+// maxWorkers bounds --workers: every worker has a goroutine, an OS thread
+// when pinned, and task buffers of its own, so a mistyped count would
+// exhaust memory instead of running.
+func maxWorkers() int { return max(minWorkerLimit, 64*len(cpu.AllowedCPUs())) }
 
 func containsCPU(cpus []int, c int) bool {
 	for _, x := range cpus {

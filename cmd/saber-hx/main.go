@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/sink"
 )
 
 // usageError marks an error of the command line or of its input files: exit 2.
@@ -38,7 +39,9 @@ Usage:
   saber-hx help                        this text
 
 Run "saber-hx ysb -h", "saber-hx ysb generate -h" or "saber-hx bench -h" for every flag and its default.
-Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input.
+Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input,
+130 or 143 interrupted by SIGINT or SIGTERM (ingestion stopped, what was in flight drained,
+the summary of what ran printed and marked interrupted; a second signal quits at once).
 `
 
 // run is main without the process: testable.
@@ -69,13 +72,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err, stderr)
 }
 
+// exitCode reports err on stderr and maps it to the exit status: 0
+// success, 1 a failed run, 2 bad usage or bad input, 128 + N a run that
+// signal N interrupted (130 SIGINT, 143 SIGTERM) after its summary.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
 	fmt.Fprintf(stderr, "saber-hx: %v\n", err)
+	var ie interruptedError
+	if errors.As(err, &ie) {
+		return ie.exitCode()
+	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, engine.ErrConfig) {
+	if errors.As(err, &ue) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) || errors.Is(err, sink.ErrUsage) {
 		return 2
 	}
 	return 1

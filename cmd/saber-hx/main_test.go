@@ -220,15 +220,14 @@ func TestFlagHelp(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				code, stdout, stderr := cli(t, args...)
 				assert.Equal(t, 0, code)
-				assert.Empty(t, stdout)
-				assert.NotContains(t, stderr, "saber-hx: ", "help is not an error")
+				assert.Empty(t, stderr, "help asked for is output, not an error")
 				for flagName, def := range tc.flags {
 					// Each flag's entry runs from "  -name" to the next entry.
-					_, entry, found := strings.Cut(stderr, "\n  -"+flagName+" ")
+					_, entry, found := strings.Cut(stdout, "\n  -"+flagName+" ")
 					if !found {
-						_, entry, found = strings.Cut(stderr, "\n  -"+flagName+"\n")
+						_, entry, found = strings.Cut(stdout, "\n  -"+flagName+"\n")
 					}
-					if !assert.True(t, found, "flag --%s not listed in:\n%s", flagName, stderr) {
+					if !assert.True(t, found, "flag --%s not listed in:\n%s", flagName, stdout) {
 						continue
 					}
 					if i := strings.Index(entry, "\n  -"); i >= 0 {
@@ -266,7 +265,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"bundle size 64"}},
 		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers, shared"}},
 		{"bad pin", []string{"ysb", "--pin=sometimes"}, []string{`"sometimes"`, "-pin", "true, false or auto"}},
-		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"Campaigns = 0"}},
+		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"campaigns 0: need at least 1"}},
 		{"input without campaigns", []string{"ysb", "--input", filepath.Join(dir, "e.bin")}, []string{"--input", "--campaigns"}},
 		{"campaigns without input", []string{"ysb", "--campaigns", filepath.Join(dir, "c.csv")}, []string{"--input", "--campaigns"}},
 		{"file mode with bad task size", []string{"ysb", "--input", "e", "--campaigns", "c", "--task-size", "100"}, []string{"task size 100"}},
@@ -274,7 +273,7 @@ func TestUsageErrors(t *testing.T) {
 		{"generate zero tuples", []string{"ysb", "generate", "--tuples", "0", "--out", filepath.Join(dir, "e.bin"), "--campaigns", filepath.Join(dir, "c.csv")}, []string{"--tuples"}},
 		{"generate without out", []string{"ysb", "generate", "--tuples", "10", "--campaigns", filepath.Join(dir, "c.csv")}, []string{"--out"}},
 		{"generate without campaigns", []string{"ysb", "generate", "--tuples", "10", "--out", filepath.Join(dir, "e.bin")}, []string{"--campaigns"}},
-		{"generate bad ads per campaign", []string{"ysb", "generate", "--tuples", "10", "--out", filepath.Join(dir, "e.bin"), "--campaigns", filepath.Join(dir, "c.csv"), "--ads-per-campaign", "0"}, []string{"AdsPerCampaign = 0"}},
+		{"generate bad ads per campaign", []string{"ysb", "generate", "--tuples", "10", "--out", filepath.Join(dir, "e.bin"), "--campaigns", filepath.Join(dir, "c.csv"), "--ads-per-campaign", "0"}, []string{"ads per campaign 0: need at least 1"}},
 		{"stray argument", []string{"ysb", "--workers", "2", "extra"}, []string{`unexpected argument "extra"`}},
 		{"stray argument after generate", []string{"ysb", "generate", "--tuples", "10", "--out", filepath.Join(dir, "e.bin"), "--campaigns", filepath.Join(dir, "c.csv"), "extra"}, []string{`unexpected argument "extra"`}},
 		{"generate not first", []string{"ysb", "--workers", "2", "generate"}, []string{`unexpected argument "generate"`}},
@@ -390,6 +389,8 @@ func TestFileModeRoundTrip(t *testing.T) {
 		code, stdout, stderr := cli(t, "ysb", "--input", events, "--campaigns", campaigns, "--output", "-", "--workers", workers, "--task-size", "12800")
 		require.Equal(t, 0, code, "stderr: %s", stderr)
 		assert.Equal(t, string(fileCSV), stdout, "stdout holds exactly the CSV")
+		assert.Contains(t, stderr, fmt.Sprintf("ysb file: %d tuples", n), "the human summary goes to stderr")
+		assert.Contains(t, stderr, "unmatched")
 	})
 	t.Run("default output is stdout", func(t *testing.T) {
 		code, stdout, stderr := cli(t, "ysb", "--input", events, "--campaigns", campaigns, "--workers", "1", "--task-size", "4096", "--buffer-size", "65536")
@@ -399,11 +400,12 @@ func TestFileModeRoundTrip(t *testing.T) {
 	t.Run("stdout with json", func(t *testing.T) {
 		code, stdout, stderr := cli(t, "ysb", "--input", events, "--campaigns", campaigns, "--output", "-", "--workers", workers, "--task-size", "12800", "--json")
 		require.Equal(t, 0, code, "stderr: %s", stderr)
-		require.True(t, strings.HasPrefix(stdout, string(fileCSV)), "CSV first")
-		s, _ := parseSummary(t, stdout)
+		assert.Equal(t, string(fileCSV), stdout, "stdout holds the CSV alone")
+		s, _ := parseSummary(t, stderr)
 		assert.Equal(t, "-", s.Output)
 		assert.Equal(t, uint64(n), s.Tuples)
-		assert.Equal(t, string(fileCSV)+lastLine(stdout)+"\n", stdout, "CSV then one JSON line")
+		assert.Equal(t, counts.Late, s.Late, "the summary on stderr shows every count")
+		assert.Equal(t, counts.Unmatched, s.Unmatched)
 	})
 	t.Run("human summary", func(t *testing.T) {
 		out2 := filepath.Join(dir, "out2.csv")
@@ -450,7 +452,8 @@ func TestGenerateMatchesGenerator(t *testing.T) {
 
 	code, stdout, stderr := cli(t, "ysb", "generate", "--tuples", "5", "--out", events, "--campaigns", campaigns)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "wrote 5 tuples")
+	assert.Empty(t, stdout, "--out may be stdout: the message goes to stderr")
+	assert.Contains(t, stderr, "wrote 5 tuples")
 	fi, err := os.Stat(events)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5*ysb.TupleSize), fi.Size(), "generate replaces an existing file")
@@ -570,7 +573,7 @@ func TestFileModeBadInput(t *testing.T) {
 		{"events is a directory",
 			func(t *testing.T) string { return t.TempDir() },
 			func(*testing.T) string { return campaigns },
-			[]string{"not a regular file"}},
+			[]string{"is a directory"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

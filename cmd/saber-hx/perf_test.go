@@ -10,10 +10,10 @@ import (
 
 // TestWarmupFlag: --warmup is listed with its default, refused when negative.
 func TestWarmupFlag(t *testing.T) {
-	code, _, stderr := cli(t, "ysb", "-h")
+	code, help, _ := cli(t, "ysb", "-h")
 	assert.Equal(t, 0, code)
-	_, entry, found := strings.Cut(stderr, "\n  -warmup ")
-	require.True(t, found, "--warmup not listed in:\n%s", stderr)
+	_, entry, found := strings.Cut(help, "\n  -warmup ")
+	require.True(t, found, "--warmup not listed in:\n%s", help)
 	assert.Contains(t, entry, "(default 3s)")
 
 	code, stdout, stderr := cli(t, "ysb", "--warmup", "-1s", "--duration", "100ms")

@@ -14,7 +14,7 @@ import (
 // runTopology prints what the engine sees of the machine: the NUMA nodes,
 // the CPUs this process may use, caches, instruction set and GPUs.
 func runTopology(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("topology", "saber-hx topology [--json]", stderr)
+	fs := newFlagSet("topology", "  saber-hx topology [--json]\n", stdout)
 	asJSON := fs.Bool("json", false, "print the topology as one JSON object")
 	if err := parse(fs, args); err != nil {
 		return err

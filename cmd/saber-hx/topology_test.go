@@ -66,9 +66,9 @@ func TestTopologyUsage(t *testing.T) {
 	for _, h := range []string{"-h", "--help"} {
 		code, stdout, stderr := cli(t, "topology", h)
 		assert.Equal(t, 0, code, h)
-		assert.Empty(t, stdout, h)
-		assert.Contains(t, stderr, "Usage: saber-hx topology [--json]", h)
-		assert.Contains(t, stderr, "-json", h)
+		assert.Empty(t, stderr, h)
+		assert.Contains(t, stdout, "Usage:\n  saber-hx topology [--json]", h)
+		assert.Contains(t, stdout, "-json", h)
 	}
 	for _, args := range [][]string{{"--bogus"}, {"extra"}, {"--json=maybe"}} {
 		code, stdout, stderr := cli(t, append([]string{"topology"}, args...)...)

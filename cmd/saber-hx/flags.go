@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+var errHelp = flag.ErrHelp
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+// Its -h prints the synopsis and every flag with its default to stdout (help
+// asked for is output, not an error); a bad flag is reported once, by
+// exitCode, and names the -h that lists them.
+func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage:\n%s\nFlags:\n", synopsis)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors (exit 2):
+// -h prints the usage and returns errHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	// The flag package calls Usage on every error too: only -h prints it.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(joinPinValue(args))
+	fs.Usage = usage
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage()
+			return errHelp
+		}
+		return usagef("%v (saber-hx %s -h lists the flags)", err, fs.Name())
+	}
+	return nil
+}
+
+// parse is parseFlags for a command that takes no arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// joinPinValue lets --pin take its value as the next argument, as in
+// "--pin false": --pin is a boolean flag (a bare --pin means true), which
+// the flag package never gives a separate value, so "false" would be left
+// as a stray argument.
+func joinPinValue(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "-pin" || a == "--pin") && i+1 < len(args) {
+			var p pinFlag
+			if p.Set(args[i+1]) == nil {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// genFlags are the data generator's knobs.
+type genFlags struct {
+	campaigns, adsPerCampaign int
+}
+
+func (f *genFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.campaigns, "num-campaigns", 100, "campaigns in the generated table")
+	fs.IntVar(&f.adsPerCampaign, "ads-per-campaign", 10, "ads per campaign in the generated table")
+}
+
+func (f *genFlags) config() (ysb.GenConfig, error) {
+	c := ysb.DefaultGenConfig()
+	c.Campaigns, c.AdsPerCampaign = f.campaigns, f.adsPerCampaign
+	if err := c.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
