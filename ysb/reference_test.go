@@ -1,12 +1,19 @@
 package ysb
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
 )
 
 // ev is a hand-built tuple: only the fields the query reads.
@@ -180,4 +187,119 @@ func windowStartOrDie(t *testing.T, ts, windowMs int64) int64 {
 	s, ok := windowStart(ts, windowMs)
 	require.True(t, ok)
 	return s
+}
+
+// int64Events is n YSB events near the ends of int64 for windows of
+// windowMs: near MinInt64 (from just below the lowest accepted window
+// start), near MaxInt64 (saturating there), or jumping between both ends
+// and zero; views of known ads mostly, some clicks and unknown ads.
+func int64Events(r *rand.Rand, n int, windowMs int64, ads []UUID) ([]byte, string) {
+	span := int64(math.MaxInt64)
+	if windowMs < span/4 {
+		span = 4 * windowMs
+	}
+	step := max(1, span/int64(max(n, 1))*int64(1+r.IntN(3)))
+	lowest := math.MinInt64 / windowMs * windowMs // the lowest window start (/ truncates toward zero)
+	mode := []string{"min", "max", "mixed"}[r.IntN(3)]
+	cur := lowest - min(r.Int64N(3), lowest-math.MinInt64)
+	if mode == "max" {
+		cur = math.MaxInt64 - r.Int64N(span)
+	}
+	unknown := UUID{0xff}
+	evs := make([]ev, n)
+	for i := range evs {
+		e := ev{ts: cur, et: EventView, ad: ads[r.IntN(len(ads))]}
+		switch r.IntN(10) {
+		case 0:
+			e.et = EventClick
+		case 1:
+			e.ad = unknown
+		}
+		if j := r.Int64N(step + 1); r.IntN(4) == 0 && e.ts-math.MinInt64 >= j {
+			e.ts -= j
+		}
+		if mode == "mixed" && r.IntN(10) == 0 {
+			e.ts = []int64{math.MinInt64, lowest, 0, math.MaxInt64, math.MaxInt64 - r.Int64N(span)}[r.IntN(5)]
+		}
+		evs[i] = e
+		if d := r.Int64N(step + 1); cur > math.MaxInt64-d {
+			cur = math.MaxInt64
+		} else {
+			cur += d
+		}
+	}
+	return encode(evs...), mode
+}
+
+var refusedOffset = regexp.MustCompile(`tuple (\d+) \(byte offset (\d+)\)`)
+
+// checkEngineAgainstReference runs events through the engine (RunReader)
+// with both CPU kernels, several task sizes and worker counts, and requires
+// Reference's rows and counts, or a refusal of the same tuple: an
+// engine.InputError (an engine.ErrInput) naming Reference's byte offset.
+func checkEngineAgainstReference(t *testing.T, events []byte, c *Campaigns, windowMs int64, msg string) (refused bool) {
+	t.Helper()
+	want, counts, werr := Reference(events, c, windowMs)
+	for _, vec := range []bool{false, true} {
+		for _, task := range []int{TupleSize, 5 * TupleSize, 64 * TupleSize} {
+			for _, workers := range []int{1, 3} {
+				m := fmt.Sprintf("%s, vectorised %v, task %d, workers %d", msg, vec, task, workers)
+				cfg := engine.Config{Workers: workers, TaskSize: task, BufferSize: 1 << 14, Vectorised: vec}
+				rows, st, err := RunReader(cfg, bytes.NewReader(events), c, windowMs)
+				if werr != nil {
+					require.ErrorIs(t, err, engine.ErrInput, "%s: Reference: %v", m, werr)
+					var ie *engine.InputError
+					require.ErrorAs(t, err, &ie, m)
+					sub := refusedOffset.FindStringSubmatch(werr.Error())
+					require.NotNil(t, sub, werr.Error())
+					off, _ := strconv.ParseUint(sub[2], 10, 64)
+					assert.Equal(t, off, ie.Offset, "%s: Reference: %v; engine: %v", m, werr, err)
+					assert.Equal(t, int64(binary.LittleEndian.Uint64(events[off+OffEventTime:])), ie.Pos, m)
+					continue
+				}
+				require.NoError(t, err, m)
+				SortRows(rows)
+				require.Equal(t, want, rows, m)
+				assert.Equal(t, counts, Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}, m)
+			}
+		}
+	}
+	return werr != nil
+}
+
+// TestEngineMatchesReferenceAtInt64Edges: issue 12's cases and random
+// event streams near both ends of int64, for 10 s windows and others: the
+// engine gives Reference's rows and counts, or refuses the same tuple.
+func TestEngineMatchesReferenceAtInt64Edges(t *testing.T) {
+	c, a, b, cc, x, _ := smallTable(t)
+	// Issue 12: both views of the topmost window counted; [0, MaxInt64]
+	// keeps its top row; the lowest window starts at a multiple of 10000;
+	// MinInt64 is refused.
+	const top = math.MaxInt64 / 10000 * 10000
+	rows, _, err := Reference(encode(ev{math.MaxInt64 - 100, EventView, a}, ev{math.MaxInt64 - 50, EventView, a}), c, 10000)
+	require.NoError(t, err)
+	assert.Equal(t, []Row{{top, x, 2, math.MaxInt64 - 50}}, rows)
+	for _, events := range [][]byte{
+		encode(ev{math.MaxInt64 - 100, EventView, a}, ev{math.MaxInt64 - 50, EventView, a}),
+		encode(ev{0, EventView, a}, ev{math.MaxInt64, EventView, b}),
+		encode(ev{-9223372036854770000, EventView, a}, ev{-9223372036854770000 + 5, EventView, cc}),
+		encode(ev{0, EventView, a}, ev{math.MinInt64, EventView, a}),
+		encode(ev{math.MinInt64, EventClick, a}, ev{math.MinInt64, EventView, a}),
+	} {
+		checkEngineAgainstReference(t, events, c, 10000, "issue 12")
+	}
+	refused, seeds := 0, 30
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range seeds {
+		r := rand.New(rand.NewPCG(uint64(seed), 12))
+		windowMs := []int64{10000, 1, 3, 1 + r.Int64N(1000), 1 + r.Int64N(math.MaxInt64), math.MaxInt64}[r.IntN(6)]
+		events, mode := int64Events(r, 20+r.IntN(400), windowMs, []UUID{a, b, cc})
+		if checkEngineAgainstReference(t, events, c, windowMs, fmt.Sprintf("seed %d, %s, window %d", seed, mode, windowMs)) {
+			refused++
+		}
+	}
+	assert.Positive(t, refused)
+	assert.Less(t, refused, seeds)
 }
