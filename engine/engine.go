@@ -174,7 +174,10 @@ func (c Config) Validate(tupleSize int) error {
 // Window is one closed window handed to a Sink: its rows in group-key
 // order. It is only valid during the Sink call.
 type Window struct {
-	Query      string
+	Query string
+	// Start and End bound the window's positions, [Start, End); End is
+	// math.MaxInt64 for a window that ends past it (such a window closes
+	// only at the end of the input).
 	Start, End int64
 
 	plan *kernels.Plan

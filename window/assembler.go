@@ -14,7 +14,7 @@ import (
 // Output, Rows and State are only valid during the emit call.
 type Output struct {
 	Window     int64
-	Start, End int64
+	Start, End int64 // Spec.Start and Spec.End: End is MaxInt64 where the window ends past it
 	State      *GroupState
 	Rows       []int32
 }
