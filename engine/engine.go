@@ -279,8 +279,9 @@ type Stats struct {
 	LatencyP50, LatencyP99 time.Duration
 	// GPUFallbackTasks are the tasks the GPU kind took but ran on its CPU
 	// kernel, because the GPU program could not hold their result (a
-	// tuple's pane outside the range its output covers: offload's
-	// Program.Wait said ok false).
+	// tuple's pane outside the range its output covers, which near the
+	// ends of int64 is cut to the panes the device computes exactly:
+	// offload's Program.Wait said ok false).
 	GPUFallbackTasks uint64
 }
 
