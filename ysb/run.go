@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/metrics"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -112,6 +113,11 @@ func ingest(ctx context.Context, eng *engine.Engine, r io.Reader) (interrupted b
 			return true, eng.Commit(n)
 		}
 		if rem := n % TupleSize; eof && rem != 0 {
+			if ctx.Err() != nil {
+				// The writer was stopped by the same interrupt (a shell
+				// pipeline's SIGINT) in the middle of a tuple.
+				return true, eng.Commit(n - rem)
+			}
 			return false, &InputError{fmt.Errorf("%d trailing bytes at byte offset %d: the stream does not end on a whole %d-byte tuple", rem, offset+int64(n-rem), TupleSize)}
 		}
 		offset += int64(n)
@@ -165,7 +171,11 @@ type FileConfig struct {
 	Output string
 	// Stdin is read when Events is "-"; nil means os.Stdin. An *os.File
 	// (os.Stdin redirected from a file) is compared with Output by inode
-	// like the named inputs.
+	// like the named inputs. A cancellation ends a Read blocked on a pipe
+	// or a FIFO (os.Stdin inherited in blocking mode is read through a
+	// non-blocking duplicate, put back in blocking mode at the end), or on
+	// any reader with SetReadDeadline; on a terminal or another reader, the
+	// run stops when its Read returns.
 	Stdin io.Reader
 }
 
@@ -176,6 +186,48 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// pollable returns a reader of the same data as r whose blocked Read a
+// deadline can end, where r is an *os.File on a pipe or a FIFO that the
+// runtime does not poll (os.Stdin inherited in blocking mode): a duplicate
+// of its descriptor in non-blocking mode, polled. restore closes the
+// duplicate and puts the descriptor back in blocking mode. Anything else
+// (a terminal, a regular file, a reader that is no file) is returned as it
+// is: its blocked Read ends with its data.
+func pollable(r io.Reader) (io.Reader, func()) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r, func() {}
+	}
+	if err := f.SetReadDeadline(time.Time{}); err == nil {
+		return r, func() {} // already polled
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return r, func() {}
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return r, func() {}
+	}
+	var dup int
+	var dupErr error
+	if err := rc.Control(func(fd uintptr) { dup, dupErr = syscall.Dup(int(fd)) }); err != nil || dupErr != nil {
+		return r, func() {}
+	}
+	// O_NONBLOCK belongs to the open file description, which the duplicate
+	// shares with f: set here, cleared by restore.
+	if err := syscall.SetNonblock(dup, true); err != nil {
+		_ = syscall.Close(dup)
+		return r, func() {}
+	}
+	syscall.CloseOnExec(dup)
+	nf := os.NewFile(uintptr(dup), f.Name()) // non-blocking: polled, deadlines work
+	return nf, func() {
+		_ = syscall.SetNonblock(dup, false)
+		_ = nf.Close()
+	}
+}
 
 // fdPath names the file f is open on, for comparing it with the output by
 // inode: /proc/self/fd/N, found without f.Fd (which would put f in blocking
@@ -236,6 +288,11 @@ func RunFiles(ctx context.Context, cfg engine.Config, fc FileConfig) (FileResult
 	}
 
 	var r io.Reader = stdin
+	if fc.Events == "-" {
+		pr, restore := pollable(stdin)
+		defer restore()
+		r = pr
+	}
 	stream := true
 	if fc.Events != "-" {
 		f, _, isStream, err := openEvents(fc.Events)

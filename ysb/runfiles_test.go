@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,55 +220,41 @@ func TestRunFilesInterrupted(t *testing.T) {
 	require.NoError(t, os.WriteFile(out, []byte("old results\n"), 0o644))
 	before := runtime.NumGoroutine()
 
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
-	const sent = 10000 // tuples written before the interrupt, the pipe left open
-	wrote := make(chan error, 1)
-	go func() {
-		_, err := w.Write(fx.data[:sent*TupleSize+50]) // and part of one more
-		wrote <- err
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	type result struct {
-		res FileResult
-		err error
+	// os.Pipe's read end is polled by the runtime; a pipe inherited in
+	// blocking mode, as os.Stdin usually is, is not.
+	for _, polled := range []bool{true, false} {
+		t.Run(map[bool]string{true: "polled", false: "blocking"}[polled], func(t *testing.T) {
+			var r, w *os.File
+			if polled {
+				var err error
+				r, w, err = os.Pipe()
+				require.NoError(t, err)
+			} else {
+				var p [2]int
+				require.NoError(t, syscall.Pipe(p[:]))
+				r, w = os.NewFile(uintptr(p[0]), "blocking pipe"), os.NewFile(uintptr(p[1]), "blocking pipe")
+				require.ErrorIs(t, r.SetReadDeadline(time.Time{}), os.ErrNoDeadline, "not polled")
+			}
+			defer r.Close()
+			defer w.Close()
+			interruptedRun(t, fx, out, r, w)
+			if !polled {
+				flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, r.Fd(), syscall.F_GETFL, 0)
+				require.Zero(t, errno)
+				assert.Zero(t, flags&syscall.O_NONBLOCK, "the descriptor is back in blocking mode")
+			}
+		})
 	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := RunFiles(ctx, fileEngine(), FileConfig{Events: "-", Stdin: r, Campaigns: fx.campaigns, Output: out})
-		done <- result{res, err}
-	}()
-	require.NoError(t, <-wrote)
-	time.Sleep(100 * time.Millisecond) // the run is now blocked reading the pipe
-	cancel()
-	var got result
-	select {
-	case got = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the interrupted run did not return")
-	}
-	require.NoError(t, got.err)
-	assert.True(t, got.res.Interrupted)
-	assert.Nil(t, got.res.Rows)
-	assert.Equal(t, uint64(sent), got.res.Stats.Tuples, "every whole tuple read is counted")
-	st := got.res.Stats
-	assert.Equal(t, st.Tuples, st.Filtered+st.Unmatched+st.Late+st.Counted)
-	b, err := os.ReadFile(out)
-	require.NoError(t, err)
-	assert.Equal(t, "old results\n", string(b), "an interrupted run commits nothing")
-	assertOnlyFiles(t, fx.dir, "events.bin", "campaigns.csv", "results.csv")
 	waitGoroutines(t, before)
 
 	// Cancelled before it starts: nothing read, nothing committed.
-	ctx, cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := RunFiles(ctx, fileEngine(), FileConfig{Events: fx.events, Campaigns: fx.campaigns, Output: out})
 	require.NoError(t, err)
 	assert.True(t, res.Interrupted)
 	assert.Zero(t, res.Stats.Tuples)
-	b, err = os.ReadFile(out)
+	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Equal(t, "old results\n", string(b))
 	assertOnlyFiles(t, fx.dir, "events.bin", "campaigns.csv", "results.csv")
@@ -335,4 +322,44 @@ func TestBenchmarkInterrupted(t *testing.T) {
 	assert.False(t, res.Interrupted)
 	assert.True(t, res.WarmedUp)
 	assert.True(t, res.Validated)
+}
+
+// interruptedRun sends 10000 tuples and a part of one more into w, cancels
+// the run reading r once it waits on the pipe, and checks the result.
+func interruptedRun(t *testing.T, fx fileFixture, out string, r, w *os.File) {
+	const sent = 10000 // tuples written before the interrupt, the pipe left open
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := w.Write(fx.data[:sent*TupleSize+50]) // and part of one more
+		wrote <- err
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		res FileResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := RunFiles(ctx, fileEngine(), FileConfig{Events: "-", Stdin: r, Campaigns: fx.campaigns, Output: out})
+		done <- result{res, err}
+	}()
+	require.NoError(t, <-wrote)
+	time.Sleep(300 * time.Millisecond) // the run has read what was sent and is blocked reading the pipe
+	cancel()
+	var got result
+	select {
+	case got = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted run did not return")
+	}
+	require.NoError(t, got.err)
+	assert.True(t, got.res.Interrupted)
+	assert.Nil(t, got.res.Rows)
+	assert.Equal(t, uint64(sent), got.res.Stats.Tuples, "every whole tuple read is counted")
+	st := got.res.Stats
+	assert.Equal(t, st.Tuples, st.Filtered+st.Unmatched+st.Late+st.Counted)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, "old results\n", string(b), "an interrupted run commits nothing")
+	assertOnlyFiles(t, fx.dir, "events.bin", "campaigns.csv", "results.csv")
 }
