@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/offload"
@@ -43,6 +44,10 @@ type gpuWorker struct {
 	n     int // tasks in flight
 	last  time.Time
 	done  chan struct{} // closed when the goroutine has drained and closed its programs
+	// registered is the ring memory registered with the device (an
+	// offload.HostRegistrar), so that tasks are copied to it from the
+	// ring, without a staging copy; unregistered once every slot drained.
+	registered [][]byte
 }
 
 type gpuSlot struct {
@@ -79,6 +84,8 @@ func (g *gpuWorker) loop(ready chan<- error) {
 		ready <- err
 		return
 	}
+	g.registerRings()
+	defer g.unregisterRings()
 	ready <- nil
 	q, p := g.e.queue, g.w.proc
 	for {
@@ -122,6 +129,56 @@ func (g *gpuWorker) compile() error {
 		g.w.kernels[i] = s.plan.NewKernel()
 	}
 	return nil
+}
+
+// ringMemory is the whole mirrored mapping of r: every task's bytes, also
+// one that crosses the wrap, lie inside it (buffer.Ring maps its memory
+// twice, back to back, at the start of Slice(0, ...)).
+func ringMemory(r interface {
+	Slice(uint64, int) []byte
+	Size() int
+}) []byte {
+	first := r.Slice(0, r.Size())
+	return unsafe.Slice(unsafe.SliceData(first), 2*r.Size())
+}
+
+// registerRings registers the ring of every stream the GPU runs with a
+// device that can (offload.HostRegistrar), unless SABER_HX_GPU_REGISTER=0.
+// A ring the device refuses is only a warning: its tasks are then copied
+// through the slots' page-locked staging.
+func (g *gpuWorker) registerRings() {
+	reg, ok := g.e.cfg.GPU.(offload.HostRegistrar)
+	if !ok || offload.RegisterDisabled() {
+		return
+	}
+	for _, s := range g.e.streams {
+		if s.gpuErr != nil {
+			continue
+		}
+		b := ringMemory(s.ring)
+		if err := reg.RegisterHost(b); err != nil {
+			if g.e.cfg.Warn != nil {
+				g.e.cfg.Warn(fmt.Sprintf("GPU %s: query %q: its ring is copied through staging: %v", g.e.cfg.GPU.Name(), s.win.Query, err))
+			}
+			continue
+		}
+		g.registered = append(g.registered, b)
+	}
+}
+
+// unregisterRings undoes registerRings, once no task is in flight (and
+// before the engine unmaps the rings: it waits for done first).
+func (g *gpuWorker) unregisterRings() {
+	reg, ok := g.e.cfg.GPU.(offload.HostRegistrar)
+	if !ok {
+		return
+	}
+	for _, b := range g.registered {
+		if err := reg.UnregisterHost(b); err != nil {
+			g.e.fail(fmt.Errorf("GPU %s: %w", g.e.cfg.GPU.Name(), err))
+		}
+	}
+	g.registered = nil
 }
 
 func (g *gpuWorker) closePrograms() error {

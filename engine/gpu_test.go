@@ -568,3 +568,46 @@ func (p *checkedProgram) Close() error {
 	d.mu.Unlock()
 	return p.Program.Close()
 }
+
+// TestGPURegistersRings: with a device that registers host memory (the
+// emulator keeps the ranges), the GPU worker registers the ring of every
+// query it runs, so that every task is copied to the device from the ring
+// (no staging copy), and unregisters them once its slots drained;
+// SABER_HX_GPU_REGISTER=0 leaves every task to the staging copy. Outputs
+// match the reference either way.
+func TestGPURegistersRings(t *testing.T) {
+	s := randSchema(t)
+	agg := &query.Query{Name: "agg", Schema: s, Window: query.Sliding(40, 10),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}
+	sel := &query.Query{Name: "sel", Schema: s, Where: query.ColGe("a", 0)}
+	r := rand.New(rand.NewPCG(5, 6))
+	datas := [][]byte{randData(r, 9000), randData(r, 7000)}
+	for _, off := range []bool{false, true} {
+		if off {
+			t.Setenv("SABER_HX_GPU_REGISTER", "0")
+		}
+		dev := offload.NewEmulator()
+		cfg := Config{TaskSize: randTuple * 64, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: 3}
+		_, stats := runQueries(t, cfg, []*query.Query{agg, sel}, datas)
+		tm, ok := offload.TimingsOf(dev)
+		require.True(t, ok)
+		var tasks uint64
+		for _, st := range stats {
+			tasks += st.Tasks
+		}
+		require.Positive(t, tasks)
+		assert.Equal(t, tasks, tm.Tasks, "every task timed")
+		assert.Zero(t, tm.Registered, "unregistered at the end")
+		if off {
+			assert.Zero(t, tm.DirectTasks)
+			assert.Equal(t, tasks, tm.StagedTasks)
+		} else {
+			assert.Equal(t, tasks, tm.DirectTasks, "every task copied from its registered ring")
+			assert.Zero(t, tm.StagedTasks)
+		}
+		assert.Equal(t, tasks, tm.OneTrip+tm.TwoTrips)
+		assert.Equal(t, "emulated", tm.Sync)
+		assert.Zero(t, tm.CopyIn.P50, "no GPU times on the emulator")
+		require.NoError(t, dev.Close())
+	}
+}

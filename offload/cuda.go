@@ -11,7 +11,9 @@ package offload
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -30,6 +32,28 @@ type cudaDevice struct {
 	mod      cu.Module
 	fn       map[string]cu.Function
 	programs devPrograms
+	tm       timer // tasks' times, registered host ranges
+}
+
+// syncFlags reads SABER_HX_GPU_SYNC: how a host thread waits for the
+// device. blocking (the default): it sleeps until the device is done
+// (CU_CTX_SCHED_BLOCKING_SYNC), so that the GPU worker's waits leave its
+// core to the CPU workers in hybrid mode; spin: it spins (the lowest
+// latency, a core busy while the GPU works); yield; auto (the driver's
+// choice: spin while there are fewer active contexts than cores).
+func syncFlags() (string, cu.ContextFlags, error) {
+	switch v := os.Getenv("SABER_HX_GPU_SYNC"); v {
+	case "", "blocking":
+		return "blocking", cu.SchedBlockingSync, nil
+	case "spin":
+		return "spin", cu.SchedSpin, nil
+	case "yield":
+		return "yield", cu.SchedYield, nil
+	case "auto":
+		return "auto", cu.SchedAuto, nil
+	default:
+		return "", 0, fmt.Errorf("SABER_HX_GPU_SYNC=%q: want blocking, spin, yield or auto", v)
+	}
 }
 
 // open opens CUDA device ordinal ord: retains its primary context and loads
@@ -50,11 +74,25 @@ func open(ord int) (Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offload: GPU %d: cuDeviceGetName: %w", ord, err)
 	}
+	syncName, flags, err := syncFlags()
+	if err != nil {
+		return nil, fmt.Errorf("offload: GPU %d: %w", ord, err)
+	}
+	// The scheduling flag of the primary context, before it is retained
+	// (drivers since CUDA 11 also accept it on an active context, which
+	// gpu's pinned memory may have retained first).
+	if err := dev.SetPrimaryCtxFlags(flags); err != nil {
+		syncName = fmt.Sprintf("%s not set (cuDevicePrimaryCtxSetFlags: %v)", syncName, err)
+	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
 		return nil, fmt.Errorf("offload: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
 	}
+	if got, _, err := dev.PrimaryCtxState(); err == nil && got&cu.SchedMask != flags&cu.SchedMask {
+		syncName = fmt.Sprintf("%s requested, the context has scheduling flags %#x", syncName, int(got&cu.SchedMask))
+	}
 	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}}
+	d.tm.sync = syncName
 	err = d.do(func() error {
 		mod, err := cu.LoadData(kcuda.Offload)
 		if err != nil {
@@ -81,6 +119,35 @@ func open(ord int) (Device, error) {
 }
 
 func (d *cudaDevice) Name() string { return fmt.Sprintf("cuda:%d (%s)", d.ord, d.name) }
+
+// Timings: per task the GPU's times from CUDA events, the host's, and the
+// registered host memory.
+func (d *cudaDevice) Timings() Timings { return d.tm.timings() }
+
+// RegisterHost page-locks b (cuMemHostRegister, portable) so that tasks
+// inside it are copied to the device from where they are, without the
+// staging copy.
+func (d *cudaDevice) RegisterHost(b []byte) error {
+	if err := gpu.PinHostMemory(b); err != nil {
+		return fmt.Errorf("offload: %s: register %d bytes of host memory: %w", d.Name(), len(b), err)
+	}
+	if err := d.tm.addRange(b); err != nil {
+		_ = gpu.UnpinHostMemory(b)
+		return err
+	}
+	return nil
+}
+
+// UnregisterHost undoes RegisterHost(b); no task inside b may be in flight.
+func (d *cudaDevice) UnregisterHost(b []byte) error {
+	if err := d.tm.removeRange(b); err != nil {
+		return err
+	}
+	if err := gpu.UnpinHostMemory(b); err != nil {
+		return fmt.Errorf("offload: %s: unregister %d bytes of host memory: %w", d.Name(), len(b), err)
+	}
+	return nil
+}
 
 // do runs f with the device's context current on this goroutine's OS
 // thread, locked for the duration.
@@ -154,22 +221,38 @@ type cudaBackend struct {
 	slots []cudaSlot
 }
 
-// cudaSlot is one task in flight: a stream, page-locked staging buffers
-// and device buffers, grown as tasks need.
+// cudaSlot is one task in flight: a stream, events, page-locked staging
+// buffers and device buffers, grown as tasks need.
+//
+// The output comes back in one round trip where its size is bounded: a
+// selection's counters and its output buffer are one device buffer (the
+// counters first), copied whole with the task; an aggregation's words with
+// dense groups likewise; with hashed groups, the header, panes and every
+// entry the task has room for, where that bound is small enough
+// (hashedOneTrip), else the header and panes, then, once their entry count
+// is read, the entries claimed (a second copy and wait).
 type cudaSlot struct {
 	stream  cu.Stream
 	hasStrm bool
 	started bool
+	// ev times the task on its stream: before the copy in, after it,
+	// after the kernels, after the copy out.
+	ev    [4]cu.Event
+	hasEv int
 
-	hIn, hWords, hOut pinnedBuf
-	dIn, dWords, dBlk devBuf
-	dOut, dTable      devBuf
+	hIn, hWords pinnedBuf
+	dIn, dWords devBuf
+	dBlk        devBuf
+	dTable      devBuf
 
-	n      int64
-	nwords int64 // output words copied back with the task (hashed groups: before the entries)
-	ncap   int64 // hashed groups: the entries the output has room for
-	args   [40]uint64
-	ptrs   [40]unsafe.Pointer
+	n       int64
+	in      int64 // the task's bytes
+	nwords  int64 // output words copied back with the task (hashed groups: at least the header and panes)
+	ncap    int64 // hashed groups: the entries the output has room for
+	oneTrip bool  // the whole output came back with the task
+	submit  time.Duration
+	args    [40]uint64
+	ptrs    [40]unsafe.Pointer
 }
 
 type devBuf struct {
@@ -323,11 +406,20 @@ func (be *cudaBackend) init() error {
 		return err
 	}
 	for i := range be.slots {
+		sl := &be.slots[i]
 		s, err := cu.MakeStream(cu.NonBlocking)
 		if err != nil {
 			return fmt.Errorf("cuStreamCreate (slot %d): %w", i, err)
 		}
-		be.slots[i].stream, be.slots[i].hasStrm = s, true
+		sl.stream, sl.hasStrm = s, true
+		for sl.hasEv < len(sl.ev) {
+			ev, err := cu.MakeEvent(cu.DefaultEvent)
+			if err != nil {
+				return fmt.Errorf("cuEventCreate (slot %d): %w", i, err)
+			}
+			sl.ev[sl.hasEv] = ev
+			sl.hasEv++
+		}
 	}
 	return nil
 }
@@ -343,9 +435,15 @@ func (be *cudaBackend) free() error {
 			}
 			sl.hasStrm = false
 		}
+		for sl.hasEv > 0 {
+			sl.hasEv--
+			if err := cu.DestroyEvent(&sl.ev[sl.hasEv]); err != nil {
+				errs = append(errs, fmt.Errorf("cuEventDestroy (slot %d): %w", i, err))
+			}
+		}
 		errs = append(errs, sl.dIn.release("task tuples"), sl.dWords.release("output words"),
-			sl.dBlk.release("block partials"), sl.dOut.release("selection output"), sl.dTable.release("group table"),
-			sl.hIn.release("task tuples"), sl.hWords.release("output words"), sl.hOut.release("selection output"))
+			sl.dBlk.release("block partials"), sl.dTable.release("group table"),
+			sl.hIn.release("task tuples"), sl.hWords.release("output words"))
 	}
 	for _, b := range []*devBuf{&be.preds, &be.code, &be.aggs, &be.keys, &be.initRow, &be.proj, &be.joinHi, &be.joinLo, &be.joinOrd} {
 		errs = append(errs, b.release("program constants"))
@@ -379,6 +477,7 @@ func b2i(b bool) uint64 {
 const poison32 = 0xdeadbeef
 
 func (be *cudaBackend) start(s int, t *task) error {
+	t0 := time.Now()
 	return be.d.do(func() error {
 		sl := &be.slots[s]
 		err := be.enqueue(sl, t)
@@ -389,41 +488,76 @@ func (be *cudaBackend) start(s int, t *task) error {
 			return err
 		}
 		sl.started = true
+		sl.submit = time.Since(t0)
 		return nil
 	})
+}
+
+// record records event i of sl on its stream.
+func (sl *cudaSlot) record(i int) error {
+	if err := sl.ev[i].Record(sl.stream); err != nil {
+		return fmt.Errorf("cuEventRecord (%d): %w", i, err)
+	}
+	return nil
 }
 
 func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 	sh := be.sh
 	n := int64(t.n)
 	in := int64(len(t.data))
-	sl.n = n
-	if err := sl.hIn.ensure(in, "task tuples"); err != nil {
-		return err
-	}
+	sl.n, sl.in = n, in
 	if err := sl.dIn.ensure(in, "task tuples"); err != nil {
 		return err
 	}
-	copy(sl.hIn.b, t.data)
+	if err := sl.record(0); err != nil {
+		return err
+	}
 	if in > 0 {
-		if err := cu.MemcpyHtoDAsync(sl.dIn.p, unsafe.Pointer(&sl.hIn.b[0]), in, sl.stream); err != nil {
+		// From registered memory (the engine's rings) as it is; else
+		// through the slot's page-locked staging buffer.
+		src := unsafe.Pointer(unsafe.SliceData(t.data))
+		direct := be.d.tm.registered(t.data)
+		if !direct {
+			if err := sl.hIn.ensure(in, "task tuples"); err != nil {
+				return err
+			}
+			copy(sl.hIn.b, t.data)
+			src = unsafe.Pointer(&sl.hIn.b[0])
+		}
+		be.d.tm.copied(direct)
+		if err := cu.MemcpyHtoDAsync(sl.dIn.p, src, in, sl.stream); err != nil {
 			return fmt.Errorf("cuMemcpyHtoDAsync (task, %d bytes): %w", in, err)
 		}
+	}
+	if err := sl.record(1); err != nil {
+		return err
 	}
 	grid := gridOf(n)
 	if err := sl.dBlk.ensure(max(grid, 1)*8, "block partials"); err != nil {
 		return err
 	}
-	total := int64(selCounters)
-	sl.nwords, sl.ncap = selCounters, 0
+	// The output buffer's bytes (a selection's: its counters, then room
+	// for every tuple's output), and those that come back with the task.
+	var total, back int64
+	sl.ncap = 0
 	if sh.agg {
 		sl.ncap = t.entries
-		sl.nwords, total = sh.aggOutWords(t.npanes, 0), sh.aggOutWords(t.npanes, t.entries)
+		sl.nwords, total = sh.aggOutWords(t.npanes, 0), sh.aggOutWords(t.npanes, t.entries)*8
+		back = sl.nwords * 8
+		if !sh.hashed || hashedOneTrip(total, in) {
+			back = total
+		}
+	} else {
+		sl.nwords = selCounters
+		total = selCounters*8 + n*int64(sh.outSize)
+		back = total
 	}
-	if err := sl.dWords.ensure(total*8, "output words"); err != nil {
+	sl.oneTrip = back == total
+	be.d.tm.trips(sl.oneTrip)
+	if err := sl.dWords.ensure(total, "output words"); err != nil {
 		return err
 	}
-	if err := sl.hWords.ensure(total*8, "output words"); err != nil {
+	if err := sl.hWords.ensure(total, "output words"); err != nil {
 		return err
 	}
 	if sh.hashed {
@@ -431,19 +565,9 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 			return err
 		}
 	}
-	outBytes := n * int64(sh.outSize)
-	if !sh.agg {
-		if err := sl.dOut.ensure(outBytes, "selection output"); err != nil {
-			return err
-		}
-		if err := sl.hOut.ensure(outBytes, "selection output"); err != nil {
-			return err
-		}
-	}
 	if be.poison {
 		poisonBytes(sl.hWords.b)
-		poisonBytes(sl.hOut.b)
-		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dOut, sl.dTable} {
+		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dTable} {
 			if b.size > 0 {
 				if err := cu.MemsetD32Async(b.p, poison32, b.size/4, sl.stream); err != nil {
 					return fmt.Errorf("cuMemsetD32Async (poison): %w", err)
@@ -492,15 +616,18 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 			}
 			if err := be.launch(sl, "sel_compact", grid, tuples, uint64(n), uint64(sh.tupleSize),
 				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(be.proj.p), uint64(len(sh.project)),
-				uint64(sl.dBlk.p), uint64(sl.dOut.p), uint64(sl.dWords.p)); err != nil {
+				uint64(sl.dBlk.p), uint64(sl.dWords.p)+selCounters*8, uint64(sl.dWords.p)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hWords.b[0]), sl.dWords.p, sl.nwords*8, sl.stream); err != nil {
-		return fmt.Errorf("cuMemcpyDtoHAsync (output words, %d bytes): %w", sl.nwords*8, err)
+	if err := sl.record(2); err != nil {
+		return err
 	}
-	return nil
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hWords.b[0]), sl.dWords.p, back, sl.stream); err != nil {
+		return fmt.Errorf("cuMemcpyDtoHAsync (output, %d bytes): %w", back, err)
+	}
+	return sl.record(3)
 }
 
 func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
@@ -509,11 +636,18 @@ func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
 		return nil, nil, errors.New("no task started")
 	}
 	sl.started = false
+	t0 := time.Now()
+	in, kern, outMs := -1.0, -1.0, -1.0
 	err = be.d.do(func() error {
 		if err := sl.stream.Synchronize(); err != nil {
 			return fmt.Errorf("cuStreamSynchronize (task of %d tuples): %w", sl.n, err)
 		}
-		words = sl.hWords.words(sl.nwords)
+		defer func() { in, kern, outMs = sl.elapsed(0, 1), sl.elapsed(1, 2), sl.elapsed(2, 3) }()
+		if be.sh.agg {
+			words = sl.hWords.words(sl.nwords)
+		} else {
+			words = sl.hWords.words(selCounters)
+		}
 		if be.sh.hashed {
 			// The entries the groups claimed, after the header and the
 			// panes' first tuples.
@@ -522,9 +656,12 @@ func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
 				return fmt.Errorf("hashed groups: %d entries claimed, room for %d", ne, sl.ncap)
 			}
 			nb := int64(ne) * int64(be.sh.entryWords()) * 8
-			if nb > 0 {
+			if nb > 0 && !sl.oneTrip {
 				if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hWords.b[sl.nwords*8]), sl.dWords.p+cu.DevicePtr(sl.nwords*8), nb, sl.stream); err != nil {
 					return fmt.Errorf("cuMemcpyDtoHAsync (group entries, %d bytes): %w", nb, err)
+				}
+				if err := sl.record(3); err != nil {
+					return err
 				}
 				if err := sl.stream.Synchronize(); err != nil {
 					return fmt.Errorf("cuStreamSynchronize (group entries): %w", err)
@@ -540,24 +677,25 @@ func (be *cudaBackend) finish(s int) (words []uint64, out []byte, err error) {
 		if kept > uint64(sl.n) {
 			return fmt.Errorf("selection kept %d tuples of %d", kept, sl.n)
 		}
-		nb := int64(kept) * int64(be.sh.outSize)
-		if nb == 0 {
-			out = sl.hOut.b[:0]
-			return nil
-		}
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.hOut.b[0]), sl.dOut.p, nb, sl.stream); err != nil {
-			return fmt.Errorf("cuMemcpyDtoHAsync (selection output, %d bytes): %w", nb, err)
-		}
-		if err := sl.stream.Synchronize(); err != nil {
-			return fmt.Errorf("cuStreamSynchronize (selection output): %w", err)
-		}
-		out = sl.hOut.b[:nb]
+		out = sl.hWords.b[selCounters*8 : selCounters*8+int64(kept)*int64(be.sh.outSize)]
 		return nil
 	})
+	wait := time.Since(t0)
 	if err != nil {
 		return nil, nil, err
 	}
+	be.d.tm.task(in, kern, outMs, sl.submit, wait)
 	return words, out, nil
+}
+
+// elapsed is the time between events a and b of sl's last task in ms, or
+// -1 where the driver cannot say (with the context current).
+func (sl *cudaSlot) elapsed(a, b int) float64 {
+	ms, err := sl.ev[a].Elapsed(sl.ev[b])
+	if err != nil {
+		return -1
+	}
+	return ms
 }
 
 // close waits for every slot's stream, then frees the streams and buffers.

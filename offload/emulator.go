@@ -3,6 +3,7 @@ package offload
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -15,13 +16,26 @@ import (
 // the GPU path shares with the CPU (layouts, pane ranges, fragment
 // unpacking, the fallback, pipelining) is tested without a GPU.
 func NewEmulator() Device {
-	return &emulator{}
+	e := &emulator{}
+	e.tm.sync = "emulated"
+	return e
 }
 
 // emulator is safe for concurrent use; its programs are not.
 type emulator struct {
 	programs devPrograms
+	tm       timer
 }
+
+// Timings: the tasks, the host's times and the registered ranges; the
+// GPU's times are zero.
+func (e *emulator) Timings() Timings { return e.tm.timings() }
+
+// RegisterHost keeps b's range, refusing overlaps as cuMemHostRegister
+// does: a task inside it counts as copied directly.
+func (e *emulator) RegisterHost(b []byte) error { return e.tm.addRange(b) }
+
+func (e *emulator) UnregisterHost(b []byte) error { return e.tm.removeRange(b) }
 
 func (*emulator) Name() string { return "emulator" }
 
@@ -45,7 +59,7 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 		tupleSize: int64(sh.tupleSize), rows: sh.rows,
 		preds: sh.predWords(), npreds: int64(len(sh.preds)),
 		code: sh.code, where: sh.where,
-	}, slots: make([]emuSlot, depth)}
+	}, slots: make([]emuSlot, depth), tm: &e.tm}
 	if sh.agg {
 		be.k.join, be.k.joinOff, be.k.denseJoin = sh.join, int64(sh.joinOff), sh.denseJoin
 		be.k.aggs, be.k.naggs = sh.aggWords(), int64(len(sh.aggs))
@@ -93,6 +107,7 @@ type emuBackend struct {
 	agg     bool
 	outSize int64
 	slots   []emuSlot
+	tm      *timer
 }
 
 // emuSlot is a slot's "device memory".
@@ -104,6 +119,7 @@ type emuSlot struct {
 	nwords int64    // hashed groups: the output's words before the entries
 	out    []byte   // selection output
 	done   chan struct{}
+	submit time.Duration // start's time
 }
 
 func grow[T any](b []T, n int64) []T {
@@ -115,6 +131,9 @@ func grow[T any](b []T, n int64) []T {
 
 func (be *emuBackend) start(s int, t *task) error {
 	sl := &be.slots[s]
+	t0 := time.Now()
+	be.tm.copied(be.tm.registered(t.data))
+	defer func() { sl.submit = time.Since(t0) }()
 	k := be.k
 	k.n, k.first = int64(t.n), int64(t.first)
 	k.base, k.npanes = t.base, t.npanes
@@ -163,10 +182,13 @@ func (be *emuBackend) finish(s int) ([]uint64, []byte, error) {
 	if sl.done == nil {
 		return nil, nil, errors.New("no task started")
 	}
+	t0 := time.Now()
 	<-sl.done
 	sl.done = nil
+	be.tm.task(-1, -1, -1, sl.submit, time.Since(t0))
 	if be.agg {
 		if be.k.nkeys == 0 {
+			be.tm.trips(true)
 			return sl.words, nil, nil
 		}
 		// The entries claimed, after the header and the panes' first
@@ -175,8 +197,10 @@ func (be *emuBackend) finish(s int) ([]uint64, []byte, error) {
 		if e > uint64(len(sl.words)-int(sl.nwords))/uint64(be.sh.entryWords()) {
 			return nil, nil, fmt.Errorf("hashed groups: %d entries claimed, room for %d", e, (len(sl.words)-int(sl.nwords))/be.sh.entryWords())
 		}
+		be.tm.trips(hashedOneTrip(int64(len(sl.words))*8, int64(len(sl.tuples))))
 		return sl.words[:sl.nwords+int64(e)*int64(be.sh.entryWords())], nil, nil
 	}
+	be.tm.trips(true)
 	kept := sl.words[selCount]
 	if kept > uint64(len(sl.out))/uint64(be.outSize) {
 		return nil, nil, fmt.Errorf("selection kept %d tuples of %d", kept, len(sl.out)/int(be.outSize))
