@@ -32,9 +32,19 @@ type gpuProcessors struct {
 func checkGPUFields(t *testing.T, p gpuProcessors, raw map[string]any, mode string, depth int) {
 	t.Helper()
 	assert.Equal(t, mode, p.Mode)
-	for _, k := range []string{"gpu", "gpu_emulated", "gpu_pipeline_depth", "gpu_cannot_run", "gpu_fallback_tasks"} {
+	for _, k := range []string{"gpu", "gpu_emulated", "gpu_pipeline_depth", "gpu_cannot_run", "gpu_fallback_tasks",
+		"gpu_copy_in_us_p50", "gpu_kernel_us_p50", "gpu_copy_out_us_p50", "gpu_submit_us_p50", "gpu_wait_us_p50", "gpu_times_us",
+		"gpu_timed_tasks", "gpu_sync", "gpu_direct_tasks", "gpu_staged_tasks", "gpu_one_trip_tasks", "gpu_two_trip_tasks"} {
 		assert.Contains(t, raw, k)
 	}
+	// The emulator has no GPU times; it times the host's part and copies
+	// every task from its registered ring.
+	for _, k := range []string{"gpu_copy_in_us_p50", "gpu_kernel_us_p50", "gpu_copy_out_us_p50"} {
+		assert.Zero(t, raw[k], k)
+	}
+	assert.Equal(t, "emulated", raw["gpu_sync"])
+	assert.Zero(t, raw["gpu_staged_tasks"], "every task copied from the ring")
+	assert.Equal(t, raw["gpu_timed_tasks"], raw["gpu_direct_tasks"])
 	require.NotNil(t, p.GPU)
 	assert.Equal(t, "emulator", *p.GPU)
 	require.NotNil(t, p.Emulated)
@@ -219,11 +229,11 @@ func TestGPUFlags(t *testing.T) {
 			}
 		}
 	}
-	// The help documents them.
-	code, _, stderr := cli(t, "ysb", "-h")
+	// The help (on stdout) documents them.
+	code, stdout, _ := cli(t, "ysb", "-h")
 	require.Equal(t, 0, code)
 	for _, w := range []string{"-gpu-pipeline-depth", "(default 4)", "-gpu-emulate", "not GPU figures", "hybrid"} {
-		assert.Contains(t, stderr, w)
+		assert.Contains(t, stdout, w)
 	}
 }
 
@@ -233,4 +243,32 @@ func decodeBench(t *testing.T, stdout string) benchOut {
 	var s benchOut
 	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &s))
 	return s
+}
+
+// TestBenchComputeHeavyEmulated: the compute-heavy cases that the GPU
+// bundle's run.sh measures (select with 256 predicates, proj with 16
+// attributes of depth 8) run validated in gpu and hybrid mode on the
+// emulator: the GPU runs tasks of them, none falls back, every output
+// matches the reference evaluator.
+func TestBenchComputeHeavyEmulated(t *testing.T) {
+	for _, w := range [][]string{{"select", "--predicates", "256"}, {"proj", "--attributes", "16", "--expr-depth", "8"}} {
+		for _, mode := range []string{"gpu", "hybrid"} {
+			args := append(append([]string{"bench"}, w...), "--mode", mode, "--gpu-emulate", "--gpu-pipeline-depth", "2", "--policy", "fcfs",
+				"--validate", "--validate-tuples", "12000", "--duration", "60s", "--json")
+			code, stdout, stderr := cli(t, append(args, benchSmall...)...)
+			require.Equal(t, 0, code, "%v: stderr: %s", args, stderr)
+			s := decodeBench(t, stdout)
+			assert.True(t, s.Validated, "%v", args)
+			for _, q := range s.Queries {
+				assert.True(t, q.Validated, "%v: %s: %s", args, q.Name, q.Mismatch)
+			}
+			p, raw := decodeProcessors(t, stdout)
+			checkGPUFields(t, p, raw, mode, 2)
+			assert.Empty(t, p.CannotRun, "%v: the GPU has its kernel", args)
+			gpu := slices.Index(p.Kinds, "gpu")
+			require.GreaterOrEqual(t, gpu, 0)
+			assert.Positive(t, p.Tasks[gpu][0], "%v: the GPU ran tasks", args)
+			assert.Zero(t, *p.Fallback, "%v", args)
+		}
+	}
 }

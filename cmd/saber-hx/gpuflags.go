@@ -105,6 +105,30 @@ type gpuSummary struct {
 	// Fallback are the tasks the GPU kind took but ran on its CPU kernel
 	// (a pane outside the range its program's output covers).
 	Fallback uint64 `json:"gpu_fallback_tasks"`
+
+	// Per task, medians over the device's tasks (offload.Timings): the
+	// GPU's copy in, kernels and copy out, from CUDA events on the task's
+	// stream (zero on the emulator), and the host's time enqueueing a task
+	// (its staging copy included) and blocked waiting for one.
+	CopyInUsP50  float64 `json:"gpu_copy_in_us_p50"`
+	KernelUsP50  float64 `json:"gpu_kernel_us_p50"`
+	CopyOutUsP50 float64 `json:"gpu_copy_out_us_p50"`
+	SubmitUsP50  float64 `json:"gpu_submit_us_p50"`
+	WaitUsP50    float64 `json:"gpu_wait_us_p50"`
+	// Times has the p50, p90, p99 and mean of each, in µs.
+	Times map[string]offload.Quantiles `json:"gpu_times_us"`
+	// TimedTasks: the tasks the device ran (and timed), warm-up included.
+	TimedTasks uint64 `json:"gpu_timed_tasks"`
+	// Sync: how the host waits for the device (blocking, spin, ...).
+	Sync string `json:"gpu_sync"`
+	// DirectTasks were copied to the device from the ring (registered
+	// host memory), StagedTasks through a page-locked staging copy;
+	// OneTripTasks came back in one copy and wait, TwoTripTasks needed a
+	// second (hashed groups with a large bound).
+	DirectTasks  uint64 `json:"gpu_direct_tasks"`
+	StagedTasks  uint64 `json:"gpu_staged_tasks"`
+	OneTripTasks uint64 `json:"gpu_one_trip_tasks"`
+	TwoTripTasks uint64 `json:"gpu_two_trip_tasks"`
 }
 
 // summarizeGPU returns the GPU part of the summary (nil without a GPU):
@@ -116,6 +140,13 @@ func summarizeGPU(cfg engine.Config, s scheduler.Stats, queries []string, fallba
 	g := &gpuSummary{GPU: cfg.GPU.Name(), Emulated: emulated, Depth: cfg.GPUDepth, CannotRun: []string{}, Fallback: fallback}
 	if g.Depth == 0 {
 		g.Depth = engine.DefaultGPUDepth
+	}
+	if tm, ok := offload.TimingsOf(cfg.GPU); ok {
+		g.CopyInUsP50, g.KernelUsP50, g.CopyOutUsP50 = tm.CopyIn.P50, tm.Kernel.P50, tm.CopyOut.P50
+		g.SubmitUsP50, g.WaitUsP50 = tm.Submit.P50, tm.Wait.P50
+		g.Times = map[string]offload.Quantiles{"copy_in": tm.CopyIn, "kernel": tm.Kernel, "copy_out": tm.CopyOut, "submit": tm.Submit, "wait": tm.Wait}
+		g.TimedTasks, g.Sync = tm.Tasks, tm.Sync
+		g.DirectTasks, g.StagedTasks, g.OneTripTasks, g.TwoTripTasks = tm.DirectTasks, tm.StagedTasks, tm.OneTrip, tm.TwoTrips
 	}
 	if k := slices.Index(s.Kinds, engine.GPUKindName); k >= 0 && s.Runnable != nil {
 		for q, ks := range s.Runnable {
@@ -150,6 +181,10 @@ func gpuLine(p *processorsSummary) string {
 	s := fmt.Sprintf("  %s mode, GPU %s, pipeline depth %d: %d of %d tasks on the GPU, %d of them on its CPU fallback", p.Mode, g.GPU, g.Depth, ran, all, g.Fallback)
 	if len(g.CannotRun) > 0 {
 		s += fmt.Sprintf("; no GPU kernel for %v (CPU only)", g.CannotRun)
+	}
+	if g.TimedTasks > 0 {
+		s += fmt.Sprintf("\n  per task (p50): GPU copy in %.1f µs, kernels %.1f µs, copy out %.1f µs; host submit %.1f µs, wait %.1f µs (%s sync; %d of %d tasks copied from the ring)",
+			g.CopyInUsP50, g.KernelUsP50, g.CopyOutUsP50, g.SubmitUsP50, g.WaitUsP50, g.Sync, g.DirectTasks, g.DirectTasks+g.StagedTasks)
 	}
 	if g.Emulated {
 		s += "\n  (--gpu-emulate: the GPU is emulated in Go; these are not GPU figures)"
