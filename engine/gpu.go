@@ -19,7 +19,9 @@ import (
 // is slot i of every program, so that at most one task uses a program's
 // slot at a time. While a slot is free the worker takes a task (Pop, which
 // blocks, when nothing is in flight; TryPop otherwise) and submits it;
-// otherwise it waits for the oldest task. A task whose result the program
+// otherwise it waits for the oldest task, and refills the slot that frees
+// before that task's fallback and result stage run, so that the device
+// keeps working meanwhile. A task whose result the program
 // cannot hold (Wait's ok false: a pane outside the output's range) runs on
 // the worker's CPU kernel for the query, counted in
 // Stats.GPUFallbackTasks. A finished task is reported to the queue and
@@ -212,6 +214,18 @@ func (g *gpuWorker) help() {
 	time.Sleep(20 * time.Microsecond)
 }
 
+// refill submits queued tasks (TryPop: never waiting) while a slot is
+// free.
+func (g *gpuWorker) refill() {
+	for g.n < len(g.slots) {
+		t := g.e.queue.TryPop(g.w.proc)
+		if t == nil {
+			return
+		}
+		g.submit(t)
+	}
+}
+
 // submit starts t on the next free slot. A task that cannot start (the
 // engine failed, or Submit failed, which fails the engine) is finished at
 // once, unprocessed, as a CPU worker finishes a task after a failure.
@@ -257,6 +271,9 @@ func (g *gpuWorker) complete() {
 	g.slots[i] = gpuSlot{}
 	g.head = (g.head + 1) % len(g.slots)
 	g.n--
+	// Keep the device busy while this task's fallback and result stage run
+	// on this goroutine: the freed slot takes a queued task first.
+	g.refill()
 	switch {
 	case err != nil:
 		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), s.win.Query, t.ID, err))
