@@ -197,6 +197,23 @@ log "run.sh: $(date -u +%H:%M:%S) budget ${BUDGET}s, SECS=$SECS REPS=$REPS, $NCP
 [ "$dry" -eq 1 ] && printf '%-34s %-8s %5s  %s\n' step kind limit command
 
 # --- the machine
+# The cuda binaries link libcuda.so.1 (the driver's): where the loader does
+# not find it, look in the usual driver folders before giving up.
+if [ "$dry" -eq 0 ] && [ -x ./saber-hx ] && ldd ./saber-hx 2>/dev/null | grep -q 'libcuda.so.1 => not found'; then
+	for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/cuda/lib64/stubs/..; do
+		if [ -e "$d/libcuda.so.1" ]; then
+			export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+			log "run.sh: libcuda.so.1 found in $d (LD_LIBRARY_PATH)"
+			break
+		fi
+	done
+fi
+if [ "$dry" -eq 0 ] && ! command -v nvidia-smi >/dev/null; then
+	for d in /usr/local/nvidia/bin /usr/bin /usr/local/bin; do
+		[ -x "$d/nvidia-smi" ] && export PATH="$PATH:$d" && break
+	done
+fi
+printf 'ld_library_path\t%s\n' "${LD_LIBRARY_PATH:-}" >>"$work/meta.tsv"
 if [ "$dry" -eq 0 ]; then
 	if command -v nvidia-smi >/dev/null; then
 		timeout 30 nvidia-smi -q >"$OUT/nvidia-smi.txt" 2>&1
@@ -213,6 +230,7 @@ if [ "$dry" -eq 0 ]; then
 	fi
 fi
 step nvidia-smi env "$T_SHORT" nvidia-smi
+step loader env "$T_SHORT" bash -c 'ldd ./saber-hx | grep -E "libcuda|not found"; ! ldd ./saber-hx | grep -q "not found"'
 step topology env "$T_SHORT" ./saber-hx topology
 
 # --- the CUDA tests: device, kernels against the emulator word for word

@@ -185,7 +185,7 @@ func TestRunShAllPass(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	require.GreaterOrEqual(t, len(names), 8)
-	assert.Equal(t, []string{"nvidia-smi", "topology", "test-gpu", "test-offload-cuda", "test-engine-cuda", "test-cmd-cuda", "bandwidth"}, names[:7])
+	assert.Equal(t, []string{"nvidia-smi", "loader", "topology", "test-gpu", "test-offload-cuda", "test-engine-cuda", "test-cmd-cuda", "bandwidth"}, names[:8])
 	off := stepOf(t, r, "test-offload-cuda")
 	require.NotNil(t, off.Tests)
 	assert.Equal(t, TestCounts{Pass: 1, Skip: 1, Failed: []string{}}, *off.Tests, "found its kernels' source beside it")
