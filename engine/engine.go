@@ -165,7 +165,7 @@ func (c Config) Validate(tupleSize int) error {
 		return fmt.Errorf("task size %d: must be a positive multiple of the %d-byte tuple", c.TaskSize, tupleSize)
 	case c.BufferSize <= 0 || bits.OnesCount(uint(c.BufferSize)) != 1:
 		return fmt.Errorf("buffer size %d: must be a power of two", c.BufferSize)
-	case c.BufferSize < 2*c.TaskSize:
+	case c.TaskSize > c.BufferSize/2: // not 2*TaskSize, which a huge task size overflows
 		return fmt.Errorf("buffer size %d: must hold at least two tasks of %d bytes", c.BufferSize, c.TaskSize)
 	}
 	return nil
