@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -533,14 +532,11 @@ func (r *benchRun) validateAll(ctx context.Context, sum *benchSummary, stats []e
 	}
 }
 
+// print writes the summary to stdout: one JSON object on a line, or lines
+// for a person.
 func (sum *benchSummary) print(stdout io.Writer, asJSON, validate bool) error {
 	if asJSON {
-		b, err := json.Marshal(sum)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%s\n", b)
-		return err
+		return writeJSONLine(stdout, sum)
 	}
 	fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s)\n", sum.Workloads, sum.Tuples, sum.Seconds, sum.TuplesPerS/1e6, sum.Workers, sum.TaskSize, sum.Ingest)
 	if sum.Interrupted {

@@ -108,12 +108,7 @@ func (s *ysbSummary) setMeasured(m ysb.Measured) {
 // lines for a person.
 func printSummary(s ysbSummary, asJSON bool, w io.Writer) error {
 	if asJSON {
-		b, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return writeJSONLine(w, s)
 	}
 	fmt.Fprintf(w, "ysb %s: %d tuples in %.3f s: %.2f M tuples/s, %.0f MB/s (%.2f GB/s)\n", s.Mode, s.Tuples, s.Seconds, s.TuplesPerS/1e6, s.MBPerS, s.GBPerS)
 	if s.Interrupted {
@@ -136,6 +131,16 @@ func printSummary(s ysbSummary, asJSON bool, w io.Writer) error {
 		fmt.Fprintf(w, "  validated: %v\n", s.Validated)
 	}
 	return nil
+}
+
+// writeJSONLine writes v as one JSON object on a line of its own.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 // pinnedText says where the workers run: "not pinned", or the CPU of each
