@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Buffer returns ring memory for the rest of the current task, blocking
+// while the ring is full (back-pressure). Write whole tuples into a prefix
+// of it and Commit their length.
+func (s *Stream) Buffer() ([]byte, error) {
+	if s.inClosed {
+		return nil, errors.New("engine: Buffer after Close")
+	}
+	if s.upstream != "" {
+		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
+	}
+	b, err := s.ring.Reserve(s.taskSize - s.filled)
+	if err != nil {
+		if ferr := s.e.failed(); ferr != nil {
+			return nil, ferr
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// Commit publishes n bytes written into the last Buffer; a full task is
+// dispatched.
+func (s *Stream) Commit(n int) error {
+	if s.unfilled {
+		return fmt.Errorf("engine: query %q: Commit inside a task of %d bytes left to the fill function", s.win.Query, s.filled)
+	}
+	if s.upstream != "" {
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
+	}
+	return s.commit(n)
+}
+
+func (s *Stream) commit(n int) error {
+	if n < 0 || s.filled+n > s.taskSize {
+		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, s.filled, s.taskSize)
+	}
+	s.ring.Commit(n)
+	s.filled += n
+	if s.filled == s.taskSize {
+		s.dispatch()
+	}
+	return nil
+}
+
+// SetFill makes the stream's input ingestible by the workers: fill writes
+// the stream's bytes [pos, pos+len(dst)) into dst, whole tuples. After it,
+// the producer may publish bytes with CommitUnfilled instead of writing
+// them: the processor that runs their task calls fill just before it
+// processes them, so the ingestion copy runs on every worker in parallel
+// and leaves the task's bytes in that worker's cache for the kernel, where a
+// single producer copying everything is the bottleneck of a pipeline on few
+// cores (docs/performance.md). A CPU worker fills a buffer of its own
+// (worker.ingestBuffer), the GPU processor the task's place in the ring:
+// dst is not always ring memory. fill is called concurrently for different
+// tasks, in any order: the input must stay addressable (a file, a replayed
+// bundle), unlike a socket. Call it before the first Buffer.
+func (s *Stream) SetFill(fill func(dst []byte, pos uint64)) { s.fill = fill }
+
+// InFlight is the number of the stream's tasks dispatched and not yet
+// merged: queued, running, or finished and waiting for an earlier task.
+// For the producer: it lets it leave tasks to the workers (CommitUnfilled)
+// only when they would otherwise wait.
+func (s *Stream) InFlight() int { return int(s.nextID - s.next.Load()) }
+
+// CommitUnfilled publishes n bytes of the last Buffer, as Commit, but
+// leaves them for the stream's fill function (SetFill) to write when their
+// task runs. A task's bytes are all written by the producer or all left
+// unfilled: mixing Commit and CommitUnfilled inside a task is an error.
+func (s *Stream) CommitUnfilled(n int) error {
+	switch {
+	case s.fill == nil:
+		return fmt.Errorf("engine: query %q: CommitUnfilled without SetFill", s.win.Query)
+	case s.filled > 0 && !s.unfilled:
+		return fmt.Errorf("engine: query %q: CommitUnfilled inside a task of %d bytes written by Commit", s.win.Query, s.filled)
+	}
+	if s.upstream != "" {
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
+	}
+	s.unfilled = true
+	return s.commit(n)
+}
+
+// Write copies p (any length; tuples may span calls) into the ring.
+func (s *Stream) Write(p []byte) error {
+	for len(p) > 0 {
+		b, err := s.Buffer()
+		if err != nil {
+			return err
+		}
+		n := copy(b, p)
+		p = p[n:]
+		if err := s.Commit(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatch queues the task being filled.
+func (s *Stream) dispatch() {
+	t := <-s.free
+	t.ID = s.nextID
+	t.Start = s.taskStart
+	t.Data = s.ring.Slice(s.taskStart, s.filled)
+	t.Dispatched = time.Now().UnixNano()
+	t.Node = s.node
+	t.Fill = nil
+	if s.unfilled {
+		t.Fill = s.fill
+	}
+	s.nextID++
+	s.taskStart += uint64(s.filled)
+	s.filled, s.unfilled = 0, false
+	s.e.queue.Push(t)
+}
+
+// closeInput flushes the last partial task.
+func (s *Stream) closeInput() {
+	if s.inClosed {
+		return
+	}
+	s.inClosed = true
+	if r := s.filled % s.plan.TupleSize; r != 0 {
+		s.e.fail(fmt.Errorf("query %q: input ends inside a tuple: %d trailing bytes", s.win.Query, r))
+	} else if s.filled > 0 {
+		s.dispatch()
+	}
+}

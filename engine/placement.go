@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/buffer"
+	"github.com/saber-hx/saber-hx/cpu"
+)
+
+// discoverNodes finds the NUMA nodes when workers are pinned on a machine
+// with several: then tasks wait in per-node queues (scheduler.Config.Nodes)
+// and workers prefer the tasks whose ring is on their node.
+func (e *Engine) discoverNodes() {
+	if !e.cfg.Pin {
+		return
+	}
+	topo := e.cfg.Topology
+	if topo == nil {
+		var err error
+		if topo, err = cpu.Discover(); err != nil {
+			return
+		}
+	}
+	if len(topo.Nodes) < 2 {
+		return
+	}
+	e.nodeIndex, e.cpuNode = map[int]int{}, map[int]int{}
+	for i, n := range topo.Nodes {
+		e.nodeIndex[n.ID] = i
+	}
+	for _, c := range topo.CPUs {
+		e.cpuNode[c.ID] = e.nodeIndex[c.Node]
+	}
+	e.cpus = e.cfg.CPUs
+	if len(e.cpus) == 0 {
+		e.cpus = cpu.AllowedCPUs() // where cpu.Start pins the workers by default
+	}
+	for _, c := range e.cpus {
+		if n := topo.NodeOfCPU(c); n >= 0 && !slices.Contains(e.ringNodes, n) {
+			e.ringNodes = append(e.ringNodes, n)
+		}
+	}
+}
+
+// newRing allocates a stream's ring on NUMA node node where the kernel lets
+// us (a warning otherwise: placement is an optimisation). On a machine of
+// several nodes with pinned workers, streams go round-robin over the
+// workers' nodes (MemNode is then the first's).
+func (e *Engine) newRing(node int) (*buffer.Ring, error) {
+	if e.cfg.MemPolicy == cpu.MemDefault {
+		return buffer.NewRing(e.cfg.BufferSize)
+	}
+	r, err := buffer.NewRingOnNode(e.cfg.BufferSize, node, e.cfg.MemPolicy)
+	if err == nil {
+		return r, nil
+	}
+	if e.cfg.Warn != nil {
+		e.cfg.Warn(fmt.Sprintf("ring memory not placed on node %d: %v", node, err))
+	}
+	return buffer.NewRing(e.cfg.BufferSize)
+}
+
+// RingNode reports the NUMA node of stream i's ring memory (-1 if unknown).
+func (e *Engine) RingNode(i int) int {
+	n, err := e.entries[i].stream.ring.Node()
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// PinIngestion locks the calling goroutine to its thread and pins the
+// thread to cfg.IngestCore (nothing unless PinIngest). Call it at the start of
+// a producer goroutine that then exits: the thread is not unlocked, so that
+// the runtime retires it with its narrowed affinity instead of reusing it.
+func (c Config) PinIngestion() error {
+	if !c.PinIngest {
+		return nil
+	}
+	runtime.LockOSThread()
+	return cpu.PinCurrentThread(c.IngestCore)
+}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// finish hands a processed task to the result stage and merges every task
+// that is next in order.
+func (s *Stream) finish(t *scheduler.Task, w *worker) {
+	s.slots[t.ID&s.mask].Store(t)
+	for {
+		if !s.mergeMu.TryLock() {
+			return // the holder re-checks after unlocking
+		}
+		n := s.next.Load()
+		for {
+			sl := &s.slots[n&s.mask]
+			t := sl.Load()
+			if t == nil || t.ID != n {
+				break
+			}
+			sl.Store(nil)
+			s.merge(t, w)
+			n++
+			s.next.Store(n)
+		}
+		s.mergeMu.Unlock()
+		// A task that finished while we held the lock found it taken and
+		// left its merge to us. Only the slot's emptiness may be read here:
+		// a task seen after unlocking may already be merged and recycled by
+		// another worker. With fewer tasks in flight than slots, a full slot
+		// at next's index holds task next (or a later merger moved next on,
+		// and the extra TryLock round is harmless).
+		if s.slots[s.next.Load()&s.mask].Load() == nil {
+			return
+		}
+	}
+}
+
+// merge runs under mergeMu, in task order.
+func (s *Stream) merge(t *scheduler.Task, w *worker) {
+	var counted *window.TaskResult // a stateless query's counters to add
+	if s.e.failed() == nil {
+		var err error
+		s.worker = w
+		switch {
+		case t.Result.Refused:
+			err = s.refused(t)
+		case s.asm != nil:
+			err = s.asm.Merge(&t.Result, s.emitFn)
+		default:
+			// The result stage of a stateless query: the task's output
+			// handed on in order.
+			counted = &t.Result
+			err = s.output(t.Result.Out)
+		}
+		if err != nil {
+			s.e.fail(err)
+		}
+	}
+	s.ring.Free(t.Start + uint64(len(t.Data)))
+	s.lat.record(time.Duration(time.Now().UnixNano() - t.Dispatched))
+	s.publish(t, counted)
+	t.Data = nil
+	s.free <- t
+}
+
+// refused is the InputError of task t's refused tuple.
+func (s *Stream) refused(t *scheduler.Task) error {
+	ts := uint64(s.plan.TupleSize)
+	i := uint64(t.Result.RefusedAt)
+	return &InputError{Query: s.win.Query, Offset: t.Start + i*ts, Tuple: t.Start/ts + i,
+		Pos: t.Result.RefusedPos, Rows: s.plan.Query.Window.Type == query.Rows}
+}
+
+func (s *Stream) emit(o *window.Output) error {
+	if s.spec.Windows != nil {
+		s.win.Start, s.win.End, s.win.out = o.Start, o.End, o
+		if err := s.spec.Windows(&s.win); err != nil {
+			return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
+		}
+	}
+	if s.spec.Tuples != nil || len(s.downstream) > 0 {
+		s.outBuf = s.encodeRows(s.outBuf[:0], o)
+		return s.output(s.outBuf)
+	}
+	return nil
+}
+
+// finishAll runs after the workers stopped: every window still open is
+// emitted.
+func (s *Stream) finishAll() {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	if s.next.Load() != s.nextID && s.e.failed() == nil {
+		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
+	}
+	s.flushLocked(nil)
+	s.publish(nil, nil)
+}
+
+// flush emits every window still open, once the stream's tasks are merged.
+func (s *Stream) flush(w *worker) {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	s.flushLocked(w)
+	s.publish(nil, nil)
+}
+
+func (s *Stream) flushLocked(w *worker) {
+	if s.flushed || s.asm == nil || s.e.failed() != nil {
+		return
+	}
+	s.flushed = true
+	s.worker = w
+	if err := s.asm.Flush(s.emitFn); err != nil {
+		s.e.fail(err)
+	}
+}

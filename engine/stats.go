@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// Stats are a stream's counters. Tuples = Filtered + Unmatched + Late +
+// Counted for every merged task; a stateless query counts its output tuples
+// as Counted.
+type Stats struct {
+	Query                                      string
+	Tasks, Bytes                               uint64
+	Tuples, Filtered, Unmatched, Late, Counted uint64
+	Windows, Rows                              uint64
+	Watermark                                  int64
+	Pinned                                     []int // CPU of each worker, -1 where not pinned
+	// Task latency, dispatched to merged (its windows emitted), since the
+	// start or the last ResetLatency: quantiles exact to a factor of two.
+	LatencyP50, LatencyP99 time.Duration
+	// GPUFallbackTasks are the tasks the GPU kind took but ran on its CPU
+	// kernel, because the GPU program could not hold their result (a
+	// tuple's pane outside the range its output covers, which near the
+	// ends of int64 is cut to the panes the device computes exactly:
+	// offload's Program.Wait said ok false).
+	GPUFallbackTasks uint64
+}
+
+// publish copies the assembler's counters where Stats can read them.
+//
+// It runs under mergeMu (one writer) and brackets the stores with seq, odd
+// while they change, so that Stats reads one consistent snapshot (the
+// counters add up) without taking the lock a Sink may be running under.
+// t, if set, is the task just merged; r, if set, a stateless task's
+// counters to add.
+func (s *Stream) publish(t *scheduler.Task, r *window.TaskResult) {
+	s.seq.Add(1)
+	defer s.seq.Add(1)
+	if t != nil {
+		s.tasks.Add(1)
+		s.bytes.Add(uint64(len(t.Data)))
+	}
+	if r != nil {
+		s.tuples.Add(r.Tuples)
+		s.filtered.Add(r.Filtered)
+		s.counted.Add(r.Tuples - r.Filtered)
+		s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
+	}
+	if s.asm == nil {
+		return
+	}
+	c := &s.asm.Counters
+	s.tuples.Store(c.Tuples)
+	s.filtered.Store(c.Filtered)
+	s.unmatched.Store(c.Unmatched)
+	s.late.Store(c.Late)
+	s.counted.Store(c.Counted)
+	s.windows.Store(c.Windows)
+	s.rows.Store(c.Rows)
+	s.watermark.Store(s.asm.Watermark())
+}
+
+// Stats returns a snapshot of the counters; safe from any goroutine. For a
+// window join's left stream they are the join's: both inputs' tuples, the
+// late ones, the windows joined and the pairs output (Rows).
+func (s *Stream) Stats() Stats {
+	if s.right != nil {
+		l, r := s.stats(), s.right.stats()
+		tuples, late, windows, pairs := s.joinSide.stats()
+		return Stats{
+			Query: s.joinSide.j.Name, Tasks: l.Tasks + r.Tasks, Bytes: l.Bytes + r.Bytes,
+			Tuples: tuples, Late: late, Counted: tuples - late, Windows: windows, Rows: pairs,
+			Watermark: min(l.Watermark, r.Watermark), Pinned: l.Pinned,
+			GPUFallbackTasks: l.GPUFallbackTasks + r.GPUFallbackTasks,
+		}
+	}
+	return s.stats()
+}
+
+// ResetLatency starts a new measured interval of the task latencies (the
+// end of a warm-up).
+func (s *Stream) ResetLatency() { s.lat.reset() }
+
+func (s *Stream) stats() Stats {
+	st := Stats{
+		LatencyP50: s.lat.quantile(0.5), LatencyP99: s.lat.quantile(0.99),
+		Query:  s.win.Query,
+		Pinned: []int{}, // gpu mode: no CPU worker
+	}
+	if s.e.workers != nil {
+		st.Pinned = s.e.workers.Pinned()
+	}
+	for {
+		v := s.seq.Load()
+		if v%2 == 1 { // publish is between its stores
+			runtime.Gosched()
+			continue
+		}
+		st.Tasks, st.Bytes = s.tasks.Load(), s.bytes.Load()
+		st.Tuples, st.Filtered, st.Unmatched = s.tuples.Load(), s.filtered.Load(), s.unmatched.Load()
+		st.Late, st.Counted = s.late.Load(), s.counted.Load()
+		st.Windows, st.Rows = s.windows.Load(), s.rows.Load()
+		st.Watermark = s.watermark.Load()
+		st.GPUFallbackTasks = s.gpuFallback.Load()
+		if s.seq.Load() == v {
+			return st
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/scheduler"
+)
+
+// worker is what runs tasks and what a result stage runs on: a CPU worker
+// goroutine, the GPU worker (gpu set: its CPU kernels are its fallback),
+// or the goroutine of CloseAll while it flushes chained queries. It has
+// one CPU kernel per query.
+type worker struct {
+	e       *Engine
+	proc    scheduler.Processor // Kind -1: runs no task (CloseAll's helper in gpu mode)
+	delay   time.Duration
+	kernels []kernels.Kernel
+	gpu     *gpuWorker
+	// ingest holds the bytes of the task being run when the worker
+	// ingests them itself (Stream.SetFill): one task's worth, reused, so
+	// that they stay in the worker's cache. Allocated at the first such
+	// task, on the worker's thread: on its NUMA node where it is pinned.
+	ingest []byte
+}
+
+// newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
+// worker of the first CPU kind, or in gpu mode one that runs no task.
+func (e *Engine) newWorker(id int) *worker {
+	groups := e.cfg.cpuGroups()
+	if len(groups) == 0 {
+		return &worker{e: e, proc: scheduler.Processor{Kind: -1, ID: id}}
+	}
+	kind, first := 0, 0
+	for k, g := range groups {
+		if id >= first && id < first+g.Workers {
+			kind = k
+		}
+		first += g.Workers
+	}
+	w := &worker{e: e, proc: scheduler.Processor{Kind: kind, ID: id}, kernels: make([]kernels.Kernel, len(e.streams))}
+	if cpus := e.cpus; e.cpuNode != nil && len(cpus) > 0 && id >= 0 {
+		w.proc.Node = e.cpuNode[cpus[id%len(cpus)]]
+	}
+	w.delay = groups[kind].delay
+	for i, s := range e.streams {
+		w.kernels[i] = s.plan.NewKernel()
+	}
+	return w
+}
+
+// work is a worker's loop; its kernels are made on the worker's own thread.
+func (e *Engine) work(id int) {
+	w := e.newWorker(id)
+	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
+		w.run(t)
+	}
+}
+
+// run processes t and hands it to its stream's result stage.
+func (w *worker) run(t *scheduler.Task) {
+	s := w.e.streams[t.Query]
+	t.Result.Reset(s.layout)
+	start := time.Now()
+	if w.e.failed() == nil {
+		data := t.Data
+		if t.Fill != nil {
+			data = w.ingestBuffer(len(data))
+			t.Fill(data, t.Start)
+		}
+		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+		if w.delay > 0 {
+			time.Sleep(w.delay)
+		}
+	}
+	w.e.queue.Done(w.proc, t, time.Since(start))
+	s.finish(t, w)
+}
+
+// ingestBuffer returns the worker's buffer for n bytes of a task it
+// ingests. The ingestion copy could write the task's place in the ring
+// instead, but the ring's lines then come from L3 to be written (a 4 MiB
+// ring reuses a place only every 16 tasks) and go back dirty: with the
+// bundle read, three lines of L3 traffic per line ingested, against one
+// into a buffer that stays in L2. That gave 1.17-1.29x on YSB with two
+// workers (docs/performance.md). The ring's bytes of such a task are never
+// written; its place in the ring still bounds how far the producer runs
+// ahead.
+//
+// One buffer serves every task the worker runs, also when run re-enters
+// through help (a chained query's push into a full ring, from finish): that
+// happens only after Process, when the buffer's bytes are no longer read
+// (fragments and output tuples are copies).
+func (w *worker) ingestBuffer(n int) []byte {
+	if cap(w.ingest) < n {
+		w.ingest = make([]byte, max(n, w.e.cfg.TaskSize))
+	}
+	return w.ingest[:n]
+}
+
+// help runs one queued task, if there is one: what a worker does instead of
+// waiting for a downstream ring, so that chained queries cannot deadlock
+// even on one worker. The GPU worker takes one step of its pipeline
+// instead (gpuWorker.help).
+func (w *worker) help() {
+	if w.gpu != nil {
+		w.gpu.help()
+		return
+	}
+	if w.proc.Kind >= 0 {
+		if t := w.e.queue.TryPop(w.proc); t != nil {
+			w.run(t)
+			return
+		}
+	}
+	time.Sleep(20 * time.Microsecond)
+}
