@@ -12,58 +12,97 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
+// cacheLine is the false-sharing granule on amd64 (and most arm64 parts),
+// as in package buffer.
+const cacheLine = 64
+
 // Stream is one query's ring, dispatcher and result stage. Its producer
 // methods (Buffer, Commit, Write) must be called from one goroutine.
+//
+// Its fields are grouped by who writes them, each group on cache lines of
+// its own (as buffer.Ring's counters): the producer commits many times per
+// task and the merger writes its state once per task, on other cores, and
+// neither should invalidate the lines the other writes or the read-only
+// lines every worker reads (plan, ring, slots) to run and finish a task.
 type Stream struct {
-	e      *Engine
-	id     int
-	plan   *kernels.Plan
-	layout *window.Layout
-	spec   Spec
+	_ [cacheLine]byte // keep our lines off whatever precedes us in its span
 
+	// Set by newStream and Start (gpuErr, the chaining), read-only while
+	// tasks run: shared by every goroutine.
+	e        *Engine
+	id       int
+	plan     *kernels.Plan
+	layout   *window.Layout
+	spec     Spec
 	ring     *buffer.Ring
-	free     chan *scheduler.Task         // recycled tasks; its capacity bounds tasks in flight
-	fill     func(dst []byte, pos uint64) // SetFill: ingestion by the workers
-	unfilled bool                         // the task being filled is left to fill
+	free     chan *scheduler.Task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize int
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
-
-	// GPU: why it cannot run the query (nil: it can, or there is no GPU),
-	// and the tasks it ran on its CPU fallback kernel.
-	gpuErr      error
-	gpuFallback atomic.Uint64
-
-	// Producer and dispatcher.
-	taskStart uint64 // ring offset of the task being filled
-	filled    int    // bytes of it committed
-	nextID    uint64
-	inClosed  bool
-
+	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
+	// no GPU).
+	gpuErr error
 	// Chaining.
 	upstream   string    // the query that feeds this stream; "": an external producer
 	downstream []*Stream // take this stream's output tuples
 	joinSide   *joinStage
 	side       int     // 0 left, 1 right
 	right      *Stream // a join's left input: the right one
-	outBuf     []byte  // an aggregation's rows encoded as tuples
-	worker     *worker // the worker merging now (for emit)
-	flushed    bool
+	// slots hold finished tasks by ID & mask: the slice is read-only, its
+	// elements are stored by the finishing worker and taken by the merger.
+	slots []atomic.Pointer[scheduler.Task]
+	mask  uint64
 
-	// Result stage.
-	slots   []atomic.Pointer[scheduler.Task] // finished tasks by ID & mask
-	mask    uint64
+	_ [cacheLine]byte
+	producerState
+
+	_ [cacheLine]byte
+	mergerState
+
+	_ [cacheLine]byte
+	published
+
+	_ [cacheLine]byte // keep our lines off whatever follows us in its span
+}
+
+// producerState is the dispatcher's: written only by the stream's producer
+// (the caller of Buffer, Commit and Write; for a chained stream, its
+// upstream's merger, in push), and read by CloseAll after the producers
+// returned.
+type producerState struct {
+	fill      func(dst []byte, pos uint64) // SetFill: ingestion by the workers
+	unfilled  bool                         // the task being filled is left to fill
+	taskStart uint64                       // ring offset of the task being filled
+	filled    int                          // bytes of it committed
+	nextID    uint64                       // ID of the next task to dispatch
+	inClosed  bool
+}
+
+// mergerState is the result stage's: written under mergeMu by whichever
+// worker merges (Stream.finish), but next, which the producer reads
+// (InFlight) and the merger stores atomically. win.Query and win.plan are
+// set once by newStream and read anywhere (error messages).
+type mergerState struct {
 	mergeMu sync.Mutex
 	next    atomic.Uint64 // ID of the next task to merge
 	asm     *window.Assembler
 	win     Window
-	emitFn  func(*window.Output) error
+	emitFn  func(*window.Output) error // s.emit, bound once: no closure per task
+	outBuf  []byte                     // an aggregation's rows encoded as tuples
+	worker  *worker                    // the worker merging now (for emit)
+	flushed bool
+}
 
+// published holds the counters Stats reads from any goroutine: stored by
+// the merger under the seqlock seq (publish), but gpuFallback, which the
+// GPU worker adds to, and lat, which ResetLatency clears.
+type published struct {
 	lat                                        latencyHist
 	seq                                        atomic.Uint64 // odd while publish changes the counters
 	tasks, bytes                               atomic.Uint64
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
 	watermark                                  atomic.Int64
+	gpuFallback                                atomic.Uint64 // tasks the GPU kind ran on its CPU fallback kernel
 }
 
 func (e *Engine) newStream(sp Spec) (*Stream, error) {
@@ -103,8 +142,8 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 		free:  make(chan *scheduler.Task, inFlight),
 		slots: make([]atomic.Pointer[scheduler.Task], nslots),
 		mask:  uint64(nslots - 1),
-		win:   Window{Query: sp.Query.Name, plan: plan},
 	}
+	s.win = Window{Query: sp.Query.Name, plan: plan}
 	s.watermark.Store(-1 << 63)
 	spares := 0
 	if !plan.Stateless() {
