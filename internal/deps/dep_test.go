@@ -1,0 +1,196 @@
+package deps_test
+
+import (
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The layering of the module, as the README's Architecture section draws
+// it: query and window at the bottom; kernels, scheduler, buffer, cpu, gpu
+// and offload above them; engine, the glue, above those; ysb, workloads and
+// cmd/saber-hx on top. Each rule is checked on the package graph that `go
+// list` reports (non-test files), without build tags and with -tags cuda,
+// in the manner of CockroachDB's colexec dep_test.go.
+
+const mod = "github.com/saber-hx/saber-hx/"
+
+// pkg is one package as go list sees it.
+type pkg struct {
+	imports []string // direct imports
+	deps    []string // every package it depends on, transitively
+	cgo     []string // its cgo files
+}
+
+// graph lists every package of the module under the build tags.
+func graph(t *testing.T, tags string) map[string]pkg {
+	t.Helper()
+	args := []string{"list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}|{{join .CgoFiles \",\"}}"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, mod+"...")...)
+	// With cgo off, go list leaves out the files that import "C" (the
+	// cuda build's): list them as a cuda build would see them.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	g := map[string]pkg{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 4 {
+			t.Fatalf("go list: unexpected line %q", line)
+		}
+		g[strings.TrimPrefix(f[0], mod)] = pkg{imports: split(f[1]), deps: split(f[2]), cgo: split(f[3])}
+	}
+	if len(g) == 0 {
+		t.Fatal("go list: no package")
+	}
+	return g
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// own is the module's packages among paths, without the module prefix.
+func own(paths []string) []string {
+	var o []string
+	for _, p := range paths {
+		if rel, ok := strings.CutPrefix(p, mod); ok {
+			o = append(o, rel)
+		}
+	}
+	return o
+}
+
+// forEachTags runs f on the graph without tags and with -tags cuda.
+func forEachTags(t *testing.T, f func(t *testing.T, g map[string]pkg)) {
+	for _, tags := range []string{"", "cuda"} {
+		name := "notags"
+		if tags != "" {
+			name = tags
+		}
+		t.Run(name, func(t *testing.T) { f(t, graph(t, tags)) })
+	}
+}
+
+// need returns package p of g, failing the test if it is not there (a
+// renamed package: the rule must follow it).
+func need(t *testing.T, g map[string]pkg, p string) pkg {
+	t.Helper()
+	pk, ok := g[p]
+	if !ok {
+		t.Fatalf("no package %s%s: update the rule", mod, p)
+	}
+	return pk
+}
+
+// TestReferenceImportsOnlyQuery: the oracle shares no code with what it
+// checks (window's pane arithmetic, the kernels, the engine) but the query
+// it evaluates.
+func TestReferenceImportsOnlyQuery(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		for _, d := range own(need(t, g, "reference").deps) {
+			if d != "query" {
+				t.Errorf("reference depends on %s: it may depend on no saber-hx package but query", d)
+			}
+		}
+	})
+}
+
+// TestKernelsBelowEngine: the kernels are the processors' code; the
+// scheduler and the engine call them, never the reverse.
+func TestKernelsBelowEngine(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		for _, d := range own(need(t, g, "kernels").deps) {
+			if d == "engine" || d == "scheduler" {
+				t.Errorf("kernels depends on %s: it may depend on neither engine nor scheduler", d)
+			}
+		}
+	})
+}
+
+// aboveEngine are the packages that may depend on engine: the programs
+// built on it. workloads does through ysb (SABER's workloads reuse its
+// campaign tables).
+var aboveEngine = []string{"engine", "ysb", "workloads", "cmd/saber-hx"}
+
+// TestNothingBelowEngineImportsIt: engine is the glue of the packages it
+// uses (scheduler, cpu, buffer, kernels, query, window, offload, gpu); none
+// of those, nor any package but the programs on top, depends on it.
+func TestNothingBelowEngineImportsIt(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		need(t, g, "engine")
+		for _, p := range slices.Sorted(maps.Keys(g)) {
+			if slices.Contains(own(g[p].deps), "engine") && !slices.Contains(aboveEngine, p) {
+				t.Errorf("%s depends on engine: only %s may", p, strings.Join(aboveEngine[1:], ", "))
+			}
+		}
+	})
+}
+
+const cu = "gorgonia.org/cu"
+
+// TestCUDAOnlyWithTag: gorgonia.org/cu's init exits the process where no
+// GPU is present, and the default build needs no cgo (CGO_ENABLED=0 go
+// build ./... works): without -tags cuda no package depends on it, and no
+// package has a cgo file.
+func TestCUDAOnlyWithTag(t *testing.T) {
+	g := graph(t, "")
+	for _, p := range slices.Sorted(maps.Keys(g)) {
+		pk := g[p]
+		if slices.Contains(pk.deps, cu) {
+			t.Errorf("%s depends on %s without the cuda build tag: keep every import of it behind //go:build cuda", p, cu)
+		}
+		if len(pk.cgo) > 0 {
+			t.Errorf("%s has cgo files without the cuda build tag (%s): the default build needs no cgo", p, strings.Join(pk.cgo, ", "))
+		}
+	}
+	// With the tag, the device layer and the offload that uses it do:
+	// the rule above must not hold by accident of an empty graph.
+	if !slices.Contains(need(t, graph(t, "cuda"), "gpu").deps, cu) {
+		t.Errorf("with -tags cuda gpu does not depend on %s: update this test", cu)
+	}
+}
+
+// gpuPackages are the GPU's: the device layer, the CUDA sources, the
+// CUDA binding and the offload of plans to a device.
+var gpuPackages = []string{mod + "gpu", mod + "kernels/cuda", mod + "offload", cu}
+
+// engineGPUException is the one GPU package engine imports today, a known
+// exception to "engine imports no GPU package": offload, for the GPU
+// processor kind (engine/gpu.go runs tasks through offload.Program;
+// Config.GPU is an offload.Device; scheduling.go asks offload.Supported
+// which queries the GPU runs). Through it engine depends on gpu (and, with
+// -tags cuda, on kernels/cuda and gorgonia.org/cu). Removing it needs the
+// GPU kind's interface (Device, Program, Supported) in a package of no
+// GPU code, or the GPU worker in a package of its own above engine.
+const engineGPUException = mod + "offload"
+
+// TestEngineImportsNoGPUPackage: engine imports no GPU package directly but
+// the known exception.
+func TestEngineImportsNoGPUPackage(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		imports := need(t, g, "engine").imports
+		for _, p := range gpuPackages {
+			if slices.Contains(imports, p) && p != engineGPUException {
+				t.Errorf("engine imports %s: it imports no GPU package but %s (the known exception)", p, engineGPUException)
+			}
+		}
+		if !slices.Contains(imports, engineGPUException) {
+			t.Errorf("engine no longer imports %s: drop the known exception (engineGPUException)", engineGPUException)
+		}
+	})
+}
