@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,7 +37,8 @@ func (c benchCase) String() string {
 }
 
 // benchCases: select with 1, 5 and 30 predicates (and selectivities 0,
-// 0.5, 1), proj with 1..6 attributes of depth 1..4, groupby with 1, 64 and
+// 0.5, 1) and 256, proj with 1..6 attributes of depth 1..4 and 16 of
+// depth 8, groupby with 1, 64 and
 // 1024 groups (tumbling, and a sliding window), with late tuples too.
 func benchCases() []benchCase {
 	var cs []benchCase
@@ -50,6 +52,9 @@ func benchCases() []benchCase {
 			cs = append(cs, benchCase{workload: "proj", params: func(p *workloads.Params) { p.Attributes, p.ExprDepth = m, d }})
 		}
 	}
+	// The compute-heavy cases the GPU bundle's run.sh measures.
+	cs = append(cs, benchCase{workload: "select", params: func(p *workloads.Params) { p.Predicates = 256 }},
+		benchCase{workload: "proj", params: func(p *workloads.Params) { p.Attributes, p.ExprDepth = 16, 8 }})
 	for _, g := range []int{1, 64, 1024} {
 		// The default rate, 1000 tuples per ms: one window per 1M tuples.
 		cs = append(cs, benchCase{workload: "groupby", params: func(p *workloads.Params) { p.Groups = g }})
@@ -64,9 +69,13 @@ func benchCases() []benchCase {
 
 // runBench runs every bench case on dev: the workload's own query and
 // generated data, tasks of up to 8192 tuples (256 KiB, the engine's default
-// task size), against the CPU kernels.
-func runBench(t *testing.T, dev offload.Device, tuples int) {
+// task size), against the CPU kernels; with only, just the cases of those
+// workloads.
+func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
 	for i, c := range benchCases() {
+		if len(only) > 0 && !slices.Contains(only, c.workload) {
+			continue
+		}
 		t.Run(fmt.Sprintf("%d-%s", i, c.workload), func(t *testing.T) {
 			w, err := workloads.Lookup(c.workload)
 			require.NoError(t, err)
@@ -114,4 +123,14 @@ func TestEmulatorBenchWorkloads(t *testing.T) {
 		n = 10000
 	}
 	runBench(t, dev, n)
+}
+
+// TestEmulatorBenchWorkloadsTwoPass: the same with selections compacted
+// by sel_compact, which evaluates WHERE again (SABER_HX_GPU_SEL=twopass),
+// instead of sel_compact_flags, which reads sel_count's flags.
+func TestEmulatorBenchWorkloadsTwoPass(t *testing.T) {
+	t.Setenv("SABER_HX_GPU_SEL", "twopass")
+	dev := offload.NewEmulator()
+	defer dev.Close()
+	runBench(t, dev, 30000, "select")
 }

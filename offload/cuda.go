@@ -173,7 +173,7 @@ func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
 	}
 	pr, err := compileOpen(&d.programs, d.Name(), func() (*program, error) {
-		be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth)}
+		be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth), twoPass: selTwoPass()}
 		if err := d.do(be.init); err != nil {
 			_ = d.do(be.free)
 			return nil, fmt.Errorf("offload: %s: query %q: %w", d.Name(), sh.name, err)
@@ -216,7 +216,10 @@ type cudaBackend struct {
 
 	preds, code, aggs, keys, initRow, proj, joinHi, joinLo, joinOrd devBuf
 	joinMask                                                        uint64
-	joinOff, denseJoin                                              int64
+	// twoPass: a selection evaluates WHERE in sel_compact again instead
+	// of reading sel_count's flags (selTwoPass).
+	twoPass            bool
+	joinOff, denseJoin int64
 
 	slots []cudaSlot
 }
@@ -244,6 +247,7 @@ type cudaSlot struct {
 	dIn, dWords devBuf
 	dBlk        devBuf
 	dTable      devBuf
+	dFlags      devBuf // a selection's flags: per warp of tuples, the ballot of those that pass
 
 	n       int64
 	in      int64 // the task's bytes
@@ -442,7 +446,7 @@ func (be *cudaBackend) free() error {
 			}
 		}
 		errs = append(errs, sl.dIn.release("task tuples"), sl.dWords.release("output words"),
-			sl.dBlk.release("block partials"), sl.dTable.release("group table"),
+			sl.dBlk.release("block partials"), sl.dTable.release("group table"), sl.dFlags.release("selection flags"),
 			sl.hIn.release("task tuples"), sl.hWords.release("output words"))
 	}
 	for _, b := range []*devBuf{&be.preds, &be.code, &be.aggs, &be.keys, &be.initRow, &be.proj, &be.joinHi, &be.joinLo, &be.joinOrd} {
@@ -565,9 +569,14 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 			return err
 		}
 	}
+	if !sh.agg {
+		if err := sl.dFlags.ensure((n+31)/32*4, "selection flags"); err != nil {
+			return err
+		}
+	}
 	if be.poison {
 		poisonBytes(sl.hWords.b)
-		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dTable} {
+		for _, b := range []devBuf{sl.dWords, sl.dBlk, sl.dTable, sl.dFlags} {
 			if b.size > 0 {
 				if err := cu.MemsetD32Async(b.p, poison32, b.size/4, sl.stream); err != nil {
 					return fmt.Errorf("cuMemsetD32Async (poison): %w", err)
@@ -611,12 +620,20 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 		}
 		if n > 0 {
 			if err := be.launch(sl, "sel_count", grid, tuples, uint64(n), uint64(sh.tupleSize),
-				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(sl.dBlk.p)); err != nil {
+				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(sl.dBlk.p), uint64(sl.dFlags.p)); err != nil {
 				return err
 			}
-			if err := be.launch(sl, "sel_compact", grid, tuples, uint64(n), uint64(sh.tupleSize),
-				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(be.proj.p), uint64(len(sh.project)),
-				uint64(sl.dBlk.p), uint64(sl.dWords.p)+selCounters*8, uint64(sl.dWords.p)); err != nil {
+			out, ctr := uint64(sl.dWords.p)+selCounters*8, uint64(sl.dWords.p)
+			var err error
+			if be.twoPass {
+				err = be.launch(sl, "sel_compact", grid, tuples, uint64(n), uint64(sh.tupleSize),
+					uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(be.proj.p), uint64(len(sh.project)),
+					uint64(sl.dBlk.p), out, ctr)
+			} else {
+				err = be.launch(sl, "sel_compact_flags", grid, tuples, uint64(n), uint64(sh.tupleSize),
+					uint64(be.code.p), uint64(be.proj.p), uint64(len(sh.project)), uint64(sl.dFlags.p), uint64(sl.dBlk.p), out, ctr)
+			}
+			if err != nil {
 				return err
 			}
 		}

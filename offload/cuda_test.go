@@ -297,3 +297,11 @@ func TestCUDAExpressionEdgeCases(t *testing.T) {
 	d := openGPU(t)
 	expressionEdgeCases(t, func(t *testing.T, p *kernels.Plan, depth int) *program { return compileCUDA(t, d, p, depth) })
 }
+
+// TestCUDASelectionTwoPass: TestCUDAMatchesEmulatorAndCPU with selections
+// compacted by sel_compact (WHERE evaluated again, SABER_HX_GPU_SEL=twopass)
+// on the device and the emulator.
+func TestCUDASelectionTwoPass(t *testing.T) {
+	t.Setenv("SABER_HX_GPU_SEL", "twopass")
+	TestCUDAMatchesEmulatorAndCPU(t)
+}

@@ -238,23 +238,36 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 	}
 }
 
-// emuSelCount is sel_count: blockCount[b] = the tuples of block b that pass.
-func emuSelCount(k *kparams, blockCount []uint64) {
+// emuSelCount is sel_count: blockCount[b] = the tuples of block b that
+// pass, and for every warp with a tuple the ballot of those that pass
+// (flags[i/32] bit l: tuple i+l).
+func emuSelCount(k *kparams, blockCount []uint64, flags []uint32) {
 	for b := int64(0); b < gridOf(k.n); b++ {
 		var c uint64
+		var ballot uint32
 		for th := int64(0); th < blockDim; th++ {
-			if i := b*blockDim + th; i < k.n && k.passes(k.tuples[i*k.tupleSize:(i+1)*k.tupleSize]) {
+			i := b*blockDim + th
+			pass := i < k.n && k.passes(k.tuples[i*k.tupleSize:(i+1)*k.tupleSize])
+			if pass {
 				c++
+				ballot |= 1 << (i & 31)
+			}
+			if i&31 == 31 { // the warp's last thread (blockDim is a multiple of 32)
+				if first := i &^ 31; first < k.n {
+					flags[first>>5] = ballot
+				}
+				ballot = 0
 			}
 		}
 		blockCount[b] = c
 	}
 }
 
-// emuSelCompact is sel_compact: each block's passing tuples (or their
-// event time and projected columns) at their place in out, after those of
-// the blocks before; the last block writes the total to ctr[selCount].
-func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
+// emuSelCompact is sel_compact_flags, or with flags nil sel_compact (which
+// evaluates WHERE again): each block's passing tuples (or their event time
+// and projected columns) at their place in out, after those of the blocks
+// before; the last block writes the total to ctr[selCount].
+func emuSelCompact(k *kparams, blockCount []uint64, flags []uint32, out []byte, ctr []uint64) {
 	outSize := k.tupleSize
 	if k.nproj > 0 {
 		outSize = 8 + 8*k.nproj
@@ -272,7 +285,7 @@ func emuSelCompact(k *kparams, blockCount []uint64, out []byte, ctr []uint64) {
 				break
 			}
 			t := k.tuples[i*k.tupleSize : (i+1)*k.tupleSize]
-			if !k.passes(t) {
+			if flags != nil && flags[i>>5]>>(i&31)&1 == 0 || flags == nil && !k.passes(t) {
 				continue
 			}
 			dst := out[(int64(base)+kept)*outSize:][:outSize]

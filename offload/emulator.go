@@ -59,7 +59,7 @@ func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 		tupleSize: int64(sh.tupleSize), rows: sh.rows,
 		preds: sh.predWords(), npreds: int64(len(sh.preds)),
 		code: sh.code, where: sh.where,
-	}, slots: make([]emuSlot, depth), tm: &e.tm}
+	}, slots: make([]emuSlot, depth), tm: &e.tm, twoPass: selTwoPass()}
 	if sh.agg {
 		be.k.join, be.k.joinOff, be.k.denseJoin = sh.join, int64(sh.joinOff), sh.denseJoin
 		be.k.aggs, be.k.naggs = sh.aggWords(), int64(len(sh.aggs))
@@ -108,6 +108,7 @@ type emuBackend struct {
 	outSize int64
 	slots   []emuSlot
 	tm      *timer
+	twoPass bool // a selection's compaction evaluates WHERE again (selTwoPass)
 }
 
 // emuSlot is a slot's "device memory".
@@ -116,6 +117,7 @@ type emuSlot struct {
 	words  []uint64 // aggregation output, or selection counters
 	table  []uint64 // hashed groups' table
 	blocks []uint64 // per-block partials
+	flags  []uint32 // a selection's: per warp, the ballot of its tuples that pass
 	nwords int64    // hashed groups: the output's words before the entries
 	out    []byte   // selection output
 	done   chan struct{}
@@ -154,6 +156,10 @@ func (be *emuBackend) start(s int, t *task) error {
 		sl.words = grow(sl.words, selCounters)
 		sl.out = grow(sl.out, k.n*be.outSize)
 		poisonBytes(sl.out)
+		sl.flags = grow(sl.flags, (k.n+31)/32)
+		for i := range sl.flags {
+			sl.flags[i] = uint32(poisonWord & 0xffffffff)
+		}
 	}
 	poison(sl.words)
 	poison(sl.blocks)
@@ -170,8 +176,12 @@ func (be *emuBackend) start(s int, t *task) error {
 		}
 		clear(sl.words) // cuMemsetD32Async of the counters
 		if k.n > 0 {
-			emuSelCount(k, sl.blocks)
-			emuSelCompact(k, sl.blocks, sl.out, sl.words)
+			emuSelCount(k, sl.blocks, sl.flags)
+			flags := sl.flags
+			if be.twoPass {
+				flags = nil // sel_compact: WHERE evaluated again
+			}
+			emuSelCompact(k, sl.blocks, flags, sl.out, sl.words)
 		}
 	}(sl, &k)
 	return nil

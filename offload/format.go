@@ -16,10 +16,14 @@ var kernelParams = map[string]int{
 	"agg_init":      5,
 	"agg_block_max": 7,
 	"agg_tuples":    31,
-	"sel_count":     8,
+	"sel_count":     9,
 	"sel_compact":   12,
-	"join_count":    8,
-	"join_compact":  10,
+	// sel_compact_flags is sel_compact reading WHERE's outcome from the
+	// flags sel_count wrote (one evaluation per tuple); sel_compact
+	// evaluates it again (SABER_HX_GPU_SEL=twopass).
+	"sel_compact_flags": 10,
+	"join_count":        8,
+	"join_compact":      10,
 }
 
 // An aggregation's output is one buffer of 64-bit words:

@@ -66,6 +66,12 @@ type HostRegistrar interface {
 	UnregisterHost(b []byte) error
 }
 
+// selTwoPass says whether SABER_HX_GPU_SEL=twopass asks selections to
+// evaluate WHERE in both of their kernels (sel_count, sel_compact) rather
+// than once (sel_count's flags, read by sel_compact_flags): for measuring
+// the difference, or for a fallback if the one-pass kernel misbehaves.
+func selTwoPass() bool { return os.Getenv("SABER_HX_GPU_SEL") == "twopass" }
+
 // RegisterDisabled says whether SABER_HX_GPU_REGISTER=0 asks the engine
 // not to register its rings (for measuring the staging copy's cost).
 func RegisterDisabled() bool { return os.Getenv("SABER_HX_GPU_REGISTER") == "0" }

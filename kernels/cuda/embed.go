@@ -27,7 +27,7 @@ var Offload string
 // Kernel entry points, in launch order.
 var (
 	OffloadAggEntries = []string{"agg_init", "agg_block_max", "agg_tuples"}
-	OffloadSelEntries = []string{"sel_count", "sel_compact"}
+	OffloadSelEntries = []string{"sel_count", "sel_compact", "sel_compact_flags"}
 	// OffloadJoinEntries compute a window join's pairs (package offload's
 	// JoinProgram).
 	OffloadJoinEntries = []string{"join_count", "join_compact"}

@@ -500,29 +500,28 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 }
 
 // sel_count writes the number of block b's tuples that pass to
-// block_count[b].
+// block_count[b], and for every warp with a tuple (i / 32 for its first
+// tuple i) the ballot of its tuples that pass to flags[i / 32] (bit l:
+// tuple i + l), so that sel_compact_flags need not evaluate WHERE again.
 extern "C" __global__ void sel_count(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
-				     const u64 *code, i64 where, u64 *block_count)
+				     const u64 *code, i64 where, u64 *block_count, unsigned *flags)
 {
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
 	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds, code, where);
+	unsigned ballot = __ballot_sync(0xffffffffu, pass);
+	if ((threadIdx.x & 31) == 0 && i < n)
+		flags[i >> 5] = ballot;
 	u64 c = block_reduce_sum(pass ? 1 : 0);
 	if (threadIdx.x == 0)
 		block_count[blockIdx.x] = c;
 }
 
-// sel_compact copies block b's passing tuples (or, with nproj > 0, the
-// event time and the projections' values of each: 8 + 8 * nproj bytes) to
-// their place in out: after the blocks before (the sum of their
-// block_count), in input order within the block (an exclusive scan of the
-// flags). The last block writes the total to counters[0].
-extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
-				       const u64 *code, i64 where, const u64 *proj, i64 nproj, const u64 *block_count,
-				       u8 *out, u64 *counters)
+// compact is the body of sel_compact and sel_compact_flags, for a block
+// whose thread knows whether its tuple passes.
+__device__ __forceinline__ void compact(bool pass, const u8 *tuples, i64 tuple_size, const u64 *code, const u64 *proj, i64 nproj,
+			const u64 *block_count, u8 *out, u64 *counters)
 {
 	__shared__ unsigned src[1024]; // block-local index of the k-th passing tuple
-	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds, code, where);
 
 	u64 c = 0;
 	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
@@ -564,6 +563,31 @@ extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, 
 	}
 	if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
 		counters[0] = base + total;
+}
+
+// sel_compact copies block b's passing tuples (or, with nproj > 0, the
+// event time and the projections' values of each: 8 + 8 * nproj bytes) to
+// their place in out: after the blocks before (the sum of their
+// block_count), in input order within the block (an exclusive scan of the
+// flags). The last block writes the total to counters[0].
+extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
+				       const u64 *code, i64 where, const u64 *proj, i64 nproj, const u64 *block_count,
+				       u8 *out, u64 *counters)
+{
+	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+	bool pass = i < n && passes(tuples + i * tuple_size, preds, npreds, code, where);
+	compact(pass, tuples, tuple_size, code, proj, nproj, block_count, out, counters);
+}
+
+// sel_compact_flags is sel_compact with WHERE's outcome read from the
+// flags sel_count wrote, not evaluated again: one evaluation per tuple.
+extern "C" __global__ void sel_compact_flags(const u8 *tuples, i64 n, i64 tuple_size, const u64 *code,
+					     const u64 *proj, i64 nproj, const unsigned *flags, const u64 *block_count,
+					     u8 *out, u64 *counters)
+{
+	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+	bool pass = i < n && ((__ldg(&flags[i >> 5]) >> (i & 31)) & 1);
+	compact(pass, tuples, tuple_size, code, proj, nproj, block_count, out, counters);
 }
 
 // pair_passes reports whether pair i of the window passes WHERE.
