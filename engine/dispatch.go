@@ -3,7 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/saber-hx/saber-hx/scheduler"
 )
 
 // Buffer returns ring memory for the rest of the current task, blocking
@@ -110,7 +111,7 @@ func (s *Stream) dispatch() {
 	t.ID = s.nextID
 	t.Start = s.taskStart
 	t.Data = s.ring.Slice(s.taskStart, s.filled)
-	t.Dispatched = time.Now().UnixNano()
+	t.Dispatched = scheduler.Nanotime()
 	t.Node = s.node
 	t.Fill = nil
 	if s.unfilled {

@@ -64,7 +64,7 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 		}
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
-	s.lat.record(time.Duration(time.Now().UnixNano() - t.Dispatched))
+	s.lat.record(time.Duration(scheduler.Nanotime() - t.Dispatched))
 	s.publish(t, counted)
 	t.Data = nil
 	s.free <- t

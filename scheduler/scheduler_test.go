@@ -400,3 +400,19 @@ func TestRing(t *testing.T) {
 		}
 	}
 }
+
+// TestNanotime: Task.Dispatched's clock starts near zero, never goes back
+// and measures what time.Since measures.
+func TestNanotime(t *testing.T) {
+	start := time.Now()
+	a := Nanotime()
+	if a < 0 {
+		t.Fatalf("Nanotime() = %d, want >= 0", a)
+	}
+	time.Sleep(2 * time.Millisecond)
+	b := Nanotime()
+	elapsed := time.Since(start) // brackets both readings
+	if d := time.Duration(b - a); d < 2*time.Millisecond || d > elapsed {
+		t.Errorf("Nanotime advanced %v over a sleep of 2ms, within %v by time.Since", d, elapsed)
+	}
+}
