@@ -186,7 +186,7 @@ sbx() {
 	args+=("$@")
 	local envs=()
 	case $extra in
-	sync=*) envs=(env "SABER_HX_GPU_SYNC=${extra#sync=}") ;;
+	*=*) envs=(env "$extra") ;; # an environment variable for saber-hx
 	esac
 	nrun=$((nrun + 1))
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$group" "$w" "$mode" "$ts" "$pol" "$static" "$rep" "$extra" >>"$work/runs.tsv"
@@ -276,7 +276,19 @@ done
 # The GPU's wait: spinning against blocking synchronisation, gpu mode.
 for w in $WORKLOADS; do
 	for rep in $(seq 1 "$REPS"); do
-		sbx "$w-gpu-spin-$first_size-$rep" sync "$w" gpu "$first_size" hls "" "$rep" "sync=spin"
+		sbx "$w-gpu-spin-$first_size-$rep" sync "$w" gpu "$first_size" hls "" "$rep" SABER_HX_GPU_SYNC=spin
+	done
+done
+# Variants, gpu mode: a selection evaluating WHERE twice (the kernel before
+# the flags); YSB's tasks through the staging copy (rings not registered).
+for w in $WORKLOADS; do
+	case $w in
+	select) v=SABER_HX_GPU_SEL=twopass ;;
+	ysb) v=SABER_HX_GPU_REGISTER=0 ;;
+	*) continue ;;
+	esac
+	for rep in $(seq 1 "$REPS"); do
+		sbx "$w-gpu-${v#SABER_HX_GPU_}-$first_size-$rep" variant "$w" gpu "$first_size" hls "" "$rep" "$v"
 	done
 done
 

@@ -13,9 +13,10 @@
 // WORK/steps.tsv has one line per step, tab-separated: name, kind (env,
 // test, measure), status (pass, fail, timeout, skipped), exit status,
 // seconds, log file (relative to WORK), command. WORK/runs.tsv has one line
-// per saber-hx run: step name, group (matrix, static, warmup, sync),
-// workload, mode, task size, policy, static binding, repetition (0: the
-// warm-up), extra (free text, e.g. the sync mode). WORK/meta.tsv holds
+// per saber-hx run: step name, group (matrix, static, warmup, sync,
+// variant), workload, mode, task size, policy, static binding, repetition
+// (0: the warm-up), extra (an environment variable set for the run, e.g.
+// SABER_HX_GPU_SYNC=spin). WORK/meta.tsv holds
 // key, value lines (started, budget_s, quick, host facts).
 //
 // It needs nothing but the files: no GPU, no cgo.
