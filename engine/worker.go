@@ -82,10 +82,9 @@ func (w *worker) run(t *scheduler.Task) {
 // instead, but the ring's lines then come from L3 to be written (a 4 MiB
 // ring reuses a place only every 16 tasks) and go back dirty: with the
 // bundle read, three lines of L3 traffic per line ingested, against one
-// into a buffer that stays in L2. That gave 1.17-1.29x on YSB with two
-// workers (docs/performance.md). The ring's bytes of such a task are never
-// written; its place in the ring still bounds how far the producer runs
-// ahead.
+// into a buffer that stays in L2 (the gain on YSB with two workers:
+// docs/performance.md). The ring's bytes of such a task are never written;
+// its place in the ring still bounds how far the producer runs ahead.
 //
 // One buffer serves every task the worker runs, also when run re-enters
 // through help (a chained query's push into a full ring, from finish): that

@@ -13,10 +13,10 @@ import (
 // The slots hold 4-byte entry numbers; keys and ordinals are stored by
 // entry, densely: for YSB's 1000 ads, 8 KiB of slots and 24 KiB of
 // entries, against 64 KiB for 32-byte slots holding key and ordinal. On
-// BenchmarkYSBKernel the two layouts measured the same (the entry layout
-// won 6 of 10 alternating pairs, within the noise); this one is kept as the
-// smaller, and the only one (the 32-byte slots were a second copy beside
-// parallel arrays for the vectorised kernel).
+// BenchmarkYSBKernel the two layouts measured the same, within the noise
+// (docs/performance.md); this one is kept as the smaller, and the only one
+// (the 32-byte slots were a second copy beside parallel arrays for the
+// vectorised kernel).
 type joinTable struct {
 	mask  uint64
 	shift uint8       // 64 - log2(slots): home takes a hash's top bits

@@ -119,6 +119,8 @@ func Cmp(l Expr, op CmpOp, r Expr) Expr { return Compare{op, l, r} }
 func ColEq(col string, v int64) Expr { return Compare{Eq, C(col), Int(v)} }
 func ColNe(col string, v int64) Expr { return Compare{Ne, C(col), Int(v)} }
 func ColLt(col string, v int64) Expr { return Compare{Lt, C(col), Int(v)} }
+func ColLe(col string, v int64) Expr { return Compare{Le, C(col), Int(v)} }
+func ColGt(col string, v int64) Expr { return Compare{Gt, C(col), Int(v)} }
 func ColGe(col string, v int64) Expr { return Compare{Ge, C(col), Int(v)} }
 
 // And holds when every term holds.

@@ -3,10 +3,13 @@
 // validation that refuses an invalid query, naming what is wrong, before
 // anything runs.
 //
-// What the engine runs today is the select / static-join / group-by /
-// aggregate shape (YSB's shape) over range and row windows. Projection
-// expressions, OR predicates, stream joins and UDFs are part of SABER's model
-// that the engine does not run yet; the model has no way to express them.
+// A Query over range or row windows is either an aggregation (WHERE with
+// AND, OR and arithmetic; a join with a static table; GROUP BY; aggregates;
+// HAVING) or a stateless query (WHERE, then the tuples, projection
+// expressions or a UDF). A WindowJoin is a theta-join of two streams over
+// their windows. A query's output has a schema (OutputSchema), so that
+// queries and joins chain into one another (engine.Spec.From), as SABER's
+// operators do.
 package query
 
 import (

@@ -171,3 +171,25 @@ func TestHoldsAndColumnConst(t *testing.T) {
 		assert.False(t, ok, "%v", e)
 	}
 }
+
+// TestColShorthands: each Col shorthand is column op integer constant, as
+// ColumnConst reads it back.
+func TestColShorthands(t *testing.T) {
+	for _, tc := range []struct {
+		e    Expr
+		op   CmpOp
+		text string
+	}{
+		{ColEq("a", 3), Eq, "a = 3"},
+		{ColNe("a", 3), Ne, "a != 3"},
+		{ColLt("a", 3), Lt, "a < 3"},
+		{ColLe("a", 3), Le, "a <= 3"},
+		{ColGt("a", 3), Gt, "a > 3"},
+		{ColGe("a", 3), Ge, "a >= 3"},
+	} {
+		col, op, k, ok := ColumnConst(tc.e)
+		assert.True(t, ok, "%v", tc.e)
+		assert.Equal(t, [3]any{"a", tc.op, int64(3)}, [3]any{col, op, k}, "%v", tc.e)
+		assert.Equal(t, tc.text, tc.e.String())
+	}
+}
