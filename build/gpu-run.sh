@@ -116,7 +116,8 @@ step() {
 	fi
 	if [ "$rem" -lt 10 ]; then
 		printf '%s\t%s\tskipped\t-1\t0\t\t%s\n' "$name" "$kind" "$*" >>"$work/steps.tsv"
-		log "--- skipped $name: the run's budget of ${BUDGET}s is spent"
+		echo "--- skipped $name: the run's budget of ${BUDGET}s is spent" >>"$OUT/run.log"
+		[ "$kind" = test ] && echo "skipped  $name (the budget of ${BUDGET}s is spent)"
 		[ "$kind" = test ] && failed_any=1
 		return 1
 	fi

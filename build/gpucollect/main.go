@@ -126,7 +126,9 @@ type Figure struct {
 	CopyInUsP50   float64   `json:"gpu_copy_in_us_p50"`
 	KernelUsP50   float64   `json:"gpu_kernel_us_p50"`
 	CopyOutUsP50  float64   `json:"gpu_copy_out_us_p50"`
-	AllValidated  bool      `json:"all_validated"`
+	SubmitUsP50   float64   `json:"gpu_submit_us_p50"` // the host's, per task
+	WaitUsP50     float64   `json:"gpu_wait_us_p50"`
+	AllValidated  bool      `json:"all_validated"` // ysb: every run validated; bench: not checked (true)
 	FailedRuns    int       `json:"failed_runs"`
 	key, baseline string
 }
@@ -469,7 +471,9 @@ func figures(runs []Run) []Figure {
 			continue
 		}
 		f.TuplesPerS = append(f.TuplesPerS, r.TuplesPerS)
-		if r.Validated != nil && !*r.Validated {
+		// ysb validates every run; bench only with --validate, which
+		// run.sh does not pass (it bounds the input).
+		if r.Workload == "ysb" && r.Validated != nil && !*r.Validated {
 			f.AllValidated = false
 		}
 	}
@@ -479,7 +483,7 @@ func figures(runs []Run) []Figure {
 		if f.Median > 0 {
 			f.Spread = (slices.Max(f.TuplesPerS) - slices.Min(f.TuplesPerS)) / f.Median
 		}
-		var share, in, k, o []float64
+		var share, in, k, o, sub, wait []float64
 		for _, r := range runs {
 			key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
 			if key != f.key || r.Rep == 0 || r.Status != "pass" || r.TuplesPerS == 0 {
@@ -489,8 +493,11 @@ func figures(runs []Run) []Figure {
 			in = append(in, gpuNum(r, "gpu_copy_in_us_p50"))
 			k = append(k, gpuNum(r, "gpu_kernel_us_p50"))
 			o = append(o, gpuNum(r, "gpu_copy_out_us_p50"))
+			sub = append(sub, gpuNum(r, "gpu_submit_us_p50"))
+			wait = append(wait, gpuNum(r, "gpu_wait_us_p50"))
 		}
 		f.GPUShare, f.CopyInUsP50, f.KernelUsP50, f.CopyOutUsP50 = median(share), median(in), median(k), median(o)
+		f.SubmitUsP50, f.WaitUsP50 = median(sub), median(wait)
 		out = append(out, *f)
 	}
 	return out
@@ -545,8 +552,17 @@ func ratios(figs []Figure) []Ratio {
 }
 
 func table(w io.Writer, r *Results) {
-	fmt.Fprintf(w, "== steps\n")
+	fmt.Fprintf(w, "== steps (the measurement runs that passed: counted, not listed)\n")
+	var measured, skipped int
 	for _, s := range r.Steps {
+		if s.Kind == "measure" && s.Status == "pass" {
+			measured++
+			continue
+		}
+		if s.Kind == "measure" && s.Status == "skipped" {
+			skipped++
+			continue
+		}
 		extra := ""
 		if s.Tests != nil {
 			extra = fmt.Sprintf("  tests: %d passed, %d failed, %d skipped", s.Tests.Pass, s.Tests.Fail, s.Tests.Skip)
@@ -556,6 +572,7 @@ func table(w io.Writer, r *Results) {
 		}
 		fmt.Fprintf(w, "%-8s %-34s %6.1f s%s\n", s.Status, s.Name, s.Seconds, extra)
 	}
+	fmt.Fprintf(w, "%d measurement runs passed, %d skipped for time\n", measured, skipped)
 	if len(r.Bandwidth) > 0 {
 		fmt.Fprintf(w, "== copy bandwidth from page-locked memory (GB/s)\n")
 		for _, b := range r.Bandwidth {
@@ -564,7 +581,7 @@ func table(w io.Writer, r *Results) {
 	}
 	if len(r.Figures) > 0 {
 		fmt.Fprintf(w, "== throughput, median of the repetitions (M tuples/s)\n")
-		fmt.Fprintf(w, "%-7s %-8s %6s %-7s %-16s %9s %7s %6s %8s %8s %8s %s\n", "group", "workload", "task", "mode", "policy",
+		fmt.Fprintf(w, "%-7s %-8s %6s %-7s %-26s %9s %7s %6s %8s %8s %8s %s\n", "group", "workload", "task", "mode", "policy",
 			"M tup/s", "spread", "gpu%", "in us", "kern us", "out us", "reps")
 		for _, f := range r.Figures {
 			pol := f.Policy
@@ -572,7 +589,7 @@ func table(w io.Writer, r *Results) {
 				pol += " " + f.Static
 			}
 			if f.Extra != "" {
-				pol += " " + f.Extra
+				pol += " " + strings.TrimPrefix(f.Extra, "SABER_HX_")
 			}
 			note := fmt.Sprintf("%d", len(f.TuplesPerS))
 			if f.FailedRuns > 0 {
@@ -581,7 +598,7 @@ func table(w io.Writer, r *Results) {
 			if !f.AllValidated {
 				note += " NOT VALIDATED"
 			}
-			fmt.Fprintf(w, "%-7s %-8s %6s %-7s %-16s %9.2f %7.3f %6.1f %8.1f %8.1f %8.1f %s\n", f.Group, f.Workload, size(f.TaskSize),
+			fmt.Fprintf(w, "%-7s %-8s %6s %-7s %-26s %9.2f %7.3f %6.1f %8.1f %8.1f %8.1f %s\n", f.Group, f.Workload, size(f.TaskSize),
 				f.Mode, pol, f.Median/1e6, f.Spread, 100*f.GPUShare, f.CopyInUsP50, f.KernelUsP50, f.CopyOutUsP50, note)
 		}
 	}
@@ -603,8 +620,12 @@ func table(w io.Writer, r *Results) {
 			verdict = "FAILED: no step ran"
 		}
 	}
-	if len(r.Skipped) > 0 {
-		verdict += fmt.Sprintf(" (skipped for time: %s)", strings.Join(r.Skipped, " "))
+	if n := len(r.Skipped); n > 0 {
+		names := r.Skipped
+		if n > 5 {
+			names = append(slices.Clone(names[:5]), fmt.Sprintf("and %d more", n-5))
+		}
+		verdict += fmt.Sprintf(" (%d skipped for time: %s)", n, strings.Join(names, " "))
 	}
 	fmt.Fprintln(w, verdict)
 }
