@@ -224,20 +224,6 @@ func fold(row []int64, w int, k window.AggKind, v int64, fresh bool) {
 	if fresh {
 		row[w] = v
 	} else {
-		row[w] = combine(k, row[w], v)
+		row[w] = k.Combine(row[w], v)
 	}
-}
-
-// combine is AggKind.Combine with the integer kinds inlined: the common
-// case stays out of a call.
-func combine(k window.AggKind, a, b int64) int64 {
-	switch k {
-	case window.AggAdd:
-		return a + b
-	case window.AggMin:
-		return min(a, b)
-	case window.AggMax:
-		return max(a, b)
-	}
-	return k.Combine(a, b)
 }

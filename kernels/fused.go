@@ -250,7 +250,7 @@ tuples:
 			if fresh {
 				*w = v
 			} else {
-				*w = combine(a.kind, *w, v)
+				*w = a.kind.Combine(*w, v)
 			}
 		}
 	}

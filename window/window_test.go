@@ -1,6 +1,7 @@
 package window
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -95,4 +96,27 @@ func TestTaskResultReuse(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 	_ = s2
+}
+
+// TestAggKindCombine: each kind's combination, the float ones over
+// Float64bits words.
+func TestAggKindCombine(t *testing.T) {
+	f := func(x float64) int64 { return int64(math.Float64bits(x)) }
+	for _, tc := range []struct {
+		k          AggKind
+		a, b, want int64
+	}{
+		{AggAdd, 3, -5, -2},
+		{AggAdd, math.MaxInt64, 1, math.MinInt64}, // wraps, as Go's int64
+		{AggMin, 3, -5, -5},
+		{AggMax, 3, -5, 3},
+		{AggAddF, f(1.5), f(-4), f(-2.5)},
+		{AggMinF, f(1.5), f(-4), f(-4)},
+		{AggMaxF, f(1.5), f(-4), f(1.5)},
+		{AggMaxF, f(math.Inf(-1)), f(-4), f(-4)},
+	} {
+		if got := tc.k.Combine(tc.a, tc.b); got != tc.want {
+			t.Errorf("kind %d: Combine(%#x, %#x) = %#x, want %#x", tc.k, tc.a, tc.b, got, tc.want)
+		}
+	}
 }
