@@ -203,8 +203,12 @@ func (o CmpOp) Mirror() CmpOp {
 	return o
 }
 
-// Holds evaluates a op b. The kernels, the GPU emulator and the HAVING
-// filter share it, so that a comparison means the same everywhere.
+// Holds evaluates a op b: the one definition of a comparison, which the
+// fused kernel's predicates, the HAVING filter and the GPU emulator call
+// (inlined: no call per tuple). The vectorised kernels' cmpSel has one loop
+// per operator instead, the switch outside the loop, and a test holds it
+// to Holds; package reference, the oracle, keeps a copy of its own, as it
+// shares no code with what it checks.
 func Holds[T int64 | float64](op CmpOp, a, b T) bool {
 	switch op {
 	case Eq:
