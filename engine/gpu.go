@@ -146,8 +146,10 @@ func ringMemory(r interface {
 
 // registerRings registers the ring of every stream the GPU runs with a
 // device that can (offload.HostRegistrar), unless SABER_HX_GPU_REGISTER=0.
-// A ring the device refuses is only a warning: its tasks are then copied
-// through the slots' page-locked staging.
+// Where the device refuses the whole mirrored mapping it registers the
+// first half (tasks that cross the wrap are staged); a ring it refuses
+// altogether is only a warning: its tasks are then copied through the
+// slots' page-locked staging.
 func (g *gpuWorker) registerRings() {
 	reg, ok := g.e.cfg.GPU.(offload.HostRegistrar)
 	if !ok || offload.RegisterDisabled() {
@@ -158,7 +160,17 @@ func (g *gpuWorker) registerRings() {
 			continue
 		}
 		b := ringMemory(s.ring)
-		if err := reg.RegisterHost(b); err != nil {
+		err := reg.RegisterHost(b)
+		if err != nil {
+			// The driver may refuse the mirror (the same pages twice):
+			// then the first half, which holds every task that does not
+			// cross the wrap.
+			if err2 := reg.RegisterHost(b[:s.ring.Size()]); err2 == nil {
+				b = b[:s.ring.Size()]
+				err = nil
+			}
+		}
+		if err != nil {
 			if g.e.cfg.Warn != nil {
 				g.e.cfg.Warn(fmt.Sprintf("GPU %s: query %q: its ring is copied through staging: %v", g.e.cfg.GPU.Name(), s.win.Query, err))
 			}

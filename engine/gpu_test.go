@@ -611,3 +611,53 @@ func TestGPURegistersRings(t *testing.T) {
 		require.NoError(t, dev.Close())
 	}
 }
+
+// refusingDevice is the emulator with a registrar that refuses ranges of
+// more than max bytes.
+type refusingDevice struct {
+	offload.Device
+	max int
+}
+
+func (d *refusingDevice) RegisterHost(b []byte) error {
+	if len(b) > d.max {
+		return errors.New("refused")
+	}
+	return d.Device.(offload.HostRegistrar).RegisterHost(b)
+}
+
+func (d *refusingDevice) UnregisterHost(b []byte) error {
+	return d.Device.(offload.HostRegistrar).UnregisterHost(b)
+}
+
+// TestGPURegistersHalfRings: a device that refuses a ring's mirrored
+// mapping gets its first half (tasks that cross the wrap are staged); one
+// that refuses everything is a warning, and every task is staged.
+func TestGPURegistersHalfRings(t *testing.T) {
+	s := randSchema(t)
+	agg := &query.Query{Name: "agg", Schema: s, Window: query.Sliding(40, 10),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}
+	data := randData(rand.New(rand.NewPCG(7, 8)), 20000)
+	const ring = 1 << 16
+	for _, limit := range []int{ring, 0} {
+		emu := offload.NewEmulator()
+		dev := &refusingDevice{Device: emu, max: limit}
+		var w warnings
+		cfg := Config{TaskSize: randTuple * 60, BufferSize: ring, GPU: dev, GPUOnly: true, GPUDepth: 2, Warn: w.warn}
+		_, stats := runQueries(t, cfg, []*query.Query{agg}, [][]byte{data})
+		tm, ok := offload.TimingsOf(emu)
+		require.True(t, ok)
+		assert.Equal(t, stats[0].Tasks, tm.DirectTasks+tm.StagedTasks)
+		assert.Zero(t, tm.Registered, "unregistered at the end")
+		if limit > 0 {
+			assert.Positive(t, tm.DirectTasks, "tasks inside the first half are copied from the ring")
+			assert.Positive(t, tm.StagedTasks, "tasks across the wrap are staged")
+			assert.Empty(t, w.all())
+		} else {
+			assert.Zero(t, tm.DirectTasks)
+			require.Len(t, w.all(), 1)
+			assert.Contains(t, w.all()[0], `query "agg": its ring is copied through staging: refused`)
+		}
+		require.NoError(t, emu.Close())
+	}
+}
