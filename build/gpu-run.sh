@@ -26,8 +26,10 @@
 # run, default 1.5), REPS (repetitions, default 3), SIZES (task sizes in
 # bytes, default "1048576 262144 4194304": 1 MiB first, so that a budget cut
 # loses the others), WORKLOADS (default "ysb select proj"), MODES (default
-# "cpu gpu hybrid"), T_TEST (seconds per test binary, default 150),
-# T_SHORT (default 30), T_RUN (per saber-hx run, default SECS + 25).
+# "cpu gpu hybrid"), T_TEST (seconds per test binary, default 120),
+# T_SHORT (default 30), T_RUN (per saber-hx run, default SECS + 15; after
+# three runs in a row time out, SECS + 6 for the rest, so that a hanging
+# GPU does not eat the budget).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
@@ -58,10 +60,10 @@ REPS=${REPS:-3}
 SIZES=${SIZES:-"1048576 262144 4194304"}
 WORKLOADS=${WORKLOADS:-"ysb select proj"}
 MODES=${MODES:-"cpu gpu hybrid"}
-T_TEST=${T_TEST:-150}
+T_TEST=${T_TEST:-120}
 T_SHORT=${T_SHORT:-30}
 secs_int=${SECS%%.*}
-T_RUN=${T_RUN:-$((${secs_int:-1} + 25))}
+T_RUN=${T_RUN:-$((${secs_int:-1} + 15))}
 NCPU=$(nproc 2>/dev/null || echo 1)
 HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
 
@@ -140,6 +142,7 @@ step() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$st" "$rc" "$dt" "$lf" "$*" >>"$work/steps.tsv"
 	echo "=== $name: $st (exit $rc, ${dt}s)" >>"$OUT/run.log"
 	printf '%-8s %-40s %4ss\n' "$st" "$name" "$dt"
+	last_status=$st
 	if [ "$st" != pass ]; then
 		failed_any=1
 		tail -n 15 "$work/$lf" | sed 's/^/    | /'
@@ -168,7 +171,7 @@ gotest() {
 
 # sbx NAME GROUP WORKLOAD MODE TASK POLICY STATIC REP EXTRA ARGS...: one
 # saber-hx run of the measurements, recorded in runs.tsv.
-nrun=0
+nrun=0 timeouts_in_a_row=0 last_status=
 sbx() {
 	local name=$1 group=$2 w=$3 mode=$4 ts=$5 pol=$6 static=$7 rep=$8 extra=$9
 	shift 9
@@ -190,8 +193,20 @@ sbx() {
 	*=*) envs=(env "$extra") ;; # an environment variable for saber-hx
 	esac
 	nrun=$((nrun + 1))
+	local limit=$T_RUN
+	if [ "$timeouts_in_a_row" -ge 3 ] && [ "$limit" -gt $((${secs_int:-1} + 6)) ]; then
+		limit=$((${secs_int:-1} + 6))
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$group" "$w" "$mode" "$ts" "$pol" "$static" "$rep" "$extra" >>"$work/runs.tsv"
-	step "$name" measure "$T_RUN" "${envs[@]}" ./saber-hx "${args[@]}"
+	last_status=
+	step "$name" measure "$limit" "${envs[@]}" ./saber-hx "${args[@]}"
+	local rc=$?
+	if [ "$last_status" = timeout ]; then
+		timeouts_in_a_row=$((timeouts_in_a_row + 1))
+	elif [ -n "$last_status" ]; then
+		timeouts_in_a_row=0
+	fi
+	return $rc
 }
 
 log "run.sh: $(date -u +%H:%M:%S) budget ${BUDGET}s, SECS=$SECS REPS=$REPS, $NCPU CPUs (hybrid: $HYBRID_WORKERS workers), OUT=$OUT"
