@@ -1,0 +1,251 @@
+package sql
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/workloads"
+)
+
+// optionSet is the options of one WITH clause, checked one by one: every
+// option must be taken by the statement's kind, the others are refused.
+type optionSet struct {
+	what    string // "a file source", for errors
+	opts    []option
+	withPos pos
+	used    map[string]bool
+}
+
+func newOptions(what string, opts []option, withPos pos) *optionSet {
+	return &optionSet{what: what, opts: opts, withPos: withPos, used: map[string]bool{}}
+}
+
+func (s *optionSet) get(key string) (option, bool) {
+	for _, o := range s.opts {
+		if o.key == key {
+			s.used[key] = true
+			return o, true
+		}
+	}
+	return option{}, false
+}
+
+// oneOf returns the value of key (lower case), def where absent; a value
+// outside valid is an error at the value.
+func (s *optionSet) oneOf(key, def string, valid ...string) (string, error) {
+	o, ok := s.get(key)
+	if !ok {
+		return def, nil
+	}
+	v := strings.ToLower(o.val)
+	if !slices.Contains(valid, v) {
+		return "", errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", key, o.val, s.what, strings.Join(valid, ", "))
+	}
+	return v, nil
+}
+
+func (s *optionSet) required(key, hint string) (option, error) {
+	o, ok := s.get(key)
+	if !ok {
+		return o, errAt(s.withPos, "%s needs the option %s (%s)", s.what, key, hint)
+	}
+	if o.val == "" {
+		return o, errAt(o.valPos, "option %s is empty", key)
+	}
+	return o, nil
+}
+
+func (s *optionSet) boolean(key string) (bool, error) {
+	v, err := s.oneOf(key, "false", "true", "false")
+	return v == "true", err
+}
+
+func (s *optionSet) positive(key string, max int64) (int64, bool, error) {
+	o, ok := s.get(key)
+	if !ok {
+		return 0, false, nil
+	}
+	v, err := strconv.ParseInt(o.val, 10, 64)
+	if err != nil || v <= 0 || v > max {
+		return 0, false, errAt(o.valPos, "%s = '%s': must be an integer in [1, %d]", key, o.val, max)
+	}
+	return v, true, nil
+}
+
+// rest refuses the options that nothing took.
+func (s *optionSet) rest(valid ...string) error {
+	for _, o := range s.opts {
+		if !s.used[o.key] {
+			return errAt(o.keyPos, "unknown option %s for %s (valid: %s)", o.key, s.what, strings.Join(valid, ", "))
+		}
+	}
+	return nil
+}
+
+func (s *optionSet) all() map[string]string {
+	m := make(map[string]string, len(s.opts))
+	for _, o := range s.opts {
+		m[o.key] = o.val
+	}
+	return m
+}
+
+var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
+
+// sourceOptions checks a source's WITH clause into src (Schema not yet laid out).
+func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err error) {
+	base := newOptions("source "+src.Name, st.opts, st.withPos)
+	conn, err := base.required("connector", "'file', 'stdin' or 'generator'")
+	if err != nil {
+		return 0, 0, err
+	}
+	src.Connector = strings.ToLower(conn.val)
+	s := newOptions("a "+src.Connector+" source", st.opts, st.withPos)
+	s.used["connector"] = true
+	var valid []string
+	switch src.Connector {
+	case "file", "stdin":
+		valid = []string{"connector", "format", "tuple_size", "time_unit", "on_error", "header"}
+		if src.Connector == "file" {
+			valid = append(valid, "path")
+			p, err := s.required("path", "the file to read")
+			if err != nil {
+				return 0, 0, err
+			}
+			src.Path = p.val
+		}
+		if src.Format, err = s.oneOf("format", "binary", "binary", "csv", "json"); err != nil {
+			return 0, 0, err
+		}
+		if src.OnError, err = s.oneOf("on_error", "fail", "fail", "skip"); err != nil {
+			return 0, 0, err
+		}
+		if o, ok := s.get("header"); ok && src.Format != "csv" {
+			return 0, 0, errAt(o.keyPos, "option header applies to format = 'csv', not '%s'", src.Format)
+		}
+		if src.Header, err = s.boolean("header"); err != nil {
+			return 0, 0, err
+		}
+		if o, ok := s.get("tuple_size"); ok && src.Format != "binary" {
+			return 0, 0, errAt(o.keyPos, "option tuple_size applies to format = 'binary'; for '%s' the compiler lays the tuple out", src.Format)
+		}
+		if tupleSize, _, err = s.positive("tuple_size", 1<<20); err != nil {
+			return 0, 0, err
+		}
+		if src.TimeUnit, err = s.oneOf("time_unit", "ms", "s", "ms", "us", "ns"); err != nil {
+			return 0, 0, err
+		}
+	case "generator":
+		valid = []string{"connector", "workload", "tuples_per_ms", "seed", "format"}
+		w, err := s.required("workload", "one of "+strings.Join(workloads.Names(), ", "))
+		if err != nil {
+			return 0, 0, err
+		}
+		wl, lerr := workloads.Lookup(w.val)
+		if lerr != nil {
+			return 0, 0, errAt(w.valPos, "%v", lerr)
+		}
+		src.Workload = wl.Name
+		if src.Format, err = s.oneOf("format", "binary", "binary"); err != nil {
+			return 0, 0, err
+		}
+		if _, _, err := s.positive("tuples_per_ms", workloads.MaxTuplesPerMs); err != nil {
+			return 0, 0, err
+		}
+		if o, ok := s.get("seed"); ok {
+			if _, perr := strconv.ParseUint(o.val, 10, 64); perr != nil {
+				return 0, 0, errAt(o.valPos, "seed = '%s': must be an unsigned 64-bit integer", o.val)
+			}
+		}
+		src.TimeUnit, src.OnError = "ms", "fail"
+		tupleSize = int64(wl.Schema.TupleSize)
+	case "kafka":
+		return 0, 0, errAt(conn.valPos, "connector 'kafka' is not supported yet (valid: file, stdin, generator)")
+	default:
+		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator)", conn.val)
+	}
+	if err := s.rest(valid...); err != nil {
+		return 0, 0, err
+	}
+	src.Options = s.all()
+	return timeUnits[src.TimeUnit], tupleSize, nil
+}
+
+// checkGenerator refuses a generator source whose declared layout is not
+// the workload's.
+func checkGenerator(src *Source, st *stmt) error {
+	wl, _ := workloads.Lookup(src.Workload)
+	if err := query.SameLayout(src.Schema, wl.Schema); err != nil {
+		o, _ := newOptions("", st.opts, st.withPos).get("workload")
+		return errAt(o.valPos, "source %s does not have the layout of workload %s's tuples: %v", src.Name, wl.Name, err)
+	}
+	return nil
+}
+
+func tableOptions(t *Table, st *stmt) error {
+	base := newOptions("table "+t.Name, st.opts, st.withPos)
+	conn, err := base.required("connector", "'file'")
+	if err != nil {
+		return err
+	}
+	t.Connector = strings.ToLower(conn.val)
+	if t.Connector != "file" {
+		return errAt(conn.valPos, "unknown connector '%s' for a table (valid: file)", conn.val)
+	}
+	s := newOptions("a file table", st.opts, st.withPos)
+	s.used["connector"] = true
+	p, err := s.required("path", "the file to load")
+	if err != nil {
+		return err
+	}
+	t.Path = p.val
+	if t.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
+		return err
+	}
+	if o, ok := s.get("header"); ok && t.Format != "csv" {
+		return errAt(o.keyPos, "option header applies to format = 'csv', not '%s'", t.Format)
+	}
+	if t.Header, err = s.boolean("header"); err != nil {
+		return err
+	}
+	if err := s.rest("connector", "path", "format", "header"); err != nil {
+		return err
+	}
+	t.Options = s.all()
+	return nil
+}
+
+func sinkOptions(name string, st *stmt) (*Sink, error) {
+	sk := &Sink{Name: name}
+	base := newOptions("sink "+name, st.opts, st.withPos)
+	conn, err := base.required("connector", "'file' or 'stdout'")
+	if err != nil {
+		return nil, err
+	}
+	sk.Connector = strings.ToLower(conn.val)
+	s := newOptions("a "+sk.Connector+" sink", st.opts, st.withPos)
+	s.used["connector"] = true
+	valid := []string{"connector", "format"}
+	switch sk.Connector {
+	case "file":
+		valid = append(valid, "path")
+		p, err := s.required("path", "the file to write")
+		if err != nil {
+			return nil, err
+		}
+		sk.Path = p.val
+	case "stdout":
+	default:
+		return nil, errAt(conn.valPos, "unknown connector '%s' for a sink (valid: file, stdout)", conn.val)
+	}
+	if sk.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
+		return nil, err
+	}
+	if err := s.rest(valid...); err != nil {
+		return nil, err
+	}
+	sk.Options = s.all()
+	return sk, nil
+}
