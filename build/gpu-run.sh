@@ -190,7 +190,8 @@ sbx() {
 	args+=("$@")
 	local envs=()
 	case $extra in
-	*=*) envs=(env "$extra") ;; # an environment variable for saber-hx
+	--*) read -r -a more <<<"$extra" && args+=("${more[@]}") ;; # more flags
+	*=*) envs=(env "$extra") ;;                                 # an environment variable for saber-hx
 	esac
 	nrun=$((nrun + 1))
 	local limit=$T_RUN
@@ -307,6 +308,16 @@ for w in $WORKLOADS; do
 		sbx "$w-gpu-${v#SABER_HX_GPU_}-$first_size-$rep" variant "$w" gpu "$first_size" hls "" "$rep" "$v"
 	done
 done
+# The pipeline's depth (default 4), YSB in gpu mode.
+case " $WORKLOADS " in
+*" ysb "*)
+	for rep in $(seq 1 "$REPS"); do
+		for depth in 1 8; do
+			sbx "ysb-gpu-depth$depth-$first_size-$rep" variant ysb gpu "$first_size" hls "" "$rep" "--gpu-pipeline-depth $depth"
+		done
+	done
+	;;
+esac
 
 if [ "$full" -eq 1 ]; then
 	for d in gpu offload engine cmd/saber-hx; do

@@ -193,8 +193,8 @@ func TestRunShAllPass(t *testing.T) {
 
 	// Every run's figure, the repetitions' medians, the ratios.
 	// 2 warm-ups, 2 workloads x 2 sizes x 3 modes x 2 reps, static 2 x 2
-	// kinds x 2 reps, sync 2 x 2, variants 2 x 2.
-	assert.Len(t, r.Runs, 2+24+8+4+4)
+	// kinds x 2 reps, sync 2 x 2, variants 2 x 2, depths 2 x 2.
+	assert.Len(t, r.Runs, 2+24+8+4+4+4)
 	for _, ru := range r.Runs {
 		assert.Equal(t, "pass", ru.Status, ru.Step)
 		assert.Positive(t, ru.TuplesPerS, ru.Step)
@@ -303,7 +303,7 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 		assert.NotContains(t, s.Name, "-cuda", "--quick runs no CUDA test")
 	}
 	assert.Equal(t, "1", r.Meta["quick"])
-	assert.Len(t, r.Runs, 1+6+4+2+2)
+	assert.Len(t, r.Runs, 1+6+4+2+2+4)
 
 	// --dry-run: the plan; nothing run, nothing written to $OUT.
 	code, stdout, r, out := runSh(t, dir, path, []string{"WORKLOADS=ysb select proj"}, "--dry-run")
