@@ -161,8 +161,10 @@ func (c *compiler) source(s *stmt) error {
 	if err != nil {
 		return err
 	}
-	// The event time: WATERMARK FOR's column, else the column a window over
-	// the source names, else the first column (binary) or first BIGINT.
+	// The event time: WATERMARK FOR's column, else the first column
+	// (binary: the layout is as declared, and the model reads the event
+	// time at offset 0); for other formats, else the column a window over
+	// the source names, else the first BIGINT.
 	timeIdx := -1
 	var why string
 	find := func(id ident) (int, error) {
@@ -190,7 +192,7 @@ func (c *compiler) source(s *stmt) error {
 			return errAt(wm.delayP, "a watermark delay (%s) is not supported yet: the engine's watermark is the largest event time seen, so tuples later than that are late (write WATERMARK FOR %s AS %s)", wm.delay.text, wm.col.name, wm.col.name)
 		}
 		why = "its WATERMARK"
-	} else if id, ok := c.timeCols[s.name.name]; ok {
+	} else if id, ok := c.timeCols[s.name.name]; ok && src.Format != "binary" {
 		for i, col := range s.cols {
 			if col.name.name == id.name {
 				timeIdx = i
@@ -564,7 +566,7 @@ func isNumber(v val, at *node) error {
 	case v.t == query.BoolValue:
 		return errAt(at.pos, "a condition is not a number")
 	case v.t == query.BytesValue:
-		return errAt(at.pos, "%s is %s, not a number", v.e, v.typ)
+		return errAt(at.pos, "%s is %s, not a number", exprText(at), v.typ)
 	}
 	return nil
 }

@@ -1,0 +1,213 @@
+package sql
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// base declares a stdin source (binary, laid out as declared: ts 0, a 8,
+// b 12, f 20, d 24, u 32, k 48; 52 bytes) and a table, on lines 1 and 2;
+// the statements under test start on line 3.
+const base = "CREATE SOURCE s (ts BIGINT, a INT, b BIGINT, f REAL, d DOUBLE, u UUID, k ENUM('view','click','purchase')) WITH (connector = 'stdin');\n" +
+	"CREATE TABLE t (u UUID, v UUID) WITH (connector = 'file', path = 't.csv');\n"
+
+func compileErr(t *testing.T, text string) *Error {
+	t.Helper()
+	_, err := Compile(text)
+	require.Error(t, err)
+	e, ok := err.(*Error)
+	require.True(t, ok, "%T: %v", err, err)
+	return e
+}
+
+// TestErrors: every error names its line and column and says what is
+// wrong or expected; the statements are on line 3 unless the case starts
+// with "!" (then the text stands alone, without base).
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		text      string
+		line, col int
+		msg       string
+	}{
+		// lexical
+		{"SELECT 'x FROM s", 3, 8, "string not closed: expected a closing quote (')"},
+		{"SELECT a FROM s WHERE a = 1 # 2", 3, 29, `unexpected character '#'`},
+		{"SELECT a FROM s /* no end", 3, 17, "comment not closed: expected '*/'"},
+		{"SELECT 12ab FROM s", 3, 10, "expected a blank or an operator after the number 12"},
+		{"SELECT \"\" FROM s", 3, 8, "empty quoted name"},
+		// syntax
+		{"!CREATE SOURCE x (a INT FROM", 1, 24, "expected ',' or ')' after the column list, found 'FROM'"},
+		{"!", 1, 1, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK or SELECT), found the end of the input"},
+		{"!DROP TABLE t", 1, 1, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK or SELECT), found 'DROP'"},
+		{"CREATE INDEX i", 3, 8, "expected SOURCE, TABLE, VIEW or SINK after CREATE, found 'INDEX'"},
+		{"SELECT a FROM s WHERE", 3, 22, "expected an expression, found the end of the input"},
+		{"SELECT a, FROM s", 3, 11, "expected an expression, found 'FROM'"},
+		{"SELECT a FROM s; SELECT", 3, 24, "expected an expression, found the end of the input"},
+		{"SELECT a FROM s SELECT a FROM s", 3, 17, "expected ';' or the end of the input after the statement, found 'SELECT'"},
+		{"SELECT a FROM s WHERE (a = 1", 3, 29, "expected ')' to close the parenthesis, found the end of the input"},
+		{"SELECT a FROM s WHERE a < 1 < 2", 3, 29, "comparisons do not chain"},
+		{"SELECT a b c FROM s", 3, 12, "expected ',' or FROM after the select list, found 'c'"},
+		{"SELECT DISTINCT a FROM s", 3, 8, "SELECT DISTINCT is not supported yet"},
+		{"SELECT COUNT(DISTINCT a) FROM s [ROWS 2]", 3, 14, "COUNT(DISTINCT ...) is not supported yet"},
+		{"SELECT SUM(*) FROM s [ROWS 2]", 3, 12, "SUM(*): only COUNT takes *"},
+		{"SELECT LOWER(a) FROM s", 3, 8, "unknown function LOWER (valid: COUNT, SUM, AVG, MIN, MAX)"},
+		{"SELECT a FROM s LEFT JOIN t ON s.u = t.u", 3, 17, "LEFT JOIN is not supported: only inner joins"},
+		{"SELECT a FROM s ORDER BY a", 3, 17, "ORDER is not supported in a streaming query"},
+		{"SELECT a FROM s JOIN t s.u = t.u", 3, 25, "expected ON and the join condition, found '.'"},
+		{"SELECT a FROM s [RANGE 10]", 3, 24, "expected INTERVAL 'n' unit, found '10'"},
+		{"SELECT a FROM s [RANGE INTERVAL '10' WEEK]", 3, 38, "expected a unit (MILLISECOND, SECOND, MINUTE or HOUR) after INTERVAL '10', found 'WEEK'"},
+		{"SELECT a FROM s [RANGE INTERVAL '-1' SECOND]", 3, 33, "INTERVAL '-1': the length must be a positive integer"},
+		{"SELECT a FROM s [ROWS 0]", 3, 23, "the number of rows after ROWS: 0 is not a positive 64-bit integer"},
+		{"SELECT a FROM s [ROWS 4", 3, 24, "expected SLIDE or ']' after the window size, found the end of the input"},
+		{"SELECT a FROM s [SIZE 4]", 3, 18, "expected RANGE or ROWS after '[', found 'SIZE'"},
+		{"SELECT COUNT(*) FROM TUMBLE(s, ts)", 3, 34, "expected ',' and the window size (INTERVAL ...) after the event-time column, found ')'"},
+		{"SELECT COUNT(*) FROM HOP(s, ts, INTERVAL '1' SECOND)", 3, 52, "expected ',' and the window size after HOP's slide, found ')'"},
+		{"SELECT a FROM s WHERE a = 99999999999999999999", 3, 27, "integer 99999999999999999999 out of the 64-bit range"},
+		{"!CREATE SOURCE x (ts BIGINT, a TEXT) WITH (connector = 'stdin')", 1, 31, "expected a type (INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n) or ENUM(...)), found 'TEXT'"},
+		{"!CREATE SOURCE x (ts BIGINT, a BYTES(0)) WITH (connector = 'stdin')", 1, 37, "BYTES(0): the size must be in [1, 65536]"},
+		{"!CREATE SOURCE x (ts BIGINT, a ENUM('v', 'v')) WITH (connector = 'stdin')", 1, 41, "ENUM label 'v' given twice"},
+		{"!CREATE SOURCE x (ts BIGINT) (connector = 'stdin')", 1, 29, "expected WITH (connector = ...) after the column list of x, found '('"},
+		{"!CREATE SOURCE x (ts BIGINT) WITH (connector 'stdin')", 1, 45, "expected '=' after the option connector, found 'stdin'"},
+		{"!CREATE SOURCE x (ts BIGINT) WITH (connector = 'stdin', connector = 'file')", 1, 56, "option connector given twice"},
+		{"!CREATE SOURCE x (ts BIGINT, ts INT) WITH (connector = 'stdin')", 1, 29, "column ts declared twice in source x"},
+		{"!CREATE SOURCE select (ts BIGINT) WITH (connector = 'stdin')", 1, 15, "expected the source's name, found 'select'"},
+		{"!CREATE TABLE x (a UUID, WATERMARK FOR a AS a) WITH (connector = 'file', path = 'x')", 1, 25, "a table has no event time: WATERMARK belongs in CREATE SOURCE"},
+		{"CREATE SINK o AS SELECT a FROM s", 3, 33, "expected WITH (connector = ...) after the sink's query, found the end of the input"},
+		{"CREATE VIEW v SELECT a FROM s", 3, 15, "expected AS SELECT ... after the view's name, found 'SELECT'"},
+		// options
+		{"!CREATE SOURCE q (ts BIGINT) WITH (path = 'x')", 1, 29, "source q needs the option connector ('file', 'stdin' or 'generator')"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'file')", 1, 29, "a file source needs the option path (the file to read)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', colour = 'red')", 1, 56, "unknown option colour for a stdin source (valid: connector, format, tuple_size, time_unit, on_error, header)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'xml')", 1, 65, "format = 'xml' is not valid for a stdin source (valid: binary, csv, json)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', on_error = 'ignore')", 1, 67, "on_error = 'ignore' is not valid for a stdin source (valid: fail, skip)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', time_unit = 'min')", 1, 68, "time_unit = 'min' is not valid for a stdin source (valid: s, ms, us, ns)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', tuple_size = 'big')", 1, 69, "tuple_size = 'big': must be an integer in [1, 1048576]"},
+		{"!CREATE SOURCE q (ts BIGINT, a INT) WITH (connector = 'stdin', tuple_size = 8)", 1, 76, "tuple_size 8 is smaller than the 12 bytes of the columns of q"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'csv', tuple_size = 8)", 1, 72, "option tuple_size applies to format = 'binary'"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', header = 'true')", 1, 56, "option header applies to format = 'csv', not 'binary'"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'csv', header = 'yes')", 1, 81, "header = 'yes' is not valid for a stdin source (valid: true, false)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'kafka', topic = 'x')", 1, 47, "connector 'kafka' is not supported yet (valid: file, stdin, generator)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'socket')", 1, 47, "unknown connector 'socket' for a source (valid: file, stdin, generator)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'generator', workload = 'nope')", 1, 71, `unknown workload "nope"`},
+		{"!CREATE SOURCE q (ts BIGINT, a INT) WITH (connector = 'generator', workload = 'cm1')", 1, 78, "source q does not have the layout of workload cm1's tuples: 2 attributes, want 12"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'generator', workload = 'cm1', seed = '-1')", 1, 85, "seed = '-1': must be an unsigned 64-bit integer"},
+		{"!CREATE TABLE x (a UUID) WITH (connector = 'file', path = 'x', format = 'binary')", 1, 72, "format = 'binary' is not valid for a file table (valid: csv, json)"},
+		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'file')", 3, 34, "a file sink needs the option path (the file to write)"},
+		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'redis')", 3, 52, "unknown connector 'redis' for a sink (valid: file, stdout)"},
+		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'stdout', path = 'x')", 3, 62, "unknown option path for a stdout sink (valid: connector, format)"},
+		// names
+		{"SELECT zz FROM s", 3, 8, "unknown column zz (valid: s.ts, s.a, s.b, s.f, s.d, s.u, s.k)"},
+		{"SELECT x.a FROM s", 3, 8, "unknown name x in x.a (the query reads s)"},
+		{"SELECT a FROM nope", 3, 15, "unknown source or view nope (define it above with CREATE SOURCE or CREATE VIEW)"},
+		{"SELECT a FROM t", 3, 15, "t is a table: a query reads a stream (a source or a view) and can JOIN a table"},
+		{"CREATE VIEW s AS SELECT a FROM s", 3, 13, "s is already defined (as a source)"},
+		{"SELECT a FROM v; CREATE VIEW v AS SELECT a FROM s", 3, 15, "unknown source or view v"},
+		{"SELECT * FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON a < 1", 3, 55, "column a is ambiguous: it is in both x and y (qualify it)"},
+		// time and windows
+		{"SELECT COUNT(*) FROM TUMBLE(s, b, INTERVAL '1' SECOND)", 3, 32, "b is not the event time of source s, which is ts (a stream has one event time)"},
+		{"SELECT COUNT(*) FROM HOP(s, ts, INTERVAL '2' SECOND, INTERVAL '1' SECOND)", 3, 33, "the slide INTERVAL '2' SECOND is larger than the size INTERVAL '1' SECOND (valid: 0 < slide <= size)"},
+		{"SELECT COUNT(*) FROM s [RANGE INTERVAL '1' SECOND SLIDE INTERVAL '2' SECOND]", 3, 51, "the slide INTERVAL '2' SECOND is larger than the size"},
+		{"SELECT a FROM s [ROWS 2 SLIDE 3]", 3, 25, "SLIDE 3 is larger than ROWS 2 (valid: 0 < slide <= size)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', time_unit = 's');\nSELECT COUNT(*) FROM q [RANGE INTERVAL '1500' MILLISECONDS]", 2, 31, "the window size INTERVAL '1500' MILLISECONDS is not a whole number of the event time's unit (s)"},
+		{"SELECT COUNT(*) FROM s [RANGE INTERVAL '9223372036854775807' HOUR]", 3, 31, "the window size INTERVAL '9223372036854775807' HOUR is too long"},
+		{"!CREATE SOURCE q (a INT, ts BIGINT) WITH (connector = 'stdin')", 1, 18, "source q has no event time: its first column must be a BIGINT"},
+		{"!CREATE SOURCE q (a INT, ts BIGINT, WATERMARK FOR ts AS ts) WITH (connector = 'stdin')", 1, 25, "the event time ts of binary source q (from its WATERMARK) must be its first column: the query model reads the event time as an int64 at offset 0"},
+		{"!CREATE SOURCE q (ts INT, WATERMARK FOR ts AS ts) WITH (connector = 'stdin', format = 'csv')", 1, 18, "the event time ts of source q (from its WATERMARK) must be a BIGINT, not INT"},
+		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR zz AS zz) WITH (connector = 'stdin')", 1, 43, "no column zz in source q"},
+		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS b) WITH (connector = 'stdin')", 1, 49, "the watermark must be ts or ts - INTERVAL '...' unit"},
+		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'stdin')", 1, 52, "a watermark delay (INTERVAL '2' SECOND) is not supported yet"},
+		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS ts, WATERMARK FOR ts AS ts) WITH (connector = 'stdin')", 1, 53, "a second WATERMARK: a source has one event time"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin');\nCREATE VIEW v AS SELECT ts, COUNT(*) AS n FROM q [ROWS 10] GROUP BY ts;\nSELECT SUM(n) FROM v [RANGE INTERVAL '1' SECOND]", 3, 22, "v's times are row positions (it is windowed by ROWS): a time window over it needs ROWS too"},
+		// types and the query's shape
+		{"SELECT SUM(u) FROM s [RANGE INTERVAL '1' SECOND]", 3, 12, "SUM(u): u is UUID, not a number"},
+		{"SELECT a + u FROM s", 3, 12, "u is UUID, not a number"},
+		{"SELECT a FROM s WHERE k = 'nope'", 3, 27, "'nope' is not a label of the ENUM (valid: view, click, purchase)"},
+		{"SELECT a FROM s WHERE a = 'view'", 3, 27, "a string ('view') can only be compared with an ENUM column"},
+		{"SELECT a FROM s WHERE a", 3, 23, "WHERE needs a condition (a comparison), not a value"},
+		{"SELECT a FROM s WHERE a = 1 AND b", 3, 33, "AND needs a condition (a comparison), not a value"},
+		{"SELECT a FROM s WHERE (a = 1) + 1 = 2", 3, 26, "a condition is not a number"},
+		{"SELECT a FROM s WHERE COUNT(*) > 1", 3, 23, "aggregates are not allowed in WHERE (use HAVING)"},
+		{"SELECT COUNT(*) FROM s", 3, 22, "an aggregation needs a window: TUMBLE(s, ...), HOP(s, ...), s [RANGE ...] or s [ROWS ...]"},
+		{"SELECT a, COUNT(*) FROM s [ROWS 10]", 3, 8, "a is neither in GROUP BY nor an aggregate"},
+		{"SELECT a FROM s [ROWS 10]", 3, 17, "a window in a query without aggregates does nothing"},
+		{"SELECT a FROM s [ROWS 10] GROUP BY a", 3, 1, "an aggregation needs at least one aggregate in the select list"},
+		{"SELECT u FROM s", 3, 8, "u is UUID: projections are numbers for now (SELECT * keeps every column)"},
+		{"SELECT a = 1 FROM s", 3, 8, "a condition cannot be selected: projections are numbers"},
+		{"SELECT *, a FROM s", 3, 8, "SELECT * stands alone: list the columns instead"},
+		{"SELECT a, a FROM s", 3, 11, "output column a is named twice (give one an alias with AS)"},
+		{"SELECT * FROM s [ROWS 2] GROUP BY a", 3, 8, "SELECT * in an aggregation: list the group columns and aggregates"},
+		{"SELECT COUNT(*) + 1 FROM s [ROWS 2]", 3, 8, "arithmetic over aggregates is not supported yet"},
+		{"SELECT SUM(COUNT(*)) FROM s [ROWS 2]", 3, 12, "an aggregate cannot contain another aggregate"},
+		{"SELECT f, COUNT(*) FROM s [ROWS 4] GROUP BY f", 3, 45, "GROUP BY f: a float is not a group key"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] GROUP BY a, a", 3, 45, "a is in GROUP BY twice"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] GROUP BY COUNT(*)", 3, 42, "aggregates are not allowed in GROUP BY"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] GROUP BY a, b, u", 3, 42, "group by: keys of 28 bytes; at most 16 bytes are supported"},
+		{"SELECT a, COUNT(*) FROM s [ROWS 4] GROUP BY a HAVING b > 1", 3, 54, "HAVING can use aggregates, their aliases and GROUP BY columns; b is not in GROUP BY"},
+		{"SELECT a / 2 AS h, COUNT(*) FROM s [ROWS 4] GROUP BY a / 2 HAVING h > 1", 3, 67, "HAVING can use a GROUP BY column, not the expression (a / 2)"},
+		{"SELECT COUNT(*) AS n FROM s [ROWS 4] HAVING n", 3, 45, "HAVING needs a condition (a comparison), not a value"},
+		// joins
+		{"SELECT v, COUNT(*) FROM TUMBLE(s, ts, INTERVAL '1' SECOND) JOIN t ON s.a = t.u GROUP BY v", 3, 74, "the join key s.a is INT: a join with a table matches UUID or BYTES(n) columns only, for now"},
+		{"SELECT v, a, COUNT(*) FROM TUMBLE(s, ts, INTERVAL '1' SECOND) JOIN t ON s.u = t.u GROUP BY v, a", 3, 92, "GROUP BY a table column together with other keys is not supported yet"},
+		{"SELECT * FROM s JOIN t ON s.u = t.u", 3, 22, "a join with a table is supported in aggregations only, for now"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] JOIN t ON s.u = t.u AND s.a = 1", 3, 53, "a join with table t needs ON stream.column = t.column"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] JOIN t ON t.u = t.v", 3, 47, "ON must compare a column of the stream with a column of table t"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] JOIN t [ROWS 4] ON s.u = t.u", 3, 40, "table t is static: it takes no window"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] JOIN t AS s ON s.u = s.u", 3, 38, "the stream and the table are both called s: give one an alias"},
+		{"SELECT SUM(v) FROM s [ROWS 4] JOIN t ON s.u = t.u", 3, 12, "SUM(v): v is UUID, not a number"},
+		{"!CREATE SOURCE s (ts BIGINT, u UUID, v INT) WITH (connector = 'stdin');\nCREATE TABLE t (u UUID, v UUID) WITH (connector = 'file', path = 't.csv');\nSELECT t.v, COUNT(*) FROM s [ROWS 4] JOIN t ON s.u = t.u GROUP BY t.v", 3, 43, "table t's column v has the name of a column of s: rename one of them"},
+		{"!CREATE SOURCE s (ts BIGINT, u UUID) WITH (connector = 'stdin');\nCREATE TABLE t (u UUID, v UUID, w UUID) WITH (connector = 'file', path = 't.csv');\nSELECT v, w, COUNT(*) FROM s [ROWS 4] JOIN t ON s.u = t.u GROUP BY v", 3, 11, "only one column of table t besides the key can be used, for now: v and w are"},
+		{"!CREATE SOURCE s (ts BIGINT, u UUID) WITH (connector = 'stdin');\nCREATE TABLE t (u UUID, n INT) WITH (connector = 'file', path = 't.csv');\nSELECT n, COUNT(*) FROM s [ROWS 4] JOIN t ON s.u = t.u GROUP BY n", 3, 8, "the table column n is INT: the engine joins UUID or BYTES(n) values only, for now"},
+		{"!CREATE SOURCE s (ts BIGINT, u UUID) WITH (connector = 'stdin');\nCREATE TABLE t (u BYTES(8), v UUID) WITH (connector = 'file', path = 't.csv');\nSELECT v, COUNT(*) FROM s [ROWS 4] JOIN t ON s.u = t.u GROUP BY v", 3, 50, "the join keys differ in size: s.u is UUID, t.u is BYTES(8)"},
+		{"SELECT * FROM s [ROWS 4] JOIN s [ROWS 4] ON s.a < s.a", 3, 31, "both sides of the join are called s: give them aliases"},
+		{"SELECT * FROM s [ROWS 4] AS x JOIN s [ROWS 8] AS y ON x.a < y.a", 3, 38, "the two sides of a join need the same window, for now (row 4/4 and row 8/8)"},
+		{"SELECT * FROM s AS x JOIN s [ROWS 4] AS y ON x.a < y.a", 3, 15, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); s has none"},
+		{"SELECT x.a FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON x.a < y.a", 3, 8, "a join of two streams outputs whole pairs (SELECT *), for now: make it a view and select FROM the view"},
+		{"SELECT COUNT(*) FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON x.a < y.a", 3, 1, "an aggregation over a join of two streams is not supported in one query yet"},
+		{"SELECT * FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON x.u = y.u", 3, 55, "x.u is UUID, not a number"},
+		{"SELECT * FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON x.a < y.a WHERE SUM(x.a) > 1", 3, 71, "aggregates are not allowed in WHERE"},
+	} {
+		text := tc.text
+		if strings.HasPrefix(text, "!") {
+			text = text[1:]
+		} else {
+			text = base + text
+		}
+		t.Run(tc.msg, func(t *testing.T) {
+			e := compileErr(t, text)
+			assert.Equal(t, tc.line, e.Line, e.Caret(text))
+			assert.Equal(t, tc.col, e.Column, e.Caret(text))
+			assert.Contains(t, e.Msg, tc.msg)
+			checkErrorPosition(t, text, e)
+		})
+	}
+}
+
+// checkErrorPosition: Offset, Line and Column agree and lie within text.
+func checkErrorPosition(t *testing.T, text string, e *Error) {
+	t.Helper()
+	require.GreaterOrEqual(t, e.Offset, 0)
+	require.LessOrEqual(t, e.Offset, len(text))
+	p := position(text, e.Offset)
+	assert.Equal(t, p.line, e.Line, "line of offset %d", e.Offset)
+	assert.Equal(t, p.col, e.Column, "column of offset %d", e.Offset)
+}
+
+func TestErrorCaret(t *testing.T) {
+	text := "CREATE SOURCE s (\n  ts BIGINT,\n\ta INT FROM"
+	e := compileErr(t, text)
+	assert.Equal(t, "line 3, column 8: expected ',' or ')' after the column list, found 'FROM'", e.Error())
+	assert.Equal(t, "line 3, column 8: expected ',' or ')' after the column list, found 'FROM'\n  \ta INT FROM\n  \t      ^", e.Caret(text))
+	// a multi-byte character counts as one column
+	text = "SELECT é FROM"
+	e = compileErr(t, text)
+	assert.Equal(t, 1, e.Line)
+	assert.Equal(t, 14, e.Column)
+	assert.Equal(t, len(text), e.Offset)
+	assert.Equal(t, e.Error()+"\n  SELECT é FROM\n               ^", e.Caret(text))
+	// out of range: the message alone
+	far := &Error{Line: 9, Column: 1, Msg: e.Msg}
+	assert.Equal(t, far.Error(), far.Caret(text))
+}
