@@ -155,6 +155,11 @@ func mapMirror(size int) (buf []byte, err error) {
 // Size returns the capacity of the ring in bytes.
 func (r *Ring) Size() int { return r.size }
 
+// Mapping is the ring's whole mirrored mapping, 2*Size bytes: every task's
+// bytes, also those of a task that crosses the wrap, lie inside it (for a
+// device that registers the ring's memory once).
+func (r *Ring) Mapping() []byte { return r.buf }
+
 // Written returns the absolute offset one past the last committed byte.
 func (r *Ring) Written() uint64 { return r.written.Load() }
 

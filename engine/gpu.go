@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/offload"
@@ -133,17 +132,6 @@ func (g *gpuWorker) compile() error {
 	return nil
 }
 
-// ringMemory is the whole mirrored mapping of r: every task's bytes, also
-// one that crosses the wrap, lie inside it (buffer.Ring maps its memory
-// twice, back to back, at the start of Slice(0, ...)).
-func ringMemory(r interface {
-	Slice(uint64, int) []byte
-	Size() int
-}) []byte {
-	first := r.Slice(0, r.Size())
-	return unsafe.Slice(unsafe.SliceData(first), 2*r.Size())
-}
-
 // registerRings registers the ring of every stream the GPU runs with a
 // device that can (offload.HostRegistrar), unless SABER_HX_GPU_REGISTER=0.
 // Where the device refuses the whole mirrored mapping it registers the
@@ -159,7 +147,7 @@ func (g *gpuWorker) registerRings() {
 		if s.gpuErr != nil {
 			continue
 		}
-		b := ringMemory(s.ring)
+		b := s.ring.Mapping()
 		err := reg.RegisterHost(b)
 		if err != nil {
 			// The driver may refuse the mirror (the same pages twice):

@@ -354,7 +354,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return usageError{err}
 	}
-	cfg, err := ef.config(stderr)
+	cfg, err := ef.config(fs, stderr)
 	if err != nil {
 		return err
 	}

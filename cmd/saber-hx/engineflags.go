@@ -35,7 +35,8 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use; "+
+	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
+		"one fewer in hybrid mode, where the GPU worker needs a CPU of its own; "+
 		"at most "+strconv.Itoa(maxWorkers())+")")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
@@ -64,8 +65,15 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 
 // config checks the flags and returns the engine's configuration; every
 // bad value is a usage error naming the valid ones.
-func (f *engineFlags) config(stderr io.Writer) (engine.Config, error) {
+// fs is the parsed flag set: a --workers not given is the mode's default
+// (defaultWorkers).
+func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config, error) {
 	warn := func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "workers" })
+	if !given {
+		f.workers = defaultWorkers(f.mode, len(cpu.AllowedCPUs()))
+	}
 	c := engine.Config{
 		Workers: f.workers, Pin: f.pin.resolve(f.workers), TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
 		Policy: scheduler.Policy(f.policy), SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,

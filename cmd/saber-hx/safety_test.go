@@ -279,3 +279,18 @@ func TestFileModeInterruptedCommitsNothing(t *testing.T) {
 	assert.Equal(t, "old\n", string(got), "nothing committed")
 	assertDirHolds(t, dir, "events.bin", "campaigns.csv", "out.csv")
 }
+
+// TestHybridDefaultWorkers: hybrid mode leaves the GPU worker a CPU of its
+// own unless --workers is given.
+func TestHybridDefaultWorkers(t *testing.T) {
+	cpus := len(cpu.AllowedCPUs())
+	args := []string{"ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "200ms", "--warmup", "0s", "--bundle-size", "1048576", "--json"}
+	code, stdout, stderr := cli(t, args...)
+	require.Equal(t, 0, code, stderr)
+	s, _ := parseSummary(t, stdout)
+	assert.Equal(t, max(cpus-1, 1), s.Workers)
+	code, stdout, stderr = cli(t, append(args, "--workers", itoa(cpus))...)
+	require.Equal(t, 0, code, stderr)
+	s, _ = parseSummary(t, stdout)
+	assert.Equal(t, cpus, s.Workers, "an explicit --workers is kept")
+}

@@ -47,7 +47,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := ef.config(stderr)
+	cfg, err := ef.config(fs, stderr)
 	if err != nil {
 		return err
 	}
