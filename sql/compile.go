@@ -183,7 +183,7 @@ func (c *compiler) source(s *stmt) error {
 			return errAt(wm.of.pos, "the watermark must be %s or %s - INTERVAL '...' unit", wm.col.name, wm.col.name)
 		}
 		src.Watermark = true
-		if wm.delay != nil {
+		if wm.delay != nil && wm.delay.n != 0 {
 			d, err := toUnits(wm.delay, unitNs, "the watermark delay")
 			if err != nil {
 				return err
@@ -1371,13 +1371,14 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 		count[s.col.name]++
 	}
 	attrs := slices.Clone(outSchema.Attrs)
-	for i, s := range sc.cols {
+	named := make([]bool, len(attrs))
+	for _, s := range sc.cols {
 		name := s.col.name
 		if count[name] > 1 {
 			name = s.qual + "." + name
 		}
 		a := slices.IndexFunc(outSchema.Attrs, func(a query.Attribute) bool { return a.Name == s.col.attr })
-		attrs[a].Name = name
+		attrs[a].Name, named[a] = name, true
 		oc := OutputColumn{Name: name, Kind: Attribute, Index: a, Attr: a, Type: s.col.typ.String(), Labels: s.col.typ.labels}
 		if s.col.typ.kind == tyEnum {
 			oc.Type = "INT"
@@ -1387,10 +1388,9 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 		if a == 0 {
 			out.timeName = name
 		}
-		_ = i
 	}
 	for i := range attrs {
-		if strings.HasPrefix(attrs[i].Name, query.LeftPrefix) || strings.HasPrefix(attrs[i].Name, query.RightPrefix) {
+		if !named[i] {
 			attrs[i].Name = fmt.Sprintf("$%d", i) // columns not visible in the sides
 		}
 	}

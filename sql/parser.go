@@ -199,7 +199,7 @@ func (p *parser) watermark() (*watermark, error) {
 	}
 	if p.peek().op("-") {
 		w.delayP = p.next().pos
-		if w.delay, err = p.interval(); err != nil {
+		if w.delay, err = p.intervalOf(true); err != nil {
 			return nil, err
 		}
 	}
@@ -599,8 +599,11 @@ var units = map[string]int64{
 	"hour": 3600e9, "hours": 3600e9,
 }
 
-// interval parses INTERVAL 'n' unit (n also unquoted).
-func (p *parser) interval() (*interval, error) {
+// interval parses INTERVAL 'n' unit (n also unquoted), n > 0.
+func (p *parser) interval() (*interval, error) { return p.intervalOf(false) }
+
+// intervalOf parses an interval, of length 0 too if zero.
+func (p *parser) intervalOf(zero bool) (*interval, error) {
 	t, err := p.keyword("interval", "INTERVAL 'n' unit")
 	if err != nil {
 		return nil, err
@@ -611,8 +614,12 @@ func (p *parser) interval() (*interval, error) {
 		return nil, p.expected("the length ('10') after INTERVAL")
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(n.text), 10, 64)
-	if err != nil || v <= 0 {
-		return nil, errAt(n.pos, "INTERVAL %s: the length must be a positive integer", n.describe())
+	if err != nil || v < 0 || (v == 0 && !zero) {
+		what := "a positive integer"
+		if zero {
+			what = "a non-negative integer"
+		}
+		return nil, errAt(n.pos, "INTERVAL %s: the length must be %s", n.describe(), what)
 	}
 	p.next()
 	u := p.peek()
