@@ -1200,6 +1200,9 @@ func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol) {
 			if i == 0 && !taken["window_start"] && q.Spec.Query != nil && !q.Spec.Query.Stateless() {
 				name = "window_start"
 			}
+			for taken[name] { // a quoted select name may look like ours
+				name = "$" + name
+			}
 			attrs[i].Name = name
 			taken[name] = true
 		}
@@ -1389,9 +1392,19 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 			out.timeName = name
 		}
 	}
+	taken := map[string]bool{}
 	for i := range attrs {
-		if !named[i] {
-			attrs[i].Name = fmt.Sprintf("$%d", i) // columns not visible in the sides
+		if named[i] {
+			taken[attrs[i].Name] = true
+		}
+	}
+	for i := range attrs {
+		if !named[i] { // columns not visible in the sides
+			name := fmt.Sprintf("$%d", i)
+			for taken[name] {
+				name = "$" + name
+			}
+			attrs[i].Name, taken[name] = name, true
 		}
 	}
 	if out.schema, err = query.NewSchema(outSchema.TupleSize, attrs...); err != nil {

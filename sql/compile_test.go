@@ -323,3 +323,14 @@ func TestWindowJoin(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestQuotedNamesLikeInternalOnes: a select name such as "$1" does not
+// collide with the names the compiler gives the hidden attributes.
+func TestQuotedNamesLikeInternalOnes(t *testing.T) {
+	p := mustCompile(t, base+`CREATE VIEW v AS SELECT a AS "$0", SUM(b) AS "$1" FROM s [ROWS 4] GROUP BY a, b HAVING MIN(d) > 0;
+		SELECT "$1" FROM v;
+		CREATE VIEW j AS SELECT * FROM v [ROWS 2] AS x JOIN v [ROWS 2] AS y ON x."$1" < y."$1";
+		SELECT "x.$1" FROM j`)
+	require.Len(t, p.Queries, 4)
+	assert.Equal(t, "$1", p.Queries[1].Spec.Query.Project[0].Expr.String())
+}

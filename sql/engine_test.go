@@ -31,6 +31,12 @@ type feed struct{ left, right []byte }
 // order) and returns each spec's output.
 func runEngine(t *testing.T, specs []engine.Spec, feeds []feed) []*output {
 	t.Helper()
+	return runEngineTasks(t, specs, feeds, 1<<14)
+}
+
+// runEngineTasks is runEngine with tasks of taskSize bytes.
+func runEngineTasks(t *testing.T, specs []engine.Spec, feeds []feed, taskSize int) []*output {
+	t.Helper()
 	outs := make([]*output, len(specs))
 	for i := range specs {
 		o := &output{}
@@ -54,7 +60,7 @@ func runEngine(t *testing.T, specs []engine.Spec, feeds []feed) []*output {
 			}
 		}
 	}
-	cfg := engine.Config{Workers: 1, TaskSize: 1 << 14, BufferSize: 1 << 20}
+	cfg := engine.Config{Workers: 1, TaskSize: taskSize, BufferSize: 1 << 20}
 	eng, err := engine.Start(cfg, specs)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
