@@ -1,21 +1,3 @@
-// Package sql compiles saber-hx's streaming SQL (Flink SQL / RisingWave
-// spelling plus SABER's CQL windows) into the engine's query model.
-//
-// A text is a list of statements separated by semicolons:
-//
-//	CREATE SOURCE events (event_time BIGINT, ad_id UUID, event_type INT, ...)
-//	  WITH (connector = 'file', path = 'events.bin', format = 'binary', tuple_size = 128);
-//	CREATE TABLE campaigns (ad_id UUID, campaign_id UUID)
-//	  WITH (connector = 'file', path = 'campaigns.csv', format = 'csv', header = 'true');
-//	CREATE VIEW v AS SELECT ...;
-//	CREATE SINK s AS SELECT ... WITH (connector = 'file', path = 'out.csv', format = 'csv');
-//	SELECT ...;
-//
-// Compile checks names and types and returns a Program: the sources and
-// tables with their options and tuple layouts, and the queries in dependency
-// order as engine.Specs (query.Query or query.WindowJoin, with From edges
-// for views), each with its sink and its output columns. Every error names
-// the line and column (Error; Error.Caret shows the line with a caret).
 package sql
 
 import (

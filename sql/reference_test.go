@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
 
@@ -115,4 +117,21 @@ func TestProgramMatchesReference(t *testing.T) {
 	}
 	assert.Positive(t, outs[3].Counts[2], "the static join's unmatched tuples")
 	assert.Positive(t, outs[3].Counts[3], "late tuples")
+}
+
+// TestMixedWithGoQuery: a Go-built query reads a SQL view (From and the
+// view's Output schema), in one engine with the SQL program.
+func TestMixedWithGoQuery(t *testing.T) {
+	p := mustCompile(t, base+"CREATE VIEW hot AS SELECT a * 2 AS a2, d FROM s WHERE k = 'click'")
+	hot := p.Query("hot")
+	goQ := &query.Query{Name: "go_sum", Schema: hot.Output, Window: query.Tumbling(1000),
+		Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("a2"), As: "total"}}}
+	require.NoError(t, goQ.Validate())
+	specs := append(p.Specs(), engine.Spec{Query: goQ, From: "hot"})
+	data := baseTuples(5000, 3)
+	outs := runEngineTasks(t, specs, []feed{{left: data}, {}}, 52*256)
+	want, err := reference.Evaluate(goQ, outs[0].Tuples)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Rows)
+	assert.Empty(t, reference.Diff(goQ, want, &reference.Result{Rows: outs[1].Rows, Counts: want.Counts}, 0))
 }

@@ -1,0 +1,87 @@
+// Package sql compiles saber-hx's streaming SQL (the Flink SQL / RisingWave
+// spelling, plus SABER's CQL windows) into the engine's query model.
+//
+// Compile takes a text of statements separated by semicolons and returns a
+// Program: the sources and tables with their options and tuple layouts, and
+// the queries in dependency order as engine.Specs (query.Query or
+// query.WindowJoin, with From edges for views), each with its sink and its
+// output columns. The caller loads the tables' rows (Table.LoadCSV or
+// SetRows), sets each Spec's Windows/Tuples sinks, may append Go-built specs
+// (which can read a view by From, with the view's Query.Output schema), and
+// starts the engine. Every error is an *Error naming the line and column;
+// Error.Caret shows the line with a caret under the position.
+//
+// # Statements
+//
+//	CREATE SOURCE name (col type, ... [, WATERMARK FOR col AS col [- INTERVAL '0' unit]])
+//	  WITH (connector = 'file' | 'stdin' | 'generator', ...);
+//	CREATE TABLE name (col type, ...) WITH (connector = 'file', path = '...', format = 'csv' | 'json', header = 'true');
+//	CREATE VIEW name AS SELECT ...;
+//	CREATE SINK name AS SELECT ... WITH (connector = 'file' | 'stdout', path = '...', format = 'csv' | 'json');
+//	SELECT ...;    -- its sink is stdout
+//
+// Types: INT (int32), BIGINT (int64), REAL (float32), DOUBLE (float64),
+// UUID (16 bytes), BYTES(n), ENUM('a', 'b', ...) (an int32 code by
+// position, compared with its labels: k = 'b').
+//
+// Source options: connector; for file and stdin: path (file), format
+// ('binary', the default, 'csv' or 'json'), tuple_size (binary), header
+// (csv), time_unit ('s', 'ms' the default, 'us', 'ns'), on_error ('fail',
+// the default, or 'skip'); for generator: workload (a workloads name, whose
+// layout the columns must have), tuples_per_ms, seed. Every option is kept
+// in Source.Options for the connectors. An unknown option or a bad value is
+// an error at it; connector 'kafka' is refused (not supported yet).
+//
+// Layout and time: with format = 'binary' the declared order is the byte
+// layout, and the event time is the first column, a BIGINT (the model reads
+// it at offset 0). For csv and json the compiler lays the tuple out: the
+// event time first (WATERMARK FOR's column, else the one a TUMBLE or HOP
+// over the source names, else the first BIGINT), then the others by size.
+// Intervals are converted into the source's time_unit. A watermark delay
+// other than zero is refused: the engine's watermark is the largest event
+// time seen.
+//
+// # Queries
+//
+//	SELECT items FROM from [WHERE cond] [GROUP BY exprs] [HAVING cond]
+//
+// from is one of
+//
+//	src                                              -- no window: a stateless query
+//	TUMBLE(src, time_col, INTERVAL 'n' unit)
+//	HOP(src, time_col, slide, size)                  -- slide before size
+//	src [RANGE size [SLIDE slide]]                   -- CQL, sizes as intervals
+//	src [ROWS n [SLIDE m]]
+//	... JOIN table ON src.key = table.key            -- a static table (UUID/BYTES key)
+//	a [window] JOIN b [window] ON cond               -- a window join of two streams
+//
+// each optionally followed by [AS] alias; units are MILLISECOND, SECOND,
+// MINUTE, HOUR (and their plurals). Expressions: columns (qualified or not),
+// integer and decimal constants, + - * /, = <> != < <= > >=, AND, OR, NOT
+// (pushed down to the comparisons), parentheses, and COUNT(*), COUNT(col),
+// SUM, AVG, MIN, MAX.
+//
+// An aggregation (aggregates, GROUP BY or HAVING) needs a window; its select
+// list holds window_start, window_end, GROUP BY columns or expressions, and
+// aggregates (of any expression), in any order; HAVING uses aggregates (by
+// alias or written again; one not selected is computed hidden) and GROUP BY
+// columns. A query without aggregates is a projection of numeric
+// expressions, or SELECT * (the input tuples), after WHERE.
+//
+// A view's output feeds the queries that name it in FROM: its columns are
+// its select list (an aggregation's window start is also visible as
+// window_start); a window over a view of an aggregation uses window_start as
+// its event time.
+//
+// # Not supported yet (refused with an error saying so)
+//
+// Arithmetic over aggregates in the select list (chain a view); a
+// projection of UUID or BYTES columns (SELECT * keeps them); a static join
+// in a query without aggregates; GROUP BY a table column with other keys;
+// more than one non-key column of a table in one query; table key and value
+// columns other than UUID/BYTES; a window join with anything but SELECT *
+// (make it a view), with aggregates, or with different windows on its two
+// sides; GROUP BY keys wider than 16 bytes; a non-zero watermark delay;
+// window_end in a view's output; outer joins, DISTINCT, ORDER BY, LIMIT,
+// UNION; the kafka connector.
+package sql
