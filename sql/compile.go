@@ -58,6 +58,7 @@ type compiler struct {
 	tables   map[string]*Table
 	timeCols map[string]ident // source -> the first event-time column a window names on it
 	nSelect  int
+	inView   bool // compiling a CREATE VIEW
 }
 
 // eventTimeUses finds, per FROM name, the first time column named in a
@@ -115,6 +116,7 @@ func (c *compiler) statement(s *stmt) error {
 		}
 		c.names[name] = "query"
 	}
+	c.inView = s.kind == stView
 	q, rel, err := c.selectQuery(name, s.sel)
 	if err != nil {
 		return err
@@ -960,6 +962,9 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 		case pseudo(n) == "window_start":
 			items = append(items, item{name: name, kind: WindowStart, v: val{t: query.IntValue}})
 		case pseudo(n) == "window_end":
+			if c.inView {
+				return nil, nil, errAt(it.pos, "a view cannot output window_end yet: its tuples carry the window's start only (window_end is window_start plus the window's size)")
+			}
 			items = append(items, item{name: name, kind: WindowEnd, v: val{t: query.IntValue}})
 		default:
 			v, err := c.expr(ctx, n)

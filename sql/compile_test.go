@@ -87,6 +87,9 @@ func TestGeneratorSource(t *testing.T) {
 		WITH (connector = 'generator', workload = 'GroupBy', tuples_per_ms = 5, seed = 7)`)
 	s := p.Source("g")
 	assert.Equal(t, "groupby", s.Workload)
+	assert.Equal(t, 5, s.TuplesPerMs)
+	assert.Equal(t, uint64(7), s.Seed)
+	assert.True(t, s.SeedSet)
 	assert.Equal(t, "ms", s.TimeUnit)
 	assert.Equal(t, map[string]string{"connector": "generator", "workload": "GroupBy", "tuples_per_ms": "5", "seed": "7"}, s.Options)
 }

@@ -151,13 +151,17 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 		if src.Format, err = s.oneOf("format", "binary", "binary"); err != nil {
 			return 0, 0, err
 		}
-		if _, _, err := s.positive("tuples_per_ms", workloads.MaxTuplesPerMs); err != nil {
+		rate, _, err := s.positive("tuples_per_ms", workloads.MaxTuplesPerMs)
+		if err != nil {
 			return 0, 0, err
 		}
+		src.TuplesPerMs = int(rate)
 		if o, ok := s.get("seed"); ok {
-			if _, perr := strconv.ParseUint(o.val, 10, 64); perr != nil {
+			seed, perr := strconv.ParseUint(o.val, 10, 64)
+			if perr != nil {
 				return 0, 0, errAt(o.valPos, "seed = '%s': must be an unsigned 64-bit integer", o.val)
 			}
+			src.Seed, src.SeedSet = seed, true
 		}
 		src.TimeUnit, src.OnError = "ms", "fail"
 		tupleSize = int64(wl.Schema.TupleSize)

@@ -37,6 +37,9 @@ type Source struct {
 	Header         bool   // csv: the first line is a header
 	OnError        string // "fail" (the default) or "skip": what to do with a record that does not decode
 	Workload       string // connector = 'generator': the workloads name
+	TuplesPerMs    int    // generator: its rate (0: the workload's default)
+	Seed           uint64 // generator: its seed (0 where not given: the workload's default)
+	SeedSet        bool   // whether seed was given
 	// Options holds every option as written (keys in lower case), so that
 	// connectors can read their own (kafka, later).
 	Options map[string]string
