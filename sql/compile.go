@@ -902,6 +902,29 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 	}
 	// aggregates of the select list
 	aggCtx := colCtx("an aggregate cannot contain another aggregate")
+	// An aggregate's As is its output name unless that is a name the
+	// model's output schema or HAVING scope already has (an input column,
+	// the joined value, "timestamp", keyN, another aggregate's).
+	usedAs := map[string]bool{"timestamp": true}
+	for _, a := range rel.schema.Attrs {
+		usedAs[a.Name] = true
+	}
+	if join != nil {
+		usedAs[join.As] = true
+	}
+	for i := range groups {
+		usedAs[fmt.Sprintf("key%d", i+1)] = true
+	}
+	aggAs := func(name string) string {
+		if usedAs[name] {
+			name = fmt.Sprintf("$agg%d", len(mq.Aggregates)+1)
+		}
+		for usedAs[name] {
+			name = "$" + name
+		}
+		usedAs[name] = true
+		return name
+	}
 	makeAgg := func(n *node, as string) (query.Aggregate, val, error) {
 		f := query.AggFuncs[n.name]
 		ag := query.Aggregate{Func: f, As: as}
@@ -951,7 +974,7 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 		names[name] = true
 		switch {
 		case n.kind == eCall:
-			ag, v, err := makeAgg(n, name)
+			ag, v, err := makeAgg(n, aggAs(name))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -1027,7 +1050,7 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 					}
 				}
 				hidden++
-				ag.As = fmt.Sprintf("$having%d", hidden)
+				ag.As = aggAs(fmt.Sprintf("$having%d", hidden))
 				mq.Aggregates = append(mq.Aggregates, ag)
 				return val{e: query.C(ag.As), t: v.t}, nil
 			},
@@ -1279,7 +1302,11 @@ func (c *compiler) stateless(q *Query, sel *selectStmt, rel *relation, sc *scope
 		case v.t == query.BytesValue:
 			return nil, nil, errAt(it.pos, "%s is %s: projections are numbers for now (SELECT * keeps every column)", exprText(it.expr), v.typ)
 		}
-		mq.Project = append(mq.Project, query.Projection{Expr: v.e, As: name})
+		as := name // the output schema's name: unique, and not the event time's
+		if as == "timestamp" || slices.ContainsFunc(mq.Project, func(p query.Projection) bool { return p.As == as }) {
+			as = fmt.Sprintf("$p%d", i+1)
+		}
+		mq.Project = append(mq.Project, query.Projection{Expr: v.e, As: as})
 		typ, labels := outType(v)
 		q.Columns = append(q.Columns, OutputColumn{Name: name, Kind: Attribute, Index: 1 + i, Attr: 1 + i, Type: typ, Labels: labels})
 		st := sqlType{kind: tyBigint}

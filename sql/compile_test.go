@@ -337,3 +337,18 @@ func TestQuotedNamesLikeInternalOnes(t *testing.T) {
 	require.Len(t, p.Queries, 4)
 	assert.Equal(t, "$1", p.Queries[1].Spec.Query.Project[0].Expr.String())
 }
+
+// TestOutputNamesNeverClash: output names that are also input columns, the
+// event time's "timestamp" or keyN keep their meaning: HAVING x (the group
+// column a) is not the aggregate named a.
+func TestOutputNamesNeverClash(t *testing.T) {
+	p := mustCompile(t, base+`SELECT SUM(b) AS a, a AS x, COUNT(*) AS timestamp, MIN(b) AS key1
+		FROM s [ROWS 4] GROUP BY a, b / 2 HAVING x > 1 AND a > 0`)
+	mq := p.Queries[0].Spec.Query
+	assert.Equal(t, []string{"$agg1", "$agg2", "$agg3"}, []string{mq.Aggregates[0].As, mq.Aggregates[1].As, mq.Aggregates[2].As})
+	assert.Equal(t, "(a > 1 AND $agg1 > 0)", mq.Having.String())
+	assert.Equal(t, []string{"a", "x", "timestamp", "key1"}, columnNamesOf(p.Queries[0]))
+	p = mustCompile(t, base+"SELECT a AS timestamp, b AS timestamp2 FROM s")
+	assert.Equal(t, "$p1", p.Queries[0].Spec.Query.Project[0].As)
+	assert.Equal(t, []string{"timestamp", "timestamp2"}, columnNamesOf(p.Queries[0]))
+}

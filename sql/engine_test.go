@@ -216,6 +216,9 @@ func TestExamplesMatchWorkloads(t *testing.T) {
 				assert.Equal(t, "generator", s.Connector)
 				assert.Equal(t, tc.workload, s.Workload)
 				data[s.Name] = [][]byte{left, right}[i]
+				if i == 1 { // the second stream's seed, as the test generates it
+					assert.Equal(t, params.Seed+1, s.Seed)
+				}
 			}
 			sqlFeeds := make([]feed, len(p.Queries))
 			for i, q := range p.Queries {
