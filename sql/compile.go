@@ -1070,8 +1070,7 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 		out.unitNs = 0
 	}
 	var cols []relCol
-	attrOf := make([]int, len(items))
-	for i, it := range items {
+	for _, it := range items {
 		oc := OutputColumn{Name: it.name, Kind: it.kind, Index: it.index}
 		switch it.kind {
 		case WindowStart:
@@ -1088,13 +1087,11 @@ func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, j
 				oc.Type = "DOUBLE"
 			}
 		}
-		attrOf[i] = oc.Attr
 		q.Columns = append(q.Columns, oc)
 		if oc.Attr >= 0 {
 			cols = append(cols, relCol{name: it.name, typ: outSQLType(q.Output.Attrs[oc.Attr], oc.Labels)})
 		}
 	}
-	_ = attrOf
 	c.viewRelation(out, q, cols)
 	return q, out, nil
 }
@@ -1149,7 +1146,7 @@ func outType(v val) (string, []string) {
 	case v.typ.isBytes():
 		return v.typ.String(), nil
 	case v.typ.kind == tyEnum:
-		return "INT", v.typ.labels
+		return "BIGINT", v.typ.labels
 	case v.t == query.FloatValue:
 		return "DOUBLE", nil
 	case v.t == query.BytesValue:
@@ -1207,8 +1204,7 @@ func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol) {
 	taken := map[string]bool{}
 	colAttr := make([]int, len(cols))
 	vi := 0
-	for i, oc := range q.Columns {
-		_ = i
+	for _, oc := range q.Columns {
 		if oc.Attr < 0 {
 			continue
 		}
@@ -1327,9 +1323,10 @@ func (c *compiler) stateless(q *Query, sel *selectStmt, rel *relation, sc *scope
 	if out.timeName == "" && rel.timeName != "" && !names[rel.timeName] && out.schema.Attrs[0].Name == "$0" {
 		attrs := slices.Clone(out.schema.Attrs)
 		attrs[0].Name = rel.timeName
-		out.schema, _ = query.NewSchema(out.schema.TupleSize, attrs...)
-		out.timeName = rel.timeName
-		out.cols = append(out.cols, relCol{name: rel.timeName, attr: rel.timeName, typ: sqlType{kind: tyBigint}})
+		if s, err := query.NewSchema(out.schema.TupleSize, attrs...); err == nil {
+			out.schema, out.timeName = s, rel.timeName
+			out.cols = append(out.cols, relCol{name: rel.timeName, attr: rel.timeName, typ: sqlType{kind: tyBigint}})
+		}
 	}
 	return q, out, nil
 }

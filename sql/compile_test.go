@@ -108,7 +108,7 @@ func TestStatelessQuery(t *testing.T) {
 	assert.Equal(t, "(-1 * b)", mq.Project[2].Expr.String())
 	assert.Equal(t, []string{"x", "expr2", "expr3", "k"}, columnNamesOf(q))
 	assert.Equal(t, OutputColumn{Name: "expr2", Kind: Attribute, Index: 2, Attr: 2, Type: "DOUBLE"}, q.Columns[1])
-	assert.Equal(t, OutputColumn{Name: "k", Kind: Attribute, Index: 4, Attr: 4, Type: "INT", Labels: []string{"view", "click", "purchase"}}, q.Columns[3])
+	assert.Equal(t, OutputColumn{Name: "k", Kind: Attribute, Index: 4, Attr: 4, Type: "BIGINT", Labels: []string{"view", "click", "purchase"}}, q.Columns[3])
 	assert.Equal(t, "s", q.Input)
 	assert.Equal(t, "", q.Spec.From)
 	// the output: the event time, then one 8-byte value per projection
@@ -219,7 +219,7 @@ func TestAggregation(t *testing.T) {
 	assert.Equal(t, []string{"a", "total"}, columnNamesOf(p.Queries[0]))
 	// ENUM group keys keep their labels; UUID keys their bytes
 	p = mustCompile(t, base+"SELECT k, a, COUNT(*) AS n FROM s [ROWS 8] GROUP BY k, a")
-	assert.Equal(t, OutputColumn{Name: "k", Kind: GroupKey, Index: 0, Attr: 1, Type: "INT", Labels: []string{"view", "click", "purchase"}}, p.Queries[0].Columns[0])
+	assert.Equal(t, OutputColumn{Name: "k", Kind: GroupKey, Index: 0, Attr: 1, Type: "BIGINT", Labels: []string{"view", "click", "purchase"}}, p.Queries[0].Columns[0])
 	p = mustCompile(t, base+"SELECT u, COUNT(*) AS n FROM s [ROWS 8] GROUP BY u")
 	assert.Equal(t, OutputColumn{Name: "u", Kind: GroupKey, Index: 0, Attr: 1, Type: "UUID"}, p.Queries[0].Columns[0])
 }

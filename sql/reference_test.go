@@ -41,7 +41,8 @@ func baseTuples(n int, seed uint64) []byte {
 }
 
 // TestProgramMatchesReference runs a program of every kind of query
-// (chained views, HAVING, a static join, a window join, a sink) through
+// (chained views, HAVING, static joins, semi-joins with a table, a window
+// join, a sink) through
 // the engine and checks each query's output against the reference
 // evaluator over that query's own input.
 func TestProgramMatchesReference(t *testing.T) {
@@ -58,8 +59,10 @@ func TestProgramMatchesReference(t *testing.T) {
 			WHERE NOT (k = 'view') GROUP BY v;
 		SELECT * FROM s [ROWS 16 SLIDE 8] AS x JOIN s [ROWS 16 SLIDE 8] AS y ON x.a < y.a AND x.k = y.k;
 		SELECT a, b - 1 AS b1, COUNT(*) AS n FROM s [RANGE INTERVAL '2' SECOND SLIDE INTERVAL '1' SECOND]
-			GROUP BY a, b - 1 HAVING n >= 2 AND a <> 3;`)
-	require.Len(t, p.Queries, 6)
+			GROUP BY a, b - 1 HAVING n >= 2 AND a <> 3;
+		SELECT COUNT(*) AS n FROM s [ROWS 64] JOIN t ON s.u = t.u;
+		SELECT a, SUM(b) AS total FROM s [RANGE INTERVAL '1' SECOND] AS e JOIN t ON e.u = t.u GROUP BY a;`)
+	require.Len(t, p.Queries, 8)
 	tab := p.Table("t")
 	var rows [][]byte
 	for i := range 6 {
