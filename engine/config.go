@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/cpu"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -51,14 +50,15 @@ type Config struct {
 	// no GPU kind (cpu mode). With a GPU and without GPUOnly (hybrid mode)
 	// the kinds are the CPU kinds (kind 0, "cpu", unless Groups say
 	// otherwise) and then the GPU, and Policy shares the tasks among them;
-	// a query the GPU has no kernel for (offload.Supported) runs on the
-	// CPU kinds only, and Start says so once through Warn.
+	// a query the GPU has no kernel for (GPU.Supports) runs on the CPU
+	// kinds only, and Start says so once through Warn.
 	//
-	// The engine compiles one offload.Program per query on the device and
+	// The engine compiles one GPUProgram per query on the device and
 	// closes them in CloseAll (or when Start fails); the device itself
-	// belongs to whoever opened it (offload.Open, offload.NewEmulator),
-	// who closes it after CloseAll or a failed Start.
-	GPU offload.Device
+	// belongs to whoever opened it (offload.Open, offload.NewEmulator: the
+	// engine imports no GPU package), who closes it after CloseAll or a
+	// failed Start.
+	GPU GPU
 	// GPUOnly (gpu mode): the GPU kind is the only processor kind (kind 0);
 	// no CPU worker runs, Workers and Groups are ignored, and a query
 	// without a GPU kernel is an ErrConfig. Needs GPU.

@@ -20,9 +20,9 @@
 // to recycle it, and a lock; per tuple nothing.
 //
 // With Config.GPU the GPU is a processor kind of its own ("gpu"): one
-// goroutine that runs tasks on the device through package offload, several
-// in flight (Config.GPUDepth), and hands them to the same result stages
-// (gpu.go). Config.GPUOnly makes it the only kind (gpu mode); otherwise it
+// goroutine that runs tasks on the device (GPU: the interface the engine
+// consumes, which package offload's devices satisfy), several in flight
+// (Config.GPUDepth), and hands them to the same result stages (gpu.go). Config.GPUOnly makes it the only kind (gpu mode); otherwise it
 // shares the tasks with the CPU workers under the scheduling policy
 // (hybrid mode), and runs no task of a query it has no kernel for.
 //
@@ -36,7 +36,7 @@
 //	stream.go      the Stream: its fields grouped by owner, and its construction
 //	dispatch.go    the producer side: Buffer, Commit, Write, the ingestion hooks, dispatch
 //	worker.go      the CPU worker's loop, its ingestion buffer, and help (what a waiting worker does)
-//	gpu.go         the GPU processor kind (package offload)
+//	gpu.go         the GPU processor kind: the interfaces it consumes of a device (GPU), its worker
 //	ingest.go      who performs the ingestion copy (--ingest)
 //	result.go      the ordered result stage: finish, merge, emit, flush
 //	output.go      the output view handed to a Sink (Window) and the output tuples' encoding

@@ -75,7 +75,7 @@ func TestFillByWorkersMatchesNaive(t *testing.T) {
 			assert.Equal(t, int64(st.Tasks), calls, "fill runs once per task")
 		})
 		if cfg.GPU != nil {
-			require.NoError(t, cfg.GPU.Close())
+			require.NoError(t, cfg.GPU.(offload.Device).Close())
 		}
 	}
 	assertNoLeak(t, base)

@@ -3,15 +3,95 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/window"
 )
 
+// GPU is what the engine consumes of a GPU device (Config.GPU), defined
+// here, where it is consumed: the engine imports no GPU package. Package
+// offload's devices (offload.Open, offload.NewEmulator) are GPUs; the
+// command line opens one and passes it in.
+type GPU interface {
+	// Name names the device in errors and warnings.
+	Name() string
+	// Supports returns nil if the device has kernels for p's shape, else
+	// why not, starting with the query's name and naming the operator
+	// (`query "q": SUM(y): no GPU kernel`). It is asked once per query,
+	// before Compile.
+	Supports(p *kernels.Plan) error
+	// Compile returns a program for p with depth slots, for a plan that
+	// Supports accepts. Its error is the device's (memory, the driver)
+	// and fails Start.
+	Compile(p *kernels.Plan, depth int) (GPUProgram, error)
+	// SupportsJoin returns nil if the device can compute window join j's
+	// pairs (its WHERE has a GPU form), else why not: the join then runs
+	// on the CPU, without a warning.
+	SupportsJoin(j *query.WindowJoin) error
+	// CompileJoin returns j's join program, for a join that SupportsJoin
+	// accepts. Its error is a warning (Config.Warn): the join runs on the
+	// CPU.
+	CompileJoin(j *query.WindowJoin) (GPUJoinProgram, error)
+}
+
+// GPUProgram is one query compiled for the GPU, as the GPU worker uses it:
+// up to Depth tasks at once, each on its own slot; one goroutine at a time
+// uses it.
+//
+// It is an alias of an interface literal, not a defined type, and so is
+// GPUJoinProgram: Go has no covariant method results, and a device's
+// Compile must return this very type to satisfy GPU, which a device
+// package can then do without importing engine by returning an identical
+// literal (offload.Program is one; offload's tests assert that its devices
+// are GPUs).
+type GPUProgram = interface {
+	// Depth is the program's number of slots.
+	Depth() int
+	// Submit starts task data (whole tuples; first is the stream index of
+	// its first tuple) on free slot s without waiting for the device;
+	// data stays valid and unchanged until Wait(s) returns.
+	Submit(s int, data []byte, first uint64) error
+	// Wait blocks until slot s's task is done and fills r (Reset with the
+	// plan's layout) exactly as the plan's CPU kernel would. ok false: the
+	// program could not hold the task's result; the engine runs the task
+	// on a CPU kernel instead. Slot s is free after.
+	Wait(s int, r *window.TaskResult) (ok bool, err error)
+	// Close waits for every slot and frees the program.
+	Close() error
+}
+
+// GPUJoinProgram computes a window join's pairs on the GPU, used by one
+// goroutine at a time (see GPUProgram on why it is an alias).
+type GPUJoinProgram = interface {
+	// Join appends to out the pairs of the window whose left tuples are
+	// left and right tuples right, in the CPU's order, and returns it. ok
+	// false: the pairs do not fit the device; out is returned unchanged
+	// and the engine joins the window on the CPU.
+	Join(left, right [][]byte, out []byte) (res []byte, ok bool, err error)
+	// Close frees the program.
+	Close() error
+}
+
+// GPUHostRegistrar is a GPU that can register host memory, so that a task
+// inside it is copied to the device from where it is, without a staging
+// copy (offload's devices can). The engine registers the rings of the
+// queries the GPU runs, unless SABER_HX_GPU_REGISTER=0, and unregisters
+// them once no task is in flight. b stays mapped until UnregisterHost(b).
+type GPUHostRegistrar interface {
+	RegisterHost(b []byte) error
+	UnregisterHost(b []byte) error
+}
+
+// registerDisabled says whether SABER_HX_GPU_REGISTER=0 asks the engine
+// not to register its rings (for measuring the staging copy's cost).
+func registerDisabled() bool { return os.Getenv("SABER_HX_GPU_REGISTER") == "0" }
+
 // gpuWorker is the GPU processor kind: one goroutine, not pinned (it mostly
-// waits for the device), that owns one offload.Program per query the GPU
+// waits for the device), that owns one GPUProgram per query the GPU
 // can run and keeps up to Config.GPUDepth tasks in flight.
 //
 // The tasks in flight form a FIFO ring of depth slots: slot i of the ring
@@ -38,22 +118,22 @@ import (
 // that rate (scheduler Workers 1).
 type gpuWorker struct {
 	e     *Engine
-	w     *worker           // its identity toward the queue and the result stages; CPU kernels for the fallback
-	progs []offload.Program // per stream; nil where the GPU has no kernel
-	slots []gpuSlot         // the tasks in flight, in submission order from head
+	w     *worker      // its identity toward the queue and the result stages; CPU kernels for the fallback
+	progs []GPUProgram // per stream; nil where the GPU has no kernel
+	slots []gpuSlot    // the tasks in flight, in submission order from head
 	head  int
 	n     int // tasks in flight
 	last  time.Time
 	done  chan struct{} // closed when the goroutine has drained and closed its programs
-	// registered is the ring memory registered with the device (an
-	// offload.HostRegistrar), so that tasks are copied to it from the
+	// registered is the ring memory registered with the device (a
+	// GPUHostRegistrar), so that tasks are copied to it from the
 	// ring, without a staging copy; unregistered once every slot drained.
 	registered [][]byte
 }
 
 type gpuSlot struct {
 	t         *scheduler.Task
-	prog      offload.Program
+	prog      GPUProgram
 	submitted time.Time
 }
 
@@ -62,7 +142,7 @@ type gpuSlot struct {
 func (e *Engine) startGPU(id int) error {
 	g := &gpuWorker{
 		e:     e,
-		progs: make([]offload.Program, len(e.streams)),
+		progs: make([]GPUProgram, len(e.streams)),
 		slots: make([]gpuSlot, e.cfg.gpuDepth()),
 		done:  make(chan struct{}),
 	}
@@ -120,11 +200,7 @@ func (g *gpuWorker) compile() error {
 		}
 		pr, err := dev.Compile(s.plan, len(g.slots))
 		if err != nil {
-			err = fmt.Errorf("GPU %s: query %q: %w", dev.Name(), s.win.Query, err)
-			if errors.Is(err, offload.ErrNoKernel) {
-				err = asConfigError(err)
-			}
-			return err
+			return fmt.Errorf("GPU %s: query %q: %w", dev.Name(), s.win.Query, err)
 		}
 		g.progs[i] = pr
 		g.w.kernels[i] = s.plan.NewKernel()
@@ -133,14 +209,14 @@ func (g *gpuWorker) compile() error {
 }
 
 // registerRings registers the ring of every stream the GPU runs with a
-// device that can (offload.HostRegistrar), unless SABER_HX_GPU_REGISTER=0.
+// device that can (GPUHostRegistrar), unless SABER_HX_GPU_REGISTER=0.
 // Where the device refuses the whole mirrored mapping it registers the
 // first half (tasks that cross the wrap are staged); a ring it refuses
 // altogether is only a warning: its tasks are then copied through the
 // slots' page-locked staging.
 func (g *gpuWorker) registerRings() {
-	reg, ok := g.e.cfg.GPU.(offload.HostRegistrar)
-	if !ok || offload.RegisterDisabled() {
+	reg, ok := g.e.cfg.GPU.(GPUHostRegistrar)
+	if !ok || registerDisabled() {
 		return
 	}
 	for _, s := range g.e.streams {
@@ -171,7 +247,7 @@ func (g *gpuWorker) registerRings() {
 // unregisterRings undoes registerRings, once no task is in flight (and
 // before the engine unmaps the rings: it waits for done first).
 func (g *gpuWorker) unregisterRings() {
-	reg, ok := g.e.cfg.GPU.(offload.HostRegistrar)
+	reg, ok := g.e.cfg.GPU.(GPUHostRegistrar)
 	if !ok {
 		return
 	}

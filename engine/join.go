@@ -2,14 +2,12 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -27,7 +25,7 @@ import (
 // limit, see the README).
 //
 // With a GPU (Config.GPU, hybrid or gpu mode) whose device compiles the
-// join (offload.Device.CompileJoin: its WHERE has a GPU form), the stage
+// join (GPU.SupportsJoin: its WHERE has a GPU form), the stage
 // sends each window's tuples to the join program instead, which returns
 // the same pairs in the same order; a window whose pairs do not fit the
 // device's output buffer is joined on the CPU, as is every window of a
@@ -39,9 +37,9 @@ type joinStage struct {
 	lowest  int64 // spec.LowestPane(): a tuple of a pane below it is refused
 	rows    bool
 	outSize int
-	filter  *kernels.Filter     // nil: every pair
-	gpu     offload.JoinProgram // nil: the CPU joins
-	gpuErr  error               // why the GPU does not join (nil: it does, or there is no GPU)
+	filter  *kernels.Filter // nil: every pair
+	gpu     GPUJoinProgram  // nil: the CPU joins
+	gpuErr  error           // why the GPU does not join (nil: it does, or there is no GPU)
 	sink    TupleSink
 	down    []*Stream
 	e       *Engine
@@ -96,10 +94,12 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	}
 	js.pairs = make([]byte, 0, kernels.FilterChunk*js.outSize)
 	if e != nil && e.cfg.GPU != nil {
-		if js.gpu, err = e.cfg.GPU.CompileJoin(j); err != nil {
-			js.gpu, js.gpuErr = nil, err
-			if e.cfg.Warn != nil && !errors.Is(err, offload.ErrNoKernel) {
-				e.cfg.Warn(fmt.Sprintf("join %q runs on the CPU: GPU %s: %v", j.Name, e.cfg.GPU.Name(), err))
+		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
+			if js.gpu, err = e.cfg.GPU.CompileJoin(j); err != nil {
+				js.gpu, js.gpuErr = nil, err
+				if e.cfg.Warn != nil {
+					e.cfg.Warn(fmt.Sprintf("join %q runs on the CPU: GPU %s: %v", j.Name, e.cfg.GPU.Name(), err))
+				}
 			}
 		}
 	}

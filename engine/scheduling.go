@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -17,7 +16,7 @@ func (e *Engine) checkGPU() (cpuOnly []*Stream, err error) {
 		return nil, nil
 	}
 	for _, s := range e.streams {
-		s.gpuErr = offload.Supported(s.plan)
+		s.gpuErr = e.cfg.GPU.Supports(s.plan)
 		if s.gpuErr == nil {
 			continue
 		}
@@ -30,7 +29,7 @@ func (e *Engine) checkGPU() (cpuOnly []*Stream, err error) {
 }
 
 // gpuReason is why the GPU cannot run the stream's query, without the
-// query's name (offload's errors start with it).
+// query's name (GPU.Supports's errors start with it).
 func (s *Stream) gpuReason() string {
 	if s.gpuErr == nil {
 		return ""

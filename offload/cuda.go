@@ -21,6 +21,7 @@ import (
 	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
 	kcuda "github.com/saber-hx/saber-hx/kernels/cuda"
+	"github.com/saber-hx/saber-hx/query"
 )
 
 type cudaDevice struct {
@@ -163,6 +164,10 @@ func (d *cudaDevice) do(f func() error) error {
 	}
 	return err
 }
+
+func (*cudaDevice) Supports(p *kernels.Plan) error { return Supported(p) }
+
+func (*cudaDevice) SupportsJoin(j *query.WindowJoin) error { return SupportedJoin(j) }
 
 func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 	sh, err := analyse(p)

@@ -39,6 +39,10 @@ func (e *emulator) UnregisterHost(b []byte) error { return e.tm.removeRange(b) }
 
 func (*emulator) Name() string { return "emulator" }
 
+func (*emulator) Supports(p *kernels.Plan) error { return Supported(p) }
+
+func (*emulator) SupportsJoin(j *query.WindowJoin) error { return SupportedJoin(j) }
+
 func (e *emulator) Compile(p *kernels.Plan, depth int) (Program, error) {
 	pr, err := e.compile(p, depth)
 	if err != nil {

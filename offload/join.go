@@ -30,8 +30,9 @@ import (
 // caller joins it on the CPU.
 
 // JoinProgram computes window joins' pairs on a device. One goroutine at a
-// time uses it.
-type JoinProgram interface {
+// time uses it. It is an alias of an interface literal, identical to
+// engine.GPUJoinProgram's (see Program).
+type JoinProgram = interface {
 	// Join appends to out the pairs of the window whose left tuples are
 	// left and right tuples right (each at least the side's tuple size;
 	// its first tuple-size bytes are the tuple), in exactly the CPU's

@@ -93,12 +93,28 @@ func Supported(p *kernels.Plan) error {
 	return err
 }
 
-// Device runs programs on one GPU (or on its emulation).
+// SupportedJoin returns nil if window join j's WHERE has a GPU form, else
+// an error (wrapping ErrNoKernel where the WHERE has none). Same answer in
+// every build.
+func SupportedJoin(j *query.WindowJoin) error {
+	_, err := analyseJoin(j)
+	return err
+}
+
+// Device runs programs on one GPU (or on its emulation). It is an
+// engine.GPU (the interface the engine consumes of a device, which this
+// package does not import): Program and JoinProgram are aliases of the
+// very interface literals that engine.GPUProgram and engine.GPUJoinProgram
+// are, and engine_test.go asserts it.
 type Device interface {
 	Name() string
+	// Supports is Supported(p).
+	Supports(p *kernels.Plan) error
 	// Compile returns a Program for p with depth slots, or an error (wrapping
 	// ErrNoKernel when Supported(p) != nil).
 	Compile(p *kernels.Plan, depth int) (Program, error)
+	// SupportsJoin is SupportedJoin(j).
+	SupportsJoin(j *query.WindowJoin) error
 	// CompileJoin returns a JoinProgram computing window join j's pairs
 	// (join.go), or an error (wrapping ErrNoKernel when its WHERE has no
 	// GPU form).
@@ -110,7 +126,10 @@ type Device interface {
 // Program runs one query's tasks, up to Depth at once, each on its own slot
 // (a CUDA stream plus its pinned staging and device buffers). One goroutine
 // owns a Program: it is not safe for concurrent use.
-type Program interface {
+//
+// It is an alias of an interface literal, identical to engine.GPUProgram's
+// (keep the two in step: a Device must be an engine.GPU).
+type Program = interface {
 	Depth() int
 	// Submit starts the task data (whole tuples; first is the stream index
 	// of its first tuple, for ROWS windows) on free slot s and returns without

@@ -48,7 +48,8 @@ type Timed interface {
 }
 
 // TimingsOf returns d's timings, or false where d does not time its tasks.
-func TimingsOf(d Device) (Timings, bool) {
+// d is a Device, or any value holding one (an engine.GPU).
+func TimingsOf(d any) (Timings, bool) {
 	if t, ok := d.(Timed); ok {
 		return t.Timings(), true
 	}
@@ -71,10 +72,6 @@ type HostRegistrar interface {
 // than once (sel_count's flags, read by sel_compact_flags): for measuring
 // the difference, or for a fallback if the one-pass kernel misbehaves.
 func selTwoPass() bool { return os.Getenv("SABER_HX_GPU_SEL") == "twopass" }
-
-// RegisterDisabled says whether SABER_HX_GPU_REGISTER=0 asks the engine
-// not to register its rings (for measuring the staging copy's cost).
-func RegisterDisabled() bool { return os.Getenv("SABER_HX_GPU_REGISTER") == "0" }
 
 // hashedOneTrip says whether a task with hashed groups copies its whole
 // output (every entry it has room for, bound bytes) back with its counters

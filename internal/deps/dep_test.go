@@ -174,28 +174,57 @@ func TestCUDAOnlyWithTag(t *testing.T) {
 // CUDA binding and the offload of plans to a device.
 var gpuPackages = []string{mod + "gpu", mod + "kernels/cuda", mod + "offload", cu}
 
-// engineGPUException is the one GPU package engine imports today, a known
-// exception to "engine imports no GPU package": offload, for the GPU
-// processor kind (engine/gpu.go runs tasks through offload.Program;
-// Config.GPU is an offload.Device; scheduling.go asks offload.Supported
-// which queries the GPU runs). Through it engine depends on gpu (and, with
-// -tags cuda, on kernels/cuda and gorgonia.org/cu). Removing it needs the
-// GPU kind's interface (Device, Program, Supported) in a package of no
-// GPU code, or the GPU worker in a package of its own above engine.
-const engineGPUException = mod + "offload"
+// dependsOn returns those of banned that package p of g depends on,
+// directly or not.
+func dependsOn(t *testing.T, g map[string]pkg, p string, banned []string) []string {
+	t.Helper()
+	deps := need(t, g, p).deps
+	var found []string
+	for _, b := range banned {
+		if slices.Contains(deps, b) {
+			found = append(found, strings.TrimPrefix(b, mod))
+		}
+	}
+	return found
+}
 
-// TestEngineImportsNoGPUPackage: engine imports no GPU package directly but
-// the known exception.
+// TestEngineImportsNoGPUPackage: engine depends on no GPU package, directly
+// or not, with or without -tags cuda. It consumes a device through
+// interfaces of its own (engine.GPU, GPUProgram, GPUJoinProgram,
+// GPUHostRegistrar), which offload's devices satisfy; cmd/saber-hx opens
+// the device and passes it in (Config.GPU).
 func TestEngineImportsNoGPUPackage(t *testing.T) {
 	forEachTags(t, func(t *testing.T, g map[string]pkg) {
-		imports := need(t, g, "engine").imports
-		for _, p := range gpuPackages {
-			if slices.Contains(imports, p) && p != engineGPUException {
-				t.Errorf("engine imports %s: it imports no GPU package but %s (the known exception)", p, engineGPUException)
-			}
+		if found := dependsOn(t, g, "engine", gpuPackages); len(found) > 0 {
+			t.Errorf("engine depends on %s: it depends on no GPU package (%s); consume the device through engine.GPU",
+				strings.Join(found, ", "), strings.ReplaceAll(strings.Join(gpuPackages, ", "), mod, ""))
 		}
-		if !slices.Contains(imports, engineGPUException) {
-			t.Errorf("engine no longer imports %s: drop the known exception (engineGPUException)", engineGPUException)
+		// The GPU is still wired in above the engine: the rule must not
+		// hold by accident of a graph without offload.
+		if !slices.Contains(need(t, g, "cmd/saber-hx").deps, mod+"offload") {
+			t.Errorf("cmd/saber-hx no longer depends on offload: who opens the GPU? update this test")
 		}
 	})
+}
+
+// TestRulesCanFail: the rules' check reports a package that breaks them,
+// on a graph where engine imports offload (the state before engine.GPU)
+// and one where it reaches gpu through another package.
+func TestRulesCanFail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    map[string]pkg
+		want []string
+	}{
+		{"direct", map[string]pkg{"engine": {imports: []string{mod + "offload"}, deps: []string{mod + "offload", mod + "gpu", mod + "query"}}},
+			[]string{"gpu", "offload"}},
+		{"indirect", map[string]pkg{"engine": {imports: []string{mod + "cpu"}, deps: []string{mod + "cpu", mod + "gpu"}}},
+			[]string{"gpu"}},
+		{"clean", map[string]pkg{"engine": {imports: []string{mod + "query"}, deps: []string{mod + "query"}}}, nil},
+	} {
+		got := dependsOn(t, tc.g, "engine", gpuPackages)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: dependsOn = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
