@@ -352,3 +352,31 @@ func TestOutputNamesNeverClash(t *testing.T) {
 	assert.Equal(t, "$p1", p.Queries[0].Spec.Query.Project[0].As)
 	assert.Equal(t, []string{"timestamp", "timestamp2"}, columnNamesOf(p.Queries[0]))
 }
+
+// TestSyntaxVariants: the spellings the dialect accepts besides the
+// canonical ones.
+func TestSyntaxVariants(t *testing.T) {
+	p := mustCompile(t, `;; create stream "My Source" (
+			ts bigint, n integer, x float, y double precision, id uuid
+		) with ('connector' = 'stdin', FORMAT = BINARY, tuple_size = 40);
+		Create Table tab (id UUID, w BYTES(4)) With (connector = 'file', path = 'tab.csv', header = true);;
+		select tab.w, count(*) cnt
+		from "My Source" [range interval 2 seconds slide interval '500' milliseconds] src
+		inner join tab on src.id = tab.id
+		group by tab.w;`)
+	s := p.Source("My Source")
+	require.NotNil(t, s)
+	assert.Equal(t, []query.Type{query.Int64, query.Int32, query.Float32, query.Float64, query.Bytes},
+		[]query.Type{s.Schema.Attrs[0].Type, s.Schema.Attrs[1].Type, s.Schema.Attrs[2].Type, s.Schema.Attrs[3].Type, s.Schema.Attrs[4].Type})
+	assert.Equal(t, "binary", s.Format)
+	assert.Equal(t, map[string]string{"connector": "stdin", "format": "BINARY", "tuple_size": "40"}, s.Options)
+	assert.True(t, p.Table("tab").Header)
+	q := p.Queries[0]
+	assert.Equal(t, query.Sliding(2000, 500), q.Spec.Query.Window)
+	assert.Equal(t, "w", q.Spec.Query.Join.As)
+	assert.Equal(t, []string{"w", "cnt"}, columnNamesOf(q))
+	assert.Equal(t, "BYTES(4)", q.Columns[0].Type)
+	// dotted option names (a connector's properties) parse, and are checked
+	e := compileErr(t, "CREATE SOURCE k (ts BIGINT) WITH (connector = 'stdin', properties.bootstrap.servers = 'h:9092')")
+	assert.Equal(t, "unknown option properties.bootstrap.servers for a stdin source (valid: connector, format, tuple_size, time_unit, on_error, header)", e.Msg)
+}
