@@ -1,0 +1,655 @@
+package source
+
+import (
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// JSONOptions configure a JSON decoder.
+type JSONOptions struct {
+	Options
+	// NoFastPath decodes every line with the general decoder (for tests
+	// and measurements: the tuples are the same).
+	NoFastPath bool
+}
+
+// maxDepth is the deepest nesting accepted, encoding/json's.
+const maxDepth = 10000
+
+// relearnAfter is how many lines in a row decoded by the general decoder
+// (the fast path refusing them) make the latest the fast path's template.
+const relearnAfter = 8
+
+// JSONDecoder decodes lines holding one JSON object each into tuples: the
+// layout's columns by key, other members ignored. Lines of the shape of
+// an earlier line (its keys in its order with its separators) take a
+// fast path; any other falls back to the general decoder, with the same
+// result. Not safe for concurrent use.
+type JSONDecoder struct {
+	core
+	index   map[string]int // key -> column, when there are many columns
+	seen    []uint32       // seen[col] == stamp: col had a value in this line
+	stamp   uint32
+	scratch []byte // a value string with escapes, decoded
+	keyBuf  []byte // a key with escapes, decoded
+
+	noFast  bool
+	canFast bool // every column can be matched raw
+	spans   []span
+	dup     bool // a column appeared twice in the line
+	objEnd  int
+
+	// The fast path's template: a copy of a line and, per value, the
+	// literal text before it in that line.
+	tmpl       []byte
+	segs       []seg
+	tail0      int
+	haveTmpl   bool
+	misses     int
+	fast, slow int64
+}
+
+// span is where one member's value was in the line the general decoder
+// read: for a column's quoted value, its text between the quotes.
+type span struct {
+	start, end int
+	col        int // -1: not a column
+	quoted     bool
+}
+
+// seg is one value of the template: the literal before it (tmpl[lit0:lit1]),
+// the column it goes to (-1: skipped) and whether it is a quoted string.
+type seg struct {
+	lit0, lit1 int
+	col        int
+	quoted     bool
+}
+
+// NewJSONDecoder returns a decoder of JSON lines into l's tuples.
+func NewJSONDecoder(l *Layout, o JSONOptions) (*JSONDecoder, error) {
+	d := &JSONDecoder{core: newCore(l, o.Options), noFast: o.NoFastPath, canFast: true}
+	d.seen = make([]uint32, len(d.fields))
+	if len(d.fields) > 8 {
+		d.index = make(map[string]int, len(d.fields))
+		for i, f := range d.fields {
+			d.index[f.name] = i
+		}
+	}
+	for _, f := range d.fields {
+		if !f.fastOK {
+			d.canFast = false
+		}
+	}
+	return d, nil
+}
+
+// FastLines and SlowLines count the records the fast path and the general
+// decoder decoded.
+func (d *JSONDecoder) FastLines() int64 { return d.fast }
+
+// SlowLines: see FastLines.
+func (d *JSONDecoder) SlowLines() int64 { return d.slow }
+
+// Decode implements Decoder.
+func (d *JSONDecoder) Decode(dst, src []byte, atEOF bool) (tuples, consumed int, err error) {
+	ts := d.ts
+	room := len(dst) / ts
+	pos := 0
+	for tuples < room {
+		line, next, ok := d.nextLine(src, pos, atEOF)
+		if !ok {
+			break
+		}
+		if blank(line) {
+			pos = next
+			continue
+		}
+		t := dst[tuples*ts : tuples*ts+ts]
+		if d.haveTmpl && d.fastLine(t, line) {
+			d.fast++
+			d.misses = 0
+			tuples++
+		} else if d.slowLine(t, line) {
+			d.slow++
+			tuples++
+			if !d.noFast && d.canFast && !d.dup {
+				if !d.haveTmpl || d.misses >= relearnAfter {
+					d.learn(line)
+				} else {
+					d.misses++
+				}
+			}
+		} else if err := d.failed(); err != nil {
+			return tuples, pos, err
+		}
+		pos = next
+	}
+	return tuples, pos, nil
+}
+
+func blank(line []byte) bool {
+	for _, c := range line {
+		if !isWS(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipWS(line []byte, p int) int {
+	for p < len(line) && isWS(line[p]) {
+		p++
+	}
+	return p
+}
+
+// learn makes line, which the general decoder just read, the template.
+func (d *JSONDecoder) learn(line []byte) {
+	d.tmpl = append(d.tmpl[:0], line...)
+	d.segs = d.segs[:0]
+	prev := 0
+	for _, s := range d.spans {
+		d.segs = append(d.segs, seg{lit0: prev, lit1: s.start, col: s.col, quoted: s.quoted})
+		prev = s.end
+	}
+	d.tail0 = prev
+	d.haveTmpl = true
+	d.misses = 0
+}
+
+// syntax records a syntax error at p.
+func (d *JSONDecoder) syntax(line []byte, p int, msg string) bool {
+	if p < len(line) {
+		return d.e.set(p+1, -1, msg+", got", line[p:min(len(line), p+16)])
+	}
+	return d.e.setNoText(p+1, -1, msg+", got the end of the line")
+}
+
+func (d *JSONDecoder) lookup(key []byte) int {
+	if d.index != nil {
+		if c, ok := d.index[string(key)]; ok {
+			return c
+		}
+		return -1
+	}
+	for i := range d.fields {
+		if d.fields[i].name == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// slowLine is the general decoder: line holds one object.
+func (d *JSONDecoder) slowLine(t, line []byte) bool {
+	clear(t)
+	d.stamp++
+	if d.stamp == 0 {
+		clear(d.seen)
+		d.stamp = 1
+	}
+	found := 0
+	d.spans = d.spans[:0]
+	d.dup = false
+	p := skipWS(line, 0)
+	if p >= len(line) || line[p] != '{' {
+		return d.syntax(line, p, "expected '{'")
+	}
+	p = skipWS(line, p+1)
+	if p < len(line) && line[p] == '}' {
+		p++
+	} else {
+		for {
+			if p >= len(line) || line[p] != '"' {
+				return d.syntax(line, p, "expected a string key")
+			}
+			key, np, ok := d.str(line, p, &d.keyBuf)
+			if !ok {
+				return false
+			}
+			p = skipWS(line, np)
+			if p >= len(line) || line[p] != ':' {
+				return d.syntax(line, p, "expected ':' after an object key")
+			}
+			p = skipWS(line, p+1)
+			col := d.lookup(key)
+			if col < 0 {
+				np, ok := d.skipValue(line, p, 2)
+				if !ok {
+					return false
+				}
+				d.spans = append(d.spans, span{start: p, end: np, col: -1})
+				p = np
+			} else {
+				np, quoted, ok := d.value(t, line, p, col)
+				if !ok {
+					return false
+				}
+				if quoted {
+					d.spans = append(d.spans, span{start: p + 1, end: np - 1, col: col, quoted: true})
+				} else {
+					d.spans = append(d.spans, span{start: p, end: np, col: col})
+				}
+				if d.seen[col] == d.stamp {
+					d.dup = true
+				} else {
+					d.seen[col] = d.stamp
+					found++
+				}
+				p = np
+			}
+			p = skipWS(line, p)
+			if p < len(line) && line[p] == ',' {
+				p = skipWS(line, p+1)
+				continue
+			}
+			if p < len(line) && line[p] == '}' {
+				p++
+				break
+			}
+			return d.syntax(line, p, "expected ',' or '}' after an object member")
+		}
+	}
+	end := p
+	if p = skipWS(line, p); p != len(line) {
+		return d.syntax(line, p, "unexpected text after the object")
+	}
+	if found != len(d.fields) {
+		for c := range d.fields {
+			if d.seen[c] != d.stamp {
+				return d.e.setNoText(end, c, "missing field")
+			}
+		}
+	}
+	return true
+}
+
+// value decodes the value at p into column col: the position after it and
+// whether it was a string.
+func (d *JSONDecoder) value(t, line []byte, p, col int) (next int, quoted, ok bool) {
+	f := &d.fields[col]
+	if p >= len(line) {
+		return 0, false, d.syntax(line, p, "expected a value")
+	}
+	c := line[p]
+	if c == '"' {
+		s, np, ok := d.str(line, p, &d.scratch)
+		if !ok {
+			return 0, false, false
+		}
+		return np, true, putText(t, f, col, s, p+1, &d.e)
+	}
+	numeric := f.kind == Int32 || f.kind == Int64 || f.kind == Float32 || f.kind == Float64
+	if numeric && (c == '-' || c-'0' <= 9) {
+		np, ok := scanNumber(line, p)
+		if !ok {
+			return 0, false, d.e.set(p+1, col, "bad JSON number", line[p:min(len(line), max(np, p+1))])
+		}
+		return np, false, putText(t, f, col, line[p:np], p+1, &d.e)
+	}
+	if np, ok := d.skipValue(line, p, 2); !ok {
+		return 0, false, false
+	} else if string(line[p:np]) == "null" {
+		return 0, false, d.e.setNoText(p+1, col, "null value")
+	}
+	if numeric {
+		return 0, false, d.e.set(p+1, col, "expected a number or a string, got", line[p:min(len(line), p+16)])
+	}
+	return 0, false, d.e.set(p+1, col, "expected a string, got", line[p:min(len(line), p+16)])
+}
+
+// scanNumber scans the JSON number at p: the position after it, ok false
+// (with the position where it went wrong) if it is not one.
+func scanNumber(line []byte, p int) (int, bool) {
+	i := p
+	if i < len(line) && line[i] == '-' {
+		i++
+	}
+	if i >= len(line) || line[i]-'0' > 9 {
+		return i, false
+	}
+	if line[i] == '0' {
+		i++
+	} else {
+		for i < len(line) && line[i]-'0' <= 9 {
+			i++
+		}
+	}
+	if i < len(line) && line[i] == '.' {
+		i++
+		if i >= len(line) || line[i]-'0' > 9 {
+			return i, false
+		}
+		for i < len(line) && line[i]-'0' <= 9 {
+			i++
+		}
+	}
+	if i < len(line) && (line[i] == 'e' || line[i] == 'E') {
+		i++
+		if i < len(line) && (line[i] == '+' || line[i] == '-') {
+			i++
+		}
+		if i >= len(line) || line[i]-'0' > 9 {
+			return i, false
+		}
+		for i < len(line) && line[i]-'0' <= 9 {
+			i++
+		}
+	}
+	return i, true
+}
+
+// str reads the string at p (line[p] == '"'): its text, decoded into *buf
+// if it has escapes, and the position after its closing quote.
+func (d *JSONDecoder) str(line []byte, p int, buf *[]byte) (s []byte, next int, ok bool) {
+	i := p + 1
+	for i < len(line) {
+		c := line[i]
+		if c == '"' {
+			return line[p+1 : i], i + 1, true
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return nil, 0, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
+		}
+		i++
+	}
+	b := append((*buf)[:0], line[p+1:i]...)
+	for i < len(line) {
+		c := line[i]
+		switch {
+		case c == '"':
+			*buf = b
+			return b, i + 1, true
+		case c < 0x20:
+			*buf = b
+			return nil, 0, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
+		case c != '\\':
+			b = append(b, c)
+			i++
+			continue
+		}
+		if i+1 >= len(line) {
+			break
+		}
+		switch e := line[i+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hex4(line[i+2:])
+			if r < 0 {
+				*buf = b
+				return nil, 0, d.e.set(i+1, -1, "bad \\u escape", line[i:min(len(line), i+6)])
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+1 < len(line) && line[i] == '\\' && line[i+1] == 'u' {
+					r2 = hex4(line[i+2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+					r = dec
+					i += 6
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			b = utf8.AppendRune(b, r)
+			continue
+		default:
+			*buf = b
+			return nil, 0, d.e.set(i+1, -1, "bad escape", line[i:i+2])
+		}
+		i += 2
+	}
+	*buf = b
+	return nil, 0, d.e.setNoText(p+1, -1, "unterminated string")
+}
+
+// hex4 is the value of the 4 hex digits that start s, -1 if they are not.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		h := unhex[c]
+		if h == 0xff {
+			return -1
+		}
+		r = r<<4 | rune(h)
+	}
+	return r
+}
+
+// skipValue checks and skips the JSON value at p, at nesting depth depth.
+func (d *JSONDecoder) skipValue(line []byte, p, depth int) (int, bool) {
+	if p >= len(line) {
+		return 0, d.syntax(line, p, "expected a value")
+	}
+	switch c := line[p]; {
+	case c == '"':
+		i := p + 1
+		for i < len(line) {
+			switch c := line[i]; {
+			case c == '"':
+				return i + 1, true
+			case c < 0x20:
+				return 0, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
+			case c == '\\':
+				if i+1 >= len(line) {
+					return 0, d.e.setNoText(p+1, -1, "unterminated string")
+				}
+				switch line[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					if hex4(line[i+2:]) < 0 {
+						return 0, d.e.set(i+1, -1, "bad \\u escape", line[i:min(len(line), i+6)])
+					}
+					i += 6
+				default:
+					return 0, d.e.set(i+1, -1, "bad escape", line[i:i+2])
+				}
+			default:
+				i++
+			}
+		}
+		return 0, d.e.setNoText(p+1, -1, "unterminated string")
+	case c == '{' || c == '[':
+		if depth > maxDepth {
+			return 0, d.e.setNoText(p+1, -1, "nested too deep")
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		p = skipWS(line, p+1)
+		if p < len(line) && line[p] == closer {
+			return p + 1, true
+		}
+		for {
+			if c == '{' {
+				if p >= len(line) || line[p] != '"' {
+					return 0, d.syntax(line, p, "expected a string key")
+				}
+				np, ok := d.skipValue(line, p, depth)
+				if !ok {
+					return 0, false
+				}
+				p = skipWS(line, np)
+				if p >= len(line) || line[p] != ':' {
+					return 0, d.syntax(line, p, "expected ':' after an object key")
+				}
+				p = skipWS(line, p+1)
+			}
+			np, ok := d.skipValue(line, p, depth+1)
+			if !ok {
+				return 0, false
+			}
+			p = skipWS(line, np)
+			if p < len(line) && line[p] == ',' {
+				p = skipWS(line, p+1)
+				continue
+			}
+			if p < len(line) && line[p] == closer {
+				return p + 1, true
+			}
+			return 0, d.syntax(line, p, "expected ',' or '"+string(closer)+"'")
+		}
+	case c == '-' || c-'0' <= 9:
+		np, ok := scanNumber(line, p)
+		if !ok {
+			return 0, d.e.set(p+1, -1, "bad JSON number", line[p:min(len(line), max(np, p+1))])
+		}
+		return np, true
+	case c == 't':
+		if len(line)-p >= 4 && string(line[p:p+4]) == "true" {
+			return p + 4, true
+		}
+	case c == 'f':
+		if len(line)-p >= 5 && string(line[p:p+5]) == "false" {
+			return p + 5, true
+		}
+	case c == 'n':
+		if len(line)-p >= 4 && string(line[p:p+4]) == "null" {
+			return p + 4, true
+		}
+	}
+	return 0, d.syntax(line, p, "expected a value")
+}
+
+// fastLine decodes line by the template; false if line differs from it in
+// any way that matters (the general decoder then reads it).
+func (d *JSONDecoder) fastLine(t, line []byte) bool {
+	clear(t)
+	tm := d.tmpl
+	p := 0
+	for i := range d.segs {
+		s := &d.segs[i]
+		lit := tm[s.lit0:s.lit1]
+		if len(line)-p < len(lit) || string(line[p:p+len(lit)]) != string(lit) {
+			return false
+		}
+		p += len(lit)
+		var ok bool
+		if s.col < 0 {
+			p, ok = d.skipValue(line, p, 2)
+		} else {
+			p, ok = fastValue(t, line, p, &d.fields[s.col], s.quoted)
+		}
+		if !ok {
+			return false
+		}
+	}
+	tail := tm[d.tail0:]
+	return len(line)-p == len(tail) && string(line[p:]) == string(tail)
+}
+
+// fastValue parses the value at p for f, with no escape in it: the
+// position after it (before the closing quote of a string). false: the
+// general decoder decides.
+func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
+	s := line[p:]
+	switch f.kind {
+	case Int64, Int32:
+		v, n := scanInt(s)
+		if n == 0 {
+			return 0, false
+		}
+		if !quoted {
+			// JSON's grammar: no '+', no leading zero.
+			if s[0] == '+' {
+				return 0, false
+			}
+			digits := s[:n]
+			if digits[0] == '-' {
+				digits = digits[1:]
+			}
+			if len(digits) > 1 && digits[0] == '0' {
+				return 0, false
+			}
+		}
+		if f.kind == Int64 {
+			le.PutUint64(t[f.off:], uint64(v))
+		} else {
+			if v != int64(int32(v)) {
+				return 0, false
+			}
+			le.PutUint32(t[f.off:], uint32(v))
+		}
+		return p + n, true
+	case UUID:
+		if !parseUUID(t[f.off:f.off+16], s) {
+			return 0, false
+		}
+		return p + uuidText, true
+	case Enum:
+		c, n, ok := f.enum.prefix(s, '"')
+		if !ok {
+			return 0, false
+		}
+		le.PutUint32(t[f.off:], uint32(c))
+		return p + n, true
+	case IPv4:
+		v, n := scanIPv4(s)
+		if n == 0 {
+			return 0, false
+		}
+		le.PutUint32(t[f.off:], v)
+		return p + n, true
+	}
+	// Float32, Float64, Bytes: the text up to the closing quote, or the
+	// number.
+	var text []byte
+	if quoted {
+		n := plainString(s)
+		if n < 0 {
+			return 0, false
+		}
+		text = s[:n]
+	} else {
+		if f.kind == Bytes {
+			return 0, false
+		}
+		np, ok := scanNumber(line, p)
+		if !ok {
+			return 0, false
+		}
+		text = line[p:np]
+	}
+	var e errState
+	if !putText(t, f, 0, text, 0, &e) {
+		return 0, false
+	}
+	return p + len(text), true
+}
+
+// plainString is the length of the string text that starts s up to its
+// closing quote, -1 if it has an escape or a control byte first.
+func plainString(s []byte) int {
+	for i, c := range s {
+		if c == '"' {
+			return i
+		}
+		if c == '\\' || c < 0x20 {
+			return -1
+		}
+	}
+	return -1
+}

@@ -1,0 +1,321 @@
+package source
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// parseInt parses a decimal integer with an optional sign ('+' or '-'):
+// at least one digit, nothing else. ok is false on a syntax error;
+// overflow is true when the value does not fit an int64.
+func parseInt(s []byte) (v int64, ok, overflow bool) {
+	if len(s) == 0 {
+		return 0, false, false
+	}
+	neg := false
+	i := 0
+	switch s[0] {
+	case '-':
+		neg = true
+		i = 1
+	case '+':
+		i = 1
+	}
+	if i == len(s) {
+		return 0, false, false
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	cutoff, cutlim := limit/10, limit%10
+	var u uint64
+	for ; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 {
+			return 0, false, false
+		}
+		if u > cutoff || (u == cutoff && d > cutlim) {
+			overflow = true
+		}
+		u = u*10 + d
+	}
+	if overflow {
+		return 0, true, true
+	}
+	if neg {
+		return int64(-u), true, false
+	}
+	return int64(u), true, false
+}
+
+// scanInt parses the longest prefix of s that is a signed decimal
+// integer, for the fast paths: n is the bytes taken (0: none, or an
+// overflow, which the slow path reports).
+func scanInt(s []byte) (v int64, n int) {
+	i := 0
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
+	}
+	start := i
+	var u uint64
+	for ; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 {
+			break
+		}
+		u = u*10 + d
+	}
+	if i == start || i-start > 18 { // 18 digits cannot overflow; longer: the slow path decides
+		return 0, 0
+	}
+	if neg {
+		return -int64(u), i
+	}
+	return int64(u), i
+}
+
+// parseFloat parses s in strconv.ParseFloat's syntax without copying it.
+func parseFloat(s []byte, bits int) (float64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&s[0], len(s)), bits)
+	return f, err == nil
+}
+
+// unhex maps a byte to its hex value, 0xff for a non-hex byte.
+var unhex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return t
+}()
+
+// uuidText is the length of a UUID's canonical text form.
+const uuidText = 36
+
+// parseUUID writes the 16 bytes of the UUID whose canonical text
+// (8-4-4-4-12 hex, either case) starts s into dst; false if s does not
+// start with one.
+func parseUUID(dst []byte, s []byte) bool {
+	if len(s) < uuidText || len(dst) < 16 {
+		return false
+	}
+	s = s[:uuidText]
+	if s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	var bad byte
+	hex := func(i int) byte {
+		hi, lo := unhex[s[i]], unhex[s[i+1]]
+		bad |= hi | lo
+		return hi<<4 | lo
+	}
+	dst[0], dst[1], dst[2], dst[3] = hex(0), hex(2), hex(4), hex(6)
+	dst[4], dst[5] = hex(9), hex(11)
+	dst[6], dst[7] = hex(14), hex(16)
+	dst[8], dst[9] = hex(19), hex(21)
+	dst[10], dst[11], dst[12], dst[13], dst[14], dst[15] = hex(24), hex(26), hex(28), hex(30), hex(32), hex(34)
+	return bad&0xf0 == 0
+}
+
+// scanIPv4 parses the dotted quad a.b.c.d (each 0-255, one to three
+// digits) that starts s: the value a<<24|b<<16|c<<8|d and the bytes
+// taken, 0 if s does not start with one.
+func scanIPv4(s []byte) (v uint32, n int) {
+	i := 0
+	for part := 0; part < 4; part++ {
+		if part > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return 0, 0
+			}
+			i++
+		}
+		start := i
+		var x uint32
+		for i < len(s) && i-start < 3 {
+			d := uint32(s[i] - '0')
+			if d > 9 {
+				break
+			}
+			x = x*10 + d
+			i++
+		}
+		if i == start || x > 255 {
+			return 0, 0
+		}
+		v = v<<8 | x
+	}
+	if i < len(s) && s[i]-'0' <= 9 { // a fourth digit
+		return 0, 0
+	}
+	return v, i
+}
+
+// enumTable finds a label's code.
+type enumTable struct {
+	labels []string
+	index  map[string]int32 // when there are many labels
+}
+
+func newEnumTable(labels []string) enumTable {
+	t := enumTable{labels: labels}
+	if len(labels) > 8 {
+		t.index = make(map[string]int32, len(labels))
+		for i, l := range labels {
+			t.index[l] = int32(i)
+		}
+	}
+	return t
+}
+
+func (t *enumTable) lookup(s []byte) (int32, bool) {
+	if t.index != nil {
+		c, ok := t.index[string(s)]
+		return c, ok
+	}
+	for i, l := range t.labels {
+		if l == string(s) {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+// prefix returns the code of the label that s starts with, followed by
+// stop, and the label's length.
+func (t *enumTable) prefix(s []byte, stop byte) (code int32, n int, ok bool) {
+	for i, l := range t.labels {
+		if len(s) > len(l) && s[len(l)] == stop && string(s[:len(l)]) == l {
+			return int32(i), len(l), true
+		}
+	}
+	return 0, 0, false
+}
+
+var le = binary.LittleEndian
+
+// field is a layout column prepared for decoding.
+type field struct {
+	kind   Kind
+	off    int
+	size   int
+	name   string
+	enum   enumTable
+	fastOK bool // the fast JSON path may match it raw (enum labels with no '"', '\\' or control bytes)
+
+	tooLong    string // Bytes: the message of a value over size
+	labelsNote string // Enum: the labels, for the message of an unknown one
+}
+
+func prepare(l *Layout) []field {
+	fs := make([]field, len(l.Columns))
+	for i, c := range l.Columns {
+		f := field{kind: c.Kind, off: c.Offset, size: c.Size, name: c.Name, fastOK: true}
+		if c.Kind == Bytes {
+			f.tooLong = "too long for bytes(" + strconv.Itoa(c.Size) + ")"
+		}
+		if c.Kind == Enum {
+			f.labelsNote = " (labels: " + strings.Join(c.Labels, ", ") + ")"
+			f.enum = newEnumTable(c.Labels)
+			for _, s := range c.Labels {
+				for j := 0; j < len(s); j++ {
+					if s[j] == '"' || s[j] == '\\' || s[j] < 0x20 {
+						f.fastOK = false
+					}
+				}
+			}
+		}
+		fs[i] = f
+	}
+	return fs
+}
+
+// putText parses text s as field f's kind and stores it in tuple t; on
+// failure it fills e (col is the value's column in the line) and returns
+// false.
+func putText(t []byte, f *field, fi int, s []byte, col int, e *errState) bool {
+	switch f.kind {
+	case Int64, Int32:
+		v, ok, ovf := parseInt(s)
+		if !ok {
+			if f.kind == Int64 {
+				return e.set(col, fi, "bad int64", s)
+			}
+			return e.set(col, fi, "bad int32", s)
+		}
+		if f.kind == Int64 {
+			if ovf {
+				return e.set(col, fi, "int64 out of range", s)
+			}
+			le.PutUint64(t[f.off:], uint64(v))
+			return true
+		}
+		if ovf || v < math.MinInt32 || v > math.MaxInt32 {
+			return e.set(col, fi, "int32 out of range", s)
+		}
+		le.PutUint32(t[f.off:], uint32(int32(v)))
+	case Float64:
+		v, ok := parseFloat(s, 64)
+		if !ok {
+			return e.set(col, fi, "bad float64", s)
+		}
+		le.PutUint64(t[f.off:], math.Float64bits(v))
+	case Float32:
+		v, ok := parseFloat(s, 32)
+		if !ok {
+			return e.set(col, fi, "bad float32", s)
+		}
+		le.PutUint32(t[f.off:], math.Float32bits(float32(v)))
+	case UUID:
+		if len(s) != uuidText || !parseUUID(t[f.off:f.off+16], s) {
+			return e.set(col, fi, "bad UUID", s)
+		}
+	case Bytes:
+		if len(s) > f.size {
+			return e.set(col, fi, f.tooLong, s)
+		}
+		copy(t[f.off:f.off+f.size], s)
+	case Enum:
+		c, ok := f.enum.lookup(s)
+		if !ok {
+			e.set(col, fi, "unknown label", s)
+			e.extra = f.labelsNote
+			return false
+		}
+		le.PutUint32(t[f.off:], uint32(c))
+	case IPv4:
+		v, n := scanIPv4(s)
+		if n == 0 || n != len(s) {
+			return e.set(col, fi, "bad IPv4 address", s)
+		}
+		le.PutUint32(t[f.off:], v)
+	}
+	return true
+}
+
+// set records an error quoting text; it returns false for its callers.
+func (e *errState) set(col, fi int, msg string, text []byte) bool {
+	*e = errState{col: col, field: fi, msg: msg, text: text, quote: true}
+	return false
+}
+
+// setNoText records an error that quotes nothing.
+func (e *errState) setNoText(col, fi int, msg string) bool {
+	*e = errState{col: col, field: fi, msg: msg}
+	return false
+}
+
