@@ -318,4 +318,3 @@ func (e *errState) setNoText(col, fi int, msg string) bool {
 	*e = errState{col: col, field: fi, msg: msg}
 	return false
 }
-
