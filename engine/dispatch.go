@@ -113,14 +113,14 @@ func (s *Stream) dispatch() {
 	t.Data = s.ring.Slice(s.taskStart, s.filled)
 	t.Dispatched = scheduler.Nanotime()
 	t.Node = s.node
-	t.Fill = nil
+	t.fill = nil
 	if s.unfilled {
-		t.Fill = s.fill
+		t.fill = s.fill
 	}
 	s.nextID++
 	s.taskStart += uint64(s.filled)
 	s.filled, s.unfilled = 0, false
-	s.e.queue.Push(t)
+	s.e.queue.Push(&t.Task)
 }
 
 // closeInput flushes the last partial task.

@@ -132,7 +132,7 @@ type gpuWorker struct {
 }
 
 type gpuSlot struct {
-	t         *scheduler.Task
+	t         *task
 	prog      GPUProgram
 	submitted time.Time
 }
@@ -180,7 +180,7 @@ func (g *gpuWorker) loop(ready chan<- error) {
 				t = q.TryPop(p)
 			}
 			if t != nil {
-				g.submit(t)
+				g.submit(g.e.taskOf(t))
 				continue
 			}
 		}
@@ -279,7 +279,7 @@ func (g *gpuWorker) closePrograms() error {
 func (g *gpuWorker) help() {
 	if g.n < len(g.slots) {
 		if t := g.e.queue.TryPop(g.w.proc); t != nil {
-			g.submit(t)
+			g.submit(g.e.taskOf(t))
 			return
 		}
 	}
@@ -298,17 +298,17 @@ func (g *gpuWorker) refill() {
 		if t == nil {
 			return
 		}
-		g.submit(t)
+		g.submit(g.e.taskOf(t))
 	}
 }
 
 // submit starts t on the next free slot. A task that cannot start (the
 // engine failed, or Submit failed, which fails the engine) is finished at
 // once, unprocessed, as a CPU worker finishes a task after a failure.
-func (g *gpuWorker) submit(t *scheduler.Task) {
+func (g *gpuWorker) submit(t *task) {
 	e := g.e
 	s := e.streams[t.Query]
-	t.Result.Reset(s.layout)
+	t.result.Reset(s.layout)
 	now := time.Now()
 	if e.failed() != nil {
 		g.report(t, now)
@@ -321,8 +321,8 @@ func (g *gpuWorker) submit(t *scheduler.Task) {
 		return
 	}
 	i := (g.head + g.n) % len(g.slots)
-	if t.Fill != nil {
-		t.Fill(t.Data, t.Start)
+	if t.fill != nil {
+		t.fill(t.Data, t.Start)
 	}
 	if err := pr.Submit(i, t.Data, t.Start/uint64(s.plan.TupleSize)); err != nil {
 		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), s.win.Query, t.ID, err))
@@ -341,7 +341,7 @@ func (g *gpuWorker) complete() {
 	sl := g.slots[i]
 	t := sl.t
 	s := e.streams[t.Query]
-	ok, err := sl.prog.Wait(i, &t.Result)
+	ok, err := sl.prog.Wait(i, &t.result)
 	// The slot is free before the result stage runs: it may run this
 	// worker's help (a downstream ring is full), which submits.
 	g.slots[i] = gpuSlot{}
@@ -354,8 +354,8 @@ func (g *gpuWorker) complete() {
 	case err != nil:
 		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), s.win.Query, t.ID, err))
 	case !ok && e.failed() == nil:
-		t.Result.Reset(s.layout)
-		g.w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+		t.result.Reset(s.layout)
+		g.w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.result)
 		s.gpuFallback.Add(1)
 	}
 	g.report(t, sl.submitted)
@@ -363,13 +363,13 @@ func (g *gpuWorker) complete() {
 
 // report tells the queue the task is done, with the busy time described
 // at gpuWorker, and hands it to its stream's result stage.
-func (g *gpuWorker) report(t *scheduler.Task, submitted time.Time) {
+func (g *gpuWorker) report(t *task, submitted time.Time) {
 	now := time.Now()
 	from := submitted
 	if g.last.After(from) {
 		from = g.last
 	}
 	g.last = now
-	g.e.queue.Done(g.w.proc, t, now.Sub(from))
+	g.e.queue.Done(g.w.proc, &t.Task, now.Sub(from))
 	g.e.streams[t.Query].finish(t, g.w)
 }

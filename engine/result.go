@@ -11,7 +11,7 @@ import (
 
 // finish hands a processed task to the result stage and merges every task
 // that is next in order.
-func (s *Stream) finish(t *scheduler.Task, w *worker) {
+func (s *Stream) finish(t *task, w *worker) {
 	s.slots[t.ID&s.mask].Store(t)
 	for {
 		if !s.mergeMu.TryLock() {
@@ -43,21 +43,21 @@ func (s *Stream) finish(t *scheduler.Task, w *worker) {
 }
 
 // merge runs under mergeMu, in task order.
-func (s *Stream) merge(t *scheduler.Task, w *worker) {
+func (s *Stream) merge(t *task, w *worker) {
 	var counted *window.TaskResult // a stateless query's counters to add
 	if s.e.failed() == nil {
 		var err error
 		s.worker = w
 		switch {
-		case t.Result.Refused:
+		case t.result.Refused:
 			err = s.refused(t)
 		case s.asm != nil:
-			err = s.asm.Merge(&t.Result, s.emitFn)
+			err = s.asm.Merge(&t.result, s.emitFn)
 		default:
 			// The result stage of a stateless query: the task's output
 			// handed on in order.
-			counted = &t.Result
-			err = s.output(t.Result.Out)
+			counted = &t.result
+			err = s.output(t.result.Out)
 		}
 		if err != nil {
 			s.e.fail(err)
@@ -71,11 +71,11 @@ func (s *Stream) merge(t *scheduler.Task, w *worker) {
 }
 
 // refused is the InputError of task t's refused tuple.
-func (s *Stream) refused(t *scheduler.Task) error {
+func (s *Stream) refused(t *task) error {
 	ts := uint64(s.plan.TupleSize)
-	i := uint64(t.Result.RefusedAt)
+	i := uint64(t.result.RefusedAt)
 	return &InputError{Query: s.win.Query, Offset: t.Start + i*ts, Tuple: t.Start/ts + i,
-		Pos: t.Result.RefusedPos, Rows: s.plan.Query.Window.Type == query.Rows}
+		Pos: t.result.RefusedPos, Rows: s.plan.Query.Window.Type == query.Rows}
 }
 
 func (s *Stream) emit(o *window.Output) error {

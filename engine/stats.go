@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -36,7 +35,7 @@ type Stats struct {
 // counters add up) without taking the lock a Sink may be running under.
 // t, if set, is the task just merged; r, if set, a stateless task's
 // counters to add.
-func (s *Stream) publish(t *scheduler.Task, r *window.TaskResult) {
+func (s *Stream) publish(t *task, r *window.TaskResult) {
 	s.seq.Add(1)
 	defer s.seq.Add(1)
 	if t != nil {

@@ -35,7 +35,8 @@ type Stream struct {
 	layout   *window.Layout
 	spec     Spec
 	ring     *buffer.Ring
-	free     chan *scheduler.Task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	records  []*task    // the stream's tasks, by Task.Ref
+	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize int
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
@@ -49,7 +50,7 @@ type Stream struct {
 	right      *Stream // a join's left input: the right one
 	// slots hold finished tasks by ID & mask: the slice is read-only, its
 	// elements are stored by the finishing worker and taken by the merger.
-	slots []atomic.Pointer[scheduler.Task]
+	slots []atomic.Pointer[task]
 	mask  uint64
 
 	_ [cacheLine]byte
@@ -105,6 +106,24 @@ type published struct {
 	gpuFallback                                atomic.Uint64 // tasks the GPU kind ran on its CPU fallback kernel
 }
 
+// task is the engine's record of one task: the scheduler's part, which the
+// queue orders (its ID, query and bytes), and what only the engine reads:
+// how its bytes are ingested and its result. A stream owns a fixed set of
+// them (Stream.records), recycled through Stream.free: no allocation per
+// task. A task the queue hands back finds its record by Ref (taskOf).
+type task struct {
+	scheduler.Task
+	// fill, if set, writes the task's len(Data) bytes before it runs (pos:
+	// the stream offset of Data[0], as Start): the stream is ingested by
+	// the processor that runs the task (Stream.CommitUnfilled), into Data
+	// or into a buffer of its own (a CPU worker's).
+	fill   func(dst []byte, pos uint64)
+	result window.TaskResult
+}
+
+// taskOf is the record of a task the queue handed back.
+func (e *Engine) taskOf(t *scheduler.Task) *task { return e.streams[t.Query].records[t.Ref] }
+
 func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	id := len(e.streams)
 	if sp.Query == nil {
@@ -137,11 +156,12 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	nslots := 1 << bits.Len(uint(inFlight))
 	s := &Stream{
 		e: e, id: id, plan: plan, layout: plan.Layout, spec: sp, taskSize: cfg.TaskSize,
-		node:  e.nodeIndex[memNode],
-		ring:  ring,
-		free:  make(chan *scheduler.Task, inFlight),
-		slots: make([]atomic.Pointer[scheduler.Task], nslots),
-		mask:  uint64(nslots - 1),
+		node:    e.nodeIndex[memNode],
+		ring:    ring,
+		records: make([]*task, inFlight),
+		free:    make(chan *task, inFlight),
+		slots:   make([]atomic.Pointer[task], nslots),
+		mask:    uint64(nslots - 1),
 	}
 	s.win = Window{Query: sp.Query.Name, plan: plan}
 	s.watermark.Store(-1 << 63)
@@ -159,12 +179,16 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 			spares = 2
 		}
 	}
-	for range inFlight {
-		t := &scheduler.Task{Query: id}
+	for i := range inFlight {
+		// One allocation per task record, not one array of them: records
+		// run on different workers, and each its own allocation keeps
+		// their results' writes off each other's lines.
+		t := &task{Task: scheduler.Task{Query: id, Ref: i}}
 		if plan.Stateless() {
-			t.Result.Out = make([]byte, 0, cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
+			t.result.Out = make([]byte, 0, cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
 		}
-		t.Result.Prealloc(plan.Layout, spares)
+		t.result.Prealloc(plan.Layout, spares)
+		s.records[i] = t
 		s.free <- t
 	}
 	e.streams = append(e.streams, s)

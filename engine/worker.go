@@ -53,27 +53,27 @@ func (e *Engine) newWorker(id int) *worker {
 func (e *Engine) work(id int) {
 	w := e.newWorker(id)
 	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
-		w.run(t)
+		w.run(e.taskOf(t))
 	}
 }
 
 // run processes t and hands it to its stream's result stage.
-func (w *worker) run(t *scheduler.Task) {
+func (w *worker) run(t *task) {
 	s := w.e.streams[t.Query]
-	t.Result.Reset(s.layout)
+	t.result.Reset(s.layout)
 	start := time.Now()
 	if w.e.failed() == nil {
 		data := t.Data
-		if t.Fill != nil {
+		if t.fill != nil {
 			data = w.ingestBuffer(len(data))
-			t.Fill(data, t.Start)
+			t.fill(data, t.Start)
 		}
-		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.Result)
+		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.result)
 		if w.delay > 0 {
 			time.Sleep(w.delay)
 		}
 	}
-	w.e.queue.Done(w.proc, t, time.Since(start))
+	w.e.queue.Done(w.proc, &t.Task, time.Since(start))
 	s.finish(t, w)
 }
 
@@ -108,7 +108,7 @@ func (w *worker) help() {
 	}
 	if w.proc.Kind >= 0 {
 		if t := w.e.queue.TryPop(w.proc); t != nil {
-			w.run(t)
+			w.run(w.e.taskOf(t))
 			return
 		}
 	}

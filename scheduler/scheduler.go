@@ -32,12 +32,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/saber-hx/saber-hx/window"
 )
 
 // Task is a numbered slice of one stream's ring, cut by bytes and knowing
-// nothing of windows. It is reused: the engine owns a fixed set of tasks.
+// nothing of windows, ingestion or results: what the queue orders. It is
+// reused: its owner (the engine) keeps a fixed set of tasks, each part of a
+// record of its own, and finds a task's record again by Ref.
 type Task struct {
 	ID         uint64 // per query, dense from 0, in stream order
 	Query      int
@@ -45,13 +45,9 @@ type Task struct {
 	Data       []byte // whole tuples, contiguous even across the ring's wrap
 	Dispatched int64  // when the task was queued: Nanotime, monotonic
 	Node       int    // NUMA node of Data (Config.Nodes > 1)
-	// Fill, if set, writes the task's len(Data) bytes before it runs (pos:
-	// the stream offset of Data[0], as Start): the stream is ingested by
-	// the processor that runs the task (engine.Stream.CommitUnfilled),
-	// into Data or into a buffer of its own (a CPU worker's).
-	Fill func(dst []byte, pos uint64)
-
-	Result window.TaskResult
+	// Ref is the owner's: the queue never reads it (the engine: the index
+	// of the task's record among its query's).
+	Ref int
 }
 
 // epoch is the origin of Nanotime: the package's initialisation, early in

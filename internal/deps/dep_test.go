@@ -207,9 +207,27 @@ func TestEngineImportsNoGPUPackage(t *testing.T) {
 	})
 }
 
+// schedulerBanned are what the scheduler must not know: windows and
+// results (window), the kernels, the ring (buffer), and the engine.
+var schedulerBanned = []string{mod + "window", mod + "kernels", mod + "buffer", mod + "engine"}
+
+// TestSchedulerKnowsOnlyTasks: the scheduler is about tasks, processor
+// kinds and policies: a task's result and its ingestion are the engine's
+// (its task record holds them around a scheduler.Task), so the scheduler
+// depends on none of window, kernels, buffer or engine, directly or not.
+func TestSchedulerKnowsOnlyTasks(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		if found := dependsOn(t, g, "scheduler", schedulerBanned); len(found) > 0 {
+			t.Errorf("scheduler depends on %s: it knows tasks, kinds and policies, not %s",
+				strings.Join(found, ", "), strings.ReplaceAll(strings.Join(schedulerBanned, ", "), mod, ""))
+		}
+	})
+}
+
 // TestRulesCanFail: the rules' check reports a package that breaks them,
-// on a graph where engine imports offload (the state before engine.GPU)
-// and one where it reaches gpu through another package.
+// on a graph where engine imports offload (the state before engine.GPU),
+// one where it reaches gpu through another package, and one where the
+// scheduler imports window (the state before the engine's task record).
 func TestRulesCanFail(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -226,5 +244,10 @@ func TestRulesCanFail(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: dependsOn = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// The scheduler as it was, its Task carrying a window.TaskResult.
+	old := map[string]pkg{"scheduler": {imports: []string{mod + "window"}, deps: []string{mod + "query", mod + "window"}}}
+	if got := dependsOn(t, old, "scheduler", schedulerBanned); !slices.Equal(got, []string{"window"}) {
+		t.Errorf("scheduler importing window: dependsOn = %v, want [window]", got)
 	}
 }
