@@ -1,0 +1,119 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// Explain describes the program in words, one block per source, table and
+// query: layouts, options, and each query's plan in the model's terms
+// (window, WHERE, join, GROUP BY, aggregates, HAVING, projections, its input
+// and sink), for `saber-hx explain`.
+func (p *Program) Explain() string {
+	var b strings.Builder
+	for _, s := range p.Sources {
+		fmt.Fprintf(&b, "source %s (line %d): %s", s.Name, s.Line, s.Connector)
+		switch {
+		case s.Path != "":
+			fmt.Fprintf(&b, " %s", s.Path)
+		case s.Workload != "":
+			fmt.Fprintf(&b, " workload %s", s.Workload)
+		}
+		fmt.Fprintf(&b, ", format %s, %d-byte tuples, event time %s (%s)", s.Format, s.Schema.TupleSize, s.EventTime, s.TimeUnit)
+		if s.OnError == "skip" {
+			b.WriteString(", bad records skipped")
+		}
+		b.WriteByte('\n')
+		for _, c := range s.Columns {
+			fmt.Fprintf(&b, "  %-16s %-12s at %d\n", c.Name, c.Type, c.Attr.Offset)
+		}
+	}
+	for _, t := range p.Tables {
+		fmt.Fprintf(&b, "table %s (line %d): %s %s, format %s, %d rows loaded\n", t.Name, t.Line, t.Connector, t.Path, t.Format, t.rows)
+		for _, c := range t.Columns {
+			fmt.Fprintf(&b, "  %-16s %s\n", c.Name, c.Type)
+		}
+	}
+	for _, q := range p.Queries {
+		what := "query"
+		if q.View {
+			what = "view"
+		}
+		fmt.Fprintf(&b, "%s %s (line %d)\n", what, q.Name, q.Line)
+		in := func(source, from string) string {
+			if from != "" {
+				return "view " + from
+			}
+			return "source " + source
+		}
+		if j := q.Spec.Join; j != nil {
+			fmt.Fprintf(&b, "  window join of %s and %s\n", in(q.Input, q.Spec.From), in(q.InputRight, q.Spec.FromRight))
+			fmt.Fprintf(&b, "  window: %s\n", windowText(j.Window))
+			if j.Where != nil {
+				fmt.Fprintf(&b, "  on: %s\n", j.Where)
+			}
+		} else {
+			mq := q.Spec.Query
+			fmt.Fprintf(&b, "  from %s\n", in(q.Input, q.Spec.From))
+			if !mq.Stateless() {
+				fmt.Fprintf(&b, "  window: %s\n", windowText(mq.Window))
+			}
+			if mq.Where != nil {
+				fmt.Fprintf(&b, "  where: %s\n", mq.Where)
+			}
+			if j := mq.Join; j != nil {
+				fmt.Fprintf(&b, "  join: %s with a table's %d-byte keys, value as %s\n", j.Column, j.Table.KeyWidth, j.As)
+			}
+			if len(mq.GroupBy) > 0 {
+				fmt.Fprintf(&b, "  group by: %s\n", exprList(mq.GroupBy))
+			}
+			for _, a := range mq.Aggregates {
+				arg := "*"
+				if a.Arg != nil {
+					arg = a.Arg.String()
+				}
+				fmt.Fprintf(&b, "  aggregate %s: %s(%s)\n", a.As, strings.ToUpper(a.Func.String()), arg)
+			}
+			if mq.Having != nil {
+				fmt.Fprintf(&b, "  having: %s\n", mq.Having)
+			}
+			for _, pr := range mq.Project {
+				fmt.Fprintf(&b, "  project %s: %s\n", pr.As, pr.Expr)
+			}
+		}
+		names := make([]string, len(q.Columns))
+		for i, c := range q.Columns {
+			names[i] = c.Name
+		}
+		fmt.Fprintf(&b, "  columns: %s\n", strings.Join(names, ", "))
+		if s := q.Sink; s != nil {
+			fmt.Fprintf(&b, "  sink: %s", s.Connector)
+			if s.Path != "" {
+				fmt.Fprintf(&b, " %s", s.Path)
+			}
+			fmt.Fprintf(&b, ", format %s\n", s.Format)
+		}
+	}
+	return b.String()
+}
+
+func windowText(w query.Window) string {
+	unit := ""
+	if w.Type == query.Range {
+		unit = " (event-time units)"
+	}
+	if w.Size == w.Slide {
+		return fmt.Sprintf("tumbling %s %d%s", w.Type, w.Size, unit)
+	}
+	return fmt.Sprintf("sliding %s %d, slide %d%s", w.Type, w.Size, w.Slide, unit)
+}
+
+func exprList(es []query.Expr) string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.String()
+	}
+	return strings.Join(s, ", ")
+}
