@@ -19,23 +19,23 @@ type Window struct {
 	Start, End int64
 
 	plan *kernels.Plan
-	out  *window.Output
+	res  *window.Result
 	key  [16]byte
 }
 
 // Rows is the number of rows (groups) in the window.
-func (w *Window) Rows() int { return len(w.out.Rows) }
+func (w *Window) Rows() int { return len(w.res.Rows) }
 
 // Key returns the group key of row i (nil without GROUP BY): the joined
 // value when grouping by a static join, else the GROUP BY values encoded as
 // query.AppendIntKey and raw bytes, concatenated (see GroupInt). The slice
 // is valid until the next call.
 func (w *Window) Key(i int) []byte {
-	s := w.out.Rows[i]
+	s := w.res.Rows[i]
 	if !w.plan.Layout.Hashed {
 		return w.plan.GroupKeys[s]
 	}
-	k0, k1 := w.out.State.Key(s)
+	k0, k1 := w.res.State.Key(s)
 	binary.BigEndian.PutUint64(w.key[0:], k0)
 	binary.BigEndian.PutUint64(w.key[8:], k1)
 	last := w.plan.KeyParts[len(w.plan.KeyParts)-1]
@@ -51,12 +51,12 @@ func (w *Window) GroupInt(i, j int) int64 {
 // Group returns the group ordinal of row i: for dense groups the index of
 // its key in the plan's GroupKeys; for hashed groups a slot, meaningful only
 // during this call.
-func (w *Window) Group(i int) int32 { return w.out.Rows[i] }
+func (w *Window) Group(i int) int32 { return w.res.Rows[i] }
 
 // Agg returns integer aggregate a (in the query's order) of row i; a float
 // aggregate is truncated (use AggFloat).
 func (w *Window) Agg(i, a int) int64 {
-	v, f, isFloat := w.plan.AggValue(w.out.State.Row(w.out.Rows[i]), a)
+	v, f, isFloat := w.plan.AggValue(w.res.State.Row(w.res.Rows[i]), a)
 	if isFloat {
 		return int64(f)
 	}
@@ -65,7 +65,7 @@ func (w *Window) Agg(i, a int) int64 {
 
 // AggFloat returns aggregate a of row i as a float.
 func (w *Window) AggFloat(i, a int) float64 {
-	v, f, isFloat := w.plan.AggValue(w.out.State.Row(w.out.Rows[i]), a)
+	v, f, isFloat := w.plan.AggValue(w.res.State.Row(w.res.Rows[i]), a)
 	if isFloat {
 		return f
 	}
@@ -85,7 +85,7 @@ type TupleSink func(tuples []byte) error
 
 // encodeRows appends the rows of window o as output tuples
 // (query.OutputSchema).
-func (s *Stream) encodeRows(dst []byte, o *window.Output) []byte {
+func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {
 	p := s.plan
 	for _, g := range o.Rows {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(o.Start))

@@ -78,9 +78,9 @@ func (s *Stream) refused(t *task) error {
 		Pos: t.result.RefusedPos, Rows: s.plan.Query.Window.Type == query.Rows}
 }
 
-func (s *Stream) emit(o *window.Output) error {
+func (s *Stream) emit(o *window.Result) error {
 	if s.spec.Windows != nil {
-		s.win.Start, s.win.End, s.win.out = o.Start, o.End, o
+		s.win.Start, s.win.End, s.win.res = o.Start, o.End, o
 		if err := s.spec.Windows(&s.win); err != nil {
 			return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
 		}

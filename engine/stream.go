@@ -87,7 +87,7 @@ type mergerState struct {
 	next    atomic.Uint64 // ID of the next task to merge
 	asm     *window.Assembler
 	win     Window
-	emitFn  func(*window.Output) error // s.emit, bound once: no closure per task
+	emitFn  func(*window.Result) error // s.emit, bound once: no closure per task
 	outBuf  []byte                     // an aggregation's rows encoded as tuples
 	worker  *worker                    // the worker merging now (for emit)
 	flushed bool

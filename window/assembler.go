@@ -6,13 +6,14 @@ import (
 	"sort"
 )
 
-// Output is one closed window, handed to the sink in window order. Rows are
-// the groups to emit: sorted by group key (ordinal order for dense groups,
-// key order for hashed ones) and filtered by the assembler's filter; read
-// them through State. State holds the whole window (its Touched is sorted by
-// key too) and may be shared with later windows: sinks must not change it.
-// Output, Rows and State are only valid during the emit call.
-type Output struct {
+// Result is the result of one closed window (a task's is a TaskResult),
+// handed to the sink in window order. Rows are the groups to emit: sorted
+// by group key (ordinal order for dense groups, key order for hashed ones)
+// and filtered by the assembler's filter; read them through State. State
+// holds the whole window (its Touched is sorted by key too) and may be
+// shared with later windows: sinks must not change it.
+// A Result, its Rows and its State are only valid during the emit call.
+type Result struct {
 	Window     int64
 	Start, End int64 // Spec.Start and Spec.End: End is MaxInt64 where the window ends past it
 	State      *GroupState
@@ -57,7 +58,7 @@ type Assembler struct {
 
 	keep func(st *GroupState, group int32) bool
 	rows []int32
-	out  Output
+	out  Result
 
 	Counters Counters
 }
@@ -82,7 +83,7 @@ func (a *Assembler) Watermark() int64 { return a.wm }
 
 // Merge merges the next task's result (callers go in task order) and emits
 // the windows that the task's watermark closed.
-func (a *Assembler) Merge(r *TaskResult, emit func(*Output) error) error {
+func (a *Assembler) Merge(r *TaskResult, emit func(*Result) error) error {
 	if r.Refused {
 		// The result stage reports the refused tuple before merging; a
 		// refused result is incomplete and never merged.
@@ -115,7 +116,7 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Output) error) error {
 }
 
 // Flush emits every window still open: the end of the input closes them all.
-func (a *Assembler) Flush(emit func(*Output) error) error {
+func (a *Assembler) Flush(emit func(*Result) error) error {
 	return a.emit(true, emit)
 }
 
@@ -153,7 +154,7 @@ func (a *Assembler) held() int {
 
 // emit emits the windows that the watermark closed (all of them when all is
 // set), skipping windows that hold no pane.
-func (a *Assembler) emit(all bool, emit func(*Output) error) error {
+func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 	s := a.spec
 	for len(a.live) > 0 {
 		w := s.FirstWindow(a.live[0].pane)
@@ -210,7 +211,7 @@ func (a *Assembler) emit(all bool, emit func(*Output) error) error {
 
 // emitWindow sorts st's groups, filters them into Rows and emits window w if
 // any row is left.
-func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Output) error) error {
+func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Result) error) error {
 	st.SortTouched()
 	rows := a.rows[:0]
 	if a.keep == nil {
@@ -226,7 +227,7 @@ func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Output) error
 	if len(rows) == 0 {
 		return nil
 	}
-	a.out = Output{Window: w, Start: a.spec.Start(w), End: a.spec.End(w), State: st, Rows: rows}
+	a.out = Result{Window: w, Start: a.spec.Start(w), End: a.spec.End(w), State: st, Rows: rows}
 	a.Counters.Windows++
 	a.Counters.Rows += uint64(len(rows))
 	return emit(&a.out)

@@ -29,7 +29,7 @@ type refAssembler struct {
 	live    []paneAcc
 	free    []*GroupState
 	scratch *GroupState
-	out     Output
+	out     Result
 	keep    func(st *GroupState, group int32) bool
 	rows    []int32
 	merges  uint64 // window merges (scratch.Merge)
@@ -41,7 +41,7 @@ func newRefAssembler(spec Spec, l *Layout) *refAssembler {
 	return &refAssembler{spec: spec, layout: l, wm: math.MinInt64, scratch: NewGroupState(l)}
 }
 
-func (a *refAssembler) Merge(r *TaskResult, emit func(*Output) error) error {
+func (a *refAssembler) Merge(r *TaskResult, emit func(*Result) error) error {
 	c := &a.Counters
 	c.Tuples += r.Tuples
 	c.Filtered += r.Filtered
@@ -65,7 +65,7 @@ func (a *refAssembler) Merge(r *TaskResult, emit func(*Output) error) error {
 	return a.emit(false, emit)
 }
 
-func (a *refAssembler) Flush(emit func(*Output) error) error { return a.emit(true, emit) }
+func (a *refAssembler) Flush(emit func(*Result) error) error { return a.emit(true, emit) }
 
 func (a *refAssembler) pane(p int64) *GroupState {
 	i := sort.Search(len(a.live), func(i int) bool { return a.live[i].pane >= p })
@@ -84,7 +84,7 @@ func (a *refAssembler) pane(p int64) *GroupState {
 	return st
 }
 
-func (a *refAssembler) emit(all bool, emit func(*Output) error) error {
+func (a *refAssembler) emit(all bool, emit func(*Result) error) error {
 	s := a.spec
 	for len(a.live) > 0 {
 		w := s.FirstWindow(a.live[0].pane)
@@ -117,7 +117,7 @@ func (a *refAssembler) emit(all bool, emit func(*Output) error) error {
 				}
 			}
 			if len(a.rows) > 0 {
-				a.out = Output{Window: w, Start: s.Start(w), End: s.End(w), State: st, Rows: a.rows}
+				a.out = Result{Window: w, Start: s.Start(w), End: s.End(w), State: st, Rows: a.rows}
 				a.Counters.Windows++
 				a.Counters.Rows += uint64(len(a.rows))
 				if err := emit(&a.out); err != nil {
@@ -145,8 +145,8 @@ type winOut struct {
 
 // collect returns an emit func appending every output to *dst, rows as keys
 // and values in Rows order.
-func collect(dst *[]winOut) func(*Output) error {
-	return func(o *Output) error {
+func collect(dst *[]winOut) func(*Result) error {
+	return func(o *Result) error {
 		wo := winOut{w: o.Window, start: o.Start, end: o.End}
 		for _, g := range o.Rows {
 			wo.rows = append(wo.rows, keyedRow(o.State, g))
@@ -355,7 +355,7 @@ func TestAssemblerSlidingAllocatesNothing(t *testing.T) {
 		var res TaskResult
 		res.Prealloc(l, 2)
 		windows := 0
-		emit := func(o *Output) error { windows += len(o.Rows); return nil }
+		emit := func(o *Result) error { windows += len(o.Rows); return nil }
 		p := int64(0)
 		step := func() {
 			slidingTask(s, l, &res, p, 48+int(p%16))
@@ -381,7 +381,7 @@ func TestAssemblerMergesPerWindow(t *testing.T) {
 	l := &Layout{Groups: 64, Kinds: []AggKind{AggAdd, AggMaxF}}
 	a, ref := NewAssembler(s, l), newRefAssembler(s, l)
 	var res TaskResult
-	nop := func(*Output) error { return nil }
+	nop := func(*Result) error { return nil }
 	ref.next, ref.started = 0, true // skip the reference's partial windows before window 0: they are slow
 	p := int64(0)
 	for ; p < panes; p++ { // warm up: fill the first window
@@ -535,7 +535,7 @@ func BenchmarkSlidingAssembly(b *testing.B) {
 		b.Run(impl, func(b *testing.B) {
 			var merge func(*TaskResult) error
 			var windows func() uint64
-			nop := func(*Output) error { return nil }
+			nop := func(*Result) error { return nil }
 			if impl == "incremental" {
 				a := NewAssembler(s, l)
 				merge = func(r *TaskResult) error { return a.Merge(r, nop) }
