@@ -267,7 +267,7 @@ func (c *compiler) source(s *stmt) error {
 	src.Schema = schema
 	rel := &relation{name: src.Name, schema: schema, source: src, unitNs: unitNs, timeName: src.EventTime, line: src.Line}
 	for i, col := range s.cols {
-		src.Columns = append(src.Columns, Column{Name: col.name.name, Type: col.typ.String(), Labels: col.typ.labels, Attr: attrs[i]})
+		src.Columns = append(src.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels, Attr: attrs[i]})
 		rel.cols = append(rel.cols, relCol{name: col.name.name, attr: col.name.name, typ: col.typ})
 	}
 	if src.Connector == "generator" {
@@ -294,7 +294,7 @@ func (c *compiler) table(s *stmt) error {
 	off := 0
 	for _, col := range s.cols {
 		ty, size := col.typ.attrType()
-		t.Columns = append(t.Columns, Column{Name: col.name.name, Type: col.typ.String(), Labels: col.typ.labels,
+		t.Columns = append(t.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels,
 			Attr: query.Attribute{Name: col.name.name, Type: ty, Offset: off, Size: size}})
 		t.types = append(t.types, col.typ)
 		off += size

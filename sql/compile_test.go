@@ -255,10 +255,23 @@ func TestStaticJoin(t *testing.T) {
 
 func TestLoadCSV(t *testing.T) {
 	p := mustCompile(t, `CREATE TABLE x (id UUID, n INT, big BIGINT, r REAL, d DOUBLE, e ENUM('a','b'), raw BYTES(2))
-		WITH (connector = 'file', path = 'x.csv', header = 'true')`)
+		WITH (connector = 'file', path = 'x.csv', header = 'true');
+		CREATE SOURCE q (ts BIGINT, u UUID) WITH (connector = 'stdin');
+		SELECT raw, COUNT(*) AS n FROM q [ROWS 2] JOIN x ON q.u = x.id GROUP BY raw`)
 	tab := p.Table("x")
-	require.NoError(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-0000000000FF,-1,5,1.5,2.5,b,beef\n\n")))
-	assert.Equal(t, 1, tab.Rows())
+	assert.Equal(t, []Kind{KindUUID, KindInt, KindBigint, KindReal, KindDouble, KindEnum, KindBytes},
+		[]Kind{tab.Columns[0].Kind, tab.Columns[1].Kind, tab.Columns[2].Kind, tab.Columns[3].Kind, tab.Columns[4].Kind, tab.Columns[5].Kind, tab.Columns[6].Kind})
+	require.NoError(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-0000000000FF,-1,5,1.5,2.5,b,h\n\n"+
+		"00000000-0000-0000-0000-000000000001,7,-5,0,0,a,hi\n")))
+	assert.Equal(t, 2, tab.Rows())
+	st := p.Queries[0].Spec.Query.Join.Table
+	assert.Equal(t, [][]byte{append(make([]byte, 15), 0xff), append(make([]byte, 15), 1)}, st.Keys)
+	assert.Equal(t, [][]byte{{'h', 0}, {'h', 'i'}}, st.Values)
+	row := make([]byte, tab.RowSize())
+	require.NoError(t, encodeValue(row[16:20], "-1", tab.Columns[1], tab.types[1]))
+	assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, row[16:20])
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,a,abc\n")), `line 2: column raw: "abc" is longer than 2 bytes`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,x,2,3,4,a,ab\n")), `line 2: column n: "x" is not an INT`)
 	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n\n")), `line 1: header "id,n", want "id,n,big,r,d,e,raw"`)
 	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\nx,1,2,3,4,a,0000\n")), "line 2: column id: parse UUID")
 	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,c,0000\n")), `line 2: column e: "c" is not a label`)

@@ -3,7 +3,6 @@ package sql
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -17,7 +16,8 @@ import (
 // LoadCSV reads the table's rows from CSV text (format = 'csv'): one line
 // per row, the columns in declared order, after a header line naming them
 // if the table says header = 'true'. Values: integers in decimal, floats,
-// UUIDs in canonical text, BYTES(n) in 2n hex digits, ENUMs by label. The
+// UUIDs in canonical text, BYTES(n) as at most n bytes (zero-padded),
+// ENUMs by label. The
 // fields are plain (no quoting). A bad line is refused naming its line.
 func (t *Table) LoadCSV(r io.Reader) error {
 	sc := bufio.NewScanner(r)
@@ -112,11 +112,10 @@ func encodeValue(dst []byte, s string, c Column, ty sqlType) error {
 		}
 		copy(dst, u[:])
 	case tyBytes:
-		b, err := hex.DecodeString(s)
-		if err != nil || len(b) != ty.size {
-			return fmt.Errorf("%q is not %d bytes in hex", s, ty.size)
+		if len(s) > ty.size {
+			return fmt.Errorf("%q is longer than %d bytes", s, ty.size)
 		}
-		copy(dst, b)
+		copy(dst, s) // zero-padded, as package source stores BYTES(n)
 	}
 	return nil
 }

@@ -45,9 +45,23 @@ type Source struct {
 	Options map[string]string
 }
 
+// Kind is a column's declared type.
+type Kind uint8
+
+const (
+	KindInt    Kind = iota + 1 // INT: int32
+	KindBigint                 // BIGINT: int64
+	KindReal                   // REAL: float32
+	KindDouble                 // DOUBLE: float64
+	KindUUID                   // UUID: 16 bytes in the order of the text form
+	KindBytes                  // BYTES(n): n bytes
+	KindEnum                   // ENUM(...): the label's position, int32
+)
+
 // Column is a declared column.
 type Column struct {
 	Name   string
+	Kind   Kind
 	Type   string // as SQL spells it: INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n), ENUM('a', ...)
 	Labels []string
 	Attr   query.Attribute // its place in the tuple (in a table's row: columns in declared order)
