@@ -166,8 +166,8 @@ func TestErrors(t *testing.T) {
 	uuid := jl[strings.Index(jl, `"ad_id": "`)+10:][:36]
 	cases := []struct {
 		name, input, msg string
-		json            bool
-		header          bool
+		json             bool
+		header           bool
 	}{
 		{"csv bad uuid", strings.Replace(cl, uuid, "xyz", 1), `events: line 2, column 89 (field "ad_id"): bad UUID "xyz"`, false, false},
 		{"csv bad int", "x" + cl, `events: line 2, column 1 (field "event_time"): bad int64 "x1700000000000"`, false, false},

@@ -111,6 +111,7 @@ type record struct {
 }
 
 var nameRunes = []rune("ab,\"\\/ é<>&\t\u2028xyz01")
+var plainRunes = []rune("ab,/ éxyz01")
 
 func randRecord(r *rand.Rand, l *Layout) record {
 	rec := record{tuple: make([]byte, l.TupleSize)}
@@ -152,8 +153,12 @@ func randRecord(r *rand.Rand, l *Layout) record {
 			}
 		case Bytes:
 			var b []byte
+			runes := plainRunes
+			if r.IntN(4) == 0 {
+				runes = nameRunes
+			}
 			for {
-				rr := nameRunes[r.IntN(len(nameRunes))]
+				rr := runes[r.IntN(len(runes))]
 				if len(b)+len(string(rr)) > c.Size || r.IntN(6) == 0 {
 					break
 				}

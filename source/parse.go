@@ -53,8 +53,8 @@ func parseInt(s []byte) (v int64, ok, overflow bool) {
 }
 
 // scanInt parses the longest prefix of s that is a signed decimal
-// integer, for the fast paths: n is the bytes taken (0: none, or an
-// overflow, which the slow path reports).
+// integer, for the fast paths: n is the bytes taken (0: none, or more
+// than 19 digits or an overflow, which the slow path reports).
 func scanInt(s []byte) (v int64, n int) {
 	i := 0
 	neg := false
@@ -71,11 +71,18 @@ func scanInt(s []byte) (v int64, n int) {
 		}
 		u = u*10 + d
 	}
-	if i == start || i-start > 18 { // 18 digits cannot overflow; longer: the slow path decides
+	// 19 digits fit a uint64 (< 10^19 < 2^64); then the sign's limit.
+	if i == start || i-start > 19 {
 		return 0, 0
 	}
 	if neg {
-		return -int64(u), i
+		if u > 1<<63 {
+			return 0, 0
+		}
+		return int64(-u), i
+	}
+	if u > math.MaxInt64 {
+		return 0, 0
 	}
 	return int64(u), i
 }

@@ -1,0 +1,182 @@
+package source
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fastLayout is allLayout with labels the fast path matches raw.
+func fastLayout(t testing.TB) *Layout {
+	l := allLayout(t)
+	cols := append([]Column(nil), l.Columns...)
+	cols[6].Labels = []string{"red", "green", "blue", "", "é"}
+	l, err := NewLayout(l.TupleSize, cols...)
+	require.NoError(t, err)
+	return l
+}
+
+// TestJSONRoundTrip: random records as JSON objects (encoding/json's
+// quoting, keys in a random order, numbers quoted or not), decoded by
+// both paths, give the oracle's tuples.
+func TestJSONRoundTrip(t *testing.T) {
+	for _, l := range []*Layout{allLayout(t), fastLayout(t)} {
+		r := rand.New(rand.NewPCG(3, 4))
+		var src, want []byte
+		order := r.Perm(len(l.Columns))
+		for i := range 400 {
+			rec := randRecord(r, l)
+			if i%100 == 99 {
+				order = r.Perm(len(l.Columns)) // a new shape: relearnt
+			}
+			src = append(append(src, jsonOf(t, l, rec, order, i%200 < 100)...), '\n')
+			want = append(want, rec.tuple...)
+		}
+		for _, noFast := range []bool{false, true} {
+			d, err := NewJSONDecoder(l, JSONOptions{NoFastPath: noFast})
+			require.NoError(t, err)
+			got, err := decodeAll(t, d, src)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "noFast %v", noFast)
+			if !noFast && l.Columns[6].Labels[4] == "é" {
+				assert.Greater(t, d.FastLines(), int64(300), "most lines by the fast path")
+			}
+		}
+	}
+}
+
+// variant rewrites a JSON line of fastLayout's shape in one of the ways
+// that the fast path must either decode as the general decoder does or
+// leave to it.
+func variant(r *rand.Rand, l *Layout, rec record) string {
+	type member struct{ k, v string }
+	var ms []member
+	for i, c := range l.Columns {
+		v := rec.text[i]
+		quote := true
+		switch c.Kind {
+		case Int32, Int64, Float32, Float64:
+			quote = r.IntN(2) == 0
+		}
+		if quote {
+			v = jsonString(r, v)
+		}
+		ms = append(ms, member{jsonString(r, c.Name), v})
+	}
+	if r.IntN(3) == 0 {
+		extras := []string{`{"a": [1, 2, {"b": "}"}]}`, `null`, `true`, `"x\"y"`, `-1.5e+3`, `[]`, `{}`}
+		ms = append(ms, member{`"extra"`, extras[r.IntN(len(extras))]})
+	}
+	if r.IntN(3) == 0 {
+		r.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+	}
+	ws := func() string {
+		if r.IntN(6) == 0 {
+			return [...]string{"", " ", "  ", "\t", " \r"}[r.IntN(5)]
+		}
+		return " "
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(ws() + m.k + ws() + ":" + ws() + m.v)
+	}
+	b.WriteString(ws() + "}")
+	return b.String()
+}
+
+// jsonString quotes s, sometimes with escapes where none are needed.
+func jsonString(r *rand.Rand, s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	esc := r.IntN(8) == 0
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteString(`\` + string(c))
+		case c < 0x20:
+			b.WriteString(`\u00` + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&15]))
+		case esc && c == '/':
+			b.WriteString(`\/`)
+		case esc && c < 0x80 && r.IntN(3) == 0:
+			b.WriteString(`\u00` + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&15]))
+		case esc && c == 'é':
+			b.WriteString(`\u00e9`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestFastPathIsGeneral: on lines of one shape and its variants (keys in
+// another order, other spaces, extra members, escapes, quoted numbers),
+// with a few bad lines, the fast path gives what the general decoder
+// gives, tuple for tuple, error for error.
+func TestFastPathIsGeneral(t *testing.T) {
+	l := fastLayout(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	var src []byte
+	base := r.Perm(len(l.Columns))
+	for i := range 3000 {
+		rec := randRecord(r, l)
+		var line string
+		if r.IntN(4) == 0 {
+			line = variant(r, l, rec)
+		} else {
+			line = jsonOf(t, l, rec, base, i/500%2 == 0)
+		}
+		if r.IntN(50) == 0 { // a bad line: cut, or a value spoilt
+			switch r.IntN(3) {
+			case 0:
+				line = line[:r.IntN(len(line))]
+			case 1:
+				line = strings.Replace(line, `"red"`, `"rouge"`, 1)
+			default:
+				line = strings.Replace(line, `-`, `+`, 1)
+			}
+		}
+		src = append(append(src, line...), '\n')
+	}
+	var outs [2][]byte
+	var malformed [2]int64
+	for i, noFast := range []bool{false, true} {
+		d, err := NewJSONDecoder(l, JSONOptions{NoFastPath: noFast, Options: Options{OnError: Skip}})
+		require.NoError(t, err)
+		outs[i], err = decodeAll(t, d, src)
+		require.NoError(t, err)
+		malformed[i] = d.Malformed()
+		if !noFast {
+			assert.Greater(t, d.FastLines(), int64(1500))
+			t.Logf("fast %d, general %d, malformed %d", d.FastLines(), d.SlowLines(), d.Malformed())
+		}
+	}
+	assert.Equal(t, malformed[1], malformed[0])
+	assert.Equal(t, len(outs[1]), len(outs[0]))
+	assert.Equal(t, outs[1], outs[0])
+	// Line by line, in fail mode: the same error on the same line.
+	d0, _ := NewJSONDecoder(l, JSONOptions{})
+	d1, _ := NewJSONDecoder(l, JSONOptions{NoFastPath: true})
+	dst := make([]byte, l.TupleSize)
+	for _, line := range strings.SplitAfter(string(src), "\n") {
+		n0, c0, e0 := d0.Decode(dst, []byte(line), true)
+		t0 := string(dst)
+		n1, c1, e1 := d1.Decode(dst, []byte(line), true)
+		require.Equal(t, e1, e0, "line %q", line)
+		require.Equal(t, [2]int{n1, c1}, [2]int{n0, c0})
+		if n0 == 1 {
+			require.Equal(t, string(dst), t0, "line %q", line)
+		}
+		if e0 != nil { // pass the line over
+			d0.lines++
+			d1.lines++
+		}
+	}
+}
