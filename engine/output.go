@@ -2,7 +2,9 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -53,8 +55,11 @@ func (w *Window) GroupInt(i, j int) int64 {
 // during this call.
 func (w *Window) Group(i int) int32 { return w.res.Rows[i] }
 
-// Agg returns integer aggregate a (in the query's order) of row i; a float
-// aggregate is truncated (use AggFloat).
+// Agg returns aggregate a (by position: in the query's order) of row i as
+// an integer; a float aggregate (AggIsFloat) is truncated toward zero,
+// silently. Prefer the aggregate's name: Column, checked once (the name
+// exists, the type is known), then Int or Float, which refuse the wrong
+// type.
 func (w *Window) Agg(i, a int) int64 {
 	v, f, isFloat := w.plan.AggValue(w.res.State.Row(w.res.Rows[i]), a)
 	if isFloat {
@@ -74,6 +79,104 @@ func (w *Window) AggFloat(i, a int) float64 {
 
 // AggIsFloat reports whether aggregate a is a float.
 func (w *Window) AggIsFloat(a int) bool { return w.plan.Aggs[a].Float }
+
+// ResultColumn is a column of a query's windows, resolved by its name in
+// the query's output schema (query.Query.OutputSchema: an aggregate's As,
+// else agg1, agg2, ...; a GROUP BY column's name, else key1, key2, ...)
+// once, when the query starts (Stream.Column) or at its first window
+// (Window.Column): reading it per row is then an index, not a search, and
+// its type is known before the first row is read. A column is an
+// aggregate or an integer GROUP BY value.
+type ResultColumn struct {
+	Name string
+	// Float says the column is a float (AVG, or an aggregate of a float
+	// argument): read it with Window.Float; else with Window.Int.
+	Float bool
+	plan  *kernels.Plan
+	agg   int // the aggregate's position; -1: a GROUP BY value
+	key   int // a GROUP BY value's position among the key's parts
+}
+
+// Column resolves a result column of the stream's query by name (see
+// ResultColumn), or says why it cannot: no such column (the error lists
+// the valid ones), the window start, a GROUP BY value that is not an
+// integer (read it with Window.Key), or a query that outputs tuples.
+func (s *Stream) Column(name string) (ResultColumn, error) { return resultColumn(s.plan, name) }
+
+// Column is Stream.Column for this window's query.
+func (w *Window) Column(name string) (ResultColumn, error) { return resultColumn(w.plan, name) }
+
+func resultColumn(p *kernels.Plan, name string) (ResultColumn, error) {
+	q := p.Query
+	if p.Stateless() {
+		return ResultColumn{}, fmt.Errorf("query %q outputs tuples, not windows: it has no result column %q", q.Name, name)
+	}
+	out, err := q.OutputSchema()
+	if err != nil {
+		return ResultColumn{}, fmt.Errorf("query %q: %w", q.Name, err)
+	}
+	attrs := out.Attrs
+	firstAgg := len(attrs) - len(q.Aggregates)
+	firstKey := firstAgg - len(q.GroupBy)
+	for i, a := range attrs {
+		if a.Name != name {
+			continue
+		}
+		switch {
+		case i >= firstAgg:
+			return ResultColumn{Name: name, Float: p.Aggs[i-firstAgg].Float, plan: p, agg: i - firstAgg, key: -1}, nil
+		case i >= firstKey:
+			k := i - firstKey
+			if !p.Layout.Hashed || !p.KeyParts[k].Int {
+				return ResultColumn{}, fmt.Errorf("query %q: GROUP BY value %q is not an integer: read it with Window.Key", q.Name, name)
+			}
+			return ResultColumn{Name: name, plan: p, agg: -1, key: k}, nil
+		case i == 0:
+			return ResultColumn{}, fmt.Errorf("query %q: %q is the window's start: read Window.Start", q.Name, name)
+		}
+		break // a projection: no window has it
+	}
+	names := make([]string, 0, len(attrs)-firstKey)
+	for _, a := range attrs[firstKey:] {
+		names = append(names, a.Name)
+	}
+	return ResultColumn{}, fmt.Errorf("query %q has no result column %q (valid: %s)", q.Name, name, strings.Join(names, ", "))
+}
+
+// Int returns integer column c of row i. It panics where c is a float
+// (c.Float: read it with Float) or not a column of this window's query.
+func (w *Window) Int(i int, c ResultColumn) int64 {
+	if c.plan != w.plan || c.Float {
+		w.badColumn(c, "Int")
+	}
+	if c.agg < 0 {
+		return w.GroupInt(i, c.key)
+	}
+	v, _, _ := w.plan.AggValue(w.res.State.Row(w.res.Rows[i]), c.agg)
+	return v
+}
+
+// Float returns float column c of row i. It panics where c is an integer
+// (read it with Int) or not a column of this window's query.
+func (w *Window) Float(i int, c ResultColumn) float64 {
+	if c.plan != w.plan || !c.Float {
+		w.badColumn(c, "Float")
+	}
+	_, f, _ := w.plan.AggValue(w.res.State.Row(w.res.Rows[i]), c.agg)
+	return f
+}
+
+func (w *Window) badColumn(c ResultColumn, by string) {
+	switch {
+	case c.plan == nil:
+		panic(fmt.Sprintf("engine: Window.%s: an unresolved ResultColumn (resolve it with Column)", by))
+	case c.plan != w.plan:
+		panic(fmt.Sprintf("engine: Window.%s: result column %q of query %q read in a window of query %q", by, c.Name, c.plan.Query.Name, w.Query))
+	case c.Float:
+		panic(fmt.Sprintf("engine: Window.Int: query %q's result column %q is a float: read it with Float", w.Query, c.Name))
+	}
+	panic(fmt.Sprintf("engine: Window.Float: query %q's result column %q is an integer: read it with Int", w.Query, c.Name))
+}
 
 // Sink receives closed windows in window order. An error stops the run.
 type Sink func(w *Window) error
