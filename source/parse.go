@@ -295,7 +295,8 @@ func putText(t []byte, f *field, fi int, s []byte, col int, e *errState) bool {
 		if len(s) > f.size {
 			return e.set(col, fi, f.tooLong, s)
 		}
-		copy(t[f.off:f.off+f.size], s)
+		// Zero-padded: cleared first, as a duplicate key overwrites.
+		clear(t[f.off+copy(t[f.off:f.off+f.size], s) : f.off+f.size])
 	case Enum:
 		c, ok := f.enum.lookup(s)
 		if !ok {
