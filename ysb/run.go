@@ -9,12 +9,12 @@ import (
 	"os"
 	"runtime/metrics"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/sink"
+	"github.com/saber-hx/saber-hx/source"
 )
 
 // RunReader runs the YSB query over the tuples read from r and returns the
@@ -24,12 +24,6 @@ import (
 func RunReader(cfg engine.Config, r io.Reader, c *Campaigns, windowMs int64) ([]Row, engine.Stats, error) {
 	rows, st, _, err := runReader(context.Background(), cfg, r, c, windowMs)
 	return rows, st, err
-}
-
-// readDeadliner is a reader whose blocked Read can be ended (an *os.File
-// on a pipe, a FIFO or a socket that the runtime polls; net.Conn).
-type readDeadliner interface {
-	SetReadDeadline(t time.Time) error
 }
 
 // runReader is RunReader stopped by ctx: on cancellation it stops reading
@@ -82,11 +76,11 @@ func runReader(ctx context.Context, cfg engine.Config, r io.Reader, c *Campaigns
 }
 
 // deadlinerOf returns the reader under r whose deadline ends a blocked Read.
-func deadlinerOf(r io.Reader) (readDeadliner, bool) {
+func deadlinerOf(r io.Reader) (source.ReadDeadliner, bool) {
 	if p, ok := r.(*peekReader); ok {
 		r = p.under
 	}
-	d, ok := r.(readDeadliner)
+	d, ok := r.(source.ReadDeadliner)
 	return d, ok
 }
 
@@ -187,48 +181,6 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// pollable returns a reader of the same data as r whose blocked Read a
-// deadline can end, where r is an *os.File on a pipe or a FIFO that the
-// runtime does not poll (os.Stdin inherited in blocking mode): a duplicate
-// of its descriptor in non-blocking mode, polled. restore closes the
-// duplicate and puts the descriptor back in blocking mode. Anything else
-// (a terminal, a regular file, a reader that is no file) is returned as it
-// is: its blocked Read ends with its data.
-func pollable(r io.Reader) (io.Reader, func()) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return r, func() {}
-	}
-	if err := f.SetReadDeadline(time.Time{}); err == nil {
-		return r, func() {} // already polled
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		return r, func() {}
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return r, func() {}
-	}
-	var dup int
-	var dupErr error
-	if err := rc.Control(func(fd uintptr) { dup, dupErr = syscall.Dup(int(fd)) }); err != nil || dupErr != nil {
-		return r, func() {}
-	}
-	// O_NONBLOCK belongs to the open file description, which the duplicate
-	// shares with f: set here, cleared by restore.
-	if err := syscall.SetNonblock(dup, true); err != nil {
-		_ = syscall.Close(dup)
-		return r, func() {}
-	}
-	syscall.CloseOnExec(dup)
-	nf := os.NewFile(uintptr(dup), f.Name()) // non-blocking: polled, deadlines work
-	return nf, func() {
-		_ = syscall.SetNonblock(dup, false)
-		_ = nf.Close()
-	}
-}
-
 // fdPath names the file f is open on, for comparing it with the output by
 // inode: /proc/self/fd/N, found without f.Fd (which would put f in blocking
 // mode, where a read deadline no longer ends a blocked Read).
@@ -289,7 +241,7 @@ func RunFiles(ctx context.Context, cfg engine.Config, fc FileConfig) (FileResult
 
 	var r io.Reader = stdin
 	if fc.Events == "-" {
-		pr, restore := pollable(stdin)
+		pr, restore := source.Pollable(stdin)
 		defer restore()
 		r = pr
 	}
@@ -304,7 +256,7 @@ func RunFiles(ctx context.Context, cfg engine.Config, fc FileConfig) (FileResult
 	}
 	if stream {
 		p := &peekReader{Reader: bufio.NewReaderSize(r, 1<<16), under: r}
-		if d, ok := r.(readDeadliner); ok {
+		if d, ok := r.(source.ReadDeadliner); ok {
 			stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 			_, err := p.Peek(1)
 			if !stop() {
