@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -37,7 +38,7 @@ func NewCSVDecoder(l *Layout, o CSVOptions) (*CSVDecoder, error) {
 		d.comma = ','
 	}
 	if d.comma == '"' || d.comma == '\r' || d.comma == '\n' {
-		return nil, &Error{Input: o.Input, Msg: "bad field separator " + strconv.QuoteRune(rune(d.comma))}
+		return nil, errors.New("csv: bad field separator " + strconv.QuoteRune(rune(d.comma)) + ": it may not be '\"', '\\r' or '\\n'")
 	}
 	if !o.Header {
 		d.fieldCol = make([]int, len(l.Columns))
