@@ -39,7 +39,7 @@
 //	gpu.go         the GPU processor kind: the interfaces it consumes of a device (GPU), its worker
 //	ingest.go      who performs the ingestion copy (--ingest)
 //	result.go      the ordered result stage: finish, merge, emit, flush
-//	output.go      the output view handed to a Sink (Window) and the output tuples' encoding
+//	output.go      the output view handed to a Sink (Window, its result columns by name) and the output tuples' encoding
 //	join.go        the window join stage of two streams
 //	stats.go       Stats and the seqlock that publishes them; latency.go: the latency histogram
 package engine

@@ -24,7 +24,7 @@ type Stats struct {
 	// kernel, because the GPU program could not hold their result (a
 	// tuple's pane outside the range its output covers, which near the
 	// ends of int64 is cut to the panes the device computes exactly:
-	// offload's Program.Wait said ok false).
+	// GPUProgram.Wait said ok false).
 	GPUFallbackTasks uint64
 }
 

@@ -11,8 +11,9 @@ import (
 
 // The layering of the module, as the README's Architecture section draws
 // it: query and window at the bottom; kernels, scheduler, buffer, cpu, gpu
-// and offload above them; engine, the glue, above those; ysb, workloads and
-// cmd/saber-hx on top. Each rule is checked on the package graph that `go
+// and offload above them; engine, the glue, above those but the GPU's (gpu,
+// offload), which it consumes through interfaces of its own (engine.GPU)
+// and cmd/saber-hx wires in; ysb, workloads and cmd/saber-hx on top. Each rule is checked on the package graph that `go
 // list` reports (non-test files), without build tags and with -tags cuda,
 // in the manner of CockroachDB's colexec dep_test.go.
 
