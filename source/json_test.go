@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -177,6 +178,27 @@ func TestFastPathIsGeneral(t *testing.T) {
 		if e0 != nil { // pass the line over
 			d0.lines++
 			d1.lines++
+		}
+	}
+}
+
+// TestJSONDepth: encoding/json's nesting limit, 10000 levels with the
+// line's object.
+func TestJSONDepth(t *testing.T) {
+	l := ysbLayout(t)
+	js, _, want := ysbInput(1, 1)
+	for _, depth := range []int{9999, 10000} {
+		line := strings.Replace(string(js), `{"user_id"`, `{"x": `+strings.Repeat("[", depth)+strings.Repeat("]", depth)+`, "user_id"`, 1)
+		d, err := NewJSONDecoder(l, JSONOptions{})
+		require.NoError(t, err)
+		got, err := decodeAll(t, d, []byte(line))
+		if depth == 9999 {
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+			assert.True(t, json.Valid([]byte(line)))
+		} else {
+			assert.ErrorContains(t, err, "line 1, column 10006: nested too deep")
+			assert.False(t, json.Valid([]byte(line)))
 		}
 	}
 }

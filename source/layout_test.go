@@ -175,3 +175,57 @@ func TestUUID(t *testing.T) {
 		assert.False(t, parseUUID(u[:], []byte(s)), s)
 	}
 }
+
+// TestUUIDEveryByte: each position of a UUID's text, each byte value:
+// parseUUID accepts exactly what a byte-at-a-time reference does.
+func TestUUIDEveryByte(t *testing.T) {
+	ref := func(s []byte) ([16]byte, bool) {
+		var u [16]byte
+		j := 0
+		for i := 0; i < 36; i++ {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if s[i] != '-' {
+					return u, false
+				}
+				continue
+			}
+			hi, lo := unhex[s[i]], unhex[s[i+1]]
+			if hi == 0xff || lo == 0xff {
+				return u, false
+			}
+			u[j] = hi<<4 | lo
+			j++
+			i++
+		}
+		return u, true
+	}
+	for _, base := range []string{"0123abcd-89AB-cdef-0000-ffffffffffff", "a0b1c2d3-e4f5-A6B7-C8D9-EaFb0c1d2e3f"} {
+		for pos := range 36 {
+			for c := range 256 {
+				s := []byte(base)
+				s[pos] = byte(c)
+				var got [16]byte
+				ok := parseUUID(got[:], s)
+				want, wantOK := ref(s)
+				require.Equal(t, wantOK, ok, "%q", s)
+				if ok {
+					require.Equal(t, want, got, "%q", s)
+				}
+			}
+		}
+	}
+}
+
+func TestIPv4(t *testing.T) {
+	for s, want := range map[string]uint32{"0.0.0.0": 0, "255.255.255.255": 0xffffffff, "1.22.255.4": 0x0116ff04, "010.0.00.9": 0x0a000009, "9.99.199.0": 0x0963c700} {
+		for _, tail := range []string{"", `"`, `", "x"`, ","} {
+			v, n := scanIPv4([]byte(s + tail))
+			assert.Equal(t, want, v, s+tail)
+			assert.Equal(t, len(s), n, s+tail)
+		}
+	}
+	for _, s := range []string{"", "1", "1.2.3", "1.2.3.", "1.2.3.4444", "1.2.3.256", "256.1.1.1", "1.2.3.x", ".1.2.3", "1.2..3", "1,2.3.4", "1.2.3.-4", "1111.2.3.4"} {
+		_, n := scanIPv4([]byte(s))
+		assert.Zero(t, n, s)
+	}
+}

@@ -116,7 +116,7 @@ const uuidText = 36
 
 // parseUUID writes the 16 bytes of the UUID whose canonical text
 // (8-4-4-4-12 hex, either case) starts s into dst; false if s does not
-// start with one.
+// start with one. Eight hex digits at a time, in a uint64.
 func parseUUID(dst []byte, s []byte) bool {
 	if len(s) < uuidText || len(dst) < 16 {
 		return false
@@ -125,18 +125,45 @@ func parseUUID(dst []byte, s []byte) bool {
 	if s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
-	var bad byte
-	hex := func(i int) byte {
-		hi, lo := unhex[s[i]], unhex[s[i+1]]
-		bad |= hi | lo
-		return hi<<4 | lo
+	a := le.Uint64(s[0:])
+	b := uint64(le.Uint32(s[9:])) | uint64(le.Uint32(s[14:]))<<32
+	c := uint64(le.Uint32(s[19:])) | uint64(le.Uint32(s[24:]))<<32
+	d := le.Uint64(s[28:])
+	if !hex8ok(a) || !hex8ok(b) || !hex8ok(c) || !hex8ok(d) {
+		return false
 	}
-	dst[0], dst[1], dst[2], dst[3] = hex(0), hex(2), hex(4), hex(6)
-	dst[4], dst[5] = hex(9), hex(11)
-	dst[6], dst[7] = hex(14), hex(16)
-	dst[8], dst[9] = hex(19), hex(21)
-	dst[10], dst[11], dst[12], dst[13], dst[14], dst[15] = hex(24), hex(26), hex(28), hex(30), hex(32), hex(34)
-	return bad&0xf0 == 0
+	le.PutUint32(dst[0:], hex8(a))
+	le.PutUint32(dst[4:], hex8(b))
+	le.PutUint32(dst[8:], hex8(c))
+	le.PutUint32(dst[12:], hex8(d))
+	return true
+}
+
+const (
+	ones = 0x0101010101010101
+	high = 0x8080808080808080
+)
+
+// hex8ok reports whether the 8 bytes of x (little-endian: the first
+// character lowest) are all hex digits: per byte, with no carry between
+// bytes, c >= lo sets the high bit of c + 0x80 - lo.
+func hex8ok(x uint64) bool {
+	if x&high != 0 {
+		return false
+	}
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	l := x | 0x20*ones // 'A'-'F' to 'a'-'f', nothing else into them
+	letter := (l + (0x80-'a')*ones) &^ (l + (0x7f-'f')*ones)
+	return (digit|letter)&high == high
+}
+
+// hex8 is the 4 bytes that the 8 hex digits of x spell, first digit
+// first (the first byte lowest).
+func hex8(x uint64) uint32 {
+	n := x&(0x0f*ones) + (x>>6)&ones*9 // each digit's value
+	m := (n<<4 | n>>8) & 0x00ff00ff00ff00ff
+	m = (m | m>>8) & 0x0000ffff0000ffff
+	return uint32(m | m>>16)
 }
 
 // scanIPv4 parses the dotted quad a.b.c.d (each 0-255, one to three
@@ -151,25 +178,53 @@ func scanIPv4(s []byte) (v uint32, n int) {
 			}
 			i++
 		}
-		start := i
 		var x uint32
-		for i < len(s) && i-start < 3 {
-			d := uint32(s[i] - '0')
-			if d > 9 {
-				break
-			}
-			x = x*10 + d
-			i++
+		var k int
+		if len(s)-i >= 3 {
+			x, k = octet(s[i], s[i+1], s[i+2])
+		} else {
+			x, k = octetShort(s[i:])
 		}
-		if i == start || x > 255 {
+		if k == 0 || x > 255 {
 			return 0, 0
 		}
+		i += k
 		v = v<<8 | x
 	}
 	if i < len(s) && s[i]-'0' <= 9 { // a fourth digit
 		return 0, 0
 	}
 	return v, i
+}
+
+// octet is the number that the digits among b0, b1, b2 start, and how
+// many they are (0: b0 is no digit), without branches on them.
+func octet(b0, b1, b2 byte) (uint32, int) {
+	d0, d1, d2 := uint32(b0-'0'), uint32(b1-'0'), uint32(b2-'0')
+	if d0 > 9 {
+		return 0, 0
+	}
+	var m1, m2 uint32
+	if d1 <= 9 {
+		m1 = 1
+	}
+	if d2 <= 9 {
+		m2 = 1
+	}
+	m2 &= m1
+	x1 := d0*10 + d1
+	x2 := x1*10 + d2
+	return d0 + m1*(x1-d0) + m2*(x2-x1), int(1 + m1 + m2)
+}
+
+func octetShort(s []byte) (uint32, int) {
+	var x uint32
+	k := 0
+	for k < len(s) && k < 3 && s[k]-'0' <= 9 {
+		x = x*10 + uint32(s[k]-'0')
+		k++
+	}
+	return x, k
 }
 
 // enumTable finds a label's code.
