@@ -47,6 +47,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	for _, crlf := range []bool{false, true} {
 		d, err := NewCSVDecoder(l, CSVOptions{})
 		require.NoError(t, err)
+		d.noFastFields = crlf
 		got, err := decodeAll(t, d, csvOf(t, recs, order, nil, crlf))
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "crlf %v", crlf)
@@ -268,5 +269,24 @@ func TestErrors(t *testing.T) {
 			require.Error(t, d.FirstSkipped())
 			assert.Contains(t, d.FirstSkipped().Error(), tc.msg)
 		})
+	}
+}
+
+// TestCSVFieldsInPlace: the fields parsed in place give what the
+// general field split gives, where a label holds the separator too.
+func TestCSVFieldsInPlace(t *testing.T) {
+	l, err := NewLayout(16, Column{Name: "t", Kind: Int64}, Column{Name: "e", Kind: Enum, Offset: 8, Labels: []string{"x,y", "x", "y"}})
+	require.NoError(t, err)
+	for _, line := range []string{"1,x,y", "1,x", "1,y", `1,"x,y"`, "1,x,y,z", "-0,x", "+0009,y,", "1,z", "1x,y", "99999999999999999999,x"} {
+		var outs [2][]byte
+		var errs [2]error
+		for i, slow := range []bool{false, true} {
+			d, err := NewCSVDecoder(l, CSVOptions{})
+			require.NoError(t, err)
+			d.noFastFields = slow
+			outs[i], errs[i] = decodeAll(t, d, []byte(line))
+		}
+		assert.Equal(t, errs[1], errs[0], line)
+		assert.Equal(t, outs[1], outs[0], line)
 	}
 }

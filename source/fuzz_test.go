@@ -60,6 +60,7 @@ func FuzzCSV(f *testing.F) {
 	f.Add(csvOf(f, recs, all, nil, true), false)
 	f.Add(csvOf(f, recs, []int{8, 7, 6, 5, 4, 3, 2, 1, 0}, []string{"i64", "ip", "color", "name", "id", "f32", "f64", "i32", "t"}, false), true)
 	f.Add([]byte("\"a\"\"b\",\"\n\n\r\n1,2"), false)
+	f.Add([]byte("1,2,3e4,5,01234567-89ab-cdef-0123-456789abcdef,n,red,1.2.3.4,-5\n+1,-2,3,4,01234567-89ab-cdef-0123-456789ABCDEF,n,é,1.2.3.4,99999999999999999999"), false)
 	f.Fuzz(func(t *testing.T, src []byte, header bool) {
 		mk := func() Decoder {
 			d, err := NewCSVDecoder(l, CSVOptions{Header: header, Options: Options{Input: "f.csv"}})
@@ -73,6 +74,11 @@ func FuzzCSV(f *testing.F) {
 		got2, err2 := viaReader(t, mk(), src)
 		assert.Equal(t, err, err2, "reader")
 		assert.Equal(t, got, got2, "reader")
+		slow := mk().(*CSVDecoder)
+		slow.noFastFields = true
+		got3, err3 := decodeAll(t, slow, src)
+		assert.Equal(t, err, err3, "fields in place")
+		assert.Equal(t, got, got3, "fields in place")
 	})
 }
 
