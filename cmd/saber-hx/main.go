@@ -35,10 +35,12 @@ Usage:
   saber-hx bench WORKLOAD[,WORKLOAD...] [flags]
                                        run SABER's workloads (several at once share the workers);
                                        saber-hx bench --list names them
+  saber-hx run FILE.sql [flags]        run the queries of a SQL file (or -e 'SQL') over your own data
+  saber-hx explain FILE.sql            print each query's plan: layout, window, kernel, GPU support
   saber-hx topology [--json]           print NUMA nodes, CPUs, caches and GPUs
   saber-hx help                        this text
 
-Run "saber-hx ysb -h", "saber-hx ysb generate -h" or "saber-hx bench -h" for every flag and its default.
+Run "saber-hx ysb -h", "saber-hx ysb generate -h", "saber-hx bench -h" or "saber-hx run -h" for every flag and its default.
 Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input,
 130 or 143 interrupted by SIGINT or SIGTERM (ingestion stopped, what was in flight drained,
 the summary of what ran printed and marked interrupted; a second signal quits at once).
@@ -65,6 +67,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case "topology":
 		err = runTopology(args[1:], stdout, stderr)
+	case "run":
+		err = runRun(args[1:], stdout, stderr)
+	case "explain":
+		err = runExplain(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "saber-hx: unknown command %q\n\n%s", args[0], help)
 		return 2

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+const runSynopsis = `  saber-hx run FILE.sql [flags]         run the queries of a SQL file (docs: sql/doc.go, README "Your own query")
+  saber-hx run -e 'SQL' [flags]          the same, the SQL given on the command line
+`
+
+const explainSynopsis = `  saber-hx explain FILE.sql | -e 'SQL'  print each query's plan: tuple layout, window, kernel, GPU support
+`
+
+// sqlText reads the SQL of "run" and "explain": the file named by the one
+// argument, or -e's text.
+func sqlText(fs *flag.FlagSet, expr string) (name, text string, err error) {
+	switch {
+	case expr != "" && fs.NArg() > 0:
+		return "", "", usagef("%s: give a SQL file or -e, not both", fs.Name())
+	case expr != "":
+		return "-e", expr, nil
+	case fs.NArg() == 0:
+		return "", "", usagef("%s: name a SQL file, or give the SQL with -e", fs.Name())
+	case fs.NArg() > 1:
+		return "", "", usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(1))
+	}
+	name = fs.Arg(0)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", "", usageError{err}
+	}
+	return name, string(b), nil
+}
+
+// compileSQL compiles text; an error in it is a usage error showing the
+// line with a caret.
+func compileSQL(name, text string) (*sql.Program, error) {
+	prog, err := sql.Compile(text)
+	var se *sql.Error
+	if errors.As(err, &se) {
+		return nil, usagef("%s: %s", name, se.Caret(text))
+	}
+	return prog, err
+}
+
+// parseSQLCommand parses the flags of run or explain, which may come before
+// or after the file.
+func parseSQLCommand(fs *flag.FlagSet, args []string) error {
+	var file []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[:1], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if file != nil {
+		return fs.Parse(append(file, fs.Args()...))
+	}
+	return nil
+}
+
+func runExplain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("explain", explainSynopsis, stdout)
+	expr := fs.String("e", "", "the SQL text itself, instead of a file")
+	kernel := fs.String("kernel", "auto", "the CPU kernels to explain: auto or vector (as run's --kernel)")
+	if err := parseSQLCommand(fs, args); err != nil {
+		return err
+	}
+	name, text, err := sqlText(fs, *expr)
+	if err != nil {
+		return err
+	}
+	if *kernel != "auto" && *kernel != "vector" {
+		return usagef("--kernel %q: valid: auto, vector", *kernel)
+	}
+	prog, err := compileSQL(name, text)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, prog.Explain())
+	fmt.Fprintln(stdout, "plans:")
+	for _, q := range prog.Queries {
+		fmt.Fprintf(stdout, "  %s: %s\n", q.Name, planLine(q.Spec, *kernel == "vector"))
+	}
+	return nil
+}
+
+// planLine says which kernel runs a query and whether the GPU can.
+func planLine(sp engine.Spec, vectorised bool) string {
+	if sp.Join != nil {
+		gpu := "the GPU can run its pairs"
+		if err := offload.SupportedJoin(sp.Join); err != nil {
+			gpu = "CPU only: " + err.Error()
+		}
+		return "window join (pairs per window, nested loops); " + gpu
+	}
+	p, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: vectorised})
+	if err != nil {
+		return "cannot compile: " + err.Error()
+	}
+	kernel := "vectorised kernels"
+	if p.Fused {
+		kernel = "the fused kernel"
+	}
+	gpu := "the GPU can run it"
+	if err := offload.Supported(p); err != nil {
+		gpu = "CPU only: " + err.Error()
+	}
+	return kernel + "; " + gpu
+}
+
+// runSQLSummary is run's summary (--json: one object): the run, and per
+// query its counters, as bench gives them.
+type runSummary struct {
+	File        string            `json:"file"`
+	Seconds     float64           `json:"seconds"`
+	Tuples      uint64            `json:"tuples"`
+	Queries     []runQuerySummary `json:"queries"`
+	Sources     []runSourceStats  `json:"sources"`
+	Workers     int               `json:"workers"`
+	TaskSize    int               `json:"task_size"`
+	Policy      string            `json:"policy"`
+	Processors  processorsSummary `json:"processors"`
+	Interrupted bool              `json:"interrupted"`
+	Signal      string            `json:"signal,omitempty"`
+}
+
+type runQuerySummary struct {
+	Name      string `json:"name"`
+	Tuples    uint64 `json:"tuples"`
+	Windows   uint64 `json:"windows"`
+	Rows      uint64 `json:"rows"`
+	Filtered  uint64 `json:"filtered_tuples"`
+	Unmatched uint64 `json:"unmatched_tuples"`
+	Late      uint64 `json:"late_tuples"`
+	Counted   uint64 `json:"counted_tuples"`
+	Output    string `json:"output,omitempty"` // where its rows went
+}
+
+// runSourceStats are a source's records: read, and malformed (skipped with
+// on_error = 'skip'), so that the queries' counters plus these add up.
+type runSourceStats struct {
+	Name      string `json:"name"`
+	Tuples    uint64 `json:"tuples"`
+	Malformed uint64 `json:"malformed_records"`
+}
+
+func runRun(args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlagSet("run", runSynopsis, stdout)
+	var ef engineFlags
+	ef.register(fs)
+	expr := fs.String("e", "", "the SQL text itself, instead of a file")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line (of stderr when a query's rows go to stdout): "+
+		"seconds, tuples, per query its tuples, windows, rows, filtered/unmatched/late/counted_tuples, per source its tuples and "+
+		"malformed_records, workers, task_size, policy, processors, interrupted")
+	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
+	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded); file and stdin sources run to their end")
+	if err := parseSQLCommand(fs, args); err != nil {
+		return err
+	}
+	name, text, err := sqlText(fs, *expr)
+	if err != nil {
+		return err
+	}
+	if *output == "" {
+		return usagef("--output \"\": name a file, or - for stdout")
+	}
+	if *duration <= 0 {
+		return usagef("duration %v: must be positive", *duration)
+	}
+	prog, err := compileSQL(name, text)
+	if err != nil {
+		return err
+	}
+	fitTaskSize(fs, &ef, prog)
+	cfg, err := ef.config(fs, stderr)
+	if err != nil {
+		return err
+	}
+	for _, s := range prog.Sources {
+		if err := cfg.Validate(s.Schema.TupleSize); err != nil {
+			return usageError{fmt.Errorf("source %s: %w", s.Name, err)}
+		}
+	}
+	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr}
+	if err := r.loadTables(); err != nil {
+		return err
+	}
+	if err := r.openSinks(stdout); err != nil {
+		return err
+	}
+	defer r.abortSinks()
+	if err := r.openSources(*duration); err != nil {
+		return err
+	}
+	defer r.closeSources()
+	closeGPU, err := ef.openGPU(&cfg)
+	if err != nil {
+		return err
+	}
+	defer closeInto(&err, closeGPU)
+	stopProfile, err := ef.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	sig := watchSignals(stderr)
+	defer sig.stop()
+
+	start := time.Now()
+	stats, err := r.run(sig.ctx, cfg, r.specs)
+	seconds := time.Since(start).Seconds()
+	if err != nil {
+		if errors.Is(err, engine.ErrConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	if err := r.commitSinks(!sig.interrupted()); err != nil {
+		return err
+	}
+	if sig.interrupted() && r.files() {
+		fmt.Fprintf(stderr, "saber-hx: interrupted: no output file written (those named keep their contents)\n")
+	}
+	sum := r.summarize(stats, seconds, &ef, cfg)
+	if sig.interrupted() {
+		sum.Interrupted = true
+		if ie, ok := sig.err().(interruptedError); ok {
+			sum.Signal = signalName(ie.sig)
+		}
+	}
+	to := stdout
+	if r.toStdout {
+		to = stderr // stdout holds the rows alone
+	}
+	if *asJSON {
+		if err := writeJSONLine(to, sum); err != nil {
+			return err
+		}
+	} else {
+		sum.print(to)
+	}
+	return sig.err()
+}
+
+func (s *runSummary) print(w io.Writer) {
+	fmt.Fprintf(w, "run %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B)\n", s.File, s.Tuples, s.Seconds, float64(s.Tuples)/max(s.Seconds, 1e-9)/1e6, s.Workers, s.TaskSize)
+	if s.Interrupted {
+		fmt.Fprintf(w, "  interrupted by %s: the figures are those of what ran before it\n", s.Signal)
+	}
+	for _, src := range s.Sources {
+		fmt.Fprintf(w, "  source %s: %d tuples", src.Name, src.Tuples)
+		if src.Malformed > 0 {
+			fmt.Fprintf(w, ", %d malformed records skipped", src.Malformed)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, q := range s.Queries {
+		fmt.Fprintf(w, "  query %s: %d tuples, windows %d, rows %d; counted %d, filtered %d, unmatched %d, late %d", q.Name, q.Tuples, q.Windows, q.Rows, q.Counted, q.Filtered, q.Unmatched, q.Late)
+		if q.Output != "" {
+			fmt.Fprintf(w, "; output %s", q.Output)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// fitTaskSize makes the default task size, where --task-size is not given,
+// a whole number of every source's tuples (the largest such size not above
+// the default): a CSV source's layout can be any multiple of 4 bytes.
+func fitTaskSize(fs *flag.FlagSet, ef *engineFlags, prog *sql.Program) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "task-size" })
+	if given || len(prog.Sources) == 0 {
+		return
+	}
+	unit := 1
+	for _, s := range prog.Sources {
+		unit = lcm(unit, s.Schema.TupleSize)
+	}
+	if n := ef.taskSize / unit * unit; n > 0 {
+		ef.taskSize = n
+	} else {
+		ef.taskSize = unit
+	}
+}
+
+func lcm(a, b int) int {
+	g, y := a, b
+	for y != 0 {
+		g, y = y, g%y
+	}
+	return a / g * b
+}
+
+// sqlRun is one run of a compiled program: its sinks, sources and specs.
+type sqlRun struct {
+	prog     *sql.Program
+	name     string // the SQL file, "-e" for -e
+	output   string // --output
+	stderr   io.Writer
+	specs    []engine.Spec
+	sinks    []*rowSink // per query, nil where its output goes nowhere (a view)
+	toStdout bool       // a query's rows go to stdout
+	sources  []*sqlSource
+	eng      *engine.Engine
+}
+
+// loadTables reads every table's rows.
+func (r *sqlRun) loadTables() error {
+	for _, t := range r.prog.Tables {
+		if t.Format != "csv" {
+			return usagef("table %s: format %q: only 'csv' tables can be loaded yet", t.Name, t.Format)
+		}
+		f, err := os.Open(t.Path)
+		if err != nil {
+			return usagef("table %s: %v", t.Name, err)
+		}
+		err = t.LoadCSV(f)
+		f.Close()
+		if err != nil {
+			return usagef("%s: %v", t.Path, err)
+		}
+	}
+	return nil
+}
+
+// inputs are the paths the program reads, which no output may be.
+func (r *sqlRun) inputs() []string {
+	var in []string
+	if r.name != "-e" {
+		in = append(in, r.name)
+	}
+	for _, s := range r.prog.Sources {
+		if s.Path != "" {
+			in = append(in, s.Path)
+		}
+	}
+	for _, t := range r.prog.Tables {
+		in = append(in, t.Path)
+	}
+	return in
+}
+
+// run starts the engine over the specs, feeds every source into the
+// streams that read it until they end (or ctx is cancelled), and drains.
+func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec) ([]engine.Stats, error) {
+	eng, err := engine.Start(cfg, specs)
+	if err != nil {
+		return nil, err
+	}
+	r.eng = eng
+	feeds := map[*sqlSource][]*engine.Stream{}
+	for i, q := range r.prog.Queries {
+		if q.Input != "" {
+			s := r.source(q.Input)
+			feeds[s] = append(feeds[s], eng.Stream(i))
+		}
+		if q.InputRight != "" {
+			s := r.source(q.InputRight)
+			feeds[s] = append(feeds[s], eng.Stream(i).Right())
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.sources))
+	for i, s := range r.sources {
+		if len(feeds[s]) == 0 {
+			fmt.Fprintf(r.stderr, "saber-hx: warning: source %s feeds no query\n", s.src.Name)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := cfg.PinIngestion(); err != nil && cfg.Warn != nil {
+				cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
+			}
+			errs[i] = s.feed(ctx, feeds[s], cfg.TaskSize)
+		}()
+	}
+	stopProgress := r.progress(time.Now())
+	wg.Wait()
+	stats, cerr := eng.CloseAll()
+	stopProgress()
+	for _, err := range append(errs, cerr) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return stats, nil
+}
+
+// progress prints a line a second on stderr until stop.
+func (r *sqlRun) progress(start time.Time) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := make([]uint64, len(r.prog.Queries))
+		lastT := time.Duration(0)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				el := time.Since(start)
+				dt := (el - lastT).Seconds()
+				lastT = el
+				var parts []string
+				for i, s := range r.eng.Streams() {
+					st := s.Stats()
+					parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/dt/1e6, st.Windows))
+					last[i] = st.Tuples
+				}
+				fmt.Fprintf(r.stderr, "run %6.1fs  %s\n", el.Seconds(), strings.Join(parts, "; "))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+func (r *sqlRun) source(name string) *sqlSource {
+	for _, s := range r.sources {
+		if s.src.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (r *sqlRun) summarize(stats []engine.Stats, seconds float64, ef *engineFlags, cfg engine.Config) runSummary {
+	var fallback uint64
+	for _, st := range stats {
+		fallback += st.GPUFallbackTasks
+	}
+	sum := runSummary{File: r.name, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(cfg.Policy),
+		Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.QueryNames(), cfg, ef, fallback)}
+	for i, q := range r.prog.Queries {
+		st := stats[i]
+		qs := runQuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
+			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+		if s := r.sinks[i]; s != nil {
+			qs.Output = s.where
+		}
+		sum.Queries = append(sum.Queries, qs)
+	}
+	for _, s := range r.sources {
+		sum.Tuples += s.tuples
+		sum.Sources = append(sum.Sources, runSourceStats{Name: s.src.Name, Tuples: s.tuples, Malformed: s.malformed()})
+	}
+	return sum
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/workloads"
+)
+
+// sqlSource is one CREATE SOURCE being read: a file or standard input
+// (binary tuples, or CSV or JSON records decoded by package source), or a
+// workload's generator. Its tuples go to every stream that reads it.
+type sqlSource struct {
+	src      *sql.Source
+	name     string         // the input in messages: its path, or "standard input"
+	file     *os.File       // nil for a generator
+	r        io.Reader      // the bytes: the file, or a pollable standard input
+	restore  func()         // undoes Pollable
+	records  *source.Reader // csv, json
+	gen      workloads.Generator
+	deadline time.Duration // a generator's
+	tuples   uint64        // tuples fed
+}
+
+// openSources opens every source before anything runs, so that a missing
+// file is reported first.
+func (r *sqlRun) openSources(duration time.Duration) error {
+	for _, s := range r.prog.Sources {
+		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: duration}
+		r.sources = append(r.sources, ss)
+		switch s.Connector {
+		case "generator":
+			w, err := workloads.Lookup(s.Workload)
+			if err != nil {
+				return usagef("source %s: %v", s.Name, err)
+			}
+			p := workloads.DefaultParams()
+			p.TuplesPerMs = s.TuplesPerMs
+			if s.SeedSet {
+				p.Seed = s.Seed
+			}
+			if ss.gen, err = w.NewGenerator(p); err != nil {
+				return usagef("source %s: %v", s.Name, err)
+			}
+			continue
+		case "stdin":
+			ss.name = "standard input"
+			ss.r, ss.restore = source.Pollable(os.Stdin)
+		case "file":
+			f, err := os.Open(s.Path)
+			if err != nil {
+				return usagef("source %s: %v", s.Name, err)
+			}
+			ss.file, ss.r = f, f
+		default:
+			return usagef("source %s: connector %q is not supported by run", s.Name, s.Connector)
+		}
+		if s.Format == "csv" || s.Format == "json" {
+			d, err := newDecoder(s, ss.name)
+			if err != nil {
+				return usagef("source %s: %v", s.Name, err)
+			}
+			ss.records = source.NewReader(ss.r, d, 0)
+		}
+	}
+	return nil
+}
+
+// newDecoder is the record decoder of a csv or json source: its columns
+// where the compiler laid them out.
+func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
+	cols := make([]source.Column, len(s.Columns))
+	for i, c := range s.Columns {
+		cols[i] = source.Column{Name: c.Name, Offset: c.Attr.Offset, Size: c.Attr.Size, Labels: c.Labels}
+		switch c.Kind {
+		case sql.KindInt:
+			cols[i].Kind = source.Int32
+		case sql.KindBigint:
+			cols[i].Kind = source.Int64
+		case sql.KindReal:
+			cols[i].Kind = source.Float32
+		case sql.KindDouble:
+			cols[i].Kind = source.Float64
+		case sql.KindUUID:
+			cols[i].Kind = source.UUID
+		case sql.KindBytes:
+			cols[i].Kind = source.Bytes
+		case sql.KindEnum:
+			cols[i].Kind = source.Enum
+		default:
+			return nil, fmt.Errorf("column %s: type %s cannot be decoded from %s", c.Name, c.Type, s.Format)
+		}
+	}
+	l, err := source.NewLayout(s.Schema.TupleSize, cols...)
+	if err != nil {
+		return nil, err
+	}
+	onErr, err := source.ParseOnError(s.OnError)
+	if err != nil {
+		return nil, err
+	}
+	o := source.Options{Input: input, OnError: onErr}
+	if s.Format == "csv" {
+		return source.NewCSVDecoder(l, source.CSVOptions{Options: o, Header: s.Header})
+	}
+	return source.NewJSONDecoder(l, source.JSONOptions{Options: o})
+}
+
+func (r *sqlRun) closeSources() {
+	for _, s := range r.sources {
+		s.restore()
+		if s.file != nil {
+			s.file.Close()
+		}
+	}
+}
+
+// malformed is the records a csv or json source skipped (on_error = 'skip').
+func (s *sqlSource) malformed() uint64 {
+	if s.records == nil {
+		return 0
+	}
+	return uint64(s.records.Decoder().Malformed())
+}
+
+// feed reads the source in chunks of a task and writes each chunk to every
+// stream, until the input ends (a generator: its duration) or ctx is
+// cancelled. A blocked read of standard input (or a FIFO) is ended on
+// cancellation through its read deadline.
+func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk int) error {
+	if d, ok := s.r.(source.ReadDeadliner); ok {
+		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
+		defer stop()
+	}
+	ts := s.src.Schema.TupleSize
+	buf := make([]byte, chunk/ts*ts)
+	end := time.Now().Add(s.deadline)
+	var offset int64
+	for ctx.Err() == nil {
+		n, err := s.next(buf, offset)
+		if n > 0 {
+			for _, st := range streams {
+				if werr := st.Write(buf[:n]); werr != nil {
+					return werr
+				}
+			}
+			offset += int64(n)
+			s.tuples += uint64(n / ts)
+		}
+		if err == io.EOF || (s.gen != nil && time.Now().After(end)) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the read was ended by the interrupt
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// next fills buf with whole tuples: n bytes, io.EOF at the end.
+func (s *sqlSource) next(buf []byte, offset int64) (int, error) {
+	ts := s.src.Schema.TupleSize
+	switch {
+	case s.gen != nil:
+		s.gen.Fill(buf, uint64(offset)/uint64(ts))
+		return len(buf), nil
+	case s.records != nil:
+		n, err := s.records.Fill(buf)
+		var se *source.Error
+		if errors.As(err, &se) {
+			return n, usageError{err}
+		}
+		return n, err
+	}
+	n, err := io.ReadFull(s.r, buf)
+	if err == io.ErrUnexpectedEOF || (err == io.EOF && n > 0) {
+		err = io.EOF
+	}
+	if rem := n % ts; rem != 0 {
+		if err == io.EOF {
+			return n - rem, usagef("%s: %d trailing bytes at byte offset %d: not a whole %d-byte tuple", s.name, rem, offset+int64(n-rem), ts)
+		}
+		return n - rem, err
+	}
+	if err != nil && err != io.EOF {
+		return n, fmt.Errorf("read %s at byte %d: %w", s.name, offset+int64(n), err)
+	}
+	return n, err
+}
