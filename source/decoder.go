@@ -1,5 +1,10 @@
 package source
 
+import (
+	"errors"
+	"fmt"
+)
+
 // Decoder turns whole lines of records into whole tuples of a Layout.
 // The caller owns both buffers; a Decoder keeps the line count, so that
 // error messages name the right line however src is cut.
@@ -119,4 +124,23 @@ func (c *core) nextLine(src []byte, pos int, atEOF bool) (line []byte, next int,
 		c.colBase = 3
 	}
 	return line, next, true
+}
+
+// NewDecoder returns the decoder of a format, "csv" or "json" (as the SQL
+// compiler's source options name them); header applies to CSV only.
+func NewDecoder(format string, l *Layout, o Options, header bool) (Decoder, error) {
+	switch format {
+	case "csv":
+		d, err := NewCSVDecoder(l, CSVOptions{Options: o, Header: header})
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	case "json":
+		if header {
+			return nil, errors.New("source: header applies to format csv, not json")
+		}
+		return NewJSONDecoder(l, JSONOptions{Options: o})
+	}
+	return nil, fmt.Errorf("source: format %q: want csv or json", format)
 }

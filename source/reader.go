@@ -25,6 +25,7 @@ type Reader struct {
 	start, end int // the undecoded bytes: buf[start:end]
 	eof        bool
 	err        error // sticky: returned by every later Fill
+	maxLine    int   // MaxLineSize; tests lower it
 }
 
 // NewReader returns a Reader of r's records through d, with a buffer of
@@ -33,7 +34,7 @@ func NewReader(r io.Reader, d Decoder, bufSize int) *Reader {
 	if bufSize <= 0 {
 		bufSize = DefaultBufferSize
 	}
-	return &Reader{r: r, d: d, buf: make([]byte, bufSize)}
+	return &Reader{r: r, d: d, buf: make([]byte, bufSize), maxLine: MaxLineSize}
 }
 
 // Decoder is the reader's decoder (for its counters).
@@ -89,11 +90,10 @@ func (r *Reader) more() error {
 		r.start = 0
 	}
 	if r.end == len(r.buf) {
-		if len(r.buf) >= MaxLineSize {
-			e := &Error{Input: r.d.Input(), Line: r.d.Lines() + 1, Msg: "line longer than " + strconv.Itoa(MaxLineSize) + " bytes"}
-			return e
+		if len(r.buf) >= r.maxLine {
+			return &Error{Input: r.d.Input(), Line: r.d.Lines() + 1, Msg: "line longer than " + strconv.Itoa(r.maxLine) + " bytes"}
 		}
-		nb := make([]byte, min(2*len(r.buf), MaxLineSize))
+		nb := make([]byte, max(min(2*len(r.buf), r.maxLine), len(r.buf)+1))
 		copy(nb, r.buf[:r.end])
 		r.buf = nb
 	}

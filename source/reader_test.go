@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -120,4 +121,41 @@ func TestReaderErrors(t *testing.T) {
 	assert.Equal(t, want, got)
 	_, err = r.Fill(make([]byte, 128))
 	assert.ErrorIs(t, err, boom)
+}
+
+func TestReaderLongLine(t *testing.T) {
+	l := ysbLayout(t)
+	js, _, want := ysbInput(3, 2)
+	lines := strings.SplitAfter(string(js), "\n")
+	long := strings.Replace(lines[1], `{"user_id"`, `{"pad": "`+strings.Repeat("x", 1000)+`", "user_id"`, 1)
+	src := lines[0] + long + lines[2]
+	for _, maxLine := range []int{len(long), len(long) - 1} {
+		d, _ := NewJSONDecoder(l, JSONOptions{Options: Options{Input: "in"}})
+		r := NewReader(strings.NewReader(src), d, 64)
+		r.maxLine = maxLine
+		got, err := readAll(t, r, 128)
+		if maxLine == len(long) {
+			assert.ErrorIs(t, err, io.EOF)
+			assert.Equal(t, want, got)
+		} else {
+			assert.EqualError(t, err, "in: line 2: line longer than "+strconv.Itoa(maxLine)+" bytes")
+			assert.Equal(t, want[:128], got)
+		}
+	}
+}
+
+func TestNewDecoder(t *testing.T) {
+	l := ysbLayout(t)
+	d, err := NewDecoder("csv", l, Options{Input: "a"}, true)
+	require.NoError(t, err)
+	assert.IsType(t, &CSVDecoder{}, d)
+	assert.Equal(t, "a", d.Input())
+	d, err = NewDecoder("json", l, Options{}, false)
+	require.NoError(t, err)
+	assert.IsType(t, &JSONDecoder{}, d)
+	assert.Equal(t, 128, d.TupleSize())
+	_, err = NewDecoder("json", l, Options{}, true)
+	assert.EqualError(t, err, "source: header applies to format csv, not json")
+	_, err = NewDecoder("avro", l, Options{}, false)
+	assert.EqualError(t, err, `source: format "avro": want csv or json`)
 }
