@@ -48,7 +48,16 @@ func (r *Reader) Decoder() Decoder { return r.d }
 // parse (OnError Fail) or a read error returns the tuples before it with
 // the error, which every later call returns again. Fill blocks until dst
 // is full or the input ends.
-func (r *Reader) Fill(dst []byte) (n int, err error) {
+func (r *Reader) Fill(dst []byte) (n int, err error) { return r.fill(dst, false) }
+
+// FillSome is Fill for live streams (a pipe, standard input): it returns
+// as soon as it has written at least one tuple and decoded every whole
+// line its buffer holds, instead of reading on until dst is full, so
+// that tuples do not wait for more input. n > 0 with a nil error need not
+// fill dst.
+func (r *Reader) FillSome(dst []byte) (n int, err error) { return r.fill(dst, true) }
+
+func (r *Reader) fill(dst []byte, some bool) (n int, err error) {
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -65,7 +74,7 @@ func (r *Reader) Fill(dst []byte) (n int, err error) {
 			r.err = err
 			return n, err
 		}
-		if n == len(dst) {
+		if n == len(dst) || (some && n > 0) {
 			return n, nil
 		}
 		if r.eof {

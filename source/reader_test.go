@@ -159,3 +159,30 @@ func TestNewDecoder(t *testing.T) {
 	_, err = NewDecoder("avro", l, Options{}, false)
 	assert.EqualError(t, err, `source: format "avro": want csv or json`)
 }
+
+// TestFillSome: tuples come as their lines arrive, not when dst is full.
+func TestFillSome(t *testing.T) {
+	l := ysbLayout(t)
+	js, _, want := ysbInput(3, 4)
+	pr, pw := io.Pipe()
+	d, _ := NewJSONDecoder(l, JSONOptions{})
+	r := NewReader(pr, d, 0)
+	lines := strings.SplitAfter(string(js), "\n")
+	dst := make([]byte, 100*128)
+	go func() {
+		_, _ = pw.Write([]byte(lines[0] + lines[1][:10]))
+	}()
+	n, err := r.FillSome(dst)
+	require.NoError(t, err)
+	assert.Equal(t, want[:128], dst[:n])
+	go func() {
+		_, _ = pw.Write([]byte(lines[1][10:] + lines[2]))
+		_ = pw.Close()
+	}()
+	n, err = r.FillSome(dst)
+	require.NoError(t, err)
+	assert.Equal(t, want[128:], dst[:n])
+	n, err = r.FillSome(dst)
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, io.EOF)
+}
