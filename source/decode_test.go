@@ -187,6 +187,7 @@ func TestErrors(t *testing.T) {
 		{"json bool for int", strings.Replace(jl, `"1700000000000"`, `true`, 1), `(field "event_time"): expected a number or a string, got "true, \"ip_addres"`, true, false},
 		{"json float for int", strings.Replace(jl, `"1700000000000"`, `1.5`, 1), `(field "event_time"): bad int64 "1.5"`, true, false},
 		{"json bad number", strings.Replace(jl, `"1700000000000"`, `01`, 1), `events: line 2, column %d: expected ',' or '}' after an object member, got "1, \"ip_address\":"`, true, false},
+		{"json bad escape in a value", strings.Replace(jl, `"event_type": "`, `"event_type": "\q`, 1), `(field "event_type"): bad escape "\\q"`, true, false},
 		{"json not an object", `[1]`, `events: line 2, column 1: expected '{', got "[1]"`, true, false},
 		{"json trailing", jl + `x`, `events: line 2, column %d: unexpected text after the object, got "x"`, true, false},
 		{"json unterminated", `{"a": "b`, `events: line 2, column 7: unterminated string`, true, false},

@@ -278,6 +278,7 @@ func (d *JSONDecoder) value(t, line []byte, p, col int) (next int, quoted, ok bo
 	if c == '"' {
 		s, np, ok := d.str(line, p, &d.scratch)
 		if !ok {
+			d.e.field = col
 			return 0, false, false
 		}
 		return np, true, putText(t, f, col, s, p+1, &d.e)
