@@ -25,9 +25,9 @@ func newPipeline(t testing.TB, workers int, ingest engine.Ingest) *pipeline {
 	gen, err := NewGenerator(gc)
 	require.NoError(t, err)
 	n := BundleTuples(16<<20, gc)
-	bundle := make([]byte, n*TupleSize)
-	gen.Fill(bundle, 0)
-	p := &pipeline{src: &replay{bundle: bundle, n: n, span: int64(n / gc.TuplesPerMs)}, ingest: ingest, workers: workers}
+	src, err := newReplay(gen, n, nil)
+	require.NoError(t, err)
+	p := &pipeline{src: src, ingest: ingest, workers: workers}
 	p.eng, err = engine.New(engine.Config{Workers: workers, TaskSize: 256 << 10, BufferSize: 4 << 20},
 		Query(gen.Campaigns(), WindowMs), nil)
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 package ysb
 
-import "encoding/binary"
+import "github.com/saber-hx/saber-hx/source"
 
 // copyShift copies the whole tuples of src into dst (len(dst) >= len(src))
 // and adds shift to each copy's event time: the replay's ingestion copy.
@@ -18,24 +18,8 @@ func copyShift(dst, src []byte, shift int64) {
 	}
 }
 
-// copyShiftGeneric is copyShift in Go: Go's memmove, then a second pass
-// for the shift. It copies pieces that fit in L1, so that the second pass
-// finds their lines there.
+// copyShiftGeneric is copyShift in Go: source.CopyShift, Go's memmove
+// then a second pass for the shift, in pieces that fit in L1.
 func copyShiftGeneric(dst, src []byte, shift int64) {
-	for off := 0; off < len(src); off += copyPiece {
-		end := min(len(src), off+copyPiece)
-		copy(dst[off:end], src[off:end])
-		if shift == 0 {
-			continue
-		}
-		for t := off; t+TupleSize <= end; t += TupleSize {
-			w := dst[t : t+8 : t+8]
-			binary.LittleEndian.PutUint64(w, uint64(int64(binary.LittleEndian.Uint64(w))+shift))
-		}
-	}
+	source.CopyShift(dst, src, TupleSize, shift)
 }
-
-// copyPiece is the bytes copyShiftGeneric copies before shifting their
-// event times: 16 KiB, half of a 32 KiB L1 data cache (a multiple of
-// TupleSize).
-const copyPiece = 16 << 10

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/saber-hx/saber-hx/source"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,8 @@ func naiveCopyShift(dst, src []byte, shift int64) {
 func TestCopyShift(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	shifts := []int64{0, 1, -1, 86_400_000, math.MaxInt64, math.MinInt64}
-	counts := []int{0, 1, 2, 3, copyPiece/TupleSize - 1, copyPiece / TupleSize, copyPiece/TupleSize + 1, 3*copyPiece/TupleSize + 5}
+	const piece = source.CopyPiece / TupleSize
+	counts := []int{0, 1, 2, 3, piece - 1, piece, piece + 1, 3*piece + 5}
 	impls := map[string]func(dst, src []byte, shift int64){"copyShift": copyShift, "generic": copyShiftGeneric}
 	for name, impl := range impls {
 		for _, n := range counts {

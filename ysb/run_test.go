@@ -110,9 +110,8 @@ func TestReplayFillIsPositional(t *testing.T) {
 	gen, err := NewGenerator(DefaultGenConfig())
 	require.NoError(t, err)
 	n := BundleTuples(1, gen.Config())
-	bundle := make([]byte, n*TupleSize)
-	gen.Fill(bundle, 0)
-	r := &replay{bundle: bundle, n: n, span: int64(n / gen.Config().TuplesPerMs)}
+	r, err := newReplay(gen, n, nil)
+	require.NoError(t, err)
 	total := 3*n + 17
 	seq := make([]byte, total*TupleSize)
 	r.fill(seq, 0)
