@@ -1,0 +1,160 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/workloads"
+)
+
+// benchFlags are bench's own flags (the engine's are engineFlags).
+type benchFlags struct {
+	list, asJSON, validate bool
+	duration               time.Duration
+	validateTuples         int
+	validateTuplesSet      bool
+	bundleSize             int
+	ingest                 string
+	window                 windowFlags
+	agg                    string
+	params                 workloads.Params
+}
+
+// windowFlags are --window-type, --window-size and --window-slide: each
+// given one overrides its field of each workload's own window.
+type windowFlags struct {
+	typ                       string
+	size, slide               int64
+	typSet, sizeSet, slideSet bool
+}
+
+func (f *windowFlags) given() bool { return f.typSet || f.sizeSet || f.slideSet }
+
+// apply returns the workload's window w with the given fields replaced. A
+// tumbling window stays tumbling when only its size is given (the slide
+// follows the size); an explicit size or slide must be positive.
+func (f *windowFlags) apply(w query.Window) (query.Window, error) {
+	if f.typSet {
+		switch f.typ {
+		case "range":
+			w.Type = query.Range
+		case "row":
+			w.Type = query.Rows
+		default:
+			return w, usagef("--window-type %q: valid: range, row", f.typ)
+		}
+	}
+	if f.sizeSet && f.size <= 0 {
+		return w, usagef("--window-size %d: must be positive", f.size)
+	}
+	if f.slideSet && f.slide <= 0 {
+		return w, usagef("--window-slide %d: must be positive", f.slide)
+	}
+	tumbling := w.Slide == w.Size
+	if f.sizeSet {
+		w.Size = f.size
+		if tumbling && !f.slideSet {
+			w.Slide = f.size
+		}
+	}
+	if f.slideSet {
+		w.Slide = f.slide
+	}
+	if err := w.Validate(); err != nil {
+		if f.sizeSet && !f.slideSet && w.Slide > w.Size {
+			return w, usagef("%v: the workload's slide is %d; give --window-slide too", err, w.Slide)
+		}
+		return w, usageError{err}
+	}
+	return w, nil
+}
+
+func (f *benchFlags) register(fs *flag.FlagSet) {
+	def := workloads.DefaultParams()
+	f.params = def
+	p := &f.params
+	fs.BoolVar(&f.list, "list", false, "list the workloads and exit")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "ingestion time")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object on the last line of stdout (interrupted: true when SIGINT or SIGTERM stopped the run)")
+	fs.BoolVar(&f.validate, "validate", false, "check every emitted window (or output tuple) against the reference evaluator; bounds the input to --validate-tuples per query")
+	fs.IntVar(&f.validateTuples, "validate-tuples", 0, "with --validate: tuples per input at most (default: each workload's bound, under which "+
+		"the naive reference evaluator takes well under a minute on two cores: "+validateBounds()+")")
+	fs.IntVar(&f.bundleSize, "bundle-size", 16<<20, "bytes of pre-generated tuples replayed into each ring (rounded to whole generator periods)")
+	fs.StringVar(&f.ingest, "ingest", "producer", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's. "+
+		"The default is producer here: on these workloads' 32- and 64-byte tuples the workers' copy measured no gain (docs/workloads.md)")
+	fs.StringVar(&f.window.typ, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
+	fs.Int64Var(&f.window.size, "window-size", 0, "window size, > 0: ms for range windows, tuples for row windows (default: the workload's; "+
+		"a tumbling workload window stays tumbling)")
+	fs.Int64Var(&f.window.slide, "window-slide", 0, "window slide, 0 < slide <= size (default: the workload's)")
+	fs.IntVar(&p.Attributes, "attributes", def.Attributes, "proj: projected expressions")
+	fs.IntVar(&p.ExprDepth, "expr-depth", def.ExprDepth, "proj: depth of each arithmetic expression")
+	fs.IntVar(&p.Predicates, "predicates", def.Predicates, "select: predicates")
+	fs.Float64Var(&p.Selectivity, "selectivity", def.Selectivity, "select: fraction of tuples that pass, in [0, 1]")
+	fs.StringVar(&f.agg, "agg", "avg", "agg: count|sum|avg|min|max")
+	fs.IntVar(&p.Groups, "groups", def.Groups, "groupby: distinct keys")
+	fs.IntVar(&p.JoinPredicates, "join-predicates", def.JoinPredicates, "join: predicates per pair (JOIN_r's r)")
+	fs.IntVar(&p.TuplesPerMs, "tuples-per-ms", 0, "event-time rate of the generators (default: each workload's)")
+}
+
+// validateBounds lists each workload's default --validate-tuples.
+func validateBounds() string {
+	var parts []string
+	for _, w := range workloads.All() {
+		parts = append(parts, fmt.Sprintf("%s %d", w.Name, w.ValidateTuples))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// parseBench parses bench's arguments: the workload list may come before
+// or after the flags. It returns the list ("" with --list).
+func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) {
+	var names string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		names, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return "", err
+	}
+	if names == "" && fs.NArg() > 0 {
+		names = fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return "", err
+		}
+	}
+	if fs.NArg() > 0 {
+		return "", usagef("bench: unexpected argument %q", fs.Arg(0))
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "window-type":
+			f.window.typSet = true
+		case "window-size":
+			f.window.sizeSet = true
+		case "window-slide":
+			f.window.slideSet = true
+		case "validate-tuples":
+			f.validateTuplesSet = true
+		}
+	})
+	if f.list {
+		return "", nil
+	}
+	if names == "" {
+		return "", usagef("bench: name a workload (valid: %s), or --list", strings.Join(workloads.Names(), ", "))
+	}
+	if f.duration <= 0 {
+		return "", usagef("duration %v: must be positive", f.duration)
+	}
+	if f.validateTuplesSet && f.validateTuples < 1 {
+		return "", usagef("validate-tuples %d: must be positive", f.validateTuples)
+	}
+	agg, ok := query.AggFuncs[f.agg]
+	if !ok {
+		return "", usagef("agg %q: valid: count, sum, avg, min, max", f.agg)
+	}
+	f.params.Agg = agg
+	return names, nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/workloads"
+)
+
+// maxBundle bounds the bytes of a replayed bundle; a workload whose period
+// does not fit is generated on the fly instead.
+const maxBundle = 256 << 20
+
+// benchInput is one generated stream fed into one engine stream.
+type benchInput struct {
+	gen    workloads.Generator
+	schema *query.Schema
+	replay *source.Replay // nil: generate on the fly
+	rate   uint64
+	limit  uint64 // tuples to feed at most (--validate); 0: no bound
+	input  []byte // --validate: the bytes fed
+}
+
+// makeBundle generates whole generator periods to replay, when they fit:
+// at most maxBundle bytes (a negative size is read as the largest).
+func (in *benchInput) makeBundle(size int) error {
+	ts := in.schema.TupleSize
+	period := in.gen.Period()
+	if period == 0 || period*uint64(ts) > maxBundle {
+		return nil
+	}
+	if size < 0 || size > maxBundle {
+		size = maxBundle
+	}
+	n := source.BundleTuples(size, ts, period)
+	r, err := source.NewReplay(in.gen, ts, n, int64(n/in.rate), nil)
+	if err != nil {
+		return err
+	}
+	in.replay = r
+	return nil
+}
+
+// produce feeds the stream until the deadline (or in.limit tuples, if set):
+// whole tasks copied from the bundle with event times advanced on every
+// pass, or generated in place. With a bundle, ingest says who copies:
+// tasks left to the workers are copied by the worker that runs them
+// (Stream.SetFill), and the producer only publishes their place.
+func (in *benchInput) produce(s *engine.Stream, deadline time.Time, stop *atomic.Bool, record bool, ingest engine.Ingest, workers int) error {
+	ts, limit := uint64(in.schema.TupleSize), in.limit
+	if in.replay == nil {
+		ingest = engine.IngestProducer // a generator need not be safe for concurrent use
+	}
+	if ingest != engine.IngestProducer {
+		s.SetFill(in.replay.FillAt)
+	}
+	var k uint64
+	for !stop.Load() && time.Now().Before(deadline) && (limit == 0 || k < limit) {
+		b, err := s.Buffer()
+		if err != nil {
+			return err
+		}
+		if limit > 0 {
+			b = b[:min(uint64(len(b)), (limit-k)*ts)]
+		}
+		// Only the last task can be trimmed by limit: every other Buffer is
+		// a whole task, so no task mixes the two kinds of commit.
+		leave := ingest.LeaveToWorkers(s, workers)
+		if !leave {
+			in.fill(b, k)
+		}
+		if record {
+			if leave {
+				n := len(in.input)
+				in.input = append(in.input, make([]byte, len(b))...)
+				in.fill(in.input[n:], k)
+			} else {
+				in.input = append(in.input, b...)
+			}
+		}
+		k += uint64(len(b)) / ts
+		if leave {
+			err = s.CommitUnfilled(len(b))
+		} else {
+			err = s.Commit(len(b))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill writes the input's tuples from index k on into b (whole tuples):
+// from the bundle, event times advanced by a period's span on every pass,
+// or from the generator where there is no bundle.
+func (in *benchInput) fill(b []byte, k uint64) {
+	if in.replay == nil {
+		in.gen.Fill(b, k)
+		return
+	}
+	in.replay.Fill(b, k)
+}

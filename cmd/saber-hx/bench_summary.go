@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/saber-hx/saber-hx/engine"
+)
+
+type benchQuerySummary struct {
+	Name       string  `json:"name"`
+	Tuples     uint64  `json:"tuples"`
+	TuplesPerS float64 `json:"tuples_per_s"`
+	MBPerS     float64 `json:"mb_per_s"`
+	Windows    uint64  `json:"windows"`
+	Rows       uint64  `json:"rows"`
+	Filtered   uint64  `json:"filtered_tuples"`
+	Late       uint64  `json:"late_tuples"`
+	Counted    uint64  `json:"counted_tuples"`
+	Ingest     string  `json:"ingest"`
+	// With a GPU kind: the query's tasks that the GPU ran on its CPU
+	// fallback.
+	GPUFallback *uint64 `json:"gpu_fallback_tasks,omitempty"`
+	Validated   bool    `json:"validated"`
+	Mismatch    string  `json:"mismatch,omitempty"`
+}
+
+type benchSummary struct {
+	Workloads  string  `json:"workloads"`
+	Tuples     uint64  `json:"tuples"`
+	Seconds    float64 `json:"seconds"`
+	TuplesPerS float64 `json:"tuples_per_s"`
+	Windows    uint64  `json:"windows"`
+	Rows       uint64  `json:"rows"`
+	Validated  bool    `json:"validated"`
+	Workers    int     `json:"workers"`
+	TaskSize   int     `json:"task_size"`
+	BufferSize int     `json:"buffer_size"`
+	// Ingest: who copied the replayed bundles (--ingest, resolved); each
+	// query's own ingest says where its input came from.
+	Ingest     string              `json:"ingest"`
+	Queries    []benchQuerySummary `json:"queries"`
+	Policy     string              `json:"policy"`
+	Processors processorsSummary   `json:"processors"`
+	// Interrupted: SIGINT or SIGTERM (Signal) stopped the ingestion early;
+	// the figures are those of what ran. ValidationInterrupted: a signal
+	// stopped --validate before every query was checked.
+	Interrupted           bool   `json:"interrupted"`
+	Signal                string `json:"signal,omitempty"`
+	ValidationInterrupted bool   `json:"validation_interrupted,omitempty"`
+}
+
+// summarize makes the summary of what ran (validation comes after).
+func (r *benchRun) summarize(names string, stats []engine.Stats, seconds float64, ef *engineFlags, cfg engine.Config, ingestMode engine.Ingest) benchSummary {
+	var fallback uint64
+	for _, st := range stats {
+		fallback += st.GPUFallbackTasks
+	}
+	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Ingest: string(ingestMode),
+		Policy: string(cfg.Policy), Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.QueryNames(), cfg, ef, fallback)}
+	for i, bp := range r.parts {
+		st := stats[i]
+		qs := benchQuerySummary{
+			Name: bp.name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
+			MBPerS: float64(st.Bytes) / seconds / 1e6, Windows: st.Windows, Rows: st.Rows,
+			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: "chained",
+		}
+		if cfg.GPU != nil {
+			qs.GPUFallback = &st.GPUFallbackTasks
+		}
+		for _, in := range bp.inputs {
+			qs.Ingest = "replay"
+			if in.replay == nil {
+				qs.Ingest = "generate"
+			}
+		}
+		if len(bp.inputs) > 0 { // throughput counts the tuples generated, once
+			sum.Tuples += st.Tuples
+		}
+		sum.Windows += st.Windows
+		sum.Rows += st.Rows
+		sum.Queries = append(sum.Queries, qs)
+	}
+	sum.TuplesPerS = float64(sum.Tuples) / seconds
+	return sum
+}
+
+// print writes the summary to stdout: one JSON object on a line, or lines
+// for a person.
+func (sum *benchSummary) print(stdout io.Writer, asJSON, validate bool) error {
+	if asJSON {
+		return writeJSONLine(stdout, sum)
+	}
+	fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s)\n", sum.Workloads, sum.Tuples, sum.Seconds, sum.TuplesPerS/1e6, sum.Workers, sum.TaskSize, sum.Ingest)
+	if sum.Interrupted {
+		fmt.Fprintf(stdout, "  interrupted by %s: the figures are those of what ran before it\n", sum.Signal)
+	}
+	if sum.ValidationInterrupted {
+		fmt.Fprintf(stdout, "  validation interrupted: the queries without \"validated true\" were not checked\n")
+	}
+	fmt.Fprint(stdout, gpuLine(&sum.Processors))
+	for _, qs := range sum.Queries {
+		fmt.Fprintf(stdout, "  %-8s %.2f M tuples/s, %.0f MB/s, windows %d, rows %d, filtered %d, late %d, ingest %s", qs.Name, qs.TuplesPerS/1e6, qs.MBPerS, qs.Windows, qs.Rows, qs.Filtered, qs.Late, qs.Ingest)
+		if validate {
+			fmt.Fprintf(stdout, ", validated %v", qs.Validated)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
