@@ -1,0 +1,242 @@
+package sql
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+func columnsOf(s *stmt, what string) error {
+	seen := map[string]bool{}
+	for _, col := range s.cols {
+		if seen[col.name.name] {
+			return errAt(col.name.pos, "column %s declared twice in %s %s", col.name.name, what, s.name.name)
+		}
+		seen[col.name.name] = true
+	}
+	return nil
+}
+
+func (c *compiler) source(s *stmt) error {
+	if err := c.declare(s.name, "source"); err != nil {
+		return err
+	}
+	if err := columnsOf(s, "source"); err != nil {
+		return err
+	}
+	src := &Source{Name: s.name.name, Line: s.pos.line}
+	unitNs, tupleSize, err := sourceOptions(src, s)
+	if err != nil {
+		return err
+	}
+	// The event time: WATERMARK FOR's column, else the first column
+	// (binary: the layout is as declared, and the model reads the event
+	// time at offset 0); for other formats, else the column a window over
+	// the source names, else the first BIGINT.
+	timeIdx := -1
+	var why string
+	find := func(id ident) (int, error) {
+		for i, col := range s.cols {
+			if col.name.name == id.name {
+				return i, nil
+			}
+		}
+		return -1, errAt(id.pos, "no column %s in source %s", id.name, s.name.name)
+	}
+	if wm := s.wm; wm != nil {
+		if timeIdx, err = find(wm.col); err != nil {
+			return err
+		}
+		if wm.of.name != wm.col.name {
+			return errAt(wm.of.pos, "the watermark must be %s or %s - INTERVAL '...' unit", wm.col.name, wm.col.name)
+		}
+		src.Watermark = true
+		if wm.delay != nil && wm.delay.n != 0 {
+			d, err := toUnits(wm.delay, unitNs, "the watermark delay")
+			if err != nil {
+				return err
+			}
+			src.WatermarkDelay = d
+			return errAt(wm.delayP, "a watermark delay (%s) is not supported yet: the engine's watermark is the largest event time seen, so tuples later than that are late (write WATERMARK FOR %s AS %s)", wm.delay.text, wm.col.name, wm.col.name)
+		}
+		why = "its WATERMARK"
+	} else if id, ok := c.timeCols[s.name.name]; ok && src.Format != "binary" {
+		for i, col := range s.cols {
+			if col.name.name == id.name {
+				timeIdx = i
+			}
+		}
+		why = fmt.Sprintf("the window at line %d", id.pos.line)
+	}
+	if timeIdx < 0 {
+		for i, col := range s.cols {
+			if col.typ.kind == tyBigint && (src.Format != "binary" || i == 0) {
+				timeIdx, why = i, "its first BIGINT column"
+				break
+			}
+		}
+	}
+	if timeIdx < 0 {
+		return errAt(s.cols[0].name.pos, "source %s has no event time: its first column must be a BIGINT (or name one in WATERMARK FOR)", src.Name)
+	}
+	tc := s.cols[timeIdx]
+	if tc.typ.kind != tyBigint {
+		return errAt(tc.name.pos, "the event time %s of source %s (from %s) must be a BIGINT, not %s", tc.name.name, src.Name, why, tc.typ)
+	}
+	if src.Format == "binary" && timeIdx != 0 {
+		return errAt(tc.name.pos, "the event time %s of binary source %s (from %s) must be its first column: the query model reads the event time as an int64 at offset 0", tc.name.name, src.Name, why)
+	}
+	src.EventTime = tc.name.name
+	order := make([]int, 0, len(s.cols))
+	order = append(order, timeIdx)
+	for i := range s.cols {
+		if i != timeIdx {
+			order = append(order, i)
+		}
+	}
+	if src.Format != "binary" {
+		rest := order[1:]
+		slices.SortStableFunc(rest, func(a, b int) int {
+			_, sa := s.cols[a].typ.attrType()
+			_, sb := s.cols[b].typ.attrType()
+			return sb - sa
+		})
+	}
+	attrs := make([]query.Attribute, len(s.cols))
+	off := 0
+	for _, i := range order {
+		t, size := s.cols[i].typ.attrType()
+		attrs[i] = query.Attribute{Name: s.cols[i].name.name, Type: t, Offset: off, Size: size}
+		off += size
+	}
+	if tupleSize == 0 {
+		tupleSize = int64(off)
+		if src.Format != "binary" {
+			tupleSize = int64((off + 7) / 8 * 8)
+		}
+	} else if tupleSize < int64(off) {
+		o, _ := newOptions("", s.opts, s.withPos).get("tuple_size")
+		p := o.valPos
+		if o.key == "" { // a generator's size
+			p = s.name.pos
+		}
+		return errAt(p, "tuple_size %d is smaller than the %d bytes of the columns of %s", tupleSize, off, src.Name)
+	}
+	ordered := make([]query.Attribute, len(order))
+	for k, i := range order {
+		ordered[k] = attrs[i]
+	}
+	schema, err := query.NewSchema(int(tupleSize), ordered...)
+	if err != nil {
+		return errAt(s.name.pos, "source %s: %v", src.Name, err)
+	}
+	src.Schema = schema
+	rel := &relation{name: src.Name, schema: schema, source: src, unitNs: unitNs, timeName: src.EventTime, line: src.Line}
+	for i, col := range s.cols {
+		src.Columns = append(src.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels, Attr: attrs[i]})
+		rel.cols = append(rel.cols, relCol{name: col.name.name, attr: col.name.name, typ: col.typ})
+	}
+	if src.Connector == "generator" {
+		if err := checkGenerator(src, s); err != nil {
+			return err
+		}
+	}
+	c.prog.Sources = append(c.prog.Sources, src)
+	c.rels[src.Name] = rel
+	return nil
+}
+
+func (c *compiler) table(s *stmt) error {
+	if err := c.declare(s.name, "table"); err != nil {
+		return err
+	}
+	if err := columnsOf(s, "table"); err != nil {
+		return err
+	}
+	t := &Table{Name: s.name.name, Line: s.pos.line}
+	if err := tableOptions(t, s); err != nil {
+		return err
+	}
+	off := 0
+	for _, col := range s.cols {
+		ty, size := col.typ.attrType()
+		t.Columns = append(t.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels,
+			Attr: query.Attribute{Name: col.name.name, Type: ty, Offset: off, Size: size}})
+		t.types = append(t.types, col.typ)
+		off += size
+	}
+	c.prog.Tables = append(c.prog.Tables, t)
+	c.tables[t.Name] = t
+	return nil
+}
+
+// toUnits converts iv into the unit of unitNs nanoseconds.
+func toUnits(iv *interval, unitNs int64, what string) (int64, error) {
+	hi, lo := bits.Mul64(uint64(iv.n), uint64(iv.unitNs))
+	if hi != 0 || lo > 1<<63-1 {
+		return 0, errAt(iv.pos, "%s %s is too long", what, iv.text)
+	}
+	ns := int64(lo)
+	if ns%unitNs != 0 {
+		return 0, errAt(iv.pos, "%s %s is not a whole number of the event time's unit (%s)", what, iv.text, unitName(unitNs))
+	}
+	return ns / unitNs, nil
+}
+
+func unitName(unitNs int64) string {
+	for n, u := range timeUnits {
+		if u == unitNs {
+			return n
+		}
+	}
+	return "?"
+}
+
+// window compiles f's window over rel; ok false when f has none.
+func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error) {
+	w := f.win
+	if w.kind == winNone {
+		return query.Window{}, false, nil
+	}
+	if w.kind == winRows {
+		step := w.step
+		if step == 0 {
+			step = w.rows
+		}
+		if step > w.rows {
+			return query.Window{}, false, errAt(w.slidePos, "SLIDE %d is larger than ROWS %d (valid: 0 < slide <= size)", step, w.rows)
+		}
+		return query.Window{Type: query.Rows, Size: w.rows, Slide: step}, true, nil
+	}
+	if w.timeCol != nil {
+		if rel.timeName == "" || w.timeCol.name != rel.timeName {
+			what := "source"
+			if rel.source == nil {
+				what = "view"
+			}
+			if rel.timeName == "" {
+				return query.Window{}, false, errAt(w.timeCol.pos, "%s %s has no visible event-time column", what, rel.name)
+			}
+			return query.Window{}, false, errAt(w.timeCol.pos, "%s is not the event time of %s %s, which is %s (a stream has one event time)", w.timeCol.name, what, rel.name, rel.timeName)
+		}
+	}
+	if rel.unitNs == 0 {
+		return query.Window{}, false, errAt(w.pos, "%s's times are row positions (it is windowed by ROWS): a time window over it needs ROWS too", rel.name)
+	}
+	size, err := toUnits(w.size, rel.unitNs, "the window size")
+	if err != nil {
+		return query.Window{}, false, err
+	}
+	slide := size
+	if w.slide != nil {
+		if slide, err = toUnits(w.slide, rel.unitNs, "the window slide"); err != nil {
+			return query.Window{}, false, err
+		}
+		if slide > size {
+			return query.Window{}, false, errAt(w.slidePos, "the slide %s is larger than the size %s (valid: 0 < slide <= size)", w.slide.text, w.size.text)
+		}
+	}
+	return query.Window{Type: query.Range, Size: size, Slide: slide}, true, nil
+}
