@@ -1,0 +1,131 @@
+package main
+
+// The figures (medians over repetitions) and the ratios between them.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func gpuNum(r Run, k string) float64 {
+	if v, ok := r.GPU[k].(float64); ok {
+		return v
+	}
+	return 0
+}
+
+func figures(runs []Run) []Figure {
+	var figs []*Figure
+	by := map[string]*Figure{}
+	for _, r := range runs {
+		if r.Rep == 0 || r.Group == "warmup" {
+			continue
+		}
+		key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
+		f := by[key]
+		if f == nil {
+			f = &Figure{Group: r.Group, Workload: r.Workload, Mode: r.Mode, TaskSize: r.TaskSize, Policy: r.Policy, Static: r.Static,
+				Extra: r.Extra, AllValidated: true, TuplesPerS: []float64{}, key: key}
+			by[key] = f
+			figs = append(figs, f)
+		}
+		f.Reps++
+		if r.Status != "pass" || r.TuplesPerS == 0 {
+			f.FailedRuns++
+			continue
+		}
+		f.TuplesPerS = append(f.TuplesPerS, r.TuplesPerS)
+		// ysb validates every run; bench only with --validate, which
+		// run.sh does not pass (it bounds the input).
+		if r.Workload == "ysb" && r.Validated != nil && !*r.Validated {
+			f.AllValidated = false
+		}
+	}
+	out := make([]Figure, 0, len(figs))
+	for _, f := range figs {
+		f.Median = median(f.TuplesPerS)
+		if f.Median > 0 {
+			f.Spread = (slices.Max(f.TuplesPerS) - slices.Min(f.TuplesPerS)) / f.Median
+		}
+		var share, in, k, o, sub, wait []float64
+		for _, r := range runs {
+			key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
+			if key != f.key || r.Rep == 0 || r.Status != "pass" || r.TuplesPerS == 0 {
+				continue
+			}
+			share = append(share, r.GPUShare)
+			in = append(in, gpuNum(r, "gpu_copy_in_us_p50"))
+			k = append(k, gpuNum(r, "gpu_kernel_us_p50"))
+			o = append(o, gpuNum(r, "gpu_copy_out_us_p50"))
+			sub = append(sub, gpuNum(r, "gpu_submit_us_p50"))
+			wait = append(wait, gpuNum(r, "gpu_wait_us_p50"))
+		}
+		f.GPUShare, f.CopyInUsP50, f.KernelUsP50, f.CopyOutUsP50 = median(share), median(in), median(k), median(o)
+		f.SubmitUsP50, f.WaitUsP50 = median(sub), median(wait)
+		out = append(out, *f)
+	}
+	return out
+}
+
+func ratios(figs []Figure) []Ratio {
+	type wk struct {
+		w  string
+		ts int
+	}
+	var order []wk
+	rs := map[wk]*Ratio{}
+	get := func(w string, ts int) *Ratio {
+		k := wk{w, ts}
+		if rs[k] == nil {
+			rs[k] = &Ratio{Workload: w, TaskSize: ts}
+			order = append(order, k)
+		}
+		return rs[k]
+	}
+	for _, f := range figs {
+		switch {
+		case f.Group == "matrix" && f.Mode == "cpu":
+			get(f.Workload, f.TaskSize).CPU = f.Median
+		case f.Group == "matrix" && f.Mode == "gpu":
+			get(f.Workload, f.TaskSize).GPU = f.Median
+		case f.Group == "matrix" && f.Mode == "hybrid":
+			get(f.Workload, f.TaskSize).Hybrid = f.Median
+		case f.Group == "static" && strings.HasSuffix(f.Static, "=cpu"):
+			get(f.Workload, f.TaskSize).StaticCPU = f.Median
+		case f.Group == "static" && strings.HasSuffix(f.Static, "=gpu"):
+			get(f.Workload, f.TaskSize).StaticGPU = f.Median
+		}
+	}
+	out := make([]Ratio, 0, len(order))
+	for _, k := range order {
+		r := rs[k]
+		best := math.Max(r.CPU, r.GPU)
+		r.BestSingle = "cpu"
+		if r.GPU > r.CPU {
+			r.BestSingle = "gpu"
+		}
+		if best > 0 && r.Hybrid > 0 {
+			r.HybridOverBest = r.Hybrid / best
+		}
+		if bs := math.Max(r.StaticCPU, r.StaticGPU); bs > 0 && r.Hybrid > 0 {
+			r.HLSOverBestStatic = r.Hybrid / bs
+		}
+		out = append(out, *r)
+	}
+	return out
+}

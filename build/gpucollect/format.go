@@ -1,0 +1,122 @@
+package main
+
+// results.json's format: the steps, runs, figures and ratios.
+
+import (
+	"encoding/json"
+)
+
+// Step is one step of run.sh.
+type Step struct {
+	Name    string  `json:"name"`
+	Kind    string  `json:"kind"`
+	Status  string  `json:"status"` // pass, fail, timeout, skipped
+	RC      int     `json:"rc"`
+	Seconds float64 `json:"seconds"`
+	Log     string  `json:"log"` // in logs.tar.gz
+	Command string  `json:"command"`
+	// Go test binaries: the top-level tests that passed, failed, were
+	// skipped; the names of those that failed.
+	Tests *TestCounts `json:"tests,omitempty"`
+	// The last lines of the log of a step that did not pass.
+	Tail string `json:"tail,omitempty"`
+}
+
+type TestCounts struct {
+	Pass   int      `json:"pass"`
+	Fail   int      `json:"fail"`
+	Skip   int      `json:"skip"`
+	Failed []string `json:"failed"`
+}
+
+// Run is one saber-hx run of the measurements.
+type Run struct {
+	Step     string `json:"step"`
+	Group    string `json:"group"`
+	Workload string `json:"workload"`
+	Mode     string `json:"mode"`
+	TaskSize int    `json:"task_size"`
+	Policy   string `json:"policy"`
+	Static   string `json:"static,omitempty"`
+	Rep      int    `json:"rep"`
+	Extra    string `json:"extra,omitempty"`
+	Status   string `json:"status"`
+
+	TuplesPerS float64 `json:"tuples_per_s"`
+	Validated  *bool   `json:"validated,omitempty"`
+	// Tasks per processor kind (cpu, gpu) over every query.
+	TasksCPU         uint64  `json:"tasks_cpu"`
+	TasksGPU         uint64  `json:"tasks_gpu"`
+	GPUShare         float64 `json:"gpu_share"`
+	GPUFallbackTasks uint64  `json:"gpu_fallback_tasks"`
+	// The GPU part of the summary (gpu_*), as saber-hx wrote it.
+	GPU map[string]any `json:"gpu,omitempty"`
+	// The whole --json summary.
+	Summary json.RawMessage `json:"summary,omitempty"`
+}
+
+// Figure is the repetitions of one configuration.
+type Figure struct {
+	Group         string    `json:"group"`
+	Workload      string    `json:"workload"`
+	Mode          string    `json:"mode"`
+	TaskSize      int       `json:"task_size"`
+	Policy        string    `json:"policy"`
+	Static        string    `json:"static,omitempty"`
+	Extra         string    `json:"extra,omitempty"`
+	Reps          int       `json:"reps"`
+	TuplesPerS    []float64 `json:"tuples_per_s"`
+	Median        float64   `json:"tuples_per_s_median"`
+	Spread        float64   `json:"spread"` // (max - min) / median
+	GPUShare      float64   `json:"gpu_share_median"`
+	CopyInUsP50   float64   `json:"gpu_copy_in_us_p50"`
+	KernelUsP50   float64   `json:"gpu_kernel_us_p50"`
+	CopyOutUsP50  float64   `json:"gpu_copy_out_us_p50"`
+	SubmitUsP50   float64   `json:"gpu_submit_us_p50"` // the host's, per task
+	WaitUsP50     float64   `json:"gpu_wait_us_p50"`
+	AllValidated  bool      `json:"all_validated"` // ysb: every run validated; bench: not checked (true)
+	FailedRuns    int       `json:"failed_runs"`
+	key, baseline string
+}
+
+// Ratio compares hybrid with the best single processor and with the best
+// static binding, per workload and task size.
+type Ratio struct {
+	Workload   string  `json:"workload"`
+	TaskSize   int     `json:"task_size"`
+	CPU        float64 `json:"cpu"`
+	GPU        float64 `json:"gpu"`
+	Hybrid     float64 `json:"hybrid"`
+	BestSingle string  `json:"best_single"`
+	// HybridOverBest: hybrid (hls) / max(cpu, gpu), medians.
+	HybridOverBest float64 `json:"hybrid_over_best_single"`
+	// StaticCPU, StaticGPU: hybrid mode with --policy static binding the
+	// query to one kind; HLSOverBestStatic: hybrid (hls) / the better.
+	StaticCPU         float64 `json:"static_cpu,omitempty"`
+	StaticGPU         float64 `json:"static_gpu,omitempty"`
+	HLSOverBestStatic float64 `json:"hls_over_best_static,omitempty"`
+}
+
+type Bandwidth struct {
+	KiB    int     `json:"kib"`
+	H2DGBs float64 `json:"h2d_gb_s"`
+	D2HGBs float64 `json:"d2h_gb_s"`
+}
+
+// Results is results.json.
+type Results struct {
+	Schema int `json:"schema"`
+	// Passed: every step that ran passed (none failed or timed out) and
+	// every test step ran; a measurement skipped for lack of time is
+	// listed in Skipped only.
+	Passed    bool              `json:"passed"`
+	Failed    []string          `json:"failed"` // the steps that failed or timed out
+	Skipped   []string          `json:"skipped"`
+	Meta      map[string]string `json:"meta"`
+	GPU       map[string]string `json:"gpu"` // nvidia-smi's query fields
+	Steps     []Step            `json:"steps"`
+	Bandwidth []Bandwidth       `json:"bandwidth"`
+	Figures   []Figure          `json:"figures"`
+	Ratios    []Ratio           `json:"ratios"`
+	Runs      []Run             `json:"runs"`
+}
