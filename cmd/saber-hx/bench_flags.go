@@ -1,5 +1,7 @@
 package main
 
+// bench's own flags: parsing and the window overrides.
+
 import (
 	"flag"
 	"fmt"

@@ -1,5 +1,8 @@
 package main
 
+// A bench input: its replayed bundle (source.Replay) or generator, and its
+// producer.
+
 import (
 	"sync/atomic"
 	"time"

@@ -1,5 +1,7 @@
 package main
 
+// bench's summary: per query and in all, as lines or one JSON object.
+
 import (
 	"fmt"
 	"io"

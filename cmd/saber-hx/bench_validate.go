@@ -1,5 +1,8 @@
 package main
 
+// bench --validate: the output captured and compared with the reference
+// evaluator.
+
 import (
 	"context"
 	"fmt"
