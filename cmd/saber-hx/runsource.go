@@ -175,7 +175,13 @@ func (s *sqlSource) next(buf []byte, offset int64) (int, error) {
 		s.gen.Fill(buf, uint64(offset)/uint64(ts))
 		return len(buf), nil
 	case s.records != nil:
-		n, err := s.records.Fill(buf)
+		fill := s.records.Fill
+		if s.file == nil {
+			// Standard input is live: hand on what has come so far rather
+			// than wait for a whole chunk.
+			fill = s.records.FillSome
+		}
+		n, err := fill(buf)
 		var se *source.Error
 		if errors.As(err, &se) {
 			return n, usageError{err}
