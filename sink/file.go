@@ -1,6 +1,6 @@
-// Package sink holds the destinations a run writes its output to. So far:
-// File, an output file that never destroys anything (issue 12); the CSV,
-// JSON, Kafka and Redis sinks of issue 14 will join it here.
+// Package sink holds the destinations a run writes its output to: File, an
+// output file that never destroys anything; the Kafka and Redis sinks are
+// to join it here.
 //
 // # File outputs
 //
