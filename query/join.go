@@ -21,8 +21,9 @@ const (
 //
 // Lateness is judged per stream, by the rule of aggregations: a tuple is
 // late, and joins nothing, when the first window containing it was already
-// closed by that stream's watermark. A window is joined once both streams'
-// watermarks have passed its end, or at the end of the input.
+// closed by that stream's watermark (minus Window.Delay). A window is joined
+// once both streams' watermarks minus Window.Delay have reached its end, or
+// at the end of the input.
 type WindowJoin struct {
 	Name        string
 	Left, Right *Schema

@@ -136,6 +136,14 @@ const (
 	Rows                        // tuples: positions in the input stream, before any selection
 )
 
+// units names what a window's positions count.
+func (t WindowType) units() string {
+	if t == Rows {
+		return "tuples for a row window"
+	}
+	return "event-time units for a range window"
+}
+
 func (t WindowType) String() string {
 	switch t {
 	case Range:
@@ -148,10 +156,20 @@ func (t WindowType) String() string {
 
 // Window is a window definition: tumbling when Size == Slide, sliding when
 // Size > Slide. Window w covers [w*Slide, w*Slide+Size).
+//
+// Delay is the watermark delay, in the window's position units (event-time
+// units for a range window, tuples for a row window), >= 0: window
+// [s, e) closes when the largest position seen minus Delay reaches e, and
+// a tuple is late when the watermark before it minus Delay has reached the
+// end of the first window containing it (an end past math.MaxInt64 is
+// never reached, whatever the delay). 0, the default, closes a window as
+// soon as the watermark reaches its end. It is SQL's
+// `WATERMARK FOR t AS t - INTERVAL ...` and YSB's --watermark-delay.
 type Window struct {
 	Type  WindowType
 	Size  int64
 	Slide int64
+	Delay int64
 }
 
 // Tumbling returns a range window of size ms.
@@ -171,6 +189,8 @@ func (w Window) Validate() error {
 		return fmt.Errorf("window: slide %d must be positive", w.Slide)
 	case w.Slide > w.Size:
 		return fmt.Errorf("window: slide %d larger than size %d (valid: 0 < slide <= size)", w.Slide, w.Size)
+	case w.Delay < 0:
+		return fmt.Errorf("window: watermark delay %d is negative (valid: delay >= 0, in %s)", w.Delay, w.Type.units())
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,8 @@ func TestValidate(t *testing.T) {
 		{func(q *Query) { q.Window = Sliding(5, 10) }, "slide 10 larger than size 5"},
 		{func(q *Query) { q.Window = Tumbling(0) }, "size 0 must be positive"},
 		{func(q *Query) { q.Window.Type = 7 }, "unknown type"},
+		{func(q *Query) { q.Window.Delay = -1 }, "watermark delay -1 is negative (valid: delay >= 0, in event-time units for a range window)"},
+		{func(q *Query) { q.Window = Window{Type: Rows, Size: 4, Slide: 2, Delay: -5} }, "watermark delay -5 is negative (valid: delay >= 0, in tuples for a row window)"},
 		{func(q *Query) { q.Where = ColEq("nope", 1) }, `no column "nope"`},
 		{func(q *Query) { q.Where = Cmp(C("id"), Eq, Int(1)) }, "not a number"},
 		{func(q *Query) { q.Where = Add(C("a"), Int(1)) }, "not a predicate"},
@@ -192,4 +195,21 @@ func TestColShorthands(t *testing.T) {
 		assert.Equal(t, [3]any{"a", tc.op, int64(3)}, [3]any{col, op, k}, "%v", tc.e)
 		assert.Equal(t, tc.text, tc.e.String())
 	}
+}
+
+// TestWindowDelay: a delay of zero or more is valid, on queries and window
+// joins alike; a negative one is refused on both.
+func TestWindowDelay(t *testing.T) {
+	w := Tumbling(10)
+	for _, d := range []int64{0, 1, 10, 1 << 62, math.MaxInt64} {
+		w.Delay = d
+		require.NoError(t, w.Validate(), "delay %d", d)
+	}
+	s := schema(t)
+	j := &WindowJoin{Name: "j", Left: s, Right: s, Window: Window{Type: Range, Size: 10, Slide: 5, Delay: -3}}
+	err := j.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `join "j": window: watermark delay -3 is negative`)
+	j.Window.Delay = 3
+	require.NoError(t, j.Validate())
 }

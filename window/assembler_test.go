@@ -244,6 +244,9 @@ func TestAssemblerAgainstFullMerge(t *testing.T) {
 	}
 	for c := range cases {
 		s := randomSpec(r)
+		if c%3 == 1 { // a watermark delay: up to three windows
+			s.Delay = r.Int64N(3*s.Size + 1)
+		}
 		l := &Layout{Groups: 1 + r.IntN(16), Hashed: r.IntN(2) == 0}
 		for range r.IntN(4) {
 			l.Kinds = append(l.Kinds, allKinds[r.IntN(len(allKinds))])
@@ -252,7 +255,7 @@ func TestAssemblerAgainstFullMerge(t *testing.T) {
 			l.Kinds = allKinds
 		}
 		keep := testFilters[r.IntN(len(testFilters))]
-		name := fmt.Sprintf("case %d size %d slide %d pane %d hashed %v kinds %v filter %v", c, s.Size, s.Slide, s.Pane, l.Hashed, l.Kinds, keep != nil)
+		name := fmt.Sprintf("case %d size %d slide %d pane %d delay %d hashed %v kinds %v filter %v", c, s.Size, s.Slide, s.Pane, s.Delay, l.Hashed, l.Kinds, keep != nil)
 
 		a, ref := NewAssembler(s, l), newRefAssembler(s, l)
 		a.SetFilter(keep)
@@ -568,4 +571,43 @@ func BenchmarkSlidingAssembly(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAssemblerDelay: with a watermark delay, a window is emitted once the
+// watermark reaches its end plus the delay, its panes accept the fragments
+// of later tasks until then, and are sealed after.
+func TestAssemblerDelay(t *testing.T) {
+	s := Spec{Size: 10, Slide: 10, Pane: 10, Delay: 5}
+	l := &Layout{Groups: 1, Kinds: []AggKind{AggAdd}}
+	a := NewAssembler(s, l)
+	var got []winOut
+	emit := collect(&got)
+	var res TaskResult
+	task := func(maxTS int64, panes ...int64) {
+		t.Helper()
+		res.Reset(l)
+		for _, p := range panes {
+			st := res.Fragment(p)
+			st.Row(0)[0]++
+			st.Row(0)[1] += 1
+			if len(st.Touched) == 0 {
+				st.Touched = append(st.Touched, 0)
+			}
+			res.AddTuples(p, 1)
+		}
+		res.Tuples, res.MaxTS = uint64(len(panes)), maxTS
+		require.NoError(t, a.Merge(&res, emit))
+	}
+	task(12, 0, 1) // [0,10) and [10,20) open; watermark 12
+	task(14, 0)    // 14 <= Open(0) = 14: counted; watermark 14
+	assert.Empty(t, got, "[0,10) closes at 15")
+	task(15, 0) // the watermark before it, 14, is not > Open(0): counted; then 15 closes [0,10)
+	require.Len(t, got, 1)
+	assert.Equal(t, winOut{w: 0, start: 0, end: 10, rows: []stateRow{{vals: []int64{3, 3}}}}, got[0])
+	task(24, 0) // the watermark 15 sealed pane 0: late
+	assert.Equal(t, Counters{Tuples: 5, Late: 1, Counted: 4, Windows: 1, Rows: 1}, a.Counters)
+	assert.Len(t, got, 1, "[10,20) closes at 25")
+	task(25, 2)
+	require.Len(t, got, 2)
+	assert.Equal(t, winOut{w: 1, start: 10, end: 20, rows: []stateRow{{vals: []int64{1, 1}}}}, got[1])
 }

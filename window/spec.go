@@ -11,9 +11,10 @@
 // with any window size: many tasks per window, many windows per task.
 //
 // Lateness. The watermark is the largest event time of all tuples before the
-// current one in stream order; window w closes when the watermark reaches its
-// end. A tuple is late, and counted in no window, when the first window that
-// contains it has closed. For tumbling windows that is exactly "its window
+// current one in stream order; window w closes when the watermark minus the
+// window's delay (query.Window.Delay, 0 by default) reaches its end. A tuple
+// is late, and counted in no window, when the first window that contains it
+// has closed. For tumbling windows that is exactly "its window
 // has closed"; for sliding windows it keeps every pane's contribution
 // all-or-nothing, so that windows can be assembled from pane aggregates. Each
 // kernel judges lateness against the watermark inside its own task, and the
@@ -39,15 +40,22 @@ import (
 //     it starts below math.MinInt64 (its start is not an int64): positions
 //     below Lowest(), panes below LowestPane(). Every window containing an
 //     accepted position starts at an int64, and so does each of its panes.
+//
 //   - A window may end past math.MaxInt64: no watermark reaches its end, so
 //     it closes only at the end of the input (Closed is false). End reports
 //     such an end as math.MaxInt64.
+//
+//   - Delay (>= 0) postpones closing: window w closes when the watermark
+//     minus Delay reaches its end, that is when the watermark reaches
+//     End(w)+Delay; where that sum lies past math.MaxInt64 no watermark
+//     closes it either.
 //
 // The methods below are exact for the windows and panes of accepted
 // positions; they never overflow, saturating where a bound is past the
 // int64 range.
 type Spec struct {
 	Size, Slide, Pane int64
+	Delay             int64 // the watermark delay, >= 0 (query.Window.Delay)
 }
 
 // NewSpec checks w and returns its pane arithmetic.
@@ -55,7 +63,7 @@ func NewSpec(w query.Window) (Spec, error) {
 	if err := w.Validate(); err != nil {
 		return Spec{}, err
 	}
-	return Spec{Size: w.Size, Slide: w.Slide, Pane: gcd(w.Size, w.Slide)}, nil
+	return Spec{Size: w.Size, Slide: w.Slide, Pane: gcd(w.Size, w.Slide), Delay: w.Delay}, nil
 }
 
 func gcd(a, b int64) int64 {
@@ -117,11 +125,18 @@ func (s Spec) End(w int64) int64 {
 	return start + s.Size
 }
 
-// Closed reports whether watermark wm has reached the end of window w; never
-// for a window that ends past math.MaxInt64.
+// Closed reports whether watermark wm minus Delay has reached the end of
+// window w (wm >= End(w)+Delay, exactly); never for a window that ends past
+// math.MaxInt64, nor where End(w)+Delay lies past it.
 func (s Spec) Closed(w, wm int64) bool {
 	start := w * s.Slide
-	return start <= math.MaxInt64-s.Size && start+s.Size <= wm
+	if start > math.MaxInt64-s.Size {
+		return false
+	}
+	end := start + s.Size
+	// wm-end as uint64 is exact where end <= wm (the difference is below
+	// 2^64), and Delay >= 0.
+	return end <= wm && uint64(wm)-uint64(end) >= uint64(s.Delay)
 }
 
 // FirstWindow is the first window containing pane p (p >= LowestPane();
@@ -147,15 +162,21 @@ func (s Spec) FirstWindow(p int64) int64 {
 func (s Spec) LastWindow(p int64) int64 { return FloorDiv(p, s.Slide/s.Pane) }
 
 // Open is the largest watermark at which pane p still accepts tuples: the
-// end of its first window minus one, math.MaxInt64 where that end lies past
-// math.MaxInt64 (no watermark closes it). A tuple of pane p is late when the
-// watermark before it is > Open(p).
+// end of its first window plus Delay minus one, math.MaxInt64 where that
+// end plus Delay lies past math.MaxInt64 (no watermark closes it). A tuple
+// of pane p is late when the watermark before it is > Open(p): the delay is
+// folded into this per-pane bound, so that a kernel's per-tuple test stays
+// one compare.
 func (s Spec) Open(p int64) int64 {
 	start := s.FirstWindow(p) * s.Slide
 	if start > math.MaxInt64-s.Size {
 		return math.MaxInt64
 	}
-	return start + (s.Size - 1)
+	last := start + (s.Size - 1) // the first window's last position
+	if last > math.MaxInt64-s.Delay {
+		return math.MaxInt64
+	}
+	return last + s.Delay
 }
 
 // PaneSpan returns the panes [lo, last] of window w (last inclusive: the

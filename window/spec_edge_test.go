@@ -14,10 +14,23 @@ import (
 
 // bigSpec is the window arithmetic in unbounded integers: the oracle of
 // Spec at the int64 edges.
-type bigSpec struct{ size, slide, pane *big.Int }
+type bigSpec struct{ size, slide, pane, delay *big.Int }
 
 func newBigSpec(s Spec) bigSpec {
-	return bigSpec{big.NewInt(s.Size), big.NewInt(s.Slide), big.NewInt(s.Pane)}
+	return bigSpec{big.NewInt(s.Size), big.NewInt(s.Slide), big.NewInt(s.Pane), big.NewInt(s.Delay)}
+}
+
+// closes is the watermark that closes window w: its end plus the delay.
+func (b bigSpec) closes(w *big.Int) *big.Int { return new(big.Int).Add(b.end(w), b.delay) }
+
+// edgeDelays are watermark delays for s: none, small, the window's size and
+// more, and near MaxInt64.
+func edgeDelays(r *rand.Rand, s Spec) []int64 {
+	ds := []int64{0, 1, 7, s.Size, math.MaxInt64 / 2, math.MaxInt64 - 1, math.MaxInt64, r.Int64N(1000), r.Int64()}
+	if s.Size <= math.MaxInt64/3 {
+		ds = append(ds, 3*s.Size-1)
+	}
+	return ds
 }
 
 var (
@@ -114,9 +127,23 @@ func edgeSpecs(r *rand.Rand) []Spec {
 // TestSpecAtTheEdges: every method of Spec against unbounded arithmetic, at
 // positions near MinInt64, MaxInt64, zero and Lowest, for window sizes up to
 // MaxInt64.
+//
+// Each spec runs with watermark delays from 0 to MaxInt64 (edgeDelays):
+// Open and Closed shift by the delay, saturating, never wrapping.
 func TestSpecAtTheEdges(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 12))
-	for _, s := range edgeSpecs(r) {
+	for _, s0 := range edgeSpecs(r) {
+		for _, d := range edgeDelays(r, s0) {
+			s := s0
+			s.Delay = d
+			testSpecAtTheEdges(t, r, s)
+		}
+	}
+}
+
+func testSpecAtTheEdges(t *testing.T, r *rand.Rand, s Spec) {
+	t.Helper()
+	{
 		b := newBigSpec(s)
 		// Lowest is the smallest accepted position.
 		lo := s.Lowest()
@@ -145,7 +172,7 @@ func TestSpecAtTheEdges(t *testing.T) {
 			require.True(t, first.IsInt64() && last.IsInt64())
 			assert.Equal(t, first.Int64(), s.FirstWindow(p), "%+v x %d", s, x)
 			assert.Equal(t, last.Int64(), s.LastWindow(p), "%+v x %d", s, x)
-			open := new(big.Int).Sub(b.end(first), big.NewInt(1))
+			open := new(big.Int).Sub(b.closes(first), big.NewInt(1))
 			assert.Equal(t, capMax(open), s.Open(p), "%+v x %d", s, x)
 			for _, w := range []*big.Int{first, last} {
 				wi := w.Int64()
@@ -159,8 +186,17 @@ func TestSpecAtTheEdges(t *testing.T) {
 				}
 				assert.Equal(t, wantLast.Int64(), plast, "%+v window %d", s, wi)
 				assert.True(t, plo <= p && p <= plast)
-				for _, wm := range []int64{math.MinInt64, x, math.MaxInt64 - 1, math.MaxInt64, capMax(b.end(w)), capMax(b.end(w)) - 1} {
-					assert.Equal(t, b.end(w).Cmp(big.NewInt(wm)) <= 0, s.Closed(wi, wm), "%+v window %d wm %d", s, wi, wm)
+				c := capMax(b.closes(w))
+				for _, wm := range []int64{math.MinInt64, x, math.MaxInt64 - 1, math.MaxInt64, capMax(b.end(w)), capMax(b.end(w)) - 1, c, c - 1} {
+					assert.Equal(t, b.closes(w).Cmp(big.NewInt(wm)) <= 0, s.Closed(wi, wm), "%+v window %d wm %d", s, wi, wm)
+				}
+				// Open and Closed agree: a pane is sealed exactly when its
+				// first window is closed.
+				if w == first {
+					assert.False(t, s.Closed(wi, s.Open(p)), "%+v pane %d", s, p)
+					if o := s.Open(p); o < math.MaxInt64 {
+						assert.True(t, s.Closed(wi, o+1), "%+v pane %d", s, p)
+					}
 				}
 			}
 		}
@@ -194,4 +230,56 @@ func TestSpecIssue12(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, sl.Accepted(low))
 	assert.True(t, sl.Accepted(low+10000))
+}
+
+// TestSpecDelay: a watermark delay postpones closing and sealing by the
+// delay, and a negative one is refused.
+func TestSpecDelay(t *testing.T) {
+	w := query.Tumbling(10)
+	w.Delay = 5
+	s, err := NewSpec(w)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), s.Delay)
+	assert.False(t, s.Closed(0, 14), "[0, 10) with delay 5 is open at watermark 14")
+	assert.True(t, s.Closed(0, 15), "and closes at 15")
+	assert.Equal(t, int64(14), s.Open(0))
+	assert.Equal(t, int64(24), s.Open(1))
+
+	sl := query.Sliding(10, 5)
+	sl.Delay = 3
+	s, err = NewSpec(sl)
+	require.NoError(t, err)
+	// Pane 1 is [5, 10); its first window is [0, 10), closed at 13.
+	assert.Equal(t, int64(12), s.Open(1))
+	assert.False(t, s.Closed(0, 12))
+	assert.True(t, s.Closed(0, 13))
+
+	rows := query.Window{Type: query.Rows, Size: 4, Slide: 4, Delay: 100}
+	s, err = NewSpec(rows)
+	require.NoError(t, err)
+	assert.Equal(t, int64(103), s.Open(0))
+
+	// Saturated: the end plus the delay past MaxInt64 is reached by no
+	// watermark.
+	top := query.Tumbling(10)
+	top.Delay = math.MaxInt64 - 15
+	s, err = NewSpec(top)
+	require.NoError(t, err)
+	assert.Equal(t, int64(math.MaxInt64-6), s.Open(0), "10-1 + MaxInt64-15")
+	assert.False(t, s.Closed(0, math.MaxInt64-6))
+	assert.True(t, s.Closed(0, math.MaxInt64-5))
+	assert.Equal(t, int64(math.MaxInt64), s.Open(1), "20-1 + MaxInt64-15 saturates")
+	assert.False(t, s.Closed(1, math.MaxInt64))
+	assert.False(t, s.Closed(-1, math.MinInt64), "MinInt64 minus a delay does not wrap")
+	// The lowest window [-9223372036854775800, -9223372036854775790)
+	// closes at its end plus MaxInt64-15: 2.
+	assert.False(t, s.Closed(math.MinInt64/10, 1))
+	assert.True(t, s.Closed(math.MinInt64/10, 2))
+
+	for _, w := range []query.Window{{Type: query.Range, Size: 10, Slide: 10, Delay: -1}, {Type: query.Rows, Size: 3, Slide: 1, Delay: math.MinInt64}} {
+		_, err := NewSpec(w)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "watermark delay")
+		assert.Contains(t, err.Error(), "negative")
+	}
 }
