@@ -13,8 +13,9 @@ import (
 // stream, on its own: a tuple's position is its event time (range windows)
 // or its 0-based index in its stream (row windows); the watermark is the
 // largest position of the stream's earlier tuples; a tuple is late when a
-// watermark exists and it is >= the end of the first window containing the
-// tuple (an end past math.MaxInt64 is never reached). A tuple whose first
+// watermark exists and it minus j.Window.Delay is >= the end of the first
+// window containing the tuple (in unbounded integers: an end past
+// math.MaxInt64 is never reached). A tuple whose first
 // window starts below math.MinInt64 is refused: the error names its input,
 // index, byte offset and position. Every window w holding an accepted tuple of both streams outputs,
 // in order of w, each pair (l, r) of its accepted left tuples l and right
@@ -55,11 +56,11 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				return nil, fmt.Errorf("reference: join %q: %s input: tuple %d (byte offset %d): %w", j.Name, [2]string{"left", "right"}[side], i, i*ts, err)
 			}
 			first := ws[len(ws)-1] // windowsOf lists windows in descending order
-			late := has && !first.past && wm >= first.end
+			isLate := has && late(wm, first, j.Window)
 			if !has || pos > wm {
 				wm, has = pos, true
 			}
-			if late {
+			if isLate {
 				res.Counts.Late++
 				continue
 			}

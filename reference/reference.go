@@ -42,17 +42,19 @@
 // window, its 0-based index in the input (counting every tuple, before WHERE)
 // for a row window. The watermark W is the maximum position of all PREVIOUS
 // tuples; there is none before the first tuple. Window w covers positions
-// [w*Slide, w*Slide+Size). For each tuple, in order:
+// [w*Slide, w*Slide+Size). D is q.Window.Delay (0 unless set), in the same
+// units as positions. For each tuple, in order:
 //
 //   - WHERE false: Filtered;
 //   - else, with a join, its key not in the table: Unmatched;
 //   - else the windows containing its position are found by brute force
 //     (every w with w*Slide <= position < w*Slide+Size; they are consecutive,
 //     first..last). If the FIRST of them starts below math.MinInt64, the
-//     tuple is refused (see Errors). If a watermark exists and W >= the end
-//     of the FIRST of them, the tuple is Late and counted in no window (for
-//     a sliding window, a tuple that is late for its first window only is
-//     counted in none); an end past math.MaxInt64 is never reached;
+//     tuple is refused (see Errors). If a watermark exists and W - D >= the
+//     end of the FIRST of them (computed in unbounded integers), the tuple
+//     is Late and counted in no window (for a sliding window, a tuple that
+//     is late for its first window only is counted in none); an end past
+//     math.MaxInt64 is never reached;
 //   - else Counted: added to every window first..last under its group key.
 //
 // Then W = max(W, position): every tuple advances the watermark, filtered,
@@ -290,6 +292,15 @@ func windowsOf(pos int64, win query.Window, what string) ([]bound, error) {
 	return ws, nil
 }
 
+// late reports whether watermark wm, minus the window's delay, has reached
+// the end of window b: wm - Delay >= end, in unbounded integers, so that
+// neither the subtraction nor an end past math.MaxInt64 wraps.
+func late(wm int64, b bound, win query.Window) bool {
+	end := new(big.Int).Add(big.NewInt(b.start), big.NewInt(win.Size))
+	seen := new(big.Int).Sub(big.NewInt(wm), big.NewInt(win.Delay))
+	return seen.Cmp(end) >= 0
+}
+
 // positionName is what a window's positions are: event times or indexes.
 func positionName(w query.Window) string {
 	if w.Type == query.Rows {
@@ -408,7 +419,7 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				return err
 			}
 			first := ws[len(ws)-1] // ws is descending
-			if haveWM && !first.past && wm >= first.end {
+			if haveWM && late(wm, first, q.Window) {
 				res.Counts.Late++
 				return nil
 			}
