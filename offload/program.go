@@ -106,6 +106,14 @@ func newProgram(sh *shape, depth int, be backend) *program {
 		perPane := 1 + int64(max(sh.groups, 1))*int64(sh.rowWords())
 		pr.maxPanes = max(1, (maxOutBytes/8-hdrWords)/perPane)
 		pr.exactLo, pr.exactHi, pr.exact = exactPanes(sh.spec)
+		if sh.spec.Delay != 0 {
+			// The device seals a pane at the end of its first window
+			// (offload.cu's seal_of), judged per tuple against the task's
+			// own watermark: a watermark delay cannot be folded into its
+			// parameters from the host. No pane is exact, so every task
+			// with tuples runs on the CPU (Wait's ok false).
+			pr.exact = false
+		}
 	}
 	return pr
 }
