@@ -32,6 +32,8 @@ func TestTaskPathDoesNotAllocate(t *testing.T) {
 	}{
 		{"aggregation", &query.Query{Name: "agg", Schema: s, Window: query.Tumbling(32),
 			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}},
+		{"delayed", &query.Query{Name: "delayed", Schema: s, Window: query.Window{Type: query.Range, Size: 32, Slide: 16, Delay: 100},
+			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}},
 		{"selection", &query.Query{Name: "sel", Schema: s, Where: query.ColGe("a", 0)}},
 	} {
 		for _, mode := range []string{"cpu", "gpu"} {
