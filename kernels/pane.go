@@ -11,7 +11,7 @@ type paneCursor struct {
 	cur         *window.GroupState
 	pane        int64
 	start, last int64 // positions [start, last]; empty (start > last) before the first tuple
-	open        int64 // a tuple is late if the watermark before it is > open
+	open        int64 // a tuple is late if the watermark before it is > open (spec.Open: the watermark delay folded in)
 	lowest      int64 // spec.LowestPane(): panes below it are refused
 	tuples      uint64
 }
