@@ -267,15 +267,41 @@ func TestLoadCSV(t *testing.T) {
 	st := p.Queries[0].Spec.Query.Join.Table
 	assert.Equal(t, [][]byte{append(make([]byte, 15), 0xff), append(make([]byte, 15), 1)}, st.Keys)
 	assert.Equal(t, [][]byte{{'h', 0}, {'h', 'i'}}, st.Values)
-	row := make([]byte, tab.RowSize())
-	require.NoError(t, encodeValue(row[16:20], "-1", tab.Columns[1], tab.types[1]))
-	assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, row[16:20])
-	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,a,abc\n")), `line 2: column raw: "abc" is longer than 2 bytes`)
-	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,x,2,3,4,a,ab\n")), `line 2: column n: "x" is not an INT`)
+	rows, err := tab.readCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-0000000000FF,-1,5,1.5,2.5,b,h\n"))
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	row := rows[0]
+	require.Len(t, row, tab.RowSize())
+	assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, row[16:20], "n: INT -1")
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,a,abc\n")), `table x: line 2, column 48 (field "raw"): too long for bytes(2) "abc"`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,x,2,3,4,a,ab\n")), `table x: line 2, column 38 (field "n"): bad int32 "x"`)
 	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n\n")), `line 1: header "id,n", want "id,n,big,r,d,e,raw"`)
-	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\nx,1,2,3,4,a,0000\n")), "line 2: column id: parse UUID")
-	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,c,0000\n")), `line 2: column e: "c" is not a label`)
-	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n1,2\n")), "line 2: 2 fields, want 7")
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\nx,1,2,3,4,a,0000\n")), `table x: line 2, column 1 (field "id"): bad UUID "x"`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,1,2,3,4,c,0000\n")), `line 2, column 46 (field "e"): unknown label "c" (labels: a, b)`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,n,big,r,d,e,raw\n00000000-0000-0000-0000-000000000000,2\n")), "line 2, column 39 (field \"big\"): missing field: the record has 2 fields, 7 needed")
+}
+
+// TestLoadCSVThroughSource: LoadCSV decodes through package source's CSV
+// decoder (quoting, a byte order mark, CRLF), keeps its own header check
+// (the columns in declared order) and refuses duplicate keys.
+func TestLoadCSVThroughSource(t *testing.T) {
+	p := mustCompile(t, `CREATE TABLE x (id UUID, e ENUM('a','b,c'), raw BYTES(4))
+		WITH (connector = 'file', path = 'x.csv', header = 'true');
+		CREATE SOURCE q (ts BIGINT, u UUID) WITH (connector = 'stdin');
+		SELECT raw, COUNT(*) AS n FROM q [ROWS 2] JOIN x ON q.u = x.id GROUP BY raw`)
+	tab := p.Table("x")
+	const id1, id2 = "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"
+	require.NoError(t, tab.LoadCSV(stringsReader("\xef\xbb\xbf id , e,raw\r\n"+id1+`,"b,c","a""b"`+"\r\n"+id2+",a,x\n")))
+	assert.Equal(t, 2, tab.Rows())
+	st := p.Queries[0].Spec.Query.Join.Table
+	assert.Equal(t, [][]byte{{'a', '"', 'b', 0}, {'x', 0, 0, 0}}, st.Values)
+
+	require.NoError(t, tab.LoadCSV(stringsReader("")), "no lines: no rows")
+	assert.Equal(t, 0, tab.Rows())
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("e,id,raw\n")), `table x: line 1: header "e,id,raw", want "id,e,raw"`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("\nid,e,raw\n")), `table x: line 1: header "", want "id,e,raw"`)
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,e,raw\n"+id1+",a,x\n"+id1+",a,y\n")), "table x: rows 0 and 1 have the same id")
+	assert.ErrorContains(t, tab.LoadCSV(stringsReader("id,e,raw\n"+id1+`,"a,x`+"\n")), `table x: line 2, column 38 (field "e"): unterminated quoted field`)
 }
 
 func TestViewsAndSinks(t *testing.T) {

@@ -2,120 +2,121 @@ package sql
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/saber-hx/saber-hx/ysb"
+	"github.com/saber-hx/saber-hx/source"
 )
 
 // LoadCSV reads the table's rows from CSV text (format = 'csv'): one line
 // per row, the columns in declared order, after a header line naming them
-// if the table says header = 'true'. Values: integers in decimal, floats,
-// UUIDs in canonical text, BYTES(n) as at most n bytes (zero-padded),
-// ENUMs by label. The
-// fields are plain (no quoting). A bad line is refused naming its line.
+// if the table says header = 'true'. The text is decoded by package
+// source's CSV decoder: RFC 4180 quoting within a line, empty lines
+// skipped, integers in decimal, floats, UUIDs in canonical text, BYTES(n)
+// as at most n bytes (zero-padded), ENUMs by label, each value as written
+// (no spaces around it); fields after the table's columns are ignored. A
+// bad line is refused naming its line and
+// column (a *source.Error under the table's name); so is a header that is
+// not the columns' names in order, and two rows with the same key
+// (SetRows).
 func (t *Table) LoadCSV(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var rows [][]byte
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if line == 1 && t.Header {
-			want := make([]string, len(t.Columns))
-			for i, c := range t.Columns {
-				want[i] = c.Name
-			}
-			got := strings.Split(text, ",")
-			for i := range got {
-				got[i] = strings.TrimSpace(got[i])
-			}
-			if !slices.Equal(got, want) {
-				return fmt.Errorf("table %s: line 1: header %q, want %q", t.Name, text, strings.Join(want, ","))
-			}
-			continue
-		}
-		if text == "" {
-			continue
-		}
-		fields := strings.Split(text, ",")
-		if len(fields) != len(t.Columns) {
-			return fmt.Errorf("table %s: line %d: %d fields, want %d (%s)", t.Name, line, len(fields), len(t.Columns), columnNames(t.Columns))
-		}
-		row := make([]byte, t.RowSize())
-		for i, f := range fields {
-			c := t.Columns[i]
-			if err := encodeValue(row[c.Attr.Offset:c.Attr.Offset+c.Attr.Size], strings.TrimSpace(f), c, t.types[i]); err != nil {
-				return fmt.Errorf("table %s: line %d: column %s: %v", t.Name, line, c.Name, err)
-			}
-		}
-		rows = append(rows, row)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("table %s: line %d: %v", t.Name, line+1, err)
+	rows, err := t.readCSV(r)
+	if err != nil {
+		return err
 	}
 	return t.SetRows(rows)
 }
 
-func columnNames(cols []Column) string {
-	n := make([]string, len(cols))
-	for i, c := range cols {
-		n[i] = c.Name
+// readCSV decodes the rows of a CSV text, RowSize bytes each.
+func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
+	l, err := sourceLayout(t.RowSize(), t.Columns)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	return strings.Join(n, ", ")
+	if t.Header {
+		br := bufio.NewReader(r)
+		line, err := t.checkHeader(br)
+		if err != nil {
+			return nil, err
+		}
+		r = io.MultiReader(strings.NewReader(line), br)
+	}
+	d, err := source.NewCSVDecoder(l, source.CSVOptions{Header: t.Header})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	rd := source.NewReader(r, d, 0)
+	var all []byte
+	buf := make([]byte, 1024*l.TupleSize)
+	for {
+		n, err := rd.Fill(buf)
+		all = append(all, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	rows := make([][]byte, len(all)/l.TupleSize)
+	for i := range rows {
+		rows[i] = all[i*l.TupleSize : (i+1)*l.TupleSize : (i+1)*l.TupleSize]
+	}
+	return rows, nil
 }
 
-// encodeValue writes the text value s of column c into dst (little-endian).
-func encodeValue(dst []byte, s string, c Column, ty sqlType) error {
-	le := binary.LittleEndian
-	switch ty.kind {
-	case tyInt:
-		v, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
-			return fmt.Errorf("%q is not an INT", s)
-		}
-		le.PutUint32(dst, uint32(int32(v)))
-	case tyBigint:
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%q is not a BIGINT", s)
-		}
-		le.PutUint64(dst, uint64(v))
-	case tyReal:
-		v, err := strconv.ParseFloat(s, 32)
-		if err != nil {
-			return fmt.Errorf("%q is not a REAL", s)
-		}
-		le.PutUint32(dst, math.Float32bits(float32(v)))
-	case tyDouble:
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("%q is not a DOUBLE", s)
-		}
-		le.PutUint64(dst, math.Float64bits(v))
-	case tyEnum:
-		i := slices.Index(ty.labels, s)
-		if i < 0 {
-			return fmt.Errorf("%q is not a label of %s", s, c.Type)
-		}
-		le.PutUint32(dst, uint32(i))
-	case tyUUID:
-		u, err := ysb.ParseUUID(s)
-		if err != nil {
-			return err
-		}
-		copy(dst, u[:])
-	case tyBytes:
-		if len(s) > ty.size {
-			return fmt.Errorf("%q is longer than %d bytes", s, ty.size)
-		}
-		copy(dst, s) // zero-padded, as package source stores BYTES(n)
+// checkHeader reads the first line of br and checks that it names the
+// table's columns in declared order (spaces around the names and a byte
+// order mark allowed); it returns the line, for the decoder to read again.
+func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
+	want := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		want[i] = c.Name
 	}
-	return nil
+	line, err := br.ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("table %s: line 1: %w", t.Name, err)
+	}
+	if line == "" {
+		return "", nil // no lines, no rows
+	}
+	text := strings.TrimRight(strings.TrimSuffix(line, "\n"), "\r")
+	got := strings.Split(strings.TrimPrefix(text, "\xef\xbb\xbf"), ",")
+	for i := range got {
+		got[i] = strings.TrimSpace(got[i])
+	}
+	if !slices.Equal(got, want) {
+		return "", fmt.Errorf("table %s: line 1: header %q, want %q", t.Name, text, strings.Join(want, ","))
+	}
+	return line, nil
+}
+
+// sourceLayout is package source's layout of columns in a tuple of
+// tupleSize bytes, for its decoders.
+func sourceLayout(tupleSize int, cols []Column) (*source.Layout, error) {
+	sc := make([]source.Column, len(cols))
+	for i, c := range cols {
+		sc[i] = source.Column{Name: c.Name, Offset: c.Attr.Offset, Size: c.Attr.Size, Labels: c.Labels}
+		switch c.Kind {
+		case KindInt:
+			sc[i].Kind = source.Int32
+		case KindBigint:
+			sc[i].Kind = source.Int64
+		case KindReal:
+			sc[i].Kind = source.Float32
+		case KindDouble:
+			sc[i].Kind = source.Float64
+		case KindUUID:
+			sc[i].Kind = source.UUID
+		case KindBytes:
+			sc[i].Kind = source.Bytes
+		case KindEnum:
+			sc[i].Kind = source.Enum
+		default:
+			return nil, fmt.Errorf("column %s: type %s cannot be decoded from csv", c.Name, c.Type)
+		}
+	}
+	return source.NewLayout(tupleSize, sc...)
 }
