@@ -17,10 +17,9 @@ import (
 // skipped, integers in decimal, floats, UUIDs in canonical text, BYTES(n)
 // as at most n bytes (zero-padded), ENUMs by label, each value as written
 // (no spaces around it); fields after the table's columns are ignored. A
-// bad line is refused naming its line and
-// column (a *source.Error under the table's name); so is a header that is
-// not the columns' names in order, and two rows with the same key
-// (SetRows).
+// bad line is refused naming its line and column (a *source.Error under
+// the table's name); so is a header that is not the columns' names in
+// order, and two rows with the same key (SetRows).
 func (t *Table) LoadCSV(r io.Reader) error {
 	rows, err := t.readCSV(r)
 	if err != nil {
