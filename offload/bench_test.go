@@ -104,7 +104,7 @@ func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
 			nt, nf := offload.RunCase(t, dev, q, data, uint64(i), 4, 8192)
 			t.Logf("%s: %s: %d tasks, %d fell back", c, q.Name, nt, nf)
 			if c.late {
-				assert.Less(t, nf, nt/4, "late tuples within the slack do not fall back")
+				assert.LessOrEqual(t, 4*nf, nt, "late tuples within the slack do not fall back: at most a quarter of the tasks (nt/4 is 0 for a short run)")
 			} else {
 				assert.Zero(t, nf, "in-order tuples never fall back")
 			}
