@@ -59,7 +59,6 @@ func (c *compiler) source(s *stmt) error {
 				return err
 			}
 			src.WatermarkDelay = d
-			return errAt(wm.delayP, "a watermark delay (%s) is not supported yet: the engine's watermark is the largest event time seen, so tuples later than that are late (write WATERMARK FOR %s AS %s)", wm.delay.text, wm.col.name, wm.col.name)
 		}
 		why = "its WATERMARK"
 	} else if id, ok := c.timeCols[s.name.name]; ok && src.Format != "binary" {
@@ -208,6 +207,9 @@ func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error
 		if step > w.rows {
 			return query.Window{}, false, errAt(w.slidePos, "SLIDE %d is larger than ROWS %d (valid: 0 < slide <= size)", step, w.rows)
 		}
+		if rel.source != nil && rel.source.WatermarkDelay != 0 {
+			return query.Window{}, false, errAt(w.pos, "source %s has a watermark delay, in time: a ROWS window counts tuples, so it cannot honour it (drop the delay, or use a time window)", rel.name)
+		}
 		return query.Window{Type: query.Rows, Size: w.rows, Slide: step}, true, nil
 	}
 	if w.timeCol != nil {
@@ -238,5 +240,11 @@ func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error
 			return query.Window{}, false, errAt(w.slidePos, "the slide %s is larger than the size %s (valid: 0 < slide <= size)", w.slide.text, w.size.text)
 		}
 	}
-	return query.Window{Type: query.Range, Size: size, Slide: slide}, true, nil
+	win := query.Window{Type: query.Range, Size: size, Slide: slide}
+	if rel.source != nil {
+		// The source's WATERMARK delay, in its time unit like the window:
+		// windows close, and tuples are late, that much later.
+		win.Delay = rel.source.WatermarkDelay
+	}
+	return win, true, nil
 }

@@ -37,9 +37,12 @@
 // it at offset 0). For csv and json the compiler lays the tuple out: the
 // event time first (WATERMARK FOR's column, else the one a TUMBLE or HOP
 // over the source names, else the first BIGINT), then the others by size.
-// Intervals are converted into the source's time_unit. A watermark delay
-// other than zero is refused: the engine's watermark is the largest event
-// time seen.
+// Intervals are converted into the source's time_unit. WATERMARK FOR ts AS
+// ts - INTERVAL 'n' unit delays every time window over the source by that
+// much (query.Window.Delay): a window [s, e) closes when the largest event
+// time seen minus the delay reaches e, and a tuple is late when that has
+// passed the end of its first window; a ROWS window over a source with a
+// delay is refused (a delay in time cannot apply to counts of tuples).
 //
 // # Queries
 //
@@ -81,7 +84,7 @@
 // more than one non-key column of a table in one query; table key and value
 // columns other than UUID/BYTES; a window join with anything but SELECT *
 // (make it a view), with aggregates, or with different windows on its two
-// sides; GROUP BY keys wider than 16 bytes; a non-zero watermark delay;
+// sides; GROUP BY keys wider than 16 bytes;
 // window_end in a view's output; outer joins, DISTINCT, ORDER BY, LIMIT,
 // UNION; the kafka connector.
 package sql

@@ -118,7 +118,7 @@ func TestErrors(t *testing.T) {
 		{"!CREATE SOURCE q (ts INT, WATERMARK FOR ts AS ts) WITH (connector = 'stdin', format = 'csv')", 1, 18, "the event time ts of source q (from its WATERMARK) must be a BIGINT, not INT"},
 		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR zz AS zz) WITH (connector = 'stdin')", 1, 43, "no column zz in source q"},
 		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS b) WITH (connector = 'stdin')", 1, 49, "the watermark must be ts or ts - INTERVAL '...' unit"},
-		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'stdin')", 1, 52, "a watermark delay (INTERVAL '2' SECOND) is not supported yet"},
+		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'stdin');\nSELECT COUNT(*) FROM q [ROWS 10]", 2, 24, "source q has a watermark delay, in time: a ROWS window counts tuples"},
 		{"!CREATE SOURCE q (ts BIGINT, WATERMARK FOR ts AS ts, WATERMARK FOR ts AS ts) WITH (connector = 'stdin')", 1, 53, "a second WATERMARK: a source has one event time"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin');\nCREATE VIEW v AS SELECT ts, COUNT(*) AS n FROM q [ROWS 10] GROUP BY ts;\nSELECT SUM(n) FROM v [RANGE INTERVAL '1' SECOND]", 3, 22, "v's times are row positions (it is windowed by ROWS): a time window over it needs ROWS too"},
 		// types and the query's shape

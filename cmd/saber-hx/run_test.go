@@ -223,3 +223,26 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP
 	assert.Equal(t, uint64(3), s.Sources[0].Tuples)
 	assert.Equal(t, "window_start,n\n0,2\n3000,1\n", stdout.String(), "the rows of what ran, flushed")
 }
+
+// TestRunWatermarkDelay: WATERMARK FOR ... - INTERVAL delays the closing of
+// windows, so that an out-of-order tuple is counted instead of late.
+func TestRunWatermarkDelay(t *testing.T) {
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.WriteFile("e.csv", []byte("1000,1\n11000,1\n9500,1\n"), 0o644))
+	for _, tc := range []struct{ watermark, want string }{
+		{"", "window_start,n\n0,1\n10000,1\n"},
+		{", WATERMARK FOR ts AS ts - INTERVAL '2' SECOND", "window_start,n\n0,2\n10000,1\n"},
+	} {
+		text := "CREATE SOURCE e (ts BIGINT, v INT" + tc.watermark + ") WITH (connector = 'file', path = 'e.csv', format = 'csv');\n" +
+			"SELECT window_start, COUNT(*) AS n FROM TUMBLE(e, ts, INTERVAL '10' SECOND) GROUP BY window_start;"
+		code, stdout, stderr := cli(t, "run", "-e", text, "--json")
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, tc.want, stdout, "watermark %q", tc.watermark)
+		s := decodeRun(t, lastLine(stderr))
+		late := uint64(1)
+		if tc.watermark != "" {
+			late = 0
+		}
+		assert.Equal(t, late, s.Queries[0].Late, "watermark %q", tc.watermark)
+	}
+}
