@@ -152,13 +152,45 @@ func emuAggBlockMax(k *kparams, blockMax, out []uint64) {
 	}
 }
 
+// The block's cache of dense rows (offload.cu's CACHE_SLOTS, CACHE_WORDS).
+const (
+	cacheSlots = 256
+	cacheWords = 2048
+)
+
+// cacheSlotsFor is offload.cu's cache_slots: how many rows the block's
+// cache holds (0: hashed groups or rows too wide).
+func cacheSlotsFor(nkeys, rowWords int64) int64 {
+	if nkeys > 0 {
+		return 0
+	}
+	s := int64(cacheSlots)
+	for s > 0 && s*rowWords > cacheWords {
+		s >>= 1
+	}
+	return s
+}
+
 // emuAggTuples is agg_tuples: each tuple's watermark before it (the
 // largest position of the blocks before, then of the threads before in its
-// block), WHERE, the join, its pane and lateness, then its row.
+// block), WHERE, the join, its pane and lateness, then its row: with dense
+// groups the block's cached row (the slot of row r is r mod slots,
+// claimed by the block's first tuple that needs it; a tuple whose slot
+// holds another row folds into its global row), folded into the global
+// rows at the end of the block. fold's warp reduction is here the
+// tuples' folds one after another: the same words, integer addition, min
+// and max being associative and commutative.
 func emuAggTuples(k *kparams, blockMax, out []uint64) {
 	firsts := out[hdrWords : hdrWords+k.npanes]
 	rows := out[hdrWords+k.npanes:]
+	nslots := cacheSlotsFor(k.nkeys, k.rowWords)
+	var cacheKey [cacheSlots]uint64 // 0: free, else the row's index + 1
+	cacheRow := make([]uint64, cacheWords)
 	for b := int64(0); b < gridOf(k.n); b++ {
+		clear(cacheKey[:nslots])
+		for w := int64(0); w < nslots*k.rowWords; w++ {
+			cacheRow[w] = k.initRow[w%k.rowWords]
+		}
 		var prefix uint64
 		for j := int64(0); j < b; j++ {
 			prefix = max(prefix, blockMax[j])
@@ -211,31 +243,73 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 					continue
 				}
 			} else {
-				row = rows[(int64(off)*k.groups+g)*k.rowWords:][:k.rowWords]
+				r := off*uint64(k.groups) + uint64(g)
+				row = rows[int64(r)*k.rowWords:][:k.rowWords]
+				if nslots > 0 {
+					s := int64(r & uint64(nslots-1))
+					if cacheKey[s] == 0 {
+						cacheKey[s] = r + 1
+					}
+					if cacheKey[s] == r+1 {
+						row = cacheRow[s*k.rowWords:][:k.rowWords]
+					}
+				}
 			}
-			row[0]++
+			k.fold(row, i, t)
+		}
+		// The cache's rows into their global rows.
+		for s := int64(0); s < nslots; s++ {
+			if cacheKey[s] == 0 {
+				continue
+			}
+			src := cacheRow[s*k.rowWords:][:k.rowWords]
+			dst := rows[int64(cacheKey[s]-1)*k.rowWords:][:k.rowWords]
+			dst[0] += src[0]
 			for w := int64(0); w < k.naggs; w++ {
-				d := k.aggs[w]
-				var v int64
-				if d>>48&1 != 0 {
-					v = int64(evalCode(k.code[d&0xffffffff:], t))
-				} else {
-					v = colValue(t, d&0xffffffff, d>>32&1 != 0)
-				}
-				switch window.AggKind(d >> 40 & 0xff) {
-				case window.AggAdd:
-					row[1+w] += uint64(v)
-				case window.AggMin:
-					row[1+w] = min(row[1+w], bias(v))
-				default:
-					row[1+w] = max(row[1+w], bias(v))
-				}
+				foldWord(&dst[1+w], window.AggKind(k.aggs[w]>>40&0xff), src[1+w])
 			}
-			if uint64(i) < row[k.rowWords-1] {
-				row[k.rowWords-1] = uint64(i)
-			}
+			dst[k.rowWords-1] = min(dst[k.rowWords-1], src[k.rowWords-1])
 		}
 	}
+}
+
+// foldWord is offload.cu's fold_word: u (an add's two's complement, a
+// min's or max's biased value) folded into *p.
+func foldWord(p *uint64, kind window.AggKind, u uint64) {
+	switch kind {
+	case window.AggAdd:
+		*p += u
+	case window.AggMin:
+		*p = min(*p, u)
+	default:
+		*p = max(*p, u)
+	}
+}
+
+// aggValue is offload.cu's agg_value: aggregate descriptor d's value for
+// tuple t.
+func (k *kparams) aggValue(d uint64, t []byte) int64 {
+	if d>>48&1 != 0 {
+		return int64(evalCode(k.code[d&0xffffffff:], t))
+	}
+	return colValue(t, d&0xffffffff, d>>32&1 != 0)
+}
+
+// fold is offload.cu's fold for one counted tuple i: count 1, every
+// aggregate word, the first index, into row.
+func (k *kparams) fold(row []uint64, i int64, t []byte) {
+	row[0]++
+	for w := int64(0); w < k.naggs; w++ {
+		d := k.aggs[w]
+		v := k.aggValue(d, t)
+		kind := window.AggKind(d >> 40 & 0xff)
+		if kind == window.AggAdd {
+			foldWord(&row[1+w], kind, uint64(v))
+		} else {
+			foldWord(&row[1+w], kind, bias(v))
+		}
+	}
+	row[k.rowWords-1] = min(row[k.rowWords-1], uint64(i))
 }
 
 // emuSelCount is sel_count: blockCount[b] = the tuples of block b that

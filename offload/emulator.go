@@ -104,6 +104,11 @@ func (e *emulator) Close() error {
 // result that shows it read a word the kernels did not write.
 const poisonWord uint64 = 0xdeadbeefdeadbeef
 
+// emuAggCheck, set by tests only, sees each aggregation task's parameters
+// and output words once the emulated kernels have run (on the slot's
+// goroutine).
+var emuAggCheck func(k *kparams, words []uint64)
+
 // emuBackend runs the emulated kernels, one goroutine per task in flight.
 type emuBackend struct {
 	k       kparams // the program's constant parameters
@@ -175,6 +180,9 @@ func (be *emuBackend) start(s int, t *task) error {
 			if k.n > 0 {
 				emuAggBlockMax(k, sl.blocks, sl.words)
 				emuAggTuples(k, sl.blocks, sl.words)
+				if emuAggCheck != nil {
+					emuAggCheck(k, sl.words)
+				}
 			}
 			return
 		}

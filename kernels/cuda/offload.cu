@@ -404,6 +404,88 @@ extern "C" __global__ void agg_block_max(const u8 *tuples, i64 n, i64 tuple_size
 	}
 }
 
+// The block's cache of dense rows (agg_tuples): up to CACHE_SLOTS rows of
+// row_words words in CACHE_WORDS words of shared memory.
+enum { CACHE_SLOTS = 256, CACHE_WORDS = 2048 };
+
+// cache_slots is how many rows the block's cache holds: the largest power
+// of two s <= CACHE_SLOTS with s * row_words <= CACHE_WORDS; 0 with hashed
+// groups (nkeys > 0) or rows too wide.
+__device__ __forceinline__ i64 cache_slots(i64 nkeys, i64 row_words)
+{
+	if (nkeys > 0)
+		return 0;
+	i64 s = CACHE_SLOTS;
+	while (s > 0 && s * row_words > CACHE_WORDS)
+		s >>= 1;
+	return s;
+}
+
+// agg_value is aggregate descriptor d's value for tuple t.
+__device__ __forceinline__ i64 agg_value(u64 d, const u8 *t, const u64 *code)
+{
+	return (d >> 48) & 1 ? (i64)eval(code + (d & 0xffffffffULL), t) : col_value(t, d & 0xffffffffULL, (d >> 32) & 1);
+}
+
+// fold_word folds u (an add's two's complement, a min's or max's biased
+// value) into the row word at p, in global or shared memory.
+__device__ __forceinline__ void fold_word(u64 *p, unsigned kind, u64 u)
+{
+	switch (kind) {
+	case AGG_ADD: atomicAdd(p, u); break;
+	case AGG_MIN: atomicMin(p, u); break;
+	default: atomicMax(p, u); break;
+	}
+}
+
+// fold folds each counted tuple i of the warp (row != 0: the row it goes
+// to, in the block's cache or in global memory) into its row: count 1,
+// every aggregate word, the first index. Where every counted tuple of the
+// warp goes to the same row, the warp reduces the words with shuffles and
+// its first counted lane folds them with one atomic per word; else each
+// counted tuple folds its own. All 32 lanes must call it.
+__device__ void fold(u64 *row, i64 i, const u8 *t, const u64 *code, const u64 *aggs, i64 naggs, i64 row_words)
+{
+	bool counted = row != 0;
+	unsigned act = __ballot_sync(FULL_MASK, counted);
+	if (act == 0)
+		return;
+	unsigned lane = threadIdx.x & 31, lead = __ffs(act) - 1;
+	u64 *r0 = (u64 *)__shfl_sync(FULL_MASK, (u64)row, lead);
+	if (__all_sync(FULL_MASK, !counted || row == r0)) {
+		for (i64 w = 0; w < naggs; w++) {
+			u64 d = __ldg(&aggs[w]);
+			unsigned kind = (unsigned)(d >> 40) & 0xff;
+			u64 u = kind == AGG_MIN ? ~0ULL : 0; // the identity of add, min (biased), max (biased)
+			if (counted) {
+				i64 v = agg_value(d, t, code);
+				u = kind == AGG_ADD ? (u64)v : bias(v);
+			}
+			for (int s = 16; s > 0; s >>= 1) {
+				u64 o = __shfl_xor_sync(FULL_MASK, u, s);
+				u = kind == AGG_ADD ? u + o : kind == AGG_MIN ? (o < u ? o : u) : umax(u, o);
+			}
+			if (lane == lead)
+				fold_word(&r0[1 + w], kind, u);
+		}
+		if (lane == lead) {
+			atomicAdd(&r0[0], (u64)__popc(act));
+			min_index(&r0[row_words - 1], (u64)i); // the warp's first counted tuple
+		}
+		return;
+	}
+	if (counted) {
+		atomicAdd(&row[0], 1ULL);
+		for (i64 w = 0; w < naggs; w++) {
+			u64 d = __ldg(&aggs[w]);
+			unsigned kind = (unsigned)(d >> 40) & 0xff;
+			i64 v = agg_value(d, t, code);
+			fold_word(&row[1 + w], kind, kind == AGG_ADD ? (u64)v : bias(v));
+		}
+		min_index(&row[row_words - 1], (u64)i);
+	}
+}
+
 // agg_tuples classifies every tuple and folds the counted ones into their
 // pane's group row. The watermark before tuple i is the largest position
 // of the tuples before it: the max of the blocks before (block_max), then
@@ -413,6 +495,16 @@ extern "C" __global__ void agg_block_max(const u8 *tuples, i64 n, i64 tuple_size
 // the dense group is the key's ordinal where dense_join, else 0. With
 // nkeys > 0 the groups are hashed: the row is the entry of the tuple's
 // pane and key (key_of) in the table.
+//
+// Dense rows go through the block's cache (cache_slots): row r (pane
+// offset * groups + group) has slot r mod slots, claimed in shared memory
+// by the first tuple of the block that needs it (atomicCAS of r + 1 on
+// the slot's key, 0: free); a tuple whose slot holds another row folds
+// into its global row directly. A warp whose counted tuples share one row
+// reduces them first (fold). At the end of the block, each claimed slot
+// is folded into its global row with one atomic per word (count, words,
+// first index). Integer addition, min and max being associative and
+// commutative, the words are those of one atomic per tuple.
 extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i64 rows, i64 first,
 				      const u64 *preds, i64 npreds, const u64 *code, i64 where, const u64 *join_hi,
 				      const u64 *join_lo, const int *join_ord, u64 join_mask, i64 join_off, i64 dense_join,
@@ -420,6 +512,15 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 				      const u64 *init_row, i64 groups, i64 row_words, i64 pane, i64 size, i64 slide,
 				      i64 base, i64 npanes, const u64 *block_max, u64 *out)
 {
+	__shared__ u64 cache_key[CACHE_SLOTS]; // 0: free, else the row's index + 1
+	__shared__ u64 cache_row[CACHE_WORDS];
+	i64 nslots = cache_slots(nkeys, row_words);
+	u64 *dense = out + HDR_WORDS + npanes;
+	for (i64 s = threadIdx.x; s < nslots; s += blockDim.x)
+		cache_key[s] = 0;
+	for (i64 w = threadIdx.x; w < nslots * row_words; w += blockDim.x)
+		cache_row[w] = __ldg(&init_row[w % row_words]);
+
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
 	bool valid = i < n;
 	i64 pos = valid ? position(tuples, i, tuple_size, rows, first) : 0;
@@ -430,10 +531,12 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 	u64 prefix = block_reduce_max(m);
 	u64 in_block = block_exclusive_max_scan(valid ? bias(pos) : 0);
 	i64 prev = unbias(umax(prefix, in_block));
+	__syncthreads(); // the cache's initial words
 
 	bool filtered = false, unmatched = false, late = false, outside = false, overflow = false;
+	const u8 *t = tuples + i * tuple_size;
+	u64 *row = 0; // the counted tuple's row
 	if (valid) {
-		const u8 *t = tuples + i * tuple_size;
 		if (!passes(t, preds, npreds, code, where)) {
 			filtered = true;
 		} else {
@@ -462,41 +565,46 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 					min_index(&out[HDR_WORDS + off], (u64)i);
 					if (prev >= seal_of(p, pane, size, slide)) {
 						late = true;
+					} else if (nkeys > 0) {
+						u64 k0, k1;
+						key_of(t, code, keys, nkeys, &k0, &k1);
+						row = find_entry(table, table_mask, out, out + HDR_WORDS + npanes, row_words, init_row,
+								 off, k0, k1);
+						overflow = row == 0;
 					} else {
-						u64 *row;
-						if (nkeys > 0) {
-							u64 k0, k1;
-							key_of(t, code, keys, nkeys, &k0, &k1);
-							row = find_entry(table, table_mask, out, out + HDR_WORDS + npanes, row_words,
-									 init_row, off, k0, k1);
-							overflow = row == 0;
-						} else {
-							row = out + HDR_WORDS + npanes + ((i64)off * groups + g) * row_words;
-						}
-						if (row) {
-							atomicAdd(&row[0], 1ULL);
-							for (i64 w = 0; w < naggs; w++) {
-								u64 d = __ldg(&aggs[w]);
-								i64 v = (d >> 48) & 1 ? (i64)eval(code + (d & 0xffffffffULL), t)
-										      : col_value(t, d & 0xffffffffULL, (d >> 32) & 1);
-								switch ((d >> 40) & 0xff) {
-								case AGG_ADD: atomicAdd(&row[1 + w], (u64)v); break;
-								case AGG_MIN: atomicMin(&row[1 + w], bias(v)); break;
-								default: atomicMax(&row[1 + w], bias(v)); break;
-								}
-							}
-							min_index(&row[row_words - 1], (u64)i);
+						u64 r = off * (u64)groups + (u64)g;
+						row = dense + r * row_words;
+						if (nslots > 0) {
+							u64 s = r & (u64)(nslots - 1);
+							u64 k = atomicCAS(&cache_key[s], 0ULL, r + 1);
+							if (k == 0 || k == r + 1)
+								row = cache_row + s * row_words;
 						}
 					}
 				}
 			}
 		}
 	}
+	fold(row, i, t, code, aggs, naggs, row_words);
 	warp_count(&out[H_FILTERED], filtered);
 	warp_count(&out[H_UNMATCHED], unmatched);
 	warp_count(&out[H_LATE], late);
 	warp_count(&out[H_OUTSIDE], outside);
 	warp_count(&out[H_OVERFLOW], overflow);
+
+	// The cache's rows into their global rows.
+	__syncthreads();
+	for (i64 s = threadIdx.x; s < nslots; s += blockDim.x) {
+		u64 k = cache_key[s];
+		if (k == 0)
+			continue;
+		const u64 *src = cache_row + s * row_words;
+		u64 *dst = dense + (k - 1) * row_words;
+		atomicAdd(&dst[0], src[0]);
+		for (i64 w = 0; w < naggs; w++)
+			fold_word(&dst[1 + w], (unsigned)(__ldg(&aggs[w]) >> 40) & 0xff, src[1 + w]);
+		min_index(&dst[row_words - 1], src[row_words - 1]);
+	}
 }
 
 // sel_count writes the number of block b's tuples that pass to
