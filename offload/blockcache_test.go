@@ -88,7 +88,9 @@ func TestBlockCacheWordsEqualPerTuple(t *testing.T) {
 		wide = append(wide, query.Aggregate{Func: []query.AggFunc{query.Sum, query.Min, query.Max}[j%3], Arg: query.C(col),
 			As: fmt.Sprintf("w%d", j)})
 	}
-	join := func(tb *query.StaticTable) *query.StaticJoin { return &query.StaticJoin{Column: "k", Table: tb, As: "v"} }
+	join := func(tb *query.StaticTable) *query.StaticJoin {
+		return &query.StaticJoin{Column: "k", Table: tb, As: "v"}
+	}
 	cases := []struct {
 		name string
 		ts   testSchema
@@ -234,4 +236,3 @@ func refAggTuples(k *kparams, blockMax, out []uint64) {
 		}
 	}
 }
-
