@@ -45,7 +45,7 @@ func TestChainedQueries(t *testing.T) {
 				got := &reference.Result{}
 				e, err := Start(cfg, []Spec{
 					{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
-					{Query: down, From: "up", Windows: rowsInto(down, got)},
+					{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
 				})
 				require.NoError(t, err)
 				require.NoError(t, e.Write(data))
@@ -100,16 +100,32 @@ func TestChainErrors(t *testing.T) {
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("a")}}}
 	down := &query.Query{Name: "down", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
 	cfg := Config{Workers: 1, TaskSize: 480, BufferSize: 4096}
-	_, err := Start(cfg, []Spec{{Query: up}, {Query: down, From: "up"}})
+	_, err := Start(cfg, []Spec{{Query: up}, {Query: down, Upstream: Output(0)}})
 	assert.ErrorContains(t, err, `query "down" takes the output of "up"`)
-	_, err = Start(cfg, []Spec{{Query: down, From: "nope"}})
-	assert.ErrorContains(t, err, `no earlier query "nope"`)
+	// A bad edge: to no spec, to itself, to a later spec, both kinds, a
+	// right edge without a join; each an ErrConfig naming the spec.
+	for _, c := range []struct {
+		specs []Spec
+		want  string
+	}{
+		{[]Spec{{Query: down, Upstream: Output(0)}}, `spec 0 ("down"): Upstream is Output(0), but the first spec has no earlier spec`},
+		{[]Spec{{Query: up}, {Query: down, Upstream: Output(1)}}, `spec 1 ("down"): Upstream is Output(1), not an earlier spec (Output(0) to Output(0))`},
+		{[]Spec{{Query: up}, {Query: down, Upstream: Output(5)}}, `spec 1 ("down"): Upstream is Output(5), not an earlier spec`},
+		{[]Spec{{Query: up}, {Query: down, Upstream: Output(-2)}}, `spec 1 ("down"): Upstream is Output(-2), not an earlier spec`},
+		{[]Spec{{Query: up}, {Query: down, Upstream: Output(0), From: "up"}}, `both Upstream (Output(0)) and the deprecated name "up"`},
+		{[]Spec{{Query: up}, {Query: down, UpstreamRight: Output(0)}}, `spec 1 ("down"): UpstreamRight without a Join`},
+		{[]Spec{{Query: down, From: "nope"}}, `no earlier query "nope"`},
+	} {
+		_, err = Start(cfg, c.specs)
+		assert.ErrorContains(t, err, c.want)
+		assert.ErrorIs(t, err, ErrConfig)
+	}
 
 	out, err := up.OutputSchema()
 	require.NoError(t, err)
 	down.Schema = out
 	cfg.TaskSize = 48 * 10
-	e, err := Start(cfg, []Spec{{Query: up}, {Query: down, From: "up"}})
+	e, err := Start(cfg, []Spec{{Query: up}, {Query: down, Upstream: Output(0)}})
 	require.NoError(t, err)
 	assert.ErrorContains(t, e.Stream(1).Write(make([]byte, 16)), "takes its input from")
 	_, err = e.CloseAll()

@@ -7,22 +7,55 @@ import (
 )
 
 // Spec is one query of an engine and where its output goes.
+//
+// The specs given to Start share one index space: spec i is Stream(i),
+// CloseAll's Stats[i], RingNode(i), SpecNames()[i], and Output(i) as the
+// upstream of a later spec.
 type Spec struct {
 	Query   *query.Query
 	Windows Sink      // aggregations: each closed window
 	Tuples  TupleSink // output tuples (query.OutputSchema): a stateless query's, or one per aggregation row
-	// From names an earlier query of the same engine whose output tuples
-	// are this query's input (SABER's connectTo): its output schema must
-	// have this query's input layout. Such a stream has no producer of its
-	// own.
-	From string
+	// Upstream, if set (Output(i)), is the earlier spec i of the same Start
+	// whose output tuples are this query's input (SABER's connectTo): its
+	// output schema must have this query's input layout. Such a stream has
+	// no producer of its own. The zero Ref: an external producer.
+	Upstream Ref
 
 	// Join, instead of Query, makes this entry a window join of two
 	// streams: Stream(i) is its left input and Stream(i).Right() its right
-	// one, fed by producers or, with From and FromRight, by earlier
-	// queries. Its output goes to Tuples and to queries that name it.
-	Join      *query.WindowJoin
-	FromRight string
+	// one, fed by producers or, with Upstream and UpstreamRight, by earlier
+	// specs. Its output goes to Tuples and to the specs downstream of it.
+	Join          *query.WindowJoin
+	UpstreamRight Ref
+
+	// From and FromRight name the upstream by its query's (or join's)
+	// name.
+	//
+	// Deprecated: use Upstream and UpstreamRight; these remain only until
+	// engine/gpu_test.go moves to them. A spec sets one or the other.
+	From, FromRight string
+}
+
+// Ref is a typed edge of the graph: a reference to an earlier spec of the
+// same Start, by its index (Output). The zero Ref refers to none.
+type Ref struct {
+	i   int
+	set bool
+}
+
+// Output refers to the output of spec i of the same Start (as the
+// Upstream or UpstreamRight of a later spec).
+func Output(i int) Ref { return Ref{i: i, set: true} }
+
+// Spec returns the index of the spec r refers to; ok is false for the zero
+// Ref.
+func (r Ref) Spec() (i int, ok bool) { return r.i, r.set }
+
+func (r Ref) String() string {
+	if !r.set {
+		return "no upstream"
+	}
+	return fmt.Sprintf("Output(%d)", r.i)
 }
 
 // entry is what one Spec started: a query's stream, or a window join.
@@ -31,15 +64,63 @@ type entry struct {
 	join   *joinStage
 }
 
+// name is the name of the spec's query or join.
+func (sp *Spec) name() string {
+	switch {
+	case sp.Join != nil:
+		return sp.Join.Name
+	case sp.Query != nil:
+		return sp.Query.Name
+	}
+	return ""
+}
+
+// upstream resolves one of a spec's two edges (ref, or the deprecated name)
+// to the index of an earlier entry; -1: none.
+func (e *Engine) upstream(sp *Spec, field string, ref Ref, name string) (int, error) {
+	at := len(e.entries)
+	i, ok := ref.Spec()
+	switch {
+	case ok && name != "":
+		return 0, fmt.Errorf("spec %d (%q): both %s (%v) and the deprecated name %q", at, sp.name(), field, ref, name)
+	case ok && (i < 0 || i >= at):
+		if at == 0 {
+			return 0, fmt.Errorf("spec 0 (%q): %s is %v, but the first spec has no earlier spec to take input from", sp.name(), field, ref)
+		}
+		return 0, fmt.Errorf("spec %d (%q): %s is %v, not an earlier spec (Output(0) to Output(%d))", at, sp.name(), field, ref, at-1)
+	case ok:
+		return i, nil
+	case name == "":
+		return -1, nil
+	}
+	for k, en := range e.entries {
+		if en.stream.specName() == name {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("query %q: no earlier query %q to take input from", sp.name(), name)
+}
+
 func (e *Engine) add(sp Spec) error {
+	up, err := e.upstream(&sp, "Upstream", sp.Upstream, sp.From)
+	if err != nil {
+		return err
+	}
 	if sp.Join == nil {
-		s, err := e.newStream(sp)
-		if err == nil && sp.From != "" {
-			err = e.connect(s, sp.From)
+		if sp.UpstreamRight != (Ref{}) || sp.FromRight != "" {
+			return fmt.Errorf("spec %d (%q): UpstreamRight without a Join", len(e.entries), sp.name())
+		}
+		s, err := e.newStream(sp, up >= 0)
+		if err == nil && up >= 0 {
+			err = e.connect(s, up)
 		}
 		if err == nil {
 			e.entries = append(e.entries, entry{stream: s})
 		}
+		return err
+	}
+	upRight, err := e.upstream(&sp, "UpstreamRight", sp.UpstreamRight, sp.FromRight)
+	if err != nil {
 		return err
 	}
 	j := sp.Join
@@ -51,11 +132,11 @@ func (e *Engine) add(sp Spec) error {
 	for i, side := range []struct {
 		schema *query.Schema
 		suffix string
-		from   string
-	}{{j.Left, ".left", sp.From}, {j.Right, ".right", sp.FromRight}} {
-		s, err := e.newStream(Spec{Query: &query.Query{Name: j.Name + side.suffix, Schema: side.schema}, From: side.from})
-		if err == nil && side.from != "" {
-			err = e.connect(s, side.from)
+		up     int
+	}{{j.Left, ".left", up}, {j.Right, ".right", upRight}} {
+		s, err := e.newStream(Spec{Query: &query.Query{Name: j.Name + side.suffix, Schema: side.schema}}, side.up >= 0)
+		if err == nil && side.up >= 0 {
+			err = e.connect(s, side.up)
 		}
 		if err != nil {
 			return err
@@ -68,34 +149,30 @@ func (e *Engine) add(sp Spec) error {
 	return nil
 }
 
-// connect makes s the downstream of the earlier query or join named from.
-func (e *Engine) connect(s *Stream, from string) error {
-	for _, en := range e.entries {
-		var out *query.Schema
-		var err error
-		switch {
-		case en.join != nil && en.join.j.Name == from:
-			out, err = en.join.j.OutputSchema()
-		case en.join == nil && en.stream.win.Query == from:
-			out, err = en.stream.plan.Query.OutputSchema()
-		default:
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := query.SameLayout(out, s.plan.Query.Schema); err != nil {
-			return fmt.Errorf("query %q takes the output of %q: %w", s.win.Query, from, err)
-		}
-		if en.join != nil {
-			en.join.down = append(en.join.down, s)
-		} else {
-			en.stream.downstream = append(en.stream.downstream, s)
-		}
-		s.upstream = from
-		return nil
+// connect makes s the downstream of the earlier entry up.
+func (e *Engine) connect(s *Stream, up int) error {
+	en := e.entries[up]
+	var out *query.Schema
+	var err error
+	if en.join != nil {
+		out, err = en.join.j.OutputSchema()
+	} else {
+		out, err = en.stream.plan.Query.OutputSchema()
 	}
-	return fmt.Errorf("query %q: no earlier query %q to take input from", s.win.Query, from)
+	if err != nil {
+		return err
+	}
+	from := en.stream.specName()
+	if err := query.SameLayout(out, s.plan.Query.Schema); err != nil {
+		return fmt.Errorf("query %q takes the output of %q: %w", s.win.Query, from, err)
+	}
+	if en.join != nil {
+		en.join.down = append(en.join.down, s)
+	} else {
+		en.stream.downstream = append(en.stream.downstream, s)
+	}
+	s.upstream = from
+	return nil
 }
 
 // specNames are the names of the queries and joins, in order.

@@ -82,7 +82,7 @@ func TestJoinOfChainedAggregations(t *testing.T) {
 		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 20, BufferSize: 1 << 13}, []Spec{
 			{Query: local, Tuples: func(b []byte) error { lt = append(lt, b...); return nil }},
 			{Query: global, Tuples: func(b []byte) error { gt = append(gt, b...); return nil }},
-			{Join: j, From: "local", FromRight: "global", Tuples: func(b []byte) error { got = append(got, b...); return nil }},
+			{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = append(got, b...); return nil }},
 		})
 		require.NoError(t, err)
 		errs := make(chan error, 2)

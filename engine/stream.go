@@ -124,7 +124,8 @@ type task struct {
 // taskOf is the record of a task the queue handed back.
 func (e *Engine) taskOf(t *scheduler.Task) *task { return e.streams[t.Query].records[t.Ref] }
 
-func (e *Engine) newStream(sp Spec) (*Stream, error) {
+// chained: the stream takes an upstream's output, not a producer's.
+func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	id := len(e.streams)
 	if sp.Query == nil {
 		return nil, fmt.Errorf("engine: spec %d has no query", len(e.entries))
@@ -136,7 +137,7 @@ func (e *Engine) newStream(sp Spec) (*Stream, error) {
 	// A chained query's tuples are its upstream's output: its tasks are the
 	// configured size rounded down to whole tuples.
 	cfg := e.cfg
-	if sp.From != "" && cfg.TaskSize >= plan.TupleSize {
+	if chained && cfg.TaskSize >= plan.TupleSize {
 		cfg.TaskSize -= cfg.TaskSize % plan.TupleSize
 	}
 	if err := cfg.Validate(plan.TupleSize); err != nil {

@@ -8,7 +8,7 @@
 // HAVING) or a stateless query (WHERE, then the tuples, projection
 // expressions or a UDF). A WindowJoin is a theta-join of two streams over
 // their windows. A query's output has a schema (OutputSchema), so that
-// queries and joins chain into one another (engine.Spec.From), as SABER's
+// queries and joins chain into one another (engine.Spec.Upstream), as SABER's
 // operators do.
 package query
 

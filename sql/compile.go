@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -142,4 +143,14 @@ func (c *compiler) statement(s *stmt) error {
 	}
 	c.prog.Queries = append(c.prog.Queries, q)
 	return nil
+}
+
+// output refers to the output of view, a query compiled before.
+func (c *compiler) output(view *Query) engine.Ref {
+	for i, q := range c.prog.Queries {
+		if q == view {
+			return engine.Output(i)
+		}
+	}
+	panic("sql: a view read before it is compiled")
 }

@@ -116,7 +116,7 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 		return nil, nil, err
 	}
 	if right.view != nil {
-		q.Spec.FromRight = right.name
+		q.FromRight, q.Spec.UpstreamRight = right.name, c.output(right.view)
 	} else {
 		q.InputRight = right.name
 	}

@@ -44,7 +44,7 @@ func (c *compiler) selectQuery(name string, sel *selectStmt) (*Query, *relation,
 	}
 	q := &Query{Name: name}
 	if rel.view != nil {
-		q.Spec.From = rel.name
+		q.From, q.Spec.Upstream = rel.name, c.output(rel.view)
 	} else {
 		q.Input = rel.name
 	}

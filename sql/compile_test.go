@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -110,7 +111,8 @@ func TestStatelessQuery(t *testing.T) {
 	assert.Equal(t, OutputColumn{Name: "expr2", Kind: Attribute, Index: 2, Attr: 2, Type: "DOUBLE"}, q.Columns[1])
 	assert.Equal(t, OutputColumn{Name: "k", Kind: Attribute, Index: 4, Attr: 4, Type: "BIGINT", Labels: []string{"view", "click", "purchase"}}, q.Columns[3])
 	assert.Equal(t, "s", q.Input)
-	assert.Equal(t, "", q.Spec.From)
+	assert.Equal(t, "", q.From)
+	assert.Equal(t, engine.Ref{}, q.Spec.Upstream)
 	// the output: the event time, then one 8-byte value per projection
 	assert.Equal(t, []string{"timestamp", "x", "expr2", "expr3", "k"}, attrNames(q.Output))
 }
@@ -316,23 +318,25 @@ func TestViewsAndSinks(t *testing.T) {
 	assert.True(t, hot.View)
 	assert.Nil(t, hot.Sink)
 	assert.Equal(t, "s", hot.Input)
-	assert.Equal(t, "hot", perK.Spec.From)
+	assert.Equal(t, "hot", perK.From)
+	assert.Equal(t, engine.Output(0), perK.Spec.Upstream)
 	assert.Equal(t, "", perK.Input)
 	// the view's columns are its select list; its tuples' layout is the model's
 	assert.Equal(t, "a2", perK.Spec.Query.Aggregates[0].Arg.String())
 	assert.Equal(t, []string{"ts", "a2", "k", "d"}, attrNames(perK.Spec.Query.Schema))
 	assert.NoError(t, query.SameLayout(perK.Spec.Query.Schema, hot.Output))
-	assert.Equal(t, "per_k", out.Spec.From)
+	assert.Equal(t, "per_k", out.From)
+	assert.Equal(t, engine.Output(1), out.Spec.Upstream)
 	assert.Equal(t, "total > 10", out.Spec.Query.Where.String())
 	assert.Equal(t, &Sink{Name: "out", Connector: "file", Path: "out.json", Format: "json",
 		Options: map[string]string{"connector": "file", "path": "out.json", "format": "json"}}, out.Sink)
-	assert.Equal(t, "per_k", last.Spec.From)
+	assert.Equal(t, "per_k", last.From)
 	assert.Equal(t, "select1", last.Name)
 	assert.Equal(t, query.Tumbling(10000), last.Spec.Query.Window)
 	assert.Equal(t, "stdout", last.Sink.Connector)
 	specs := p.Specs()
 	require.Len(t, specs, 4)
-	assert.Equal(t, "hot", specs[1].From)
+	assert.Equal(t, engine.Output(0), specs[1].Upstream)
 	assert.Same(t, perK, p.Query("per_k"))
 	assert.Equal(t, 6, out.Line)
 }
@@ -350,7 +354,8 @@ func TestWindowJoin(t *testing.T) {
 	assert.Equal(t, []string{"s.ts", "s.a", "b", "f", "d", "u", "k", "r.ts", "r.a", "x"}, columnNamesOf(j))
 	assert.Equal(t, 52+20, j.Output.TupleSize)
 	down := p.Queries[1]
-	assert.Equal(t, "j", down.Spec.From)
+	assert.Equal(t, "j", down.From)
+	assert.Equal(t, engine.Output(0), down.Spec.Upstream)
 	assert.Equal(t, "(x + d)", down.Spec.Query.Project[0].Expr.String())
 	assert.Equal(t, "(s.a > 1 AND r.a < 5)", down.Spec.Query.Where.String())
 	// a join of two views
@@ -358,8 +363,10 @@ func TestWindowJoin(t *testing.T) {
 		CREATE VIEW c2 AS SELECT window_start, SUM(b) AS total FROM s [RANGE INTERVAL '1' SECOND];
 		SELECT * FROM c1 [RANGE INTERVAL '1' SECOND] JOIN c2 [RANGE INTERVAL '1' SECOND] ON c1.n * 10 > c2.total`)
 	jq := p.Queries[2]
-	assert.Equal(t, "c1", jq.Spec.From)
-	assert.Equal(t, "c2", jq.Spec.FromRight)
+	assert.Equal(t, "c1", jq.From)
+	assert.Equal(t, "c2", jq.FromRight)
+	assert.Equal(t, engine.Output(0), jq.Spec.Upstream)
+	assert.Equal(t, engine.Output(1), jq.Spec.UpstreamRight)
 	assert.Equal(t, "", jq.Input)
 	assert.Equal(t, "(l.n * 10) > r.total", jq.Spec.Join.Where.String())
 }

@@ -4,11 +4,11 @@
 // Compile takes a text of statements separated by semicolons and returns a
 // Program: the sources and tables with their options and tuple layouts, and
 // the queries in dependency order as engine.Specs (query.Query or
-// query.WindowJoin, with From edges for views), each with its sink and its
+// query.WindowJoin, with Upstream edges to views), each with its sink and its
 // output columns. The caller loads the tables' rows (Table.LoadCSV or
 // SetRows), sets each Spec's Windows/Tuples sinks, may append Go-built specs
-// (which can read a view by From, with the view's Query.Output schema), and
-// starts the engine. Every error is an *Error naming the line and column;
+// (which can read a view through Program.Output, with the view's
+// Query.Output schema), and starts the engine. Every error is an *Error naming the line and column;
 // Error.Caret shows the line with a caret under the position.
 //
 // # Statements

@@ -194,7 +194,7 @@ func TestExamplesMatchWorkloads(t *testing.T) {
 				parts, err := w.Parts(params)
 				require.NoError(t, err)
 				for _, pt := range parts {
-					goSpecs = append(goSpecs, engine.Spec{Query: pt.Query, Join: pt.Join, From: pt.From, FromRight: pt.FromRight})
+					goSpecs = append(goSpecs, engine.Spec{Query: pt.Query, Join: pt.Join, Upstream: pt.Upstream, UpstreamRight: pt.UpstreamRight})
 					var f feed
 					if pt.Input {
 						f.left = left

@@ -49,14 +49,14 @@ func (p *Program) Explain() string {
 			return "source " + source
 		}
 		if j := q.Spec.Join; j != nil {
-			fmt.Fprintf(&b, "  window join of %s and %s\n", in(q.Input, q.Spec.From), in(q.InputRight, q.Spec.FromRight))
+			fmt.Fprintf(&b, "  window join of %s and %s\n", in(q.Input, q.From), in(q.InputRight, q.FromRight))
 			fmt.Fprintf(&b, "  window: %s\n", windowText(j.Window))
 			if j.Where != nil {
 				fmt.Fprintf(&b, "  on: %s\n", j.Where)
 			}
 		} else {
 			mq := q.Spec.Query
-			fmt.Fprintf(&b, "  from %s\n", in(q.Input, q.Spec.From))
+			fmt.Fprintf(&b, "  from %s\n", in(q.Input, q.From))
 			if !mq.Stateless() {
 				fmt.Fprintf(&b, "  window: %s\n", windowText(mq.Window))
 			}

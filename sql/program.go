@@ -133,13 +133,17 @@ type Query struct {
 	Name string
 	Line int
 	// Spec is what engine.Start takes, without its sinks (Windows, Tuples):
-	// Query or Join, and From/FromRight naming the views it reads.
+	// Query or Join, and Upstream/UpstreamRight referring to the views it
+	// reads (engine.Output of the view's index in Program.Queries).
 	Spec engine.Spec
 	// Input and InputRight name the sources that feed Stream(i) and, for a
 	// join, Stream(i).Right(); "" where the input is a view (From).
 	Input, InputRight string
-	View              bool // CREATE VIEW: its output feeds other queries
-	Sink              *Sink
+	// From and FromRight name the views it reads (Spec.Upstream and
+	// Spec.UpstreamRight); "" where the input is a source.
+	From, FromRight string
+	View            bool // CREATE VIEW: its output feeds other queries
+	Sink            *Sink
 	// Output is the schema of the query's output tuples (Spec.Tuples; an
 	// aggregation outputs one tuple per row): see query.Query.OutputSchema.
 	Output *query.Schema
@@ -187,6 +191,18 @@ func (p *Program) Specs() []engine.Spec {
 		s[i] = q.Spec
 	}
 	return s
+}
+
+// Output refers to the output of the query or view called name, for a
+// Go-built spec appended to Specs to read (its Upstream, with the view's
+// Output schema).
+func (p *Program) Output(name string) (engine.Ref, error) {
+	for i, q := range p.Queries {
+		if q.Name == name {
+			return engine.Output(i), nil
+		}
+	}
+	return engine.Ref{}, fmt.Errorf("sql: no query or view %q", name)
 }
 
 // Source returns the source called name, or nil.

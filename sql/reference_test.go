@@ -100,7 +100,7 @@ func TestProgramMatchesReference(t *testing.T) {
 		c := got.Counts
 		counts := reference.Counts{Tuples: c[0], Filtered: c[1], Unmatched: c[2], Late: c[3], Counted: c[4]}
 		if j := q.Spec.Join; j != nil {
-			want, err := reference.EvaluateJoin(j, inputOf(q.Spec.From), inputOf(q.Spec.FromRight))
+			want, err := reference.EvaluateJoin(j, inputOf(q.From), inputOf(q.FromRight))
 			require.NoError(t, err)
 			require.NotEmpty(t, want.Tuples, q.Name)
 			assert.Equal(t, want.Tuples, got.Tuples, q.Name)
@@ -109,7 +109,7 @@ func TestProgramMatchesReference(t *testing.T) {
 			continue
 		}
 		mq := q.Spec.Query
-		want, err := reference.Evaluate(mq, inputOf(q.Spec.From))
+		want, err := reference.Evaluate(mq, inputOf(q.From))
 		require.NoError(t, err)
 		require.False(t, len(want.Rows) == 0 && len(want.Tuples) == 0, "%s has no output", q.Name)
 		res := &reference.Result{Rows: got.Rows, Counts: counts}
@@ -122,7 +122,7 @@ func TestProgramMatchesReference(t *testing.T) {
 	assert.Positive(t, outs[3].Counts[3], "late tuples")
 }
 
-// TestMixedWithGoQuery: a Go-built query reads a SQL view (From and the
+// TestMixedWithGoQuery: a Go-built query reads a SQL view (Program.Output and the
 // view's Output schema), in one engine with the SQL program.
 func TestMixedWithGoQuery(t *testing.T) {
 	p := mustCompile(t, base+"CREATE VIEW hot AS SELECT a * 2 AS a2, d FROM s WHERE k = 'click'")
@@ -130,7 +130,11 @@ func TestMixedWithGoQuery(t *testing.T) {
 	goQ := &query.Query{Name: "go_sum", Schema: hot.Output, Window: query.Tumbling(1000),
 		Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("a2"), As: "total"}}}
 	require.NoError(t, goQ.Validate())
-	specs := append(p.Specs(), engine.Spec{Query: goQ, From: "hot"})
+	hotOut, err := p.Output("hot")
+	require.NoError(t, err)
+	specs := append(p.Specs(), engine.Spec{Query: goQ, Upstream: hotOut})
+	_, err = p.Output("nope")
+	assert.ErrorContains(t, err, `no query or view "nope"`)
 	data := baseTuples(5000, 3)
 	outs := runEngineTasks(t, specs, []feed{{left: data}, {}}, 52*256)
 	want, err := reference.Evaluate(goQ, outs[0].Tuples)

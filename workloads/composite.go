@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -10,12 +11,13 @@ import (
 // (the engine's specs, in order): a query or a window join, fed by the
 // workload's generated stream (Input; for a join, InputRight feeds its right
 // side from a second generator of the same schema with another seed), or by
-// earlier parts (From, FromRight: their names).
+// earlier parts (Upstream, UpstreamRight: engine.Output(i) is the workload's
+// part i; whoever starts the parts after other specs offsets the index).
 type Part struct {
-	Query             *query.Query
-	Join              *query.WindowJoin
-	Input, InputRight bool
-	From, FromRight   string
+	Query                   *query.Query
+	Join                    *query.WindowJoin
+	Input, InputRight       bool
+	Upstream, UpstreamRight engine.Ref
 }
 
 // MaxJoinPredicates bounds Params.JoinPredicates.
@@ -133,7 +135,7 @@ func buildSG3Parts(p Params) ([]Part, error) {
 	return []Part{
 		{Query: q2, Input: true},
 		{Query: q1, Input: true},
-		{Join: j, From: "sg2", FromRight: "sg1"},
+		{Join: j, Upstream: engine.Output(0), UpstreamRight: engine.Output(1)}, // sg2, sg1
 	}, nil
 }
 

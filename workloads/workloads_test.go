@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -596,7 +597,7 @@ func TestCompositeParts(t *testing.T) {
 	require.Len(t, parts, 3)
 	assert.Equal(t, "sg2", parts[0].Query.Name)
 	assert.Equal(t, "sg1", parts[1].Query.Name)
-	assert.Equal(t, "sg2", parts[2].From)
-	assert.Equal(t, "sg1", parts[2].FromRight)
+	assert.Equal(t, engine.Output(0), parts[2].Upstream)
+	assert.Equal(t, engine.Output(1), parts[2].UpstreamRight)
 	assert.Equal(t, query.Tumbling(1000), parts[2].Join.Window)
 }

@@ -21,7 +21,7 @@ type benchPart struct {
 	name   string
 	q      *query.Query
 	j      *query.WindowJoin
-	part   workloads.Part
+	spec   engine.Spec   // its upstreams (Upstream, UpstreamRight), by spec index
 	inputs []*benchInput // the producers feeding it: left (and right)
 
 	// --validate: the output as emitted (rows, and tuples for chaining).
@@ -69,8 +69,9 @@ func (r *benchRun) build(names string, f *benchFlags, cfg engine.Config) error {
 				limit = uint64(f.validateTuples)
 			}
 		}
+		base := len(r.specs)
 		for _, wp := range wparts {
-			if err := r.addPart(w, p, wp, cfg, f, limit); err != nil {
+			if err := r.addPart(w, p, wp, base, cfg, f, limit); err != nil {
 				return err
 			}
 		}
@@ -79,14 +80,17 @@ func (r *benchRun) build(names string, f *benchFlags, cfg engine.Config) error {
 }
 
 // addPart adds one operator of workload w, with its generated inputs.
-func (r *benchRun) addPart(w *workloads.Workload, p workloads.Params, wp workloads.Part, cfg engine.Config, f *benchFlags, limit uint64) error {
-	bp := &benchPart{w: w, part: wp, q: wp.Query, j: wp.Join}
-	sp := engine.Spec{Query: wp.Query, Join: wp.Join, From: wp.From, FromRight: wp.FromRight}
+// base is the spec index of the workload's first part: its parts' upstream
+// references count from it.
+func (r *benchRun) addPart(w *workloads.Workload, p workloads.Params, wp workloads.Part, base int, cfg engine.Config, f *benchFlags, limit uint64) error {
+	bp := &benchPart{w: w, q: wp.Query, j: wp.Join}
+	sp := engine.Spec{Query: wp.Query, Join: wp.Join, Upstream: offset(wp.Upstream, base), UpstreamRight: offset(wp.UpstreamRight, base)}
+	bp.spec = sp
 	if wp.Join != nil {
 		bp.name = wp.Join.Name
 	} else {
 		bp.name = wp.Query.Name
-		if err := cfg.Validate(wp.Query.Schema.TupleSize); err != nil && wp.From == "" {
+		if err := cfg.Validate(wp.Query.Schema.TupleSize); err != nil && sp.Upstream == (engine.Ref{}) {
 			return usageError{fmt.Errorf("%s: %w", w.Name, err)}
 		}
 	}
@@ -126,6 +130,14 @@ func (r *benchRun) addPart(w *workloads.Workload, p workloads.Params, wp workloa
 	r.specs = append(r.specs, sp)
 	r.parts = append(r.parts, bp)
 	return nil
+}
+
+// offset makes a reference to a workload's part i one to spec base+i.
+func offset(ref engine.Ref, base int) engine.Ref {
+	if i, ok := ref.Spec(); ok {
+		return engine.Output(base + i)
+	}
+	return ref
 }
 
 func runBench(args []string, stdout, stderr io.Writer) (err error) {

@@ -73,19 +73,14 @@ func (bp *benchPart) capture(sp *engine.Spec) {
 // the part's input: what its producers fed, or what the engine's upstream
 // parts output (each upstream is validated on its own). "" when equal.
 func (bp *benchPart) validate(parts []*benchPart, st engine.Stats) string {
-	inputOf := func(i int, from string) []byte {
-		if from == "" {
-			return bp.inputs[i].input
+	inputOf := func(i int, from engine.Ref) []byte {
+		if up, ok := from.Spec(); ok {
+			return parts[up].tuples // a part per spec, in order
 		}
-		for _, up := range parts {
-			if up.name == from {
-				return up.tuples
-			}
-		}
-		return nil
+		return bp.inputs[i].input
 	}
 	if bp.j != nil {
-		want, err := reference.EvaluateJoin(bp.j, inputOf(0, bp.part.From), inputOf(len(bp.inputs)-1, bp.part.FromRight))
+		want, err := reference.EvaluateJoin(bp.j, inputOf(0, bp.spec.Upstream), inputOf(len(bp.inputs)-1, bp.spec.UpstreamRight))
 		if err != nil {
 			return "reference: " + err.Error()
 		}
@@ -97,7 +92,7 @@ func (bp *benchPart) validate(parts []*benchPart, st engine.Stats) string {
 		}
 		return ""
 	}
-	want, err := reference.Evaluate(bp.q, inputOf(0, bp.part.From))
+	want, err := reference.Evaluate(bp.q, inputOf(0, bp.spec.Upstream))
 	if err != nil {
 		return "reference: " + err.Error()
 	}
