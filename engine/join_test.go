@@ -101,5 +101,16 @@ func TestJoinOfChainedAggregations(t *testing.T) {
 			assert.Equal(t, binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[lo.TupleSize:]), "same window")
 		}
 		assert.Positive(t, stats[2].Windows)
+		// One index space by spec (Stream, CloseAll, SpecNames); the
+		// scheduler's by stream (StreamNames, Scheduling), the join's two
+		// inputs its last two.
+		assert.Equal(t, []string{"local", "global", "above"}, e.SpecNames())
+		assert.Len(t, stats, 3)
+		assert.Len(t, e.Streams(), 3)
+		assert.Equal(t, []string{"local", "global", "above.left", "above.right"}, e.StreamNames())
+		sched := e.Scheduling()
+		require.Len(t, sched.Tasks[0], 4)
+		assert.Positive(t, sched.Tasks[0][2], "the join's left input ran tasks")
+		assert.Positive(t, sched.Tasks[0][3], "the join's right input ran tasks")
 	}
 }

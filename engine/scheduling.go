@@ -102,16 +102,29 @@ func (e *Engine) newQueue(capacity int) (scheduler.Queue, error) {
 }
 
 // Scheduling returns the scheduler's counters: tasks and bytes per kind and
-// query (queries by stream: a window join has two), and the throughput
-// matrix.
+// scheduler query, and the throughput matrix. The scheduler's queries are
+// the streams, not the specs (a window join has two: its left and right
+// inputs, named join.left and join.right): StreamNames names them, in the
+// order of these counters. Everything else counts by spec (see Spec).
 func (e *Engine) Scheduling() scheduler.Stats { return e.queue.Stats() }
 
-// QueryNames are the names of the queue's queries (the streams), in the
-// order of Scheduling's counters.
-func (e *Engine) QueryNames() []string {
+// StreamNames are the names of the scheduler's queries (the streams), in
+// the order of Scheduling's counters: a query's name, or for a window join
+// its name with ".left" and ".right".
+func (e *Engine) StreamNames() []string {
 	n := make([]string, len(e.streams))
 	for i, s := range e.streams {
 		n[i] = s.win.Query
 	}
 	return n
 }
+
+// QueryNames is StreamNames.
+//
+// Deprecated: use StreamNames (by stream, Scheduling's order) or SpecNames
+// (by spec); kept only until engine/gpu_test.go moves.
+func (e *Engine) QueryNames() []string { return e.StreamNames() }
+
+// SpecNames are the names of the specs' queries and joins, in order: the
+// index space of Stream, CloseAll's Stats and RingNode.
+func (e *Engine) SpecNames() []string { return e.specNames() }

@@ -59,7 +59,7 @@ func (r *benchRun) summarize(names string, stats []engine.Stats, seconds float64
 		fallback += st.GPUFallbackTasks
 	}
 	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Ingest: string(ingestMode),
-		Policy: string(cfg.Policy), Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.QueryNames(), cfg, ef, fallback)}
+		Policy: string(cfg.Policy), Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
 	for i, bp := range r.parts {
 		st := stats[i]
 		qs := benchQuerySummary{

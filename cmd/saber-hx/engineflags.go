@@ -215,7 +215,7 @@ type processorsSummary struct {
 	*gpuSummary
 }
 
-// summarizeProcessors: queries are the scheduler's (engine.QueryNames);
+// summarizeProcessors: queries are the scheduler's (engine.StreamNames);
 // fallback is the engine's GPUFallbackTasks over every query.
 func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config, ef *engineFlags, fallback uint64) processorsSummary {
 	return processorsSummary{Mode: cfg.Mode(), Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,

@@ -446,7 +446,7 @@ func (r *sqlRun) summarize(stats []engine.Stats, seconds float64, ef *engineFlag
 		fallback += st.GPUFallbackTasks
 	}
 	sum := runSummary{File: r.name, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(cfg.Policy),
-		Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.QueryNames(), cfg, ef, fallback)}
+		Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
 	for i, q := range r.prog.Queries {
 		st := stats[i]
 		qs := runQuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
