@@ -104,7 +104,7 @@ func open(ord int) (Device, error) {
 			return fmt.Errorf("cuModuleLoadData(offload.ptx): %w", err)
 		}
 		d.mod = mod
-		for _, e := range append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...) {
+		for _, e := range append(append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...), kcuda.OffloadScanEntries...) {
 			f, err := mod.Function(e)
 			if err != nil {
 				return fmt.Errorf("cuModuleGetFunction(%s): %w", e, err)

@@ -137,6 +137,9 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 				uint64(sl.dBlk.p), uint64(sl.dWords.p)); err != nil {
 				return err
 			}
+			if err := be.launch(sl, "scan_blocks", 1, uint64(sl.dBlk.p), uint64(grid), scanMax); err != nil {
+				return err
+			}
 			if err := be.launch(sl, "agg_tuples", grid, tuples, uint64(n), uint64(sh.tupleSize), b2i(sh.rows), first,
 				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where,
 				uint64(be.joinHi.p), uint64(be.joinLo.p), uint64(be.joinOrd.p),
@@ -154,6 +157,9 @@ func (be *cudaBackend) enqueue(sl *cudaSlot, t *task) error {
 		if n > 0 {
 			if err := be.launch(sl, "sel_count", grid, tuples, uint64(n), uint64(sh.tupleSize),
 				uint64(be.preds.p), uint64(len(sh.preds)), uint64(be.code.p), where, uint64(sl.dBlk.p), uint64(sl.dFlags.p)); err != nil {
+				return err
+			}
+			if err := be.launch(sl, "scan_blocks", 1, uint64(sl.dBlk.p), uint64(grid), scanSum); err != nil {
 				return err
 			}
 			out, ctr := uint64(sl.dWords.p)+selCounters*8, uint64(sl.dWords.p)

@@ -161,6 +161,9 @@ func (be *cudaJoin) enqueue(in []byte, nl, nr int64) ([]byte, error) {
 		uint64(be.code.p), where, uint64(be.dBlk.p)); err != nil {
 		return nil, err
 	}
+	if err := be.launch("scan_blocks", 1, uint64(be.dBlk.p), uint64(grid), scanSum); err != nil {
+		return nil, err
+	}
 	if err := be.launch("join_compact", grid, uint64(be.dIn.p), uint64(nl), uint64(sh.lsize), uint64(nr), uint64(sh.rsize),
 		uint64(be.code.p), where, uint64(be.dBlk.p), uint64(be.dOut.p), uint64(be.dCtr.p)); err != nil {
 		return nil, err

@@ -45,17 +45,15 @@ func emuJoinCount(k *jparams, blockCount []uint64) {
 }
 
 // emuJoinCompact is join_compact: each block's passing pairs at their
-// place in out, after those of the blocks before, in pair order; the last
+// place in out, after those of the blocks before (blockCount[b] after
+// emuScanBlocks), in pair order; the last
 // block writes the total to ctr[0].
 func emuJoinCompact(k *jparams, blockCount []uint64, out []byte, ctr []uint64) {
 	n := k.nl * k.nr
 	outSize := k.lsize + k.rsize
 	grid := gridOf(n)
 	for b := int64(0); b < grid; b++ {
-		var base uint64
-		for j := int64(0); j < b; j++ {
-			base += blockCount[j]
-		}
+		base := blockCount[b] // the blocks before (emuScanBlocks)
 		var kept int64
 		for th := int64(0); th < blockDim; th++ {
 			i := b*blockDim + th
@@ -108,6 +106,7 @@ func (be *emuJoin) run(in []byte, nl, nr int64) ([]byte, error) {
 		code: sh.code, where: sh.where, pair: make([]byte, sh.outSize)}
 	clear(be.ctr) // cuMemsetD32Async of the counter
 	emuJoinCount(k, be.blocks)
+	emuScanBlocks(be.blocks, gridOf(n), scanSum)
 	emuJoinCompact(k, be.blocks, be.out, be.ctr)
 	kept := be.ctr[0]
 	if kept > uint64(n) {

@@ -137,6 +137,42 @@ func emuAggInit(k *kparams, out []uint64) {
 	}
 }
 
+// scan_blocks' operations.
+const (
+	scanSum = 0
+	scanMax = 1
+)
+
+// emuScanBlocks is scan_blocks: v[:n] replaced by its exclusive scan, the
+// sum (op scanSum) or the max (scanMax) of the words before each, 0 for
+// the first; thread t of the one block scans the run [t*per, (t+1)*per)
+// around a block-wide exclusive scan of the runs' totals.
+func emuScanBlocks(v []uint64, n int64, op uint64) {
+	combine := func(a, b uint64) uint64 {
+		if op == scanMax {
+			return max(a, b)
+		}
+		return a + b
+	}
+	per := (n + blockDim - 1) / blockDim
+	var acc uint64 // the block-wide scan of the runs' totals
+	for th := int64(0); th < blockDim; th++ {
+		lo := min(n, th*per)
+		hi := min(n, lo+per)
+		var run uint64
+		for j := lo; j < hi; j++ {
+			run = combine(run, v[j])
+		}
+		a := acc
+		for j := lo; j < hi; j++ {
+			x := v[j]
+			v[j] = a
+			a = combine(a, x)
+		}
+		acc = combine(acc, run)
+	}
+}
+
 // emuAggBlockMax is agg_block_max: block b's largest position, biased, in
 // blockMax[b], and the task's in out[hdrMaxPos].
 func emuAggBlockMax(k *kparams, blockMax, out []uint64) {
@@ -172,7 +208,8 @@ func cacheSlotsFor(nkeys, rowWords int64) int64 {
 }
 
 // emuAggTuples is agg_tuples: each tuple's watermark before it (the
-// largest position of the blocks before, then of the threads before in its
+// largest position of the blocks before, blockMax[b] after
+// emuScanBlocks, then of the threads before in its
 // block), WHERE, the join, its pane and lateness, then its row: with dense
 // groups the block's cached row (the slot of row r is r mod slots,
 // claimed by the block's first tuple that needs it; a tuple whose slot
@@ -191,11 +228,8 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 		for w := int64(0); w < nslots*k.rowWords; w++ {
 			cacheRow[w] = k.initRow[w%k.rowWords]
 		}
-		var prefix uint64
-		for j := int64(0); j < b; j++ {
-			prefix = max(prefix, blockMax[j])
-		}
-		var inBlock uint64 // exclusive max scan of the block's positions
+		prefix := blockMax[b] // the blocks before (emuScanBlocks)
+		var inBlock uint64    // exclusive max scan of the block's positions
 		for th := int64(0); th < blockDim; th++ {
 			i := b*blockDim + th
 			if i >= k.n {
@@ -340,7 +374,8 @@ func emuSelCount(k *kparams, blockCount []uint64, flags []uint32) {
 // emuSelCompact is sel_compact_flags, or with flags nil sel_compact (which
 // evaluates WHERE again): each block's passing tuples (or their event time
 // and projected columns) at their place in out, after those of the blocks
-// before; the last block writes the total to ctr[selCount].
+// before (blockCount[b] after emuScanBlocks); the last block writes the
+// total to ctr[selCount].
 func emuSelCompact(k *kparams, blockCount []uint64, flags []uint32, out []byte, ctr []uint64) {
 	outSize := k.tupleSize
 	if k.nproj > 0 {
@@ -348,11 +383,8 @@ func emuSelCompact(k *kparams, blockCount []uint64, flags []uint32, out []byte, 
 	}
 	grid := gridOf(k.n)
 	for b := int64(0); b < grid; b++ {
-		var base uint64
-		for j := int64(0); j < b; j++ {
-			base += blockCount[j]
-		}
-		var kept int64 // exclusive count scan
+		base := blockCount[b] // the blocks before (emuScanBlocks)
+		var kept int64        // exclusive count scan
 		for th := int64(0); th < blockDim; th++ {
 			i := b*blockDim + th
 			if i >= k.n {

@@ -179,6 +179,7 @@ func (be *emuBackend) start(s int, t *task) error {
 			emuAggInit(k, sl.words)
 			if k.n > 0 {
 				emuAggBlockMax(k, sl.blocks, sl.words)
+				emuScanBlocks(sl.blocks, gridOf(k.n), scanMax)
 				emuAggTuples(k, sl.blocks, sl.words)
 				if emuAggCheck != nil {
 					emuAggCheck(k, sl.words)
@@ -189,6 +190,7 @@ func (be *emuBackend) start(s int, t *task) error {
 		clear(sl.words) // cuMemsetD32Async of the counters
 		if k.n > 0 {
 			emuSelCount(k, sl.blocks, sl.flags)
+			emuScanBlocks(sl.blocks, gridOf(k.n), scanSum)
 			flags := sl.flags
 			if be.twoPass {
 				flags = nil // sel_compact: WHERE evaluated again

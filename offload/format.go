@@ -24,6 +24,9 @@ var kernelParams = map[string]int{
 	"sel_compact_flags": 10,
 	"join_count":        8,
 	"join_compact":      10,
+	// scan_blocks turns a kernel's per-block partials into their exclusive
+	// scan (sum or max) for the kernel after: one block.
+	"scan_blocks": 3,
 }
 
 // An aggregation's output is one buffer of 64-bit words:

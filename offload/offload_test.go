@@ -494,7 +494,7 @@ func TestKernelParams(t *testing.T) {
 		got[m[1]] = strings.Count(m[2], ".param")
 	}
 	assert.Equal(t, kernelParams, got)
-	assert.ElementsMatch(t, append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...), slices.Collect(maps.Keys(kernelParams)))
+	assert.ElementsMatch(t, append(append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...), kcuda.OffloadScanEntries...), slices.Collect(maps.Keys(kernelParams)))
 }
 
 // TestDescriptorCodes: the codes the descriptors and programs carry are

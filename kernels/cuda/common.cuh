@@ -105,6 +105,35 @@ __device__ u64 block_exclusive_max_scan(u64 v)
 	return umax(before, excl);
 }
 
+// combine is the scans' operation: the sum (op 0) or the max (op 1), each
+// with identity 0.
+__device__ __forceinline__ u64 combine(u64 op, u64 a, u64 b) { return op ? umax(a, b) : a + b; }
+
+// block_exclusive_scan returns, to thread t, the combine (op) of v over
+// threads 0..t-1 of the block (0 for thread 0).
+__device__ u64 block_exclusive_scan(u64 v, u64 op)
+{
+	__shared__ u64 warp_total[32];
+	unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	u64 incl = v;
+	for (int d = 1; d < 32; d <<= 1) {
+		u64 o = __shfl_up_sync(FULL_MASK, incl, d);
+		if (lane >= (unsigned)d)
+			incl = combine(op, incl, o);
+	}
+	__syncthreads(); // warp_total may still be read by a previous call
+	if (lane == 31)
+		warp_total[warp] = incl;
+	__syncthreads();
+	u64 before = 0;
+	for (unsigned w = 0; w < warp; w++)
+		before = combine(op, before, warp_total[w]);
+	u64 excl = __shfl_up_sync(FULL_MASK, incl, 1);
+	if (lane == 0)
+		excl = 0;
+	return combine(op, before, excl);
+}
+
 // block_exclusive_count_scan returns, to thread t, how many threads 0..t-1
 // of the block have flag set, and the block's total in *total.
 __device__ unsigned block_exclusive_count_scan(bool flag, unsigned *total)

@@ -18,7 +18,8 @@ import _ "embed"
 // aggregate words, group key parts, projections), for an aggregation with
 // dense or hashed groups (OffloadAggEntries), a selection with
 // compaction (OffloadSelEntries) and a window join's pairs
-// (OffloadJoinEntries). offload.cu documents their parameters,
+// (OffloadJoinEntries), with the scan of per-block partials they share
+// (OffloadScanEntries). offload.cu documents their parameters,
 // the programs' instructions and the output layout.
 //
 //go:embed offload.ptx
@@ -31,4 +32,9 @@ var (
 	// OffloadJoinEntries compute a window join's pairs (package offload's
 	// JoinProgram).
 	OffloadJoinEntries = []string{"join_count", "join_compact"}
+	// OffloadScanEntries serve the three: the exclusive scan of a
+	// kernel's per-block partials (launched between agg_block_max and
+	// agg_tuples, sel_count and the compaction, join_count and
+	// join_compact).
+	OffloadScanEntries = []string{"scan_blocks"}
 )

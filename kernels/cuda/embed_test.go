@@ -22,7 +22,7 @@ func TestEmbeddedPTXDeclaresEntries(t *testing.T) {
 	assert.Regexp(t, `(?m)^\.version \d+\.\d+$`, Offload)
 	assert.Regexp(t, `(?m)^\.target sm_\d+$`, Offload)
 	assert.Regexp(t, `(?m)^\.address_size 64$`, Offload)
-	want := append(append(append([]string{}, OffloadAggEntries...), OffloadSelEntries...), OffloadJoinEntries...)
+	want := append(append(append(append([]string{}, OffloadAggEntries...), OffloadSelEntries...), OffloadJoinEntries...), OffloadScanEntries...)
 	assert.ElementsMatch(t, want, entries(Offload))
 }
 

@@ -45,9 +45,9 @@
 // operations rounded to nearest one by one (never fused), conversions of
 // integers to float64 rounded to nearest.
 //
-// An aggregation over one task: agg_init, agg_block_max, agg_tuples (with
-// hashed groups, the host zeroes the table before agg_tuples). Its output,
-// one buffer of 64-bit words:
+// An aggregation over one task: agg_init, agg_block_max, scan_blocks (max),
+// agg_tuples (with hashed groups, the host zeroes the table before
+// agg_tuples). Its output, one buffer of 64-bit words:
 //   [0, 8)                   counters: filtered, unmatched, late, outside,
 //                            the largest position (biased), overflow,
 //                            entries, 1 unused
@@ -80,13 +80,14 @@
 // and the entries so that a task's groups fit (at most one per counted
 // tuple); a probe that has seen every slot counts as overflow.
 //
-// A selection over one task: sel_count, sel_compact; the host zeroes the
-// counters before. Output: the passing tuples (or their event time and
-// projected columns) in input order, and counters[0] = how many.
+// A selection over one task: sel_count, scan_blocks (sum), sel_compact or
+// sel_compact_flags; the host zeroes the counters before. Output: the
+// passing tuples (or their event time and projected columns) in input
+// order, and counters[0] = how many.
 //
-// A window join's pairs (offload/join.go): join_count, join_compact over
-// one window's tuples, nl left ones (lsize bytes each) then nr right ones
-// (rsize bytes) packed in one buffer; one thread per pair, pair i = left
+// A window join's pairs (offload/join.go): join_count, scan_blocks (sum),
+// join_compact over one window's tuples, nl left ones (lsize bytes each)
+// then nr right ones (rsize bytes) packed in one buffer; one thread per pair, pair i = left
 // i / nr with right i % nr (left-major, right-minor: the CPU's nested
 // loops), a 1-D grid of ceil(nl * nr / blockDim.x) blocks; the host zeroes
 // the counters before. Output: the pairs that pass WHERE (the program at
@@ -390,6 +391,27 @@ extern "C" __global__ void agg_init(u64 *out, i64 npanes, i64 groups, i64 row_wo
 	}
 }
 
+// scan_blocks replaces v[0, n) (the per-block partials of a kernel before)
+// by its exclusive scan: v[b] becomes the sum (op 0) or the max (op 1) of
+// the words before it, 0 for the first, so that block b of the kernel
+// after reads its prefix in one word. One block (grid 1): thread t scans
+// the run [t * per, (t + 1) * per) of per = ceil(n / blockDim.x) words
+// sequentially, around one block-wide scan of the runs' totals.
+extern "C" __global__ void scan_blocks(u64 *v, i64 n, i64 op)
+{
+	i64 per = (n + blockDim.x - 1) / blockDim.x;
+	i64 lo = min(n, (i64)threadIdx.x * per), hi = min(n, lo + per);
+	u64 run = 0;
+	for (i64 j = lo; j < hi; j++)
+		run = combine(op, run, v[j]);
+	u64 acc = block_exclusive_scan(run, op);
+	for (i64 j = lo; j < hi; j++) {
+		u64 x = v[j];
+		v[j] = acc;
+		acc = combine(op, acc, x);
+	}
+}
+
 // agg_block_max writes block b's largest position, biased, to block_max[b],
 // and raises out[H_MAXPOS] to it.
 extern "C" __global__ void agg_block_max(const u8 *tuples, i64 n, i64 tuple_size, i64 rows, i64 first,
@@ -488,7 +510,8 @@ __device__ void fold(u64 *row, i64 i, const u8 *t, const u64 *code, const u64 *a
 
 // agg_tuples classifies every tuple and folds the counted ones into their
 // pane's group row. The watermark before tuple i is the largest position
-// of the tuples before it: the max of the blocks before (block_max), then
+// of the tuples before it: the max of the blocks before (block_max[b],
+// scan_blocks's exclusive max scan of agg_block_max's), then
 // an exclusive scan within the block. The join table is offload/shape.go's
 // joinTable (parallel arrays of join_mask+1 slots, ord -1 empty, linear probing from
 // mix(lo ^ mix(hi))), keyed by the 16 bytes at join_off (< 0: no join);
@@ -525,10 +548,7 @@ extern "C" __global__ void agg_tuples(const u8 *tuples, i64 n, i64 tuple_size, i
 	bool valid = i < n;
 	i64 pos = valid ? position(tuples, i, tuple_size, rows, first) : 0;
 
-	u64 m = 0;
-	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
-		m = umax(m, block_max[j]);
-	u64 prefix = block_reduce_max(m);
+	u64 prefix = block_max[blockIdx.x]; // the blocks before (scan_blocks)
 	u64 in_block = block_exclusive_max_scan(valid ? bias(pos) : 0);
 	i64 prev = unbias(umax(prefix, in_block));
 	__syncthreads(); // the cache's initial words
@@ -631,10 +651,7 @@ __device__ __forceinline__ void compact(bool pass, const u8 *tuples, i64 tuple_s
 {
 	__shared__ unsigned src[1024]; // block-local index of the k-th passing tuple
 
-	u64 c = 0;
-	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
-		c += block_count[j];
-	u64 base = block_reduce_sum(c);
+	u64 base = block_count[blockIdx.x]; // the blocks before (scan_blocks)
 	unsigned total;
 	unsigned k = block_exclusive_count_scan(pass, &total);
 	if (pass)
@@ -675,8 +692,8 @@ __device__ __forceinline__ void compact(bool pass, const u8 *tuples, i64 tuple_s
 
 // sel_compact copies block b's passing tuples (or, with nproj > 0, the
 // event time and the projections' values of each: 8 + 8 * nproj bytes) to
-// their place in out: after the blocks before (the sum of their
-// block_count), in input order within the block (an exclusive scan of the
+// their place in out: after the blocks before (block_count[b]: after
+// scan_blocks, the sum of theirs), in input order within the block (an exclusive scan of the
 // flags). The last block writes the total to counters[0].
 extern "C" __global__ void sel_compact(const u8 *tuples, i64 n, i64 tuple_size, const u64 *preds, i64 npreds,
 				       const u64 *code, i64 where, const u64 *proj, i64 nproj, const u64 *block_count,
@@ -724,7 +741,8 @@ extern "C" __global__ void join_count(const u8 *tuples, i64 nl, i64 lsize, i64 n
 }
 
 // join_compact copies block b's passing pairs to their place in out: after
-// the blocks before (the sum of their block_count), in pair order within
+// the blocks before (block_count[b]: after scan_blocks, the sum of
+// theirs), in pair order within
 // the block (an exclusive scan of the flags). The last block writes the
 // total to counters[0].
 extern "C" __global__ void join_compact(const u8 *tuples, i64 nl, i64 lsize, i64 nr, i64 rsize, const u64 *code,
@@ -736,10 +754,7 @@ extern "C" __global__ void join_compact(const u8 *tuples, i64 nl, i64 lsize, i64
 	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
 	bool pass = pair_passes(i, n, left, nr, lsize, right, rsize, code, where);
 
-	u64 c = 0;
-	for (u64 j = threadIdx.x; j < blockIdx.x; j += blockDim.x)
-		c += block_count[j];
-	u64 base = block_reduce_sum(c);
+	u64 base = block_count[blockIdx.x]; // the blocks before (scan_blocks)
 	unsigned total;
 	unsigned k = block_exclusive_count_scan(pass, &total);
 	if (pass)
