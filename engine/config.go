@@ -10,23 +10,33 @@ import (
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
-// Config tunes the engine.
+// Config tunes the engine. Its zero value is the command line's defaults
+// (saber-hx run and bench without flags): a zero Workers, TaskSize,
+// BufferSize or Policy takes DefaultWorkers, DefaultTaskSize,
+// DefaultBufferSize or hls (see Defaults). Pin and MemPolicy have no
+// "unset": the command line's --pin=auto and --mem-policy=preferred are
+// its own choices.
 type Config struct {
-	Workers    int              // CPU worker goroutines, >= 1
-	Pin        bool             // pin each worker to its own core
-	CPUs       []int            // cores to pin to; nil: the process's affinity mask
-	TaskSize   int              // bytes per task, a multiple of every input's tuple size
-	BufferSize int              // ring bytes per stream: a power of two, at least 2 tasks
+	Workers int   // CPU worker goroutines, >= 1; 0: DefaultWorkers(Mode)
+	Pin     bool  // pin each worker to its own core
+	CPUs    []int // cores to pin to, in worker order; nil: pinned, the compact placement over the NUMA nodes (cpu.Topology.Plan, as --placement compact), else the process's affinity mask
+	// TaskSize is the bytes per task, a multiple of every input's tuple
+	// size; 0: DefaultTaskSize.
+	TaskSize int
+	// BufferSize is the ring bytes per stream: a power of two, at least 2
+	// tasks; 0: DefaultBufferSize, or the least power of two holding two
+	// tasks where that is more.
+	BufferSize int
 	Warn       func(msg string) // warnings (pinning refused); nil: dropped
 
 	// Scheduling (see scheduler and docs/scheduling.md).
-	Policy          scheduler.Policy  // "" means fcfs
+	Policy          scheduler.Policy  // "" means hls
 	Static          map[string]string // static: query name -> processor kind name
-	SwitchThreshold int               // hls: 0 means the default
-	MonitorInterval time.Duration     // hls: 0 means the default
+	SwitchThreshold int               // hls: 0 means scheduler.DefaultSwitchThreshold
+	MonitorInterval time.Duration     // hls: 0 means scheduler.DefaultMonitorInterval
 	// Placement: rings' memory on NUMA node MemNode with MemPolicy
 	// (MemDefault: first touch), and the producers' core (IngestCore, if
-	// PinIngest; see PinIngestion).
+	// PinIngest; for the producers Engine.Produce runs).
 	MemNode    int
 	MemPolicy  cpu.MemPolicy
 	PinIngest  bool
@@ -40,16 +50,15 @@ type Config struct {
 	// shape-specialised one would fit (see kernels.Options).
 	Vectorised bool
 
-	// Groups are the CPU processor kinds and their workers; nil means one
+	// groups are the CPU processor kinds and their workers; nil means one
 	// kind, "cpu", of Workers workers. Several CPU groups stand for
-	// processors of different speeds (tests use them with an injected
+	// processors of different speeds (the tests use them, with an injected
 	// delay). The GPU is a kind of its own (GPU below).
-	Groups []ProcessorGroup
+	groups []processorGroup
 
 	// GPU is the device of the GPU processor kind, named "gpu"; nil means
 	// no GPU kind (cpu mode). With a GPU and without GPUOnly (hybrid mode)
-	// the kinds are the CPU kinds (kind 0, "cpu", unless Groups say
-	// otherwise) and then the GPU, and Policy shares the tasks among them;
+	// the kinds are the CPU kinds (kind 0, "cpu") and then the GPU, and Policy shares the tasks among them;
 	// a query the GPU has no kernel for (GPU.Supports) runs on the CPU
 	// kinds only, and Start says so once through Warn.
 	//
@@ -60,7 +69,7 @@ type Config struct {
 	// failed Start.
 	GPU GPU
 	// GPUOnly (gpu mode): the GPU kind is the only processor kind (kind 0);
-	// no CPU worker runs, Workers and Groups are ignored, and a query
+	// no CPU worker runs, Workers is ignored, and a query
 	// without a GPU kernel is an ErrConfig. Needs GPU.
 	GPUOnly bool
 	// GPUDepth is the number of tasks in flight on the GPU at once (each on
@@ -71,6 +80,45 @@ type Config struct {
 
 // DefaultGPUDepth is the GPU pipeline depth when Config.GPUDepth is 0.
 const DefaultGPUDepth = 4
+
+// The defaults of a zero Config.TaskSize and BufferSize (the command line's
+// --task-size and --buffer-size).
+const (
+	DefaultTaskSize   = 256 << 10
+	DefaultBufferSize = 4 << 20
+)
+
+// DefaultWorkers is the workers of a zero Config.Workers in mode (Mode), as
+// the command line's --workers: one per CPU this process may use, one fewer
+// in hybrid mode, where the GPU worker needs a CPU of its own.
+func DefaultWorkers(mode string) int {
+	cpus := len(cpu.AllowedCPUs())
+	if mode == "hybrid" && cpus > 1 {
+		return cpus - 1
+	}
+	return max(cpus, 1)
+}
+
+// Defaults returns c with its zero fields' defaults filled in (see Config):
+// what Start runs.
+func (c Config) Defaults() Config {
+	if c.Workers == 0 && len(c.groups) == 0 {
+		c.Workers = DefaultWorkers(c.Mode())
+	}
+	if c.TaskSize == 0 {
+		c.TaskSize = DefaultTaskSize
+	}
+	if c.BufferSize == 0 {
+		c.BufferSize = DefaultBufferSize
+		for c.BufferSize/2 < c.TaskSize && c.BufferSize < 1<<62 {
+			c.BufferSize <<= 1
+		}
+	}
+	if c.Policy == "" {
+		c.Policy = scheduler.HLS
+	}
+	return c
+}
 
 // GPUKindName is the name of the GPU processor kind.
 const GPUKindName = "gpu"
@@ -95,31 +143,33 @@ func (c Config) gpuDepth() int {
 	return c.GPUDepth
 }
 
-// ProcessorGroup is one processor kind and its workers.
-type ProcessorGroup struct {
+// processorGroup is one processor kind and its workers.
+type processorGroup struct {
 	Name    string
 	Workers int
 	delay   time.Duration // tests: added to every task of the group
 }
 
 // cpuGroups returns the CPU processor kinds: none in gpu mode.
-func (c Config) cpuGroups() []ProcessorGroup {
+func (c Config) cpuGroups() []processorGroup {
 	switch {
 	case c.GPU != nil && c.GPUOnly:
 		return nil
-	case len(c.Groups) > 0:
-		return c.Groups
+	case len(c.groups) > 0:
+		return c.groups
 	}
-	return []ProcessorGroup{{Name: "cpu", Workers: c.Workers}}
+	return []processorGroup{{Name: "cpu", Workers: c.Workers}}
 }
 
-// Validate checks cfg against a tuple size, naming the bad value and the
-// valid range.
+// Validate checks cfg as given against a tuple size, naming the bad value
+// and the valid range: a zero Workers, TaskSize or BufferSize is an error
+// here (the command line's --task-size 0 is). Start validates
+// cfg.Defaults(): check that for what Start runs.
 func (c Config) Validate(tupleSize int) error {
 	switch {
 	case c.GPUDepth < 0:
 		return fmt.Errorf("GPU pipeline depth %d: must be >= 1 (0: default %d)", c.GPUDepth, DefaultGPUDepth)
-	case len(c.Groups) == 0 && c.Workers < 1 && !c.GPUOnly:
+	case len(c.groups) == 0 && c.Workers < 1 && !c.GPUOnly:
 		return fmt.Errorf("workers %d: need at least 1", c.Workers)
 	case tupleSize <= 0:
 		return fmt.Errorf("tuple size %d must be positive", tupleSize)

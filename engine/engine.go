@@ -50,8 +50,6 @@ import (
 	"sync"
 
 	"github.com/saber-hx/saber-hx/cpu"
-	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -76,12 +74,6 @@ type Engine struct {
 	err   error
 }
 
-// New starts an engine for one query whose windows go to sink. The Engine's
-// producer methods then act on that query's stream.
-func New(cfg Config, q *query.Query, sink Sink) (*Engine, error) {
-	return Start(cfg, []Spec{{Query: q, Windows: sink}})
-}
-
 // Start compiles the queries, allocates their rings and starts the workers.
 func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if len(specs) == 0 {
@@ -90,9 +82,8 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if cfg.GPUOnly && cfg.GPU == nil {
 		return nil, asConfigError(errors.New("engine: gpu mode (GPUOnly) without a GPU device"))
 	}
-	if cfg.Policy == "" {
-		cfg.Policy = scheduler.FCFS
-	}
+	cfg = cfg.Defaults()
+	placeWorkers(&cfg)
 	e := &Engine{cfg: cfg, gpuKind: -1}
 	if cfg.Mode() != "gpu" {
 		e.discoverNodes()
@@ -163,17 +154,6 @@ func (e *Engine) Streams() []*Stream {
 	return s
 }
 
-// Plan returns the first query's compiled plan.
-func (e *Engine) Plan() *kernels.Plan { return e.streams[0].plan }
-
-// Buffer, Commit and Write act on the first query's stream.
-func (e *Engine) Buffer() ([]byte, error) { return e.streams[0].Buffer() }
-func (e *Engine) Commit(n int) error      { return e.streams[0].Commit(n) }
-func (e *Engine) Write(p []byte) error    { return e.streams[0].Write(p) }
-
-// Stats returns the first query's counters.
-func (e *Engine) Stats() Stats { return e.streams[0].Stats() }
-
 // fail records the first error and unblocks every producer.
 func (e *Engine) fail(err error) {
 	e.errMu.Lock()
@@ -199,13 +179,6 @@ func (e *Engine) Abort(err error) {
 		err = ErrAborted
 	}
 	e.fail(err)
-}
-
-// Close ends the first stream's input and, see CloseAll, the engine; it
-// returns the first stream's counters.
-func (e *Engine) Close() (Stats, error) {
-	st, err := e.CloseAll()
-	return st[0], err
 }
 
 // CloseAll ends every stream's input (flushing its last partial task),

@@ -44,6 +44,7 @@ func ParseIngest(s string) (Ingest, error) {
 // copying on the workers' CPUs takes them from the kernels). Measured on
 // two CPUs in docs/performance.md.
 func (i Ingest) Resolve(cfg Config) Ingest {
+	cfg = cfg.Defaults()
 	switch {
 	case i != IngestAuto:
 		return i

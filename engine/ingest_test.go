@@ -26,6 +26,7 @@ func TestIngestResolve(t *testing.T) {
 	assert.Equal(t, IngestProducer, IngestAuto.Resolve(Config{GPUOnly: true}))
 	assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{Workers: cpus - 1}))
 	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: cpus}))
+	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{}), "the default: a worker per CPU")
 	for _, i := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {
 		assert.Equal(t, i, i.Resolve(Config{GPUOnly: true, Workers: cpus}))
 	}

@@ -9,6 +9,30 @@ import (
 	"github.com/saber-hx/saber-hx/cpu"
 )
 
+// placeWorkers gives pinned workers without Config.CPUs the command line's
+// default placement: compact over the NUMA nodes, SMT siblings last
+// (cpu.Topology.Plan). Where the topology cannot be read, cpu.Start pins
+// them in the affinity mask's order.
+func placeWorkers(c *Config) {
+	if !c.Pin || len(c.CPUs) > 0 || c.Mode() == "gpu" {
+		return
+	}
+	n := 0
+	for _, g := range c.cpuGroups() {
+		n += g.Workers
+	}
+	topo := c.Topology
+	if topo == nil {
+		var err error
+		if topo, err = cpu.Discover(); err != nil {
+			return
+		}
+	}
+	if plan, err := topo.Plan(cpu.Compact, n, nil); err == nil {
+		c.CPUs, c.Topology = plan, topo
+	}
+}
+
 // discoverNodes finds the NUMA nodes when workers are pinned on a machine
 // with several: then tasks wait in per-node queues (scheduler.Config.Nodes)
 // and workers prefer the tasks whose ring is on their node.
@@ -71,11 +95,27 @@ func (e *Engine) RingNode(i int) int {
 	return n
 }
 
-// PinIngestion locks the calling goroutine to its thread and pins the
-// thread to cfg.IngestCore (nothing unless PinIngest). Call it at the start of
-// a producer goroutine that then exits: the thread is not unlocked, so that
-// the runtime retires it with its narrowed affinity instead of reusing it.
-func (c Config) PinIngestion() error {
+// Produce runs a producer (the caller of a Stream's Buffer and Commit, or
+// Write) on a goroutine of its own, pinned to Config.IngestCore when
+// Config.PinIngest (a pinning the kernel refuses is a warning through
+// Config.Warn, not an error), and delivers produce's error on the channel
+// (buffered: nobody need receive) when it returns. The goroutine's thread
+// is not unlocked, so that the runtime retires it with its narrowed
+// affinity instead of reusing it.
+func (e *Engine) Produce(produce func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		if err := e.cfg.pinIngestion(); err != nil && e.cfg.Warn != nil {
+			e.cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
+		}
+		done <- produce()
+	}()
+	return done
+}
+
+// pinIngestion locks the calling goroutine to its thread and pins the
+// thread to IngestCore (nothing unless PinIngest).
+func (c Config) pinIngestion() error {
 	if !c.PinIngest {
 		return nil
 	}

@@ -33,7 +33,7 @@ func TestTwoProcessorKinds(t *testing.T) {
 	data := randData(r, 12000) // 300 tasks of 40 tuples
 	want, err := reference.Evaluate(q, data)
 	require.NoError(t, err)
-	groups := []ProcessorGroup{{Name: "fast", Workers: 1, delay: 300 * time.Microsecond}, {Name: "slow", Workers: 1, delay: 3 * time.Millisecond}}
+	groups := []processorGroup{{Name: "fast", Workers: 1, delay: 300 * time.Microsecond}, {Name: "slow", Workers: 1, delay: 3 * time.Millisecond}}
 
 	for _, tc := range []struct {
 		policy scheduler.Policy
@@ -59,7 +59,7 @@ func TestTwoProcessorKinds(t *testing.T) {
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			cfg := Config{TaskSize: randTuple * 40, BufferSize: 1 << 15, Policy: tc.policy, Static: tc.static,
-				MonitorInterval: 20 * time.Millisecond, Groups: groups}
+				MonitorInterval: 20 * time.Millisecond, groups: groups}
 			got := &reference.Result{}
 			e, err := Start(cfg, []Spec{{Query: q, Windows: rowsInto(q, got)}})
 			require.NoError(t, err)
@@ -87,15 +87,15 @@ func TestTwoProcessorKinds(t *testing.T) {
 func TestSchedulingConfigErrors(t *testing.T) {
 	s := randSchema(t)
 	q := &query.Query{Name: "g", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
-	groups := []ProcessorGroup{{Name: "fast", Workers: 1}, {Name: "slow", Workers: 1}}
+	groups := []processorGroup{{Name: "fast", Workers: 1}, {Name: "slow", Workers: 1}}
 	for _, tc := range []struct {
 		cfg  Config
 		want string
 	}{
 		{Config{Policy: "lifo"}, "lifo"},
-		{Config{Policy: scheduler.Static, Static: map[string]string{"g": "gpu"}, Groups: groups}, `no processor kind "gpu" (valid: fast, slow)`},
-		{Config{Policy: scheduler.Static, Static: map[string]string{"nope": "fast"}, Groups: groups}, `no query "nope" (valid: g)`},
-		{Config{Groups: []ProcessorGroup{{Name: "x", Workers: 0}}}, `processor group "x": 0 workers`},
+		{Config{Policy: scheduler.Static, Static: map[string]string{"g": "gpu"}, groups: groups}, `no processor kind "gpu" (valid: fast, slow)`},
+		{Config{Policy: scheduler.Static, Static: map[string]string{"nope": "fast"}, groups: groups}, `no query "nope" (valid: g)`},
+		{Config{groups: []processorGroup{{Name: "x", Workers: 0}}}, `processor group "x": 0 workers`},
 	} {
 		cfg := tc.cfg
 		cfg.Workers, cfg.TaskSize, cfg.BufferSize = 1, randTuple, 1<<12

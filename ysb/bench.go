@@ -3,7 +3,6 @@ package ysb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/metrics"
 	"time"
 
@@ -108,11 +107,11 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	campaigns := gen.Campaigns()
 	v := &validator{gen: gen}
 	q := Query(campaigns, WindowMs)
-	eng, err := engine.New(cfg.Engine, q, v.check)
+	eng, err := engine.Start(cfg.Engine, []engine.Spec{{Query: q, Windows: v.check}})
 	if err != nil {
 		return BenchResult{}, err
 	}
-	v.genIndex = genIndexOfGroups(eng.Plan().GroupKeys, gen)
+	v.genIndex = genIndexOfGroups(eng.Stream(0).Plan().GroupKeys, gen)
 	ingest := cfg.Ingest.Resolve(cfg.Engine)
 	if ingest == engine.IngestWorkers || ingest == engine.IngestShared {
 		eng.Stream(0).SetFill(src.fillAt)
@@ -131,7 +130,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 				case <-stop:
 					return
 				case <-tick.C:
-					cfg.Progress(eng.Stats(), eng.Scheduling(), time.Since(start))
+					cfg.Progress(eng.Stream(0).Stats(), eng.Scheduling(), time.Since(start))
 				}
 			}
 		}()
@@ -150,7 +149,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		warmedUp          bool
 	)
 	endWarmup := func() {
-		warmStats = eng.Stats() // a consistent snapshot: the counters add up
+		warmStats = eng.Stream(0).Stats() // a consistent snapshot: the counters add up
 		eng.Stream(0).ResetLatency()
 		warmGC, warmAlloc = gcMetrics()
 		warmTime, warmedUp = time.Now(), true
@@ -158,19 +157,15 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	var k uint64 // global index of the next tuple
 	var runErr error
 	var interrupted bool
-	// The producer runs on a goroutine of its own, so that it can be pinned
-	// (--ingest-core) and its thread retired afterwards.
-	produced := make(chan struct{})
-	go func() {
-		defer close(produced)
-		if err := cfg.Engine.PinIngestion(); err != nil && cfg.Engine.Warn != nil {
-			cfg.Engine.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
-		}
-		interrupted, runErr = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest, cfg.Engine.Workers, &k, v)
-	}()
-	<-produced
+	// The producer runs on a goroutine of its own (Produce), so that it can
+	// be pinned (--ingest-core) and its thread retired afterwards.
+	runErr = <-eng.Produce(func() (err error) {
+		interrupted, err = produce(ctx, eng, warmEnd, endWarmup, deadline, src, ingest, cfg.Engine.Workers, &k, v)
+		return err
+	})
 	res := BenchResult{Scheduling: eng.Scheduling(), RingNode: eng.RingNode(0), Ingest: ingest}
-	st, err := eng.Close()
+	stats, err := eng.CloseAll()
+	st := stats[0]
 	close(stop)
 	<-done
 	if runErr == nil {

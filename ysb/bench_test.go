@@ -28,8 +28,8 @@ func newPipeline(t testing.TB, workers int, ingest engine.Ingest) *pipeline {
 	src, err := newReplay(gen, n, nil)
 	require.NoError(t, err)
 	p := &pipeline{src: src, ingest: ingest, workers: workers}
-	p.eng, err = engine.New(engine.Config{Workers: workers, TaskSize: 256 << 10, BufferSize: 4 << 20},
-		Query(gen.Campaigns(), WindowMs), nil)
+	p.eng, err = engine.Start(engine.Config{Workers: workers, TaskSize: 256 << 10, BufferSize: 4 << 20},
+		[]engine.Spec{{Query: Query(gen.Campaigns(), WindowMs)}})
 	require.NoError(t, err)
 	if ingest != engine.IngestProducer {
 		p.eng.Stream(0).SetFill(p.src.fillAt)
@@ -65,9 +65,9 @@ func TestPipelineSteadyStateAllocations(t *testing.T) {
 				p.task(t)
 			}
 		})
-		st, err := p.eng.Close()
+		st, err := p.eng.CloseAll()
 		require.NoError(t, err)
-		assert.Zero(t, st.Late)
+		assert.Zero(t, st[0].Late)
 		assert.Less(t, allocs, 1.0, "allocations per 64 tasks, ingest %s", ingest)
 	}
 }
@@ -82,10 +82,10 @@ func BenchmarkYSBPipeline(b *testing.B) {
 				for b.Loop() {
 					bytes += int64(p.task(b))
 				}
-				st, err := p.eng.Close()
+				st, err := p.eng.CloseAll()
 				require.NoError(b, err)
 				b.SetBytes(bytes / int64(b.N))
-				b.ReportMetric(float64(st.Tuples)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
+				b.ReportMetric(float64(st[0].Tuples)/b.Elapsed().Seconds()/1e6, "Mtuples/s")
 			})
 		}
 	}

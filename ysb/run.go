@@ -38,7 +38,7 @@ func runReader(ctx context.Context, cfg engine.Config, r io.Reader, c *Campaigns
 		}
 		return nil
 	}
-	eng, err := engine.New(cfg, Query(c, windowMs), emit)
+	eng, err := engine.Start(cfg, []engine.Spec{{Query: Query(c, windowMs), Windows: emit}})
 	if err != nil {
 		return nil, engine.Stats{}, false, err
 	}
@@ -46,30 +46,22 @@ func runReader(ctx context.Context, cfg engine.Config, r io.Reader, c *Campaigns
 		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 		defer stop()
 	}
-	// The reader runs on a goroutine of its own, so that it can be pinned
-	// (Config.PinIngest) and its thread retired afterwards.
-	type result struct {
-		interrupted bool
-		err         error
+	// The reader runs on a goroutine of its own (Produce), so that it can be
+	// pinned (Config.PinIngest) and its thread retired afterwards.
+	var stopped bool
+	rerr := <-eng.Produce(func() (err error) {
+		stopped, err = ingest(ctx, eng.Stream(0), r)
+		return err
+	})
+	stats, err := eng.CloseAll()
+	st = stats[0]
+	if rerr != nil {
+		return nil, st, false, rerr
 	}
-	read := make(chan result, 1)
-	go func() {
-		if err := cfg.PinIngestion(); err != nil && cfg.Warn != nil {
-			cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
-		}
-		interrupted, err := ingest(ctx, eng, r)
-		read <- result{interrupted, err}
-	}()
-	res := <-read
-	if res.err != nil {
-		st, _ := eng.Close()
-		return nil, st, false, res.err
-	}
-	st, err = eng.Close()
 	if err != nil {
-		return nil, st, res.interrupted, err
+		return nil, st, stopped, err
 	}
-	return rows, st, res.interrupted, nil
+	return rows, st, stopped, nil
 }
 
 // deadlinerOf returns the reader under r whose deadline ends a blocked Read.
@@ -81,17 +73,17 @@ func deadlinerOf(r io.Reader) (source.ReadDeadliner, bool) {
 	return d, ok
 }
 
-// ingest reads r into the engine's ring until EOF (interrupted false) or
+// ingest reads r into the stream's ring until EOF (interrupted false) or
 // until ctx is cancelled (interrupted true: the whole tuples read so far
 // are committed, the rest dropped). At EOF, a trailing partial tuple is an
 // *InputError.
-func ingest(ctx context.Context, eng *engine.Engine, r io.Reader) (interrupted bool, err error) {
+func ingest(ctx context.Context, s *engine.Stream, r io.Reader) (interrupted bool, err error) {
 	var offset int64
 	for {
 		if ctx.Err() != nil {
 			return true, nil
 		}
-		b, err := eng.Buffer()
+		b, err := s.Buffer()
 		if err != nil {
 			return false, err
 		}
@@ -101,18 +93,18 @@ func ingest(ctx context.Context, eng *engine.Engine, r io.Reader) (interrupted b
 			// The read was ended by the cancellation (a deadline): keep the
 			// whole tuples read.
 			n -= n % TupleSize
-			return true, eng.Commit(n)
+			return true, s.Commit(n)
 		}
 		if rem := n % TupleSize; eof && rem != 0 {
 			if ctx.Err() != nil {
 				// The writer was stopped by the same interrupt (a shell
 				// pipeline's SIGINT) in the middle of a tuple.
-				return true, eng.Commit(n - rem)
+				return true, s.Commit(n - rem)
 			}
 			return false, &InputError{fmt.Errorf("%d trailing bytes at byte offset %d: the stream does not end on a whole %d-byte tuple", rem, offset+int64(n-rem), TupleSize)}
 		}
 		offset += int64(n)
-		if err := eng.Commit(n); err != nil {
+		if err := s.Commit(n); err != nil {
 			return false, err
 		}
 		if eof {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -215,18 +214,12 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Duration, record bool, ingestMode engine.Ingest, stderr io.Writer) ([]engine.Stats, float64, error) {
 	start := time.Now()
 	deadline := start.Add(duration)
-	var wg sync.WaitGroup
-	errs := make([]error, len(r.inputs))
+	produced := make([]<-chan error, len(r.inputs))
 	var stop atomic.Bool
 	for i, in := range r.inputs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := cfg.PinIngestion(); err != nil {
-				cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
-			}
-			errs[i] = in.produce(r.feeds[i](), deadline, &stop, record, ingestMode, cfg.Workers)
-		}()
+		produced[i] = r.eng.Produce(func() error {
+			return in.produce(r.feeds[i](), deadline, &stop, record, ingestMode, cfg.Workers)
+		})
 	}
 	progressDone, progressExited := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -257,7 +250,10 @@ func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Dur
 			}
 		}
 	}()
-	wg.Wait()
+	errs := make([]error, len(r.inputs))
+	for i, done := range produced {
+		errs[i] = <-done
+	}
 	stats, cerr := r.eng.CloseAll()
 	seconds := time.Since(start).Seconds()
 	close(progressDone)

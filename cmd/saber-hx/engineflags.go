@@ -42,8 +42,8 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
 		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
-	fs.IntVar(&f.taskSize, "task-size", 256<<10, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.bufferSize, "buffer-size", 4<<20, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
+	fs.IntVar(&f.taskSize, "task-size", engine.DefaultTaskSize, "bytes per task: a multiple of the tuple size, independent of the window")
+	fs.IntVar(&f.bufferSize, "buffer-size", engine.DefaultBufferSize, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
 		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap) "+
 		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")

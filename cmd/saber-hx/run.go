@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -373,24 +372,19 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 			feeds[s] = append(feeds[s], eng.Stream(i).Right())
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(r.sources))
-	for i, s := range r.sources {
+	var produced []<-chan error
+	for _, s := range r.sources {
 		if len(feeds[s]) == 0 {
 			fmt.Fprintf(r.stderr, "saber-hx: warning: source %s feeds no query\n", s.src.Name)
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := cfg.PinIngestion(); err != nil && cfg.Warn != nil {
-				cfg.Warn(fmt.Sprintf("ingestion not pinned: %v", err))
-			}
-			errs[i] = s.feed(ctx, feeds[s], cfg.TaskSize)
-		}()
+		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
 	stopProgress := r.progress(time.Now())
-	wg.Wait()
+	var errs []error
+	for _, done := range produced {
+		errs = append(errs, <-done)
+	}
 	stats, cerr := eng.CloseAll()
 	stopProgress()
 	for _, err := range append(errs, cerr) {
