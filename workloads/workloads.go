@@ -89,8 +89,9 @@
 //     300 s, slide 1 s.
 //   - default rate: 10 tuples per ms.
 //
-// Not here yet: JOIN_r (needs stream joins) and sg3 (needs query chaining
-// and a stream join).
+// The composite workloads (composite.go) run several of the engine's specs
+// (Workload.Parts): JOIN_r ("join"), a window theta-join of two synthetic
+// streams, and sg3, sg2 and sg1 chained into a window join.
 package workloads
 
 import (
@@ -203,7 +204,7 @@ var all = []*Workload{
 }
 
 // All returns the workloads in a stable order: proj, select, agg, groupby,
-// cm1, cm2, sg1, sg2, lrb1.
+// cm1, cm2, sg1, sg2, lrb1, join, sg3, ysb.
 func All() []*Workload { return append([]*Workload(nil), all...) }
 
 // Names returns the workload names in the order of All.
