@@ -72,3 +72,48 @@ func Example() {
 	// -59000 2 1 270
 	// 60 windows
 }
+
+// Two queries chained by a typed edge: the second reads the first's output
+// (engine.Output(0)), over the zero Config (the command line's defaults),
+// fed by a producer that Produce runs (pinned where Config.PinIngest).
+func ExampleOutput() {
+	s, err := query.NewSchema(16,
+		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "v", Type: query.Int64, Offset: 8},
+	)
+	if err != nil {
+		panic(err)
+	}
+	big := &query.Query{Name: "big", Schema: s, Where: query.Cmp(query.C("v"), query.Gt, query.Int(10))}
+	out, err := big.OutputSchema()
+	if err != nil {
+		panic(err)
+	}
+	count := &query.Query{Name: "count", Schema: out, Window: query.Tumbling(1000),
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	eng, err := engine.Start(engine.Config{}, []engine.Spec{
+		{Query: big},
+		{Query: count, Upstream: engine.Output(0), Windows: func(w *engine.Window) error {
+			fmt.Println(w.Start, w.Agg(0, 0))
+			return nil
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	tuples := make([]byte, 16*4)
+	for i, v := range []int64{5, 20, 30, 1} {
+		binary.LittleEndian.PutUint64(tuples[i*16:], uint64(i))
+		binary.LittleEndian.PutUint64(tuples[i*16+8:], uint64(v))
+	}
+	if err := <-eng.Produce(func() error { return eng.Stream(0).Write(tuples) }); err != nil {
+		panic(err)
+	}
+	if _, err := eng.CloseAll(); err != nil {
+		panic(err)
+	}
+	fmt.Println(eng.SpecNames(), eng.StreamNames())
+	// Output:
+	// 0 2
+	// [big count] [big count]
+}
