@@ -9,7 +9,8 @@ import (
 
 // Every Device is an engine.GPU (whatever the build: Open's CUDA device and
 // the emulator are Devices), and every device that registers host memory
-// an engine.GPUHostRegistrar: the engine consumes devices through its own
+// an engine.GPUHostRegistrar, and a Program's Unpacker an
+// engine.GPUUnpacker: the engine consumes devices through its own
 // interfaces, without importing this package, and Program and JoinProgram
 // are the very types of engine.GPUProgram and engine.GPUJoinProgram.
 var (
@@ -17,6 +18,7 @@ var (
 	_ engine.GPUProgram       = offload.Program(nil)
 	_ engine.GPUJoinProgram   = offload.JoinProgram(nil)
 	_ engine.GPUHostRegistrar = offload.HostRegistrar(nil)
+	_ engine.GPUUnpacker      = offload.Unpacker(nil)
 )
 
 // TestDeviceIsEngineGPU: the emulator, as the command line passes it to

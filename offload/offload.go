@@ -10,7 +10,9 @@
 // device. Submit copies the task's bytes into the slot's staging buffer,
 // enqueues the host-to-device copy, the kernels and the device-to-host copy
 // of their output on the slot's stream, and returns; Wait waits for the
-// stream and turns the device's output into the task's result. Several
+// stream and turns the device's output into the task's result (Finish and
+// Unpack, its two halves, let the second run on another goroutine: see
+// Unpacker). Several
 // slots in flight overlap copies with kernels, as SABER's GPU pipeline does.
 //
 // An aggregation's kernels write, per pane of the task and per dense group,
@@ -144,6 +146,20 @@ type Program = interface {
 	Wait(s int, r *window.TaskResult) (ok bool, err error)
 	// Close waits for every slot and frees the program's buffers and streams.
 	Close() error
+}
+
+// Unpacker is Wait in two halves, which every Program a Device compiles
+// also has (assert it: p.(Unpacker)), identical to engine.GPUUnpacker.
+// Finish(s) blocks until slot s's task is done on the device and keeps its
+// output in the slot, which stays busy; Unpack(s, r) then fills r as Wait
+// would and frees the slot. Unpack is host code on the slot's own buffers:
+// it may run on another goroutine than the one that calls Submit, Finish
+// and Unpack on the other slots, at the same time, so that unpacking one
+// task overlaps the device's work on the others (the calls on one slot
+// one after another, none concurrent with Close).
+type Unpacker = interface {
+	Finish(s int) error
+	Unpack(s int, r *window.TaskResult) (ok bool, err error)
 }
 
 // Open opens GPU ordinal dev. Without the cuda build tag it returns an error

@@ -61,6 +61,9 @@ const (
 	maxTableSlots = 1 << 22
 )
 
+// Every program is an Unpacker (Wait in two halves).
+var _ Unpacker = (*program)(nil)
+
 // program is the host side of a Program, shared by both devices.
 type program struct {
 	sh       *shape
@@ -81,10 +84,15 @@ type program struct {
 }
 
 type slot struct {
-	busy  bool
-	t     task
-	panes []order // unpack scratch
-	rows  []order
+	busy bool
+	// finished: Finish has waited for the task; its output (words, out,
+	// valid until the slot's next start) waits for Unpack.
+	finished bool
+	words    []uint64
+	out      []byte
+	t        task
+	panes    []order // unpack scratch
+	rows     []order
 	// Hashed groups' unpack scratch: the panes with a fragment, by
 	// offset, and their states.
 	present []int64
@@ -252,24 +260,55 @@ func satAdd(a, b int64) int64 {
 	}
 }
 
+// Wait is Finish then Unpack.
 func (pr *program) Wait(s int, r *window.TaskResult) (bool, error) {
+	if err := pr.Finish(s); err != nil {
+		return false, err
+	}
+	return pr.Unpack(s, r)
+}
+
+// Finish blocks until slot s's task is done on the device and keeps its
+// output in the slot for Unpack(s); the slot stays busy until then. An
+// error frees the slot.
+func (pr *program) Finish(s int) error {
+	sl, err := pr.slot(s)
+	if err != nil {
+		return err
+	}
+	if !sl.busy || sl.finished {
+		return fmt.Errorf("offload: query %q: Finish on slot %d, which has no task in flight", pr.sh.name, s)
+	}
+	if sl.t.cpu {
+		sl.finished = true
+		return nil
+	}
+	words, out, err := pr.be.finish(s)
+	if err != nil {
+		sl.busy, sl.t = false, task{}
+		return fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+	}
+	sl.finished, sl.words, sl.out = true, words, out
+	return nil
+}
+
+// Unpack fills r from slot s's output, which Finish(s) kept, and frees
+// the slot; ok as Wait's. It is host code on the slot's own buffers: it
+// may run on another goroutine than the one that calls Submit, Finish and
+// Unpack on the program's other slots, at the same time (the calls on
+// slot s itself one after another, and none concurrent with Close).
+func (pr *program) Unpack(s int, r *window.TaskResult) (bool, error) {
 	sl, err := pr.slot(s)
 	if err != nil {
 		return false, err
 	}
-	if !sl.busy {
-		return false, fmt.Errorf("offload: query %q: Wait on slot %d, which has no task", pr.sh.name, s)
+	if !sl.busy || !sl.finished {
+		return false, fmt.Errorf("offload: query %q: Unpack on slot %d, which has no finished task", pr.sh.name, s)
 	}
-	sl.busy = false
-	if sl.t.cpu {
-		sl.t = task{}
+	t, words, out := sl.t, sl.words, sl.out
+	defer func() { sl.busy, sl.finished, sl.words, sl.out, sl.t = false, false, nil, nil, task{} }()
+	if t.cpu {
 		return false, nil
-	}
-	words, out, err := pr.be.finish(s)
-	t := sl.t
-	sl.t = task{}
-	if err != nil {
-		return false, fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
 	}
 	if pr.onOutput != nil {
 		pr.onOutput(s, &t, words, out)
