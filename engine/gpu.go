@@ -64,6 +64,23 @@ type GPUProgram = interface {
 	Close() error
 }
 
+// GPUUnpacker is GPUProgram.Wait in two halves, which a program may also
+// have (offload's programs do: offload.Unpacker is this very type). Finish
+// blocks until slot s's task is done on the device and keeps its output;
+// Unpack then fills r as Wait would and frees the slot. Unpack may run on
+// another goroutine than the one that calls Submit and Finish on the
+// program's other slots, at the same time: the GPU worker hands it, with
+// the fallback, to a goroutine of its own, so that unpacking one task
+// overlaps waiting for the next (unless SABER_HX_GPU_UNPACK=inline).
+type GPUUnpacker = interface {
+	Finish(s int) error
+	Unpack(s int, r *window.TaskResult) (ok bool, err error)
+}
+
+// unpackInline says whether SABER_HX_GPU_UNPACK=inline asks the GPU worker
+// to unpack on its own goroutine (Wait), as before the unpacker.
+func unpackInline() bool { return os.Getenv("SABER_HX_GPU_UNPACK") == "inline" }
+
 // GPUJoinProgram computes a window join's pairs on the GPU, used by one
 // goroutine at a time (see GPUProgram on why it is an alias).
 type GPUJoinProgram = interface {
@@ -108,6 +125,15 @@ func registerDisabled() bool { return os.Getenv("SABER_HX_GPU_REGISTER") == "0" 
 // (Stream.finish, with the worker as the merging worker), so the result
 // stage cannot tell who ran it.
 //
+// With programs that are GPUUnpackers (offload's), complete is split: the
+// worker Finishes the oldest task not yet finished (waiting for the
+// device) and hands the slot to its unpacker, a goroutine that Unpacks the
+// output into the task's result and runs the fallback; the slot stays
+// taken until the unpacker hands it back, in order (one unpacker, FIFO),
+// and the worker then refills it and hands the task to its result stage.
+// Meanwhile the worker submits and finishes the other slots, so that the
+// unpacking and the fallback are off its path.
+//
 // Busy time (what hls's throughput matrix divides bytes by): the time from
 // the later of the task's submission and the previous completion to the
 // task's completion. With the pipeline full, that is the interval between
@@ -129,6 +155,21 @@ type gpuWorker struct {
 	// GPUHostRegistrar), so that tasks are copied to it from the
 	// ring, without a staging copy; unregistered once every slot drained.
 	registered [][]byte
+	// The unpacker (split: every program is a GPUUnpacker): the slots
+	// from head on that were finished and handed to it, and its channels
+	// (slots in, slots out, in order; room for every slot).
+	split     bool
+	unpacking int
+	toUnpack  chan unpackJob
+	unpacked  chan unpackJob
+}
+
+// unpackJob is a finished slot handed to the unpacker, and back: err is
+// Finish's, then Unpack's.
+type unpackJob struct {
+	i   int
+	sl  gpuSlot
+	err error
 }
 
 type gpuSlot struct {
@@ -167,6 +208,24 @@ func (g *gpuWorker) loop(ready chan<- error) {
 	}
 	g.registerRings()
 	defer g.unregisterRings()
+	g.split = !unpackInline()
+	for _, pr := range g.progs {
+		if _, ok := pr.(GPUUnpacker); pr != nil && !ok {
+			g.split = false
+		}
+	}
+	if g.split {
+		g.toUnpack, g.unpacked = make(chan unpackJob, len(g.slots)), make(chan unpackJob, len(g.slots))
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			g.unpacker()
+		}()
+		defer func() {
+			close(g.toUnpack) // after the loop: nothing is in flight
+			<-ended
+		}()
+	}
 	ready <- nil
 	q, p := g.e.queue, g.w.proc
 	for {
@@ -334,8 +393,26 @@ func (g *gpuWorker) submit(t *task) {
 }
 
 // complete waits for the oldest task in flight, runs it on the CPU where
-// the program could not hold its result, and hands it on.
+// the program could not hold its result, and hands it on. Split (see
+// gpuWorker), it makes one step of that instead: it hands on a task the
+// unpacker is done with, else finishes the oldest task not yet finished
+// and hands it to the unpacker, else waits for the unpacker.
 func (g *gpuWorker) complete() {
+	if g.split {
+		if g.collect(false) {
+			return
+		}
+		if g.unpacking < g.n {
+			i := (g.head + g.unpacking) % len(g.slots)
+			sl := g.slots[i]
+			err := sl.prog.(GPUUnpacker).Finish(i)
+			g.unpacking++
+			g.toUnpack <- unpackJob{i: i, sl: sl, err: err}
+			return
+		}
+		g.collect(true)
+		return
+	}
 	e := g.e
 	i := g.head
 	sl := g.slots[i]
@@ -359,6 +436,59 @@ func (g *gpuWorker) complete() {
 		s.gpuFallback.Add(1)
 	}
 	g.report(t, sl.submitted)
+}
+
+// unpacker is the goroutine that unpacks the finished slots' outputs into
+// their tasks' results and runs the fallback of those the programs could
+// not hold, in the order the worker finished them; it ends when toUnpack
+// is closed. It owns the fallback kernels (w.kernels) while it runs.
+func (g *gpuWorker) unpacker() {
+	e := g.e
+	for j := range g.toUnpack {
+		if j.err == nil {
+			t := j.sl.t
+			s := e.streams[t.Query]
+			var ok bool
+			ok, j.err = j.sl.prog.(GPUUnpacker).Unpack(j.i, &t.result)
+			if j.err == nil && !ok && e.failed() == nil {
+				t.result.Reset(s.layout)
+				g.w.kernels[t.Query].Process(t.Data, t.Start/uint64(s.plan.TupleSize), &t.result)
+				s.gpuFallback.Add(1)
+			}
+		}
+		g.unpacked <- j
+	}
+}
+
+// collect takes a slot back from the unpacker (waiting for it where
+// block), frees and refills it, and hands its task on; false where none
+// was ready.
+func (g *gpuWorker) collect(block bool) bool {
+	var j unpackJob
+	if block {
+		j = <-g.unpacked
+	} else {
+		select {
+		case j = <-g.unpacked:
+		default:
+			return false
+		}
+	}
+	e := g.e
+	if j.i != g.head {
+		panic(fmt.Sprintf("engine: the GPU unpacker handed back slot %d, the oldest is %d", j.i, g.head))
+	}
+	t := j.sl.t
+	g.slots[j.i] = gpuSlot{}
+	g.head = (g.head + 1) % len(g.slots)
+	g.n--
+	g.unpacking--
+	g.refill()
+	if j.err != nil {
+		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), e.streams[t.Query].win.Query, t.ID, j.err))
+	}
+	g.report(t, j.sl.submitted)
+	return true
 }
 
 // report tells the queue the task is done, with the busy time described

@@ -324,6 +324,49 @@ func TestGPUPipelineDepth(t *testing.T) {
 	assertNoLeak(t, base)
 }
 
+// TestGPUUnpackOverlapsFinish: the GPU worker's unpacker unpacks one
+// task while the worker finishes (waits for) the next ones: with a slow
+// Unpack, Finishes run during Unpacks, and the outputs are the
+// reference's; SABER_HX_GPU_UNPACK=inline Waits instead, with none.
+func TestGPUUnpackOverlapsFinish(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	q := &query.Query{Name: "u", Schema: s, Window: query.Sliding(40, 10), Where: query.ColGe("a", 1),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("c")}}}
+	data := randData(rand.New(rand.NewPCG(3, 3)), 8000)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			if inline {
+				t.Setenv("SABER_HX_GPU_UNPACK", "inline")
+			}
+			dev := &checkedDevice{Device: offload.NewEmulator(), unpackDelay: 300 * time.Microsecond}
+			defer dev.Close()
+			cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: 4}
+			runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
+			dev.check(t, 4)
+			dev.mu.Lock()
+			defer dev.mu.Unlock()
+			if inline {
+				assert.Zero(t, dev.finishes)
+			} else {
+				assert.Positive(t, dev.overlapped, "of %d Finishes, none while an Unpack ran", dev.finishes)
+			}
+		})
+	}
+	assertNoLeak(t, base)
+}
+
+// TestGPUUnpackInline: SABER_HX_GPU_UNPACK=inline: the GPU worker Waits on
+// its own goroutine (no unpacker), with the same outcomes: the fallback,
+// error, depth and modes tests again.
+func TestGPUUnpackInline(t *testing.T) {
+	t.Setenv("SABER_HX_GPU_UNPACK", "inline")
+	t.Run("fallback", TestGPUFallback)
+	t.Run("errors", TestGPUErrorsFailTheRun)
+	t.Run("depth", TestGPUPipelineDepth)
+	t.Run("modes", func(t *testing.T) { testModesMatchReference(t, offload.NewEmulator, 1) })
+}
+
 // TestGPUChainsAndJoins: a chain of two queries with GPU kernels and a
 // window join (whose inputs pass through the GPU, and whose pairs the
 // result stage has the GPU's join program compute) in gpu mode, and a chain whose
@@ -475,11 +518,17 @@ type checkedDevice struct {
 	offload.Device
 	failWait int
 	delay    time.Duration
+	// unpackDelay slows each Unpack; overlapped counts the Finishes that
+	// ran while an Unpack did.
+	unpackDelay time.Duration
+	unpacking   int
+	overlapped  int
 
 	mu                    sync.Mutex
 	programs, closed      int
 	inFlight, maxInFlight int
-	waits, notOK          int
+	waits, notOK          int // Waits or Unpacks; those with ok false
+	finishes              int
 	errs                  []string
 }
 
@@ -491,7 +540,7 @@ func (d *checkedDevice) Compile(p *kernels.Plan, depth int) (offload.Program, er
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.programs++
-	return &checkedProgram{Program: pr, d: d, busy: make([]bool, depth)}, nil
+	return &checkedProgram{Program: pr, d: d, busy: make([]bool, depth), finished: make([]bool, depth)}, nil
 }
 
 func (d *checkedDevice) fallbacks() uint64 {
@@ -501,22 +550,89 @@ func (d *checkedDevice) fallbacks() uint64 {
 }
 
 // check asserts that the engine drained and closed everything, with at
-// most depth tasks in flight.
+// most depth tasks in flight, and Finished and Unpacked unless
+// SABER_HX_GPU_UNPACK=inline.
 func (d *checkedDevice) check(t *testing.T, depth int) {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	assert.Empty(t, d.errs)
+	if unpackInline() {
+		assert.Zero(t, d.finishes, "inline: Wait only")
+	} else if d.waits > 0 {
+		assert.Positive(t, d.finishes, "split: Finish and Unpack")
+	}
 	assert.Zero(t, d.inFlight, "every submitted task waited for")
 	assert.Equal(t, d.programs, d.closed, "every program closed")
 	assert.LessOrEqual(t, d.maxInFlight, depth)
 }
 
+// checkedProgram is also a GPUUnpacker (its program is offload's): the
+// GPU worker Finishes and Unpacks, unless SABER_HX_GPU_UNPACK=inline, and
+// then Waits.
 type checkedProgram struct {
 	offload.Program
-	d      *checkedDevice
-	busy   []bool
-	closed bool
+	d        *checkedDevice
+	busy     []bool
+	finished []bool // Finished, not yet Unpacked
+	closed   bool
+	unpacks  int // Unpacks running now (at most one: the worker's one unpacker)
+}
+
+func (p *checkedProgram) Finish(s int) error {
+	d := p.d
+	if d.delay > 0 {
+		time.Sleep(d.delay)
+	}
+	err := p.Program.(offload.Unpacker).Finish(s)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.finishes++
+	if d.unpacking > 0 {
+		d.overlapped++
+	}
+	if !p.busy[s] || p.finished[s] {
+		d.errs = append(d.errs, fmt.Sprintf("Finish on slot %d: busy %v, finished %v", s, p.busy[s], p.finished[s]))
+	}
+	if err != nil {
+		p.busy[s] = false
+		d.inFlight--
+		return err
+	}
+	p.finished[s] = true
+	return nil
+}
+
+func (p *checkedProgram) Unpack(s int, r *window.TaskResult) (bool, error) {
+	d := p.d
+	d.mu.Lock()
+	p.unpacks++
+	d.unpacking++
+	if p.unpacks > 1 {
+		d.errs = append(d.errs, "two Unpacks at once")
+	}
+	d.mu.Unlock()
+	if d.unpackDelay > 0 {
+		time.Sleep(d.unpackDelay)
+	}
+	ok, err := p.Program.(offload.Unpacker).Unpack(s, r)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p.unpacks--
+	d.unpacking--
+	if !p.finished[s] {
+		d.errs = append(d.errs, fmt.Sprintf("Unpack on slot %d, not finished", s))
+	}
+	p.busy[s], p.finished[s] = false, false
+	d.inFlight--
+	d.waits++
+	if d.waits == d.failWait {
+		return false, errors.New("injected failure")
+	}
+	if !ok {
+		d.notOK++
+	}
+	return ok, err
 }
 
 func (p *checkedProgram) Submit(s int, data []byte, first uint64) error {
@@ -524,6 +640,9 @@ func (p *checkedProgram) Submit(s int, data []byte, first uint64) error {
 	d.mu.Lock()
 	if p.busy[s] {
 		d.errs = append(d.errs, fmt.Sprintf("Submit on busy slot %d", s))
+	}
+	if p.finished[s] {
+		d.errs = append(d.errs, fmt.Sprintf("Submit on slot %d, finished and not unpacked", s))
 	}
 	p.busy[s] = true
 	d.inFlight++
@@ -542,6 +661,9 @@ func (p *checkedProgram) Wait(s int, r *window.TaskResult) (bool, error) {
 	defer d.mu.Unlock()
 	if !p.busy[s] {
 		d.errs = append(d.errs, fmt.Sprintf("Wait on idle slot %d", s))
+	}
+	if !unpackInline() {
+		d.errs = append(d.errs, "Wait on a GPUUnpacker: the worker should Finish and Unpack")
 	}
 	p.busy[s] = false
 	d.inFlight--
