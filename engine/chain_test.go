@@ -112,9 +112,7 @@ func TestChainErrors(t *testing.T) {
 		{[]Spec{{Query: up}, {Query: down, Upstream: Output(1)}}, `spec 1 ("down"): Upstream is Output(1), not an earlier spec (Output(0) to Output(0))`},
 		{[]Spec{{Query: up}, {Query: down, Upstream: Output(5)}}, `spec 1 ("down"): Upstream is Output(5), not an earlier spec`},
 		{[]Spec{{Query: up}, {Query: down, Upstream: Output(-2)}}, `spec 1 ("down"): Upstream is Output(-2), not an earlier spec`},
-		{[]Spec{{Query: up}, {Query: down, Upstream: Output(0), From: "up"}}, `both Upstream (Output(0)) and the deprecated name "up"`},
 		{[]Spec{{Query: up}, {Query: down, UpstreamRight: Output(0)}}, `spec 1 ("down"): UpstreamRight without a Join`},
-		{[]Spec{{Query: down, From: "nope"}}, `no earlier query "nope"`},
 	} {
 		_, err = Start(cfg, c.specs)
 		assert.ErrorContains(t, err, c.want)

@@ -91,8 +91,9 @@ const (
 // DefaultWorkers is the workers of a zero Config.Workers in mode (Mode), as
 // the command line's --workers: one per CPU this process may use, one fewer
 // in hybrid mode, where the GPU worker needs a CPU of its own.
-func DefaultWorkers(mode string) int {
-	cpus := len(cpu.AllowedCPUs())
+func DefaultWorkers(mode string) int { return defaultWorkers(mode, len(cpu.AllowedCPUs())) }
+
+func defaultWorkers(mode string, cpus int) int {
 	if mode == "hybrid" && cpus > 1 {
 		return cpus - 1
 	}

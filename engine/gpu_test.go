@@ -400,7 +400,7 @@ func TestGPUChainsAndJoins(t *testing.T) {
 			got := &reference.Result{}
 			e, err := Start(cfg, []Spec{
 				{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
-				{Query: down, From: "up", Windows: rowsInto(down, got)},
+				{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
 				{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }},
 			})
 			require.NoError(t, err)
@@ -429,8 +429,8 @@ func TestGPUChainsAndJoins(t *testing.T) {
 
 			sched := e.Scheduling()
 			gpuKind := slices.Index(sched.Kinds, "gpu")
-			assert.Equal(t, []string{"up", "down", "j.left", "j.right"}, e.QueryNames())
-			for q := range e.QueryNames() {
+			assert.Equal(t, []string{"up", "down", "j.left", "j.right"}, e.StreamNames())
+			for q := range e.StreamNames() {
 				if mode == "hybrid" && q == 1 {
 					assert.Zero(t, sched.Tasks[gpuKind][q], "down has no GPU kernel")
 					assert.Equal(t, []string{fmt.Sprintf("query %q runs on the CPU only: %s", "down", e.streams[1].gpuReason())}, warns.all())

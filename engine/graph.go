@@ -27,13 +27,6 @@ type Spec struct {
 	// specs. Its output goes to Tuples and to the specs downstream of it.
 	Join          *query.WindowJoin
 	UpstreamRight Ref
-
-	// From and FromRight name the upstream by its query's (or join's)
-	// name.
-	//
-	// Deprecated: use Upstream and UpstreamRight; these remain only until
-	// engine/gpu_test.go moves to them. A spec sets one or the other.
-	From, FromRight string
 }
 
 // Ref is a typed edge of the graph: a reference to an earlier spec of the
@@ -75,39 +68,30 @@ func (sp *Spec) name() string {
 	return ""
 }
 
-// upstream resolves one of a spec's two edges (ref, or the deprecated name)
-// to the index of an earlier entry; -1: none.
-func (e *Engine) upstream(sp *Spec, field string, ref Ref, name string) (int, error) {
+// upstream resolves one of a spec's two edges to the index of an earlier
+// entry; -1: none.
+func (e *Engine) upstream(sp *Spec, field string, ref Ref) (int, error) {
 	at := len(e.entries)
 	i, ok := ref.Spec()
 	switch {
-	case ok && name != "":
-		return 0, fmt.Errorf("spec %d (%q): both %s (%v) and the deprecated name %q", at, sp.name(), field, ref, name)
-	case ok && (i < 0 || i >= at):
+	case !ok:
+		return -1, nil
+	case i < 0 || i >= at:
 		if at == 0 {
 			return 0, fmt.Errorf("spec 0 (%q): %s is %v, but the first spec has no earlier spec to take input from", sp.name(), field, ref)
 		}
 		return 0, fmt.Errorf("spec %d (%q): %s is %v, not an earlier spec (Output(0) to Output(%d))", at, sp.name(), field, ref, at-1)
-	case ok:
-		return i, nil
-	case name == "":
-		return -1, nil
 	}
-	for k, en := range e.entries {
-		if en.stream.specName() == name {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("query %q: no earlier query %q to take input from", sp.name(), name)
+	return i, nil
 }
 
 func (e *Engine) add(sp Spec) error {
-	up, err := e.upstream(&sp, "Upstream", sp.Upstream, sp.From)
+	up, err := e.upstream(&sp, "Upstream", sp.Upstream)
 	if err != nil {
 		return err
 	}
 	if sp.Join == nil {
-		if sp.UpstreamRight != (Ref{}) || sp.FromRight != "" {
+		if sp.UpstreamRight != (Ref{}) {
 			return fmt.Errorf("spec %d (%q): UpstreamRight without a Join", len(e.entries), sp.name())
 		}
 		s, err := e.newStream(sp, up >= 0)
@@ -119,7 +103,7 @@ func (e *Engine) add(sp Spec) error {
 		}
 		return err
 	}
-	upRight, err := e.upstream(&sp, "UpstreamRight", sp.UpstreamRight, sp.FromRight)
+	upRight, err := e.upstream(&sp, "UpstreamRight", sp.UpstreamRight)
 	if err != nil {
 		return err
 	}

@@ -119,12 +119,6 @@ func (e *Engine) StreamNames() []string {
 	return n
 }
 
-// QueryNames is StreamNames.
-//
-// Deprecated: use StreamNames (by stream, Scheduling's order) or SpecNames
-// (by spec); kept only until engine/gpu_test.go moves.
-func (e *Engine) QueryNames() []string { return e.StreamNames() }
-
 // SpecNames are the names of the specs' queries and joins, in order: the
 // index space of Stream, CloseAll's Stats and RingNode.
 func (e *Engine) SpecNames() []string { return e.specNames() }

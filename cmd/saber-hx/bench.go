@@ -168,18 +168,11 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if err := r.build(names, &f, cfg); err != nil {
 		return err
 	}
-	stopProfile, err := ef.startProfile()
+	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	closeGPU, err := ef.openGPU(&cfg)
-	if err != nil {
-		return err
-	}
-	defer closeInto(&err, closeGPU)
-	sig := watchSignals(stderr)
-	defer sig.stop()
+	defer closeInto(&err, end)
 	if r.eng, err = engine.Start(cfg, r.specs); err != nil {
 		return usageError{err}
 	}
@@ -221,43 +214,16 @@ func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Dur
 			return in.produce(r.feeds[i](), deadline, &stop, record, ingestMode, cfg.Workers)
 		})
 	}
-	progressDone, progressExited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(progressExited)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		last := make([]uint64, len(r.parts))
-		lastT := time.Duration(0)
-		interrupted := ctx.Done()
-		for {
-			select {
-			case <-progressDone:
-				return
-			case <-interrupted:
-				stop.Store(true)
-				interrupted = nil // once is enough
-			case <-tick.C:
-				el := time.Since(start)
-				dt := (el - lastT).Seconds()
-				lastT = el
-				var line []string
-				for i, s := range r.eng.Streams() {
-					st := s.Stats()
-					line = append(line, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/dt/1e6, st.Windows))
-					last[i] = st.Tuples
-				}
-				fmt.Fprintf(stderr, "bench %6.1fs  %s%s\n", el.Seconds(), strings.Join(line, "; "), split(r.eng.Scheduling()))
-			}
-		}
-	}()
+	stopOnCancel := context.AfterFunc(ctx, func() { stop.Store(true) })
+	defer stopOnCancel()
+	stopProgress := startProgress(stderr, "bench", r.eng, start)
 	errs := make([]error, len(r.inputs))
 	for i, done := range produced {
 		errs[i] = <-done
 	}
 	stats, cerr := r.eng.CloseAll()
 	seconds := time.Since(start).Seconds()
-	close(progressDone)
-	<-progressExited // its last line is written before ours
+	stopProgress() // its last line is written before ours
 	for _, err := range append(errs, cerr) {
 		if err != nil {
 			return nil, 0, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,13 +67,13 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 // config checks the flags and returns the engine's configuration; every
 // bad value is a usage error naming the valid ones.
 // fs is the parsed flag set: a --workers not given is the mode's default
-// (defaultWorkers).
+// (engine.DefaultWorkers).
 func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config, error) {
 	warn := func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
 	given := false
 	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "workers" })
 	if !given {
-		f.workers = defaultWorkers(f.mode, len(cpu.AllowedCPUs()))
+		f.workers = engine.DefaultWorkers(f.mode)
 	}
 	c := engine.Config{
 		Workers: f.workers, Pin: f.pin.resolve(f.workers), TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
@@ -181,6 +182,27 @@ func containsCPU(cpus []int, c int) bool {
 	return false
 }
 
+// begin does what every command that runs queries does first: it opens
+// the GPU of --mode into cfg, starts the CPU profile and watches SIGINT and
+// SIGTERM. end undoes them in reverse order (defer closeInto(&err, end)):
+// its error is the GPU's close.
+func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrupt, end func() error, err error) {
+	closeGPU, err := f.openGPU(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		return nil, nil, errors.Join(err, closeGPU())
+	}
+	sig = watchSignals(stderr)
+	return sig, func() error {
+		sig.stop()
+		stopProfile()
+		return closeGPU()
+	}, nil
+}
+
 // startProfile starts the CPU profile of --cpuprofile; the returned func
 // stops it.
 func (f *engineFlags) startProfile() (func(), error) {
@@ -220,6 +242,38 @@ type processorsSummary struct {
 func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config, ef *engineFlags, fallback uint64) processorsSummary {
 	return processorsSummary{Mode: cfg.Mode(), Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,
 		LocalTasks: s.Local, StolenTasks: s.Stolen, gpuSummary: summarizeGPU(cfg, s, queries, fallback, ef.gpuEmulate)}
+}
+
+// startProgress prints a line a second on w until stop: label, the time
+// since start, and per stream of eng its tuples per second over the last
+// interval and its windows, then the share of tasks per processor kind.
+func startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := make([]uint64, len(eng.Streams()))
+		lastT := time.Duration(0)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				el := time.Since(start)
+				dt := (el - lastT).Seconds()
+				lastT = el
+				var parts []string
+				for i, s := range eng.Streams() {
+					st := s.Stats()
+					parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/dt/1e6, st.Windows))
+					last[i] = st.Tuples
+				}
+				fmt.Fprintf(w, "%s %6.1fs  %s%s\n", label, el.Seconds(), strings.Join(parts, "; "), split(eng.Scheduling()))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // split is the progress line's share of tasks per processor kind.

@@ -272,11 +272,3 @@ func TestBenchComputeHeavyEmulated(t *testing.T) {
 		}
 	}
 }
-
-func TestDefaultWorkers(t *testing.T) {
-	assert.Equal(t, 16, defaultWorkers("cpu", 16))
-	assert.Equal(t, 16, defaultWorkers("gpu", 16), "gpu mode runs no CPU worker anyway")
-	assert.Equal(t, 15, defaultWorkers("hybrid", 16), "one core for the GPU worker")
-	assert.Equal(t, 1, defaultWorkers("hybrid", 1))
-	assert.Equal(t, 1, defaultWorkers("cpu", 0))
-}

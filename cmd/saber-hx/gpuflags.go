@@ -191,15 +191,3 @@ func gpuLine(p *processorsSummary) string {
 	}
 	return s + "\n"
 }
-
-// defaultWorkers is what --workers should default to: every CPU this
-// process may use (cpus), but one fewer in hybrid mode (at least one), so
-// that the GPU worker's goroutine (submitting, waiting, unpacking, merging
-// the GPU's tasks) has a core of its own rather than taking one from a
-// pinned CPU worker. engineflags.go's --workers does not use it yet.
-func defaultWorkers(mode string, cpus int) int {
-	if mode == "hybrid" && cpus > 1 {
-		return cpus - 1
-	}
-	return max(cpus, 1)
-}

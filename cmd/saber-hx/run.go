@@ -206,18 +206,11 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer r.closeSources()
-	closeGPU, err := ef.openGPU(&cfg)
+	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeInto(&err, closeGPU)
-	stopProfile, err := ef.startProfile()
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	sig := watchSignals(stderr)
-	defer sig.stop()
+	defer closeInto(&err, end)
 
 	start := time.Now()
 	stats, err := r.run(sig.ctx, cfg, r.specs)
@@ -380,7 +373,7 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		}
 		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
-	stopProgress := r.progress(time.Now())
+	stopProgress := startProgress(r.stderr, "run", eng, time.Now())
 	var errs []error
 	for _, done := range produced {
 		errs = append(errs, <-done)
@@ -393,36 +386,6 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		}
 	}
 	return stats, nil
-}
-
-// progress prints a line a second on stderr until stop.
-func (r *sqlRun) progress(start time.Time) (stop func()) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		last := make([]uint64, len(r.prog.Queries))
-		lastT := time.Duration(0)
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				el := time.Since(start)
-				dt := (el - lastT).Seconds()
-				lastT = el
-				var parts []string
-				for i, s := range r.eng.Streams() {
-					st := s.Stats()
-					parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/dt/1e6, st.Windows))
-					last[i] = st.Tuples
-				}
-				fmt.Fprintf(r.stderr, "run %6.1fs  %s\n", el.Seconds(), strings.Join(parts, "; "))
-			}
-		}
-	}()
-	return func() { close(done); <-exited }
 }
 
 func (r *sqlRun) source(name string) *sqlSource {

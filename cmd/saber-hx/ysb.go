@@ -74,18 +74,11 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	closeGPU, err := ef.openGPU(&cfg)
+	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeInto(&err, closeGPU)
-	stopProfile, err := ef.startProfile()
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	sig := watchSignals(stderr)
-	defer sig.stop()
+	defer closeInto(&err, end)
 	if fileMode {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)
 	}
