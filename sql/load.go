@@ -46,9 +46,42 @@ func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
+	return t.readRows(r, d)
+}
+
+// LoadJSON reads the table's rows from JSON lines (format = 'json'): one
+// object a line, the columns by name (other members ignored), values as a
+// json source's (package source). A bad line is refused naming its line.
+func (t *Table) LoadJSON(r io.Reader) error {
+	l, err := sourceLayout(t.RowSize(), t.Columns)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	d, err := source.NewJSONDecoder(l, source.JSONOptions{})
+	if err != nil {
+		return fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	rows, err := t.readRows(r, d)
+	if err != nil {
+		return err
+	}
+	return t.SetRows(rows)
+}
+
+// Load reads the table's rows in its format (LoadCSV or LoadJSON).
+func (t *Table) Load(r io.Reader) error {
+	if t.Format == "json" {
+		return t.LoadJSON(r)
+	}
+	return t.LoadCSV(r)
+}
+
+// readRows decodes every row of r through d.
+func (t *Table) readRows(r io.Reader, d source.Decoder) ([][]byte, error) {
+	l := d.TupleSize()
 	rd := source.NewReader(r, d, 0)
 	var all []byte
-	buf := make([]byte, 1024*l.TupleSize)
+	buf := make([]byte, 1024*l)
 	for {
 		n, err := rd.Fill(buf)
 		all = append(all, buf[:n]...)
@@ -59,9 +92,9 @@ func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
 			return nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 	}
-	rows := make([][]byte, len(all)/l.TupleSize)
+	rows := make([][]byte, len(all)/l)
 	for i := range rows {
-		rows[i] = all[i*l.TupleSize : (i+1)*l.TupleSize : (i+1)*l.TupleSize]
+		rows[i] = all[i*l : (i+1)*l : (i+1)*l]
 	}
 	return rows, nil
 }

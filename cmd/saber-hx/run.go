@@ -14,6 +14,7 @@ import (
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/window"
 )
 
 const runSynopsis = `  saber-hx run FILE.sql [flags]         run the queries of a SQL file (docs: sql/doc.go, README "Your own query")
@@ -117,6 +118,14 @@ func planLine(sp engine.Spec, vectorised bool) string {
 	gpu := "the GPU can run it"
 	if err := offload.Supported(p); err != nil {
 		gpu = "CPU only: " + err.Error()
+	}
+	if !sp.Query.Stateless() {
+		if ws, err := window.NewSpec(sp.Query.Window); err == nil {
+			kernel = fmt.Sprintf("panes of %d, %d per window; %s", ws.Pane, ws.Size/ws.Pane, kernel)
+		}
+		if sp.Query.Window.Delay != 0 {
+			gpu = "CPU only: a watermark delay (the GPU kernels have none)"
+		}
 	}
 	return kernel + "; " + gpu
 }
@@ -313,14 +322,11 @@ type sqlRun struct {
 // loadTables reads every table's rows.
 func (r *sqlRun) loadTables() error {
 	for _, t := range r.prog.Tables {
-		if t.Format != "csv" {
-			return usagef("table %s: format %q: only 'csv' tables can be loaded yet", t.Name, t.Format)
-		}
 		f, err := os.Open(t.Path)
 		if err != nil {
 			return usagef("table %s: %v", t.Name, err)
 		}
-		err = t.LoadCSV(f)
+		err = t.Load(f)
 		f.Close()
 		if err != nil {
 			return usagef("%s: %v", t.Path, err)

@@ -182,12 +182,12 @@ func TestRunErrors(t *testing.T) {
 func TestExplain(t *testing.T) {
 	code, stdout, stderr := cli(t, "explain", "../../examples/ysb.sql")
 	require.Equal(t, 0, code, stderr)
-	for _, want := range []string{"source events", "128-byte tuples", "tumbling range 10000", "select1: the fused kernel; the GPU can run it"} {
+	for _, want := range []string{"source events", "128-byte tuples", "tumbling range 10000", "select1: panes of 10000, 1 per window; the fused kernel; the GPU can run it"} {
 		assert.Contains(t, stdout, want)
 	}
 	code, stdout, stderr = cli(t, "explain", "../../examples/ysb.sql", "--kernel", "vector")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "select1: vectorised kernels")
+	assert.Contains(t, stdout, "select1: panes of 10000, 1 per window; vectorised kernels")
 }
 
 // TestRunInterrupted: a run reading a stream that does not end stops on
