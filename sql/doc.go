@@ -28,8 +28,9 @@
 // ('binary', the default, 'csv' or 'json'), tuple_size (binary), header
 // (csv), time_unit ('s', 'ms' the default, 'us', 'ns'), on_error ('fail',
 // the default, or 'skip'); for generator: workload (a workloads name, whose
-// layout the columns must have), tuples_per_ms, seed. Every option is kept
-// in Source.Options for the connectors. An unknown option or a bad value is
+// layout the columns must have), tuples_per_ms (event-time rate), seed,
+// rate (tuples per second of wall-clock time; without it, as fast as it
+// can). Every option is kept in Source.Options for the connectors. An unknown option or a bad value is
 // an error at it; connector 'kafka' is refused (not supported yet).
 //
 // Layout and time: with format = 'binary' the declared order is the byte

@@ -138,7 +138,7 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 	case "generator":
-		valid = []string{"connector", "workload", "tuples_per_ms", "seed", "format"}
+		valid = []string{"connector", "workload", "tuples_per_ms", "seed", "format", "rate"}
 		w, err := s.required("workload", "one of "+strings.Join(workloads.Names(), ", "))
 		if err != nil {
 			return 0, 0, err
@@ -156,6 +156,9 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 		src.TuplesPerMs = int(rate)
+		if src.Rate, _, err = s.positive("rate", 1<<40); err != nil {
+			return 0, 0, err
+		}
 		if o, ok := s.get("seed"); ok {
 			seed, perr := strconv.ParseUint(o.val, 10, 64)
 			if perr != nil {

@@ -37,7 +37,8 @@ type Source struct {
 	Header         bool   // csv: the first line is a header
 	OnError        string // "fail" (the default) or "skip": what to do with a record that does not decode
 	Workload       string // connector = 'generator': the workloads name
-	TuplesPerMs    int    // generator: its rate (0: the workload's default)
+	TuplesPerMs    int    // generator: its event-time rate (0: the workload's default)
+	Rate           int64  // generator: tuples per second of wall-clock time (0: as fast as it can)
 	Seed           uint64 // generator: its seed (0 where not given: the workload's default)
 	SeedSet        bool   // whether seed was given
 	// Options holds every option as written (keys in lower case), so that

@@ -246,3 +246,17 @@ func TestRunWatermarkDelay(t *testing.T) {
 		assert.Equal(t, late, s.Queries[0].Late, "watermark %q", tc.watermark)
 	}
 }
+
+// TestRunGeneratorRate: rate paces a generator source in wall-clock time.
+func TestRunGeneratorRate(t *testing.T) {
+	text := `CREATE SOURCE g (timestamp BIGINT, a1 INT, a2 INT, a3 INT, a4 INT, a5 INT, a6 INT)
+  WITH (connector = 'generator', workload = 'groupby', rate = '20000');
+SELECT window_start, COUNT(*) AS n FROM TUMBLE(g, timestamp, INTERVAL '1' SECOND) GROUP BY window_start;`
+	code, _, stderr := cli(t, "run", "-e", text, "--duration", "500ms", "--json")
+	require.Equal(t, 0, code, stderr)
+	s := decodeRun(t, lastLine(stderr))
+	// 20,000 a second for half a second: about 10,000, never the millions
+	// an unpaced generator gives (a loaded machine may give fewer).
+	assert.LessOrEqual(t, s.Tuples, uint64(12000))
+	assert.Greater(t, s.Tuples, uint64(0))
+}

@@ -140,8 +140,14 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		defer stop()
 	}
 	ts := s.src.Schema.TupleSize
-	buf := make([]byte, chunk/ts*ts)
-	end := time.Now().Add(s.deadline)
+	if s.gen != nil && s.src.Rate > 0 {
+		// A chunk of at most a tenth of a second's tuples, so that the
+		// pace is even.
+		chunk = min(chunk, max(int(s.src.Rate/10), 1)*ts)
+	}
+	buf := make([]byte, max(chunk/ts, 1)*ts)
+	start := time.Now()
+	end := start.Add(s.deadline)
 	var offset int64
 	for ctx.Err() == nil {
 		n, err := s.next(buf, offset)
@@ -153,6 +159,14 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 			}
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
+		}
+		if r := s.src.Rate; s.gen != nil && r > 0 {
+			// Paced: tuple k goes out no earlier than k/rate after the start.
+			due := start.Add(time.Duration(float64(s.tuples) / float64(r) * float64(time.Second)))
+			select {
+			case <-time.After(time.Until(due)):
+			case <-ctx.Done():
+			}
 		}
 		if err == io.EOF || (s.gen != nil && time.Now().After(end)) {
 			return nil
