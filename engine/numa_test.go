@@ -30,23 +30,32 @@ func TestPerNodeQueues(t *testing.T) {
 	want, err := reference.Evaluate(q, data)
 	require.NoError(t, err)
 
-	got := &reference.Result{}
+	// Which worker takes a task is up to the OS scheduler: on a loaded
+	// machine the node-0 workers can steal every task of one run. The
+	// results and the accounting are checked on every run; that node 1's
+	// workers take node 1's tasks, on the first of up to five runs that
+	// shows it.
+	var local, stolen uint64
 	var warnings atomic.Int64 // Warn is called from the workers, concurrently
-	// The first worker is on node 1, so the (only) stream's ring is too.
-	plan[0], plan[1] = plan[1], plan[0]
-	cfg := Config{Workers: 4, Pin: true, CPUs: plan, TaskSize: randTuple * 50, BufferSize: 1 << 15,
-		Warn: func(string) { warnings.Add(1) }, Topology: topo}
-	e, err := Start(cfg, []Spec{{Query: q, Windows: rowsInto(q, got)}})
-	require.NoError(t, err)
-	require.NoError(t, e.Write(data))
-	ss := func() (uint64, uint64) { st := e.Scheduling(); return st.Local, st.Stolen }
-	st, err := e.Close()
-	require.NoError(t, err)
-	got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
-	assert.Empty(t, reference.Diff(q, want, got, 1e-9))
-	local, stolen := ss()
-	assert.Equal(t, st.Tasks, local+stolen, "every task taken once, locally or stolen")
+	for try := 0; try < 5 && local == 0; try++ {
+		got := &reference.Result{}
+		// The first worker is on node 1, so the (only) stream's ring is too.
+		p := append([]int(nil), plan...)
+		p[0], p[1] = p[1], p[0]
+		cfg := Config{Workers: 4, Pin: true, CPUs: p, TaskSize: randTuple * 50, BufferSize: 1 << 15,
+			Warn: func(string) { warnings.Add(1) }, Topology: topo}
+		e, err := Start(cfg, []Spec{{Query: q, Windows: rowsInto(q, got)}})
+		require.NoError(t, err)
+		require.NoError(t, e.Write(data))
+		ss := func() (uint64, uint64) { st := e.Scheduling(); return st.Local, st.Stolen }
+		st, err := e.Close()
+		require.NoError(t, err)
+		got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+		assert.Empty(t, reference.Diff(q, want, got, 1e-9))
+		local, stolen = ss()
+		assert.Equal(t, st.Tasks, local+stolen, "every task taken once, locally or stolen")
+		assert.Equal(t, 1, e.streams[0].node, "the ring's node is the first worker's")
+	}
 	assert.Positive(t, local, "workers on node 1 take node 1's tasks")
-	assert.Equal(t, 1, e.streams[0].node, "the ring's node is the first worker's")
 	t.Logf("local %d, stolen %d, pin warnings %d", local, stolen, warnings.Load())
 }
