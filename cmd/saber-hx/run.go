@@ -147,15 +147,12 @@ type runSummary struct {
 }
 
 type runQuerySummary struct {
-	Name      string `json:"name"`
-	Tuples    uint64 `json:"tuples"`
-	Windows   uint64 `json:"windows"`
-	Rows      uint64 `json:"rows"`
-	Filtered  uint64 `json:"filtered_tuples"`
-	Unmatched uint64 `json:"unmatched_tuples"`
-	Late      uint64 `json:"late_tuples"`
-	Counted   uint64 `json:"counted_tuples"`
-	Output    string `json:"output,omitempty"` // where its rows went
+	Name    string `json:"name"`
+	Tuples  uint64 `json:"tuples"`
+	Windows uint64 `json:"windows"`
+	Rows    uint64 `json:"rows"`
+	tupleCounts
+	Output string `json:"output,omitempty"` // where its rows went
 }
 
 // runSourceStats are a source's records: read, and malformed (skipped with
@@ -412,8 +409,7 @@ func (r *sqlRun) summarize(stats []engine.Stats, seconds float64, ef *engineFlag
 		Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
 	for i, q := range r.prog.Queries {
 		st := stats[i]
-		qs := runQuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
-			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+		qs := runQuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows, tupleCounts: countsOf(st)}
 		if s := r.sinks[i]; s != nil {
 			qs.Output = s.where
 		}

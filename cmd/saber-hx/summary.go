@@ -44,12 +44,9 @@ type ysbSummary struct {
 	Tasks      uint64 `json:"tasks"`
 	Windows    uint64 `json:"windows"`
 	Rows       uint64 `json:"rows"`
-	Filtered   uint64 `json:"filtered_tuples"`
-	Unmatched  uint64 `json:"unmatched_tuples"`
-	Late       uint64 `json:"late_tuples"`
-	Counted    uint64 `json:"counted_tuples"`
-	Validated  bool   `json:"validated"`
-	Output     string `json:"output,omitempty"`
+	tupleCounts
+	Validated bool   `json:"validated"`
+	Output    string `json:"output,omitempty"`
 	// Interrupted: SIGINT or SIGTERM (Signal) stopped the run early; the
 	// figures are those of what ran, and Validated says whether every
 	// window it emitted was right. Benchmark mode: WarmedUp false when the
@@ -76,6 +73,19 @@ func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) y
 		LatencyP50: st.LatencyP50, LatencyP99: st.LatencyP99,
 	})
 	return s
+}
+
+// tupleCounts classify a query's input tuples (they add up to its
+// tuples), as every summary gives them.
+type tupleCounts struct {
+	Filtered  uint64 `json:"filtered_tuples"`
+	Unmatched uint64 `json:"unmatched_tuples"`
+	Late      uint64 `json:"late_tuples"`
+	Counted   uint64 `json:"counted_tuples"`
+}
+
+func countsOf(st engine.Stats) tupleCounts {
+	return tupleCounts{Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
 }
 
 // markInterrupted records a signal that stopped the run.
