@@ -125,6 +125,10 @@ func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
 	return line, nil
 }
 
+// Layout is the source's tuple layout for package source's CSV and JSON
+// decoders: each column where the compiler laid it out.
+func (s *Source) Layout() (*source.Layout, error) { return sourceLayout(s.Schema.TupleSize, s.Columns) }
+
 // sourceLayout is package source's layout of columns in a tuple of
 // tupleSize bytes, for its decoders.
 func sourceLayout(tupleSize int, cols []Column) (*source.Layout, error) {
@@ -147,7 +151,7 @@ func sourceLayout(tupleSize int, cols []Column) (*source.Layout, error) {
 		case KindEnum:
 			sc[i].Kind = source.Enum
 		default:
-			return nil, fmt.Errorf("column %s: type %s cannot be decoded from csv", c.Name, c.Type)
+			return nil, fmt.Errorf("column %s: type %s cannot be decoded from text", c.Name, c.Type)
 		}
 	}
 	return source.NewLayout(tupleSize, sc...)

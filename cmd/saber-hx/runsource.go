@@ -76,29 +76,7 @@ func (r *sqlRun) openSources(duration time.Duration) error {
 // newDecoder is the record decoder of a csv or json source: its columns
 // where the compiler laid them out.
 func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
-	cols := make([]source.Column, len(s.Columns))
-	for i, c := range s.Columns {
-		cols[i] = source.Column{Name: c.Name, Offset: c.Attr.Offset, Size: c.Attr.Size, Labels: c.Labels}
-		switch c.Kind {
-		case sql.KindInt:
-			cols[i].Kind = source.Int32
-		case sql.KindBigint:
-			cols[i].Kind = source.Int64
-		case sql.KindReal:
-			cols[i].Kind = source.Float32
-		case sql.KindDouble:
-			cols[i].Kind = source.Float64
-		case sql.KindUUID:
-			cols[i].Kind = source.UUID
-		case sql.KindBytes:
-			cols[i].Kind = source.Bytes
-		case sql.KindEnum:
-			cols[i].Kind = source.Enum
-		default:
-			return nil, fmt.Errorf("column %s: type %s cannot be decoded from %s", c.Name, c.Type, s.Format)
-		}
-	}
-	l, err := source.NewLayout(s.Schema.TupleSize, cols...)
+	l, err := s.Layout()
 	if err != nil {
 		return nil, err
 	}
