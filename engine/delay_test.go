@@ -221,16 +221,7 @@ func TestDelayWindowJoinMatchesReference(t *testing.T) {
 		require.NoError(t, err)
 		saved += want0.Counts.Late - want.Counts.Late
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: randTuple * (1 + r.IntN(40)), BufferSize: 1 << 13}
-		var got []byte
-		e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
-		require.NoError(t, err)
-		errs := make(chan error, 2)
-		go func() { errs <- e.Stream(0).Write(left) }()
-		go func() { errs <- e.Stream(0).Right().Write(right) }()
-		require.NoError(t, <-errs)
-		require.NoError(t, <-errs)
-		st, err := e.Close()
-		require.NoError(t, err)
+		got, st := runJoin(t, cfg, j, left, right)
 		msg := fmt.Sprintf("seed %d, window %+v, where %v, workers %d, task %d", seed, j.Window, j.Where, cfg.Workers, cfg.TaskSize)
 		assert.Equal(t, len(want.Tuples), len(got), "%s: pairs", msg)
 		assert.True(t, string(want.Tuples) == string(got), "%s: pairs differ", msg)

@@ -41,16 +41,7 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			want, err := reference.EvaluateJoin(j, left, right)
 			require.NoError(t, err)
-			var got []byte
-			e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
-			require.NoError(t, err)
-			errs := make(chan error, 2)
-			go func() { errs <- e.Stream(0).Write(left) }()
-			go func() { errs <- e.Stream(0).Right().Write(right) }()
-			require.NoError(t, <-errs)
-			require.NoError(t, <-errs)
-			st, err := e.Close()
-			require.NoError(t, err)
+			got, st := runJoin(t, cfg, j, left, right)
 			assert.Equal(t, len(want.Tuples), len(got), "pairs")
 			assert.True(t, string(want.Tuples) == string(got), "pairs differ")
 			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Counted})
@@ -113,4 +104,21 @@ func TestJoinOfChainedAggregations(t *testing.T) {
 		assert.Positive(t, sched.Tasks[0][2], "the join's left input ran tasks")
 		assert.Positive(t, sched.Tasks[0][3], "the join's right input ran tasks")
 	}
+}
+
+// runJoin runs window join j over left and right, fed concurrently, and
+// returns its pairs and its stats.
+func runJoin(t *testing.T, cfg Config, j *query.WindowJoin, left, right []byte) ([]byte, Stats) {
+	t.Helper()
+	var got []byte
+	e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
+	require.NoError(t, err)
+	errs := make(chan error, 2)
+	go func() { errs <- e.Stream(0).Write(left) }()
+	go func() { errs <- e.Stream(0).Right().Write(right) }()
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	st, err := e.Close()
+	require.NoError(t, err)
+	return got, st
 }
