@@ -24,6 +24,7 @@ type Server struct {
 	cmd    *exec.Cmd
 	log    *lockedBuffer
 	exited chan error
+	once   sync.Once
 }
 
 // Start starts a redis-server and returns it once it answers PING. It
@@ -49,7 +50,7 @@ func Start(t testing.TB) *Server {
 		}
 		s, err := start(bin, port)
 		if err == nil {
-			t.Cleanup(s.stop)
+			t.Cleanup(s.Stop)
 			return s
 		}
 		last = err
@@ -117,10 +118,13 @@ func ping(addr string) error {
 	return nil
 }
 
-// stop kills the server and waits for it.
-func (s *Server) stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.exited
+// Stop kills the server and waits for it (a test of a server going
+// away); Cleanup does it too.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	})
 }
 
 // Log is what the server wrote so far (for a failing test's message).
