@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/saber-hx/saber-hx/scheduler"
 )
@@ -17,7 +18,15 @@ func (s *Stream) Buffer() ([]byte, error) {
 	if s.upstream != "" {
 		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
 	}
-	b, err := s.ring.Reserve(s.taskSize - s.filled)
+	// Try first, so that only a wait reads the clock (Metrics'
+	// back-pressure time).
+	n := s.taskSize - s.filled
+	b, ok, err := s.ring.TryReserve(n)
+	if err == nil && !ok {
+		start := time.Now()
+		b, err = s.ring.Reserve(n)
+		s.lat.waited(start)
+	}
 	if err != nil {
 		if ferr := s.e.failed(); ferr != nil {
 			return nil, ferr
@@ -107,7 +116,14 @@ func (s *Stream) Write(p []byte) error {
 
 // dispatch queues the task being filled.
 func (s *Stream) dispatch() {
-	t := <-s.free
+	var t *task
+	select {
+	case t = <-s.free:
+	default: // every record in flight: wait for the merger to recycle one
+		start := time.Now()
+		t = <-s.free
+		s.lat.waited(start)
+	}
 	t.ID = s.nextID
 	t.Start = s.taskStart
 	t.Data = s.ring.Slice(s.taskStart, s.filled)

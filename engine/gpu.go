@@ -500,6 +500,6 @@ func (g *gpuWorker) report(t *task, submitted time.Time) {
 		from = g.last
 	}
 	g.last = now
-	g.e.queue.Done(g.w.proc, &t.Task, now.Sub(from))
+	g.e.done(g.w.proc, t, now.Sub(from))
 	g.e.streams[t.Query].finish(t, g.w)
 }

@@ -73,7 +73,7 @@ func (w *worker) run(t *task) {
 			time.Sleep(w.delay)
 		}
 	}
-	w.e.queue.Done(w.proc, &t.Task, time.Since(start))
+	w.e.done(w.proc, t, time.Since(start))
 	s.finish(t, w)
 }
 
