@@ -21,7 +21,25 @@ type aggArg struct {
 	expr *vexpr
 	word int
 	kind window.AggKind
+	fold foldFunc // chosen by kind and group mode when the kernel is made
 }
+
+// groupMode is how the aggregate kernel finds a tuple's group, chosen when
+// the kernel is made: each mode has a loop of its own (countRun), so that
+// the loop over tuples does not switch on it.
+type groupMode uint8
+
+const (
+	groupOne   groupMode = iota // one group: no GROUP BY (or a join that does not group)
+	groupJoin                   // dense: the static join's value ordinal
+	groupSmall                  // hashed, one integer key: a direct-mapped cache of slots ahead of Lookup
+	groupWords                  // hashed, integer keys only: the key's two words computed per chunk
+	groupBytes                  // hashed, with a bytes key: the general key encoding
+)
+
+// smallCache is the direct-mapped cache's size: integer keys within
+// smallCache/2 of the first key of a pane find their slot without hashing.
+const smallCache = 4096
 
 // aggregateKernel runs WHERE, a static join, GROUP BY and aggregates per
 // pane. Per chunk: positions and the watermark before each tuple (one pass
@@ -42,10 +60,25 @@ type aggregateKernel struct {
 
 	keys []keyPart // hashed groups
 	args []aggArg
+	mode groupMode
+	// ident is the identity of each aggregate word (words 1..): a group's
+	// row starts as it, so that the fold loops combine without asking
+	// whether the group is new.
+	ident []int64
 
 	pos, wmb []int64 // per chunk: window position, watermark before the tuple
 	sel      []int32
 	ord      []int32
+	khi, klo []uint64 // groupWords: per chunk, the key words
+	run      []int32  // the tuples of the chunk in the current pane's run
+	grp      []int32  // their group slots, by run index
+
+	// groupSmall: slot+1 of key cacheBase+i in the current pane's state
+	// (0: unknown), and the entries set, to clear them when the pane or
+	// its table changes.
+	cache     []int32
+	cacheUsed []int32
+	cacheBase int64
 }
 
 func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
@@ -55,6 +88,7 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 		layout: p.Layout, where: where, join: p.join,
 		pos: make([]int64, chunk), wmb: make([]int64, chunk),
 		sel: make([]int32, chunk), ord: make([]int32, chunk),
+		run: make([]int32, 0, chunk), grp: make([]int32, chunk),
 	}
 	if j := q.Join; j != nil {
 		a, _ := q.Schema.Lookup(j.Column)
@@ -88,6 +122,31 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 		w := p.Aggs[i].Word
 		k.args = append(k.args, aggArg{expr: e, word: w, kind: p.Layout.Kinds[w-1]})
 	}
+	switch {
+	case p.Layout.Hashed && len(k.keys) == 1 && k.keys[0].expr != nil:
+		k.mode = groupSmall
+		k.cache = make([]int32, smallCache)
+		k.cacheUsed = make([]int32, 0, smallCache)
+	case p.Layout.Hashed:
+		k.mode = groupWords
+		for _, kp := range k.keys {
+			if kp.expr == nil {
+				k.mode = groupBytes
+			}
+		}
+		k.khi, k.klo = make([]uint64, chunk), make([]uint64, chunk)
+	case k.denseJoin:
+		k.mode = groupJoin
+	default:
+		k.mode = groupOne
+	}
+	k.ident = make([]int64, len(p.Layout.Kinds))
+	for i, kind := range p.Layout.Kinds {
+		k.ident[i] = identity(kind)
+	}
+	for j := range k.args {
+		k.args[j].fold = foldFor(k.args[j].kind, k.mode == groupOne)
+	}
 	return k, nil
 }
 
@@ -114,7 +173,6 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 	n := len(data) / ts
 	words := k.layout.Words()
 	spec := k.spec
-	hashed := k.layout.Hashed
 
 	var (
 		wm                  = int64(math.MinInt64) // watermark before the current tuple
@@ -176,54 +234,41 @@ chunks:
 			k.args[j].expr.eval(cd, ts, sel)
 		}
 
-		for _, i := range sel {
-			p := pos[i]
-			if !pc.in(p) {
+		if k.mode >= groupWords {
+			k.keyWords(cd, ts, sel)
+		}
+		for len(sel) > 0 {
+			if p := pos[sel[0]]; !pc.in(p) {
 				if !pc.move(r, spec, p) {
-					r.Refuse(c0+int(i), p)
+					r.Refuse(c0+int(sel[0]), p)
 					break chunks
 				}
+				k.clearCache()
 			}
-			if wmb[i] > pc.open {
-				late++
-				continue
+			var rest []int32
+			var runLate uint64
+			switch k.mode {
+			case groupOne:
+				rest, runLate = k.countOne(&pc, sel, pos, wmb)
+			case groupJoin:
+				rest, runLate = k.countJoin(&pc, sel, pos, wmb)
+			case groupSmall:
+				rest, runLate = k.countSmall(&pc, cd, sel, pos, wmb)
+			default:
+				rest, runLate = k.countHashed(&pc, cd, sel, pos, wmb)
 			}
-			pc.tuples++
-			var g int32
-			switch {
-			case hashed:
-				g = pc.cur.Lookup(k.key(cd, i))
-			case k.denseJoin:
-				g = k.ord[i]
-			}
-			row := pc.cur.Vals[int(g)*words : int(g)*words+words]
-			fresh := row[0] == 0
-			if fresh && !hashed { // Lookup lists new hashed groups itself
-				pc.cur.Touched = append(pc.cur.Touched, g)
-			}
-			row[0]++
+			late += runLate
+			run := k.run
+			pc.tuples += uint64(len(run))
+			vals, grp := pc.cur.Vals, k.grp[:len(run)]
 			for j := range k.args {
 				a := &k.args[j]
-				var v int64
-				if a.kind.Float() {
-					v = int64(math.Float64bits(a.expr.flts[i]))
-				} else {
-					v = a.expr.ints[i]
-				}
-				fold(row, a.word, a.kind, v, fresh)
+				a.fold(vals, words, a.word, grp, run, a.expr)
 			}
+			sel = rest
 		}
 	}
+	k.clearCache()
 	pc.flush(r)
 	r.Count(uint64(n), wm, filtered, unmatched, late)
-}
-
-// fold puts v into word w of a group row: the first value of a group (fresh)
-// initialises the word, later ones combine with it.
-func fold(row []int64, w int, k window.AggKind, v int64, fresh bool) {
-	if fresh {
-		row[w] = v
-	} else {
-		row[w] = k.Combine(row[w], v)
-	}
 }
