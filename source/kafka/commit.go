@@ -1,0 +1,216 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Done says that every tuple before stream byte pos has been merged and
+// every window holding an event time below complete has been emitted
+// (math.MaxInt64 for a stateless query): the records of those tuples may
+// be committed.
+func (s *Source) Done(pos uint64, complete int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.parts {
+		if p == nil || !p.assigned {
+			continue
+		}
+		for p.mhead < len(p.marks) {
+			m := p.marks[p.mhead]
+			if m.pos > pos || m.max >= complete {
+				break
+			}
+			p.done = m.off + 1
+			p.mhead++
+		}
+	}
+}
+
+// committer commits the done offsets every CommitInterval.
+func (s *Source) committer() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.commit(ctx, nil); err != nil {
+				s.logf("%v", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// commit commits the done offsets of the assigned partitions (only, when
+// non-nil, of those in only) that are past what was committed.
+func (s *Source) commit(ctx context.Context, only []int32) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return s.commitLocked(ctx, s.cl, only)
+}
+
+func (s *Source) commitLocked(ctx context.Context, cl *kgo.Client, only []int32) error {
+	s.mu.Lock()
+	offs := map[int32]int64{}
+	for _, p := range s.parts {
+		if p == nil || !p.assigned || p.done <= p.committed {
+			continue
+		}
+		if only != nil && !contains(only, p.id) {
+			continue
+		}
+		offs[p.id] = p.done
+	}
+	s.mu.Unlock()
+	if len(offs) == 0 {
+		return nil
+	}
+	var err error
+	if s.member {
+		err = s.commitMember(ctx, cl, offs)
+	} else {
+		var os kadm.Offsets
+		for id, o := range offs {
+			os.AddOffset(s.cfg.Topic, id, o, -1)
+		}
+		var resp kadm.OffsetResponses
+		resp, err = s.adm.CommitOffsets(ctx, s.cfg.Group, os)
+		if err == nil {
+			err = resp.Error()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kafka source %s: commit to group %s: %w", s.cfg.Topic, s.cfg.Group, err)
+	}
+	s.mu.Lock()
+	for id, o := range offs {
+		if p := s.parts[id]; p != nil && o > p.committed {
+			p.committed = o
+		}
+	}
+	s.stats.Commits++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Source) commitMember(ctx context.Context, cl *kgo.Client, offs map[int32]int64) error {
+	m := make(map[int32]kgo.EpochOffset, len(offs))
+	for id, o := range offs {
+		m[id] = kgo.EpochOffset{Epoch: -1, Offset: o}
+	}
+	var cerr error
+	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{s.cfg.Topic: m},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				cerr = err
+				return
+			}
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					if e := kerr.ErrorForCode(p.ErrorCode); e != nil && cerr == nil {
+						cerr = fmt.Errorf("partition %d: %w", p.Partition, e)
+					}
+				}
+			}
+		})
+	return cerr
+}
+
+func contains(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// onAssigned starts the partitions the group gave this member, from their
+// committed offsets.
+func (s *Source) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	ids := assigned[s.cfg.Topic]
+	if len(ids) == 0 {
+		s.mu.Lock()
+		s.assigned = true
+		s.mu.Unlock()
+		return
+	}
+	next := map[int32]int64{}
+	if s.cfg.StopAtEnd {
+		// Where each partition starts decides whether it is already at
+		// its end.
+		resp, err := s.adm.FetchOffsetsForTopics(ctx, s.cfg.Group, s.cfg.Topic)
+		for _, id := range ids {
+			n := int64(-1)
+			if err == nil {
+				if o, ok := resp.Lookup(s.cfg.Topic, id); ok && o.Err == nil && o.At >= 0 {
+					n = o.At
+				}
+			}
+			if n < 0 {
+				if s.cfg.Start == Latest {
+					n = s.end[id]
+				} else {
+					n = s.start[id]
+				}
+			}
+			next[id] = n
+		}
+	}
+	s.mu.Lock()
+	for _, id := range ids {
+		n, ok := next[id]
+		if !ok {
+			n = -1
+		}
+		s.assign(id, n)
+	}
+	s.mu.Unlock()
+	s.applyPauses(cl)
+}
+
+// onRevoked commits the revoked partitions' done offsets and drops their
+// buffered tuples: the new owner reads them again from the commit.
+func (s *Source) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	ids := revoked[s.cfg.Topic]
+	if len(ids) == 0 {
+		return
+	}
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if err := s.commitLocked(cctx, cl, ids); err != nil {
+		s.logf("%v", err)
+	}
+	cancel()
+	s.mu.Lock()
+	for _, id := range ids {
+		s.unassign(id)
+	}
+	s.mu.Unlock()
+	s.applyPauses(cl)
+}
+
+// onLost drops partitions lost without a revoke (nothing can be
+// committed for them any more).
+func (s *Source) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	for _, id := range lost[s.cfg.Topic] {
+		s.unassign(id)
+	}
+	s.mu.Unlock()
+	s.applyPauses(cl)
+}

@@ -1,0 +1,69 @@
+// Package kafka reads a Kafka topic as a stream of the engine's tuples,
+// through franz-go (kgo): each record's value is one record of the
+// source's format (a line of JSON or CSV, decoded by a source.Decoder, or
+// with Binary the tuple itself), and FillSome fills the engine's buffers
+// with whole tuples.
+//
+// # Stream order
+//
+// The engine's watermark is the largest event time it has seen, in
+// stream order, so how records of different partitions interleave decides
+// which tuples are late. The source makes that order depend only on each
+// partition's records, not on fetch timing: per-partition sequences in
+// offset order, merged by smallest head event time, ties by lowest
+// partition, no partition idle. Each partition keeps a small buffer of
+// decoded tuples; the next tuple is the head with the smallest event time
+// (ties: the lowest partition number), taken only while every assigned
+// partition that is not idle has a buffered head. This is Flink's rule
+// that a stream's watermark is the minimum of its partitions' watermarks,
+// in the form this engine needs.
+//
+// A partition is idle when it has had nothing buffered for IdleTimeout
+// (counted from when the merge first waited on it), or with StopAtEnd when
+// it has been read up to the end offset it had when the source opened. An
+// idle partition does not hold the merge back; its next record ends its
+// idleness (and may then be late). So the order is deterministic as long
+// as no partition goes idle: always for a bounded run (StopAtEnd) over
+// records already written.
+//
+// # Back-pressure
+//
+// Records are polled only when the merge waits on a partition that has
+// nothing buffered. kgo buffers at most one fetch per broker (bounded by
+// FetchMaxBytes); a partition whose buffer of decoded tuples is full is
+// paused (kgo drops what it has buffered of it and fetches it again from
+// the first record not polled once resumed), so a slow engine makes the
+// source stop fetching rather than buffer without bound.
+//
+// # Commits
+//
+// Offsets are committed (to Group) at least once: never past a record
+// whose tuple the engine has not finished with. The source counts the
+// bytes of tuples it has produced (the stream position); the engine calls
+// Done(pos, complete) when every tuple before stream byte pos has been
+// merged and every window holding an event time before complete has been
+// emitted (complete is math.MaxInt64 for a stateless query). A record is
+// done when its tuple ends at or before pos and its event time is below
+// complete, or when it was malformed and skipped. Per partition the source
+// commits the offset after the longest prefix of done records, from a
+// queue of marks (stream position, offset, largest event time so far)
+// pushed at most once per FillSome call per partition, every
+// CommitInterval on a goroutine of its own, when partitions are revoked
+// and on Close. A revoked partition's buffered tuples are dropped: their
+// offsets were not committed, so the new owner reads them again.
+//
+// Without a Group nothing is committed and Done only advances the
+// statistics. With a Group and Partitions the source reads those
+// partitions directly (the static assignment of a scaled-out run) from the
+// group's committed offsets and commits as a simple consumer (no group
+// membership); with a Group alone it joins the group with the
+// cooperative-sticky balancer.
+//
+// # Malformed records
+//
+// A value that does not decode follows the decoder's OnError (Binary:
+// Config.OnError, for a value that is not TupleSize bytes): with Fail
+// FillSome returns an error naming the topic, partition and offset (and
+// every later call returns it again); with Skip the record is counted in
+// Stats().Malformed and its offset commits with the records around it.
+package kafka

@@ -1,0 +1,682 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/source"
+)
+
+// Start is where a partition is read from when the group has no committed
+// offset for it (or there is no group).
+type Start uint8
+
+const (
+	// Earliest reads from the partition's first record (the default).
+	Earliest Start = iota
+	// Latest reads only records written after the source opened.
+	Latest
+)
+
+func (s Start) String() string {
+	if s == Latest {
+		return "latest"
+	}
+	return "earliest"
+}
+
+// Defaults of Config's durations.
+const (
+	DefaultIdleTimeout    = 5 * time.Second
+	DefaultCommitInterval = time.Second
+)
+
+// Config is what a Source reads and how.
+type Config struct {
+	Brokers []string
+	Topic   string
+	// Group is the consumer group whose offsets are committed; "" reads
+	// without a group (Partitions, or all of them) and commits nothing.
+	Group string
+	Start Start
+	// Partitions is a static assignment (nil: all partitions, or the
+	// group's share of them when Group is set).
+	Partitions []int32
+	// Decoder decodes one record value into one tuple. With Binary it may
+	// be nil (TupleSize says the size) and is not called.
+	Decoder source.Decoder
+	// Binary: the record value is the tuple itself, TupleSize bytes.
+	Binary    bool
+	TupleSize int            // Binary: the tuple's size (0: Decoder.TupleSize())
+	OnError   source.OnError // Binary: what a value of the wrong size is
+	// TimeOffset is the byte offset of the little-endian int64 event time
+	// in the tuple.
+	TimeOffset int
+	// IdleTimeout is how long a partition with nothing buffered holds the
+	// merge back (0: DefaultIdleTimeout; negative: for ever).
+	IdleTimeout time.Duration
+	// StopAtEnd reads each partition up to the end offset it had when the
+	// source opened; then FillSome returns io.EOF.
+	StopAtEnd bool
+	// CommitInterval is how often done offsets are committed (0:
+	// DefaultCommitInterval).
+	CommitInterval time.Duration
+	// Logger receives warnings (nil: none).
+	Logger func(format string, args ...any)
+
+	// Tests lower these to vary how records arrive.
+	fetchPartitionBytes int32
+	maxPoll             int
+	bufferTuples        int
+}
+
+// Stats are a source's counters.
+type Stats struct {
+	Records   int64  // records polled (of assigned partitions)
+	Bytes     int64  // their value bytes
+	Malformed int64  // records skipped (OnError Skip)
+	Tuples    int64  // tuples produced by FillSome
+	Position  uint64 // the stream position: bytes of tuples produced
+	Commits   int64  // successful commit requests
+	Partitions []PartitionStats
+}
+
+// PartitionStats are one assigned partition's.
+type PartitionStats struct {
+	Partition int32
+	Next      int64 // the offset after the last record polled (-1: none yet)
+	High      int64 // the high watermark of the last fetch (-1: none yet); lag = High - Next
+	Watermark int64 // the largest event time polled (math.MinInt64: none)
+	Buffered  int   // decoded tuples not yet produced
+	Committed int64 // the offset last committed (-1: none)
+	Idle      bool
+}
+
+// Source is a Kafka topic read as tuples. FillSome is for one goroutine;
+// Done, Stats and Close may be called from others.
+type Source struct {
+	cfg     Config
+	ts      int
+	timeOff int
+	binary  bool
+	skipBin bool
+	dec     source.Decoder
+	idle    time.Duration
+	maxPoll int
+	bufCap  int
+
+	cl     *kgo.Client
+	meta   *kgo.Client
+	adm    *kadm.Client
+	member bool // a group member (commits through cl); else static commits through adm
+
+	start map[int32]int64 // the log start offsets seen at open
+	end   map[int32]int64 // StopAtEnd: the end offsets seen at open
+
+	mu        sync.Mutex
+	parts     []*part
+	heap      []int32 // partitions with buffered tuples, by head (time, partition)
+	waiting   int     // assigned partitions neither ended nor idle with nothing buffered
+	assigned  bool    // whether partitions were ever assigned
+	pos       uint64
+	touched   []int32 // partitions to push a mark for
+	pauseReq  []int32
+	resumeReq []int32
+	stats     Stats
+	malformed int64 // binary values of the wrong size, empty values
+	// decMalformed is the decoder's Malformed count after the last record.
+	decMalformed int64
+	err          error // sticky FillSome error
+
+	commitMu  sync.Mutex // serialises commits (the committer, revokes, Close)
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to the brokers, checks the topic and starts consuming.
+func Open(ctx context.Context, cfg Config) (*Source, error) {
+	s, err := newSource(cfg)
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("kafka source %s (brokers %s)", cfg.Topic, strings.Join(cfg.Brokers, ","))
+	s.meta, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	fail := func(err error) (*Source, error) {
+		s.meta.Close()
+		return nil, err
+	}
+	s.adm = kadm.NewClient(s.meta)
+	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	tds, err := s.adm.ListTopics(octx, cfg.Topic)
+	if err != nil {
+		return fail(fmt.Errorf("%s: metadata: %w", where, err))
+	}
+	td, ok := tds[cfg.Topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return fail(fmt.Errorf("%s: topic %q does not exist (create it first, or produce to a broker that creates topics)", where, cfg.Topic))
+	}
+	if td.Err != nil {
+		return fail(fmt.Errorf("%s: metadata: %w", where, td.Err))
+	}
+	all := td.Partitions.Numbers()
+	if len(all) == 0 {
+		return fail(fmt.Errorf("%s: topic has no partitions", where))
+	}
+	want := all
+	if cfg.Partitions != nil {
+		for _, p := range cfg.Partitions {
+			if _, ok := td.Partitions[p]; !ok {
+				return fail(fmt.Errorf("%s: no partition %d (the topic has %d)", where, p, len(all)))
+			}
+		}
+		want = cfg.Partitions
+	}
+	starts, err := s.adm.ListStartOffsets(octx, cfg.Topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%s: list start offsets: %w", where, err))
+	}
+	s.start = map[int32]int64{}
+	starts.Each(func(o kadm.ListedOffset) { s.start[o.Partition] = o.Offset })
+	ends, err := s.adm.ListEndOffsets(octx, cfg.Topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%s: list end offsets: %w", where, err))
+	}
+	s.end = map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { s.end[o.Partition] = o.Offset })
+
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.FetchMaxBytes(8 << 20),
+		kgo.FetchMaxPartitionBytes(1 << 20),
+		kgo.FetchMaxWait(500 * time.Millisecond),
+	}
+	if cfg.fetchPartitionBytes > 0 {
+		opts = append(opts, kgo.FetchMaxPartitionBytes(cfg.fetchPartitionBytes), kgo.FetchMaxBytes(cfg.fetchPartitionBytes))
+	}
+	reset := kgo.NewOffset().AtStart()
+	if cfg.Start == Latest {
+		reset = kgo.NewOffset().AtEnd()
+	}
+	if cfg.Group != "" && cfg.Partitions == nil {
+		s.member = true
+		opts = append(opts,
+			kgo.ConsumerGroup(cfg.Group),
+			kgo.ConsumeTopics(cfg.Topic),
+			kgo.Balancers(kgo.CooperativeStickyBalancer()),
+			kgo.DisableAutoCommit(),
+			kgo.ConsumeResetOffset(reset),
+			kgo.OnPartitionsAssigned(s.onAssigned),
+			kgo.OnPartitionsRevoked(s.onRevoked),
+			kgo.OnPartitionsLost(s.onLost),
+		)
+	} else {
+		var committed kadm.OffsetResponses
+		if cfg.Group != "" {
+			if committed, err = s.adm.FetchOffsets(octx, cfg.Group); errors.Is(err, kerr.GroupIDNotFound) {
+				committed, err = nil, nil // nothing committed yet
+			}
+			if err != nil {
+				return fail(fmt.Errorf("%s: fetch offsets of group %s: %w", where, cfg.Group, err))
+			}
+		}
+		offs := map[int32]kgo.Offset{}
+		next := map[int32]int64{}
+		for _, p := range want {
+			o, n := reset, int64(-1)
+			if cfg.Start == Latest {
+				n = s.end[p]
+			} else {
+				n = s.start[p]
+			}
+			if c, ok := committed.Lookup(cfg.Topic, p); ok && c.Err == nil && c.At >= 0 {
+				o, n = kgo.NewOffset().At(c.At), c.At
+			}
+			offs[p] = o
+			next[p] = n
+		}
+		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: offs}))
+		s.mu.Lock()
+		for _, p := range want {
+			s.assign(p, next[p])
+		}
+		s.mu.Unlock()
+	}
+	if s.cl, err = kgo.NewClient(opts...); err != nil {
+		return fail(fmt.Errorf("%s: %w", where, err))
+	}
+	s.applyPauses(s.cl)
+	if cfg.Group != "" {
+		s.wg.Add(1)
+		go s.committer()
+	}
+	return s, nil
+}
+
+// newSource checks cfg and sets up what does not need the brokers.
+func newSource(cfg Config) (*Source, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("kafka source: no brokers")
+	}
+	if cfg.Topic == "" {
+		return nil, fmt.Errorf("kafka source (brokers %s): no topic", strings.Join(cfg.Brokers, ","))
+	}
+	s := &Source{cfg: cfg, dec: cfg.Decoder, binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{})}
+	switch {
+	case cfg.Binary && cfg.TupleSize > 0:
+		s.ts = cfg.TupleSize
+	case cfg.Decoder != nil:
+		s.ts = cfg.Decoder.TupleSize()
+	case cfg.Binary:
+		return nil, fmt.Errorf("kafka source %s: binary needs TupleSize or a Decoder", cfg.Topic)
+	default:
+		return nil, fmt.Errorf("kafka source %s: no decoder", cfg.Topic)
+	}
+	if cfg.Binary && cfg.Decoder != nil && cfg.TupleSize > 0 && cfg.Decoder.TupleSize() != cfg.TupleSize {
+		return nil, fmt.Errorf("kafka source %s: TupleSize %d is not the decoder's %d", cfg.Topic, cfg.TupleSize, cfg.Decoder.TupleSize())
+	}
+	if cfg.TimeOffset < 0 || cfg.TimeOffset+8 > s.ts {
+		return nil, fmt.Errorf("kafka source %s: event time at offset %d does not fit a %d-byte tuple", cfg.Topic, cfg.TimeOffset, s.ts)
+	}
+	s.skipBin = cfg.OnError == source.Skip
+	s.idle = cfg.IdleTimeout
+	if s.idle == 0 {
+		s.idle = DefaultIdleTimeout
+	}
+	if s.cfg.CommitInterval <= 0 {
+		s.cfg.CommitInterval = DefaultCommitInterval
+	}
+	s.maxPoll = cfg.maxPoll
+	if s.maxPoll <= 0 {
+		s.maxPoll = 4096
+	}
+	s.bufCap = cfg.bufferTuples
+	if s.bufCap <= 0 {
+		s.bufCap = max(256, min(8192, (1<<20)/s.ts))
+	}
+	return s, nil
+}
+
+// TupleSize is the size of the tuples FillSome writes.
+func (s *Source) TupleSize() int { return s.ts }
+
+func (s *Source) logf(format string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger(format, args...)
+	}
+}
+
+// FillSome writes whole tuples at the start of dst and returns the bytes
+// written. It blocks until it has written at least one, ctx is done (then
+// it returns ctx.Err(), with n possibly > 0) or, with StopAtEnd, every
+// partition has been read to its end (io.EOF, with n == 0).
+func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
+	ts := s.ts
+	if len(dst) < ts {
+		return 0, source.ErrShortBuffer
+	}
+	dst = dst[:len(dst)/ts*ts]
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return n, err
+		}
+		n = s.merge(dst, n)
+		s.pushMarks()
+		eof := n == 0 && s.atEnd()
+		s.mu.Unlock()
+		s.applyPauses(s.cl)
+		if n > 0 {
+			return n, nil
+		}
+		if eof {
+			return 0, io.EOF
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if err := s.poll(ctx); err != nil {
+			return n, err
+		}
+	}
+}
+
+// atEnd is whether, with StopAtEnd, every assigned partition has been
+// read to its end and produced.
+func (s *Source) atEnd() bool {
+	if !s.cfg.StopAtEnd || !s.assigned || len(s.heap) > 0 {
+		return false
+	}
+	for _, p := range s.parts {
+		if p != nil && p.assigned && !p.ended {
+			return false
+		}
+	}
+	return true
+}
+
+// poll waits for records (until the next idle deadline at most) and
+// decodes them into the partitions' buffers.
+func (s *Source) poll(ctx context.Context) error {
+	pctx := ctx
+	s.mu.Lock()
+	deadline, ok := s.idleDeadline(time.Now())
+	s.mu.Unlock()
+	if ok {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	fetches := s.cl.PollRecords(pctx, s.maxPoll)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ferr error
+	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if ferr != nil {
+			return
+		}
+		if fp.Err != nil {
+			switch {
+			case errors.Is(fp.Err, context.DeadlineExceeded) && ctx.Err() == nil:
+			case errors.Is(fp.Err, context.Canceled) || errors.Is(fp.Err, context.DeadlineExceeded):
+				ferr = ctx.Err()
+				if ferr == nil {
+					ferr = fp.Err
+				}
+			case errors.Is(fp.Err, kgo.ErrClientClosed):
+				ferr = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, fp.Err)
+			default:
+				ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, fp.Err)
+			}
+			return
+		}
+		if fp.Topic != s.cfg.Topic || fp.Partition < 0 || int(fp.Partition) >= len(s.parts) {
+			return
+		}
+		p := s.parts[fp.Partition]
+		if p == nil || !p.assigned {
+			return // revoked: its new owner reads these again
+		}
+		p.high = fp.HighWatermark
+		for _, r := range fp.Records {
+			if err := s.add(p, r); err != nil {
+				ferr = err
+				return
+			}
+		}
+		if p.n >= s.bufCap && !p.paused {
+			p.paused = true
+			s.pauseReq = append(s.pauseReq, p.id)
+		}
+	})
+	if ferr != nil && !errors.Is(ferr, context.Canceled) && !errors.Is(ferr, context.DeadlineExceeded) {
+		s.err = ferr
+	}
+	return ferr
+}
+
+// idleDeadline is when the first partition the merge waits on turns idle;
+// it starts the clock of those waited on for the first time.
+func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
+	if s.idle < 0 || s.waiting == 0 {
+		return time.Time{}, false
+	}
+	var first time.Time
+	for _, p := range s.parts {
+		if p == nil || !p.waiting {
+			continue
+		}
+		if p.emptySince.IsZero() {
+			p.emptySince = now
+		}
+		d := p.emptySince.Add(s.idle)
+		if !d.After(now) {
+			p.idle = true
+			s.refresh(p)
+			s.logf("kafka source %s: partition %d idle (nothing for %v): it no longer holds the merge back", s.cfg.Topic, p.id, s.idle)
+			continue
+		}
+		if first.IsZero() || d.Before(first) {
+			first = d
+		}
+	}
+	if s.waiting == 0 {
+		// Turned idle just now: the merge can go on without polling long.
+		return now, true
+	}
+	return first, !first.IsZero()
+}
+
+// add decodes record r of p into p's buffer: one tuple, or as many as
+// the value has lines (each then completes at r's offset).
+func (s *Source) add(p *part, r *kgo.Record) error {
+	if s.cfg.StopAtEnd && p.ended {
+		return nil // past the end offset seen at open
+	}
+	if p.next >= 0 && r.Offset < p.next {
+		return nil // already read (a fetch from before a reset)
+	}
+	s.stats.Records++
+	s.stats.Bytes += int64(len(r.Value))
+	got := 0
+	if s.binary {
+		if len(r.Value) == s.ts {
+			s.push(p, r.Value, r.Offset)
+			got = 1
+		} else if !s.skipBin {
+			return fmt.Errorf("kafka source %s: partition %d offset %d: binary value of %d bytes, want the tuple's %d", s.cfg.Topic, p.id, r.Offset, len(r.Value), s.ts)
+		} else {
+			s.malformed++
+		}
+	} else {
+		val := r.Value
+		for len(val) > 0 {
+			slot := p.reserve(s.ts)
+			t, c, err := s.dec.Decode(slot, val, true)
+			if err != nil {
+				return recordError(s.cfg.Topic, p.id, r.Offset, err)
+			}
+			val = val[c:]
+			if t == 1 {
+				s.push(p, nil, r.Offset)
+				got++
+			}
+			if c == 0 {
+				break
+			}
+		}
+		if got == 0 && s.dec.Malformed() == s.decMalformed {
+			s.malformed++ // an empty value
+		}
+		s.decMalformed = s.dec.Malformed()
+	}
+	p.next = r.Offset + 1
+	if s.cfg.StopAtEnd && p.end >= 0 && p.next >= p.end {
+		p.ended = true
+		if !p.paused {
+			p.paused = true
+			s.pauseReq = append(s.pauseReq, p.id)
+		}
+	}
+	if got == 0 {
+		p.skipped(r.Offset, s)
+	}
+	s.refresh(p)
+	return nil
+}
+
+// push appends the tuple in p's reserved slot (copying val there first
+// when non-nil) as the record at offset off.
+func (s *Source) push(p *part, val []byte, off int64) {
+	slot := p.reserve(s.ts)
+	if val != nil {
+		copy(slot, val)
+	}
+	t := int64(binary.LittleEndian.Uint64(slot[s.timeOff:]))
+	p.push(t, off)
+	if t > p.wm {
+		p.wm = t
+	}
+	p.emptySince = time.Time{}
+	p.idle = false
+	if p.n == 1 {
+		s.heapPush(p.id)
+	}
+}
+
+// recordError names the record a decoder refused (its line number counts
+// every record the decoder saw, so it is left out).
+func recordError(topic string, part int32, off int64, err error) error {
+	var e *source.Error
+	if errors.As(err, &e) {
+		var b strings.Builder
+		if e.Column > 0 {
+			fmt.Fprintf(&b, "column %d", e.Column)
+		}
+		if e.Field != "" {
+			if b.Len() > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "(field %q)", e.Field)
+		}
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Msg)
+		return fmt.Errorf("kafka source %s: partition %d offset %d: %s", topic, part, off, b.String())
+	}
+	return fmt.Errorf("kafka source %s: partition %d offset %d: %w", topic, part, off, err)
+}
+
+// applyPauses tells kgo which partitions to stop and start fetching.
+func (s *Source) applyPauses(cl *kgo.Client) {
+	s.mu.Lock()
+	pause, resume := s.pauseReq, s.resumeReq
+	s.pauseReq, s.resumeReq = nil, nil
+	s.mu.Unlock()
+	if len(pause) > 0 {
+		cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: pause})
+	}
+	if len(resume) > 0 {
+		cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: resume})
+	}
+}
+
+// part returns partition id's state, creating it.
+func (s *Source) part(id int32) *part {
+	for int(id) >= len(s.parts) {
+		s.parts = append(s.parts, nil)
+	}
+	if s.parts[id] == nil {
+		s.parts[id] = &part{id: id, next: -1, high: -1, end: -1, wm: math.MinInt64, runMax: math.MinInt64, done: -1, committed: -1}
+	}
+	return s.parts[id]
+}
+
+// assign starts reading partition id from offset next (-1: unknown).
+func (s *Source) assign(id int32, next int64) {
+	p := s.part(id)
+	p.reset()
+	p.assigned = true
+	p.next = next
+	p.idle = false
+	p.emptySince = time.Time{}
+	if e, ok := s.end[id]; ok {
+		p.end = e
+	}
+	p.ended = s.cfg.StopAtEnd && next >= 0 && p.end >= 0 && next >= p.end
+	if p.ended && !p.paused {
+		p.paused = true
+		s.pauseReq = append(s.pauseReq, id)
+	}
+	if !p.ended && p.paused {
+		p.paused = false
+		s.resumeReq = append(s.resumeReq, id)
+	}
+	s.assigned = true
+	s.refresh(p)
+}
+
+// unassign drops partition id's buffered tuples and marks.
+func (s *Source) unassign(id int32) {
+	if int(id) >= len(s.parts) || s.parts[id] == nil {
+		return
+	}
+	p := s.parts[id]
+	if p.n > 0 {
+		s.heapRemove(id)
+	}
+	p.reset()
+	p.assigned = false
+	s.refresh(p)
+	if p.paused {
+		p.paused = false
+		s.resumeReq = append(s.resumeReq, id)
+	}
+}
+
+// Stats returns the counters and each assigned partition's.
+func (s *Source) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Position = s.pos
+	st.Malformed = s.malformed
+	if s.dec != nil && !s.binary {
+		st.Malformed += s.dec.Malformed()
+	}
+	st.Partitions = nil
+	for _, p := range s.parts {
+		if p == nil || !p.assigned {
+			continue
+		}
+		st.Partitions = append(st.Partitions, PartitionStats{Partition: p.id, Next: p.next, High: p.high,
+			Watermark: p.wm, Buffered: p.n, Committed: p.committed, Idle: p.idle})
+	}
+	return st
+}
+
+// Close commits what is done, leaves the group and closes the clients.
+func (s *Source) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		if s.cfg.Group != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			s.closeErr = s.commit(ctx, nil)
+			cancel()
+			if s.closeErr != nil {
+				s.logf("%v", s.closeErr)
+			}
+		}
+		if s.cl != nil {
+			s.cl.Close()
+		}
+		s.meta.Close()
+	})
+	return s.closeErr
+}

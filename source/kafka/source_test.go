@@ -1,0 +1,420 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"runtime"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/source"
+)
+
+func rndOf(seed uint64) func(int) int {
+	r := rand.New(rand.NewPCG(seed, 7))
+	return func(n int) int { return r.IntN(n) }
+}
+
+// TestReadJSON reads JSON records over 1 and 4 partitions to the end,
+// in the merge's order.
+func TestReadJSON(t *testing.T) {
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprint(parts), func(t *testing.T) {
+			c := kafkatest.Start(t, parts, "ev")
+			data := genRecords(rndOf(uint64(parts)), parts, 300)
+			produce(t, producer(t, c.Addr), "ev", interleave(data, 2, rndOf(1)), false)
+			s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+			got := readAll(t, s, 64)
+			want := oracle(data)
+			assert.True(t, bytes.Equal(want, got), "stream differs from the merge rule: %s", firstDiff(want, got))
+			st := s.Stats()
+			assert.Equal(t, int64(len(want)/testTS), st.Tuples)
+			assert.Equal(t, st.Tuples, st.Records)
+			assert.Equal(t, uint64(len(want)), st.Position)
+			for _, ps := range st.Partitions {
+				assert.Equal(t, ps.High, ps.Next, "partition %d read to its high watermark", ps.Partition)
+			}
+		})
+	}
+}
+
+// TestReadBinary reads values that are the tuples themselves.
+func TestReadBinary(t *testing.T) {
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprint(parts), func(t *testing.T) {
+			c := kafkatest.Start(t, parts, "bin")
+			data := genRecords(rndOf(uint64(10+parts)), parts, 200)
+			produce(t, producer(t, c.Addr), "bin", interleave(data, 0, nil), true)
+			s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bin", Binary: true, TupleSize: testTS, StopAtEnd: true})
+			got := readAll(t, s, 7)
+			want := oracle(data)
+			assert.True(t, bytes.Equal(want, got), "binary stream differs: %s", firstDiff(want, got))
+		})
+	}
+}
+
+// TestDeterministicMerge: the same per-partition contents, written in
+// different interleavings and read with different fetch sizes, poll sizes
+// and destination sizes, give byte-identical streams, the oracle's.
+func TestDeterministicMerge(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rnd := rndOf(seed)
+			parts := 2 + rnd(4)
+			data := genRecords(rnd, parts, 150)
+			want := oracle(data)
+			c := kafkatest.Start(t, parts)
+			pr := producer(t, c.Addr)
+			for how := range 3 {
+				topic := fmt.Sprintf("t%d", how)
+				require.NoError(t, c.CreateTopic(topic, int32(parts), nil))
+				// Several produce calls, so that batches (and fetches) cut
+				// the partitions at different places.
+				rs := interleave(data, how, rnd)
+				for len(rs) > 0 {
+					k := min(len(rs), 1+rnd(100))
+					produce(t, pr, topic, rs[:k], false)
+					rs = rs[k:]
+				}
+				cfg := Config{Brokers: []string{c.Addr}, Topic: topic, Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
+					fetchPartitionBytes: int32(200 + rnd(4000)), maxPoll: 1 + rnd(50), bufferTuples: 1 + rnd(40)}
+				s := openT(t, cfg)
+				got := readAll(t, s, 1+rnd(30))
+				assert.True(t, bytes.Equal(want, got), "interleaving %d (%+v): %s", how, cfg, firstDiff(want, got))
+				require.NoError(t, s.Close())
+			}
+		})
+	}
+}
+
+// TestIdlePartition: an empty partition holds the merge back until it has
+// been idle for IdleTimeout.
+func TestIdlePartition(t *testing.T) {
+	c := kafkatest.Start(t, 2, "idle")
+	data := [][]rec{genRecords(rndOf(3), 1, 50)[0], nil}
+	produce(t, producer(t, c.Addr), "idle", data[0], false)
+	dst := make([]byte, 100*testTS)
+
+	held := openT(t, Config{Brokers: []string{c.Addr}, Topic: "idle", Decoder: jsonDecoder(t, source.Fail), IdleTimeout: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	n, err := held.FillSome(ctx, dst)
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 0, n, "partition 1 has nothing and is not idle: nothing may pass")
+
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "idle", Decoder: jsonDecoder(t, source.Fail), IdleTimeout: 50 * time.Millisecond})
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got []byte
+	for len(got) < 50*testTS {
+		n, err := s.FillSome(ctx, dst)
+		require.NoError(t, err)
+		got = append(got, dst[:n]...)
+	}
+	assert.Equal(t, oracle(data), got)
+	st := s.Stats()
+	require.Len(t, st.Partitions, 2)
+	assert.True(t, st.Partitions[1].Idle)
+
+	// A record on the idle partition ends its idleness.
+	produce(t, producer(t, c.Addr), "idle", []rec{{part: 1, time: 1, id: 1_000_000}}, false)
+	n, err = s.FillSome(ctx, dst)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1_000_000}, ids(dst[:n]))
+}
+
+// TestStopAtEndEmpty: a topic with nothing in it ends at once.
+func TestStopAtEndEmpty(t *testing.T) {
+	c := kafkatest.Start(t, 3, "empty")
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "empty", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	assert.Empty(t, readAll(t, s, 4))
+}
+
+func TestOpenErrors(t *testing.T) {
+	c := kafkatest.Start(t, 1, "ev")
+	_, err := Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "missing", Decoder: jsonDecoder(t, source.Fail)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `topic "missing" does not exist`)
+	assert.Contains(t, err.Error(), c.Addr)
+	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail), Partitions: []int32{3}})
+	assert.ErrorContains(t, err, "no partition 3")
+	_, err = Open(context.Background(), Config{Topic: "ev"})
+	assert.ErrorContains(t, err, "no brokers")
+	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "ev"})
+	assert.ErrorContains(t, err, "no decoder")
+	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "ev", Binary: true, TupleSize: 4})
+	assert.ErrorContains(t, err, "does not fit")
+}
+
+// TestMalformed: Fail names the topic, partition and offset; Skip counts.
+func TestMalformed(t *testing.T) {
+	c := kafkatest.Start(t, 1, "bad")
+	pr := producer(t, c.Addr)
+	good := genRecords(rndOf(5), 1, 4)[0][:4]
+	values := [][]byte{good[0].json(), good[1].json(), []byte(`{"event_time": "x", "id": 1, "val": 2}`), good[2].json(), {}, good[3].json()}
+	for _, v := range values {
+		require.NoError(t, pr.ProduceSync(context.Background(), &kgo.Record{Topic: "bad", Value: v}).FirstErr())
+	}
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	dst := make([]byte, 10*testTS)
+	var err error
+	for err == nil {
+		_, err = s.FillSome(context.Background(), dst)
+	}
+	assert.ErrorContains(t, err, "kafka source bad: partition 0 offset 2:")
+	assert.ErrorContains(t, err, `field "event_time"`)
+	_, again := s.FillSome(context.Background(), dst)
+	assert.Equal(t, err, again, "the error sticks")
+
+	s = openT(t, Config{Brokers: []string{c.Addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true})
+	got := readAll(t, s, 10)
+	assert.Equal(t, oracle([][]rec{good}), got)
+	assert.Equal(t, int64(2), s.Stats().Malformed, "a bad value and an empty one")
+}
+
+// committed reads a group's committed offsets back.
+func committed(t *testing.T, addr, group, topic string) map[int32]int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	require.NoError(t, err)
+	out := map[int32]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.At >= 0 {
+			out[o.Partition] = o.At
+		}
+	})
+	return out
+}
+
+// TestCommitsOnlyDone: after Done(pos, complete) the committed offset of
+// each partition is the end of its longest prefix of done records, and a
+// restart reads exactly the records that were not done.
+func TestCommitsOnlyDone(t *testing.T) {
+	for _, tc := range []struct {
+		static bool
+		dst    int
+	}{{false, 1}, {true, 1}, {false, 5}, {true, 7}} {
+		static := tc.static
+		t.Run(fmt.Sprintf("static=%v,dst=%d", static, tc.dst), func(t *testing.T) {
+			const parts = 3
+			c := kafkatest.Start(t, parts, "cm")
+			data := genRecords(rndOf(9), parts, 40)
+			produce(t, producer(t, c.Addr), "cm", interleave(data, 2, rndOf(2)), false)
+			cfg := Config{Brokers: []string{c.Addr}, Topic: "cm", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true, CommitInterval: time.Hour}
+			if static {
+				cfg.Partitions = []int32{0, 1, 2}
+			}
+			s := openT(t, cfg)
+			stream := readAll(t, s, tc.dst)
+			require.Equal(t, oracle(data), stream)
+			// The engine has merged the first half of the stream and
+			// emitted the windows below complete.
+			total := len(stream) / testTS
+			pos := uint64(total / 2 * testTS)
+			times := make([]int64, 0, total)
+			for i := 0; i < len(stream); i += testTS {
+				times = append(times, int64(binary.LittleEndian.Uint64(stream[i:])))
+			}
+			complete := times[total/4] + 1
+			s.Done(pos, complete)
+			require.NoError(t, s.Close())
+
+			// The oracle: a record is done when its tuple ends by pos and
+			// its time is below complete; commit the first undone offset.
+			order := ids(stream)
+			at := map[int64]int{}
+			for i, id := range order {
+				at[id] = i
+			}
+			want := map[int32]int64{}
+			for p, rs := range data {
+				k := 0
+				for k < len(rs) && uint64((at[rs[k].id]+1)*testTS) <= pos && rs[k].time < complete {
+					k++
+				}
+				if k > 0 {
+					want[int32(p)] = int64(k)
+				}
+			}
+			got := committed(t, c.Addr, "g", "cm")
+			if tc.dst == 1 {
+				// A mark per tuple: the commit is the done prefix exactly.
+				assert.Equal(t, want, got)
+			} else {
+				// A mark per FillSome call: never past the done prefix.
+				for p, o := range got {
+					assert.LessOrEqual(t, o, want[p], "partition %d", p)
+				}
+			}
+
+			// A restart reads exactly the records not committed.
+			var undone []rec
+			for p, rs := range data {
+				undone = append(undone, rs[got[int32(p)]:]...)
+			}
+			s2 := openT(t, cfg)
+			again := readAll(t, s2, 8)
+			var wantIDs []int64
+			for _, r := range undone {
+				wantIDs = append(wantIDs, r.id)
+			}
+			assert.ElementsMatch(t, wantIDs, ids(again))
+		})
+	}
+}
+
+// TestCommitsSkipped: a malformed record at the end of a partition is
+// committed once the tuples before it are done.
+func TestCommitsSkipped(t *testing.T) {
+	c := kafkatest.Start(t, 1, "sk")
+	pr := producer(t, c.Addr)
+	r0 := rec{time: 5, id: 0}
+	for _, v := range [][]byte{r0.json(), []byte("not json")} {
+		require.NoError(t, pr.ProduceSync(context.Background(), &kgo.Record{Topic: "sk", Value: v}).FirstErr())
+	}
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "sk", Group: "g", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true, CommitInterval: time.Hour})
+	readAll(t, s, 4)
+	s.Done(0, math.MaxInt64)
+	require.NoError(t, s.Close())
+	assert.Empty(t, committed(t, c.Addr, "g", "sk"), "nothing done yet")
+	s = openT(t, Config{Brokers: []string{c.Addr}, Topic: "sk", Group: "g", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true, CommitInterval: time.Hour})
+	readAll(t, s, 4)
+	s.Done(testTS, math.MaxInt64)
+	require.NoError(t, s.Close())
+	assert.Equal(t, map[int32]int64{0: 2}, committed(t, c.Addr, "g", "sk"))
+}
+
+// TestRebalance: two sources in one group (cooperative sticky) read the
+// topic while the group rebalances between them; nothing is lost (the
+// union of what they read covers every record) and, with every tuple done,
+// every partition ends committed at its end.
+func TestRebalance(t *testing.T) {
+	const parts = 4
+	c := kafkatest.Start(t, parts, "rb")
+	data := genRecords(rndOf(21), parts, 400)
+	pr := producer(t, c.Addr)
+	all := interleave(data, 2, rndOf(3))
+	produce(t, pr, "rb", all[:len(all)/2], false)
+	cfg := Config{Brokers: []string{c.Addr}, Topic: "rb", Group: "rg", Decoder: jsonDecoder(t, source.Fail), IdleTimeout: 20 * time.Millisecond, CommitInterval: 20 * time.Millisecond}
+
+	seen := map[int64]bool{}
+	count := map[*Source]int{}
+	read := func(s *Source, d time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		dst := make([]byte, 16*testTS)
+		for {
+			n, err := s.FillSome(ctx, dst)
+			for _, id := range ids(dst[:n]) {
+				seen[id] = true
+			}
+			count[s] += n / testTS
+			s.Done(s.Stats().Position, math.MaxInt64)
+			if err != nil {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				return
+			}
+		}
+	}
+	a := openT(t, cfg)
+	read(a, time.Second)
+	b := openT(t, cfg)
+	deadline := time.Now().Add(20 * time.Second)
+	for (len(a.Stats().Partitions) == parts || len(b.Stats().Partitions) == 0) && time.Now().Before(deadline) {
+		read(a, 100*time.Millisecond)
+		read(b, 100*time.Millisecond)
+	}
+	require.NotEmpty(t, b.Stats().Partitions, "the group gave b partitions")
+	produce(t, pr, "rb", all[len(all)/2:], false)
+	for len(seen) < len(all) && time.Now().Before(deadline) {
+		read(a, 200*time.Millisecond)
+		read(b, 200*time.Millisecond)
+	}
+	assert.Equal(t, allIDs(data), sortedKeys(seen), "the union of what both read covers every record")
+	assert.Positive(t, count[b], "b read its share")
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+	want := map[int32]int64{}
+	for p, rs := range data {
+		want[int32(p)] = int64(len(rs))
+	}
+	assert.Equal(t, want, committed(t, c.Addr, "rg", "rb"))
+}
+
+func sortedKeys(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// TestBackPressure: with FillSome not called, what the source buffers
+// stays bounded however much the topic holds.
+func TestBackPressure(t *testing.T) {
+	c := kafkatest.Start(t, 2, "bp")
+	data := genRecords(rndOf(4), 2, 5000)
+	produce(t, producer(t, c.Addr), "bp", interleave(data, 0, nil), false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bp", Decoder: jsonDecoder(t, source.Fail), bufferTuples: 100, maxPoll: 50, fetchPartitionBytes: 4096})
+	dst := make([]byte, 10*testTS)
+	for range 20 {
+		_, err := s.FillSome(context.Background(), dst)
+		require.NoError(t, err)
+	}
+	st := s.Stats()
+	time.Sleep(200 * time.Millisecond)
+	assert.Equal(t, st.Records, s.Stats().Records, "nothing is decoded while FillSome is not called")
+	for _, ps := range st.Partitions {
+		assert.LessOrEqual(t, ps.Buffered, 100+50, "partition %d buffers at most its cap and one poll", ps.Partition)
+	}
+	assert.Less(t, st.Records, int64(2000), "records polled are a few polls' worth, not the topic")
+}
+
+// TestCloseNoGoroutines: Close leaves no goroutine of the source's.
+func TestCloseNoGoroutines(t *testing.T) {
+	c := kafkatest.Start(t, 2, "gr")
+	produce(t, producer(t, c.Addr), "gr", genRecords(rndOf(6), 2, 20)[0], false)
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	for _, group := range []string{"", "gg"} {
+		s, err := Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "gr", Group: group, Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true, CommitInterval: 10 * time.Millisecond})
+		require.NoError(t, err)
+		readAll(t, s, 8)
+		s.Done(s.Stats().Position, math.MaxInt64)
+		require.NoError(t, s.Close())
+	}
+	n, stacks := settleGoroutines(before)
+	assert.LessOrEqual(t, n, before, "goroutines left after Close:\n%s", stacks)
+}
+
+// TestKcatProduce: records written by kcat, an independent client, read
+// by the source.
+func TestKcatProduce(t *testing.T) {
+	kafkatest.Kcat(t)
+	c := kafkatest.Start(t, 1, "kc")
+	data := genRecords(rndOf(8), 1, 30)
+	var in []byte
+	for _, r := range data[0] {
+		in = append(append(in, r.json()...), '\n')
+	}
+	kafkatest.RunKcat(t, in, "-P", "-b", c.Addr, "-t", "kc", "-p", "0")
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "kc", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	assert.Equal(t, oracle(data), readAll(t, s, 16))
+}
