@@ -31,7 +31,7 @@ type part struct {
 	// once the stream position reaches pos and complete exceeds max.
 	marks   []mark
 	mhead   int
-	touched bool  // pushed to Source.touched since the last marks
+	touched bool   // pushed to Source.touched since the last marks
 	emitPos uint64 // the stream position after its last tuple produced
 	emitOff int64  // the offset that tuple (or a skipped record after it) completes
 	runMax  int64  // the largest event time produced so far

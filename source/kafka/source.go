@@ -83,12 +83,12 @@ type Config struct {
 
 // Stats are a source's counters.
 type Stats struct {
-	Records   int64  // records polled (of assigned partitions)
-	Bytes     int64  // their value bytes
-	Malformed int64  // records skipped (OnError Skip)
-	Tuples    int64  // tuples produced by FillSome
-	Position  uint64 // the stream position: bytes of tuples produced
-	Commits   int64  // successful commit requests
+	Records    int64  // records polled (of assigned partitions)
+	Bytes      int64  // their value bytes
+	Malformed  int64  // records skipped (OnError Skip)
+	Tuples     int64  // tuples produced by FillSome
+	Position   uint64 // the stream position: bytes of tuples produced
+	Commits    int64  // successful commit requests
 	Partitions []PartitionStats
 }
 
