@@ -52,7 +52,18 @@ type Counts struct {
 // (mismatched lengths, duplicate ad id), and a matched view whose window would
 // start below math.MinInt64 (ts within windowMs of it: unrepresentable).
 func Reference(events []byte, c *Campaigns, windowMs int64) ([]Row, Counts, error) {
+	return ReferenceDelay(events, c, windowMs, 0)
+}
+
+// ReferenceDelay is Reference with a watermark delay of delayMs >= 0
+// (query.Window.Delay): a window [start, end) has closed, and a matched
+// view in it is Late, when W - delayMs >= end, W the watermark before the
+// tuple. Delay 0 is Reference.
+func ReferenceDelay(events []byte, c *Campaigns, windowMs, delayMs int64) ([]Row, Counts, error) {
 	var counts Counts
+	if delayMs < 0 {
+		return nil, counts, fmt.Errorf("ysb: reference: watermark delay %d ms, want >= 0", delayMs)
+	}
 	if rem := len(events) % TupleSize; rem != 0 {
 		return nil, counts, fmt.Errorf("ysb: reference: %d bytes of events is not a whole number of %d-byte tuples (%d trailing bytes)", len(events), TupleSize, rem)
 	}
@@ -93,7 +104,8 @@ func Reference(events []byte, c *Campaigns, windowMs int64) ([]Row, Counts, erro
 			}
 			// start+windowMs may exceed MaxInt64 only for the topmost window,
 			// which no watermark can have passed: treat its end as +inf.
-			if haveW && start <= maxInt64-windowMs && w >= start+windowMs {
+			// w-end, with w >= end, is exact as a uint64 (no overflow of end+delay).
+			if haveW && start <= maxInt64-windowMs && w >= start+windowMs && uint64(w-(start+windowMs)) >= uint64(delayMs) {
 				counts.Late++
 				break
 			}
