@@ -128,7 +128,13 @@ func toFloat(v *vexpr) *vexpr {
 }
 
 // eval computes v for the tuples sel of the chunk data (tuples of size ts).
+// A selection of every tuple (no WHERE, no join) loads columns in one
+// strided pass, without reading the selection.
 func (v *vexpr) eval(data []byte, ts int, sel []int32) {
+	if n := len(data) / ts; len(sel) == n && n > 0 && v.kind <= vColF64 {
+		v.load(data, ts, n)
+		return
+	}
 	switch v.kind {
 	case vConst:
 	case vColI32:
@@ -168,6 +174,37 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 			arith(v.op, v.flts, v.l.flts, v.r.flts, sel, false)
 		} else {
 			arith(v.op, v.ints, v.l.ints, v.r.ints, sel, true)
+		}
+	}
+}
+
+// load reads column v of all n tuples of the chunk data.
+func (v *vexpr) load(data []byte, ts, n int) {
+	d := data[v.off:]
+	switch v.kind {
+	case vColI32:
+		dst := v.ints[:n]
+		for i := range dst {
+			o := i * ts
+			dst[i] = int64(int32(binary.LittleEndian.Uint32(d[o : o+4])))
+		}
+	case vColI64:
+		dst := v.ints[:n]
+		for i := range dst {
+			o := i * ts
+			dst[i] = int64(binary.LittleEndian.Uint64(d[o : o+8]))
+		}
+	case vColF32:
+		dst := v.flts[:n]
+		for i := range dst {
+			o := i * ts
+			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[o : o+4])))
+		}
+	case vColF64:
+		dst := v.flts[:n]
+		for i := range dst {
+			o := i * ts
+			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[o : o+8]))
 		}
 	}
 }
