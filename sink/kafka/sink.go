@@ -1,0 +1,127 @@
+// Package kafkasink writes a query's result rows to a Kafka topic through
+// franz-go (kgo): the caller encodes each row (CSV or JSON text, and the
+// key column's text as the record key), Appends it, and Flushes at the end
+// of each emitted batch of windows; Flush returns once the broker has
+// acknowledged every record appended before it.
+//
+// Records are buffered in the Sink (copies of the caller's bytes, in one
+// arena reused from batch to batch) until Flush, which hands them to kgo
+// and waits for the acknowledgements. Retries, with backoff, are kgo's;
+// the first record that still fails is Flush's error.
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// SinkConfig is where a Sink writes.
+type SinkConfig struct {
+	Brokers []string
+	Topic   string
+	Logger  func(string, ...any) // warnings (nil: none)
+}
+
+// Sink produces rows to a topic.
+type Sink struct {
+	cfg   SinkConfig
+	where string
+	cl    *kgo.Client
+
+	arena []byte       // the keys and values of the records appended
+	spans []span       // each record's key and value in arena
+	recs  []kgo.Record // reused between Flushes
+	ptrs  []*kgo.Record
+
+	closeOnce sync.Once
+}
+
+type span struct{ k0, k1, v1 int } // key arena[k0:k1], value arena[k1:v1]; no key when k0 == k1
+
+// NewSink connects to the brokers (lazily: kgo dials on the first
+// produce) and checks the configuration.
+func NewSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("kafka sink: no brokers")
+	}
+	where := fmt.Sprintf("kafka sink %s (brokers %s)", cfg.Topic, strings.Join(cfg.Brokers, ","))
+	if cfg.Topic == "" {
+		return nil, fmt.Errorf("%s: no topic", where)
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.DefaultProduceTopic(cfg.Topic),
+		kgo.AllowAutoTopicCreation(),
+		kgo.ProducerLinger(0),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return &Sink{cfg: cfg, where: where, cl: cl}, nil
+}
+
+// Append buffers one record (nil or empty key: none); the bytes are
+// copied.
+func (s *Sink) Append(key, value []byte) {
+	k0 := len(s.arena)
+	s.arena = append(s.arena, key...)
+	k1 := len(s.arena)
+	s.arena = append(s.arena, value...)
+	s.spans = append(s.spans, span{k0, k1, len(s.arena)})
+}
+
+// Buffered is the number of records appended since the last Flush.
+func (s *Sink) Buffered() int { return len(s.spans) }
+
+// Flush produces every record appended and waits until each is
+// acknowledged (or has failed for good); the buffer is then empty either
+// way.
+func (s *Sink) Flush(ctx context.Context) error {
+	if len(s.spans) == 0 {
+		return nil
+	}
+	if cap(s.recs) < len(s.spans) {
+		s.recs = make([]kgo.Record, len(s.spans))
+		s.ptrs = make([]*kgo.Record, len(s.spans))
+	}
+	s.recs, s.ptrs = s.recs[:len(s.spans)], s.ptrs[:len(s.spans)]
+	for i, sp := range s.spans {
+		r := &s.recs[i]
+		*r = kgo.Record{Topic: s.cfg.Topic, Value: s.arena[sp.k1:sp.v1:sp.v1]}
+		if sp.k1 > sp.k0 {
+			r.Key = s.arena[sp.k0:sp.k1:sp.k1]
+		}
+		s.ptrs[i] = r
+	}
+	err := s.cl.ProduceSync(ctx, s.ptrs...).FirstErr()
+	clear(s.ptrs)
+	s.arena, s.spans = s.arena[:0], s.spans[:0]
+	if err != nil {
+		return fmt.Errorf("%s: produce: %w", s.where, err)
+	}
+	return nil
+}
+
+// Close drops what was not flushed and closes the client.
+func (s *Sink) Close() error {
+	s.closeOnce.Do(func() {
+		if n := len(s.spans); n > 0 && s.cfg.Logger != nil {
+			s.cfg.Logger("%s: closed with %d records not flushed", s.where, n)
+		}
+		s.cl.Close()
+	})
+	return nil
+}
