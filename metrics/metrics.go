@@ -1,0 +1,250 @@
+// Package metrics serves a saber-hx run's counters to Prometheus
+// (prometheus/client_golang): a Registry of its own (not the global
+// default) with the Go runtime's and the process's collectors, and a
+// collector that reads the engine at scrape time, so that nothing is
+// updated per tuple, nor even per task beyond the engine's own counters,
+// and the scraped counters are exactly the engine's (engine.Stats,
+// engine.Stream.Metrics). Serve serves it over HTTP: /metrics, and / a page
+// linking to it.
+//
+// Per query (label query: the spec's query or join name):
+//
+//	saber_records_in_total              counter    tuples merged (Stats.Tuples)
+//	saber_bytes_in_total                counter    bytes of the merged tasks (Stats.Bytes)
+//	saber_records_filtered_total        counter    tuples dropped by WHERE (Stats.Filtered)
+//	saber_records_unmatched_total       counter    tuples without a match in a joined table (Stats.Unmatched)
+//	saber_records_late_total            counter    tuples behind the watermark, in no open window (Stats.Late)
+//	saber_records_counted_total         counter    tuples counted in a window or output (Stats.Counted)
+//	saber_records_out_total             counter    rows output: windows' rows, a join's pairs (Stats.Rows); a stateless query's output tuples (Stats.Counted)
+//	saber_windows_out_total             counter    windows emitted (Stats.Windows)
+//	saber_tasks_total                   counter    tasks merged (Stats.Tasks)
+//	saber_gpu_fallback_tasks_total      counter    GPU tasks run on the CPU fallback (Stats.GPUFallbackTasks)
+//	saber_task_latency_seconds          histogram  task latency, dispatched to merged
+//	saber_backpressure_seconds_total    counter    time the producer waited for ring space or a task record
+//	saber_backpressure_waits_total      counter    those waits
+//	saber_ring_used_bytes               gauge      ring bytes committed, not yet freed
+//	saber_ring_size_bytes               gauge      ring capacity
+//	saber_watermark                     gauge      the largest event time merged, in the query's event-time unit; absent before the first
+//	saber_event_time_lag_seconds        gauge      wall clock minus the watermark (Options.EventTimeUnit); range windows only
+//	saber_processor_tasks_total         counter    tasks run, per processor kind (label kind: cpu, gpu)
+//	saber_processor_busy_seconds_total  counter    busy time, per processor kind
+//
+// The event-time lag is meaningful only for a live source whose event times
+// are the wall clock's (Kafka, a socket, a generator with timestamps now):
+// with a file or a synthetic benchmark it is the distance from the data's
+// epoch, as large as it looks.
+//
+// Per source (label source, AddSource): saber_source_records_total,
+// saber_source_bytes_total, saber_source_malformed_total (counters) and
+// saber_source_lag_records{partition} (gauge: a partitioned source's
+// records behind the end of each partition, Kafka's consumer lag).
+package metrics
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// Options tune a Registry.
+type Options struct {
+	// EventTimeUnit is the unit of the queries' event times, for the
+	// event-time lag; 0 means milliseconds (YSB's, Kafka's timestamps).
+	EventTimeUnit time.Duration
+	// Now is the wall clock of the event-time lag; nil means time.Now.
+	Now func() time.Time
+}
+
+// Registry is a Prometheus registry of a run's metrics. Its engines and
+// sources may be added at any time, also while it is served.
+type Registry struct {
+	reg  *prometheus.Registry
+	opts Options
+
+	mu      sync.Mutex
+	engines []*engine.Engine
+	sources []namedSource
+}
+
+type namedSource struct {
+	name string
+	s    SourceStats
+}
+
+// NewRegistry returns a registry holding the Go runtime's and the
+// process's collectors and the collector of the engines and sources added
+// to it.
+func NewRegistry(opts Options) *Registry {
+	if opts.EventTimeUnit <= 0 {
+		opts.EventTimeUnit = time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Registry{reg: prometheus.NewRegistry(), opts: opts}
+	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), (*collector)(r))
+	return r
+}
+
+// AddEngine adds an engine's queries. Two engines must not have queries of
+// the same name: their series would collide, and scrapes fail.
+func (r *Registry) AddEngine(e *engine.Engine) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.engines = append(r.engines, e)
+}
+
+// AddSource adds a source's counters under name (label source); a source
+// added earlier under the same name is replaced.
+func (r *Registry) AddSource(name string, s SourceStats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sources = slices.DeleteFunc(r.sources, func(n namedSource) bool { return n.name == name })
+	r.sources = append(r.sources, namedSource{name, s})
+}
+
+// Gatherer is the registry as a prometheus.Gatherer (for a handler of
+// one's own, or a test).
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
+
+// Register adds a collector of the caller's.
+func (r *Registry) Register(c prometheus.Collector) error { return r.reg.Register(c) }
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descRecordsIn  = newDesc("saber_records_in_total", "Tuples of the query's merged tasks.", "query")
+	descBytesIn    = newDesc("saber_bytes_in_total", "Bytes of the query's merged tasks.", "query")
+	descFiltered   = newDesc("saber_records_filtered_total", "Tuples dropped by the query's WHERE.", "query")
+	descUnmatched  = newDesc("saber_records_unmatched_total", "Tuples without a match in the query's joined table.", "query")
+	descLate       = newDesc("saber_records_late_total", "Tuples behind the watermark, in no open window.", "query")
+	descCounted    = newDesc("saber_records_counted_total", "Tuples counted in a window (a stateless query: output).", "query")
+	descRecordsOut = newDesc("saber_records_out_total", "Rows output: the windows' rows, a join's pairs, a stateless query's tuples.", "query")
+	descWindows    = newDesc("saber_windows_out_total", "Windows emitted.", "query")
+	descTasks      = newDesc("saber_tasks_total", "Tasks merged.", "query")
+	descFallback   = newDesc("saber_gpu_fallback_tasks_total", "Tasks the GPU took and ran on its CPU fallback kernel.", "query")
+	descLatency    = newDesc("saber_task_latency_seconds", "Task latency, dispatched to merged (its windows emitted).", "query")
+	descBPTime     = newDesc("saber_backpressure_seconds_total", "Time the query's producer waited for ring space or a task record.", "query")
+	descBPWaits    = newDesc("saber_backpressure_waits_total", "Waits of the query's producer for ring space or a task record.", "query")
+	descRingUsed   = newDesc("saber_ring_used_bytes", "Ring bytes committed and not yet freed (queued, running or waiting to be merged).", "query")
+	descRingSize   = newDesc("saber_ring_size_bytes", "Ring capacity.", "query")
+	descWatermark  = newDesc("saber_watermark", "The largest event time merged, in the query's event-time unit.", "query")
+	descLag        = newDesc("saber_event_time_lag_seconds", "Wall clock minus the watermark; meaningful for live sources only.", "query")
+	descKindTasks  = newDesc("saber_processor_tasks_total", "Tasks run, per processor kind.", "query", "kind")
+	descKindBusy   = newDesc("saber_processor_busy_seconds_total", "Busy time, per processor kind.", "query", "kind")
+
+	descSrcRecords   = newDesc("saber_source_records_total", "Records the source read.", "source")
+	descSrcBytes     = newDesc("saber_source_bytes_total", "Bytes the source read.", "source")
+	descSrcMalformed = newDesc("saber_source_malformed_total", "Records the source skipped as malformed.", "source")
+	descSrcLag       = newDesc("saber_source_lag_records", "Records behind the end of the partition (consumer lag).", "source", "partition")
+
+	allDescs = []*prometheus.Desc{descRecordsIn, descBytesIn, descFiltered, descUnmatched, descLate, descCounted,
+		descRecordsOut, descWindows, descTasks, descFallback, descLatency, descBPTime, descBPWaits, descRingUsed,
+		descRingSize, descWatermark, descLag, descKindTasks, descKindBusy,
+		descSrcRecords, descSrcBytes, descSrcMalformed, descSrcLag}
+)
+
+// The latency buckets exported, of engine's 64: from about a microsecond
+// to about two minutes (the rest are in +Inf or below the first).
+const firstBucket, lastBucket = 9, 36
+
+// collector reads the registry's engines and sources at each scrape.
+type collector Registry
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	engines := slices.Clone(c.engines)
+	sources := slices.Clone(c.sources)
+	c.mu.Unlock()
+	now := c.opts.Now()
+	for _, e := range engines {
+		for _, s := range e.Streams() {
+			c.collectStream(ch, s, now)
+		}
+	}
+	for _, src := range sources {
+		collectSource(ch, src)
+	}
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream, now time.Time) {
+	// Metrics before Stats: the histogram then holds no task that Stats'
+	// Tasks does not (both only grow).
+	m := s.Metrics()
+	st := s.Stats()
+	q := st.Query
+	counter(ch, descRecordsIn, st.Tuples, q)
+	counter(ch, descBytesIn, st.Bytes, q)
+	counter(ch, descFiltered, st.Filtered, q)
+	counter(ch, descUnmatched, st.Unmatched, q)
+	counter(ch, descLate, st.Late, q)
+	counter(ch, descCounted, st.Counted, q)
+	counter(ch, descRecordsOut, recordsOut(s, st), q)
+	counter(ch, descWindows, st.Windows, q)
+	counter(ch, descTasks, st.Tasks, q)
+	counter(ch, descFallback, st.GPUFallbackTasks, q)
+
+	buckets := make(map[float64]uint64, lastBucket-firstBucket+1)
+	for i := firstBucket; i <= lastBucket; i++ {
+		buckets[engine.LatencyBucketBound(i).Seconds()] = m.Latency.Buckets[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(descLatency, m.Latency.Count, m.Latency.Sum.Seconds(), buckets, q)
+
+	counter(ch, descBPWaits, m.BackPressureWaits, q)
+	ch <- prometheus.MustNewConstMetric(descBPTime, prometheus.CounterValue, m.BackPressure.Seconds(), q)
+	gauge(ch, descRingUsed, float64(m.RingUsed), q)
+	gauge(ch, descRingSize, float64(m.RingSize), q)
+	if st.Watermark != math.MinInt64 { // none before the first merged tuple
+		gauge(ch, descWatermark, float64(st.Watermark), q)
+		if rangeWindows(s) {
+			lag := float64(now.UnixNano())/1e9 - float64(st.Watermark)*c.opts.EventTimeUnit.Seconds()
+			gauge(ch, descLag, lag, q)
+		}
+	}
+	for _, k := range m.Kinds {
+		counter(ch, descKindTasks, k.Tasks, q, k.Kind)
+		ch <- prometheus.MustNewConstMetric(descKindBusy, prometheus.CounterValue, k.Busy.Seconds(), q, k.Kind)
+	}
+}
+
+// recordsOut is what the query outputs: the rows of its windows or a
+// join's pairs, or for a stateless query the tuples it passes on.
+func recordsOut(s *engine.Stream, st engine.Stats) uint64 {
+	if s.Right() == nil && s.Plan().Stateless() {
+		return st.Counted
+	}
+	return st.Rows
+}
+
+// rangeWindows: the stream's positions are event times (a row window's
+// are indices, of no wall clock). A join's input carries the join's
+// window, not its query's: its event times are taken as such.
+func rangeWindows(s *engine.Stream) bool {
+	if s.Right() != nil {
+		return true
+	}
+	return s.Plan().Query.Window.Type != query.Rows
+}
