@@ -70,7 +70,7 @@ done < <(go list -e -tags cuda -f "$fmt" ./...)
 module=$(go list -m)
 root=$(pwd)
 # run.sh runs these, in this order: each must be there.
-for want in gpu offload engine cmd/saber-hx; do
+for want in gpu/internal/device gpu engine cmd/saber-hx; do
 	found=0
 	for p in "${pkgs[@]}"; do
 		[ "${p%% *}" = "$module/$want" ] && found=1

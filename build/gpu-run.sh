@@ -253,14 +253,14 @@ step topology env "$T_SHORT" ./saber-hx topology
 # --- the CUDA tests: device, kernels against the emulator word for word
 # (poisoned buffers), the engine and the command line on GPU 0
 if [ "$quick" -eq 0 ]; then
-	gotest test-gpu gpu "$T_SHORT" -test.run .
-	gotest test-offload-cuda offload "$T_TEST" -test.run '^TestCUDA' -test.skip '^TestCUDACopyBandwidth$'
+	gotest test-gpu-device gpu/internal/device "$T_SHORT" -test.run .
+	gotest test-gpu-cuda gpu "$T_TEST" -test.run '^TestCUDA' -test.skip '^TestCUDACopyBandwidth$'
 	gotest test-engine-cuda engine "$T_TEST" -test.run '^TestCUDA'
 	gotest test-cmd-cuda cmd/saber-hx "$T_TEST" -test.run '^TestCUDA'
 fi
 
 # --- the measurements
-gotest bandwidth offload 60 -test.run '^TestCUDACopyBandwidth$'
+gotest bandwidth gpu 60 -test.run '^TestCUDACopyBandwidth$'
 
 names_of() { # the query names of a warm-up's summary, or the workload
 	local n
@@ -320,7 +320,7 @@ case " $WORKLOADS " in
 esac
 
 if [ "$full" -eq 1 ]; then
-	for d in gpu offload engine cmd/saber-hx; do
+	for d in gpu/internal/device gpu engine cmd/saber-hx; do
 		gotest "full-$(echo "$d" | tr / -)" "$d" "$T_TEST"
 	done
 fi

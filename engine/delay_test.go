@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/window"
@@ -252,7 +252,7 @@ func TestDelayGPUFallsBack(t *testing.T) {
 			require.True(t, gpuSupported(t, q))
 			want, err := reference.Evaluate(q, data)
 			require.NoError(t, err)
-			dev := offload.NewEmulator()
+			dev := gpu.NewEmulator()
 			cfg := Config{Workers: 1, TaskSize: randTuple * (1 + r.IntN(60)), BufferSize: 1 << 14, GPU: dev, GPUOnly: true, GPUDepth: 1 + r.IntN(3)}
 			res := &reference.Result{}
 			e, err := Start(cfg, []Spec{specInto(q, res)})

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/window"
@@ -288,7 +288,7 @@ func TestInt64EdgesGPUEmulator(t *testing.T) {
 		mode := int64Times(r, data, spec)
 		want, werr := reference.Evaluate(q, data)
 		for _, depth := range []int{1, 3} {
-			dev := offload.NewEmulator()
+			dev := gpu.NewEmulator()
 			cfg := Config{Workers: 1, TaskSize: randTuple * (1 + r.IntN(60)), BufferSize: 1 << 14, GPU: dev, GPUOnly: true, GPUDepth: depth}
 			got, err := collectAll(t, cfg, q, data, r)
 			msg := fmt.Sprintf("seed %d, %s, depth %d, task %d, where=%v window=%+v aggs=%v", seed, mode, depth, cfg.TaskSize, q.Where, q.Window, q.Aggregates)
@@ -297,7 +297,7 @@ func TestInt64EdgesGPUEmulator(t *testing.T) {
 		}
 		// The fallbacks, counted on a run that succeeds.
 		if werr == nil {
-			dev := offload.NewEmulator()
+			dev := gpu.NewEmulator()
 			e, err := Start(Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 1 << 14, GPU: dev, GPUOnly: true}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
 			require.NoError(t, err)
 			require.NoError(t, e.Write(data))

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -61,7 +61,7 @@ func TestFillByWorkersMatchesNaive(t *testing.T) {
 		}
 		mode := []string{"cpu", "hybrid", "gpu"}[seed%3]
 		if mode != "cpu" {
-			cfg.GPU, cfg.GPUOnly = offload.NewEmulator(), mode == "gpu"
+			cfg.GPU, cfg.GPUOnly = gpu.NewEmulator(), mode == "gpu"
 		}
 		q := testQuery(testSchema(t), w, tt)
 		if mode == "gpu" && !gpuSupported(t, q) {
@@ -75,7 +75,7 @@ func TestFillByWorkersMatchesNaive(t *testing.T) {
 			assert.Equal(t, int64(st.Tasks), calls, "fill runs once per task")
 		})
 		if cfg.GPU != nil {
-			require.NoError(t, cfg.GPU.(offload.Device).Close())
+			require.NoError(t, cfg.GPU.(gpu.Device).Close())
 		}
 	}
 	assertNoLeak(t, base)

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/scheduler"
@@ -24,7 +24,7 @@ import (
 )
 
 // randGPUQuery is a random query of a shape the GPU runs
-// (offload.Supported): WHERE a conjunction of int column-versus-constant
+// (gpu.Supported): WHERE a conjunction of int column-versus-constant
 // comparisons, no GROUP BY, COUNT/SUM/AVG/MIN/MAX of int columns, range or
 // row windows, tumbling or sliding; or a selection with such a WHERE and
 // SELECT * or projected columns.
@@ -63,7 +63,7 @@ func randGPUQuery(r *rand.Rand, s *query.Schema) *query.Query {
 func gpuSupported(t testing.TB, q *query.Query) bool {
 	p, err := kernels.Compile(q)
 	require.NoError(t, err)
-	return offload.Supported(p) == nil
+	return gpu.Supported(p) == nil
 }
 
 // warnings collects Config.Warn's messages (called concurrently by
@@ -142,12 +142,12 @@ func TestGPUModesMatchReference(t *testing.T) {
 	if testing.Short() {
 		seeds = 1
 	}
-	testModesMatchReference(t, offload.NewEmulator, seeds)
+	testModesMatchReference(t, gpu.NewEmulator, seeds)
 }
 
 // testModesMatchReference is TestGPUModesMatchReference on the devices
 // newDevice returns, one per run, closed after it.
-func testModesMatchReference(t *testing.T, newDevice func() offload.Device, seeds int) {
+func testModesMatchReference(t *testing.T, newDevice func() gpu.Device, seeds int) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	var fallbacks uint64
@@ -272,7 +272,7 @@ func TestGPUFallback(t *testing.T) {
 	for _, mode := range []string{"gpu", "hybrid"} {
 		for _, depth := range []int{1, 4} {
 			t.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(t *testing.T) {
-				dev := &checkedDevice{Device: offload.NewEmulator()}
+				dev := &checkedDevice{Device: gpu.NewEmulator()}
 				defer dev.Close()
 				cfg := Config{Workers: 1, TaskSize: randTuple * perTask, BufferSize: 1 << 14, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: depth,
 					Policy: scheduler.Static, Static: map[string]string{"fb": "gpu"}}
@@ -314,7 +314,7 @@ func TestGPUPipelineDepth(t *testing.T) {
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Min, Arg: query.C("c")}}}
 	data := randData(rand.New(rand.NewPCG(2, 2)), 20000)
 	for _, depth := range []int{1, 4} {
-		dev := &checkedDevice{Device: offload.NewEmulator(), delay: 200 * time.Microsecond}
+		dev := &checkedDevice{Device: gpu.NewEmulator(), delay: 200 * time.Microsecond}
 		cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: depth}
 		runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
 		dev.check(t, depth)
@@ -339,7 +339,7 @@ func TestGPUUnpackOverlapsFinish(t *testing.T) {
 			if inline {
 				t.Setenv("SABER_HX_GPU_UNPACK", "inline")
 			}
-			dev := &checkedDevice{Device: offload.NewEmulator(), unpackDelay: 300 * time.Microsecond}
+			dev := &checkedDevice{Device: gpu.NewEmulator(), unpackDelay: 300 * time.Microsecond}
 			defer dev.Close()
 			cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: 4}
 			runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
@@ -364,7 +364,7 @@ func TestGPUUnpackInline(t *testing.T) {
 	t.Run("fallback", TestGPUFallback)
 	t.Run("errors", TestGPUErrorsFailTheRun)
 	t.Run("depth", TestGPUPipelineDepth)
-	t.Run("modes", func(t *testing.T) { testModesMatchReference(t, offload.NewEmulator, 1) })
+	t.Run("modes", func(t *testing.T) { testModesMatchReference(t, gpu.NewEmulator, 1) })
 }
 
 // TestGPUChainsAndJoins: a chain of two queries with GPU kernels and a
@@ -392,7 +392,7 @@ func TestGPUChainsAndJoins(t *testing.T) {
 			down := downs[mode]
 			assert.Equal(t, mode == "gpu", gpuSupported(t, down))
 			data, left, right := randData(r, 4000), randData(r, 600), randData(r, 600)
-			dev := &checkedDevice{Device: offload.NewEmulator()}
+			dev := &checkedDevice{Device: gpu.NewEmulator()}
 			defer dev.Close()
 			var warns warnings
 			cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 3, Warn: warns.warn}
@@ -456,7 +456,7 @@ func TestGPUConfigErrors(t *testing.T) {
 	bad := &query.Query{Name: "bad", Schema: s, Window: query.Tumbling(10),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("y")}}}
 	require.False(t, gpuSupported(t, bad))
-	dev := &checkedDevice{Device: offload.NewEmulator()}
+	dev := &checkedDevice{Device: gpu.NewEmulator()}
 	defer dev.Close()
 	for _, tc := range []struct {
 		name string
@@ -492,7 +492,7 @@ func TestGPUErrorsFailTheRun(t *testing.T) {
 	s := randSchema(t)
 	q := &query.Query{Name: "e", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
 	for _, mode := range []string{"gpu", "hybrid"} {
-		dev := &checkedDevice{Device: offload.NewEmulator(), failWait: 5}
+		dev := &checkedDevice{Device: gpu.NewEmulator(), failWait: 5}
 		cfg := Config{Workers: 1, TaskSize: randTuple * 10, BufferSize: 1 << 12, GPU: dev, GPUOnly: mode == "gpu",
 			Policy: scheduler.Static, Static: map[string]string{"e": "gpu"}}
 		e, err := Start(cfg, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
@@ -515,7 +515,7 @@ func TestGPUErrorsFailTheRun(t *testing.T) {
 // every task waited for and every program closed by the end. failWait > 0
 // makes that Wait (counted from 1) return an error; delay slows each Wait.
 type checkedDevice struct {
-	offload.Device
+	gpu.Device
 	failWait int
 	delay    time.Duration
 	// unpackDelay slows each Unpack; overlapped counts the Finishes that
@@ -532,7 +532,7 @@ type checkedDevice struct {
 	errs                  []string
 }
 
-func (d *checkedDevice) Compile(p *kernels.Plan, depth int) (offload.Program, error) {
+func (d *checkedDevice) Compile(p *kernels.Plan, depth int) (gpu.Program, error) {
 	pr, err := d.Device.Compile(p, depth)
 	if err != nil {
 		return nil, err
@@ -571,7 +571,7 @@ func (d *checkedDevice) check(t *testing.T, depth int) {
 // GPU worker Finishes and Unpacks, unless SABER_HX_GPU_UNPACK=inline, and
 // then Waits.
 type checkedProgram struct {
-	offload.Program
+	gpu.Program
 	d        *checkedDevice
 	busy     []bool
 	finished []bool // Finished, not yet Unpacked
@@ -584,7 +584,7 @@ func (p *checkedProgram) Finish(s int) error {
 	if d.delay > 0 {
 		time.Sleep(d.delay)
 	}
-	err := p.Program.(offload.Unpacker).Finish(s)
+	err := p.Program.(gpu.Unpacker).Finish(s)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.finishes++
@@ -615,7 +615,7 @@ func (p *checkedProgram) Unpack(s int, r *window.TaskResult) (bool, error) {
 	if d.unpackDelay > 0 {
 		time.Sleep(d.unpackDelay)
 	}
-	ok, err := p.Program.(offload.Unpacker).Unpack(s, r)
+	ok, err := p.Program.(gpu.Unpacker).Unpack(s, r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p.unpacks--
@@ -708,10 +708,10 @@ func TestGPURegistersRings(t *testing.T) {
 		if off {
 			t.Setenv("SABER_HX_GPU_REGISTER", "0")
 		}
-		dev := offload.NewEmulator()
+		dev := gpu.NewEmulator()
 		cfg := Config{TaskSize: randTuple * 64, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: 3}
 		_, stats := runQueries(t, cfg, []*query.Query{agg, sel}, datas)
-		tm, ok := offload.TimingsOf(dev)
+		tm, ok := gpu.TimingsOf(dev)
 		require.True(t, ok)
 		var tasks uint64
 		for _, st := range stats {
@@ -737,7 +737,7 @@ func TestGPURegistersRings(t *testing.T) {
 // refusingDevice is the emulator with a registrar that refuses ranges of
 // more than max bytes.
 type refusingDevice struct {
-	offload.Device
+	gpu.Device
 	max int
 }
 
@@ -745,11 +745,11 @@ func (d *refusingDevice) RegisterHost(b []byte) error {
 	if len(b) > d.max {
 		return errors.New("refused")
 	}
-	return d.Device.(offload.HostRegistrar).RegisterHost(b)
+	return d.Device.(gpu.HostRegistrar).RegisterHost(b)
 }
 
 func (d *refusingDevice) UnregisterHost(b []byte) error {
-	return d.Device.(offload.HostRegistrar).UnregisterHost(b)
+	return d.Device.(gpu.HostRegistrar).UnregisterHost(b)
 }
 
 // TestGPURegistersHalfRings: a device that refuses a ring's mirrored
@@ -762,12 +762,12 @@ func TestGPURegistersHalfRings(t *testing.T) {
 	data := randData(rand.New(rand.NewPCG(7, 8)), 20000)
 	const ring = 1 << 16
 	for _, limit := range []int{ring, 0} {
-		emu := offload.NewEmulator()
+		emu := gpu.NewEmulator()
 		dev := &refusingDevice{Device: emu, max: limit}
 		var w warnings
 		cfg := Config{TaskSize: randTuple * 60, BufferSize: ring, GPU: dev, GPUOnly: true, GPUDepth: 2, Warn: w.warn}
 		_, stats := runQueries(t, cfg, []*query.Query{agg}, [][]byte{data})
-		tm, ok := offload.TimingsOf(emu)
+		tm, ok := gpu.TimingsOf(emu)
 		require.True(t, ok)
 		assert.Equal(t, stats[0].Tasks, tm.DirectTasks+tm.StagedTasks)
 		assert.Zero(t, tm.Registered, "unregistered at the end")

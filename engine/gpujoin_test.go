@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -51,7 +51,7 @@ func TestGPUWindowJoin(t *testing.T) {
 				for o := 0; o < len(left); o += randTuple {
 					copy(right[o:o+8], left[o:o+8])
 				}
-				dev := offload.NewEmulator()
+				dev := gpu.NewEmulator()
 				defer dev.Close()
 				cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
 				var pairs []byte
@@ -79,7 +79,7 @@ func TestGPUWindowJoin(t *testing.T) {
 					assert.NoError(t, js.gpuErr)
 					assert.Positive(t, windows, "windows joined on the GPU")
 				} else {
-					assert.True(t, errors.Is(js.gpuErr, offload.ErrNoKernel), "%v", js.gpuErr)
+					assert.True(t, errors.Is(js.gpuErr, gpu.ErrNoKernel), "%v", js.gpuErr)
 					assert.Zero(t, windows)
 				}
 				assert.Nil(t, js.gpu, "the join program is closed")

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload_test
+package gpu_test
 
 import (
 	"testing"
@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/offload"
+	"github.com/saber-hx/saber-hx/gpu"
 )
 
 // TestCUDABenchWorkloads: saber-hx bench's select, proj and groupby
 // workloads on GPU 0: every task's device output is the emulator's
 // (compileCUDA) and its result the CPU kernels'.
 func TestCUDABenchWorkloads(t *testing.T) {
-	dev, err := offload.Open(0)
+	dev, err := gpu.Open(0)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, dev.Close()) }()
 	runBench(t, dev, 300000)

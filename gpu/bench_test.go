@@ -1,4 +1,4 @@
-package offload_test
+package gpu_test
 
 import (
 	"encoding/binary"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/workloads"
 )
@@ -71,7 +71,7 @@ func benchCases() []benchCase {
 // generated data, tasks of up to 8192 tuples (256 KiB, the engine's default
 // task size), against the CPU kernels; with only, just the cases of those
 // workloads.
-func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
+func runBench(t *testing.T, dev gpu.Device, tuples int, only ...string) {
 	for i, c := range benchCases() {
 		if len(only) > 0 && !slices.Contains(only, c.workload) {
 			continue
@@ -86,7 +86,7 @@ func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
 			require.NoError(t, err)
 			pl, err := kernels.Compile(q)
 			require.NoError(t, err)
-			require.NoError(t, offload.Supported(pl), "%s", c)
+			require.NoError(t, gpu.Supported(pl), "%s", c)
 			g, err := w.NewGenerator(p)
 			require.NoError(t, err)
 			size := w.Schema.TupleSize
@@ -101,7 +101,7 @@ func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
 					}
 				}
 			}
-			nt, nf := offload.RunCase(t, dev, q, data, uint64(i), 4, 8192)
+			nt, nf := gpu.RunCase(t, dev, q, data, uint64(i), 4, 8192)
 			t.Logf("%s: %s: %d tasks, %d fell back", c, q.Name, nt, nf)
 			if c.late {
 				assert.LessOrEqual(t, 4*nf, nt, "late tuples within the slack do not fall back: at most a quarter of the tasks (nt/4 is 0 for a short run)")
@@ -116,7 +116,7 @@ func runBench(t *testing.T, dev offload.Device, tuples int, only ...string) {
 // workloads (built by package workloads, their generated data) have GPU
 // kernels, and the emulator's results are the CPU kernels'.
 func TestEmulatorBenchWorkloads(t *testing.T) {
-	dev := offload.NewEmulator()
+	dev := gpu.NewEmulator()
 	defer dev.Close()
 	n := 100000
 	if testing.Short() {
@@ -130,7 +130,7 @@ func TestEmulatorBenchWorkloads(t *testing.T) {
 // instead of sel_compact_flags, which reads sel_count's flags.
 func TestEmulatorBenchWorkloadsTwoPass(t *testing.T) {
 	t.Setenv("SABER_HX_GPU_SEL", "twopass")
-	dev := offload.NewEmulator()
+	dev := gpu.NewEmulator()
 	defer dev.Close()
 	runBench(t, dev, 30000, "select")
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload
+package gpu
 
 // The CUDA device: gorgonia.org/cu (driver API) with the gpu package's
 // page-locked memory. Every driver call runs with the device's primary
@@ -22,9 +22,9 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/gpu/internal/device"
 	"github.com/saber-hx/saber-hx/kernels"
-	kcuda "github.com/saber-hx/saber-hx/kernels/cuda"
+	"github.com/saber-hx/saber-hx/kernels/cuda"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -62,26 +62,26 @@ func syncFlags() (string, cu.ContextFlags, error) {
 }
 
 // open opens CUDA device ordinal ord: retains its primary context and loads
-// the offload module (the driver JIT-compiles the PTX for the device).
+// the kernels' module (kernels/cuda's PTX; the driver JIT-compiles the PTX for the device).
 func open(ord int) (Device, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
-		return nil, fmt.Errorf("offload: cuDeviceGetCount: %w", err)
+		return nil, fmt.Errorf("gpu: cuDeviceGetCount: %w", err)
 	}
 	if ord < 0 || ord >= n {
-		return nil, fmt.Errorf("offload: GPU %d: the machine has %d CUDA device(s)", ord, n)
+		return nil, fmt.Errorf("gpu: GPU %d: the machine has %d CUDA device(s)", ord, n)
 	}
 	dev, err := cu.GetDevice(ord)
 	if err != nil {
-		return nil, fmt.Errorf("offload: cuDeviceGet(%d): %w", ord, err)
+		return nil, fmt.Errorf("gpu: cuDeviceGet(%d): %w", ord, err)
 	}
 	name, err := dev.Name()
 	if err != nil {
-		return nil, fmt.Errorf("offload: GPU %d: cuDeviceGetName: %w", ord, err)
+		return nil, fmt.Errorf("gpu: GPU %d: cuDeviceGetName: %w", ord, err)
 	}
 	syncName, flags, err := syncFlags()
 	if err != nil {
-		return nil, fmt.Errorf("offload: GPU %d: %w", ord, err)
+		return nil, fmt.Errorf("gpu: GPU %d: %w", ord, err)
 	}
 	// The scheduling flag of the primary context, before it is retained
 	// (drivers since CUDA 11 also accept it on an active context, which
@@ -91,7 +91,7 @@ func open(ord int) (Device, error) {
 	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return nil, fmt.Errorf("offload: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
+		return nil, fmt.Errorf("gpu: GPU %d: cuDevicePrimaryCtxRetain: %w", ord, err)
 	}
 	if got, _, err := dev.PrimaryCtxState(); err == nil && got&cu.SchedMask != flags&cu.SchedMask {
 		syncName = fmt.Sprintf("%s requested, the context has scheduling flags %#x", syncName, int(got&cu.SchedMask))
@@ -99,12 +99,12 @@ func open(ord int) (Device, error) {
 	d := &cudaDevice{ord: ord, name: name, dev: dev, ctx: ctx, fn: map[string]cu.Function{}}
 	d.tm.sync = syncName
 	err = d.do(func() error {
-		mod, err := cu.LoadData(kcuda.Offload)
+		mod, err := cu.LoadData(cuda.PTX)
 		if err != nil {
-			return fmt.Errorf("cuModuleLoadData(offload.ptx): %w", err)
+			return fmt.Errorf("cuModuleLoadData(kernels.ptx): %w", err)
 		}
 		d.mod = mod
-		for _, e := range append(append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...), kcuda.OffloadScanEntries...) {
+		for _, e := range append(append(append(append([]string{}, cuda.AggEntries...), cuda.SelEntries...), cuda.JoinEntries...), cuda.ScanEntries...) {
 			f, err := mod.Function(e)
 			if err != nil {
 				return fmt.Errorf("cuModuleGetFunction(%s): %w", e, err)
@@ -118,7 +118,7 @@ func open(ord int) (Device, error) {
 			_ = d.do(func() error { return d.mod.Unload() })
 		}
 		_ = dev.ReleasePrimaryCtx()
-		return nil, fmt.Errorf("offload: GPU %d (%s): %w", ord, name, err)
+		return nil, fmt.Errorf("gpu: GPU %d (%s): %w", ord, name, err)
 	}
 	return d, nil
 }
@@ -133,11 +133,11 @@ func (d *cudaDevice) Timings() Timings { return d.tm.timings() }
 // inside it are copied to the device from where they are, without the
 // staging copy.
 func (d *cudaDevice) RegisterHost(b []byte) error {
-	if err := gpu.PinHostMemory(b); err != nil {
-		return fmt.Errorf("offload: %s: register %d bytes of host memory: %w", d.Name(), len(b), err)
+	if err := device.PinHostMemory(b); err != nil {
+		return fmt.Errorf("gpu: %s: register %d bytes of host memory: %w", d.Name(), len(b), err)
 	}
 	if err := d.tm.addRange(b); err != nil {
-		_ = gpu.UnpinHostMemory(b)
+		_ = device.UnpinHostMemory(b)
 		return err
 	}
 	return nil
@@ -148,8 +148,8 @@ func (d *cudaDevice) UnregisterHost(b []byte) error {
 	if err := d.tm.removeRange(b); err != nil {
 		return err
 	}
-	if err := gpu.UnpinHostMemory(b); err != nil {
-		return fmt.Errorf("offload: %s: unregister %d bytes of host memory: %w", d.Name(), len(b), err)
+	if err := device.UnpinHostMemory(b); err != nil {
+		return fmt.Errorf("gpu: %s: unregister %d bytes of host memory: %w", d.Name(), len(b), err)
 	}
 	return nil
 }
@@ -176,16 +176,16 @@ func (*cudaDevice) SupportsJoin(j *query.WindowJoin) error { return SupportedJoi
 func (d *cudaDevice) Compile(p *kernels.Plan, depth int) (Program, error) {
 	sh, err := analyse(p)
 	if err != nil {
-		return nil, fmt.Errorf("offload: %w", err)
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	if depth < 1 {
-		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
+		return nil, fmt.Errorf("gpu: query %q: pipeline depth %d must be at least 1", sh.name, depth)
 	}
 	pr, err := compileOpen(&d.programs, d.Name(), func() (*program, error) {
 		be := &cudaBackend{d: d, sh: sh, slots: make([]cudaSlot, depth), twoPass: selTwoPass()}
 		if err := d.do(be.init); err != nil {
 			_ = d.do(be.free)
-			return nil, fmt.Errorf("offload: %s: query %q: %w", d.Name(), sh.name, err)
+			return nil, fmt.Errorf("gpu: %s: query %q: %w", d.Name(), sh.name, err)
 		}
 		return newProgram(sh, depth, be), nil
 	})
@@ -204,12 +204,12 @@ func (d *cudaDevice) Close() error {
 	}
 	errs := []error{err, d.do(func() error {
 		if err := d.mod.Unload(); err != nil {
-			return fmt.Errorf("offload: %s: cuModuleUnload: %w", d.Name(), err)
+			return fmt.Errorf("gpu: %s: cuModuleUnload: %w", d.Name(), err)
 		}
 		return nil
 	})}
 	if err := d.dev.ReleasePrimaryCtx(); err != nil {
-		errs = append(errs, fmt.Errorf("offload: %s: cuDevicePrimaryCtxRelease: %w", d.Name(), err))
+		errs = append(errs, fmt.Errorf("gpu: %s: cuDevicePrimaryCtxRelease: %w", d.Name(), err))
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload
+package gpu
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/cu"
 
-	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/gpu/internal/device"
 )
 
 // TestCUDACopyBandwidth logs the host-to-device and device-to-host copy
@@ -22,7 +22,7 @@ import (
 func TestCUDACopyBandwidth(t *testing.T) {
 	d := openGPU(t).(*cudaDevice)
 	const maxBytes = 64 << 20
-	host, free, err := gpu.AllocPinned(maxBytes)
+	host, free, err := device.AllocPinned(maxBytes)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, free()) }()
 	for i := range host {

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload
+package gpu
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/gpu/internal/device"
 )
 
 type devBuf struct {
@@ -67,7 +67,7 @@ func (b *devBuf) upload(s any, what string) error {
 			ptr, n = unsafe.Pointer(&v[0]), int64(len(v))*4
 		}
 	default:
-		panic(fmt.Sprintf("offload: upload of %T", s))
+		panic(fmt.Sprintf("gpu: upload of %T", s))
 	}
 	if err := b.ensure(n, what); err != nil {
 		return err
@@ -91,7 +91,7 @@ func (b *pinnedBuf) ensure(n int64, what string) error {
 	}
 	n += n / 4
 	n = (n + 7) &^ 7
-	m, free, err := gpu.AllocPinned(int(n))
+	m, free, err := device.AllocPinned(int(n))
 	if err != nil {
 		return fmt.Errorf("pinned staging for %s: %w", what, err)
 	}

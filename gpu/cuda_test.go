@@ -1,11 +1,11 @@
 //go:build cuda
 
-package offload
+package gpu
 
 // These tests run the CUDA device and need an NVIDIA GPU and driver: cu's
 // init exits the test binary without one. Build the binary elsewhere with
 // build/gpu-bundle.sh (or: eval "$(build/cuda-env.sh)"; go test -c -tags
-// cuda ./offload) and run it on the GPU machine. The binary also runs the
+// cuda ./gpu) and run it on the GPU machine. The binary also runs the
 // emulator's tests.
 
 import (

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload
+package gpu
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // CompileJoin returns j's JoinProgram on the GPU: join_count and
-// join_compact (offload.cu) on a stream of its own, with page-locked
+// join_compact (kernels.cu) on a stream of its own, with page-locked
 // staging and device buffers grown as windows need. Join is synchronous.
 func (d *cudaDevice) CompileJoin(j *query.WindowJoin) (JoinProgram, error) {
 	sh, err := analyseJoin(j)
@@ -24,7 +24,7 @@ func (d *cudaDevice) CompileJoin(j *query.WindowJoin) (JoinProgram, error) {
 		be := &cudaJoin{d: d, sh: sh}
 		if err := d.do(be.init); err != nil {
 			_ = d.do(be.free)
-			return nil, fmt.Errorf("offload: %s: join %q: %w", d.Name(), sh.name, err)
+			return nil, fmt.Errorf("gpu: %s: join %q: %w", d.Name(), sh.name, err)
 		}
 		return &joinHost{sh: sh, be: be, pack: be.pack}, nil
 	})

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func compileOpen[T openable](ps *devPrograms, name string, build func() (T, erro
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.closed {
-		return none, fmt.Errorf("offload: %s: device is closed", name)
+		return none, fmt.Errorf("gpu: %s: device is closed", name)
 	}
 	c, err := build()
 	if err != nil {

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"encoding/binary"
@@ -147,7 +147,7 @@ func runEdgeCase(t *testing.T, r *rand.Rand, p *kernels.Plan, pr *program, data 
 // TestEmulatorAtTheInt64Edges: random GPU queries, range and row windows of
 // every size up to MaxInt64, over positions near MinInt64, near MaxInt64
 // and mixed (row windows: stream indexes near MaxInt64): wherever the
-// emulator (offload.cu's wrapping arithmetic) says ok its result is the CPU
+// emulator (kernels.cu's wrapping arithmetic) says ok its result is the CPU
 // kernel's exact one, and the tasks whose panes it cannot compute exactly
 // fall back to the CPU.
 func TestEmulatorAtTheInt64Edges(t *testing.T) {

@@ -1,8 +1,8 @@
-package offload
+package gpu
 
 import "fmt"
 
-// The emulator's join program: join_count and join_compact (offload.cu) in
+// The emulator's join program: join_count and join_compact (kernels.cu) in
 // Go, over "device memory" poisoned before every window.
 
 // jparams are the join kernels' parameters.
@@ -14,7 +14,7 @@ type jparams struct {
 	pair                 []byte // scratch: the pair the predicate reads
 }
 
-// passes is offload.cu's pair_passes: whether pair i (left i / nr, right
+// passes is kernels.cu's pair_passes: whether pair i (left i / nr, right
 // i % nr) satisfies WHERE. eval_pair reads a column below lsize from the
 // left tuple, the others from the right one: the emulator evaluates over
 // the pair's bytes put together, which reads the same.

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"encoding/binary"
@@ -8,14 +8,14 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// The CUDA kernels of kernels/cuda/offload.cu, in Go, for the emulator:
+// The CUDA kernels of kernels/cuda/kernels.cu, in Go, for the emulator:
 // the same grid of blocks of blockDim threads, the same per-block partials
 // passed between kernels, the same output words. A block's threads run one
 // after another, so the kernels' atomics are plain read-modify-writes
 // here, and a block-wide scan is a running value. Keep in step with
-// offload.cu, function by function.
+// kernels.cu, function by function.
 
-// kparams are a launch's parameters (offload.cu passes them one by one,
+// kparams are a launch's parameters (kernels.cu passes them one by one,
 // every one 64-bit).
 type kparams struct {
 	tuples    []byte
@@ -62,7 +62,7 @@ func colValue(t []byte, off uint64, wide bool) int64 {
 	return int64(int32(binary.LittleEndian.Uint32(t[off:])))
 }
 
-// position is offload.cu's position: tuple i's event time, or its stream
+// position is kernels.cu's position: tuple i's event time, or its stream
 // index for a ROWS window.
 func (k *kparams) position(i int64) int64 {
 	if k.rows {
@@ -71,7 +71,7 @@ func (k *kparams) position(i int64) int64 {
 	return int64(loadU64(k.tuples[i*k.tupleSize:]))
 }
 
-// passes is offload.cu's passes: every predicate holds for tuple t, and
+// passes is kernels.cu's passes: every predicate holds for tuple t, and
 // WHERE's program where there is one.
 func (k *kparams) passes(t []byte) bool {
 	if !fastPasses(t, k.preds, k.npreds) {
@@ -80,7 +80,7 @@ func (k *kparams) passes(t []byte) bool {
 	return k.where < 0 || evalCode(k.code[k.where:], t) != 0
 }
 
-// fastPasses is offload.cu's fast_passes: the column-versus-constant terms.
+// fastPasses is kernels.cu's fast_passes: the column-versus-constant terms.
 func fastPasses(t []byte, preds []uint64, npreds int64) bool {
 	for j := int64(0); j < npreds; j++ {
 		d, c := preds[2*j], int64(preds[2*j+1])
@@ -107,7 +107,7 @@ func fastPasses(t []byte, preds []uint64, npreds int64) bool {
 	return true
 }
 
-// floorDiv and sealOf are offload.cu's floor_div and seal_of
+// floorDiv and sealOf are kernels.cu's floor_div and seal_of
 // (window.FloorDiv and window.Spec.Seal).
 func floorDiv(a, b int64) int64 {
 	q := a / b
@@ -188,13 +188,13 @@ func emuAggBlockMax(k *kparams, blockMax, out []uint64) {
 	}
 }
 
-// The block's cache of dense rows (offload.cu's CACHE_SLOTS, CACHE_WORDS).
+// The block's cache of dense rows (kernels.cu's CACHE_SLOTS, CACHE_WORDS).
 const (
 	cacheSlots = 256
 	cacheWords = 2048
 )
 
-// cacheSlotsFor is offload.cu's cache_slots: how many rows the block's
+// cacheSlotsFor is kernels.cu's cache_slots: how many rows the block's
 // cache holds (0: hashed groups or rows too wide).
 func cacheSlotsFor(nkeys, rowWords int64) int64 {
 	if nkeys > 0 {
@@ -307,7 +307,7 @@ func emuAggTuples(k *kparams, blockMax, out []uint64) {
 	}
 }
 
-// foldWord is offload.cu's fold_word: u (an add's two's complement, a
+// foldWord is kernels.cu's fold_word: u (an add's two's complement, a
 // min's or max's biased value) folded into *p.
 func foldWord(p *uint64, kind window.AggKind, u uint64) {
 	switch kind {
@@ -320,7 +320,7 @@ func foldWord(p *uint64, kind window.AggKind, u uint64) {
 	}
 }
 
-// aggValue is offload.cu's agg_value: aggregate descriptor d's value for
+// aggValue is kernels.cu's agg_value: aggregate descriptor d's value for
 // tuple t.
 func (k *kparams) aggValue(d uint64, t []byte) int64 {
 	if d>>48&1 != 0 {
@@ -329,7 +329,7 @@ func (k *kparams) aggValue(d uint64, t []byte) int64 {
 	return colValue(t, d&0xffffffff, d>>32&1 != 0)
 }
 
-// fold is offload.cu's fold for one counted tuple i: count 1, every
+// fold is kernels.cu's fold for one counted tuple i: count 1, every
 // aggregate word, the first index, into row.
 func (k *kparams) fold(row []uint64, i int64, t []byte) {
 	row[0]++
@@ -411,14 +411,14 @@ func emuSelCompact(k *kparams, blockCount []uint64, flags []uint32, out []byte, 
 	}
 }
 
-// f32Bits is offload.cu's f32_to_f64: a float32 widened to float64 bits
+// f32Bits is kernels.cu's f32_to_f64: a float32 widened to float64 bits
 // exactly (a NaN quieted with its payload kept, as x86's cvtss2sd and Go
 // do).
 func f32Bits(b uint32) uint64 {
 	return math.Float64bits(float64(math.Float32frombits(b)))
 }
 
-// evalCode is offload.cu's eval: program code (expr.go) over tuple t.
+// evalCode is kernels.cu's eval: program code (expr.go) over tuple t.
 func evalCode(code []uint64, t []byte) uint64 {
 	var st [maxStack]uint64
 	sp := 0
@@ -496,7 +496,7 @@ func evalCode(code []uint64, t []byte) uint64 {
 	}
 }
 
-// intDiv is offload.cu's idiv: Go's int64 division (MinInt64 / -1 is
+// intDiv is kernels.cu's idiv: Go's int64 division (MinInt64 / -1 is
 // MinInt64), with x/0 = 0 as the CPU kernels' arith.
 func intDiv(a, b int64) int64 {
 	switch b {
@@ -508,7 +508,7 @@ func intDiv(a, b int64) int64 {
 	return a / b
 }
 
-// keyOf is offload.cu's key_of: tuple t's 16-byte group key as two
+// keyOf is kernels.cu's key_of: tuple t's 16-byte group key as two
 // big-endian words, as kernels' aggregateKernel.key builds it.
 func (k *kparams) keyOf(t []byte) (k0, k1 uint64) {
 	var kb [16]byte
@@ -529,7 +529,7 @@ func (k *kparams) keyOf(t []byte) (k0, k1 uint64) {
 	return binary.BigEndian.Uint64(kb[0:8]), binary.BigEndian.Uint64(kb[8:16])
 }
 
-// findEntry is offload.cu's find_entry: the row of the entry of the group
+// findEntry is kernels.cu's find_entry: the row of the entry of the group
 // (pane offset off, key k0 k1) in the task's table, claiming a slot and an
 // entry (initialised with initRow) for a new group; nil when every slot
 // holds another group (overflow).

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"errors"
@@ -54,10 +54,10 @@ func (e *emulator) Compile(p *kernels.Plan, depth int) (Program, error) {
 func (e *emulator) compile(p *kernels.Plan, depth int) (*program, error) {
 	sh, err := analyse(p)
 	if err != nil {
-		return nil, fmt.Errorf("offload: %w", err)
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	if depth < 1 {
-		return nil, fmt.Errorf("offload: query %q: pipeline depth %d must be at least 1", sh.name, depth)
+		return nil, fmt.Errorf("gpu: query %q: pipeline depth %d must be at least 1", sh.name, depth)
 	}
 	be := &emuBackend{k: kparams{
 		tupleSize: int64(sh.tupleSize), rows: sh.rows,

@@ -1,7 +1,7 @@
-package offload
+package gpu
 
-// Hooks for the external tests (package offload_test, which may import
-// packages that import offload, such as workloads).
+// Hooks for the external tests (package gpu_test, which may import
+// packages that import gpu, such as workloads).
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // Expression programs: query.Expr compiled on the host to a postfix
-// bytecode of 64-bit words that the kernels (offload.cu's eval) and the
+// bytecode of 64-bit words that the kernels (kernels.cu's eval) and the
 // emulator (evalCode) interpret per tuple over a stack of 64-bit values,
 // with exactly the CPU kernels' semantics (kernels/vector.go):
 //
@@ -32,7 +32,7 @@ import (
 // in bits 16..23, a column's byte offset in bits 32..63. opEnd ends a
 // program, whose value is the top of the stack; opRequire pops a predicate
 // and ends the program with 0 when it is false (WHERE's terms are chained
-// by it). Keep in step with offload.cu's OP_* and eval.
+// by it). Keep in step with kernels.cu's OP_* and eval.
 const (
 	opEnd     = 0
 	opLdI32   = 1
@@ -57,7 +57,7 @@ const (
 
 	opK = 1 << 8
 
-	// maxStack is the evaluation stack of offload.cu's eval, in words: a
+	// maxStack is the evaluation stack of kernels.cu's eval, in words: a
 	// program that needs more is refused.
 	maxStack = 16
 )

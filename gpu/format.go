@@ -1,17 +1,17 @@
-package offload
+package gpu
 
 import "github.com/saber-hx/saber-hx/window"
 
-// The device-format outputs: what the kernels of kernels/cuda/offload.cu
+// The device-format outputs: what the kernels of kernels/cuda/kernels.cu
 // write and the emulator mirrors, and the parameters the host passes them.
-// Keep in step with offload.cu.
+// Keep in step with kernels.cu.
 
 // blockDim is the threads per block of every launch (one thread per tuple).
 const blockDim = 256
 
 // kernelParams is the number of (64-bit) parameters of each kernel of
-// offload.cu: the CUDA device's launch checks its arguments against it,
-// and a test checks it against offload.ptx.
+// kernels.cu: the CUDA device's launch checks its arguments against it,
+// and a test checks it against kernels.ptx.
 var kernelParams = map[string]int{
 	"agg_init":      5,
 	"agg_block_max": 7,
@@ -158,7 +158,7 @@ func (sh *shape) aggOutWords(npanes, entries int64) int64 {
 }
 
 // tableHash is the home of a hashed group's key in the task's table
-// (offload.cu's table_hash): any hash serves, since the host inserts the
+// (kernels.cu's table_hash): any hash serves, since the host inserts the
 // groups into the CPU's GroupState itself.
 func tableHash(off, k0, k1 uint64) uint64 {
 	return mix(k1 ^ mix(k0^off*0x9e3779b97f4a7c15))

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 // Random queries of the shapes with GPU kernels, random data, and the
 // comparison of a Program's results with the CPU kernel's: shared by the
@@ -391,7 +391,7 @@ func cutTasks(r *rand.Rand, data []byte, tupleSize, maxTuples int) [][]byte {
 }
 
 // ysbTupleSize and ysbShape stand for package ysb, which tests here cannot
-// import (ysb imports engine, which imports offload): YSB's 128-byte tuple
+// import (ysb imports engine, which imports gpu): YSB's 128-byte tuple
 // (event_time at 0, ad_id at 40, event_type at 60), its query (views, the
 // static join of ad to campaign, COUNT and MAX(event_time) per campaign per
 // 10 s tumbling window) and its data (tuple k: ad k mod 1000, event type

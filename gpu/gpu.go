@@ -1,6 +1,13 @@
-// Package offload runs a query's tasks on a GPU, producing exactly the CPU
-// kernels' results (window.TaskResult: the same fragments, group rows,
-// counters and output tuples as kernels.Plan.NewKernel().Process).
+// Package gpu is saber-hx's GPU processor: it runs a query's tasks on a
+// GPU, producing exactly the CPU kernels' results (window.TaskResult: the
+// same fragments, group rows, counters and output tuples as
+// kernels.Plan.NewKernel().Process). Its CUDA kernels are kernels/cuda's
+// (CUDA C and the PTX built from it); the device layer under it (device
+// listing, page-locked memory, the gorgonia.org/cu bindings, behind the
+// `cuda` build tag) is gpu/internal/device, of which Devices, Built,
+// Available and ErrNotBuilt are re-exported for the command line. A build
+// without the tag has the emulator only: Open returns an error wrapping
+// ErrNotBuilt.
 //
 // # Data path
 //
@@ -67,14 +74,14 @@
 // # The emulator
 //
 // NewEmulator returns a Device that runs the same algorithms as the CUDA
-// kernels (kernels/cuda/offload.cu) in Go, writing the same output buffers
+// kernels (kernels/cuda/kernels.cu) in Go, writing the same output buffers
 // (poisoned before every task, so that what the kernels must initialise
 // they do), which the same host code turns into results. It lets every part
 // the GPU path shares with the CPU (layouts, pane ranges, the unpacking of
 // fragments, the fallback, pipelining) be tested on machines without a GPU;
 // the cuda-tagged tests check that the CUDA device writes what the emulator
 // writes.
-package offload
+package gpu
 
 import (
 	"errors"

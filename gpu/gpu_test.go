@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"encoding/binary"
@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/kernels"
-	kcuda "github.com/saber-hx/saber-hx/kernels/cuda"
+	"github.com/saber-hx/saber-hx/kernels/cuda"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -486,22 +486,22 @@ func TestPaneRange(t *testing.T) {
 }
 
 // TestKernelParams: kernelParams (which the CUDA device's launches are
-// checked against) is what offload.ptx declares, kernel by kernel.
+// checked against) is what kernels.ptx declares, kernel by kernel.
 func TestKernelParams(t *testing.T) {
 	entry := regexp.MustCompile(`(?s)\.visible \.entry (\w+)\((.*?)\)`)
 	got := map[string]int{}
-	for _, m := range entry.FindAllStringSubmatch(kcuda.Offload, -1) {
+	for _, m := range entry.FindAllStringSubmatch(cuda.PTX, -1) {
 		got[m[1]] = strings.Count(m[2], ".param")
 	}
 	assert.Equal(t, kernelParams, got)
-	assert.ElementsMatch(t, append(append(append(append([]string{}, kcuda.OffloadAggEntries...), kcuda.OffloadSelEntries...), kcuda.OffloadJoinEntries...), kcuda.OffloadScanEntries...), slices.Collect(maps.Keys(kernelParams)))
+	assert.ElementsMatch(t, append(append(append(append([]string{}, cuda.AggEntries...), cuda.SelEntries...), cuda.JoinEntries...), cuda.ScanEntries...), slices.Collect(maps.Keys(kernelParams)))
 }
 
 // TestDescriptorCodes: the codes the descriptors and programs carry are
-// the ones kernels/cuda/offload.cu's enums name (CMP_*, AGG_*, OP_*,
+// the ones kernels/cuda/kernels.cu's enums name (CMP_*, AGG_*, OP_*,
 // H_*, SLOT_*), and the launch size.
 func TestDescriptorCodes(t *testing.T) {
-	src, err := os.ReadFile("../kernels/cuda/offload.cu")
+	src, err := os.ReadFile("../kernels/cuda/kernels.cu")
 	require.NoError(t, err)
 	enum := map[string]int64{}
 	for _, m := range regexp.MustCompile(`\b([A-Z][A-Z0-9_]*) = (0x[0-9a-f]+|\d+)\b`).FindAllStringSubmatch(string(src), -1) {
@@ -522,8 +522,8 @@ func TestDescriptorCodes(t *testing.T) {
 		"SLOT_BUSY": slotBusy, "SLOT_ENTRY": slotEntry,
 	} {
 		v, ok := enum[name]
-		if assert.True(t, ok, "offload.cu has no %s", name) {
-			assert.Equal(t, want, v, "offload.cu's %s", name)
+		if assert.True(t, ok, "kernels.cu has no %s", name) {
+			assert.Equal(t, want, v, "kernels.cu's %s", name)
 		}
 	}
 	// The arithmetic opcodes follow query.ArithOp's order (expr.go adds

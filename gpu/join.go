@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"errors"
@@ -60,15 +60,15 @@ type joinShape struct {
 // where the bytecode cannot express it.
 func analyseJoin(j *query.WindowJoin) (*joinShape, error) {
 	if j == nil {
-		return nil, errors.New("offload: no join")
+		return nil, errors.New("gpu: no join")
 	}
 	if err := j.Validate(); err != nil {
-		return nil, fmt.Errorf("offload: %w", err)
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	sh := &joinShape{name: j.Name, lsize: int64(j.Left.TupleSize), rsize: int64(j.Right.TupleSize), where: -1}
 	sh.outSize = sh.lsize + sh.rsize
 	if sh.lsize <= 0 || sh.rsize <= 0 {
-		return nil, fmt.Errorf("offload: join %q: tuple sizes %d and %d", j.Name, sh.lsize, sh.rsize)
+		return nil, fmt.Errorf("gpu: join %q: tuple sizes %d and %d", j.Name, sh.lsize, sh.rsize)
 	}
 	if j.Where != nil {
 		var terms []query.Expr
@@ -86,7 +86,7 @@ func analyseJoin(j *query.WindowJoin) (*joinShape, error) {
 		c := &exprCompiler{s: j.OutputSchemaUnchecked()}
 		start, err := c.conjunction(terms)
 		if err != nil {
-			return nil, fmt.Errorf("offload: join %q: WHERE term %v: %w", j.Name, err, ErrNoKernel)
+			return nil, fmt.Errorf("gpu: join %q: WHERE term %v: %w", j.Name, err, ErrNoKernel)
 		}
 		sh.code, sh.where = c.code, start
 	}
@@ -115,7 +115,7 @@ type joinHost struct {
 
 func (h *joinHost) Join(left, right [][]byte, out []byte) ([]byte, bool, error) {
 	if h.closed {
-		return out, false, errors.New("offload: join program is closed")
+		return out, false, errors.New("gpu: join program is closed")
 	}
 	sh := h.sh
 	nl, nr := int64(len(left)), int64(len(right))
@@ -127,17 +127,17 @@ func (h *joinHost) Join(left, right [][]byte, out []byte) ([]byte, bool, error) 
 	}
 	for _, t := range left {
 		if int64(len(t)) < sh.lsize {
-			return out, false, fmt.Errorf("offload: join %q: left tuple of %d bytes, want %d", sh.name, len(t), sh.lsize)
+			return out, false, fmt.Errorf("gpu: join %q: left tuple of %d bytes, want %d", sh.name, len(t), sh.lsize)
 		}
 	}
 	for _, t := range right {
 		if int64(len(t)) < sh.rsize {
-			return out, false, fmt.Errorf("offload: join %q: right tuple of %d bytes, want %d", sh.name, len(t), sh.rsize)
+			return out, false, fmt.Errorf("gpu: join %q: right tuple of %d bytes, want %d", sh.name, len(t), sh.rsize)
 		}
 	}
 	in, err := h.pack(nl*sh.lsize + nr*sh.rsize)
 	if err != nil {
-		return out, false, fmt.Errorf("offload: join %q: %w", sh.name, err)
+		return out, false, fmt.Errorf("gpu: join %q: %w", sh.name, err)
 	}
 	o := int64(0)
 	for _, t := range left {
@@ -148,10 +148,10 @@ func (h *joinHost) Join(left, right [][]byte, out []byte) ([]byte, bool, error) 
 	}
 	pairs, err := h.be.run(in[:o], nl, nr)
 	if err != nil {
-		return out, false, fmt.Errorf("offload: join %q: %w", sh.name, err)
+		return out, false, fmt.Errorf("gpu: join %q: %w", sh.name, err)
 	}
 	if int64(len(pairs))%sh.outSize != 0 || int64(len(pairs))/sh.outSize > nl*nr {
-		return out, false, fmt.Errorf("offload: join %q: %d output bytes for %d pairs of %d bytes", sh.name, len(pairs), nl*nr, sh.outSize)
+		return out, false, fmt.Errorf("gpu: join %q: %d output bytes for %d pairs of %d bytes", sh.name, len(pairs), nl*nr, sh.outSize)
 	}
 	return append(out, pairs...), true, nil
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package offload
+package gpu
 
 import (
 	"fmt"

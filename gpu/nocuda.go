@@ -1,14 +1,14 @@
 //go:build !cuda
 
-package offload
+package gpu
 
 import (
 	"fmt"
 
-	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/gpu/internal/device"
 )
 
 // open: this build has no CUDA support.
 func open(dev int) (Device, error) {
-	return nil, fmt.Errorf("offload: open GPU %d: %w", dev, gpu.ErrNotBuilt)
+	return nil, fmt.Errorf("gpu: open GPU %d: %w", dev, device.ErrNotBuilt)
 }

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"cmp"
@@ -116,7 +116,7 @@ func newProgram(sh *shape, depth int, be backend) *program {
 		pr.exactLo, pr.exactHi, pr.exact = exactPanes(sh.spec)
 		if sh.spec.Delay != 0 {
 			// The device seals a pane at the end of its first window
-			// (offload.cu's seal_of), judged per tuple against the task's
+			// (kernels.cu's seal_of), judged per tuple against the task's
 			// own watermark: a watermark delay cannot be folded into its
 			// parameters from the host. No pane is exact, so every task
 			// with tuples runs on the CPU (Wait's ok false).
@@ -127,7 +127,7 @@ func newProgram(sh *shape, depth int, be backend) *program {
 }
 
 // exactPanes returns the panes [lo, hi] (ok false: none) for which the
-// device's window arithmetic, which wraps like Go's int64 (offload.cu's
+// device's window arithmetic, which wraps like Go's int64 (kernels.cu's
 // seal_of: (floor_div(p*pane - size, slide) + 1)*slide + size), equals the
 // CPU kernels' exact one (window.Spec.Open, saturated): those where
 // p*pane - size does not go below MinInt64 and the end of the pane's first
@@ -153,10 +153,10 @@ func (pr *program) Depth() int { return len(pr.slots) }
 
 func (pr *program) slot(s int) (*slot, error) {
 	if pr.closed {
-		return nil, errors.New("offload: program is closed")
+		return nil, errors.New("gpu: program is closed")
 	}
 	if s < 0 || s >= len(pr.slots) {
-		return nil, fmt.Errorf("offload: slot %d out of range [0, %d)", s, len(pr.slots))
+		return nil, fmt.Errorf("gpu: slot %d out of range [0, %d)", s, len(pr.slots))
 	}
 	return &pr.slots[s], nil
 }
@@ -167,11 +167,11 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 		return err
 	}
 	if sl.busy {
-		return fmt.Errorf("offload: query %q: slot %d is busy (Wait for it first)", pr.sh.name, s)
+		return fmt.Errorf("gpu: query %q: slot %d is busy (Wait for it first)", pr.sh.name, s)
 	}
 	ts := pr.sh.tupleSize
 	if len(data)%ts != 0 {
-		return fmt.Errorf("offload: query %q: task of %d bytes is not whole %d-byte tuples", pr.sh.name, len(data), ts)
+		return fmt.Errorf("gpu: query %q: task of %d bytes is not whole %d-byte tuples", pr.sh.name, len(data), ts)
 	}
 	t := task{data: data, n: len(data) / ts, first: first, lastTS: math.MinInt64}
 	if pr.sh.agg {
@@ -194,7 +194,7 @@ func (pr *program) Submit(s int, data []byte, first uint64) error {
 	}
 	if err := pr.be.start(s, &sl.t); err != nil {
 		sl.t = task{}
-		return fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+		return fmt.Errorf("gpu: query %q: slot %d: %w", pr.sh.name, s, err)
 	}
 	sl.busy = true
 	return nil
@@ -277,7 +277,7 @@ func (pr *program) Finish(s int) error {
 		return err
 	}
 	if !sl.busy || sl.finished {
-		return fmt.Errorf("offload: query %q: Finish on slot %d, which has no task in flight", pr.sh.name, s)
+		return fmt.Errorf("gpu: query %q: Finish on slot %d, which has no task in flight", pr.sh.name, s)
 	}
 	if sl.t.cpu {
 		sl.finished = true
@@ -286,7 +286,7 @@ func (pr *program) Finish(s int) error {
 	words, out, err := pr.be.finish(s)
 	if err != nil {
 		sl.busy, sl.t = false, task{}
-		return fmt.Errorf("offload: query %q: slot %d: %w", pr.sh.name, s, err)
+		return fmt.Errorf("gpu: query %q: slot %d: %w", pr.sh.name, s, err)
 	}
 	sl.finished, sl.words, sl.out = true, words, out
 	return nil
@@ -303,7 +303,7 @@ func (pr *program) Unpack(s int, r *window.TaskResult) (bool, error) {
 		return false, err
 	}
 	if !sl.busy || !sl.finished {
-		return false, fmt.Errorf("offload: query %q: Unpack on slot %d, which has no finished task", pr.sh.name, s)
+		return false, fmt.Errorf("gpu: query %q: Unpack on slot %d, which has no finished task", pr.sh.name, s)
 	}
 	t, words, out := sl.t, sl.words, sl.out
 	defer func() { sl.busy, sl.finished, sl.words, sl.out, sl.t = false, false, nil, nil, task{} }()

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"bytes"
@@ -285,7 +285,7 @@ func (sh *shape) analyseAggregation(p *kernels.Plan, c *exprCompiler) error {
 }
 
 // joinTable is the static join's open-addressing table in the layout and
-// with the hash offload.cu's agg_tuples probes (kernels/join.go's table
+// with the hash kernels.cu's agg_tuples probes (kernels/join.go's table
 // once had the same; it has since moved to another hash and layout, which
 // the GPU's results do not depend on): parallel arrays of mask+1 slots, a
 // key's two little-endian words in hi and lo, its group ordinal in ord

@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"os"
@@ -242,7 +242,7 @@ type rangeError string
 func (e rangeError) Error() string { return string(e) }
 
 const (
-	errEmptyRange    = rangeError("offload: RegisterHost: empty range")
-	errOverlap       = rangeError("offload: RegisterHost: the range overlaps one already registered")
-	errNotRegistered = rangeError("offload: UnregisterHost: no registered range starts there")
+	errEmptyRange    = rangeError("gpu: RegisterHost: empty range")
+	errOverlap       = rangeError("gpu: RegisterHost: the range overlaps one already registered")
+	errNotRegistered = rangeError("gpu: UnregisterHost: no registered range starts there")
 )

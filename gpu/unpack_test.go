@@ -1,4 +1,4 @@
-package offload
+package gpu
 
 import (
 	"fmt"

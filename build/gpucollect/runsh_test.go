@@ -62,7 +62,7 @@ name=$(basename "$0" .test)
 args="$*"
 case $args in *-test.v*) ;; *) echo "missing -test.v" >&2; exit 3 ;; esac
 case $args in *-test.timeout=*) ;; *) echo "missing -test.timeout" >&2; exit 3 ;; esac
-if [ "$name" = offload ] && [[ $args == *"-test.run ^TestCUDACopyBandwidth"* ]]; then
+if [ "$name" = gpu ] && [[ $args == *"-test.run ^TestCUDACopyBandwidth"* ]]; then
 	echo "=== RUN   TestCUDACopyBandwidth"
 	echo "    cuda_bandwidth_test.go:57:    256 KiB: host to device 20.5 GB/s, device to host 21.0 GB/s (4096 copies each)"
 	echo "    cuda_bandwidth_test.go:57:   1024 KiB: host to device 40.5 GB/s, device to host 41.0 GB/s (1024 copies each)"
@@ -70,7 +70,7 @@ if [ "$name" = offload ] && [[ $args == *"-test.run ^TestCUDACopyBandwidth"* ]];
 	exit 0
 fi
 # Tests that read files beside the bundle's layout: the cwd is tests/<pkg>.
-[ "$name" = offload ] && { [ -f ../kernels/cuda/offload.cu ] || { echo "--- FAIL: TestDescriptorCodes"; exit 1; }; }
+[ "$name" = gpu ] && { [ -f ../kernels/cuda/kernels.cu ] || { echo "--- FAIL: TestDescriptorCodes"; exit 1; }; }
 v=FAKE_$(echo "$name" | tr a-z- A-Z_)
 case ${!v:-pass} in
 fail) echo "=== RUN   TestCUDAX"; echo "--- FAIL: TestCUDAX (0.00s)"; echo "--- PASS: TestCUDAY (0.00s)"; echo FAIL; exit 1 ;;
@@ -92,14 +92,14 @@ func fakeBundle(t *testing.T) (dir, path string) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	files := map[string]string{
-		"run.sh":                           string(run),
-		"saber-hx":                         fakeSaber,
-		"collect":                          "#!/bin/sh\nGPUCOLLECT_AS_MAIN=1 exec '" + self + "' \"$@\"\n",
-		"tests/gpu/gpu.test":               fakeTest,
-		"tests/offload/offload.test":       fakeTest,
-		"tests/engine/engine.test":         fakeTest,
-		"tests/cmd/saber-hx/saber-hx.test": fakeTest,
-		"tests/kernels/cuda/offload.cu":    "// the kernels' source, read by offload's tests\n",
+		"run.sh":                                string(run),
+		"saber-hx":                              fakeSaber,
+		"collect":                               "#!/bin/sh\nGPUCOLLECT_AS_MAIN=1 exec '" + self + "' \"$@\"\n",
+		"tests/gpu/internal/device/device.test": fakeTest,
+		"tests/gpu/gpu.test":                    fakeTest,
+		"tests/engine/engine.test":              fakeTest,
+		"tests/cmd/saber-hx/saber-hx.test":      fakeTest,
+		"tests/kernels/cuda/kernels.cu":         "// the kernels' source, read by gpu's tests\n",
 		"bin/nvidia-smi": `#!/bin/sh
 case "$*" in
 *--query-gpu*) echo "NVIDIA H200, 580.159.04, 143771 MiB, 5, 5, 16, 16, 1980 MHz, 1980 MHz, Enabled, Default" ;;
@@ -185,8 +185,8 @@ func TestRunShAllPass(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	require.GreaterOrEqual(t, len(names), 8)
-	assert.Equal(t, []string{"nvidia-smi", "loader", "topology", "test-gpu", "test-offload-cuda", "test-engine-cuda", "test-cmd-cuda", "bandwidth"}, names[:8])
-	off := stepOf(t, r, "test-offload-cuda")
+	assert.Equal(t, []string{"nvidia-smi", "loader", "topology", "test-gpu-device", "test-gpu-cuda", "test-engine-cuda", "test-cmd-cuda", "bandwidth"}, names[:8])
+	off := stepOf(t, r, "test-gpu-cuda")
 	require.NotNil(t, off.Tests)
 	assert.Equal(t, TestCounts{Pass: 1, Skip: 1, Failed: []string{}}, *off.Tests, "found its kernels' source beside it")
 	assert.Equal(t, []Bandwidth{{256, 20.5, 21}, {1024, 40.5, 41}}, r.Bandwidth)
@@ -290,8 +290,8 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 	require.NotNil(t, r, "stdout: %s", stdout)
 	assert.Equal(t, 1, code)
 	assert.False(t, r.Passed)
-	assert.Contains(t, r.Skipped, "test-offload-cuda")
-	assert.Contains(t, r.Failed, "test-offload-cuda (skipped)")
+	assert.Contains(t, r.Skipped, "test-gpu-cuda")
+	assert.Contains(t, r.Failed, "test-gpu-cuda (skipped)")
 	assert.Contains(t, r.Skipped, "ysb-cpu-1048576-1")
 	assert.Equal(t, "skipped", stepOf(t, r, "bandwidth").Status)
 
@@ -310,7 +310,7 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 	assert.Equal(t, 0, code, stdout)
 	assert.Nil(t, r)
 	assert.NoDirExists(t, out)
-	assert.Contains(t, stdout, "test-offload-cuda")
+	assert.Contains(t, stdout, "test-gpu-cuda")
 	assert.Contains(t, stdout, "-test.timeout=")
 	assert.Contains(t, stdout, "--predicates 256")
 	assert.Contains(t, stdout, "--attributes 16 --expr-depth 8")

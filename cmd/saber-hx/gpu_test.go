@@ -12,7 +12,7 @@ import (
 	"github.com/saber-hx/saber-hx/gpu"
 )
 
-// The GPU path of the command line, on offload's emulator (--gpu-emulate):
+// The GPU path of the command line, on gpu's emulator (--gpu-emulate):
 // what CI can check without a GPU.
 
 // gpuProcessors is the processors part of a summary with a GPU kind.

@@ -7,14 +7,13 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
 // The GPU device of --mode gpu|hybrid is opened here, and only here.
 
 const (
-	gpuEmulateUsage = "run the GPU kind of --mode gpu|hybrid on offload's Go emulator of the GPU kernels (any build, no GPU needed): " +
+	gpuEmulateUsage = "run the GPU kind of --mode gpu|hybrid on the Go emulator of the GPU kernels (any build, no GPU needed): " +
 		"slow, for checking the GPU path on a machine without a GPU; figures taken with it are not GPU figures"
 	gpuDepthUsage = "gpu and hybrid modes: tasks in flight on the GPU at once (>= 1), each on a slot of its own " +
 		"(a CUDA stream with its pinned staging and device buffers), so that copies and kernels of several tasks overlap"
@@ -39,7 +38,7 @@ func (f *engineFlags) checkGPUMode(c *engine.Config) error {
 	if !f.gpuEmulate {
 		if err := gpu.Available(); err != nil {
 			if errors.Is(err, gpu.ErrNotBuilt) {
-				return usagef("--mode %s: %v (or add --gpu-emulate to run the GPU path on offload's emulator, slowly)", f.mode, err)
+				return usagef("--mode %s: %v (or add --gpu-emulate to run the GPU path on the Go emulator, slowly)", f.mode, err)
 			}
 			return usagef("--mode %s: %v", f.mode, err)
 		}
@@ -50,18 +49,18 @@ func (f *engineFlags) checkGPUMode(c *engine.Config) error {
 }
 
 // openGPU opens the device of --mode gpu|hybrid into cfg.GPU: GPU 0
-// (offload.Open), or offload's emulator with --gpu-emulate. The engine
-// never closes the device: the caller does, with the returned function,
-// after the engine's CloseAll (or a failed start). In cpu mode it opens
-// nothing.
+// (gpu.Open), or gpu's emulator (gpu.NewEmulator) with --gpu-emulate. The
+// engine never closes the device: the caller does, with the returned
+// function, after the engine's CloseAll (or a failed start). In cpu mode it
+// opens nothing.
 func (f *engineFlags) openGPU(cfg *engine.Config) (closeGPU func() error, err error) {
 	if f.mode == "cpu" {
 		return func() error { return nil }, nil
 	}
-	var dev offload.Device
+	var dev gpu.Device
 	if f.gpuEmulate {
-		dev = offload.NewEmulator()
-	} else if dev, err = offload.Open(0); err != nil {
+		dev = gpu.NewEmulator()
+	} else if dev, err = gpu.Open(0); err != nil {
 		if errors.Is(err, gpu.ErrNotBuilt) {
 			return nil, usagef("--mode %s: %v", f.mode, err)
 		}
@@ -106,7 +105,7 @@ type gpuSummary struct {
 	// (a pane outside the range its program's output covers).
 	Fallback uint64 `json:"gpu_fallback_tasks"`
 
-	// Per task, medians over the device's tasks (offload.Timings): the
+	// Per task, medians over the device's tasks (gpu.Timings): the
 	// GPU's copy in, kernels and copy out, from CUDA events on the task's
 	// stream (zero on the emulator), and the host's time enqueueing a task
 	// (its staging copy included) and blocked waiting for one.
@@ -116,7 +115,7 @@ type gpuSummary struct {
 	SubmitUsP50  float64 `json:"gpu_submit_us_p50"`
 	WaitUsP50    float64 `json:"gpu_wait_us_p50"`
 	// Times has the p50, p90, p99 and mean of each, in µs.
-	Times map[string]offload.Quantiles `json:"gpu_times_us"`
+	Times map[string]gpu.Quantiles `json:"gpu_times_us"`
 	// TimedTasks: the tasks the device ran (and timed), warm-up included.
 	TimedTasks uint64 `json:"gpu_timed_tasks"`
 	// Sync: how the host waits for the device (blocking, spin, ...).
@@ -141,10 +140,10 @@ func summarizeGPU(cfg engine.Config, s scheduler.Stats, queries []string, fallba
 	if g.Depth == 0 {
 		g.Depth = engine.DefaultGPUDepth
 	}
-	if tm, ok := offload.TimingsOf(cfg.GPU); ok {
+	if tm, ok := gpu.TimingsOf(cfg.GPU); ok {
 		g.CopyInUsP50, g.KernelUsP50, g.CopyOutUsP50 = tm.CopyIn.P50, tm.Kernel.P50, tm.CopyOut.P50
 		g.SubmitUsP50, g.WaitUsP50 = tm.Submit.P50, tm.Wait.P50
-		g.Times = map[string]offload.Quantiles{"copy_in": tm.CopyIn, "kernel": tm.Kernel, "copy_out": tm.CopyOut, "submit": tm.Submit, "wait": tm.Wait}
+		g.Times = map[string]gpu.Quantiles{"copy_in": tm.CopyIn, "kernel": tm.Kernel, "copy_out": tm.CopyOut, "submit": tm.Submit, "wait": tm.Wait}
 		g.TimedTasks, g.Sync = tm.Tasks, tm.Sync
 		g.DirectTasks, g.StagedTasks, g.OneTripTasks, g.TwoTripTasks = tm.DirectTasks, tm.StagedTasks, tm.OneTrip, tm.TwoTrips
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/offload"
 	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -101,11 +101,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 // planLine says which kernel runs a query and whether the GPU can.
 func planLine(sp engine.Spec, vectorised bool) string {
 	if sp.Join != nil {
-		gpu := "the GPU can run its pairs"
-		if err := offload.SupportedJoin(sp.Join); err != nil {
-			gpu = "CPU only: " + err.Error()
+		onGPU := "the GPU can run its pairs"
+		if err := gpu.SupportedJoin(sp.Join); err != nil {
+			onGPU = "CPU only: " + err.Error()
 		}
-		return "window join (pairs per window, nested loops); " + gpu
+		return "window join (pairs per window, nested loops); " + onGPU
 	}
 	p, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: vectorised})
 	if err != nil {
@@ -115,19 +115,19 @@ func planLine(sp engine.Spec, vectorised bool) string {
 	if p.Fused {
 		kernel = "the fused kernel"
 	}
-	gpu := "the GPU can run it"
-	if err := offload.Supported(p); err != nil {
-		gpu = "CPU only: " + err.Error()
+	onGPU := "the GPU can run it"
+	if err := gpu.Supported(p); err != nil {
+		onGPU = "CPU only: " + err.Error()
 	}
 	if !sp.Query.Stateless() {
 		if ws, err := window.NewSpec(sp.Query.Window); err == nil {
 			kernel = fmt.Sprintf("panes of %d, %d per window; %s", ws.Pane, ws.Size/ws.Pane, kernel)
 		}
 		if sp.Query.Window.Delay != 0 {
-			gpu = "CPU only: a watermark delay (the GPU kernels have none)"
+			onGPU = "CPU only: a watermark delay (the GPU kernels have none)"
 		}
 	}
-	return kernel + "; " + gpu
+	return kernel + "; " + onGPU
 }
 
 // runSQLSummary is run's summary (--json: one object): the run, and per

@@ -10,12 +10,13 @@ import (
 )
 
 // The layering of the module, as the README's Architecture section draws
-// it: query and window at the bottom; kernels, scheduler, buffer, cpu, gpu
-// and offload above them; engine, the glue, above those but the GPU's (gpu,
-// offload), which it consumes through interfaces of its own (engine.GPU)
-// and cmd/saber-hx wires in; ysb, workloads and cmd/saber-hx on top. Each rule is checked on the package graph that `go
-// list` reports (non-test files), without build tags and with -tags cuda,
-// in the manner of CockroachDB's colexec dep_test.go.
+// it: query and window at the bottom; kernels (with kernels/cuda),
+// scheduler, buffer, cpu and gpu (with its device layer, gpu/internal/device)
+// above them; engine, the glue, above those but the GPU's (gpu), which it
+// consumes through interfaces of its own (engine.GPU) and cmd/saber-hx wires
+// in; ysb, workloads and cmd/saber-hx on top. Each rule is checked on the
+// package graph that `go list` reports (non-test files), without build tags
+// and with -tags cuda, in the manner of CockroachDB's colexec dep_test.go.
 
 const mod = "github.com/saber-hx/saber-hx/"
 
@@ -134,7 +135,7 @@ func TestKernelsBelowEngine(t *testing.T) {
 var aboveEngine = []string{"engine", "ysb", "workloads", "sql", "cmd/saber-hx"}
 
 // TestNothingBelowEngineImportsIt: engine is the glue of the packages it
-// uses (scheduler, cpu, buffer, kernels, query, window, offload, gpu); none
+// uses (scheduler, cpu, buffer, kernels, query, window, gpu); none
 // of those, nor any package but the programs on top, depends on it.
 func TestNothingBelowEngineImportsIt(t *testing.T) {
 	forEachTags(t, func(t *testing.T, g map[string]pkg) {
@@ -164,16 +165,19 @@ func TestCUDAOnlyWithTag(t *testing.T) {
 			t.Errorf("%s has cgo files without the cuda build tag (%s): the default build needs no cgo", p, strings.Join(pk.cgo, ", "))
 		}
 	}
-	// With the tag, the device layer and the offload that uses it do:
+	// With the tag, the device layer and the processor that uses it do:
 	// the rule above must not hold by accident of an empty graph.
-	if !slices.Contains(need(t, graph(t, "cuda"), "gpu").deps, cu) {
-		t.Errorf("with -tags cuda gpu does not depend on %s: update this test", cu)
+	gc := graph(t, "cuda")
+	for _, p := range []string{"gpu/internal/device", "gpu"} {
+		if !slices.Contains(need(t, gc, p).deps, cu) {
+			t.Errorf("with -tags cuda %s does not depend on %s: update this test", p, cu)
+		}
 	}
 }
 
-// gpuPackages are the GPU's: the device layer, the CUDA sources, the
-// CUDA binding and the offload of plans to a device.
-var gpuPackages = []string{mod + "gpu", mod + "kernels/cuda", mod + "offload", cu}
+// gpuPackages are the GPU's: the processor that runs plans on a device,
+// its device layer, the CUDA kernels and the CUDA binding.
+var gpuPackages = []string{mod + "gpu", mod + "gpu/internal/device", mod + "kernels/cuda", cu}
 
 // dependsOn returns those of banned that package p of g depends on,
 // directly or not.
@@ -192,7 +196,7 @@ func dependsOn(t *testing.T, g map[string]pkg, p string, banned []string) []stri
 // TestEngineImportsNoGPUPackage: engine depends on no GPU package, directly
 // or not, with or without -tags cuda. It consumes a device through
 // interfaces of its own (engine.GPU, GPUProgram, GPUJoinProgram,
-// GPUHostRegistrar), which offload's devices satisfy; cmd/saber-hx opens
+// GPUHostRegistrar), which package gpu's devices satisfy; cmd/saber-hx opens
 // the device and passes it in (Config.GPU).
 func TestEngineImportsNoGPUPackage(t *testing.T) {
 	forEachTags(t, func(t *testing.T, g map[string]pkg) {
@@ -201,9 +205,9 @@ func TestEngineImportsNoGPUPackage(t *testing.T) {
 				strings.Join(found, ", "), strings.ReplaceAll(strings.Join(gpuPackages, ", "), mod, ""))
 		}
 		// The GPU is still wired in above the engine: the rule must not
-		// hold by accident of a graph without offload.
-		if !slices.Contains(need(t, g, "cmd/saber-hx").deps, mod+"offload") {
-			t.Errorf("cmd/saber-hx no longer depends on offload: who opens the GPU? update this test")
+		// hold by accident of a graph without gpu.
+		if !slices.Contains(need(t, g, "cmd/saber-hx").deps, mod+"gpu") {
+			t.Errorf("cmd/saber-hx no longer depends on gpu: who opens the GPU? update this test")
 		}
 	})
 }
@@ -226,8 +230,9 @@ func TestSchedulerKnowsOnlyTasks(t *testing.T) {
 }
 
 // TestRulesCanFail: the rules' check reports a package that breaks them,
-// on a graph where engine imports offload (the state before engine.GPU),
-// one where it reaches gpu through another package, and one where the
+// on a graph where engine imports gpu (as it imported the GPU processor
+// before engine.GPU), one where it reaches the device layer through another
+// package, and one where the
 // scheduler imports window (the state before the engine's task record).
 func TestRulesCanFail(t *testing.T) {
 	for _, tc := range []struct {
@@ -235,10 +240,10 @@ func TestRulesCanFail(t *testing.T) {
 		g    map[string]pkg
 		want []string
 	}{
-		{"direct", map[string]pkg{"engine": {imports: []string{mod + "offload"}, deps: []string{mod + "offload", mod + "gpu", mod + "query"}}},
-			[]string{"gpu", "offload"}},
-		{"indirect", map[string]pkg{"engine": {imports: []string{mod + "cpu"}, deps: []string{mod + "cpu", mod + "gpu"}}},
-			[]string{"gpu"}},
+		{"direct", map[string]pkg{"engine": {imports: []string{mod + "gpu"}, deps: []string{mod + "gpu", mod + "gpu/internal/device", mod + "kernels/cuda", mod + "query"}}},
+			[]string{"gpu", "gpu/internal/device", "kernels/cuda"}},
+		{"indirect", map[string]pkg{"engine": {imports: []string{mod + "cpu"}, deps: []string{mod + "cpu", mod + "gpu/internal/device"}}},
+			[]string{"gpu/internal/device"}},
 		{"clean", map[string]pkg{"engine": {imports: []string{mod + "query"}, deps: []string{mod + "query"}}}, nil},
 	} {
 		got := dependsOn(t, tc.g, "engine", gpuPackages)

@@ -1,7 +1,7 @@
-// common.cuh: block-wide helpers of saber-hx's kernels (offload.cu
+// common.cuh: block-wide helpers of saber-hx's kernels (kernels.cu
 // includes it; not compiled on its own).
 //
-// The block helpers assume offload.cu's conventions: blockDim.x a multiple
+// The block helpers assume kernels.cu's conventions: blockDim.x a multiple
 // of 32 and at most 1024, and every thread of the block calling them.
 //
 // The signed max trick: CUDA's 64-bit atomicMax works on unsigned long long

@@ -1,10 +1,10 @@
-// offload.cu: the kernels of saber-hx's GPU offload (package offload): an
+// kernels.cu: the kernels of saber-hx's GPU processor (package gpu): an
 // aggregation (WHERE, a static join, dense or hashed groups, COUNT, SUM,
 // AVG, MIN, MAX of integer expressions, per pane) and a selection with
 // compaction (WHERE, SELECT * or a projection of expressions), driven by
 // descriptor arrays and expression programs in device memory, so that one
-// module serves every query of those shapes. Compiled to offload.ptx by
-// build/ptx.sh. package offload's emulator (offload/emukernels.go) is the
+// module serves every query of those shapes. Compiled to kernels.ptx by
+// build/ptx.sh. package gpu's emulator (gpu/emukernels.go) is the
 // same algorithm in Go, kernel by kernel: keep the two in step.
 //
 // Conventions: every parameter is 64 bits wide (gorgonia.org/cu's
@@ -18,7 +18,7 @@
 // positions and panes wraps as Go's int64 does (done on unsigned values:
 // signed overflow is undefined in C++).
 //
-// Descriptors (64-bit words, built by offload/format.go):
+// Descriptors (64-bit words, built by gpu/format.go):
 //   predicate   two words: offset | wide<<32 | op<<40 (query.CmpOp), then
 //               the int64 constant; `int32/int64 column op constant`, the
 //               column sign-extended to int64; a task's predicates are a
@@ -36,7 +36,7 @@
 //               query.AppendIntKey does (big-endian, sign bit flipped, 4 or
 //               8 bytes)
 //
-// Programs (offload/expr.go): postfix code over a stack of 64-bit values,
+// Programs (gpu/expr.go): postfix code over a stack of 64-bit values,
 // one word per instruction: the opcode (OP_*) in bits 0..7, OPF_K in bit 8
 // (the right operand is the next word), a comparison's query.CmpOp in bits
 // 16..23, a column's offset in bits 32..63; OP_CONST's value is the next
@@ -85,7 +85,7 @@
 // passing tuples (or their event time and projected columns) in input
 // order, and counters[0] = how many.
 //
-// A window join's pairs (offload/join.go): join_count, scan_blocks (sum),
+// A window join's pairs (gpu/join.go): join_count, scan_blocks (sum),
 // join_compact over one window's tuples, nl left ones (lsize bytes each)
 // then nr right ones (rsize bytes) packed in one buffer; one thread per pair, pair i = left
 // i / nr with right i % nr (left-major, right-minor: the CPU's nested
@@ -131,7 +131,7 @@ __device__ __forceinline__ i64 wadd(i64 a, i64 b) { return (i64)((u64)a + (u64)b
 __device__ __forceinline__ i64 wsub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
 __device__ __forceinline__ i64 wmul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
 
-// mix is the murmur3 64-bit finaliser, as offload/shape.go's.
+// mix is the murmur3 64-bit finaliser, as gpu/shape.go's.
 __device__ __forceinline__ u64 mix(u64 k)
 {
 	k ^= k >> 33;
@@ -316,7 +316,7 @@ __device__ void key_of(const u8 *t, const u64 *code, const u64 *keys, i64 nkeys,
 	*k1 = w[1];
 }
 
-// table_hash is offload/format.go's tableHash.
+// table_hash is gpu/format.go's tableHash.
 __device__ __forceinline__ u64 table_hash(u64 off, u64 k0, u64 k1)
 {
 	return mix(k1 ^ mix(k0 ^ (off * 0x9e3779b97f4a7c15ULL)));
@@ -512,7 +512,7 @@ __device__ void fold(u64 *row, i64 i, const u8 *t, const u64 *code, const u64 *a
 // pane's group row. The watermark before tuple i is the largest position
 // of the tuples before it: the max of the blocks before (block_max[b],
 // scan_blocks's exclusive max scan of agg_block_max's), then
-// an exclusive scan within the block. The join table is offload/shape.go's
+// an exclusive scan within the block. The join table is gpu/shape.go's
 // joinTable (parallel arrays of join_mask+1 slots, ord -1 empty, linear probing from
 // mix(lo ^ mix(hi))), keyed by the 16 bytes at join_off (< 0: no join);
 // the dense group is the key's ordinal where dense_join, else 0. With

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package device
 
 // The CUDA build: devices through gorgonia.org/cu. Importing cu runs its
 // init, which calls cuInit and exits the process where that fails (no GPU,

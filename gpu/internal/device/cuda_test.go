@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package device
 
 // These tests need a machine with an NVIDIA GPU and driver: cu's init exits
 // the test binary without one. Build the binary elsewhere with

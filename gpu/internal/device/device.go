@@ -1,10 +1,12 @@
-// Package gpu is saber-hx's GPU device layer: which CUDA devices the
-// machine has (name, memory, compute capability, PCI bus id, NUMA node) and
-// page-locked host memory for asynchronous copies. It is only the device
-// layer: the GPU processor that SABER describes (per task: copy the bytes
-// in, run the kernels, copy the fragments out, several tasks in flight on
-// separate streams, the same window fragments as the CPU kernels) is
-// package offload's, run by the engine (docs/gpu.md).
+// Package device is the device layer of saber-hx's GPU processor (package
+// gpu, the directory above): which CUDA devices the machine has (name,
+// memory, compute capability, PCI bus id, NUMA node), page-locked host
+// memory for asynchronous copies, and the gorgonia.org/cu bindings with the
+// cgo shim where cu lacks a call. The processor itself (per task: copy the
+// bytes in, run the kernels, copy the fragments out, several tasks in
+// flight on separate streams, the same window fragments as the CPU kernels)
+// is package gpu's, run by the engine (docs/gpu.md); package gpu re-exports
+// what the command line needs (Devices, Built, Available, ErrNotBuilt).
 //
 // # Builds
 //
@@ -33,7 +35,7 @@
 //
 // cu's Function.Launch passes 8 bytes per kernel parameter: every parameter
 // of a saber-hx kernel must be 64-bit (pointers, int64, uint64, double).
-package gpu
+package device
 
 import "errors"
 

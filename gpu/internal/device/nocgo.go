@@ -1,6 +1,6 @@
 //go:build cuda && !cgo
 
-package gpu
+package device
 
 // A cuda build needs cgo: gorgonia.org/cu and the pinned-memory shim are
 // cgo code. This declaration fails the build with a name that says so.

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package device
 
 // Page-locked (pinned) host memory. Asynchronous host<->device copies
 // (cuMemcpyHtoDAsync / DtoHAsync on a stream) overlap with kernels and with

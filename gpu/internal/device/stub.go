@@ -1,6 +1,6 @@
 //go:build !cuda
 
-package gpu
+package device
 
 // This build has no CUDA support: every entry point returns ErrNotBuilt.
 
