@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func build(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "kafka-local")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// TestBroker runs the command as a process, writes and reads a record
+// through it, and stops it with SIGTERM.
+func TestBroker(t *testing.T) {
+	bin := build(t)
+	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--partitions", "3", "--topic", "a,b", "--topic", "c")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, "not for production")
+	assert.Contains(t, line, "in memory only")
+	m := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
+	require.NotNil(t, m, "address in %q", line)
+	addr := m[1]
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("new"), kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("new"))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	td, err := kadm.NewClient(cl).ListTopics(ctx, "a", "b", "c")
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b", "c"} {
+		require.Contains(t, td, name)
+		assert.Len(t, td[name].Partitions, 3, "topic %s", name)
+	}
+
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: []byte("hello")}).FirstErr())
+	var got []string
+	for len(got) == 0 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Key)+"="+string(r.Value)) })
+	}
+	assert.Equal(t, []string{"k=hello"}, got)
+	td, err = kadm.NewClient(cl).ListTopics(ctx, "new")
+	require.NoError(t, err)
+	assert.Len(t, td["new"].Partitions, 3, "created on first use with --partitions")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	exited = true
+	assert.NoError(t, err, "exit 0 after SIGTERM")
+}
+
+// TestUsage: usage errors exit 2.
+func TestUsage(t *testing.T) {
+	bin := build(t)
+	for _, args := range [][]string{{"--partitions", "0"}, {"--nope"}, {"extra"}, {"--addr", "nocolon"}, {"--topic", ""}} {
+		err := exec.Command(bin, args...).Run()
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee), "%v: %v", args, err)
+		assert.Equal(t, 2, ee.ExitCode(), "%v", args)
+	}
+}
