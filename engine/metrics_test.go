@@ -184,3 +184,37 @@ func TestMetricsCountersDoNotAllocate(t *testing.T) {
 	assert.Equal(t, uint64(1+101), st.Metrics().Kinds[0].Tasks, "AllocsPerRun runs once more, to warm up")
 	assert.Equal(t, uint64(101), st.Metrics().BackPressureWaits)
 }
+
+// TestMetricsOfTheGPUKind: the GPU worker's tasks count for the "gpu" kind
+// (kernelGPU: the engine's GPU worker over the CPU kernel), in gpu and
+// hybrid modes, as the scheduler counts them.
+func TestMetricsOfTheGPUKind(t *testing.T) {
+	s := randSchema(t)
+	q := &query.Query{Name: "agg", Schema: s, Window: query.Tumbling(30),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}
+	data := randData(rand.New(rand.NewPCG(1, 1)), 3000)
+	for _, only := range []bool{true, false} {
+		cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 1 << 13, GPU: kernelGPU{}, GPUOnly: only}
+		e, err := Start(cfg, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+		require.NoError(t, err)
+		require.NoError(t, e.Stream(0).Write(data))
+		stats, err := e.CloseAll()
+		require.NoError(t, err)
+		m := e.Stream(0).Metrics()
+		sched := e.Scheduling()
+		require.Len(t, m.Kinds, len(sched.Kinds), "gpu only %v", only)
+		var tasks uint64
+		for k, km := range m.Kinds {
+			assert.Equal(t, sched.Kinds[k], km.Kind)
+			assert.Equal(t, sched.Tasks[k][0], km.Tasks, "kind %s", km.Kind)
+			tasks += km.Tasks
+		}
+		assert.Equal(t, stats[0].Tasks, tasks)
+		gpu := m.Kinds[len(m.Kinds)-1]
+		assert.Equal(t, GPUKindName, gpu.Kind)
+		if only {
+			assert.Equal(t, stats[0].Tasks, gpu.Tasks, "gpu mode: every task on the GPU")
+			assert.Positive(t, gpu.Busy)
+		}
+	}
+}
