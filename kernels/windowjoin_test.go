@@ -1,0 +1,262 @@
+package kernels_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+const wjTuple = 32
+
+func wjSchema(t testing.TB) *query.Schema {
+	s, err := query.NewSchema(wjTuple,
+		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "a", Type: query.Int32, Offset: 8},
+		query.Attribute{Name: "b", Type: query.Int32, Offset: 12},
+		query.Attribute{Name: "c", Type: query.Int64, Offset: 16},
+		query.Attribute{Name: "y", Type: query.Float64, Offset: 24},
+	)
+	require.NoError(t, err)
+	return s
+}
+
+// wjData is n tuples in rough event-time order: jitter, and now and then a
+// tuple far behind (late for small windows).
+func wjData(r *rand.Rand, n int) []byte {
+	b := make([]byte, n*wjTuple)
+	ts := r.Int64N(100) - 50
+	step, jitter := r.Int64N(5), r.Int64N(30)
+	for i := range n {
+		t := b[i*wjTuple : (i+1)*wjTuple]
+		ts += r.Int64N(step + 1)
+		et := ts - r.Int64N(jitter+1)
+		if r.IntN(60) == 0 {
+			et -= r.Int64N(500)
+		}
+		binary.LittleEndian.PutUint64(t[0:], uint64(et))
+		binary.LittleEndian.PutUint32(t[8:], uint32(r.Int32N(20)-5))
+		binary.LittleEndian.PutUint32(t[12:], uint32(r.Int32N(7)))
+		binary.LittleEndian.PutUint64(t[16:], uint64(r.Int64N(1000)-300))
+		binary.LittleEndian.PutUint64(t[24:], math.Float64bits(r.Float64()*100-20))
+	}
+	return b
+}
+
+func wjRandJoin(r *rand.Rand, s *query.Schema) *query.WindowJoin {
+	size := 1 + r.Int64N(60)
+	slide := size
+	if r.IntN(2) == 0 {
+		slide = 1 + r.Int64N(size)
+	}
+	w := query.Sliding(size, slide)
+	if r.IntN(4) == 0 {
+		w.Type = query.Rows
+	}
+	if r.IntN(4) == 0 {
+		w.Delay = r.Int64N(20)
+	}
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: w}
+	switch r.IntN(4) {
+	case 0:
+	case 1:
+		j.Where = query.Cmp(query.C("l.a"), query.Lt, query.C("r.a"))
+	case 2:
+		j.Where = query.And(query.Cmp(query.C("l.b"), query.Eq, query.C("r.b")), query.Cmp(query.C("l.y"), query.Gt, query.Int(10)))
+	default:
+		j.Where = query.Or(query.Cmp(query.Add(query.C("l.a"), query.C("r.c")), query.Ge, query.Int(100)), query.Cmp(query.C("r.y"), query.Le, query.C("l.y")))
+	}
+	return j
+}
+
+// feed runs the operator as the engine's join stage does: each side's
+// tuples in chunks of random sizes, the sides interleaved at random,
+// JoinClosed after every chunk and every Finish, the output taken off the
+// queue (and recycled) now and then. It returns the pairs in order and the
+// first PairJoiner failure.
+func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte) (out []byte, failedAt int64, err error) {
+	t.Helper()
+	data := [2][]byte{left, right}
+	take := func() {
+		for {
+			b, ok := wj.Next()
+			if !ok {
+				require.Zero(t, wj.Pending())
+				return
+			}
+			out = append(out, b...)
+			wj.Recycle(b)
+		}
+	}
+	closed := func(all bool) {
+		w, e := wj.JoinClosed(all)
+		if e != nil && err == nil {
+			failedAt, err = w, e
+		}
+		if r.IntN(3) > 0 {
+			take()
+		}
+	}
+	for len(data[0]) > 0 || len(data[1]) > 0 {
+		side := r.IntN(2)
+		if len(data[side]) == 0 {
+			side = 1 - side
+		}
+		n := min(len(data[side]), wjTuple*(1+r.IntN(40)))
+		_, ok := wj.Add(side, data[side][:n])
+		require.True(t, ok)
+		data[side] = data[side][n:]
+		if len(data[side]) == 0 {
+			wj.Finish(side)
+		}
+		closed(false)
+	}
+	closed(true)
+	take()
+	return out, failedAt, err
+}
+
+// TestWindowJoinMatchesReference: random window joins (range and row,
+// tumbling and sliding, with and without a watermark delay, theta
+// predicates over both sides) fed in random chunks, against the reference.
+func TestWindowJoinMatchesReference(t *testing.T) {
+	s := wjSchema(t)
+	n := 60
+	if testing.Short() {
+		n = 15
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		j := wjRandJoin(r, s)
+		left, right := wjData(r, 100+r.IntN(500)), wjData(r, 100+r.IntN(500))
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			want, err := reference.EvaluateJoin(j, left, right)
+			require.NoError(t, err)
+			wj, err := kernels.NewWindowJoin(j)
+			require.NoError(t, err)
+			got, _, err := feed(t, r, wj, left, right)
+			require.NoError(t, err)
+			assert.Equal(t, len(want.Tuples), len(got), "pairs")
+			assert.True(t, string(want.Tuples) == string(got), "pairs differ")
+			st := wj.Stats()
+			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Tuples - st.Late})
+			assert.Equal(t, uint64(len(got)/(2*wjTuple)), st.Pairs)
+			assert.Zero(t, st.PairJoined+st.PairFallbacks)
+		})
+	}
+}
+
+// refPairs is a PairJoiner that computes a window's pairs tuple by tuple
+// with the reference's predicate, refusing (ok false) the windows of more
+// than limit pairs and failing with err after fail windows.
+type refPairs struct {
+	t       *testing.T
+	j       *query.WindowJoin
+	limit   int
+	fail    int // windows joined before it fails; -1: never
+	err     error
+	joined  int
+	refused int
+	calls   int
+}
+
+func (p *refPairs) Join(left, right [][]byte, out []byte) ([]byte, bool, error) {
+	p.calls++
+	if p.fail >= 0 && p.joined+p.refused == p.fail {
+		return out, false, p.err
+	}
+	if len(left)*len(right) > p.limit {
+		p.refused++
+		return out, false, nil
+	}
+	p.joined++
+	schema := p.j.OutputSchemaUnchecked()
+	for _, l := range left {
+		for _, r := range right {
+			pair := append(append([]byte(nil), l...), r...)
+			if p.j.Where != nil {
+				ok, err := reference.EvalPred(p.j.Where, schema, pair)
+				require.NoError(p.t, err)
+				if !ok {
+					continue
+				}
+			}
+			out = append(out, pair...)
+		}
+	}
+	return out, true, nil
+}
+
+// TestWindowJoinPairJoiner: with a PairJoiner the output is the same; the
+// windows it refuses are joined by the operator and counted, and once it
+// fails the operator reports the window and joins every window itself.
+func TestWindowJoinPairJoiner(t *testing.T) {
+	s := wjSchema(t)
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 12))
+		j := wjRandJoin(r, s)
+		left, right := wjData(r, 100+r.IntN(400)), wjData(r, 100+r.IntN(400))
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			want, err := reference.EvaluateJoin(j, left, right)
+			require.NoError(t, err)
+			wj, err := kernels.NewWindowJoin(j)
+			require.NoError(t, err)
+			pj := &refPairs{t: t, j: j, limit: 1 + r.IntN(400), fail: -1, err: errors.New("device lost")}
+			if seed%2 == 1 {
+				pj.fail = r.IntN(6)
+			}
+			wj.UsePairJoiner(pj)
+			got, _, err := feed(t, r, wj, left, right)
+			assert.True(t, string(want.Tuples) == string(got), "pairs differ")
+			st := wj.Stats()
+			assert.Equal(t, uint64(pj.joined), st.PairJoined)
+			assert.Equal(t, uint64(pj.refused), st.PairFallbacks)
+			if pj.fail < 0 || pj.calls <= pj.fail {
+				assert.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, pj.err)
+			assert.Equal(t, pj.fail+1, pj.calls, "no call after the failure")
+		})
+	}
+}
+
+// TestWindowJoinRefusesBelowRange: a tuple whose first window would start
+// below math.MinInt64 stops Add, which files the ones before it.
+func TestWindowJoinRefusesBelowRange(t *testing.T) {
+	s := wjSchema(t)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(10, 5)}
+	wj, err := kernels.NewWindowJoin(j)
+	require.NoError(t, err)
+	data := make([]byte, 3*wjTuple)
+	binary.LittleEndian.PutUint64(data[0:], 7)
+	binary.LittleEndian.PutUint64(data[wjTuple:], 8)
+	binary.LittleEndian.PutUint64(data[2*wjTuple:], uint64(1<<63)) // math.MinInt64
+	refused, ok := wj.Add(1, data)
+	require.False(t, ok)
+	assert.Equal(t, kernels.Refused{Tuple: 2, Pos: math.MinInt64}, refused)
+	assert.Equal(t, uint64(2), wj.Stats().Tuples)
+
+	_, err = reference.EvaluateJoin(j, data[:wjTuple], data)
+	assert.Error(t, err, "the reference refuses it too")
+}
+
+// TestNewWindowJoinErrors: an invalid join and a WHERE the kernels cannot
+// compile are errors naming the join.
+func TestNewWindowJoinErrors(t *testing.T) {
+	s := wjSchema(t)
+	_, err := kernels.NewWindowJoin(&query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(5, 10)})
+	assert.Error(t, err)
+	_, err = kernels.NewWindowJoin(&query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(10),
+		Where: query.Cmp(query.C("l.nope"), query.Lt, query.C("r.a"))})
+	assert.Error(t, err)
+}
