@@ -245,10 +245,13 @@ func (h *Hash) write(ctx context.Context, arena []byte, ends []int) error {
 // a failed flush is returned at once. The caller flushes once more after
 // the last Add.
 func (h *Hash) Run(ctx context.Context, every time.Duration) error {
-	return run(ctx, every, h.Flush)
+	return RunFunc(ctx, every, h.Flush)
 }
 
-func run(ctx context.Context, every time.Duration, flush func(context.Context) error) error {
+// RunFunc calls flush every interval until ctx ends, then returns ctx's
+// error; a failed flush is returned at once. It is Run for a flush that
+// does more than a sink's (a source's commit after it).
+func RunFunc(ctx context.Context, every time.Duration, flush func(context.Context) error) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

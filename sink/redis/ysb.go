@@ -202,7 +202,7 @@ func (y *YSB) write(ctx context.Context, batch map[windowKey]int64) error {
 // a failed flush is returned at once. The caller flushes once more after
 // the last Add.
 func (y *YSB) Run(ctx context.Context, every time.Duration) error {
-	return run(ctx, every, y.Flush)
+	return RunFunc(ctx, every, y.Flush)
 }
 
 // Close closes the sink's own client (not one given in the config).

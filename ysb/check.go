@@ -1,0 +1,263 @@
+package ysb
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/source"
+)
+
+// EventLog is what Produce logged, decoded: the tuples of each partition,
+// in offset order.
+type EventLog struct {
+	Partitions map[int32][]byte
+	Events     int64
+}
+
+// ReadEventLog reads a produce log (ProduceConfig.Log's format: a
+// partition number, a tab, the event's JSON, per line). Errors name the
+// input and the line.
+func ReadEventLog(r io.Reader, name string) (*EventLog, error) {
+	dec, err := source.NewJSONDecoder(JSONLayout(), source.JSONOptions{Options: source.Options{Input: "event"}})
+	if err != nil {
+		return nil, err
+	}
+	log := &EventLog{Partitions: make(map[int32][]byte)}
+	lr := newLineReader(r, name)
+	var tuple [TupleSize]byte
+	for {
+		line, ok, err := lr.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return log, nil
+		}
+		ptext, js, found := bytes.Cut([]byte(line), []byte{'\t'})
+		if !found {
+			return nil, lr.errorf("want a partition, a tab and an event's JSON")
+		}
+		p, err := strconv.ParseInt(string(ptext), 10, 32)
+		if err != nil || p < 0 {
+			return nil, lr.errorf("bad partition %s", quoteTrunc(string(ptext)))
+		}
+		n, _, err := dec.Decode(tuple[:], js, true)
+		if err != nil {
+			return nil, lr.errorf("after the tab: %w", err)
+		}
+		if n != 1 {
+			return nil, lr.errorf("no event after the partition")
+		}
+		log.Partitions[int32(p)] = append(log.Partitions[int32(p)], tuple[:]...)
+		log.Events++
+	}
+}
+
+// KafkaOrder is the stream order of package source/kafka's source over
+// these partitions when no partition goes idle: each partition's tuples
+// in offset order, merged by the smallest head event time, ties by the
+// lowest partition number; a partition read to its end leaves the merge.
+func KafkaOrder(parts map[int32][]byte) []byte {
+	ids := make([]int32, 0, len(parts))
+	total := 0
+	for id, b := range parts {
+		ids = append(ids, id)
+		total += len(b)
+	}
+	slices.Sort(ids)
+	pos := make([]int, len(ids))
+	out := make([]byte, 0, total)
+	le := binary.LittleEndian
+	for len(out) < total {
+		best := -1
+		var bestT int64
+		for i, id := range ids {
+			b := parts[id]
+			if pos[i] >= len(b) {
+				continue
+			}
+			ts := int64(le.Uint64(b[pos[i]+OffEventTime:]))
+			if best < 0 || ts < bestT {
+				best, bestT = i, ts
+			}
+		}
+		b := parts[ids[best]]
+		out = append(out, b[pos[best]:pos[best]+TupleSize]...)
+		pos[best] += TupleSize
+	}
+	return out
+}
+
+// RedisWindow is one window as the original layout holds it.
+type RedisWindow struct {
+	Campaign    UUID
+	Start       int64
+	Count       int64
+	TimeUpdated int64
+}
+
+// ReadRedisWindows reads every window of the given campaigns as the
+// original checker does: HGET c windows, the list's window starts
+// (LRANGE), each one's id (HGET c w) and hash (seen_count, time_updated).
+func ReadRedisWindows(ctx context.Context, cl *redis.Client, campaigns []UUID) ([]RedisWindow, error) {
+	addr := cl.Options().Addr
+	var out []RedisWindow
+	for _, c := range campaigns {
+		list, err := cl.HGet(ctx, c.String(), "windows").Result()
+		if errors.Is(err, redis.Nil) {
+			continue // no window written
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redis %s: HGET %s windows: %w", addr, c, err)
+		}
+		starts, err := cl.LRange(ctx, list, 0, -1).Result()
+		if err != nil {
+			return nil, fmt.Errorf("redis %s: LRANGE %s: %w", addr, list, err)
+		}
+		pipe := cl.Pipeline()
+		ids := make([]*redis.StringCmd, len(starts))
+		for i, w := range starts {
+			ids[i] = pipe.HGet(ctx, c.String(), w)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("redis %s: window ids of %s: %w", addr, c, err)
+		}
+		pipe = cl.Pipeline()
+		hashes := make([]*redis.MapStringStringCmd, len(starts))
+		for i := range starts {
+			hashes[i] = pipe.HGetAll(ctx, ids[i].Val())
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("redis %s: windows of %s: %w", addr, c, err)
+		}
+		for i, w := range starts {
+			start, err := strconv.ParseInt(w, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("redis %s: list %s of campaign %s: window %q: %w", addr, list, c, w, err)
+			}
+			h := hashes[i].Val()
+			count, err1 := strconv.ParseInt(h["seen_count"], 10, 64)
+			upd, err2 := strconv.ParseInt(h["time_updated"], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, fmt.Errorf("redis %s: window %s of campaign %s (hash %s): %w", addr, w, c, ids[i].Val(), err)
+			}
+			out = append(out, RedisWindow{Campaign: c, Start: start, Count: count, TimeUpdated: upd})
+		}
+	}
+	slices.SortFunc(out, func(a, b RedisWindow) int {
+		if a.Start != b.Start {
+			if a.Start < b.Start {
+				return -1
+			}
+			return 1
+		}
+		return compareUUID(a.Campaign, b.Campaign)
+	})
+	return out, nil
+}
+
+// Mismatch is a window whose count in Redis is not the oracle's.
+type Mismatch struct {
+	Campaign UUID
+	Start    int64
+	Expected int64 // 0: Redis has a window the oracle does not
+	Got      int64 // -1: missing in Redis
+}
+
+// Latency are the original benchmark's latency figures: per window,
+// time_updated - window_start - WindowMs, in ms.
+type Latency struct {
+	Windows                 int
+	Min, P50, P90, P99, Max int64
+}
+
+// CheckResult is the outcome of Check.
+type CheckResult struct {
+	Events     int64  // events in the log
+	Counts     Counts // the oracle's classification of them
+	Windows    int    // windows the oracle expects
+	Redis      int    // windows in Redis
+	Mismatches []Mismatch
+	Latency    Latency
+}
+
+// Check recomputes every window's count from the log, in the Kafka
+// source's stream order (KafkaOrder) with the oracle (ReferenceDelay,
+// delayMs), over the campaigns in Redis, and compares them with the
+// windows in Redis. It presumes that the run read the whole log.
+func Check(ctx context.Context, cl *redis.Client, log *EventLog, delayMs int64) (CheckResult, error) {
+	var res CheckResult
+	c, camps, err := LoadCampaignsRedis(ctx, cl)
+	if err != nil {
+		return res, err
+	}
+	res.Events = log.Events
+	rows, counts, err := ReferenceDelay(KafkaOrder(log.Partitions), c, WindowMs, delayMs)
+	if err != nil {
+		return res, err
+	}
+	res.Counts, res.Windows = counts, len(rows)
+	got, err := ReadRedisWindows(ctx, cl, camps)
+	if err != nil {
+		return res, err
+	}
+	res.Redis = len(got)
+	res.Mismatches = compareWindows(rows, got)
+	res.Latency = latencyOf(got)
+	return res, nil
+}
+
+func compareWindows(want []Row, got []RedisWindow) []Mismatch {
+	type key struct {
+		c UUID
+		w int64
+	}
+	have := make(map[key]int64, len(got))
+	for _, g := range got {
+		have[key{g.Campaign, g.Start}] = g.Count
+	}
+	var out []Mismatch
+	for _, r := range want {
+		k := key{r.CampaignID, r.WindowStart}
+		n, ok := have[k]
+		delete(have, k)
+		if !ok {
+			n = -1
+		}
+		if n != r.Count {
+			out = append(out, Mismatch{Campaign: r.CampaignID, Start: r.WindowStart, Expected: r.Count, Got: n})
+		}
+	}
+	for _, g := range got {
+		if n, extra := have[key{g.Campaign, g.Start}]; extra && n != 0 {
+			out = append(out, Mismatch{Campaign: g.Campaign, Start: g.Start, Got: n})
+		}
+	}
+	return out
+}
+
+// latencyOf computes the percentiles (nearest rank) over the windows.
+func latencyOf(ws []RedisWindow) Latency {
+	if len(ws) == 0 {
+		return Latency{}
+	}
+	lat := make([]int64, len(ws))
+	for i, w := range ws {
+		lat[i] = w.TimeUpdated - w.Start - WindowMs
+	}
+	slices.Sort(lat)
+	rank := func(p float64) int64 {
+		i := int(math.Ceil(p*float64(len(lat)))) - 1
+		return lat[max(0, min(i, len(lat)-1))]
+	}
+	return Latency{Windows: len(lat), Min: lat[0], P50: rank(0.5), P90: rank(0.9), P99: rank(0.99), Max: lat[len(lat)-1]}
+}

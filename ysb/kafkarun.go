@@ -1,0 +1,218 @@
+package ysb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/engine"
+	redissink "github.com/saber-hx/saber-hx/sink/redis"
+	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/source/kafka"
+)
+
+// KafkaRunConfig configures RunKafka: the original benchmark's pipeline,
+// events as JSON from Kafka, campaigns from Redis, windows to Redis.
+type KafkaRunConfig struct {
+	Brokers []string
+	Topic   string
+	// Group is the consumer group whose offsets are committed once the
+	// windows of their events are in Redis; "" commits nothing.
+	Group string
+	// Redis is the server's host:port.
+	Redis string
+	// DelayMs is the watermark delay (query.Window.Delay), ms.
+	DelayMs int64
+	// Duration ends the run (0: until ctx ends or, with StopAtEnd, the
+	// end of the topic).
+	Duration time.Duration
+	// StopAtEnd reads each partition up to the end it had at the start,
+	// then drains and ends (a bounded run over events already produced).
+	StopAtEnd bool
+	// FlushEvery is how often the windows emitted are written to Redis
+	// (0: every second, as the original).
+	FlushEvery time.Duration
+	// IdleTimeout is the Kafka source's (0: its default).
+	IdleTimeout time.Duration
+	// Logger receives the source's warnings (nil: none).
+	Logger func(format string, args ...any)
+}
+
+// KafkaRunResult summarises a RunKafka run.
+type KafkaRunResult struct {
+	Stats     engine.Stats
+	Source    kafka.Stats
+	Campaigns int   // campaigns read from Redis
+	Ads       int   // ads read from Redis
+	Windows   int64 // window rows written to Redis (a row per campaign per window)
+	Flushes   int64
+	Seconds   float64
+	// Interrupted: ctx ended the run (a signal). The engine was drained
+	// and every window it emitted written to Redis all the same.
+	Interrupted bool
+}
+
+// RunKafka runs YSB over the JSON events of a Kafka topic. It loads the
+// campaigns from Redis (LoadCampaignsRedis: the whole table, before the
+// run), consumes the topic with package source/kafka (the stream order
+// documented there), runs Query with the watermark delay, and writes each
+// window's per-campaign counts to Redis in the original layout
+// (redissink.YSB) every FlushEvery. It ends when ctx ends, after
+// Duration, or with StopAtEnd at the topic's end; then it stops reading,
+// drains the engine (which emits every open window) and writes the last
+// windows, so that every counted event is in its window's seen_count
+// before it returns.
+//
+// A window is emitted when the task that carries the watermark past it
+// is merged: tasks are dispatched when full (cfg.TaskSize), so at a low
+// rate a small task size keeps windows prompt.
+func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaRunResult, error) {
+	var res KafkaRunResult
+	if kc.DelayMs < 0 {
+		return res, fmt.Errorf("ysb kafka: watermark delay %d ms: must not be negative", kc.DelayMs)
+	}
+	every := kc.FlushEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	rcl := redis.NewClient(&redis.Options{Addr: kc.Redis})
+	defer rcl.Close()
+	if err := rcl.Ping(ctx).Err(); err != nil {
+		return res, fmt.Errorf("redis %s: ping: %w", kc.Redis, err)
+	}
+	camps, ids, err := LoadCampaignsRedis(ctx, rcl)
+	if err != nil {
+		return res, err
+	}
+	if len(camps.AdIDs) == 0 {
+		return res, fmt.Errorf("redis %s: no ads of the campaigns set (run saber-hx ysb setup first)", kc.Redis)
+	}
+	res.Campaigns, res.Ads = len(ids), len(camps.AdIDs)
+	out, err := redissink.NewYSB(ctx, redissink.YSBConfig{Client: rcl})
+	if err != nil {
+		return res, err
+	}
+	defer out.Close()
+
+	dec, err := source.NewJSONDecoder(JSONLayout(), source.JSONOptions{Options: source.Options{Input: kc.Topic, OnError: source.Skip}})
+	if err != nil {
+		return res, err
+	}
+	src, err := kafka.Open(ctx, kafka.Config{Brokers: kc.Brokers, Topic: kc.Topic, Group: kc.Group, Decoder: dec,
+		TimeOffset: OffEventTime, StopAtEnd: kc.StopAtEnd, IdleTimeout: kc.IdleTimeout, Logger: kc.Logger})
+	if err != nil {
+		return res, err
+	}
+	closeSrc := sync.OnceValue(src.Close)
+	defer closeSrc()
+
+	// complete: every window ending at or before it has been emitted (and
+	// so Added to out); windows are emitted in order.
+	var complete atomic.Int64
+	complete.Store(minInt64)
+	var rows atomic.Int64
+	emit := func(w *engine.Window) error {
+		for i := range w.Rows() {
+			var id [16]byte
+			copy(id[:], w.Key(i))
+			out.Add(id, w.Start, w.Agg(i, AggCount))
+		}
+		rows.Add(int64(w.Rows()))
+		complete.Store(w.Start + WindowMs)
+		return nil
+	}
+	q := Query(camps, WindowMs)
+	q.Window.Delay = kc.DelayMs
+	eng, err := engine.Start(cfg, []engine.Spec{{Query: q, Windows: emit}})
+	if err != nil {
+		return res, err
+	}
+	stream := eng.Stream(0)
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if kc.Duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(runCtx, kc.Duration)
+		defer cancel()
+	}
+	// flush writes the windows emitted so far, then lets the source commit
+	// the records whose windows are written.
+	var flushes atomic.Int64
+	flush := func(c context.Context) error {
+		pos, done := stream.Stats().Bytes, complete.Load()
+		if err := out.Flush(c); err != nil {
+			return err
+		}
+		flushes.Add(1)
+		src.Done(pos, done)
+		return nil
+	}
+	flushErr := make(chan error, 1)
+	flushCtx, stopFlush := context.WithCancel(context.Background())
+	go func() {
+		err := redissink.RunFunc(flushCtx, every, flush)
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		flushErr <- err
+	}()
+
+	start := time.Now()
+	var interrupted bool
+	perr := <-eng.Produce(func() error {
+		for {
+			b, err := stream.Buffer()
+			if err != nil {
+				return err
+			}
+			n, err := src.FillSome(runCtx, b)
+			if n > 0 {
+				if cerr := stream.Commit(n); cerr != nil {
+					return cerr
+				}
+			}
+			switch {
+			case err == nil:
+			case errors.Is(err, io.EOF):
+				return nil
+			case runCtx.Err() != nil:
+				interrupted = ctx.Err() != nil
+				return nil
+			default:
+				return err
+			}
+		}
+	})
+	stats, cerr := eng.CloseAll()
+	stopFlush()
+	ferr := <-flushErr
+	res.Stats, res.Seconds, res.Interrupted = stats[0], time.Since(start).Seconds(), interrupted
+	if err := errors.Join(perr, cerr); err != nil {
+		return res, err
+	}
+	if ferr != nil {
+		return res, ferr
+	}
+	// The drained windows: written with a context of their own, so that an
+	// interrupted run still writes what it counted.
+	lastCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := flush(lastCtx); err != nil {
+		return res, err
+	}
+	res.Windows, res.Flushes = rows.Load(), flushes.Load()
+	res.Source = src.Stats()
+	if err := closeSrc(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+const minInt64 = -1 << 63

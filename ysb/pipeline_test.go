@@ -1,0 +1,80 @@
+package ysb
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+)
+
+// TestPipeline is the original benchmark end to end: campaigns into
+// Redis, events produced to a kfake topic (with skew and late events),
+// RunKafka to the end of the topic, then Check: every window's count in
+// Redis is the oracle's over the log in the source's stream order.
+func TestPipeline(t *testing.T) {
+	for _, tc := range []struct {
+		parts int
+		delay int64
+	}{{1, 0}, {4, 0}, {4, 3000}} {
+		t.Run("", func(t *testing.T) {
+			cl := redisClient(t)
+			k := kafkatest.Start(t, tc.parts)
+			ctx := context.Background()
+			gen := GenConfig{Campaigns: 10, AdsPerCampaign: 10, Seed: 7, TuplesPerMs: 1}
+			g, err := NewGenerator(gen)
+			require.NoError(t, err)
+			_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
+			require.NoError(t, err)
+
+			var log bytes.Buffer
+			pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "ad-events", Gen: gen, Rate: 3000,
+				Duration: 1500 * time.Millisecond, SkewMs: 2000, LateFraction: 0.02, Partitions: tc.parts, Log: &log, Seed: 3})
+			require.NoError(t, err)
+			require.Positive(t, pres.Events)
+			require.Len(t, pres.PerPartition, tc.parts)
+			for _, n := range pres.PerPartition {
+				assert.Positive(t, n)
+			}
+
+			rres, err := RunKafka(ctx, engine.Config{Workers: 2, TaskSize: 16 * TupleSize},
+				KafkaRunConfig{Brokers: []string{k.Addr}, Topic: "ad-events", Redis: cl.Options().Addr, DelayMs: tc.delay,
+					StopAtEnd: true, FlushEvery: 50 * time.Millisecond})
+			require.NoError(t, err)
+			assert.Equal(t, uint64(pres.Events), rres.Stats.Tuples)
+			assert.Equal(t, pres.Events, rres.Source.Tuples)
+			assert.False(t, rres.Interrupted)
+
+			el, err := ReadEventLog(&log, "log")
+			require.NoError(t, err)
+			assert.Equal(t, pres.Events, el.Events)
+			res, err := Check(ctx, cl, el, tc.delay)
+			require.NoError(t, err)
+			assert.Empty(t, res.Mismatches)
+			assert.Equal(t, res.Windows, res.Redis)
+			assert.Equal(t, uint64(res.Counts.Counted), rres.Stats.Counted)
+			assert.Equal(t, res.Counts.Late, rres.Stats.Late)
+			assert.Equal(t, res.Counts.Filtered, rres.Stats.Filtered)
+			assert.Positive(t, res.Windows)
+			if tc.delay == 0 {
+				assert.Positive(t, res.Counts.Late, "skew and late events make some late")
+			}
+			assert.Equal(t, res.Windows, res.Latency.Windows)
+
+			// The check fails on a count changed in Redis.
+			ws, err := ReadRedisWindows(ctx, cl, []UUID{g.Campaigns().CampaignIDs[0]})
+			require.NoError(t, err)
+			require.NotEmpty(t, ws)
+			require.NoError(t, cl.Del(ctx, g.Campaigns().CampaignIDs[0].String()).Err())
+			res, err = Check(ctx, cl, el, tc.delay)
+			require.NoError(t, err)
+			assert.Len(t, res.Mismatches, len(ws))
+			assert.Equal(t, int64(-1), res.Mismatches[0].Got)
+		})
+	}
+}
