@@ -42,6 +42,9 @@ type KafkaRunConfig struct {
 	IdleTimeout time.Duration
 	// Logger receives the source's warnings (nil: none).
 	Logger func(format string, args ...any)
+	// Started, when set, is called once the campaigns are loaded and the
+	// source is open, before the first event is read.
+	Started func(campaigns, ads int)
 }
 
 // KafkaRunResult summarises a RunKafka run.
@@ -134,6 +137,9 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		return res, err
 	}
 	stream := eng.Stream(0)
+	if kc.Started != nil {
+		kc.Started(res.Campaigns, res.Ads)
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()

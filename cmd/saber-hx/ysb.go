@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -19,9 +20,15 @@ const ysbSynopsis = `  saber-hx ysb [flags]                  the benchmark: YSB 
                                         results CSV to O (default: standard output)
   saber-hx ysb generate --tuples N --out F --campaigns C
                                         write an events file and its campaigns table (saber-hx ysb generate -h)
-`
+  saber-hx ysb --source kafka --brokers B --topic T --redis R [--group G] [--duration D] [--watermark-delay MS]
+                                        the original benchmark's pipeline: JSON events from Kafka, campaigns from
+                                        Redis, each window's counts to Redis every second
+` + setupSynopsis + produceSynopsis + checkSynopsis
 
 func runYSB(args []string, stdout, stderr io.Writer) (err error) {
+	if sub := pipelineCommand(args); sub != nil {
+		return sub(args[1:], stdout, stderr)
+	}
 	fs := newFlagSet("ysb", ysbSynopsis, stdout)
 	var ef engineFlags
 	var gf genFlags
@@ -44,8 +51,24 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	campaigns := fs.String("campaigns", "", "file mode: campaigns CSV (ad_id,campaign_id)")
 	output := fs.String("output", "-", "file mode: results CSV, - for stdout. A regular file is written through a temporary file in its directory, "+
 		"renamed over it only if the whole run succeeds (its mode kept); anything else (a FIFO, a device) is written through; never one of the inputs")
+	sourceFlag := fs.String("source", "generator", "generator (the benchmark, or file mode with --input) or kafka (the original pipeline: --brokers, --topic, --redis)")
+	var ka kafkaArgs
+	fs.StringVar(&ka.brokers, "brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
+	fs.StringVar(&ka.topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
+	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
+	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
+	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
+	fs.Int64Var(&ka.delay, "watermark-delay", 0, "--source kafka: watermark delay, ms: a window closes when the largest event time seen passes its end by this")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	kafkaMode := false
+	switch *sourceFlag {
+	case "generator":
+	case "kafka":
+		kafkaMode = true
+	default:
+		return usagef("--source %q: want generator or kafka", *sourceFlag)
 	}
 	cfg, err := ef.config(fs, stderr)
 	if err != nil {
@@ -55,7 +78,10 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return usageError{err}
 	}
 	fileMode := *input != "" || *campaigns != ""
-	if !fileMode {
+	if kafkaMode && fileMode {
+		return usagef("--source kafka reads Kafka: not with --input or --campaigns")
+	}
+	if !fileMode && !kafkaMode {
 		if *bundle < ysb.TupleSize {
 			return usagef("bundle size %d: need at least one %d-byte tuple", *bundle, ysb.TupleSize)
 		}
@@ -79,6 +105,11 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer closeInto(&err, end)
+	if kafkaMode {
+		fs.Visit(func(f *flag.Flag) { ka.durationSet = ka.durationSet || f.Name == "duration" })
+		ka.duration = *duration
+		return runYSBKafka(sig, ka, cfg, &ef, *asJSON, stdout, stderr)
+	}
 	if fileMode {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)
 	}

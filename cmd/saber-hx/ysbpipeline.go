@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/sink"
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+// The original Yahoo Streaming Benchmark's pipeline: setup (campaigns into
+// Redis), produce (JSON events into Kafka), ysb --source kafka (the run,
+// windows into Redis) and check (the windows against the oracle over the
+// producer's log).
+
+const (
+	setupSynopsis   = "  saber-hx ysb setup --redis ADDR [--campaigns-out FILE] [--num-campaigns N] [--ads-per-campaign N] [--seed S]\n"
+	produceSynopsis = "  saber-hx ysb produce --brokers ADDR --topic ad-events --rate N --duration D [--skew MS] [--late-fraction F] [--log FILE] [--partitions P]\n"
+	checkSynopsis   = "  saber-hx ysb check --redis ADDR --events FILE [--watermark-delay MS] [--json]\n"
+)
+
+// pipelineCommand returns the subcommand of ysb that args name, if any.
+func pipelineCommand(args []string) func(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return nil
+	}
+	switch args[0] {
+	case "setup":
+		return runYSBSetup
+	case "produce":
+		return runYSBProduce
+	case "check":
+		return runYSBCheck
+	}
+	return nil
+}
+
+// seedFlag registers --seed, the generator's splitmix64 seed (its ids).
+func seedFlag(fs *flag.FlagSet) *uint64 {
+	return fs.Uint64("seed", ysb.DefaultGenConfig().Seed, "generator seed: the campaign and ad ids (the same for setup and produce)")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func dialRedis(ctx context.Context, addr string) (*redis.Client, error) {
+	if addr == "" {
+		return nil, usagef("--redis: name the Redis server, host:port")
+	}
+	cl := redis.NewClient(&redis.Options{Addr: addr})
+	if err := cl.Ping(ctx).Err(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis %s: ping: %w", addr, err)
+	}
+	return cl, nil
+}
+
+func runYSBSetup(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ysb setup", setupSynopsis, stdout)
+	var gf genFlags
+	gf.register(fs)
+	seed := seedFlag(fs)
+	addr := fs.String("redis", "", "Redis server, host:port (required)")
+	csvOut := fs.String("campaigns-out", "", "also write the campaigns CSV (ad_id,campaign_id) here, replaced only once complete")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	gc, err := gf.config()
+	if err != nil {
+		return err
+	}
+	gc.Seed = *seed
+	if *addr == "" {
+		return usagef("ysb setup needs --redis")
+	}
+	g, err := ysb.NewGenerator(gc)
+	if err != nil {
+		return usageError{err}
+	}
+	c := g.Campaigns()
+	var out *sink.File
+	if *csvOut != "" {
+		if out, err = sink.Create(*csvOut); err != nil {
+			return err
+		}
+		defer out.Abort()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := dialRedis(ctx, *addr)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	n, err := ysb.WriteCampaignsRedis(ctx, cl, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d campaigns (SADD %s) and %d ads (SET ad campaign) to redis %s\n", n, ysb.CampaignsKey, len(c.AdIDs), *addr)
+	if out != nil {
+		if err := c.WriteCSV(out); err != nil {
+			return fmt.Errorf("%s: %w", *csvOut, err)
+		}
+		if err := out.Commit(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the campaigns table to %s\n", *csvOut)
+	}
+	return nil
+}
+
+func runYSBProduce(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ysb produce", produceSynopsis, stdout)
+	var gf genFlags
+	gf.register(fs)
+	seed := seedFlag(fs)
+	brokers := fs.String("brokers", "", "Kafka brokers, host:port[,host:port...] (required)")
+	topic := fs.String("topic", "ad-events", "Kafka topic")
+	rate := fs.Int("rate", 1000, "events per second")
+	duration := fs.Duration("duration", 10*time.Second, "how long to produce (0: until SIGINT or SIGTERM)")
+	skew := fs.Int64("skew", 0, "event_time is the wall clock at send plus up to ± this many ms (the original's -w)")
+	lateFraction := fs.Float64("late-fraction", 0, "fraction of events whose event_time is a window (10 s) or more in the past")
+	logPath := fs.String("log", "", "write every event acknowledged here, one line each: partition, a tab, the JSON (what ysb check reads)")
+	partitions := fs.Int("partitions", 0, "spread the records round robin over partitions 0..P-1 (0: all the topic has; a missing topic is created with P)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	gc, err := gf.config()
+	if err != nil {
+		return err
+	}
+	gc.Seed = *seed
+	bl := splitList(*brokers)
+	switch {
+	case len(bl) == 0:
+		return usagef("ysb produce needs --brokers")
+	case *topic == "":
+		return usagef("--topic: name a topic")
+	case *rate <= 0:
+		return usagef("--rate %d: must be positive", *rate)
+	case *duration < 0:
+		return usagef("--duration %v: must not be negative", *duration)
+	case *skew < 0:
+		return usagef("--skew %d: must not be negative", *skew)
+	case *lateFraction < 0 || *lateFraction > 1:
+		return usagef("--late-fraction %v: want 0 to 1", *lateFraction)
+	case *partitions < 0:
+		return usagef("--partitions %d: must not be negative", *partitions)
+	}
+	var logFile *sink.File
+	if *logPath != "" {
+		if logFile, err = sink.Create(*logPath); err != nil {
+			return err
+		}
+		defer logFile.Abort()
+	}
+	sig := watchSignals(stderr)
+	defer sig.stop()
+	pc := ysb.ProduceConfig{Brokers: bl, Topic: *topic, Gen: gc, Rate: *rate, Duration: *duration, SkewMs: *skew,
+		LateFraction: *lateFraction, Partitions: *partitions, Seed: *seed,
+		Progress: func(p ysb.ProduceProgress) {
+			fmt.Fprintf(stderr, "produce %5.0fs  sent %d  acked %d  %.0f events/s\n", p.Elapsed.Seconds(), p.Sent, p.Acked, p.Rate)
+		}}
+	if logFile != nil {
+		pc.Log = logFile
+	}
+	res, err := ysb.Produce(sig.ctx, pc)
+	if err != nil {
+		return err
+	}
+	// The log is kept on an interrupt too: it holds every event the
+	// brokers acknowledged, which is what the run may have read.
+	if logFile != nil {
+		if err := logFile.Commit(); err != nil {
+			return err
+		}
+	}
+	state := "done"
+	if res.Interrupted {
+		state = "interrupted"
+	}
+	fmt.Fprintf(stdout, "produce %s: %d events to %s in %.3f s: %.0f events/s (asked %d); late %d, failed %d; per partition %v\n",
+		state, res.Events, *topic, res.Seconds, res.Rate, *rate, res.Late, res.Failed, res.PerPartition)
+	return sig.err()
+}
+
+// checkSummary is ysb check's --json object.
+type checkSummary struct {
+	Events     int64           `json:"events"`
+	Windows    int             `json:"windows"`
+	Redis      int             `json:"redis_windows"`
+	Mismatches int             `json:"mismatches"`
+	OK         bool            `json:"ok"`
+	Counts     tupleCounts     `json:"counts"`
+	Latency    latencySummary  `json:"latency_ms"`
+	First      []mismatchEntry `json:"first_mismatches,omitempty"`
+}
+
+type latencySummary struct {
+	Windows int   `json:"windows"`
+	Min     int64 `json:"min"`
+	P50     int64 `json:"p50"`
+	P90     int64 `json:"p90"`
+	P99     int64 `json:"p99"`
+	Max     int64 `json:"max"`
+}
+
+type mismatchEntry struct {
+	Campaign string `json:"campaign"`
+	Window   int64  `json:"window"`
+	Expected int64  `json:"expected"`
+	Got      int64  `json:"got"` // -1: missing
+}
+
+// errMismatch is ysb check's failure: exit status 1.
+var errMismatch = errors.New("check failed: windows in Redis differ from the oracle over the log")
+
+func runYSBCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ysb check", checkSynopsis, stdout)
+	addr := fs.String("redis", "", "Redis server, host:port (required)")
+	events := fs.String("events", "", "the log of ysb produce --log (required)")
+	delay := fs.Int64("watermark-delay", 0, "the run's watermark delay, ms")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object on the last line of stdout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *addr == "" || *events == "" {
+		return usagef("ysb check needs --redis and --events")
+	}
+	if *delay < 0 {
+		return usagef("--watermark-delay %d: must not be negative", *delay)
+	}
+	f, err := os.Open(*events)
+	if err != nil {
+		return usageError{fmt.Errorf("events: %w", err)}
+	}
+	el, err := ysb.ReadEventLog(f, *events)
+	f.Close()
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl, err := dialRedis(ctx, *addr)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	res, err := ysb.Check(ctx, cl, el, *delay)
+	if err != nil {
+		return err
+	}
+	const show = 10
+	s := checkSummary{Events: res.Events, Windows: res.Windows, Redis: res.Redis, Mismatches: len(res.Mismatches), OK: len(res.Mismatches) == 0,
+		Counts:  tupleCounts{Filtered: res.Counts.Filtered, Unmatched: res.Counts.Unmatched, Late: res.Counts.Late, Counted: res.Counts.Counted},
+		Latency: latencySummary(res.Latency)}
+	for _, m := range res.Mismatches[:min(show, len(res.Mismatches))] {
+		s.First = append(s.First, mismatchEntry{m.Campaign.String(), m.Start, m.Expected, m.Got})
+	}
+	if *asJSON {
+		if err := writeJSONLine(stdout, s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "ysb check: %d events, %d windows expected, %d in redis, %d mismatches\n", s.Events, s.Windows, s.Redis, s.Mismatches)
+		fmt.Fprintf(stdout, "  counted %d, late %d, filtered %d, unmatched %d\n", s.Counts.Counted, s.Counts.Late, s.Counts.Filtered, s.Counts.Unmatched)
+		for _, m := range s.First {
+			got := fmt.Sprint(m.Got)
+			if m.Got < 0 {
+				got = "missing"
+			}
+			fmt.Fprintf(stdout, "  mismatch: campaign %s window %d: expected %d, got %s\n", m.Campaign, m.Window, m.Expected, got)
+		}
+		l := s.Latency
+		fmt.Fprintf(stdout, "latency (time_updated - window_start - %d ms) over %d windows, ms:\n", ysb.WindowMs, l.Windows)
+		fmt.Fprintf(stdout, "  %8s %8s %8s %8s %8s\n", "min", "p50", "p90", "p99", "max")
+		fmt.Fprintf(stdout, "  %8d %8d %8d %8d %8d\n", l.Min, l.P50, l.P90, l.P99, l.Max)
+	}
+	if !s.OK {
+		return errMismatch
+	}
+	return nil
+}
+
+// kafkaArgs are the flags of ysb --source kafka.
+type kafkaArgs struct {
+	brokers, topic, group, redis string
+	delay                        int64
+	duration                     time.Duration
+	durationSet, stopAtEnd       bool
+}
+
+// runYSBKafka is ysb --source kafka: the run of the original pipeline.
+// --duration bounds it only when given; otherwise it runs until SIGINT or
+// SIGTERM.
+func runYSBKafka(sig *interrupt, a kafkaArgs, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
+	bl := splitList(a.brokers)
+	switch {
+	case len(bl) == 0:
+		return usagef("--source kafka needs --brokers")
+	case a.redis == "":
+		return usagef("--source kafka needs --redis")
+	case a.topic == "":
+		return usagef("--topic: name a topic")
+	case a.delay < 0:
+		return usagef("--watermark-delay %d: must not be negative", a.delay)
+	}
+	kc := ysb.KafkaRunConfig{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay,
+		Logger: func(format string, args ...any) { fmt.Fprintf(stderr, "saber-hx: kafka: "+format+"\n", args...) }}
+	if a.durationSet {
+		if a.duration <= 0 {
+			return usagef("--duration %v: must be positive", a.duration)
+		}
+		kc.Duration = a.duration
+	}
+	kc.StopAtEnd = a.stopAtEnd
+	kc.Started = func(campaigns, ads int) {
+		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s\n", campaigns, ads, a.redis, a.topic, a.brokers)
+	}
+	res, err := ysb.RunKafka(sig.ctx, cfg, kc)
+	if err != nil {
+		return err
+	}
+	s := summarize("kafka", res.Stats, res.Seconds, ef)
+	s.markInterrupted(sig, res.Interrupted)
+	fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s in %d flushes\n",
+		res.Source.Records, a.topic, res.Source.Malformed, res.Windows, a.redis, res.Flushes)
+	if err := printSummary(s, asJSON, stdout); err != nil {
+		return err
+	}
+	return sig.err()
+}
