@@ -54,7 +54,11 @@ type Assembler struct {
 
 	live []paneAcc // open panes, sorted by pane
 	free []*GroupState
-	agg  *twoStacks // holds live[:held()]
+	// win holds live[:held()]: agg (two stacks) in general, sum (a running
+	// sum) for invertible layouts; nil when tumbling.
+	win slider
+	agg *twoStacks
+	sum *runningSum
 
 	keep func(st *GroupState, group int32) bool
 	rows []int32
@@ -66,10 +70,26 @@ type Assembler struct {
 // NewAssembler returns an empty assembler.
 func NewAssembler(spec Spec, l *Layout) *Assembler {
 	a := &Assembler{spec: spec, layout: l, wm: math.MinInt64, tumbling: spec.Pane == spec.Size}
-	if !a.tumbling {
+	switch {
+	case a.tumbling:
+	case l.Invertible():
+		a.sum = newRunningSum(l)
+		a.win = a.sum
+	default:
 		a.agg = newTwoStacks(l)
+		a.win = a.agg
 	}
 	return a
+}
+
+// slider is a sliding-window aggregator over pane states: twoStacks or
+// runningSum.
+type slider interface {
+	Len() int
+	push(p *GroupState)
+	pop() *GroupState
+	query() *GroupState
+	reset()
 }
 
 // SetFilter sets the filter on output rows (HAVING): a group of a window is
@@ -127,7 +147,7 @@ func (a *Assembler) pane(p int64) *GroupState {
 		// A pane held by the aggregator changes, or a pane lands before
 		// them. The lateness rule rules this out between flushes; should it
 		// happen (a merge after Flush), rebuild the window from scratch.
-		a.agg.reset()
+		a.win.reset()
 	}
 	if i < len(a.live) && a.live[i].pane == p {
 		return a.live[i].state
@@ -146,10 +166,10 @@ func (a *Assembler) pane(p int64) *GroupState {
 
 // held is the number of panes the aggregator holds: live[:held()].
 func (a *Assembler) held() int {
-	if a.agg == nil {
+	if a.win == nil {
 		return 0
 	}
-	return a.agg.Len()
+	return a.win.Len()
 }
 
 // emit emits the windows that the watermark closed (all of them when all is
@@ -173,13 +193,13 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 			// emitted window that are still live: they all lie in w, the
 			// window after it. A window that does not overlap them (after a
 			// jump over empty windows) starts afresh.
-			if a.agg.Len() > 0 && a.live[0].pane < lo {
-				a.agg.reset()
+			if a.win.Len() > 0 && a.live[0].pane < lo {
+				a.win.reset()
 			}
-			for n := a.agg.Len(); n < len(a.live) && a.live[n].pane <= last; n++ {
-				a.agg.push(a.live[n].state)
+			for n := a.win.Len(); n < len(a.live) && a.live[n].pane <= last; n++ {
+				a.win.push(a.live[n].state)
 			}
-			st = a.agg.query()
+			st = a.win.query()
 		}
 		if st != nil && !st.Empty() {
 			if err := a.emitWindow(w, st, emit); err != nil {
@@ -197,7 +217,7 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 		k := 0 // panes whose last window was w
 		for k < len(a.live) && s.LastWindow(a.live[k].pane) <= w {
 			if k < held {
-				a.agg.pop()
+				a.win.pop()
 			}
 			st := a.live[k].state
 			st.Reset()

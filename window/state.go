@@ -94,6 +94,10 @@ type GroupState struct {
 
 	Keys []uint64 // hashed: 2 words per slot
 	mask uint64   // hashed: slots-1
+
+	// DropEmpty's arrays of the last rebuild, for the next.
+	spareVals []int64
+	spareKeys []uint64
 }
 
 // NewGroupState allocates a zeroed state of layout l.
@@ -195,18 +199,125 @@ func (g *GroupState) Reset() {
 func (g *GroupState) Empty() bool { return len(g.Touched) == 0 }
 
 // SortTouched orders Touched by group key: by ordinal for dense groups
-// (ordinals follow the key order), by key words for hashed ones.
+// (ordinals follow the key order), by key words for hashed ones. A state
+// whose groups are already in order (a running window whose groups stay,
+// sorted when the previous window was emitted) costs one pass.
 func (g *GroupState) SortTouched() {
 	if !g.layout.Hashed {
-		slices.Sort(g.Touched)
+		if !slices.IsSorted(g.Touched) {
+			slices.Sort(g.Touched)
+		}
 		return
 	}
-	slices.SortFunc(g.Touched, func(a, b int32) int {
-		if c := cmp.Compare(g.Keys[2*a], g.Keys[2*b]); c != 0 {
-			return c
+	if !slices.IsSortedFunc(g.Touched, g.compareKeys) {
+		slices.SortFunc(g.Touched, g.compareKeys)
+	}
+}
+
+func (g *GroupState) compareKeys(a, b int32) int {
+	if c := cmp.Compare(g.Keys[2*a], g.Keys[2*b]); c != 0 {
+		return c
+	}
+	return cmp.Compare(g.Keys[2*a+1], g.Keys[2*b+1])
+}
+
+// Invertible reports whether every aggregate word of l is a sum (COUNT,
+// SUM, AVG): a pane's rows can then be taken out of a window's as they were
+// put in (Subtract).
+func (l *Layout) Invertible() bool {
+	for _, k := range l.Kinds {
+		if k != AggAdd && k != AggAddF {
+			return false
 		}
-		return cmp.Compare(g.Keys[2*a+1], g.Keys[2*b+1])
-	})
+	}
+	return true
+}
+
+// Subtract takes src's rows out of g, which holds them (merged in before);
+// the layout must be Invertible. It reports whether a group of g was left
+// without tuples: such groups stay in g, marked, until DropEmpty, which
+// must come before the next Lookup, Merge or read (Subtract may come
+// before it).
+// Integer sums come back exactly; float sums within rounding of the
+// subtraction.
+func (g *GroupState) Subtract(src *GroupState) (emptied bool) {
+	if src.layout != g.layout {
+		panic(fmt.Sprintf("window: subtract of group states with different layouts (%p, %p)", src.layout, g.layout))
+	}
+	kinds := g.layout.Kinds
+	for _, gr := range src.Touched {
+		s := src.Row(gr)
+		dr := gr
+		if g.layout.Hashed {
+			if dr = g.find(src.Key(gr)); dr < 0 {
+				panic("window: subtract of a group the state does not hold")
+			}
+		}
+		d := g.Row(dr)
+		if d[0] -= s[0]; d[0] == 0 {
+			// Marked, not zeroed: a zero count would end the probe
+			// chains through the slot before DropEmpty rebuilds them.
+			d[0], emptied = emptiedRow, true
+		}
+		for i, k := range kinds {
+			if k == AggAdd {
+				d[i+1] -= s[i+1]
+			} else {
+				d[i+1] = int64(math.Float64bits(math.Float64frombits(uint64(d[i+1])) - math.Float64frombits(uint64(s[i+1]))))
+			}
+		}
+	}
+	return emptied
+}
+
+// emptiedRow marks the count word of a group that Subtract left without
+// tuples, until DropEmpty.
+const emptiedRow = math.MinInt64
+
+// find returns the slot of key (k0, k1) in a hashed state, -1 if absent.
+func (g *GroupState) find(k0, k1 uint64) int32 {
+	for s := hashKey(k0, k1) & g.mask; g.Vals[int(s)*g.words] != 0; s = (s + 1) & g.mask {
+		if g.Keys[2*s] == k0 && g.Keys[2*s+1] == k1 {
+			return int32(s)
+		}
+	}
+	return -1
+}
+
+// DropEmpty removes the groups left without tuples by Subtract, keeping
+// the others in their Touched order. A hashed table is rebuilt (an emptied
+// slot would cut the probe chains through it) into spare arrays of the same
+// size, which the next rebuild reuses.
+func (g *GroupState) DropEmpty() {
+	kept := g.Touched[:0]
+	for _, s := range g.Touched {
+		if row := g.Row(s); row[0] != emptiedRow {
+			kept = append(kept, s)
+		} else {
+			clear(row)
+		}
+	}
+	g.Touched = kept
+	if !g.layout.Hashed {
+		return
+	}
+	if len(g.spareVals) != len(g.Vals) {
+		g.spareVals, g.spareKeys = make([]int64, len(g.Vals)), make([]uint64, len(g.Keys))
+	} else {
+		clear(g.spareVals)
+	}
+	vals, keys := g.spareVals, g.spareKeys
+	for i, s := range g.Touched {
+		k0, k1 := g.Keys[2*s], g.Keys[2*s+1]
+		d := hashKey(k0, k1) & g.mask
+		for vals[int(d)*g.words] != 0 {
+			d = (d + 1) & g.mask
+		}
+		keys[2*d], keys[2*d+1] = k0, k1
+		copy(vals[int(d)*g.words:int(d+1)*g.words], g.Vals[int(s)*g.words:int(s+1)*g.words])
+		g.Touched[i] = int32(d)
+	}
+	g.spareVals, g.spareKeys, g.Vals, g.Keys = g.Vals, g.Keys, vals, keys
 }
 
 // Merge combines every touched row of src into g. Both must share a layout.

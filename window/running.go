@@ -1,0 +1,107 @@
+package window
+
+// runningSum is the sliding aggregator of invertible layouts (every word a
+// sum: COUNT, SUM, AVG): one running state of the window, to which a pane
+// is added as it enters and from which it is subtracted as it leaves, so
+// that a slide by one pane costs two pane merges, whatever the number of
+// panes held, and no aggregate is copied. The running state keeps its
+// groups across windows, so its Touched stays in key order from one
+// emitted window to the next while the groups stay the same, and sorting
+// it costs one pass.
+//
+// Float sums drift by the rounding of each subtraction; the state is rebuilt
+// from the held panes once every rebuildEvery window lengths of pops, which
+// bounds the drift to what that many subtractions leave.
+//
+// Pane states are borrowed, as with twoStacks: they must not change while
+// held.
+type runningSum struct {
+	held  []*GroupState // oldest first, from head
+	head  int
+	sum   *GroupState
+	dirty bool // a group was emptied: DropEmpty before the next merge or query
+	pops  int  // since the last rebuild
+
+	// Test hooks: pane merges and subtractions, and rebuilds.
+	merges, subtracts, rebuilds uint64
+}
+
+// rebuildEvery is how many window lengths of pops go between rebuilds.
+const rebuildEvery = 8
+
+func newRunningSum(l *Layout) *runningSum { return &runningSum{sum: NewGroupState(l)} }
+
+// Len is the number of panes held.
+func (r *runningSum) Len() int { return len(r.held) - r.head }
+
+func (r *runningSum) clean() {
+	if r.dirty {
+		r.sum.DropEmpty()
+		r.dirty = false
+	}
+}
+
+// push adds p, the newest pane.
+func (r *runningSum) push(p *GroupState) {
+	r.clean()
+	r.merges++
+	r.sum.Merge(p)
+	r.held = append(r.held, p)
+}
+
+// pop removes the oldest pane and returns it.
+func (r *runningSum) pop() *GroupState {
+	if r.Len() == 0 {
+		panic("window: pop from an empty aggregator")
+	}
+	p := r.held[r.head]
+	r.held[r.head] = nil
+	r.head++
+	if r.head == len(r.held) {
+		r.held, r.head = r.held[:0], 0
+	} else if r.head >= 64 && 2*r.head >= len(r.held) {
+		n := copy(r.held, r.held[r.head:])
+		clear(r.held[n:])
+		r.held, r.head = r.held[:n], 0
+	}
+	r.pops++
+	if r.pops >= rebuildEvery*max(r.Len(), 1) {
+		r.rebuild()
+		return p
+	}
+	r.subtracts++
+	if r.sum.Subtract(p) {
+		r.dirty = true
+	}
+	return p
+}
+
+// rebuild makes the running state the merge of the held panes afresh.
+func (r *runningSum) rebuild() {
+	r.rebuilds++
+	r.sum.Reset()
+	r.dirty, r.pops = false, 0
+	for _, p := range r.held[r.head:] {
+		r.merges++
+		r.sum.Merge(p)
+	}
+}
+
+// query returns the merge of every pane held (nil when none is), valid
+// until the next push, pop or reset; callers must not change its rows
+// (sorting Touched is fine, and is kept).
+func (r *runningSum) query() *GroupState {
+	if r.Len() == 0 {
+		return nil
+	}
+	r.clean()
+	return r.sum
+}
+
+// reset drops every pane held.
+func (r *runningSum) reset() {
+	clear(r.held)
+	r.held, r.head = r.held[:0], 0
+	r.sum.Reset()
+	r.dirty, r.pops = false, 0
+}
