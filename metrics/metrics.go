@@ -191,8 +191,8 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 }
 
 func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream, now time.Time) {
-	// Metrics before Stats: the histogram then holds no task that Stats'
-	// Tasks does not (both only grow).
+	// Read apart, while tasks merge, the histogram's count and the tasks
+	// may differ by the tasks merged in between; after CloseAll they agree.
 	m := s.Metrics()
 	st := s.Stats()
 	q := st.Query
