@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// Progress says how much of the stream's input is fully out: Merged is
+// the stream bytes (from its first) whose tasks have been merged, their
+// windows and tuples handed to the sink, and every window holding an event
+// time below Complete has been emitted. A source that commits offsets (at
+// least once, as the Kafka source does) commits a record once its tuple
+// lies before Merged and its event time below Complete: the sink has
+// received everything the record counts in. The sink may still buffer it:
+// read Progress, then flush the sink, then commit.
+//
+// Complete is math.MaxInt64 for a stateless query (a merged tuple is
+// out), and math.MinInt64 where this stream alone cannot tell: a row
+// window (positions are not event times), a window join's input, and a
+// stream whose output feeds another query.
+type Progress struct {
+	Merged   uint64
+	Complete int64
+}
+
+// Progress reads the stream's progress. It takes the result stage's lock:
+// call it per commit (about once a second), not per task.
+func (s *Stream) Progress() Progress {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	p := Progress{Merged: s.bytes.Load(), Complete: math.MinInt64}
+	switch {
+	case s.joinSide != nil || len(s.downstream) > 0:
+	case s.asm == nil:
+		p.Complete = math.MaxInt64
+	case s.plan.Query.Window.Type == query.Range:
+		p.Complete = s.asm.Complete()
+	}
+	return p
+}
