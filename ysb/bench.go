@@ -207,40 +207,26 @@ func gcMetrics() (cycles, allocBytes uint64) {
 // endWarmup once, at the first task boundary at or after warmEnd. It
 // returns interrupted true when ctx was cancelled first.
 func produce(ctx context.Context, eng *engine.Engine, warmEnd time.Time, endWarmup func(), deadline time.Time, src *replay, ingest engine.Ingest, workers int, kp *uint64, v *validator) (interrupted bool, err error) {
-	k := *kp
-	defer func() { *kp = k }()
 	warm := false
-	st := eng.Stream(0)
-	for {
-		if ctx.Err() != nil {
-			return true, nil
-		}
-		now := time.Now()
-		if !warm && !now.Before(warmEnd) {
-			endWarmup()
-			warm = true
-		}
-		if !now.Before(deadline) {
-			return false, nil
-		}
-		b, err := st.Buffer()
-		if err != nil {
-			return false, err
-		}
-		if ingest.LeaveToWorkers(st, workers) {
-			// The worker that runs the task copies it (src.fillAt).
-			k += uint64(len(b) / TupleSize)
-			v.produced.Store(k)
-			if err := st.CommitUnfilled(len(b)); err != nil {
-				return false, err
+	f := engine.Feed{
+		TupleSize: TupleSize, Ingest: ingest, Workers: workers,
+		// A task left to the workers is copied by the worker that runs it
+		// (src.fillAt).
+		Fill: src.fill,
+		Stop: func() bool {
+			if ctx.Err() != nil {
+				interrupted = true
+				return true
 			}
-			continue
-		}
-		src.fill(b, k)
-		k += uint64(len(b) / TupleSize)
-		v.produced.Store(k)
-		if err := st.Commit(len(b)); err != nil {
-			return false, err
-		}
+			now := time.Now()
+			if !warm && !now.Before(warmEnd) {
+				endWarmup()
+				warm = true
+			}
+			return !now.Before(deadline)
+		},
+		Task: func(b []byte, k uint64, _ bool) { v.produced.Store(k + uint64(len(b)/TupleSize)) },
 	}
+	*kp, err = f.Run(eng.Stream(0), *kp)
+	return interrupted, err
 }

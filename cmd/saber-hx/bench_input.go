@@ -53,48 +53,33 @@ func (in *benchInput) makeBundle(size int) error {
 // tasks left to the workers are copied by the worker that runs them
 // (Stream.SetFill), and the producer only publishes their place.
 func (in *benchInput) produce(s *engine.Stream, deadline time.Time, stop *atomic.Bool, record bool, ingest engine.Ingest, workers int) error {
-	ts, limit := uint64(in.schema.TupleSize), in.limit
 	if in.replay == nil {
 		ingest = engine.IngestProducer // a generator need not be safe for concurrent use
 	}
 	if ingest != engine.IngestProducer {
 		s.SetFill(in.replay.FillAt)
 	}
-	var k uint64
-	for !stop.Load() && time.Now().Before(deadline) && (limit == 0 || k < limit) {
-		b, err := s.Buffer()
-		if err != nil {
-			return err
-		}
-		if limit > 0 {
-			b = b[:min(uint64(len(b)), (limit-k)*ts)]
-		}
-		// Only the last task can be trimmed by limit: every other Buffer is
-		// a whole task, so no task mixes the two kinds of commit.
-		leave := ingest.LeaveToWorkers(s, workers)
-		if !leave {
-			in.fill(b, k)
-		}
-		if record {
-			if leave {
-				n := len(in.input)
-				in.input = append(in.input, make([]byte, len(b))...)
-				in.fill(in.input[n:], k)
-			} else {
-				in.input = append(in.input, b...)
-			}
-		}
-		k += uint64(len(b)) / ts
-		if leave {
-			err = s.CommitUnfilled(len(b))
-		} else {
-			err = s.Commit(len(b))
-		}
-		if err != nil {
-			return err
-		}
+	f := engine.Feed{
+		TupleSize: in.schema.TupleSize, Ingest: ingest, Workers: workers, Limit: in.limit, Fill: in.fill,
+		Stop: func() bool { return stop.Load() || !time.Now().Before(deadline) },
 	}
-	return nil
+	if record {
+		f.Task = in.record
+	}
+	_, err := f.Run(s, 0)
+	return err
+}
+
+// record keeps a copy of a task's bytes (--validate), generating those of
+// a task left to the workers as they will.
+func (in *benchInput) record(b []byte, k uint64, left bool) {
+	if left {
+		n := len(in.input)
+		in.input = append(in.input, make([]byte, len(b))...)
+		in.fill(in.input[n:], k)
+		return
+	}
+	in.input = append(in.input, b...)
 }
 
 // fill writes the input's tuples from index k on into b (whole tuples):
