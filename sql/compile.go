@@ -135,7 +135,7 @@ func (c *compiler) statement(s *stmt) error {
 		rel.line = s.pos.line
 		c.rels[name] = rel
 	case stSink:
-		if q.Sink, err = sinkOptions(name, s); err != nil {
+		if q.Sink, err = sinkOptions(name, s, q.Columns); err != nil {
 			return err
 		}
 	default:

@@ -14,10 +14,10 @@
 // # Statements
 //
 //	CREATE SOURCE name (col type, ... [, WATERMARK FOR col AS col [- INTERVAL '0' unit]])
-//	  WITH (connector = 'file' | 'stdin' | 'generator', ...);
+//	  WITH (connector = 'file' | 'stdin' | 'generator' | 'kafka', ...);
 //	CREATE TABLE name (col type, ...) WITH (connector = 'file', path = '...', format = 'csv' | 'json', header = 'true');
 //	CREATE VIEW name AS SELECT ...;
-//	CREATE SINK name AS SELECT ... WITH (connector = 'file' | 'stdout', path = '...', format = 'csv' | 'json');
+//	CREATE SINK name AS SELECT ... WITH (connector = 'file' | 'stdout' | 'kafka' | 'redis', ...);
 //	SELECT ...;    -- its sink is stdout
 //
 // Types: INT (int32), BIGINT (int64), REAL (float32), DOUBLE (float64),
@@ -30,8 +30,33 @@
 // the default, or 'skip'); for generator: workload (a workloads name, whose
 // layout the columns must have), tuples_per_ms (event-time rate), seed,
 // rate (tuples per second of wall-clock time; without it, as fast as it
-// can). Every option is kept in Source.Options for the connectors. An unknown option or a bad value is
-// an error at it; connector 'kafka' is refused (not supported yet).
+// can); for kafka: brokers ('host:port' separated by commas) and topic
+// (required), group (a consumer group whose offsets are committed; without
+// one nothing is committed), start ('earliest', the default, or 'latest':
+// where to begin without a committed offset), format ('json', the default,
+// 'csv' without a header, or 'binary': the value is the tuple), tuple_size
+// (binary), idle_timeout (a Go duration, '5s' by default: how long a
+// partition with nothing buffered holds the merge back), on_error and
+// time_unit as for files. They are kept in Source fields (Brokers, Topic,
+// Group, Start, IdleTimeout); every option is also kept as written in
+// Source.Options. An unknown option or a bad value is an error at it.
+//
+// Sink options: connector; file: path; file and stdout: format ('csv', the
+// default, or 'json'); kafka: brokers and topic (required), format
+// ('json', the default, or 'csv') and key (an output column whose text is
+// each record's key; none by default); redis: addr ('host:port',
+// required), layout, flush (a Go duration, '1s' by default: how often
+// writes are sent). Layout 'hash' (the default) writes each row as a hash
+// whose key is key, a template over the output columns in braces
+// ('cm1:{window_start}:{cat}'; every brace names an output column, at
+// least one does, '{{' and '}}' are literal braces), holding fields (a
+// comma list of output columns; by default every column the key does not
+// name). Layout 'ysb' writes YSB's Redis layout and needs the output
+// columns campaign_id (a UUID) and window_start and a count: seen_count
+// where there is one, else the first aggregate (Sink.Fields holds its
+// name); key and fields do not apply. They are kept in Sink fields
+// (Brokers, Topic, Key, Addr, Layout, KeyTemplate, Fields, Flush) and as
+// written in Sink.Options.
 //
 // Layout and time: with format = 'binary' the declared order is the byte
 // layout, and the event time is the first column, a BIGINT (the model reads
@@ -87,5 +112,5 @@
 // (make it a view), with aggregates, or with different windows on its two
 // sides; GROUP BY keys wider than 16 bytes;
 // window_end in a view's output; outer joins, DISTINCT, ORDER BY, LIMIT,
-// UNION; the kafka connector.
+// UNION.
 package sql

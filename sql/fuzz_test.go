@@ -25,6 +25,9 @@ func FuzzCompile(f *testing.F) {
 		"SELECT * FROM s [ROWS 4] AS x JOIN s [ROWS 4] AS y ON x.a < y.a",
 		"CREATE VIEW v AS SELECT a * 2 AS x FROM s; SELECT SUM(x) FROM v [RANGE INTERVAL '1' SECOND]",
 		"CREATE SINK o AS SELECT a FROM s WITH (connector = 'file', path = 'o.csv', format = 'csv')",
+		"CREATE SINK o AS SELECT window_start, u AS campaign_id, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY u WITH (connector = 'redis', addr = 'h:6379', key = 'k:{window_start}:{campaign_id}')",
+		"CREATE SINK o AS SELECT window_start, u AS campaign_id, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY u WITH (connector = 'kafka', brokers = 'h:9092', topic = 'o', key = 'campaign_id')",
+		"CREATE SOURCE q (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = 'h:9092,h2:9092', topic = 't', group = 'g', idle_timeout = '1s'); SELECT * FROM q",
 		"SELECT 'unclosed",
 		"/* unclosed",
 	} {

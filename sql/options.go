@@ -97,7 +97,7 @@ var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
 // sourceOptions checks a source's WITH clause into src (Schema not yet laid out).
 func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err error) {
 	base := newOptions("source "+src.Name, st.opts, st.withPos)
-	conn, err := base.required("connector", "'file', 'stdin' or 'generator'")
+	conn, err := base.required("connector", "'file', 'stdin', 'generator' or 'kafka'")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -169,9 +169,11 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 		src.TimeUnit, src.OnError = "ms", "fail"
 		tupleSize = int64(wl.Schema.TupleSize)
 	case "kafka":
-		return 0, 0, errAt(conn.valPos, "connector 'kafka' is not supported yet (valid: file, stdin, generator)")
+		if valid, tupleSize, err = kafkaSource(src, s); err != nil {
+			return 0, 0, err
+		}
 	default:
-		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator)", conn.val)
+		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka)", conn.val)
 	}
 	if err := s.rest(valid...); err != nil {
 		return 0, 0, err
@@ -224,10 +226,12 @@ func tableOptions(t *Table, st *stmt) error {
 	return nil
 }
 
-func sinkOptions(name string, st *stmt) (*Sink, error) {
+// sinkOptions checks a sink's WITH clause; cols are its query's output
+// columns, which the kafka and redis options name.
+func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 	sk := &Sink{Name: name}
 	base := newOptions("sink "+name, st.opts, st.withPos)
-	conn, err := base.required("connector", "'file' or 'stdout'")
+	conn, err := base.required("connector", "'file', 'stdout', 'kafka' or 'redis'")
 	if err != nil {
 		return nil, err
 	}
@@ -244,11 +248,24 @@ func sinkOptions(name string, st *stmt) (*Sink, error) {
 		}
 		sk.Path = p.val
 	case "stdout":
+	case "kafka":
+		if valid, err = kafkaSink(sk, s, cols); err != nil {
+			return nil, err
+		}
+	case "redis":
+		if valid, err = redisSink(sk, s, cols); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, errAt(conn.valPos, "unknown connector '%s' for a sink (valid: file, stdout)", conn.val)
+		return nil, errAt(conn.valPos, "unknown connector '%s' for a sink (valid: file, stdout, kafka, redis)", conn.val)
 	}
-	if sk.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
-		return nil, err
+	switch sk.Connector {
+	case "file", "stdout":
+		if sk.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
+			return nil, err
+		}
+	case "redis":
+		sk.Format = ""
 	}
 	if err := s.rest(valid...); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
@@ -31,8 +32,8 @@ type Source struct {
 	// largest event time seen, and a delay is refused).
 	Watermark      bool
 	WatermarkDelay int64
-	Connector      string // "file", "stdin" or "generator"
-	Format         string // "binary", "csv" or "json" (a generator's is binary)
+	Connector      string // "file", "stdin", "generator" or "kafka"
+	Format         string // "binary", "csv" or "json" (a generator's is binary; kafka's default is json)
 	Path           string // connector = 'file'
 	Header         bool   // csv: the first line is a header
 	OnError        string // "fail" (the default) or "skip": what to do with a record that does not decode
@@ -41,6 +42,15 @@ type Source struct {
 	Rate           int64  // generator: tuples per second of wall-clock time (0: as fast as it can)
 	Seed           uint64 // generator: its seed (0 where not given: the workload's default)
 	SeedSet        bool   // whether seed was given
+	// connector = 'kafka': the brokers (host:port), the topic, the
+	// consumer group ("" for none), where to start without a committed
+	// offset ("earliest", the default, or "latest") and how long a
+	// partition with nothing buffered holds the merge back.
+	Brokers     []string
+	Topic       string
+	Group       string
+	Start       string
+	IdleTimeout time.Duration
 	// Options holds every option as written (keys in lower case), so that
 	// connectors can read their own (kafka, later).
 	Options map[string]string
@@ -155,10 +165,24 @@ type Query struct {
 // Sink is where a query's output goes.
 type Sink struct {
 	Name      string // the CREATE SINK's name; "" for a plain SELECT
-	Connector string // "stdout" or "file"
+	Connector string // "stdout", "file", "kafka" or "redis"
 	Path      string
-	Format    string // "csv" or "json"
-	Options   map[string]string
+	Format    string // "csv" or "json" (kafka's default is json; "" for redis)
+	// connector = 'kafka': the brokers, the topic and the output column
+	// whose text is each record's key ("" for none).
+	Brokers []string
+	Topic   string
+	Key     string
+	// connector = 'redis': the server; the layout ("hash" or "ysb");
+	// hash: KeyTemplate ("cm1:{window_start}:{cat}") and the columns
+	// written as the hash's fields; ysb: Fields is the count column. Flush
+	// is how often writes are sent.
+	Addr        string
+	Layout      string
+	KeyTemplate string
+	Fields      []string
+	Flush       time.Duration
+	Options     map[string]string
 }
 
 // ColumnKind says where an output column's values are.
