@@ -126,7 +126,13 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Result) error) error {
 			c.Late += f.Tuples
 			continue
 		}
-		a.pane(f.Pane).Merge(f.State)
+		// A pane's first fragment is copied (slot for slot where the tables
+		// are of one size), later ones merged.
+		if acc := a.pane(f.Pane); acc.Empty() {
+			acc.CopyFrom(f.State)
+		} else {
+			acc.Merge(f.State)
+		}
 		c.Counted += f.Tuples
 	}
 	if r.Tuples > 0 && r.MaxTS > a.wm {

@@ -249,7 +249,10 @@ func (g *GroupState) Subtract(src *GroupState) (emptied bool) {
 		s := src.Row(gr)
 		dr := gr
 		if g.layout.Hashed {
-			if dr = g.find(src.Key(gr)); dr < 0 {
+			if dr = g.sameSlot(src, gr); dr < 0 {
+				dr = g.find(src.Key(gr))
+			}
+			if dr < 0 {
 				panic("window: subtract of a group the state does not hold")
 			}
 		}
@@ -273,6 +276,16 @@ func (g *GroupState) Subtract(src *GroupState) (emptied bool) {
 // emptiedRow marks the count word of a group that Subtract left without
 // tuples, until DropEmpty.
 const emptiedRow = math.MinInt64
+
+// sameSlot returns slot s of hashed g where it holds the key of src's slot
+// s, else -1: tables of one size mostly place a key in the same slot, its
+// home, so that merging them finds most groups without hashing.
+func (g *GroupState) sameSlot(src *GroupState, s int32) int32 {
+	if g.mask != src.mask || g.Vals[int(s)*g.words] == 0 || g.Keys[2*s] != src.Keys[2*s] || g.Keys[2*s+1] != src.Keys[2*s+1] {
+		return -1
+	}
+	return s
+}
 
 // find returns the slot of key (k0, k1) in a hashed state, -1 if absent.
 func (g *GroupState) find(k0, k1 uint64) int32 {
@@ -330,7 +343,10 @@ func (g *GroupState) Merge(src *GroupState) {
 		s := src.Row(gr)
 		dr := gr
 		if g.layout.Hashed {
-			dr = g.Lookup(src.Key(gr))
+			dr = g.sameSlot(src, gr)
+			if dr < 0 {
+				dr = g.Lookup(src.Key(gr))
+			}
 			if g.Row(dr)[0] == 0 { // Lookup listed it in Touched already
 				copy(g.Row(dr), s)
 				continue
