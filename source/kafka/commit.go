@@ -143,6 +143,7 @@ func (s *Source) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 	if len(ids) == 0 {
 		s.mu.Lock()
 		s.assigned = true
+		s.wakePoll()
 		s.mu.Unlock()
 		return
 	}
@@ -176,6 +177,7 @@ func (s *Source) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 		}
 		s.assign(id, n)
 	}
+	s.wakePoll()
 	s.mu.Unlock()
 	s.applyPauses(cl)
 }
@@ -198,6 +200,7 @@ func (s *Source) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 	for _, id := range ids {
 		s.unassign(id)
 	}
+	s.wakePoll()
 	s.mu.Unlock()
 	s.applyPauses(cl)
 }
@@ -211,6 +214,15 @@ func (s *Source) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int
 	for _, id := range lost[s.cfg.Topic] {
 		s.unassign(id)
 	}
+	s.wakePoll()
 	s.mu.Unlock()
 	s.applyPauses(cl)
+}
+
+// wakePoll ends the poll in progress (s.mu held), so that FillSome looks
+// at the new assignment.
+func (s *Source) wakePoll() {
+	if s.wake != nil {
+		s.wake()
+	}
 }

@@ -133,6 +133,7 @@ type Source struct {
 	touched   []int32 // partitions to push a mark for
 	pauseReq  []int32
 	resumeReq []int32
+	wake      context.CancelFunc // ends the poll in progress, if any
 	stats     Stats
 	malformed int64 // binary values of the wrong size, empty values
 	// decMalformed is the decoder's Malformed count after the last record.
@@ -382,18 +383,22 @@ func (s *Source) atEnd() bool {
 // poll waits for records (until the next idle deadline at most) and
 // decodes them into the partitions' buffers.
 func (s *Source) poll(ctx context.Context) error {
-	pctx := ctx
+	// A rebalance wakes the poll (wake): it may leave nothing to wait for.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	s.mu.Lock()
 	deadline, ok := s.idleDeadline(time.Now())
+	s.wake = cancel
 	s.mu.Unlock()
 	if ok {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+		var dcancel context.CancelFunc
+		pctx, dcancel = context.WithDeadline(pctx, deadline)
+		defer dcancel()
 	}
 	fetches := s.cl.PollRecords(pctx, s.maxPoll)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wake = nil
 	var ferr error
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if ferr != nil {
@@ -401,7 +406,8 @@ func (s *Source) poll(ctx context.Context) error {
 		}
 		if fp.Err != nil {
 			switch {
-			case errors.Is(fp.Err, context.DeadlineExceeded) && ctx.Err() == nil:
+			case (errors.Is(fp.Err, context.DeadlineExceeded) || errors.Is(fp.Err, context.Canceled)) && ctx.Err() == nil:
+				// the idle deadline, or woken
 			case errors.Is(fp.Err, context.Canceled) || errors.Is(fp.Err, context.DeadlineExceeded):
 				ferr = ctx.Err()
 				if ferr == nil {

@@ -418,3 +418,20 @@ func TestKcatProduce(t *testing.T) {
 	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "kc", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
 	assert.Equal(t, oracle(data), readAll(t, s, 16))
 }
+
+// TestRestartAllCommitted: a group whose offsets are all at the end reads
+// nothing and ends (the poll under way when the group assigns the
+// partitions is woken).
+func TestRestartAllCommitted(t *testing.T) {
+	c := kafkatest.Start(t, 2, "ac")
+	data := genRecords(rndOf(1), 2, 5)
+	produce(t, producer(t, c.Addr), "ac", interleave(data, 0, nil), false)
+	cfg := Config{Brokers: []string{c.Addr}, Topic: "ac", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true, CommitInterval: time.Hour}
+	s := openT(t, cfg)
+	assert.Equal(t, oracle(data), readAll(t, s, 4))
+	s.Done(s.Stats().Position, math.MaxInt64)
+	require.NoError(t, s.Close())
+	assert.Equal(t, map[int32]int64{0: int64(len(data[0])), 1: int64(len(data[1]))}, committed(t, c.Addr, "g", "ac"))
+	s = openT(t, cfg)
+	assert.Empty(t, readAll(t, s, 4))
+}
