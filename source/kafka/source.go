@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/source"
 )
@@ -170,6 +171,22 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return fail(fmt.Errorf("%s: metadata: %w", where, err))
 	}
 	td, ok := tds[cfg.Topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		// A broker that creates topics on first use creates it now.
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(cfg.Topic)
+		req.Topics = append(req.Topics, rt)
+		req.AllowAutoTopicCreation = true
+		if _, err := req.RequestWith(octx, s.meta); err == nil {
+			if tds, err = s.adm.ListTopics(octx, cfg.Topic); err == nil {
+				td, ok = tds[cfg.Topic]
+				if ok && td.Err == nil {
+					s.logf("%s: topic created by the broker (auto-creation), %d partitions", where, len(td.Partitions))
+				}
+			}
+		}
+	}
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return fail(fmt.Errorf("%s: topic %q does not exist (create it first, or produce to a broker that creates topics)", where, cfg.Topic))
 	}

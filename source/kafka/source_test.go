@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
@@ -142,10 +143,20 @@ func TestStopAtEndEmpty(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	c := kafkatest.Start(t, 1, "ev")
-	_, err := Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "missing", Decoder: jsonDecoder(t, source.Fail)})
+	// A broker that creates topics on first use creates the topic.
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "created", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	assert.Empty(t, readAll(t, s, 4))
+	require.NotNil(t, c.TopicInfo("created"))
+	// One that does not: a clear error.
+	strict, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	defer strict.Close()
+	_, err = Open(context.Background(), Config{Brokers: strict.ListenAddrs(), Topic: "missing", Decoder: jsonDecoder(t, source.Fail)})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `topic "missing" does not exist`)
-	assert.Contains(t, err.Error(), c.Addr)
+	assert.Contains(t, err.Error(), strict.ListenAddrs()[0])
+	_, err = Open(context.Background(), Config{Brokers: []string{"127.0.0.1:1"}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail)})
+	assert.ErrorContains(t, err, "kafka source ev (brokers 127.0.0.1:1): metadata:")
 	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail), Partitions: []int32{3}})
 	assert.ErrorContains(t, err, "no partition 3")
 	_, err = Open(context.Background(), Config{Topic: "ev"})
