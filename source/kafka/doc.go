@@ -2,7 +2,8 @@
 // through franz-go (kgo): each record's value is one record of the
 // source's format (a line of JSON or CSV, decoded by a source.Decoder, or
 // with Binary the tuple itself), and FillSome fills the engine's buffers
-// with whole tuples.
+// with whole tuples. A value of several lines gives a tuple per line, all
+// at the record's offset; an empty value is malformed.
 //
 // # Stream order
 //
