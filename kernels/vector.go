@@ -243,6 +243,10 @@ type vpred struct {
 	op    query.CmpOp
 	l, r  *vexpr
 	terms []*vpred
+	// colConst: the comparison is an int32 column (l) against an integer
+	// constant c, filtered in one loop that reads the column in place.
+	colConst bool
+	c        int64
 	// OR scratch selections, chunk capacity each.
 	in, buf, acc, tmp []int32
 }
@@ -262,7 +266,11 @@ func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &vpred{kind: pCmp, op: e.Op, l: l, r: r}, nil
+		p := &vpred{kind: pCmp, op: e.Op, l: l, r: r}
+		if l.kind == vColI32 && r.kind == vConst && !r.float {
+			p.colConst, p.c = true, r.ints[0]
+		}
+		return p, nil
 	case query.AndExpr:
 		return compileTerms(pAnd, e.Terms, s)
 	case query.OrExpr:
@@ -294,6 +302,9 @@ func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, err
 func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 	switch p.kind {
 	case pCmp:
+		if p.colConst {
+			return cmpColConst(p.op, data[p.l.off:], ts, p.c, sel)
+		}
 		p.l.eval(data, ts, sel)
 		p.r.eval(data, ts, sel)
 		if p.l.float {
@@ -380,6 +391,55 @@ func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {
 	default:
 		for _, i := range sel {
 			if a[i] >= b[i] {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// cmpColConst keeps the tuples of sel whose int32 column (at the start of
+// d, tuples of ts bytes) compares with c under op.
+func cmpColConst(op query.CmpOp, d []byte, ts int, c int64, sel []int32) []int32 {
+	out := sel[:0]
+	col := func(i int32) int64 {
+		o := int(i) * ts
+		return int64(int32(binary.LittleEndian.Uint32(d[o : o+4])))
+	}
+	switch op {
+	case query.Eq:
+		for _, i := range sel {
+			if col(i) == c {
+				out = append(out, i)
+			}
+		}
+	case query.Ne:
+		for _, i := range sel {
+			if col(i) != c {
+				out = append(out, i)
+			}
+		}
+	case query.Lt:
+		for _, i := range sel {
+			if col(i) < c {
+				out = append(out, i)
+			}
+		}
+	case query.Le:
+		for _, i := range sel {
+			if col(i) <= c {
+				out = append(out, i)
+			}
+		}
+	case query.Gt:
+		for _, i := range sel {
+			if col(i) > c {
+				out = append(out, i)
+			}
+		}
+	default:
+		for _, i := range sel {
+			if col(i) >= c {
 				out = append(out, i)
 			}
 		}
