@@ -446,3 +446,36 @@ func TestRestartAllCommitted(t *testing.T) {
 	s = openT(t, cfg)
 	assert.Empty(t, readAll(t, s, 4))
 }
+
+// TestDoneConcurrent: Done and Stats from another goroutine while
+// FillSome reads (run with -race), and every record ends committed.
+func TestDoneConcurrent(t *testing.T) {
+	c := kafkatest.Start(t, 3, "dc")
+	data := genRecords(rndOf(12), 3, 300)
+	produce(t, producer(t, c.Addr), "dc", interleave(data, 2, rndOf(5)), false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "dc", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true, CommitInterval: time.Millisecond})
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				s.Done(s.Stats().Position, math.MaxInt64)
+			}
+		}
+	}()
+	got := readAll(t, s, 3)
+	close(stop)
+	<-finished
+	s.Done(s.Stats().Position, math.MaxInt64)
+	require.NoError(t, s.Close())
+	assert.Equal(t, oracle(data), got)
+	want := map[int32]int64{}
+	for p, rs := range data {
+		want[int32(p)] = int64(len(rs))
+	}
+	assert.Equal(t, want, committed(t, c.Addr, "g", "dc"))
+}
