@@ -479,3 +479,28 @@ func TestDoneConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, want, committed(t, c.Addr, "g", "dc"))
 }
+
+// TestReadCSV: CSV records (no header: the layout's columns in order),
+// one value of two lines giving two tuples at one offset.
+func TestReadCSV(t *testing.T) {
+	c := kafkatest.Start(t, 2, "csv")
+	pr := producer(t, c.Addr)
+	d, err := source.NewCSVDecoder(testLayout(t), source.CSVOptions{})
+	require.NoError(t, err)
+	data := genRecords(rndOf(30), 2, 20)
+	var batch []*kgo.Record
+	for _, rs := range data {
+		for i := 0; i < len(rs); i++ {
+			v := fmt.Appendf(nil, "%d,%d,%d\n", rs[i].time, rs[i].id, rs[i].val)
+			if i == 3 && i+1 < len(rs) { // two records in one value
+				i++
+				v = fmt.Appendf(v, "%d,%d,%d", rs[i].time, rs[i].id, rs[i].val)
+			}
+			batch = append(batch, &kgo.Record{Topic: "csv", Partition: rs[0].part, Value: v})
+		}
+	}
+	require.NoError(t, pr.ProduceSync(context.Background(), batch...).FirstErr())
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "csv", Decoder: d, StopAtEnd: true})
+	assert.Equal(t, oracle(data), readAll(t, s, 5))
+	assert.Equal(t, int64(len(batch)), s.Stats().Records)
+}
