@@ -28,6 +28,11 @@ type Config struct {
 	// tasks where that is more.
 	BufferSize int
 	Warn       func(msg string) // warnings (pinning refused); nil: dropped
+	// Started, if set, is called with the engine once Start has started
+	// it, before Start returns: where a caller that does not start the
+	// engine itself (ysb's runs) hands it to what watches it, such as a
+	// metrics server.
+	Started func(*Engine)
 
 	// Scheduling (see scheduler and docs/scheduling.md).
 	Policy          scheduler.Policy  // "" means hls

@@ -133,6 +133,9 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 			return nil, err
 		}
 	}
+	if cfg.Started != nil {
+		cfg.Started(e)
+	}
 	return e, nil
 }
 

@@ -1,10 +1,3 @@
-// Built only with -tags saberhx_metrics until go.sum holds
-// client_golang's dependencies (go get
-// github.com/prometheus/client_golang/prometheus@v1.25.0): without them
-// this file would break the build of its package. Remove the constraint then.
-
-//go:build saberhx_metrics
-
 package metrics_test
 
 import (

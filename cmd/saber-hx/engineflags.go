@@ -14,6 +14,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/metrics"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -33,6 +34,9 @@ type engineFlags struct {
 	ingestCore                  int
 
 	kernel string
+
+	metricsAddr *string         // --metrics-addr
+	metrics     *metrics.Server // serving it while the command runs (begin); nil: off
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -61,6 +65,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8); overrides --placement")
 	fs.IntVar(&f.ingestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
 	fs.StringVar(&f.kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
+	f.metricsAddr = addMetricsFlag(fs)
 	fs.StringVar(&f.memPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
 }
 
@@ -182,24 +187,47 @@ func containsCPU(cpus []int, c int) bool {
 	return false
 }
 
-// begin does what every command that runs queries does first: it opens
-// the GPU of --mode into cfg, starts the CPU profile and watches SIGINT and
-// SIGTERM. end undoes them in reverse order (defer closeInto(&err, end)):
-// its error is the GPU's close.
+// begin does what every command that runs queries does first: it serves
+// --metrics-addr (listening now, so that a bad address fails before
+// anything runs; every engine the command starts is added through
+// cfg.Started), opens the GPU of --mode into cfg, starts the CPU profile
+// and watches SIGINT and SIGTERM. end undoes them in reverse order (defer
+// closeInto(&err, end)), the metrics last, so that a scrape after the
+// summary still reads the final counters: its error is the GPU's close.
 func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrupt, end func() error, err error) {
+	addr := ""
+	if f.metricsAddr != nil {
+		addr = *f.metricsAddr
+	}
+	if f.metrics, err = serveMetrics(addr, nil, stderr); err != nil {
+		return nil, nil, err
+	}
+	stopMetrics := func() {}
+	if srv := f.metrics; srv != nil {
+		cfg.Started = func(e *engine.Engine) { srv.Registry().AddEngine(e) }
+		stopMetrics = func() {
+			if err := srv.Close(); err != nil {
+				fmt.Fprintf(stderr, "saber-hx: warning: metrics: %v\n", err)
+			}
+		}
+	}
 	closeGPU, err := f.openGPU(cfg)
 	if err != nil {
+		stopMetrics()
 		return nil, nil, err
 	}
 	stopProfile, err := f.startProfile()
 	if err != nil {
+		stopMetrics()
 		return nil, nil, errors.Join(err, closeGPU())
 	}
 	sig = watchSignals(stderr)
 	return sig, func() error {
 		sig.stop()
 		stopProfile()
-		return closeGPU()
+		err := closeGPU()
+		stopMetrics()
+		return err
 	}, nil
 }
 

@@ -1,10 +1,3 @@
-// Built only with -tags saberhx_metrics until go.sum holds
-// client_golang's dependencies (go get
-// github.com/prometheus/client_golang/prometheus@v1.25.0): without them
-// this file would break the build of its package. Remove the constraint then.
-
-//go:build saberhx_metrics
-
 package main
 
 import (
@@ -39,7 +32,8 @@ func startMetrics(addr string, eng *engine.Engine, stderr io.Writer) (stop func(
 }
 
 // serveMetrics is startMetrics returning the server (nil with addr
-// empty), whose Registry takes the run's sources (AddSource); Close it.
+// empty), whose Registry takes the run's sources (AddSource) and, with eng
+// nil, its engines (as begin does); Close it.
 func serveMetrics(addr string, eng *engine.Engine, stderr io.Writer) (*metrics.Server, error) {
 	if addr == "" {
 		return nil, nil
@@ -48,7 +42,9 @@ func serveMetrics(addr string, eng *engine.Engine, stderr io.Writer) (*metrics.S
 		return nil, usagef("--metrics-addr %q: want host:port, e.g. 127.0.0.1:9464: %v", addr, err)
 	}
 	reg := metrics.NewRegistry(metrics.Options{})
-	reg.AddEngine(eng)
+	if eng != nil {
+		reg.AddEngine(eng)
+	}
 	srv, err := metrics.Serve(addr, reg)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
