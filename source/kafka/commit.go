@@ -222,6 +222,7 @@ func (s *Source) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int
 // wakePoll ends the poll in progress (s.mu held), so that FillSome looks
 // at the new assignment.
 func (s *Source) wakePoll() {
+	s.rebalances++
 	if s.wake != nil {
 		s.wake()
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -237,5 +236,3 @@ func allIDs(parts [][]rec) []int64 {
 	slices.Sort(x)
 	return x
 }
-
-var _ = strings.Contains

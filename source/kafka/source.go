@@ -135,8 +135,11 @@ type Source struct {
 	pauseReq  []int32
 	resumeReq []int32
 	wake      context.CancelFunc // ends the poll in progress, if any
-	stats     Stats
-	malformed int64 // binary values of the wrong size, empty values
+	// rebalances counts assignment changes, so that a poll about to start
+	// sees one that came after FillSome looked.
+	rebalances uint64
+	stats      Stats
+	malformed  int64 // binary values of the wrong size, empty values
 	// decMalformed is the decoder's Malformed count after the last record.
 	decMalformed int64
 	err          error // sticky FillSome error
@@ -366,6 +369,7 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 		n = s.merge(dst, n)
 		s.pushMarks()
 		eof := n == 0 && s.atEnd()
+		epoch := s.rebalances
 		s.mu.Unlock()
 		s.applyPauses(s.cl)
 		if n > 0 {
@@ -377,7 +381,7 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		if err := s.poll(ctx); err != nil {
+		if err := s.poll(ctx, epoch); err != nil {
 			return n, err
 		}
 	}
@@ -398,12 +402,17 @@ func (s *Source) atEnd() bool {
 }
 
 // poll waits for records (until the next idle deadline at most) and
-// decodes them into the partitions' buffers.
-func (s *Source) poll(ctx context.Context) error {
+// decodes them into the partitions' buffers; it returns at once if the
+// assignment changed since FillSome looked at it (epoch).
+func (s *Source) poll(ctx context.Context, epoch uint64) error {
 	// A rebalance wakes the poll (wake): it may leave nothing to wait for.
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
+	if s.rebalances != epoch {
+		s.mu.Unlock()
+		return nil
+	}
 	deadline, ok := s.idleDeadline(time.Now())
 	s.wake = cancel
 	s.mu.Unlock()
