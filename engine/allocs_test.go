@@ -20,7 +20,7 @@ import (
 // records (the scheduler's Task, the fill, the result) are preallocated
 // per stream and recycled, and the queue hands back the record by
 // Task.Ref. Each run writes 8 tasks and waits until they are merged, with
-// windows closing in every task. The GPU mode runs on kernelGPU: offload's
+// windows closing in every task. The GPU mode runs on kernelGPU: package gpu's
 // emulator allocates per task (a goroutine per task in flight), the engine
 // must not.
 func TestTaskPathDoesNotAllocate(t *testing.T) {

@@ -69,7 +69,7 @@ type Config struct {
 	//
 	// The engine compiles one GPUProgram per query on the device and
 	// closes them in CloseAll (or when Start fails); the device itself
-	// belongs to whoever opened it (offload.Open, offload.NewEmulator: the
+	// belongs to whoever opened it (gpu.Open, gpu.NewEmulator: the
 	// engine imports no GPU package), who closes it after CloseAll or a
 	// failed Start.
 	GPU GPU

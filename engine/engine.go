@@ -21,7 +21,7 @@
 //
 // With Config.GPU the GPU is a processor kind of its own ("gpu"): one
 // goroutine that runs tasks on the device (GPU: the interface the engine
-// consumes, which package offload's devices satisfy), several in flight
+// consumes, which package gpu's devices satisfy), several in flight
 // (Config.GPUDepth), and hands them to the same result stages (gpu.go). Config.GPUOnly makes it the only kind (gpu mode); otherwise it
 // shares the tasks with the CPU workers under the scheduling policy
 // (hybrid mode), and runs no task of a query it has no kernel for.

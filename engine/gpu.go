@@ -14,7 +14,7 @@ import (
 
 // GPU is what the engine consumes of a GPU device (Config.GPU), defined
 // here, where it is consumed: the engine imports no GPU package. Package
-// offload's devices (offload.Open, offload.NewEmulator) are GPUs; the
+// Package gpu's devices (gpu.Open, gpu.NewEmulator) are GPUs; the
 // command line opens one and passes it in.
 type GPU interface {
 	// Name names the device in errors and warnings.
@@ -46,7 +46,7 @@ type GPU interface {
 // GPUJoinProgram: Go has no covariant method results, and a device's
 // Compile must return this very type to satisfy GPU, which a device
 // package can then do without importing engine by returning an identical
-// literal (offload.Program is one; offload's tests assert that its devices
+// literal (gpu.Program is one; package gpu's tests assert that its devices
 // are GPUs).
 type GPUProgram = interface {
 	// Depth is the program's number of slots.
@@ -65,7 +65,7 @@ type GPUProgram = interface {
 }
 
 // GPUUnpacker is GPUProgram.Wait in two halves, which a program may also
-// have (offload's programs do: offload.Unpacker is this very type). Finish
+// have (package gpu's programs do: gpu.Unpacker is this very type). Finish
 // blocks until slot s's task is done on the device and keeps its output;
 // Unpack then fills r as Wait would and frees the slot. Unpack may run on
 // another goroutine than the one that calls Submit and Finish on the
@@ -95,7 +95,7 @@ type GPUJoinProgram = interface {
 
 // GPUHostRegistrar is a GPU that can register host memory, so that a task
 // inside it is copied to the device from where it is, without a staging
-// copy (offload's devices can). The engine registers the rings of the
+// copy (package gpu's devices can). The engine registers the rings of the
 // queries the GPU runs, unless SABER_HX_GPU_REGISTER=0, and unregisters
 // them once no task is in flight. b stays mapped until UnregisterHost(b).
 type GPUHostRegistrar interface {
@@ -125,7 +125,7 @@ func registerDisabled() bool { return os.Getenv("SABER_HX_GPU_REGISTER") == "0" 
 // (Stream.finish, with the worker as the merging worker), so the result
 // stage cannot tell who ran it.
 //
-// With programs that are GPUUnpackers (offload's), complete is split: the
+// With programs that are GPUUnpackers (package gpu's), complete is split: the
 // worker Finishes the oldest task not yet finished (waiting for the
 // device) and hands the slot to its unpacker, a goroutine that Unpacks the
 // output into the task's result and runs the fallback; the slot stays

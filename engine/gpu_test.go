@@ -59,7 +59,7 @@ func randGPUQuery(r *rand.Rand, s *query.Schema) *query.Query {
 	return q
 }
 
-// gpuSupported reports whether offload has kernels for q.
+// gpuSupported reports whether package gpu has kernels for q.
 func gpuSupported(t testing.TB, q *query.Query) bool {
 	p, err := kernels.Compile(q)
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func runQueries(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte) (*E
 // TestGPUModesMatchReference: several random queries at once, with and
 // without GPU kernels, in gpu mode (the queries the GPU runs) and hybrid
 // mode (all of them), under every policy and at pipeline depths 1 and 4,
-// on offload's emulator: every output equals the reference evaluator's; in
+// on package gpu's emulator: every output equals the reference evaluator's; in
 // hybrid mode a query without a GPU kernel never runs on the GPU kind and
 // Start warned about it once; every program is closed and no goroutine is
 // left behind.
@@ -567,7 +567,7 @@ func (d *checkedDevice) check(t *testing.T, depth int) {
 	assert.LessOrEqual(t, d.maxInFlight, depth)
 }
 
-// checkedProgram is also a GPUUnpacker (its program is offload's): the
+// checkedProgram is also a GPUUnpacker (its program is gpu's): the
 // GPU worker Finishes and Unpacks, unless SABER_HX_GPU_UNPACK=inline, and
 // then Waits.
 type checkedProgram struct {

@@ -89,7 +89,7 @@ func (p joinProbe) find(hi, lo uint64) int32 {
 // (Fibonacci) hashing, the top bits of a product, which depend on every bit
 // of the key. Two multiplications, eight cycles of latency, against about
 // twenty-four for two rounds of murmur3's finaliser (the hash this table
-// had, and the GPU's copy of it in package offload still has): the probe
+// had, and the GPU's copy of it in package gpu still has): the probe
 // of a static join waits for it on every tuple that passes the selection.
 func (t *joinTable) home(hi, lo uint64) uint64 { return homeSlot(hi, lo, t.shift) }
 
