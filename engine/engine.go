@@ -22,7 +22,8 @@
 // With Config.GPU the GPU is a processor kind of its own ("gpu"): one
 // goroutine that runs tasks on the device (GPU: the interface the engine
 // consumes, which package gpu's devices satisfy), several in flight
-// (Config.GPUDepth), and hands them to the same result stages (gpu.go). Config.GPUOnly makes it the only kind (gpu mode); otherwise it
+// (Config.GPUDepth), and hands them to the same result stages (gpu.go).
+// Config.GPUOnly makes it the only kind (gpu mode); otherwise it
 // shares the tasks with the CPU workers under the scheduling policy
 // (hybrid mode), and runs no task of a query it has no kernel for.
 //
@@ -35,13 +36,16 @@
 //	scheduling.go  the wiring to package scheduler: processor kinds, Runnable, static bindings
 //	stream.go      the Stream: its fields grouped by owner, and its construction
 //	dispatch.go    the producer side: Buffer, Commit, Write, the ingestion hooks, dispatch
+//	feed.go        Feed: the producer loop of a generated or replayed input (ysb, bench)
 //	worker.go      the CPU worker's loop, its ingestion buffer, and help (what a waiting worker does)
 //	gpu.go         the GPU processor kind: the interfaces it consumes of a device (GPU), its worker
 //	ingest.go      who performs the ingestion copy (--ingest)
 //	result.go      the ordered result stage: finish, merge, emit, flush
 //	output.go      the output view handed to a Sink (Window, its result columns by name) and the output tuples' encoding
-//	join.go        the window join stage of two streams
+//	join.go        the window join stage of two streams (the operator is kernels.WindowJoin)
 //	stats.go       Stats and the seqlock that publishes them; latency.go: the latency histogram
+//	metrics.go     Metrics: what a metrics server reads (latency buckets, back-pressure, ring fill, per kind busy time)
+//	progress.go    Progress: what is fully out, for a source that commits offsets
 package engine
 
 import (

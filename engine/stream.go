@@ -95,7 +95,7 @@ type mergerState struct {
 
 // published holds the counters Stats reads from any goroutine: stored by
 // the merger under the seqlock seq (publish), but gpuFallback, which the
-// GPU worker adds to, and lat, which ResetLatency clears.
+// GPU worker adds to, and lat, whose quantiles ResetLatency restarts.
 type published struct {
 	lat                                        latencyHist
 	seq                                        atomic.Uint64 // odd while publish changes the counters
