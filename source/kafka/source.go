@@ -425,50 +425,47 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wake = nil
-	var ferr error
+	// Every record polled is decoded even when another partition reports
+	// an error: kgo will not return it again. A decode error (sticky)
+	// ends the decoding.
+	var ferr, ctxErr error
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if ferr != nil {
 			return
 		}
-		if fp.Err != nil {
-			switch {
-			case (errors.Is(fp.Err, context.DeadlineExceeded) || errors.Is(fp.Err, context.Canceled)) && ctx.Err() == nil:
-				// the idle deadline, or woken
-			case errors.Is(fp.Err, context.Canceled) || errors.Is(fp.Err, context.DeadlineExceeded):
-				ferr = ctx.Err()
-				if ferr == nil {
-					ferr = fp.Err
+		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
+			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
+				p.high = fp.HighWatermark
+				for _, r := range fp.Records {
+					if err := s.add(p, r); err != nil {
+						ferr = err
+						return
+					}
 				}
-			case errors.Is(fp.Err, kgo.ErrClientClosed):
-				ferr = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, fp.Err)
-			default:
-				ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, fp.Err)
-			}
-			return
-		}
-		if fp.Topic != s.cfg.Topic || fp.Partition < 0 || int(fp.Partition) >= len(s.parts) {
-			return
-		}
-		p := s.parts[fp.Partition]
-		if p == nil || !p.assigned {
-			return // revoked: its new owner reads these again
-		}
-		p.high = fp.HighWatermark
-		for _, r := range fp.Records {
-			if err := s.add(p, r); err != nil {
-				ferr = err
-				return
+				if p.n >= s.bufCap && !p.paused {
+					p.paused = true
+					s.pauseReq = append(s.pauseReq, p.id)
+				}
 			}
 		}
-		if p.n >= s.bufCap && !p.paused {
-			p.paused = true
-			s.pauseReq = append(s.pauseReq, p.id)
+		switch err := fp.Err; {
+		case err == nil:
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			// The idle deadline or a wake when ctx is not done.
+			if ctx.Err() != nil {
+				ctxErr = ctx.Err()
+			}
+		case errors.Is(err, kgo.ErrClientClosed):
+			ferr = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, err)
+		default:
+			ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, err)
 		}
 	})
-	if ferr != nil && !errors.Is(ferr, context.Canceled) && !errors.Is(ferr, context.DeadlineExceeded) {
+	if ferr != nil {
 		s.err = ferr
+		return ferr
 	}
-	return ferr
+	return ctxErr
 }
 
 // idleDeadline is when the first partition the merge waits on turns idle;

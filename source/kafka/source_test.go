@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"io"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -503,4 +505,33 @@ func TestReadCSV(t *testing.T) {
 	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "csv", Decoder: d, StopAtEnd: true})
 	assert.Equal(t, oracle(data), readAll(t, s, 5))
 	assert.Equal(t, int64(len(batch)), s.Stats().Records)
+}
+
+// TestContextDoneLosesNothing: FillSome calls cut short by their context
+// (mid-poll, at random) lose no record and keep the order.
+func TestContextDoneLosesNothing(t *testing.T) {
+	c := kafkatest.Start(t, 3, "cx")
+	data := genRecords(rndOf(40), 3, 400)
+	produce(t, producer(t, c.Addr), "cx", interleave(data, 2, rndOf(6)), false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "cx", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
+		fetchPartitionBytes: 512, maxPoll: 7})
+	dst := make([]byte, 5*testTS)
+	var got []byte
+	cut := 0
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+len(got)%300)*time.Microsecond)
+		n, err := s.FillSome(ctx, dst)
+		cancel()
+		got = append(got, dst[:n]...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			cut++
+		}
+	}
+	assert.Equal(t, oracle(data), got, "%s", firstDiff(oracle(data), got))
+	t.Logf("%d calls cut short", cut)
 }
