@@ -45,6 +45,12 @@ func Start(t testing.TB, partitions int, topics ...string) *Cluster {
 	return &Cluster{Cluster: c, Addr: c.ListenAddrs()[0]}
 }
 
+// Broker is Start for a test that needs only the seed address.
+func Broker(t testing.TB, partitions int, topics ...string) string {
+	t.Helper()
+	return Start(t, partitions, topics...).Addr
+}
+
 // RequireServers is whether SABER_HX_REQUIRE_SERVERS=1: then a test that
 // needs an external program fails when it is missing, instead of skipping.
 func RequireServers() bool { return os.Getenv("SABER_HX_REQUIRE_SERVERS") == "1" }
