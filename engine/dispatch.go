@@ -139,6 +139,26 @@ func (s *Stream) dispatch() {
 	s.e.queue.Push(&t.Task)
 }
 
+// Flush dispatches the task being filled now, however few bytes it holds
+// (none: nothing to do), so that a live source whose records trickle in
+// sees them merged and their windows emitted without waiting for a task
+// to fill: call it when the input pauses (a Kafka source's linger), not
+// per record, as each call may cut a small task. The bytes committed must
+// be whole tuples.
+func (s *Stream) Flush() error {
+	switch {
+	case s.inClosed:
+		return errors.New("engine: Flush after Close")
+	case s.upstream != "":
+		return fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
+	case s.filled%s.plan.TupleSize != 0:
+		return fmt.Errorf("engine: query %q: Flush inside a tuple: %d bytes of a %d-byte tuple committed", s.win.Query, s.filled%s.plan.TupleSize, s.plan.TupleSize)
+	case s.filled > 0:
+		s.dispatch()
+	}
+	return nil
+}
+
 // closeInput flushes the last partial task.
 func (s *Stream) closeInput() {
 	if s.inClosed {
