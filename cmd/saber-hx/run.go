@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -172,7 +173,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		"seconds, tuples, per query its tuples, windows, rows, filtered/unmatched/late/counted_tuples, per source its tuples and "+
 		"malformed_records, workers, task_size, policy, processors, interrupted")
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
-	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded); file and stdin sources run to their end")
+	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
+		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
 	if err := parseSQLCommand(fs, args); err != nil {
 		return err
 	}
@@ -208,7 +210,9 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer r.abortSinks()
-	if err := r.openSources(*duration); err != nil {
+	durationGiven := false
+	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
+	if err := r.openSources(*duration, durationGiven); err != nil {
 		return err
 	}
 	defer r.closeSources()
@@ -217,6 +221,13 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer closeInto(&err, end)
+	if ef.metrics != nil {
+		for _, s := range r.sources {
+			if s.kafka != nil {
+				ef.metrics.Registry().AddSource(s.src.Name, kafkaCounts(s.kafka))
+			}
+		}
+	}
 
 	start := time.Now()
 	stats, err := r.run(sig.ctx, cfg, r.specs)
@@ -229,6 +240,10 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if err := r.commitSinks(!sig.interrupted()); err != nil {
 		return err
+	}
+	if !sig.interrupted() || !r.files() {
+		// Every record fed is out: written, or in a file committed.
+		r.commitOffsets()
 	}
 	if sig.interrupted() && r.files() {
 		fmt.Fprintf(stderr, "saber-hx: interrupted: no output file written (those named keep their contents)\n")
@@ -313,6 +328,7 @@ type sqlRun struct {
 	sinks    []*rowSink // per query, nil where its output goes nowhere (a view)
 	toStdout bool       // a query's rows go to stdout
 	sources  []*sqlSource
+	feeds    map[*sqlSource][]*engine.Stream // the streams each source writes to
 	eng      *engine.Engine
 }
 
@@ -368,6 +384,7 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 			feeds[s] = append(feeds[s], eng.Stream(i).Right())
 		}
 	}
+	r.feeds = feeds
 	var produced []<-chan error
 	for _, s := range r.sources {
 		if len(feeds[s]) == 0 {
@@ -377,11 +394,13 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
 	stopProgress := startProgress(r.stderr, "run", eng, time.Now())
+	stopFlusher := r.startFlusher()
 	var errs []error
 	for _, done := range produced {
 		errs = append(errs, <-done)
 	}
 	stats, cerr := eng.CloseAll()
+	errs = append(errs, stopFlusher())
 	stopProgress()
 	for _, err := range append(errs, cerr) {
 		if err != nil {
@@ -389,6 +408,102 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		}
 	}
 	return stats, nil
+}
+
+// startFlusher, where a query writes to Kafka or Redis or a source is a
+// Kafka topic, flushes the sinks every second (Redis: its flush option, if
+// shorter) and then commits the Kafka sources' offsets of what the flush
+// made durable (at least once: a record is committed only once every
+// window it counts in has been written). With a file sink nothing is
+// committed while running: a file is only written when the run ends
+// (commitOffsets). stop ends it and returns its first error.
+func (r *sqlRun) startFlusher() (stop func() error) {
+	every, needed := time.Second, false
+	for _, s := range r.sinks {
+		if s != nil && s.w == nil {
+			needed = true
+		}
+	}
+	for i, q := range r.prog.Queries {
+		if r.sinks[i] != nil && q.Sink.Flush > 0 {
+			every = min(every, q.Sink.Flush)
+		}
+	}
+	for _, s := range r.sources {
+		needed = needed || s.kafka != nil
+	}
+	if !needed {
+		return func() error { return nil }
+	}
+	done, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				stopped <- nil
+				return
+			case <-t.C:
+				if err := r.flushAndCommit(!r.files()); err != nil {
+					stopped <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() error {
+		close(done)
+		return <-stopped
+	}
+}
+
+// flushAndCommit flushes the sinks that are not files and, with commit,
+// tells each Kafka source what is out: the progress is read before the
+// flush, so that everything it counts is in the sinks' buffers, which the
+// flush then writes.
+func (r *sqlRun) flushAndCommit(commit bool) error {
+	progress := r.progress()
+	for _, s := range r.sinks {
+		if s != nil && s.file == nil {
+			if err := s.flush(context.Background()); err != nil {
+				return err
+			}
+		}
+	}
+	if commit {
+		for s, p := range progress {
+			s.kafka.Done(p.Merged, p.Complete)
+		}
+	}
+	return nil
+}
+
+// progress is each Kafka source's: the least over the streams it feeds
+// (it writes the same bytes to each).
+func (r *sqlRun) progress() map[*sqlSource]engine.Progress {
+	out := map[*sqlSource]engine.Progress{}
+	for _, s := range r.sources {
+		if s.kafka == nil || len(r.feeds[s]) == 0 {
+			continue
+		}
+		p := engine.Progress{Merged: math.MaxUint64, Complete: math.MaxInt64}
+		for _, st := range r.feeds[s] {
+			q := st.Progress()
+			p.Merged, p.Complete = min(p.Merged, q.Merged), min(p.Complete, q.Complete)
+		}
+		out[s] = p
+	}
+	return out
+}
+
+// commitOffsets, once the run has drained and its outputs are written
+// (files committed), tells each Kafka source that everything it fed is
+// out.
+func (r *sqlRun) commitOffsets() {
+	for s := range r.progress() {
+		s.kafka.Done(math.MaxUint64, math.MaxInt64)
+	}
 }
 
 func (r *sqlRun) source(name string) *sqlSource {

@@ -2,15 +2,20 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
+	kafkasink "github.com/saber-hx/saber-hx/sink/kafka"
+	redissink "github.com/saber-hx/saber-hx/sink/redis"
 	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -20,15 +25,38 @@ import (
 // file (package sink: committed only when the run succeeds). It reads the
 // engine's output tuples (Spec.Tuples: for an aggregation one tuple per
 // row, the window start first), so that every query shape goes one way.
+//
+// Rows may instead go to a Kafka topic (one record a row, its key the text
+// of the key column) or to Redis (a hash a row, or YSB's layout). The
+// merging worker writes rows and the run's flusher flushes from another
+// goroutine: mu serialises them, per batch of tuples, not per row.
 type rowSink struct {
 	format string // "csv" or "json"
-	where  string // the file, or "stdout"
+	where  string // the file, "stdout", "kafka topic T" or "redis ADDR"
 	file   *sink.File
-	w      *bufio.Writer
+	w      *bufio.Writer // nil for kafka and redis
 	cols   []sinkColumn
 	size   int // output tuple size
 	line   []byte
+
+	mu     sync.Mutex
+	kafka  *kafkasink.Sink
+	keyCol int // kafka: the column whose text is the key; -1: none
+	key    []byte
+	hash   *redissink.Hash
+	view   rowView // hash: the row being added
+	ysbOut *redissink.YSB
+	// ysb: the columns of the campaign, the window start and the count.
+	campaign, start, count int
 }
+
+// rowView is a row as redissink reads it.
+type rowView struct {
+	s *rowSink
+	t []byte
+}
+
+func (v *rowView) AppendColumn(dst []byte, col int) []byte { return v.s.text(dst, v.s.cols[col], v.t) }
 
 // sinkColumn is one output column: where its value is in the tuple and
 // how it is written.
@@ -43,8 +71,14 @@ type sinkColumn struct {
 	span int64
 }
 
+// newRowSink: w nil for a sink that is not a stream of lines (kafka,
+// redis), which the caller then sets up.
 func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (*rowSink, error) {
-	s := &rowSink{format: format, where: where, file: f, w: bufio.NewWriterSize(w, 64<<10), size: q.Output.TupleSize}
+	s := &rowSink{format: format, where: where, file: f, size: q.Output.TupleSize, keyCol: -1}
+	s.view.s = s
+	if w != nil {
+		s.w = bufio.NewWriterSize(w, 64<<10)
+	}
 	for _, c := range q.Columns {
 		sc := sinkColumn{name: c.Name, uuid: c.Type == "UUID", labels: c.Labels}
 		if c.Kind == sql.WindowEnd {
@@ -60,7 +94,7 @@ func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (
 		}
 		s.cols = append(s.cols, sc)
 	}
-	if format == "csv" {
+	if format == "csv" && s.w != nil {
 		for i, c := range s.cols {
 			if i > 0 {
 				s.line = append(s.line, ',')
@@ -77,14 +111,94 @@ func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (
 
 // tuples is the query's Spec.Tuples: b holds whole output tuples.
 func (s *rowSink) tuples(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for off := 0; off+s.size <= len(b); off += s.size {
-		s.line = s.row(s.line[:0], b[off:off+s.size])
-		if _, err := s.w.Write(s.line); err != nil {
-			return fmt.Errorf("write %s: %w", s.where, err)
+		t := b[off : off+s.size]
+		switch {
+		case s.kafka != nil:
+			s.line = s.row(s.line[:0], t)
+			var key []byte
+			if s.keyCol >= 0 {
+				s.key = s.text(s.key[:0], s.cols[s.keyCol], t)
+				key = s.key
+			}
+			s.kafka.Append(key, s.line[:len(s.line)-1]) // a record, not a line
+		case s.hash != nil:
+			s.view.t = t
+			s.hash.Add(&s.view)
+		case s.ysbOut != nil:
+			var campaign [16]byte
+			copy(campaign[:], s.bytes(s.cols[s.campaign], t))
+			s.ysbOut.Add(campaign, s.int(s.cols[s.start], t), s.int(s.cols[s.count], t))
+		default:
+			s.line = s.row(s.line[:0], t)
+			if _, err := s.w.Write(s.line); err != nil {
+				return fmt.Errorf("write %s: %w", s.where, err)
+			}
 		}
 	}
 	return nil
 }
+
+// flush writes what the sink buffers: to the file or stdout, the broker
+// (acknowledged) or Redis.
+func (s *rowSink) flush(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	switch {
+	case s.kafka != nil:
+		err = s.kafka.Flush(ctx)
+	case s.hash != nil:
+		err = s.hash.Flush(ctx)
+	case s.ysbOut != nil:
+		err = s.ysbOut.Flush(ctx)
+	default:
+		err = s.w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", s.where, err)
+	}
+	return nil
+}
+
+// close closes a kafka or redis sink's client.
+func (s *rowSink) close() error {
+	switch {
+	case s.kafka != nil:
+		return s.kafka.Close()
+	case s.hash != nil:
+		return s.hash.Close()
+	case s.ysbOut != nil:
+		return s.ysbOut.Close()
+	}
+	return nil
+}
+
+func (s *rowSink) bytes(c sinkColumn, t []byte) []byte { return t[c.attr.Offset : c.attr.Offset+c.attr.Size] }
+
+// int is an integer column's value (window_end's too).
+func (s *rowSink) int(c sinkColumn, t []byte) int64 {
+	b := s.bytes(c, t)
+	var v int64
+	if c.attr.Type == query.Int32 {
+		v = int64(int32(binary.LittleEndian.Uint32(b)))
+	} else {
+		v = int64(binary.LittleEndian.Uint64(b))
+	}
+	if c.end {
+		if v > math.MaxInt64-c.span {
+			return math.MaxInt64
+		}
+		v += c.span
+	}
+	return v
+}
+
+// text appends column c of tuple t as plain text (no CSV quoting, no
+// JSON string): a Kafka key, a Redis field.
+func (s *rowSink) text(dst []byte, c sinkColumn, t []byte) []byte { return s.appendValue(dst, c, t, "text") }
 
 // row appends one tuple as a CSV or JSON line.
 func (s *rowSink) row(dst, t []byte) []byte {
@@ -111,32 +225,22 @@ func (s *rowSink) row(dst, t []byte) []byte {
 // shortest form that reads back exactly, UUIDs in lowercase canonical text,
 // ENUMs as their labels, other bytes in hex (strings in JSON).
 func (s *rowSink) value(dst []byte, c sinkColumn, t []byte) []byte {
-	b := t[c.attr.Offset : c.attr.Offset+c.attr.Size]
-	json := s.format == "json"
+	return s.appendValue(dst, c, t, s.format)
+}
+
+// appendValue is value in format csv, json or text (as it is).
+func (s *rowSink) appendValue(dst []byte, c sinkColumn, t []byte, format string) []byte {
+	b := s.bytes(c, t)
+	json := format == "json"
 	switch c.attr.Type {
 	case query.Int32, query.Int64:
-		var v int64
-		if c.attr.Type == query.Int32 {
-			v = int64(int32(binary.LittleEndian.Uint32(b)))
-		} else {
-			v = int64(binary.LittleEndian.Uint64(b))
-		}
-		if c.end {
-			if v > math.MaxInt64-c.span {
-				v = math.MaxInt64
-			} else {
-				v += c.span
-			}
-		}
+		v := s.int(c, t)
 		if c.labels != nil {
 			label := fmt.Sprint(v) // a code no label has: its number
 			if v >= 0 && v < int64(len(c.labels)) {
 				label = c.labels[v]
 			}
-			if json {
-				return strconv.AppendQuote(dst, label)
-			}
-			return appendCSVField(dst, label)
+			return appendText(dst, label, format)
 		}
 		return strconv.AppendInt(dst, v, 10)
 	case query.Float32, query.Float64:
@@ -158,10 +262,18 @@ func (s *rowSink) value(dst []byte, c sinkColumn, t []byte) []byte {
 	} else {
 		text = `\x` + hex.EncodeToString(b)
 	}
-	if json {
+	return appendText(dst, text, format)
+}
+
+// appendText appends a text value: quoted in JSON, a field in CSV.
+func appendText(dst []byte, text, format string) []byte {
+	switch format {
+	case "json":
 		return strconv.AppendQuote(dst, text)
+	case "csv":
+		return appendCSVField(dst, text)
 	}
-	return appendCSVField(dst, text)
+	return append(dst, text...)
 }
 
 // appendCSVField appends s, quoted where it holds a comma, a quote or a
@@ -187,9 +299,9 @@ func appendCSVField(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// openSinks opens every query's output: a CREATE SINK's file, or stdout (or
-// --output) for a plain SELECT; a view without a sink writes nowhere. At
-// most one query may write to stdout.
+// openSinks opens every query's output: a CREATE SINK's file, topic or
+// Redis server, or stdout (or --output) for a plain SELECT; a view without
+// a sink writes nowhere. At most one query may write to stdout.
 func (r *sqlRun) openSinks(stdout io.Writer) error {
 	r.specs = r.prog.Specs()
 	r.sinks = make([]*rowSink, len(r.prog.Queries))
@@ -206,13 +318,16 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 		}
 		var s *rowSink
 		var err error
-		if path == "-" {
+		switch {
+		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
+			s, err = openServiceSink(q)
+		case path == "-":
 			if r.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
 			}
 			r.toStdout = true
 			s, err = newRowSink(q, format, "stdout", stdout, nil)
-		} else {
+		default:
 			var f *sink.File
 			if f, err = sink.Create(path, r.inputs()...); err != nil {
 				return fmt.Errorf("query %s: %w", q.Name, err)
@@ -229,16 +344,73 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 	return nil
 }
 
+// openServiceSink opens a kafka or redis sink, its client connected.
+func openServiceSink(q *sql.Query) (*rowSink, error) {
+	k := q.Sink
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	col := func(name string) int {
+		for i, c := range q.Columns {
+			if c.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	if k.Connector == "kafka" {
+		format := k.Format
+		if format == "" {
+			format = "json"
+		}
+		s, err := newRowSink(q, format, "kafka topic "+k.Topic, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if k.Key != "" {
+			s.keyCol = col(k.Key)
+		}
+		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic}); err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.Name, err)
+		}
+		return s, nil
+	}
+	s, err := newRowSink(q, "text", "redis "+k.Addr, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if k.Layout == "ysb" {
+		s.campaign, s.start = col("campaign_id"), col("window_start")
+		if len(k.Fields) > 0 {
+			s.count = col(k.Fields[0])
+		}
+		if s.campaign < 0 || s.start < 0 || len(k.Fields) == 0 || s.count < 0 {
+			return nil, fmt.Errorf("query %s: the ysb layout needs the columns campaign_id, window_start and a count", q.Name)
+		}
+		if s.ysbOut, err = redissink.NewYSB(ctx, redissink.YSBConfig{Addr: k.Addr}); err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.Name, err)
+		}
+		return s, nil
+	}
+	names := make([]string, len(q.Columns))
+	for i, c := range q.Columns {
+		names[i] = c.Name
+	}
+	if s.hash, err = redissink.NewHash(ctx, redissink.HashConfig{Addr: k.Addr, KeyTemplate: k.KeyTemplate, Columns: names, Fields: k.Fields}); err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	return s, nil
+}
+
 // commitSinks flushes every output and, with files true, commits the
 // files (an interrupted run commits none: they are aborted, and keep what
-// they held; what went to stdout is flushed either way).
+// they held; what went to stdout, a topic or Redis is flushed either way).
 func (r *sqlRun) commitSinks(files bool) error {
 	for _, s := range r.sinks {
 		if s == nil || (s.file != nil && !files) {
 			continue
 		}
-		if err := s.w.Flush(); err != nil {
-			return fmt.Errorf("write %s: %w", s.where, err)
+		if err := s.flush(context.Background()); err != nil {
+			return err
 		}
 		if s.file != nil {
 			if err := s.file.Commit(); err != nil {
@@ -259,11 +431,18 @@ func (r *sqlRun) files() bool {
 	return false
 }
 
-// abortSinks removes the temporary files of what was not committed.
+// abortSinks removes the temporary files of what was not committed and
+// closes the clients of topics and Redis.
 func (r *sqlRun) abortSinks() {
 	for _, s := range r.sinks {
-		if s != nil && s.file != nil {
+		if s == nil {
+			continue
+		}
+		if s.file != nil {
 			_ = s.file.Abort()
+		}
+		if err := s.close(); err != nil {
+			fmt.Fprintf(r.stderr, "saber-hx: warning: %s: %v\n", s.where, err)
 		}
 	}
 }

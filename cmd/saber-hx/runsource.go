@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/metrics"
 	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/workloads"
 )
@@ -24,6 +26,7 @@ type sqlSource struct {
 	r        io.Reader      // the bytes: the file, or a pollable standard input
 	restore  func()         // undoes Pollable
 	records  *source.Reader // csv, json
+	kafka    *kafka.Source  // connector = 'kafka'
 	gen      workloads.Generator
 	deadline time.Duration // a generator's
 	tuples   uint64        // tuples fed
@@ -31,9 +34,14 @@ type sqlSource struct {
 
 // openSources opens every source before anything runs, so that a missing
 // file is reported first.
-func (r *sqlRun) openSources(duration time.Duration) error {
+// A kafka source runs until the run is interrupted, or for duration
+// where durationGiven.
+func (r *sqlRun) openSources(duration time.Duration, durationGiven bool) error {
 	for _, s := range r.prog.Sources {
 		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: duration}
+		if s.Connector == "kafka" && !durationGiven {
+			ss.deadline = 0
+		}
 		r.sources = append(r.sources, ss)
 		switch s.Connector {
 		case "generator":
@@ -59,6 +67,11 @@ func (r *sqlRun) openSources(duration time.Duration) error {
 				return usagef("source %s: %v", s.Name, err)
 			}
 			ss.file, ss.r = f, f
+		case "kafka":
+			if err := ss.openKafka(r.stderr); err != nil {
+				return err
+			}
+			continue
 		default:
 			return usagef("source %s: connector %q is not supported by run", s.Name, s.Connector)
 		}
@@ -91,8 +104,66 @@ func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
 	return source.NewJSONDecoder(l, source.JSONOptions{Options: o})
 }
 
+// openKafka opens a kafka source: its records decoded as the source's
+// format (binary: the record is the tuple), the event time at offset 0 as
+// every source's.
+func (s *sqlSource) openKafka(stderr io.Writer) error {
+	src := s.src
+	s.name = "kafka topic " + src.Topic
+	start := kafka.Earliest
+	if src.Start == "latest" {
+		start = kafka.Latest
+	}
+	cfg := kafka.Config{Brokers: src.Brokers, Topic: src.Topic, Group: src.Group, Start: start, IdleTimeout: src.IdleTimeout,
+		TupleSize: src.Schema.TupleSize, Logger: func(format string, args ...any) {
+			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
+		}}
+	if src.Format == "binary" {
+		onErr, err := source.ParseOnError(src.OnError)
+		if err != nil {
+			return usagef("source %s: %v", src.Name, err)
+		}
+		cfg.Binary, cfg.OnError = true, onErr
+	} else {
+		d, err := newDecoder(src, s.name)
+		if err != nil {
+			return usagef("source %s: %v", src.Name, err)
+		}
+		cfg.Decoder = d
+	}
+	// Open only checks the brokers and the topic: give it a bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	k, err := kafka.Open(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src.Name, err)
+	}
+	s.kafka = k
+	return nil
+}
+
+// kafkaCounts are a Kafka source's counters as the metrics server reads
+// them: records, bytes and malformed, and each partition's lag.
+func kafkaCounts(k *kafka.Source) metrics.SourceStats {
+	return metrics.SourceFunc(func() metrics.SourceCounts {
+		st := k.Stats()
+		c := metrics.SourceCounts{Records: uint64(st.Records), Bytes: uint64(st.Bytes), Malformed: uint64(st.Malformed)}
+		for _, p := range st.Partitions {
+			if p.High >= 0 && p.Next >= 0 {
+				c.Lag = append(c.Lag, metrics.PartitionLag{Partition: p.Partition, Lag: p.High - p.Next})
+			}
+		}
+		return c
+	})
+}
+
 func (r *sqlRun) closeSources() {
 	for _, s := range r.sources {
+		if s.kafka != nil {
+			if err := s.kafka.Close(); err != nil {
+				fmt.Fprintf(r.stderr, "saber-hx: warning: source %s: %v\n", s.src.Name, err)
+			}
+		}
 		s.restore()
 		if s.file != nil {
 			s.file.Close()
@@ -102,6 +173,9 @@ func (r *sqlRun) closeSources() {
 
 // malformed is the records a csv or json source skipped (on_error = 'skip').
 func (s *sqlSource) malformed() uint64 {
+	if s.kafka != nil {
+		return uint64(s.kafka.Stats().Malformed)
+	}
 	if s.records == nil {
 		return 0
 	}
@@ -113,6 +187,11 @@ func (s *sqlSource) malformed() uint64 {
 // cancelled. A blocked read of standard input (or a FIFO) is ended on
 // cancellation through its read deadline.
 func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk int) error {
+	if s.kafka != nil && s.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.deadline)
+		defer cancel()
+	}
 	if d, ok := s.r.(source.ReadDeadliner); ok {
 		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 		defer stop()
@@ -127,8 +206,9 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 	start := time.Now()
 	end := start.Add(s.deadline)
 	var offset int64
+	lastFlush := start
 	for ctx.Err() == nil {
-		n, err := s.next(buf, offset)
+		n, err := s.next(ctx, buf, offset)
 		if n > 0 {
 			for _, st := range streams {
 				if werr := st.Write(buf[:n]); werr != nil {
@@ -137,6 +217,21 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 			}
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
+		}
+		if s.kafka != nil {
+			if err == errLinger {
+				err = nil
+			}
+			// A live topic's records go out within kafkaLinger of their
+			// arrival, in tasks as full as the rate makes them.
+			if now := time.Now(); now.Sub(lastFlush) >= kafkaLinger {
+				lastFlush = now
+				for _, st := range streams {
+					if ferr := st.Flush(); ferr != nil {
+						return ferr
+					}
+				}
+			}
 		}
 		if r := s.src.Rate; s.gen != nil && r > 0 {
 			// Paced: tuple k goes out no earlier than k/rate after the start.
@@ -149,6 +244,9 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		if err == io.EOF || (s.gen != nil && time.Now().After(end)) {
 			return nil
 		}
+		if s.kafka != nil && ctx.Err() != nil {
+			return nil // --duration over, or interrupted
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // the read was ended by the interrupt
@@ -159,10 +257,32 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 	return nil
 }
 
+// kafkaLinger is how long a Kafka source's tuples may wait in a partial
+// task before it is dispatched (Stream.Flush): the latency a trickle of
+// records adds, against tasks cut small.
+const kafkaLinger = 100 * time.Millisecond
+
+// errLinger is next's: the Kafka source had nothing for kafkaLinger.
+var errLinger = errors.New("linger")
+
 // next fills buf with whole tuples: n bytes, io.EOF at the end.
-func (s *sqlSource) next(buf []byte, offset int64) (int, error) {
+func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, error) {
 	ts := s.src.Schema.TupleSize
 	switch {
+	case s.kafka != nil:
+		// A topic with nothing new blocks FillSome: end the wait after
+		// kafkaLinger, so that feed flushes the partial task.
+		lctx, cancel := context.WithTimeout(ctx, kafkaLinger)
+		n, err := s.kafka.FillSome(lctx, buf)
+		cancel()
+		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+			return n, errLinger
+		}
+		var se *source.Error
+		if errors.As(err, &se) {
+			return n, usageError{err}
+		}
+		return n, err
 	case s.gen != nil:
 		s.gen.Fill(buf, uint64(offset)/uint64(ts))
 		return len(buf), nil

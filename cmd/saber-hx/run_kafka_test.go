@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
+)
+
+// TestRunKafkaToKafkaAndRedis runs a SQL query reading JSON records from a
+// Kafka topic of four partitions (a real Kafka-protocol broker on
+// loopback) into a Kafka sink, read back with kcat (an independent
+// client), and a Redis hash sink on a real redis-server: both hold exactly
+// the counts computed here, and the group's committed offsets are the ends
+// of every partition (every record is out).
+func TestRunKafkaToKafkaAndRedis(t *testing.T) {
+	kafkatest.Kcat(t) // skips (or fails with SABER_HX_REQUIRE_SERVERS=1) without kcat
+	cluster := kafkatest.Start(t, 4, "events", "counts")
+	rds := redistest.Start(t)
+
+	// Event times rise and records go round robin: each partition is in
+	// order, so the source's merge restores the global order and no
+	// record is late.
+	type key struct{ start, cat int64 }
+	type agg struct{ n, sum int64 }
+	want := map[key]agg{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	const n = 5000
+	var recs []*kgo.Record
+	for i := range n {
+		ts, cat, v := int64(i*3), int64(i%5), int64(i%7)
+		recs = append(recs, &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
+		k := key{ts / 100 * 100, cat}
+		a := want[k]
+		want[k] = agg{a.n + 1, a.sum + v}
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'run-test', format = 'json', idle_timeout = '200ms');
+CREATE SINK to_kafka AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
+CREATE SINK to_redis AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{cat}', flush = '100ms');
+`, cluster.Addr, rds.Addr)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-e", sqlText, "--duration", "3s", "--workers", "2", "--json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	var sum runSummary
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum))
+	assert.Equal(t, uint64(n), sum.Tuples)
+	require.Len(t, sum.Queries, 2)
+	assert.Equal(t, "kafka topic counts", sum.Queries[0].Output)
+	assert.Equal(t, "redis "+rds.Addr, sum.Queries[1].Output)
+
+	// The Kafka sink, read by kcat: one JSON record per row, keyed by cat.
+	out := kafkatest.RunKcat(t, nil, "-C", "-b", cluster.Addr, "-t", "counts", "-e", "-q", "-f", "%k\t%s\n")
+	got := map[key]agg{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, ok := strings.Cut(line, "\t")
+		require.True(t, ok, line)
+		var row struct{ Window_start, Cat, N, S int64 }
+		require.NoError(t, json.Unmarshal([]byte(v), &row), v)
+		assert.Equal(t, fmt.Sprint(row.Cat), k, "the record's key is its cat")
+		kk := key{row.Window_start, row.Cat}
+		require.NotContains(t, got, kk, "one row per window and cat")
+		got[kk] = agg{row.N, row.S}
+	}
+	assert.Equal(t, want, got, "kafka sink")
+
+	// The Redis sink: one hash per row.
+	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
+	defer rc.Close()
+	ctx := context.Background()
+	keys, err := rc.Keys(ctx, "w:*").Result()
+	require.NoError(t, err)
+	assert.Len(t, keys, len(want))
+	for k, a := range want {
+		h, err := rc.HGetAll(ctx, fmt.Sprintf("w:%d:%d", k.start, k.cat)).Result()
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"n": fmt.Sprint(a.n), "s": fmt.Sprint(a.sum)}, h, "redis hash of %+v", k)
+	}
+
+	// Every record is out: the group committed each partition's end.
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, "run-test")
+	require.NoError(t, err)
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "events")
+	require.NoError(t, err)
+	committed := 0
+	ends.Each(func(e kadm.ListedOffset) {
+		o, ok := offs.Lookup("events", e.Partition)
+		if assert.True(t, ok, "partition %d committed", e.Partition) {
+			assert.Equal(t, e.Offset, o.At, "partition %d", e.Partition)
+			committed++
+		}
+	})
+	assert.Equal(t, 4, committed)
+}
