@@ -176,7 +176,9 @@ func (s *rowSink) close() error {
 	return nil
 }
 
-func (s *rowSink) bytes(c sinkColumn, t []byte) []byte { return t[c.attr.Offset : c.attr.Offset+c.attr.Size] }
+func (s *rowSink) bytes(c sinkColumn, t []byte) []byte {
+	return t[c.attr.Offset : c.attr.Offset+c.attr.Size]
+}
 
 // int is an integer column's value (window_end's too).
 func (s *rowSink) int(c sinkColumn, t []byte) int64 {
@@ -198,7 +200,9 @@ func (s *rowSink) int(c sinkColumn, t []byte) int64 {
 
 // text appends column c of tuple t as plain text (no CSV quoting, no
 // JSON string): a Kafka key, a Redis field.
-func (s *rowSink) text(dst []byte, c sinkColumn, t []byte) []byte { return s.appendValue(dst, c, t, "text") }
+func (s *rowSink) text(dst []byte, c sinkColumn, t []byte) []byte {
+	return s.appendValue(dst, c, t, "text")
+}
 
 // row appends one tuple as a CSV or JSON line.
 func (s *rowSink) row(dst, t []byte) []byte {
