@@ -115,10 +115,6 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 	closeSrc := sync.OnceValue(src.Close)
 	defer closeSrc()
 
-	// complete: every window ending at or before it has been emitted (and
-	// so Added to out); windows are emitted in order.
-	var complete atomic.Int64
-	complete.Store(minInt64)
 	var rows atomic.Int64
 	emit := func(w *engine.Window) error {
 		for i := range w.Rows() {
@@ -127,7 +123,6 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 			out.Add(id, w.Start, w.Agg(i, AggCount))
 		}
 		rows.Add(int64(w.Rows()))
-		complete.Store(w.Start + WindowMs)
 		return nil
 	}
 	q := Query(camps, WindowMs)
@@ -149,15 +144,16 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		defer cancel()
 	}
 	// flush writes the windows emitted so far, then lets the source commit
-	// the records whose windows are written.
+	// the records whose windows are written: the progress read before the
+	// flush, so that what it covers is in the flushed windows.
 	var flushes atomic.Int64
 	flush := func(c context.Context) error {
-		pos, done := stream.Stats().Bytes, complete.Load()
+		p := stream.Progress()
 		if err := out.Flush(c); err != nil {
 			return err
 		}
 		flushes.Add(1)
-		src.Done(pos, done)
+		src.Done(p.Merged, p.Complete)
 		return nil
 	}
 	flushErr := make(chan error, 1)
@@ -214,11 +210,11 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		return res, err
 	}
 	res.Windows, res.Flushes = rows.Load(), flushes.Load()
+	// Closing commits the last offsets; the stats count that commit.
+	err = closeSrc()
 	res.Source = src.Stats()
-	if err := closeSrc(); err != nil {
+	if err != nil {
 		return res, err
 	}
 	return res, nil
 }
-
-const minInt64 = -1 << 63

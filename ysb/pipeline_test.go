@@ -3,6 +3,7 @@ package ysb
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -76,5 +77,55 @@ func TestPipeline(t *testing.T) {
 			assert.Len(t, res.Mismatches, len(ws))
 			assert.Equal(t, int64(-1), res.Mismatches[0].Got)
 		})
+	}
+}
+
+// TestRunKafkaGroupResumes: with a group, a run commits what it wrote to
+// Redis; a second run of the group reads nothing again, and Redis still
+// checks. No goroutine is left behind.
+func TestRunKafkaGroupResumes(t *testing.T) {
+	cl := redisClient(t)
+	k := kafkatest.Start(t, 3)
+	ctx := context.Background()
+	gen := GenConfig{Campaigns: 5, AdsPerCampaign: 4, Seed: 8, TuplesPerMs: 1}
+	g, err := NewGenerator(gen)
+	require.NoError(t, err)
+	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
+	require.NoError(t, err)
+	var log bytes.Buffer
+	pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "t", Gen: gen, Rate: 2000, Duration: time.Second, SkewMs: 300, Log: &log})
+	require.NoError(t, err)
+
+	before := runtime.NumGoroutine()
+	kc := KafkaRunConfig{Brokers: []string{k.Addr}, Topic: "t", Group: "ysb", Redis: cl.Options().Addr, StopAtEnd: true, FlushEvery: 20 * time.Millisecond}
+	r1, err := RunKafka(ctx, engine.Config{Workers: 2, TaskSize: 8 * TupleSize}, kc)
+	require.NoError(t, err)
+	assert.Equal(t, pres.Events, r1.Source.Tuples)
+	assert.Positive(t, r1.Source.Commits)
+	r2, err := RunKafka(ctx, engine.Config{Workers: 2, TaskSize: 8 * TupleSize}, kc)
+	require.NoError(t, err)
+	assert.Zero(t, r2.Source.Tuples, "the group's offsets were committed")
+	assertNoGoroutinesLeft(t, before)
+
+	el, err := ReadEventLog(&log, "log")
+	require.NoError(t, err)
+	res, err := Check(ctx, cl, el, 0)
+	require.NoError(t, err)
+	assert.Empty(t, res.Mismatches)
+}
+
+// assertNoGoroutinesLeft waits a little for the goroutine count to come
+// back to before (by hand: testify's Eventually runs its condition on a
+// goroutine of its own).
+func assertNoGoroutinesLeft(t *testing.T, before int) {
+	t.Helper()
+	n := runtime.NumGoroutine()
+	for i := 0; i < 500 && n > before; i++ {
+		time.Sleep(10 * time.Millisecond)
+		n = runtime.NumGoroutine()
+	}
+	if !assert.LessOrEqual(t, n, before, "goroutines left") {
+		buf := make([]byte, 1<<20)
+		t.Logf("%s", buf[:runtime.Stack(buf, true)])
 	}
 }
