@@ -1,0 +1,254 @@
+// Package checkpoint stores a run's checkpoints: numbered payloads
+// (epochs) written atomically into a directory, the last two kept, read
+// back with their integrity checked.
+//
+// A checkpoint file is named ckpt-EPOCH.bin (EPOCH: 20 decimal digits, so
+// that names sort by epoch) and holds a header and the payload:
+//
+//	magic    8 bytes  "SHXCKPT\x00"
+//	version  uint32   little-endian, Version
+//	epoch    uint64   the epoch, as in the name
+//	length   uint64   the payload's bytes
+//	crc      uint32   CRC-32C (Castagnoli) of the header's first 28 bytes and the payload
+//	payload  length bytes
+//
+// Write goes through a temporary file (".ckpt-*.tmp" in the same
+// directory), fsyncs it, renames it into place and fsyncs the directory:
+// a crash leaves either the previous checkpoints or the new one, and at
+// worst a temporary file, which Latest ignores and the next Write removes.
+// Latest returns the newest checkpoint that checks (magic, version, epoch
+// against the name, length against the file, checksum), and reports every
+// newer one it had to pass over, so that a torn or corrupt newest file
+// falls back to the previous one.
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Version is the file format's version.
+const Version = 1
+
+const (
+	magic      = "SHXCKPT\x00"
+	headerSize = 8 + 4 + 8 + 8 + 4
+	prefix     = "ckpt-"
+	suffix     = ".bin"
+	tmpPrefix  = ".ckpt-"
+	tmpSuffix  = ".tmp"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrNone is Latest's error where the directory holds no valid checkpoint
+// (none at all, or only invalid ones: see Skipped).
+var ErrNone = errors.New("no valid checkpoint")
+
+// Dir is a checkpoint directory.
+type Dir struct {
+	Path string
+	// Keep is how many checkpoints Write leaves (the newest); 0: 2.
+	Keep int
+	// BeforeRename, if set, runs after the temporary file is written and
+	// synced and before it is renamed into place (tests: a crash there).
+	BeforeRename func()
+}
+
+// Checkpoint is one checkpoint read back.
+type Checkpoint struct {
+	Epoch   uint64
+	Payload []byte
+	Path    string
+	// Skipped are the newer files that did not check, newest first, each
+	// error naming the file and what is wrong with it.
+	Skipped []error
+}
+
+// Write stores payload as epoch in dir (see Dir.Write).
+func Write(dir string, epoch uint64, payload []byte) error {
+	return (&Dir{Path: dir}).Write(epoch, payload)
+}
+
+// Latest reads the newest valid checkpoint of dir (see Dir.Latest).
+func Latest(dir string) (*Checkpoint, error) { return (&Dir{Path: dir}).Latest() }
+
+// Name is the file name of epoch's checkpoint.
+func Name(epoch uint64) string { return fmt.Sprintf("%s%020d%s", prefix, epoch, suffix) }
+
+// Encode returns the file contents of epoch's checkpoint of payload.
+func Encode(epoch uint64, payload []byte) []byte {
+	b := make([]byte, headerSize, headerSize+len(payload))
+	copy(b, magic)
+	binary.LittleEndian.PutUint32(b[8:], Version)
+	binary.LittleEndian.PutUint64(b[12:], epoch)
+	binary.LittleEndian.PutUint64(b[20:], uint64(len(payload)))
+	crc := crc32.Update(crc32.Checksum(b[:28], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(b[28:], crc)
+	return append(b, payload...)
+}
+
+// Decode checks a checkpoint file's contents and returns its epoch and
+// payload (a subslice of b).
+func Decode(b []byte) (epoch uint64, payload []byte, err error) {
+	if len(b) < headerSize {
+		return 0, nil, fmt.Errorf("truncated: %d bytes, shorter than the %d-byte header", len(b), headerSize)
+	}
+	if string(b[:8]) != magic {
+		return 0, nil, errors.New("not a checkpoint (bad magic)")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != Version {
+		return 0, nil, fmt.Errorf("version %d, want %d", v, Version)
+	}
+	epoch = binary.LittleEndian.Uint64(b[12:])
+	n := binary.LittleEndian.Uint64(b[20:])
+	if n != uint64(len(b)-headerSize) {
+		return 0, nil, fmt.Errorf("truncated or extended: payload of %d bytes, header says %d", len(b)-headerSize, n)
+	}
+	payload = b[headerSize:]
+	crc := crc32.Update(crc32.Checksum(b[:28], castagnoli), castagnoli, payload)
+	if want := binary.LittleEndian.Uint32(b[28:]); crc != want {
+		return 0, nil, fmt.Errorf("checksum %08x, header says %08x: corrupt", crc, want)
+	}
+	return epoch, payload, nil
+}
+
+// Write stores payload as checkpoint epoch, atomically, and then removes
+// all but the newest Keep checkpoints and any temporary file left by an
+// earlier crash.
+func (d *Dir) Write(epoch uint64, payload []byte) error {
+	if err := os.MkdirAll(d.Path, 0o755); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+	}
+	f, err := os.CreateTemp(d.Path, tmpPrefix+"*"+tmpSuffix)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("checkpoint %d: write %s: %w", epoch, tmp, err)
+	}
+	if _, err := f.Write(Encode(epoch, payload)); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("checkpoint %d: close %s: %w", epoch, tmp, err)
+	}
+	if d.BeforeRename != nil {
+		d.BeforeRename()
+	}
+	final := filepath.Join(d.Path, Name(epoch))
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+	}
+	if err := syncDir(d.Path); err != nil {
+		return fmt.Errorf("checkpoint %d: sync directory %s: %w", epoch, d.Path, err)
+	}
+	return d.prune(epoch, filepath.Base(tmp))
+}
+
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// prune removes checkpoints older than the newest Keep and temporary
+// files other than ours (a crash's leftovers: one writer per directory).
+func (d *Dir) prune(epoch uint64, ours string) error {
+	keep := d.Keep
+	if keep <= 0 {
+		keep = 2
+	}
+	ents, err := os.ReadDir(d.Path)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d: prune: %w", epoch, err)
+	}
+	epochs := []uint64{}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, tmpSuffix) && name != ours {
+			os.Remove(filepath.Join(d.Path, name))
+			continue
+		}
+		if ep, ok := parseName(name); ok {
+			epochs = append(epochs, ep)
+		}
+	}
+	slices.Sort(epochs)
+	for len(epochs) > keep {
+		if err := os.Remove(filepath.Join(d.Path, Name(epochs[0]))); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("checkpoint %d: prune: %w", epoch, err)
+		}
+		epochs = epochs[1:]
+	}
+	return nil
+}
+
+func parseName(name string) (uint64, bool) {
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	digits := name[len(prefix) : len(name)-len(suffix)]
+	if len(digits) != 20 {
+		return 0, false
+	}
+	ep, err := strconv.ParseUint(digits, 10, 64)
+	return ep, err == nil
+}
+
+// Latest reads the newest checkpoint that checks. A directory that does
+// not exist or holds none gives ErrNone; newer files that did not check
+// are in Skipped (and, where none checks, in the error).
+func (d *Dir) Latest() (*Checkpoint, error) {
+	ents, err := os.ReadDir(d.Path)
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("checkpoint directory %s: %w", d.Path, ErrNone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint directory %s: %w", d.Path, err)
+	}
+	var epochs []uint64
+	for _, e := range ents {
+		if ep, ok := parseName(e.Name()); ok && e.Type().IsRegular() {
+			epochs = append(epochs, ep)
+		}
+	}
+	slices.Sort(epochs)
+	var skipped []error
+	for i := len(epochs) - 1; i >= 0; i-- {
+		path := filepath.Join(d.Path, Name(epochs[i]))
+		b, err := os.ReadFile(path)
+		if err != nil {
+			skipped = append(skipped, fmt.Errorf("checkpoint %s: %w", path, err))
+			continue
+		}
+		ep, payload, err := Decode(b)
+		if err == nil && ep != epochs[i] {
+			err = fmt.Errorf("holds epoch %d, not its name's", ep)
+		}
+		if err != nil {
+			skipped = append(skipped, fmt.Errorf("checkpoint %s: %w", path, err))
+			continue
+		}
+		return &Checkpoint{Epoch: ep, Payload: payload, Path: path, Skipped: skipped}, nil
+	}
+	return nil, fmt.Errorf("checkpoint directory %s: %w", d.Path, errors.Join(append([]error{ErrNone}, skipped...)...))
+}
