@@ -173,6 +173,9 @@ loop:
 			el = cfg.Duration
 		}
 		due := int64(el.Seconds()*float64(cfg.Rate)) + 1 // the first event at once
+		if cfg.Duration > 0 {
+			due = min(due, int64(cfg.Duration.Seconds()*float64(cfg.Rate)))
+		}
 		if n := due - sent; n > 0 {
 			// One arena and one slice of records per batch, not per event.
 			arena := make([]byte, 0, int(n)*EventJSONMaxLen)
@@ -197,7 +200,9 @@ loop:
 				if part++; int(part) == nParts {
 					part = 0
 				}
-				cl.Produce(ctx, r, done)
+				// Not ctx: an interrupt stops the sending, and what was
+				// handed to the client is still delivered (and logged).
+				cl.Produce(context.Background(), r, done)
 				sent++
 			}
 		}

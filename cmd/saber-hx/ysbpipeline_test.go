@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -139,4 +140,21 @@ func TestYSBKafkaInterrupted(t *testing.T) {
 		total += w.Count
 	}
 	assert.Equal(t, int64(sum.Counted), total)
+}
+
+// TestYSBProduceInterrupted: SIGINT stops the producer with 130 after
+// what it sent is acknowledged and logged.
+func TestYSBProduceInterrupted(t *testing.T) {
+	k := kafkatest.Start(t, 2)
+	logPath := filepath.Join(t.TempDir(), "events.log")
+	s := signalCommand(t, syscall.SIGINT, "acked", time.Minute, "ysb", "produce", "--brokers", k.Addr, "--rate", "500",
+		"--duration", "0", "--log", logPath)
+	require.Equal(t, 130, s.code, s.stderr)
+	assert.Contains(t, s.stdout, "produce interrupted:")
+	f, err := os.Open(logPath)
+	require.NoError(t, err)
+	defer f.Close()
+	el, err := ysb.ReadEventLog(f, logPath)
+	require.NoError(t, err)
+	assert.Contains(t, s.stdout, "produce interrupted: "+strconv.FormatInt(el.Events, 10)+" events")
 }
