@@ -1,0 +1,33 @@
+package redissink
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParseTemplate: any template is parsed or refused, never a panic;
+// a parsed one spells the template again from its parts.
+func FuzzParseTemplate(f *testing.F) {
+	for _, s := range []string{"cm1:{window_start}:{cat}", "{a}{b}", "x", "{", "}", "{}", "{nope}", "a{a}b{b}c"} {
+		f.Add(s)
+	}
+	cols := []string{"a", "b", "window_start", "cat", ""}
+	index := map[string]int{"a": 0, "b": 1, "window_start": 2, "cat": 3, "": 4}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		parts, err := parseTemplate(tmpl, index, cols)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.col < 0 {
+				b.WriteString(p.lit)
+			} else {
+				b.WriteString("{" + cols[p.col] + "}")
+			}
+		}
+		if b.String() != tmpl {
+			t.Fatalf("%q parsed as %q", tmpl, b.String())
+		}
+	})
+}
