@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+// writeChunks writes data to s in random chunks.
+func writeChunks(s *Stream, data []byte, r *rand.Rand, taskSize int) error {
+	for len(data) > 0 {
+		n := min(len(data), 1+r.IntN(2*taskSize))
+		if err := s.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// TestSnapshotRestoreRandomQueries: random queries (tumbling and sliding
+// range windows, groups, HAVING, stateless ones) snapshotted after k
+// tuples; the engine is then abandoned (a crash: Abort, nothing more
+// emitted) and a fresh one restored from the snapshot is fed the rest.
+// What the two emitted together is what the reference, and the
+// uninterrupted engine, give for the whole input, counters included.
+func TestSnapshotRestoreRandomQueries(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	n := 80
+	if testing.Short() {
+		n = 20
+	}
+	crash := errors.New("crash")
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 18))
+		q := randQuery(r, s)
+		q.Window.Type = query.Range
+		require.NoError(t, q.Validate(), "%+v", q)
+		tuples := 100 + r.IntN(3000)
+		data := randData(r, tuples)
+		k := r.IntN(tuples + 1)
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: randTuple * (1 + r.IntN(200)), BufferSize: 1 << 14}
+		for cfg.BufferSize < 2*cfg.TaskSize {
+			cfg.BufferSize *= 2
+		}
+		name := func() string {
+			return "seed " + itoa(seed) + " k " + itoa(k) + " of " + itoa(tuples)
+		}
+		want, err := reference.Evaluate(q, data)
+		require.NoError(t, err)
+		whole, err := collect(t, cfg, q, data, r)
+		require.NoError(t, err)
+
+		got := &reference.Result{}
+		e1, err := Start(cfg, []Spec{specInto(q, got)})
+		require.NoError(t, err)
+		require.NoError(t, writeChunks(e1.Stream(0), data[:k*randTuple], r, cfg.TaskSize), name())
+		require.NoError(t, e1.Stream(0).Flush())
+		snap, err := e1.Snapshot([]byte("x"))
+		require.NoError(t, err, name())
+		snap = snap[1:]
+		before := e1.Stream(0).Stats()
+		e1.Abort(crash)
+		_, err = e1.CloseAll()
+		require.ErrorIs(t, err, crash)
+
+		e2, err := Start(cfg, []Spec{specInto(q, got)})
+		require.NoError(t, err)
+		restored, err := e2.Restore(snap)
+		require.NoError(t, err, name())
+		require.Equal(t, []Restored{{Query: q.Name, Tasks: before.Tasks, Bytes: uint64(k * randTuple)}}, restored, name())
+		after := e2.Stream(0).Stats()
+		assert.Equal(t, before.Tuples, after.Tuples, name())
+		assert.Equal(t, before.Windows, after.Windows, name())
+		assert.Zero(t, after.Bytes, name())
+		require.NoError(t, writeChunks(e2.Stream(0), data[k*randTuple:], r, cfg.TaskSize), name())
+		st, err := e2.CloseAll()
+		require.NoError(t, err, name())
+		got.Counts = reference.Counts{Tuples: st[0].Tuples, Filtered: st[0].Filtered, Unmatched: st[0].Unmatched, Late: st[0].Late, Counted: st[0].Counted}
+		if d := reference.Diff(q, want, got, 1e-9); d != "" {
+			t.Errorf("%s, workers %d, task %d, query where=%v window=%+v group=%v aggs=%v having=%v project=%v: against the reference:\n%s",
+				name(), cfg.Workers, cfg.TaskSize, q.Where, q.Window, q.GroupBy, q.Aggregates, q.Having, q.Project, d)
+		}
+		if d := reference.Diff(q, whole, got, 1e-9); d != "" {
+			t.Errorf("%s: against the uninterrupted engine:\n%s", name(), d)
+		}
+	}
+	assertNoLeak(t, base)
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func snapshotQuery(t *testing.T, w query.Window) *query.Query {
+	q := &query.Query{Name: "q", Schema: randSchema(t), Window: w, GroupBy: []query.Expr{query.C("a")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	require.NoError(t, q.Validate())
+	return q
+}
+
+func TestSnapshotRefusals(t *testing.T) {
+	base := runtime.NumGoroutine()
+	rows := snapshotQuery(t, query.Window{Type: query.Rows, Size: 10, Slide: 5})
+	e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4}, []Spec{{Query: rows, Windows: func(*Window) error { return nil }}})
+	require.NoError(t, err)
+	_, err = e.Snapshot(nil)
+	assert.ErrorIs(t, err, ErrConfig)
+	assert.ErrorContains(t, err, "row window")
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+
+	q := snapshotQuery(t, query.Sliding(10, 5))
+	data := randData(rand.New(rand.NewPCG(1, 1)), 100)
+	e, err = Start(Config{Workers: 1, TaskSize: randTuple * 4}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+	require.NoError(t, err)
+	require.NoError(t, e.Stream(0).Write(data[:randTuple*6]))
+	_, err = e.Snapshot(nil)
+	assert.ErrorContains(t, err, "Flush first")
+	require.NoError(t, e.Stream(0).Flush())
+	snap, err := e.Snapshot(nil)
+	require.NoError(t, err)
+	_, err = e.Restore(snap)
+	assert.ErrorContains(t, err, "took input")
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+
+	// Another query, a truncated snapshot, trailing bytes: refused, and the
+	// engine is left as Start made it.
+	other := snapshotQuery(t, query.Sliding(10, 10))
+	for _, c := range []struct {
+		q    *query.Query
+		snap []byte
+		msg  string
+	}{
+		{other, snap, "window"},
+		{q, snap[:len(snap)-1], "truncated"},
+		{q, append(append([]byte{}, snap...), 0), "after the snapshot"},
+		{&query.Query{Name: "r", Schema: q.Schema, Window: q.Window, GroupBy: q.GroupBy, Aggregates: q.Aggregates}, snap, "\"q\""},
+	} {
+		e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4}, []Spec{{Query: c.q, Windows: func(*Window) error { return nil }}})
+		require.NoError(t, err)
+		_, err = e.Restore(c.snap)
+		assert.ErrorIs(t, err, ErrConfig)
+		assert.ErrorContains(t, err, c.msg)
+		assert.Zero(t, e.Stream(0).Stats().Tuples)
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+	}
+	assertNoLeak(t, base)
+}
