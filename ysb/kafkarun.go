@@ -45,7 +45,16 @@ type KafkaRunConfig struct {
 	// Started, when set, is called once the campaigns are loaded and the
 	// source is open, before the first event is read.
 	Started func(campaigns, ads int)
+	// Flushed, when set, is called after each write to Redis with the
+	// stream's counters (of the tuples merged so far).
+	Flushed func(engine.Stats)
 }
+
+// KafkaLinger is how long tuples may wait in a partial task while the
+// topic has nothing new before the task is dispatched (engine's
+// Stream.Flush): at a low rate windows are emitted without waiting for a
+// task to fill, at the cost of a small task per pause.
+const KafkaLinger = 100 * time.Millisecond
 
 // KafkaRunResult summarises a RunKafka run.
 type KafkaRunResult struct {
@@ -73,8 +82,8 @@ type KafkaRunResult struct {
 // before it returns.
 //
 // A window is emitted when the task that carries the watermark past it
-// is merged: tasks are dispatched when full (cfg.TaskSize), so at a low
-// rate a small task size keeps windows prompt.
+// is merged: tasks are dispatched when full (cfg.TaskSize) or when the
+// topic has had nothing new for KafkaLinger.
 func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaRunResult, error) {
 	var res KafkaRunResult
 	if kc.DelayMs < 0 {
@@ -154,6 +163,9 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		}
 		flushes.Add(1)
 		src.Done(p.Merged, p.Complete)
+		if kc.Flushed != nil {
+			kc.Flushed(stream.Stats())
+		}
 		return nil
 	}
 	flushErr := make(chan error, 1)
@@ -174,7 +186,9 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 			if err != nil {
 				return err
 			}
-			n, err := src.FillSome(runCtx, b)
+			lctx, cancel := context.WithTimeout(runCtx, KafkaLinger)
+			n, err := src.FillSome(lctx, b)
+			cancel()
 			if n > 0 {
 				if cerr := stream.Commit(n); cerr != nil {
 					return cerr
@@ -187,6 +201,11 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 			case runCtx.Err() != nil:
 				interrupted = ctx.Err() != nil
 				return nil
+			case lctx.Err() != nil:
+				// Nothing new for KafkaLinger: hand on the partial task.
+				if err := stream.Flush(); err != nil {
+					return err
+				}
 			default:
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +129,50 @@ func assertNoGoroutinesLeft(t *testing.T, before int) {
 		buf := make([]byte, 1<<20)
 		t.Logf("%s", buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// TestRunKafkaLinger: a few events in a task far from full are merged
+// while the run goes on (the partial task is dispatched once the topic
+// pauses), not only when it ends.
+func TestRunKafkaLinger(t *testing.T) {
+	cl := redisClient(t)
+	k := kafkatest.Start(t, 2)
+	ctx := context.Background()
+	gen := GenConfig{Campaigns: 2, AdsPerCampaign: 2, Seed: 3, TuplesPerMs: 1}
+	g, err := NewGenerator(gen)
+	require.NoError(t, err)
+	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
+	require.NoError(t, err)
+	pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "t", Gen: gen, Rate: 200, Duration: 500 * time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, pres.Events)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	merged := make(chan struct{})
+	var once sync.Once
+	kc := KafkaRunConfig{Brokers: []string{k.Addr}, Topic: "t", Redis: cl.Options().Addr, FlushEvery: 20 * time.Millisecond,
+		Flushed: func(st engine.Stats) {
+			if st.Tuples == uint64(pres.Events) {
+				once.Do(func() { close(merged) })
+			}
+		}}
+	done := make(chan error, 1)
+	var res KafkaRunResult
+	go func() {
+		var err error
+		res, err = RunKafka(runCtx, engine.Config{Workers: 2, TaskSize: 1 << 20}, kc)
+		done <- err
+	}()
+	select {
+	case <-merged:
+	case err := <-done:
+		t.Fatalf("run ended before merging its events: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the events were not merged while the run went on")
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.True(t, res.Interrupted)
+	assert.Equal(t, uint64(pres.Events), res.Stats.Tuples)
 }
