@@ -86,3 +86,60 @@ func BenchmarkWorkloadKernels(b *testing.B) {
 		})
 	}
 }
+
+// TestWorkloadAssemblyDoesNotAllocate: a task of every windowed workload,
+// through its kernel and the window assembler (windows emitted, sliding
+// ones through their aggregator: a running sum for these invertible
+// queries), allocates nothing in steady state. Windows longer than 10 s
+// are cut to 10 s (slide 1 s) so that the warm-up fills them quickly; the
+// layouts and group counts stay the workloads' own.
+func TestWorkloadAssemblyDoesNotAllocate(t *testing.T) {
+	for _, name := range []string{"cm1", "cm2", "sg1", "sg2", "lrb1", "groupby", "agg"} {
+		w, err := workloads.Lookup(name)
+		require.NoError(t, err)
+		p := workloads.DefaultParams()
+		if win := w.DefaultWindow; win.Size > 10000 {
+			win.Size, win.Slide = 10000, 1000
+			p.Window = win
+		}
+		q, err := w.Build(p)
+		require.NoError(t, err)
+		plan, err := kernels.Compile(q)
+		require.NoError(t, err)
+		gen, err := w.NewGenerator(p)
+		require.NoError(t, err)
+		k := plan.NewKernel()
+		asm := window.NewAssembler(plan.Spec, plan.Layout)
+		ts := plan.TupleSize
+		task := make([]byte, (256<<10)/ts*ts)
+		n := uint64(len(task) / ts)
+		var r window.TaskResult
+		var k0, rows uint64
+		emit := func(o *window.Result) error { rows += uint64(len(o.Rows)); return nil }
+		step := func() {
+			gen.Fill(task, k0)
+			r.Reset(plan.Layout)
+			k.Process(task, k0, &r)
+			k0 += n
+			if err := asm.Merge(&r, emit); err != nil {
+				panic(err)
+			}
+		}
+		for range 400 { // past a window and the states' growth
+			step()
+		}
+		// Each run covers a slide's worth of tasks, so that it emits a
+		// window (AllocsPerRun rounds an average below one down to zero).
+		slide := uint64(q.Window.Slide) * uint64(w.DefaultTuplesPerMs)
+		per := max(1, int((slide+n-1)/n))
+		allocs := testing.AllocsPerRun(20, func() {
+			for range per {
+				step()
+			}
+		})
+		assert.Zero(t, allocs, "%s: allocations per slide of %d tasks, kernel and assembly", name, per)
+		assert.Positive(t, rows, name)
+		c := asm.Counters
+		assert.Equal(t, c.Tuples, c.Counted+c.Filtered, "%s: every tuple counted or filtered, none late", name)
+	}
+}
