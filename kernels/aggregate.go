@@ -25,8 +25,8 @@ type aggArg struct {
 }
 
 // groupMode is how the aggregate kernel finds a tuple's group, chosen when
-// the kernel is made: each mode has a loop of its own (countRun), so that
-// the loop over tuples does not switch on it.
+// the kernel is made: each mode has a count loop of its own (fold.go), so
+// that the loop over tuples does not switch on it.
 type groupMode uint8
 
 const (
@@ -44,8 +44,10 @@ const smallCache = 4096
 // aggregateKernel runs WHERE, a static join, GROUP BY and aggregates per
 // pane. Per chunk: positions and the watermark before each tuple (one pass
 // over every tuple), WHERE narrows the selection, the join probes the
-// selected tuples and drops the unmatched, the arguments are evaluated, and
-// one loop over the selection folds tuples into pane fragments.
+// selected tuples and drops the unmatched, the arguments (and hashed key
+// words) are evaluated; then, per run of tuples in one pane, the group
+// mode's count loop finds and counts each tuple's group and each
+// aggregate's fold loop combines its argument into the pane fragment.
 type aggregateKernel struct {
 	tupleSize int
 	spec      window.Spec
@@ -69,7 +71,7 @@ type aggregateKernel struct {
 	pos, wmb []int64 // per chunk: window position, watermark before the tuple
 	sel      []int32
 	ord      []int32
-	khi, klo []uint64 // groupWords: per chunk, the key words
+	khi, klo []uint64 // groupWords, groupBytes: per chunk, the key words
 	run      []int32  // the tuples of the chunk in the current pane's run
 	grp      []int32  // their group slots, by run index
 
