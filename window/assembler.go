@@ -41,8 +41,11 @@ type paneAcc struct {
 // O(1) pane merges amortized, whatever the number of panes per window. A
 // pane enters the aggregator when the first window holding it is emitted;
 // by then its accumulator is sealed (a later fragment for it is late), so it
-// never changes while held. Tumbling windows (one pane per window) emit the
-// pane's own state.
+// never changes while held. Layouts whose words are all sums (COUNT, SUM,
+// AVG: Layout.Invertible) slide by a running sum instead (runningSum: the
+// entering pane added, the leaving one subtracted), whose groups stay in
+// key order from window to window. Tumbling windows (one pane per window)
+// emit the pane's own state.
 type Assembler struct {
 	spec     Spec
 	layout   *Layout
