@@ -227,3 +227,41 @@ func (s *Source) wakePoll() {
 		s.wake()
 	}
 }
+
+// Position is where reading a partition resumes: the record at Offset,
+// of which the first Skip tuples (a value of several lines) were already
+// produced.
+type Position struct {
+	Offset int64
+	Skip   int
+}
+
+// Positions returns, per assigned partition whose offset is known, the
+// first tuple FillSome has not produced yet: a checkpoint of the engine
+// taken once it has merged everything FillSome returned, with these
+// positions (Config.Resume on restart), resumes the stream exactly: the
+// tuples buffered here and not produced are read again, in the same
+// merge order. Call it from the goroutine that calls FillSome, between
+// calls.
+func (s *Source) Positions() map[int32]Position {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int32]Position{}
+	for _, p := range s.parts {
+		switch {
+		case p == nil || !p.assigned:
+		case p.n > 0:
+			rec := p.recs[p.head]
+			pos := Position{Offset: rec}
+			if rec == p.takenRec {
+				pos.Skip = p.takenLines
+			}
+			out[p.id] = pos
+		case p.skip > 0:
+			out[p.id] = Position{Offset: p.skipAt, Skip: p.skip}
+		case p.next >= 0:
+			out[p.id] = Position{Offset: p.next}
+		}
+	}
+	return out
+}

@@ -53,9 +53,20 @@
 // and on Close. A revoked partition's buffered tuples are dropped: their
 // offsets were not committed, so the new owner reads them again.
 //
+// # Checkpoints and scale-out
+//
+// Positions says, per partition, where the first tuple not yet produced
+// lies (a record's offset, and how many tuples of a value of several
+// lines were produced already); a source opened with them as
+// Config.Resume produces exactly the rest of the stream, in the same
+// merge order, so that an engine restored from a snapshot taken once it
+// had merged everything FillSome returned goes on as if never stopped.
+// Config.Instances and Instance split the partitions statically between
+// processes (p mod Instances = Instance).
+//
 // Without a Group nothing is committed and Done only advances the
-// statistics. With a Group and Partitions the source reads those
-// partitions directly (the static assignment of a scaled-out run) from the
+// statistics. With a Group and a static assignment (Partitions,
+// Instances or Resume) the source reads those partitions directly (the static assignment of a scaled-out run) from the
 // group's committed offsets and commits as a simple consumer (no group
 // membership); with a Group alone it joins the group with the
 // cooperative-sticky balancer.

@@ -14,7 +14,17 @@ type part struct {
 	buf      []byte
 	times    []int64
 	offs     []int64
+	recs     []int64 // the offset of each buffered tuple's own record (offs may be a later one's)
 	head, n  int
+
+	// The record of the last tuple produced, and how many of its tuples
+	// were: where a checkpoint resumes (Positions).
+	takenRec   int64
+	takenLines int
+	// Resume: the first skip tuples of the record at skipAt were produced
+	// before the checkpoint; they are dropped when read again.
+	skipAt int64
+	skip   int
 
 	next  int64 // the offset after the last record decoded; -1 unknown
 	high  int64
@@ -61,6 +71,8 @@ func (p *part) reset() {
 	p.ended = false
 	p.idle = false
 	p.emptySince = time.Time{}
+	p.takenRec, p.takenLines = -1, 0
+	p.skipAt, p.skip = -1, 0
 }
 
 // reserve returns the slot after the last buffered tuple, making room.
@@ -71,6 +83,7 @@ func (p *part) reserve(ts int) []byte {
 			copy(p.buf, p.buf[p.head*ts:(p.head+p.n)*ts])
 			copy(p.times, p.times[p.head:p.head+p.n])
 			copy(p.offs, p.offs[p.head:p.head+p.n])
+			copy(p.recs, p.recs[p.head:p.head+p.n])
 			p.head = 0
 		} else {
 			nc := max(16, 2*c)
@@ -80,7 +93,9 @@ func (p *part) reserve(ts int) []byte {
 			copy(nt, p.times[p.head:p.head+p.n])
 			no := make([]int64, nc)
 			copy(no, p.offs[p.head:p.head+p.n])
-			p.buf, p.times, p.offs, p.head = nb, nt, no, 0
+			nr := make([]int64, nc)
+			copy(nr, p.recs[p.head:p.head+p.n])
+			p.buf, p.times, p.offs, p.recs, p.head = nb, nt, no, nr, 0
 		}
 	}
 	i := p.head + p.n
@@ -92,6 +107,7 @@ func (p *part) push(t, off int64) {
 	i := p.head + p.n
 	p.times[i] = t
 	p.offs[i] = off
+	p.recs[i] = off
 	p.n++
 }
 
@@ -207,6 +223,11 @@ func (s *Source) merge(dst []byte, n int) int {
 		}
 		p.emitPos = s.pos
 		p.emitOff = p.offs[h]
+		if rec := p.recs[h]; rec == p.takenRec {
+			p.takenLines++
+		} else {
+			p.takenRec, p.takenLines = rec, 1
+		}
 		if !p.touched {
 			p.touched = true
 			s.touched = append(s.touched, id)

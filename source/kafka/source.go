@@ -54,6 +54,18 @@ type Config struct {
 	// Partitions is a static assignment (nil: all partitions, or the
 	// group's share of them when Group is set).
 	Partitions []int32
+	// Instances, if above 1, makes the assignment static: this source
+	// reads the partitions p of the topic (or of Partitions) with
+	// p mod Instances = Instance, the share of one of Instances processes
+	// that split the topic between them (a scaled-out run). With a Group
+	// each commits its own partitions, as a simple consumer.
+	Instance, Instances int
+	// Resume, per partition, is where to read from instead of the
+	// group's committed offset or Start: a checkpoint's Positions. A
+	// non-nil Resume, even empty, makes the assignment static (a
+	// partition not in it starts as it would without it), for a
+	// checkpointed run's state is that of every partition it reads.
+	Resume map[int32]Position
 	// Decoder decodes one record value into one tuple. With Binary it may
 	// be nil (TupleSize says the size) and is not called.
 	Decoder source.Decoder
@@ -121,6 +133,7 @@ type Source struct {
 	meta   *kgo.Client
 	adm    *kadm.Client
 	member bool // a group member (commits through cl); else static commits through adm
+	static bool // Partitions, Instances or Resume: no group membership
 
 	start map[int32]int64 // the log start offsets seen at open
 	end   map[int32]int64 // StopAtEnd: the end offsets seen at open
@@ -209,6 +222,19 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		}
 		want = cfg.Partitions
 	}
+	if cfg.Instances > 1 {
+		var share []int32
+		for _, p := range want {
+			if int(p)%cfg.Instances == cfg.Instance {
+				share = append(share, p)
+			}
+		}
+		if len(share) == 0 {
+			return fail(fmt.Errorf("%s: instance %d of %d has no partition (the topic has %d)", where, cfg.Instance, cfg.Instances, len(all)))
+		}
+		want = share
+	}
+	s.static = cfg.Partitions != nil || cfg.Instances > 1 || cfg.Resume != nil
 	starts, err := s.adm.ListStartOffsets(octx, cfg.Topic)
 	if err == nil {
 		err = starts.Error()
@@ -241,7 +267,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if cfg.Start == Latest {
 		reset = kgo.NewOffset().AtEnd()
 	}
-	if cfg.Group != "" && cfg.Partitions == nil {
+	if cfg.Group != "" && !s.static {
 		s.member = true
 		opts = append(opts,
 			kgo.ConsumerGroup(cfg.Group),
@@ -275,6 +301,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			if c, ok := committed.Lookup(cfg.Topic, p); ok && c.Err == nil && c.At >= 0 {
 				o, n = kgo.NewOffset().At(c.At), c.At
 			}
+			if r, ok := cfg.Resume[p]; ok {
+				o, n = kgo.NewOffset().At(r.Offset), r.Offset
+			}
 			offs[p] = o
 			next[p] = n
 		}
@@ -282,6 +311,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		s.mu.Lock()
 		for _, p := range want {
 			s.assign(p, next[p])
+			if r, ok := cfg.Resume[p]; ok && r.Skip > 0 {
+				pt := s.parts[p]
+				pt.skipAt, pt.skip = r.Offset, r.Skip
+			}
 		}
 		s.mu.Unlock()
 	}
@@ -320,6 +353,14 @@ func newSource(cfg Config) (*Source, error) {
 	}
 	if cfg.TimeOffset < 0 || cfg.TimeOffset+8 > s.ts {
 		return nil, fmt.Errorf("kafka source %s: event time at offset %d does not fit a %d-byte tuple", cfg.Topic, cfg.TimeOffset, s.ts)
+	}
+	if cfg.Instances < 0 || cfg.Instances > 1 && (cfg.Instance < 0 || cfg.Instance >= cfg.Instances) {
+		return nil, fmt.Errorf("kafka source %s: instance %d of %d: want 0 <= instance < instances", cfg.Topic, cfg.Instance, cfg.Instances)
+	}
+	for p, r := range cfg.Resume {
+		if r.Offset < 0 || r.Skip < 0 {
+			return nil, fmt.Errorf("kafka source %s: resume partition %d at offset %d, skip %d: negative", cfg.Topic, p, r.Offset, r.Skip)
+		}
 	}
 	s.skipBin = cfg.OnError == source.Skip
 	s.idle = cfg.IdleTimeout
@@ -530,6 +571,11 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 				return recordError(s.cfg.Topic, p.id, r.Offset, err)
 			}
 			val = val[c:]
+			if t == 1 && p.skip > 0 && r.Offset == p.skipAt {
+				// Taken before the checkpoint this source resumes from.
+				p.skip--
+				t = 0
+			}
 			if t == 1 {
 				s.push(p, nil, r.Offset)
 				got++
@@ -544,6 +590,9 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 		s.decMalformed = s.dec.Malformed()
 	}
 	p.next = r.Offset + 1
+	if r.Offset >= p.skipAt {
+		p.skip = 0
+	}
 	if s.cfg.StopAtEnd && p.end >= 0 && p.next >= p.end {
 		p.ended = true
 		if !p.paused {

@@ -1,0 +1,115 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/source"
+)
+
+// produceLines writes each partition's records, some several to a value
+// (a value of several lines: a tuple each, at one offset).
+func produceLines(t *testing.T, cl *kgo.Client, topic string, data [][]rec, rnd func(int) int) {
+	var batch []*kgo.Record
+	for _, rs := range data {
+		for len(rs) > 0 {
+			k := min(len(rs), 1+rnd(3))
+			var v []byte
+			for i, r := range rs[:k] {
+				if i > 0 {
+					v = append(v, '\n')
+				}
+				v = append(v, r.json()...)
+			}
+			batch = append(batch, &kgo.Record{Topic: topic, Partition: rs[0].part, Value: v})
+			rs = rs[k:]
+		}
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), batch...).FirstErr())
+}
+
+// TestResumeAtPositions: a source read up to k tuples, its Positions
+// taken and closed, and a source opened with them as Resume, read to the
+// end, give together exactly the stream of one uninterrupted read (the
+// merge order included), also where a value of several lines is cut.
+func TestResumeAtPositions(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rnd := rndOf(seed + 100)
+			parts := 2 + rnd(4)
+			data := genRecords(rnd, parts, 120)
+			want := oracle(data)
+			c := kafkatest.Start(t, parts)
+			pr := producer(t, c.Addr)
+			require.NoError(t, c.CreateTopic("t", int32(parts), nil))
+			produceLines(t, pr, "t", data, rnd)
+			total := len(want) / testTS
+			for _, k := range []int{0, 1, rnd(total), rnd(total), total} {
+				cfg := Config{Brokers: []string{c.Addr}, Topic: "t", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
+					fetchPartitionBytes: int32(200 + rnd(4000)), maxPoll: 1 + rnd(50), bufferTuples: 1 + rnd(40),
+					Resume: map[int32]Position{}} // static: every partition, from the start
+				s := openT(t, cfg)
+				var got []byte
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				for len(got) < k*testTS {
+					dst := make([]byte, min(1+rnd(20), k-len(got)/testTS)*testTS)
+					n, err := s.FillSome(ctx, dst)
+					require.NoError(t, err)
+					got = append(got, dst[:n]...)
+				}
+				cancel()
+				pos := s.Positions()
+				assert.Len(t, pos, parts)
+				require.NoError(t, s.Close())
+
+				cfg.Decoder = jsonDecoder(t, source.Fail)
+				cfg.Resume = pos
+				s2 := openT(t, cfg)
+				got = append(got, readAll(t, s2, 1+rnd(30))...)
+				require.NoError(t, s2.Close())
+				assert.True(t, bytes.Equal(want, got), "cut after %d of %d tuples at %v: %s", k, total, pos, firstDiff(want, got))
+			}
+		})
+	}
+}
+
+// TestInstancesSplitPartitions: instance I of N reads the partitions p
+// with p mod N = I; the instances together read every record once.
+func TestInstancesSplitPartitions(t *testing.T) {
+	rnd := rndOf(7)
+	data := genRecords(rnd, 6, 50)
+	c := kafkatest.Start(t, 6)
+	pr := producer(t, c.Addr)
+	require.NoError(t, c.CreateTopic("t", 6, nil))
+	produceLines(t, pr, "t", data, rnd)
+	var all []int64
+	for i := range 3 {
+		s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "t", Group: "g", Instance: i, Instances: 3,
+			Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+		var parts []int32
+		for _, p := range s.Stats().Partitions {
+			parts = append(parts, p.Partition)
+		}
+		assert.Equal(t, []int32{int32(i), int32(i + 3)}, parts)
+		got := readAll(t, s, 17)
+		assert.Equal(t, oracle([][]rec{data[i], data[i+3]}), got, "instance %d", i)
+		all = append(all, ids(got)...)
+		require.NoError(t, s.Close())
+	}
+	slices.Sort(all)
+	assert.Equal(t, allIDs(data), all)
+
+	_, err := Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "t", Instance: 3, Instances: 3, Decoder: jsonDecoder(t, source.Fail)})
+	assert.ErrorContains(t, err, "instance 3 of 3")
+	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "t", Instance: 6, Instances: 7, Decoder: jsonDecoder(t, source.Fail)})
+	assert.ErrorContains(t, err, "no partition")
+}
