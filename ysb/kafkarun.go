@@ -45,6 +45,9 @@ type KafkaRunConfig struct {
 	// Started, when set, is called once the campaigns are loaded and the
 	// source is open, before the first event is read.
 	Started func(campaigns, ads int)
+	// Opened, when set, is called with the Kafka source once it is open
+	// (to watch its counters: a metrics server).
+	Opened func(*kafka.Source)
 	// Flushed, when set, is called after each write to Redis with the
 	// stream's counters (of the tuples merged so far).
 	Flushed func(engine.Stats)
@@ -123,6 +126,9 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 	}
 	closeSrc := sync.OnceValue(src.Close)
 	defer closeSrc()
+	if kc.Opened != nil {
+		kc.Opened(src)
+	}
 
 	var rows atomic.Int64
 	emit := func(w *engine.Window) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
 )
 
 // lockedBuffer is a stderr the test reads while the command writes it.
@@ -73,4 +77,50 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 			assert.Error(t, err, "the server stops with the command")
 		})
 	}
+}
+
+// TestMetricsAddrYSBKafka: the original pipeline's run serves its Kafka
+// source's counters (records, per-partition lag) beside the engine's.
+func TestMetricsAddrYSBKafka(t *testing.T) {
+	rs := redistest.Start(t)
+	k := kafkatest.Start(t, 2)
+	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "5", "--ads-per-campaign", "2")
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "ysb", "produce", "--brokers", k.Addr, "--topic", "ad-events", "--rate", "2000", "--duration", "500ms",
+		"--partitions", "2", "--num-campaigns", "5", "--ads-per-campaign", "2")
+	require.Equal(t, 0, code, errs)
+	var produced int
+	_, err := fmt.Sscanf(out[strings.Index(out, "produce done: "):], "produce done: %d events", &produced)
+	require.NoError(t, err, out)
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
+			"--duration", "3s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}, io.Discard, &stderr)
+	}()
+	var url string
+	require.Eventually(t, func() bool {
+		s := stderr.String()
+		i := strings.Index(s, "http://")
+		if i >= 0 {
+			url = strings.Fields(s[i:])[0]
+		}
+		return i >= 0
+	}, 20*time.Second, 10*time.Millisecond, "a URL on stderr")
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
+	}, 20*time.Second, 20*time.Millisecond, "every record produced, read")
+	assert.Contains(t, body, `saber_source_lag_records{partition="0",source="ad-events"} 0`)
+	assert.Contains(t, body, `saber_records_in_total{query="ysb"}`)
+	assert.Equal(t, 0, <-done, stderr.String())
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/sink"
+	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -332,6 +333,9 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, cfg engine.Config, ef *engineFlags
 	kc.StopAtEnd = a.stopAtEnd
 	kc.Started = func(campaigns, ads int) {
 		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s\n", campaigns, ads, a.redis, a.topic, a.brokers)
+	}
+	if ef.metrics != nil {
+		kc.Opened = func(src *kafka.Source) { ef.metrics.Registry().AddSource(a.topic, kafkaCounts(src)) }
 	}
 	res, err := ysb.RunKafka(sig.ctx, cfg, kc)
 	if err != nil {
