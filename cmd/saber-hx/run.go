@@ -14,6 +14,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -175,12 +176,23 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
 	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
 		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
+	ckptDir := fs.String("checkpoint-dir", "", "checkpoint the run into this directory (a Kafka source's offsets and the open windows, the last two kept) and restore "+
+		"from its newest valid checkpoint on start; needs one Kafka source and outputs in Kafka or Redis (docs/operations.md)")
+	ckptEvery := fs.Duration("checkpoint-interval", 5*time.Second, "how often --checkpoint-dir is written")
+	instance := fs.Int("instance", 0, "this process's number among --instances: it reads the Kafka partitions p with p mod instances = instance")
+	instances := fs.Int("instances", 1, "the processes that share the Kafka sources' partitions statically (see --instance)")
 	if err := parseSQLCommand(fs, args); err != nil {
 		return err
 	}
 	name, text, err := sqlText(fs, *expr)
 	if err != nil {
 		return err
+	}
+	if *ckptEvery <= 0 {
+		return usagef("--checkpoint-interval %v: must be positive", *ckptEvery)
+	}
+	if *instances < 1 || *instance < 0 || *instance >= *instances {
+		return usagef("--instance %d --instances %d: want 0 <= instance < instances", *instance, *instances)
 	}
 	if *output == "" {
 		return usagef("--output \"\": name a file, or - for stdout")
@@ -202,7 +214,23 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 			return usageError{fmt.Errorf("source %s: %w", s.Name, err)}
 		}
 	}
-	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr}
+	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr, share: kafkaShare{instance: *instance, instances: *instances}}
+	if *ckptDir != "" {
+		if err := checkpointConfig(r); err != nil {
+			return err
+		}
+		restored, err := loadCheckpoint(*ckptDir, stderr)
+		if err != nil {
+			return err
+		}
+		if r.ckpt, err = newCheckpointer(*ckptDir, *ckptEvery, r, stderr, restored); err != nil {
+			return usageError{err}
+		}
+		r.share.resume = map[int32]kafka.Position{}
+		if restored != nil {
+			r.share.resume = restored.positions
+		}
+	}
 	if err := r.loadTables(); err != nil {
 		return err
 	}
@@ -330,6 +358,8 @@ type sqlRun struct {
 	sources  []*sqlSource
 	feeds    map[*sqlSource][]*engine.Stream // the streams each source writes to
 	eng      *engine.Engine
+	share    kafkaShare    // --instance, --instances and a checkpoint's positions
+	ckpt     *checkpointer // --checkpoint-dir; nil without
 }
 
 // loadTables reads every table's rows.
@@ -368,11 +398,23 @@ func (r *sqlRun) inputs() []string {
 // run starts the engine over the specs, feeds every source into the
 // streams that read it until they end (or ctx is cancelled), and drains.
 func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec) ([]engine.Stats, error) {
+	if r.ckpt != nil {
+		specs = r.ckpt.wrapSpecs(specs)
+	}
 	eng, err := engine.Start(cfg, specs)
 	if err != nil {
 		return nil, err
 	}
 	r.eng = eng
+	if r.ckpt != nil {
+		r.ckpt.src = r.sources[0]
+		r.sources[0].ckpt = r.ckpt
+		if err := r.ckpt.restore(eng); err != nil {
+			eng.Abort(err)
+			_, _ = eng.CloseAll()
+			return nil, err
+		}
+	}
 	feeds := map[*sqlSource][]*engine.Stream{}
 	for i, q := range r.prog.Queries {
 		if q.Input != "" {
@@ -445,7 +487,9 @@ func (r *sqlRun) startFlusher() (stop func() error) {
 				stopped <- nil
 				return
 			case <-t.C:
-				if err := r.flushAndCommit(!r.files()); err != nil {
+				// With checkpoints the offsets are committed by each
+				// checkpoint, no further.
+				if err := r.flushAndCommit(!r.files() && r.ckpt == nil); err != nil {
 					stopped <- err
 					return
 				}

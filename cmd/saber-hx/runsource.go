@@ -30,6 +30,15 @@ type sqlSource struct {
 	gen      workloads.Generator
 	deadline time.Duration // a generator's
 	tuples   uint64        // tuples fed
+	ckpt     *checkpointer // --checkpoint-dir: takes checkpoints between reads
+}
+
+// kafkaShare is what of a topic a Kafka source reads: the partitions p
+// with p mod instances = instance, from a checkpoint's positions where
+// resume is non-nil (then the assignment is static).
+type kafkaShare struct {
+	instance, instances int
+	resume              map[int32]kafka.Position
 }
 
 // openSources opens every source before anything runs, so that a missing
@@ -68,7 +77,7 @@ func (r *sqlRun) openSources(duration time.Duration, durationGiven bool) error {
 			}
 			ss.file, ss.r = f, f
 		case "kafka":
-			if err := ss.openKafka(r.stderr); err != nil {
+			if err := ss.openKafka(r.stderr, r.share); err != nil {
 				return err
 			}
 			continue
@@ -107,7 +116,7 @@ func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
 // openKafka opens a kafka source: its records decoded as the source's
 // format (binary: the record is the tuple), the event time at offset 0 as
 // every source's.
-func (s *sqlSource) openKafka(stderr io.Writer) error {
+func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare) error {
 	src := s.src
 	s.name = "kafka topic " + src.Topic
 	start := kafka.Earliest
@@ -117,7 +126,8 @@ func (s *sqlSource) openKafka(stderr io.Writer) error {
 	cfg := kafka.Config{Brokers: src.Brokers, Topic: src.Topic, Group: src.Group, Start: start, IdleTimeout: src.IdleTimeout,
 		TupleSize: src.Schema.TupleSize, Logger: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
-		}}
+		},
+		Instance: share.instance, Instances: share.instances, Resume: share.resume}
 	if src.Format == "binary" {
 		onErr, err := source.ParseOnError(src.OnError)
 		if err != nil {
@@ -187,6 +197,16 @@ func (s *sqlSource) malformed() uint64 {
 // cancelled. A blocked read of standard input (or a FIFO) is ended on
 // cancellation through its read deadline.
 func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk int) error {
+	err := s.feedAll(ctx, streams, chunk)
+	if err == nil && s.ckpt != nil {
+		// The run ends (its duration, a signal): a last checkpoint of the
+		// open windows, before the drain emits them as they stand.
+		err = s.ckpt.take(streams)
+	}
+	return err
+}
+
+func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk int) error {
 	if s.kafka != nil && s.deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.deadline)
@@ -221,6 +241,11 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		if s.kafka != nil {
 			if err == errLinger {
 				err = nil
+			}
+			if s.ckpt != nil && s.ckpt.due() {
+				if cerr := s.ckpt.take(streams); cerr != nil {
+					return cerr
+				}
 			}
 			// A live topic's records go out within kafkaLinger of their
 			// arrival, in tasks as full as the rate makes them.

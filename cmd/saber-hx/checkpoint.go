@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/saber-hx/saber-hx/checkpoint"
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/source/kafka"
+)
+
+// processStart is when the process started, as near as the program can
+// tell: the origin of the recovery time reported after a restore.
+var processStart = time.Now()
+
+// checkpointPauseEnv, where set to a duration, makes every checkpoint
+// wait that long between writing its temporary file and renaming it (and
+// say so on stderr first): the crash tests kill the process there.
+const checkpointPauseEnv = "SABER_HX_CHECKPOINT_PAUSE"
+
+// ckptVersion is the version of run's checkpoint payload: the source's
+// positions and the engine's snapshot (checkpoint's header wraps it).
+const ckptVersion = 1
+
+// ckptState is what a checkpoint of run holds.
+type ckptState struct {
+	epoch     uint64
+	source    string // the Kafka source's name
+	topic     string
+	positions map[int32]kafka.Position
+	engine    []byte // engine.Snapshot
+}
+
+// encodeCkpt is the checkpoint payload: version u8, epoch u64, the source's
+// name and topic (u16 length, bytes), the partitions u32 and per partition
+// (ascending) its number i32, offset i64 and skip u32, then the engine's
+// snapshot to the end.
+func encodeCkpt(dst []byte, st *ckptState) []byte {
+	le := binary.LittleEndian
+	dst = append(dst, ckptVersion)
+	dst = le.AppendUint64(dst, st.epoch)
+	for _, s := range []string{st.source, st.topic} {
+		dst = le.AppendUint16(dst, uint16(len(s)))
+		dst = append(dst, s...)
+	}
+	parts := make([]int32, 0, len(st.positions))
+	for p := range st.positions {
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+	dst = le.AppendUint32(dst, uint32(len(parts)))
+	for _, p := range parts {
+		pos := st.positions[p]
+		dst = le.AppendUint32(dst, uint32(p))
+		dst = le.AppendUint64(dst, uint64(pos.Offset))
+		dst = le.AppendUint32(dst, uint32(pos.Skip))
+	}
+	return append(dst, st.engine...)
+}
+
+func decodeCkpt(b []byte) (*ckptState, error) {
+	le := binary.LittleEndian
+	short := errors.New("checkpoint payload truncated")
+	if len(b) < 9 {
+		return nil, short
+	}
+	if b[0] != ckptVersion {
+		return nil, fmt.Errorf("checkpoint payload version %d, want %d", b[0], ckptVersion)
+	}
+	st := &ckptState{epoch: le.Uint64(b[1:]), positions: map[int32]kafka.Position{}}
+	b = b[9:]
+	var strs [2]string
+	for i := range strs {
+		if len(b) < 2 || len(b) < 2+int(le.Uint16(b)) {
+			return nil, short
+		}
+		n := int(le.Uint16(b))
+		strs[i], b = string(b[2:2+n]), b[2+n:]
+	}
+	st.source, st.topic = strs[0], strs[1]
+	if len(b) < 4 {
+		return nil, short
+	}
+	n := int(le.Uint32(b))
+	b = b[4:]
+	if n > len(b)/16 {
+		return nil, short
+	}
+	for range n {
+		p, off, skip := int32(le.Uint32(b)), int64(le.Uint64(b[4:])), le.Uint32(b[12:])
+		b = b[16:]
+		if off < 0 || skip > 1<<30 {
+			return nil, fmt.Errorf("checkpoint: partition %d at offset %d, skip %d", p, off, skip)
+		}
+		st.positions[p] = kafka.Position{Offset: off, Skip: int(skip)}
+	}
+	st.engine = b
+	return st, nil
+}
+
+// checkpointer takes run's checkpoints: at a task boundary of the Kafka
+// source's producer (every stream flushed, every task merged), the
+// engine's snapshot and the source's positions, after the sinks are
+// flushed (what was emitted before the checkpoint is written), and then
+// commits the group's offsets of what is out.
+type checkpointer struct {
+	dir    *checkpoint.Dir
+	every  time.Duration
+	r      *sqlRun
+	src    *sqlSource
+	stderr io.Writer
+
+	epoch uint64
+	last  time.Time
+	buf   []byte
+
+	restored   *ckptState // the checkpoint the run started from; nil: none
+	firstAfter atomic.Bool
+	// Figures for the report: the last checkpoint's size and times.
+	lastBytes int
+	lastTook  time.Duration
+}
+
+// checkpointConfig checks that the program can be checkpointed: one
+// source, from Kafka, and every output a Kafka topic or Redis (a file is
+// only written at the end of a run, so a crash would lose what a
+// checkpoint counts as out).
+func checkpointConfig(r *sqlRun) error {
+	if len(r.prog.Sources) != 1 || r.prog.Sources[0].Connector != "kafka" {
+		return usagef("--checkpoint-dir: needs a program of one source, from Kafka (this one has %d)", len(r.prog.Sources))
+	}
+	for _, q := range r.prog.Queries {
+		if q.Sink != nil && q.Sink.Connector != "kafka" && q.Sink.Connector != "redis" {
+			return usagef("--checkpoint-dir: query %s writes to %s: checkpoints need every output in Kafka or Redis", q.Name, q.Sink.Connector)
+		}
+	}
+	return nil
+}
+
+// loadCheckpoint reads the newest valid checkpoint of dir (nil where there
+// is none), warning of every newer one that did not check.
+func loadCheckpoint(dir string, stderr io.Writer) (*ckptState, error) {
+	c, err := checkpoint.Latest(dir)
+	if errors.Is(err, checkpoint.ErrNone) {
+		// Without a valid checkpoint the run reads from the group's
+		// committed offsets: at least once.
+		fmt.Fprintf(stderr, "saber-hx: %v: starting from the group's committed offsets\n", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range c.Skipped {
+		fmt.Fprintf(stderr, "saber-hx: warning: %v: using the previous checkpoint\n", s)
+	}
+	st, err := decodeCkpt(c.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if st.epoch != c.Epoch {
+		return nil, fmt.Errorf("%s: payload of epoch %d", c.Path, st.epoch)
+	}
+	return st, nil
+}
+
+func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
+	c := &checkpointer{dir: &checkpoint.Dir{Path: dir}, every: every, r: r, stderr: stderr, restored: restored, last: time.Now()}
+	if v := os.Getenv(checkpointPauseEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", checkpointPauseEnv, v, err)
+		}
+		c.dir.BeforeRename = func() {
+			fmt.Fprintf(stderr, "saber-hx: checkpoint %d: written, renaming in %v\n", c.epoch, d)
+			time.Sleep(d)
+		}
+	}
+	if restored != nil {
+		c.epoch = restored.epoch
+	}
+	return c, nil
+}
+
+// due says whether a checkpoint is due (once per interval).
+func (c *checkpointer) due() bool { return time.Since(c.last) >= c.every }
+
+// take writes a checkpoint; it runs on the source's producer goroutine,
+// between two FillSome calls.
+func (c *checkpointer) take(streams []*engine.Stream) error {
+	start := time.Now()
+	c.last = start
+	for _, st := range streams {
+		if err := st.Flush(); err != nil {
+			return err
+		}
+	}
+	snap, err := c.r.eng.Snapshot(c.buf[:0])
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	c.buf = snap
+	progress := c.r.progress()
+	st := &ckptState{epoch: c.epoch + 1, source: c.src.src.Name, topic: c.src.src.Topic, positions: c.src.kafka.Positions(), engine: snap}
+	snapped := time.Since(start)
+	// What was emitted up to here is in the sinks' buffers: out before
+	// the checkpoint that counts it as out.
+	for _, s := range c.r.sinks {
+		if s != nil {
+			if err := s.flush(context.Background()); err != nil {
+				return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
+			}
+		}
+	}
+	payload := encodeCkpt(nil, st)
+	if err := c.dir.Write(st.epoch, payload); err != nil {
+		return err
+	}
+	c.epoch = st.epoch
+	c.lastBytes, c.lastTook = len(payload), time.Since(start)
+	fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: %d bytes in %.2f ms (snapshot %.2f ms)\n", st.epoch, len(payload),
+		float64(c.lastTook.Microseconds())/1e3, float64(snapped.Microseconds())/1e3)
+	// The group's offsets go no further than a checkpoint: a restart
+	// without the directory is still at least once.
+	for s, p := range progress {
+		s.kafka.Done(p.Merged, p.Complete)
+	}
+	return nil
+}
+
+// restore applies the checkpoint the run started from to a started
+// engine, and wraps the specs' outputs to time the first window after it.
+func (c *checkpointer) restore(eng *engine.Engine) error {
+	if _, err := eng.Snapshot(nil); err != nil {
+		return fmt.Errorf("--checkpoint-dir: %w", err)
+	}
+	if c.restored == nil {
+		return nil
+	}
+	if c.restored.source != c.src.src.Name || c.restored.topic != c.src.src.Topic {
+		return usagef("checkpoint %d is of source %s (topic %s), not %s (topic %s)", c.restored.epoch, c.restored.source, c.restored.topic, c.src.src.Name, c.src.src.Topic)
+	}
+	rs, err := eng.Restore(c.restored.engine)
+	if err != nil {
+		return err
+	}
+	var merged uint64
+	for _, r := range rs {
+		merged = max(merged, r.Bytes)
+	}
+	fmt.Fprintf(c.stderr, "saber-hx: restored checkpoint %d of %s: %d partitions, %d bytes of state, %d stream bytes before it (%.2f ms after the process started)\n",
+		c.restored.epoch, c.dir.Path, len(c.restored.positions), len(c.restored.engine), merged, float64(time.Since(processStart).Microseconds())/1e3)
+	return nil
+}
+
+// wrapSpecs makes every spec's output note the first window after a
+// restore (the recovery time).
+func (c *checkpointer) wrapSpecs(specs []engine.Spec) []engine.Spec {
+	if c.restored == nil {
+		return specs
+	}
+	out := append([]engine.Spec(nil), specs...)
+	for i := range out {
+		if f := out[i].Tuples; f != nil {
+			out[i].Tuples = func(b []byte) error {
+				c.noteFirst()
+				return f(b)
+			}
+		}
+		if f := out[i].Windows; f != nil {
+			out[i].Windows = func(w *engine.Window) error {
+				c.noteFirst()
+				return f(w)
+			}
+		}
+	}
+	return out
+}
+
+func (c *checkpointer) noteFirst() {
+	if !c.firstAfter.Load() && c.firstAfter.CompareAndSwap(false, true) {
+		fmt.Fprintf(c.stderr, "saber-hx: first window after the restore: %.2f ms after the process started\n", float64(time.Since(processStart).Microseconds())/1e3)
+	}
+}
