@@ -30,6 +30,7 @@ import (
 // re-executed as the command: TestMain), its stderr read line by line.
 type cliProcess struct {
 	cmd    *exec.Cmd
+	stdout strings.Builder // read once done
 	mu     sync.Mutex
 	stderr strings.Builder
 	lines  chan string
@@ -41,6 +42,7 @@ func startCLI(t *testing.T, env []string, args ...string) *cliProcess {
 	t.Helper()
 	p := &cliProcess{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1024), done: make(chan struct{})}
 	p.cmd.Env = append(append(os.Environ(), asCommandEnv+"=1"), env...)
+	p.cmd.Stdout = &p.stdout
 	pipe, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())

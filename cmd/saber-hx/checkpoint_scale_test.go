@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
+)
+
+// TestRunInstancesSplitPartitions: three processes (--instance I
+// --instances 3) over a topic of six partitions, whose records are keyed
+// (and partitioned) by the GROUP BY key, write together exactly the
+// windows one process writes; instance 1 checkpoints and is killed with
+// SIGKILL mid-run and restarted, resuming from its checkpoint.
+func TestRunInstancesSplitPartitions(t *testing.T) {
+	cluster := kafkatest.Start(t, 6, "events")
+	rds := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
+	defer rc.Close()
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	const n = 12000
+	produce := func(from, to int) {
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			ts, cat, v := crashRecord(i)
+			recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 6), Key: fmt.Append(nil, cat),
+				Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
+		}
+		require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	}
+	produce(0, n/2)
+
+	common := []string{"--workers", "1", "--task-size", "4096"}
+	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "7s"}, common...)...)
+	dir := filepath.Join(t.TempDir(), "ckpt1")
+	split := func(i int, extra ...string) *cliProcess {
+		args := append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "split", "split"), "--instance", fmt.Sprint(i), "--instances", "3"}, common...)
+		return startCLI(t, nil, append(args, extra...)...)
+	}
+	p0, p2 := split(0, "--duration", "7s"), split(2, "--duration", "7s")
+	p1 := split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms")
+	p1.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
+	time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
+	p1.kill9(t)
+	produce(n/2, n)
+	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--duration", "5s")
+	for _, p := range []*cliProcess{one, p0, p1, p2} {
+		p.wait(t, 2*time.Minute)
+	}
+	assert.Contains(t, p1.log(), "restored checkpoint")
+	// Each instance read its partitions only.
+	for i, p := range []*cliProcess{p0, p2} {
+		parts := map[int64]bool{int64(2 * i): true, int64(2*i + 3): true}
+		records := 0
+		for r := range n {
+			if _, cat, _ := crashRecord(r); parts[cat%6] {
+				records++
+			}
+		}
+		assert.Contains(t, p.stdout.String(), fmt.Sprintf("source events: %d tuples", records), "instance %d", 2*i)
+	}
+
+	got, want := redisHashes(t, rc, "split"), redisHashes(t, rc, "one")
+	assert.Len(t, want, len(crashOracle(n)))
+	assert.Equal(t, len(want), len(got))
+	assert.Equal(t, want, got, "three instances against one")
+}
