@@ -117,9 +117,11 @@ type checkpointer struct {
 	src    *sqlSource
 	stderr io.Writer
 
-	epoch uint64
-	last  time.Time
-	buf   []byte
+	epoch   uint64
+	last    time.Time
+	lastFed uint64 // the source's tuples fed at the last checkpoint
+	taken   bool   // a checkpoint was taken by this process
+	buf     []byte
 
 	restored   *ckptState // the checkpoint the run started from; nil: none
 	firstAfter atomic.Bool
@@ -188,8 +190,18 @@ func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Write
 	return c, nil
 }
 
-// due says whether a checkpoint is due (once per interval).
-func (c *checkpointer) due() bool { return time.Since(c.last) >= c.every }
+// due says whether a checkpoint is due: once per interval, where the
+// source fed tuples since the last one (an idle run's state stands).
+func (c *checkpointer) due() bool {
+	if time.Since(c.last) < c.every {
+		return false
+	}
+	if c.taken && c.src.tuples == c.lastFed {
+		c.last = time.Now()
+		return false
+	}
+	return true
+}
 
 // take writes a checkpoint; it runs on the source's producer goroutine,
 // between two FillSome calls.
@@ -223,6 +235,7 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 		return err
 	}
 	c.epoch = st.epoch
+	c.taken, c.lastFed = true, c.src.tuples
 	c.lastBytes, c.lastTook = len(payload), time.Since(start)
 	fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: %d bytes in %.2f ms (snapshot %.2f ms)\n", st.epoch, len(payload),
 		float64(c.lastTook.Microseconds())/1e3, float64(snapped.Microseconds())/1e3)
