@@ -112,4 +112,7 @@ func TestInstancesSplitPartitions(t *testing.T) {
 	assert.ErrorContains(t, err, "instance 3 of 3")
 	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "t", Instance: 6, Instances: 7, Decoder: jsonDecoder(t, source.Fail)})
 	assert.ErrorContains(t, err, "no partition")
+	_, err = Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "t", Instance: 1, Instances: 3, Decoder: jsonDecoder(t, source.Fail),
+		Resume: map[int32]Position{0: {Offset: 3}}})
+	assert.ErrorContains(t, err, "resume of partition 0")
 }

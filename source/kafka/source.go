@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -235,6 +236,13 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		want = share
 	}
 	s.static = cfg.Partitions != nil || cfg.Instances > 1 || cfg.Resume != nil
+	for p := range cfg.Resume {
+		if !slices.Contains(want, p) {
+			// A checkpoint of other partitions (another --instances):
+			// its state is not this source's.
+			return fail(fmt.Errorf("%s: resume of partition %d, which this source does not read (it reads %v)", where, p, want))
+		}
+	}
 	starts, err := s.adm.ListStartOffsets(octx, cfg.Topic)
 	if err == nil {
 		err = starts.Error()
