@@ -19,8 +19,10 @@
 // that a stream's watermark is the minimum of its partitions' watermarks,
 // in the form this engine needs.
 //
-// A partition is idle when it has had nothing buffered for IdleTimeout
-// (counted from when the merge first waited on it), or with StopAtEnd when
+// A partition is idle when the merge waits on it (nothing buffered) and no
+// poll has brought it records for IdleTimeout (counted from its last
+// records, or from when the merge first waited on it if it had none), or
+// with StopAtEnd when
 // it has been read up to the end offset it had when the source opened. An
 // idle partition does not hold the merge back; its next record ends its
 // idleness (and may then be late). So the order is deterministic as long

@@ -34,8 +34,11 @@ type part struct {
 
 	idle       bool
 	emptySince time.Time // when the merge first waited on it (zero: not waiting)
-	waiting    bool      // counted in Source.waiting
-	paused     bool
+	// lastRecords is when a poll last brought it records (zero: none
+	// since it was assigned).
+	lastRecords time.Time
+	waiting     bool // counted in Source.waiting
+	paused      bool
 
 	// Marks: each is a prefix of the partition's records that is done
 	// once the stream position reaches pos and complete exceeds max.
@@ -71,6 +74,7 @@ func (p *part) reset() {
 	p.ended = false
 	p.idle = false
 	p.emptySince = time.Time{}
+	p.lastRecords = time.Time{}
 	p.takenRec, p.takenLines = -1, 0
 	p.skipAt, p.skip = -1, 0
 }

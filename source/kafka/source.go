@@ -478,6 +478,7 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 	// an error: kgo will not return it again. A decode error (sticky)
 	// ends the decoding.
 	var ferr, ctxErr error
+	polled := time.Now()
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if ferr != nil {
 			return
@@ -485,6 +486,9 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
 			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
 				p.high = fp.HighWatermark
+				if len(fp.Records) > 0 {
+					p.lastRecords = polled
+				}
 				for _, r := range fp.Records {
 					if err := s.add(p, r); err != nil {
 						ferr = err
@@ -531,7 +535,15 @@ func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
 		if p.emptySince.IsZero() {
 			p.emptySince = now
 		}
-		d := p.emptySince.Add(s.idle)
+		// Idle counts from the partition's last records, where it had
+		// any, not from when the merge came to wait on it: partitions
+		// that all went quiet at once turn idle together, rather than one
+		// IdleTimeout after another as the merge drains each in turn.
+		since := p.emptySince
+		if !p.lastRecords.IsZero() && p.lastRecords.Before(since) {
+			since = p.lastRecords
+		}
+		d := since.Add(s.idle)
 		if !d.After(now) {
 			p.idle = true
 			s.refresh(p)
