@@ -35,6 +35,36 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// printedURL waits for the metrics URL a command prints on stderr.
+func printedURL(t *testing.T, stderr *lockedBuffer) (url string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s := stderr.String()
+		i := strings.Index(s, "http://")
+		if i >= 0 {
+			url = strings.Fields(s[i:])[0]
+		}
+		return i >= 0
+	}, 20*time.Second, 10*time.Millisecond, "a URL on stderr")
+	return url
+}
+
+// scrapeUntil scrapes url until its text holds want, and returns it.
+func scrapeUntil(t *testing.T, client *http.Client, url, want string) (body string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, want)
+	}, 20*time.Second, 20*time.Millisecond, "%q at %s", want, url)
+	return body
+}
+
 // TestMetricsAddrServesEveryCommand: ysb, bench and run with
 // --metrics-addr serve their engine's counters while they run (scraped at
 // the URL printed on stderr), and the server is gone once they return.
@@ -48,29 +78,10 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 			var stderr lockedBuffer
 			code := make(chan int, 1)
 			go func() { code <- run(append(args, "--metrics-addr", "127.0.0.1:0"), io.Discard, &stderr) }()
-			var url string
-			require.Eventually(t, func() bool {
-				s := stderr.String()
-				i := strings.Index(s, "http://")
-				if i < 0 {
-					return false
-				}
-				url = strings.Fields(s[i:])[0]
-				return true
-			}, 20*time.Second, 10*time.Millisecond, "a URL on stderr")
+			url := printedURL(t, &stderr)
 			client := &http.Client{Transport: &http.Transport{}}
 			defer client.CloseIdleConnections()
-			var body string
-			require.Eventually(t, func() bool {
-				resp, err := client.Get(url)
-				if err != nil {
-					return false
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				body = string(b)
-				return strings.Contains(body, "saber_records_in_total{")
-			}, 20*time.Second, 20*time.Millisecond, "the engine's counters at %s", url)
+			body := scrapeUntil(t, client, url, "saber_records_in_total{")
 			assert.Contains(t, body, "saber_task_latency_seconds_bucket")
 			assert.Equal(t, 0, <-code, stderr.String())
 			_, err := client.Get(url)
@@ -98,28 +109,10 @@ func TestMetricsAddrYSBKafka(t *testing.T) {
 		done <- run([]string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
 			"--duration", "3s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}, io.Discard, &stderr)
 	}()
-	var url string
-	require.Eventually(t, func() bool {
-		s := stderr.String()
-		i := strings.Index(s, "http://")
-		if i >= 0 {
-			url = strings.Fields(s[i:])[0]
-		}
-		return i >= 0
-	}, 20*time.Second, 10*time.Millisecond, "a URL on stderr")
+	url := printedURL(t, &stderr)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	var body string
-	require.Eventually(t, func() bool {
-		resp, err := client.Get(url)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		return strings.Contains(body, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
-	}, 20*time.Second, 20*time.Millisecond, "every record produced, read")
+	body := scrapeUntil(t, client, url, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
 	assert.Contains(t, body, `saber_source_lag_records{partition="0",source="ad-events"} 0`)
 	assert.Contains(t, body, `saber_records_in_total{query="ysb"}`)
 	assert.Equal(t, 0, <-done, stderr.String())
