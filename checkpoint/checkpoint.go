@@ -214,6 +214,23 @@ func parseName(name string) (uint64, bool) {
 	return ep, err == nil
 }
 
+// Read reads checkpoint epoch, checked as Latest checks it.
+func (d *Dir) Read(epoch uint64) (*Checkpoint, error) {
+	path := filepath.Join(d.Path, Name(epoch))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	ep, payload, err := Decode(b)
+	if err == nil && ep != epoch {
+		err = fmt.Errorf("holds epoch %d, not its name's", ep)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return &Checkpoint{Epoch: ep, Payload: payload, Path: path}, nil
+}
+
 // Latest reads the newest checkpoint that checks. A directory that does
 // not exist or holds none gives ErrNone; newer files that did not check
 // are in Skipped (and, where none checks, in the error).

@@ -153,6 +153,21 @@ func TestCrashBeforeRename(t *testing.T) {
 	assert.Equal(t, []string{Name(1), Name(2)}, files(t, dir))
 }
 
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	d := &Dir{Path: dir}
+	require.NoError(t, d.Write(1, payloadOf(1)))
+	require.NoError(t, d.Write(2, payloadOf(2)))
+	c, err := d.Read(1)
+	require.NoError(t, err)
+	assert.Equal(t, payloadOf(1), c.Payload)
+	_, err = d.Read(3)
+	assert.Error(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, Name(1)), []byte("torn"), 0o644))
+	_, err = d.Read(1)
+	assert.ErrorContains(t, err, "truncated")
+}
+
 func TestKeep(t *testing.T) {
 	dir := t.TempDir()
 	d := &Dir{Path: dir, Keep: 3}

@@ -25,6 +25,12 @@ var processStart = time.Now()
 // say so on stderr first): the crash tests kill the process there.
 const checkpointPauseEnv = "SABER_HX_CHECKPOINT_PAUSE"
 
+// commitPauseEnv, where set to a duration, makes every checkpoint wait
+// that long between the checkpoint's rename and the commit of the
+// transactional Kafka outputs (saying so on stderr first): a crash there
+// leaves a checkpoint whose output was aborted.
+const commitPauseEnv = "SABER_HX_COMMIT_PAUSE"
+
 // ckptVersion is the version of run's checkpoint payload: the source's
 // positions and the engine's snapshot (checkpoint's header wraps it).
 const ckptVersion = 1
@@ -123,6 +129,8 @@ type checkpointer struct {
 	taken   bool   // a checkpoint was taken by this process
 	buf     []byte
 
+	commitPause time.Duration // commitPauseEnv
+
 	restored   *ckptState // the checkpoint the run started from; nil: none
 	firstAfter atomic.Bool
 	// Figures for the report: the last checkpoint's size and times.
@@ -172,6 +180,45 @@ func loadCheckpoint(dir string, stderr io.Writer) (*ckptState, error) {
 	return st, nil
 }
 
+// alignOutputs makes the checkpoint to restore the one the
+// transactional Kafka outputs committed last (their epoch markers): the
+// newest may be one whose rows were aborted by the crash. Call it once
+// the sinks are open and before the sources are.
+func (c *checkpointer) alignOutputs() error {
+	epoch, ok, err := c.r.outputEpoch()
+	if err != nil {
+		return err
+	}
+	if len(c.r.txnSinks()) == 0 || (ok && c.restored != nil && c.restored.epoch == epoch) {
+		return nil
+	}
+	if !ok {
+		if c.restored != nil {
+			fmt.Fprintf(c.stderr, "saber-hx: the Kafka output has committed no checkpoint: starting afresh, not from checkpoint %d\n", c.restored.epoch)
+		}
+		c.restored, c.epoch = nil, 0
+		c.r.share.resume = map[int32]kafka.Position{}
+		return nil
+	}
+	cp, err := c.dir.Read(epoch)
+	var st *ckptState
+	if err == nil {
+		st, err = decodeCkpt(cp.Payload)
+	}
+	if err != nil {
+		newest := "none"
+		if c.restored != nil {
+			newest = fmt.Sprint(c.restored.epoch)
+		}
+		fmt.Fprintf(c.stderr, "saber-hx: warning: the Kafka output stands at checkpoint %d, which cannot be read (%v): restoring the newest valid one (%s); the output may repeat rows\n", epoch, err, newest)
+		return nil
+	}
+	fmt.Fprintf(c.stderr, "saber-hx: the Kafka output stands at checkpoint %d: restoring it\n", epoch)
+	c.restored, c.epoch = st, st.epoch
+	c.r.share.resume = st.positions
+	return nil
+}
+
 func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
 	c := &checkpointer{dir: &checkpoint.Dir{Path: dir}, every: every, r: r, stderr: stderr, restored: restored, last: time.Now()}
 	if v := os.Getenv(checkpointPauseEnv); v != "" {
@@ -183,6 +230,13 @@ func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Write
 			fmt.Fprintf(stderr, "saber-hx: checkpoint %d: written, renaming in %v\n", c.epoch, d)
 			time.Sleep(d)
 		}
+	}
+	if v := os.Getenv(commitPauseEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", commitPauseEnv, v, err)
+		}
+		c.commitPause = d
 	}
 	if restored != nil {
 		c.epoch = restored.epoch
@@ -233,6 +287,19 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 	payload := encodeCkpt(nil, st)
 	if err := c.dir.Write(st.epoch, payload); err != nil {
 		return err
+	}
+	// The transactional Kafka outputs commit the epoch's rows once its
+	// checkpoint is written: a crash between the two restores the
+	// previous checkpoint (which the outputs stand at) and emits the
+	// aborted rows again.
+	if sinks := c.r.txnSinks(); len(sinks) > 0 && c.commitPause > 0 {
+		fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: written, committing the outputs in %v\n", st.epoch, c.commitPause)
+		time.Sleep(c.commitPause)
+	}
+	for _, s := range c.r.txnSinks() {
+		if err := s.commitEpoch(context.Background(), st.epoch); err != nil {
+			return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
+		}
 	}
 	c.epoch = st.epoch
 	c.taken, c.lastFed = true, c.src.tuples

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,21 +47,32 @@ func TestRunInstancesSplitPartitions(t *testing.T) {
 	produce(0, n/2)
 
 	common := []string{"--workers", "1", "--task-size", "4096"}
-	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "7s"}, common...)...)
 	dir := filepath.Join(t.TempDir(), "ckpt1")
 	split := func(i int, extra ...string) *cliProcess {
 		args := append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "split", "split"), "--instance", fmt.Sprint(i), "--instances", "3"}, common...)
 		return startCLI(t, nil, append(args, extra...)...)
 	}
-	p0, p2 := split(0, "--duration", "7s"), split(2, "--duration", "7s")
+	// Instances 0 and 2 run until told to stop (SIGTERM: they drain);
+	// instance 1 checkpoints, and is killed mid-run.
+	p0, p2 := split(0), split(2)
 	p1 := split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms")
 	p1.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
 	time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
 	p1.kill9(t)
 	produce(n/2, n)
 	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--duration", "5s")
-	for _, p := range []*cliProcess{one, p0, p1, p2} {
-		p.wait(t, 2*time.Minute)
+	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "5s"}, common...)...)
+	one.wait(t, 2*time.Minute)
+	p1.wait(t, 2*time.Minute)
+	for _, p := range []*cliProcess{p0, p2} {
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("still running 2 minutes after SIGTERM:\n%s", p.log())
+		}
+		assert.Equal(t, 128+int(syscall.SIGTERM), p.cmd.ProcessState.ExitCode(), "interrupted and drained:\n%s", p.log())
+		assert.Contains(t, p.log(), "interrupted by SIGTERM")
 	}
 	assert.Contains(t, p1.log(), "restored checkpoint")
 	// Each instance read its partitions only.

@@ -238,6 +238,11 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer r.abortSinks()
+	if r.ckpt != nil {
+		if err := r.ckpt.alignOutputs(); err != nil {
+			return err
+		}
+	}
 	durationGiven := false
 	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
 	if err := r.openSources(*duration, durationGiven); err != nil {
@@ -269,8 +274,10 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err := r.commitSinks(!sig.interrupted()); err != nil {
 		return err
 	}
-	if !sig.interrupted() || !r.files() {
-		// Every record fed is out: written, or in a file committed.
+	if (!sig.interrupted() || !r.files()) && len(r.txnSinks()) == 0 {
+		// Every record fed is out: written, or in a file committed. (Not
+		// with transactional outputs, whose drain was aborted: their
+		// offsets stand at the last checkpoint.)
 		r.commitOffsets()
 	}
 	if sig.interrupted() && r.files() {

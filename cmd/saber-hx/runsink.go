@@ -41,7 +41,8 @@ type rowSink struct {
 
 	mu     sync.Mutex
 	kafka  *kafkasink.Sink
-	keyCol int // kafka: the column whose text is the key; -1: none
+	txn    *txnSink // kafka with --checkpoint-dir: transactions per checkpoint
+	keyCol int      // kafka: the column whose text is the key; -1: none
 	key    []byte
 	hash   *redissink.Hash
 	view   rowView // hash: the row being added
@@ -116,14 +117,18 @@ func (s *rowSink) tuples(b []byte) error {
 	for off := 0; off+s.size <= len(b); off += s.size {
 		t := b[off : off+s.size]
 		switch {
-		case s.kafka != nil:
+		case s.kafka != nil || s.txn != nil:
 			s.line = s.row(s.line[:0], t)
 			var key []byte
 			if s.keyCol >= 0 {
 				s.key = s.text(s.key[:0], s.cols[s.keyCol], t)
 				key = s.key
 			}
-			s.kafka.Append(key, s.line[:len(s.line)-1]) // a record, not a line
+			if s.txn != nil {
+				s.txn.Append(key, s.line[:len(s.line)-1])
+			} else {
+				s.kafka.Append(key, s.line[:len(s.line)-1]) // a record, not a line
+			}
 		case s.hash != nil:
 			s.view.t = t
 			s.hash.Add(&s.view)
@@ -148,6 +153,8 @@ func (s *rowSink) flush(ctx context.Context) error {
 	defer s.mu.Unlock()
 	var err error
 	switch {
+	case s.txn != nil:
+		err = s.txn.Flush(ctx)
 	case s.kafka != nil:
 		err = s.kafka.Flush(ctx)
 	case s.hash != nil:
@@ -163,9 +170,29 @@ func (s *rowSink) flush(ctx context.Context) error {
 	return nil
 }
 
+// commitEpoch commits a transactional Kafka sink's epoch (nothing for
+// the others: what they flushed is written).
+func (s *rowSink) commitEpoch(ctx context.Context, epoch uint64) error {
+	if s.txn == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txn.Commit(ctx, epoch)
+}
+
+// abortEpoch drops a transactional Kafka sink's open transaction.
+func (s *rowSink) abortEpoch(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txn.Abort(ctx)
+}
+
 // close closes a kafka or redis sink's client.
 func (s *rowSink) close() error {
 	switch {
+	case s.txn != nil:
+		return s.txn.Close()
 	case s.kafka != nil:
 		return s.kafka.Close()
 	case s.hash != nil:
@@ -324,7 +351,7 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			s, err = openServiceSink(q)
+			s, err = openServiceSink(q, r.txnID(q))
 		case path == "-":
 			if r.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
@@ -349,7 +376,8 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 }
 
 // openServiceSink opens a kafka or redis sink, its client connected.
-func openServiceSink(q *sql.Query) (*rowSink, error) {
+// txnID, where not empty, makes a Kafka sink transactional (txnSink).
+func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -372,6 +400,12 @@ func openServiceSink(q *sql.Query) (*rowSink, error) {
 		}
 		if k.Key != "" {
 			s.keyCol = col(k.Key)
+		}
+		if txnID != "" {
+			if s.txn, err = openTxnSink(ctx, k.Brokers, k.Topic, txnID, txnTimeout); err != nil {
+				return nil, fmt.Errorf("query %s: %w", q.Name, err)
+			}
+			return s, nil
 		}
 		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic}); err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.Name, err)
@@ -411,6 +445,14 @@ func openServiceSink(q *sql.Query) (*rowSink, error) {
 func (r *sqlRun) commitSinks(files bool) error {
 	for _, s := range r.sinks {
 		if s == nil || (s.file != nil && !files) {
+			continue
+		}
+		if s.txn != nil {
+			// What the drain emitted after the last checkpoint: emitted
+			// again, complete, by the run that resumes from it.
+			if err := s.abortEpoch(context.Background()); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := s.flush(context.Background()); err != nil {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+// epochTopic holds the epoch markers of checkpointed runs' Kafka sinks:
+// each transaction of a sink ends with a record keyed by its
+// transactional ID whose value is the epoch (the checkpoint) it
+// completes, so that a restart reads (read committed) which checkpoint
+// the output stands at.
+const epochTopic = "__saber_hx_epochs"
+
+// txnSink writes a query's rows to a Kafka topic in transactions, one per
+// checkpoint epoch: rows are produced within the open transaction (Flush,
+// acknowledged but not visible to read-committed consumers), and Commit,
+// once the epoch's checkpoint is written, commits them with the epoch's
+// marker. A restart with the same transactional ID fences the old
+// producer, which aborts its open transaction: the rows after the last
+// committed epoch are then emitted again from that epoch's checkpoint,
+// and a read-committed consumer sees each row once.
+type txnSink struct {
+	cl    *kgo.Client
+	id    string
+	topic string
+	where string
+	begun bool
+
+	arena []byte
+	spans []span
+	recs  []*kgo.Record
+}
+
+type span struct{ k0, k1, v1 int }
+
+// txnTimeout is the transactions' timeout: a process that dies with one
+// open leaves it to the broker for at most that long (a restart fences it
+// at once).
+var txnTimeout = time.Minute
+
+// txnID is a transactional Kafka sink's ID where the run checkpoints (""
+// otherwise): stable across restarts of one instance of the program, one
+// per query.
+func (r *sqlRun) txnID(q *sql.Query) string {
+	if r.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
+		return ""
+	}
+	src := r.prog.Sources[0]
+	group := src.Group
+	if group == "" {
+		group = src.Topic
+	}
+	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, q.Name, r.share.instance, r.share.instances)
+}
+
+// txnSinks are the run's transactional Kafka sinks.
+func (r *sqlRun) txnSinks() []*rowSink {
+	var out []*rowSink
+	for _, s := range r.sinks {
+		if s != nil && s.txn != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// outputEpoch is the checkpoint epoch the transactional Kafka outputs
+// stand at: the least their markers say (ok false: one has none, or there
+// is no such output).
+func (r *sqlRun) outputEpoch() (epoch uint64, ok bool, err error) {
+	sinks := r.txnSinks()
+	if len(sinks) == 0 {
+		return 0, false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i, s := range sinks {
+		e, has, err := s.txn.CommittedEpoch(ctx, r.prog.Sources[0].Brokers)
+		if err != nil || !has {
+			return 0, false, err
+		}
+		if i == 0 || e < epoch {
+			epoch = e
+		}
+	}
+	return epoch, true, nil
+}
+
+func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeout time.Duration) (*txnSink, error) {
+	where := fmt.Sprintf("kafka sink %s (brokers %s, transactional id %s)", topic, strings.Join(brokers, ","), id)
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.DefaultProduceTopic(topic),
+		kgo.AllowAutoTopicCreation(),
+		kgo.ProducerLinger(0),
+		kgo.TransactionalID(id),
+		kgo.TransactionTimeout(timeout),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	// The producer ID, under the transactional ID: it fences an earlier
+	// process of the same ID and aborts its open transaction.
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("%s: init producer: %w", where, err)
+	}
+	return &txnSink{cl: cl, id: id, topic: topic, where: where}, nil
+}
+
+// Append buffers one record (bytes copied).
+func (s *txnSink) Append(key, value []byte) {
+	k0 := len(s.arena)
+	s.arena = append(s.arena, key...)
+	k1 := len(s.arena)
+	s.arena = append(s.arena, value...)
+	s.spans = append(s.spans, span{k0, k1, len(s.arena)})
+}
+
+func (s *txnSink) begin() error {
+	if s.begun {
+		return nil
+	}
+	if err := s.cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("%s: begin transaction: %w", s.where, err)
+	}
+	s.begun = true
+	return nil
+}
+
+// Flush produces the rows appended within the open transaction and waits
+// for their acknowledgements.
+func (s *txnSink) Flush(ctx context.Context) error {
+	if len(s.spans) == 0 {
+		return nil
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	s.recs = s.recs[:0]
+	for _, sp := range s.spans {
+		r := &kgo.Record{Topic: s.topic, Value: s.arena[sp.k1:sp.v1:sp.v1]}
+		if sp.k1 > sp.k0 {
+			r.Key = s.arena[sp.k0:sp.k1:sp.k1]
+		}
+		s.recs = append(s.recs, r)
+	}
+	err := s.cl.ProduceSync(ctx, s.recs...).FirstErr()
+	clear(s.recs)
+	s.arena, s.spans = s.arena[:0], s.spans[:0]
+	if err != nil {
+		return fmt.Errorf("%s: produce: %w", s.where, err)
+	}
+	return nil
+}
+
+// Commit ends epoch's transaction: its rows and its marker, committed
+// together.
+func (s *txnSink) Commit(ctx context.Context, epoch uint64) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	marker := &kgo.Record{Topic: epochTopic, Key: []byte(s.id), Value: strconv.AppendUint(nil, epoch, 10)}
+	if err := s.cl.ProduceSync(ctx, marker).FirstErr(); err != nil {
+		return fmt.Errorf("%s: epoch %d marker: %w", s.where, epoch, err)
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("%s: flush: %w", s.where, err)
+	}
+	s.begun = false
+	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("%s: commit epoch %d: %w", s.where, epoch, err)
+	}
+	return nil
+}
+
+// Abort drops the open transaction's rows (a run that stops: they are
+// emitted again by the run that resumes from its last checkpoint).
+func (s *txnSink) Abort(ctx context.Context) error {
+	s.arena, s.spans = s.arena[:0], s.spans[:0]
+	if !s.begun {
+		return nil
+	}
+	s.begun = false
+	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
+		return fmt.Errorf("%s: abort: %w", s.where, err)
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		return fmt.Errorf("%s: abort: %w", s.where, err)
+	}
+	return nil
+}
+
+func (s *txnSink) Close() error {
+	s.cl.Close()
+	return nil
+}
+
+// CommittedEpoch reads the last epoch this sink's transactional ID
+// committed (ok false: none). Call it after openTxnSink, which aborted any
+// transaction left open.
+func (s *txnSink) CommittedEpoch(ctx context.Context, brokers []string) (epoch uint64, ok bool, err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(epochTopic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AllowAutoTopicCreation())
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: read epochs: %w", s.where, err)
+	}
+	defer cl.Close()
+	// The markers are few (one per checkpoint); read until a poll finds
+	// nothing more.
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		got := 0
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return 0, false, fmt.Errorf("%s: read epochs: %w", s.where, ferr)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			if string(r.Key) != s.id {
+				return
+			}
+			if e, perr := strconv.ParseUint(string(r.Value), 10, 64); perr == nil && (!ok || e > epoch) {
+				epoch, ok = e, true
+			}
+		})
+		if got == 0 {
+			return epoch, ok, ctx.Err()
+		}
+	}
+}
