@@ -37,20 +37,9 @@ func (w *Window) Key(i int) []byte {
 	if !w.plan.Layout.Hashed {
 		return w.plan.GroupKeys[s]
 	}
-	w.key = hashedKey(w.res.State, s)
+	w.key = w.res.State.KeyBytes(s)
 	last := w.plan.KeyParts[len(w.plan.KeyParts)-1]
 	return w.key[:last.Pos+last.Width]
-}
-
-// hashedKey is the key of hashed group g as bytes: its two words
-// big-endian, the key parts at their KeyPart.Pos (as the kernels pack
-// them). The engine's one decoding of a hashed key (Window.Key and
-// encodeRows); kernels' HAVING (Plan.rowColumn) has its own.
-func hashedKey(st *window.GroupState, g int32) (kb [16]byte) {
-	k0, k1 := st.Key(g)
-	binary.BigEndian.PutUint64(kb[0:], k0)
-	binary.BigEndian.PutUint64(kb[8:], k1)
-	return kb
 }
 
 // GroupInt returns integer GROUP BY value j of row i.
@@ -202,7 +191,7 @@ func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {
 	for _, g := range o.Rows {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(o.Start))
 		if p.Layout.Hashed {
-			kb := hashedKey(o.State, g)
+			kb := o.State.KeyBytes(g)
 			for _, kp := range p.KeyParts {
 				if kp.Int {
 					dst = binary.LittleEndian.AppendUint64(dst, uint64(query.DecodeIntKey(kb[kp.Pos:], kp.Width)))

@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"encoding/binary"
-
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -110,10 +108,7 @@ func (p *Plan) rowColumn(name string, st *window.GroupState, g int32) rowValue {
 	}
 	for _, kp := range p.KeyParts {
 		if kp.Name == name && kp.Int {
-			var kb [16]byte
-			k0, k1 := st.Key(g)
-			binary.BigEndian.PutUint64(kb[0:], k0)
-			binary.BigEndian.PutUint64(kb[8:], k1)
+			kb := st.KeyBytes(g)
 			return rowValue{i: query.DecodeIntKey(kb[kp.Pos:], kp.Width)}
 		}
 	}

@@ -2,6 +2,7 @@ package window
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -169,6 +170,16 @@ func (g *GroupState) grow() {
 
 // Key returns the key of slot s of a hashed state.
 func (g *GroupState) Key(s int32) (k0, k1 uint64) { return g.Keys[2*s], g.Keys[2*s+1] }
+
+// KeyBytes is the key of slot s of a hashed state as bytes: its two words
+// big-endian, so that the key parts the kernels packed lie at their
+// positions (kernels.KeyPart.Pos) and byte order is key order. The one
+// decoding of a hashed key, for the engine's output and HAVING.
+func (g *GroupState) KeyBytes(s int32) (kb [16]byte) {
+	binary.BigEndian.PutUint64(kb[0:], g.Keys[2*s])
+	binary.BigEndian.PutUint64(kb[8:], g.Keys[2*s+1])
+	return kb
+}
 
 func hashKey(k0, k1 uint64) uint64 {
 	k := k1 ^ (k0 * 0x9E3779B97F4A7C15)
