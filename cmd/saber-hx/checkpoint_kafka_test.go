@@ -114,9 +114,9 @@ func TestRunCheckpointCrashesKafkaExactlyOnce(t *testing.T) {
 	p.waitLine(t, regexp.MustCompile(`written, committing the outputs`), time.Minute)
 	p.kill9(t)
 	require.NoError(t, <-produced)
-	p = startCLI(t, nil, append(args, "--duration", "6s")...)
+	p = startCLI(t, nil, append(args, "--duration", "4s")...)
 	ref := startCLI(t, nil, "run", "-e", crashKafkaSQL(cluster.Addr, "calm", "calm"), "--workers", "2", "--task-size", "4096",
-		"--checkpoint-dir", filepath.Join(t.TempDir(), "calm"), "--checkpoint-interval", "150ms", "--duration", "6s")
+		"--checkpoint-dir", filepath.Join(t.TempDir(), "calm"), "--checkpoint-interval", "150ms", "--duration", "4s")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "the Kafka output stands at checkpoint", "the last crash left a checkpoint newer than the output")

@@ -60,8 +60,8 @@ func TestRunInstancesSplitPartitions(t *testing.T) {
 	time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
 	p1.kill9(t)
 	produce(n/2, n)
-	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--duration", "5s")
-	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "5s"}, common...)...)
+	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--duration", "4s")
+	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "4s"}, common...)...)
 	one.wait(t, 2*time.Minute)
 	p1.wait(t, 2*time.Minute)
 	for _, p := range []*cliProcess{p0, p2} {

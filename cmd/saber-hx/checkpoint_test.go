@@ -256,8 +256,8 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	require.NoError(t, <-produced)
 	// The same query without a crash (nor checkpoints), into other keys,
 	// at the same time.
-	p = startCLI(t, nil, append(args, "--duration", "6s")...)
-	ref := startCLI(t, nil, "run", "-e", crashSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "6s")
+	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	ref := startCLI(t, nil, "run", "-e", crashSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "using the previous checkpoint")
