@@ -296,13 +296,54 @@ func TestCheckpointPayloadRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzCheckpointPayload: decodeCkpt never panics on any bytes.
+// FuzzCheckpointPayload: decodeCkpt never panics on any bytes, and what
+// it accepts encodes to bytes that decode to the same state.
 func FuzzCheckpointPayload(f *testing.F) {
 	f.Add(encodeCkpt(nil, &ckptState{epoch: 1, source: "s", topic: "t", positions: map[int32]kafka.Position{1: {Offset: 2}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := decodeCkpt(b)
-		if err == nil {
-			assert.Equal(t, st.epoch, st.epoch)
+		if err != nil {
+			return
 		}
+		again, err := decodeCkpt(encodeCkpt(nil, st))
+		require.NoError(t, err)
+		if len(st.engine) == 0 {
+			st.engine = nil
+		}
+		if len(again.engine) == 0 {
+			again.engine = nil
+		}
+		require.Equal(t, st, again)
 	})
+}
+
+// TestCheckpointFlagErrors: what --checkpoint-dir, --instance and
+// --instances refuse, as usage errors (exit status 2) naming the flag.
+func TestCheckpointFlagErrors(t *testing.T) {
+	gen := `CREATE SOURCE task_events (timestamp BIGINT, jobId BIGINT, taskId BIGINT, machineId BIGINT, userId INT, eventType INT,
+  category INT, priority INT, cpu REAL, ram REAL, disk REAL, constraints INT) WITH (connector = 'generator', workload = 'cm1');
+SELECT category FROM task_events;`
+	dir := t.TempDir()
+	toStdout := `CREATE SOURCE events (ts BIGINT, cat INT) WITH (connector = 'kafka', brokers = '127.0.0.1:1', topic = 'e', format = 'json');
+SELECT ts, cat FROM events;`
+	for _, c := range []struct {
+		args []string
+		msg  string
+		sql  string
+	}{
+		{[]string{"--checkpoint-dir", dir}, "needs a program of one source, from Kafka", ""},
+		{[]string{"--checkpoint-dir", dir}, "writes to stdout: checkpoints need every output in Kafka or Redis", toStdout},
+		{[]string{"--checkpoint-dir", dir, "--checkpoint-interval", "0s"}, "--checkpoint-interval 0s", ""},
+		{[]string{"--instance", "3", "--instances", "3"}, "--instance 3 --instances 3", ""},
+		{[]string{"--instances", "0"}, "want 0 <= instance < instances", ""},
+	} {
+		var stdout, stderr strings.Builder
+		text := gen
+		if c.sql != "" {
+			text = c.sql
+		}
+		code := run(append([]string{"run", "-e", text, "--duration", "1s"}, c.args...), &stdout, &stderr)
+		assert.Equal(t, 2, code, "%v: %s", c.args, stderr.String())
+		assert.Contains(t, stderr.String(), c.msg, "%v", c.args)
+	}
 }
