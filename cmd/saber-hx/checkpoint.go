@@ -133,9 +133,31 @@ type checkpointer struct {
 
 	restored   *ckptState // the checkpoint the run started from; nil: none
 	firstAfter atomic.Bool
-	// Figures for the report: the last checkpoint's size and times.
-	lastBytes int
-	lastTook  time.Duration
+	recovery   atomic.Int64 // process start to the first window after the restore, ns
+	sum        checkpointSummary
+}
+
+// checkpointSummary is run's summary of its checkpoints (--json:
+// "checkpoints").
+type checkpointSummary struct {
+	Dir            string  `json:"dir"`
+	Taken          int     `json:"taken"`
+	Epoch          uint64  `json:"epoch"`          // the last written
+	Bytes          int     `json:"bytes"`          // the last one's size
+	MaxMillis      float64 `json:"max_ms"`         // the longest
+	RestoredEpoch  uint64  `json:"restored_epoch"` // 0: started afresh
+	RecoveryMillis float64 `json:"recovery_ms"`    // process start to the first window after the restore; 0: none
+}
+
+// summary returns the checkpoints' figures.
+func (c *checkpointer) summary() *checkpointSummary {
+	s := c.sum
+	s.Dir = c.dir.Path
+	if c.restored != nil {
+		s.RestoredEpoch = c.restored.epoch
+	}
+	s.RecoveryMillis = float64(time.Duration(c.recovery.Load()).Microseconds()) / 1e3
+	return &s
 }
 
 // checkpointConfig checks that the program can be checkpointed: one
@@ -303,9 +325,12 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 	}
 	c.epoch = st.epoch
 	c.taken, c.lastFed = true, c.src.tuples
-	c.lastBytes, c.lastTook = len(payload), time.Since(start)
+	took := time.Since(start)
+	ms := float64(took.Microseconds()) / 1e3
+	c.sum.Taken++
+	c.sum.Epoch, c.sum.Bytes, c.sum.MaxMillis = st.epoch, len(payload), max(c.sum.MaxMillis, ms)
 	fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: %d bytes in %.2f ms (snapshot %.2f ms)\n", st.epoch, len(payload),
-		float64(c.lastTook.Microseconds())/1e3, float64(snapped.Microseconds())/1e3)
+		ms, float64(snapped.Microseconds())/1e3)
 	// The group's offsets go no further than a checkpoint: a restart
 	// without the directory is still at least once.
 	for s, p := range progress {
@@ -365,6 +390,8 @@ func (c *checkpointer) wrapSpecs(specs []engine.Spec) []engine.Spec {
 
 func (c *checkpointer) noteFirst() {
 	if !c.firstAfter.Load() && c.firstAfter.CompareAndSwap(false, true) {
-		fmt.Fprintf(c.stderr, "saber-hx: first window after the restore: %.2f ms after the process started\n", float64(time.Since(processStart).Microseconds())/1e3)
+		d := time.Since(processStart)
+		c.recovery.Store(int64(d))
+		fmt.Fprintf(c.stderr, "saber-hx: first window after the restore: %.2f ms after the process started\n", float64(d.Microseconds())/1e3)
 	}
 }

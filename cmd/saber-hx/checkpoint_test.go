@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -256,12 +257,22 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	require.NoError(t, <-produced)
 	// The same query without a crash (nor checkpoints), into other keys,
 	// at the same time.
-	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	p = startCLI(t, nil, append(args, "--duration", "4s", "--json")...)
 	ref := startCLI(t, nil, "run", "-e", crashSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "using the previous checkpoint")
 	restarted(p)
+	var sum runSummary
+	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum), p.stdout.String())
+	require.NotNil(t, sum.Checkpoints)
+	assert.Equal(t, dir, sum.Checkpoints.Dir)
+	assert.Positive(t, sum.Checkpoints.Taken)
+	assert.Positive(t, sum.Checkpoints.RestoredEpoch)
+	assert.Greater(t, sum.Checkpoints.Epoch, sum.Checkpoints.RestoredEpoch)
+	assert.Positive(t, sum.Checkpoints.Bytes)
+	assert.Positive(t, sum.Checkpoints.RecoveryMillis)
 	t.Logf("recovery (process start to the first window after the restore): %v", recoveries)
 
 	got, calm := redisHashes(t, rc, "a"), redisHashes(t, rc, "b")

@@ -135,17 +135,18 @@ func planLine(sp engine.Spec, vectorised bool) string {
 // runSQLSummary is run's summary (--json: one object): the run, and per
 // query its counters, as bench gives them.
 type runSummary struct {
-	File        string            `json:"file"`
-	Seconds     float64           `json:"seconds"`
-	Tuples      uint64            `json:"tuples"`
-	Queries     []runQuerySummary `json:"queries"`
-	Sources     []runSourceStats  `json:"sources"`
-	Workers     int               `json:"workers"`
-	TaskSize    int               `json:"task_size"`
-	Policy      string            `json:"policy"`
-	Processors  processorsSummary `json:"processors"`
-	Interrupted bool              `json:"interrupted"`
-	Signal      string            `json:"signal,omitempty"`
+	File        string             `json:"file"`
+	Seconds     float64            `json:"seconds"`
+	Tuples      uint64             `json:"tuples"`
+	Queries     []runQuerySummary  `json:"queries"`
+	Sources     []runSourceStats   `json:"sources"`
+	Workers     int                `json:"workers"`
+	TaskSize    int                `json:"task_size"`
+	Policy      string             `json:"policy"`
+	Processors  processorsSummary  `json:"processors"`
+	Interrupted bool               `json:"interrupted"`
+	Signal      string             `json:"signal,omitempty"`
+	Checkpoints *checkpointSummary `json:"checkpoints,omitempty"` // --checkpoint-dir
 }
 
 type runQuerySummary struct {
@@ -172,7 +173,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	expr := fs.String("e", "", "the SQL text itself, instead of a file")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line (of stderr when a query's rows go to stdout): "+
 		"seconds, tuples, per query its tuples, windows, rows, filtered/unmatched/late/counted_tuples, per source its tuples and "+
-		"malformed_records, workers, task_size, policy, processors, interrupted")
+		"malformed_records, workers, task_size, policy, processors, interrupted, and with --checkpoint-dir checkpoints (dir, taken, epoch, bytes, max_ms, "+
+		"restored_epoch, recovery_ms)")
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
 	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
 		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
@@ -284,6 +286,9 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintf(stderr, "saber-hx: interrupted: no output file written (those named keep their contents)\n")
 	}
 	sum := r.summarize(stats, seconds, &ef, cfg)
+	if r.ckpt != nil {
+		sum.Checkpoints = r.ckpt.summary()
+	}
 	if sig.interrupted() {
 		sum.Interrupted = true
 		if ie, ok := sig.err().(interruptedError); ok {
@@ -313,6 +318,13 @@ func (s *runSummary) print(w io.Writer) {
 		fmt.Fprintf(w, "  source %s: %d tuples", src.Name, src.Tuples)
 		if src.Malformed > 0 {
 			fmt.Fprintf(w, ", %d malformed records skipped", src.Malformed)
+		}
+		fmt.Fprintln(w)
+	}
+	if c := s.Checkpoints; c != nil {
+		fmt.Fprintf(w, "  checkpoints: %d taken into %s, the last epoch %d of %d bytes, the longest %.2f ms", c.Taken, c.Dir, c.Epoch, c.Bytes, c.MaxMillis)
+		if c.RestoredEpoch > 0 {
+			fmt.Fprintf(w, "; restored epoch %d, first window %.2f ms after the start", c.RestoredEpoch, c.RecoveryMillis)
 		}
 		fmt.Fprintln(w)
 	}
