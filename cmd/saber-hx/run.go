@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -469,104 +468,6 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		}
 	}
 	return stats, nil
-}
-
-// startFlusher, where a query writes to Kafka or Redis or a source is a
-// Kafka topic, flushes the sinks every second (Redis: its flush option, if
-// shorter) and then commits the Kafka sources' offsets of what the flush
-// made durable (at least once: a record is committed only once every
-// window it counts in has been written). With a file sink nothing is
-// committed while running: a file is only written when the run ends
-// (commitOffsets). stop ends it and returns its first error.
-func (r *sqlRun) startFlusher() (stop func() error) {
-	every, needed := time.Second, false
-	for _, s := range r.sinks {
-		if s != nil && s.w == nil {
-			needed = true
-		}
-	}
-	for i, q := range r.prog.Queries {
-		if r.sinks[i] != nil && q.Sink.Flush > 0 {
-			every = min(every, q.Sink.Flush)
-		}
-	}
-	for _, s := range r.sources {
-		needed = needed || s.kafka != nil
-	}
-	if !needed {
-		return func() error { return nil }
-	}
-	done, stopped := make(chan struct{}), make(chan error, 1)
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				stopped <- nil
-				return
-			case <-t.C:
-				// With checkpoints the offsets are committed by each
-				// checkpoint, no further.
-				if err := r.flushAndCommit(!r.files() && r.ckpt == nil); err != nil {
-					stopped <- err
-					return
-				}
-			}
-		}
-	}()
-	return func() error {
-		close(done)
-		return <-stopped
-	}
-}
-
-// flushAndCommit flushes the sinks that are not files and, with commit,
-// tells each Kafka source what is out: the progress is read before the
-// flush, so that everything it counts is in the sinks' buffers, which the
-// flush then writes.
-func (r *sqlRun) flushAndCommit(commit bool) error {
-	progress := r.progress()
-	for _, s := range r.sinks {
-		if s != nil && s.file == nil {
-			if err := s.flush(context.Background()); err != nil {
-				return err
-			}
-		}
-	}
-	if commit {
-		for s, p := range progress {
-			s.kafka.Done(p.Merged, p.Complete)
-		}
-	}
-	return nil
-}
-
-// progress is each Kafka source's: the least over the streams it feeds
-// (it writes the same bytes to each).
-func (r *sqlRun) progress() map[*sqlSource]engine.Progress {
-	out := map[*sqlSource]engine.Progress{}
-	for _, s := range r.sources {
-		if s.kafka == nil || len(r.feeds[s]) == 0 {
-			continue
-		}
-		p := engine.Progress{Merged: math.MaxUint64, Complete: math.MaxInt64}
-		for _, st := range r.feeds[s] {
-			q := st.Progress()
-			p.Merged, p.Complete = min(p.Merged, q.Merged), min(p.Complete, q.Complete)
-		}
-		out[s] = p
-	}
-	return out
-}
-
-// commitOffsets, once the run has drained and its outputs are written
-// (files committed), tells each Kafka source that everything it fed is
-// out.
-func (r *sqlRun) commitOffsets() {
-	for s := range r.progress() {
-		s.kafka.Done(math.MaxUint64, math.MaxInt64)
-	}
 }
 
 func (r *sqlRun) source(name string) *sqlSource {

@@ -1,0 +1,305 @@
+package kafka
+
+// Reading: FillSome's loop, the poll that fetches records and decodes
+// them into the partitions' buffers, the idle clock, and the pauses that
+// are the source's back-pressure. The merge of the buffers is merge.go's.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/source"
+)
+
+// FillSome writes whole tuples at the start of dst and returns the bytes
+// written. It blocks until it has written at least one, ctx is done (then
+// it returns ctx.Err(), with n possibly > 0) or, with StopAtEnd, every
+// partition has been read to its end (io.EOF, with n == 0).
+func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
+	ts := s.ts
+	if len(dst) < ts {
+		return 0, source.ErrShortBuffer
+	}
+	dst = dst[:len(dst)/ts*ts]
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return n, err
+		}
+		n = s.merge(dst, n)
+		s.pushMarks()
+		eof := n == 0 && s.atEnd()
+		epoch := s.rebalances
+		s.mu.Unlock()
+		s.applyPauses(s.cl)
+		if n > 0 {
+			return n, nil
+		}
+		if eof {
+			return 0, io.EOF
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if err := s.poll(ctx, epoch); err != nil {
+			return n, err
+		}
+	}
+}
+
+// atEnd is whether, with StopAtEnd, every assigned partition has been
+// read to its end and produced.
+func (s *Source) atEnd() bool {
+	if !s.cfg.StopAtEnd || !s.assigned || len(s.heap) > 0 {
+		return false
+	}
+	for _, p := range s.parts {
+		if p != nil && p.assigned && !p.ended {
+			return false
+		}
+	}
+	return true
+}
+
+// poll waits for records (until the next idle deadline at most) and
+// decodes them into the partitions' buffers; it returns at once if the
+// assignment changed since FillSome looked at it (epoch).
+func (s *Source) poll(ctx context.Context, epoch uint64) error {
+	// A rebalance wakes the poll (wake): it may leave nothing to wait for.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.rebalances != epoch {
+		s.mu.Unlock()
+		return nil
+	}
+	deadline, ok := s.idleDeadline(time.Now())
+	s.wake = cancel
+	s.mu.Unlock()
+	if ok {
+		var dcancel context.CancelFunc
+		pctx, dcancel = context.WithDeadline(pctx, deadline)
+		defer dcancel()
+	}
+	fetches := s.cl.PollRecords(pctx, s.maxPoll)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wake = nil
+	// Every record polled is decoded even when another partition reports
+	// an error: kgo will not return it again. A decode error (sticky)
+	// ends the decoding.
+	var ferr, ctxErr error
+	polled := time.Now()
+	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if ferr != nil {
+			return
+		}
+		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
+			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
+				p.high = fp.HighWatermark
+				if len(fp.Records) > 0 {
+					p.lastRecords = polled
+				}
+				for _, r := range fp.Records {
+					if err := s.add(p, r); err != nil {
+						ferr = err
+						return
+					}
+				}
+				if p.n >= s.bufCap && !p.paused {
+					p.paused = true
+					s.pauseReq = append(s.pauseReq, p.id)
+				}
+			}
+		}
+		switch err := fp.Err; {
+		case err == nil:
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			// The idle deadline or a wake when ctx is not done.
+			if ctx.Err() != nil {
+				ctxErr = ctx.Err()
+			}
+		case errors.Is(err, kgo.ErrClientClosed):
+			ferr = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, err)
+		default:
+			ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, err)
+		}
+	})
+	if ferr != nil {
+		s.err = ferr
+		return ferr
+	}
+	return ctxErr
+}
+
+// idleDeadline is when the first partition the merge waits on turns idle;
+// it starts the clock of those waited on for the first time.
+func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
+	if s.idle < 0 || s.waiting == 0 {
+		return time.Time{}, false
+	}
+	var first time.Time
+	for _, p := range s.parts {
+		if p == nil || !p.waiting {
+			continue
+		}
+		if p.emptySince.IsZero() {
+			p.emptySince = now
+		}
+		// Idle counts from the partition's last records, where it had
+		// any, not from when the merge came to wait on it: partitions
+		// that all went quiet at once turn idle together, rather than one
+		// IdleTimeout after another as the merge drains each in turn.
+		since := p.emptySince
+		if !p.lastRecords.IsZero() && p.lastRecords.Before(since) {
+			since = p.lastRecords
+		}
+		d := since.Add(s.idle)
+		if !d.After(now) {
+			p.idle = true
+			s.refresh(p)
+			s.logf("kafka source %s: partition %d idle (nothing for %v): it no longer holds the merge back", s.cfg.Topic, p.id, s.idle)
+			continue
+		}
+		if first.IsZero() || d.Before(first) {
+			first = d
+		}
+	}
+	if s.waiting == 0 {
+		// Turned idle just now: the merge can go on without polling long.
+		return now, true
+	}
+	return first, !first.IsZero()
+}
+
+// add decodes record r of p into p's buffer: one tuple, or as many as
+// the value has lines (each then completes at r's offset).
+func (s *Source) add(p *part, r *kgo.Record) error {
+	if s.cfg.StopAtEnd && p.ended {
+		return nil // past the end offset seen at open
+	}
+	if p.next >= 0 && r.Offset < p.next {
+		return nil // already read (a fetch from before a reset)
+	}
+	s.stats.Records++
+	s.stats.Bytes += int64(len(r.Value))
+	got := 0
+	if s.binary {
+		if len(r.Value) == s.ts {
+			s.push(p, r.Value, r.Offset)
+			got = 1
+		} else if !s.skipBin {
+			return fmt.Errorf("kafka source %s: partition %d offset %d: binary value of %d bytes, want the tuple's %d", s.cfg.Topic, p.id, r.Offset, len(r.Value), s.ts)
+		} else {
+			s.malformed++
+		}
+	} else {
+		val := r.Value
+		for len(val) > 0 {
+			slot := p.reserve(s.ts)
+			t, c, err := s.dec.Decode(slot, val, true)
+			if err != nil {
+				return recordError(s.cfg.Topic, p.id, r.Offset, err)
+			}
+			val = val[c:]
+			if t == 1 && p.skip > 0 && r.Offset == p.skipAt {
+				// Taken before the checkpoint this source resumes from.
+				p.skip--
+				t = 0
+			}
+			if t == 1 {
+				s.push(p, nil, r.Offset)
+				got++
+			}
+			if c == 0 {
+				break
+			}
+		}
+		if got == 0 && s.dec.Malformed() == s.decMalformed {
+			s.malformed++ // an empty value
+		}
+		s.decMalformed = s.dec.Malformed()
+	}
+	p.next = r.Offset + 1
+	if r.Offset >= p.skipAt {
+		p.skip = 0
+	}
+	if s.cfg.StopAtEnd && p.end >= 0 && p.next >= p.end {
+		p.ended = true
+		if !p.paused {
+			p.paused = true
+			s.pauseReq = append(s.pauseReq, p.id)
+		}
+	}
+	if got == 0 {
+		p.skipped(r.Offset, s)
+	}
+	s.refresh(p)
+	return nil
+}
+
+// push appends the tuple in p's reserved slot (copying val there first
+// when non-nil) as the record at offset off.
+func (s *Source) push(p *part, val []byte, off int64) {
+	slot := p.reserve(s.ts)
+	if val != nil {
+		copy(slot, val)
+	}
+	t := int64(binary.LittleEndian.Uint64(slot[s.timeOff:]))
+	p.push(t, off)
+	if t > p.wm {
+		p.wm = t
+	}
+	p.emptySince = time.Time{}
+	p.idle = false
+	if p.n == 1 {
+		s.heapPush(p.id)
+	}
+}
+
+// recordError names the record a decoder refused (its line number counts
+// every record the decoder saw, so it is left out).
+func recordError(topic string, part int32, off int64, err error) error {
+	var e *source.Error
+	if errors.As(err, &e) {
+		var b strings.Builder
+		if e.Column > 0 {
+			fmt.Fprintf(&b, "column %d", e.Column)
+		}
+		if e.Field != "" {
+			if b.Len() > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "(field %q)", e.Field)
+		}
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Msg)
+		return fmt.Errorf("kafka source %s: partition %d offset %d: %s", topic, part, off, b.String())
+	}
+	return fmt.Errorf("kafka source %s: partition %d offset %d: %w", topic, part, off, err)
+}
+
+// applyPauses tells kgo which partitions to stop and start fetching.
+func (s *Source) applyPauses(cl *kgo.Client) {
+	s.mu.Lock()
+	pause, resume := s.pauseReq, s.resumeReq
+	s.pauseReq, s.resumeReq = nil, nil
+	s.mu.Unlock()
+	if len(pause) > 0 {
+		cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: pause})
+	}
+	if len(resume) > 0 {
+		cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: resume})
+	}
+}
