@@ -46,6 +46,7 @@
 //	stats.go       Stats and the seqlock that publishes them; latency.go: the latency histogram
 //	metrics.go     Metrics: what a metrics server reads (latency buckets, back-pressure, ring fill, per kind busy time)
 //	progress.go    Progress: what is fully out, for a source that commits offsets
+//	snapshot.go    Snapshot and Restore: the streams' state at a task boundary, for checkpoints
 package engine
 
 import (
