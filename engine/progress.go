@@ -24,18 +24,20 @@ type Progress struct {
 	Complete int64
 }
 
-// Progress reads the stream's progress. It takes the result stage's lock:
-// call it per commit (about once a second), not per task.
+// Progress reads the stream's progress from what the result stage
+// publishes after each merge (it takes no lock: a lock here would break
+// the result stage's hand-off, where a worker that finds the merge lock
+// taken leaves its task to the holder). Merged and Complete are read
+// apart, each true when read: both only grow, and each alone says what
+// it says.
 func (s *Stream) Progress() Progress {
-	s.mergeMu.Lock()
-	defer s.mergeMu.Unlock()
 	p := Progress{Merged: s.bytes.Load(), Complete: math.MinInt64}
 	switch {
 	case s.joinSide != nil || len(s.downstream) > 0:
 	case s.asm == nil:
 		p.Complete = math.MaxInt64
 	case s.plan.Query.Window.Type == query.Range:
-		p.Complete = s.asm.Complete()
+		p.Complete = s.complete.Load()
 	}
 	return p
 }

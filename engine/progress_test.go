@@ -72,3 +72,28 @@ func TestProgressUnknown(t *testing.T) {
 	_, err = eng.CloseAll()
 	require.NoError(t, err)
 }
+
+// TestProgressAllFiltered: windows the query filtered out entirely are
+// done once the watermark closes them, so that a selective WHERE does not
+// hold the committed offsets back.
+func TestProgressAllFiltered(t *testing.T) {
+	w := query.Window{Type: query.Range, Size: 100, Slide: 50, Delay: 30}
+	q := &query.Query{Name: "none", Schema: testSchema(t), Window: w, Where: query.ColLt("kind", -5), Aggregates: []query.Aggregate{{Func: query.Count}}}
+	eng, err := New(Config{Workers: 2, TaskSize: 10 * testTuple, BufferSize: 1 << 16}, q, func(*Window) error { return nil })
+	require.NoError(t, err)
+	st := eng.Stream(0)
+	tuple := make([]byte, testTuple)
+	const n = 400
+	for i := range n {
+		binary.LittleEndian.PutUint64(tuple, uint64(i*7))
+		require.NoError(t, st.Write(tuple))
+	}
+	require.Eventually(t, func() bool { return st.Progress().Merged == n*testTuple }, 10*time.Second, time.Millisecond)
+	// The watermark is (n-1)*7: window k ([50k, 50k+100)) is closed when
+	// 50k + 130 <= wm; the first open one starts Complete.
+	wm := int64((n - 1) * 7)
+	first := (wm-130)/50 + 1
+	assert.Equal(t, first*50, st.Progress().Complete)
+	_, err = eng.Close()
+	require.NoError(t, err)
+}

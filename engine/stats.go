@@ -51,6 +51,7 @@ func (s *Stream) publish(t *task, r *window.TaskResult) {
 	if s.asm == nil {
 		return
 	}
+	s.complete.Store(s.asm.Complete())
 	c := &s.asm.Counters
 	s.tuples.Store(c.Tuples)
 	s.filtered.Store(c.Filtered)

@@ -103,6 +103,7 @@ type published struct {
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
 	watermark                                  atomic.Int64
+	complete                                   atomic.Int64 // Progress's Complete, an aggregation's
 	gpuFallback                                atomic.Uint64 // tasks the GPU kind ran on its CPU fallback kernel
 }
 
@@ -166,6 +167,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	}
 	s.win = Window{Query: sp.Query.Name, plan: plan}
 	s.watermark.Store(-1 << 63)
+	s.complete.Store(-1 << 63)
 	spares := 0
 	if !plan.Stateless() {
 		s.asm = window.NewAssembler(plan.Spec, plan.Layout)
