@@ -103,7 +103,7 @@ type published struct {
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
 	watermark                                  atomic.Int64
-	complete                                   atomic.Int64 // Progress's Complete, an aggregation's
+	complete                                   atomic.Int64  // Progress's Complete, an aggregation's
 	gpuFallback                                atomic.Uint64 // tasks the GPU kind ran on its CPU fallback kernel
 }
 
