@@ -217,6 +217,13 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 				t = 0
 			}
 			if t == 1 {
+				if got > 0 {
+					// An earlier line of this record: producing it does not
+					// finish the record, so it completes only the records
+					// before (the commit stops at this one until its last
+					// line is out).
+					p.offs[p.head+p.n-1] = r.Offset - 1
+				}
 				s.push(p, nil, r.Offset)
 				got++
 			}
