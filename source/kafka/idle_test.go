@@ -42,3 +42,22 @@ func TestIdleCountsFromLastRecords(t *testing.T) {
 	assert.True(t, s.parts[2].idle)
 	assert.Equal(t, 0, s.waiting)
 }
+
+// TestMarksStayBounded: marks that Done has used are dropped even while
+// newer ones stay pending (a windowed run), so the queue does not grow
+// with the run.
+func TestMarksStayBounded(t *testing.T) {
+	s, err := newSource(Config{Brokers: []string{"127.0.0.1:1"}, Topic: "t", Group: "g", Decoder: jsonDecoder(t, source.Fail)})
+	require.NoError(t, err)
+	s.assign(0, 0)
+	p := s.parts[0]
+	for i := range 100000 {
+		p.emitPos, p.emitOff, p.runMax = uint64(i+1)*testTS, int64(i), int64(i)
+		p.touched = true
+		s.touched = append(s.touched, 0)
+		s.pushMarks()
+		s.Done(uint64(i+1)*testTS, int64(i)-10) // the last ten pending
+	}
+	assert.Less(t, cap(p.marks), 1024, "marks used are dropped")
+	assert.Equal(t, int64(100000-11), p.done, "the offset after the done prefix: records whose time is below complete")
+}

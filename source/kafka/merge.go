@@ -270,8 +270,13 @@ func (s *Source) pushMarks() {
 			p.marks[len(p.marks)-1] = m
 			continue
 		}
-		if p.mhead > 0 && p.mhead == len(p.marks) {
-			p.marks, p.mhead = p.marks[:0], 0
+		if p.mhead > 0 && p.mhead >= len(p.marks)/2 {
+			// Drop the marks Done has used: a windowed run always leaves
+			// the newest windows' marks pending, so waiting for the queue
+			// to empty would keep every mark of the run. Half the queue
+			// used before each copy keeps the copies amortised O(1).
+			n := copy(p.marks, p.marks[p.mhead:])
+			p.marks, p.mhead = p.marks[:n], 0
 		}
 		p.marks = append(p.marks, m)
 	}
