@@ -366,18 +366,19 @@ func lcm(a, b int) int {
 
 // sqlRun is one run of a compiled program: its sinks, sources and specs.
 type sqlRun struct {
-	prog     *sql.Program
-	name     string // the SQL file, "-e" for -e
-	output   string // --output
-	stderr   io.Writer
-	specs    []engine.Spec
-	sinks    []*rowSink // per query, nil where its output goes nowhere (a view)
-	toStdout bool       // a query's rows go to stdout
-	sources  []*sqlSource
-	feeds    map[*sqlSource][]*engine.Stream // the streams each source writes to
-	eng      *engine.Engine
-	share    kafkaShare    // --instance, --instances and a checkpoint's positions
-	ckpt     *checkpointer // --checkpoint-dir; nil without
+	prog      *sql.Program
+	name      string // the SQL file, "-e" for -e
+	output    string // --output
+	stderr    io.Writer
+	specs     []engine.Spec
+	sinks     []*rowSink // per query, nil where its output goes nowhere (a view)
+	toStdout  bool       // a query's rows go to stdout
+	sources   []*sqlSource
+	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
+	eng       *engine.Engine
+	share     kafkaShare    // --instance, --instances and a checkpoint's positions
+	ckpt      *checkpointer // --checkpoint-dir; nil without
+	stopFeeds context.CancelFunc
 }
 
 // loadTables reads every table's rows.
@@ -416,6 +417,10 @@ func (r *sqlRun) inputs() []string {
 // run starts the engine over the specs, feeds every source into the
 // streams that read it until they end (or ctx is cancelled), and drains.
 func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec) ([]engine.Stats, error) {
+	// A failed flush ends the feeds (stopFeeds): the run drains and fails
+	// rather than read on with nowhere to write.
+	ctx, r.stopFeeds = context.WithCancel(ctx)
+	defer r.stopFeeds()
 	if r.ckpt != nil {
 		specs = r.ckpt.wrapSpecs(specs)
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -112,4 +114,44 @@ CREATE SINK to_redis AS
 		}
 	})
 	assert.Equal(t, 4, committed)
+}
+
+// TestRunFailsWhenRedisGoes: a run reading a live topic into Redis, with
+// no --duration, ends with an error naming the server once Redis has gone
+// away and rows have nowhere to go, instead of reading on and buffering.
+func TestRunFailsWhenRedisGoes(t *testing.T) {
+	cluster := kafkatest.Start(t, 1, "events")
+	rds := redistest.Start(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr))
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := range 100 {
+		require.NoError(t, cl.ProduceSync(context.Background(), &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d}`, i*50, i%3)}).FirstErr())
+	}
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT) WITH (connector = 'kafka', brokers = '%s', topic = 'events', format = 'json');
+CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
+`, cluster.Addr, rds.Addr)
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	go func() { code <- run([]string{"run", "-e", sqlText, "--workers", "1"}, io.Discard, &stderr) }()
+	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
+	defer rc.Close()
+	require.Eventually(t, func() bool {
+		keys, _ := rc.Keys(context.Background(), "w:*").Result()
+		return len(keys) > 0
+	}, 20*time.Second, 10*time.Millisecond, "rows written while the run goes on")
+	rds.Stop()
+	// New windows: rows that have nowhere to go.
+	for i := 100; i < 200; i++ {
+		require.NoError(t, cl.ProduceSync(context.Background(), &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d}`, i*50, i%3)}).FirstErr())
+	}
+	select {
+	case c := <-code:
+		assert.Equal(t, 1, c)
+		assert.Contains(t, stderr.String(), "redis "+rds.Addr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the run went on after Redis stopped: %s", stderr.String())
+	}
 }

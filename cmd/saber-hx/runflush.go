@@ -49,6 +49,7 @@ func (r *sqlRun) startFlusher() (stop func() error) {
 				// With checkpoints the offsets are committed by each
 				// checkpoint, no further.
 				if err := r.flushAndCommit(!r.files() && r.ckpt == nil); err != nil {
+					r.stopFeeds()
 					stopped <- err
 					return
 				}
@@ -61,15 +62,24 @@ func (r *sqlRun) startFlusher() (stop func() error) {
 	}
 }
 
+// flushTimeout bounds one flush of the outputs.
+const flushTimeout = 30 * time.Second
+
 // flushAndCommit flushes the sinks that are not files and, with commit,
 // tells each Kafka source what is out: the progress is read before the
 // flush, so that everything it counts is in the sinks' buffers, which the
 // flush then writes.
 func (r *sqlRun) flushAndCommit(commit bool) error {
 	progress := r.progress()
+	// A flush waits for the broker's acknowledgements or Redis' replies,
+	// holding the sink (and so the merging worker that writes to it):
+	// bound it, so that a server gone away fails the run instead of
+	// hanging it, SIGINT included.
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	for _, s := range r.sinks {
 		if s != nil && s.file == nil {
-			if err := s.flush(context.Background()); err != nil {
+			if err := s.flush(ctx); err != nil {
 				return err
 			}
 		}

@@ -443,6 +443,8 @@ func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 // files (an interrupted run commits none: they are aborted, and keep what
 // they held; what went to stdout, a topic or Redis is flushed either way).
 func (r *sqlRun) commitSinks(files bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	for _, s := range r.sinks {
 		if s == nil || (s.file != nil && !files) {
 			continue
@@ -450,12 +452,12 @@ func (r *sqlRun) commitSinks(files bool) error {
 		if s.txn != nil {
 			// What the drain emitted after the last checkpoint: emitted
 			// again, complete, by the run that resumes from it.
-			if err := s.abortEpoch(context.Background()); err != nil {
+			if err := s.abortEpoch(ctx); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := s.flush(context.Background()); err != nil {
+		if err := s.flush(ctx); err != nil {
 			return err
 		}
 		if s.file != nil {
