@@ -164,6 +164,9 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 	var flushes atomic.Int64
 	flush := func(c context.Context) error {
 		p := stream.Progress()
+		// Bounded: a Redis gone away fails the run rather than hang it.
+		c, cancel := context.WithTimeout(c, 30*time.Second)
+		defer cancel()
 		if err := out.Flush(c); err != nil {
 			return err
 		}
@@ -181,13 +184,25 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
+		if err != nil {
+			stop() // nowhere to write: end the feed, drain, fail
+		}
 		flushErr <- err
 	}()
 
 	start := time.Now()
 	var interrupted bool
 	perr := <-eng.Produce(func() error {
+		lastFlush := time.Now()
 		for {
+			// A steady trickle never leaves FillSome waiting KafkaLinger:
+			// hand on the partial task at least every KafkaLinger anyway.
+			if now := time.Now(); now.Sub(lastFlush) >= KafkaLinger {
+				lastFlush = now
+				if err := stream.Flush(); err != nil {
+					return err
+				}
+			}
 			b, err := stream.Buffer()
 			if err != nil {
 				return err
@@ -209,6 +224,7 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 				return nil
 			case lctx.Err() != nil:
 				// Nothing new for KafkaLinger: hand on the partial task.
+				lastFlush = time.Now()
 				if err := stream.Flush(); err != nil {
 					return err
 				}

@@ -176,3 +176,50 @@ func TestRunKafkaLinger(t *testing.T) {
 	assert.True(t, res.Interrupted)
 	assert.Equal(t, uint64(pres.Events), res.Stats.Tuples)
 }
+
+// TestRunKafkaTrickle: events arriving more often than KafkaLinger, but
+// too slowly to fill a task, are merged while they keep coming.
+func TestRunKafkaTrickle(t *testing.T) {
+	cl := redisClient(t)
+	k := kafkatest.Start(t, 1)
+	ctx := context.Background()
+	gen := GenConfig{Campaigns: 2, AdsPerCampaign: 2, Seed: 3, TuplesPerMs: 1}
+	g, err := NewGenerator(gen)
+	require.NoError(t, err)
+	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
+	require.NoError(t, err)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	merged := make(chan struct{})
+	var once sync.Once
+	kc := KafkaRunConfig{Brokers: []string{k.Addr}, Topic: "t", Redis: cl.Options().Addr, FlushEvery: 20 * time.Millisecond,
+		Flushed: func(st engine.Stats) {
+			if st.Tuples > 0 {
+				once.Do(func() { close(merged) })
+			}
+		}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunKafka(runCtx, engine.Config{Workers: 1, TaskSize: 1 << 20}, kc)
+		done <- err
+	}()
+	produced := make(chan error, 1)
+	produceCtx, stopProducing := context.WithCancel(ctx)
+	defer stopProducing()
+	go func() {
+		_, err := Produce(produceCtx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "t", Gen: gen, Rate: 100, Duration: 20 * time.Second})
+		produced <- err
+	}()
+	select {
+	case <-merged:
+	case err := <-produced:
+		t.Fatalf("nothing merged while the events came: %v", err)
+	case err := <-done:
+		t.Fatalf("run ended: %v", err)
+	}
+	stopProducing()
+	<-produced
+	cancel()
+	require.NoError(t, <-done)
+}
