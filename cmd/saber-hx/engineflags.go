@@ -188,9 +188,9 @@ func containsCPU(cpus []int, c int) bool {
 }
 
 // begin does what every command that runs queries does first: it serves
-// --metrics-addr (listening now, so that a bad address fails before
-// anything runs; every engine the command starts is added through
-// cfg.Started), opens the GPU of --mode into cfg, starts the CPU profile
+// --metrics-addr (listening now, so that a bad address fails before any
+// engine starts; every engine the command starts is added through
+// cfg.Started; run opens its outputs and sources before this), opens the GPU of --mode into cfg, starts the CPU profile
 // and watches SIGINT and SIGTERM. end undoes them in reverse order (defer
 // closeInto(&err, end)), the metrics last, so that a scrape after the
 // summary still reads the final counters: its error is the GPU's close.

@@ -235,10 +235,12 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err := r.loadTables(); err != nil {
 		return err
 	}
+	// Registered first: an output opened before a later one fails is
+	// removed (a file) or closed (a client) all the same.
+	defer r.abortSinks()
 	if err := r.openSinks(stdout); err != nil {
 		return err
 	}
-	defer r.abortSinks()
 	if r.ckpt != nil {
 		if err := r.ckpt.alignOutputs(); err != nil {
 			return err
@@ -246,10 +248,10 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	durationGiven := false
 	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
+	defer r.closeSources()
 	if err := r.openSources(*duration, durationGiven); err != nil {
 		return err
 	}
-	defer r.closeSources()
 	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err

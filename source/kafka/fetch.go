@@ -275,6 +275,16 @@ func (s *Source) push(p *part, val []byte, off int64) {
 
 // recordError names the record a decoder refused (its line number counts
 // every record the decoder saw, so it is left out).
+// decodeError is a record that did not decode: its message names the
+// record, and it wraps the decoder's *source.Error.
+type decodeError struct {
+	msg string
+	err error
+}
+
+func (e *decodeError) Error() string { return e.msg }
+func (e *decodeError) Unwrap() error { return e.err }
+
 func recordError(topic string, part int32, off int64, err error) error {
 	var e *source.Error
 	if errors.As(err, &e) {
@@ -292,7 +302,10 @@ func recordError(topic string, part int32, off int64, err error) error {
 			b.WriteString(": ")
 		}
 		b.WriteString(e.Msg)
-		return fmt.Errorf("kafka source %s: partition %d offset %d: %s", topic, part, off, b.String())
+		// The record's place replaces the line's, but the error is still
+		// the decoder's (errors.As finds it: a caller tells bad input
+		// from a failure as it does for files).
+		return &decodeError{msg: fmt.Sprintf("kafka source %s: partition %d offset %d: %s", topic, part, off, b.String()), err: e}
 	}
 	return fmt.Errorf("kafka source %s: partition %d offset %d: %w", topic, part, off, err)
 }

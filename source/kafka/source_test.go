@@ -186,6 +186,8 @@ func TestMalformed(t *testing.T) {
 	}
 	assert.ErrorContains(t, err, "kafka source bad: partition 0 offset 2:")
 	assert.ErrorContains(t, err, `field "event_time"`)
+	var se *source.Error
+	assert.ErrorAs(t, err, &se, "the decoder's error, wrapped")
 	_, again := s.FillSome(context.Background(), dst)
 	assert.Equal(t, err, again, "the error sticks")
 
