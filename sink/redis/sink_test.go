@@ -213,7 +213,7 @@ func TestYSB(t *testing.T) {
 	hook.reset()
 	require.NoError(t, y.Flush(ctx))
 	assert.Equal(t, int64(1), hook.pipelines.Load())
-	assert.Equal(t, int64(1), hook.piped.Load())
+	assert.Equal(t, int64(3), hook.piped.Load(), "MULTI, one HSET per window, EXEC")
 	_, counts, updated = readYSB(t, cl, c1)
 	assert.Equal(t, map[string]string{"0": "5", "10000": "9"}, counts)
 	assert.Equal(t, "1700000124456", updated["10000"])

@@ -144,7 +144,11 @@ func (y *YSB) write(ctx context.Context, batch map[windowKey]int64) error {
 		}
 	}
 
-	pipe := y.client.Pipeline()
+	// One transaction (MULTI/EXEC, still one round trip): a window's HSET
+	// and its LPUSH land together or not at all, so that a flush cut by a
+	// dropped connection cannot leave a window its list does not name
+	// (the retry would find the id and push nothing).
+	pipe := y.client.TxPipeline()
 	newLists := make(map[[16]byte]string)
 	for i, c := range lookList {
 		id, err := listCmds[i].Result()
