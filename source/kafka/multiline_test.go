@@ -43,3 +43,23 @@ func TestCommitsMultiLineRecord(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, map[int32]int64{0: 2}, committed(t, c.Addr, "g", "ml"))
 }
+
+// TestStartLatest: with Start Latest a statically assigned source reads
+// what comes after it opened and nothing before, and its position before
+// any record is the end it reads from. (In a group, latest is resolved
+// when the group assigns the partition, as Kafka's consumers do.)
+func TestStartLatest(t *testing.T) {
+	c := kafkatest.Start(t, 1, "late")
+	pr := producer(t, c.Addr)
+	produce(t, pr, "late", []rec{{part: 0, time: 1, id: 1}, {part: 0, time: 2, id: 2}}, false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "late", Group: "g", Start: Latest, Partitions: []int32{0}, Decoder: jsonDecoder(t, source.Fail)})
+	assert.Equal(t, int64(2), s.Positions()[0].Offset, "the end it reads from")
+	produce(t, pr, "late", []rec{{part: 0, time: 3, id: 3}}, false)
+	dst := make([]byte, 4*testTS)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := s.FillSome(ctx, dst)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3}, ids(dst[:n]), "a record produced just after the open is read")
+	require.NoError(t, s.Close())
+}

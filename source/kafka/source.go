@@ -304,6 +304,12 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			} else {
 				n = s.start[p]
 			}
+			if n >= 0 {
+				// Read from the offset listed here, the one the source
+				// records (a checkpoint's position before any record),
+				// not from where kgo finds the end a moment later.
+				o = kgo.NewOffset().At(n)
+			}
 			if c, ok := committed.Lookup(cfg.Topic, p); ok && c.Err == nil && c.At >= 0 {
 				o, n = kgo.NewOffset().At(c.At), c.At
 			}
