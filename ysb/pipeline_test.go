@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,14 +26,9 @@ func TestPipeline(t *testing.T) {
 		delay int64
 	}{{1, 0}, {4, 0}, {4, 3000}} {
 		t.Run("", func(t *testing.T) {
-			cl := redisClient(t)
-			k := kafkatest.Start(t, tc.parts)
-			ctx := context.Background()
 			gen := GenConfig{Campaigns: 10, AdsPerCampaign: 10, Seed: 7, TuplesPerMs: 1}
-			g, err := NewGenerator(gen)
-			require.NoError(t, err)
-			_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
-			require.NoError(t, err)
+			cl, k, camps := pipelineServers(t, tc.parts, gen)
+			ctx := context.Background()
 
 			var log bytes.Buffer
 			pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "ad-events", Gen: gen, Rate: 3000,
@@ -69,10 +65,10 @@ func TestPipeline(t *testing.T) {
 			assert.Equal(t, res.Windows, res.Latency.Windows)
 
 			// The check fails on a count changed in Redis.
-			ws, err := ReadRedisWindows(ctx, cl, []UUID{g.Campaigns().CampaignIDs[0]})
+			ws, err := ReadRedisWindows(ctx, cl, []UUID{camps.CampaignIDs[0]})
 			require.NoError(t, err)
 			require.NotEmpty(t, ws)
-			require.NoError(t, cl.Del(ctx, g.Campaigns().CampaignIDs[0].String()).Err())
+			require.NoError(t, cl.Del(ctx, camps.CampaignIDs[0].String()).Err())
 			res, err = Check(ctx, cl, el, tc.delay)
 			require.NoError(t, err)
 			assert.Len(t, res.Mismatches, len(ws))
@@ -85,14 +81,9 @@ func TestPipeline(t *testing.T) {
 // Redis; a second run of the group reads nothing again, and Redis still
 // checks. No goroutine is left behind.
 func TestRunKafkaGroupResumes(t *testing.T) {
-	cl := redisClient(t)
-	k := kafkatest.Start(t, 3)
-	ctx := context.Background()
 	gen := GenConfig{Campaigns: 5, AdsPerCampaign: 4, Seed: 8, TuplesPerMs: 1}
-	g, err := NewGenerator(gen)
-	require.NoError(t, err)
-	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
-	require.NoError(t, err)
+	cl, k, _ := pipelineServers(t, 3, gen)
+	ctx := context.Background()
 	var log bytes.Buffer
 	pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "t", Gen: gen, Rate: 2000, Duration: time.Second, SkewMs: 300, Log: &log})
 	require.NoError(t, err)
@@ -135,14 +126,9 @@ func assertNoGoroutinesLeft(t *testing.T, before int) {
 // while the run goes on (the partial task is dispatched once the topic
 // pauses), not only when it ends.
 func TestRunKafkaLinger(t *testing.T) {
-	cl := redisClient(t)
-	k := kafkatest.Start(t, 2)
-	ctx := context.Background()
 	gen := GenConfig{Campaigns: 2, AdsPerCampaign: 2, Seed: 3, TuplesPerMs: 1}
-	g, err := NewGenerator(gen)
-	require.NoError(t, err)
-	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
-	require.NoError(t, err)
+	cl, k, _ := pipelineServers(t, 2, gen)
+	ctx := context.Background()
 	pres, err := Produce(ctx, ProduceConfig{Brokers: []string{k.Addr}, Topic: "t", Gen: gen, Rate: 200, Duration: 500 * time.Millisecond})
 	require.NoError(t, err)
 	require.Positive(t, pres.Events)
@@ -180,14 +166,9 @@ func TestRunKafkaLinger(t *testing.T) {
 // TestRunKafkaTrickle: events arriving more often than KafkaLinger, but
 // too slowly to fill a task, are merged while they keep coming.
 func TestRunKafkaTrickle(t *testing.T) {
-	cl := redisClient(t)
-	k := kafkatest.Start(t, 1)
-	ctx := context.Background()
 	gen := GenConfig{Campaigns: 2, AdsPerCampaign: 2, Seed: 3, TuplesPerMs: 1}
-	g, err := NewGenerator(gen)
-	require.NoError(t, err)
-	_, err = WriteCampaignsRedis(ctx, cl, g.Campaigns())
-	require.NoError(t, err)
+	cl, k, _ := pipelineServers(t, 1, gen)
+	ctx := context.Background()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -222,4 +203,18 @@ func TestRunKafkaTrickle(t *testing.T) {
 	<-produced
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// pipelineServers starts a real redis-server holding gen's campaigns in
+// the original layout, and a Kafka broker of partitions partitions: what
+// every pipeline test runs against. It returns the campaigns too.
+func pipelineServers(t *testing.T, partitions int, gen GenConfig) (*redis.Client, *kafkatest.Cluster, *Campaigns) {
+	t.Helper()
+	cl := redisClient(t)
+	k := kafkatest.Start(t, partitions)
+	g, err := NewGenerator(gen)
+	require.NoError(t, err)
+	_, err = WriteCampaignsRedis(context.Background(), cl, g.Campaigns())
+	require.NoError(t, err)
+	return cl, k, g.Campaigns()
 }
