@@ -53,11 +53,9 @@ type KafkaRunConfig struct {
 	Flushed func(engine.Stats)
 }
 
-// KafkaLinger is how long tuples may wait in a partial task while the
-// topic has nothing new before the task is dispatched (engine's
-// Stream.Flush): at a low rate windows are emitted without waiting for a
-// task to fill, at the cost of a small task per pause.
-const KafkaLinger = 100 * time.Millisecond
+// KafkaLinger is how long tuples may wait in a partial task (the Kafka
+// source's Linger).
+const KafkaLinger = kafka.Linger
 
 // KafkaRunResult summarises a RunKafka run.
 type KafkaRunResult struct {

@@ -247,9 +247,9 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 					return cerr
 				}
 			}
-			// A live topic's records go out within kafkaLinger of their
+			// A live topic's records go out within kafka.Linger of their
 			// arrival, in tasks as full as the rate makes them.
-			if now := time.Now(); now.Sub(lastFlush) >= kafkaLinger {
+			if now := time.Now(); now.Sub(lastFlush) >= kafka.Linger {
 				lastFlush = now
 				for _, st := range streams {
 					if ferr := st.Flush(); ferr != nil {
@@ -282,12 +282,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 	return nil
 }
 
-// kafkaLinger is how long a Kafka source's tuples may wait in a partial
-// task before it is dispatched (Stream.Flush): the latency a trickle of
-// records adds, against tasks cut small.
-const kafkaLinger = 100 * time.Millisecond
-
-// errLinger is next's: the Kafka source had nothing for kafkaLinger.
+// errLinger is next's: the Kafka source had nothing for kafka.Linger.
 var errLinger = errors.New("linger")
 
 // next fills buf with whole tuples: n bytes, io.EOF at the end.
@@ -296,8 +291,8 @@ func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, er
 	switch {
 	case s.kafka != nil:
 		// A topic with nothing new blocks FillSome: end the wait after
-		// kafkaLinger, so that feed flushes the partial task.
-		lctx, cancel := context.WithTimeout(ctx, kafkaLinger)
+		// kafka.Linger, so that feed flushes the partial task.
+		lctx, cancel := context.WithTimeout(ctx, kafka.Linger)
 		n, err := s.kafka.FillSome(lctx, buf)
 		cancel()
 		if err != nil && ctx.Err() == nil && lctx.Err() != nil {

@@ -42,6 +42,13 @@ const (
 	DefaultCommitInterval = time.Second
 )
 
+// Linger is how long a reader of a Source should let tuples wait in a
+// partial engine task before dispatching it (engine.Stream.Flush): while
+// the topic is quiet, and at least that often while records trickle in,
+// so that at a low rate windows are emitted without waiting for a task to
+// fill, at the cost of a small task per pause.
+const Linger = 100 * time.Millisecond
+
 // Config is what a Source reads and how.
 type Config struct {
 	Brokers []string
