@@ -56,7 +56,7 @@ echo "== backlog: produce for 5 s as fast as it goes, then read it all"
 start_servers
 "$sh" ysb produce --brokers "$kafka" --topic ad-events --rate 1000000 --duration 5s --partitions "$parts" --log "$out/backlog.log" 2>/dev/null
 "$sh" ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --stop-at-end --json 2>/dev/null | tail -1 | tee "$out/backlog.json"
-"$sh" ysb check --redis "$redis" --events "$out/backlog.log" | head -1
+"$sh" ysb check --redis "$redis" --events "$out/backlog.log" | sed -n 1p
 
 echo "== live: $rate events/s for $secs s over $parts partitions, skew 50 ms, watermark delay 100 ms"
 start_servers
