@@ -151,9 +151,10 @@ func TestBlockCacheWordsEqualPerTuple(t *testing.T) {
 
 // refAggTuples is agg_tuples as it was before the block cache (one
 // atomic per tuple and word on its global row), kept to check that
-// emuAggTuples writes the same words: refAggTuples is: each tuple's watermark before it (the
-// largest position of the blocks before, then of the threads before in its
-// block), WHERE, the join, its pane and lateness, then its row.
+// emuAggTuples writes the same words. Per tuple it takes the watermark
+// before it (the largest position of the blocks before, then of the
+// threads before in its block), applies WHERE and the join, finds its pane
+// and whether it is late, then folds it into its row.
 func refAggTuples(k *kparams, blockMax, out []uint64) {
 	firsts := out[hdrWords : hdrWords+k.npanes]
 	rows := out[hdrWords+k.npanes:]
