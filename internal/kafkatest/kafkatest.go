@@ -2,13 +2,21 @@
 // kfake cluster on loopback (no external server), and runs kcat, the
 // independent client that checks the connectors against a second Kafka
 // implementation where it is installed.
+//
+// A restartable cluster (StartRestartable) keeps its state in a
+// directory (kfake's persistence): Stop shuts the broker down (its
+// listener closed, every client connection cut, its logs, group offsets
+// and transactions saved) and Restart starts it again on the same port
+// from that directory, as a broker restarted by a deploy comes back.
 package kafkatest
 
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +28,12 @@ import (
 type Cluster struct {
 	*kfake.Cluster
 	Addr string // the seed broker, host:port
+
+	// A restartable cluster's: its options (with its data directory) and
+	// port; stopped while it is down.
+	opts    []kfake.Opt
+	port    int
+	stopped bool
 }
 
 // Start starts a one-broker kfake cluster on 127.0.0.1 whose topics are
@@ -28,6 +42,15 @@ type Cluster struct {
 // down to 100ms so that rebalance tests do not wait out Kafka's defaults.
 func Start(t testing.TB, partitions int, topics ...string) *Cluster {
 	t.Helper()
+	c, err := kfake.NewCluster(options(partitions, topics)...)
+	if err != nil {
+		t.Fatalf("kafkatest: start kfake: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return &Cluster{Cluster: c, Addr: c.ListenAddrs()[0]}
+}
+
+func options(partitions int, topics []string) []kfake.Opt {
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.AllowAutoTopicCreation(),
@@ -37,12 +60,61 @@ func Start(t testing.TB, partitions int, topics ...string) *Cluster {
 	if len(topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), topics...))
 	}
+	return opts
+}
+
+// StartRestartable is Start for a cluster that a test stops and restarts
+// (Stop, Restart): its state is kept in a temporary directory. Call Stop
+// and Restart from one goroutine; they replace the embedded
+// *kfake.Cluster, which only that goroutine may then use.
+func StartRestartable(t testing.TB, partitions int, topics ...string) *Cluster {
+	t.Helper()
+	opts := append(options(partitions, topics), kfake.DataDir(t.TempDir()))
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		t.Fatalf("kafkatest: start kfake: %v", err)
 	}
-	t.Cleanup(c.Close)
-	return &Cluster{Cluster: c, Addr: c.ListenAddrs()[0]}
+	addr := c.ListenAddrs()[0]
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		c.Close()
+		t.Fatalf("kafkatest: kfake's address %q: %v", addr, err)
+	}
+	cl := &Cluster{Cluster: c, Addr: addr, opts: opts}
+	cl.port, _ = strconv.Atoi(port)
+	t.Cleanup(func() { cl.Cluster.Close() })
+	return cl
+}
+
+// Stop shuts a restartable cluster down: clients get their connections
+// cut and then refused, until Restart.
+func (c *Cluster) Stop() {
+	if c.opts == nil {
+		panic("kafkatest: Stop of a cluster not started by StartRestartable")
+	}
+	c.Cluster.Close()
+	c.stopped = true
+}
+
+// Restart starts a stopped cluster again on the same port, from its
+// saved state; it fails t if it cannot.
+func (c *Cluster) Restart(t testing.TB) {
+	t.Helper()
+	if !c.stopped {
+		c.Stop()
+	}
+	var err error
+	// The port is free once the listener is closed; a client's new
+	// connection attempts do not hold it. Retry a little all the same.
+	for range 50 {
+		var k *kfake.Cluster
+		if k, err = kfake.NewCluster(append(c.opts, kfake.Ports(c.port))...); err == nil {
+			c.Cluster, c.stopped = k, false
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("kafkatest: restart kfake on port %d: %v", c.port, err)
 }
 
 // Broker is Start for a test that needs only the seed address.

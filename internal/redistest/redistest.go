@@ -1,5 +1,7 @@
 // Package redistest starts a real redis-server for a test: on a free
-// loopback port, without persistence, stopped when the test ends.
+// loopback port, without persistence, stopped when the test ends. A test
+// of a server going away stops it (Stop) and may start it again on the
+// same port (Restart), empty, as a server without persistence comes back.
 package redistest
 
 import (
@@ -20,11 +22,14 @@ const RequireEnv = "SABER_HX_REQUIRE_SERVERS"
 
 // Server is a running redis-server.
 type Server struct {
-	Addr   string // host:port on 127.0.0.1
-	cmd    *exec.Cmd
-	log    *lockedBuffer
+	Addr string // host:port on 127.0.0.1
+	bin  string
+	port int
+	log  *lockedBuffer
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd // the running process; nil once stopped
 	exited chan error
-	once   sync.Once
 }
 
 // Start starts a redis-server and returns it once it answers PING. It
@@ -48,7 +53,8 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			t.Fatalf("redistest: free port: %v", err)
 		}
-		s, err := start(bin, port)
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, log: &lockedBuffer{}}
+		err = s.start()
 		if err == nil {
 			t.Cleanup(s.Stop)
 			return s
@@ -68,32 +74,33 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func start(bin string, port int) (*Server, error) {
-	log := &lockedBuffer{}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	cmd.Stdout, cmd.Stderr = log, log
+// start runs the server on s.port and waits for its PING.
+func (s *Server) start() error {
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, log: log}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return nil, fmt.Errorf("redis-server on port %d exited (%v): %s", port, err, log.String())
+			return fmt.Errorf("redis-server on port %d exited (%v): %s", s.port, err, s.log.String())
 		default:
 		}
 		if ping(s.Addr) == nil {
-			s.exited = exited
-			return s, nil
+			s.mu.Lock()
+			s.cmd, s.exited = cmd, exited
+			s.mu.Unlock()
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = cmd.Process.Kill()
 	<-exited
-	return nil, fmt.Errorf("redis-server on port %d did not answer PING within 10 s: %s", port, log.String())
+	return fmt.Errorf("redis-server on port %d did not answer PING within 10 s: %s", s.port, s.log.String())
 }
 
 // ping sends an inline PING and wants +PONG.
@@ -119,12 +126,35 @@ func ping(addr string) error {
 }
 
 // Stop kills the server and waits for it (a test of a server going
-// away); Cleanup does it too.
+// away); Cleanup does it too. Stopping a stopped server does nothing.
 func (s *Server) Stop() {
-	s.once.Do(func() {
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.cmd, s.exited = nil, nil
+}
+
+// Restart starts a stopped server again on the same port (Addr), empty,
+// as a server without persistence comes back after a crash; it fails t
+// if the port was taken meanwhile or the server does not answer. It
+// stops the server first if it is running.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	// The port may still be held for a moment by the dying process'
+	// socket: retry for a while.
+	var err error
+	for range 50 {
+		if err = s.start(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("redistest: restart on %s: %v", s.Addr, err)
 }
 
 // Log is what the server wrote so far (for a failing test's message).
