@@ -1,7 +1,8 @@
 // Package redistest starts a real redis-server for a test: on a free
-// loopback port, without persistence, stopped when the test ends. A test
-// of a server going away stops it (Stop) and may start it again on the
-// same port (Restart), empty, as a server without persistence comes back.
+// loopback port, stopped when the test ends; without persistence, or
+// with (StartPersistent) an append-only file written before each reply.
+// A test of a server going away kills it (Stop) and may start it again on
+// the same port (Restart): empty, or with every write it acknowledged.
 package redistest
 
 import (
@@ -25,6 +26,7 @@ type Server struct {
 	Addr string // host:port on 127.0.0.1
 	bin  string
 	port int
+	dir  string // with persistence: its append-only file's directory
 	log  *lockedBuffer
 
 	mu     sync.Mutex
@@ -37,6 +39,20 @@ type Server struct {
 // 1: then the test fails. The server is killed, and waited for, in
 // t.Cleanup.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, "")
+}
+
+// StartPersistent is Start for a server that keeps its data across Stop
+// and Restart: an append-only file, fsynced before each reply, in a
+// temporary directory, as a production Redis that must not lose an
+// acknowledged write is configured.
+func StartPersistent(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, t.TempDir())
+}
+
+func startServer(t testing.TB, dir string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -53,7 +69,7 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			t.Fatalf("redistest: free port: %v", err)
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, log: &lockedBuffer{}}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: dir, log: &lockedBuffer{}}
 		err = s.start()
 		if err == nil {
 			t.Cleanup(s.Stop)
@@ -76,7 +92,13 @@ func freePort() (int, error) {
 
 // start runs the server on s.port and waits for its PING.
 func (s *Server) start() error {
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", ""}
+	if s.dir != "" {
+		args = append(args, "--dir", s.dir, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
@@ -125,8 +147,9 @@ func ping(addr string) error {
 	return nil
 }
 
-// Stop kills the server and waits for it (a test of a server going
-// away); Cleanup does it too. Stopping a stopped server does nothing.
+// Stop kills the server (SIGKILL: a crash) and waits for it (a test of a
+// server going away); Cleanup does it too. Stopping a stopped server does
+// nothing.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,10 +161,11 @@ func (s *Server) Stop() {
 	s.cmd, s.exited = nil, nil
 }
 
-// Restart starts a stopped server again on the same port (Addr), empty,
-// as a server without persistence comes back after a crash; it fails t
-// if the port was taken meanwhile or the server does not answer. It
-// stops the server first if it is running.
+// Restart starts a stopped server again on the same port (Addr): empty,
+// as a server without persistence comes back after a crash, or from its
+// append-only file (StartPersistent). It fails t if the port was taken
+// meanwhile or the server does not answer; it stops the server first if
+// it is running.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Stop()

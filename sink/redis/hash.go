@@ -9,6 +9,12 @@
 // every interval until its context ends. Rows are written as absolute
 // values (HSET), so writing a row again (a retry, a restart) leaves
 // the same data.
+//
+// A flush that fails on the connection (the server refused, reset or
+// timed out: down, restarting) is retried with backoff, for up to the
+// config's RetryTimeout, the rows held meanwhile; the outage is reported
+// to the Logger when it begins, every 10 s while it lasts and when it
+// ends. A reply error (WRONGTYPE...) fails the flush at once.
 package redissink
 
 import (
@@ -46,6 +52,11 @@ type HashConfig struct {
 	// Fields are the columns written as the hash's fields, each under
 	// its own name; nil writes every column.
 	Fields []string
+	// RetryTimeout is how long a flush that fails on the connection is
+	// retried (0: not at all); DefaultRetryTimeout suits a long run.
+	RetryTimeout time.Duration
+	// Logger receives the reports of an outage (nil: none).
+	Logger func(format string, args ...any)
 }
 
 // Hash writes one hash per row: HSET key field value ..., key from the
@@ -64,6 +75,7 @@ type Hash struct {
 	flushMu sync.Mutex
 	spare   []byte
 	spareE  []int
+	retry   retrier
 }
 
 // keyPart is a literal (col < 0) or a column's text.
@@ -109,6 +121,7 @@ func NewHash(ctx context.Context, cfg HashConfig) (*Hash, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.retry = newRetrier(h.addr, cfg.RetryTimeout, cfg.Logger)
 	return h, nil
 }
 
@@ -190,8 +203,9 @@ func (h *Hash) Buffered() int {
 	return len(h.ends) / (1 + len(h.fieldCols))
 }
 
-// Flush writes every buffered row in one pipeline. On an error the rows
-// stay buffered (ahead of those added since), for the next Flush.
+// Flush writes every buffered row in one pipeline, retried through an
+// outage of up to RetryTimeout. On an error the rows stay buffered (ahead
+// of those added since), for the next Flush.
 func (h *Hash) Flush(ctx context.Context) error {
 	h.flushMu.Lock()
 	defer h.flushMu.Unlock()
@@ -203,7 +217,7 @@ func (h *Hash) Flush(ctx context.Context) error {
 		h.spare, h.spareE = arena, ends
 		return nil
 	}
-	err := h.write(ctx, arena, ends)
+	err := h.retry.do(ctx, func(ctx context.Context) error { return h.write(ctx, arena, ends) })
 	if err != nil {
 		// The failed rows go back in front of those added since.
 		h.mu.Lock()
@@ -240,6 +254,10 @@ func (h *Hash) write(ctx context.Context, arena []byte, ends []int) error {
 	}
 	return nil
 }
+
+// Retries is the number of flush attempts made again after a connection
+// error.
+func (h *Hash) Retries() uint64 { return h.retry.outage.Retries() }
 
 // Run flushes every interval until ctx ends, then returns ctx's error;
 // a failed flush is returned at once. The caller flushes once more after

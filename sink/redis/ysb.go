@@ -21,6 +21,9 @@ type YSBConfig struct {
 	Client *redis.Client
 	// Now is the clock of time_updated; nil is time.Now.
 	Now func() time.Time
+	// RetryTimeout and Logger: as HashConfig's.
+	RetryTimeout time.Duration
+	Logger       func(format string, args ...any)
 }
 
 // YSB writes windows in the layout of the original benchmark, for
@@ -53,6 +56,7 @@ type YSB struct {
 	flushMu sync.Mutex
 	windows map[windowKey]string // window id of each window written
 	lists   map[[16]byte]string  // list id of each campaign written
+	retry   retrier
 }
 
 type windowKey struct {
@@ -70,7 +74,7 @@ func NewYSB(ctx context.Context, cfg YSBConfig) (*YSB, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &YSB{client: c, own: own, addr: addr, now: now,
+	return &YSB{client: c, own: own, addr: addr, now: now, retry: newRetrier(addr, cfg.RetryTimeout, cfg.Logger),
 		pending: make(map[windowKey]int64), windows: make(map[windowKey]string), lists: make(map[[16]byte]string)}, nil
 }
 
@@ -89,8 +93,10 @@ func (y *YSB) Buffered() int {
 	return len(y.pending)
 }
 
-// Flush writes every buffered window. On an error the windows stay
-// buffered (a count added since wins), for the next Flush.
+// Flush writes every buffered window, retried through an outage of up to
+// RetryTimeout (each attempt looks up again the ids it has not written).
+// On an error the windows stay buffered (a count added since wins), for
+// the next Flush.
 func (y *YSB) Flush(ctx context.Context) error {
 	y.flushMu.Lock()
 	defer y.flushMu.Unlock()
@@ -102,7 +108,7 @@ func (y *YSB) Flush(ctx context.Context) error {
 	}
 	y.pending = make(map[windowKey]int64, len(batch))
 	y.mu.Unlock()
-	if err := y.write(ctx, batch); err != nil {
+	if err := y.retry.do(ctx, func(ctx context.Context) error { return y.write(ctx, batch) }); err != nil {
 		y.mu.Lock()
 		for k, v := range batch {
 			if _, newer := y.pending[k]; !newer {
@@ -201,6 +207,10 @@ func (y *YSB) write(ctx context.Context, batch map[windowKey]int64) error {
 	}
 	return nil
 }
+
+// Retries is the number of flush attempts made again after a connection
+// error.
+func (y *YSB) Retries() uint64 { return y.retry.outage.Retries() }
 
 // Run flushes every interval until ctx ends, then returns ctx's error;
 // a failed flush is returned at once. The caller flushes once more after
