@@ -138,6 +138,9 @@ func (p *Plan) newKernel() (Kernel, error) {
 	if q.Stateless() {
 		return newStatelessKernel(p, where)
 	}
+	if !p.Layout.Hashed {
+		return newDenseKernel(p, where)
+	}
 	return newAggregateKernel(p, where)
 }
 
