@@ -117,9 +117,11 @@ CREATE SINK to_redis AS
 }
 
 // TestRunFailsWhenRedisGoes: a run reading a live topic into Redis, with
-// no --duration, ends with an error naming the server once Redis has gone
-// away and rows have nowhere to go, instead of reading on and buffering.
+// no --duration and no retry (a budget of 0), ends with an error naming
+// the server once Redis has gone away and rows have nowhere to go,
+// instead of reading on and buffering.
 func TestRunFailsWhenRedisGoes(t *testing.T) {
+	t.Setenv(sinkRetryEnv, "0")
 	cluster := kafkatest.Start(t, 1, "events")
 	rds := redistest.Start(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr))

@@ -62,7 +62,8 @@ func (r *sqlRun) startFlusher() (stop func() error) {
 	}
 }
 
-// flushTimeout bounds one flush of the outputs.
+// flushTimeout bounds one write of an output; a flush may retry it for
+// the retry budget besides (rowSink.bound).
 const flushTimeout = 30 * time.Second
 
 // flushAndCommit flushes the sinks that are not files and, with commit,
@@ -71,15 +72,12 @@ const flushTimeout = 30 * time.Second
 // flush then writes.
 func (r *sqlRun) flushAndCommit(commit bool) error {
 	progress := r.progress()
-	// A flush waits for the broker's acknowledgements or Redis' replies,
-	// holding the sink (and so the merging worker that writes to it):
-	// bound it, so that a server gone away fails the run instead of
-	// hanging it, SIGINT included.
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
+	// Each sink bounds its flush (rowSink.bounded): a server gone away
+	// for longer than the retry budget fails the run instead of hanging
+	// it, SIGINT included.
 	for _, s := range r.sinks {
 		if s != nil && s.file == nil {
-			if err := s.flush(ctx); err != nil {
+			if err := s.flush(context.Background()); err != nil {
 				return err
 			}
 		}

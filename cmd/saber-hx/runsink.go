@@ -49,6 +49,10 @@ type rowSink struct {
 	ysbOut *redissink.YSB
 	// ysb: the columns of the campaign, the window start and the count.
 	campaign, start, count int
+	// bound bounds a flush or an epoch's commit (0: flushTimeout): the
+	// retry budget (--sink-retry-timeout) plus one write's time, so that
+	// a server gone away for longer fails the run instead of hanging it.
+	bound time.Duration
 }
 
 // rowView is a row as redissink reads it.
@@ -151,6 +155,8 @@ func (s *rowSink) tuples(b []byte) error {
 func (s *rowSink) flush(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	var err error
 	switch {
 	case s.txn != nil:
@@ -178,13 +184,29 @@ func (s *rowSink) commitEpoch(ctx context.Context, epoch uint64) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	return s.txn.Commit(ctx, epoch)
+}
+
+// bounded is ctx bounded by the sink's bound. A flush waits for the
+// broker's acknowledgements or Redis' replies, holding the sink (and so
+// the merging worker that writes to it): through an outage it waits, the
+// engine held back, for up to the retry budget, and no longer.
+func (s *rowSink) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.bound
+	if d <= 0 {
+		d = flushTimeout
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // abortEpoch drops a transactional Kafka sink's open transaction.
 func (s *rowSink) abortEpoch(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	return s.txn.Abort(ctx)
 }
 
@@ -334,6 +356,10 @@ func appendCSVField(dst []byte, s string) []byte {
 // Redis server, or stdout (or --output) for a plain SELECT; a view without
 // a sink writes nowhere. At most one query may write to stdout.
 func (r *sqlRun) openSinks(stdout io.Writer) error {
+	retry, err := r.sinkRetry()
+	if err != nil {
+		return err
+	}
 	r.specs = r.prog.Specs()
 	r.sinks = make([]*rowSink, len(r.prog.Queries))
 	for i, q := range r.prog.Queries {
@@ -351,7 +377,7 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			s, err = openServiceSink(q, r.txnID(q))
+			s, err = openServiceSink(q, r.txnID(q), retry)
 		case path == "-":
 			if r.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
@@ -369,6 +395,7 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		s.bound = retry.flushBound()
 		r.sinks[i] = s
 		r.specs[i].Tuples = s.tuples
 	}
@@ -377,7 +404,8 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 
 // openServiceSink opens a kafka or redis sink, its client connected.
 // txnID, where not empty, makes a Kafka sink transactional (txnSink).
-func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
+// retry says how a Redis sink's flush is retried through an outage.
+func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -416,6 +444,8 @@ func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The sinks report an outage themselves, once, not go-redis each dial.
+	silenceRedisOnce.Do(redissink.SilenceClientLog)
 	if k.Layout == "ysb" {
 		s.campaign, s.start = col("campaign_id"), col("window_start")
 		if len(k.Fields) > 0 {
@@ -424,7 +454,7 @@ func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 		if s.campaign < 0 || s.start < 0 || len(k.Fields) == 0 || s.count < 0 {
 			return nil, fmt.Errorf("query %s: the ysb layout needs the columns campaign_id, window_start and a count", q.Name)
 		}
-		if s.ysbOut, err = redissink.NewYSB(ctx, redissink.YSBConfig{Addr: k.Addr}); err != nil {
+		if s.ysbOut, err = redissink.NewYSB(ctx, redissink.YSBConfig{Addr: k.Addr, RetryTimeout: retry.timeout, Logger: retry.logf}); err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.Name, err)
 		}
 		return s, nil
@@ -433,7 +463,8 @@ func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 	for i, c := range q.Columns {
 		names[i] = c.Name
 	}
-	if s.hash, err = redissink.NewHash(ctx, redissink.HashConfig{Addr: k.Addr, KeyTemplate: k.KeyTemplate, Columns: names, Fields: k.Fields}); err != nil {
+	if s.hash, err = redissink.NewHash(ctx, redissink.HashConfig{Addr: k.Addr, KeyTemplate: k.KeyTemplate, Columns: names, Fields: k.Fields,
+		RetryTimeout: retry.timeout, Logger: retry.logf}); err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.Name, err)
 	}
 	return s, nil
@@ -443,8 +474,7 @@ func openServiceSink(q *sql.Query, txnID string) (*rowSink, error) {
 // files (an interrupted run commits none: they are aborted, and keep what
 // they held; what went to stdout, a topic or Redis is flushed either way).
 func (r *sqlRun) commitSinks(files bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
+	ctx := context.Background() // each sink bounds its own flush
 	for _, s := range r.sinks {
 		if s == nil || (s.file != nil && !files) {
 			continue

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,13 +83,13 @@ func (o *Outage) Failed(err error, budget time.Duration) {
 	case o.since.IsZero():
 		o.since, o.reported = now, now
 		if budget > 0 {
-			o.report("%s: %v; retrying for up to %v", o.what, err, budget)
+			o.report("%s; retrying for up to %v", o.named(err), budget)
 		} else {
-			o.report("%s: %v; retrying", o.what, err)
+			o.report("%s; retrying", o.named(err))
 		}
 	case now.Sub(o.reported) >= o.every:
 		o.reported = now
-		o.report("%s: still failing after %v (%d attempts): %v", o.what, round(now.Sub(o.since)), o.attempts, err)
+		o.report("%s: still failing after %v (%s): %v", o.what, round(now.Sub(o.since)), attempts(o.attempts), err)
 	}
 }
 
@@ -99,8 +101,25 @@ func (o *Outage) Recovered() {
 	if o.since.IsZero() {
 		return
 	}
-	o.report("%s: recovered after %v (%d failed attempts)", o.what, round(o.now().Sub(o.since)), o.attempts)
+	o.report("%s: recovered after %v (%s failed)", o.what, round(o.now().Sub(o.since)), attempts(o.attempts))
 	o.since, o.attempts = time.Time{}, 0
+}
+
+// named is err's text, preceded by the client's name unless it starts
+// with it already.
+func (o *Outage) named(err error) string {
+	msg := err.Error()
+	if o.what == "" || strings.HasPrefix(msg, o.what) {
+		return msg
+	}
+	return o.what + ": " + msg
+}
+
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
 }
 
 func (o *Outage) report(format string, args ...any) {

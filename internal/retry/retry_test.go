@@ -63,7 +63,7 @@ func TestDoRetriesThroughAnOutage(t *testing.T) {
 	require.Len(t, got, 2, "the outage's first failure and its end, not one line per attempt: %q", got)
 	assert.Equal(t, "redis x: connection refused; retrying for up to 1m0s", got[0])
 	assert.True(t, strings.HasPrefix(got[1], "redis x: recovered after "), got[1])
-	assert.True(t, strings.HasSuffix(got[1], "(5 failed attempts)"), got[1])
+	assert.True(t, strings.HasSuffix(got[1], "(5 attempts failed)"), got[1])
 
 	// The next outage is reported anew.
 	write, _ = failing(1, errDown)
@@ -135,6 +135,13 @@ func TestOutageReportsEverySoOften(t *testing.T) {
 		"kafka b: connection refused; retrying",
 		"kafka b: still failing after 10s (11 attempts): connection refused",
 		"kafka b: still failing after 20s (21 attempts): connection refused",
-		"kafka b: recovered after 30s (30 failed attempts)",
+		"kafka b: recovered after 30s (30 attempts failed)",
 	}, log.get())
+
+	// An error that names the client already is not named twice.
+	o.Failed(fmt.Errorf("kafka b: %w", errDown), time.Second)
+	assert.Equal(t, "kafka b: connection refused; retrying for up to 1s", log.get()[4])
+	now = now.Add(time.Second)
+	o.Recovered()
+	assert.Equal(t, "kafka b: recovered after 1s (1 attempt failed)", log.get()[5])
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
+)
+
+// outageKey and outageAgg are a row of the outage tests' query: per
+// window of 100 ms and cat, COUNT(*) and SUM(v).
+type outageKey struct{ start, cat int64 }
+type outageAgg struct{ n, sum int64 }
+
+// outageRecord is record i of the outage tests' topic: event times rise,
+// so that round robin over the partitions keeps each in order.
+func outageRecord(i int) (ts, cat, v int64) { return int64(i * 3), int64(i % 5), int64(i % 7) }
+
+func outageOracle(n int) map[outageKey]outageAgg {
+	want := map[outageKey]outageAgg{}
+	for i := range n {
+		ts, cat, v := outageRecord(i)
+		k := outageKey{ts / 100 * 100, cat}
+		a := want[k]
+		want[k] = outageAgg{a.n + 1, a.sum + v}
+	}
+	return want
+}
+
+// produceOutage produces the outage tests' records, batches of perBatch
+// every 100 ms, in a goroutine; its error comes on the channel. A batch
+// produced while the broker is down waits for it (kgo retries).
+func produceOutage(t *testing.T, broker string, batches, perBatch int) <-chan error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		defer cl.Close()
+		for b := range batches {
+			var recs []*kgo.Record
+			for i := b * perBatch; i < (b+1)*perBatch; i++ {
+				ts, cat, v := outageRecord(i)
+				recs = append(recs, &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := cl.ProduceSync(ctx, recs...).FirstErr()
+			cancel()
+			if err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		done <- nil
+	}()
+	return done
+}
+
+// runAsync runs the command in a goroutine; its exit code comes on the
+// channel, its stdout in stdout once it has.
+func runAsync(args []string, stdout *strings.Builder, stderr *lockedBuffer) <-chan int {
+	code := make(chan int, 1)
+	go func() {
+		var out lockedBuffer
+		c := run(args, &out, stderr)
+		stdout.WriteString(out.String())
+		code <- c
+	}()
+	return code
+}
+
+func waitCode(t *testing.T, code <-chan int, stderr *lockedBuffer) int {
+	t.Helper()
+	select {
+	case c := <-code:
+		return c
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the run did not end: %s", stderr.String())
+		return -1
+	}
+}
+
+// summaryOf is the --json summary, the last line of stdout.
+func summaryOf(t *testing.T, stdout string) runSummary {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var sum runSummary
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum), stdout)
+	return sum
+}
+
+// redisRows reads the hashes w:{window_start}:{cat} back.
+func redisRows(t *testing.T, addr string) map[outageKey]outageAgg {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	defer rc.Close()
+	ctx := context.Background()
+	keys, err := rc.Keys(ctx, "w:*").Result()
+	require.NoError(t, err)
+	got := map[outageKey]outageAgg{}
+	for _, key := range keys {
+		var k outageKey
+		_, err := fmt.Sscanf(key, "w:%d:%d", &k.start, &k.cat)
+		require.NoError(t, err, key)
+		h, err := rc.HGetAll(ctx, key).Result()
+		require.NoError(t, err)
+		var a outageAgg
+		_, err = fmt.Sscan(h["n"]+" "+h["s"], &a.n, &a.sum)
+		require.NoError(t, err, "%s: %v", key, h)
+		got[k] = a
+	}
+	return got
+}
+
+// TestRunRedisRestartMidRun: Redis is killed while a run reads a live
+// topic into it, and comes back on the same port (its append-only file
+// kept what it acknowledged) seconds later: the run reports the outage,
+// holds its rows meanwhile, writes them once Redis is back, and ends
+// well with Redis holding exactly the query's result, as without the
+// restart.
+func TestRunRedisRestartMidRun(t *testing.T) {
+	cluster := kafkatest.Start(t, 2, "events")
+	rds := redistest.StartPersistent(t)
+	const batches, perBatch = 30, 100
+	produced := produceOutage(t, cluster.Addr, batches, perBatch)
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '200ms');
+CREATE SINK out AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
+`, cluster.Addr, rds.Addr)
+	var stdout strings.Builder
+	var stderr lockedBuffer
+	code := runAsync([]string{"run", "-e", sqlText, "--duration", "8s", "--workers", "2", "--json"}, &stdout, &stderr)
+
+	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written before the outage")
+	rds.Stop()
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "retrying for up to") }, 30*time.Second, 10*time.Millisecond,
+		"the outage reported: %s", stderr.String())
+	time.Sleep(time.Second) // down a while longer: more attempts fail
+	rds.Restart(t)
+	require.NoError(t, <-produced)
+
+	require.Equal(t, 0, waitCode(t, code, &stderr), stderr.String())
+	log := stderr.String()
+	assert.Equal(t, 1, strings.Count(log, "redis "+rds.Addr+": ")-strings.Count(log, "still failing")-strings.Count(log, "recovered after"),
+		"the outage's first failure reported once: %s", log)
+	assert.Contains(t, log, "redis "+rds.Addr+": recovered after ")
+	assert.Equal(t, uint64(batches*perBatch), summaryOf(t, stdout.String()).Tuples)
+	assert.Equal(t, outageOracle(batches*perBatch), redisRows(t, rds.Addr), "Redis against the query's result")
+}
