@@ -181,7 +181,11 @@ func foldOneMaxF(vals []int64, _, w int, _, run []int32, e *vexpr) {
 // startRow starts the row at o of a group seen first: its aggregate words
 // at their identities.
 func (k *aggregateKernel) startRow(vals []int64, o int) {
-	copy(vals[o+1:o+1+len(k.ident)], k.ident)
+	// A loop, not copy: the row has a word or two, and copy would call
+	// memmove per new group.
+	for i, v := range k.ident {
+		vals[o+1+i] = v
+	}
 }
 
 func (k *aggregateKernel) countOne(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {

@@ -44,8 +44,10 @@ type paneAcc struct {
 // never changes while held. Layouts whose words are all sums (COUNT, SUM,
 // AVG: Layout.Invertible) slide by a running sum instead (runningSum: the
 // entering pane added, the leaving one subtracted), whose groups stay in
-// key order from window to window. Tumbling windows (one pane per window)
-// emit the pane's own state.
+// key order from window to window; hashed ones number their groups
+// (groupDict), so that their panes and running state are arrays indexed by
+// group id. Tumbling windows (one pane per window) emit the pane's own
+// state.
 type Assembler struct {
 	spec     Spec
 	layout   *Layout
@@ -62,6 +64,9 @@ type Assembler struct {
 	win slider
 	agg *twoStacks
 	sum *runningSum
+	// dict numbers the groups of a hashed layout slid by sum: its pane
+	// accumulators are id-indexed over it.
+	dict *groupDict
 
 	keep func(st *GroupState, group int32) bool
 	rows []int32
@@ -76,7 +81,10 @@ func NewAssembler(spec Spec, l *Layout) *Assembler {
 	switch {
 	case a.tumbling:
 	case l.Invertible():
-		a.sum = newRunningSum(l)
+		if l.Hashed {
+			a.dict = newGroupDict()
+		}
+		a.sum = newRunningSum(l, a.dict)
 		a.win = a.sum
 	default:
 		a.agg = newTwoStacks(l)
@@ -130,8 +138,14 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Result) error) error {
 			continue
 		}
 		// A pane's first fragment is copied (slot for slot where the tables
-		// are of one size), later ones merged.
-		if acc := a.pane(f.Pane); acc.Empty() {
+		// are of one size), later ones merged; an id-indexed pane finds
+		// each group's id.
+		if acc := a.pane(f.Pane); a.dict != nil {
+			if f.State.layout != a.layout {
+				panic(fmt.Sprintf("window: merge of group states with different layouts (%p, %p)", f.State.layout, a.layout))
+			}
+			acc.absorb(f.State)
+		} else if acc.Empty() {
 			acc.CopyFrom(f.State)
 		} else {
 			acc.Merge(f.State)
@@ -162,9 +176,12 @@ func (a *Assembler) pane(p int64) *GroupState {
 		return a.live[i].state
 	}
 	var st *GroupState
-	if n := len(a.free); n > 0 {
+	switch n := len(a.free); {
+	case n > 0:
 		st, a.free = a.free[n-1], a.free[:n-1]
-	} else {
+	case a.dict != nil:
+		st = newIDState(a.layout, a.dict)
+	default:
 		st = NewGroupState(a.layout)
 	}
 	a.live = append(a.live, paneAcc{})
@@ -228,9 +245,7 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 			if k < held {
 				a.win.pop()
 			}
-			st := a.live[k].state
-			st.Reset()
-			a.free = append(a.free, st)
+			a.release(a.live[k].state)
 			k++
 		}
 		a.live = append(a.live[:0], a.live[k:]...)
@@ -238,10 +253,23 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 	return nil
 }
 
+// release resets a pane accumulator that leaves the live panes and keeps it
+// for reuse.
+func (a *Assembler) release(st *GroupState) {
+	if a.dict != nil {
+		st.releaseIDs()
+	} else {
+		st.Reset()
+	}
+	a.free = append(a.free, st)
+}
+
 // emitWindow sorts st's groups, filters them into Rows and emits window w if
 // any row is left.
 func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Result) error) error {
-	st.SortTouched()
+	if st.ids == nil {
+		st.SortTouched() // an id-indexed state lists its groups in key order
+	}
 	rows := a.rows[:0]
 	if a.keep == nil {
 		rows = append(rows, st.Touched...)

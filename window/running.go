@@ -13,9 +13,15 @@ package window
 // from the held panes once every rebuildEvery window lengths of pops, which
 // bounds the drift to what that many subtractions leave.
 //
+// For a hashed layout the panes and the running state are id-indexed
+// (groupDict): adding and subtracting a pane touch the rows at its ids, a
+// group left without tuples is cleared where it is (no table to rebuild),
+// and a query lists the groups in the dictionary's key order.
+//
 // Pane states are borrowed, as with twoStacks: they must not change while
 // held.
 type runningSum struct {
+	dict  *groupDict    // hashed layouts: the states are id-indexed over it
 	held  []*GroupState // oldest first, from head
 	head  int
 	sum   *GroupState
@@ -29,7 +35,14 @@ type runningSum struct {
 // rebuildEvery is how many window lengths of pops go between rebuilds.
 const rebuildEvery = 8
 
-func newRunningSum(l *Layout) *runningSum { return &runningSum{sum: NewGroupState(l)} }
+// newRunningSum returns an empty running sum of layout l; d, for a hashed
+// layout, numbers the groups of the id-indexed panes it will hold.
+func newRunningSum(l *Layout, d *groupDict) *runningSum {
+	if d != nil {
+		return &runningSum{dict: d, sum: newIDState(l, d)}
+	}
+	return &runningSum{sum: NewGroupState(l)}
+}
 
 // Len is the number of panes held.
 func (r *runningSum) Len() int { return len(r.held) - r.head }
@@ -43,9 +56,13 @@ func (r *runningSum) clean() {
 
 // push adds p, the newest pane.
 func (r *runningSum) push(p *GroupState) {
-	r.clean()
 	r.merges++
-	r.sum.Merge(p)
+	if r.dict != nil {
+		r.sum.addIDs(p)
+	} else {
+		r.clean()
+		r.sum.Merge(p)
+	}
 	r.held = append(r.held, p)
 }
 
@@ -70,7 +87,9 @@ func (r *runningSum) pop() *GroupState {
 		return p
 	}
 	r.subtracts++
-	if r.sum.Subtract(p) {
+	if r.dict != nil {
+		r.sum.subtractIDs(p)
+	} else if r.sum.Subtract(p) {
 		r.dirty = true
 	}
 	return p
@@ -79,12 +98,27 @@ func (r *runningSum) pop() *GroupState {
 // rebuild makes the running state the merge of the held panes afresh.
 func (r *runningSum) rebuild() {
 	r.rebuilds++
-	r.sum.Reset()
-	r.dirty, r.pops = false, 0
+	r.clear()
 	for _, p := range r.held[r.head:] {
 		r.merges++
-		r.sum.Merge(p)
+		if r.dict != nil {
+			r.sum.addIDs(p)
+		} else {
+			r.sum.Merge(p)
+		}
 	}
+}
+
+// clear empties the running state.
+func (r *runningSum) clear() {
+	if r.dict != nil {
+		// Its Touched lists the groups of the last query only.
+		clear(r.sum.Vals)
+		r.sum.Touched = r.sum.Touched[:0]
+	} else {
+		r.sum.Reset()
+	}
+	r.dirty, r.pops = false, 0
 }
 
 // query returns the merge of every pane held (nil when none is), valid
@@ -94,6 +128,10 @@ func (r *runningSum) query() *GroupState {
 	if r.Len() == 0 {
 		return nil
 	}
+	if r.dict != nil {
+		r.sum.listIDs()
+		return r.sum
+	}
 	r.clean()
 	return r.sum
 }
@@ -102,6 +140,5 @@ func (r *runningSum) query() *GroupState {
 func (r *runningSum) reset() {
 	clear(r.held)
 	r.held, r.head = r.held[:0], 0
-	r.sum.Reset()
-	r.dirty, r.pops = false, 0
+	r.clear()
 }

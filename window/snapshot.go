@@ -190,13 +190,23 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		st := a.pane(p)
 		for g := uint32(0); g < groups; g++ {
 			var slot int32
-			if hashed {
+			switch {
+			case a.dict != nil:
+				k0, k1 := r.u64(), r.u64()
+				slot = a.dict.id(k0, k1)
+				st.fitIDs()
+				if st.Row(slot)[0] != 0 {
+					return nil, fmt.Errorf("pane %d: group listed twice", p)
+				}
+				a.dict.hold(slot)
+				st.Touched = append(st.Touched, slot)
+			case hashed:
 				k0, k1 := r.u64(), r.u64()
 				slot = st.Lookup(k0, k1)
 				if st.Row(slot)[0] != 0 {
 					return nil, fmt.Errorf("pane %d: group listed twice", p)
 				}
-			} else {
+			default:
 				o := r.u32()
 				if o >= uint32(a.layout.Groups) {
 					return nil, fmt.Errorf("pane %d: group %d of %d", p, o, a.layout.Groups)
@@ -228,10 +238,12 @@ func (a *Assembler) clear() {
 		a.win.reset()
 	}
 	for _, pa := range a.live {
-		pa.state.Reset()
-		a.free = append(a.free, pa.state)
+		a.release(pa.state)
 	}
 	a.live = a.live[:0]
+	if a.dict != nil {
+		a.dict.reset()
+	}
 	a.wm, a.next, a.started = math.MinInt64, 0, false
 	a.Counters = Counters{}
 }

@@ -99,6 +99,11 @@ type GroupState struct {
 	// DropEmpty's arrays of the last rebuild, for the next.
 	spareVals []int64
 	spareKeys []uint64
+
+	// ids, where set, makes the state id-indexed (the assembler's panes and
+	// running state of a hashed invertible layout): a group's ordinal is
+	// its id in ids, its key ids's; Keys is unused and Lookup not allowed.
+	ids *groupDict
 }
 
 // NewGroupState allocates a zeroed state of layout l.
@@ -169,15 +174,27 @@ func (g *GroupState) grow() {
 }
 
 // Key returns the key of slot s of a hashed state.
-func (g *GroupState) Key(s int32) (k0, k1 uint64) { return g.Keys[2*s], g.Keys[2*s+1] }
+func (g *GroupState) Key(s int32) (k0, k1 uint64) {
+	keys := g.keys()
+	return keys[2*s], keys[2*s+1]
+}
+
+// keys is the key array: the dictionary's for an id-indexed state.
+func (g *GroupState) keys() []uint64 {
+	if g.ids != nil {
+		return g.ids.keys
+	}
+	return g.Keys
+}
 
 // KeyBytes is the key of slot s of a hashed state as bytes: its two words
 // big-endian, so that the key parts the kernels packed lie at their
 // positions (kernels.KeyPart.Pos) and byte order is key order. The one
 // decoding of a hashed key, for the engine's output and HAVING.
 func (g *GroupState) KeyBytes(s int32) (kb [16]byte) {
-	binary.BigEndian.PutUint64(kb[0:], g.Keys[2*s])
-	binary.BigEndian.PutUint64(kb[8:], g.Keys[2*s+1])
+	k0, k1 := g.Key(s)
+	binary.BigEndian.PutUint64(kb[0:], k0)
+	binary.BigEndian.PutUint64(kb[8:], k1)
 	return kb
 }
 
@@ -198,12 +215,33 @@ func (g *GroupState) Row(gr int32) []int64 {
 	return g.Vals[o : o+g.words : o+g.words]
 }
 
-// Reset zeroes the touched rows.
+// Reset zeroes the touched rows: one by one where they are few, else the
+// whole array at once, which streams through memory where the rows one by
+// one would each miss the cache.
 func (g *GroupState) Reset() {
-	for _, gr := range g.Touched {
-		clear(g.Row(gr))
+	if len(g.Touched) >= len(g.Vals)/(8*g.words) {
+		clear(g.Vals)
+	} else {
+		for _, gr := range g.Touched {
+			clearRow(g.Row(gr))
+		}
 	}
 	g.Touched = g.Touched[:0]
+}
+
+// copyRow and clearRow copy and zero a row of a few words in place: copy
+// and clear would call the runtime's memmove and memclr per row.
+func copyRow(d, s []int64) {
+	s = s[:len(d)]
+	for i := 0; i < len(d); i++ {
+		d[i] = s[i]
+	}
+}
+
+func clearRow(d []int64) {
+	for i := 0; i < len(d); i++ {
+		d[i] = 0
+	}
 }
 
 // Empty reports whether no group was touched.
@@ -226,10 +264,11 @@ func (g *GroupState) SortTouched() {
 }
 
 func (g *GroupState) compareKeys(a, b int32) int {
-	if c := cmp.Compare(g.Keys[2*a], g.Keys[2*b]); c != 0 {
+	keys := g.keys()
+	if c := cmp.Compare(keys[2*a], keys[2*b]); c != 0 {
 		return c
 	}
-	return cmp.Compare(g.Keys[2*a+1], g.Keys[2*b+1])
+	return cmp.Compare(keys[2*a+1], keys[2*b+1])
 }
 
 // Invertible reports whether every aggregate word of l is a sum (COUNT,
@@ -359,14 +398,14 @@ func (g *GroupState) Merge(src *GroupState) {
 				dr = g.Lookup(src.Key(gr))
 			}
 			if g.Row(dr)[0] == 0 { // Lookup listed it in Touched already
-				copy(g.Row(dr), s)
+				copyRow(g.Row(dr), s)
 				continue
 			}
 		}
 		d := g.Row(dr)
 		if d[0] == 0 {
 			g.Touched = append(g.Touched, gr)
-			copy(d, s)
+			copyRow(d, s)
 			continue
 		}
 		d[0] += s[0]

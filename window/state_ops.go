@@ -29,7 +29,7 @@ func (g *GroupState) CopyFrom(src *GroupState) {
 		}
 	}
 	for _, s := range src.Touched {
-		copy(g.Row(s), src.Row(s))
+		copyRow(g.Row(s), src.Row(s))
 	}
 	g.Touched = append(g.Touched, src.Touched...)
 }

@@ -1,0 +1,359 @@
+package window
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// groupDict numbers the groups of one assembler's hashed layout: a key gets
+// a dense id when a pane first holds it and keeps it while any live pane
+// holds it. The assembler's pane accumulators and its running state are
+// then arrays indexed by id (id-indexed GroupStates), so that adding a pane
+// to the window and taking it out again are plain additions and
+// subtractions at the ids the pane touched: no hashing, no probing and no
+// key copies per pane, and no table to rebuild when a group leaves. Only a
+// fragment's groups are looked up, once each, when the fragment is merged
+// into its pane.
+//
+// Each id counts the live panes that hold it (refs); an id no pane holds is
+// removed from the table and reused, so that the dictionary holds what the
+// live panes hold, however the keys drift. The ids of the live groups are
+// kept in key order (order), updated when ids come and go, so that a window
+// lists its groups in key order by one pass over order.
+type groupDict struct {
+	keys  []uint64 // key of id i: keys[2i], keys[2i+1]
+	refs  []int32  // live panes holding id i
+	table []int32  // open addressing: id+1 per slot, 0 empty
+	mask  uint64
+	n     int32 // ids handed out: 0..n-1
+
+	order []int32 // ids with refs > 0 in key order, as of the last sortOrder
+	spare []int32 // sortOrder's other buffer
+	fresh []int32 // ids handed out since the last sortOrder
+	gone  []int32 // ids released since the last sortOrder: reusable after it
+	reuse []int32 // ids free to hand out
+}
+
+func newGroupDict() *groupDict {
+	d := &groupDict{}
+	d.resize(64)
+	return d
+}
+
+// capIDs is how many ids the arrays hold: ids stay below it until the
+// table grows, which doubles it (a state sized to it needs no check per id
+// until then).
+func (d *groupDict) capIDs() int { return len(d.refs) }
+
+// resize makes the table slots slots (a power of two) and the id arrays
+// half of it, keeping every id.
+func (d *groupDict) resize(slots int) {
+	ids := slots / 2
+	keys := make([]uint64, 2*ids)
+	copy(keys, d.keys)
+	refs := make([]int32, ids)
+	copy(refs, d.refs)
+	d.keys, d.refs = keys, refs
+	d.table = make([]int32, slots)
+	d.mask = uint64(slots - 1)
+	for id := range d.n {
+		if d.refs[id] > 0 {
+			d.place(id)
+		}
+	}
+}
+
+// place inserts id, whose key is not in the table, at the end of its probe
+// chain.
+func (d *groupDict) place(id int32) {
+	s := hashKey(d.keys[2*id], d.keys[2*id+1]) & d.mask
+	for d.table[s] != 0 {
+		s = (s + 1) & d.mask
+	}
+	d.table[s] = id + 1
+}
+
+// id returns the id of key (k0, k1), handing out one (with no refs) if the
+// key has none. Handing one out may grow the arrays (capIDs).
+func (d *groupDict) id(k0, k1 uint64) int32 {
+	s := hashKey(k0, k1) & d.mask
+	for {
+		e := d.table[s]
+		if e == 0 {
+			break
+		}
+		if d.keys[2*(e-1)] == k0 && d.keys[2*(e-1)+1] == k1 {
+			return e - 1
+		}
+		s = (s + 1) & d.mask
+	}
+	var id int32
+	if n := len(d.reuse); n > 0 {
+		id, d.reuse = d.reuse[n-1], d.reuse[:n-1]
+	} else {
+		if int(d.n) == d.capIDs() {
+			d.resize(2 * len(d.table))
+			s = hashKey(k0, k1) & d.mask
+			for d.table[s] != 0 {
+				s = (s + 1) & d.mask
+			}
+		}
+		id = d.n
+		d.n++
+	}
+	d.keys[2*id], d.keys[2*id+1] = k0, k1
+	d.table[s] = id + 1
+	d.fresh = append(d.fresh, id)
+	return id
+}
+
+// hold counts one more live pane holding id.
+func (d *groupDict) hold(id int32) { d.refs[id]++ }
+
+// drop counts one live pane fewer holding id; the last one releases it:
+// its key leaves the table, and the id is reused after the next sortOrder.
+func (d *groupDict) drop(id int32) {
+	if d.refs[id]--; d.refs[id] > 0 {
+		return
+	}
+	if d.refs[id] < 0 {
+		panic("window: group id dropped more often than held")
+	}
+	d.gone = append(d.gone, id)
+	s := hashKey(d.keys[2*id], d.keys[2*id+1]) & d.mask
+	for d.table[s] != id+1 {
+		s = (s + 1) & d.mask
+	}
+	// Backward-shift deletion: move later entries of the chain into the
+	// hole wherever their home does not lie cyclically in (hole, slot].
+	for j := s; ; {
+		d.table[s] = 0
+		for {
+			j = (j + 1) & d.mask
+			e := d.table[j]
+			if e == 0 {
+				return
+			}
+			h := hashKey(d.keys[2*(e-1)], d.keys[2*(e-1)+1]) & d.mask
+			if (j-h)&d.mask >= (j-s)&d.mask {
+				d.table[s] = e
+				s = j
+				break
+			}
+		}
+	}
+}
+
+// sortOrder brings order up to date with the ids handed out and released
+// since the last call; it costs a pass over order where anything changed,
+// plus sorting the new ids.
+func (d *groupDict) sortOrder() {
+	if len(d.fresh) == 0 && len(d.gone) == 0 {
+		return
+	}
+	if len(d.gone) > 0 {
+		kept := d.order[:0]
+		for _, id := range d.order {
+			if d.refs[id] > 0 {
+				kept = append(kept, id)
+			}
+		}
+		d.order = kept
+	}
+	fresh := d.fresh[:0]
+	for _, id := range d.fresh {
+		if d.refs[id] > 0 {
+			fresh = append(fresh, id)
+		}
+	}
+	d.fresh = d.fresh[:0]
+	// Released ids become reusable only now: until here one could still be
+	// listed in order or fresh under its old key.
+	d.reuse = append(d.reuse, d.gone...)
+	d.gone = d.gone[:0]
+	if len(fresh) == 0 {
+		return
+	}
+	slices.SortFunc(fresh, d.compare)
+	out := d.spare[:0]
+	i, j := 0, 0
+	for i < len(d.order) && j < len(fresh) {
+		if d.compare(d.order[i], fresh[j]) < 0 {
+			out = append(out, d.order[i])
+			i++
+		} else {
+			out = append(out, fresh[j])
+			j++
+		}
+	}
+	out = append(out, d.order[i:]...)
+	out = append(out, fresh[j:]...)
+	d.spare, d.order = d.order, out
+}
+
+func (d *groupDict) compare(a, b int32) int {
+	if c := cmp.Compare(d.keys[2*a], d.keys[2*b]); c != 0 {
+		return c
+	}
+	return cmp.Compare(d.keys[2*a+1], d.keys[2*b+1])
+}
+
+// reset forgets every id (no pane holds any).
+func (d *groupDict) reset() {
+	clear(d.table)
+	clear(d.refs[:d.n])
+	d.n = 0
+	d.order, d.fresh, d.gone, d.reuse = d.order[:0], d.fresh[:0], d.gone[:0], d.reuse[:0]
+}
+
+// newIDState returns an empty id-indexed state of layout l over d.
+func newIDState(l *Layout, d *groupDict) *GroupState {
+	g := &GroupState{layout: l, words: l.Words(), ids: d}
+	g.Vals = make([]int64, d.capIDs()*g.words)
+	return g
+}
+
+// fitIDs grows an id-indexed state to the dictionary's capacity.
+func (g *GroupState) fitIDs() {
+	if n := g.ids.capIDs() * g.words; len(g.Vals) < n {
+		vals := make([]int64, n)
+		copy(vals, g.Vals)
+		g.Vals = vals
+	}
+}
+
+// absorb merges hashed src (a fragment) into id-indexed pane accumulator
+// g: each of src's groups found (or numbered) once in the dictionary, its
+// row copied where g lacks the group, combined where it has it. A group new
+// to g counts g among the panes holding its id.
+func (g *GroupState) absorb(src *GroupState) {
+	d, words, kinds := g.ids, g.words, g.layout.Kinds
+	for _, s := range src.Touched {
+		id := d.id(src.Keys[2*s], src.Keys[2*s+1])
+		o := int(id) * words
+		if o >= len(g.Vals) {
+			g.fitIDs()
+		}
+		sr := src.Vals[int(s)*words : int(s+1)*words : int(s+1)*words]
+		dr := g.Vals[o : o+words : o+words]
+		if dr[0] == 0 {
+			d.hold(id)
+			g.Touched = append(g.Touched, id)
+			copyRow(dr, sr)
+			continue
+		}
+		dr[0] += sr[0]
+		for i, k := range kinds {
+			dr[i+1] = k.Combine(dr[i+1], sr[i+1])
+		}
+	}
+}
+
+// releaseIDs resets id-indexed pane accumulator g, which leaves the live
+// panes: its groups' ids count one pane fewer.
+func (g *GroupState) releaseIDs() {
+	for _, id := range g.Touched {
+		g.ids.drop(id)
+	}
+	g.Reset()
+}
+
+// addIDs adds id-indexed pane src into id-indexed running state g (a sum:
+// the layout is Invertible), copying the rows of groups g lacks.
+func (g *GroupState) addIDs(src *GroupState) {
+	words, kinds := g.words, g.layout.Kinds
+	if len(g.Vals) < len(src.Vals) {
+		g.fitIDs()
+	}
+	sv, dv := src.Vals, g.Vals
+	if words == 2 {
+		float := kinds[0] == AggAddF
+		for _, id := range src.Touched {
+			o := int(id) * 2
+			s, d := sv[o:o+2:o+2], dv[o:o+2:o+2]
+			switch {
+			case d[0] == 0:
+				d[0], d[1] = s[0], s[1]
+			case float:
+				d[0] += s[0]
+				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) + math.Float64frombits(uint64(s[1]))))
+			default:
+				d[0] += s[0]
+				d[1] += s[1]
+			}
+		}
+		return
+	}
+	for _, id := range src.Touched {
+		o := int(id) * words
+		s, d := sv[o:o+words:o+words], dv[o:o+words:o+words]
+		if d[0] == 0 {
+			copyRow(d, s)
+			continue
+		}
+		d[0] += s[0]
+		for i, k := range kinds {
+			d[i+1] = k.Combine(d[i+1], s[i+1])
+		}
+	}
+}
+
+// subtractIDs takes id-indexed pane src, added before, out of id-indexed
+// running state g. A group left without tuples is cleared at once: its
+// float sums may keep a residue of rounding, which the next pane to add
+// the group must not inherit.
+func (g *GroupState) subtractIDs(src *GroupState) {
+	words, kinds := g.words, g.layout.Kinds
+	sv, dv := src.Vals, g.Vals
+	if words == 2 {
+		float := kinds[0] == AggAddF
+		for _, id := range src.Touched {
+			o := int(id) * 2
+			s, d := sv[o:o+2:o+2], dv[o:o+2:o+2]
+			switch {
+			case d[0] == s[0]:
+				d[0], d[1] = 0, 0
+			case float:
+				d[0] -= s[0]
+				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) - math.Float64frombits(uint64(s[1]))))
+			default:
+				d[0] -= s[0]
+				d[1] -= s[1]
+			}
+		}
+		return
+	}
+	for _, id := range src.Touched {
+		o := int(id) * words
+		s, d := sv[o:o+words:o+words], dv[o:o+words:o+words]
+		if d[0] == s[0] {
+			clearRow(d)
+			continue
+		}
+		d[0] -= s[0]
+		for i, k := range kinds {
+			if k == AggAdd {
+				d[i+1] -= s[i+1]
+			} else {
+				d[i+1] = int64(math.Float64bits(math.Float64frombits(uint64(d[i+1])) - math.Float64frombits(uint64(s[i+1]))))
+			}
+		}
+	}
+}
+
+// listIDs makes g's Touched the ids of its groups in key order: the
+// dictionary's order, brought up to date, filtered by g's counts.
+func (g *GroupState) listIDs() {
+	d := g.ids
+	d.sortOrder()
+	g.fitIDs()
+	words, vals := g.words, g.Vals
+	t := g.Touched[:0]
+	for _, id := range d.order {
+		if vals[int(id)*words] != 0 {
+			t = append(t, id)
+		}
+	}
+	g.Touched = t
+}

@@ -1,0 +1,189 @@
+package window
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGroupDictAgainstMap: keys handed ids, held and dropped at random
+// (the table grows, and backward-shift deletion moves probe chains), agree
+// with a map: a live key keeps its id, no two live keys share one, a key
+// whose last hold is dropped is gone, and order lists the live ids in key
+// order.
+func TestGroupDictAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for c := range 20 {
+		d := newGroupDict()
+		type key [2]uint64
+		ids := map[key]int32{}
+		refs := map[key]int{}
+		universe := 8 + r.IntN(600)
+		for step := range 5000 {
+			k := key{uint64(r.IntN(universe)), uint64(r.IntN(3))}
+			if refs[k] > 0 && r.IntN(2) == 0 {
+				d.drop(ids[k])
+				if refs[k]--; refs[k] == 0 {
+					delete(refs, k)
+					delete(ids, k)
+				}
+			} else {
+				id := d.id(k[0], k[1])
+				if want, ok := ids[k]; ok {
+					require.Equal(t, want, id, "case %d step %d: a live key keeps its id", c, step)
+				}
+				ids[k] = id
+				d.hold(id)
+				refs[k]++
+			}
+			if step%97 == 0 {
+				d.sortOrder()
+				live := make([]key, 0, len(ids))
+				for k := range ids {
+					live = append(live, k)
+				}
+				slices.SortFunc(live, func(a, b key) int {
+					if c := cmp.Compare(a[0], b[0]); c != 0 {
+						return c
+					}
+					return cmp.Compare(a[1], b[1])
+				})
+				got := make([]key, 0, len(d.order))
+				for _, id := range d.order {
+					got = append(got, key{d.keys[2*id], d.keys[2*id+1]})
+				}
+				require.Equal(t, live, got, "case %d step %d: order lists the live keys in key order", c, step)
+			}
+		}
+		seen := map[int32]key{}
+		for k, id := range ids {
+			_, dup := seen[id]
+			require.False(t, dup, "two live keys share id %d", id)
+			seen[id] = k
+			require.Equal(t, int32(refs[k]), d.refs[id])
+		}
+		// Every live key is found where it is; every dropped one is not in
+		// the table (it would be handed a fresh id, and hold no refs).
+		for k := range universe {
+			kk := key{uint64(k), uint64(k % 3)}
+			if id, ok := ids[kk]; ok {
+				assert.Equal(t, id, d.id(kk[0], kk[1]))
+			} else {
+				id := d.id(kk[0], kk[1])
+				assert.Zero(t, d.refs[id], "a dropped key's id holds no refs")
+				_, taken := seen[id]
+				assert.False(t, taken, "a dropped key is handed a live id")
+				seen[id] = kk
+			}
+		}
+	}
+}
+
+// oldHashedSum makes a slide its invertible hashed layout by the running
+// sum over hashed pane states, as before the group dictionary: the
+// reference the id-indexed assembly must match bit for bit.
+func oldHashedSum(a *Assembler) *Assembler {
+	a.dict = nil
+	a.sum = newRunningSum(a.layout, nil)
+	a.win = a.sum
+	return a
+}
+
+// TestAssemblerIDsMatchHashedStates: with float sums of arbitrary values,
+// groups coming and going, late and out-of-order fragments, a HAVING
+// filter, gaps, flushes and snapshots restored midway, the id-indexed
+// assembly emits exactly (bit for bit) what the assembly over hashed states
+// emits, with the same counters.
+func TestAssemblerIDsMatchHashedStates(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	for c := range 40 {
+		s := Spec{Size: 2 + r.Int64N(30), Slide: 1, Pane: 1}
+		if c%3 == 1 {
+			s = Spec{Size: 12, Slide: 4, Pane: 4}
+		}
+		kinds := invertibleKinds
+		if c%2 == 1 {
+			kinds = []AggKind{AggAddF}
+		}
+		l := &Layout{Groups: 4 + r.IntN(60), Hashed: true, Kinds: kinds}
+		a, old := NewAssembler(s, l), oldHashedSum(NewAssembler(s, l))
+		require.NotNil(t, a.dict)
+		a.SetFilter(keepOf(c))
+		old.SetFilter(keepOf(c))
+		var got, want []winOut
+		now := int64(0)
+		var res TaskResult
+		for i := range 600 {
+			genTask(r, s, l, &res, &now, false)
+			require.NoError(t, a.Merge(&res, collect(&got)))
+			require.NoError(t, old.Merge(&res, collect(&want)))
+			if i%150 == 149 {
+				// Restore fresh assemblers from the snapshots and go on with
+				// them (both rebuild their running sums from the panes).
+				snap := a.AppendSnapshot(nil)
+				require.Equal(t, old.AppendSnapshot(nil), snap, "case %d task %d: same snapshot", c, i)
+				a, old = NewAssembler(s, l), oldHashedSum(NewAssembler(s, l))
+				a.keep, old.keep = keepOf(c), keepOf(c)
+				for _, x := range []*Assembler{a, old} {
+					rest, err := x.RestoreSnapshot(snap)
+					require.NoError(t, err)
+					require.Empty(t, rest)
+				}
+			}
+		}
+		require.NoError(t, a.Flush(collect(&got)))
+		require.NoError(t, old.Flush(collect(&want)))
+		require.Equal(t, old.Counters, a.Counters, "case %d", c)
+		require.Equal(t, want, got, "case %d", c)
+	}
+}
+
+// keepOf is case c's HAVING filter: one case in four has one.
+func keepOf(c int) func(st *GroupState, g int32) bool {
+	if c%4 != 0 {
+		return nil
+	}
+	return func(st *GroupState, g int32) bool { return st.Row(g)[0]%3 != 1 }
+}
+
+// TestAssemblerIDsDriftingKeys: keys that drift (each pane brings new ones,
+// the old ones leave with their panes) keep the dictionary at what the
+// live panes hold, not at every key seen.
+func TestAssemblerIDsDriftingKeys(t *testing.T) {
+	const panes, groups = 50, 40
+	s := Spec{Size: panes, Slide: 1, Pane: 1}
+	l := &Layout{Groups: groups, Hashed: true, Kinds: invertibleKinds}
+	a := NewAssembler(s, l)
+	var res TaskResult
+	rows := 0
+	emit := func(o *Result) error {
+		rows += len(o.Rows)
+		for i := 1; i < len(o.Rows); i++ {
+			require.Negative(t, o.State.compareKeys(o.Rows[i-1], o.Rows[i]), "rows in key order")
+		}
+		return nil
+	}
+	for p := range int64(5000) {
+		res.Reset(l)
+		st := res.Fragment(p)
+		for g := range int64(groups) {
+			row := st.Row(st.Lookup(uint64(p+g), 0)) // key p+g lives in panes p-groups+1..p
+			row[0], row[1] = 1, g
+		}
+		res.AddTuples(p, groups)
+		res.Tuples, res.MaxTS = groups, p
+		require.NoError(t, a.Merge(&res, emit))
+	}
+	require.NoError(t, a.Flush(emit))
+	live := panes + 2*groups // keys of the window's panes, and one pane ahead
+	assert.LessOrEqual(t, int(a.dict.n), 2*live, "ids handed out")
+	assert.LessOrEqual(t, a.dict.capIDs(), 4*live, "dictionary capacity")
+	for id, n := range a.dict.refs {
+		require.Zero(t, n, "flushed: id %d still held", id)
+	}
+	assert.Positive(t, rows)
+}
