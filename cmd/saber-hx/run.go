@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -216,40 +217,13 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr, share: kafkaShare{instance: *instance, instances: *instances}}
-	if *ckptDir != "" {
-		if err := checkpointConfig(r); err != nil {
-			return err
-		}
-		restored, err := loadCheckpoint(*ckptDir, stderr)
-		if err != nil {
-			return err
-		}
-		if r.ckpt, err = newCheckpointer(*ckptDir, *ckptEvery, r, stderr, restored); err != nil {
-			return usageError{err}
-		}
-		r.share.resume = map[int32]kafka.Position{}
-		if restored != nil {
-			r.share.resume = restored.positions
-		}
-	}
-	if err := r.loadTables(); err != nil {
-		return err
-	}
+	durationGiven := false
+	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
 	// Registered first: an output opened before a later one fails is
 	// removed (a file) or closed (a client) all the same.
 	defer r.abortSinks()
-	if err := r.openSinks(stdout); err != nil {
-		return err
-	}
-	if r.ckpt != nil {
-		if err := r.ckpt.alignOutputs(); err != nil {
-			return err
-		}
-	}
-	durationGiven := false
-	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
 	defer r.closeSources()
-	if err := r.openSources(*duration, durationGiven); err != nil {
+	if err := r.open(stdout, *ckptDir, *ckptEvery, *duration, durationGiven); err != nil {
 		return err
 	}
 	sig, end, err := ef.begin(&cfg, stderr)
@@ -274,14 +248,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		return err
 	}
-	if err := r.commitSinks(!sig.interrupted()); err != nil {
+	if err := r.finish(sig.interrupted()); err != nil {
 		return err
-	}
-	if (!sig.interrupted() || !r.files()) && len(r.txnSinks()) == 0 {
-		// Every record fed is out: written, or in a file committed. (Not
-		// with transactional outputs, whose drain was aborted: their
-		// offsets stand at the last checkpoint.)
-		r.commitOffsets()
 	}
 	if sig.interrupted() && r.files() {
 		fmt.Fprintf(stderr, "saber-hx: interrupted: no output file written (those named keep their contents)\n")
@@ -322,12 +290,8 @@ func (s *runSummary) print(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	if c := s.Checkpoints; c != nil {
-		fmt.Fprintf(w, "  checkpoints: %d taken into %s, the last epoch %d of %d bytes, the longest %.2f ms", c.Taken, c.Dir, c.Epoch, c.Bytes, c.MaxMillis)
-		if c.RestoredEpoch > 0 {
-			fmt.Fprintf(w, "; restored epoch %d, first window %.2f ms after the start", c.RestoredEpoch, c.RecoveryMillis)
-		}
-		fmt.Fprintln(w)
+	if s.Checkpoints != nil {
+		s.Checkpoints.print(w)
 	}
 	for _, q := range s.Queries {
 		fmt.Fprintf(w, "  query %s: %d tuples, windows %d, rows %d; counted %d, filtered %d, unmatched %d, late %d", q.Name, q.Tuples, q.Windows, q.Rows, q.Counted, q.Filtered, q.Unmatched, q.Late)
@@ -336,6 +300,15 @@ func (s *runSummary) print(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// print is the summary's line of the checkpoints.
+func (c *checkpointSummary) print(w io.Writer) {
+	fmt.Fprintf(w, "  checkpoints: %d taken into %s, the last epoch %d of %d bytes, the longest %.2f ms", c.Taken, c.Dir, c.Epoch, c.Bytes, c.MaxMillis)
+	if c.RestoredEpoch > 0 {
+		fmt.Fprintf(w, "; restored epoch %d, first window %.2f ms after the start", c.RestoredEpoch, c.RecoveryMillis)
+	}
+	fmt.Fprintln(w)
 }
 
 // fitTaskSize makes the default task size, where --task-size is not given,
@@ -381,11 +354,74 @@ type sqlRun struct {
 	share     kafkaShare    // --instance, --instances and a checkpoint's positions
 	ckpt      *checkpointer // --checkpoint-dir; nil without
 	stopFeeds context.CancelFunc
+	tables    map[string][]byte // tables' text by name, instead of their files
+	stopAtEnd bool              // the Kafka sources read to the ends they had at the start
+	quiet     bool              // no progress line every second (ysb prints none)
 }
 
-// loadTables reads every table's rows.
+// open readies a run: with ckptDir its checkpointer and the checkpoint to
+// restore, the tables, the outputs and the sources, in that order (the
+// transactional outputs decide the checkpoint before the sources seek to
+// it). The caller defers abortSinks and closeSources first: what was
+// opened before a failure is closed all the same.
+func (r *sqlRun) open(stdout io.Writer, ckptDir string, ckptEvery, duration time.Duration, durationGiven bool) error {
+	if ckptDir != "" {
+		if err := checkpointConfig(r); err != nil {
+			return err
+		}
+		restored, err := loadCheckpoint(ckptDir, r.stderr)
+		if err != nil {
+			return err
+		}
+		if r.ckpt, err = newCheckpointer(ckptDir, ckptEvery, r, r.stderr, restored); err != nil {
+			return usageError{err}
+		}
+		r.share.resume = map[int32]kafka.Position{}
+		if restored != nil {
+			r.share.resume = restored.positions
+		}
+	}
+	if err := r.loadTables(); err != nil {
+		return err
+	}
+	if err := r.openSinks(stdout); err != nil {
+		return err
+	}
+	if r.ckpt != nil {
+		if err := r.ckpt.alignOutputs(); err != nil {
+			return err
+		}
+	}
+	return r.openSources(duration, durationGiven)
+}
+
+// finish, once the run has drained, commits the outputs (files only when
+// it was not interrupted) and then the Kafka sources' offsets of what is
+// out.
+func (r *sqlRun) finish(interrupted bool) error {
+	if err := r.commitSinks(!interrupted); err != nil {
+		return err
+	}
+	if (!interrupted || !r.files()) && len(r.txnSinks()) == 0 {
+		// Every record fed is out: written, or in a file committed. (Not
+		// with transactional outputs, whose drain was aborted: their
+		// offsets stand at the last checkpoint.)
+		r.commitOffsets()
+	}
+	return nil
+}
+
+// loadTables reads every table's rows: from r.tables where it holds the
+// table's text (ysb --source kafka's campaigns, read from Redis), else
+// from the table's file.
 func (r *sqlRun) loadTables() error {
 	for _, t := range r.prog.Tables {
+		if text, ok := r.tables[t.Name]; ok {
+			if err := t.Load(bytes.NewReader(text)); err != nil {
+				return fmt.Errorf("table %s: %w", t.Name, err)
+			}
+			continue
+		}
 		f, err := os.Open(t.Path)
 		if err != nil {
 			return usagef("table %s: %v", t.Name, err)
@@ -460,7 +496,10 @@ func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec
 		}
 		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
-	stopProgress := startProgress(r.stderr, "run", eng, time.Now())
+	stopProgress := func() {}
+	if !r.quiet {
+		stopProgress = startProgress(r.stderr, "run", eng, time.Now())
+	}
 	stopFlusher := r.startFlusher()
 	var errs []error
 	for _, done := range produced {

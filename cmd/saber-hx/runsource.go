@@ -77,7 +77,7 @@ func (r *sqlRun) openSources(duration time.Duration, durationGiven bool) error {
 			}
 			ss.file, ss.r = f, f
 		case "kafka":
-			if err := ss.openKafka(r.stderr, r.share); err != nil {
+			if err := ss.openKafka(r.stderr, r.share, r.stopAtEnd); err != nil {
 				return err
 			}
 			continue
@@ -115,8 +115,9 @@ func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
 
 // openKafka opens a kafka source: its records decoded as the source's
 // format (binary: the record is the tuple), the event time at offset 0 as
-// every source's.
-func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare) error {
+// every source's. With stopAtEnd it reads each partition to the end it had
+// at the start (ysb --source kafka --stop-at-end).
+func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool) error {
 	src := s.src
 	s.name = "kafka topic " + src.Topic
 	start := kafka.Earliest
@@ -127,7 +128,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare) error {
 		TupleSize: src.Schema.TupleSize, Logger: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
 		},
-		Instance: share.instance, Instances: share.instances, Resume: share.resume}
+		Instance: share.instance, Instances: share.instances, Resume: share.resume, StopAtEnd: stopAtEnd}
 	if src.Format == "binary" {
 		onErr, err := source.ParseOnError(src.OnError)
 		if err != nil {
@@ -294,8 +295,11 @@ func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, er
 		// kafka.Linger, so that feed flushes the partial task.
 		lctx, cancel := context.WithTimeout(ctx, kafka.Linger)
 		n, err := s.kafka.FillSome(lctx, buf)
+		// Read before cancel, which sets it: the end of the topic
+		// (StopAtEnd's io.EOF) is not a linger.
+		lingered := err != nil && err != io.EOF && ctx.Err() == nil && lctx.Err() != nil
 		cancel()
-		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+		if lingered {
 			return n, errLinger
 		}
 		var se *source.Error

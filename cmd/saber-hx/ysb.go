@@ -21,6 +21,7 @@ const ysbSynopsis = `  saber-hx ysb [flags]                  the benchmark: YSB 
   saber-hx ysb generate --tuples N --out F --campaigns C
                                         write an events file and its campaigns table (saber-hx ysb generate -h)
   saber-hx ysb --source kafka --brokers B --topic T --redis R [--group G] [--duration D] [--watermark-delay MS]
+        [--checkpoint-dir DIR [--checkpoint-interval D]] [--instance I --instances N]
                                         the original benchmark's pipeline: JSON events from Kafka, campaigns from
                                         Redis, each window's counts to Redis every second
 ` + setupSynopsis + produceSynopsis + checkSynopsis
@@ -59,6 +60,12 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
 	fs.Int64Var(&ka.delay, "watermark-delay", 0, "--source kafka: watermark delay, ms: a window closes when the largest event time seen passes its end by this")
+	var sc ysbScale
+	fs.StringVar(&sc.ckptDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+
+		"and restore from its newest valid checkpoint on start, as run does (docs/operations.md): nothing lost or counted twice across a crash")
+	fs.DurationVar(&sc.ckptEvery, "checkpoint-interval", 5*time.Second, "--source kafka: how often --checkpoint-dir is written")
+	fs.IntVar(&sc.instance, "instance", 0, "--source kafka: this process's number among --instances: it reads the partitions p with p mod instances = instance")
+	fs.IntVar(&sc.instances, "instances", 1, "--source kafka: the processes that share the topic's partitions statically (see --instance)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +85,12 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return usageError{err}
 	}
 	fileMode := *input != "" || *campaigns != ""
+	if sc.instances < 1 || sc.instance < 0 || sc.instance >= sc.instances {
+		return usagef("--instance %d --instances %d: want 0 <= instance < instances", sc.instance, sc.instances)
+	}
+	if !kafkaMode && sc.viaRun() {
+		return usagef("--checkpoint-dir and --instances are for --source kafka")
+	}
 	if kafkaMode && fileMode {
 		return usagef("--source kafka reads Kafka: not with --input or --campaigns")
 	}
@@ -108,7 +121,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if kafkaMode {
 		fs.Visit(func(f *flag.Flag) { ka.durationSet = ka.durationSet || f.Name == "duration" })
 		ka.duration = *duration
-		return runYSBKafka(sig, ka, cfg, &ef, *asJSON, stdout, stderr)
+		return runYSBKafka(sig, ka, sc, cfg, &ef, *asJSON, stdout, stderr)
 	}
 	if fileMode {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)

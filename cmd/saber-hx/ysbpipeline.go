@@ -310,7 +310,9 @@ type kafkaArgs struct {
 // runYSBKafka is ysb --source kafka: the run of the original pipeline.
 // --duration bounds it only when given; otherwise it runs until SIGINT or
 // SIGTERM.
-func runYSBKafka(sig *interrupt, a kafkaArgs, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
+// With checkpoints or a share of the partitions it runs through run's
+// machinery (runYSBKafkaViaRun).
+func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
 	bl := splitList(a.brokers)
 	switch {
 	case len(bl) == 0:
@@ -322,12 +324,15 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, cfg engine.Config, ef *engineFlags
 	case a.delay < 0:
 		return usagef("--watermark-delay %d: must not be negative", a.delay)
 	}
+	if a.durationSet && a.duration <= 0 {
+		return usagef("--duration %v: must be positive", a.duration)
+	}
+	if sc.viaRun() {
+		return runYSBKafkaViaRun(sig, a, sc, cfg, ef, asJSON, stdout, stderr)
+	}
 	kc := ysb.KafkaRunConfig{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay,
 		Logger: func(format string, args ...any) { fmt.Fprintf(stderr, "saber-hx: kafka: "+format+"\n", args...) }}
 	if a.durationSet {
-		if a.duration <= 0 {
-			return usagef("--duration %v: must be positive", a.duration)
-		}
 		kc.Duration = a.duration
 	}
 	kc.StopAtEnd = a.stopAtEnd
