@@ -62,7 +62,7 @@ func NewOutage(what string, logf func(string, ...any), every time.Duration) *Out
 	return &Outage{what: what, logf: logf, every: every, now: time.Now}
 }
 
-// Retries is the number of attempts made again after a failure.
+// Retries is the number of failed attempts made again (or to be).
 func (o *Outage) Retries() uint64 { return o.retries.Load() }
 
 // Down is whether an outage is going on.
@@ -79,6 +79,7 @@ func (o *Outage) Failed(err error, budget time.Duration) {
 	defer o.mu.Unlock()
 	now := o.now()
 	o.attempts++
+	o.retries.Add(1)
 	switch {
 	case o.since.IsZero():
 		o.since, o.reported = now, now
@@ -187,6 +188,5 @@ func Do(ctx context.Context, p Policy, o *Outage, transient func(error) bool, wr
 			return fmt.Errorf("%w (retrying stopped after %d attempts: %w)", err, attempt, ctx.Err())
 		case <-t.C:
 		}
-		o.retries.Add(1)
 	}
 }

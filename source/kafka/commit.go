@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/saber-hx/saber-hx/internal/retry"
 )
 
 // Done says that every tuple before stream byte pos has been merged and
@@ -45,11 +47,22 @@ func (s *Source) committer() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if err := s.commit(ctx, nil); err != nil {
-				s.logf("%v", err)
+				s.commitFailed(err)
 			}
 			cancel()
 		}
 	}
+}
+
+// commitFailed reports a failed commit (the next one commits the same
+// offsets, or later ones): through the outage where the brokers are
+// unreachable, so that a commit a second is not a warning a second.
+func (s *Source) commitFailed(err error) {
+	if retry.KafkaTransient(err) {
+		s.outage.Failed(err, 0)
+		return
+	}
+	s.logf("%v", err)
 }
 
 // commit commits the done offsets of the assigned partitions (only, when
@@ -175,11 +188,68 @@ func (s *Source) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 		if !ok {
 			n = -1
 		}
+		pos, regained := s.left[id]
+		if regained {
+			n = pos.Offset
+		}
 		s.assign(id, n)
+		if regained && pos.Skip > 0 {
+			p := s.parts[id]
+			p.skipAt, p.skip = pos.Offset, pos.Skip
+		}
 	}
 	s.wakePoll()
 	s.mu.Unlock()
 	s.applyPauses(cl)
+}
+
+// adjustOffsets (kgo.AdjustFetchOffsetsFn), once the group's committed
+// offsets of the partitions just assigned are fetched, makes a partition
+// this member had before (s.left) go on from where its stream stood
+// then, instead of from the commit: the engine holds what this member
+// produced of it, all of it counted, and reading it again from an older
+// commit would count it twice. A broker restart loses the member's
+// session so, and gives the partitions back. Where the group committed
+// past that position, another member read on meanwhile: the partition
+// starts at the commit, as for a new owner.
+func (s *Source) adjustOffsets(_ context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parts := offs[s.cfg.Topic]
+	for id, pos := range s.left {
+		o, listed := parts[id]
+		p := s.part(id)
+		if !p.assigned {
+			continue // not given back (this time)
+		}
+		delete(s.left, id)
+		if c := o.EpochOffset().Offset; listed && c > pos.Offset {
+			p.next, p.skip = c, 0
+			continue
+		}
+		if parts == nil {
+			parts = map[int32]kgo.Offset{}
+			offs[s.cfg.Topic] = parts
+		}
+		parts[id] = kgo.NewOffset().At(pos.Offset).WithEpoch(-1)
+	}
+	return offs, nil
+}
+
+// leave notes where the stream of the partitions this member is losing
+// stands (s.mu held), for adjustOffsets should they come back.
+func (s *Source) leave(ids []int32) {
+	for _, id := range ids {
+		if int(id) >= len(s.parts) {
+			continue
+		}
+		if pos, ok := s.parts[id].position(); ok {
+			if s.left == nil {
+				s.left = map[int32]Position{}
+			}
+			s.left[id] = pos
+		}
+	}
 }
 
 // onRevoked commits the revoked partitions' done offsets and drops their
@@ -193,10 +263,11 @@ func (s *Source) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 	defer s.commitMu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	if err := s.commitLocked(cctx, cl, ids); err != nil {
-		s.logf("%v", err)
+		s.commitFailed(err)
 	}
 	cancel()
 	s.mu.Lock()
+	s.leave(ids)
 	for _, id := range ids {
 		s.unassign(id)
 	}
@@ -211,6 +282,7 @@ func (s *Source) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.mu.Lock()
+	s.leave(lost[s.cfg.Topic])
 	for _, id := range lost[s.cfg.Topic] {
 		s.unassign(id)
 	}
@@ -248,20 +320,29 @@ func (s *Source) Positions() map[int32]Position {
 	defer s.mu.Unlock()
 	out := map[int32]Position{}
 	for _, p := range s.parts {
-		switch {
-		case p == nil || !p.assigned:
-		case p.n > 0:
-			rec := p.recs[p.head]
-			pos := Position{Offset: rec}
-			if rec == p.takenRec {
-				pos.Skip = p.takenLines
-			}
+		if pos, ok := p.position(); ok {
 			out[p.id] = pos
-		case p.skip > 0:
-			out[p.id] = Position{Offset: p.skipAt, Skip: p.skip}
-		case p.next >= 0:
-			out[p.id] = Position{Offset: p.next}
 		}
 	}
 	return out
+}
+
+// position is where reading p again resumes the stream exactly (ok
+// false: p is not assigned, or nothing is known of it yet).
+func (p *part) position() (Position, bool) {
+	switch {
+	case p == nil || !p.assigned:
+	case p.n > 0:
+		rec := p.recs[p.head]
+		pos := Position{Offset: rec}
+		if rec == p.takenRec {
+			pos.Skip = p.takenLines
+		}
+		return pos, true
+	case p.skip > 0:
+		return Position{Offset: p.skipAt, Skip: p.skip}, true
+	case p.next >= 0:
+		return Position{Offset: p.next}, true
+	}
+	return Position{}, false
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/saber-hx/saber-hx/internal/retry"
 	"github.com/saber-hx/saber-hx/source"
 )
 
@@ -130,6 +131,12 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 			}
 		case errors.Is(err, kgo.ErrClientClosed):
 			ferr = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, err)
+		case retry.KafkaTransient(err):
+			// A broker down or restarting, the group session lost with
+			// it: kgo retries and joins again by itself, and the
+			// partitions go on from where they were (or, handed over,
+			// from the commit). Reported, not fatal.
+			s.outage.Failed(fmt.Errorf("fetch partition %d: %w", fp.Partition, err), 0)
 		default:
 			ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, err)
 		}

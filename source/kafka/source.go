@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/saber-hx/saber-hx/internal/retry"
 	"github.com/saber-hx/saber-hx/source"
 )
 
@@ -140,6 +141,12 @@ type Source struct {
 	adm    *kadm.Client
 	member bool // a group member (commits through cl); else static commits through adm
 	static bool // Partitions, Instances or Resume: no group membership
+	// left: where the stream of each partition this member lost or gave
+	// up stood then (adjustOffsets).
+	left map[int32]Position
+	// outage reports the brokers unreachable (kgo retries meanwhile):
+	// once when it begins, every so often, and when it ends.
+	outage *retry.Outage
 
 	start map[int32]int64 // the log start offsets seen at open
 	end   map[int32]int64 // StopAtEnd: the end offsets seen at open
@@ -177,7 +184,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, err
 	}
 	where := fmt.Sprintf("kafka source %s (brokers %s)", cfg.Topic, strings.Join(cfg.Brokers, ","))
-	s.meta, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	s.meta, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.WithHooks(retry.BrokerHook{O: s.outage}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -269,6 +276,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.WithHooks(retry.BrokerHook{O: s.outage}),
 		kgo.FetchMaxBytes(8 << 20),
 		kgo.FetchMaxPartitionBytes(1 << 20),
 		kgo.FetchMaxWait(500 * time.Millisecond),
@@ -291,6 +299,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			kgo.OnPartitionsAssigned(s.onAssigned),
 			kgo.OnPartitionsRevoked(s.onRevoked),
 			kgo.OnPartitionsLost(s.onLost),
+			kgo.AdjustFetchOffsetsFn(s.adjustOffsets),
 		)
 	} else {
 		var committed kadm.OffsetResponses
@@ -356,7 +365,8 @@ func newSource(cfg Config) (*Source, error) {
 	if cfg.Topic == "" {
 		return nil, fmt.Errorf("kafka source (brokers %s): no topic", strings.Join(cfg.Brokers, ","))
 	}
-	s := &Source{cfg: cfg, dec: cfg.Decoder, binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{})}
+	s := &Source{cfg: cfg, dec: cfg.Decoder, binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{}),
+		outage: retry.NewOutage("kafka source "+cfg.Topic, cfg.Logger, 0)}
 	switch {
 	case cfg.Binary && cfg.TupleSize > 0:
 		s.ts = cfg.TupleSize

@@ -1,0 +1,52 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BrokerHook is a kgo hook (kgo.WithHooks) that reports a client's
+// outages to O: a failed connection to a broker begins one (or goes on
+// with it), the next connection made ends it. kgo itself retries what
+// failed meanwhile.
+type BrokerHook struct{ O *Outage }
+
+func (h BrokerHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err != nil {
+		h.O.Failed(fmt.Errorf("broker %s: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err), 0)
+		return
+	}
+	h.O.Recovered()
+}
+
+// KafkaTransient is whether err, met by a kgo client, is one the client
+// gets over by itself once the brokers are back: a broker unreachable or
+// its connection broken, a retriable Kafka error, or the group session
+// lost (kgo joins again). Others (decoding, authorization, a closed
+// client) are not.
+func KafkaTransient(err error) bool {
+	if err == nil || errors.Is(err, kgo.ErrClientClosed) {
+		return false
+	}
+	if _, ok := errors.AsType[*kgo.ErrGroupSession](err); ok {
+		return true
+	}
+	if ke, ok := errors.AsType[*kerr.Error](err); ok {
+		return ke.Retriable
+	}
+	if kgo.IsRetryableBrokerErr(err) {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
