@@ -6,17 +6,21 @@ import (
 )
 
 // Having returns the query's HAVING predicate over a group row, or nil
-// without HAVING. It interprets the expression per emitted row: rows are
-// few next to tuples, so this is not a hot path.
+// without HAVING. The expression is compiled once into a tree of closures,
+// its columns resolved to aggregate positions and key parts, so that a row
+// costs the closures' calls and no name lookup; rows are few next to
+// tuples, so no more than that is needed.
 func (p *Plan) Having() func(st *window.GroupState, g int32) bool {
 	h := p.Query.Having
 	if h == nil {
 		return nil
 	}
-	return func(st *window.GroupState, g int32) bool {
-		return p.evalRow(h, st, g).i != 0
-	}
+	f := p.compileRow(h)
+	return func(st *window.GroupState, g int32) bool { return f(st, g).i != 0 }
 }
+
+// rowFunc evaluates an expression over row g of st.
+type rowFunc func(st *window.GroupState, g int32) rowValue
 
 // rowValue is an interpreted value: an integer (and boolean: 0 or 1), or a
 // float when f is set.
@@ -40,76 +44,108 @@ func boolValue(b bool) rowValue {
 	return rowValue{}
 }
 
-func (p *Plan) evalRow(e query.Expr, st *window.GroupState, g int32) rowValue {
+// compileRow compiles e over a group row: integer arithmetic unless a
+// side is a float, an integer division by zero gives 0, AND and OR stop
+// at the first term that decides.
+func (p *Plan) compileRow(e query.Expr) rowFunc {
 	switch e := e.(type) {
 	case query.IntConst:
-		return rowValue{i: e.V}
+		v := rowValue{i: e.V}
+		return func(*window.GroupState, int32) rowValue { return v }
 	case query.FloatConst:
-		return rowValue{x: e.V, float: true}
+		v := rowValue{x: e.V, float: true}
+		return func(*window.GroupState, int32) rowValue { return v }
 	case query.Column:
-		return p.rowColumn(e.Name, st, g)
+		return p.compileColumn(e.Name)
 	case query.Arith:
-		l, r := p.evalRow(e.L, st, g), p.evalRow(e.R, st, g)
-		if l.float || r.float {
-			a, b := l.asFloat(), r.asFloat()
-			switch e.Op {
-			case query.OpAdd:
-				return rowValue{x: a + b, float: true}
-			case query.OpSub:
-				return rowValue{x: a - b, float: true}
-			case query.OpMul:
-				return rowValue{x: a * b, float: true}
-			}
-			return rowValue{x: a / b, float: true}
-		}
-		switch e.Op {
-		case query.OpAdd:
-			return rowValue{i: l.i + r.i}
-		case query.OpSub:
-			return rowValue{i: l.i - r.i}
-		case query.OpMul:
-			return rowValue{i: l.i * r.i}
-		}
-		if r.i == 0 {
-			return rowValue{}
-		}
-		return rowValue{i: l.i / r.i}
+		l, r, op := p.compileRow(e.L), p.compileRow(e.R), e.Op
+		return func(st *window.GroupState, g int32) rowValue { return arithRow(op, l(st, g), r(st, g)) }
 	case query.Compare:
-		l, r := p.evalRow(e.L, st, g), p.evalRow(e.R, st, g)
-		if l.float || r.float {
-			return boolValue(query.Holds(e.Op, l.asFloat(), r.asFloat()))
+		l, r, op := p.compileRow(e.L), p.compileRow(e.R), e.Op
+		return func(st *window.GroupState, g int32) rowValue {
+			a, b := l(st, g), r(st, g)
+			if a.float || b.float {
+				return boolValue(query.Holds(op, a.asFloat(), b.asFloat()))
+			}
+			return boolValue(query.Holds(op, a.i, b.i))
 		}
-		return boolValue(query.Holds(e.Op, l.i, r.i))
 	case query.AndExpr:
-		for _, t := range e.Terms {
-			if p.evalRow(t, st, g).i == 0 {
-				return boolValue(false)
+		terms := p.compileTerms(e.Terms)
+		return func(st *window.GroupState, g int32) rowValue {
+			for _, t := range terms {
+				if t(st, g).i == 0 {
+					return boolValue(false)
+				}
 			}
+			return boolValue(true)
 		}
-		return boolValue(true)
 	case query.OrExpr:
-		for _, t := range e.Terms {
-			if p.evalRow(t, st, g).i != 0 {
-				return boolValue(true)
+		terms := p.compileTerms(e.Terms)
+		return func(st *window.GroupState, g int32) rowValue {
+			for _, t := range terms {
+				if t(st, g).i != 0 {
+					return boolValue(true)
+				}
 			}
+			return boolValue(false)
 		}
-		return boolValue(false)
 	}
 	panic("kernels: HAVING expression not validated: " + e.String())
 }
 
-// rowColumn is an aggregate (by its As name) or a GROUP BY column of the row.
-func (p *Plan) rowColumn(name string, st *window.GroupState, g int32) rowValue {
+func (p *Plan) compileTerms(terms []query.Expr) []rowFunc {
+	fs := make([]rowFunc, len(terms))
+	for i, t := range terms {
+		fs[i] = p.compileRow(t)
+	}
+	return fs
+}
+
+func arithRow(op query.ArithOp, l, r rowValue) rowValue {
+	if l.float || r.float {
+		a, b := l.asFloat(), r.asFloat()
+		switch op {
+		case query.OpAdd:
+			return rowValue{x: a + b, float: true}
+		case query.OpSub:
+			return rowValue{x: a - b, float: true}
+		case query.OpMul:
+			return rowValue{x: a * b, float: true}
+		}
+		return rowValue{x: a / b, float: true}
+	}
+	switch op {
+	case query.OpAdd:
+		return rowValue{i: l.i + r.i}
+	case query.OpSub:
+		return rowValue{i: l.i - r.i}
+	case query.OpMul:
+		return rowValue{i: l.i * r.i}
+	}
+	if r.i == 0 {
+		return rowValue{}
+	}
+	return rowValue{i: l.i / r.i}
+}
+
+// compileColumn resolves an aggregate (by its As name) or an integer GROUP
+// BY column of the row.
+func (p *Plan) compileColumn(name string) rowFunc {
 	for a, ag := range p.Query.Aggregates {
 		if ag.As == name {
-			i, f, isFloat := p.AggValue(st.Row(g), a)
-			return rowValue{i: i, x: f, float: isFloat}
+			return func(st *window.GroupState, g int32) rowValue {
+				i, f, isFloat := p.AggValue(st.Row(g), a)
+				return rowValue{i: i, x: f, float: isFloat}
+			}
 		}
 	}
 	for _, kp := range p.KeyParts {
 		if kp.Name == name && kp.Int {
-			kb := st.KeyBytes(g)
-			return rowValue{i: query.DecodeIntKey(kb[kp.Pos:], kp.Width)}
+			pos, width := kp.Pos, kp.Width
+			return func(st *window.GroupState, g int32) rowValue {
+				kb := st.KeyBytes(g)
+				return rowValue{i: query.DecodeIntKey(kb[pos:], width)}
+			}
 		}
 	}
 	panic("kernels: HAVING column not validated: " + name)

@@ -229,6 +229,11 @@ func (g *GroupState) fitIDs() {
 // to g counts g among the panes holding its id.
 func (g *GroupState) absorb(src *GroupState) {
 	d, words, kinds := g.ids, g.words, g.layout.Kinds
+	if n := len(g.Touched) + len(src.Touched); n > cap(g.Touched) {
+		// A new pane accumulator takes its size from its first fragment at
+		// once rather than by doubling.
+		g.Touched = slices.Grow(g.Touched, n+n/4-len(g.Touched))
+	}
 	for _, s := range src.Touched {
 		id := d.id(src.Keys[2*s], src.Keys[2*s+1])
 		o := int(id) * words
