@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,50 +15,86 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// TestYSBKernelsAlternating (SABER_HX_KERNEL_AB=ROUNDS) times YSB's kernels
-// on one task in alternating rounds within one process, so that a busy
-// machine's drift hits them alike, and prints each one's median ratio to
-// the fused kernel with the spread. It measures; it asserts nothing about
-// time.
-func TestYSBKernelsAlternating(t *testing.T) {
+// abKernel is one contender of TestKernelsAlternating.
+type abKernel struct {
+	name string
+	k    kernels.Kernel
+}
+
+// TestKernelsAlternating (SABER_HX_KERNEL_AB=ROUNDS, and
+// SABER_HX_KERNEL_AB_WORKLOADS=ysb,sg1,... to choose) times each
+// workload's kernels on one task in alternating rounds within one process,
+// so that a busy machine's drift hits them alike, and prints each one's
+// median speed relative to the first with the spread: the default kernel
+// (fused where the shape fits), the vectorised one, the hashed layouts'
+// aggregate kernel where the layout is dense. It measures; it asserts
+// nothing about time.
+func TestKernelsAlternating(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("SABER_HX_KERNEL_AB"))
 	if rounds <= 0 {
 		t.Skip("SABER_HX_KERNEL_AB=ROUNDS runs it")
 	}
-	fused, p, task := ysbKernel(t, false)
-	dense, _, _ := ysbKernel(t, true)
-	vp, err := kernels.CompileWith(p.Query, kernels.Options{Vectorised: true})
-	require.NoError(t, err)
-	hashed, err := kernels.NewHashedKernelForTest(vp)
-	require.NoError(t, err)
-	ks := []kernels.Kernel{fused, dense, hashed}
-	names := []string{"fused", "dense", "hashed"}
-	ratios := make([][]float64, len(ks))
-	var r window.TaskResult
-	for range rounds {
-		var ns [3]float64
-		for j, k := range ks {
-			// The fastest of short bursts: a burst that lost its CPU to
-			// another process is not the kernel's time.
-			const bursts, reps = 8, 20
-			best := time.Duration(1 << 62)
-			for range bursts {
-				start := time.Now()
-				for range reps {
-					r.Reset(p.Layout)
-					k.Process(task, 0, &r)
-				}
-				best = min(best, time.Since(start))
-			}
-			ns[j] = float64(best.Nanoseconds()) / reps / float64(len(task)/128)
-		}
-		for j := range ks {
-			ratios[j] = append(ratios[j], ns[0]/ns[j])
-		}
-		t.Logf("ns/tuple: fused %.2f dense %.2f hashed %.2f", ns[0], ns[1], ns[2])
+	names := []string{"ysb", "sg1", "agg"}
+	if w := os.Getenv("SABER_HX_KERNEL_AB_WORKLOADS"); w != "" {
+		names = strings.Split(w, ",")
 	}
-	for j := range ks {
-		s := slices.Sorted(slices.Values(ratios[j]))
-		fmt.Printf("%s/fused speed: median %.3f (%.3f-%.3f) over %d rounds\n", names[j], s[len(s)/2], s[0], s[len(s)-1], rounds)
+	for _, name := range names {
+		var plan *kernels.Plan
+		var task []byte
+		var ks []abKernel
+		for _, vec := range []bool{false, true} {
+			var p *kernels.Plan
+			if name == "ysb" {
+				_, p, task = ysbKernel(t, vec)
+			} else {
+				var tasks [][]byte
+				p, tasks = workloadTask(t, name, vec, 1)
+				task = tasks[0]
+			}
+			if !vec || plan.Fused { // else the default is the vectorised kernel already
+				ks = append(ks, abKernel{map[bool]string{false: "default", true: "vector"}[vec], p.NewKernel()})
+			}
+			if plan == nil {
+				plan = p
+			}
+		}
+		if !plan.Stateless() && !plan.Layout.Hashed {
+			h, err := kernels.NewHashedKernelForTest(plan)
+			require.NoError(t, err)
+			ks = append(ks, abKernel{"hashed", h})
+		}
+		rel := make([][]float64, len(ks))
+		abs := make([][]float64, len(ks))
+		var r window.TaskResult
+		n := len(task) / plan.TupleSize
+		for range rounds {
+			ns := make([]float64, len(ks))
+			for j, c := range ks {
+				// The fastest of short bursts: a burst that lost its CPU
+				// to another process is not the kernel's time.
+				const bursts, reps = 8, 20
+				best := time.Duration(1 << 62)
+				for range bursts {
+					start := time.Now()
+					for range reps {
+						r.Reset(plan.Layout)
+						r.Out = r.Out[:0]
+						c.k.Process(task, 0, &r)
+					}
+					best = min(best, time.Since(start))
+				}
+				ns[j] = float64(best.Nanoseconds()) / reps / float64(n)
+			}
+			for j := range ks {
+				rel[j] = append(rel[j], ns[0]/ns[j])
+				abs[j] = append(abs[j], ns[j])
+			}
+		}
+		for j, c := range ks {
+			s := slices.Sorted(slices.Values(rel[j]))
+			a := slices.Sorted(slices.Values(abs[j]))
+			fmt.Printf("%s (fused %v): %s: %.2f ns/tuple (median), speed relative to %s: median %.3f (%.3f-%.3f) over %d rounds\n",
+				name, plan.Fused, c.name, a[len(a)/2], ks[0].name, s[len(s)/2], s[0], s[len(s)-1], rounds)
+		}
 	}
 }

@@ -365,6 +365,47 @@ func (c *colRange) filter(cd []byte, ts int, sel []int32) []int32 {
 	return rangeSel[int32](cd, ts, c, sel)
 }
 
+// filterAll writes into sel (len(sel) tuples of cd, sel's capacity) the
+// tuples that pass c, and returns them.
+func (c *colRange) filterAll(cd []byte, ts int, sel []int32) []int32 {
+	if c.wide {
+		return rangeAll[int64](cd, ts, c, sel)
+	}
+	return rangeAll[int32](cd, ts, c, sel)
+}
+
+func rangeAll[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []int32 {
+	n := len(sel)
+	if n == 0 {
+		return sel
+	}
+	_ = cd[(n-1)*ts+c.off+int(unsafe.Sizeof(T(0)))-1]
+	col := unsafe.Add(unsafe.Pointer(unsafe.SliceData(cd)), c.off)
+	out := unsafe.Pointer(unsafe.SliceData(sel))
+	lo, span := c.lo, c.span
+	ns := 0
+	if c.neg {
+		for i := range n {
+			v := int64(*(*T)(col))
+			col = unsafe.Add(col, ts)
+			*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
+			if uint64(v-lo) > span {
+				ns++
+			}
+		}
+		return sel[:ns]
+	}
+	for i := range n {
+		v := int64(*(*T)(col))
+		col = unsafe.Add(col, ts)
+		*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
+		if uint64(v-lo) <= span {
+			ns++
+		}
+	}
+	return sel[:ns]
+}
+
 func rangeSel[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []int32 {
 	if len(sel) == 0 {
 		return sel

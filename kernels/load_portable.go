@@ -19,3 +19,9 @@ func load64(t unsafe.Pointer, off int) uint64 {
 func load32(t unsafe.Pointer, off int) uint32 {
 	return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(t, off)), 4))
 }
+
+// store64 writes v little-endian at byte off of t; the caller guarantees
+// the 8 bytes are inside the buffer.
+func store64(t unsafe.Pointer, off int, v uint64) {
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(t, off)), 8), v)
+}

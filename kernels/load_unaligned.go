@@ -16,3 +16,7 @@ import "unsafe"
 func load64(t unsafe.Pointer, off int) uint64 { return *(*uint64)(unsafe.Add(t, off)) }
 
 func load32(t unsafe.Pointer, off int) uint32 { return *(*uint32)(unsafe.Add(t, off)) }
+
+// store64 writes v little-endian at byte off of t; the caller guarantees
+// the 8 bytes are inside the buffer.
+func store64(t unsafe.Pointer, off int, v uint64) { *(*uint64)(unsafe.Add(t, off)) = v }

@@ -2,7 +2,8 @@ package kernels
 
 import (
 	"encoding/binary"
-	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -44,31 +45,96 @@ func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
 		cd := data[c0*ts : (c0+cn)*ts]
 		sel, f := selectRows(k.where, k.sel, cd, ts)
 		filtered += f
+		if len(sel) == 0 {
+			continue
+		}
 		if len(k.project) == 0 {
-			for _, i := range sel {
-				r.Out = append(r.Out, cd[int(i)*ts:int(i+1)*ts]...)
-			}
+			r.Out = appendTuples(r.Out, cd, ts, sel)
 			continue
 		}
 		for _, e := range k.project {
 			e.eval(cd, ts, sel)
 		}
-		for _, i := range sel {
-			r.Out = append(r.Out, cd[int(i)*ts:int(i)*ts+8]...) // event time
-			for _, e := range k.project {
-				if e.float {
-					r.Out = binary.LittleEndian.AppendUint64(r.Out, math.Float64bits(e.flts[i]))
-				} else {
-					r.Out = binary.LittleEndian.AppendUint64(r.Out, uint64(e.ints[i]))
-				}
-			}
-		}
+		r.Out = k.appendProjected(r.Out, cd, sel)
 	}
 	r.Tuples += uint64(n)
 	r.Filtered += filtered
 	if n > 0 {
 		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
 	}
+}
+
+// grow extends out by n bytes, returning it and the new bytes.
+func grow(out []byte, n int) ([]byte, []byte) {
+	l := len(out)
+	out = slices.Grow(out, n)[:l+n]
+	return out, out[l:]
+}
+
+// appendTuples appends the tuples sel (ascending) of the chunk cd to out:
+// tuples of a multiple of 8 bytes up to 64 as words, others by runs of
+// consecutive tuples, one copy each.
+func appendTuples(out, cd []byte, ts int, sel []int32) []byte {
+	out, dst := grow(out, len(sel)*ts)
+	if ts%8 == 0 && ts <= 64 {
+		_ = cd[int(sel[len(sel)-1])*ts+ts-1] // sel is ascending
+		src := unsafe.Pointer(unsafe.SliceData(cd))
+		d := unsafe.Pointer(unsafe.SliceData(dst))
+		words := ts / 8
+		for _, i := range sel {
+			t := unsafe.Add(src, int(i)*ts)
+			for w := range words {
+				*(*uint64)(unsafe.Add(d, w*8)) = *(*uint64)(unsafe.Add(t, w*8))
+			}
+			d = unsafe.Add(d, ts)
+		}
+		return out
+	}
+	o := 0
+	for j := 0; j < len(sel); {
+		a := int(sel[j])
+		e := j + 1
+		for e < len(sel) && int(sel[e]) == a+(e-j) {
+			e++
+		}
+		o += copy(dst[o:], cd[a*ts:(a+e-j)*ts])
+		j = e
+	}
+	return out
+}
+
+// appendProjected appends the output tuples of sel: the event time, then
+// each projection's value, a column at a time.
+func (k *statelessKernel) appendProjected(out, cd []byte, sel []int32) []byte {
+	ts := k.tupleSize
+	ots := 8 * (1 + len(k.project))
+	out, dst := grow(out, len(sel)*ots)
+	_ = cd[int(sel[len(sel)-1])*ts+7] // sel is ascending
+	src := unsafe.Pointer(unsafe.SliceData(cd))
+	d := unsafe.Pointer(unsafe.SliceData(dst))
+	full := len(sel) == len(cd)/ts
+	for j, i := range sel {
+		store64(d, j*ots, load64(src, int(i)*ts))
+	}
+	for c, e := range k.project {
+		col := unsafe.Add(d, 8*(1+c))
+		var vals []int64
+		if e.float {
+			vals = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(e.flts))), len(e.flts))
+		} else {
+			vals = e.ints
+		}
+		if full {
+			for j, v := range vals[:len(sel)] {
+				store64(col, j*ots, uint64(v))
+			}
+			continue
+		}
+		for j, i := range sel {
+			store64(col, j*ots, uint64(vals[i]))
+		}
+	}
+	return out
 }
 
 // processUDF hands the task's tuples that pass WHERE to the UDF in one call.

@@ -170,13 +170,24 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 	case vArith:
 		v.l.eval(data, ts, sel)
 		v.r.eval(data, ts, sel)
-		if v.float {
+		n := len(data) / ts
+		switch {
+		case v.float && len(sel) == n:
+			arithAll(v.op, v.flts[:n], v.l.operand(n), v.r.operand(n), v.r.kind == vConst, false)
+		case v.float:
 			arith(v.op, v.flts, v.l.flts, v.r.flts, sel, false)
-		} else {
+		case len(sel) == n:
+			arithAll(v.op, v.ints[:n], v.l.operandInts(n), v.r.operandInts(n), v.r.kind == vConst, true)
+		default:
 			arith(v.op, v.ints, v.l.ints, v.r.ints, sel, true)
 		}
 	}
 }
+
+// operand is a float register's first n values (a constant's broadcast).
+func (v *vexpr) operand(n int) []float64 { return v.flts[:n] }
+
+func (v *vexpr) operandInts(n int) []int64 { return v.ints[:n] }
 
 // load reads column v of all n tuples of the chunk data.
 func (v *vexpr) load(data []byte, ts, n int) {
@@ -237,16 +248,73 @@ func arith[T number](op query.ArithOp, dst, a, b []T, sel []int32, intDiv bool) 
 	}
 }
 
+// arithAll computes dst = a op b for every tuple of the chunk (no WHERE
+// narrowed it): loops over ranges, without the selection's indirection,
+// and with b's first value as a scalar when b is a constant (bConst).
+// Integer division by zero gives 0, as in arith.
+func arithAll[T number](op query.ArithOp, dst, a, b []T, bConst, intDiv bool) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	if bConst && len(b) > 0 {
+		c := b[0]
+		switch op {
+		case query.OpAdd:
+			for i := range dst {
+				dst[i] = a[i] + c
+			}
+		case query.OpSub:
+			for i := range dst {
+				dst[i] = a[i] - c
+			}
+		case query.OpMul:
+			for i := range dst {
+				dst[i] = a[i] * c
+			}
+		default:
+			if intDiv && c == 0 {
+				clear(dst)
+				return
+			}
+			for i := range dst {
+				dst[i] = a[i] / c
+			}
+		}
+		return
+	}
+	switch op {
+	case query.OpAdd:
+		for i := range dst {
+			dst[i] = a[i] + b[i]
+		}
+	case query.OpSub:
+		for i := range dst {
+			dst[i] = a[i] - b[i]
+		}
+	case query.OpMul:
+		for i := range dst {
+			dst[i] = a[i] * b[i]
+		}
+	default:
+		for i := range dst {
+			if intDiv && b[i] == 0 {
+				dst[i] = 0
+			} else {
+				dst[i] = a[i] / b[i]
+			}
+		}
+	}
+}
+
 // vpred is a compiled predicate: it narrows a selection vector.
 type vpred struct {
 	kind  vpkind
 	op    query.CmpOp
 	l, r  *vexpr
 	terms []*vpred
-	// colConst: the comparison is an int32 column (l) against an integer
-	// constant c, filtered in one loop that reads the column in place.
-	colConst bool
-	c        int64
+	// ranged: the comparison is an integer column against an integer
+	// constant, as an interval (colRange) tested on the column in place,
+	// without a branch per tuple.
+	ranged bool
+	rng    colRange
 	// OR scratch selections, chunk capacity each.
 	in, buf, acc, tmp []int32
 }
@@ -267,9 +335,7 @@ func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 			return nil, err
 		}
 		p := &vpred{kind: pCmp, op: e.Op, l: l, r: r}
-		if l.kind == vColI32 && r.kind == vConst && !r.float {
-			p.colConst, p.c = true, r.ints[0]
-		}
+		p.rng, p.ranged = colRangeOf(e, s)
 		return p, nil
 	case query.AndExpr:
 		return compileTerms(pAnd, e.Terms, s)
@@ -302,8 +368,8 @@ func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, err
 func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 	switch p.kind {
 	case pCmp:
-		if p.colConst {
-			return cmpColConst(p.op, data[p.l.off:], ts, p.c, sel)
+		if p.ranged {
+			return p.rng.filter(data, ts, sel)
 		}
 		p.l.eval(data, ts, sel)
 		p.r.eval(data, ts, sel)
@@ -398,55 +464,6 @@ func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {
 	return out
 }
 
-// cmpColConst keeps the tuples of sel whose int32 column (at the start of
-// d, tuples of ts bytes) compares with c under op.
-func cmpColConst(op query.CmpOp, d []byte, ts int, c int64, sel []int32) []int32 {
-	out := sel[:0]
-	col := func(i int32) int64 {
-		o := int(i) * ts
-		return int64(int32(binary.LittleEndian.Uint32(d[o : o+4])))
-	}
-	switch op {
-	case query.Eq:
-		for _, i := range sel {
-			if col(i) == c {
-				out = append(out, i)
-			}
-		}
-	case query.Ne:
-		for _, i := range sel {
-			if col(i) != c {
-				out = append(out, i)
-			}
-		}
-	case query.Lt:
-		for _, i := range sel {
-			if col(i) < c {
-				out = append(out, i)
-			}
-		}
-	case query.Le:
-		for _, i := range sel {
-			if col(i) <= c {
-				out = append(out, i)
-			}
-		}
-	case query.Gt:
-		for _, i := range sel {
-			if col(i) > c {
-				out = append(out, i)
-			}
-		}
-	default:
-		for _, i := range sel {
-			if col(i) >= c {
-				out = append(out, i)
-			}
-		}
-	}
-	return out
-}
-
 // Filter is a compiled predicate over tuples of one schema, for operators
 // outside the kernels (the window join's pairs). Not safe for concurrent
 // use.
@@ -478,15 +495,37 @@ func (f *Filter) Keep(data []byte, ts int) []int32 {
 // selectRows returns the indexes of the tuples of chunk data (ts bytes
 // each, at most cap(buf) of them) that pass where (all of them when where
 // is nil), written into buf, and how many did not.
+//
+// A WHERE whose first test is an interval (alone or the first term of an
+// AND) writes the selection of that test straight from the tuples, instead
+// of filtering a selection of all of them.
 func selectRows(where *vpred, buf []int32, data []byte, ts int) (sel []int32, filtered uint64) {
 	n := len(data) / ts
 	sel = buf[:n]
-	for i := range sel {
-		sel[i] = int32(i)
+	first, rest := where, []*vpred(nil)
+	if where != nil && where.kind == pAnd && len(where.terms) > 0 {
+		first, rest = where.terms[0], where.terms[1:]
 	}
-	if where == nil {
+	switch {
+	case where == nil:
+		for i := range sel {
+			sel[i] = int32(i)
+		}
 		return sel, 0
+	case first.ranged:
+		sel = first.rng.filterAll(data, ts, sel)
+	default:
+		for i := range sel {
+			sel[i] = int32(i)
+		}
+		first, rest = where, nil
+		sel = first.filter(data, ts, sel)
 	}
-	sel = where.filter(data, ts, sel)
+	for _, t := range rest {
+		if len(sel) == 0 {
+			break
+		}
+		sel = t.filter(data, ts, sel)
+	}
 	return sel, uint64(n - len(sel))
 }
