@@ -42,7 +42,7 @@ func TestArithAllMatchesSelected(t *testing.T) {
 	exprs := []query.Expr{
 		query.Add(query.Mul(a, query.Int(3)), query.Int(2)),
 		query.Div(b, query.Int(0)), query.Div(b, query.Int(7)), query.Div(b, a), query.Div(query.Int(100), a),
-		query.Sub(query.Int(5), b), query.Mul(b, b), query.Div(f, query.Int(0)), query.Div(f, a),
+		query.Sub(query.Int(5), b), query.Sub(b, query.Int(5)), query.Sub(f, query.Float(0.5)), query.Add(f, a), query.Mul(b, b), query.Div(f, query.Int(0)), query.Div(f, a),
 		query.Add(query.Mul(query.Sub(f, b), query.Float(1.5)), query.Int(2)), query.Div(query.Int(1), f),
 	}
 	for _, e := range exprs {
