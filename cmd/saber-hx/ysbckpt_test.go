@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+// ysbWindows reads every window of the campaigns in Redis: campaign and
+// start to seen_count.
+func ysbWindows(t *testing.T, addr string) map[string]int64 {
+	t.Helper()
+	cl := redis.NewClient(&redis.Options{Addr: addr})
+	defer cl.Close()
+	ctx := context.Background()
+	_, camps, err := ysb.LoadCampaignsRedis(ctx, cl)
+	require.NoError(t, err)
+	ws, err := ysb.ReadRedisWindows(ctx, cl, camps)
+	require.NoError(t, err)
+	out := map[string]int64{}
+	for _, w := range ws {
+		k := fmt.Sprintf("%s@%d", w.Campaign, w.Start)
+		_, dup := out[k]
+		assert.False(t, dup, "window %s listed twice", k)
+		out[k] = w.Count
+	}
+	return out
+}
+
+// TestYSBKafkaCheckpointCrashes: ysb --source kafka --checkpoint-dir, as a
+// process over a live topic (ysb produce running, 4 partitions, skewed,
+// some late events) and a consumer group, killed with SIGKILL three times
+// (at a random moment, between a checkpoint's write and its rename, and
+// at a random moment after a restore) and restarted each time, then run
+// to the topic's end: ysb check finds every window equal to the oracle's
+// over the producer's log, and Redis holds what a run without a crash
+// (nor checkpoints) writes into another Redis.
+func TestYSBKafkaCheckpointCrashes(t *testing.T) {
+	k := kafkatest.Start(t, 4, "ad-events")
+	crashed, calm := redistest.Start(t), redistest.Start(t)
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+	gen := []string{"--num-campaigns", "20", "--ads-per-campaign", "5", "--seed", "5"}
+	for _, rs := range []*redistest.Server{crashed, calm} {
+		code, _, errs := cli(t, append([]string{"ysb", "setup", "--redis", rs.Addr}, gen...)...)
+		require.Equal(t, 0, code, errs)
+	}
+	logPath := filepath.Join(t.TempDir(), "events.log")
+	prod := startCLI(t, nil, append([]string{"ysb", "produce", "--brokers", k.Addr, "--topic", "ad-events", "--rate", "2000",
+		"--duration", "8s", "--skew", "500", "--late-fraction", "0.01", "--partitions", "4", "--log", logPath}, gen...)...)
+
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	args := []string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", crashed.Addr, "--group", "ysb-crash",
+		"--workers", workers, "--task-size", "2048", "--checkpoint-dir", dir, "--checkpoint-interval", "200ms"}
+	// 1: killed at a random moment, a few checkpoints in.
+	p := startCLI(t, nil, args...)
+	p.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
+	time.Sleep(time.Duration(rnd.IntN(800)) * time.Millisecond)
+	p.kill9(t)
+	// 2: killed between a checkpoint's write and its rename.
+	p = startCLI(t, []string{checkpointPauseEnv + "=5s"}, args...)
+	p.waitLine(t, regexp.MustCompile(`restored checkpoint`), time.Minute)
+	p.waitLine(t, regexp.MustCompile(`written, renaming`), time.Minute)
+	p.kill9(t)
+	// 3: killed at a random moment after the restore.
+	p = startCLI(t, nil, args...)
+	p.waitLine(t, regexp.MustCompile(`restored checkpoint`), time.Minute)
+	time.Sleep(time.Duration(200+rnd.IntN(1000)) * time.Millisecond)
+	p.kill9(t)
+	select {
+	case <-prod.done:
+		t.Fatalf("the producer ended before the last crash: the crashes were not all over a live topic\n%s", prod.log())
+	default:
+	}
+	prod.wait(t, time.Minute)
+
+	// 4: to the end of the topic; beside it, the same run without a crash
+	// nor checkpoints, into the other Redis.
+	p = startCLI(t, nil, append(args, "--stop-at-end", "--json")...)
+	ref := startCLI(t, nil, "ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", calm.Addr,
+		"--workers", workers, "--task-size", "2048", "--stop-at-end")
+	p.wait(t, 2*time.Minute)
+	ref.wait(t, 2*time.Minute)
+	assert.Contains(t, p.log(), "restored checkpoint")
+	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+	var sum ysbCkptSummary
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum), p.stdout.String())
+	assert.Equal(t, "kafka", sum.Mode)
+	require.NotNil(t, sum.Checkpoints)
+	assert.Positive(t, sum.Checkpoints.RestoredEpoch)
+	assert.Equal(t, dir, sum.Checkpoints.Dir)
+
+	for _, rs := range []*redistest.Server{crashed, calm} {
+		code, out, errs := cli(t, "ysb", "check", "--redis", rs.Addr, "--events", logPath)
+		assert.Equal(t, 0, code, out+errs)
+		assert.Contains(t, out, " 0 mismatches")
+	}
+	want, got := ysbWindows(t, calm.Addr), ysbWindows(t, crashed.Addr)
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, got, "crashed against crash-free")
+}
+
+// TestYSBKafkaCheckpointUsage: the checkpoint and share flags belong to
+// --source kafka.
+func TestYSBKafkaCheckpointUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ysb", "--checkpoint-dir", "x", "--duration", "1s"}, "are for --source kafka"},
+		{[]string{"ysb", "--source", "kafka", "--instance", "2", "--instances", "2", "--brokers", "x:1", "--redis", "x:1"}, "--instance 2 --instances 2"},
+		{[]string{"ysb", "--source", "kafka", "--checkpoint-dir", "x", "--checkpoint-interval", "0s", "--brokers", "x:1", "--redis", "x:1"}, "--checkpoint-interval 0s"},
+	} {
+		code, _, errs := cli(t, tc.args...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errs)
+		assert.Contains(t, errs, tc.want, "%v", tc.args)
+	}
+}
+
+func TestYSBKafkaSQLCompiles(t *testing.T) {
+	prog, err := compileSQL("ysb", ysbKafkaSQL(kafkaArgs{brokers: "a:1,b:2", topic: "ad-events", group: "it's", redis: "r:3", delay: 250}))
+	require.NoError(t, err)
+	require.Len(t, prog.Sources, 1)
+	src := prog.Sources[0]
+	assert.Equal(t, []string{"a:1", "b:2"}, src.Brokers)
+	assert.Equal(t, "ad-events", src.Topic)
+	assert.Equal(t, "it's", src.Group)
+	assert.Equal(t, int64(250), src.WatermarkDelay)
+	require.Len(t, prog.Queries, 1)
+	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
+	assert.Equal(t, int64(ysb.WindowMs), prog.Queries[0].Spec.Query.Window.Size)
+}
