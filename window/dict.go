@@ -33,6 +33,14 @@ type groupDict struct {
 	fresh []int32 // ids handed out since the last sortOrder
 	gone  []int32 // ids released since the last sortOrder: reusable after it
 	reuse []int32 // ids free to hand out
+
+	// memo is the id+1 last found for each slot of a fragment's table:
+	// fragments' tables mostly share a size and place a key in the same
+	// slot, so the id of a fragment's slot is found without hashing where
+	// the memo's id still holds the slot's key.
+	memo []int32
+	// slots is absorb's scratch: a fragment's slots in table order.
+	slots []int32
 }
 
 func newGroupDict() *groupDict {
@@ -234,8 +242,31 @@ func (g *GroupState) absorb(src *GroupState) {
 		// once rather than by doubling.
 		g.Touched = slices.Grow(g.Touched, n+n/4-len(g.Touched))
 	}
-	for _, s := range src.Touched {
-		id := d.id(src.Keys[2*s], src.Keys[2*s+1])
+	if n := len(src.Keys) / 2; len(d.memo) < n {
+		d.memo = make([]int32, n)
+	}
+	memo := d.memo
+	slots := src.Touched
+	if n := len(src.Vals) / words; 4*len(slots) >= n {
+		// Most of the table is taken: its slots in table order read it as
+		// one stream, where the Touched order (first seen) would miss the
+		// cache at every group.
+		t := d.slots[:0]
+		vals := src.Vals[:n*words]
+		for s := 0; s < n; s++ {
+			if vals[s*words] != 0 {
+				t = append(t, int32(s))
+			}
+		}
+		d.slots, slots = t, t
+	}
+	for _, s := range slots {
+		k0, k1 := src.Keys[2*s], src.Keys[2*s+1]
+		id := memo[s] - 1
+		if id < 0 || d.keys[2*id] != k0 || d.keys[2*id+1] != k1 || d.refs[id] == 0 {
+			id = d.id(k0, k1)
+			memo[s] = id + 1
+		}
 		o := int(id) * words
 		if o >= len(g.Vals) {
 			g.fitIDs()
@@ -271,6 +302,7 @@ func (g *GroupState) addIDs(src *GroupState) {
 	if len(g.Vals) < len(src.Vals) {
 		g.fitIDs()
 	}
+	src.sortIDs()
 	sv, dv := src.Vals, g.Vals
 	if words == 2 {
 		float := kinds[0] == AggAddF
@@ -302,6 +334,27 @@ func (g *GroupState) addIDs(src *GroupState) {
 			d[i+1] = k.Combine(d[i+1], s[i+1])
 		}
 	}
+}
+
+// sortIDs lists the groups of an id-indexed pane in id order where it holds
+// most ids, by one pass over its counts: the running sum's pass over it,
+// and the subtraction long after, then read and write both states in
+// address order rather than at random. The groups stay the same.
+func (g *GroupState) sortIDs() {
+	n := min(len(g.Vals)/g.words, int(g.ids.n))
+	if 8*len(g.Touched) < n {
+		return
+	}
+	t, vals, words := g.Touched[:0], g.Vals, g.words
+	for id := 0; id < n; id++ {
+		if vals[id*words] != 0 {
+			t = append(t, int32(id))
+		}
+	}
+	if len(t) != len(g.Touched) {
+		panic("window: an id-indexed pane's counts disagree with its groups")
+	}
+	g.Touched = t
 }
 
 // subtractIDs takes id-indexed pane src, added before, out of id-indexed

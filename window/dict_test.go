@@ -2,6 +2,7 @@ package window
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -105,10 +106,7 @@ func TestAssemblerIDsMatchHashedStates(t *testing.T) {
 		if c%3 == 1 {
 			s = Spec{Size: 12, Slide: 4, Pane: 4}
 		}
-		kinds := invertibleKinds
-		if c%2 == 1 {
-			kinds = []AggKind{AggAddF}
-		}
+		kinds := [][]AggKind{invertibleKinds, {AggAddF}, {AggAdd}}[(c/3)%3]
 		l := &Layout{Groups: 4 + r.IntN(60), Hashed: true, Kinds: kinds}
 		a, old := NewAssembler(s, l), oldHashedSum(NewAssembler(s, l))
 		require.NotNil(t, a.dict)
@@ -124,12 +122,11 @@ func TestAssemblerIDsMatchHashedStates(t *testing.T) {
 			if i%150 == 149 {
 				// Restore fresh assemblers from the snapshots and go on with
 				// them (both rebuild their running sums from the panes).
-				snap := a.AppendSnapshot(nil)
-				require.Equal(t, old.AppendSnapshot(nil), snap, "case %d task %d: same snapshot", c, i)
+				snaps := [][]byte{a.AppendSnapshot(nil), old.AppendSnapshot(nil)}
 				a, old = NewAssembler(s, l), oldHashedSum(NewAssembler(s, l))
 				a.keep, old.keep = keepOf(c), keepOf(c)
-				for _, x := range []*Assembler{a, old} {
-					rest, err := x.RestoreSnapshot(snap)
+				for j, x := range []*Assembler{a, old} {
+					rest, err := x.RestoreSnapshot(snaps[j])
 					require.NoError(t, err)
 					require.Empty(t, rest)
 				}
@@ -186,4 +183,58 @@ func TestAssemblerIDsDriftingKeys(t *testing.T) {
 		require.Zero(t, n, "flushed: id %d still held", id)
 	}
 	assert.Positive(t, rows)
+}
+
+// BenchmarkAssemblerManyGroups is sg2's shape in the result stage: panes
+// of a few thousand of 8000 groups with a float sum (AVG), fragments of
+// hashed tables, a window of many panes sliding by one: one window per
+// task, every group in it emitted. Old runs the hashed running sum the
+// group dictionary replaced.
+func BenchmarkAssemblerManyGroups(b *testing.B) {
+	const panes, groups, perPane = 600, 8000, 5000
+	s := Spec{Size: panes, Slide: 1, Pane: 1}
+	for _, impl := range []string{"ids", "old"} {
+		b.Run(impl, func(b *testing.B) {
+			l := &Layout{Groups: 1024, Hashed: true, Kinds: []AggKind{AggAddF}}
+			r := rand.New(rand.NewPCG(1, 2))
+			// A few tasks' worth of fragments, replayed at every pane.
+			tasks := make([]TaskResult, 16)
+			for i := range tasks {
+				res := &tasks[i]
+				res.Reset(l)
+				st := res.Fragment(0)
+				for range perPane {
+					k := uint64(r.IntN(groups))
+					row := st.Row(st.Lookup(k<<32|k%7, k%5))
+					row[0]++
+					row[1] = floatWord(math.Float64frombits(uint64(row[1])) + r.Float64())
+				}
+				res.AddTuples(0, perPane)
+				res.Tuples = perPane
+			}
+			a := NewAssembler(s, l)
+			if impl == "old" {
+				oldHashedSum(a)
+			}
+			rows := 0
+			emit := func(o *Result) error { rows += len(o.Rows); return nil }
+			p := int64(0)
+			step := func() {
+				res := &tasks[p%int64(len(tasks))]
+				res.Frags[0].Pane, res.MaxTS = p, p
+				p++
+				if err := a.Merge(res, emit); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range 2 * panes {
+				step()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				step()
+			}
+			b.ReportMetric(float64(rows)/float64(p), "rows/window")
+		})
+	}
 }
