@@ -404,7 +404,8 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 
 // openServiceSink opens a kafka or redis sink, its client connected.
 // txnID, where not empty, makes a Kafka sink transactional (txnSink).
-// retry says how a Redis sink's flush is retried through an outage.
+// retry says how a Redis sink's flush is retried through an outage, and
+// where a sink reports one.
 func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -435,7 +436,7 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 			}
 			return s, nil
 		}
-		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic}); err != nil {
+		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic, Logger: retry.logf}); err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.Name, err)
 		}
 		return s, nil

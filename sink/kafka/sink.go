@@ -6,8 +6,12 @@
 //
 // Records are buffered in the Sink (copies of the caller's bytes, in one
 // arena reused from batch to batch) until Flush, which hands them to kgo
-// and waits for the acknowledgements. Retries, with backoff, are kgo's;
-// the first record that still fails is Flush's error.
+// and waits for the acknowledgements. Retries, with backoff, are kgo's
+// (idempotent: a record retried is written once), for as long as Flush's
+// context allows: through a broker's restart a Flush waits, and the
+// outage is reported to the Logger when it begins, every 10 s while it
+// lasts and when it ends. The first record that still fails is Flush's
+// error.
 package kafkasink
 
 import (
@@ -19,13 +23,15 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/retry"
 )
 
 // SinkConfig is where a Sink writes.
 type SinkConfig struct {
 	Brokers []string
 	Topic   string
-	Logger  func(string, ...any) // warnings (nil: none)
+	Logger  func(string, ...any) // warnings and outages (nil: none)
 }
 
 // Sink produces rows to a topic.
@@ -33,6 +39,8 @@ type Sink struct {
 	cfg   SinkConfig
 	where string
 	cl    *kgo.Client
+	// outage reports the brokers unreachable while kgo retries.
+	outage *retry.Outage
 
 	arena []byte       // the keys and values of the records appended
 	spans []span       // each record's key and value in arena
@@ -54,8 +62,10 @@ func NewSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 	if cfg.Topic == "" {
 		return nil, fmt.Errorf("%s: no topic", where)
 	}
+	outage := retry.NewOutage(where, cfg.Logger, 0)
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.WithHooks(retry.BrokerHook{O: outage}),
 		kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
@@ -70,7 +80,7 @@ func NewSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 		cl.Close()
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	return &Sink{cfg: cfg, where: where, cl: cl}, nil
+	return &Sink{cfg: cfg, where: where, cl: cl, outage: outage}, nil
 }
 
 // Append buffers one record (nil or empty key: none); the bytes are
@@ -114,6 +124,10 @@ func (s *Sink) Flush(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Retries is the number of failed connections to the brokers, each
+// retried by kgo.
+func (s *Sink) Retries() uint64 { return s.outage.Retries() }
 
 // Close drops what was not flushed and closes the client.
 func (s *Sink) Close() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +132,68 @@ func BenchmarkSink(b *testing.B) {
 		}
 	}
 	require.NoError(b, s.Flush(context.Background()))
+}
+
+// TestFlushThroughBrokerRestart: a Flush while the broker is down waits
+// (kgo retries) and returns once it is back, the outage reported; every
+// record is in the topic once.
+func TestFlushThroughBrokerRestart(t *testing.T) {
+	c := kafkatest.StartRestartable(t, 1, "out")
+	var mu sync.Mutex
+	var log []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, fmt.Sprintf(format, args...))
+	}
+	logged := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(log, "\n")
+	}
+	s, err := NewSink(context.Background(), SinkConfig{Brokers: []string{c.Addr}, Topic: "out", Logger: logf})
+	require.NoError(t, err)
+	defer s.Close()
+	keys, values := rows(100, 50)
+	for i := range 50 {
+		s.Append([]byte(keys[i]), []byte(values[i]))
+	}
+	require.NoError(t, s.Flush(context.Background()))
+
+	c.Stop()
+	for i := 50; i < 100; i++ {
+		s.Append([]byte(keys[i]), []byte(values[i]))
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		done <- s.Flush(ctx)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(logged(), "; retrying") }, 30*time.Second, 5*time.Millisecond, "the outage reported")
+	select {
+	case err := <-done:
+		t.Fatalf("Flush returned while the broker was down: %v", err)
+	default:
+	}
+	c.Restart(t)
+	require.NoError(t, <-done)
+	assert.Contains(t, logged(), "recovered after")
+	assert.NotZero(t, s.Retries())
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumeTopics("out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	var got []string
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)); n++ })
+		if n == 0 {
+			break
+		}
+	}
+	assert.Equal(t, values, got, "every record once, in order")
 }
