@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -12,21 +13,26 @@ import (
 // its operator, kernels.WindowJoin. Each input is a Stream of its own
 // (ring, dispatcher, ordered result stage) whose kernel passes tuples
 // through; the stage hands each stream's tuples, in order, to the operator,
-// which joins a window once both watermarks have passed its end, and pushes
-// the windows' output downstream in order.
+// which closes a window once both watermarks have passed its end into a
+// task, and pushes the windows' output downstream in window order.
 //
-// The pairs are computed under the stage's lock, on the worker that merged
-// the task which closed the window: a window join's parallelism is the
-// passing of tuples through the workers, not the join itself (a known
-// limit, see the README).
+// A closed window's pairs are computed by a worker, without the stage's
+// lock, which covers only the operator's bookkeeping (filing tuples into
+// panes, closing windows, handing tasks out and back): the worker that
+// closed windows runs their tasks once it let go of the lock, and every
+// worker between two of its own tasks runs the tasks that wait (work, and
+// the worker loop's helpJoins), so that the windows of one join are joined
+// in parallel. The output is handed on in window order by whichever worker
+// finds the oldest window joined (drain).
 //
 // With a GPU (Config.GPU, hybrid or gpu mode) whose device compiles the
 // join (GPU.SupportsJoin: its WHERE has a GPU form), the operator sends
 // each window's tuples to the join program instead (its PairJoiner), which
 // returns the same pairs in the same order; a window whose pairs do not fit
-// the device's output buffer is joined on the CPU, as is every window of a
-// join the GPU cannot run. The program is used under the stage's lock and
-// closed once both inputs ended (or by the device's Close).
+// the device's output buffer becomes a task for the CPU workers, as does
+// every window of a join the GPU cannot run. The program is used under the
+// stage's lock and closed once both inputs ended (or by the device's
+// Close).
 type joinStage struct {
 	j      *query.WindowJoin
 	rows   bool
@@ -38,6 +44,9 @@ type joinStage struct {
 
 	mu sync.Mutex
 	op *kernels.WindowJoin
+	// runnable is op.Runnable(), set under mu: the workers' unlocked look
+	// for tasks (helpJoins).
+	runnable atomic.Int64
 
 	drainMu sync.Mutex
 }
@@ -64,8 +73,9 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	return js, nil
 }
 
-// add files a side's tuples (in stream order) and joins the windows that
-// both watermarks have closed. A tuple whose first window would start below
+// add files a side's tuples (in stream order), closes the windows that
+// both watermarks have closed, runs the tasks that wait and hands the
+// joined windows on. A tuple whose first window would start below
 // math.MinInt64 is refused: an InputError.
 func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 	js.mu.Lock()
@@ -77,11 +87,13 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 	}
 	js.joinClosed(false)
 	js.mu.Unlock()
+	js.work()
 	return js.drain(w)
 }
 
 // finishSide marks a side's input ended; once both are, every window left
-// is joined.
+// is closed, and finishSide returns once every one is joined and handed on
+// (CloseAll then ends the input of the queries downstream).
 func (js *joinStage) finishSide(side int, w *worker) error {
 	js.mu.Lock()
 	all := js.op.Finish(side)
@@ -91,10 +103,40 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 		err = js.closeGPU()
 	}
 	js.mu.Unlock()
-	if derr := js.drain(w); err == nil {
-		err = derr
+	for {
+		js.work()
+		if derr := js.drain(w); err == nil {
+			err = derr
+		}
+		js.mu.Lock()
+		pending := js.op.Pending()
+		js.mu.Unlock()
+		if !all || pending == 0 || err != nil || js.e.failed() != nil {
+			return err
+		}
+		// Another worker runs a task, or hands windows on: run other
+		// tasks meanwhile (that one may wait for a downstream ring).
+		w.help()
 	}
-	return err
+}
+
+// work runs the tasks that wait, one at a time, until none does; the
+// tasks other goroutines took are theirs to finish.
+func (js *joinStage) work() {
+	var t *kernels.JoinTask
+	for {
+		js.mu.Lock()
+		if t != nil {
+			js.op.Done(t)
+		}
+		t = js.op.Take()
+		js.runnable.Store(int64(js.op.Runnable()))
+		js.mu.Unlock()
+		if t == nil {
+			return
+		}
+		t.Run()
+	}
 }
 
 // joinClosed has the operator join the windows both watermarks closed
@@ -103,6 +145,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 // and the program is closed. It runs under mu.
 func (js *joinStage) joinClosed(all bool) {
 	w, err := js.op.JoinClosed(all)
+	js.runnable.Store(int64(js.op.Runnable()))
 	if err == nil {
 		return
 	}
@@ -136,9 +179,10 @@ func (js *joinStage) gpuJoined() (windows, fallbacks uint64) {
 	return st.PairJoined, st.PairFallbacks
 }
 
-// drain hands pending output on, in order, from one goroutine at a time:
-// pushing downstream may run tasks that add to this stage, so it must not
-// hold mu.
+// drain hands the joined windows' output on, in order, from one goroutine
+// at a time: pushing downstream may run tasks that add to this stage, so it
+// must not hold mu. A window still being joined stops it: the worker that
+// joins it drains once it is done.
 func (js *joinStage) drain(w *worker) error {
 	for {
 		if !js.drainMu.TryLock() {
@@ -161,8 +205,10 @@ func (js *joinStage) drain(w *worker) error {
 		if err != nil {
 			return err
 		}
+		// A window joined after Next found none, while drainMu was held,
+		// was left to us by the goroutine that joined it.
 		js.mu.Lock()
-		more := js.op.Pending() > 0
+		more := js.op.Ready()
 		js.mu.Unlock()
 		if !more {
 			return nil

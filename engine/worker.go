@@ -22,6 +22,9 @@ type worker struct {
 	// that they stay in the worker's cache. Allocated at the first such
 	// task, on the worker's thread: on its NUMA node where it is pinned.
 	ingest []byte
+	// joins are the engine's window joins, whose waiting tasks (closed
+	// windows' pairs) the worker runs between two of its own.
+	joins []*joinStage
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
@@ -43,6 +46,11 @@ func (e *Engine) newWorker(id int) *worker {
 		w.proc.Node = e.cpuNode[cpus[id%len(cpus)]]
 	}
 	w.delay = groups[kind].delay
+	for _, en := range e.entries {
+		if en.join != nil {
+			w.joins = append(w.joins, en.join)
+		}
+	}
 	for i, s := range e.streams {
 		w.kernels[i] = s.plan.NewKernel()
 	}
@@ -54,6 +62,23 @@ func (e *Engine) work(id int) {
 	w := e.newWorker(id)
 	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
 		w.run(e.taskOf(t))
+		w.helpJoins()
+	}
+}
+
+// helpJoins runs the window joins' waiting tasks and hands their output
+// on: the worker that closed the windows runs them too, so this only
+// spreads the joins over the workers (one atomic load per join when none
+// waits).
+func (w *worker) helpJoins() {
+	for _, js := range w.joins {
+		if js.runnable.Load() == 0 {
+			continue
+		}
+		js.work()
+		if err := js.drain(w); err != nil {
+			w.e.fail(err)
+		}
 	}
 }
 

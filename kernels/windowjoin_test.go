@@ -65,32 +65,90 @@ func wjRandJoin(r *rand.Rand, s *query.Schema) *query.WindowJoin {
 	if r.IntN(4) == 0 {
 		w.Delay = r.Int64N(20)
 	}
-	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: w}
-	switch r.IntN(4) {
-	case 0:
-	case 1:
-		j.Where = query.Cmp(query.C("l.a"), query.Lt, query.C("r.a"))
-	case 2:
-		j.Where = query.And(query.Cmp(query.C("l.b"), query.Eq, query.C("r.b")), query.Cmp(query.C("l.y"), query.Gt, query.Int(10)))
-	default:
-		j.Where = query.Or(query.Cmp(query.Add(query.C("l.a"), query.C("r.c")), query.Ge, query.Int(100)), query.Cmp(query.C("r.y"), query.Le, query.C("l.y")))
-	}
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: w, Where: wjRandWhere(r)}
 	return j
+}
+
+// wjRandWhere is a random WHERE of the shapes the pair loop specialises
+// (cross terms of each type and operator, the int32 differences and sums
+// it rewrites, one-side and constant terms, nested conjunctions) and of the
+// ones it leaves to the general path (OR, arithmetic over both sides of
+// int64 columns), or nil.
+func wjRandWhere(r *rand.Rand) query.Expr {
+	ops := []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge}
+	op := func() query.CmpOp { return ops[r.IntN(len(ops))] }
+	term := func() query.Expr {
+		switch r.IntN(10) {
+		case 0:
+			return query.Cmp(query.C("l.a"), op(), query.C("r.a"))
+		case 1:
+			return query.Cmp(query.C("r.b"), op(), query.C("l.a")) // mirrored
+		case 2:
+			return query.Cmp(query.C("l.y"), op(), query.C("r.y"))
+		case 3:
+			return query.Cmp(query.C("l.c"), op(), query.Add(query.C("r.y"), query.Float(3))) // int against float
+		case 4:
+			return query.Cmp(query.Sub(query.C("l.a"), query.C("r.b")), op(), query.Int(r.Int64N(11)-5))
+		case 5:
+			return query.Cmp(query.Int(r.Int64N(11)-5), op(), query.Sub(query.C("r.a"), query.C("l.b")))
+		case 6:
+			return query.Cmp(query.Add(query.C("r.b"), query.C("l.a")), op(), query.Int(r.Int64N(20)))
+		case 7:
+			return query.Cmp(query.C("l.y"), op(), query.Int(10)) // left only
+		case 8:
+			return query.Cmp(query.Mul(query.C("r.c"), query.Int(2)), op(), query.C("r.a")) // right only
+		}
+		return query.Cmp(query.Int(1), query.Lt, query.Int(2)) // constants only
+	}
+	switch r.IntN(6) {
+	case 0:
+		return nil
+	case 1:
+		return term()
+	case 2:
+		return query.And(term(), term())
+	case 3:
+		return query.And(term(), query.And(term(), term()), term())
+	case 4:
+		// The general path: arithmetic of int64 columns of both sides.
+		return query.And(term(), query.Cmp(query.Sub(query.C("l.c"), query.C("r.c")), op(), query.Int(0)))
+	}
+	return query.Or(query.Cmp(query.Add(query.C("l.a"), query.C("r.c")), query.Ge, query.Int(100)), query.Cmp(query.C("r.y"), query.Le, query.C("l.y")))
 }
 
 // feed runs the operator as the engine's join stage does: each side's
 // tuples in chunks of random sizes, the sides interleaved at random,
-// JoinClosed after every chunk and every Finish, the output taken off the
-// queue (and recycled) now and then. It returns the pairs in order and the
-// first PairJoiner failure.
+// JoinClosed after every chunk and every Finish, the closed windows' tasks
+// taken now and then and run and handed back in random order (as several
+// workers would finish them), the output taken off the queue (and
+// recycled) now and then. It returns the pairs in order and the first
+// PairJoiner failure.
 func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte) (out []byte, failedAt int64, err error) {
 	t.Helper()
 	data := [2][]byte{left, right}
+	var running []*kernels.JoinTask
+	work := func(all bool) {
+		for {
+			if tk := wj.Take(); tk != nil {
+				running = append(running, tk)
+			}
+			if len(running) > 0 && (all || r.IntN(3) == 0 || len(running) > 4) {
+				i := r.IntN(len(running))
+				tk := running[i]
+				running = append(running[:i], running[i+1:]...)
+				tk.Run()
+				wj.Done(tk)
+			}
+			if wj.Runnable() == 0 && (!all || len(running) == 0) {
+				return
+			}
+		}
+	}
 	take := func() {
 		for {
 			b, ok := wj.Next()
 			if !ok {
-				require.Zero(t, wj.Pending())
+				require.False(t, wj.Ready())
 				return
 			}
 			out = append(out, b...)
@@ -101,6 +159,9 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 		w, e := wj.JoinClosed(all)
 		if e != nil && err == nil {
 			failedAt, err = w, e
+		}
+		if r.IntN(2) > 0 {
+			work(false)
 		}
 		if r.IntN(3) > 0 {
 			take()
@@ -121,7 +182,9 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 		closed(false)
 	}
 	closed(true)
+	work(true)
 	take()
+	require.Zero(t, wj.Pending(), "every window handed on")
 	return out, failedAt, err
 }
 
