@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -105,6 +106,80 @@ func TestColRangeHolds(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestAndOfRangesHolds: a conjunction of interval terms (tested up to four
+// per pass, before the other terms) and of a term of another kind keeps
+// exactly the rows every term holds for, by query.Holds, whether it
+// starts from every tuple or from a selection.
+func TestAndOfRangesHolds(t *testing.T) {
+	const ts = 24
+	s, err := query.NewSchema(ts, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "a", Type: query.Int32, Offset: 12}, query.Attribute{Name: "b", Type: query.Int64, Offset: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	const n = 500
+	a, b := make([]int64, n), make([]int64, n)
+	data := make([]byte, n*ts)
+	for i := range n {
+		a[i], b[i] = r.Int64N(9)-4, r.Int64N(9)-4
+		binary.LittleEndian.PutUint32(data[i*ts+12:], uint32(int32(a[i])))
+		binary.LittleEndian.PutUint64(data[i*ts+16:], uint64(b[i]))
+	}
+	ops := []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge}
+	for range 300 {
+		type term struct {
+			col   string
+			op    query.CmpOp
+			c     int64
+			colAB bool // a <= b, not an interval
+		}
+		var terms []term
+		var exprs []query.Expr
+		for range 1 + r.IntN(9) {
+			tm := term{col: []string{"a", "b"}[r.IntN(2)], op: ops[r.IntN(6)], c: r.Int64N(7) - 3}
+			e := query.Cmp(query.C(tm.col), tm.op, query.Int(tm.c))
+			if r.IntN(6) == 0 {
+				tm.colAB, e = true, query.Cmp(query.C("a"), query.Le, query.C("b"))
+			}
+			terms, exprs = append(terms, tm), append(exprs, e)
+		}
+		e := query.And(exprs...)
+		p, err := compilePred(e, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds := func(i int) bool {
+			for _, tm := range terms {
+				v := a[i]
+				if tm.col == "b" {
+					v = b[i]
+				}
+				if (tm.colAB && a[i] > b[i]) || (!tm.colAB && !query.Holds(tm.op, v, tm.c)) {
+					return false
+				}
+			}
+			return true
+		}
+		var wantAll, some, wantSome []int32
+		for i := range n {
+			if holds(i) {
+				wantAll = append(wantAll, int32(i))
+			}
+			if r.IntN(3) != 0 {
+				some = append(some, int32(i))
+				if holds(i) {
+					wantSome = append(wantSome, int32(i))
+				}
+			}
+		}
+		all, _ := selectRows(p, make([]int32, n), data, ts)
+		got := p.filter(data, ts, some)
+		if !slices.Equal(all, wantAll) || !slices.Equal(got, wantSome) {
+			t.Fatalf("%v: kept %v of all (want %v), %v of a selection (want %v)", e, all, wantAll, got, wantSome)
 		}
 	}
 }

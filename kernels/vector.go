@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -315,6 +316,9 @@ type vpred struct {
 	// without a branch per tuple.
 	ranged bool
 	rng    colRange
+	// pAnd: the intervals of its ranged terms, tested before the other
+	// terms (AND commutes; they are the cheapest), several per pass.
+	ranges []colRange
 	// OR scratch selections, chunk capacity each.
 	in, buf, acc, tmp []int32
 }
@@ -358,6 +362,10 @@ func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, err
 		if err != nil {
 			return nil, err
 		}
+		if kind == pAnd && c.ranged {
+			p.ranges = append(p.ranges, c.rng)
+			continue
+		}
 		p.terms = append(p.terms, c)
 	}
 	return p, nil
@@ -378,6 +386,7 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		}
 		return cmpSel(p.op, p.l.ints, p.r.ints, sel)
 	case pAnd:
+		sel = rangesSel(data, ts, p.ranges, sel)
 		for _, t := range p.terms {
 			if len(sel) == 0 {
 				break
@@ -502,30 +511,85 @@ func (f *Filter) Keep(data []byte, ts int) []int32 {
 func selectRows(where *vpred, buf []int32, data []byte, ts int) (sel []int32, filtered uint64) {
 	n := len(data) / ts
 	sel = buf[:n]
-	first, rest := where, []*vpred(nil)
-	if where != nil && where.kind == pAnd && len(where.terms) > 0 {
-		first, rest = where.terms[0], where.terms[1:]
-	}
 	switch {
 	case where == nil:
 		for i := range sel {
 			sel[i] = int32(i)
 		}
 		return sel, 0
-	case first.ranged:
-		sel = first.rng.filterAll(data, ts, sel)
+	case where.ranged:
+		sel = where.rng.filterAll(data, ts, sel)
+	case where.kind == pAnd && len(where.ranges) > 0:
+		sel = where.ranges[0].filterAll(data, ts, sel)
+		sel = rangesSel(data, ts, where.ranges[1:], sel)
+		for _, t := range where.terms {
+			if len(sel) == 0 {
+				break
+			}
+			sel = t.filter(data, ts, sel)
+		}
 	default:
 		for i := range sel {
 			sel[i] = int32(i)
 		}
-		first, rest = where, nil
-		sel = first.filter(data, ts, sel)
-	}
-	for _, t := range rest {
-		if len(sel) == 0 {
-			break
-		}
-		sel = t.filter(data, ts, sel)
+		sel = where.filter(data, ts, sel)
 	}
 	return sel, uint64(n - len(sel))
+}
+
+// rangesSel keeps the tuples of sel that pass every interval of rs, over
+// sel's backing array: up to four intervals per pass over the selection.
+func rangesSel(cd []byte, ts int, rs []colRange, sel []int32) []int32 {
+	for len(rs) > 0 && len(sel) > 0 {
+		if len(rs) == 1 {
+			return rs[0].filter(cd, ts, sel)
+		}
+		k := min(4, len(rs))
+		sel = rangeBlock(cd, ts, rs[:k], sel)
+		rs = rs[k:]
+	}
+	return sel
+}
+
+// rangeBlock keeps the tuples of sel that pass the two to four intervals
+// rs, in one pass; missing ones are intervals that always hold.
+func rangeBlock(cd []byte, ts int, rs []colRange, sel []int32) []int32 {
+	var b [4]colRange
+	end := 0 // the end of the farthest column read
+	for j := range b {
+		if j < len(rs) {
+			b[j] = rs[j]
+		} else {
+			b[j] = colRange{off: rs[0].off, wide: rs[0].wide, lo: math.MinInt64, span: math.MaxUint64}
+		}
+		end = max(end, b[j].off+4+4*bit(b[j].wide))
+	}
+	_ = cd[int(sel[len(sel)-1])*ts+end-1] // sel is ascending
+	base := unsafe.Pointer(unsafe.SliceData(cd))
+	out := unsafe.Pointer(unsafe.SliceData(sel))
+	ns := 0
+	for _, i := range sel {
+		t := unsafe.Add(base, int(i)*ts)
+		*(*int32)(unsafe.Add(out, ns*4)) = i
+		ns += b[0].holds(t) & b[1].holds(t) & b[2].holds(t) & b[3].holds(t)
+	}
+	return sel[:ns]
+}
+
+// holds is 1 if the tuple at t passes c, else 0.
+func (c *colRange) holds(t unsafe.Pointer) int {
+	var v int64
+	if c.wide {
+		v = int64(load64(t, c.off))
+	} else {
+		v = int64(int32(load32(t, c.off)))
+	}
+	return bit((uint64(v-c.lo) <= c.span) != c.neg)
+}
+
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
