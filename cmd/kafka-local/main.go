@@ -5,8 +5,11 @@
 //
 //	go run ./cmd/kafka-local --addr 127.0.0.1:9092 --partitions 4 --topic events
 //
-// It is not a production broker: nothing is written to disk, there is one
-// broker and no replication.
+// It is not a production broker: there is one broker and no replication,
+// and without --data-dir nothing is written to disk. With --data-dir DIR
+// it saves its topics, records, group offsets and transactions there when
+// stopped and loads them when started again: stopping it and starting it
+// again on the same address rehearses a broker's restart.
 package main
 
 import (
@@ -54,8 +57,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parts := fs.Int("partitions", 1, "partitions of each topic created")
 	var topics topicList
 	fs.Var(&topics, "topic", "a topic to create at start (repeatable, or a comma list)")
+	dataDir := fs.String("data-dir", "", "keep the broker's state in this `directory` across restarts (empty: in memory only)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kafka-local [--addr host:port] [--partitions n] [--topic name]...")
+		fmt.Fprintln(stderr, "usage: kafka-local [--addr host:port] [--partitions n] [--topic name]... [--data-dir dir]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -88,14 +92,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(*parts), topics...))
 	}
+	where := "data in memory only"
+	if *dataDir != "" {
+		opts = append(opts, kfake.DataDir(*dataDir))
+		where = "data kept in " + *dataDir
+	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "kafka-local: %v\n", err)
 		return 1
 	}
 	defer c.Close()
-	fmt.Fprintf(stdout, "kafka-local: a development broker (not for production; data in memory only) listening on %s, topics created with %d partitions\n",
-		strings.Join(c.ListenAddrs(), ","), *parts)
+	fmt.Fprintf(stdout, "kafka-local: a development broker (not for production; %s) listening on %s, topics created with %d partitions\n",
+		where, strings.Join(c.ListenAddrs(), ","), *parts)
 	<-ctx.Done()
 	return 0
 }

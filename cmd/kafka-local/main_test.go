@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -88,4 +91,48 @@ func TestUsage(t *testing.T) {
 		require.True(t, errors.As(err, &ee), "%v: %v", args, err)
 		assert.Equal(t, 2, ee.ExitCode(), "%v", args)
 	}
+}
+
+// TestDataDirRestart: with --data-dir, a broker stopped and started
+// again on its address has the records it had.
+func TestDataDirRestart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	dir := t.TempDir()
+	start := func() (stop func() string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out strings.Builder
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, []string{"--addr", addr, "--topic", "t", "--data-dir", dir}, &out, io.Discard)
+		}()
+		return func() string {
+			cancel()
+			assert.Equal(t, 0, <-done)
+			return out.String()
+		}
+	}
+	stop := start()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr())
+	cl.Close()
+	assert.Contains(t, stop(), "data kept in "+dir)
+
+	stop = start()
+	defer stop()
+	cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	var got []string
+	for len(got) == 0 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	assert.Equal(t, []string{"before"}, got)
 }
