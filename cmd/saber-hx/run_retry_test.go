@@ -11,7 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
@@ -292,4 +295,55 @@ func committedRows(t *testing.T, broker, topic string) (rows map[outageKey]outag
 		rows[k] = outageAgg{r.N, r.S}
 	}
 	return rows, dups
+}
+
+// TestRunCheckpointCommitUnconfirmed: a checkpoint's transaction commit
+// whose outcome is unknown (the broker answers UNKNOWN_SERVER_ERROR, as
+// for a commit cut by a broker going away: kgo cannot retry it) fails
+// the run, naming it, rather than going on with an epoch the output may
+// lack; run again, it resumes from the checkpoint the output stands at,
+// and the output, read committed, equals a crash-free run's.
+func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
+	cluster := kafkatest.Start(t, 2, "events", "counts", "calm")
+	const batches, perBatch = 30, 100
+	produced := produceOutage(t, cluster.Addr, batches, perBatch)
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '200ms');
+CREATE SINK to_kafka AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
+`, cluster.Addr)
+	dir := t.TempDir()
+	args := []string{"run", "-e", sqlText, "--workers", "2", "--json", "--checkpoint-dir", dir, "--checkpoint-interval", "200ms"}
+	var stdout strings.Builder
+	var stderr lockedBuffer
+	code := runAsync(append(args, "--duration", "20s"), &stdout, &stderr)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "checkpoint 2:") }, 30*time.Second, 10*time.Millisecond,
+		"checkpoints taken: %s", stderr.String())
+	fault := cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.EndTxn}, TopLevel: true, Err: kerr.UnknownServerError,
+		When: func(r kmsg.Request) bool { return r.(*kmsg.EndTxnRequest).Commit }})
+	assert.Equal(t, 1, waitCode(t, code, &stderr), stderr.String())
+	assert.Equal(t, 1, fault.Hits())
+	assert.Contains(t, stderr.String(), "commit epoch")
+	require.NoError(t, <-produced)
+
+	var stdout2 strings.Builder
+	var stderr2 lockedBuffer
+	code = runAsync(append(args, "--duration", "4s"), &stdout2, &stderr2)
+	require.Equal(t, 0, waitCode(t, code, &stderr2), stderr2.String())
+	assert.Contains(t, stderr2.String(), "the Kafka output stands at checkpoint", "the checkpoint whose commit failed is not the one resumed")
+
+	calmSQL := strings.ReplaceAll(strings.ReplaceAll(sqlText, "'counts'", "'calm'"), "'unconfirmed'", "'calm'")
+	var calmOut strings.Builder
+	var calmErr lockedBuffer
+	calmCode := runAsync([]string{"run", "-e", calmSQL, "--duration", "4s", "--workers", "2", "--json",
+		"--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}, &calmOut, &calmErr)
+	require.Equal(t, 0, waitCode(t, calmCode, &calmErr), calmErr.String())
+
+	got, dups := committedRows(t, cluster.Addr, "counts")
+	assert.Zero(t, dups, "rows committed twice")
+	calm, _ := committedRows(t, cluster.Addr, "calm")
+	require.NotEmpty(t, calm)
+	assert.Equal(t, calm, got, "after the failed commit against crash-free")
 }
