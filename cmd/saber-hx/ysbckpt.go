@@ -131,6 +131,12 @@ func runYSBKafkaViaRun(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Conf
 		fmt.Fprintf(stderr, " (instance %d of %d)", sc.instance, sc.instances)
 	}
 	fmt.Fprintln(stderr)
+	if sc.instances > 1 {
+		// Redis' seen_count is absolute: instances that count the same
+		// window overwrite each other's part (docs/operations.md).
+		fmt.Fprintf(stderr, "saber-hx: warning: --instances %d: the counts are exact only where each campaign's events are in one instance's partitions "+
+			"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", sc.instances)
+	}
 	src := r.sources[0]
 	if ef.metrics != nil {
 		ef.metrics.Registry().AddSource(a.topic, kafkaCounts(src.kafka))
