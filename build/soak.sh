@@ -67,6 +67,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# nap sleeps in the background: a signal's trap runs at once, not after.
+nap() { sleep "$1" & wait $! || true; }
 
 # free_port prints a loopback port nothing listens on.
 free_port() {
@@ -148,11 +150,11 @@ while (( SECONDS - t0 < secs )); do
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$engine/status" 2>/dev/null || true)
 	thr=$(awk '/^Threads:/ { print $2 }' "/proc/$engine/status" 2>/dev/null || true)
 	echo "$now,$engine,${rss:-},${thr:-},$(scrape),$(( SECONDS - started ))" >>"$out/samples.csv"
-	sleep "$interval"
+	nap "$interval"
 done
 wait "$producer" || { echo "soak.sh: ysb produce failed:" >&2; tail -5 "$out/produce.err" >&2; exit 1; }
 sed -n 1p "$out/produce.out"
-sleep 7 # the partitions go idle (5 s): every record is merged
+nap 7 # the partitions go idle (5 s): every record is merged
 kill -INT "$engine"
 rc=0
 wait "$engine" || rc=$?
