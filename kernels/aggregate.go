@@ -75,6 +75,11 @@ type aggregateKernel struct {
 	run      []int32  // the tuples of the chunk in the current pane's run
 	grp      []int32  // their group slots, by run index
 
+	// groupWords: the direct tables' mapping, and per chunk each tuple's
+	// slot in them (dix).
+	dm  directMap
+	dix []int32
+
 	// groupSmall: slot+1 of key cacheBase+i in the current pane's state
 	// (0: unknown), and the entries set, to clear them when the pane or
 	// its table changes.
@@ -137,6 +142,10 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 			}
 		}
 		k.khi, k.klo = make([]uint64, chunk), make([]uint64, chunk)
+		if k.mode == groupWords {
+			k.dix = make([]int32, chunk)
+			k.dm.lo, k.dm.n, k.dm.grew = make([]int64, len(k.keys)), make([]int64, len(k.keys)), make([]int8, len(k.keys))
+		}
 	case k.denseJoin:
 		k.mode = groupJoin
 	default:
@@ -239,6 +248,11 @@ chunks:
 		if k.mode >= groupWords {
 			k.keyWords(cd, ts, sel)
 		}
+		direct := k.mode == groupWords && k.directSlots(sel)
+		pc.mapping, pc.slots = 0, 0
+		if direct {
+			pc.mapping, pc.slots = k.dm.mapping, k.dm.slots
+		}
 		for len(sel) > 0 {
 			if p := pos[sel[0]]; !pc.in(p) {
 				if !pc.move(r, spec, p) {
@@ -257,7 +271,16 @@ chunks:
 			case groupSmall:
 				rest, runLate = k.countSmall(&pc, cd, sel, pos, wmb)
 			default:
-				rest, runLate = k.countHashed(&pc, cd, sel, pos, wmb)
+				if m := pc.cur.Direct(); m != 0 && (!direct || m != k.dm.mapping) {
+					// A direct table of an earlier mapping, or a chunk
+					// outside the mapping: probed from here on.
+					pc.cur.Undirect()
+				}
+				if pc.cur.Direct() != 0 {
+					rest, runLate = k.countDirect(&pc, sel, pos, wmb)
+				} else {
+					rest, runLate = k.countHashed(&pc, cd, sel, pos, wmb)
+				}
 			}
 			late += runLate
 			run := k.run
@@ -273,4 +296,121 @@ chunks:
 	k.clearCache()
 	pc.flush(r)
 	r.Count(uint64(n), wm, filtered, unmatched, late)
+}
+
+// directMap maps integer GROUP BY keys to the slots of direct tables: where
+// every key part has taken few values, a key's slot is the dense index of
+// its parts' offsets from their lowest values, so that the count loop
+// neither hashes nor probes (countDirect). The ranges are learnt from the
+// tuples: a chunk with a value outside them widens them (doubling a range
+// that grows, so that keys that drift remap a few times, not per chunk)
+// under a new mapping number; keys too spread for directMaxSlots leave the
+// kernel to probed tables for good.
+type directMap struct {
+	lo, n   []int64 // per key part: its lowest value and its number of values
+	grew    []int8  // directSlots' scratch: per part, -1 grown down, 1 up
+	slots   int     // the product of n
+	mapping uint32  // 0 before the first chunk
+	off     bool
+}
+
+// directMaxSlots bounds a direct table: a probed one of this many slots
+// would hold half as many groups.
+const directMaxSlots = 1 << 15
+
+// directSlots computes the direct slot of each tuple of sel (k.dix),
+// widening the mapping where a tuple lies outside it; it reports false
+// where the kernel probes instead.
+func (k *aggregateKernel) directSlots(sel []int32) bool {
+	dm := &k.dm
+	if dm.off || len(sel) == 0 {
+		return false
+	}
+	if dm.mapping != 0 && k.fillDirect(sel) {
+		return true
+	}
+	lo, n, grew := dm.lo, dm.n, dm.grew
+	slots := uint64(1)
+	for j := range k.keys {
+		src, w4 := k.keys[j].expr.ints, k.keys[j].width == 4
+		mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, i := range sel {
+			v := src[i]
+			if w4 {
+				v = int64(int32(v))
+			}
+			mn, mx = min(mn, v), max(mx, v)
+		}
+		grew[j] = 0
+		if dm.mapping != 0 {
+			hi := lo[j] + n[j] - 1
+			switch {
+			case mn < lo[j]:
+				grew[j] = -1
+			case mx > hi:
+				grew[j] = 1
+			}
+			mn, mx = min(mn, lo[j]), max(mx, hi)
+		}
+		span := uint64(mx) - uint64(mn) + 1
+		if span == 0 || span > directMaxSlots || slots*span > directMaxSlots {
+			dm.off = true
+			return false
+		}
+		slots *= span
+		lo[j], n[j] = mn, int64(span)
+	}
+	// Room for a range that grew: doubled toward where it grew, while the
+	// table stays within bounds.
+	for j, g := range grew {
+		if g == 0 || slots*2 > directMaxSlots {
+			continue
+		}
+		if g < 0 {
+			if lo[j]-n[j] > lo[j] {
+				continue // at the bottom of int64
+			}
+			lo[j] -= n[j]
+		}
+		slots *= 2
+		n[j] *= 2
+	}
+	dm.slots = int(slots)
+	if dm.mapping++; dm.mapping == 0 {
+		dm.mapping = 1
+	}
+	return k.fillDirect(sel)
+}
+
+// fillDirect computes k.dix for sel under the current mapping, reporting
+// whether every tuple lies inside it.
+func (k *aggregateKernel) fillDirect(sel []int32) bool {
+	dm, dix := &k.dm, k.dix
+	for _, i := range sel {
+		dix[i] = 0
+	}
+	ok := true
+	stride := int32(1)
+	for j := range k.keys {
+		src, lo, n := k.keys[j].expr.ints, dm.lo[j], uint64(dm.n[j])
+		if k.keys[j].width == 4 {
+			for _, i := range sel {
+				d := uint64(int64(int32(src[i])) - lo)
+				if d >= n {
+					ok = false
+				}
+				dix[i] += int32(d) * stride
+			}
+		} else {
+			for _, i := range sel {
+				d := uint64(src[i] - lo)
+				if d >= n {
+					ok = false
+				}
+				dix[i] += int32(d) * stride
+			}
+		}
+		stride *= int32(dm.n[j])
+	}
+	return ok
 }

@@ -396,3 +396,37 @@ func (k *aggregateKernel) keyWords(cd []byte, ts int, sel []int32) {
 		}
 	}
 }
+
+// countDirect counts each tuple in the slot the direct mapping gave it
+// (k.dix): a direct table, no hashing, no probing. A group seen first
+// writes its key, as Lookup would.
+func (k *aggregateKernel) countDirect(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {
+	start, last, open := pc.start, pc.last, pc.open
+	st, words := pc.cur, k.layout.Words()
+	vals, keys, dix, khi, klo, grp := st.Vals, st.Keys, k.dix, k.khi, k.klo, k.grp
+	run := k.run[:0]
+	var late uint64
+	j := 0
+	for ; j < len(sel); j++ {
+		i := sel[j]
+		if p := pos[i]; p < start || p > last {
+			break
+		}
+		if wmb[i] > open {
+			late++
+			continue
+		}
+		g := dix[i]
+		o := int(g) * words
+		if vals[o] == 0 {
+			k.startRow(vals, o)
+			keys[2*g], keys[2*g+1] = khi[i], klo[i]
+			st.Touched = append(st.Touched, g)
+		}
+		vals[o]++
+		grp[len(run)] = g
+		run = append(run, i)
+	}
+	k.run = run
+	return sel[j:], late
+}

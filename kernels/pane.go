@@ -14,6 +14,11 @@ type paneCursor struct {
 	open        int64 // a tuple is late if the watermark before it is > open (spec.Open: the watermark delay folded in)
 	lowest      int64 // spec.LowestPane(): panes below it are refused
 	tuples      uint64
+
+	// mapping, where not 0, has move take a new pane's fragment as a
+	// direct table of slots slots (window.TaskResult.DirectFragment).
+	mapping uint32
+	slots   int
 }
 
 func newPaneCursor(spec window.Spec) paneCursor {
@@ -36,7 +41,11 @@ func (c *paneCursor) move(r *window.TaskResult, spec window.Spec, p int64) bool 
 	c.start = spec.PaneStart(c.pane)
 	c.last = spec.PaneLast(c.pane)
 	c.open = spec.Open(c.pane)
-	c.cur = r.Fragment(c.pane)
+	if c.mapping != 0 {
+		c.cur = r.DirectFragment(c.pane, c.slots, c.mapping)
+	} else {
+		c.cur = r.Fragment(c.pane)
+	}
 	return true
 }
 

@@ -33,19 +33,24 @@ type TaskResult struct {
 	RefusedAt  int
 	RefusedPos int64
 
-	layout *Layout
-	spare  []*GroupState // states not in Frags, for reuse
+	layout      *Layout
+	spare       []*GroupState // states not in Frags, for reuse
+	spareDirect []*GroupState // direct tables not in Frags
 }
 
 // Reset prepares r for a task of layout l.
 func (r *TaskResult) Reset(l *Layout) {
 	if r.layout != l {
-		r.Frags, r.spare, r.layout = r.Frags[:0], r.spare[:0], l
+		r.Frags, r.spare, r.spareDirect, r.layout = r.Frags[:0], r.spare[:0], r.spareDirect[:0], l
 	}
 	for i := range r.Frags {
 		st := r.Frags[i].State
 		st.Reset()
-		r.spare = append(r.spare, st)
+		if st.direct != 0 {
+			r.spareDirect = append(r.spareDirect, st)
+		} else {
+			r.spare = append(r.spare, st)
+		}
 	}
 	r.Frags = r.Frags[:0]
 	r.Out = r.Out[:0]
@@ -85,6 +90,40 @@ func (r *TaskResult) Fragment(p int64) *GroupState {
 	} else {
 		st = NewGroupState(r.layout)
 	}
+	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
+	return st
+}
+
+// DirectFragment is Fragment for a kernel that computes its groups' slots
+// itself (a hashed layout whose key parts are small integers: a dense
+// index of them): where the task has no fragment for pane p yet, it adds
+// one whose state is a direct table of slots slots under the kernel's
+// mapping number mapping (not 0). A fragment the task has already is
+// returned as it is, direct under another mapping or not direct at all:
+// the kernel checks Direct before writing into it, and Undirect makes it
+// a probed table. The kernel writes a direct table's rows as a probed
+// table's (count word first, Touched listing its slots), and each slot's
+// key in Keys.
+func (r *TaskResult) DirectFragment(p int64, slots int, mapping uint32) *GroupState {
+	for i := range r.Frags {
+		if r.Frags[i].Pane == p {
+			return r.Frags[i].State
+		}
+	}
+	var st *GroupState
+	if n := len(r.spareDirect); n > 0 {
+		st, r.spareDirect = r.spareDirect[n-1], r.spareDirect[:n-1]
+	} else {
+		st = &GroupState{layout: r.layout, words: r.layout.Words()}
+	}
+	if len(st.Vals) < slots*st.words {
+		st.Vals = make([]int64, slots*st.words)
+		st.Keys = make([]uint64, 2*slots)
+	}
+	if st.Touched == nil {
+		st.Touched = make([]int32, 0, min(slots, 1024))
+	}
+	st.direct, st.mask = mapping, 0
 	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
 	return st
 }

@@ -100,6 +100,14 @@ type GroupState struct {
 	spareVals []int64
 	spareKeys []uint64
 
+	// direct, where not 0, makes a hashed state a direct table: the
+	// kernel computes each key's slot from the key itself (a dense index
+	// of small integer key parts) under its mapping number direct, so that
+	// it neither hashes nor probes. mask is 0: merges read such a state as
+	// a source only, and a Lookup on it (which no kernel does) would grow
+	// it into a probed table first.
+	direct uint32
+
 	// ids, where set, makes the state id-indexed (the assembler's panes and
 	// running state of a hashed invertible layout): a group's ordinal is
 	// its id in ids, its key ids's; Keys is unused and Lookup not allowed.
@@ -158,6 +166,7 @@ func (g *GroupState) grow() {
 	g.Vals = make([]int64, int(n)*g.words)
 	g.Keys = make([]uint64, 2*n)
 	g.mask = n - 1
+	g.direct = 0
 	for s := g.layout.slots.Load(); s < n && !g.layout.slots.CompareAndSwap(s, n); s = g.layout.slots.Load() {
 	}
 	g.Touched = make([]int32, 0, cap(oldTouched)*2)
@@ -171,6 +180,26 @@ func (g *GroupState) grow() {
 		copy(g.Vals[int(d)*g.words:int(d+1)*g.words], oldVals[int(s)*g.words:int(s+1)*g.words])
 		g.Touched = append(g.Touched, int32(d))
 	}
+}
+
+// Direct returns the mapping number of a direct table (see
+// TaskResult.DirectFragment), 0 for any other state.
+func (g *GroupState) Direct() uint32 { return g.direct }
+
+// Undirect makes a direct table a probed hashed table holding the same
+// groups (allocating it), so that Lookup serves it; other states are left
+// as they are.
+func (g *GroupState) Undirect() {
+	if g.direct == 0 {
+		return
+	}
+	n := 16
+	for n < 4*len(g.Touched) || n < 2*g.layout.Groups {
+		n <<= 1
+	}
+	n = max(n, int(g.layout.slots.Load()))
+	g.mask = uint64(n/2 - 1) // grow doubles it
+	g.grow()
 }
 
 // Key returns the key of slot s of a hashed state.

@@ -1,0 +1,234 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// directSchema: ts, two int32 keys, an int64 key, an int32 and a float64
+// value (40 bytes).
+func directSchema(t *testing.T) *query.Schema {
+	s, err := query.NewSchema(40,
+		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "a", Type: query.Int32, Offset: 8},
+		query.Attribute{Name: "b", Type: query.Int32, Offset: 12},
+		query.Attribute{Name: "c", Type: query.Int64, Offset: 16},
+		query.Attribute{Name: "v", Type: query.Int32, Offset: 24},
+		query.Attribute{Name: "x", Type: query.Float64, Offset: 32},
+	)
+	require.NoError(t, err)
+	return s
+}
+
+// directTuples returns n tuples from event time *now on, with keys of a
+// phase: small ranges, ranges that drift up or down, negative ones, or
+// spread (int32 and int64 extremes: too many for a direct table).
+func directTuples(r *rand.Rand, n int, now *int64, phase int) []byte {
+	b := make([]byte, 40*n)
+	le := binary.LittleEndian
+	for i := range n {
+		t := b[40*i:]
+		*now += r.Int64N(3)
+		if r.IntN(50) == 0 {
+			le.PutUint64(t, uint64(*now-r.Int64N(40))) // out of order, some late
+		} else {
+			le.PutUint64(t, uint64(*now))
+		}
+		var a, bb int32
+		var c int64
+		switch phase % 5 {
+		case 0:
+			a, bb, c = int32(r.IntN(10)), int32(r.IntN(4)), int64(r.IntN(7))
+		case 1: // drifting up
+			a, bb, c = int32(int(*now/50)%2000+r.IntN(5)), int32(r.IntN(4)), int64(r.IntN(7))
+		case 2: // negative, drifting down
+			a, bb, c = int32(-r.IntN(30)), int32(r.IntN(4)-int(*now/40)), -int64(r.IntN(9))
+		case 3: // spread
+			a, bb = int32(r.Uint32()), int32(r.IntN(3))
+			c = []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}[r.IntN(5)]
+		case 4:
+			a, bb, c = int32(r.IntN(3)), int32(r.IntN(2)), int64(r.IntN(2))
+		}
+		le.PutUint32(t[8:], uint32(a))
+		le.PutUint32(t[12:], uint32(bb))
+		le.PutUint64(t[16:], uint64(c))
+		le.PutUint32(t[24:], uint32(int32(r.IntN(2000)-1000)))
+		le.PutUint64(t[32:], math.Float64bits(r.NormFloat64()*100))
+	}
+	return b
+}
+
+type fragRow struct {
+	pane   int64
+	k0, k1 uint64
+	row    []int64
+}
+
+// fragRows lists a task result's fragments as rows, in a canonical order.
+func fragRows(r *window.TaskResult) []fragRow {
+	var rows []fragRow
+	for _, f := range r.Frags {
+		for _, s := range f.State.Touched {
+			k0, k1 := f.State.Key(s)
+			rows = append(rows, fragRow{f.Pane, k0, k1, slices.Clone(f.State.Row(s))})
+		}
+	}
+	slices.SortFunc(rows, func(x, y fragRow) int {
+		switch {
+		case x.pane != y.pane:
+			return int(x.pane - y.pane)
+		case x.k0 != y.k0:
+			if x.k0 < y.k0 {
+				return -1
+			}
+			return 1
+		case x.k1 < y.k1:
+			return -1
+		case x.k1 > y.k1:
+			return 1
+		}
+		return 0
+	})
+	return rows
+}
+
+// TestDirectTablesMatchProbedTables: the aggregate kernel's direct tables
+// (integer keys of few values, slots computed from the keys) give the same
+// fragments, bit for bit, as its probed tables, and the windows assembled
+// from them are the same, over keys that stay in a range, drift (widening
+// the mapping, fragments of an older mapping made probed tables), go
+// negative or spread too far for a direct table; for GROUP BY int32
+// columns, an int64 column and an expression, sliding and tumbling.
+func TestDirectTablesMatchProbedTables(t *testing.T) {
+	sc := directSchema(t)
+	groupBys := [][]query.Expr{
+		{query.C("a"), query.C("b")},
+		{query.C("b"), query.C("c"), query.C("a")},
+		{query.Div(query.C("a"), query.Int(3)), query.C("b")},
+		{query.C("c"), query.Add(query.C("b"), query.Int(1))},
+	}
+	for gi, gb := range groupBys {
+		for _, win := range []query.Window{query.Sliding(60, 20), query.Tumbling(50)} {
+			q := &query.Query{Name: "direct", Schema: sc, Window: win, GroupBy: gb,
+				Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("v")}, {Func: query.Avg, Arg: query.C("x")}}}
+			p, err := Compile(q)
+			require.NoError(t, err)
+			kd, ok := p.NewKernel().(*aggregateKernel)
+			require.True(t, ok)
+			require.Equal(t, groupWords, kd.mode, "integer keys of several parts")
+			kh := p.NewKernel().(*aggregateKernel)
+			kh.dm.off = true // the oracle: probed tables only
+			ad, ah := window.NewAssembler(p.Spec, p.Layout), window.NewAssembler(p.Spec, p.Layout)
+			var outD, outH []fragRow
+			collect := func(dst *[]fragRow) func(*window.Result) error {
+				return func(o *window.Result) error {
+					for _, g := range o.Rows {
+						k0, k1 := o.State.Key(g)
+						*dst = append(*dst, fragRow{o.Start, k0, k1, slices.Clone(o.State.Row(g))})
+					}
+					return nil
+				}
+			}
+			r := rand.New(rand.NewPCG(uint64(gi), 9))
+			now := int64(0)
+			var rd, rh window.TaskResult
+			first := uint64(0)
+			mappings := map[uint32]bool{}
+			for task := range 60 {
+				n := 1 + r.IntN(3000)
+				if task%6 == 0 {
+					n = 2 // a narrow first mapping, which the next tuples overstep by one
+				}
+				data := directTuples(r, n, &now, task/6)
+				rd.Reset(p.Layout)
+				rh.Reset(p.Layout)
+				kd.Process(data, first, &rd)
+				kh.Process(data, first, &rh)
+				first += uint64(n)
+				require.Equal(t, rh.Tuples, rd.Tuples)
+				require.Equal(t, rh.Late, rd.Late)
+				require.Equal(t, fragRows(&rh), fragRows(&rd), "group by %d, %v, task %d", gi, win, task)
+				for _, f := range rd.Frags {
+					if m := f.State.Direct(); m != 0 {
+						mappings[m] = true
+					}
+				}
+				require.NoError(t, ad.Merge(&rd, collect(&outD)))
+				require.NoError(t, ah.Merge(&rh, collect(&outH)))
+			}
+			require.NoError(t, ad.Flush(collect(&outD)))
+			require.NoError(t, ah.Flush(collect(&outH)))
+			require.Equal(t, outH, outD, "group by %d, %v: windows", gi, win)
+			assert.Equal(t, ah.Counters, ad.Counters)
+			assert.Greater(t, len(mappings), 1, "group by %d: the mapping widened", gi)
+			assert.True(t, kd.dm.off, "group by %d: spread keys end the direct tables", gi)
+		}
+	}
+}
+
+// TestDirectSlotsAreABijection: under one mapping, a slot stands for one
+// key and a key for one slot, every slot below the mapping's size, over
+// chunks whose values stay inside the ranges, overstep them by one, grow
+// and shrink; the mapping widens where a chunk oversteps it.
+func TestDirectSlotsAreABijection(t *testing.T) {
+	sc := directSchema(t)
+	q := &query.Query{Name: "direct", Schema: sc, Window: query.Sliding(60, 20),
+		GroupBy:    []query.Expr{query.C("a"), query.C("c"), query.C("b")},
+		Aggregates: []query.Aggregate{{Func: query.Count}}}
+	p, err := Compile(q)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 8))
+	for range 30 {
+		k := p.NewKernel().(*aggregateKernel)
+		type key [3]int64
+		slotKey := map[int32]key{}
+		keySlot := map[key]int32{}
+		mapping := uint32(0)
+		lo := [3]int64{int64(r.IntN(20)) - 10, int64(r.IntN(20)) - 10, int64(r.IntN(20)) - 10}
+		span := [3]int64{1, 1, 1}
+		for range 40 {
+			// Values from lo up to lo+span, sometimes one past it.
+			n := 1 + r.IntN(60)
+			sel := make([]int32, n)
+			for i := range n {
+				sel[i] = int32(i)
+				for j, kp := range k.keys {
+					kp.expr.ints[i] = lo[j] + r.Int64N(span[j]+int64(r.IntN(2)))
+				}
+			}
+			if r.IntN(3) == 0 {
+				span[r.IntN(3)]++
+			}
+			if !k.directSlots(sel) {
+				require.True(t, k.dm.off)
+				break
+			}
+			if k.dm.mapping != mapping {
+				mapping = k.dm.mapping
+				clear(slotKey)
+				clear(keySlot)
+			}
+			for _, i := range sel {
+				kk := key{k.keys[0].expr.ints[i], k.keys[1].expr.ints[i], k.keys[2].expr.ints[i]}
+				s := k.dix[i]
+				require.True(t, s >= 0 && int(s) < k.dm.slots, "slot %d of %d", s, k.dm.slots)
+				if old, ok := slotKey[s]; ok {
+					require.Equal(t, old, kk, "slot %d holds one key", s)
+				}
+				if old, ok := keySlot[kk]; ok {
+					require.Equal(t, old, s, "key %v has one slot", kk)
+				}
+				slotKey[s], keySlot[kk] = kk, s
+			}
+		}
+	}
+}
