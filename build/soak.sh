@@ -167,7 +167,7 @@ grep "^  checkpoints" "$out/engine.out" | tail -1 || true
 
 check=0
 "$sh" ysb check --redis "$redis" --events "$out/events.log" >"$out/check.out" 2>&1 || check=$?
-sed -n 1,2p "$out/check.out"
+sed -n '1,2p;/^latency/,$p' "$out/check.out"
 flat=0
 awk -F, -v secs="$secs" -v warm="$warmup" -v f="$factor" '
 	NR == 1 || $6 < warm || $3 == "" { next }
@@ -189,6 +189,13 @@ awk -F, -v secs="$secs" -v warm="$warmup" -v f="$factor" '
 		else if (gor[3] > f * gor[1]) { print "goroutines grew by more than x" f; bad = 1 }
 		exit bad
 	}' "$out/samples.csv" || flat=$?
+# Per process (each start to its kill): RSS after the warm-up and at the
+# end, to show growth within a life that a restart would hide.
+awk -F, -v warm="$warmup" 'NR > 1 && $6 >= warm && $3 != "" {
+		if (!($2 in first)) { first[$2] = $3; order[++n] = $2 }
+		last[$2] = $3; life[$2] = $6
+	}
+	END { for (i = 1; i <= n; i++) { p = order[i]; printf "engine %s: RSS %d kB after the warm-up, %d kB at %d s\n", p, first[p], last[p], life[p] } }' "$out/samples.csv"
 echo "samples: $out/samples.csv ($(( $(wc -l <"$out/samples.csv") - 1 )))"
 if (( check != 0 )); then echo "soak: FAIL: ysb check (see $out/check.out)"; exit 1; fi
 if (( flat != 0 )); then echo "soak: FAIL: RSS or goroutines not flat (factor $factor)"; exit 1; fi
