@@ -248,7 +248,7 @@ chunks:
 		if k.mode >= groupWords {
 			k.keyWords(cd, ts, sel)
 		}
-		direct := k.mode == groupWords && k.directSlots(sel)
+		direct := k.mode == groupWords && k.layout.MergedByKey() && k.directSlots(sel)
 		pc.mapping, pc.slots = 0, 0
 		if direct {
 			pc.mapping, pc.slots = k.dm.mapping, k.dm.slots
@@ -298,7 +298,8 @@ chunks:
 	r.Count(uint64(n), wm, filtered, unmatched, late)
 }
 
-// directMap maps integer GROUP BY keys to the slots of direct tables: where
+// directMap maps integer GROUP BY keys to the slots of direct tables (made
+// only for a layout an Assembler merges, by key: Layout.MergedByKey): where
 // every key part has taken few values, a key's slot is the dense index of
 // its parts' offsets from their lowest values, so that the count loop
 // neither hashes nor probes (countDirect). The ranges are learnt from the

@@ -175,6 +175,32 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 	}
 }
 
+// TestNoDirectTablesWithoutAnAssembler: fragments that no Assembler merges
+// (by key) keep the probed tables' placement, which the GPU emulator's
+// tests compare slot for slot with the CPU's.
+func TestNoDirectTablesWithoutAnAssembler(t *testing.T) {
+	q := &query.Query{Name: "direct", Schema: directSchema(t), Window: query.Sliding(60, 20),
+		GroupBy: []query.Expr{query.C("a"), query.C("b")}, Aggregates: []query.Aggregate{{Func: query.Count}}}
+	p, err := Compile(q)
+	require.NoError(t, err)
+	k := p.NewKernel()
+	r := rand.New(rand.NewPCG(1, 1))
+	now := int64(0)
+	var res window.TaskResult
+	for range 5 {
+		res.Reset(p.Layout)
+		k.Process(directTuples(r, 2000, &now, 0), 0, &res)
+		require.NotEmpty(t, res.Frags)
+		for _, f := range res.Frags {
+			require.Zero(t, f.State.Direct())
+		}
+	}
+	window.NewAssembler(p.Spec, p.Layout)
+	res.Reset(p.Layout)
+	k.Process(directTuples(r, 2000, &now, 0), 0, &res)
+	assert.NotZero(t, res.Frags[len(res.Frags)-1].State.Direct(), "merged by an Assembler: direct tables")
+}
+
 // TestDirectSlotsAreABijection: under one mapping, a slot stands for one
 // key and a key for one slot, every slot below the mapping's size, over
 // chunks whose values stay inside the ranges, overstep them by one, grow

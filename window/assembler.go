@@ -78,6 +78,9 @@ type Assembler struct {
 // NewAssembler returns an empty assembler.
 func NewAssembler(spec Spec, l *Layout) *Assembler {
 	a := &Assembler{spec: spec, layout: l, wm: math.MinInt64, tumbling: spec.Pane == spec.Size}
+	if l.Hashed {
+		l.byKey.Store(true)
+	}
 	switch {
 	case a.tumbling:
 	case l.Invertible():

@@ -70,7 +70,18 @@ type Layout struct {
 	// that size, so that a query with many groups pays the growth once, not
 	// once per pane and task state (a 3600-pane window holds 3600 states).
 	slots atomic.Uint64
+
+	// byKey is set once an Assembler merges this layout's fragments: it
+	// finds their groups by key, so that kernels may place groups where
+	// they like (direct tables: TaskResult.DirectFragment). Without it
+	// they keep the probed tables' placement, which other consumers of
+	// fragments may compare slot for slot (the GPU emulator's tests).
+	byKey atomic.Bool
 }
+
+// MergedByKey reports whether an Assembler merges l's fragments (by key):
+// kernels may then make direct tables.
+func (l *Layout) MergedByKey() bool { return l.byKey.Load() }
 
 // Words is the row width in int64 words.
 func (l *Layout) Words() int { return 1 + len(l.Kinds) }
