@@ -307,9 +307,8 @@ func rowPositions(pos, wmb []int64, base, wm int64) int64 {
 // frontRange is the front pass of a range window whose WHERE starts with
 // the interval c over a column of type T: positions, watermarks and the
 // tuples that pass c, written into sel; it returns how many passed and the
-// watermark after the chunk. The tuple is reached by a pointer stepped by
-// the tuple size and neg picks one of two loops, so that the loop's state
-// fits in registers.
+// watermark after the chunk. neg picks one of two loops, so that the
+// loop's state fits in registers.
 func frontRange[T int32 | int64](cd []byte, ts int, c *colRange, pos, wmb []int64, sel []int32, wm int64) (ns int, wmAfter, lowest int64) {
 	n := len(pos)
 	lowest = math.MaxInt64
@@ -319,17 +318,17 @@ func frontRange[T int32 | int64](cd []byte, ts int, c *colRange, pos, wmb []int6
 	_ = cd[(n-1)*ts+7] // every tuple's event time is inside cd
 	_ = cd[(n-1)*ts+c.off+int(unsafe.Sizeof(T(0)))-1]
 	wmb, sel = wmb[:n], sel[:n]
-	t := unsafe.Pointer(unsafe.SliceData(cd))
-	col := unsafe.Add(t, c.off)
+	base := unsafe.Pointer(unsafe.SliceData(cd))
+	off := c.off
 	out := unsafe.Pointer(unsafe.SliceData(sel))
 	lo, span := c.lo, c.span
 	// The index is written whatever the outcome and kept only when the
 	// tuple passes (ns <= i): no branch on the predicate.
 	if c.neg {
 		for i := range pos {
+			t := unsafe.Add(base, i*ts)
 			p := int64(load64(t, 0))
-			v := int64(*(*T)(col))
-			t, col = unsafe.Add(t, ts), unsafe.Add(col, ts)
+			v := int64(*(*T)(unsafe.Add(t, off)))
 			pos[i] = p
 			wmb[i] = wm
 			wm = max(wm, p)
@@ -342,9 +341,9 @@ func frontRange[T int32 | int64](cd []byte, ts int, c *colRange, pos, wmb []int6
 		return ns, wm, lowest
 	}
 	for i := range pos {
+		t := unsafe.Add(base, i*ts)
 		p := int64(load64(t, 0))
-		v := int64(*(*T)(col))
-		t, col = unsafe.Add(t, ts), unsafe.Add(col, ts)
+		v := int64(*(*T)(unsafe.Add(t, off)))
 		pos[i] = p
 		wmb[i] = wm
 		wm = max(wm, p)
@@ -386,8 +385,7 @@ func rangeAll[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []in
 	ns := 0
 	if c.neg {
 		for i := range n {
-			v := int64(*(*T)(col))
-			col = unsafe.Add(col, ts)
+			v := int64(*(*T)(unsafe.Add(col, i*ts)))
 			*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
 			if uint64(v-lo) > span {
 				ns++
@@ -396,8 +394,7 @@ func rangeAll[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []in
 		return sel[:ns]
 	}
 	for i := range n {
-		v := int64(*(*T)(col))
-		col = unsafe.Add(col, ts)
+		v := int64(*(*T)(unsafe.Add(col, i*ts)))
 		*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
 		if uint64(v-lo) <= span {
 			ns++

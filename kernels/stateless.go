@@ -81,12 +81,11 @@ func appendTuples(out, cd []byte, ts int, sel []int32) []byte {
 		src := unsafe.Pointer(unsafe.SliceData(cd))
 		d := unsafe.Pointer(unsafe.SliceData(dst))
 		words := ts / 8
-		for _, i := range sel {
-			t := unsafe.Add(src, int(i)*ts)
+		for j, i := range sel {
+			t, o := unsafe.Add(src, int(i)*ts), unsafe.Add(d, j*ts)
 			for w := range words {
-				*(*uint64)(unsafe.Add(d, w*8)) = *(*uint64)(unsafe.Add(t, w*8))
+				*(*uint64)(unsafe.Add(o, w*8)) = *(*uint64)(unsafe.Add(t, w*8))
 			}
-			d = unsafe.Add(d, ts)
 		}
 		return out
 	}
