@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -142,4 +143,35 @@ func TestYSBKafkaSQLCompiles(t *testing.T) {
 	require.Len(t, prog.Queries, 1)
 	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
 	assert.Equal(t, int64(ysb.WindowMs), prog.Queries[0].Spec.Query.Window.Size)
+}
+
+// TestYSBKafkaInstances: ysb --source kafka --instance 1 --instances 2
+// reads the partitions 1 and 3 alone, and says that YSB's counts are then
+// partial.
+func TestYSBKafkaInstances(t *testing.T) {
+	k := kafkatest.Start(t, 4, "ad-events")
+	rs := redistest.Start(t)
+	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "10")
+	require.Equal(t, 0, code, errs)
+	logPath := filepath.Join(t.TempDir(), "events.log")
+	code, _, errs = cli(t, "ysb", "produce", "--brokers", k.Addr, "--rate", "4000", "--duration", "1s", "--partitions", "4",
+		"--num-campaigns", "10", "--log", logPath)
+	require.Equal(t, 0, code, errs)
+	b, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	var mine uint64
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if p, _, _ := strings.Cut(l, "\t"); p == "1" || p == "3" {
+			mine++
+		}
+	}
+	require.Positive(t, mine)
+	code, out, errs := cli(t, "ysb", "--source", "kafka", "--brokers", k.Addr, "--redis", rs.Addr, "--instance", "1", "--instances", "2",
+		"--stop-at-end", "--workers", workers, "--task-size", "2048", "--json")
+	require.Equal(t, 0, code, errs)
+	s, raw := parseSummary(t, out)
+	assert.Equal(t, mine, s.Tuples)
+	assert.NotContains(t, raw, "checkpoints")
+	assert.Contains(t, errs, "(instance 1 of 2)")
+	assert.Contains(t, errs, "warning: --instances 2")
 }
