@@ -48,6 +48,9 @@ type denseKernel struct {
 
 	pos, wmb []int64 // per chunk: window position, watermark before the tuple
 	sel      []int32
+	// all is 0, 1, ... chunk-1: the selection of a chunk when neither WHERE
+	// nor the join narrows it, read-only (nothing writes over it).
+	all []int32
 	ord      []int32 // per chunk: the join's ordinal of each kept tuple
 	run      []int32 // the chunk's tuples in the current pane's run
 	grp      []int32 // their groups, by run index
@@ -170,6 +173,10 @@ func newDenseKernel(p *Plan, where *vpred) (*denseKernel, error) {
 		}
 		k.args = append(k.args, a)
 	}
+	k.all = make([]int32, chunk)
+	for i := range k.all {
+		k.all[i] = int32(i)
+	}
 	k.ident = make([]int64, len(p.Layout.Kinds))
 	for i, kind := range p.Layout.Kinds {
 		k.ident[i] = identity(kind)
@@ -218,6 +225,10 @@ chunks:
 			}
 		default:
 			wm, lowest = timePositions(cd, ts, pos, wmb, wm)
+			if k.where == nil && k.join == nil {
+				sel = k.all[:cn]
+				break
+			}
 			sel = k.sel[:cn]
 			for i := range sel {
 				sel[i] = int32(i)
@@ -571,6 +582,43 @@ func (k *denseKernel) fold(vals []int64, pos []int64, run []int32) {
 	}
 }
 
+// foldRange is foldOne over the first n values of the register.
+func foldRange(kind window.AggKind, acc int64, n int, ints []int64, flts []float64) int64 {
+	switch kind {
+	case window.AggAdd:
+		for _, v := range ints[:n] {
+			acc += v
+		}
+	case window.AggMin:
+		for _, v := range ints[:n] {
+			acc = min(acc, v)
+		}
+	case window.AggMax:
+		for _, v := range ints[:n] {
+			acc = max(acc, v)
+		}
+	case window.AggAddF:
+		f := math.Float64frombits(uint64(acc))
+		for _, v := range flts[:n] {
+			f += v
+		}
+		acc = int64(math.Float64bits(f))
+	case window.AggMinF:
+		f := math.Float64frombits(uint64(acc))
+		for _, v := range flts[:n] {
+			f = min(f, v)
+		}
+		acc = int64(math.Float64bits(f))
+	default:
+		f := math.Float64frombits(uint64(acc))
+		for _, v := range flts[:n] {
+			f = max(f, v)
+		}
+		acc = int64(math.Float64bits(f))
+	}
+	return acc
+}
+
 // foldRows combines src (ints or flts, by chunk index) of the tuples run
 // into word w of their groups' rows grp (by run index), under kind.
 func foldRows(kind window.AggKind, vals []int64, words, w int, grp, run []int32, ints []int64, flts []float64) {
@@ -611,6 +659,11 @@ func foldRows(kind window.AggKind, vals []int64, words, w int, grp, run []int32,
 // foldOne reduces src of the tuples run into the word acc, in tuple order
 // (float sums are not reassociated).
 func foldOne(kind window.AggKind, acc int64, run []int32, ints []int64, flts []float64) int64 {
+	if n := len(run); n > 0 && int(run[n-1]) == n-1 {
+		// run is ascending from 0 or above: 0, 1, ..., n-1, every tuple
+		// of the chunk's first n: read the register without it.
+		return foldRange(kind, acc, n, ints, flts)
+	}
 	switch kind {
 	case window.AggAdd:
 		for _, i := range run {
