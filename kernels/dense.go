@@ -48,12 +48,13 @@ type denseKernel struct {
 
 	pos, wmb []int64 // per chunk: window position, watermark before the tuple
 	sel      []int32
-	// all is 0, 1, ... chunk-1: the selection of a chunk when neither WHERE
-	// nor the join narrows it, read-only (nothing writes over it).
-	all []int32
 	ord      []int32 // per chunk: the join's ordinal of each kept tuple
 	run      []int32 // the chunk's tuples in the current pane's run
 	grp      []int32 // their groups, by run index
+
+	// all is 0, 1, ... chunk-1: the selection of a chunk when neither WHERE
+	// nor the join narrows it, read-only (nothing writes over it).
+	all []int32
 }
 
 // denseArg is one aggregate's argument.
