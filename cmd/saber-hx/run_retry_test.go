@@ -347,3 +347,30 @@ CREATE SINK to_kafka AS
 	require.NotEmpty(t, calm)
 	assert.Equal(t, calm, got, "after the failed commit against crash-free")
 }
+
+// TestRunRedisRetryGivesUp: a Redis that does not come back fails the
+// run once the retry budget is spent, naming the server, the outage
+// reported first.
+func TestRunRedisRetryGivesUp(t *testing.T) {
+	t.Setenv(sinkRetryEnv, "1s")
+	cluster := kafkatest.Start(t, 1, "events")
+	rds := redistest.Start(t)
+	produced := produceOutage(t, cluster.Addr, 40, 50)
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'events', format = 'json');
+CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
+`, cluster.Addr, rds.Addr)
+	var stdout strings.Builder
+	var stderr lockedBuffer
+	code := runAsync([]string{"run", "-e", sqlText, "--workers", "1"}, &stdout, &stderr)
+	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written")
+	rds.Stop()
+	assert.Equal(t, 1, waitCode(t, code, &stderr))
+	log := stderr.String()
+	assert.Contains(t, log, "redis "+rds.Addr+": ")
+	assert.Contains(t, log, "retrying for up to 1s")
+	assert.Contains(t, log, "gave up after retrying for")
+	assert.NotContains(t, log, "recovered after")
+	require.NoError(t, <-produced)
+}

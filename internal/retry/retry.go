@@ -7,6 +7,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -155,11 +156,26 @@ func Do(ctx context.Context, p Policy, o *Outage, transient func(error) bool, wr
 	hi = max(hi, lo)
 	backoff := lo
 	var start time.Time
+	var last error // the last attempt's error that was retried
 	for attempt := 1; ; attempt++ {
-		err := write(ctx)
+		// A retry ends with the budget, even in the middle of an
+		// attempt (a dial that hangs).
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if !start.IsZero() {
+			actx, cancel = context.WithDeadline(ctx, start.Add(p.Timeout))
+		}
+		err := write(actx)
+		budgetSpent := actx.Err() != nil && ctx.Err() == nil
+		cancel()
 		if err == nil {
 			o.Recovered()
 			return nil
+		}
+		if budgetSpent {
+			if errors.Is(err, context.DeadlineExceeded) && last != nil {
+				err = last // cut by the budget: the failure it retried says more
+			}
+			return fmt.Errorf("%w (gave up after retrying for %v, %d attempts)", err, round(time.Since(start)), attempt)
 		}
 		if p.Timeout <= 0 || !transient(err) {
 			if attempt > 1 {
@@ -178,6 +194,7 @@ func Do(ctx context.Context, p Policy, o *Outage, transient func(error) bool, wr
 			return fmt.Errorf("%w (gave up after retrying for %v, %d attempts)", err, round(time.Since(start)), attempt)
 		}
 		o.Failed(err, p.Timeout)
+		last = err
 		wait := backoff/2 + rand.N(backoff/2+1)
 		wait = min(wait, left)
 		backoff = min(2*backoff, hi)

@@ -145,3 +145,22 @@ func TestOutageReportsEverySoOften(t *testing.T) {
 	o.Recovered()
 	assert.Equal(t, "kafka b: recovered after 1s (1 attempt failed)", log.get()[5])
 }
+
+// TestDoBoundsAnAttempt: an attempt that hangs (a dial to a server gone
+// silent) ends with the budget, not after it.
+func TestDoBoundsAnAttempt(t *testing.T) {
+	calls := 0
+	write := func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return errDown
+		}
+		<-ctx.Done()
+		return fmt.Errorf("dial: %w", ctx.Err())
+	}
+	p := Policy{Timeout: 50 * time.Millisecond, Min: time.Millisecond, Max: time.Millisecond}
+	err := Do(context.Background(), p, nil, isDown, write)
+	require.ErrorIs(t, err, errDown, "the failure retried, not the budget's deadline")
+	assert.Contains(t, err.Error(), "gave up after retrying for")
+	assert.Equal(t, 2, calls)
+}

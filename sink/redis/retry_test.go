@@ -142,7 +142,7 @@ func TestRetryGivesUp(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "redis "+srv.Addr)
 	assert.Contains(t, err.Error(), "gave up after retrying for")
-	assert.True(t, connectionError(err), "the last error, a connection's: %v", err)
+	assert.True(t, connectionError(err), "the last failure retried, a connection's: %v", err)
 	assert.Equal(t, 1, h.Buffered(), "the row kept")
 }
 
