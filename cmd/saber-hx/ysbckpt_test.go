@@ -175,3 +175,52 @@ func TestYSBKafkaInstances(t *testing.T) {
 	assert.Contains(t, errs, "(instance 1 of 2)")
 	assert.Contains(t, errs, "warning: --instances 2")
 }
+
+// TestYSBKafkaCheckpointDuration: --duration ends a checkpointed run with
+// exit 0 after a last checkpoint (the merge may hold the last records of
+// a partition back, waiting for the other to go idle); the next run over
+// the same directory, with --stop-at-end, restores it and reads only what
+// the first left: the engine's counters, restored, count every event once,
+// and Redis is as ysb check wants it.
+func TestYSBKafkaCheckpointDuration(t *testing.T) {
+	k := kafkatest.Start(t, 2, "ad-events")
+	rs := redistest.Start(t)
+	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "10")
+	require.Equal(t, 0, code, errs)
+	logPath := filepath.Join(t.TempDir(), "events.log")
+	code, _, errs = cli(t, "ysb", "produce", "--brokers", k.Addr, "--rate", "3000", "--duration", "1s", "--partitions", "2",
+		"--num-campaigns", "10", "--log", logPath)
+	require.Equal(t, 0, code, errs)
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	args := []string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--redis", rs.Addr, "--checkpoint-dir", dir,
+		"--workers", workers, "--task-size", "2048", "--json"}
+	code, out, errs := cli(t, append(args, "--duration", "1500ms")...)
+	require.Equal(t, 0, code, errs)
+	var first ysbCkptSummary
+	require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &first))
+	require.NotNil(t, first.Checkpoints)
+	assert.Positive(t, first.Checkpoints.Taken)
+	assert.Zero(t, first.Checkpoints.RestoredEpoch)
+	assert.False(t, first.Interrupted)
+	assert.Contains(t, errs, "no valid checkpoint")
+
+	code, out, errs = cli(t, append(args, "--stop-at-end")...)
+	require.Equal(t, 0, code, errs)
+	var again ysbCkptSummary
+	require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &again))
+	require.NotNil(t, again.Checkpoints)
+	assert.Equal(t, first.Checkpoints.Epoch, again.Checkpoints.RestoredEpoch)
+	assert.Contains(t, errs, "restored checkpoint")
+	f, err := os.Open(logPath)
+	require.NoError(t, err)
+	el, err := ysb.ReadEventLog(f, logPath)
+	f.Close()
+	require.NoError(t, err)
+	// The engine's counters are restored too: the second run's are the
+	// whole stream's, every event once.
+	assert.LessOrEqual(t, first.Tuples, uint64(el.Events))
+	assert.Equal(t, uint64(el.Events), again.Tuples, "every event read once over the two runs")
+
+	code, out, errs = cli(t, "ysb", "check", "--redis", rs.Addr, "--events", logPath)
+	assert.Equal(t, 0, code, out+errs)
+}
