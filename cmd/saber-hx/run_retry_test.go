@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -373,4 +375,29 @@ CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUM
 	assert.Contains(t, log, "gave up after retrying for")
 	assert.NotContains(t, log, "recovered after")
 	require.NoError(t, <-produced)
+}
+
+func TestSinkRetrySetting(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	d := addSinkRetryFlag(fs)
+	require.NoError(t, fs.Parse(nil))
+	assert.Equal(t, 2*time.Minute, *d, "the default")
+	require.NoError(t, fs.Parse([]string{"--sink-retry-timeout", "0"}))
+	assert.Zero(t, *d)
+
+	r := &sqlRun{stderr: io.Discard}
+	s, err := r.sinkRetry()
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Minute, s.timeout)
+	assert.Equal(t, flushTimeout+2*time.Minute, s.flushBound())
+	t.Setenv(sinkRetryEnv, "5s")
+	s, err = r.sinkRetry()
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, s.timeout)
+	for _, bad := range []string{"-1s", "soon"} {
+		t.Setenv(sinkRetryEnv, bad)
+		_, err = r.sinkRetry()
+		var ue usageError
+		assert.ErrorAs(t, err, &ue, bad)
+	}
 }
