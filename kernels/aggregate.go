@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -245,10 +246,14 @@ chunks:
 			k.args[j].expr.eval(cd, ts, sel)
 		}
 
-		if k.mode >= groupWords {
-			k.keyWords(cd, ts, sel)
-		}
+		// Direct tables hold their keys already (fillKeys): the key words
+		// are computed only where a run is probed.
 		direct := k.mode == groupWords && k.layout.MergedByKey() && k.directSlots(sel)
+		keyed := false
+		if k.mode >= groupWords && !direct {
+			k.keyWords(cd, ts, sel)
+			keyed = true
+		}
 		pc.mapping, pc.slots = 0, 0
 		if direct {
 			pc.mapping, pc.slots = k.dm.mapping, k.dm.slots
@@ -277,8 +282,15 @@ chunks:
 					pc.cur.Undirect()
 				}
 				if pc.cur.Direct() != 0 {
+					if pc.cur.KeysFor() != k.dm.mapping {
+						k.fillKeys(pc.cur)
+					}
 					rest, runLate = k.countDirect(&pc, sel, pos, wmb)
 				} else {
+					if !keyed {
+						k.keyWords(cd, ts, sel)
+						keyed = true
+					}
 					rest, runLate = k.countHashed(&pc, cd, sel, pos, wmb)
 				}
 			}
@@ -377,10 +389,73 @@ func (k *aggregateKernel) directSlots(sel []int32) bool {
 		n[j] *= 2
 	}
 	dm.slots = int(slots)
-	if dm.mapping++; dm.mapping == 0 {
-		dm.mapping = 1
-	}
+	dm.mapping = k.internMapping()
 	return k.fillDirect(sel)
+}
+
+// directNumbers numbers the direct mappings: one number for one mapping
+// (its key parts' places and ranges), whichever kernel learnt it, so that
+// a direct table whose keys were written under a mapping serves every
+// kernel of it (tables move between workers with their tasks). Taken at
+// each widening only.
+var directNumbers struct {
+	sync.Mutex
+	m map[string]uint32
+}
+
+func (k *aggregateKernel) internMapping() uint32 {
+	dm := &k.dm
+	desc := make([]byte, 0, 24*len(k.keys))
+	for j, kp := range k.keys {
+		desc = binary.LittleEndian.AppendUint32(desc, uint32(kp.pos))
+		desc = binary.LittleEndian.AppendUint32(desc, uint32(kp.width))
+		desc = binary.LittleEndian.AppendUint64(desc, uint64(dm.lo[j]))
+		desc = binary.LittleEndian.AppendUint64(desc, uint64(dm.n[j]))
+	}
+	directNumbers.Lock()
+	defer directNumbers.Unlock()
+	if directNumbers.m == nil {
+		directNumbers.m = map[string]uint32{}
+	}
+	m, ok := directNumbers.m[string(desc)]
+	if !ok {
+		m = uint32(len(directNumbers.m) + 1)
+		directNumbers.m[string(desc)] = m
+	}
+	return m
+}
+
+// fillKeys writes the key of every slot of direct table st under the
+// current mapping, encoded as keyWords encodes a tuple's.
+func (k *aggregateKernel) fillKeys(st *window.GroupState) {
+	dm := &k.dm
+	keys := st.Keys[:2*dm.slots]
+	for g := range dm.slots {
+		var hi, lo uint64
+		rem := int64(g)
+		for j := range k.keys {
+			kp := &k.keys[j]
+			v := dm.lo[j] + rem%dm.n[j]
+			rem /= dm.n[j]
+			s := uint(16-kp.pos-kp.width) * 8
+			flip, mask := uint64(1)<<63, ^uint64(0)
+			if kp.width == 4 {
+				flip, mask = 1<<31, 1<<32-1
+			}
+			x := (uint64(v) & mask) ^ flip
+			switch {
+			case s >= 64:
+				hi |= x << (s - 64)
+			case s+uint(kp.width)*8 <= 64:
+				lo |= x << s
+			default:
+				lo |= x << s
+				hi |= x >> (64 - s)
+			}
+		}
+		keys[2*g], keys[2*g+1] = hi, lo
+	}
+	st.SetKeysFor(dm.mapping)
 }
 
 // fillDirect computes k.dix for sel under the current mapping, reporting

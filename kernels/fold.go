@@ -398,12 +398,12 @@ func (k *aggregateKernel) keyWords(cd []byte, ts int, sel []int32) {
 }
 
 // countDirect counts each tuple in the slot the direct mapping gave it
-// (k.dix): a direct table, no hashing, no probing. A group seen first
-// writes its key, as Lookup would.
+// (k.dix): a direct table, no hashing, no probing; the table holds every
+// slot's key already (fillKeys).
 func (k *aggregateKernel) countDirect(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {
 	start, last, open := pc.start, pc.last, pc.open
 	st, words := pc.cur, k.layout.Words()
-	vals, keys, dix, khi, klo, grp := st.Vals, st.Keys, k.dix, k.khi, k.klo, k.grp
+	vals, dix, grp := st.Vals, k.dix, k.grp
 	run := k.run[:0]
 	var late uint64
 	j := 0
@@ -420,7 +420,6 @@ func (k *aggregateKernel) countDirect(pc *paneCursor, sel []int32, pos, wmb []in
 		o := int(g) * words
 		if vals[o] == 0 {
 			k.startRow(vals, o)
-			keys[2*g], keys[2*g+1] = khi[i], klo[i]
 			st.Touched = append(st.Touched, g)
 		}
 		vals[o]++

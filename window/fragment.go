@@ -103,7 +103,7 @@ func (r *TaskResult) Fragment(p int64) *GroupState {
 // the kernel checks Direct before writing into it, and Undirect makes it
 // a probed table. The kernel writes a direct table's rows as a probed
 // table's (count word first, Touched listing its slots), and each slot's
-// key in Keys.
+// key in Keys (or every slot's key at once: SetKeysFor).
 func (r *TaskResult) DirectFragment(p int64, slots int, mapping uint32) *GroupState {
 	for i := range r.Frags {
 		if r.Frags[i].Pane == p {
@@ -119,6 +119,7 @@ func (r *TaskResult) DirectFragment(p int64, slots int, mapping uint32) *GroupSt
 	if len(st.Vals) < slots*st.words {
 		st.Vals = make([]int64, slots*st.words)
 		st.Keys = make([]uint64, 2*slots)
+		st.keysFor = 0
 	}
 	if st.Touched == nil {
 		st.Touched = make([]int32, 0, min(slots, 1024))

@@ -118,6 +118,9 @@ type GroupState struct {
 	// a source only, and a Lookup on it (which no kernel does) would grow
 	// it into a probed table first.
 	direct uint32
+	// keysFor is the mapping whose key of every slot Keys holds (0: none),
+	// written by the kernel once, not per group (SetKeysFor).
+	keysFor uint32
 
 	// ids, where set, makes the state id-indexed (the assembler's panes and
 	// running state of a hashed invertible layout): a group's ordinal is
@@ -177,7 +180,7 @@ func (g *GroupState) grow() {
 	g.Vals = make([]int64, int(n)*g.words)
 	g.Keys = make([]uint64, 2*n)
 	g.mask = n - 1
-	g.direct = 0
+	g.direct, g.keysFor = 0, 0
 	for s := g.layout.slots.Load(); s < n && !g.layout.slots.CompareAndSwap(s, n); s = g.layout.slots.Load() {
 	}
 	g.Touched = make([]int32, 0, cap(oldTouched)*2)
@@ -196,6 +199,15 @@ func (g *GroupState) grow() {
 // Direct returns the mapping number of a direct table (see
 // TaskResult.DirectFragment), 0 for any other state.
 func (g *GroupState) Direct() uint32 { return g.direct }
+
+// KeysFor returns the mapping under which a direct table's Keys hold the
+// key of every slot (0: of the groups it holds only); SetKeysFor records
+// that the kernel wrote them all. Keys outlive Reset, so that a table
+// reused under the same mapping needs no key written again.
+func (g *GroupState) KeysFor() uint32 { return g.keysFor }
+
+// SetKeysFor: see KeysFor.
+func (g *GroupState) SetKeysFor(mapping uint32) { g.keysFor = mapping }
 
 // Undirect makes a direct table a probed hashed table holding the same
 // groups (allocating it), so that Lookup serves it; other states are left
