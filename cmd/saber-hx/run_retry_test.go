@@ -132,8 +132,16 @@ func redisRows(t *testing.T, addr string) map[outageKey]outageAgg {
 // kept what it acknowledged) seconds later: the run reports the outage,
 // holds its rows meanwhile, writes them once Redis is back, and ends
 // well with Redis holding exactly the query's result, as without the
-// restart.
+// restart; with --checkpoint-dir too. (With a budget of 0, both fail.)
 func TestRunRedisRestartMidRun(t *testing.T) {
+	for _, ckpt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("checkpoints=%v", ckpt), func(t *testing.T) { redisRestartMidRun(t, ckpt) })
+	}
+}
+
+// redisRestartMidRun is TestRunRedisRestartMidRun's, with checkpoints
+// (whose flush of the outputs then waits for Redis) or without.
+func redisRestartMidRun(t *testing.T, ckpt bool) {
 	cluster := kafkatest.Start(t, 2, "events")
 	rds := redistest.StartPersistent(t)
 	const batches, perBatch = 30, 100
@@ -145,10 +153,13 @@ CREATE SINK out AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
 `, cluster.Addr, rds.Addr)
+	args := []string{"run", "-e", sqlText, "--duration", "8s", "--workers", "2", "--json"}
+	if ckpt {
+		args = append(args, "--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms")
+	}
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	code := runAsync([]string{"run", "-e", sqlText, "--duration", "8s", "--workers", "2", "--json"}, &stdout, &stderr)
-
+	code := runAsync(args, &stdout, &stderr)
 	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written before the outage")
 	rds.Stop()
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "retrying for up to") }, 30*time.Second, 10*time.Millisecond,
