@@ -42,6 +42,8 @@ type joinStage struct {
 	down   []*Stream
 	e      *Engine
 
+	maxTake int // maxTaken
+
 	mu sync.Mutex
 	op *kernels.WindowJoin
 	// runnable is op.Runnable(), set under mu: the workers' unlocked look
@@ -49,6 +51,14 @@ type joinStage struct {
 	runnable atomic.Int64
 
 	drainMu sync.Mutex
+
+	// gaveUp is, per side, the other side's progress (holdBack) when
+	// holdBack last stopped waiting for it; only that side's result stage
+	// uses it.
+	gaveUp [2]struct {
+		set bool
+		at  uint64
+	}
 }
 
 func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
@@ -56,7 +66,14 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, op: op}
+	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, op: op, maxTake: 4}
+	if e != nil {
+		workers := 0
+		for _, g := range e.cfg.cpuGroups() {
+			workers += g.Workers
+		}
+		js.maxTake = 4 * max(1, workers)
+	}
 	if e != nil && e.cfg.GPU != nil {
 		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
 			if js.gpu, err = e.cfg.GPU.CompileJoin(j); err != nil {
@@ -87,8 +104,93 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 	}
 	js.joinClosed(false)
 	js.mu.Unlock()
-	js.work()
-	return js.drain(w)
+	err := js.process(w)
+	if err == nil {
+		err = js.catchUp(w)
+	}
+	js.holdBack(side, w)
+	return err
+}
+
+// catchUp keeps the result stage that closed windows while too many wait
+// to be taken (the work bound of maxTaken stops process before it has run
+// them all: a worker was descheduled in the oldest window), running other
+// tasks and the join's, so that its producer waits for the join rather
+// than closing window after window into tasks without bound.
+func (js *joinStage) catchUp(w *worker) error {
+	if w == nil {
+		return nil
+	}
+	for js.e.failed() == nil {
+		js.mu.Lock()
+		backlog := js.op.Runnable() > 4*js.maxTake
+		js.mu.Unlock()
+		if !backlog {
+			return nil
+		}
+		w.help()
+		if err := js.process(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdBackIdle is how many rounds of help a side ahead waits for the other
+// side to move (bring tuples, or join windows) before it goes on
+// regardless.
+const holdBackIdle = 50
+
+// holdBack keeps a side that runs ahead of the other (kernels'
+// WindowJoin.Lead: its watermark past the other's by more than a window)
+// while it holds more than a ring's bytes in panes in its result stage,
+// running other tasks, until the other side catches up, ends, or neither
+// brings a tuple nor has a window joined for holdBackIdle rounds (and
+// then not again until it moves). Nothing else holds it back: its ring
+// is freed as its tuples are filed, and a side whose merges close no
+// window (the other side's watermark is the lower) runs faster than the
+// one that closes them and would race ahead, its panes growing without
+// bound. Holding its result stage fills its ring and so stalls its
+// producer. The idle bound keeps it from waiting on a side that cannot
+// move until this one does (CloseAll ends the inputs one after the other).
+func (js *joinStage) holdBack(side int, w *worker) {
+	// Not from within another hold-back on this goroutine: its help may
+	// merge the other side's tasks (or another join's), and holding that
+	// one back would wait on the merge this goroutine holds below.
+	if w == nil || w.holding {
+		return
+	}
+	w.holding = true
+	defer func() { w.holding = false }()
+	limit := js.e.cfg.BufferSize
+	var last uint64
+	idle := 0
+	for js.e.failed() == nil {
+		js.mu.Lock()
+		held, ahead := js.op.Lead(side)
+		// The other side moves when it brings tuples, or while its
+		// merge joins the windows it closed (a long while, for many).
+		other := js.op.Added(1-side) + js.op.Joined()
+		js.mu.Unlock()
+		if !ahead || held <= limit {
+			return
+		}
+		gu := &js.gaveUp[side]
+		if gu.set && gu.at == other {
+			return // waited for the other side in vain, and it has not moved since
+		}
+		if other != last {
+			last, idle = other, 0
+		} else if idle++; idle > holdBackIdle {
+			gu.set, gu.at = true, other
+			return
+		}
+		if err := js.process(w); err != nil {
+			js.e.fail(err)
+			return
+		}
+		w.help()
+	}
 }
 
 // finishSide marks a side's input ended; once both are, every window left
@@ -104,9 +206,8 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 	}
 	js.mu.Unlock()
 	for {
-		js.work()
-		if derr := js.drain(w); err == nil {
-			err = derr
+		if perr := js.process(w); err == nil {
+			err = perr
 		}
 		js.mu.Lock()
 		pending := js.op.Pending()
@@ -120,16 +221,46 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 	}
 }
 
-// work runs the tasks that wait, one at a time, until none does; the
-// tasks other goroutines took are theirs to finish.
+// process runs the tasks that wait and hands the joined windows on, until
+// no task waits or the windows ahead of the oldest one not yet joined
+// reach the bound of work: the worker that joins that one goes on.
+func (js *joinStage) process(w *worker) error {
+	for {
+		js.work()
+		if err := js.drain(w); err != nil {
+			return err
+		}
+		js.mu.Lock()
+		more := js.op.Runnable() > 0 && js.taken() < js.maxTaken()
+		js.mu.Unlock()
+		if !more {
+			return nil
+		}
+	}
+}
+
+// taken is how many closed windows were taken and not handed on: joining,
+// or joined and waiting for an older one. It runs under mu.
+func (js *joinStage) taken() int { return js.op.Pending() - js.op.Runnable() }
+
+// maxTaken bounds taken: each such window holds its output (a JOIN_1
+// window's is half a MiB), and a worker descheduled in the oldest window
+// would otherwise let the others join hundreds behind it.
+func (js *joinStage) maxTaken() int { return js.maxTake }
+
+// work runs the tasks that wait, one at a time, until none does or taken
+// reaches its bound; the tasks other goroutines took are theirs to finish.
 func (js *joinStage) work() {
 	var t *kernels.JoinTask
 	for {
 		js.mu.Lock()
 		if t != nil {
 			js.op.Done(t)
+			t = nil
 		}
-		t = js.op.Take()
+		if js.taken() < js.maxTaken() {
+			t = js.op.Take()
+		}
 		js.runnable.Store(int64(js.op.Runnable()))
 		js.mu.Unlock()
 		if t == nil {

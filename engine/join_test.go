@@ -122,3 +122,74 @@ func runJoin(t *testing.T, cfg Config, j *query.WindowJoin, left, right []byte) 
 	require.NoError(t, err)
 	return got, st
 }
+
+// TestJoinSidesOneAfterTheOther: one side's input written whole before the
+// other's begins, through rings smaller than what the first side holds in
+// panes: the side ahead is held back only while the other brings tuples,
+// so the run ends, with the reference's pairs, whichever side comes first.
+func TestJoinSidesOneAfterTheOther(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(40, 10),
+		Where: query.Cmp(query.C("l.a"), query.Lt, query.C("r.a"))}
+	r := rand.New(rand.NewPCG(3, 4))
+	left, right := randData(r, 3000), randData(r, 3000)
+	want, err := reference.EvaluateJoin(j, left, right)
+	require.NoError(t, err)
+	for _, workers := range []int{1, 2} {
+		for first := range 2 {
+			var got []byte
+			e, err := Start(Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 1 << 12},
+				[]Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
+			require.NoError(t, err)
+			in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
+			data := [2][]byte{left, right}
+			require.NoError(t, in[first].Write(data[first]))
+			require.NoError(t, in[1-first].Write(data[1-first]))
+			st, err := e.Close()
+			require.NoError(t, err)
+			assert.True(t, string(want.Tuples) == string(got), "workers %d, side %d first: pairs differ", workers, first)
+			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Counted})
+		}
+	}
+	assertNoLeak(t, base)
+}
+
+// TestJoinFeedsDownstream: a join's output is a later query's input: the
+// join's windows, joined by several workers, reach it in order, every one
+// before CloseAll ends its input.
+func TestJoinFeedsDownstream(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	for seed := range 6 {
+		r := rand.New(rand.NewPCG(uint64(seed), 17))
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: randWindow(r, 40),
+			Where: query.And(query.Cmp(query.C("l.b"), query.Le, query.C("r.b")), query.Cmp(query.C("l.y"), query.Gt, query.C("r.x")))}
+		out := j.OutputSchemaUnchecked()
+		down := &query.Query{Name: "down", Schema: out, Where: query.Cmp(query.C("l.c"), query.Gt, query.C("r.c"))}
+		left, right := randData(r, 500+r.IntN(500)), randData(r, 500+r.IntN(500))
+		pairs, err := reference.EvaluateJoin(j, left, right)
+		require.NoError(t, err)
+		want, err := reference.Evaluate(down, pairs.Tuples)
+		require.NoError(t, err)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			var got []byte
+			cfg := Config{Workers: 1 + r.IntN(3), TaskSize: 2 * randTuple * (1 + r.IntN(15)), BufferSize: 1 << 13}
+			e, err := Start(cfg, []Spec{
+				{Join: j},
+				{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { got = append(got, b...); return nil }},
+			})
+			require.NoError(t, err)
+			errs := make(chan error, 2)
+			go func() { errs <- e.Stream(0).Write(left) }()
+			go func() { errs <- e.Stream(0).Right().Write(right) }()
+			require.NoError(t, <-errs)
+			require.NoError(t, <-errs)
+			_, err = e.CloseAll()
+			require.NoError(t, err)
+			require.NotEmpty(t, want.Tuples)
+			assert.True(t, string(want.Tuples) == string(got), "downstream tuples differ: %d bytes, want %d", len(got), len(want.Tuples))
+		})
+	}
+	assertNoLeak(t, base)
+}

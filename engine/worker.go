@@ -25,6 +25,9 @@ type worker struct {
 	// joins are the engine's window joins, whose waiting tasks (closed
 	// windows' pairs) the worker runs between two of its own.
 	joins []*joinStage
+	// holding is set while the worker holds back a join's side
+	// (joinStage.holdBack), which it does not do again within.
+	holding bool
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
@@ -75,8 +78,7 @@ func (w *worker) helpJoins() {
 		if js.runnable.Load() == 0 {
 			continue
 		}
-		js.work()
-		if err := js.drain(w); err != nil {
+		if err := js.process(w); err != nil {
 			w.e.fail(err)
 		}
 	}

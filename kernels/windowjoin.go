@@ -48,6 +48,7 @@ type WindowJoin struct {
 	freeTasks   []*JoinTask
 	free        [][]byte // output buffers
 	windows     uint64
+	joined      uint64 // windows done (Joined)
 	outPairs    uint64
 	// pjWindows counts the windows whose pairs the PairJoiner computed;
 	// pjFallbacks the windows it refused (too many pairs).
@@ -75,6 +76,7 @@ type joinSide struct {
 	hint      int        // the most bytes a dropped pane held: a new pane's capacity
 	tuples    uint64
 	late      uint64
+	dropped   uint64 // tuples of the panes dropped
 }
 
 type joinPane struct {
@@ -172,6 +174,23 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	return Refused{}, true
 }
 
+// Lead reports how far side runs ahead of the other: the bytes of tuples
+// it holds in panes, and whether its watermark is past the other's by more
+// than a window while the other's input goes on (the windows it holds
+// tuples for wait for the other side). The engine holds such a side back.
+func (wj *WindowJoin) Lead(side int) (held int, ahead bool) {
+	sd, o := &wj.sides[side], &wj.sides[1-side]
+	ahead = !o.done && sd.wm > o.wm && uint64(sd.wm)-uint64(o.wm) > uint64(wj.j.Window.Size)
+	return int(sd.tuples-sd.late-sd.dropped) * sd.tupleSize, ahead
+}
+
+// Added is how many tuples side's input brought so far.
+func (wj *WindowJoin) Added(side int) uint64 { return wj.sides[side].tuples }
+
+// Joined is how many closed windows were joined so far (Done, or by the
+// PairJoiner), empty ones included.
+func (wj *WindowJoin) Joined() uint64 { return wj.joined }
+
 // Finish marks side's input ended and reports whether both are.
 func (wj *WindowJoin) Finish(side int) (all bool) {
 	wj.sides[side].done = true
@@ -229,6 +248,7 @@ func (sd *joinSide) drop(k int) {
 		return
 	}
 	for _, pn := range sd.panes[:k] {
+		sd.dropped += uint64(len(pn.data) / sd.tupleSize)
 		if pn.data != nil {
 			sd.hint = max(sd.hint, len(pn.data))
 			sd.spare = append(sd.spare, pn.data[:0])
@@ -387,6 +407,7 @@ func (wj *WindowJoin) Runnable() int { return wj.runnable }
 // joins the queue of Next.
 func (wj *WindowJoin) Done(t *JoinTask) {
 	t.done = true
+	wj.joined++
 	if len(t.out) > 0 {
 		wj.windows++
 		wj.outPairs += uint64(len(t.out) / wj.outSize)
