@@ -294,8 +294,10 @@ func timePositions(cd []byte, ts int, pos, wmb []int64, wm int64) (wmAfter, lowe
 	base := unsafe.Pointer(unsafe.SliceData(cd))
 	_ = cd[(len(pos)-1)*ts+7] // every tuple's event time is inside cd
 	wmb = wmb[:len(pos)]
+	o := 0 // stepped as an integer: no multiplication per tuple
 	for i := range pos {
-		p := int64(load64(unsafe.Add(base, i*ts), 0))
+		p := int64(load64(unsafe.Add(base, o), 0))
+		o += ts
 		pos[i] = p
 		wmb[i] = wm
 		wm = max(wm, p)
@@ -336,9 +338,13 @@ func frontRange[T int32 | int64](cd []byte, ts int, c *colRange, pos, wmb []int6
 	lo, span := c.lo, c.span
 	// The index is written whatever the outcome and kept only when the
 	// tuple passes (ns <= i): no branch on the predicate.
+	// o is the tuple's offset: stepped as an integer, never a pointer past
+	// the end (checkptr), and no multiplication per tuple.
+	o := 0
 	if c.neg {
 		for i := range pos {
-			t := unsafe.Add(base, i*ts)
+			t := unsafe.Add(base, o)
+			o += ts
 			p := int64(load64(t, 0))
 			v := int64(*(*T)(unsafe.Add(t, off)))
 			pos[i] = p
@@ -353,7 +359,8 @@ func frontRange[T int32 | int64](cd []byte, ts int, c *colRange, pos, wmb []int6
 		return ns, wm, lowest
 	}
 	for i := range pos {
-		t := unsafe.Add(base, i*ts)
+		t := unsafe.Add(base, o)
+		o += ts
 		p := int64(load64(t, 0))
 		v := int64(*(*T)(unsafe.Add(t, off)))
 		pos[i] = p
@@ -394,10 +401,11 @@ func rangeAll[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []in
 	col := unsafe.Add(unsafe.Pointer(unsafe.SliceData(cd)), c.off)
 	out := unsafe.Pointer(unsafe.SliceData(sel))
 	lo, span := c.lo, c.span
-	ns := 0
+	ns, o := 0, 0
 	if c.neg {
 		for i := range n {
-			v := int64(*(*T)(unsafe.Add(col, i*ts)))
+			v := int64(*(*T)(unsafe.Add(col, o)))
+			o += ts
 			*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
 			if uint64(v-lo) > span {
 				ns++
@@ -406,7 +414,8 @@ func rangeAll[T int32 | int64](cd []byte, ts int, c *colRange, sel []int32) []in
 		return sel[:ns]
 	}
 	for i := range n {
-		v := int64(*(*T)(unsafe.Add(col, i*ts)))
+		v := int64(*(*T)(unsafe.Add(col, o)))
+		o += ts
 		*(*int32)(unsafe.Add(out, ns*4)) = int32(i)
 		if uint64(v-lo) <= span {
 			ns++
