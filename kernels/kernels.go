@@ -138,6 +138,9 @@ func (p *Plan) newKernel() (Kernel, error) {
 	if q.Stateless() {
 		return newStatelessKernel(p, where)
 	}
+	// The dense layouts (one group, the join's ordinals) have a kernel of
+	// their own, whose passes are chosen for the query's shape; the hashed
+	// ones need the key machinery of the aggregate kernel.
 	if !p.Layout.Hashed {
 		return newDenseKernel(p, where)
 	}
