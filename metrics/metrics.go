@@ -38,6 +38,10 @@
 // saber_source_bytes_total, saber_source_malformed_total (counters) and
 // saber_source_lag_records{partition} (gauge: a partitioned source's
 // records behind the end of each partition, Kafka's consumer lag).
+//
+// Per output (label sink, AddSink): saber_sink_retries_total (counter:
+// writes tried again through an outage of the output's server) and
+// saber_sink_down (gauge: 1 while the output retries).
 package metrics
 
 import (
@@ -71,6 +75,7 @@ type Registry struct {
 	mu      sync.Mutex
 	engines []*engine.Engine
 	sources []namedSource
+	sinks   []namedSink
 }
 
 type namedSource struct {
@@ -110,6 +115,15 @@ func (r *Registry) AddSource(name string, s SourceStats) {
 	r.sources = append(r.sources, namedSource{name, s})
 }
 
+// AddSink adds an output's counters under name (label sink); an output
+// added earlier under the same name is replaced.
+func (r *Registry) AddSink(name string, s SinkStats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sinks = slices.DeleteFunc(r.sinks, func(n namedSink) bool { return n.name == name })
+	r.sinks = append(r.sinks, namedSink{name, s})
+}
+
 // Gatherer is the registry as a prometheus.Gatherer (for a handler of
 // one's own, or a test).
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
@@ -147,10 +161,13 @@ var (
 	descSrcMalformed = newDesc("saber_source_malformed_total", "Records the source skipped as malformed.", "source")
 	descSrcLag       = newDesc("saber_source_lag_records", "Records behind the end of the partition (consumer lag).", "source", "partition")
 
+	descSinkRetries = newDesc("saber_sink_retries_total", "Writes of the output tried again after its server's connection failed.", "sink")
+	descSinkDown    = newDesc("saber_sink_down", "1 while the output's server is unreachable and its writes are retried, else 0.", "sink")
+
 	allDescs = []*prometheus.Desc{descRecordsIn, descBytesIn, descFiltered, descUnmatched, descLate, descCounted,
 		descRecordsOut, descWindows, descTasks, descFallback, descLatency, descBPTime, descBPWaits, descRingUsed,
 		descRingSize, descWatermark, descLag, descKindTasks, descKindBusy,
-		descSrcRecords, descSrcBytes, descSrcMalformed, descSrcLag}
+		descSrcRecords, descSrcBytes, descSrcMalformed, descSrcLag, descSinkRetries, descSinkDown}
 )
 
 // The latency buckets exported, of engine's 64: from about a microsecond
@@ -170,6 +187,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	engines := slices.Clone(c.engines)
 	sources := slices.Clone(c.sources)
+	sinks := slices.Clone(c.sinks)
 	c.mu.Unlock()
 	now := c.opts.Now()
 	for _, e := range engines {
@@ -179,6 +197,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, src := range sources {
 		collectSource(ch, src)
+	}
+	for _, snk := range sinks {
+		collectSink(ch, snk)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,6 +324,7 @@ func TestNamesLint(t *testing.T) {
 	reg.AddSource("file", metrics.SourceFunc(func() metrics.SourceCounts {
 		return metrics.SourceCounts{Records: 1, Lag: []metrics.PartitionLag{{Partition: 1, Lag: 2}}}
 	}))
+	reg.AddSink("redis:out", metrics.SinkFunc(func() metrics.SinkCounts { return metrics.SinkCounts{Retries: 3, Down: true} }))
 	mfs, err := reg.Gatherer().Gather()
 	require.NoError(t, err)
 	names := map[string]bool{}
@@ -332,12 +334,53 @@ func TestNamesLint(t *testing.T) {
 	for name := range perQuery {
 		assert.True(t, names[name], name)
 	}
-	for _, name := range []string{"saber_watermark", "saber_event_time_lag_seconds", "saber_source_records_total", "saber_source_lag_records"} {
+	for _, name := range []string{"saber_watermark", "saber_event_time_lag_seconds", "saber_source_records_total", "saber_source_lag_records", "saber_sink_retries_total", "saber_sink_down"} {
 		assert.True(t, names[name], name)
 	}
 	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
 	require.NoError(t, err)
 	assert.Empty(t, problems)
+}
+
+// TestSinkCounters: an output's retries and outage are read at each scrape,
+// under its name, and a sink added again under its name replaces the first.
+func TestSinkCounters(t *testing.T) {
+	reg := metrics.NewRegistry(metrics.Options{})
+	var retries atomic.Uint64
+	var down atomic.Bool
+	reg.AddSink("stale", metrics.SinkFunc(func() metrics.SinkCounts { return metrics.SinkCounts{Retries: 99} }))
+	reg.AddSink("stale", metrics.SinkFunc(func() metrics.SinkCounts { return metrics.SinkCounts{} }))
+	reg.AddSink("redis:out", metrics.SinkFunc(func() metrics.SinkCounts {
+		return metrics.SinkCounts{Retries: retries.Load(), Down: down.Load()}
+	}))
+	read := func() map[string][2]float64 {
+		mfs, err := reg.Gatherer().Gather()
+		require.NoError(t, err)
+		out := map[string][2]float64{}
+		for _, mf := range mfs {
+			for i, name := range []string{"saber_sink_retries_total", "saber_sink_down"} {
+				if mf.GetName() != name {
+					continue
+				}
+				for _, m := range mf.GetMetric() {
+					v := out[m.GetLabel()[0].GetValue()]
+					if i == 0 {
+						v[i] = m.GetCounter().GetValue()
+					} else {
+						v[i] = m.GetGauge().GetValue()
+					}
+					out[m.GetLabel()[0].GetValue()] = v
+				}
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string][2]float64{"stale": {0, 0}, "redis:out": {0, 0}}, read())
+	retries.Store(7)
+	down.Store(true)
+	assert.Equal(t, map[string][2]float64{"stale": {0, 0}, "redis:out": {7, 1}}, read())
+	down.Store(false)
+	assert.Equal(t, map[string][2]float64{"stale": {0, 0}, "redis:out": {7, 0}}, read())
 }
 
 // TestNoWatermarkBeforeTheFirstTuple: an idle query has no watermark, nor a
