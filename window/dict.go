@@ -39,6 +39,13 @@ type groupDict struct {
 	// slot, so the id of a fragment's slot is found without hashing where
 	// the memo's id still holds the slot's key.
 	memo []int32
+	// dmemo is the id+1 of each slot of the direct tables of mapping
+	// dmapping (whose every slot holds one key for good: GroupState.KeysFor),
+	// trusted without reading the key; dslot is the dmemo slot+1 of each
+	// id, so that releasing the id clears its entry.
+	dmemo    []int32
+	dslot    []int32
+	dmapping uint32
 	// slots is absorb's scratch: a fragment's slots in table order.
 	slots []int32
 }
@@ -62,7 +69,9 @@ func (d *groupDict) resize(slots int) {
 	copy(keys, d.keys)
 	refs := make([]int32, ids)
 	copy(refs, d.refs)
-	d.keys, d.refs = keys, refs
+	dslot := make([]int32, ids)
+	copy(dslot, d.dslot)
+	d.keys, d.refs, d.dslot = keys, refs, dslot
 	d.table = make([]int32, slots)
 	d.mask = uint64(slots - 1)
 	for id := range d.n {
@@ -129,6 +138,9 @@ func (d *groupDict) drop(id int32) {
 		panic("window: group id dropped more often than held")
 	}
 	d.gone = append(d.gone, id)
+	if ds := d.dslot[id]; ds != 0 {
+		d.dmemo[ds-1], d.dslot[id] = 0, 0
+	}
 	s := hashKey(d.keys[2*id], d.keys[2*id+1]) & d.mask
 	for d.table[s] != id+1 {
 		s = (s + 1) & d.mask
@@ -211,6 +223,8 @@ func (d *groupDict) compare(a, b int32) int {
 func (d *groupDict) reset() {
 	clear(d.table)
 	clear(d.refs[:d.n])
+	clear(d.dslot[:d.n])
+	clear(d.dmemo)
 	d.n = 0
 	d.order, d.fresh, d.gone, d.reuse = d.order[:0], d.fresh[:0], d.gone[:0], d.reuse[:0]
 }
@@ -260,12 +274,37 @@ func (g *GroupState) absorb(src *GroupState) {
 		}
 		d.slots, slots = t, t
 	}
+	var dmemo []int32
+	if m := src.KeysFor(); m != 0 {
+		if m != d.dmapping {
+			for _, id := range d.dmemo {
+				if id != 0 {
+					d.dslot[id-1] = 0
+				}
+			}
+			clear(d.dmemo)
+			d.dmapping = m
+		}
+		if n := len(src.Keys) / 2; len(d.dmemo) < n {
+			dm := make([]int32, n)
+			copy(dm, d.dmemo)
+			d.dmemo = dm
+		}
+		dmemo = d.dmemo
+	}
 	for _, s := range slots {
-		k0, k1 := src.Keys[2*s], src.Keys[2*s+1]
-		id := memo[s] - 1
-		if id < 0 || d.keys[2*id] != k0 || d.keys[2*id+1] != k1 || d.refs[id] == 0 {
-			id = d.id(k0, k1)
-			memo[s] = id + 1
+		var id int32
+		if dmemo != nil {
+			if id = dmemo[s] - 1; id < 0 {
+				id = d.id(src.Keys[2*s], src.Keys[2*s+1])
+				dmemo[s], d.dslot[id] = id+1, s+1
+			}
+		} else {
+			k0, k1 := src.Keys[2*s], src.Keys[2*s+1]
+			if id = memo[s] - 1; id < 0 || d.keys[2*id] != k0 || d.keys[2*id+1] != k1 || d.refs[id] == 0 {
+				id = d.id(k0, k1)
+				memo[s] = id + 1
+			}
 		}
 		o := int(id) * words
 		if o >= len(g.Vals) {
