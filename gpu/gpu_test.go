@@ -201,7 +201,6 @@ func TestEmulatorTaskSizes(t *testing.T) {
 	}
 	p, err := kernels.Compile(q)
 	require.NoError(t, err)
-	require.True(t, p.Fused)
 	k := p.NewKernel()
 	pr := compileEmu(t, dev, p, 1)
 	g := dataGen{t0: -50, step: 1, jitter: 5, lateEvery: 30, lateBy: 60}
