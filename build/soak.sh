@@ -12,7 +12,8 @@
 #   -i  seconds between samples (default 5; 2 where -d is under 3 minutes)
 #   -f  flatness factor (default 1.5): the last third's largest sample of
 #       RSS and of goroutines may be at most FACTOR times the first
-#       third's (samples within a warm-up after each start left out)
+#       third's (samples within a warm-up after each start left out:
+#       a tenth of the duration, at most 30 s)
 #
 # Starts redis-server and kafka-local (4 partitions) on free loopback
 # ports, ysb setup, ysb produce --log at a steady rate, and
@@ -47,7 +48,7 @@ if ! [[ $secs =~ ^[0-9]+$ ]] || (( secs < 20 )); then
 fi
 if ! [[ $restarts =~ ^[0-9]+$ ]]; then echo "soak.sh: -r $restarts: want a count" >&2; exit 2; fi
 [[ -n $interval ]] || { interval=5; (( secs < 180 )) && interval=2; }
-warmup=$(( secs / 10 < 10 ? secs / 10 : 10 )) # seconds after each start not sampled for the test
+warmup=$(( secs / 10 < 30 ? secs / 10 : 30 )) # seconds after each start left out of the test: the heap grows to its size
 
 out=${OUT:-build/out}/soak
 rm -rf "$out"
