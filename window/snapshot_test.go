@@ -125,6 +125,7 @@ func FuzzRestoreSnapshot(f *testing.F) {
 	layouts := []*Layout{
 		{Groups: 8, Kinds: []AggKind{AggAdd, AggMax}},
 		{Groups: 8, Hashed: true, Kinds: []AggKind{AggAdd, AggMax}},
+		{Groups: 8, Hashed: true, Kinds: invertibleKinds}, // the group dictionary's panes
 	}
 	for _, l := range layouts {
 		a := NewAssembler(s, l)
