@@ -26,6 +26,9 @@ type vexpr struct {
 	l, r  *vexpr
 	ints  []int64   // register, or the broadcast constant
 	flts  []float64 // register, or the broadcast constant
+	// div: an integer division by a constant, by multiplication (divisor).
+	div    divisor
+	divide bool
 }
 
 type vkind uint8
@@ -83,6 +86,9 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 			return nil, err
 		}
 		v := &vexpr{kind: vArith, op: e.Op, float: l.float, l: l, r: r}
+		if e.Op == query.OpDiv && !v.float && r.kind == vConst {
+			v.div, v.divide = newDivisor(r.ints[0]), true
+		}
 		v.alloc()
 		return v, nil
 	}
@@ -173,6 +179,10 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		v.r.eval(data, ts, sel)
 		n := len(data) / ts
 		switch {
+		case v.divide && len(sel) == n:
+			v.div.divAll(v.ints[:n], v.l.ints[:n])
+		case v.divide:
+			v.div.divSel(v.ints, v.l.ints, sel)
 		case v.float && len(sel) == n:
 			arithAll(v.op, v.flts[:n], v.l.operand(n), v.r.operand(n), v.r.kind == vConst, false)
 		case v.float:
