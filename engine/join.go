@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -43,6 +44,7 @@ type joinStage struct {
 	e      *Engine
 
 	maxTake int // maxTaken
+	workers int // the CPU workers
 
 	mu sync.Mutex
 	op *kernels.WindowJoin
@@ -72,7 +74,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		for _, g := range e.cfg.cpuGroups() {
 			workers += g.Workers
 		}
-		js.maxTake = 4 * max(1, workers)
+		js.maxTake, js.workers = 4*max(1, workers), workers
 	}
 	if e != nil && e.cfg.GPU != nil {
 		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
@@ -122,19 +124,25 @@ func (js *joinStage) catchUp(w *worker) error {
 		return nil
 	}
 	for js.e.failed() == nil {
+		if err := js.process(w); err != nil {
+			return err
+		}
 		js.mu.Lock()
 		backlog := js.op.Runnable() > 4*js.maxTake
 		js.mu.Unlock()
 		if !backlog {
 			return nil
 		}
-		w.help()
-		if err := js.process(w); err != nil {
-			return err
-		}
+		pause()
 	}
 	return nil
 }
+
+// pause is how long a result stage that waits on the join's other workers
+// sleeps between two looks. It runs no task meanwhile, as help would: a
+// task of an upstream query may push into this stage's own ring, full
+// while this result stage is held, and wait for it for ever.
+func pause() { time.Sleep(20 * time.Microsecond) }
 
 // holdBackIdle is how many rounds of help a side ahead waits for the other
 // side to move (bring tuples, or join windows) before it goes on
@@ -144,9 +152,12 @@ const holdBackIdle = 50
 // holdBack keeps a side that runs ahead of the other (kernels'
 // WindowJoin.Lead: its watermark past the other's by more than a window)
 // while it holds more than a ring's bytes in panes in its result stage,
-// running other tasks, until the other side catches up, ends, or neither
-// brings a tuple nor has a window joined for holdBackIdle rounds (and
-// then not again until it moves). Nothing else holds it back: its ring
+// running the join's tasks (no other: see pause), until the other side
+// catches up, ends, or neither brings a tuple nor has a window joined for
+// holdBackIdle rounds (and then not again until it moves). With one CPU
+// worker it is not held: the worker that would move the other side is
+// the one holding it (nor is the skew there, the one worker taking both
+// sides' tasks in turn). Nothing else holds it back: its ring
 // is freed as its tuples are filed, and a side whose merges close no
 // window (the other side's watermark is the lower) runs faster than the
 // one that closes them and would race ahead, its panes growing without
@@ -157,7 +168,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	// Not from within another hold-back on this goroutine: its help may
 	// merge the other side's tasks (or another join's), and holding that
 	// one back would wait on the merge this goroutine holds below.
-	if w == nil || w.holding {
+	if w == nil || w.holding || js.workers < 2 {
 		return
 	}
 	w.holding = true
@@ -189,7 +200,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 			js.e.fail(err)
 			return
 		}
-		w.help()
+		pause()
 	}
 }
 
