@@ -350,6 +350,9 @@ func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 		}
 		p := &vpred{kind: pCmp, op: e.Op, l: l, r: r}
 		p.rng, p.ranged = colRangeOf(e, s)
+		if !p.ranged {
+			p.rng, p.ranged = divRangeOf(e, s)
+		}
 		return p, nil
 	case query.AndExpr:
 		return compileTerms(pAnd, e.Terms, s)
@@ -602,4 +605,90 @@ func bit(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// divRangeOf accepts `int32 column / int constant op int constant` (either
+// side of op): the quotient is monotonic in the column, so the tuples it
+// keeps are an interval of the column's values (or all of them but one
+// interval, for !=), tested in place as the plain comparisons are, without
+// dividing.
+func divRangeOf(e query.Expr, s *query.Schema) (colRange, bool) {
+	c, ok := e.(query.Compare)
+	if !ok {
+		return colRange{}, false
+	}
+	op := c.Op
+	div, isDiv := c.L.(query.Arith)
+	k, isK := c.R.(query.IntConst)
+	if !isDiv || !isK {
+		div, isDiv = c.R.(query.Arith)
+		k, isK = c.L.(query.IntConst)
+		op = op.Mirror()
+	}
+	if !isDiv || !isK || div.Op != query.OpDiv {
+		return colRange{}, false
+	}
+	col, isCol := div.L.(query.Column)
+	dc, isConst := div.R.(query.IntConst)
+	if !isCol || !isConst {
+		return colRange{}, false
+	}
+	a, err := s.Lookup(col.Name)
+	if err != nil || a.Type != query.Int32 {
+		return colRange{}, false
+	}
+	d := newDivisor(dc.V)
+	holds := func(x int64) bool { return query.Holds(op, d.quo(x), k.V) }
+	r := colRange{off: a.Offset}
+	switch op {
+	case query.Eq, query.Ne:
+		// The quotient's = k is where both >= k and <= k hold.
+		lo, hi, any := monotoneTrue(func(x int64) bool { return d.quo(x) >= k.V })
+		lo2, hi2, any2 := monotoneTrue(func(x int64) bool { return d.quo(x) <= k.V })
+		lo, hi = max(lo, lo2), min(hi, hi2)
+		r.lo, r.span, r.neg = intervalOf(lo, hi, any && any2 && lo <= hi)
+		if op == query.Ne {
+			r.neg = !r.neg
+		}
+	default:
+		lo, hi, any := monotoneTrue(holds)
+		r.lo, r.span, r.neg = intervalOf(lo, hi, any)
+	}
+	return r, true
+}
+
+// monotoneTrue returns the interval [lo, hi] of the int32 values where f,
+// monotonic over them (false then true, or true then false), holds, and
+// whether it holds anywhere.
+func monotoneTrue(f func(int64) bool) (lo, hi int64, any bool) {
+	lo, hi = math.MinInt32, math.MaxInt32
+	fl, fh := f(lo), f(hi)
+	switch {
+	case fl && fh:
+		return lo, hi, true
+	case !fl && !fh:
+		return 0, 0, false
+	}
+	// The one switch lies in (a, b]: f(a) != f(b) = f(hi).
+	a, b := lo, hi
+	for b-a > 1 {
+		m := a + (b-a)/2
+		if f(m) == fh {
+			b = m
+		} else {
+			a = m
+		}
+	}
+	if fh {
+		return b, hi, true
+	}
+	return lo, a, true
+}
+
+// intervalOf is colRange's lo, span and neg for [lo, hi], or for no value.
+func intervalOf(lo, hi int64, any bool) (int64, uint64, bool) {
+	if !any {
+		return math.MinInt64, math.MaxUint64, true
+	}
+	return lo, uint64(hi - lo), false
 }
