@@ -116,3 +116,131 @@ func TestSelectWorkloadAllRanged(t *testing.T) {
 	assert.Empty(t, p.terms)
 	assert.Len(t, p.ranges, 16)
 }
+
+// TestRange32MatchesColRange: an int32 column's interval as a cyclic
+// range32 holds for exactly the values its colRange holds for, for every
+// operator and constants at and beyond the int32 edges (the empty and full
+// intervals among them), and for the quotients' intervals.
+func TestRange32MatchesColRange(t *testing.T) {
+	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "a", Type: query.Int32, Offset: 8})
+	require.NoError(t, err)
+	vs := []int64{math.MinInt32, math.MinInt32 + 1, math.MinInt32 + 2, -2, -1, 0, 1, 2, math.MaxInt32 - 2, math.MaxInt32 - 1, math.MaxInt32}
+	ks := []int64{math.MinInt64, math.MinInt64 + 1, math.MinInt32 - 2, math.MaxInt64, math.MaxInt64 - 1, math.MaxInt32 + 2}
+	ks = append(ks, vs...)
+	var exprs []query.Expr
+	for _, k := range ks {
+		for _, op := range []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge} {
+			exprs = append(exprs, query.Cmp(query.C("a"), op, query.Int(k)),
+				query.Cmp(query.Div(query.C("a"), query.Int(3)), op, query.Int(k)))
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 2))
+	for range 200 {
+		vs = append(vs, int64(int32(r.Uint32())))
+	}
+	for _, e := range exprs {
+		p, err := compilePred(e, s)
+		require.NoError(t, err)
+		require.True(t, p.ranged, "%v", e)
+		r32, ok := range32Of(p.rng)
+		require.True(t, ok, "%v", e)
+		for _, v := range vs {
+			want := (uint64(v-p.rng.lo) <= p.rng.span) != p.rng.neg
+			got := uint64(uint32(v)-r32.lo) < r32.n
+			if got != want {
+				t.Fatalf("%v at %d: range32 %v, colRange %v (%+v from %+v)", e, v, got, want, r32, p.rng)
+			}
+		}
+	}
+}
+
+// TestAndOfInt32RangesHolds: a conjunction of int32 intervals only (tested
+// as range32s, up to four per pass) keeps exactly the rows every term
+// holds for by query.Holds, from every tuple or from a selection.
+func TestAndOfInt32RangesHolds(t *testing.T) {
+	const ts = 16 // a int32 at 8, b int32 at 12
+	s, err := query.NewSchema(ts, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "a", Type: query.Int32, Offset: 8}, query.Attribute{Name: "b", Type: query.Int32, Offset: 12})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(16, 15))
+	const n = 600
+	vals := [2][]int64{make([]int64, n), make([]int64, n)}
+	edge := []int64{math.MinInt32, math.MaxInt32, math.MinInt32 + 1, math.MaxInt32 - 1}
+	data := make([]byte, n*ts)
+	for i := range n {
+		for c := range 2 {
+			v := r.Int64N(13) - 6
+			if r.IntN(8) == 0 {
+				v = edge[r.IntN(len(edge))]
+			}
+			vals[c][i] = v
+			binary.LittleEndian.PutUint32(data[i*ts+8+4*c:], uint32(int32(v)))
+		}
+	}
+	// Mostly permissive terms, so that long conjunctions keep rows and every
+	// term of a pass decides some.
+	ops := []query.CmpOp{query.Eq, query.Ne, query.Ne, query.Ne, query.Lt, query.Le, query.Gt, query.Ge, query.Lt, query.Le, query.Gt, query.Ge}
+	consts := append([]int64{math.MinInt64, math.MaxInt64, math.MinInt32 - 1, math.MaxInt32 + 1}, edge...)
+	long := 0
+	for range 400 {
+		type term struct {
+			col, div int
+			op       query.CmpOp
+			k        int64
+		}
+		var terms []term
+		var exprs []query.Expr
+		for range 1 + r.IntN(11) {
+			tm := term{col: r.IntN(2), div: 1, op: ops[r.IntN(len(ops))], k: r.Int64N(13) - 6}
+			switch tm.op {
+			case query.Lt, query.Le:
+				tm.k = r.Int64N(9)
+			case query.Gt, query.Ge:
+				tm.k = -r.Int64N(9)
+			}
+			if r.IntN(8) == 0 {
+				tm.k = consts[r.IntN(len(consts))]
+			}
+			var x query.Expr = query.C([]string{"a", "b"}[tm.col])
+			if r.IntN(4) == 0 {
+				tm.div = []int{2, -3, 1000}[r.IntN(3)]
+				x = query.Div(x, query.Int(int64(tm.div)))
+			}
+			terms, exprs = append(terms, tm), append(exprs, query.Cmp(x, tm.op, query.Int(tm.k)))
+		}
+		e := query.And(exprs...)
+		p, err := compilePred(e, s)
+		require.NoError(t, err)
+		if len(terms) > 1 {
+			require.Len(t, p.ranges32, len(terms), "%v", e)
+		}
+		holds := func(i int) bool {
+			for _, tm := range terms {
+				if !query.Holds(tm.op, vals[tm.col][i]/int64(tm.div), tm.k) {
+					return false
+				}
+			}
+			return true
+		}
+		var wantAll, some, wantSome []int32
+		for i := range n {
+			if holds(i) {
+				wantAll = append(wantAll, int32(i))
+			}
+			if r.IntN(3) != 0 {
+				some = append(some, int32(i))
+				if holds(i) {
+					wantSome = append(wantSome, int32(i))
+				}
+			}
+		}
+		all, _ := selectRows(p, make([]int32, n), data, ts)
+		got := p.filter(data, ts, some)
+		if !slices.Equal(all, wantAll) || !slices.Equal(got, wantSome) {
+			t.Fatalf("%v: kept %d of all (want %d), %d of a selection (want %d)", e, len(all), len(wantAll), len(got), len(wantSome))
+		}
+		if len(terms) >= 9 && len(wantAll) > 0 {
+			long++
+		}
+	}
+	assert.Greater(t, long, 20, "conjunctions of three passes that keep rows")
+}

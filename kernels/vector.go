@@ -329,6 +329,9 @@ type vpred struct {
 	// pAnd: the intervals of its ranged terms, tested before the other
 	// terms (AND commutes; they are the cheapest), several per pass.
 	ranges []colRange
+	// ranges32: ranges as range32s, when every one is over an int32
+	// column; nil otherwise.
+	ranges32 []range32
 	// OR scratch selections, chunk capacity each.
 	in, buf, acc, tmp []int32
 }
@@ -381,6 +384,7 @@ func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, err
 		}
 		p.terms = append(p.terms, c)
 	}
+	p.ranges32 = ranges32Of(p.ranges)
 	return p, nil
 }
 
@@ -399,7 +403,11 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		}
 		return cmpSel(p.op, p.l.ints, p.r.ints, sel)
 	case pAnd:
-		sel = rangesSel(data, ts, p.ranges, sel)
+		if p.ranges32 != nil {
+			sel = ranges32Sel(data, ts, p.ranges32, sel)
+		} else {
+			sel = rangesSel(data, ts, p.ranges, sel)
+		}
 		for _, t := range p.terms {
 			if len(sel) == 0 {
 				break
@@ -534,7 +542,11 @@ func selectRows(where *vpred, buf []int32, data []byte, ts int) (sel []int32, fi
 		sel = where.rng.filterAll(data, ts, sel)
 	case where.kind == pAnd && len(where.ranges) > 0:
 		sel = where.ranges[0].filterAll(data, ts, sel)
-		sel = rangesSel(data, ts, where.ranges[1:], sel)
+		if where.ranges32 != nil {
+			sel = ranges32Sel(data, ts, where.ranges32[1:], sel)
+		} else {
+			sel = rangesSel(data, ts, where.ranges[1:], sel)
+		}
 		for _, t := range where.terms {
 			if len(sel) == 0 {
 				break
@@ -585,6 +597,96 @@ func rangeBlock(cd []byte, ts int, rs []colRange, sel []int32) []int32 {
 		t := unsafe.Add(base, int(i)*ts)
 		*(*int32)(unsafe.Add(out, ns*4)) = i
 		ns += b[0].holds(t) & b[1].holds(t) & b[2].holds(t) & b[3].holds(t)
+	}
+	return sel[:ns]
+}
+
+// range32 is a colRange over an int32 column as an interval of the
+// column's 2^32 values taken cyclically: it holds for v when
+// uint32(v) - lo < n, n from 0 (no value) to 2^32 (every value), so that
+// the complement of an interval (!=) is one too and the test needs no
+// flag: fewer operations per term than colRange's.
+type range32 struct {
+	off int
+	lo  uint32
+	n   uint64
+}
+
+// range32Of is c as a range32, if c is over an int32 column and an
+// interval of int64s that does not wrap (as rangeOf and divRangeOf make
+// them).
+func range32Of(c colRange) (range32, bool) {
+	hi := int64(uint64(c.lo) + c.span)
+	if c.wide || hi < c.lo {
+		return range32{}, false
+	}
+	a, b := max(c.lo, math.MinInt32), min(hi, math.MaxInt32)
+	r := range32{off: c.off}
+	switch {
+	case a > b && !c.neg: // no int32 value
+	case a > b: // every value
+		r.n = 1 << 32
+	case !c.neg:
+		r.lo, r.n = uint32(a), uint64(b-a)+1
+	default: // the values from b+1 round to a-1
+		r.lo, r.n = uint32(b+1), 1<<32-(uint64(b-a)+1)
+	}
+	return r, true
+}
+
+// ranges32Of is rs as range32s, or nil where one is not one (or rs is
+// empty).
+func ranges32Of(rs []colRange) []range32 {
+	var out []range32
+	for _, c := range rs {
+		r, ok := range32Of(c)
+		if !ok {
+			return nil
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ranges32Sel keeps the tuples of sel that pass every range of rs, over
+// sel's backing array: up to four per pass over the selection.
+func ranges32Sel(cd []byte, ts int, rs []range32, sel []int32) []int32 {
+	for len(rs) > 0 && len(sel) > 0 {
+		k := min(4, len(rs))
+		sel = range32Block(cd, ts, rs[:k], sel)
+		rs = rs[k:]
+	}
+	return sel
+}
+
+// range32Block keeps the tuples of sel that pass the one to four ranges
+// rs, in one pass; missing ones hold for every value. A term's test is
+// uint64(uint32(v)-lo) - n, negative (bit 63 set) where v passes: the
+// AND of the terms' bits 63 is the tuple's verdict, without a comparison.
+func range32Block(cd []byte, ts int, rs []range32, sel []int32) []int32 {
+	var b [4]range32
+	end := 0 // the end of the farthest column read
+	for j := range b {
+		if j < len(rs) {
+			b[j] = rs[j]
+		} else {
+			b[j] = range32{off: rs[0].off, n: 1 << 32}
+		}
+		end = max(end, b[j].off+4)
+	}
+	_ = cd[int(sel[len(sel)-1])*ts+end-1] // sel is ascending
+	o0, o1, o2, o3 := b[0].off, b[1].off, b[2].off, b[3].off
+	l0, l1, l2, l3 := b[0].lo, b[1].lo, b[2].lo, b[3].lo
+	n0, n1, n2, n3 := b[0].n, b[1].n, b[2].n, b[3].n
+	base := unsafe.Pointer(unsafe.SliceData(cd))
+	out := unsafe.Pointer(unsafe.SliceData(sel))
+	ns := 0
+	for _, i := range sel {
+		t := unsafe.Add(base, int(i)*ts)
+		*(*int32)(unsafe.Add(out, ns*4)) = i
+		d := (uint64(load32(t, o0)-l0) - n0) & (uint64(load32(t, o1)-l1) - n1) &
+			(uint64(load32(t, o2)-l2) - n2) & (uint64(load32(t, o3)-l3) - n3)
+		ns += int(d >> 63)
 	}
 	return sel[:ns]
 }
