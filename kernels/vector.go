@@ -649,23 +649,24 @@ func ranges32Of(rs []colRange) []range32 {
 }
 
 // ranges32Sel keeps the tuples of sel that pass every range of rs, over
-// sel's backing array: up to four per pass over the selection.
+// sel's backing array: up to eight per pass over the selection, so that a
+// chunk's tuples are read again as seldom as they can be.
 func ranges32Sel(cd []byte, ts int, rs []range32, sel []int32) []int32 {
 	for len(rs) > 0 && len(sel) > 0 {
-		k := min(4, len(rs))
-		sel = range32Block(cd, ts, rs[:k], sel)
+		if len(rs) <= 4 {
+			return range32Block4(cd, ts, rs, sel)
+		}
+		k := min(8, len(rs))
+		sel = range32Block8(cd, ts, rs[:k], sel)
 		rs = rs[k:]
 	}
 	return sel
 }
 
-// range32Block keeps the tuples of sel that pass the one to four ranges
-// rs, in one pass; missing ones hold for every value. A term's test is
-// uint64(uint32(v)-lo) - n, negative (bit 63 set) where v passes: the
-// AND of the terms' bits 63 is the tuple's verdict, without a comparison.
-func range32Block(cd []byte, ts int, rs []range32, sel []int32) []int32 {
-	var b [4]range32
-	end := 0 // the end of the farthest column read
+// padRanges fills b with rs and ranges that hold for every value, and
+// returns the end of the farthest column read.
+func padRanges(b []range32, rs []range32) int {
+	end := 0
 	for j := range b {
 		if j < len(rs) {
 			b[j] = rs[j]
@@ -674,21 +675,52 @@ func range32Block(cd []byte, ts int, rs []range32, sel []int32) []int32 {
 		}
 		end = max(end, b[j].off+4)
 	}
+	return end
+}
+
+// range32Block4 keeps the tuples of sel that pass the one to four ranges
+// rs, in one pass; missing ones hold for every value. A term's test is
+// uint64(uint32(v)-lo) - n, negative (bit 63 set) where v passes: the AND
+// of the terms' bits 63 is the tuple's verdict, without a comparison. The
+// bounds stay in b (memory operands): as locals they would crowd the loop's
+// own variables out of the registers.
+func range32Block4(cd []byte, ts int, rs []range32, sel []int32) []int32 {
+	var b [4]range32
+	end := padRanges(b[:], rs)
 	_ = cd[int(sel[len(sel)-1])*ts+end-1] // sel is ascending
-	o0, o1, o2, o3 := b[0].off, b[1].off, b[2].off, b[3].off
-	l0, l1, l2, l3 := b[0].lo, b[1].lo, b[2].lo, b[3].lo
-	n0, n1, n2, n3 := b[0].n, b[1].n, b[2].n, b[3].n
 	base := unsafe.Pointer(unsafe.SliceData(cd))
 	out := unsafe.Pointer(unsafe.SliceData(sel))
 	ns := 0
 	for _, i := range sel {
 		t := unsafe.Add(base, int(i)*ts)
 		*(*int32)(unsafe.Add(out, ns*4)) = i
-		d := (uint64(load32(t, o0)-l0) - n0) & (uint64(load32(t, o1)-l1) - n1) &
-			(uint64(load32(t, o2)-l2) - n2) & (uint64(load32(t, o3)-l3) - n3)
+		d := b[0].test(t) & b[1].test(t) & b[2].test(t) & b[3].test(t)
 		ns += int(d >> 63)
 	}
 	return sel[:ns]
+}
+
+// range32Block8 is range32Block4 for five to eight ranges.
+func range32Block8(cd []byte, ts int, rs []range32, sel []int32) []int32 {
+	var b [8]range32
+	end := padRanges(b[:], rs)
+	_ = cd[int(sel[len(sel)-1])*ts+end-1] // sel is ascending
+	base := unsafe.Pointer(unsafe.SliceData(cd))
+	out := unsafe.Pointer(unsafe.SliceData(sel))
+	ns := 0
+	for _, i := range sel {
+		t := unsafe.Add(base, int(i)*ts)
+		*(*int32)(unsafe.Add(out, ns*4)) = i
+		d := b[0].test(t) & b[1].test(t) & b[2].test(t) & b[3].test(t) &
+			b[4].test(t) & b[5].test(t) & b[6].test(t) & b[7].test(t)
+		ns += int(d >> 63)
+	}
+	return sel[:ns]
+}
+
+// test has bit 63 set if the tuple at t passes r.
+func (r *range32) test(t unsafe.Pointer) uint64 {
+	return uint64(load32(t, r.off)-r.lo) - r.n
 }
 
 // holds is 1 if the tuple at t passes c, else 0.
