@@ -86,8 +86,9 @@ func TestDivRangeHolds(t *testing.T) {
 
 // TestSelectWorkloadAllRanged: a WHERE of SELECT_16's shape (the
 // workloads package's selectPredicates: comparisons of int32 columns with
-// constants, `a / 1000 = 0` among them) compiles to intervals alone: no
-// term evaluates an expression.
+// constants, `a / 1000 = 0` among them) compiles to intervals alone, no
+// term evaluating an expression, one per column, the first term's column
+// first.
 func TestSelectWorkloadAllRanged(t *testing.T) {
 	s, err := query.NewSchema(32, query.Attribute{Name: "timestamp", Type: query.Int64},
 		query.Attribute{Name: "a1", Type: query.Int32, Offset: 8}, query.Attribute{Name: "a2", Type: query.Int32, Offset: 12},
@@ -114,7 +115,9 @@ func TestSelectWorkloadAllRanged(t *testing.T) {
 	p, err := compilePred(query.And(preds...), s)
 	require.NoError(t, err)
 	assert.Empty(t, p.terms)
-	assert.Len(t, p.ranges, 16)
+	require.Len(t, p.ranges, 3)
+	assert.Equal(t, []int{8, 12, 16}, []int{p.ranges[0].off, p.ranges[1].off, p.ranges[2].off})
+	assert.Len(t, p.ranges32, 3)
 }
 
 // TestRange32MatchesColRange: an int32 column's interval as a cyclic
@@ -211,7 +214,8 @@ func TestAndOfInt32RangesHolds(t *testing.T) {
 		p, err := compilePred(e, s)
 		require.NoError(t, err)
 		if len(terms) > 1 {
-			require.Len(t, p.ranges32, len(terms), "%v", e)
+			require.NotEmpty(t, p.ranges32, "%v", e)
+			require.Empty(t, p.terms, "%v", e)
 		}
 		holds := func(i int) bool {
 			for _, tm := range terms {
@@ -243,4 +247,113 @@ func TestAndOfInt32RangesHolds(t *testing.T) {
 		}
 	}
 	assert.Greater(t, long, 20, "conjunctions of three passes that keep rows")
+}
+
+// TestRanges32SelMatchesEachRange: up to twenty int32 ranges tested four
+// or eight per pass keep exactly the tuples each range, tested alone,
+// keeps.
+func TestRanges32SelMatchesEachRange(t *testing.T) {
+	const ts = 24 // four int32 columns at 8, 12, 16, 20
+	r := rand.New(rand.NewPCG(20, 26))
+	const n = 700
+	data := make([]byte, n*ts)
+	edge := []uint32{0, 1, 1 << 31, 1<<31 - 1, math.MaxUint32}
+	for i := range n {
+		for c := range 4 {
+			v := uint32(r.IntN(40))
+			if r.IntN(10) == 0 {
+				v = edge[r.IntN(len(edge))]
+			}
+			binary.LittleEndian.PutUint32(data[i*ts+8+4*c:], v)
+		}
+	}
+	for range 300 {
+		rs := make([]range32, 1+r.IntN(20))
+		for j := range rs {
+			// Mostly wide ranges (so that long lists keep tuples), a few
+			// empty, full or wrapping.
+			rs[j] = range32{off: 8 + 4*r.IntN(4), lo: uint32(r.IntN(3)), n: uint64(36 + r.IntN(10))}
+			switch r.IntN(12) {
+			case 0:
+				rs[j].n = 0
+			case 1:
+				rs[j].n = 1 << 32
+			case 2:
+				rs[j].lo, rs[j].n = math.MaxUint32-2, 1<<32-3
+			}
+		}
+		var sel, want []int32
+		for i := range n {
+			if r.IntN(4) == 0 {
+				continue
+			}
+			sel = append(sel, int32(i))
+			keep := true
+			for _, rg := range rs {
+				v := binary.LittleEndian.Uint32(data[i*ts+rg.off:])
+				keep = keep && uint64(v-rg.lo) < rg.n
+			}
+			if keep {
+				want = append(want, int32(i))
+			}
+		}
+		got := ranges32Sel(data, ts, rs, sel)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%+v: kept %d, want %d", rs, len(got), len(want))
+		}
+	}
+}
+
+// TestMergedRangesHoldAtEdges: conjunctions of comparisons of one int64
+// and one int32 column with constants at and beyond their edges, merged
+// into one interval per column and the exclusions left inside it, keep
+// exactly the rows every comparison holds for by query.Holds.
+func TestMergedRangesHoldAtEdges(t *testing.T) {
+	const ts = 24 // a int32 at 12, b int64 at 16
+	s, err := query.NewSchema(ts, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "a", Type: query.Int32, Offset: 12}, query.Attribute{Name: "b", Type: query.Int64, Offset: 16})
+	require.NoError(t, err)
+	edges := []int64{math.MinInt64, math.MinInt64 + 1, math.MinInt64 + 2, math.MinInt32 - 1, math.MinInt32, math.MinInt32 + 1, -2, -1, 0, 1, 2,
+		math.MaxInt32 - 1, math.MaxInt32, math.MaxInt32 + 1, math.MaxInt64 - 2, math.MaxInt64 - 1, math.MaxInt64}
+	n := len(edges) * len(edges)
+	data := make([]byte, n*ts)
+	vals := make([][2]int64, n)
+	for i := range n {
+		a, b := int64(int32(edges[i%len(edges)])), edges[i/len(edges)]
+		vals[i] = [2]int64{a, b}
+		binary.LittleEndian.PutUint32(data[i*ts+12:], uint32(int32(a)))
+		binary.LittleEndian.PutUint64(data[i*ts+16:], uint64(b))
+	}
+	ops := []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge}
+	r := rand.New(rand.NewPCG(7, 77))
+	for range 3000 {
+		type term struct {
+			col int
+			op  query.CmpOp
+			k   int64
+		}
+		var terms []term
+		var exprs []query.Expr
+		for range 1 + r.IntN(5) {
+			tm := term{col: r.IntN(2), op: ops[r.IntN(6)], k: edges[r.IntN(len(edges))]}
+			terms = append(terms, tm)
+			exprs = append(exprs, query.Cmp(query.C([]string{"a", "b"}[tm.col]), tm.op, query.Int(tm.k)))
+		}
+		e := query.And(exprs...)
+		p, err := compilePred(e, s)
+		require.NoError(t, err)
+		var want []int32
+		for i, v := range vals {
+			keep := true
+			for _, tm := range terms {
+				keep = keep && query.Holds(tm.op, v[tm.col], tm.k)
+			}
+			if keep {
+				want = append(want, int32(i))
+			}
+		}
+		all, _ := selectRows(p, make([]int32, n), data, ts)
+		if !slices.Equal(all, want) {
+			t.Fatalf("%v: kept %v, want %v (ranges %+v)", e, all, want, p.ranges)
+		}
+	}
 }

@@ -384,8 +384,86 @@ func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, err
 		}
 		p.terms = append(p.terms, c)
 	}
+	if kind == pAnd {
+		p.ranges = mergeRanges(p.ranges)
+	}
 	p.ranges32 = ranges32Of(p.ranges)
 	return p, nil
+}
+
+// mergeRanges returns the intervals of a conjunction rs, those over one
+// column intersected into one (AND commutes), and the exclusions (!=) that
+// the column's interval makes redundant dropped or folded into it, in the
+// order of each column's first term (the query's first term stays first:
+// selectRows tests it over the whole chunk). A column with an interval that
+// wraps (none rangeOf or divRangeOf makes) keeps its terms as they are.
+func mergeRanges(rs []colRange) []colRange {
+	type col struct {
+		off  int
+		wide bool
+	}
+	var order []col
+	in := map[col][]colRange{}
+	for _, r := range rs {
+		c := col{r.off, r.wide}
+		if _, seen := in[c]; !seen {
+			order = append(order, c)
+		}
+		in[c] = append(in[c], r)
+	}
+	out := make([]colRange, 0, len(rs))
+	for _, c := range order {
+		out = append(out, mergeColumn(in[c])...)
+	}
+	return out
+}
+
+// mergeColumn merges the intervals rs of one column (mergeRanges).
+func mergeColumn(rs []colRange) []colRange {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // the intersection
+	var excl []colRange
+	for _, r := range rs {
+		rhi := int64(uint64(r.lo) + r.span)
+		if rhi < r.lo {
+			return rs
+		}
+		if r.neg {
+			excl = append(excl, r)
+			continue
+		}
+		lo, hi = max(lo, r.lo), min(hi, rhi)
+	}
+	empty := colRange{off: rs[0].off, wide: rs[0].wide, lo: math.MinInt64, span: math.MaxUint64, neg: true}
+	if lo > hi {
+		return []colRange{empty}
+	}
+	// Exclusions at an end of [lo, hi] shrink it; until none does, as one
+	// may uncover another.
+	for changed := true; changed; {
+		changed = false
+		for _, x := range excl {
+			xhi := int64(uint64(x.lo) + x.span)
+			if x.lo <= lo && lo <= xhi {
+				if xhi == math.MaxInt64 || xhi >= hi {
+					return []colRange{empty}
+				}
+				lo, changed = xhi+1, true
+			}
+			if x.lo <= hi && hi <= xhi {
+				if x.lo == math.MinInt64 || x.lo <= lo {
+					return []colRange{empty}
+				}
+				hi, changed = x.lo-1, true
+			}
+		}
+	}
+	out := []colRange{{off: rs[0].off, wide: rs[0].wide, lo: lo, span: uint64(hi - lo)}}
+	for _, x := range excl {
+		if xhi := int64(uint64(x.lo) + x.span); x.lo > lo && xhi < hi {
+			out = append(out, x) // strictly inside: still excludes values
+		}
+	}
+	return out
 }
 
 // filter returns the tuples of sel (ascending) for which p holds, written
