@@ -29,6 +29,10 @@ type vexpr struct {
 	// div: an integer division by a constant, by multiplication (divisor).
 	div    divisor
 	divide bool
+	// vAffine: the column at off (int64 if wide, else int32) times mul
+	// plus add.
+	wide     bool
+	mul, add int64
 }
 
 type vkind uint8
@@ -41,6 +45,7 @@ const (
 	vConst
 	vArith
 	vToFloat // l converted to float
+	vAffine  // integer column * mul + add (affineOf), read in place
 )
 
 // compileExpr compiles e over schema s. Constants become registers filled
@@ -81,6 +86,9 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 		}
 		return v, nil
 	case query.Arith:
+		if v, ok := affineOf(e, s); ok {
+			return v, nil
+		}
 		l, r, err := compileOperands(e.L, e.R, s)
 		if err != nil {
 			return nil, err
@@ -144,6 +152,8 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 	}
 	switch v.kind {
 	case vConst:
+	case vAffine:
+		v.affine(data, ts, sel)
 	case vColI32:
 		dst := v.ints
 		for _, i := range sel {
@@ -191,6 +201,108 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 			arithAll(v.op, v.ints[:n], v.l.operandInts(n), v.r.operandInts(n), v.r.kind == vConst, true)
 		default:
 			arith(v.op, v.ints, v.l.ints, v.r.ints, sel, true)
+		}
+	}
+}
+
+// affineOf compiles `int column * k1 + k2` and its parts (`column * k`,
+// `column + k`, `column - k`, `column * k1 - k2`, constants either side of +
+// and *) into one vAffine pass. The integers wrap as the separate
+// operations do (x*k1 + k2, and x - k as x + -k, are the same bits), so
+// the values are the operations'.
+func affineOf(e query.Arith, s *query.Schema) (*vexpr, bool) {
+	col, mul, add, ok := affineParts(e)
+	if !ok {
+		return nil, false
+	}
+	a, err := s.Lookup(col)
+	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
+		return nil, false
+	}
+	v := &vexpr{kind: vAffine, off: a.Offset, wide: a.Type == query.Int64, mul: mul, add: add}
+	v.alloc()
+	return v, true
+}
+
+// affineParts matches e as col*mul + add.
+func affineParts(e query.Expr) (col string, mul, add int64, ok bool) {
+	ar, isArith := e.(query.Arith)
+	if !isArith {
+		if c, isCol := e.(query.Column); isCol {
+			return c.Name, 1, 0, true
+		}
+		return "", 0, 0, false
+	}
+	l, r := ar.L, ar.R
+	lk, lConst := l.(query.IntConst)
+	rk, rConst := r.(query.IntConst)
+	switch ar.Op {
+	case query.OpAdd, query.OpMul:
+		if lConst && !rConst { // k op x: commutes
+			l, r, rk, rConst = r, l, lk, true
+		}
+	case query.OpSub:
+	default:
+		return "", 0, 0, false
+	}
+	if !rConst {
+		return "", 0, 0, false
+	}
+	switch ar.Op {
+	case query.OpMul:
+		// Only a column scaled: (x*m + c)*k would reorder the wrapping
+		// multiplication of c.
+		if c, isCol := l.(query.Column); isCol {
+			return c.Name, rk.V, 0, true
+		}
+		return "", 0, 0, false
+	default:
+		inner, isArith := l.(query.Arith)
+		if isArith && inner.Op != query.OpMul {
+			return "", 0, 0, false // x + k1 + k2: left to the general path
+		}
+		col, mul, add, ok := affineParts(l)
+		if !ok || add != 0 {
+			return "", 0, 0, false
+		}
+		if ar.Op == query.OpSub {
+			return col, mul, -rk.V, true
+		}
+		return col, mul, rk.V, true
+	}
+}
+
+// affine computes column * mul + add for the tuples sel of the chunk data,
+// all of them in one strided pass when sel is every tuple.
+func (v *vexpr) affine(data []byte, ts int, sel []int32) {
+	n := len(data) / ts
+	if n == 0 || len(sel) == 0 {
+		return
+	}
+	width := 4
+	if v.wide {
+		width = 8
+	}
+	_ = data[(n-1)*ts+v.off+width-1]
+	col := unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), v.off)
+	m, c := v.mul, v.add
+	dst := v.ints
+	switch {
+	case len(sel) == n && v.wide:
+		for i := range dst[:n] {
+			dst[i] = int64(load64(col, i*ts))*m + c
+		}
+	case len(sel) == n:
+		for i := range dst[:n] {
+			dst[i] = int64(int32(load32(col, i*ts)))*m + c
+		}
+	case v.wide:
+		for _, i := range sel {
+			dst[i] = int64(load64(col, int(i)*ts))*m + c
+		}
+	default:
+		for _, i := range sel {
+			dst[i] = int64(int32(load32(col, int(i)*ts)))*m + c
 		}
 	}
 }
