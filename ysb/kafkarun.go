@@ -40,14 +40,22 @@ type KafkaRunConfig struct {
 	FlushEvery time.Duration
 	// IdleTimeout is the Kafka source's (0: its default).
 	IdleTimeout time.Duration
-	// Logger receives the source's warnings (nil: none).
+	// Logger receives the source's warnings and the Redis output's
+	// outage reports (nil: none).
 	Logger func(format string, args ...any)
+	// RetryTimeout is how long a write to Redis that fails on the
+	// connection is retried (redissink.YSBConfig.RetryTimeout; 0: none,
+	// the run fails at once).
+	RetryTimeout time.Duration
 	// Started, when set, is called once the campaigns are loaded and the
 	// source is open, before the first event is read.
 	Started func(campaigns, ads int)
 	// Opened, when set, is called with the Kafka source once it is open
 	// (to watch its counters: a metrics server).
 	Opened func(*kafka.Source)
+	// SinkOpened, when set, is called with the Redis output once it is
+	// open (to watch its outages: a metrics server).
+	SinkOpened func(*redissink.YSB)
 	// Flushed, when set, is called after each write to Redis with the
 	// stream's counters (of the tuples merged so far).
 	Flushed func(engine.Stats)
@@ -107,11 +115,14 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 		return res, fmt.Errorf("redis %s: no ads of the campaigns set (run saber-hx ysb setup first)", kc.Redis)
 	}
 	res.Campaigns, res.Ads = len(ids), len(camps.AdIDs)
-	out, err := redissink.NewYSB(ctx, redissink.YSBConfig{Client: rcl})
+	out, err := redissink.NewYSB(ctx, redissink.YSBConfig{Client: rcl, RetryTimeout: kc.RetryTimeout, Logger: kc.Logger})
 	if err != nil {
 		return res, err
 	}
 	defer out.Close()
+	if kc.SinkOpened != nil {
+		kc.SinkOpened(out)
+	}
 
 	dec, err := source.NewJSONDecoder(JSONLayout(), source.JSONOptions{Options: source.Options{Input: kc.Topic, OnError: source.Skip}})
 	if err != nil {
@@ -160,10 +171,13 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 	// the records whose windows are written: the progress read before the
 	// flush, so that what it covers is in the flushed windows.
 	var flushes atomic.Int64
+	// One write may take 30 s; an outage is retried for RetryTimeout more.
+	flushBound := 30*time.Second + max(kc.RetryTimeout, 0)
 	flush := func(c context.Context) error {
 		p := stream.Progress()
-		// Bounded: a Redis gone away fails the run rather than hang it.
-		c, cancel := context.WithTimeout(c, 30*time.Second)
+		// Bounded: a Redis gone away for longer than the retry budget
+		// fails the run rather than hang it.
+		c, cancel := context.WithTimeout(c, flushBound)
 		defer cancel()
 		if err := out.Flush(c); err != nil {
 			return err
@@ -243,7 +257,7 @@ func RunKafka(ctx context.Context, cfg engine.Config, kc KafkaRunConfig) (KafkaR
 	}
 	// The drained windows: written with a context of their own, so that an
 	// interrupted run still writes what it counted.
-	lastCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	lastCtx, cancel := context.WithTimeout(context.Background(), flushBound)
 	defer cancel()
 	if err := flush(lastCtx); err != nil {
 		return res, err

@@ -91,29 +91,48 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 }
 
 // TestMetricsAddrYSBKafka: the original pipeline's run serves its Kafka
-// source's counters (records, per-partition lag) beside the engine's.
+// source's counters (records, per-partition lag) and its Redis output's
+// outages beside the engine's, also when it runs through run's machinery
+// (--checkpoint-dir), where the query and the output are the SQL sink's.
 func TestMetricsAddrYSBKafka(t *testing.T) {
-	rs := redistest.Start(t)
-	k := kafkatest.Start(t, 2)
-	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "5", "--ads-per-campaign", "2")
-	require.Equal(t, 0, code, errs)
-	code, out, errs := cli(t, "ysb", "produce", "--brokers", k.Addr, "--topic", "ad-events", "--rate", "2000", "--duration", "500ms",
-		"--partitions", "2", "--num-campaigns", "5", "--ads-per-campaign", "2")
-	require.Equal(t, 0, code, errs)
-	var produced int
-	_, err := fmt.Sscanf(out[strings.Index(out, "produce done: "):], "produce done: %d events", &produced)
-	require.NoError(t, err, out)
-	var stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run([]string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
-			"--duration", "3s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}, io.Discard, &stderr)
-	}()
-	url := printedURL(t, &stderr)
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	body := scrapeUntil(t, client, url, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
-	assert.Contains(t, body, `saber_source_lag_records{partition="0",source="ad-events"} 0`)
-	assert.Contains(t, body, `saber_records_in_total{query="ysb"}`)
-	assert.Equal(t, 0, <-done, stderr.String())
+	for _, tc := range []struct {
+		name, query string
+		extra       []string
+	}{
+		{"plain", "ysb", nil},
+		{"checkpointed", "ysb_redis", []string{"--checkpoint-dir", "CKPT", "--group", "metrics"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := redistest.Start(t)
+			k := kafkatest.Start(t, 2)
+			code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "5", "--ads-per-campaign", "2")
+			require.Equal(t, 0, code, errs)
+			code, out, errs := cli(t, "ysb", "produce", "--brokers", k.Addr, "--topic", "ad-events", "--rate", "2000", "--duration", "500ms",
+				"--partitions", "2", "--num-campaigns", "5", "--ads-per-campaign", "2")
+			require.Equal(t, 0, code, errs)
+			var produced int
+			_, err := fmt.Sscanf(out[strings.Index(out, "produce done: "):], "produce done: %d events", &produced)
+			require.NoError(t, err, out)
+			args := []string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
+				"--duration", "3s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}
+			for _, a := range tc.extra {
+				if a == "CKPT" {
+					a = t.TempDir()
+				}
+				args = append(args, a)
+			}
+			var stderr lockedBuffer
+			done := make(chan int, 1)
+			go func() { done <- run(args, io.Discard, &stderr) }()
+			url := printedURL(t, &stderr)
+			client := &http.Client{Transport: &http.Transport{}}
+			defer client.CloseIdleConnections()
+			body := scrapeUntil(t, client, url, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
+			assert.Contains(t, body, `saber_source_lag_records{partition="0",source="ad-events"} 0`)
+			assert.Contains(t, body, `saber_records_in_total{query="`+tc.query+`"}`)
+			assert.Contains(t, body, `saber_sink_retries_total{sink="`+tc.query+`"} 0`)
+			assert.Contains(t, body, `saber_sink_down{sink="`+tc.query+`"} 0`)
+			assert.Equal(t, 0, <-done, stderr.String())
+		})
+	}
 }

@@ -170,6 +170,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("run", runSynopsis, stdout)
 	var ef engineFlags
 	ef.register(fs)
+	retryTimeout := addSinkRetryFlag(fs)
 	expr := fs.String("e", "", "the SQL text itself, instead of a file")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line (of stderr when a query's rows go to stdout): "+
 		"seconds, tuples, per query its tuples, windows, rows, filtered/unmatched/late/counted_tuples, per source its tuples and "+
@@ -216,7 +217,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 			return usageError{fmt.Errorf("source %s: %w", s.Name, err)}
 		}
 	}
-	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr, share: kafkaShare{instance: *instance, instances: *instances}}
+	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr, share: kafkaShare{instance: *instance, instances: *instances},
+		sinkRetryTimeout: retryTimeout}
 	durationGiven := false
 	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
 	// Registered first: an output opened before a later one fails is
@@ -237,6 +239,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 				ef.metrics.Registry().AddSource(s.src.Name, kafkaCounts(s.kafka))
 			}
 		}
+		r.addSinkMetrics(ef.metrics.Registry())
 	}
 
 	start := time.Now()
@@ -357,6 +360,8 @@ type sqlRun struct {
 	tables    map[string][]byte // tables' text by name, instead of their files
 	stopAtEnd bool              // the Kafka sources read to the ends they had at the start
 	quiet     bool              // no progress line every second (ysb prints none)
+	// sinkRetryTimeout is --sink-retry-timeout; nil: its default.
+	sinkRetryTimeout *time.Duration
 }
 
 // open readies a run: with ckptDir its checkpointer and the checkpoint to

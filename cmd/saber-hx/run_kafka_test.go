@@ -121,7 +121,6 @@ CREATE SINK to_redis AS
 // the server once Redis has gone away and rows have nowhere to go,
 // instead of reading on and buffering.
 func TestRunFailsWhenRedisGoes(t *testing.T) {
-	t.Setenv(sinkRetryEnv, "0")
 	cluster := kafkatest.Start(t, 1, "events")
 	rds := redistest.Start(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr))
@@ -137,7 +136,9 @@ CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n FROM TUMBLE(events, t
 `, cluster.Addr, rds.Addr)
 	var stderr lockedBuffer
 	code := make(chan int, 1)
-	go func() { code <- run([]string{"run", "-e", sqlText, "--workers", "1"}, io.Discard, &stderr) }()
+	go func() {
+		code <- run([]string{"run", "-e", sqlText, "--workers", "1", "--sink-retry-timeout", "0"}, io.Discard, &stderr)
+	}()
 	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
 	defer rc.Close()
 	require.Eventually(t, func() bool {

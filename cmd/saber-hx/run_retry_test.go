@@ -365,7 +365,6 @@ CREATE SINK to_kafka AS
 // run once the retry budget is spent, naming the server, the outage
 // reported first.
 func TestRunRedisRetryGivesUp(t *testing.T) {
-	t.Setenv(sinkRetryEnv, "1s")
 	cluster := kafkatest.Start(t, 1, "events")
 	rds := redistest.Start(t)
 	produced := produceOutage(t, cluster.Addr, 40, 50)
@@ -376,7 +375,7 @@ CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUM
 `, cluster.Addr, rds.Addr)
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	code := runAsync([]string{"run", "-e", sqlText, "--workers", "1"}, &stdout, &stderr)
+	code := runAsync([]string{"run", "-e", sqlText, "--workers", "1", "--sink-retry-timeout", "1s"}, &stdout, &stderr)
 	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written")
 	rds.Stop()
 	assert.Equal(t, 1, waitCode(t, code, &stderr))
@@ -401,14 +400,26 @@ func TestSinkRetrySetting(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Minute, s.timeout)
 	assert.Equal(t, flushTimeout+2*time.Minute, s.flushBound())
-	t.Setenv(sinkRetryEnv, "5s")
+	five, negative := 5*time.Second, -time.Second
+	r.sinkRetryTimeout = &five
 	s, err = r.sinkRetry()
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, s.timeout)
-	for _, bad := range []string{"-1s", "soon"} {
-		t.Setenv(sinkRetryEnv, bad)
-		_, err = r.sinkRetry()
-		var ue usageError
-		assert.ErrorAs(t, err, &ue, bad)
+	r.sinkRetryTimeout = &negative
+	_, err = r.sinkRetry()
+	var ue usageError
+	assert.ErrorAs(t, err, &ue)
+
+	for _, cmd := range []string{"run", "ysb"} {
+		args := []string{cmd, "-e", "SELECT * FROM s", "--sink-retry-timeout", "soon"}
+		if cmd == "ysb" {
+			args = []string{cmd, "--source", "kafka", "--sink-retry-timeout", "soon"}
+		}
+		code, _, stderr := cli(t, args...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "sink-retry-timeout", "%v", args)
 	}
+	code, _, stderr := cli(t, "ysb", "--source", "kafka", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--sink-retry-timeout", "-1s")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--sink-retry-timeout -1s")
 }

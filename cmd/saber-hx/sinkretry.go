@@ -6,16 +6,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
 	redissink "github.com/saber-hx/saber-hx/sink/redis"
 )
-
-// sinkRetryEnv, where set, is --sink-retry-timeout's value until the flag
-// is registered on run's flag set (addSinkRetryFlag).
-const sinkRetryEnv = "SABER_HX_SINK_RETRY_TIMEOUT"
 
 // addSinkRetryFlag registers --sink-retry-timeout on fs.
 func addSinkRetryFlag(fs *flag.FlagSet) *time.Duration {
@@ -30,16 +25,14 @@ type sinkRetry struct {
 	logf    func(format string, args ...any)
 }
 
-// sinkRetry reads the retry budget (sinkRetryEnv, else the default) and
-// reports outages on stderr.
+// sinkRetry is the run's retry budget (--sink-retry-timeout, or its
+// default) with outages reported on stderr.
 func (r *sqlRun) sinkRetry() (sinkRetry, error) {
 	timeout := redissink.DefaultRetryTimeout
-	if v := os.Getenv(sinkRetryEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return sinkRetry{}, usagef("%s=%q: want a duration of 0 or more, e.g. 2m", sinkRetryEnv, v)
+	if r.sinkRetryTimeout != nil {
+		if timeout = *r.sinkRetryTimeout; timeout < 0 {
+			return sinkRetry{}, usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", timeout)
 		}
-		timeout = d
 	}
 	var mu sync.Mutex // the sinks report from the flusher and the merging workers
 	stderr := r.stderr

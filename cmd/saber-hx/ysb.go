@@ -59,6 +59,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
 	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
+	ka.retryTimeout = addSinkRetryFlag(fs)
 	fs.Int64Var(&ka.delay, "watermark-delay", 0, "--source kafka: watermark delay, ms: a window closes when the largest event time seen passes its end by this")
 	var sc ysbScale
 	fs.StringVar(&sc.ckptDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+

@@ -120,7 +120,7 @@ func runYSBKafkaViaRun(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Conf
 		return err
 	}
 	r := &sqlRun{prog: prog, name: "ysb", output: "-", stderr: stderr, share: kafkaShare{instance: sc.instance, instances: sc.instances},
-		tables: map[string][]byte{ysbCampaignsTable: csv}, stopAtEnd: a.stopAtEnd, quiet: true}
+		tables: map[string][]byte{ysbCampaignsTable: csv}, stopAtEnd: a.stopAtEnd, quiet: true, sinkRetryTimeout: a.retryTimeout}
 	defer r.abortSinks()
 	defer r.closeSources()
 	if err := r.open(stdout, sc.ckptDir, sc.ckptEvery, a.duration, a.durationSet); err != nil {
@@ -140,6 +140,7 @@ func runYSBKafkaViaRun(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Conf
 	src := r.sources[0]
 	if ef.metrics != nil {
 		ef.metrics.Registry().AddSource(a.topic, kafkaCounts(src.kafka))
+		r.addSinkMetrics(ef.metrics.Registry())
 	}
 	start := time.Now()
 	stats, err := r.run(sig.ctx, cfg, r.specs)

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/sink"
+	redissink "github.com/saber-hx/saber-hx/sink/redis"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -305,6 +307,7 @@ type kafkaArgs struct {
 	delay                        int64
 	duration                     time.Duration
 	durationSet, stopAtEnd       bool
+	retryTimeout                 *time.Duration // --sink-retry-timeout
 }
 
 // runYSBKafka is ysb --source kafka: the run of the original pipeline.
@@ -323,6 +326,8 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef
 		return usagef("--topic: name a topic")
 	case a.delay < 0:
 		return usagef("--watermark-delay %d: must not be negative", a.delay)
+	case a.retryTimeout != nil && *a.retryTimeout < 0:
+		return usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", *a.retryTimeout)
 	}
 	if a.durationSet && a.duration <= 0 {
 		return usagef("--duration %v: must be positive", a.duration)
@@ -330,8 +335,18 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef
 	if sc.viaRun() {
 		return runYSBKafkaViaRun(sig, a, sc, cfg, ef, asJSON, stdout, stderr)
 	}
-	kc := ysb.KafkaRunConfig{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay,
-		Logger: func(format string, args ...any) { fmt.Fprintf(stderr, "saber-hx: kafka: "+format+"\n", args...) }}
+	kc := ysb.KafkaRunConfig{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay}
+	kc.RetryTimeout = redissink.DefaultRetryTimeout
+	if a.retryTimeout != nil {
+		kc.RetryTimeout = *a.retryTimeout
+	}
+	var mu sync.Mutex // the sink reports from the flusher, the source from its reader
+	kc.Logger = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "saber-hx: "+format+"\n", args...)
+	}
+	silenceRedisOnce.Do(redissink.SilenceClientLog)
 	if a.durationSet {
 		kc.Duration = a.duration
 	}
@@ -341,6 +356,7 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef
 	}
 	if ef.metrics != nil {
 		kc.Opened = func(src *kafka.Source) { ef.metrics.Registry().AddSource(a.topic, kafkaCounts(src)) }
+		kc.SinkOpened = func(out *redissink.YSB) { ef.metrics.Registry().AddSink("ysb", sinkCounts(out)) }
 	}
 	res, err := ysb.RunKafka(sig.ctx, cfg, kc)
 	if err != nil {

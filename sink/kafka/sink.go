@@ -129,6 +129,10 @@ func (s *Sink) Flush(ctx context.Context) error {
 // retried by kgo.
 func (s *Sink) Retries() uint64 { return s.outage.Retries() }
 
+// Down says whether the brokers are unreachable now (a connection failed
+// and none has succeeded since).
+func (s *Sink) Down() bool { return s.outage.Down() }
+
 // Close drops what was not flushed and closes the client.
 func (s *Sink) Close() error {
 	s.closeOnce.Do(func() {

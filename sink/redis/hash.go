@@ -259,6 +259,10 @@ func (h *Hash) write(ctx context.Context, arena []byte, ends []int) error {
 // error.
 func (h *Hash) Retries() uint64 { return h.retry.outage.Retries() }
 
+// Down says whether the server is unreachable now: the last flush
+// failed on the connection and is being retried.
+func (h *Hash) Down() bool { return h.retry.outage.Down() }
+
 // Run flushes every interval until ctx ends, then returns ctx's error;
 // a failed flush is returned at once. The caller flushes once more after
 // the last Add.

@@ -212,6 +212,10 @@ func (y *YSB) write(ctx context.Context, batch map[windowKey]int64) error {
 // error.
 func (y *YSB) Retries() uint64 { return y.retry.outage.Retries() }
 
+// Down says whether the server is unreachable now: the last flush
+// failed on the connection and is being retried.
+func (y *YSB) Down() bool { return y.retry.outage.Down() }
+
 // Run flushes every interval until ctx ends, then returns ctx's error;
 // a failed flush is returned at once. The caller flushes once more after
 // the last Add.
