@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/saber-hx/saber-hx/internal/retry"
 	"github.com/saber-hx/saber-hx/sql"
 )
 
@@ -34,6 +35,9 @@ type txnSink struct {
 	topic string
 	where string
 	begun bool
+	// outage reports the brokers' outages (kgo's connect hook) and counts
+	// the failed connections, which kgo retries.
+	outage *retry.Outage
 
 	arena []byte
 	spans []span
@@ -95,9 +99,13 @@ func (r *sqlRun) outputEpoch() (epoch uint64, ok bool, err error) {
 	return epoch, true, nil
 }
 
-func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeout time.Duration) (*txnSink, error) {
+// openTxnSink opens a transactional Kafka output; logf (nil: none)
+// receives its outage reports.
+func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
 	where := fmt.Sprintf("kafka sink %s (brokers %s, transactional id %s)", topic, strings.Join(brokers, ","), id)
+	outage := retry.NewOutage(where, logf, 0)
 	cl, err := kgo.NewClient(
+		kgo.WithHooks(retry.BrokerHook{O: outage}),
 		kgo.SeedBrokers(brokers...),
 		kgo.DefaultProduceTopic(topic),
 		kgo.AllowAutoTopicCreation(),
@@ -114,8 +122,15 @@ func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeou
 		cl.Close()
 		return nil, fmt.Errorf("%s: init producer: %w", where, err)
 	}
-	return &txnSink{cl: cl, id: id, topic: topic, where: where}, nil
+	return &txnSink{cl: cl, id: id, topic: topic, where: where, outage: outage}, nil
 }
+
+// Retries is the number of failed connections to the brokers, each
+// retried by kgo.
+func (s *txnSink) Retries() uint64 { return s.outage.Retries() }
+
+// Down says whether the brokers are unreachable now.
+func (s *txnSink) Down() bool { return s.outage.Down() }
 
 // Append buffers one record (bytes copied).
 func (s *txnSink) Append(key, value []byte) {

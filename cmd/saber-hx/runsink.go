@@ -431,7 +431,7 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 			s.keyCol = col(k.Key)
 		}
 		if txnID != "" {
-			if s.txn, err = openTxnSink(ctx, k.Brokers, k.Topic, txnID, txnTimeout); err != nil {
+			if s.txn, err = openTxnSink(ctx, k.Brokers, k.Topic, txnID, txnTimeout, retry.logf); err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.Name, err)
 			}
 			return s, nil

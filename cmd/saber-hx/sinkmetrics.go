@@ -28,6 +28,8 @@ func (r *sqlRun) addSinkMetrics(reg *metrics.Registry) {
 			o = s.ysbOut
 		case s.kafka != nil:
 			o = s.kafka
+		case s.txn != nil:
+			o = s.txn
 		default:
 			continue
 		}
