@@ -1,0 +1,103 @@
+package kernels
+
+// A window join's tasks: a closed window's tuples, copied out of the
+// panes, whose pairs any worker computes without the join's lock.
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// JoinTask is one closed window's pair computation: its tuples, copied out
+// of the panes, and its output. Tasks are reused from window to window,
+// with their buffers and compiled predicate.
+type JoinTask struct {
+	plan  *pairPlan
+	w     int64
+	sides [2]taskSide
+	out   []byte
+	done  bool
+	st    *pairState // compiled at the first Run
+	views [2][][]byte
+}
+
+type taskSide struct {
+	data  []byte // the window's tuples in position order
+	spare []byte // the sort's second buffer
+	keys  []sortKey
+}
+
+// sortKey orders a range window's tuples by event time, ties by their
+// order of arrival: a stable sort by an unstable one.
+type sortKey struct {
+	pos int64
+	i   int32
+}
+
+func cmpSortKey(a, b sortKey) int {
+	switch {
+	case a.pos < b.pos:
+		return -1
+	case a.pos > b.pos:
+		return 1
+	}
+	return int(a.i - b.i)
+}
+
+// sortByPosition orders the side's tuples (ts bytes each) by event time,
+// stably; tuples in order (the common case) are left as they are.
+func (s *taskSide) sortByPosition(ts int) {
+	d := s.data
+	n := len(d) / ts
+	sorted := true
+	prev := int64(math.MinInt64)
+	for o := 0; o < len(d); o += ts {
+		p := int64(binary.LittleEndian.Uint64(d[o:]))
+		if p < prev {
+			sorted = false
+			break
+		}
+		prev = p
+	}
+	if sorted {
+		return
+	}
+	keys := slices.Grow(s.keys[:0], n)[:n]
+	for i := range keys {
+		keys[i] = sortKey{pos: int64(binary.LittleEndian.Uint64(d[i*ts:])), i: int32(i)}
+	}
+	slices.SortFunc(keys, cmpSortKey)
+	dst := slices.Grow(s.spare[:0], len(d))
+	for _, k := range keys {
+		o := int(k.i) * ts
+		dst = append(dst, d[o:o+ts]...)
+	}
+	s.keys, s.spare, s.data = keys, d, dst
+}
+
+// tupleViews returns the task's tuples as the PairJoiner takes them.
+func (t *JoinTask) tupleViews(lts, rts int) (l, r [][]byte) {
+	for i, ts := range [2]int{lts, rts} {
+		v := t.views[i][:0]
+		d := t.sides[i].data
+		for o := 0; o < len(d); o += ts {
+			v = append(v, d[o:o+ts:o+ts])
+		}
+		t.views[i] = v
+	}
+	return t.views[0], t.views[1]
+}
+
+// Window is the task's window.
+func (t *JoinTask) Window() int64 { return t.w }
+
+// Run computes the window's pairs: left tuples outer, right ones inner,
+// in position order, the pairs for which WHERE holds. It touches only the
+// task: any goroutine may run it, without the WindowJoin's lock.
+func (t *JoinTask) Run() {
+	if t.st == nil {
+		t.st = t.plan.newState()
+	}
+	t.out = t.st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
+}
