@@ -35,6 +35,7 @@ type benchRun struct {
 	inputs []*benchInput
 	feeds  []func() *engine.Stream // the stream each input feeds, once the engine runs
 	eng    *engine.Engine
+	gc     gcSample // the GC cycles and heap allocations of the measured interval
 }
 
 // build turns the workload list into the engine's specs and their inputs.
@@ -205,6 +206,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 // ctx is cancelled), with a progress line per second on stderr, and closes
 // the engine: every task merged.
 func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Duration, record bool, ingestMode engine.Ingest, stderr io.Writer) ([]engine.Stats, float64, error) {
+	gcFrom := readGC()
 	start := time.Now()
 	deadline := start.Add(duration)
 	produced := make([]<-chan error, len(r.inputs))
@@ -223,6 +225,7 @@ func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Dur
 	}
 	stats, cerr := r.eng.CloseAll()
 	seconds := time.Since(start).Seconds()
+	r.gc = readGC().since(gcFrom)
 	stopProgress() // its last line is written before ours
 	for _, err := range append(errs, cerr) {
 		if err != nil {

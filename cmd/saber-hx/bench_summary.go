@@ -40,10 +40,16 @@ type benchSummary struct {
 	BufferSize int     `json:"buffer_size"`
 	// Ingest: who copied the replayed bundles (--ingest, resolved); each
 	// query's own ingest says where its input came from.
-	Ingest     string              `json:"ingest"`
-	Queries    []benchQuerySummary `json:"queries"`
-	Policy     string              `json:"policy"`
-	Processors processorsSummary   `json:"processors"`
+	Ingest string `json:"ingest"`
+	// GCCycles and HeapAllocBytes are the garbage collector's cycles and
+	// the bytes allocated on the heap from the start of the ingestion to
+	// the engine's close (with --validate they include the recorded
+	// output).
+	GCCycles       uint64              `json:"gc_cycles"`
+	HeapAllocBytes uint64              `json:"heap_alloc_bytes"`
+	Queries        []benchQuerySummary `json:"queries"`
+	Policy         string              `json:"policy"`
+	Processors     processorsSummary   `json:"processors"`
 	// Interrupted: SIGINT or SIGTERM (Signal) stopped the ingestion early;
 	// the figures are those of what ran. ValidationInterrupted: a signal
 	// stopped --validate before every query was checked.
@@ -59,6 +65,7 @@ func (r *benchRun) summarize(names string, stats []engine.Stats, seconds float64
 		fallback += st.GPUFallbackTasks
 	}
 	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Ingest: string(ingestMode),
+		GCCycles: r.gc.cycles, HeapAllocBytes: r.gc.allocBytes,
 		Policy: string(cfg.Policy), Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
 	for i, bp := range r.parts {
 		st := stats[i]
@@ -93,7 +100,8 @@ func (sum *benchSummary) print(stdout io.Writer, asJSON, validate bool) error {
 	if asJSON {
 		return writeJSONLine(stdout, sum)
 	}
-	fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s)\n", sum.Workloads, sum.Tuples, sum.Seconds, sum.TuplesPerS/1e6, sum.Workers, sum.TaskSize, sum.Ingest)
+	fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s; %d GC cycles, %.1f MB allocated)\n", sum.Workloads, sum.Tuples, sum.Seconds, sum.TuplesPerS/1e6, sum.Workers, sum.TaskSize, sum.Ingest,
+		sum.GCCycles, float64(sum.HeapAllocBytes)/1e6)
 	if sum.Interrupted {
 		fmt.Fprintf(stdout, "  interrupted by %s: the figures are those of what ran before it\n", sum.Signal)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +36,7 @@ type benchOut struct {
 	Rows       uint64          `json:"rows"`
 	Validated  bool            `json:"validated"`
 	Ingest     string          `json:"ingest"`
+	HeapAlloc  uint64          `json:"heap_alloc_bytes"`
 	Queries    []benchQueryOut `json:"queries"`
 }
 
@@ -129,7 +132,7 @@ func TestBenchSelectJSON(t *testing.T) {
 	// --validate bounds the input to --validate-tuples: the run ends at
 	// 50000 tuples, well before the duration on any machine this runs on.
 	s, m := benchJSON(t, "select", "--duration", "300ms", "--workers", workers, "--json", "--validate", "--validate-tuples", "50000")
-	for _, k := range []string{"workloads", "tuples", "seconds", "tuples_per_s", "windows", "rows", "validated", "workers", "task_size", "buffer_size", "queries"} {
+	for _, k := range []string{"workloads", "tuples", "seconds", "tuples_per_s", "windows", "rows", "validated", "workers", "task_size", "buffer_size", "gc_cycles", "heap_alloc_bytes", "queries"} {
 		assert.Contains(t, m, k)
 	}
 	require.Len(t, s.Queries, 1)
@@ -155,6 +158,24 @@ func TestBenchSelectJSON(t *testing.T) {
 	require.Len(t, s.Queries, 1)
 	assert.True(t, s.Queries[0].Validated, s.Queries[0].Mismatch)
 	assert.Equal(t, uint64(15000), s.Queries[0].Filtered)
+}
+
+// TestBenchMemProfile: --memprofile writes a heap profile (gzipped
+// protobuf) when the run ends, and the summary counts the measured
+// interval's allocations: --validate records every output tuple, so they
+// are more than nothing.
+func TestBenchMemProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mem.prof")
+	s, _ := benchJSON(t, append([]string{"select", "--json", "--validate", "--validate-tuples", "20000", "--memprofile", path}, benchSmall...)...)
+	assert.Positive(t, s.HeapAlloc)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, b[:2], "not gzip")
+
+	code, _, stderr := cli(t, "bench", "select", "--duration", "10ms", "--memprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "memprofile")
 }
 
 func TestBenchHumanOutput(t *testing.T) {

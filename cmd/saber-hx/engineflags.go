@@ -23,6 +23,7 @@ type engineFlags struct {
 	workers, taskSize, bufferSize int
 	pin                           pinFlag
 	cpuProfile                    string
+	memProfile                    string
 
 	mode, policy, static string
 	switchThreshold      int
@@ -52,6 +53,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap) "+
 		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the heap allocations of the whole process (set-up included) to this file when the run ends (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
 		"(CPU workers and the GPU, sharing tasks under --policy; a query without a GPU kernel runs on the CPU only); "+
 		"gpu and hybrid need a build with CUDA and a GPU, or --gpu-emulate")
@@ -231,9 +233,31 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	}, nil
 }
 
-// startProfile starts the CPU profile of --cpuprofile; the returned func
-// stops it.
+// startProfile starts the CPU profile of --cpuprofile and opens the file
+// of --memprofile; the returned func stops the one and writes the other.
 func (f *engineFlags) startProfile() (func(), error) {
+	stopCPU, err := f.startCPUProfile()
+	if err != nil {
+		return nil, err
+	}
+	if f.memProfile == "" {
+		return stopCPU, nil
+	}
+	out, err := os.Create(f.memProfile)
+	if err != nil {
+		stopCPU()
+		return nil, usageError{fmt.Errorf("memprofile: %w", err)}
+	}
+	return func() {
+		stopCPU()
+		if err := pprof.Lookup("allocs").WriteTo(out, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "saber-hx: memprofile: %v\n", err)
+		}
+		out.Close()
+	}, nil
+}
+
+func (f *engineFlags) startCPUProfile() (func(), error) {
 	if f.cpuProfile == "" {
 		return func() {}, nil
 	}
