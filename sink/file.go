@@ -1,6 +1,7 @@
 // Package sink holds the destinations a run writes its output to: File, an
-// output file that never destroys anything; the Kafka and Redis sinks are
-// to join it here.
+// output file that never destroys anything, and Parts, an output written
+// as a part file per checkpoint epoch, committed in two phases (parts.go);
+// the Kafka and Redis sinks are in sink/kafka and sink/redis.
 //
 // # File outputs
 //
@@ -444,24 +445,30 @@ func createReplace(path, target string, fi os.FileInfo) (*File, error) {
 		return nil, classify(fmt.Errorf("create temporary file for %s: %w", path, err))
 	}
 	if fi != nil {
-		keep := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
-		err := tmp.Chmod(keep)
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil {
-			// Best effort: only a privileged process may give a file away;
-			// anyone else's replacement is theirs, as with any editor's save.
-			if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
-				if tmp.Chown(int(st.Uid), int(st.Gid)) == nil {
-					err = tmp.Chmod(keep) // chown clears setuid and setgid
-				}
-			}
-		}
-		if err != nil {
+		if err := keepMode(tmp, fi); err != nil {
 			_ = tmp.Close()
 			_ = os.Remove(tmp.Name())
 			return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 		}
 	}
 	return &File{path: path, target: target, kind: kindReplace, w: tmp, tmp: tmp}, nil
+}
+
+// keepMode gives f the permission bits of the existing file fi and, where
+// the process may, its owner.
+func keepMode(f *os.File, fi os.FileInfo) error {
+	keep := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
+	err := f.Chmod(keep)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil {
+		// Best effort: only a privileged process may give a file away;
+		// anyone else's replacement is theirs, as with any editor's save.
+		if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
+			if f.Chown(int(st.Uid), int(st.Gid)) == nil {
+				err = f.Chmod(keep) // chown clears setuid and setgid
+			}
+		}
+	}
+	return err
 }
 
 // createTemp is os.CreateTemp with a mode: the kernel applies the umask to
