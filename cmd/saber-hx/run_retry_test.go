@@ -208,6 +208,20 @@ func kafkaRows(t *testing.T, broker, topic string) (rows map[outageKey]outageAgg
 // query's result, and so does a Redis output written meanwhile.
 func TestRunBrokerRestartMidRun(t *testing.T) {
 	skipOutageInShort(t)
+	brokerRestartMidRun(t, 3*time.Second)
+}
+
+// TestRunBrokerLongOutage: as TestRunBrokerRestartMidRun, with the broker
+// down for longer than the Kafka client's own deadlines (its produce and
+// fetch requests time out within 30 s, the group session within 45 s):
+// only the run's retries carry it over, within --sink-retry-timeout's
+// default.
+func TestRunBrokerLongOutage(t *testing.T) {
+	skipOutageInShort(t)
+	brokerRestartMidRun(t, 35*time.Second)
+}
+
+func brokerRestartMidRun(t *testing.T, outage time.Duration) {
 	kafkatest.Kcat(t)
 	cluster := kafkatest.StartRestartable(t, 2, "events", "counts")
 	rds := redistest.Start(t)
@@ -225,11 +239,15 @@ CREATE SINK to_redis AS
 `, cluster.Addr, rds.Addr)
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	code := runAsync([]string{"run", "-e", sqlText, "--duration", "10s", "--workers", "2", "--json"}, &stdout, &stderr)
+	// The run reads for the outage and 10 s more: what a run's duration
+	// leaves unread is not lost (its offsets are not committed), but the
+	// test counts every record in this one run.
+	duration := (outage + 10*time.Second).String()
+	code := runAsync([]string{"run", "-e", sqlText, "--duration", duration, "--workers", "2", "--json"}, &stdout, &stderr)
 
 	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written before the outage")
 	cluster.Stop()
-	time.Sleep(3 * time.Second)
+	time.Sleep(outage)
 	cluster.Restart(t)
 	require.NoError(t, <-produced)
 
