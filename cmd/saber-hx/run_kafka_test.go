@@ -34,33 +34,21 @@ func TestRunKafkaToKafkaAndRedis(t *testing.T) {
 	// Event times rise and records go round robin: each partition is in
 	// order, so the source's merge restores the global order and no
 	// record is late.
-	type key struct{ start, cat int64 }
-	type agg struct{ n, sum int64 }
-	want := map[key]agg{}
+	type key = outageKey
+	type agg = outageAgg
+	const n = 5000
+	want := outageOracle(n)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	require.NoError(t, err)
 	defer cl.Close()
-	const n = 5000
 	var recs []*kgo.Record
 	for i := range n {
-		ts, cat, v := int64(i*3), int64(i%5), int64(i%7)
+		ts, cat, v := outageRecord(i)
 		recs = append(recs, &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
-		k := key{ts / 100 * 100, cat}
-		a := want[k]
-		want[k] = agg{a.n + 1, a.sum + v}
 	}
 	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
 
-	sqlText := fmt.Sprintf(`
-CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'run-test', format = 'json', idle_timeout = '200ms');
-CREATE SINK to_kafka AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
-CREATE SINK to_redis AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{cat}', flush = '100ms');
-`, cluster.Addr, rds.Addr)
+	sqlText := countsProgram(cluster.Addr, rds.Addr, "run-test")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"run", "-e", sqlText, "--duration", "3s", "--workers", "2", "--json"}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())

@@ -184,13 +184,23 @@ CREATE SINK out AS
 func kafkaRows(t *testing.T, broker, topic string) (rows map[outageKey]outageAgg, dups int) {
 	t.Helper()
 	out := kafkatest.RunKcat(t, nil, "-C", "-b", broker, "-t", topic, "-e", "-q", "-f", "%s\n")
-	rows = map[outageKey]outageAgg{}
+	var values [][]byte
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if line == "" {
-			continue
+		if line != "" {
+			values = append(values, []byte(line))
 		}
+	}
+	return outageRows(t, values)
+}
+
+// outageRows decodes the outage tests' output records (JSON rows of
+// window_start, cat, n and s), counting the windows written twice.
+func outageRows(t *testing.T, values [][]byte) (rows map[outageKey]outageAgg, dups int) {
+	t.Helper()
+	rows = map[outageKey]outageAgg{}
+	for _, v := range values {
 		var r struct{ Window_start, Cat, N, S int64 }
-		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		require.NoError(t, json.Unmarshal(v, &r), string(v))
 		k := outageKey{r.Window_start, r.Cat}
 		if _, ok := rows[k]; ok {
 			dups++
@@ -198,6 +208,23 @@ func kafkaRows(t *testing.T, broker, topic string) (rows map[outageKey]outageAgg
 		rows[k] = outageAgg{r.N, r.S}
 	}
 	return rows, dups
+}
+
+// countsProgram is the SQL of the Kafka tests of run: records of
+// outageRecord from topic events (group group) counted per 100 ms
+// tumbling window and cat into topic counts (keyed by cat) and into Redis
+// hashes w:{window_start}:{cat}.
+func countsProgram(broker, redisAddr, group string) string {
+	return fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[3]s', format = 'json', idle_timeout = '200ms');
+CREATE SINK to_kafka AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
+CREATE SINK to_redis AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{cat}', flush = '100ms');
+`, broker, redisAddr, group)
 }
 
 // TestRunBrokerRestartMidRun: the broker a run reads from and writes to
@@ -227,16 +254,7 @@ func brokerRestartMidRun(t *testing.T, outage time.Duration) {
 	rds := redistest.Start(t)
 	const batches, perBatch = 30, 100
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
-	sqlText := fmt.Sprintf(`
-CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '200ms');
-CREATE SINK to_kafka AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
-CREATE SINK to_redis AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{cat}', flush = '100ms');
-`, cluster.Addr, rds.Addr)
+	sqlText := countsProgram(cluster.Addr, rds.Addr, "outage")
 	var stdout strings.Builder
 	var stderr lockedBuffer
 	// The run reads for the outage and 10 s more: what a run's duration
@@ -318,17 +336,7 @@ CREATE SINK to_kafka AS
 
 // committedRows reads a transactional output back, read committed.
 func committedRows(t *testing.T, broker, topic string) (rows map[outageKey]outageAgg, dups int) {
-	rows = map[outageKey]outageAgg{}
-	for _, v := range readCommitted(t, broker, topic) {
-		var r struct{ Window_start, Cat, N, S int64 }
-		require.NoError(t, json.Unmarshal(v, &r), string(v))
-		k := outageKey{r.Window_start, r.Cat}
-		if _, ok := rows[k]; ok {
-			dups++
-		}
-		rows[k] = outageAgg{r.N, r.S}
-	}
-	return rows, dups
+	return outageRows(t, readCommitted(t, broker, topic))
 }
 
 // TestRunCheckpointCommitUnconfirmed: a checkpoint's transaction commit
