@@ -3,11 +3,12 @@
 # their COST yardstick, the handwritten single-threaded C loops of
 # ../shared/anchors/workloads_cost.c (issue #15).
 #
-# Usage: build/bench-workloads.sh [-w cm1,cm2,...] [-r ROUNDS] [-d SECS] [-c path/to/workloads_cost.c]
+# Usage: build/bench-workloads.sh [-w cm1,cm2,...] [-r ROUNDS] [-d SECS] [-u SECS] [-c path/to/workloads_cost.c]
 #
 #   -w  workloads, comma-separated (default: cm1,cm2,sg1,sg2,lrb1,groupby,select)
 #   -r  rounds per workload (default 3)
 #   -d  seconds per run (default 4)
+#   -u  saber-hx's warm-up seconds before each measured run (default 2; 0: none)
 #   -c  the yardstick's source (default ../shared/anchors/workloads_cost.c)
 #
 # Builds saber-hx and the yardstick into $OUT. Per workload it first runs
@@ -17,9 +18,12 @@
 # four alike:
 #   workloads_cost W --secs D            (C, one thread, no ingestion copy)
 #   workloads_cost W --secs D --copy     (C, with the ingestion copy)
-#   saber-hx bench W --workers 1 --duration Ds --json $SABER_FLAGS
+#   saber-hx bench W --workers 1 --warmup Us --duration Ds --json $SABER_FLAGS
 #   saber-hx bench W --workers 2 (the same)
-# and prints each round's four figures (M tuples/s) and the ratios of
+# (the C loop runs a warm-up pass over its bundle and faults its pane ring
+# in before its timing; saber-hx's warm-up lets the windows' state grow to
+# its working size: sg2's first 3600 s of event time fill 3600 panes of
+# 8000 groups) and prints each round's four figures (M tuples/s) and the ratios of
 # saber-hx to the C loop with the copy (the same work) and without it, then
 # per workload and worker count the median ratio with its min-max spread;
 # gc1/gc2 are the GC cycles of the two saber-hx runs' measured intervals
@@ -36,6 +40,7 @@ cd "$root"
 WORKLOADS=cm1,cm2,sg1,sg2,lrb1,groupby,select
 ROUNDS=3
 SECS=4
+WARMUP=2
 cost_src=../shared/anchors/workloads_cost.c
 SABER_FLAGS=${SABER_FLAGS:-}
 OUT=${OUT:-$root/build/out}
@@ -47,15 +52,16 @@ die() {
 }
 
 usage() {
-	sed -n '5,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
-while getopts "w:r:d:c:h" opt; do
+while getopts "w:r:d:u:c:h" opt; do
 	case $opt in
 	w) WORKLOADS=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
 	d) SECS=$OPTARG ;;
+	u) WARMUP=$OPTARG ;;
 	c) cost_src=$OPTARG ;;
 	*) usage ;;
 	esac
@@ -65,6 +71,7 @@ shift $((OPTIND - 1))
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "-r $ROUNDS: want a positive integer"
 [[ $SECS =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-d $SECS: want a number of seconds"
+[[ $WARMUP =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-u $WARMUP: want a number of seconds"
 [[ -f $cost_src ]] || die "$cost_src: no such file (the yardstick's source, -c)"
 IFS=, read -r -a wls <<<"$WORKLOADS"
 for w in "${wls[@]}"; do
@@ -151,7 +158,7 @@ summary() {
 }
 
 cpu=$(awk -F: '/^model name/ { sub(/^[ \t]+/, "", $2); print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-echo "CPU: ${cpu:-unknown} ($(nproc) CPUs); rounds $ROUNDS of ${SECS}s; SABER_FLAGS='$SABER_FLAGS'"
+echo "CPU: ${cpu:-unknown} ($(nproc) CPUs); rounds $ROUNDS of ${SECS}s (saber-hx after ${WARMUP}s of warm-up); SABER_FLAGS='$SABER_FLAGS'"
 echo "figures in M tuples/s; ratios are saber-hx over the C loop (copy: with --copy)"
 meds=()
 for w in "${wls[@]}"; do
@@ -162,8 +169,8 @@ for w in "${wls[@]}"; do
 	for ((i = 1; i <= ROUNDS; i++)); do
 		c=$(cost_run "$w")
 		cc=$(cost_run "$w" --copy)
-		read -r s1 g1 <<<"$(saber_run "$w" 1 --duration "${SECS}s")"
-		read -r s2 g2 <<<"$(saber_run "$w" 2 --duration "${SECS}s")"
+		read -r s1 g1 <<<"$(saber_run "$w" 1 --warmup "${WARMUP}s" --duration "${SECS}s")"
+		read -r s2 g2 <<<"$(saber_run "$w" 2 --warmup "${WARMUP}s" --duration "${SECS}s")"
 		a1+=("$(ratio "$s1" "$cc")") a2+=("$(ratio "$s2" "$cc")")
 		b1+=("$(ratio "$s1" "$c")") b2+=("$(ratio "$s2" "$c")")
 		printf '  %-5s %9s %9s %9s %9s %9s %9s %9s %9s %6s\n' "$i" "$(mtps "$c")" "$(mtps "$cc")" "$(mtps "$s1")" "$(mtps "$s2")" \

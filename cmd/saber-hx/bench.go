@@ -30,12 +30,13 @@ type benchPart struct {
 
 // benchRun is one bench command's parts, inputs and engine.
 type benchRun struct {
-	parts  []*benchPart
-	specs  []engine.Spec
-	inputs []*benchInput
-	feeds  []func() *engine.Stream // the stream each input feeds, once the engine runs
-	eng    *engine.Engine
-	gc     gcSample // the GC cycles and heap allocations of the measured interval
+	parts    []*benchPart
+	specs    []engine.Spec
+	inputs   []*benchInput
+	feeds    []func() *engine.Stream // the stream each input feeds, once the engine runs
+	eng      *engine.Engine
+	gc       gcSample // the GC cycles and heap allocations of the measured interval
+	warmedUp bool     // the measured interval began after a warm-up
 }
 
 // build turns the workload list into the engine's specs and their inputs.
@@ -177,11 +178,20 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if r.eng, err = engine.Start(cfg, r.specs); err != nil {
 		return usageError{err}
 	}
-	stats, seconds, err := r.run(sig.ctx, cfg, f.duration, f.validate, ingestMode, stderr)
+	stats, measured, seconds, err := r.run(sig.ctx, cfg, f.warmup, f.duration, f.validate, ingestMode, stderr)
 	if err != nil {
 		return err
 	}
-	sum := r.summarize(names, stats, seconds, &ef, cfg, ingestMode)
+	sum := r.summarize(names, measured, seconds, &ef, cfg, ingestMode)
+	if r.warmedUp {
+		w, total := f.warmup.Seconds(), uint64(0)
+		for i, bp := range r.parts {
+			if len(bp.inputs) > 0 {
+				total += stats[i].Tuples
+			}
+		}
+		sum.WarmupS, sum.TotalTuples = &w, &total
+	}
 	if f.validate {
 		r.validateAll(sig.ctx, &sum, stats, stderr)
 	}
@@ -202,13 +212,16 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	return sig.err()
 }
 
-// run feeds every input until the duration ends (or each input's limit, or
-// ctx is cancelled), with a progress line per second on stderr, and closes
-// the engine: every task merged.
-func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Duration, record bool, ingestMode engine.Ingest, stderr io.Writer) ([]engine.Stats, float64, error) {
+// run feeds every input until the warm-up and the duration end (or each
+// input's limit, or ctx is cancelled), with a progress line per second on
+// stderr, and closes the engine: every task merged. It returns the
+// queries' stats over the whole run and over the measured interval (from
+// the end of the warm-up: the whole run where there is none, or where the
+// input ended first), and the measured interval's seconds.
+func (r *benchRun) run(ctx context.Context, cfg engine.Config, warmup, duration time.Duration, record bool, ingestMode engine.Ingest, stderr io.Writer) (whole, measured []engine.Stats, seconds float64, err error) {
 	gcFrom := readGC()
 	start := time.Now()
-	deadline := start.Add(duration)
+	deadline := start.Add(warmup + duration)
 	produced := make([]<-chan error, len(r.inputs))
 	var stop atomic.Bool
 	for i, in := range r.inputs {
@@ -219,18 +232,77 @@ func (r *benchRun) run(ctx context.Context, cfg engine.Config, duration time.Dur
 	stopOnCancel := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer stopOnCancel()
 	stopProgress := startProgress(stderr, "bench", r.eng, start)
+	warm := r.startWarmup(warmup)
 	errs := make([]error, len(r.inputs))
 	for i, done := range produced {
 		errs[i] = <-done
 	}
-	stats, cerr := r.eng.CloseAll()
-	seconds := time.Since(start).Seconds()
-	r.gc = readGC().since(gcFrom)
+	at, warmStats, warmGC := warm()
+	whole, cerr := r.eng.CloseAll()
+	end := time.Now()
 	stopProgress() // its last line is written before ours
 	for _, err := range append(errs, cerr) {
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
-	return stats, seconds, nil
+	r.warmedUp = warmStats != nil
+	if !r.warmedUp {
+		r.gc = readGC().since(gcFrom)
+		return whole, whole, end.Sub(start).Seconds(), nil
+	}
+	r.gc = readGC().since(warmGC)
+	measured = make([]engine.Stats, len(whole))
+	for i := range whole {
+		measured[i] = statsSince(whole[i], warmStats[i])
+	}
+	return whole, measured, end.Sub(at).Seconds(), nil
+}
+
+// startWarmup snapshots every query's stats and the GC counters when the
+// warm-up ends; the returned func stops the timer and returns the
+// snapshot, with nil stats where the warm-up had not ended (none, or the
+// inputs ended first).
+func (r *benchRun) startWarmup(warmup time.Duration) func() (time.Time, []engine.Stats, gcSample) {
+	if warmup <= 0 {
+		return func() (time.Time, []engine.Stats, gcSample) { return time.Time{}, nil, gcSample{} }
+	}
+	var (
+		at    time.Time
+		stats []engine.Stats
+		gc    gcSample
+	)
+	done := make(chan struct{})
+	t := time.AfterFunc(warmup, func() {
+		defer close(done)
+		gc = readGC()
+		stats = make([]engine.Stats, len(r.parts))
+		for i := range stats {
+			stats[i] = r.eng.Stream(i).Stats() // consistent: the counters add up
+		}
+		at = time.Now()
+	})
+	return func() (time.Time, []engine.Stats, gcSample) {
+		if t.Stop() {
+			return time.Time{}, nil, gcSample{}
+		}
+		<-done
+		return at, stats, gc
+	}
+}
+
+// statsSince is what a query counted from the snapshot from to end.
+func statsSince(end, from engine.Stats) engine.Stats {
+	m := end
+	m.Tasks -= from.Tasks
+	m.Bytes -= from.Bytes
+	m.Tuples -= from.Tuples
+	m.Filtered -= from.Filtered
+	m.Unmatched -= from.Unmatched
+	m.Late -= from.Late
+	m.Counted -= from.Counted
+	m.Windows -= from.Windows
+	m.Rows -= from.Rows
+	m.GPUFallbackTasks -= from.GPUFallbackTasks
+	return m
 }

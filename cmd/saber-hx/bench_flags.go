@@ -16,6 +16,7 @@ import (
 type benchFlags struct {
 	list, asJSON, validate bool
 	duration               time.Duration
+	warmup                 time.Duration
 	validateTuples         int
 	validateTuplesSet      bool
 	bundleSize             int
@@ -79,7 +80,9 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	f.params = def
 	p := &f.params
 	fs.BoolVar(&f.list, "list", false, "list the workloads and exit")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "ingestion time")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "ingestion time of the measured interval")
+	fs.DurationVar(&f.warmup, "warmup", 0, "ingestion time before the measured interval, in which the windows' state grows to its working size "+
+		"(as the C yardsticks' warm-up pass); the summary's figures, GC cycles and allocations are those of the measured interval, validation checks the whole run")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object on the last line of stdout (interrupted: true when SIGINT or SIGTERM stopped the run)")
 	fs.BoolVar(&f.validate, "validate", false, "check every emitted window (or output tuple) against the reference evaluator; bounds the input to --validate-tuples per query")
 	fs.IntVar(&f.validateTuples, "validate-tuples", 0, "with --validate: tuples per input at most (default: each workload's bound, under which "+
@@ -149,6 +152,9 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 	}
 	if f.duration <= 0 {
 		return "", usagef("duration %v: must be positive", f.duration)
+	}
+	if f.warmup < 0 {
+		return "", usagef("warmup %v: must not be negative", f.warmup)
 	}
 	if f.validateTuplesSet && f.validateTuples < 1 {
 		return "", usagef("validate-tuples %d: must be positive", f.validateTuples)

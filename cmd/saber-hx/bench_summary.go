@@ -45,11 +45,16 @@ type benchSummary struct {
 	// the bytes allocated on the heap from the start of the ingestion to
 	// the engine's close (with --validate they include the recorded
 	// output).
-	GCCycles       uint64              `json:"gc_cycles"`
-	HeapAllocBytes uint64              `json:"heap_alloc_bytes"`
-	Queries        []benchQuerySummary `json:"queries"`
-	Policy         string              `json:"policy"`
-	Processors     processorsSummary   `json:"processors"`
+	GCCycles       uint64 `json:"gc_cycles"`
+	HeapAllocBytes uint64 `json:"heap_alloc_bytes"`
+	// WarmupS and TotalTuples, with --warmup: the figures above are of
+	// the measured interval after the warm-up; TotalTuples counts the
+	// whole run's input.
+	WarmupS     *float64            `json:"warmup_s,omitempty"`
+	TotalTuples *uint64             `json:"total_tuples,omitempty"`
+	Queries     []benchQuerySummary `json:"queries"`
+	Policy      string              `json:"policy"`
+	Processors  processorsSummary   `json:"processors"`
 	// Interrupted: SIGINT or SIGTERM (Signal) stopped the ingestion early;
 	// the figures are those of what ran. ValidationInterrupted: a signal
 	// stopped --validate before every query was checked.
@@ -102,6 +107,9 @@ func (sum *benchSummary) print(stdout io.Writer, asJSON, validate bool) error {
 	}
 	fmt.Fprintf(stdout, "bench %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B, ingest %s; %d GC cycles, %.1f MB allocated)\n", sum.Workloads, sum.Tuples, sum.Seconds, sum.TuplesPerS/1e6, sum.Workers, sum.TaskSize, sum.Ingest,
 		sum.GCCycles, float64(sum.HeapAllocBytes)/1e6)
+	if sum.WarmupS != nil {
+		fmt.Fprintf(stdout, "  measured after a %.3f s warm-up; %d tuples in the whole run\n", *sum.WarmupS, *sum.TotalTuples)
+	}
 	if sum.Interrupted {
 		fmt.Fprintf(stdout, "  interrupted by %s: the figures are those of what ran before it\n", sum.Signal)
 	}

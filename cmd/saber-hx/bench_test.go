@@ -37,6 +37,8 @@ type benchOut struct {
 	Validated  bool            `json:"validated"`
 	Ingest     string          `json:"ingest"`
 	HeapAlloc  uint64          `json:"heap_alloc_bytes"`
+	WarmupS    *float64        `json:"warmup_s"`
+	Total      *uint64         `json:"total_tuples"`
 	Queries    []benchQueryOut `json:"queries"`
 }
 
@@ -176,6 +178,31 @@ func TestBenchMemProfile(t *testing.T) {
 	code, _, stderr := cli(t, "bench", "select", "--duration", "10ms", "--memprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "memprofile")
+}
+
+// TestBenchWarmup: with --warmup the summary's figures are those of the
+// measured interval after it, and it says how many tuples the whole run
+// had; an input that ends within the warm-up (--validate bounds it) is
+// measured whole, and validated whole.
+func TestBenchWarmup(t *testing.T) {
+	s, m := benchJSON(t, "groupby", "--warmup", "300ms", "--duration", "300ms", "--workers", workers, "--json")
+	require.NotNil(t, s.WarmupS, "%v", m)
+	require.NotNil(t, s.Total)
+	assert.Equal(t, 0.3, *s.WarmupS)
+	assert.Positive(t, s.Tuples)
+	assert.Greater(t, *s.Total, s.Tuples, "the warm-up's tuples are not measured")
+	assert.InDelta(t, 0.3, s.Seconds, 0.25, "the measured interval is the duration, not the whole run")
+	require.Len(t, s.Queries, 1)
+	assert.Equal(t, s.Tuples, s.Queries[0].Tuples)
+
+	s, _ = benchJSON(t, append([]string{"groupby", "--json", "--validate", "--validate-tuples", "5000", "--warmup", "1m"}, benchSmall...)...)
+	assert.Nil(t, s.WarmupS, "the input ended within the warm-up")
+	assert.Equal(t, uint64(5000), s.Tuples)
+	assert.True(t, s.Validated)
+
+	code, _, stderr := cli(t, "bench", "groupby", "--warmup", "-1s")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "warmup -1s")
 }
 
 func TestBenchHumanOutput(t *testing.T) {

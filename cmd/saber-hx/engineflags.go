@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -250,6 +251,7 @@ func (f *engineFlags) startProfile() (func(), error) {
 	}
 	return func() {
 		stopCPU()
+		runtime.GC() // the profile counts what was allocated up to the last GC
 		if err := pprof.Lookup("allocs").WriteTo(out, 0); err != nil {
 			fmt.Fprintf(os.Stderr, "saber-hx: memprofile: %v\n", err)
 		}
