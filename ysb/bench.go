@@ -151,7 +151,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	endWarmup := func() {
 		warmStats = eng.Stream(0).Stats() // a consistent snapshot: the counters add up
 		eng.Stream(0).ResetLatency()
-		warmGC, warmAlloc = gcMetrics()
+		warmGC, warmAlloc = GCMetrics()
 		warmTime, warmedUp = time.Now(), true
 	}
 	var k uint64 // global index of the next tuple
@@ -175,7 +175,7 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	res.Interrupted, res.WarmedUp = interrupted, warmedUp
 	res.Stats, res.Seconds, res.BundleTuples = st, end.Sub(start).Seconds(), n
 	if warmedUp { // the producer has returned: its writes happened before <-produced
-		gcs, alloc := gcMetrics()
+		gcs, alloc := GCMetrics()
 		w := warmStats
 		m := &res.Measured
 		m.Tuples, m.Bytes = st.Tuples-w.Tuples, st.Bytes-w.Bytes
@@ -189,9 +189,9 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	return res, runErr
 }
 
-// gcMetrics reads the process's completed GC cycles and cumulative heap
-// allocation.
-func gcMetrics() (cycles, allocBytes uint64) {
+// GCMetrics reads the process's completed GC cycles and cumulative heap
+// allocation (the measured intervals of ysb's benchmark and of bench).
+func GCMetrics() (cycles, allocBytes uint64) {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() == metrics.KindUint64 {
