@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -26,9 +24,8 @@ type abKernel struct {
 // workload's kernels on one task in alternating rounds within one process,
 // so that a busy machine's drift hits them alike, and prints each one's
 // median speed relative to the first with the spread: the default kernel
-// (fused where the shape fits), the vectorised one, the hashed layouts'
-// aggregate kernel where the layout is dense. It measures; it asserts
-// nothing about time.
+// (fused where the shape fits) and the vectorised one. It measures; it
+// asserts nothing about time.
 func TestKernelsAlternating(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("SABER_HX_KERNEL_AB"))
 	if rounds <= 0 {
@@ -61,11 +58,6 @@ func TestKernelsAlternating(t *testing.T) {
 			if plan == nil {
 				plan = p
 			}
-		}
-		if !plan.Stateless() && !plan.Layout.Hashed {
-			h, err := kernels.NewHashedKernelForTest(plan)
-			require.NoError(t, err)
-			ks = append(ks, abKernel{"hashed", h})
 		}
 		places := [][]byte{task}
 		for range copies - 1 {

@@ -14,8 +14,8 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// directSchema: ts, two int32 keys, an int64 key, an int32 and a float64
-// value (40 bytes).
+// directSchema: ts, two int32 keys, an int64 key, an int32, a float32 and
+// a float64 value (40 bytes).
 func directSchema(t *testing.T) *query.Schema {
 	s, err := query.NewSchema(40,
 		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
@@ -23,6 +23,7 @@ func directSchema(t *testing.T) *query.Schema {
 		query.Attribute{Name: "b", Type: query.Int32, Offset: 12},
 		query.Attribute{Name: "c", Type: query.Int64, Offset: 16},
 		query.Attribute{Name: "v", Type: query.Int32, Offset: 24},
+		query.Attribute{Name: "y", Type: query.Float32, Offset: 28},
 		query.Attribute{Name: "x", Type: query.Float64, Offset: 32},
 	)
 	require.NoError(t, err)
@@ -62,6 +63,7 @@ func directTuples(r *rand.Rand, n int, now *int64, phase int) []byte {
 		le.PutUint32(t[12:], uint32(bb))
 		le.PutUint64(t[16:], uint64(c))
 		le.PutUint32(t[24:], uint32(int32(r.IntN(2000)-1000)))
+		le.PutUint32(t[28:], math.Float32bits(float32(r.NormFloat64()*10)))
 		le.PutUint64(t[32:], math.Float64bits(r.NormFloat64()*100))
 	}
 	return b
@@ -110,21 +112,47 @@ func fragRows(r *window.TaskResult) []fragRow {
 // columns, an int64 column and an expression, sliding and tumbling.
 func TestDirectTablesMatchProbedTables(t *testing.T) {
 	sc := directSchema(t)
-	groupBys := [][]query.Expr{
-		{query.C("a"), query.C("b")},
-		{query.C("b"), query.C("c"), query.C("a")},
-		{query.Div(query.C("a"), query.Int(3)), query.C("b")},
-		{query.C("c"), query.Add(query.C("b"), query.Int(1))},
+	ab, abc := []query.Expr{query.C("a"), query.C("b")}, []query.Expr{query.C("b"), query.C("c"), query.C("a")}
+	divB := []query.Expr{query.Div(query.C("a"), query.Int(3)), query.C("b")}
+	cPlus := []query.Expr{query.C("c"), query.Add(query.C("b"), query.Int(1))}
+	one := func(e query.Expr) []query.Expr { return []query.Expr{e} }
+	// Aggregates of the fused passes (one argument: an int32, int64,
+	// float32 or float64 column read in place, an expression's register;
+	// COUNT alone) and of the count and fold passes (several, MAX).
+	several := []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("v")}, {Func: query.Avg, Arg: query.C("x")}}
+	sumV := []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("v")}}
+	sumC := []query.Aggregate{{Func: query.Sum, Arg: query.C("c")}}
+	avgX := []query.Aggregate{{Func: query.Avg, Arg: query.C("x")}}
+	avgY := []query.Aggregate{{Func: query.Avg, Arg: query.C("y")}}
+	sumReg := []query.Aggregate{{Func: query.Sum, Arg: query.Mul(query.C("v"), query.C("b"))}}
+	sumFReg := []query.Aggregate{{Func: query.Sum, Arg: query.Mul(query.C("x"), query.Float(0.5))}}
+	count := []query.Aggregate{{Func: query.Count}}
+	maxV := []query.Aggregate{{Func: query.Max, Arg: query.C("v")}}
+	cases := []struct {
+		gb   []query.Expr
+		aggs []query.Aggregate
+	}{
+		{ab, several}, {abc, several}, {divB, several}, {cPlus, several},
+		{ab, sumV}, {abc, avgY}, {divB, sumReg}, {cPlus, sumFReg}, {ab, count}, {abc, maxV},
+		// One key: the direct tables ahead of the cache of slots; a column
+		// key's slot read in the fused loop itself.
+		{one(query.C("a")), sumV}, {one(query.C("a")), avgX}, {one(query.C("a")), avgY}, {one(query.C("a")), count},
+		{one(query.C("a")), sumFReg}, {one(query.C("a")), several},
+		{one(query.C("c")), sumC}, {one(query.C("c")), avgY}, {one(query.C("c")), count},
+		{one(query.Div(query.C("a"), query.Int(3))), sumV}, {one(query.Div(query.C("a"), query.Int(3))), avgX},
 	}
-	for gi, gb := range groupBys {
-		for _, win := range []query.Window{query.Sliding(60, 20), query.Tumbling(50)} {
-			q := &query.Query{Name: "direct", Schema: sc, Window: win, GroupBy: gb,
-				Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("v")}, {Func: query.Avg, Arg: query.C("x")}}}
+	for gi, c := range cases {
+		gb := c.gb
+		for _, win := range []query.Window{query.Sliding(60, 20), query.Tumbling(50)}[gi%2:][:1] {
+			q := &query.Query{Name: "direct", Schema: sc, Window: win, GroupBy: gb, Aggregates: c.aggs}
+			if gi%3 == 1 { // a selection: the fused loops over it
+				q.Where = query.Cmp(query.C("v"), query.Gt, query.Int(-500))
+			}
 			p, err := Compile(q)
 			require.NoError(t, err)
 			kd, ok := p.NewKernel().(*aggregateKernel)
 			require.True(t, ok)
-			require.Equal(t, groupWords, kd.mode, "integer keys of several parts")
+			require.NotEqual(t, groupBytes, kd.mode, "integer keys")
 			kh := p.NewKernel().(*aggregateKernel)
 			kh.dm.off = true // the oracle: probed tables only
 			ad, ah := window.NewAssembler(p.Spec, p.Layout), window.NewAssembler(p.Spec, p.Layout)

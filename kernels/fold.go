@@ -6,14 +6,15 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// The aggregate kernel folds a chunk in two passes per pane run: a count
-// pass, one loop per group mode, finds each tuple's group (starting a new
-// group's row at the aggregates' identities) and counts it; then one fold
-// loop per aggregate, chosen by its kind when the kernel is made, combines
-// the argument register into the rows. Neither loop switches per tuple.
+// Where its fused pass (fusedfold.go) does not serve a chunk, the aggregate
+// kernel folds it in two passes per pane run: a count pass, one loop per
+// group mode, finds each tuple's group (starting a new group's row at the
+// aggregates' identities) and counts it; then one fold loop per aggregate,
+// chosen by its kind when the kernel is made, combines the argument
+// register into the rows. Neither loop switches per tuple.
 
 // foldFunc combines the argument e of the tuples run (chunk indexes) into
-// word w of their groups' rows (grp, by run index; unused with one group).
+// word w of their groups' rows (grp, by run index).
 type foldFunc func(vals []int64, words, w int, grp, run []int32, e *vexpr)
 
 // identity is the word a new group's row starts with for kind k: combining
@@ -35,24 +36,8 @@ func identity(k window.AggKind) int64 {
 	return 0
 }
 
-// foldFor returns the fold loop of kind k, over one group or many.
-func foldFor(k window.AggKind, one bool) foldFunc {
-	if one {
-		switch k {
-		case window.AggAdd:
-			return foldOneAdd
-		case window.AggMin:
-			return foldOneMin
-		case window.AggMax:
-			return foldOneMax
-		case window.AggAddF:
-			return foldOneAddF
-		case window.AggMinF:
-			return foldOneMinF
-		default:
-			return foldOneMaxF
-		}
-	}
+// foldFor returns the fold loop of kind k.
+func foldFor(k window.AggKind) foldFunc {
 	switch k {
 	case window.AggAdd:
 		return foldAdd
@@ -122,57 +107,6 @@ func foldMaxF(vals []int64, words, w int, grp, run []int32, e *vexpr) {
 	}
 }
 
-// The one-group folds reduce into a register, in tuple order (float sums
-// are not reassociated).
-
-func foldOneAdd(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.ints, vals[w]
-	for _, i := range run {
-		acc += src[i]
-	}
-	vals[w] = acc
-}
-
-func foldOneMin(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.ints, vals[w]
-	for _, i := range run {
-		acc = min(acc, src[i])
-	}
-	vals[w] = acc
-}
-
-func foldOneMax(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.ints, vals[w]
-	for _, i := range run {
-		acc = max(acc, src[i])
-	}
-	vals[w] = acc
-}
-
-func foldOneAddF(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.flts, math.Float64frombits(uint64(vals[w]))
-	for _, i := range run {
-		acc += src[i]
-	}
-	vals[w] = int64(math.Float64bits(acc))
-}
-
-func foldOneMinF(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.flts, math.Float64frombits(uint64(vals[w]))
-	for _, i := range run {
-		acc = min(acc, src[i])
-	}
-	vals[w] = int64(math.Float64bits(acc))
-}
-
-func foldOneMaxF(vals []int64, _, w int, _, run []int32, e *vexpr) {
-	src, acc := e.flts, math.Float64frombits(uint64(vals[w]))
-	for _, i := range run {
-		acc = max(acc, src[i])
-	}
-	vals[w] = int64(math.Float64bits(acc))
-}
-
 // The count loops take the tuples of sel (chunk indexes, ascending) from
 // the first up to the first outside the current pane: each tuple not late
 // is appended to k.run, its group to k.grp and counted in its row. They
@@ -186,64 +120,6 @@ func (k *aggregateKernel) startRow(vals []int64, o int) {
 	for i, v := range k.ident {
 		vals[o+1+i] = v
 	}
-}
-
-func (k *aggregateKernel) countOne(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {
-	start, last, open := pc.start, pc.last, pc.open
-	run := k.run[:0]
-	var late uint64
-	j := 0
-	for ; j < len(sel); j++ {
-		i := sel[j]
-		if p := pos[i]; p < start || p > last {
-			break
-		}
-		if wmb[i] > open {
-			late++
-			continue
-		}
-		run = append(run, i)
-	}
-	k.run = run
-	if len(run) > 0 {
-		st := pc.cur
-		if st.Vals[0] == 0 {
-			k.startRow(st.Vals, 0)
-			st.Touched = append(st.Touched, 0)
-		}
-		st.Vals[0] += int64(len(run))
-	}
-	return sel[j:], late
-}
-
-func (k *aggregateKernel) countJoin(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {
-	start, last, open := pc.start, pc.last, pc.open
-	st, words := pc.cur, k.layout.Words()
-	vals, ord, grp := st.Vals, k.ord, k.grp
-	run := k.run[:0]
-	var late uint64
-	j := 0
-	for ; j < len(sel); j++ {
-		i := sel[j]
-		if p := pos[i]; p < start || p > last {
-			break
-		}
-		if wmb[i] > open {
-			late++
-			continue
-		}
-		g := ord[i]
-		o := int(g) * words
-		if vals[o] == 0 {
-			k.startRow(vals, o)
-			st.Touched = append(st.Touched, g)
-		}
-		vals[o]++
-		grp[len(run)] = g
-		run = append(run, i)
-	}
-	k.run = run
-	return sel[j:], late
 }
 
 // countSmall serves a single integer key from the direct-mapped cache,
@@ -395,37 +271,4 @@ func (k *aggregateKernel) keyWords(cd []byte, ts int, sel []int32) {
 			}
 		}
 	}
-}
-
-// countDirect counts each tuple in the slot the direct mapping gave it
-// (k.dix): a direct table, no hashing, no probing; the table holds every
-// slot's key already (fillKeys).
-func (k *aggregateKernel) countDirect(pc *paneCursor, sel []int32, pos, wmb []int64) ([]int32, uint64) {
-	start, last, open := pc.start, pc.last, pc.open
-	st, words := pc.cur, k.layout.Words()
-	vals, dix, grp := st.Vals, k.dix, k.grp
-	run := k.run[:0]
-	var late uint64
-	j := 0
-	for ; j < len(sel); j++ {
-		i := sel[j]
-		if p := pos[i]; p < start || p > last {
-			break
-		}
-		if wmb[i] > open {
-			late++
-			continue
-		}
-		g := dix[i]
-		o := int(g) * words
-		if vals[o] == 0 {
-			k.startRow(vals, o)
-			st.Touched = append(st.Touched, g)
-		}
-		vals[o]++
-		grp[len(run)] = g
-		run = append(run, i)
-	}
-	k.run = run
-	return sel[j:], late
 }
