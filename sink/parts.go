@@ -38,6 +38,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Parts is an output written as part files, one per epoch. Write, PreCommit
@@ -209,7 +211,7 @@ func (p *Parts) Recover(epoch uint64, note func(format string, args ...any)) err
 			if has[f.Epoch] {
 				return fmt.Errorf("recover %s: both %s and %s exist", p.path, f.Path, p.PartPath(f.Epoch))
 			}
-			if err := os.Rename(f.Path, p.PartPath(f.Epoch)); err != nil {
+			if err := renameNoReplace(f.Path, p.PartPath(f.Epoch)); err != nil {
 				return fmt.Errorf("recover %s: commit epoch %d: %w", p.path, f.Epoch, err)
 			}
 			note("%s: committed (epoch %d was pre-committed and its checkpoint is durable; the crash came before its commit)", p.PartPath(f.Epoch), f.Epoch)
@@ -329,7 +331,7 @@ func (p *Parts) Commit(epoch uint64) error {
 	if p.pending != epoch {
 		return fmt.Errorf("commit %s: epoch %d, but epoch %d is pending", p.path, epoch, p.pending)
 	}
-	if err := os.Rename(p.inProgressPath(epoch), p.PartPath(epoch)); err != nil {
+	if err := renameNoReplace(p.inProgressPath(epoch), p.PartPath(epoch)); err != nil {
 		return fmt.Errorf("commit %s epoch %d: %w", p.path, epoch, err)
 	}
 	p.pending = 0
@@ -370,6 +372,24 @@ func syncDir(dir string) error {
 	_ = d.Close()
 	if err != nil && !errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// renameNoReplace renames old to new where new does not exist: a committed
+// part is never replaced (a part of the epoch that is there already is a
+// recovery's mistake, and must not hide). A file system without the flag
+// (EINVAL) is checked first instead.
+func renameNoReplace(old, new string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_NOREPLACE)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) {
+		if _, lerr := os.Lstat(new); lerr == nil {
+			return &os.LinkError{Op: "rename", Old: old, New: new, Err: fs.ErrExist}
+		}
+		return os.Rename(old, new)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
 	}
 	return nil
 }

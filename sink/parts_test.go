@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -185,6 +186,14 @@ func TestPartsRecover(t *testing.T) {
 	require.NoError(t, r.PreCommit(3))
 	require.NoError(t, r.Commit(3))
 	assert.Equal(t, "h\na\nB\n", catParts(t, r))
+
+	// A commit never replaces a part that is there.
+	writeParts(t, r, "C\n")
+	require.NoError(t, r.PreCommit(4))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, partName("out.csv", 4)), []byte("stale\n"), 0o644))
+	assert.ErrorIs(t, r.Commit(4), fs.ErrExist)
+	require.NoError(t, os.Remove(filepath.Join(dir, partName("out.csv", 4))))
+	require.NoError(t, os.Remove(filepath.Join(dir, progName("out.csv", 4))))
 
 	// A part and an in-progress file of one epoch: not settled by guess.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, progName("out.csv", 3)), []byte("x"), 0o644))

@@ -132,6 +132,7 @@ type checkpointer struct {
 	commitPause time.Duration // commitPauseEnv
 
 	restored   *ckptState // the checkpoint the run started from; nil: none
+	fromDir    bool       // the directory held a valid checkpoint at the start
 	firstAfter atomic.Bool
 	recovery   atomic.Int64 // process start to the first window after the restore, ns
 	sum        checkpointSummary
@@ -161,16 +162,30 @@ func (c *checkpointer) summary() *checkpointSummary {
 }
 
 // checkpointConfig checks that the program can be checkpointed: one
-// source, from Kafka, and every output a Kafka topic or Redis (a file is
-// only written at the end of a run, so a crash would lose what a
-// checkpoint counts as out).
+// source, from Kafka, and every output a Kafka topic, Redis or a file
+// (written as parts, one per checkpoint: checkpoint_file.go). Standard
+// output cannot be taken back after a crash.
 func checkpointConfig(r *sqlRun) error {
 	if len(r.prog.Sources) != 1 || r.prog.Sources[0].Connector != "kafka" {
 		return usagef("--checkpoint-dir: needs a program of one source, from Kafka (this one has %d)", len(r.prog.Sources))
 	}
 	for _, q := range r.prog.Queries {
-		if q.Sink != nil && q.Sink.Connector != "kafka" && q.Sink.Connector != "redis" {
-			return usagef("--checkpoint-dir: query %s writes to %s: checkpoints need every output in Kafka or Redis", q.Name, q.Sink.Connector)
+		if q.Sink == nil {
+			continue
+		}
+		switch path := q.Sink.Path; q.Sink.Connector {
+		case "kafka", "redis":
+		case "stdout", "file":
+			if q.Sink.Connector == "stdout" {
+				path = r.output
+			}
+			if path == "-" {
+				return usagef("--checkpoint-dir: query %s writes to stdout: checkpoints need every output in Kafka or Redis, or a regular file "+
+					"(--output FILE, or CREATE SINK ... WITH (connector = 'file', path = ...)), written as a part per checkpoint: "+
+					"what went to stdout cannot be taken back after a crash", q.Name)
+			}
+		default:
+			return usagef("--checkpoint-dir: query %s writes to %s: checkpoints need every output in Kafka, Redis or a file", q.Name, q.Sink.Connector)
 		}
 	}
 	return nil
@@ -204,9 +219,17 @@ func loadCheckpoint(dir string, stderr io.Writer) (*ckptState, error) {
 
 // alignOutputs makes the checkpoint to restore the one the
 // transactional Kafka outputs committed last (their epoch markers): the
-// newest may be one whose rows were aborted by the crash. Call it once
-// the sinks are open and before the sources are.
+// newest may be one whose rows were aborted by the crash. Then it settles
+// the files' parts on that checkpoint. Call it once the sinks are open and
+// before the sources are.
 func (c *checkpointer) alignOutputs() error {
+	if err := c.alignKafka(); err != nil {
+		return err
+	}
+	return c.recoverFiles()
+}
+
+func (c *checkpointer) alignKafka() error {
 	epoch, ok, err := c.r.outputEpoch()
 	if err != nil {
 		return err
@@ -261,7 +284,7 @@ func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Write
 		c.commitPause = d
 	}
 	if restored != nil {
-		c.epoch = restored.epoch
+		c.epoch, c.fromDir = restored.epoch, true
 	}
 	return c, nil
 }
@@ -306,6 +329,11 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 			}
 		}
 	}
+	// The files' parts of the epoch are durable before the checkpoint that
+	// counts them.
+	if err := c.preCommitFiles(st.epoch); err != nil {
+		return err
+	}
 	payload := encodeCkpt(nil, st)
 	if err := c.dir.Write(st.epoch, payload); err != nil {
 		return err
@@ -313,8 +341,10 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 	// The transactional Kafka outputs commit the epoch's rows once its
 	// checkpoint is written: a crash between the two restores the
 	// previous checkpoint (which the outputs stand at) and emits the
-	// aborted rows again.
-	if sinks := c.r.txnSinks(); len(sinks) > 0 && c.commitPause > 0 {
+	// aborted rows again. The files' parts are committed after them: a
+	// crash before restores this checkpoint (where the Kafka outputs
+	// committed it too), whose recovery commits the parts.
+	if len(c.r.txnSinks())+len(c.r.partsSinks()) > 0 && c.commitPause > 0 {
 		fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: written, committing the outputs in %v\n", st.epoch, c.commitPause)
 		time.Sleep(c.commitPause)
 	}
@@ -322,6 +352,9 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 		if err := s.commitEpoch(context.Background(), st.epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
 		}
+	}
+	if err := c.commitFiles(st.epoch); err != nil {
+		return err
 	}
 	c.epoch = st.epoch
 	c.taken, c.lastFed = true, c.src.tuples

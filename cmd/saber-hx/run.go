@@ -180,7 +180,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
 		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
 	ckptDir := fs.String("checkpoint-dir", "", "checkpoint the run into this directory (a Kafka source's offsets and the open windows, the last two kept) and restore "+
-		"from its newest valid checkpoint on start; needs one Kafka source and outputs in Kafka or Redis (docs/operations.md)")
+		"from its newest valid checkpoint on start; needs one Kafka source and outputs in Kafka, Redis or regular files; a file output P is written as "+
+		"parts P.part-EPOCH, one per checkpoint, committed with it (cat P.part-* is the output; stdout, FIFOs and devices refused) (docs/operations.md)")
 	ckptEvery := fs.Duration("checkpoint-interval", 5*time.Second, "how often --checkpoint-dir is written")
 	instance := fs.Int("instance", 0, "this process's number among --instances: it reads the Kafka partitions p with p mod instances = instance")
 	instances := fs.Int("instances", 1, "the processes that share the Kafka sources' partitions statically (see --instance)")
@@ -255,7 +256,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if sig.interrupted() && r.files() {
-		fmt.Fprintf(stderr, "saber-hx: interrupted: no output file written (those named keep their contents)\n")
+		fmt.Fprintf(stderr, "saber-hx: %s\n", r.interruptedNote())
 	}
 	sum := r.summarize(stats, seconds, &ef, cfg)
 	if r.ckpt != nil {

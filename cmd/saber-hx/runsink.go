@@ -22,7 +22,8 @@ import (
 
 // rowSink writes one query's output rows, as CSV with a header of the
 // select list's names or as JSON (an object a line), to stdout or to a
-// file (package sink: committed only when the run succeeds). It reads the
+// file (package sink: committed only when the run succeeds; under
+// checkpoints a part per checkpoint, committed with it). It reads the
 // engine's output tuples (Spec.Tuples: for an aggregation one tuple per
 // row, the window start first), so that every query shape goes one way.
 //
@@ -34,6 +35,7 @@ type rowSink struct {
 	format string // "csv" or "json"
 	where  string // the file, "stdout", "kafka topic T" or "redis ADDR"
 	file   *sink.File
+	parts  *sink.Parts   // a file under --checkpoint-dir: a part per epoch
 	w      *bufio.Writer // nil for kafka and redis
 	cols   []sinkColumn
 	size   int // output tuple size
@@ -384,6 +386,8 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 			}
 			r.toStdout = true
 			s, err = newRowSink(q, format, "stdout", stdout, nil)
+		case r.ckpt != nil:
+			s, err = r.openPartsSink(q, path, format)
 		default:
 			var f *sink.File
 			if f, err = sink.Create(path, r.inputs()...); err != nil {
@@ -474,10 +478,12 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 // commitSinks flushes every output and, with files true, commits the
 // files (an interrupted run commits none: they are aborted, and keep what
 // they held; what went to stdout, a topic or Redis is flushed either way).
+// Under checkpoints a file's parts up to the last checkpoint are committed
+// already; with files true the rows after it go to a last part.
 func (r *sqlRun) commitSinks(files bool) error {
 	ctx := context.Background() // each sink bounds its own flush
 	for _, s := range r.sinks {
-		if s == nil || (s.file != nil && !files) {
+		if s == nil || ((s.file != nil || s.parts != nil) && !files) {
 			continue
 		}
 		if s.txn != nil {
@@ -496,6 +502,11 @@ func (r *sqlRun) commitSinks(files bool) error {
 				return err
 			}
 		}
+		if s.parts != nil {
+			if err := r.commitLastPart(s); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -503,7 +514,7 @@ func (r *sqlRun) commitSinks(files bool) error {
 // files reports whether a query writes to a file.
 func (r *sqlRun) files() bool {
 	for _, s := range r.sinks {
-		if s != nil && s.file != nil {
+		if s != nil && (s.file != nil || s.parts != nil) {
 			return true
 		}
 	}
@@ -519,6 +530,11 @@ func (r *sqlRun) abortSinks() {
 		}
 		if s.file != nil {
 			_ = s.file.Abort()
+		}
+		if s.parts != nil {
+			if err := s.parts.Abort(); err != nil {
+				fmt.Fprintf(r.stderr, "saber-hx: warning: %v\n", err)
+			}
 		}
 		if err := s.close(); err != nil {
 			fmt.Fprintf(r.stderr, "saber-hx: warning: %s: %v\n", s.where, err)

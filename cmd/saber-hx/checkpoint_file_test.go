@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/checkpoint"
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+)
+
+// crashFileSQL is crashSQL's query into a CSV file.
+func crashFileSQL(broker, group, path string) string {
+	return fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[2]s', format = 'json', idle_timeout = '1s');
+CREATE SINK out AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m FROM HOP(events, ts, INTERVAL '50' MILLISECOND, INTERVAL '200' MILLISECOND)
+  GROUP BY window_start, cat
+  WITH (connector = 'file', path = '%[3]s', format = 'csv');
+`, broker, group, path)
+}
+
+const crashFileHeader = "window_start,cat,n,s,m\n"
+
+// catParts is "cat P.part-*": path's parts in lexical order.
+func catParts(t *testing.T, path string) string {
+	names, err := filepath.Glob(path + ".part-*")
+	require.NoError(t, err)
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		require.NoError(t, err)
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// inProgress counts path's in-progress parts.
+func inProgress(t *testing.T, path string) int {
+	names, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".part-*.inprogress"))
+	require.NoError(t, err)
+	return len(names)
+}
+
+// csvWindows reads crashFileSQL's rows per window and group.
+func csvWindows(t *testing.T, text string) (map[crashKey]crashAgg, int) {
+	rows, dups := map[crashKey]crashAgg{}, 0
+	for _, l := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(text, crashFileHeader), "\n"), "\n") {
+		var v [5]int64
+		f := strings.Split(l, ",")
+		require.Len(t, f, 5, l)
+		for i := range f {
+			n, err := strconv.ParseInt(f[i], 10, 64)
+			require.NoError(t, err, l)
+			v[i] = n
+		}
+		k := crashKey{v[0], v[1]}
+		if _, ok := rows[k]; ok {
+			dups++
+		}
+		rows[k] = crashAgg{v[2], v[3], v[4]}
+	}
+	return rows, dups
+}
+
+// TestRunCheckpointCrashesFile: the sliding window with groups of
+// TestRunCheckpointCrashes from a live Kafka topic into a CSV file, written
+// as a part per checkpoint, killed with SIGKILL four times (at a random
+// moment; between a checkpoint's write and its rename; between the
+// checkpoint and the commit of its parts; at a random moment, after which
+// the newest checkpoint is corrupted) and restarted each time, then
+// stopped by SIGTERM and restarted to the end: the parts,
+// read in lexical order, are byte for byte a crash-free checkpointed run's
+// and a run's without checkpoints (its one file), the header once, every
+// window of the query's result once.
+//
+// It fails where the recovery does not roll the pre-committed part forward
+// (the rows of the epoch killed before its commit are missing), does not
+// remove newer parts (the rows of the corrupted checkpoint's epoch twice),
+// or where the header is not dropped on a restore (written again).
+func TestRunCheckpointCrashesFile(t *testing.T) {
+	cluster := kafkatest.Start(t, 4, "events")
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	const batches, perBatch = 30, 400
+	produced := make(chan error, 1)
+	go func() {
+		for b := range batches {
+			var recs []*kgo.Record
+			for i := b * perBatch; i < (b+1)*perBatch; i++ {
+				ts, cat, v := crashRecord(i)
+				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 4), Key: fmt.Append(nil, cat),
+					Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
+			}
+			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		produced <- nil
+	}()
+
+	tmp := t.TempDir()
+	dir, out := filepath.Join(tmp, "ckpt"), filepath.Join(tmp, "out.csv")
+	args := []string{"run", "-e", crashFileSQL(cluster.Addr, "crashy", out), "--workers", "2", "--task-size", "4096",
+		"--checkpoint-dir", dir, "--checkpoint-interval", "150ms"}
+	restored := regexp.MustCompile(`restored checkpoint`)
+	// 1: killed at a random moment, a few checkpoints in.
+	p := startCLI(t, nil, args...)
+	p.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
+	time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
+	p.kill9(t)
+	// 2: killed between a checkpoint's write and its rename: its parts
+	// pre-committed, to be removed.
+	p = startCLI(t, []string{checkpointPauseEnv + "=5s"}, args...)
+	p.waitLine(t, restored, time.Minute)
+	p.waitLine(t, regexp.MustCompile(`written, renaming`), time.Minute)
+	p.kill9(t)
+	assert.Equal(t, 1, inProgress(t, out), "the pre-committed part of the checkpoint not renamed")
+	// 3: killed between a checkpoint and the commit of its parts: to be
+	// rolled forward.
+	p = startCLI(t, []string{commitPauseEnv + "=5s"}, args...)
+	p.waitLine(t, regexp.MustCompile(`written, committing the outputs`), time.Minute)
+	p.kill9(t)
+	assert.Regexp(t, `out\.csv\.part-[0-9]{20}\.inprogress: removed \(epoch [0-9]+ is not committed`, p.log())
+	assert.Equal(t, 1, inProgress(t, out), "the pre-committed part of the checkpoint written")
+	// 4: killed at a random moment; then the newest checkpoint corrupted,
+	// so that the restart falls back to the previous one and removes the
+	// newest's part.
+	p = startCLI(t, nil, args...)
+	p.waitLine(t, restored, time.Minute)
+	p.waitLine(t, regexp.MustCompile(`checkpoint [0-9]+:`), time.Minute)
+	time.Sleep(time.Duration(200+rnd.IntN(400)) * time.Millisecond)
+	p.kill9(t)
+	assert.Regexp(t, `out\.csv\.part-[0-9]{20}: committed \(epoch [0-9]+ was pre-committed`, p.log(), "rolled forward")
+	c, err := checkpoint.Latest(dir)
+	require.NoError(t, err)
+	b, err := os.ReadFile(c.Path)
+	require.NoError(t, err)
+	b[len(b)-1] ^= 0x40
+	require.NoError(t, os.WriteFile(c.Path, b, 0o644))
+	// 5: stopped by SIGTERM: the last checkpoint's parts committed, the
+	// drain's rows after it not written.
+	p = startCLI(t, nil, args...)
+	p.waitLine(t, restored, time.Minute)
+	p.waitLine(t, regexp.MustCompile(`checkpoint [0-9]+:`), time.Minute)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running a minute after SIGTERM:\n%s", p.log())
+	}
+	assert.Equal(t, 128+int(syscall.SIGTERM), p.cmd.ProcessState.ExitCode(), p.log())
+	assert.Contains(t, p.log(), "using the previous checkpoint")
+	assert.Regexp(t, `out\.csv\.part-[0-9]{20}(\.inprogress)?: removed \(epoch`, p.log(), "the corrupted checkpoint's part")
+	assert.Regexp(t, `interrupted: the files' parts are committed up to checkpoint [0-9]+; the rows after it are not written`, p.log())
+	assert.Zero(t, inProgress(t, out), "the drain's part aborted")
+	// 6: after the last record, to the end; with a crash-free run, and a
+	// run without checkpoints, at the same time.
+	require.NoError(t, <-produced)
+	calm, plain := filepath.Join(tmp, "calm.csv"), filepath.Join(tmp, "plain.csv")
+	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	ref := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "calm", calm), "--workers", "2", "--task-size", "4096",
+		"--checkpoint-dir", filepath.Join(tmp, "calm"), "--checkpoint-interval", "150ms", "--duration", "4s")
+	noCkpt := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "plain", plain), "--workers", "2", "--task-size", "4096", "--duration", "4s")
+	for _, q := range []*cliProcess{p, ref, noCkpt} {
+		q.wait(t, 2*time.Minute)
+	}
+	assert.Contains(t, p.log(), "the windows open at the end, after checkpoint")
+	assert.NotContains(t, p.log(), ": removed (", "SIGTERM left no part after its last checkpoint")
+
+	got, want := catParts(t, out), catParts(t, calm)
+	plainOut, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	assert.Zero(t, inProgress(t, out)+inProgress(t, calm), "in-progress parts left")
+	assert.True(t, strings.HasPrefix(got, crashFileHeader), "the header first")
+	assert.Equal(t, 1, strings.Count(got, crashFileHeader), "the header once")
+	rows, dups := csvWindows(t, got)
+	assert.Zero(t, dups, "rows written twice")
+	assert.Equal(t, crashOracle(batches*perBatch), rows, "crashed against the query's result")
+	assert.Equal(t, want, got, "crashed against crash-free (the parts)")
+	assert.Equal(t, string(plainOut), got, "crashed against a run without checkpoints (its file)")
+}
+
+// TestCheckpointFileRefusals: under --checkpoint-dir, outputs that cannot
+// be taken back after a crash (stdout, a FIFO, a device, a descriptor) and
+// a start without a checkpoint over the parts of an earlier run are usage
+// errors (exit status 2), nothing written. Without the refusal of parts
+// the run would go on (and fail on the unreachable broker, not with 2).
+func TestCheckpointFileRefusals(t *testing.T) {
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	old := filepath.Join(tmp, "old.csv")
+	require.NoError(t, os.WriteFile(old+".part-00000000000000000001", []byte(crashFileHeader), 0o644))
+	for _, c := range []struct {
+		out, msg string
+	}{
+		{fifo, "not a regular file"},
+		{"/dev/null", "not a regular file"},
+		{"/dev/stdout", "names a file descriptor of the process"},
+		{filepath.Join(tmp, "missing", "out.csv"), "no such file or directory"},
+		{old, "holds no checkpoint, but " + old + " already holds parts of an earlier run (" + old + ".part-00000000000000000001): " +
+			"resume that run with its checkpoint directory, or remove its parts (rm " + old + ".part-*)"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run([]string{"run", "-e", crashFileSQL("127.0.0.1:1", "g", c.out), "--checkpoint-dir", filepath.Join(tmp, "ckpt"), "--duration", "1s"},
+			&stdout, &stderr)
+		assert.Equal(t, 2, code, "%s: %s", c.out, stderr.String())
+		assert.Contains(t, stderr.String(), c.msg, c.out)
+	}
+	ents, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"fifo", "old.csv.part-00000000000000000001"}, names, "nothing written")
+}
