@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/saber-hx/saber-hx/sink"
@@ -19,6 +20,15 @@ func (r *sqlRun) openPartsSink(q *sql.Query, path, format string) (*rowSink, err
 	p, err := sink.CreateParts(path, r.inputs()...)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: --checkpoint-dir: %w", q.Name, err)
+	}
+	// Two queries' parts in one place would interleave their epochs.
+	mine, _ := filepath.Abs(p.Pattern())
+	for i, o := range r.sinks {
+		if o != nil && o.parts != nil {
+			if theirs, _ := filepath.Abs(o.parts.Pattern()); theirs == mine {
+				return nil, usagef("queries %s and %s both write %s: give each its own file", r.prog.Queries[i].Name, q.Name, p.Pattern())
+			}
+		}
 	}
 	s, err := newRowSink(q, format, p.Pattern(), p, nil)
 	if err != nil {

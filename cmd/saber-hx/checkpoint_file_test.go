@@ -202,8 +202,8 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 
 // TestCheckpointFileRefusals: under --checkpoint-dir, outputs that cannot
 // be taken back after a crash (stdout, a FIFO, a device, a descriptor) and
-// a start without a checkpoint over the parts of an earlier run are usage
-// errors (exit status 2), nothing written. Without the refusal of parts
+// a start without a checkpoint over the parts of an earlier run, and two
+// queries into one file, are usage errors (exit status 2), nothing written. Without the refusal of parts
 // the run would go on (and fail on the unreachable broker, not with 2).
 func TestCheckpointFileRefusals(t *testing.T) {
 	tmp := t.TempDir()
@@ -227,6 +227,12 @@ func TestCheckpointFileRefusals(t *testing.T) {
 		assert.Equal(t, 2, code, "%s: %s", c.out, stderr.String())
 		assert.Contains(t, stderr.String(), c.msg, c.out)
 	}
+	twice := crashFileSQL("127.0.0.1:1", "g", filepath.Join(tmp, "o.csv")) + `
+CREATE SINK again AS SELECT ts, cat FROM events WITH (connector = 'file', path = '` + filepath.Join(tmp, ".", "o.csv") + `');`
+	var stdout, stderr strings.Builder
+	code := run([]string{"run", "-e", twice, "--checkpoint-dir", filepath.Join(tmp, "ckpt"), "--duration", "1s"}, &stdout, &stderr)
+	assert.Equal(t, 2, code, stderr.String())
+	assert.Contains(t, stderr.String(), "queries out and again both write "+filepath.Join(tmp, "o.csv")+".part-*: give each its own file")
 	ents, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	var names []string
