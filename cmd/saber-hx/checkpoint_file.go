@@ -97,11 +97,24 @@ func (c *checkpointer) recoverFiles() error {
 // durable, before its checkpoint is.
 func (c *checkpointer) preCommitFiles(epoch uint64) error {
 	for _, s := range c.r.partsSinks() {
-		if err := s.parts.PreCommit(epoch); err != nil {
+		if err := s.preCommit(epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", epoch, err)
 		}
 	}
 	return nil
+}
+
+// preCommit flushes a file output and pre-commits epoch's part, holding
+// the sink: a row written meanwhile (none should be, the checkpoint's
+// tasks all merged) goes to the next epoch, not into this one's part
+// after its flush.
+func (s *rowSink) preCommit(epoch uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", s.where, err)
+	}
+	return s.parts.PreCommit(epoch)
 }
 
 // commitFiles publishes epoch's parts, its checkpoint durable.
@@ -121,7 +134,7 @@ func (c *checkpointer) commitFiles(epoch uint64) error {
 // emits its windows again.
 func (r *sqlRun) commitLastPart(s *rowSink) error {
 	e := s.parts.Epoch()
-	if err := s.parts.PreCommit(e); err != nil {
+	if err := s.preCommit(e); err != nil {
 		return err
 	}
 	if err := s.parts.Commit(e); err != nil {
