@@ -52,7 +52,7 @@ func (s *Stream) merge(t *task, w *worker) {
 		case t.result.Refused:
 			err = s.refused(t)
 		case s.asm != nil:
-			err = s.asm.Merge(&t.result, s.emitFn)
+			err = s.asm.MergeTake(&t.result, s.emitFn)
 		default:
 			// The result stage of a stateless query: the task's output
 			// handed on in order.

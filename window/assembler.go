@@ -88,6 +88,7 @@ func NewAssembler(spec Spec, l *Layout) *Assembler {
 			a.dict = newGroupDict()
 		}
 		a.sum = newRunningSum(l, a.dict)
+		a.sum.clearPopped = true
 		a.win = a.sum
 	default:
 		a.agg = newTwoStacks(l)
@@ -116,8 +117,20 @@ func (a *Assembler) SetFilter(keep func(st *GroupState, group int32) bool) { a.k
 func (a *Assembler) Watermark() int64 { return a.wm }
 
 // Merge merges the next task's result (callers go in task order) and emits
-// the windows that the task's watermark closed.
+// the windows that the task's watermark closed. r is left as it was.
 func (a *Assembler) Merge(r *TaskResult, emit func(*Result) error) error {
+	return a.merge(r, emit, false)
+}
+
+// MergeTake is Merge for a caller that resets r before reading it again (the
+// engine's result stage): it may take the storage of r's fragment states
+// for its panes, giving them empty storage of its own, so that their rows
+// are not copied.
+func (a *Assembler) MergeTake(r *TaskResult, emit func(*Result) error) error {
+	return a.merge(r, emit, true)
+}
+
+func (a *Assembler) merge(r *TaskResult, emit func(*Result) error, take bool) error {
 	if r.Refused {
 		// The result stage reports the refused tuple before merging; a
 		// refused result is incomplete and never merged.
@@ -147,7 +160,7 @@ func (a *Assembler) Merge(r *TaskResult, emit func(*Result) error) error {
 			if f.State.layout != a.layout {
 				panic(fmt.Sprintf("window: merge of group states with different layouts (%p, %p)", f.State.layout, a.layout))
 			}
-			acc.absorb(f.State)
+			acc.absorb(f.State, take)
 		} else if acc.Empty() {
 			acc.CopyFrom(f.State)
 		} else {
@@ -273,17 +286,16 @@ func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Result) error
 	if st.ids == nil {
 		st.SortTouched() // an id-indexed state lists its groups in key order
 	}
-	rows := a.rows[:0]
-	if a.keep == nil {
-		rows = append(rows, st.Touched...)
-	} else {
+	rows := st.Touched // read-only for the sink
+	if a.keep != nil {
+		rows = a.rows[:0]
 		for _, g := range st.Touched {
 			if a.keep(st, g) {
 				rows = append(rows, g)
 			}
 		}
+		a.rows = rows
 	}
-	a.rows = rows
 	if len(rows) == 0 {
 		return nil
 	}

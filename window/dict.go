@@ -48,6 +48,12 @@ type groupDict struct {
 	dmapping uint32
 	// slots is absorb's scratch: a fragment's slots in table order.
 	slots []int32
+
+	// pin, where not 0, is the direct mapping whose slots are ids for
+	// good: ids 0..npin-1 are its slots 0..npin-1 (pinDirect), so that its
+	// tables are absorbed slot for slot, with no id to find or count.
+	pin  uint32
+	npin int32
 }
 
 func newGroupDict() *groupDict {
@@ -225,7 +231,7 @@ func (d *groupDict) reset() {
 	clear(d.refs[:d.n])
 	clear(d.dslot[:d.n])
 	clear(d.dmemo)
-	d.n = 0
+	d.n, d.pin, d.npin = 0, 0, 0
 	d.order, d.fresh, d.gone, d.reuse = d.order[:0], d.fresh[:0], d.gone[:0], d.reuse[:0]
 }
 
@@ -249,8 +255,19 @@ func (g *GroupState) fitIDs() {
 // g: each of src's groups found (or numbered) once in the dictionary, its
 // row copied where g lacks the group, combined where it has it. A group new
 // to g counts g among the panes holding its id.
-func (g *GroupState) absorb(src *GroupState) {
+// With take set, absorb may take src's storage for g's in exchange for g's
+// (empty) one, leaving src empty (absorbPinned).
+func (g *GroupState) absorb(src *GroupState, take bool) {
 	d, words, kinds := g.ids, g.words, g.layout.Kinds
+	if m := src.KeysFor(); m != 0 && src.direct == m {
+		if d.pin == 0 {
+			d.tryPin(src)
+		}
+		if m == d.pin && src.dslots == d.npin {
+			g.absorbPinned(src, take)
+			return
+		}
+	}
 	if n := len(g.Touched) + len(src.Touched); n > cap(g.Touched) {
 		// A new pane accumulator takes its size from its first fragment at
 		// once rather than by doubling.
@@ -313,7 +330,9 @@ func (g *GroupState) absorb(src *GroupState) {
 		sr := src.Vals[int(s)*words : int(s+1)*words : int(s+1)*words]
 		dr := g.Vals[o : o+words : o+words]
 		if dr[0] == 0 {
-			d.hold(id)
+			if id >= d.npin {
+				d.hold(id)
+			}
 			g.Touched = append(g.Touched, id)
 			copyRow(dr, sr)
 			continue
@@ -328,17 +347,25 @@ func (g *GroupState) absorb(src *GroupState) {
 // releaseIDs resets id-indexed pane accumulator g, which leaves the live
 // panes: its groups' ids count one pane fewer.
 func (g *GroupState) releaseIDs() {
+	d := g.ids
 	for _, id := range g.Touched {
-		g.ids.drop(id)
+		if id >= d.npin {
+			d.drop(id)
+		}
+	}
+	if g.zeroed {
+		g.Touched, g.zeroed = g.Touched[:0], false
+		return
 	}
 	g.Reset()
 }
 
 // addIDs adds id-indexed pane src into id-indexed running state g (a sum:
-// the layout is Invertible), copying the rows of groups g lacks.
-func (g *GroupState) addIDs(src *GroupState) {
+// the layout is Invertible), copying the rows of groups g lacks. It
+// reports whether g gained a group.
+func (g *GroupState) addIDs(src *GroupState) (gained bool) {
 	words, kinds := g.words, g.layout.Kinds
-	if len(g.Vals) < len(src.Vals) {
+	if len(g.Vals) < g.ids.capIDs()*words {
 		g.fitIDs()
 	}
 	src.sortIDs()
@@ -351,6 +378,7 @@ func (g *GroupState) addIDs(src *GroupState) {
 			switch {
 			case d[0] == 0:
 				d[0], d[1] = s[0], s[1]
+				gained = true
 			case float:
 				d[0] += s[0]
 				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) + math.Float64frombits(uint64(s[1]))))
@@ -359,13 +387,14 @@ func (g *GroupState) addIDs(src *GroupState) {
 				d[1] += s[1]
 			}
 		}
-		return
+		return gained
 	}
 	for _, id := range src.Touched {
 		o := int(id) * words
 		s, d := sv[o:o+words:o+words], dv[o:o+words:o+words]
 		if d[0] == 0 {
 			copyRow(d, s)
+			gained = true
 			continue
 		}
 		d[0] += s[0]
@@ -373,6 +402,7 @@ func (g *GroupState) addIDs(src *GroupState) {
 			d[i+1] = k.Combine(d[i+1], s[i+1])
 		}
 	}
+	return gained
 }
 
 // sortIDs lists the groups of an id-indexed pane in id order where it holds
@@ -397,12 +427,15 @@ func (g *GroupState) sortIDs() {
 }
 
 // subtractIDs takes id-indexed pane src, added before, out of id-indexed
-// running state g. A group left without tuples is cleared at once: its
-// float sums may keep a residue of rounding, which the next pane to add
-// the group must not inherit.
-func (g *GroupState) subtractIDs(src *GroupState) {
+// running state g, and reports whether a group of g was left without
+// tuples. Such a group is cleared at once: its float sums may keep a
+// residue of rounding, which the next pane to add the group must not
+// inherit. With clr set, src's rows are cleared as they are read (src is
+// released next: releaseIDs then has none to clear).
+func (g *GroupState) subtractIDs(src *GroupState, clr bool) (emptied bool) {
 	words, kinds := g.words, g.layout.Kinds
 	sv, dv := src.Vals, g.Vals
+	src.zeroed = clr
 	if words == 2 {
 		float := kinds[0] == AggAddF
 		for _, id := range src.Touched {
@@ -411,6 +444,7 @@ func (g *GroupState) subtractIDs(src *GroupState) {
 			switch {
 			case d[0] == s[0]:
 				d[0], d[1] = 0, 0
+				emptied = true
 			case float:
 				d[0] -= s[0]
 				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) - math.Float64frombits(uint64(s[1]))))
@@ -418,26 +452,38 @@ func (g *GroupState) subtractIDs(src *GroupState) {
 				d[0] -= s[0]
 				d[1] -= s[1]
 			}
+			if clr {
+				s[0], s[1] = 0, 0
+			}
 		}
-		return
+		return emptied
 	}
 	for _, id := range src.Touched {
 		o := int(id) * words
 		s, d := sv[o:o+words:o+words], dv[o:o+words:o+words]
 		if d[0] == s[0] {
 			clearRow(d)
-			continue
-		}
-		d[0] -= s[0]
-		for i, k := range kinds {
-			if k == AggAdd {
-				d[i+1] -= s[i+1]
-			} else {
-				d[i+1] = int64(math.Float64bits(math.Float64frombits(uint64(d[i+1])) - math.Float64frombits(uint64(s[i+1]))))
+			emptied = true
+		} else {
+			d[0] -= s[0]
+			for i, k := range kinds {
+				if k == AggAdd {
+					d[i+1] -= s[i+1]
+				} else {
+					d[i+1] = int64(math.Float64bits(math.Float64frombits(uint64(d[i+1])) - math.Float64frombits(uint64(s[i+1]))))
+				}
 			}
 		}
+		if clr {
+			clearRow(s)
+		}
 	}
+	return emptied
 }
+
+// changed reports whether ids were handed out or released since the last
+// sortOrder.
+func (d *groupDict) changed() bool { return len(d.fresh) > 0 || len(d.gone) > 0 }
 
 // listIDs makes g's Touched the ids of its groups in key order: the
 // dictionary's order, brought up to date, filtered by g's counts.

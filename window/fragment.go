@@ -116,15 +116,19 @@ func (r *TaskResult) DirectFragment(p int64, slots int, mapping uint32) *GroupSt
 	} else {
 		st = &GroupState{layout: r.layout, words: r.layout.Words()}
 	}
+	// The two are sized apart: an assembler may have swapped Vals for
+	// storage of another size (Assembler.MergeTake).
 	if len(st.Vals) < slots*st.words {
 		st.Vals = make([]int64, slots*st.words)
+	}
+	if len(st.Keys) < 2*slots {
 		st.Keys = make([]uint64, 2*slots)
 		st.keysFor = 0
 	}
 	if st.Touched == nil {
 		st.Touched = make([]int32, 0, min(slots, 1024))
 	}
-	st.direct, st.mask = mapping, 0
+	st.direct, st.mask, st.dslots = mapping, 0, int32(slots)
 	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
 	return st
 }

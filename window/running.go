@@ -27,6 +27,12 @@ type runningSum struct {
 	sum   *GroupState
 	dirty bool // a group was emptied: DropEmpty before the next merge or query
 	pops  int  // since the last rebuild
+	// listed says an id-indexed sum's Touched lists its groups in key
+	// order: no group came or went, and no id, since the last query.
+	listed bool
+	// clearPopped has pop clear an id-indexed pane's rows as it subtracts
+	// them: the Assembler releases every pane it pops.
+	clearPopped bool
 
 	// Test hooks: pane merges and subtractions, and rebuilds.
 	merges, subtracts, rebuilds uint64
@@ -58,7 +64,9 @@ func (r *runningSum) clean() {
 func (r *runningSum) push(p *GroupState) {
 	r.merges++
 	if r.dict != nil {
-		r.sum.addIDs(p)
+		if r.sum.addIDs(p) {
+			r.listed = false
+		}
 	} else {
 		r.clean()
 		r.sum.Merge(p)
@@ -88,7 +96,9 @@ func (r *runningSum) pop() *GroupState {
 	}
 	r.subtracts++
 	if r.dict != nil {
-		r.sum.subtractIDs(p)
+		if r.sum.subtractIDs(p, r.clearPopped) {
+			r.listed = false
+		}
 	} else if r.sum.Subtract(p) {
 		r.dirty = true
 	}
@@ -118,7 +128,7 @@ func (r *runningSum) clear() {
 	} else {
 		r.sum.Reset()
 	}
-	r.dirty, r.pops = false, 0
+	r.dirty, r.pops, r.listed = false, 0, false
 }
 
 // query returns the merge of every pane held (nil when none is), valid
@@ -129,7 +139,10 @@ func (r *runningSum) query() *GroupState {
 		return nil
 	}
 	if r.dict != nil {
-		r.sum.listIDs()
+		if !r.listed || r.dict.changed() {
+			r.sum.listIDs()
+			r.listed = true
+		}
 		return r.sum
 	}
 	r.clean()

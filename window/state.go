@@ -121,11 +121,17 @@ type GroupState struct {
 	// keysFor is the mapping whose key of every slot Keys holds (0: none),
 	// written by the kernel once, not per group (SetKeysFor).
 	keysFor uint32
+	// dslots is a direct table's number of slots under its mapping.
+	dslots int32
 
 	// ids, where set, makes the state id-indexed (the assembler's panes and
 	// running state of a hashed invertible layout): a group's ordinal is
 	// its id in ids, its key ids's; Keys is unused and Lookup not allowed.
 	ids *groupDict
+	// zeroed is set on an id-indexed pane whose rows the running sum
+	// cleared as it subtracted them: Touched still lists its groups, for
+	// releaseIDs, which then has no row left to clear.
+	zeroed bool
 }
 
 // NewGroupState allocates a zeroed state of layout l.

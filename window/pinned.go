@@ -1,0 +1,129 @@
+package window
+
+// Pinned ids: where the kernel makes direct tables (a dense index of small
+// integer key parts: TaskResult.DirectFragment), the first such table the
+// assembler sees numbers the dictionary, if the dictionary is still empty
+// and the table mostly full: slot s of its mapping becomes id s, for good.
+// A fragment of that mapping is then absorbed slot for slot: its rows lie
+// where the pane's do, no id is looked up or counted, and an empty pane may
+// simply take the fragment's storage (absorbPinned). Tables of another
+// mapping and probed tables go on through the dictionary as before; they
+// find a pinned key at its pinned id.
+
+// pinnedRef is the refs of a pinned id: never dropped to 0, since its pane
+// holds are not counted.
+const pinnedRef = 1 << 30
+
+// tryPin pins src's mapping where the dictionary is empty and src, a
+// direct table whose Keys hold every slot's key, holds at least half of
+// its slots: the pinned ids' rows are in every id-indexed state and in
+// the key order, held or not, so a sparse mapping would cost more than it
+// saves.
+func (d *groupDict) tryPin(src *GroupState) {
+	n := int(src.dslots)
+	if d.n != 0 || n == 0 || 2*len(src.Touched) < n || len(src.Keys) < 2*n {
+		return
+	}
+	slots := len(d.table)
+	for slots < 2*n+2 {
+		slots *= 2
+	}
+	if slots > len(d.table) {
+		d.resize(slots)
+	}
+	keys := src.Keys[:2*n]
+	for s := range int32(n) {
+		d.keys[2*s], d.keys[2*s+1] = keys[2*s], keys[2*s+1]
+		d.refs[s] = pinnedRef
+		d.place(s)
+		d.fresh = append(d.fresh, s)
+	}
+	d.n, d.npin, d.pin = int32(n), int32(n), src.direct
+}
+
+// absorbPinned is absorb for a direct table src of the pinned mapping: its
+// slot s is id s. With take set, an empty g takes src's storage (src gets
+// g's, zeroed, of at least the slots the kernel needs), so that the
+// fragment's rows are not copied at all.
+func (g *GroupState) absorbPinned(src *GroupState, take bool) {
+	words, n := g.words, int(g.ids.npin)
+	if take && len(g.Touched) == 0 && !g.zeroed && len(g.Vals) >= n*words && len(src.Vals) >= n*words {
+		g.Vals, src.Vals = src.Vals, g.Vals
+		if cap(g.Touched) >= len(src.Touched) {
+			g.Touched, src.Touched = src.Touched, g.Touched
+		} else {
+			// A new pane: the task keeps its list, grown to its tables'
+			// size, which the kernel would grow again.
+			g.Touched = append(growTouched(g.Touched, 2*len(src.Touched)), src.Touched...)
+			src.Touched = src.Touched[:0]
+		}
+		return
+	}
+	if len(g.Vals) < n*words {
+		g.fitIDs()
+	}
+	// An invertible layout: every word a sum.
+	if m := len(g.Touched) + len(src.Touched); m > cap(g.Touched) {
+		g.Touched = growTouched(g.Touched, m)
+	}
+	slots := src.Touched
+	if 4*len(slots) >= n {
+		// Most of the table is taken: read it in slot order, as one stream.
+		d := g.ids
+		t := d.slots[:0]
+		vals := src.Vals[:n*words]
+		for s := 0; s < n; s++ {
+			if vals[s*words] != 0 {
+				t = append(t, int32(s))
+			}
+		}
+		d.slots, slots = t, t
+	}
+	sv, dv := src.Vals, g.Vals
+	if words == 2 {
+		float := g.layout.Kinds[0] == AggAddF
+		for _, s := range slots {
+			o := int(s) * 2
+			sr, dr := sv[o:o+2:o+2], dv[o:o+2:o+2]
+			switch {
+			case dr[0] == 0:
+				g.Touched = append(g.Touched, s)
+				dr[0], dr[1] = sr[0], sr[1]
+			case float:
+				dr[0] += sr[0]
+				dr[1] = AggAddF.combineFloat(dr[1], sr[1])
+			default:
+				dr[0] += sr[0]
+				dr[1] += sr[1]
+			}
+		}
+		return
+	}
+	kinds := g.layout.Kinds
+	for _, s := range slots {
+		o := int(s) * words
+		sr, dr := sv[o:o+words:o+words], dv[o:o+words:o+words]
+		if dr[0] == 0 {
+			g.Touched = append(g.Touched, s)
+			copyRow(dr, sr)
+			continue
+		}
+		dr[0] += sr[0]
+		for i, k := range kinds {
+			if k == AggAdd {
+				dr[i+1] += sr[i+1]
+			} else {
+				dr[i+1] = AggAddF.combineFloat(dr[i+1], sr[i+1])
+			}
+		}
+	}
+}
+
+// growTouched returns t with room for m groups: a new pane accumulator
+// takes its size from its first fragments at once rather than by
+// doubling.
+func growTouched(t []int32, m int) []int32 {
+	n := make([]int32, len(t), m+m/4)
+	copy(n, t)
+	return n
+}
