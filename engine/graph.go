@@ -152,8 +152,10 @@ func (e *Engine) connect(s *Stream, up int) error {
 	}
 	if en.join != nil {
 		en.join.down = append(en.join.down, s)
+		s.feeder = &en.join.drainMu
 	} else {
 		en.stream.downstream = append(en.stream.downstream, s)
+		s.feeder = &en.stream.mergeMu
 	}
 	s.upstream = from
 	return nil

@@ -4,81 +4,166 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/saber-hx/saber-hx/query"
 )
 
-// engineSnapshotVersion is the version of Snapshot's encoding.
-const engineSnapshotVersion = 1
+// engineSnapshotVersion is the version of Snapshot's encoding. Version 1
+// (queries fed by producers, range windows or stateless; no stream
+// positions) is still restored.
+const engineSnapshotVersion = 2
+
+// The kinds of query in a snapshot.
+const (
+	snapStateless   = 0
+	snapAggregation = 1
+	snapJoin        = 2
+)
 
 // Snapshot appends a snapshot of every query's state to dst, taken at a
 // task boundary: once each stream's result stage has merged every task
 // dispatched so far. What it holds, per query (in Spec order): its name,
-// the stream bytes merged (the position its producer had reached), its
-// counters, and an aggregation's open panes, watermark and next window
-// (window.Assembler.AppendSnapshot). A producer's tuples not yet in a
-// task are not in it: the producer calls Snapshot from its goroutine
-// after Stream.Flush of every stream it feeds, and records with it where
-// its input stands (a Kafka source's offsets), so that a restore
-// (Config.Restore) and a re-read from there give what the run without the
-// interruption gives. (Engine.Restore)
+// its kind, per input stream (a window join has two) its counters and its
+// position (the stream bytes from its start: a row window's positions
+// count on from it after a restore), and an aggregation's open panes,
+// watermark and next window (window.Assembler.AppendSnapshot) or a
+// join's open panes of both sides (kernels.WindowJoin.AppendSnapshot). A
+// producer's tuples not yet in a task are not in it: the producer calls
+// Snapshot from its goroutine after Stream.Flush of every stream it
+// feeds, and records with it where its input stands (a Kafka source's
+// offsets), so that a restore (Config.Restore) and a re-read from there
+// give what the run without the interruption gives. (Engine.Restore)
 //
-// Snapshot waits for the tasks in flight (the workers merge them). It
-// supports queries fed by a producer over range windows, or stateless;
-// a window join, a chained query, or a row window (whose positions count
-// from the start of the stream) is an ErrConfig.
+// Snapshot waits for the tasks in flight (the workers merge them), and
+// drains the chain in stream order, so that every output an upstream
+// emitted is in its downstream's state: an upstream's tasks merged, the
+// task its output left partly filled in its downstream's ring
+// dispatched, that one merged, and so on; a join's closed windows joined
+// and handed on. Windows still open stay open: only their state is
+// saved, and the restored engine closes them as the run would have.
 func (e *Engine) Snapshot(dst []byte) ([]byte, error) {
-	for _, en := range e.entries {
-		if err := en.stream.snapshotable(en.join != nil); err != nil {
-			return dst, err
-		}
-		if en.stream.filled != 0 {
-			return dst, fmt.Errorf("engine: snapshot of query %q with %d bytes committed and not dispatched: Flush first", en.stream.win.Query, en.stream.filled)
+	for _, s := range e.streams {
+		if s.upstream == "" && s.filled != 0 {
+			return dst, fmt.Errorf("engine: snapshot of query %q with %d bytes committed and not dispatched: Flush first", s.specName(), s.filled)
 		}
 	}
-	for _, en := range e.entries {
-		s := en.stream
-		for s.next.Load() != s.nextID {
-			if err := e.failed(); err != nil {
-				return dst, err
-			}
-			time.Sleep(20 * time.Microsecond)
-		}
+	if err := e.drain(); err != nil {
+		return dst, err
 	}
 	le := binary.LittleEndian
 	dst = append(dst, engineSnapshotVersion)
 	dst = le.AppendUint32(dst, uint32(len(e.entries)))
 	for _, en := range e.entries {
 		s := en.stream
-		s.mergeMu.Lock()
-		dst = le.AppendUint16(dst, uint16(len(s.win.Query)))
-		dst = append(dst, s.win.Query...)
-		st := s.stats()
-		for _, v := range []uint64{st.Tasks, st.Bytes, st.Tuples, st.Filtered, st.Counted, uint64(st.Watermark)} {
-			dst = le.AppendUint64(dst, v)
-		}
-		if s.asm == nil {
-			dst = append(dst, 0)
-		} else {
-			dst = append(dst, 1)
+		name := s.specName()
+		dst = le.AppendUint16(dst, uint16(len(name)))
+		dst = append(dst, name...)
+		switch {
+		case en.join != nil:
+			dst = append(dst, snapJoin)
+			dst = s.appendCounters(dst)
+			dst = s.right.appendCounters(dst)
+			js := en.join
+			js.mu.Lock()
+			var err error
+			dst, err = js.op.AppendSnapshot(dst)
+			js.mu.Unlock()
+			if err != nil {
+				return dst, fmt.Errorf("engine: snapshot: %w", err)
+			}
+		case s.asm != nil:
+			dst = append(dst, snapAggregation)
+			dst = s.appendCounters(dst)
+			s.mergeMu.Lock()
 			dst = s.asm.AppendSnapshot(dst)
+			s.mergeMu.Unlock()
+		default:
+			dst = append(dst, snapStateless)
+			dst = s.appendCounters(dst)
 		}
-		s.mergeMu.Unlock()
 	}
 	return dst, nil
 }
 
-// snapshotable says whether Snapshot and Restore support the stream.
-func (s *Stream) snapshotable(join bool) error {
-	switch {
-	case join || s.joinSide != nil:
-		return asConfigError(fmt.Errorf("engine: query %q: a window join cannot be checkpointed yet", s.specName()))
-	case s.upstream != "" || len(s.downstream) > 0:
-		return asConfigError(fmt.Errorf("engine: query %q: a chained query cannot be checkpointed yet", s.win.Query))
-	case s.asm != nil && s.plan.Query.Window.Type == query.Rows:
-		return asConfigError(fmt.Errorf("engine: query %q: a row window cannot be checkpointed (its positions count from the stream's start)", s.win.Query))
+// appendCounters appends the stream's counters and its position.
+func (s *Stream) appendCounters(dst []byte) []byte {
+	st := s.stats()
+	for _, v := range []uint64{st.Tasks, st.Bytes, st.Tuples, st.Filtered, st.Counted, uint64(st.Watermark), s.taskStart} {
+		dst = binary.LittleEndian.AppendUint64(dst, v)
 	}
+	return dst
+}
+
+// drain brings every stream to the task boundary Snapshot saves, in the
+// streams' order (an upstream's before its downstreams'): a chained
+// stream's partly filled task dispatched (under the lock its upstream
+// pushes under, which is done pushing: its tasks are merged), its tasks
+// merged, and once both of a join's inputs are, its closed windows joined
+// and handed on. The producer runs tasks meanwhile where a chain or a
+// join needs it (the workers run a join's windows only between tasks of
+// their own, and none may come).
+func (e *Engine) drain() error {
+	for _, s := range e.streams {
+		if s.feeder != nil {
+			s.feeder.Lock()
+			if s.filled > 0 {
+				s.dispatch()
+			}
+			s.feeder.Unlock()
+		}
+		for s.next.Load() != s.nextID {
+			if err := e.failed(); err != nil {
+				return err
+			}
+			if s.feeder != nil || s.joinSide != nil {
+				e.snapHelper().help()
+			} else {
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+		if js := s.joinSide; js != nil && s.side == 1 {
+			if err := js.drainAll(e.snapHelper()); err != nil {
+				return err
+			}
+		}
+	}
+	return e.failed()
+}
+
+// snapHelper is the worker the producer runs tasks on while Snapshot
+// drains the chain.
+func (e *Engine) snapHelper() *worker {
+	s := e.streams[0]
+	if s.helper == nil {
+		s.helper = e.newWorker(-1)
+	}
+	return s.helper
+}
+
+// drainAll joins every window the join closed and hands it on, once both
+// inputs are merged up to a task boundary.
+func (js *joinStage) drainAll(w *worker) error {
+	for {
+		if err := js.process(w); err != nil {
+			return err
+		}
+		js.mu.Lock()
+		pending := js.op.Pending()
+		js.mu.Unlock()
+		if pending == 0 {
+			break
+		}
+		if err := js.e.failed(); err != nil {
+			return err
+		}
+		w.help()
+	}
+	// The goroutine that took the last window off the queue hands it on
+	// under drainMu: wait for it.
+	js.drainMu.Lock()
+	js.drainMu.Unlock() //nolint:staticcheck // an empty section: the wait is the point
 	return nil
 }
 
@@ -94,18 +179,22 @@ type Restored struct {
 }
 
 // Restore sets every query's state to a snapshot of Snapshot, taken of an
-// engine of the same queries (names, windows and aggregates are checked),
-// and returns where each query stood in it. Call it after Start and
-// before the first tuple, from the producer's goroutine; a bad snapshot
-// is an ErrConfig and leaves the queries as Start made them.
+// engine of the same queries (names, kinds, windows, aggregates and tuple
+// sizes are checked), and returns where each query stood in it. Call it
+// after Start and before the first tuple, from the producer's goroutine;
+// a bad snapshot is an ErrConfig and leaves the queries as Start made
+// them. A row window's stream goes on from the snapshot's position: its
+// next tuple is the one after the snapshot's last (and a fill function,
+// Stream.SetFill, is asked for the bytes from that position on).
 func (e *Engine) Restore(b []byte) (r []Restored, err error) {
-	for _, en := range e.entries {
-		if s := en.stream; s.nextID != 0 || s.filled != 0 {
-			return nil, fmt.Errorf("engine: restore after query %q took input", s.win.Query)
+	for _, s := range e.streams {
+		if s.nextID != 0 || s.filled != 0 {
+			return nil, fmt.Errorf("engine: restore after query %q took input", s.specName())
 		}
 	}
 	defer func() {
 		if err != nil {
+			e.clearRestore()
 			err = asConfigError(fmt.Errorf("engine: restore: %w", err))
 		}
 	}()
@@ -121,8 +210,18 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 		b = b[n:]
 		return v
 	}
-	if v := take(1); v != nil && v[0] != engineSnapshotVersion {
-		return nil, fmt.Errorf("snapshot version %d, want %d", v[0], engineSnapshotVersion)
+	u64 := func() uint64 {
+		if w := take(8); w != nil {
+			return le.Uint64(w)
+		}
+		return 0
+	}
+	var version byte
+	if v := take(1); v != nil {
+		version = v[0]
+		if version != 1 && version != engineSnapshotVersion {
+			return nil, fmt.Errorf("snapshot version %d, want 1 or %d", v[0], engineSnapshotVersion)
+		}
 	}
 	n := take(4)
 	if err != nil {
@@ -131,54 +230,111 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 	if got := int(le.Uint32(n)); got != len(e.entries) {
 		return nil, fmt.Errorf("snapshot of %d queries, the engine has %d", got, len(e.entries))
 	}
+	// counters reads a stream's counters (and, from version 2 on, its
+	// position).
+	counters := func() (v [7]uint64) {
+		for j := range 6 {
+			v[j] = u64()
+		}
+		if version > 1 {
+			v[6] = u64()
+		}
+		return v
+	}
 	restored := make([]Restored, len(e.entries))
-	stateless := map[*Stream][6]uint64{}
+	saved := map[*Stream][7]uint64{}
 	for i, en := range e.entries {
 		s := en.stream
-		if err := s.snapshotable(en.join != nil); err != nil {
-			return nil, err
-		}
-		var name string
+		name := s.specName()
+		var got string
 		if l := take(2); l != nil {
-			name = string(take(int(le.Uint16(l))))
+			got = string(take(int(le.Uint16(l))))
 		}
-		var v [6]uint64
-		for j := range v {
-			if w := take(8); w != nil {
-				v[j] = le.Uint64(w)
-			}
+		var kind byte
+		var v [7]uint64
+		if version == 1 {
+			v = counters()
 		}
-		kind := take(1)
+		if k := take(1); k != nil {
+			kind = k[0]
+		}
 		if err != nil {
 			return nil, err
 		}
-		if name != s.win.Query {
-			return nil, fmt.Errorf("snapshot's query %d is %q, the engine's %q", i, name, s.win.Query)
+		if got != name {
+			return nil, fmt.Errorf("snapshot's query %d is %q, the engine's %q", i, got, name)
 		}
-		if (kind[0] == 1) != (s.asm != nil) || kind[0] > 1 {
-			return nil, fmt.Errorf("query %q: snapshot of another kind of query (aggregation %v)", name, kind[0] == 1)
+		want := byte(snapStateless)
+		switch {
+		case en.join != nil:
+			want = snapJoin
+		case s.asm != nil:
+			want = snapAggregation
 		}
+		if kind != want {
+			return nil, fmt.Errorf("query %q: snapshot of a query of kind %d, not %d (0 stateless, 1 aggregation, 2 window join)", name, kind, want)
+		}
+		if version > 1 {
+			v = counters()
+		}
+		saved[s] = v
 		restored[i] = Restored{Query: name, Tasks: v[0], Bytes: v[1]}
-		if s.asm != nil {
+		if en.join != nil {
+			rv := counters()
+			saved[s.right] = rv
+			restored[i].Tasks += rv[0]
+			restored[i].Bytes += rv[1]
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case en.join != nil:
+			js := en.join
+			js.mu.Lock()
+			b, err = js.op.RestoreSnapshot(b)
+			js.mu.Unlock()
+		case s.asm != nil:
 			s.mergeMu.Lock()
 			b, err = s.asm.RestoreSnapshot(b)
 			s.mergeMu.Unlock()
-			if err != nil {
-				e.clearRestore()
-				return nil, fmt.Errorf("query %q: %w", name, err)
-			}
-			continue
 		}
-		stateless[s] = v
+		if err != nil {
+			return nil, fmt.Errorf("query %q: %w", name, err)
+		}
 	}
 	if len(b) > 0 {
-		e.clearRestore()
 		return nil, fmt.Errorf("%d bytes after the snapshot", len(b))
 	}
-	for _, en := range e.entries {
-		s := en.stream
+	for s, v := range saved {
+		if !s.countsRows() {
+			continue
+		}
+		if version == 1 {
+			return nil, fmt.Errorf("query %q: a row window in a snapshot of version 1, which has no stream positions", s.specName())
+		}
+		// A row window's watermark is its last tuple's index: the
+		// position must be the one after it.
+		next := uint64(0)
+		if wm := s.asm.Watermark(); wm != math.MinInt64 {
+			if wm < 0 {
+				return nil, fmt.Errorf("query %q: a row window's watermark %d", s.specName(), wm)
+			}
+			next = uint64(wm) + 1
+		}
+		if ts := uint64(s.plan.TupleSize); v[6]%ts != 0 || v[6]/ts != next {
+			return nil, fmt.Errorf("query %q: stream position %d, not that of tuple %d, the one after the row window's last", s.specName(), v[6], next)
+		}
+	}
+	for _, s := range e.streams {
+		v := saved[s]
+		if s.countsRows() {
+			if err := s.skipTo(v[6]); err != nil {
+				return nil, fmt.Errorf("query %q: %w", s.specName(), err)
+			}
+		}
 		s.mergeMu.Lock()
-		if v, ok := stateless[s]; ok {
+		if s.asm == nil {
 			s.seq.Add(1)
 			s.tuples.Store(v[2])
 			s.filtered.Store(v[3])
@@ -192,10 +348,39 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 	return restored, nil
 }
 
+// countsRows says whether the stream's positions are its tuples' indexes
+// from its start: an aggregation over a row window. (A join's row
+// windows count in its operator, whose snapshot holds them.)
+func (s *Stream) countsRows() bool {
+	return s.asm != nil && s.plan.Query.Window.Type == query.Rows
+}
+
+// skipTo moves a stream that took no input on to stream position pos, so
+// that its next task starts there: the ring's positions are the stream's,
+// and a row window's kernel reads its tuples' indexes from them. The
+// bytes skipped are reserved, committed and freed, never written.
+func (s *Stream) skipTo(pos uint64) error {
+	for s.taskStart < pos {
+		n := int(min(pos-s.taskStart, uint64(s.ring.Size())))
+		if _, err := s.ring.Reserve(n); err != nil {
+			return err
+		}
+		s.ring.Commit(n)
+		s.taskStart += uint64(n)
+		s.ring.Free(s.taskStart)
+	}
+	return nil
+}
+
 // clearRestore undoes a restore that failed part way: every assembler
-// empty again.
+// and join empty again.
 func (e *Engine) clearRestore() {
 	for _, en := range e.entries {
+		if js := en.join; js != nil {
+			js.mu.Lock()
+			_, _ = js.op.RestoreSnapshot(nil) // refused: leaves it empty
+			js.mu.Unlock()
+		}
 		if s := en.stream; s.asm != nil {
 			s.mergeMu.Lock()
 			_, _ = s.asm.RestoreSnapshot(nil) // refused: leaves it empty

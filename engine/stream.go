@@ -45,9 +45,13 @@ type Stream struct {
 	// Chaining.
 	upstream   string    // the query that feeds this stream; "": an external producer
 	downstream []*Stream // take this stream's output tuples
-	joinSide   *joinStage
-	side       int     // 0 left, 1 right
-	right      *Stream // a join's left input: the right one
+	// feeder is the lock its upstream pushes into this stream under (the
+	// upstream's mergeMu, or its join's drainMu): what Snapshot takes to
+	// dispatch the task the upstream left partly filled.
+	feeder   *sync.Mutex
+	joinSide *joinStage
+	side     int     // 0 left, 1 right
+	right    *Stream // a join's left input: the right one
 	// slots hold finished tasks by ID & mask: the slice is read-only, its
 	// elements are stored by the finishing worker and taken by the merger.
 	slots []atomic.Pointer[task]
@@ -76,6 +80,9 @@ type producerState struct {
 	filled    int                          // bytes of it committed
 	nextID    uint64                       // ID of the next task to dispatch
 	inClosed  bool
+	// helper runs tasks for Snapshot while it drains chained queries and
+	// joins (stream 0's, made at the first such snapshot).
+	helper *worker
 }
 
 // mergerState is the result stage's: written under mergeMu by whichever

@@ -1,0 +1,196 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// joinSnapshotVersion is the version of WindowJoin's snapshot encoding.
+const joinSnapshotVersion = 1
+
+// AppendSnapshot appends the join's state to dst: what a restore needs to
+// go on exactly where it stands, between two calls, once every closed
+// window's output was taken off the queue (Pending is 0; the engine's
+// snapshot drains the join first): both sides' open panes with their
+// tuples, watermarks, row positions and counters, and the next window to
+// close. The window, its pane and the tuple sizes are saved to be checked
+// against the restoring join's. The free buffers and the sizing hint are
+// not state: a restored join grows its own.
+//
+// Encoding (little-endian): version u8; Size, Slide, Pane i64; next i64,
+// started u8; windows, joined, pairs, PairJoiner windows and fallbacks
+// u64; per side its tuple size u32, watermark i64, index i64, done u8,
+// tuples, late, dropped u64, panes u32 and per pane its index i64, its
+// bytes u32 and the bytes.
+func (wj *WindowJoin) AppendSnapshot(dst []byte) ([]byte, error) {
+	if n := wj.Pending(); n > 0 {
+		return dst, fmt.Errorf("join %q: snapshot with %d closed windows not handed on", wj.j.Name, n)
+	}
+	le := binary.LittleEndian
+	dst = append(dst, joinSnapshotVersion)
+	for _, v := range []int64{wj.spec.Size, wj.spec.Slide, wj.spec.Pane, wj.next} {
+		dst = le.AppendUint64(dst, uint64(v))
+	}
+	dst = append(dst, boolByte(wj.started))
+	for _, v := range []uint64{wj.windows, wj.joined, wj.outPairs, wj.pjWindows, wj.pjFallbacks} {
+		dst = le.AppendUint64(dst, v)
+	}
+	for i := range wj.sides {
+		sd := &wj.sides[i]
+		dst = le.AppendUint32(dst, uint32(sd.tupleSize))
+		dst = le.AppendUint64(dst, uint64(sd.wm))
+		dst = le.AppendUint64(dst, uint64(sd.index))
+		dst = append(dst, boolByte(sd.done))
+		for _, v := range []uint64{sd.tuples, sd.late, sd.dropped} {
+			dst = le.AppendUint64(dst, v)
+		}
+		dst = le.AppendUint32(dst, uint32(len(sd.panes)))
+		for _, pn := range sd.panes {
+			dst = le.AppendUint64(dst, uint64(pn.pane))
+			dst = le.AppendUint32(dst, uint32(len(pn.data)))
+			dst = append(dst, pn.data...)
+		}
+	}
+	return dst, nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// joinReader reads a snapshot, remembering the first short read.
+type joinReader struct {
+	b   []byte
+	err error
+}
+
+func (r *joinReader) take(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || len(r.b) < n {
+		r.err = errors.New("truncated")
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *joinReader) u32() uint32 {
+	if v := r.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (r *joinReader) u64() uint64 {
+	if v := r.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (r *joinReader) bool() bool {
+	v := r.take(1)
+	switch {
+	case v == nil:
+		return false
+	case v[0] > 1:
+		r.err = fmt.Errorf("flag byte %d, want 0 or 1", v[0])
+	}
+	return v != nil && v[0] == 1
+}
+
+// RestoreSnapshot replaces the join's state by a snapshot of
+// AppendSnapshot, taken of a join of the same window and tuple sizes
+// (checked), and returns the bytes after it. Call it before the first Add.
+// On error the join is left empty, as NewWindowJoin returns it.
+func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
+	defer func() {
+		if err != nil {
+			wj.clear()
+			err = fmt.Errorf("join %q: restore: %w", wj.j.Name, err)
+		}
+	}()
+	wj.clear()
+	r := &joinReader{b: b}
+	if v := r.take(1); v != nil && v[0] != joinSnapshotVersion {
+		return nil, fmt.Errorf("snapshot version %d, want %d", v[0], joinSnapshotVersion)
+	}
+	size, slide, pane := int64(r.u64()), int64(r.u64()), int64(r.u64())
+	wj.next = int64(r.u64())
+	wj.started = r.bool()
+	for _, v := range []*uint64{&wj.windows, &wj.joined, &wj.outPairs, &wj.pjWindows, &wj.pjFallbacks} {
+		*v = r.u64()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if size != wj.spec.Size || slide != wj.spec.Slide || pane != wj.spec.Pane {
+		return nil, fmt.Errorf("snapshot of window size %d slide %d, not this join's size %d slide %d", size, slide, wj.spec.Size, wj.spec.Slide)
+	}
+	for i := range wj.sides {
+		sd := &wj.sides[i]
+		if ts := int(r.u32()); r.err == nil && ts != sd.tupleSize {
+			return nil, fmt.Errorf("side %d: snapshot of %d-byte tuples, not %d", i, ts, sd.tupleSize)
+		}
+		sd.wm, sd.index = int64(r.u64()), int64(r.u64())
+		sd.done = r.bool()
+		sd.tuples, sd.late, sd.dropped = r.u64(), r.u64(), r.u64()
+		n := r.u32()
+		if r.err != nil {
+			return nil, r.err
+		}
+		if sd.done {
+			return nil, fmt.Errorf("side %d: snapshot of an ended input", i)
+		}
+		if uint64(n)*12 > uint64(len(r.b)) {
+			return nil, fmt.Errorf("side %d: %d panes: truncated", i, n)
+		}
+		held := uint64(0)
+		last := int64(math.MinInt64)
+		for k := uint32(0); k < n; k++ {
+			p := int64(r.u64())
+			l := int(r.u32())
+			data := r.take(l)
+			if r.err != nil {
+				return nil, r.err
+			}
+			switch {
+			case p < wj.lowest:
+				return nil, fmt.Errorf("side %d: pane %d below the lowest %d", i, p, wj.lowest)
+			case k > 0 && p <= last:
+				return nil, fmt.Errorf("side %d: pane %d after pane %d: panes out of order", i, p, last)
+			case l == 0 || l%sd.tupleSize != 0:
+				return nil, fmt.Errorf("side %d: pane %d of %d bytes, not whole %d-byte tuples", i, p, l, sd.tupleSize)
+			case wj.started && wj.spec.LastWindow(p) < wj.next:
+				return nil, fmt.Errorf("side %d: pane %d of windows closed before window %d", i, p, wj.next)
+			}
+			last = p
+			held += uint64(l / sd.tupleSize)
+			sd.insert(len(sd.panes), joinPane{pane: p, data: append([]byte(nil), data...)})
+		}
+		if sd.late > sd.tuples || sd.dropped > sd.tuples-sd.late || held != sd.tuples-sd.late-sd.dropped {
+			return nil, fmt.Errorf("side %d: %d tuples, %d late, %d dropped and %d in panes do not add up", i, sd.tuples, sd.late, sd.dropped, held)
+		}
+	}
+	return r.b, nil
+}
+
+// clear empties the join, as NewWindowJoin returns it (its PairJoiner
+// kept); only before the first Add, with no task out.
+func (wj *WindowJoin) clear() {
+	for i := range wj.sides {
+		sd := &wj.sides[i]
+		sd.drop(len(sd.panes))
+		*sd = joinSide{tupleSize: sd.tupleSize, wm: math.MinInt64, spare: sd.spare, base: sd.base[:0], panes: sd.base[:0]}
+	}
+	wj.next, wj.started = 0, false
+	wj.windows, wj.joined, wj.outPairs, wj.pjWindows, wj.pjFallbacks = 0, 0, 0, 0, 0
+}
