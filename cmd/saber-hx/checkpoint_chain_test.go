@@ -68,6 +68,15 @@ func chainOracle(n int) map[string]map[string]string {
 // pushed into the downstream's ring and not yet merged are in no
 // checkpoint), the restored runs lose those rows: counts come out short.
 func TestRunCheckpointChainCrashes(t *testing.T) {
+	crashAndCompare(t, chainSQL, chainOracle)
+}
+
+// crashAndCompare runs program (of a broker, a Redis address, a consumer
+// group and a key prefix) over a live topic of crashRecord's records,
+// killed with SIGKILL at three random moments and restarted from its
+// checkpoints, then to its end; and once crash-free. Both leave in Redis
+// what oracle says.
+func crashAndCompare(t *testing.T, program func(broker, redisAddr, group, prefix string) string, oracle func(n int) map[string]map[string]string) {
 	cluster := kafkatest.Start(t, 4, "events")
 	rds := redistest.Start(t)
 	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
@@ -97,7 +106,7 @@ func TestRunCheckpointChainCrashes(t *testing.T) {
 	}()
 
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	args := []string{"run", "-e", chainSQL(cluster.Addr, rds.Addr, "crashy", "a"), "--workers", "2", "--task-size", "4096",
+	args := []string{"run", "-e", program(cluster.Addr, rds.Addr, "crashy", "a"), "--workers", "2", "--task-size", "4096",
 		"--checkpoint-dir", dir, "--checkpoint-interval", "150ms"}
 	for i := range 3 {
 		p := startCLI(t, nil, args...)
@@ -110,13 +119,15 @@ func TestRunCheckpointChainCrashes(t *testing.T) {
 	}
 	require.NoError(t, <-produced)
 	p := startCLI(t, nil, append(args, "--duration", "4s")...)
-	ref := startCLI(t, nil, "run", "-e", chainSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
+	ref := startCLI(t, nil, "run", "-e", program(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "restored checkpoint")
 
 	got, calm := redisHashes(t, rc, "a"), redisHashes(t, rc, "b")
-	want := chainOracle(batches * perBatch)
+	want := oracle(batches * perBatch)
+	require.NotEmpty(t, want)
+	t.Logf("%d keys", len(want))
 	assert.Equal(t, len(want), len(calm), "the crash-free run against the oracle")
 	assert.Equal(t, want, calm, "the crash-free run against the oracle")
 	assert.Equal(t, len(calm), len(got), "crashed against crash-free")
@@ -130,4 +141,58 @@ func TestRunCheckpointChainCrashes(t *testing.T) {
 		sort.Strings(diff)
 		t.Logf("%d keys differ, first: %v", len(diff), diff[:min(10, len(diff))])
 	}
+}
+
+// joinSQL joins two views of one Kafka topic per 50 ms window (the
+// categories whose sum is over three times the window's largest value)
+// and counts the pairs per 200 ms and category into Redis.
+func joinSQL(broker, redisAddr, group, prefix string) string {
+	return fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[3]s', format = 'json', idle_timeout = '1s');
+CREATE VIEW percat AS
+  SELECT window_start AS ws, cat, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '50' MILLISECOND) GROUP BY cat;
+CREATE VIEW top AS
+  SELECT window_start AS ws, MAX(v) AS m FROM TUMBLE(events, ts, INTERVAL '50' MILLISECOND);
+CREATE VIEW j AS
+  SELECT * FROM percat [RANGE INTERVAL '50' MILLISECOND] JOIN top [RANGE INTERVAL '50' MILLISECOND] ON percat.s > top.m * 3;
+CREATE SINK out AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(s) AS s FROM TUMBLE(j, "percat.ws", INTERVAL '200' MILLISECOND)
+  GROUP BY cat
+  WITH (connector = 'redis', addr = '%[2]s', key = '%[4]s:{window_start}:{cat}', flush = '50ms');
+`, broker, redisAddr, group, prefix)
+}
+
+// joinOracle is what joinSQL gives over records 0..n-1 (crashRecord).
+func joinOracle(n int) map[string]map[string]string {
+	type pane struct{ w, cat int64 }
+	sums, tops := map[pane]int64{}, map[int64]int64{}
+	for i := range n {
+		ts, cat, v := crashRecord(i)
+		w := floorDiv(ts, 50)
+		sums[pane{w, cat}] += v
+		if m, ok := tops[w]; !ok || v > m {
+			tops[w] = v
+		}
+	}
+	out := map[crashKey]crashAgg{}
+	for k, s := range sums {
+		if s > 3*tops[k.w] {
+			o := crashKey{floorDiv(k.w*50, 200) * 200, k.cat}
+			a := out[o]
+			out[o] = crashAgg{n: a.n + 1, s: a.s + s}
+		}
+	}
+	want := map[string]map[string]string{}
+	for k, a := range out {
+		want[fmt.Sprintf("%d:%d", k.start, k.cat)] = map[string]string{"n": fmt.Sprint(a.n), "s": fmt.Sprint(a.s)}
+	}
+	return want
+}
+
+// TestRunCheckpointJoinCrashes: as TestRunCheckpointChainCrashes, for a
+// window join of two views of the same topic feeding an aggregation: the
+// join's open panes and the views' state are in the checkpoints.
+func TestRunCheckpointJoinCrashes(t *testing.T) {
+	crashAndCompare(t, joinSQL, joinOracle)
 }
