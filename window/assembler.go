@@ -58,7 +58,11 @@ type Assembler struct {
 	started bool  // next is valid
 
 	live []paneAcc // open panes, sorted by pane
-	free []*GroupState
+	// liveBuf is live's whole array: emit drops the closed panes off
+	// live's front, and pane moves live back to liveBuf's start only when
+	// it reaches its end, so that a slide does not shift every open pane.
+	liveBuf []paneAcc
+	free    []*GroupState
 	// win holds live[:held()]: agg (two stacks) in general, sum (a running
 	// sum) for invertible layouts; nil when tumbling.
 	win slider
@@ -200,7 +204,17 @@ func (a *Assembler) pane(p int64) *GroupState {
 	default:
 		st = NewGroupState(a.layout)
 	}
-	a.live = append(a.live, paneAcc{})
+	if n := len(a.live); n == cap(a.live) && 2*n <= cap(a.liveBuf) {
+		copy(a.liveBuf, a.live)
+		clear(a.liveBuf[n:])
+		a.live = a.liveBuf[:n]
+	}
+	if c := cap(a.live); len(a.live) == c {
+		a.live = append(a.live, paneAcc{})
+		a.liveBuf = a.live[:cap(a.live)]
+	} else {
+		a.live = a.live[:len(a.live)+1]
+	}
 	copy(a.live[i+1:], a.live[i:])
 	a.live[i] = paneAcc{pane: p, state: st}
 	return st
@@ -264,7 +278,8 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 			a.release(a.live[k].state)
 			k++
 		}
-		a.live = append(a.live[:0], a.live[k:]...)
+		clear(a.live[:k])
+		a.live = a.live[k:]
 	}
 	return nil
 }

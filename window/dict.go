@@ -368,24 +368,21 @@ func (g *GroupState) addIDs(src *GroupState) (gained bool) {
 	if len(g.Vals) < g.ids.capIDs()*words {
 		g.fitIDs()
 	}
-	src.sortIDs()
 	sv, dv := src.Vals, g.Vals
+	dense, n := src.denseIDs()
 	if words == 2 {
 		float := kinds[0] == AggAddF
+		if dense {
+			for o := 0; o < 2*n; o += 2 {
+				if s := sv[o : o+2 : o+2]; s[0] != 0 {
+					gained = addRow2(dv[o:o+2:o+2], s, float) || gained
+				}
+			}
+			return gained
+		}
 		for _, id := range src.Touched {
 			o := int(id) * 2
-			s, d := sv[o:o+2:o+2], dv[o:o+2:o+2]
-			switch {
-			case d[0] == 0:
-				d[0], d[1] = s[0], s[1]
-				gained = true
-			case float:
-				d[0] += s[0]
-				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) + math.Float64frombits(uint64(s[1]))))
-			default:
-				d[0] += s[0]
-				d[1] += s[1]
-			}
+			gained = addRow2(dv[o:o+2:o+2], sv[o:o+2:o+2], float) || gained
 		}
 		return gained
 	}
@@ -405,25 +402,30 @@ func (g *GroupState) addIDs(src *GroupState) (gained bool) {
 	return gained
 }
 
-// sortIDs lists the groups of an id-indexed pane in id order where it holds
-// most ids, by one pass over its counts: the running sum's pass over it,
-// and the subtraction long after, then read and write both states in
-// address order rather than at random. The groups stay the same.
-func (g *GroupState) sortIDs() {
-	n := min(len(g.Vals)/g.words, int(g.ids.n))
-	if 8*len(g.Touched) < n {
-		return
+// addRow2 adds row s into row d of two words (a count and a sum),
+// reporting whether d was empty.
+func addRow2(d, s []int64, float bool) bool {
+	switch {
+	case d[0] == 0:
+		d[0], d[1] = s[0], s[1]
+		return true
+	case float:
+		d[0] += s[0]
+		d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) + math.Float64frombits(uint64(s[1]))))
+	default:
+		d[0] += s[0]
+		d[1] += s[1]
 	}
-	t, vals, words := g.Touched[:0], g.Vals, g.words
-	for id := 0; id < n; id++ {
-		if vals[id*words] != 0 {
-			t = append(t, int32(id))
-		}
-	}
-	if len(t) != len(g.Touched) {
-		panic("window: an id-indexed pane's counts disagree with its groups")
-	}
-	g.Touched = t
+	return false
+}
+
+// denseIDs reports whether an id-indexed pane holds most ids, and n, the
+// ids its rows cover: the running sum then reads its rows in id order, one
+// stream through both states, skipping the empty ones, rather than at its
+// groups in the order they came (at random).
+func (g *GroupState) denseIDs() (dense bool, n int) {
+	n = min(len(g.Vals)/g.words, int(g.ids.n))
+	return 8*len(g.Touched) >= n, n
 }
 
 // subtractIDs takes id-indexed pane src, added before, out of id-indexed
@@ -438,20 +440,21 @@ func (g *GroupState) subtractIDs(src *GroupState, clr bool) (emptied bool) {
 	src.zeroed = clr
 	if words == 2 {
 		float := kinds[0] == AggAddF
+		if dense, n := src.denseIDs(); dense {
+			for o := 0; o < 2*n; o += 2 {
+				if s := sv[o : o+2 : o+2]; s[0] != 0 {
+					emptied = subRow2(dv[o:o+2:o+2], s, float) || emptied
+					if clr {
+						s[0], s[1] = 0, 0
+					}
+				}
+			}
+			return emptied
+		}
 		for _, id := range src.Touched {
 			o := int(id) * 2
-			s, d := sv[o:o+2:o+2], dv[o:o+2:o+2]
-			switch {
-			case d[0] == s[0]:
-				d[0], d[1] = 0, 0
-				emptied = true
-			case float:
-				d[0] -= s[0]
-				d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) - math.Float64frombits(uint64(s[1]))))
-			default:
-				d[0] -= s[0]
-				d[1] -= s[1]
-			}
+			s := sv[o : o+2 : o+2]
+			emptied = subRow2(dv[o:o+2:o+2], s, float) || emptied
 			if clr {
 				s[0], s[1] = 0, 0
 			}
@@ -479,6 +482,23 @@ func (g *GroupState) subtractIDs(src *GroupState, clr bool) (emptied bool) {
 		}
 	}
 	return emptied
+}
+
+// subRow2 takes row s out of row d of two words, reporting whether d was
+// left empty.
+func subRow2(d, s []int64, float bool) bool {
+	switch {
+	case d[0] == s[0]:
+		d[0], d[1] = 0, 0
+		return true
+	case float:
+		d[0] -= s[0]
+		d[1] = int64(math.Float64bits(math.Float64frombits(uint64(d[1])) - math.Float64frombits(uint64(s[1]))))
+	default:
+		d[0] -= s[0]
+		d[1] -= s[1]
+	}
+	return false
 }
 
 // changed reports whether ids were handed out or released since the last
