@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
 )
+
+var ckptLine = regexp.MustCompile(`checkpoint [0-9]+: [0-9]+ bytes in`)
 
 // chainSQL is a chained program over one Kafka topic: a view of tumbling
 // per-category sums, and a sliding window over the view's rows into Redis.
@@ -123,6 +126,16 @@ func crashAndCompare(t *testing.T, program func(broker, redisAddr, group, prefix
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "restored checkpoint")
+	var last, first string
+	for _, l := range strings.Split(p.log(), "\n") {
+		if ckptLine.MatchString(l) {
+			last = l
+		}
+		if firstWindowLine.MatchString(l) {
+			first = l
+		}
+	}
+	t.Logf("the last run's last checkpoint: %q; %q", last, first)
 
 	got, calm := redisHashes(t, rc, "a"), redisHashes(t, rc, "b")
 	want := oracle(batches * perBatch)
