@@ -238,7 +238,13 @@ func (d *groupDict) reset() {
 // newIDState returns an empty id-indexed state of layout l over d.
 func newIDState(l *Layout, d *groupDict) *GroupState {
 	g := &GroupState{layout: l, words: l.Words(), ids: d}
-	g.Vals = make([]int64, d.capIDs()*g.words)
+	n := d.capIDs()
+	if d.npin > 0 {
+		// A pinned mapping's panes mostly hold its ids alone: room for
+		// them, grown (fitIDs) where a pane holds others.
+		n = int(d.npin)
+	}
+	g.Vals = make([]int64, n*g.words)
 	return g
 }
 
