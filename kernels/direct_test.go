@@ -143,7 +143,13 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 	}
 	for gi, c := range cases {
 		gb := c.gb
-		for _, win := range []query.Window{query.Sliding(60, 20), query.Tumbling(50)}[gi%2:][:1] {
+		// Panes of a few tuples and of a few chunks (the fused loops over
+		// whole chunks, late tuples among them).
+		wins := []query.Window{query.Sliding(60, 20), query.Tumbling(50), query.Sliding(6000, 2000)}
+		if len(gb) > 1 {
+			wins = wins[gi%3:][:1]
+		}
+		for _, win := range wins {
 			q := &query.Query{Name: "direct", Schema: sc, Window: win, GroupBy: gb, Aggregates: c.aggs}
 			if gi%3 == 1 { // a selection: the fused loops over it
 				q.Where = query.Cmp(query.C("v"), query.Gt, query.Int(-500))
@@ -184,6 +190,7 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 				first += uint64(n)
 				require.Equal(t, rh.Tuples, rd.Tuples)
 				require.Equal(t, rh.Late, rd.Late)
+				require.Equal(t, rh.MaxTS, rd.MaxTS, "the watermark after the task")
 				require.Equal(t, fragRows(&rh), fragRows(&rd), "group by %d, %v, task %d", gi, win, task)
 				for _, f := range rd.Frags {
 					if m := f.State.Direct(); m != 0 {
