@@ -209,3 +209,51 @@ func joinOracle(n int) map[string]map[string]string {
 func TestRunCheckpointJoinCrashes(t *testing.T) {
 	crashAndCompare(t, joinSQL, joinOracle)
 }
+
+// rowsSQL is a row window over a view of one Kafka topic: its rows come
+// in window and category order, so that the row window's contents do not
+// depend on how the partitions interleave.
+func rowsSQL(broker, redisAddr, group, prefix string) string {
+	return fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[3]s', format = 'json', idle_timeout = '1s');
+CREATE VIEW percat AS
+  SELECT window_start AS ws, cat, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '50' MILLISECOND) GROUP BY cat;
+CREATE SINK out AS
+  SELECT window_start, COUNT(*) AS n, SUM(s) AS s, MAX(s) AS m FROM percat [ROWS 20 SLIDE 10]
+  WITH (connector = 'redis', addr = '%[2]s', key = '%[4]s:{window_start}', flush = '50ms');
+`, broker, redisAddr, group, prefix)
+}
+
+// rowsOracle is what rowsSQL gives over records 0..n-1 (crashRecord):
+// every 50 ms window holds every category, so the view's row of window
+// w and category c is row 8w+c.
+func rowsOracle(n int) map[string]map[string]string {
+	sums := map[int64]int64{}
+	for i := range n {
+		ts, cat, v := crashRecord(i)
+		sums[floorDiv(ts, 50)*8+cat] += v
+	}
+	out := map[int64]crashAgg{}
+	for r, s := range sums {
+		for w := floorDiv(r-20, 10) + 1; w*10 <= r; w++ {
+			a, ok := out[w*10]
+			if !ok {
+				a.m = s
+			}
+			out[w*10] = crashAgg{n: a.n + 1, s: a.s + s, m: max(a.m, s)}
+		}
+	}
+	want := map[string]map[string]string{}
+	for k, a := range out {
+		want[fmt.Sprint(k)] = map[string]string{"n": fmt.Sprint(a.n), "s": fmt.Sprint(a.s), "m": fmt.Sprint(a.m)}
+	}
+	return want
+}
+
+// TestRunCheckpointRowsCrashes: as TestRunCheckpointChainCrashes, for a
+// row window over a view: the restored runs count its rows on from the
+// checkpoint's position.
+func TestRunCheckpointRowsCrashes(t *testing.T) {
+	crashAndCompare(t, rowsSQL, rowsOracle)
+}
