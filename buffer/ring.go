@@ -279,6 +279,24 @@ func (r *Ring) Free(end uint64) {
 	}
 }
 
+// Skip moves an empty ring's positions on to pos, as if the bytes up to
+// it had been written and freed, in constant time: a restored stream goes
+// on from its position without touching the bytes before it. The ring must
+// be empty (every committed byte freed, no reservation outstanding) and
+// pos not behind it; neither side may run meanwhile.
+func (r *Ring) Skip(pos uint64) error {
+	w := r.written.Load()
+	switch {
+	case r.reserved != 0 || r.freed.Load() != w:
+		return fmt.Errorf("buffer: skip to %d: the ring holds %d bytes and a reservation of %d", pos, w-r.freed.Load(), r.reserved)
+	case pos < w:
+		return fmt.Errorf("buffer: skip to %d: behind the ring's position %d", pos, w)
+	}
+	r.written.Store(pos)
+	r.freed.Store(pos)
+	return nil
+}
+
 // Cancel makes a blocked Reserve, and every later one, return ErrClosed.
 // It is idempotent and safe from any goroutine. It does not unmap memory, so
 // outstanding slices stay valid; stop the producer and consumers, then Close.

@@ -363,3 +363,38 @@ func TestTryReserveDoesNotWait(t *testing.T) {
 	_, _, err = r.TryReserve(1)
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// TestSkip: an empty ring moves on to any later position at once, and
+// then works there as one that wrote and freed every byte before it:
+// bytes written after the skip read back at their absolute positions,
+// across the wrap. A ring holding bytes, a reservation, or a position
+// behind it is refused.
+func TestSkip(t *testing.T) {
+	size := os.Getpagesize()
+	r := newTestRing(t, size)
+	pos := uint64(1)<<62 + uint64(size) - 3 // far, and 3 bytes before a wrap
+	require.NoError(t, r.Skip(pos))
+	assert.Equal(t, pos, r.Written())
+	assert.Equal(t, pos, r.Freed())
+
+	b, err := r.Reserve(size)
+	require.NoError(t, err)
+	for i := range b {
+		b[i] = pattern(pos + uint64(i))
+	}
+	assert.Equal(t, pos+uint64(size), r.Commit(size))
+	got := r.Slice(pos, size)
+	for i := range got {
+		require.Equal(t, pattern(pos+uint64(i)), got[i], "byte %d", i)
+	}
+	_, ok, err := r.TryReserve(1)
+	require.NoError(t, err)
+	assert.False(t, ok, "full after the skip too")
+
+	assert.Error(t, r.Skip(pos+2*uint64(size)), "a ring holding bytes")
+	r.Free(pos + uint64(size))
+	assert.Error(t, r.Skip(pos), "behind the ring")
+	_, err = r.Reserve(1)
+	require.NoError(t, err)
+	assert.Error(t, r.Skip(pos+2*uint64(size)), "a reservation outstanding")
+}

@@ -357,18 +357,17 @@ func (s *Stream) countsRows() bool {
 
 // skipTo moves a stream that took no input on to stream position pos, so
 // that its next task starts there: the ring's positions are the stream's,
-// and a row window's kernel reads its tuples' indexes from them. The
-// bytes skipped are reserved, committed and freed, never written.
+// and a row window's kernel reads its tuples' indexes from them. The ring
+// skips the bytes before pos without touching them (buffer.Ring.Skip), so
+// the cost does not grow with the position.
 func (s *Stream) skipTo(pos uint64) error {
-	for s.taskStart < pos {
-		n := int(min(pos-s.taskStart, uint64(s.ring.Size())))
-		if _, err := s.ring.Reserve(n); err != nil {
-			return err
-		}
-		s.ring.Commit(n)
-		s.taskStart += uint64(n)
-		s.ring.Free(s.taskStart)
+	if pos <= s.taskStart {
+		return nil
 	}
+	if err := s.ring.Skip(pos); err != nil {
+		return err
+	}
+	s.taskStart = pos
 	return nil
 }
 
