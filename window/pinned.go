@@ -52,10 +52,9 @@ func (g *GroupState) absorbPinned(src *GroupState, take bool) {
 		if cap(g.Touched) >= len(src.Touched) {
 			g.Touched, src.Touched = src.Touched, g.Touched
 		} else {
-			// A new pane: the task keeps its list, grown to its tables'
-			// size, which the kernel would grow again.
-			g.Touched = append(growTouched(g.Touched, 2*len(src.Touched)), src.Touched...)
-			src.Touched = src.Touched[:0]
+			// A new pane: it takes the task's list too, and the task gets
+			// one as large (the kernel would grow a smaller one again).
+			g.Touched, src.Touched = src.Touched, make([]int32, 0, cap(src.Touched))
 		}
 		return
 	}
