@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
@@ -86,27 +84,8 @@ func crashAndCompare(t *testing.T, program func(broker, redisAddr, group, prefix
 	defer rc.Close()
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1818))
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
 	const batches, perBatch = 30, 500
-	produced := make(chan error, 1)
-	go func() {
-		for b := range batches {
-			var recs []*kgo.Record
-			for i := b * perBatch; i < (b+1)*perBatch; i++ {
-				ts, cat, v := crashRecord(i)
-				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 4), Key: fmt.Append(nil, cat),
-					Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		produced <- nil
-	}()
+	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
 
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "-e", program(cluster.Addr, rds.Addr, "crashy", "a"), "--workers", "2", "--task-size", "4096",

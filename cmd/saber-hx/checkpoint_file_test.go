@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
@@ -96,27 +94,8 @@ func csvWindows(t *testing.T, text string) (map[crashKey]crashAgg, int) {
 func TestRunCheckpointCrashesFile(t *testing.T) {
 	cluster := kafkatest.Start(t, 4, "events")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
 	const batches, perBatch = 30, 400
-	produced := make(chan error, 1)
-	go func() {
-		for b := range batches {
-			var recs []*kgo.Record
-			for i := b * perBatch; i < (b+1)*perBatch; i++ {
-				ts, cat, v := crashRecord(i)
-				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 4), Key: fmt.Append(nil, cat),
-					Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		produced <- nil
-	}()
+	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
 
 	tmp := t.TempDir()
 	dir, out := filepath.Join(tmp, "ckpt"), filepath.Join(tmp, "out.csv")

@@ -78,27 +78,8 @@ func windowRows(t *testing.T, recs [][]byte) (rows map[crashKey]crashAgg, dups i
 func TestRunCheckpointCrashesKafkaExactlyOnce(t *testing.T) {
 	cluster := kafkatest.Start(t, 4, "events", "out", "calm")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
 	const batches, perBatch = 30, 500
-	produced := make(chan error, 1)
-	go func() {
-		for b := range batches {
-			var recs []*kgo.Record
-			for i := b * perBatch; i < (b+1)*perBatch; i++ {
-				ts, cat, v := crashRecord(i)
-				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 4), Key: fmt.Append(nil, cat),
-					Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		produced <- nil
-	}()
+	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
 
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "-e", crashKafkaSQL(cluster.Addr, "crashy", "out"), "--workers", "2", "--task-size", "4096",

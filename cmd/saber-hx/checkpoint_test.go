@@ -175,25 +175,16 @@ func redisHashes(t *testing.T, rc *redis.Client, prefix string) map[string]map[s
 
 var firstWindowLine = regexp.MustCompile(`first window after the restore: ([0-9.]+) ms`)
 
-// TestRunCheckpointCrashes: saber-hx run over a live Kafka topic (records
-// produced while it runs) into Redis, killed with SIGKILL three times
-// (at a random moment, during a checkpoint write, and at a random moment
-// after the newest checkpoint was corrupted) and restarted each time from
-// its checkpoint directory, leaves in Redis exactly what a run without a
-// crash leaves, and what the query gives over the records.
-func TestRunCheckpointCrashes(t *testing.T) {
-	cluster := kafkatest.Start(t, 4, "events")
-	rds := redistest.Start(t)
-	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
-	defer rc.Close()
-	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 18))
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+// produceCrashRecords produces the crash tests' records of crashRecord
+// into topic events, batches of perBatch every 100 ms, each record in the
+// partition of its cat (of 4) and keyed by it, in a goroutine; its error
+// comes on the channel.
+func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-chan error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
-	defer cl.Close()
-	const batches, perBatch = 40, 500
 	produced := make(chan error, 1)
 	go func() {
+		defer cl.Close()
 		for b := range batches {
 			var recs []*kgo.Record
 			for i := b * perBatch; i < (b+1)*perBatch; i++ {
@@ -209,6 +200,24 @@ func TestRunCheckpointCrashes(t *testing.T) {
 		}
 		produced <- nil
 	}()
+	return produced
+}
+
+// TestRunCheckpointCrashes: saber-hx run over a live Kafka topic (records
+// produced while it runs) into Redis, killed with SIGKILL three times
+// (at a random moment, during a checkpoint write, and at a random moment
+// after the newest checkpoint was corrupted) and restarted each time from
+// its checkpoint directory, leaves in Redis exactly what a run without a
+// crash leaves, and what the query gives over the records.
+func TestRunCheckpointCrashes(t *testing.T) {
+	cluster := kafkatest.Start(t, 4, "events")
+	rds := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
+	defer rc.Close()
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 18))
+
+	const batches, perBatch = 40, 500
+	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
 
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "crashy", "a"), "--workers", "2", "--task-size", "4096",
