@@ -94,6 +94,7 @@ type aggregateKernel struct {
 	// selection of a chunk that WHERE and the join left whole.
 	fused fusedFold
 	keyed keyedFold // one key, an integer column: its slot read in the same loop
+	cols  *slotCols // int32 column parts: the slots in one pass (slotColsOf)
 	all   []int32
 }
 
@@ -167,6 +168,9 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 	k.fused = fusedFoldOf(k.args, p.Layout.Words())
 	if e := k.keys[0].expr; len(k.keys) == 1 && e != nil && (e.kind == vColI32 || e.kind == vColI64) {
 		k.keyed = keyedFoldOf(e.kind == vColI64, k.args, p.Layout.Words())
+	}
+	if k.mode != groupBytes {
+		k.cols = slotColsOf(k.keys)
 	}
 	k.all = make([]int32, chunk)
 	for i := range k.all {

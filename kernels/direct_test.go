@@ -115,6 +115,10 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 	ab, abc := []query.Expr{query.C("a"), query.C("b")}, []query.Expr{query.C("b"), query.C("c"), query.C("a")}
 	divB := []query.Expr{query.Div(query.C("a"), query.Int(3)), query.C("b")}
 	cPlus := []query.Expr{query.C("c"), query.Add(query.C("b"), query.Int(1))}
+	// int32 columns, the last perhaps divided (slotCols: lrb1's shape).
+	baDiv := []query.Expr{query.C("b"), query.C("a"), query.Div(query.C("b"), query.Int(7))}
+	aDiv := []query.Expr{query.C("a"), query.Div(query.C("b"), query.Int(-5))}
+	ba := []query.Expr{query.C("b"), query.C("a")}
 	one := func(e query.Expr) []query.Expr { return []query.Expr{e} }
 	// Aggregates of the fused passes (one argument: an int32, int64,
 	// float32 or float64 column read in place, an expression's register;
@@ -134,6 +138,7 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 	}{
 		{ab, several}, {abc, several}, {divB, several}, {cPlus, several},
 		{ab, sumV}, {abc, avgY}, {divB, sumReg}, {cPlus, sumFReg}, {ab, count}, {abc, maxV},
+		{baDiv, avgY}, {aDiv, sumV}, {ba, avgX}, {baDiv, several}, {aDiv, avgY}, {baDiv, count},
 		// One key: the direct tables ahead of the cache of slots; a column
 		// key's slot read in the fused loop itself.
 		{one(query.C("a")), sumV}, {one(query.C("a")), avgX}, {one(query.C("a")), avgY}, {one(query.C("a")), count},

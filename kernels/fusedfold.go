@@ -144,6 +144,9 @@ func sumFRows[T float32 | float64](st *window.GroupState, dix, sel []int32, col 
 // every tuple lies inside the mapping.
 func (k *aggregateKernel) fillDirectInPlace(cd []byte, ts int, sel []int32) bool {
 	dm := &k.dm
+	if k.cols != nil {
+		return k.cols.slots(dm, k.dix, sel, cd, ts)
+	}
 	ok := true
 	mul := int32(1)
 	for j := range k.keys {
