@@ -2,9 +2,10 @@ package kernels
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/saber-hx/saber-hx/window"
 )
 
 // joinSnapshotVersion is the version of WindowJoin's snapshot encoding.
@@ -63,50 +64,6 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-// joinReader reads a snapshot, remembering the first short read.
-type joinReader struct {
-	b   []byte
-	err error
-}
-
-func (r *joinReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || len(r.b) < n {
-		r.err = errors.New("truncated")
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *joinReader) u32() uint32 {
-	if v := r.take(4); v != nil {
-		return binary.LittleEndian.Uint32(v)
-	}
-	return 0
-}
-
-func (r *joinReader) u64() uint64 {
-	if v := r.take(8); v != nil {
-		return binary.LittleEndian.Uint64(v)
-	}
-	return 0
-}
-
-func (r *joinReader) bool() bool {
-	v := r.take(1)
-	switch {
-	case v == nil:
-		return false
-	case v[0] > 1:
-		r.err = fmt.Errorf("flag byte %d, want 0 or 1", v[0])
-	}
-	return v != nil && v[0] == 1
-}
-
 // RestoreSnapshot replaces the join's state by a snapshot of
 // AppendSnapshot, taken of a join of the same window and tuple sizes
 // (checked), and returns the bytes after it. Call it before the first Add.
@@ -119,48 +76,48 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		}
 	}()
 	wj.clear()
-	r := &joinReader{b: b}
-	if v := r.take(1); v != nil && v[0] != joinSnapshotVersion {
+	r := window.NewSnapshotReader(b)
+	if v := r.Take(1); v != nil && v[0] != joinSnapshotVersion {
 		return nil, fmt.Errorf("snapshot version %d, want %d", v[0], joinSnapshotVersion)
 	}
-	size, slide, pane := int64(r.u64()), int64(r.u64()), int64(r.u64())
-	wj.next = int64(r.u64())
-	wj.started = r.bool()
+	size, slide, pane := int64(r.U64()), int64(r.U64()), int64(r.U64())
+	wj.next = int64(r.U64())
+	wj.started = r.Bool()
 	for _, v := range []*uint64{&wj.windows, &wj.joined, &wj.outPairs, &wj.pjWindows, &wj.pjFallbacks} {
-		*v = r.u64()
+		*v = r.U64()
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	if size != wj.spec.Size || slide != wj.spec.Slide || pane != wj.spec.Pane {
 		return nil, fmt.Errorf("snapshot of window size %d slide %d, not this join's size %d slide %d", size, slide, wj.spec.Size, wj.spec.Slide)
 	}
 	for i := range wj.sides {
 		sd := &wj.sides[i]
-		if ts := int(r.u32()); r.err == nil && ts != sd.tupleSize {
+		if ts := int(r.U32()); r.Err() == nil && ts != sd.tupleSize {
 			return nil, fmt.Errorf("side %d: snapshot of %d-byte tuples, not %d", i, ts, sd.tupleSize)
 		}
-		sd.wm, sd.index = int64(r.u64()), int64(r.u64())
-		sd.done = r.bool()
-		sd.tuples, sd.late, sd.dropped = r.u64(), r.u64(), r.u64()
-		n := r.u32()
-		if r.err != nil {
-			return nil, r.err
+		sd.wm, sd.index = int64(r.U64()), int64(r.U64())
+		sd.done = r.Bool()
+		sd.tuples, sd.late, sd.dropped = r.U64(), r.U64(), r.U64()
+		n := r.U32()
+		if r.Err() != nil {
+			return nil, r.Err()
 		}
 		if sd.done {
 			return nil, fmt.Errorf("side %d: snapshot of an ended input", i)
 		}
-		if uint64(n)*12 > uint64(len(r.b)) {
+		if uint64(n)*12 > uint64(len(r.Rest())) {
 			return nil, fmt.Errorf("side %d: %d panes: truncated", i, n)
 		}
 		held := uint64(0)
 		last := int64(math.MinInt64)
 		for k := uint32(0); k < n; k++ {
-			p := int64(r.u64())
-			l := int(r.u32())
-			data := r.take(l)
-			if r.err != nil {
-				return nil, r.err
+			p := int64(r.U64())
+			l := int(r.U32())
+			data := r.Take(l)
+			if r.Err() != nil {
+				return nil, r.Err()
 			}
 			switch {
 			case p < wj.lowest:
@@ -180,7 +137,7 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			return nil, fmt.Errorf("side %d: %d tuples, %d late, %d dropped and %d in panes do not add up", i, sd.tuples, sd.late, sd.dropped, held)
 		}
 	}
-	return r.b, nil
+	return r.Rest(), nil
 }
 
 // clear empties the join, as NewWindowJoin returns it (its PairJoiner

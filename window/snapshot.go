@@ -69,13 +69,24 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-// snapReader reads a snapshot, remembering the first short read.
-type snapReader struct {
+// SnapshotReader reads a snapshot's little-endian fields, remembering the
+// first short read or bad flag (Err); after it every read returns zero.
+// The engine's and the window join's snapshots read with it too.
+type SnapshotReader struct {
 	b   []byte
 	err error
 }
 
-func (r *snapReader) take(n int) []byte {
+// NewSnapshotReader reads b.
+func NewSnapshotReader(b []byte) *SnapshotReader { return &SnapshotReader{b: b} }
+
+// Err is the first error met, nil while every read was whole.
+func (r *SnapshotReader) Err() error { return r.err }
+
+// Rest is what is left to read.
+func (r *SnapshotReader) Rest() []byte { return r.b }
+
+func (r *SnapshotReader) Take(n int) []byte {
 	if r.err != nil {
 		return nil
 	}
@@ -88,15 +99,15 @@ func (r *snapReader) take(n int) []byte {
 	return v
 }
 
-func (r *snapReader) u8() byte {
-	if v := r.take(1); v != nil {
+func (r *SnapshotReader) U8() byte {
+	if v := r.Take(1); v != nil {
 		return v[0]
 	}
 	return 0
 }
 
-func (r *snapReader) bool() bool {
-	switch v := r.u8(); v {
+func (r *SnapshotReader) Bool() bool {
+	switch v := r.U8(); v {
 	case 0:
 		return false
 	case 1:
@@ -109,15 +120,15 @@ func (r *snapReader) bool() bool {
 	}
 }
 
-func (r *snapReader) u32() uint32 {
-	if v := r.take(4); v != nil {
+func (r *SnapshotReader) U32() uint32 {
+	if v := r.Take(4); v != nil {
 		return binary.LittleEndian.Uint32(v)
 	}
 	return 0
 }
 
-func (r *snapReader) u64() uint64 {
-	if v := r.take(8); v != nil {
+func (r *SnapshotReader) U64() uint64 {
+	if v := r.Take(8); v != nil {
 		return binary.LittleEndian.Uint64(v)
 	}
 	return 0
@@ -135,15 +146,15 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			err = fmt.Errorf("window: restore: %w", err)
 		}
 	}()
-	r := &snapReader{b: b}
-	if v := r.u8(); r.err == nil && v != snapshotVersion {
+	r := NewSnapshotReader(b)
+	if v := r.U8(); r.err == nil && v != snapshotVersion {
 		return nil, fmt.Errorf("snapshot version %d, want %d", v, snapshotVersion)
 	}
 	var sp Spec
-	sp.Size, sp.Slide, sp.Pane, sp.Delay = int64(r.u64()), int64(r.u64()), int64(r.u64()), int64(r.u64())
-	hashed := r.bool()
-	words := int(r.u32())
-	kinds := r.take(max(words-1, 0))
+	sp.Size, sp.Slide, sp.Pane, sp.Delay = int64(r.U64()), int64(r.U64()), int64(r.U64()), int64(r.U64())
+	hashed := r.Bool()
+	words := int(r.U32())
+	kinds := r.Take(max(words-1, 0))
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -159,18 +170,18 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		}
 	}
 	a.clear()
-	a.wm = int64(r.u64())
-	a.next = int64(r.u64())
-	a.started = r.bool()
+	a.wm = int64(r.U64())
+	a.next = int64(r.U64())
+	a.started = r.Bool()
 	c := &a.Counters
 	for _, v := range []*uint64{&c.Tuples, &c.Filtered, &c.Unmatched, &c.Late, &c.Counted, &c.Windows, &c.Rows} {
-		*v = r.u64()
+		*v = r.U64()
 	}
-	n := r.u32()
+	n := r.U32()
 	last := int64(math.MinInt64)
 	for i := uint32(0); i < n && r.err == nil; i++ {
-		p := int64(r.u64())
-		groups := r.u32()
+		p := int64(r.U64())
+		groups := r.U32()
 		if r.err != nil {
 			break
 		}
@@ -192,7 +203,7 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			var slot int32
 			switch {
 			case a.dict != nil:
-				k0, k1 := r.u64(), r.u64()
+				k0, k1 := r.U64(), r.U64()
 				slot = a.dict.id(k0, k1)
 				st.fitIDs()
 				if st.Row(slot)[0] != 0 {
@@ -201,13 +212,13 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 				a.dict.hold(slot)
 				st.Touched = append(st.Touched, slot)
 			case hashed:
-				k0, k1 := r.u64(), r.u64()
+				k0, k1 := r.U64(), r.U64()
 				slot = st.Lookup(k0, k1)
 				if st.Row(slot)[0] != 0 {
 					return nil, fmt.Errorf("pane %d: group listed twice", p)
 				}
 			default:
-				o := r.u32()
+				o := r.U32()
 				if o >= uint32(a.layout.Groups) {
 					return nil, fmt.Errorf("pane %d: group %d of %d", p, o, a.layout.Groups)
 				}
@@ -219,7 +230,7 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			}
 			row := st.Row(slot)
 			for w := range row {
-				row[w] = int64(r.u64())
+				row[w] = int64(r.U64())
 			}
 			if row[0] <= 0 {
 				return nil, fmt.Errorf("pane %d: a group of count %d", p, row[0])
