@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"math"
+
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -14,6 +16,9 @@ func (p *Plan) Having() func(st *window.GroupState, g int32) bool {
 	h := p.Query.Having
 	if h == nil {
 		return nil
+	}
+	if f := p.havingCompare(h); f != nil {
+		return f
 	}
 	f := p.compileRow(h)
 	return func(st *window.GroupState, g int32) bool { return f(st, g).i != 0 }
@@ -149,4 +154,59 @@ func (p *Plan) compileColumn(name string) rowFunc {
 		}
 	}
 	panic("kernels: HAVING column not validated: " + name)
+}
+
+// havingCompare compiles HAVING aggregate op constant (lrb1's avg_speed <
+// 40) into one closure that reads the aggregate's words and compares, with
+// no closure per operand and no interpreted value: the shape of nearly every
+// HAVING, and its cost is per row of every emitted window. The comparison
+// is compileRow's, bit for bit (a float side makes it a float one); nil
+// for any other shape.
+func (p *Plan) havingCompare(e query.Expr) func(st *window.GroupState, g int32) bool {
+	c, ok := e.(query.Compare)
+	if !ok {
+		return nil
+	}
+	col, isCol := c.L.(query.Column)
+	a := -1
+	for i, ag := range p.Query.Aggregates {
+		if isCol && ag.As == col.Name {
+			a = i
+		}
+	}
+	if a < 0 {
+		return nil
+	}
+	var ci int64
+	var cf float64
+	cFloat := false
+	switch r := c.R.(type) {
+	case query.IntConst:
+		ci, cf = r.V, float64(r.V)
+	case query.FloatConst:
+		cf, cFloat = r.V, true
+	default:
+		return nil
+	}
+	o, op := p.Aggs[a], c.Op
+	w := o.Word
+	switch {
+	case o.Avg && o.floatWord:
+		return func(st *window.GroupState, g int32) bool {
+			row := st.Row(g)
+			return query.Holds(op, math.Float64frombits(uint64(row[w]))/float64(row[0]), cf)
+		}
+	case o.Avg:
+		return func(st *window.GroupState, g int32) bool {
+			row := st.Row(g)
+			return query.Holds(op, float64(row[w])/float64(row[0]), cf)
+		}
+	case o.floatWord:
+		return func(st *window.GroupState, g int32) bool {
+			return query.Holds(op, math.Float64frombits(uint64(st.Row(g)[w])), cf)
+		}
+	case cFloat:
+		return func(st *window.GroupState, g int32) bool { return query.Holds(op, float64(st.Row(g)[w]), cf) }
+	}
+	return func(st *window.GroupState, g int32) bool { return query.Holds(op, st.Row(g)[w], ci) }
 }
