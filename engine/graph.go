@@ -201,7 +201,8 @@ func (s *Stream) output(tuples []byte) error {
 
 // push writes an upstream query's output into this stream's ring. It runs on
 // a worker inside the upstream's result stage, so it must not block: while
-// the ring is full, the worker runs other tasks (the ones that free it).
+// the ring is full, the worker runs other tasks (the ones that free it),
+// merging only those of this stream or later ones (worker.pushing).
 func (s *Stream) push(p []byte, w *worker) error {
 	for len(p) > 0 {
 		b, ok, err := s.ring.TryReserve(s.taskSize - s.filled)
@@ -212,7 +213,13 @@ func (s *Stream) push(p []byte, w *worker) error {
 			return err
 		}
 		if !ok {
+			prev := w.pushing
+			w.pushing = max(prev, s.id+1)
 			w.help()
+			w.pushing = prev
+			// A push outside any merge (a join's output) has no merge
+			// to return to that would take up what it deferred.
+			w.drainDeferred()
 			continue
 		}
 		n := copy(b, p)

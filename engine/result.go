@@ -13,6 +13,25 @@ import (
 // that is next in order.
 func (s *Stream) finish(t *task, w *worker) {
 	s.slots[t.ID&s.mask].Store(t)
+	if w != nil && w.pushing > s.id+1 {
+		// The worker waits for a later stream's ring (worker.pushing):
+		// the merge waits until it no longer does.
+		w.deferMerge(s)
+		return
+	}
+	s.mergeReady(w)
+	if w != nil {
+		w.drainDeferred()
+	}
+}
+
+// mergeReady merges every finished task that is next in order, unless
+// another worker is merging.
+func (s *Stream) mergeReady(w *worker) {
+	if w != nil {
+		w.merging++
+		defer func() { w.merging-- }()
+	}
 	for {
 		if !s.mergeMu.TryLock() {
 			return // the holder re-checks after unlocking
@@ -107,9 +126,16 @@ func (s *Stream) finishAll() {
 // flush emits every window still open, once the stream's tasks are merged.
 func (s *Stream) flush(w *worker) {
 	s.mergeMu.Lock()
-	defer s.mergeMu.Unlock()
+	if w != nil {
+		w.merging++
+	}
 	s.flushLocked(w)
 	s.publish(nil, nil)
+	s.mergeMu.Unlock()
+	if w != nil {
+		w.merging--
+		w.drainDeferred()
+	}
 }
 
 func (s *Stream) flushLocked(w *worker) {

@@ -28,6 +28,21 @@ type worker struct {
 	// holding is set while the worker holds back a join's side
 	// (joinStage.holdBack), which it does not do again within.
 	holding bool
+	// pushing is one more than the index of the stream whose full ring
+	// the worker waits for in its innermost push (0: none). While it
+	// waits, the tasks it runs merge only if their stream comes at or
+	// after that one in the streams' order (an upstream comes first):
+	// then every wait is for a later stream than any merge the worker
+	// holds, and no cycle of waits can form. An earlier stream's merge
+	// could wait for a ring that only a merge held further down the
+	// worker's own stack frees.
+	pushing int
+	// merging counts the merges and flushes the worker holds.
+	merging int
+	// deferred are the streams with a finished task whose merge the
+	// worker left for when it holds no merge (drainDeferred).
+	deferred []*Stream
+	draining bool
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
@@ -66,7 +81,34 @@ func (e *Engine) work(id int) {
 	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
 		w.run(e.taskOf(t))
 		w.helpJoins()
+		w.drainDeferred()
 	}
+}
+
+// deferMerge leaves the merge of s's finished tasks for drainDeferred.
+func (w *worker) deferMerge(s *Stream) {
+	for _, d := range w.deferred {
+		if d == s {
+			return
+		}
+	}
+	w.deferred = append(w.deferred, s)
+}
+
+// drainDeferred merges what deferMerge left, once the worker holds no
+// merge and waits for no ring.
+func (w *worker) drainDeferred() {
+	if w.draining || w.merging > 0 || w.pushing > 0 {
+		return
+	}
+	w.draining = true
+	for len(w.deferred) > 0 {
+		last := len(w.deferred) - 1
+		s := w.deferred[last]
+		w.deferred = w.deferred[:last]
+		s.mergeReady(w)
+	}
+	w.draining = false
 }
 
 // helpJoins runs the window joins' waiting tasks and hands their output
