@@ -51,12 +51,13 @@ func (sc *slotCols) slots(dm *directMap, dix, sel []int32, cd []byte, ts int) bo
 	lo0, lo1 := dm.lo[0], dm.lo[1]
 	n0, n1 := uint64(dm.n[0]), uint64(dm.n[1])
 	mul1 := int32(dm.n[0])
-	at := func(i int32, off int) int64 { return int64(*(*int32)(unsafe.Add(base, int(i)*ts+off))) }
+	at := func(t unsafe.Pointer, off int) int64 { return int64(*(*int32)(unsafe.Add(t, off))) }
 	var mx0, mx1, mx2 uint64 // the largest offsets: all are inside where these are
 	if sc.np == 2 {
 		if !sc.div {
 			for _, i := range sel {
-				d0, d1 := uint64(at(i, o0)-lo0), uint64(at(i, o1)-lo1)
+				t := unsafe.Add(base, int(i)*ts)
+				d0, d1 := uint64(at(t, o0)-lo0), uint64(at(t, o1)-lo1)
 				mx0, mx1 = max(mx0, d0), max(mx1, d1)
 				dix[i&(chunk-1)] = int32(d0) + int32(d1)*mul1
 			}
@@ -64,8 +65,9 @@ func (sc *slotCols) slots(dm *directMap, dix, sel []int32, cd []byte, ts int) bo
 		}
 		m, s, neg := sc.m, sc.s, sc.neg
 		for _, i := range sel {
-			q := magicQuo(at(i, o1), m, s)
-			d0, d1 := uint64(at(i, o0)-lo0), uint64((q^neg)-neg-lo1)
+			t := unsafe.Add(base, int(i)*ts)
+			q := magicQuo(at(t, o1), m, s)
+			d0, d1 := uint64(at(t, o0)-lo0), uint64((q^neg)-neg-lo1)
 			mx0, mx1 = max(mx0, d0), max(mx1, d1)
 			dix[i&(chunk-1)] = int32(d0) + int32(d1)*mul1
 		}
@@ -75,7 +77,8 @@ func (sc *slotCols) slots(dm *directMap, dix, sel []int32, cd []byte, ts int) bo
 	mul2 := mul1 * int32(dm.n[1])
 	if !sc.div {
 		for _, i := range sel {
-			d0, d1, d2 := uint64(at(i, o0)-lo0), uint64(at(i, o1)-lo1), uint64(at(i, o2)-lo2)
+			t := unsafe.Add(base, int(i)*ts)
+			d0, d1, d2 := uint64(at(t, o0)-lo0), uint64(at(t, o1)-lo1), uint64(at(t, o2)-lo2)
 			mx0, mx1, mx2 = max(mx0, d0), max(mx1, d1), max(mx2, d2)
 			dix[i&(chunk-1)] = int32(d0) + int32(d1)*mul1 + int32(d2)*mul2
 		}
@@ -83,8 +86,9 @@ func (sc *slotCols) slots(dm *directMap, dix, sel []int32, cd []byte, ts int) bo
 	}
 	m, s, neg := sc.m, sc.s, sc.neg
 	for _, i := range sel {
-		q := magicQuo(at(i, o2), m, s)
-		d0, d1, d2 := uint64(at(i, o0)-lo0), uint64(at(i, o1)-lo1), uint64((q^neg)-neg-lo2)
+		t := unsafe.Add(base, int(i)*ts)
+		q := magicQuo(at(t, o2), m, s)
+		d0, d1, d2 := uint64(at(t, o0)-lo0), uint64(at(t, o1)-lo1), uint64((q^neg)-neg-lo2)
 		mx0, mx1, mx2 = max(mx0, d0), max(mx1, d1), max(mx2, d2)
 		dix[i&(chunk-1)] = int32(d0) + int32(d1)*mul1 + int32(d2)*mul2
 	}
