@@ -180,10 +180,7 @@ func (f *File) Commit() error {
 	}
 	// Best effort: the rename is done and visible; a directory that cannot
 	// be synced (some file systems) loses only crash durability.
-	if d, err := os.Open(filepath.Dir(f.target)); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	_ = syncDir(filepath.Dir(f.target))
 	return nil
 }
 
