@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/source/kafka"
 )
 
 // ProduceConfig configures Produce.
@@ -272,10 +274,11 @@ func ensureTopic(ctx context.Context, cl *kgo.Client, topic string, want int) (i
 		if err == nil {
 			return n, nil
 		}
-		if td, err = adm.ListTopics(ctx, topic); err != nil {
-			return 0, fmt.Errorf("list topics: %w", err)
+		// Created meanwhile by another client (a consumer's
+		// auto-creation): its metadata may lag behind.
+		if d, _, err = kafka.WaitTopic(ctx, cl, adm, topic); err != nil {
+			return 0, err
 		}
-		d = td[topic]
 	}
 	if d.Err != nil {
 		return 0, fmt.Errorf("topic metadata: %w", d.Err)

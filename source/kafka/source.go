@@ -208,11 +208,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		req.Topics = append(req.Topics, rt)
 		req.AllowAutoTopicCreation = true
 		if _, err := req.RequestWith(octx, s.meta); err == nil {
-			if tds, err = s.adm.ListTopics(octx, cfg.Topic); err == nil {
-				td, ok = tds[cfg.Topic]
-				if ok && td.Err == nil {
-					s.logf("%s: topic created by the broker (auto-creation), %d partitions", where, len(td.Partitions))
-				}
+			if td, ok, err = WaitTopic(octx, s.meta, s.adm, cfg.Topic); err == nil && ok && td.Err == nil {
+				s.logf("%s: topic created by the broker (auto-creation), %d partitions", where, len(td.Partitions))
 			}
 		}
 	}
