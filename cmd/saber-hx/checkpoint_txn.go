@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/internal/retry"
 	"github.com/saber-hx/saber-hx/sql"
@@ -226,41 +230,130 @@ func (s *txnSink) Close() error {
 // CommittedEpoch reads the last epoch this sink's transactional ID
 // committed (ok false: none). Call it after openTxnSink, which aborted any
 // transaction left open.
+//
+// It reads the marker topic to its end offsets, listed first: reading
+// until a poll comes back empty would take a slow first fetch (a loaded
+// machine, a broker just restarted) for an empty topic, and restart from
+// scratch an output that stands at a checkpoint, writing its rows twice.
+// The read is uncommitted, with the control records kept, so that every
+// offset below the end is seen (read committed leaves out aborted
+// records, and could never reach an end behind them); which markers were
+// committed it decides itself, from the transactions' control records
+// (txnMarkers).
 func (s *txnSink) CommittedEpoch(ctx context.Context, brokers []string) (epoch uint64, ok bool, err error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(epochTopic),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AllowAutoTopicCreation())
+	fail := func(err error) (uint64, bool, error) {
+		return 0, false, fmt.Errorf("%s: read epochs from %s: %w", s.where, epochTopic, err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: read epochs: %w", s.where, err)
+		return fail(err)
 	}
 	defer cl.Close()
-	// The markers are few (one per checkpoint); read until a poll finds
-	// nothing more.
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		got := 0
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, epochTopic)
+	if err != nil {
+		return fail(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, epochTopic)
+	if err != nil {
+		return fail(err)
+	}
+	unread := map[int32]int64{} // the partitions to read, and their ends
+	from := map[int32]kgo.Offset{}
+	var lerr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if errors.Is(o.Err, kerr.UnknownTopicOrPartition) {
+			return // no marker was ever written
+		}
+		st, _ := starts.Lookup(epochTopic, o.Partition)
+		if o.Err == nil {
+			o.Err = st.Err
+		}
+		if o.Err != nil {
+			lerr = cmp.Or(lerr, fmt.Errorf("partition %d offsets: %w", o.Partition, o.Err))
+			return
+		}
+		if o.Offset > st.Offset {
+			unread[o.Partition], from[o.Partition] = o.Offset, kgo.NewOffset().At(st.Offset)
+		}
+	})
+	if lerr != nil {
+		return fail(lerr)
+	}
+	if len(unread) == 0 {
+		return 0, false, nil
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{epochTopic: from})
+	var m txnMarkers
+	for len(unread) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fail(fmt.Errorf("%d partitions not read to their end: %w", len(unread), err))
+		}
 		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
-				ferr = err
-			}
-		})
+		fs.EachError(func(_ string, p int32, err error) { ferr = cmp.Or(ferr, fmt.Errorf("partition %d: %w", p, err)) })
 		if ferr != nil {
-			return 0, false, fmt.Errorf("%s: read epochs: %w", s.where, ferr)
+			return fail(ferr)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			got++
-			if string(r.Key) != s.id {
-				return
-			}
-			if e, perr := strconv.ParseUint(string(r.Value), 10, 64); perr == nil && (!ok || e > epoch) {
-				epoch, ok = e, true
+			m.add(r, s.id)
+			if end, ok := unread[r.Partition]; ok && r.Offset >= end-1 {
+				delete(unread, r.Partition)
 			}
 		})
-		if got == 0 {
-			return epoch, ok, ctx.Err()
+	}
+	epoch, ok = m.committed()
+	return epoch, ok, nil
+}
+
+// txnMarkers decides, from a read uncommitted, which epoch markers of one
+// transactional ID were committed: a transactional marker counts once a
+// commit control record of its producer follows it, and not if an abort
+// does (a producer's transactions follow one another, so its open one is
+// the one the next control record ends).
+type txnMarkers struct {
+	open  map[int64]uint64 // producer ID: the highest epoch of its open transaction
+	epoch uint64
+	ok    bool
+}
+
+func (m *txnMarkers) add(r *kgo.Record, id string) {
+	if r.Attrs.IsControl() {
+		var k kmsg.ControlRecordKey
+		if k.ReadFrom(r.Key) != nil {
+			return
 		}
+		e, open := m.open[r.ProducerID]
+		delete(m.open, r.ProducerID)
+		if open && k.Type == kmsg.ControlRecordKeyTypeCommit {
+			m.commit(e)
+		}
+		return
+	}
+	if string(r.Key) != id {
+		return
+	}
+	e, err := strconv.ParseUint(string(r.Value), 10, 64)
+	if err != nil {
+		return
+	}
+	if !r.Attrs.IsTransactional() {
+		m.commit(e)
+		return
+	}
+	if m.open == nil {
+		m.open = map[int64]uint64{}
+	}
+	if cur, ok := m.open[r.ProducerID]; !ok || e > cur {
+		m.open[r.ProducerID] = e
 	}
 }
+
+func (m *txnMarkers) commit(e uint64) {
+	if !m.ok || e > m.epoch {
+		m.epoch, m.ok = e, true
+	}
+}
+
+// committed is the highest committed epoch (ok false: none).
+func (m *txnMarkers) committed() (uint64, bool) { return m.epoch, m.ok }
