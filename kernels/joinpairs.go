@@ -38,6 +38,7 @@ type pairPlan struct {
 	where    query.Expr // the general path's predicate
 	out      *query.Schema
 	emit     emitter
+	emitMask maskEmitter
 }
 
 type crossTerm struct {
@@ -51,7 +52,7 @@ const maxRewriteConst = 1 << 60
 
 func newPairPlan(j *query.WindowJoin) (*pairPlan, error) {
 	p := &pairPlan{lts: j.Left.TupleSize, rts: j.Right.TupleSize, out: j.OutputSchemaUnchecked(),
-		emit: emitterFor(j.Left.TupleSize, j.Right.TupleSize)}
+		emit: emitterFor(j.Left.TupleSize, j.Right.TupleSize), emitMask: maskEmitterFor(j.Left.TupleSize, j.Right.TupleSize)}
 	for i, s := range []*query.Schema{j.Left, j.Right} {
 		prefix := [2]string{query.LeftPrefix, query.RightPrefix}[i]
 		ss := &query.Schema{TupleSize: s.TupleSize}
@@ -195,6 +196,7 @@ type pairState struct {
 	iota   []int32 // 0, 1, ...: a chunk's selection of every tuple
 	sel    []int32 // the right tuples paired with one left tuple
 	all    []int32 // 0, 1, ... over the right side, for no cross term
+	rank   rankIndex
 }
 
 // crossState is a cross term's operands, compiled and evaluated over the
@@ -303,9 +305,20 @@ func (st *pairState) join(p *pairPlan, left, right, out []byte) []byte {
 		return out
 	}
 	c0, rest := &st.cross[0], st.cross[1:]
+	byRank := !c0.float && nr <= rankMaxRight && nl >= rankMinLeft
+	if byRank {
+		st.rank.build(c0.ri)
+	}
 	for i := range nl {
 		var sel []int32
-		if c0.float {
+		if byRank {
+			from, minus, all := st.rank.bitmaps(st.rank.ranks(c0.op, c0.li[i]))
+			if len(rest) == 0 {
+				out = p.emitMask(out, left[i*lts:(i+1)*lts], right, rts, from, minus, all)
+				continue
+			}
+			sel = selectRanks(from, minus, all, st.sel[:nr])
+		} else if c0.float {
 			sel = cmpFirst(c0.op, c0.lf[i], c0.rf, st.sel[:nr])
 		} else {
 			sel = cmpFirst(c0.op, c0.li[i], c0.ri, st.sel[:nr])
@@ -459,6 +472,9 @@ type emitter func(out, lt, right []byte, rts int, sel []int32) []byte
 // arrays per pair, moves the compiler inlines, against two calls of
 // memmove with a copy.
 func emitterFor(lts, rts int) emitter {
+	if e := fastEmitter(lts, rts); e != nil {
+		return e
+	}
 	if lts == rts {
 		switch lts {
 		case 8:

@@ -1,0 +1,74 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// TestRankIndexMatchesCompare: for every operator, the positions the rank
+// bitmaps select, and the pairs the mask emitters write, are those of the
+// per-pair comparison (cmpFirst, and emitPairs, the emitter of any size:
+// the emitters for the tuple size, assembly or generic, must write what it
+// writes), over random right sides (few
+// distinct values, extremes, sizes across word boundaries; value spans
+// for each of the sorts: none, radix in one pass and two, pdqsort) and left values
+// below, between, on and above them.
+func TestRankIndexMatchesCompare(t *testing.T) {
+	ops := []query.CmpOp{query.Eq, query.Ne, query.Lt, query.Le, query.Gt, query.Ge}
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 31))
+		nr := []int{0, 1, 63, 64, 65, 128, 200}[seed%7]
+		spread := []int64{1, 3, 50, 5000, 1 << 20, 1 << 62}[seed%6]
+		g := make([]int64, nr)
+		for j := range g {
+			switch r.IntN(20) + 20*(seed%2) { // extremes in even seeds only
+			case 0:
+				g[j] = math.MinInt64
+			case 1:
+				g[j] = math.MaxInt64
+			default:
+				g[j] = r.Int64N(spread) - spread/2
+			}
+		}
+		var x rankIndex
+		x.build(g)
+		lefts := []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}
+		for range 20 {
+			if nr > 0 && r.IntN(2) == 0 {
+				lefts = append(lefts, g[r.IntN(nr)])
+			} else {
+				lefts = append(lefts, r.Int64N(spread+2)-spread/2-1)
+			}
+		}
+		for _, ts := range []int{8, 32, 12} {
+			right := make([]byte, nr*ts)
+			for i := range right {
+				right[i] = byte(r.Uint32())
+			}
+			lt := make([]byte, ts)
+			binary.LittleEndian.PutUint64(lt, r.Uint64())
+			emit, emitMask := emitterFor(ts, ts), maskEmitterFor(ts, ts)
+			for _, op := range ops {
+				for _, a := range lefts {
+					name := fmt.Sprintf("seed %d: %d %v g (%d values, %d-byte tuples)", seed, a, op, nr, ts)
+					want := cmpFirst(op, a, g, make([]int32, nr))
+					from, minus, all := x.bitmaps(x.ranks(op, a))
+					got := selectRanks(from, minus, all, make([]int32, nr))
+					require.Equal(t, want, got, name)
+					prefix := []byte("kept")
+					pairs := emitPairs(append([]byte(nil), prefix...), lt, right, ts, want)
+					assert.Equal(t, pairs, emit(append([]byte(nil), prefix...), lt, right, ts, want), name)
+					assert.Equal(t, pairs, emitMask(append([]byte(nil), prefix...), lt, right, ts, from, minus, all), name)
+				}
+			}
+		}
+	}
+}
