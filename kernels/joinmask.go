@@ -6,8 +6,7 @@ package kernels
 // tuples of a range of ranks (a < v: every rank above the first value
 // greater than a), found by two binary searches and read as a bitmap of
 // right positions, so that the pairs come out in position order with no
-// comparison per pair. JOIN_1 (l.a1 < r.a1, half the pairs kept) spent a
-// quarter of its time in the per-pair comparison.
+// comparison per pair (docs/workloads.md has what it gave JOIN_1).
 
 import (
 	"math/bits"
@@ -77,8 +76,7 @@ func (x *rankIndex) build(g []int64) {
 // sortPacked sorts g into r where the values span less than 2^32 (int32
 // columns, and most expressions of them): each value's offset from the
 // least and its position packed into one uint64, sorted as integers, with
-// no comparison function to call (a third of the sort's time, against
-// SortFunc). False where they span more.
+// no comparison function to call. False where they span more.
 func (x *rankIndex) sortPacked(g []int64, r []rankedValue) bool {
 	if len(g) == 0 {
 		return true
@@ -122,7 +120,7 @@ const (
 // width can be set, stably (least significant digit first, one counting
 // pass per radixBits), using spare (as long as keys) as the other buffer;
 // it returns the sorted slice, keys or spare. For a window's few hundred
-// values it is several times faster than a comparison sort.
+// values it beats a comparison sort: no branch on the data.
 func radixSortHigh(keys, spare []uint64, width int) []uint64 {
 	src, dst := keys, spare[:len(keys)]
 	for shift := 32; shift < 32+width; shift += radixBits {
@@ -147,8 +145,8 @@ func radixSortHigh(keys, spare []uint64, width int) []uint64 {
 
 // lowerBound is the first rank whose value is at least a; upperBound the
 // first whose value is greater than a. (A branch-free search, stepping by
-// a mask of the comparison, measured twice as slow here: each step then
-// waits for the previous load, where the branch predictor speculates.)
+// a mask of the comparison, measured slower: each step then waits for the
+// previous load, where the branch predictor speculates.)
 func (x *rankIndex) lowerBound(a int64) int {
 	lo, hi := 0, len(x.ranked)
 	for lo < hi {

@@ -2,8 +2,11 @@ package kernels
 
 // The window join's pair loop, chosen when the join is compiled: cross
 // terms (an expression of each side compared) over typed slices, one loop
-// per operator and type, pairs written as fixed-size copies; any other
-// WHERE filtered a chunk of candidate pairs at a time.
+// per operator and type, pairs written as fixed-size copies (by assembly
+// for 32-byte tuples, joinemit_amd64.s); the first integer cross term read
+// from ranks of the right side where the window's sizes suit
+// (joinmask.go); any other WHERE filtered a chunk of candidate pairs at a
+// time.
 
 import (
 	"fmt"
