@@ -281,6 +281,7 @@ func emitMaskFixed[T tupleArray](out, lt, right []byte, rts int, from, minus, al
 	r := unsafe.Pointer(unsafe.SliceData(right))
 	d := unsafe.Pointer(unsafe.SliceData(out[o:]))
 	nr := len(right) / ts
+	k := 0 // pairs written; k < cnt, the positions the bitmaps select
 	for wi := range from {
 		m := from[wi] &^ minus[wi]
 		if all != nil {
@@ -291,11 +292,13 @@ func emitMaskFixed[T tupleArray](out, lt, right []byte, rts int, from, minus, al
 			if j >= nr {
 				panic("kernels: pair index out of range")
 			}
-			// d stays within out: the bitmaps select cnt positions.
-			p := (*[2]T)(d)
+			// The pointer is made for each pair, never one past the
+			// last (checkptr, under -race, refuses pointers out of
+			// their allocation).
+			p := (*[2]T)(unsafe.Add(d, k*2*ts))
 			p[0] = l
 			p[1] = *(*T)(unsafe.Add(r, j*ts))
-			d = unsafe.Add(d, 2*ts)
+			k++
 		}
 	}
 	return out
