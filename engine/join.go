@@ -53,6 +53,12 @@ type joinStage struct {
 	runnable atomic.Int64
 
 	drainMu sync.Mutex
+	// drainer is the worker that holds drainMu (nil: none). Its push of a
+	// window's output may merge this join's own inputs (a deferred merge,
+	// worker.drainDeferred) and so come back into add: there it must not
+	// wait for windows to be handed on (catchUp, holdBack), which only it
+	// can do.
+	drainer atomic.Pointer[worker]
 
 	// gaveUp is, per side, the other side's progress (holdBack) when
 	// holdBack last stopped waiting for it; only that side's result stage
@@ -120,7 +126,7 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 // tasks and the join's, so that its producer waits for the join rather
 // than closing window after window into tasks without bound.
 func (js *joinStage) catchUp(w *worker) error {
-	if w == nil {
+	if w == nil || js.drainer.Load() == w {
 		return nil
 	}
 	for js.e.failed() == nil {
@@ -168,7 +174,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	// Not from within another hold-back on this goroutine: its help may
 	// merge the other side's tasks (or another join's), and holding that
 	// one back would wait on the merge this goroutine holds below.
-	if w == nil || w.holding || js.workers < 2 {
+	if w == nil || w.holding || js.workers < 2 || js.drainer.Load() == w {
 		return
 	}
 	w.holding = true
@@ -223,13 +229,29 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 		js.mu.Lock()
 		pending := js.op.Pending()
 		js.mu.Unlock()
-		if !all || pending == 0 || err != nil || js.e.failed() != nil {
+		if !all || err != nil || js.e.failed() != nil {
 			return err
+		}
+		if pending == 0 && js.drainIdle() {
+			return nil
 		}
 		// Another worker runs a task, or hands windows on: run other
 		// tasks meanwhile (that one may wait for a downstream ring).
 		w.help()
 	}
+}
+
+// drainIdle says whether no goroutine is handing windows on. A window
+// leaves the pending ones (Next) before its output is pushed downstream,
+// so a pending count of 0 does not yet mean that every window was handed
+// on: the caller of finishSide then ends the downstream inputs, which must
+// come after the last push (TestJoinFeedsDownstream raced there).
+func (js *joinStage) drainIdle() bool {
+	if !js.drainMu.TryLock() {
+		return false
+	}
+	js.drainMu.Unlock()
+	return true
 }
 
 // process runs the tasks that wait and hands the joined windows on, until
@@ -330,6 +352,7 @@ func (js *joinStage) drain(w *worker) error {
 		if !js.drainMu.TryLock() {
 			return nil
 		}
+		js.drainer.Store(w)
 		var err error
 		for err == nil {
 			js.mu.Lock()
@@ -343,6 +366,7 @@ func (js *joinStage) drain(w *worker) error {
 			js.op.Recycle(out)
 			js.mu.Unlock()
 		}
+		js.drainer.Store(nil)
 		js.drainMu.Unlock()
 		if err != nil {
 			return err
