@@ -63,10 +63,7 @@ func emitMask32(out, lt, right []byte, rts int, from, minus, all []uint64) []byt
 	m := buf[:w]
 	cnt := 0
 	for wi := range m {
-		v := from[wi] &^ minus[wi]
-		if all != nil {
-			v = all[wi] &^ v
-		}
+		v := rankWord(from, minus, all, wi)
 		m[wi] = v
 		cnt += bits.OnesCount64(v)
 	}

@@ -9,6 +9,7 @@ package kernels
 // comparison per pair (docs/workloads.md has what it gave JOIN_1).
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -40,15 +41,7 @@ type rankedValue struct {
 	j int32
 }
 
-func cmpRanked(a, b rankedValue) int {
-	switch {
-	case a.v < b.v:
-		return -1
-	case a.v > b.v:
-		return 1
-	}
-	return 0
-}
+func cmpRanked(a, b rankedValue) int { return cmp.Compare(a.v, b.v) }
 
 // build ranks the values g (one per right tuple).
 func (x *rankIndex) build(g []int64) {
@@ -205,15 +198,22 @@ func (x *rankIndex) bitmaps(lo, hi int, invert bool) (from, minus, all []uint64)
 	return from, minus, all
 }
 
+// rankWord is word wi of the bitmaps' positions: from &^ minus, or all
+// &^ (from &^ minus) where all is set.
+func rankWord(from, minus, all []uint64, wi int) uint64 {
+	m := from[wi] &^ minus[wi]
+	if all != nil {
+		m = all[wi] &^ m
+	}
+	return m
+}
+
 // selectRanks writes into sel the positions of from &^ minus (or of all
 // &^ (from &^ minus)), in order, and returns them.
 func selectRanks(from, minus, all []uint64, sel []int32) []int32 {
 	n := 0
 	for wi := range from {
-		m := from[wi] &^ minus[wi]
-		if all != nil {
-			m = all[wi] &^ m
-		}
+		m := rankWord(from, minus, all, wi)
 		for ; m != 0; m &= m - 1 {
 			sel[n] = int32(wi<<6 + bits.TrailingZeros64(m))
 			n++
@@ -258,10 +258,7 @@ func maskEmitterFor(lts, rts int) maskEmitter {
 func bitmapCount(from, minus, all []uint64) int {
 	n := 0
 	for wi := range from {
-		m := from[wi] &^ minus[wi]
-		if all != nil {
-			m = all[wi] &^ m
-		}
+		m := rankWord(from, minus, all, wi)
 		n += bits.OnesCount64(m)
 	}
 	return n
@@ -283,10 +280,7 @@ func emitMaskFixed[T tupleArray](out, lt, right []byte, rts int, from, minus, al
 	nr := len(right) / ts
 	k := 0 // pairs written; k < cnt, the positions the bitmaps select
 	for wi := range from {
-		m := from[wi] &^ minus[wi]
-		if all != nil {
-			m = all[wi] &^ m
-		}
+		m := rankWord(from, minus, all, wi)
 		for ; m != 0; m &= m - 1 {
 			j := wi<<6 + bits.TrailingZeros64(m)
 			if j >= nr {
@@ -312,10 +306,7 @@ func emitMaskPairs(out, lt, right []byte, rts int, from, minus, all []uint64) []
 	o := len(out)
 	out = slices.Grow(out, cnt*ps)[:o+cnt*ps]
 	for wi := range from {
-		m := from[wi] &^ minus[wi]
-		if all != nil {
-			m = all[wi] &^ m
-		}
+		m := rankWord(from, minus, all, wi)
 		for ; m != 0; m &= m - 1 {
 			j := wi<<6 + bits.TrailingZeros64(m)
 			d := out[o : o+ps : o+ps]
