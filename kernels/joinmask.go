@@ -25,13 +25,12 @@ const (
 )
 
 // rankIndex is one window's right side ranked on a cross term's right
-// operand: suffix[k] is the bitmap (words words) of the positions of the
-// tuples of rank k and above, so that the positions of ranks [lo, hi) are
+// operand: suffix[k] is the bitmap (one bit per right tuple, in words of
+// 64) of the positions of the tuples of rank k and above, so that the positions of ranks [lo, hi) are
 // suffix[lo] &^ suffix[hi].
 type rankIndex struct {
 	ranked []rankedValue
-	suffix []uint64 // (n+1) bitmaps of words words
-	words  int
+	suffix []uint64 // n+1 bitmaps of (n+63)/64 words
 	packed []uint64 // build's sort keys, and the radix sort's second buffer
 	spare  []uint64
 }
@@ -55,7 +54,6 @@ func (x *rankIndex) build(g []int64) {
 	}
 	x.ranked = r
 	w := (n + 63) / 64
-	x.words = w
 	s := slices.Grow(x.suffix[:0], (n+1)*w)[:(n+1)*w]
 	clear(s[n*w:])
 	for k := n - 1; k >= 0; k-- {
@@ -78,14 +76,14 @@ func (x *rankIndex) sortPacked(g []int64, r []rankedValue) bool {
 	for _, v := range g {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	if uint64(hi)-uint64(lo) >= 1<<32 {
+	span := uint64(hi) - uint64(lo)
+	if span >= 1<<32 {
 		return false
 	}
 	k := slices.Grow(x.packed[:0], len(g))[:len(g)]
 	for j, v := range g {
 		k[j] = uint64(v-lo)<<32 | uint64(j)
 	}
-	span := uint64(hi) - uint64(lo)
 	if span < 1<<radixMaxBits {
 		spare := slices.Grow(x.spare[:0], len(k))[:len(k)]
 		if sorted := radixSortHigh(k, spare, bits.Len64(span)); &sorted[0] != &k[0] {
@@ -190,7 +188,7 @@ func (x *rankIndex) ranks(op query.CmpOp, a int64) (lo, hi int, invert bool) {
 // [lo, hi), and invert: a bitmap of every position to take the range from
 // (nil where the range itself is wanted).
 func (x *rankIndex) bitmaps(lo, hi int, invert bool) (from, minus, all []uint64) {
-	w := x.words
+	w := (len(x.ranked) + 63) / 64
 	from, minus = x.suffix[lo*w:(lo+1)*w], x.suffix[hi*w:(hi+1)*w]
 	if invert {
 		all = x.suffix[:w]
