@@ -35,33 +35,47 @@ func newStatelessKernel(p *Plan, where *vpred) (*statelessKernel, error) {
 func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
 	ts := k.tupleSize
 	n := len(data) / ts
-	var filtered uint64
 	if k.udf != nil {
 		k.processUDF(data, r)
 		return
 	}
+	if k.where == nil && len(k.project) == 0 {
+		// Tuples passed through (a window join's inputs): one move, no
+		// selection vector.
+		r.Out = append(r.Out, data[:n*ts]...)
+	} else {
+		r.Filtered += k.processChunks(data[:n*ts], r)
+	}
+	r.Tuples += uint64(n)
+	if n > 0 {
+		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
+	}
+}
+
+// processChunks appends the output tuples of data's tuples that pass
+// WHERE, a chunk at a time, and returns how many did not pass.
+func (k *statelessKernel) processChunks(data []byte, r *window.TaskResult) (filtered uint64) {
+	ts := k.tupleSize
+	n := len(data) / ts
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
 		cd := data[c0*ts : (c0+cn)*ts]
 		sel, f := selectRows(k.where, k.sel, cd, ts)
 		filtered += f
-		if len(sel) == 0 {
-			continue
-		}
-		if len(k.project) == 0 {
+		switch {
+		case len(sel) == 0:
+		case len(k.project) > 0:
+			for _, e := range k.project {
+				e.eval(cd, ts, sel)
+			}
+			r.Out = k.appendProjected(r.Out, cd, sel)
+		case len(sel) == cn:
+			r.Out = append(r.Out, cd...) // every tuple passed
+		default:
 			r.Out = appendTuples(r.Out, cd, ts, sel)
-			continue
 		}
-		for _, e := range k.project {
-			e.eval(cd, ts, sel)
-		}
-		r.Out = k.appendProjected(r.Out, cd, sel)
 	}
-	r.Tuples += uint64(n)
-	r.Filtered += filtered
-	if n > 0 {
-		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
-	}
+	return filtered
 }
 
 // grow extends out by n bytes, returning it and the new bytes.
