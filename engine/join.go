@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,6 +130,7 @@ func (js *joinStage) catchUp(w *worker) error {
 	if w == nil || js.drainer.Load() == w {
 		return nil
 	}
+	var p pacer
 	for js.e.failed() == nil {
 		if err := js.process(w); err != nil {
 			return err
@@ -139,16 +141,45 @@ func (js *joinStage) catchUp(w *worker) error {
 		if !backlog {
 			return nil
 		}
-		pause()
+		p.pause()
 	}
 	return nil
 }
 
-// pause is how long a result stage that waits on the join's other workers
-// sleeps between two looks. It runs no task meanwhile, as help would: a
-// task of an upstream query may push into this stage's own ring, full
-// while this result stage is held, and wait for it for ever.
-func pause() { time.Sleep(20 * time.Microsecond) }
+// A result stage that waits on the join's other workers looks again every
+// pauseLook. It runs no task meanwhile, as help would: a task of an
+// upstream query may push into this stage's own ring, full while this
+// result stage is held, and wait for it for ever.
+//
+// For the first pauseSpin of a wait it yields its CPU between looks
+// (runtime.Gosched) rather than sleeping: the worker it waits on is often
+// one that the ingestion goroutine took the CPU from, which then gets it
+// back at once, while a Go sleep this short can last many times longer
+// than asked, its CPU idle meanwhile (JOIN_1 at 2 workers on 2 CPUs,
+// docs/workloads.md). A longer wait (a slow sink
+// downstream) sleeps, so as not to burn a CPU.
+const (
+	pauseLook = 20 * time.Microsecond
+	pauseSpin = time.Millisecond
+)
+
+// pacer paces one wait's looks (pauseLook, pauseSpin). The zero value is
+// a wait that has not started.
+type pacer struct{ start time.Time }
+
+func (p *pacer) pause() {
+	now := time.Now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	if now.Sub(p.start) >= pauseSpin {
+		time.Sleep(pauseLook)
+		return
+	}
+	for end := now.Add(pauseLook); time.Now().Before(end); {
+		runtime.Gosched()
+	}
+}
 
 // holdBackIdle is how many rounds of help a side ahead waits for the other
 // side to move (bring tuples, or join windows) before it goes on
@@ -158,7 +189,7 @@ const holdBackIdle = 50
 // holdBack keeps a side that runs ahead of the other (kernels'
 // WindowJoin.Lead: its watermark past the other's by more than a window)
 // while it holds more than a ring's bytes in panes in its result stage,
-// running the join's tasks (no other: see pause), until the other side
+// running the join's tasks (no other: see pauseLook), until the other side
 // catches up, ends, or neither brings a tuple nor has a window joined for
 // holdBackIdle rounds (and then not again until it moves). With one CPU
 // worker it is not held: the worker that would move the other side is
@@ -182,6 +213,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	limit := js.e.cfg.BufferSize
 	var last uint64
 	idle := 0
+	var p pacer
 	for js.e.failed() == nil {
 		js.mu.Lock()
 		held, ahead := js.op.Lead(side)
@@ -206,7 +238,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 			js.e.fail(err)
 			return
 		}
-		pause()
+		p.pause()
 	}
 }
 
