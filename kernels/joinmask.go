@@ -56,12 +56,37 @@ func (x *rankIndex) build(g []int64) {
 	w := (n + 63) / 64
 	s := slices.Grow(x.suffix[:0], (n+1)*w)[:(n+1)*w]
 	clear(s[n*w:])
+	if w <= 2 {
+		x.suffix = suffixPair(s, r, w)
+		return
+	}
 	for k := n - 1; k >= 0; k-- {
 		copy(s[k*w:(k+1)*w], s[(k+1)*w:(k+2)*w])
 		j := r[k].j
 		s[k*w+int(j>>6)] |= 1 << (j & 63)
 	}
 	x.suffix = s
+}
+
+// suffixPair fills the suffix bitmaps s of up to 128 right tuples (w, 1
+// or 2, words each; the last bitmap, of no rank, already clear), the
+// bitmap kept in two registers from rank to rank, each rank's bit going
+// to one of them by a mask rather than a branch.
+func suffixPair(s []uint64, r []rankedValue, w int) []uint64 {
+	var lo, hi uint64
+	for k := len(r) - 1; k >= 0; k-- {
+		j := uint(r[k].j)
+		bit := uint64(1) << (j & 63)
+		upper := -uint64(j >> 6 & 1) // all ones for the second word
+		lo |= bit &^ upper
+		hi |= bit & upper
+		if w == 2 {
+			s[2*k], s[2*k+1] = lo, hi
+		} else {
+			s[k] = lo
+		}
+	}
+	return s
 }
 
 // sortPacked sorts g into r where the values span less than 2^32 (int32
@@ -101,7 +126,7 @@ func (x *rankIndex) sortPacked(g []int64, r []rankedValue) bool {
 }
 
 // radixMaxBits bounds the value spans radixSortHigh sorts: two passes of
-// radixBits. Wider ones go to pdqsort.
+// at most radixBits. Wider ones go to pdqsort.
 const (
 	radixBits    = 8
 	radixMaxBits = 2 * radixBits
@@ -109,15 +134,23 @@ const (
 
 // radixSortHigh sorts keys by their high 32 bits, of which only the low
 // width can be set, stably (least significant digit first, one counting
-// pass per radixBits), using spare (as long as keys) as the other buffer;
-// it returns the sorted slice, keys or spare. For a window's few hundred
-// values it beats a comparison sort: no branch on the data.
+// pass per digit), using spare (as long as keys) as the other buffer; it
+// returns the sorted slice, keys or spare. For a window's few hundred
+// values it beats a comparison sort: no branch on the data. The digits
+// split width evenly (a span of 1000 is two passes of 5 bits, not 8 and
+// 2): the counters, cleared and summed each pass, cost as much as the
+// keys where there are few.
 func radixSortHigh(keys, spare []uint64, width int) []uint64 {
+	passes := max(1, (width+radixBits-1)/radixBits)
+	digit := max(1, (width+passes-1)/passes)
+	mask := uint64(1)<<digit - 1
 	src, dst := keys, spare[:len(keys)]
-	for shift := 32; shift < 32+width; shift += radixBits {
-		var count [1 << radixBits]int
+	var counters [1 << radixBits]int
+	count := counters[:mask+1]
+	for shift := 32; shift < 32+width; shift += digit {
+		clear(count)
 		for _, k := range src {
-			count[(k>>shift)&(1<<radixBits-1)]++
+			count[(k>>shift)&mask]++
 		}
 		sum := 0
 		for i, c := range count {
@@ -125,7 +158,7 @@ func radixSortHigh(keys, spare []uint64, width int) []uint64 {
 			sum += c
 		}
 		for _, k := range src {
-			d := (k >> shift) & (1<<radixBits - 1)
+			d := (k >> shift) & mask
 			dst[count[d]] = k
 			count[d]++
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,5 +71,49 @@ func TestRankIndexMatchesCompare(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRadixSortHighSorts: for every value width it takes, and lengths
+// from none to several hundred, radixSortHigh sorts the keys by their
+// high 32 bits, stably (the low bits, the positions, ascending among
+// equal values), as slices.Sort does the packed keys.
+func TestRadixSortHighSorts(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for width := 0; width <= radixMaxBits; width++ {
+		for _, n := range []int{0, 1, 2, 63, 128, 777} {
+			keys := make([]uint64, n)
+			for j := range keys {
+				v := uint64(0)
+				if width > 0 {
+					v = r.Uint64N(1 << width)
+				}
+				keys[j] = v<<32 | uint64(j)
+			}
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			got := radixSortHigh(slices.Clone(keys), make([]uint64, n), width)
+			require.Len(t, got, n)
+			if n > 0 {
+				assert.Equal(t, want, got, "width %d, %d keys", width, n)
+			}
+		}
+	}
+}
+
+// BenchmarkRankIndexBuild: ranking one JOIN_1 window's right side (128
+// values in [0, 1000)): the sort and the suffix bitmaps.
+func BenchmarkRankIndexBuild(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	g := make([]int64, 128)
+	for j := range g {
+		g[j] = r.Int64N(1000)
+	}
+	var x rankIndex
+	x.build(g)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		x.build(g)
 	}
 }
