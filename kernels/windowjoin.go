@@ -326,7 +326,12 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	}
 	for i := range t.sides {
 		ts := &t.sides[i]
-		ts.data = wj.sides[i].gather(ts.data[:0], lo, last)
+		sd := &wj.sides[i]
+		if pn := sd.soleLast(lo, last, wj.spec, w); pn != nil {
+			ts.data = sd.take(pn, ts.data)
+		} else {
+			ts.data = sd.gather(ts.data[:0], lo, last)
+		}
 		if !wj.rows {
 			ts.sortByPosition(wj.sides[i].tupleSize)
 		}
@@ -359,6 +364,28 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	}
 	wj.runnable++
 	return err
+}
+
+// soleLast returns the pane of the window w spanning panes [lo, last]
+// when the window has one pane and that pane is in no later window (a
+// tumbling window's), nil otherwise: JoinClosed drops it once w is closed.
+func (sd *joinSide) soleLast(lo, last int64, s window.Spec, w int64) *joinPane {
+	if lo != last || len(sd.panes) == 0 || sd.panes[0].pane != lo || s.LastWindow(lo) > w {
+		return nil
+	}
+	return &sd.panes[0]
+}
+
+// take hands a pane's tuples, which its window's task is the last to read,
+// to the task without copying them: the task's buffer from the window
+// before (buf) becomes the pane's, empty, and drop keeps it for a new
+// pane. The pane's tuples are counted dropped here, as drop would have.
+func (sd *joinSide) take(pn *joinPane, buf []byte) []byte {
+	data := pn.data
+	sd.dropped += uint64(len(data) / sd.tupleSize)
+	sd.hint = max(sd.hint, len(data))
+	pn.data = buf[:0]
+	return data
 }
 
 // gather appends the side's tuples in panes [lo, last] to dst.

@@ -214,6 +214,10 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Tuples - st.Late})
 			assert.Equal(t, uint64(len(got)/(2*wjTuple)), st.Pairs)
 			assert.Zero(t, st.PairJoined+st.PairFallbacks)
+			for side := range 2 {
+				held, _ := wj.Lead(side)
+				assert.Zero(t, held, "side %d: tuples held once every window closed", side)
+			}
 		})
 	}
 }
