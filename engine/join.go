@@ -155,9 +155,8 @@ func (js *joinStage) catchUp(w *worker) error {
 // (runtime.Gosched) rather than sleeping: the worker it waits on is often
 // one that the ingestion goroutine took the CPU from, which then gets it
 // back at once, while a Go sleep this short can last many times longer
-// than asked, its CPU idle meanwhile (JOIN_1 at 2 workers on 2 CPUs,
-// docs/workloads.md). A longer wait (a slow sink
-// downstream) sleeps, so as not to burn a CPU.
+// than asked, its CPU idle meanwhile (docs/scheduling.md). A longer wait
+// (a slow sink downstream) sleeps, so as not to burn a CPU.
 const (
 	pauseLook = 20 * time.Microsecond
 	pauseSpin = time.Millisecond

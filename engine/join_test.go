@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,4 +193,31 @@ func TestJoinFeedsDownstream(t *testing.T) {
 		})
 	}
 	assertNoLeak(t, base)
+}
+
+// TestPacerYieldsThenSleeps: each pause of a wait lasts at least
+// pauseLook; within the wait's first pauseSpin it gives the CPU to a
+// runnable goroutine (here the only other one, with one P: a pause that
+// spun without yielding would return before it ran), and past pauseSpin
+// the wait goes on, sleeping.
+func TestPacerYieldsThenSleeps(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var p pacer
+	ran := make(chan struct{})
+	go close(ran)
+	start := time.Now()
+	p.pause()
+	assert.GreaterOrEqual(t, time.Since(start), pauseLook)
+	select {
+	case <-ran:
+	default:
+		t.Fatal("the goroutine waiting for the CPU did not run during the pause")
+	}
+	require.False(t, p.start.IsZero(), "the wait's start")
+	for time.Since(p.start) < pauseSpin {
+		p.pause()
+	}
+	before := time.Now()
+	p.pause() // sleeping now
+	assert.GreaterOrEqual(t, time.Since(before), pauseLook)
 }
