@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +60,11 @@ type joinStage struct {
 	// can do.
 	drainer atomic.Pointer[worker]
 
+	// moved is the doorbell of the result stages that wait on the join
+	// (pause): rung when a side's tuples are filed, a window is joined or
+	// one is handed on.
+	moved chan struct{}
+
 	// gaveUp is, per side, the other side's progress (holdBack) when
 	// holdBack last stopped waiting for it; only that side's result stage
 	// uses it.
@@ -75,7 +79,8 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, op: op, maxTake: 4}
+	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, op: op, maxTake: 4,
+		moved: make(chan struct{}, 1)}
 	if e != nil {
 		workers := 0
 		for _, g := range e.cfg.cpuGroups() {
@@ -113,6 +118,7 @@ func (js *joinStage) add(side int, tuples []byte, w *worker) error {
 	}
 	js.joinClosed(false)
 	js.mu.Unlock()
+	js.ring()
 	err := js.process(w)
 	if err == nil {
 		err = js.catchUp(w)
@@ -130,7 +136,6 @@ func (js *joinStage) catchUp(w *worker) error {
 	if w == nil || js.drainer.Load() == w {
 		return nil
 	}
-	var p pacer
 	for js.e.failed() == nil {
 		if err := js.process(w); err != nil {
 			return err
@@ -141,42 +146,46 @@ func (js *joinStage) catchUp(w *worker) error {
 		if !backlog {
 			return nil
 		}
-		p.pause()
+		js.pause(w)
 	}
 	return nil
 }
 
-// A result stage that waits on the join's other workers looks again every
-// pauseLook. It runs no task meanwhile, as help would: a task of an
-// upstream query may push into this stage's own ring, full while this
-// result stage is held, and wait for it for ever.
+// A result stage that waits on the join's other workers runs no task
+// meanwhile, as help would: a task of an upstream query may push into this
+// stage's own ring, full while this result stage is held, and wait for it
+// for ever. It looks again when the join moves (moved: a side's tuples
+// filed, a window joined or handed on), or after pauseLook at the latest.
 //
-// For the first pauseSpin of a wait it yields its CPU between looks
-// (runtime.Gosched) rather than sleeping: the worker it waits on is often
-// one that the ingestion goroutine took the CPU from, which then gets it
-// back at once, while a Go sleep this short can last many times longer
-// than asked, its CPU idle meanwhile (docs/scheduling.md). A longer wait
-// (a slow sink downstream) sleeps, so as not to burn a CPU.
-const (
-	pauseLook = 20 * time.Microsecond
-	pauseSpin = time.Millisecond
-)
+// A plain sleep of pauseLook lasted many times longer than asked (the Go
+// runtime's idle wait has a resolution of a millisecond), long past the
+// moment the join moved. Yielding the CPU in a loop instead cost a thread
+// switch per yield, the workers being locked to their threads, and ran
+// either faster or much slower from run to run (docs/scheduling.md).
+const pauseLook = 20 * time.Microsecond
 
-// pacer paces one wait's looks (pauseLook, pauseSpin). The zero value is
-// a wait that has not started.
-type pacer struct{ start time.Time }
+// ring tells one result stage that waits (pause) that the join moved. It
+// does not block: the doorbell holds one ring, and a second waiter looks
+// again after pauseLook.
+func (js *joinStage) ring() {
+	select {
+	case js.moved <- struct{}{}:
+	default:
+	}
+}
 
-func (p *pacer) pause() {
-	now := time.Now()
-	if p.start.IsZero() {
-		p.start = now
+// pause waits until the join moves (ring) or pauseLook passes, on w's
+// timer.
+func (js *joinStage) pause(w *worker) {
+	if w.pauseTimer == nil {
+		w.pauseTimer = time.NewTimer(pauseLook)
+	} else {
+		w.pauseTimer.Reset(pauseLook)
 	}
-	if now.Sub(p.start) >= pauseSpin {
-		time.Sleep(pauseLook)
-		return
-	}
-	for end := now.Add(pauseLook); time.Now().Before(end); {
-		runtime.Gosched()
+	select {
+	case <-js.moved:
+		w.pauseTimer.Stop()
+	case <-w.pauseTimer.C:
 	}
 }
 
@@ -212,7 +221,6 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	limit := js.e.cfg.BufferSize
 	var last uint64
 	idle := 0
-	var p pacer
 	for js.e.failed() == nil {
 		js.mu.Lock()
 		held, ahead := js.op.Lead(side)
@@ -237,7 +245,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 			js.e.fail(err)
 			return
 		}
-		p.pause()
+		js.pause(w)
 	}
 }
 
@@ -253,6 +261,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 		err = js.closeGPU()
 	}
 	js.mu.Unlock()
+	js.ring()
 	for {
 		if perr := js.process(w); err == nil {
 			err = perr
@@ -320,6 +329,7 @@ func (js *joinStage) work() {
 		js.mu.Lock()
 		if t != nil {
 			js.op.Done(t)
+			js.ring()
 			t = nil
 		}
 		if js.taken() < js.maxTaken() {
@@ -396,6 +406,7 @@ func (js *joinStage) drain(w *worker) error {
 			js.mu.Lock()
 			js.op.Recycle(out)
 			js.mu.Unlock()
+			js.ring()
 		}
 		js.drainer.Store(nil)
 		js.drainMu.Unlock()

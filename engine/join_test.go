@@ -195,29 +195,23 @@ func TestJoinFeedsDownstream(t *testing.T) {
 	assertNoLeak(t, base)
 }
 
-// TestPacerYieldsThenSleeps: each pause of a wait lasts at least
-// pauseLook; within the wait's first pauseSpin it gives the CPU to a
-// runnable goroutine (here the only other one, with one P: a pause that
-// spun without yielding would return before it ran), and past pauseSpin
-// the wait goes on, sleeping.
-func TestPacerYieldsThenSleeps(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var p pacer
-	ran := make(chan struct{})
-	go close(ran)
+// TestJoinPauseWaitsForTheDoorbell: a result stage's pause on a join
+// lasts pauseLook when nothing rings, ends at a ring (one waits in the
+// doorbell, taken by the pause; rings beyond it do not block), and a pause
+// that a ring ended leaves no stale timer for the next one, which again
+// lasts pauseLook.
+func TestJoinPauseWaitsForTheDoorbell(t *testing.T) {
+	js := &joinStage{moved: make(chan struct{}, 1)}
+	w := &worker{}
 	start := time.Now()
-	p.pause()
-	assert.GreaterOrEqual(t, time.Since(start), pauseLook)
-	select {
-	case <-ran:
-	default:
-		t.Fatal("the goroutine waiting for the CPU did not run during the pause")
-	}
-	require.False(t, p.start.IsZero(), "the wait's start")
-	for time.Since(p.start) < pauseSpin {
-		p.pause()
-	}
-	before := time.Now()
-	p.pause() // sleeping now
-	assert.GreaterOrEqual(t, time.Since(before), pauseLook)
+	js.pause(w)
+	assert.GreaterOrEqual(t, time.Since(start), pauseLook, "nothing rang")
+	js.ring()
+	js.ring() // the doorbell is full: no wait
+	require.Len(t, js.moved, 1)
+	js.pause(w)
+	assert.Empty(t, js.moved, "the pause took the ring")
+	start = time.Now()
+	js.pause(w)
+	assert.GreaterOrEqual(t, time.Since(start), pauseLook, "after a ring, the timer again")
 }

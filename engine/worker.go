@@ -43,6 +43,8 @@ type worker struct {
 	// worker left for when it holds no merge (drainDeferred).
 	deferred []*Stream
 	draining bool
+	// pauseTimer bounds the worker's waits on a join (joinStage.pause).
+	pauseTimer *time.Timer
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
