@@ -88,8 +88,8 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.validateTuples, "validate-tuples", 0, "with --validate: tuples per input at most (default: each workload's bound, under which "+
 		"the naive reference evaluator takes well under a minute on two cores: "+validateBounds()+")")
 	fs.IntVar(&f.bundleSize, "bundle-size", 16<<20, "bytes of pre-generated tuples replayed into each ring (rounded to whole generator periods)")
-	fs.StringVar(&f.ingest, "ingest", "producer", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's. "+
-		"The default is producer here: on these workloads' 32- and 64-byte tuples the workers' copy measured no gain (docs/workloads.md)")
+	fs.StringVar(&f.ingest, "ingest", "auto", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's "+
+		"(docs/workloads.md has what each mode gave these workloads)")
 	fs.StringVar(&f.window.typ, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
 	fs.Int64Var(&f.window.size, "window-size", 0, "window size, > 0: ms for range windows, tuples for row windows (default: the workload's; "+
 		"a tumbling workload window stays tumbling)")
