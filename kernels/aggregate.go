@@ -79,8 +79,9 @@ type aggregateKernel struct {
 
 	// groupWords: the direct tables' mapping, and per chunk each tuple's
 	// slot in them (dix).
-	dm  directMap
-	dix []int32
+	dm     directMap
+	dix    []int32
+	shared *sharedDirect // the plan's: the mapping every kernel of the query converges on
 
 	// groupSmall: slot+1 of key cacheBase+i in the current pane's state
 	// (0: unknown), and the entries set, to clear them when the pane or
@@ -105,7 +106,7 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 	}
 	k := &aggregateKernel{
 		tupleSize: p.TupleSize, spec: p.Spec, rows: q.Window.Type == query.Rows,
-		layout: p.Layout, where: where, join: p.join,
+		layout: p.Layout, where: where, join: p.join, shared: p.direct,
 		pos: make([]int64, chunk), wmb: make([]int64, chunk),
 		sel: make([]int32, chunk), ord: make([]int32, chunk),
 		run: make([]int32, 0, chunk), grp: make([]int32, chunk),
@@ -204,6 +205,9 @@ func (k *aggregateKernel) Process(data []byte, first uint64, r *window.TaskResul
 	spec := k.spec
 	byKey := k.layout.MergedByKey()
 
+	if k.dm.mapping != 0 && !k.dm.off {
+		k.adoptShared()
+	}
 	var (
 		wm                  = int64(math.MinInt64) // watermark before the current tuple
 		filtered, unmatched uint64

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -86,9 +87,101 @@ func (k *aggregateKernel) directSlots(sel []int32) bool {
 		slots *= 2
 		n[j] *= 2
 	}
-	dm.slots = int(slots)
-	dm.mapping = k.internMapping()
+	if sh := k.shared; sh != nil {
+		sh.mu.Lock()
+		slots = sh.union(lo, n, slots)
+		dm.slots = int(slots)
+		dm.mapping = k.internMapping()
+		sh.publish(lo, n, slots, dm.mapping)
+		sh.mu.Unlock()
+	} else {
+		dm.slots = int(slots)
+		dm.mapping = k.internMapping()
+	}
 	return k.fillDirect(sel)
+}
+
+// sharedDirect is the widest direct mapping the kernels of one query
+// learnt. A kernel that widens its mapping widens it to the union of the
+// two where that stays within directMaxSlots, and a kernel whose mapping
+// the shared one covers adopts it at its next task, so that the kernels of
+// all the workers come to one mapping: tables move between workers with
+// their tasks, and a table of another mapping than the kernel's has its
+// keys rewritten (fillKeys), while the assembler merges the fragments of
+// another mapping than the one it pinned through its dictionary rather
+// than slot for slot (window's pinned ids). Each kernel learning its own
+// ranges from the tuples it saw, two workers ended on two mappings.
+type sharedDirect struct {
+	mapping atomic.Uint32 // the shared mapping's number (0: none yet), read per task
+	mu      sync.Mutex
+	lo, n   []int64
+	slots   uint64
+}
+
+// union widens the ranges lo, n (of slots slots) to take in the shared
+// ones as well, where the product stays within directMaxSlots, and returns
+// their slots. It runs under mu.
+func (sh *sharedDirect) union(lo, n []int64, slots uint64) uint64 {
+	if sh.lo == nil || len(sh.lo) != len(lo) {
+		return slots
+	}
+	u := uint64(1)
+	for j := range lo {
+		ulo := min(lo[j], sh.lo[j])
+		uhi := max(lo[j]+n[j]-1, sh.lo[j]+sh.n[j]-1)
+		span := uint64(uhi) - uint64(ulo) + 1
+		if span == 0 || span > directMaxSlots || u*span > directMaxSlots {
+			return slots // the union is too wide: the kernel's own
+		}
+		u *= span
+	}
+	for j := range lo {
+		hi := max(lo[j]+n[j]-1, sh.lo[j]+sh.n[j]-1)
+		lo[j] = min(lo[j], sh.lo[j])
+		n[j] = hi - lo[j] + 1
+	}
+	return u
+}
+
+// publish makes lo, n (mapping m) the shared mapping where they cover it.
+// It runs under mu.
+func (sh *sharedDirect) publish(lo, n []int64, slots uint64, m uint32) {
+	if sh.lo != nil && !covers(lo, n, sh.lo, sh.n) {
+		return
+	}
+	sh.lo, sh.n = append(sh.lo[:0], lo...), append(sh.n[:0], n...)
+	sh.slots = slots
+	sh.mapping.Store(m)
+}
+
+// covers reports whether the ranges lo, n take in every value of the
+// ranges olo, on.
+func covers(lo, n, olo, on []int64) bool {
+	for j := range lo {
+		if olo[j] < lo[j] || olo[j]+on[j]-1 > lo[j]+n[j]-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// adoptShared takes the shared mapping where another kernel widened it
+// since, and it covers the kernel's own: called once per task, one atomic
+// load when nothing changed.
+func (k *aggregateKernel) adoptShared() {
+	sh := k.shared
+	if sh == nil || sh.mapping.Load() == k.dm.mapping {
+		return
+	}
+	dm := &k.dm
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if m := sh.mapping.Load(); m == 0 || m == dm.mapping || len(sh.lo) != len(dm.lo) || !covers(sh.lo, sh.n, dm.lo, dm.n) {
+		return
+	}
+	copy(dm.lo, sh.lo)
+	copy(dm.n, sh.n)
+	dm.slots, dm.mapping = int(sh.slots), sh.mapping.Load()
 }
 
 // directNumbers numbers the direct mappings: one number for one mapping

@@ -298,3 +298,51 @@ func TestDirectSlotsAreABijection(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsShareTheirMapping: the kernels of one query (one per worker)
+// come to one direct mapping although each saw other keys: a kernel that
+// widens takes in the ranges the others learnt, and one whose mapping the
+// shared one covers adopts it at its next task; its fragments stay those
+// of the probed tables.
+func TestKernelsShareTheirMapping(t *testing.T) {
+	sc := directSchema(t)
+	q := &query.Query{Name: "shared", Schema: sc, Window: query.Sliding(60, 20),
+		GroupBy: []query.Expr{query.C("a"), query.C("b")}, Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("v")}}}
+	p, err := Compile(q)
+	require.NoError(t, err)
+	k1, k2, oracle := p.NewKernel().(*aggregateKernel), p.NewKernel().(*aggregateKernel), p.NewKernel().(*aggregateKernel)
+	oracle.dm.off = true
+	window.NewAssembler(p.Spec, p.Layout) // the fragments are merged by key: direct tables
+	r := rand.New(rand.NewPCG(5, 6))
+	now := int64(0)
+	shift := func(data []byte, by int32) []byte { // the a keys moved up by by
+		for o := 0; o < len(data); o += 40 {
+			a := int32(binary.LittleEndian.Uint32(data[o+8:]))
+			binary.LittleEndian.PutUint32(data[o+8:], uint32(a+by))
+		}
+		return data
+	}
+	var res, want window.TaskResult
+	first := uint64(0)
+	run := func(k *aggregateKernel, data []byte) {
+		res.Reset(p.Layout)
+		k.Process(data, first, &res)
+		want.Reset(p.Layout)
+		oracle.Process(data, first, &want)
+		first += uint64(len(data) / 40)
+		require.Equal(t, fragRows(&want), fragRows(&res))
+	}
+	run(k1, directTuples(r, 500, &now, 0)) // a in [0, 10)
+	run(k2, shift(directTuples(r, 500, &now, 0), 40))
+	require.NotZero(t, k1.dm.mapping)
+	require.NotZero(t, k2.dm.mapping)
+	assert.NotEqual(t, k1.dm.mapping, k2.dm.mapping, "k2 widened past k1's keys")
+	assert.LessOrEqual(t, k2.dm.lo[0], int64(0), "k2's mapping takes in k1's keys")
+	run(k1, directTuples(r, 500, &now, 0)) // within k1's own mapping: it adopts the shared one
+	assert.Equal(t, k2.dm.mapping, k1.dm.mapping)
+	assert.Equal(t, k2.dm.lo, k1.dm.lo)
+	assert.Equal(t, k2.dm.n, k1.dm.n)
+	for _, f := range res.Frags {
+		assert.Equal(t, k2.dm.mapping, f.State.Direct(), "pane %d: a table of the shared mapping", f.Pane)
+	}
+}

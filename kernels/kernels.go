@@ -70,6 +70,9 @@ type Plan struct {
 	Fused bool
 
 	join *joinTable // shared by the kernels, read-only
+	// direct is the widest direct mapping the kernels learnt (hashed
+	// layouts merged by key), shared by them.
+	direct *sharedDirect
 }
 
 // Stateless reports whether the query outputs tuples rather than windows.
@@ -90,7 +93,7 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize}
+	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize, direct: &sharedDirect{}}
 	out, err := q.OutputSchema()
 	if err != nil {
 		return nil, err
