@@ -81,7 +81,7 @@ type aggregateKernel struct {
 	// slot in them (dix).
 	dm     directMap
 	dix    []int32
-	shared *sharedDirect // the plan's: the mapping every kernel of the query converges on
+	shared *sharedDirect // the plan's (never nil): the mapping every kernel of the query converges on
 
 	// groupSmall: slot+1 of key cacheBase+i in the current pane's state
 	// (0: unknown), and the entries set, to clear them when the pane or

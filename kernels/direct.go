@@ -87,17 +87,13 @@ func (k *aggregateKernel) directSlots(sel []int32) bool {
 		slots *= 2
 		n[j] *= 2
 	}
-	if sh := k.shared; sh != nil {
-		sh.mu.Lock()
-		slots = sh.union(lo, n, slots)
-		dm.slots = int(slots)
-		dm.mapping = k.internMapping()
-		sh.publish(lo, n, slots, dm.mapping)
-		sh.mu.Unlock()
-	} else {
-		dm.slots = int(slots)
-		dm.mapping = k.internMapping()
-	}
+	sh := k.shared
+	sh.mu.Lock()
+	slots = sh.union(lo, n, slots)
+	dm.slots = int(slots)
+	dm.mapping = k.internMapping()
+	sh.publish(lo, n, slots, dm.mapping)
+	sh.mu.Unlock()
 	return k.fillDirect(sel)
 }
 
@@ -122,7 +118,7 @@ type sharedDirect struct {
 // ones as well, where the product stays within directMaxSlots, and returns
 // their slots. It runs under mu.
 func (sh *sharedDirect) union(lo, n []int64, slots uint64) uint64 {
-	if sh.lo == nil || len(sh.lo) != len(lo) {
+	if sh.lo == nil {
 		return slots
 	}
 	u := uint64(1)
@@ -170,18 +166,19 @@ func covers(lo, n, olo, on []int64) bool {
 // load when nothing changed.
 func (k *aggregateKernel) adoptShared() {
 	sh := k.shared
-	if sh == nil || sh.mapping.Load() == k.dm.mapping {
+	if sh.mapping.Load() == k.dm.mapping {
 		return
 	}
 	dm := &k.dm
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if m := sh.mapping.Load(); m == 0 || m == dm.mapping || len(sh.lo) != len(dm.lo) || !covers(sh.lo, sh.n, dm.lo, dm.n) {
+	m := sh.mapping.Load()
+	if m == 0 || m == dm.mapping || !covers(sh.lo, sh.n, dm.lo, dm.n) {
 		return
 	}
 	copy(dm.lo, sh.lo)
 	copy(dm.n, sh.n)
-	dm.slots, dm.mapping = int(sh.slots), sh.mapping.Load()
+	dm.slots, dm.mapping = int(sh.slots), m
 }
 
 // directNumbers numbers the direct mappings: one number for one mapping

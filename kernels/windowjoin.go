@@ -241,15 +241,22 @@ func (sd *joinSide) insert(i int, pn joinPane) {
 	sd.panes = slices.Insert(sd.panes, i, pn)
 }
 
+// retire counts a pane's tuples dropped, its last window closed, and keeps
+// its size as new panes' capacity (drop, and take for a pane whose tuples
+// its task takes).
+func (sd *joinSide) retire(data []byte) {
+	sd.dropped += uint64(len(data) / sd.tupleSize)
+	sd.hint = max(sd.hint, len(data))
+}
+
 // drop removes the first k panes, keeping their buffers for new panes.
 func (sd *joinSide) drop(k int) {
 	if k == 0 {
 		return
 	}
 	for _, pn := range sd.panes[:k] {
-		sd.dropped += uint64(len(pn.data) / sd.tupleSize)
+		sd.retire(pn.data)
 		if pn.data != nil {
-			sd.hint = max(sd.hint, len(pn.data))
 			sd.spare = append(sd.spare, pn.data[:0])
 		}
 	}
@@ -379,11 +386,10 @@ func (sd *joinSide) soleLast(lo, last int64, s window.Spec, w int64) *joinPane {
 // take hands a pane's tuples, which its window's task is the last to read,
 // to the task without copying them: the task's buffer from the window
 // before (buf) becomes the pane's, empty, and drop keeps it for a new
-// pane. The pane's tuples are counted dropped here, as drop would have.
+// pane. The pane's tuples are retired here, in drop's stead.
 func (sd *joinSide) take(pn *joinPane, buf []byte) []byte {
 	data := pn.data
-	sd.dropped += uint64(len(data) / sd.tupleSize)
-	sd.hint = max(sd.hint, len(data))
+	sd.retire(data)
 	pn.data = buf[:0]
 	return data
 }
