@@ -17,6 +17,7 @@ import (
 // TestCommitsMultiLineRecord: a record whose value holds several lines is
 // committed only once all its tuples are out, however the reads cut it.
 func TestCommitsMultiLineRecord(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Start(t, 1, "ml")
 	var lines []byte
 	for i := range 3 {
@@ -49,6 +50,7 @@ func TestCommitsMultiLineRecord(t *testing.T) {
 // any record is the end it reads from. (In a group, latest is resolved
 // when the group assigns the partition, as Kafka's consumers do.)
 func TestStartLatest(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Start(t, 1, "late")
 	pr := producer(t, c.Addr)
 	produce(t, pr, "late", []rec{{part: 0, time: 1, id: 1}, {part: 0, time: 2, id: 2}}, false)

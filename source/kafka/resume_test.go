@@ -42,8 +42,10 @@ func produceLines(t *testing.T, cl *kgo.Client, topic string, data [][]rec, rnd 
 // end, give together exactly the stream of one uninterrupted read (the
 // merge order included), also where a value of several lines is cut.
 func TestResumeAtPositions(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
 			rnd := rndOf(seed + 100)
 			parts := 2 + rnd(4)
 			data := genRecords(rnd, parts, 120)
@@ -85,6 +87,7 @@ func TestResumeAtPositions(t *testing.T) {
 // TestInstancesSplitPartitions: instance I of N reads the partitions p
 // with p mod N = I; the instances together read every record once.
 func TestInstancesSplitPartitions(t *testing.T) {
+	t.Parallel()
 	rnd := rndOf(7)
 	data := genRecords(rnd, 6, 50)
 	c := kafkatest.Start(t, 6)

@@ -18,6 +18,7 @@ import (
 // see the new topic. The client's metadata cache is kept a minute, longer
 // than WaitTopic's patience, so answering from the cache fails the test.
 func TestWaitTopicAfterCachedUnknown(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Start(t, 3)
 	ctx := context.Background()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.MetadataMinAge(time.Minute))
