@@ -69,6 +69,7 @@ func outageDuring(t *testing.T, srv *redistest.Server, log *logLines, flush func
 // counted. What the server acknowledged before is kept (persistence), so
 // the contents equal a run's without the restart.
 func TestHashRetriesThroughARestart(t *testing.T) {
+	t.Parallel()
 	srv := redistest.StartPersistent(t)
 	ctx := context.Background()
 	var log logLines
@@ -105,6 +106,7 @@ func TestHashRetriesThroughARestart(t *testing.T) {
 // TestYSBRetriesThroughARestart: as for Hash, with the ids looked up
 // again by each attempt: every window once in its campaign's list.
 func TestYSBRetriesThroughARestart(t *testing.T) {
+	t.Parallel()
 	srv := redistest.StartPersistent(t)
 	ctx := context.Background()
 	var log logLines
@@ -130,6 +132,7 @@ func TestYSBRetriesThroughARestart(t *testing.T) {
 // TestRetryGivesUp: a server that does not come back fails the flush
 // once the budget is spent, the rows kept, the error naming the server.
 func TestRetryGivesUp(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, KeyTemplate: "{a}", Columns: []string{"a"}, RetryTimeout: 200 * time.Millisecond})
@@ -149,6 +152,7 @@ func TestRetryGivesUp(t *testing.T) {
 // TestNoRetry: RetryTimeout 0 fails the flush on the first error, as the
 // sinks did before retrying.
 func TestNoRetry(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	var log logLines
@@ -167,6 +171,7 @@ func TestNoRetry(t *testing.T) {
 // TestReplyErrorNotRetried: WRONGTYPE (a key of another type) fails the
 // flush at once, whatever the budget.
 func TestReplyErrorNotRetried(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	cl, _ := newClient(t, srv.Addr)
@@ -181,6 +186,7 @@ func TestReplyErrorNotRetried(t *testing.T) {
 }
 
 func TestConnectionError(t *testing.T) {
+	t.Parallel()
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &net.AddrError{Err: "x"}}
 	for _, c := range []struct {
 		err  error

@@ -77,6 +77,7 @@ func (r cm1Row) AppendColumn(dst []byte, col int) []byte {
 }
 
 func TestHash(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	cl, hook := newClient(t, srv.Addr)
@@ -124,6 +125,7 @@ func TestHash(t *testing.T) {
 }
 
 func TestHashConfigErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cols := []string{"window_start", "cat", "cnt"}
 	for _, tc := range []struct {
@@ -148,6 +150,7 @@ func TestHashConfigErrors(t *testing.T) {
 
 // TestUnreachable: the error names the address; the sink is not built.
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
@@ -181,6 +184,7 @@ func readYSB(t *testing.T, cl *redis.Client, c [16]byte) (starts []string, count
 }
 
 func TestYSB(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	cl, hook := newClient(t, srv.Addr)
@@ -243,6 +247,7 @@ func TestYSB(t *testing.T) {
 // TestYSBFailedFlushKeeps: a flush to a stopped server fails naming the
 // address and keeps the windows for the next flush.
 func TestYSBFailedFlushKeeps(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	cl := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
@@ -281,6 +286,7 @@ func TestRunFlushes(t *testing.T) {
 }
 
 func TestNewUUID(t *testing.T) {
+	t.Parallel()
 	a, b := newUUID(), newUUID()
 	assert.NotEqual(t, a, b)
 	assert.Len(t, a, 36)
