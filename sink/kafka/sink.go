@@ -32,6 +32,10 @@ type SinkConfig struct {
 	Brokers []string
 	Topic   string
 	Logger  func(string, ...any) // warnings and outages (nil: none)
+
+	// Tests add these to the client's options (a shorter metadata age
+	// than kgo's 5 s, so that a broker back from an outage is used soon).
+	clientOpts []kgo.Opt
 }
 
 // Sink produces rows to a topic.
@@ -63,14 +67,14 @@ func NewSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 		return nil, fmt.Errorf("%s: no topic", where)
 	}
 	outage := retry.NewOutage(where, cfg.Logger, 0)
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.WithHooks(retry.BrokerHook{O: outage}),
 		kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-	)
+	}, cfg.clientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}

@@ -10,10 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 func rows(n, batch int) (keys, values []string) {
@@ -41,6 +43,7 @@ func write(t *testing.T, addr, topic string, keys, values []string, batch int) {
 // TestSinkRoundTrip: what the sink wrote, read back with kgo: every row,
 // with its key, in order (one partition).
 func TestSinkRoundTrip(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Start(t, 1, "out")
 	keys, values := rows(250, 40)
 	write(t, c.Addr, "out", keys, values, 40)
@@ -65,6 +68,7 @@ func TestSinkRoundTrip(t *testing.T) {
 
 // TestSinkKcat: what the sink wrote, read by kcat (an independent client).
 func TestSinkKcat(t *testing.T) {
+	t.Parallel()
 	kafkatest.Kcat(t)
 	c := kafkatest.Start(t, 1, "kc")
 	keys, values := rows(60, 25)
@@ -80,6 +84,7 @@ func TestSinkKcat(t *testing.T) {
 // TestSinkError: a record that cannot be written is Flush's error, naming
 // the topic.
 func TestSinkError(t *testing.T) {
+	t.Parallel()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1)) // no auto-creation
 	require.NoError(t, err)
 	defer c.Close()
@@ -138,6 +143,7 @@ func BenchmarkSink(b *testing.B) {
 // (kgo retries) and returns once it is back, the outage reported; every
 // record is in the topic once.
 func TestFlushThroughBrokerRestart(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.StartRestartable(t, 1, "out")
 	var mu sync.Mutex
 	var log []string
@@ -151,7 +157,14 @@ func TestFlushThroughBrokerRestart(t *testing.T) {
 		defer mu.Unlock()
 		return strings.Join(log, "\n")
 	}
-	s, err := NewSink(context.Background(), SinkConfig{Brokers: []string{c.Addr}, Topic: "out", Logger: logf})
+	cfg := SinkConfig{Brokers: []string{c.Addr}, Topic: "out", Logger: logf}
+	if !testenv.Full() {
+		// kgo refreshes its metadata at most every 5 s (MetadataMinAge),
+		// so that a flush goes on up to 5 s after the broker is back: the
+		// long run waits that out, the default one lets it refresh sooner.
+		cfg.clientOpts = []kgo.Opt{kgo.MetadataMinAge(100 * time.Millisecond)}
+	}
+	s, err := NewSink(context.Background(), cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	keys, values := rows(100, 50)
@@ -181,19 +194,24 @@ func TestFlushThroughBrokerRestart(t *testing.T) {
 	assert.Contains(t, logged(), "recovered after")
 	assert.NotZero(t, s.Retries())
 
+	// The topic holds exactly the records written: its end offset is
+	// their count, and reading it to that end gives each once, in order.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumeTopics("out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	require.NoError(t, err)
 	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "out")
+	require.NoError(t, err)
+	end, ok := ends.Lookup("out", 0)
+	require.True(t, ok)
+	require.NoError(t, end.Err)
+	assert.Equal(t, int64(len(values)), end.Offset, "every record once")
 	var got []string
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	for int64(len(got)) < end.Offset {
 		fs := cl.PollFetches(ctx)
-		cancel()
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)); n++ })
-		if n == 0 {
-			break
-		}
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	}
 	assert.Equal(t, values, got, "every record once, in order")
 }
