@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -27,7 +29,8 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// The tests mostly wait on run.sh's processes: all at once.
+	os.Exit(testenv.MainParallel(m, 8))
 }
 
 const fakeSaber = `#!/usr/bin/env bash
@@ -160,6 +163,7 @@ func stepOf(t *testing.T, r *Results, name string) Step {
 }
 
 func TestRunShAllPass(t *testing.T) {
+	t.Parallel()
 	dir, path := fakeBundle(t)
 	code, stdout, r, out := runSh(t, dir, path, nil)
 	require.NotNil(t, r, "stdout: %s", stdout)
@@ -236,9 +240,13 @@ func TestRunShAllPass(t *testing.T) {
 }
 
 func TestRunShFailuresAndTimeouts(t *testing.T) {
+	t.Parallel()
 	dir, path := fakeBundle(t)
 	start := time.Now()
-	code, stdout, r, out := runSh(t, dir, path, []string{"FAKE_ENGINE=fail", "FAKE_SABER_HX=hang", "FAKE_FAIL=select:gpu", "FAKE_HANG=ysb:hybrid:262144"})
+	// Limits of 1 s (the stand-ins take milliseconds): the three hangs
+	// are cut after 1 s each.
+	code, stdout, r, out := runSh(t, dir, path, []string{"FAKE_ENGINE=fail", "FAKE_SABER_HX=hang", "FAKE_FAIL=select:gpu", "FAKE_HANG=ysb:hybrid:262144",
+		"T_TEST=1", "T_RUN=1"})
 	require.NotNil(t, r, "stdout: %s", stdout)
 	assert.Less(t, time.Since(start), 60*time.Second, "the hangs were cut by their timeouts")
 	assert.Equal(t, 1, code)
@@ -282,6 +290,7 @@ func TestRunShFailuresAndTimeouts(t *testing.T) {
 }
 
 func TestRunShBudgetQuickAndDryRun(t *testing.T) {
+	t.Parallel()
 	dir, path := fakeBundle(t)
 
 	// A budget too small for anything: every step is skipped and listed,
