@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // BrokerHook is a kgo hook (kgo.WithHooks) that reports a client's
@@ -19,6 +21,9 @@ import (
 type BrokerHook struct{ O *Outage }
 
 func (h BrokerHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if security.Failed(err) {
+		return // refused, not unreachable: a security.Guard's to report
+	}
 	if err != nil {
 		h.O.Failed(fmt.Errorf("broker %s: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err), 0)
 		return
@@ -30,9 +35,10 @@ func (h BrokerHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 // gets over by itself once the brokers are back: a broker unreachable or
 // its connection broken, a retriable Kafka error, or the group session
 // lost (kgo joins again). Others (decoding, authorization, a closed
-// client) are not.
+// client, a connection refused on its credentials or certificates:
+// security.Failed) are not.
 func KafkaTransient(err error) bool {
-	if err == nil || errors.Is(err, kgo.ErrClientClosed) {
+	if err == nil || errors.Is(err, kgo.ErrClientClosed) || security.Failed(err) {
 		return false
 	}
 	if _, ok := errors.AsType[*kgo.ErrGroupSession](err); ok {

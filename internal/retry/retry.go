@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // Defaults of Policy's durations.
@@ -138,7 +140,9 @@ func round(d time.Duration) time.Duration {
 }
 
 // Do calls write until it returns nil, an error transient says is not a
-// connection failure, the policy's budget is spent since the first
+// connection failure, a connection the server refused (security.Failed:
+// returned at once as a *security.Error naming o's client, whatever
+// transient says), the policy's budget is spent since the first
 // failure, or ctx ends; the outage (o, which may be nil) is reported and
 // each new attempt counted. The error returned is write's last, wrapped
 // with why retrying stopped where it was retried.
@@ -170,6 +174,15 @@ func Do(ctx context.Context, p Policy, o *Outage, transient func(error) bool, wr
 		if err == nil {
 			o.Recovered()
 			return nil
+		}
+		if security.Failed(err) {
+			// Refused (credentials, certificates): every attempt would
+			// be, and it is no outage.
+			err = security.Classify(o.what, err)
+			if attempt > 1 {
+				return fmt.Errorf("%w (after %d attempts)", err, attempt)
+			}
+			return err
 		}
 		if budgetSpent {
 			if errors.Is(err, context.DeadlineExceeded) && last != nil {
