@@ -97,7 +97,7 @@ var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
 // sourceOptions checks a source's WITH clause into src (Schema not yet laid out).
 func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err error) {
 	base := newOptions("source "+src.Name, st.opts, st.withPos)
-	conn, err := base.required("connector", "'file', 'stdin', 'generator' or 'kafka'")
+	conn, err := base.required("connector", "'file', 'stdin', 'generator', 'kafka' or 'go'")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -106,7 +106,9 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 	s.used["connector"] = true
 	var valid []string
 	switch src.Connector {
-	case "file", "stdin":
+	case "file", "stdin", "go":
+		// go: the embedding Go program feeds it (package pipeline's
+		// AttachSource or AttachReader), in the format declared.
 		valid = []string{"connector", "format", "tuple_size", "time_unit", "on_error", "header"}
 		if src.Connector == "file" {
 			valid = append(valid, "path")
@@ -173,7 +175,7 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 	default:
-		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka)", conn.val)
+		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka, go)", conn.val)
 	}
 	if err := s.rest(valid...); err != nil {
 		return 0, 0, err

@@ -32,7 +32,7 @@ type Source struct {
 	// largest event time seen, and a delay is refused).
 	Watermark      bool
 	WatermarkDelay int64
-	Connector      string // "file", "stdin", "generator" or "kafka"
+	Connector      string // "file", "stdin", "generator", "kafka" or "go" (fed by the embedding program: package pipeline)
 	Format         string // "binary", "csv" or "json" (a generator's is binary; kafka's default is json)
 	Path           string // connector = 'file'
 	Header         bool   // csv: the first line is a header

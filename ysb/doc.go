@@ -14,8 +14,8 @@
 // The original benchmark's pipeline (Yahoo's: JSON events in Kafka,
 // campaigns and results in Redis) is here too: WriteCampaignsRedis and
 // LoadCampaignsRedis (its setup's layout), AppendEventJSON and JSONLayout
-// (its events), Produce (a paced producer with a log of what it sent),
-// RunKafka (the run: package source/kafka in, package sink/redis out) and
-// Check (the windows in Redis against ReferenceDelay over the log, in the
-// Kafka source's stream order, and the latency per window).
+// (its events), Produce (a paced producer with a log of what it sent)
+// and Check (the windows in Redis against ReferenceDelay over the log, in the
+// Kafka source's stream order, and the latency per window). The run
+// itself is a SQL program's (package pipeline, YSBKafkaProgram).
 package ysb

@@ -109,14 +109,14 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	p.kill9(t)
 	// 2: killed between a checkpoint's write and its rename: its parts
 	// pre-committed, to be removed.
-	p = startCLI(t, []string{checkpointPauseEnv + "=5s"}, args...)
+	p = startCLI(t, []string{"SABER_HX_CHECKPOINT_PAUSE" + "=5s"}, args...)
 	p.waitLine(t, restored, time.Minute)
 	p.waitLine(t, regexp.MustCompile(`written, renaming`), time.Minute)
 	p.kill9(t)
 	assert.Equal(t, 1, inProgress(t, out), "the pre-committed part of the checkpoint not renamed")
 	// 3: killed between a checkpoint and the commit of its parts: to be
 	// rolled forward.
-	p = startCLI(t, []string{commitPauseEnv + "=5s"}, args...)
+	p = startCLI(t, []string{"SABER_HX_COMMIT_PAUSE" + "=5s"}, args...)
 	p.waitLine(t, regexp.MustCompile(`written, committing the outputs`), time.Minute)
 	p.kill9(t)
 	assert.Regexp(t, `out\.csv\.part-[0-9]{20}\.inprogress: removed \(epoch [0-9]+ is not committed`, p.log())

@@ -99,7 +99,9 @@ func TestMetricsAddrYSBKafka(t *testing.T) {
 		name, query string
 		extra       []string
 	}{
-		{"plain", "ysb", nil},
+		// One program for both (examples/ysb_kafka.sql's): its source
+		// events, its sink ysb_redis.
+		{"plain", "ysb_redis", nil},
 		{"checkpointed", "ysb_redis", []string{"--checkpoint-dir", "CKPT", "--group", "metrics"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,8 +129,8 @@ func TestMetricsAddrYSBKafka(t *testing.T) {
 			url := printedURL(t, &stderr)
 			client := &http.Client{Transport: &http.Transport{}}
 			defer client.CloseIdleConnections()
-			body := scrapeUntil(t, client, url, fmt.Sprintf("saber_source_records_total{source=\"ad-events\"} %d\n", produced))
-			assert.Contains(t, body, `saber_source_lag_records{partition="0",source="ad-events"} 0`)
+			body := scrapeUntil(t, client, url, fmt.Sprintf("saber_source_records_total{source=\"events\"} %d\n", produced))
+			assert.Contains(t, body, `saber_source_lag_records{partition="0",source="events"} 0`)
 			assert.Contains(t, body, `saber_records_in_total{query="`+tc.query+`"}`)
 			assert.Contains(t, body, `saber_sink_retries_total{sink="`+tc.query+`"} 0`)
 			assert.Contains(t, body, `saber_sink_down{sink="`+tc.query+`"} 0`)

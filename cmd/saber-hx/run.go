@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,7 +12,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/kernels"
-	"github.com/saber-hx/saber-hx/source/kafka"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -49,8 +47,8 @@ func sqlText(fs *flag.FlagSet, expr string) (name, text string, err error) {
 
 // compileSQL compiles text; an error in it is a usage error showing the
 // line with a caret.
-func compileSQL(name, text string) (*sql.Program, error) {
-	prog, err := sql.Compile(text)
+func compileSQL(name, text string) (*pipeline.Program, error) {
+	prog, err := pipeline.Compile(name, text)
 	var se *sql.Error
 	if errors.As(err, &se) {
 		return nil, usagef("%s: %s", name, se.Caret(text))
@@ -92,9 +90,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, prog.Explain())
+	fmt.Fprint(stdout, prog.SQL().Explain())
 	fmt.Fprintln(stdout, "plans:")
-	for _, q := range prog.Queries {
+	for _, q := range prog.SQL().Queries {
 		fmt.Fprintf(stdout, "  %s: %s\n", q.Name, planLine(q.Spec, *kernel == "vector"))
 	}
 	return nil
@@ -132,38 +130,15 @@ func planLine(sp engine.Spec, vectorised bool) string {
 	return kernel + "; " + onGPU
 }
 
-// runSQLSummary is run's summary (--json: one object): the run, and per
-// query its counters, as bench gives them.
+// runSummary is run's summary (--json: one object): the program's
+// (pipeline.Summary) and the engine's configuration.
 type runSummary struct {
-	File        string             `json:"file"`
-	Seconds     float64            `json:"seconds"`
-	Tuples      uint64             `json:"tuples"`
-	Queries     []runQuerySummary  `json:"queries"`
-	Sources     []runSourceStats   `json:"sources"`
-	Workers     int                `json:"workers"`
-	TaskSize    int                `json:"task_size"`
-	Policy      string             `json:"policy"`
-	Processors  processorsSummary  `json:"processors"`
-	Interrupted bool               `json:"interrupted"`
-	Signal      string             `json:"signal,omitempty"`
-	Checkpoints *checkpointSummary `json:"checkpoints,omitempty"` // --checkpoint-dir
-}
-
-type runQuerySummary struct {
-	Name    string `json:"name"`
-	Tuples  uint64 `json:"tuples"`
-	Windows uint64 `json:"windows"`
-	Rows    uint64 `json:"rows"`
-	tupleCounts
-	Output string `json:"output,omitempty"` // where its rows went
-}
-
-// runSourceStats are a source's records: read, and malformed (skipped with
-// on_error = 'skip'), so that the queries' counters plus these add up.
-type runSourceStats struct {
-	Name      string `json:"name"`
-	Tuples    uint64 `json:"tuples"`
-	Malformed uint64 `json:"malformed_records"`
+	*pipeline.Summary
+	Workers    int               `json:"workers"`
+	TaskSize   int               `json:"task_size"`
+	Policy     string            `json:"policy"`
+	Processors processorsSummary `json:"processors"`
+	Signal     string            `json:"signal,omitempty"`
 }
 
 func runRun(args []string, stdout, stderr io.Writer) (err error) {
@@ -177,12 +152,12 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		"malformed_records, workers, task_size, policy, processors, interrupted, and with --checkpoint-dir checkpoints (dir, taken, epoch, bytes, max_ms, "+
 		"restored_epoch, recovery_ms)")
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
-	duration := fs.Duration("duration", 10*time.Second, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
+	duration := fs.Duration("duration", pipeline.DefaultGeneratorDuration, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
 		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
 	ckptDir := fs.String("checkpoint-dir", "", "checkpoint the run into this directory (a Kafka source's offsets and the open windows, the last two kept) and restore "+
 		"from its newest valid checkpoint on start; needs one Kafka source and outputs in Kafka, Redis or regular files; a file output P is written as "+
 		"parts P.part-EPOCH, one per checkpoint, committed with it (cat P.part-* is the output; stdout, FIFOs and devices refused) (docs/operations.md)")
-	ckptEvery := fs.Duration("checkpoint-interval", 5*time.Second, "how often --checkpoint-dir is written")
+	ckptEvery := fs.Duration("checkpoint-interval", pipeline.DefaultCheckpointInterval, "how often --checkpoint-dir is written")
 	instance := fs.Int("instance", 0, "this process's number among --instances: it reads the Kafka partitions p with p mod instances = instance")
 	instances := fs.Int("instances", 1, "the processes that share the Kafka sources' partitions statically (see --instance)")
 	if err := parseSQLCommand(fs, args); err != nil {
@@ -204,6 +179,10 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if *duration <= 0 {
 		return usagef("duration %v: must be positive", *duration)
 	}
+	retry, err := sinkRetryOption(*retryTimeout)
+	if err != nil {
+		return err
+	}
 	prog, err := compileSQL(name, text)
 	if err != nil {
 		return err
@@ -213,73 +192,85 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, s := range prog.Sources {
-		if err := cfg.Validate(s.Schema.TupleSize); err != nil {
-			return usageError{fmt.Errorf("source %s: %w", s.Name, err)}
+	o := pipeline.Options{Engine: cfg, Stdout: stdout, Output: *output, Log: stderr, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery,
+		Instance: *instance, Instances: *instances, SinkRetryTimeout: retry}
+	if given(fs, "duration") {
+		o.Duration = *duration // else generators run their default, Kafka until a signal
+	}
+	return runProgram(prog, o, &ef, false, stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
+		sum := runSummary{Summary: ps, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(o.Engine.Policy),
+			Processors: summarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, &ef, fallbackTasks(ps.Stats))}
+		if sum.Interrupted {
+			sum.Signal = signalOf(sig)
 		}
+		to := stdout
+		if job.ToStdout() {
+			to = stderr // stdout holds the rows alone
+		}
+		if *asJSON {
+			return writeJSONLine(to, sum)
+		}
+		sum.print(to)
+		return nil
+	})
+}
+
+// fallbackTasks is the engine's GPUFallbackTasks over every query.
+func fallbackTasks(stats []engine.Stats) uint64 {
+	var n uint64
+	for _, st := range stats {
+		n += st.GPUFallbackTasks
 	}
-	r := &sqlRun{prog: prog, name: name, output: *output, stderr: stderr, share: kafkaShare{instance: *instance, instances: *instances},
-		sinkRetryTimeout: retryTimeout}
-	durationGiven := false
-	fs.Visit(func(f *flag.Flag) { durationGiven = durationGiven || f.Name == "duration" })
-	// Registered first: an output opened before a later one fails is
-	// removed (a file) or closed (a client) all the same.
-	defer r.abortSinks()
-	defer r.closeSources()
-	if err := r.open(stdout, *ckptDir, *ckptEvery, *duration, durationGiven); err != nil {
-		return err
-	}
-	sig, end, err := ef.begin(&cfg, stderr)
+	return n
+}
+
+// runProgram runs prog as the command line does: --metrics-addr served,
+// the GPU of --mode opened and SIGINT and SIGTERM watched (ef.begin), a
+// progress line a second on stderr unless quiet; opened says so (nil:
+// nothing) once the job is open and a signal would be answered; then
+// report prints the summary. The error is the run's, or after the summary
+// the signal's (exit 130, 143).
+func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, quiet bool, stderr io.Writer, opened func(),
+	report func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error) (err error) {
+	sig, end, err := ef.begin(&o.Engine, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeInto(&err, end)
 	if ef.metrics != nil {
-		for _, s := range r.sources {
-			if s.kafka != nil {
-				ef.metrics.Registry().AddSource(s.src.Name, kafkaCounts(s.kafka))
-			}
-		}
-		r.addSinkMetrics(ef.metrics.Registry())
+		o.Metrics = ef.metrics.Registry() // the job adds its engine, sources and outputs
+		o.Engine.Started = nil
 	}
-
-	start := time.Now()
-	stats, err := r.run(sig.ctx, cfg, r.specs)
-	seconds := time.Since(start).Seconds()
+	stopProgress := func() {}
+	if !quiet {
+		o.Engine.Started = func(e *engine.Engine) {
+			stopProgress = startProgress(stderr, "run", e, time.Now())
+		}
+	}
+	job, err := prog.Open(o)
 	if err != nil {
-		if errors.Is(err, engine.ErrConfig) {
-			return usageError{err}
-		}
 		return err
 	}
-	if err := r.finish(sig.interrupted()); err != nil {
+	defer job.Close()
+	if opened != nil {
+		opened()
+	}
+	sum, err := job.Run(sig.ctx)
+	stopProgress() // its last line is written before the summary
+	if err != nil {
 		return err
 	}
-	if sig.interrupted() && r.files() {
-		fmt.Fprintf(stderr, "saber-hx: %s\n", r.interruptedNote())
-	}
-	sum := r.summarize(stats, seconds, &ef, cfg)
-	if r.ckpt != nil {
-		sum.Checkpoints = r.ckpt.summary()
-	}
-	if sig.interrupted() {
-		sum.Interrupted = true
-		if ie, ok := sig.err().(interruptedError); ok {
-			sum.Signal = signalName(ie.sig)
-		}
-	}
-	to := stdout
-	if r.toStdout {
-		to = stderr // stdout holds the rows alone
-	}
-	if *asJSON {
-		if err := writeJSONLine(to, sum); err != nil {
-			return err
-		}
-	} else {
-		sum.print(to)
+	if err := report(sum, job, sig); err != nil {
+		return err
 	}
 	return sig.err()
+}
+
+// given reports whether flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func (s *runSummary) print(w io.Writer) {
@@ -295,7 +286,7 @@ func (s *runSummary) print(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	if s.Checkpoints != nil {
-		s.Checkpoints.print(w)
+		printCheckpoints(w, s.Checkpoints)
 	}
 	for _, q := range s.Queries {
 		fmt.Fprintf(w, "  query %s: %d tuples, windows %d, rows %d; counted %d, filtered %d, unmatched %d, late %d", q.Name, q.Tuples, q.Windows, q.Rows, q.Counted, q.Filtered, q.Unmatched, q.Late)
@@ -306,8 +297,8 @@ func (s *runSummary) print(w io.Writer) {
 	}
 }
 
-// print is the summary's line of the checkpoints.
-func (c *checkpointSummary) print(w io.Writer) {
+// printCheckpoints is the summary's line of the checkpoints.
+func printCheckpoints(w io.Writer, c *pipeline.CheckpointSummary) {
 	fmt.Fprintf(w, "  checkpoints: %d taken into %s, the last epoch %d of %d bytes, the longest %.2f ms", c.Taken, c.Dir, c.Epoch, c.Bytes, c.MaxMillis)
 	if c.RestoredEpoch > 0 {
 		fmt.Fprintf(w, "; restored epoch %d, first window %.2f ms after the start", c.RestoredEpoch, c.RecoveryMillis)
@@ -318,16 +309,11 @@ func (c *checkpointSummary) print(w io.Writer) {
 // fitTaskSize makes the default task size, where --task-size is not given,
 // a whole number of every source's tuples (the largest such size not above
 // the default): a CSV source's layout can be any multiple of 4 bytes.
-func fitTaskSize(fs *flag.FlagSet, ef *engineFlags, prog *sql.Program) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "task-size" })
-	if given || len(prog.Sources) == 0 {
+func fitTaskSize(fs *flag.FlagSet, ef *engineFlags, prog *pipeline.Program) {
+	if given(fs, "task-size") || len(prog.SQL().Sources) == 0 {
 		return
 	}
-	unit := 1
-	for _, s := range prog.Sources {
-		unit = lcm(unit, s.Schema.TupleSize)
-	}
+	unit := prog.TupleUnit()
 	if n := ef.taskSize / unit * unit; n > 0 {
 		ef.taskSize = n
 	} else {
@@ -335,220 +321,20 @@ func fitTaskSize(fs *flag.FlagSet, ef *engineFlags, prog *sql.Program) {
 	}
 }
 
-func lcm(a, b int) int {
-	g, y := a, b
-	for y != 0 {
-		g, y = y, g%y
-	}
-	return a / g * b
+// addSinkRetryFlag registers --sink-retry-timeout on fs.
+func addSinkRetryFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("sink-retry-timeout", pipeline.DefaultSinkRetryTimeout,
+		"how long an output retries, with backoff, a write that fails because its server is unreachable (down, restarting) "+
+			"before the run fails; meanwhile its rows are held and the run waits; 0: fail at once")
 }
 
-// sqlRun is one run of a compiled program: its sinks, sources and specs.
-type sqlRun struct {
-	prog      *sql.Program
-	name      string // the SQL file, "-e" for -e
-	output    string // --output
-	stderr    io.Writer
-	specs     []engine.Spec
-	sinks     []*rowSink // per query, nil where its output goes nowhere (a view)
-	toStdout  bool       // a query's rows go to stdout
-	sources   []*sqlSource
-	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
-	eng       *engine.Engine
-	share     kafkaShare    // --instance, --instances and a checkpoint's positions
-	ckpt      *checkpointer // --checkpoint-dir; nil without
-	stopFeeds context.CancelFunc
-	tables    map[string][]byte // tables' text by name, instead of their files
-	stopAtEnd bool              // the Kafka sources read to the ends they had at the start
-	quiet     bool              // no progress line every second (ysb prints none)
-	// sinkRetryTimeout is --sink-retry-timeout; nil: its default.
-	sinkRetryTimeout *time.Duration
-}
-
-// open readies a run: with ckptDir its checkpointer and the checkpoint to
-// restore, the tables, the outputs and the sources, in that order (the
-// transactional outputs decide the checkpoint before the sources seek to
-// it). The caller defers abortSinks and closeSources first: what was
-// opened before a failure is closed all the same.
-func (r *sqlRun) open(stdout io.Writer, ckptDir string, ckptEvery, duration time.Duration, durationGiven bool) error {
-	if ckptDir != "" {
-		if err := checkpointConfig(r); err != nil {
-			return err
-		}
-		restored, err := loadCheckpoint(ckptDir, r.stderr)
-		if err != nil {
-			return err
-		}
-		if r.ckpt, err = newCheckpointer(ckptDir, ckptEvery, r, r.stderr, restored); err != nil {
-			return usageError{err}
-		}
-		r.share.resume = map[int32]kafka.Position{}
-		if restored != nil {
-			r.share.resume = restored.positions
-		}
+// sinkRetryOption is --sink-retry-timeout as pipeline.Options takes it.
+func sinkRetryOption(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", d)
+	case d == 0:
+		return -1, nil // no retry
 	}
-	if err := r.loadTables(); err != nil {
-		return err
-	}
-	if err := r.openSinks(stdout); err != nil {
-		return err
-	}
-	if r.ckpt != nil {
-		if err := r.ckpt.alignOutputs(); err != nil {
-			return err
-		}
-	}
-	return r.openSources(duration, durationGiven)
-}
-
-// finish, once the run has drained, commits the outputs (files only when
-// it was not interrupted) and then the Kafka sources' offsets of what is
-// out.
-func (r *sqlRun) finish(interrupted bool) error {
-	if err := r.commitSinks(!interrupted); err != nil {
-		return err
-	}
-	if (!interrupted || !r.files()) && len(r.txnSinks()) == 0 {
-		// Every record fed is out: written, or in a file committed. (Not
-		// with transactional outputs, whose drain was aborted: their
-		// offsets stand at the last checkpoint.)
-		r.commitOffsets()
-	}
-	return nil
-}
-
-// loadTables reads every table's rows: from r.tables where it holds the
-// table's text (ysb --source kafka's campaigns, read from Redis), else
-// from the table's file.
-func (r *sqlRun) loadTables() error {
-	for _, t := range r.prog.Tables {
-		if text, ok := r.tables[t.Name]; ok {
-			if err := t.Load(bytes.NewReader(text)); err != nil {
-				return fmt.Errorf("table %s: %w", t.Name, err)
-			}
-			continue
-		}
-		f, err := os.Open(t.Path)
-		if err != nil {
-			return usagef("table %s: %v", t.Name, err)
-		}
-		err = t.Load(f)
-		f.Close()
-		if err != nil {
-			return usagef("%s: %v", t.Path, err)
-		}
-	}
-	return nil
-}
-
-// inputs are the paths the program reads, which no output may be.
-func (r *sqlRun) inputs() []string {
-	var in []string
-	if r.name != "-e" {
-		in = append(in, r.name)
-	}
-	for _, s := range r.prog.Sources {
-		if s.Path != "" {
-			in = append(in, s.Path)
-		}
-	}
-	for _, t := range r.prog.Tables {
-		in = append(in, t.Path)
-	}
-	return in
-}
-
-// run starts the engine over the specs, feeds every source into the
-// streams that read it until they end (or ctx is cancelled), and drains.
-func (r *sqlRun) run(ctx context.Context, cfg engine.Config, specs []engine.Spec) ([]engine.Stats, error) {
-	// A failed flush ends the feeds (stopFeeds): the run drains and fails
-	// rather than read on with nowhere to write.
-	ctx, r.stopFeeds = context.WithCancel(ctx)
-	defer r.stopFeeds()
-	if r.ckpt != nil {
-		specs = r.ckpt.wrapSpecs(specs)
-	}
-	eng, err := engine.Start(cfg, specs)
-	if err != nil {
-		return nil, err
-	}
-	r.eng = eng
-	if r.ckpt != nil {
-		r.ckpt.src = r.sources[0]
-		r.sources[0].ckpt = r.ckpt
-		if err := r.ckpt.restore(eng); err != nil {
-			eng.Abort(err)
-			_, _ = eng.CloseAll()
-			return nil, err
-		}
-	}
-	feeds := map[*sqlSource][]*engine.Stream{}
-	for i, q := range r.prog.Queries {
-		if q.Input != "" {
-			s := r.source(q.Input)
-			feeds[s] = append(feeds[s], eng.Stream(i))
-		}
-		if q.InputRight != "" {
-			s := r.source(q.InputRight)
-			feeds[s] = append(feeds[s], eng.Stream(i).Right())
-		}
-	}
-	r.feeds = feeds
-	var produced []<-chan error
-	for _, s := range r.sources {
-		if len(feeds[s]) == 0 {
-			fmt.Fprintf(r.stderr, "saber-hx: warning: source %s feeds no query\n", s.src.Name)
-			continue
-		}
-		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
-	}
-	stopProgress := func() {}
-	if !r.quiet {
-		stopProgress = startProgress(r.stderr, "run", eng, time.Now())
-	}
-	stopFlusher := r.startFlusher()
-	var errs []error
-	for _, done := range produced {
-		errs = append(errs, <-done)
-	}
-	stats, cerr := eng.CloseAll()
-	errs = append(errs, stopFlusher())
-	stopProgress()
-	for _, err := range append(errs, cerr) {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return stats, nil
-}
-
-func (r *sqlRun) source(name string) *sqlSource {
-	for _, s := range r.sources {
-		if s.src.Name == name {
-			return s
-		}
-	}
-	return nil
-}
-
-func (r *sqlRun) summarize(stats []engine.Stats, seconds float64, ef *engineFlags, cfg engine.Config) runSummary {
-	var fallback uint64
-	for _, st := range stats {
-		fallback += st.GPUFallbackTasks
-	}
-	sum := runSummary{File: r.name, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(cfg.Policy),
-		Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
-	for i, q := range r.prog.Queries {
-		st := stats[i]
-		qs := runQuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows, tupleCounts: countsOf(st)}
-		if s := r.sinks[i]; s != nil {
-			qs.Output = s.where
-		}
-		sum.Queries = append(sum.Queries, qs)
-	}
-	for _, s := range r.sources {
-		sum.Tuples += s.tuples
-		sum.Sources = append(sum.Sources, runSourceStats{Name: s.src.Name, Tuples: s.tuples, Malformed: s.malformed()})
-	}
-	return sum
+	return d, nil
 }

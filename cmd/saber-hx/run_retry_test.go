@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -425,18 +424,12 @@ func TestSinkRetrySetting(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--sink-retry-timeout", "0"}))
 	assert.Zero(t, *d)
 
-	r := &sqlRun{stderr: io.Discard}
-	s, err := r.sinkRetry()
-	require.NoError(t, err)
-	assert.Equal(t, 2*time.Minute, s.timeout)
-	assert.Equal(t, flushTimeout+2*time.Minute, s.flushBound())
-	five, negative := 5*time.Second, -time.Second
-	r.sinkRetryTimeout = &five
-	s, err = r.sinkRetry()
-	require.NoError(t, err)
-	assert.Equal(t, 5*time.Second, s.timeout)
-	r.sinkRetryTimeout = &negative
-	_, err = r.sinkRetry()
+	for _, c := range []struct{ flag, option time.Duration }{{0, -1}, {5 * time.Second, 5 * time.Second}, {2 * time.Minute, 2 * time.Minute}} {
+		got, err := sinkRetryOption(c.flag)
+		require.NoError(t, err)
+		assert.Equal(t, c.option, got, "--sink-retry-timeout %v", c.flag)
+	}
+	_, err := sinkRetryOption(-time.Second)
 	var ue usageError
 	assert.ErrorAs(t, err, &ue)
 

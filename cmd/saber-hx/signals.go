@@ -79,3 +79,11 @@ func signalName(s syscall.Signal) string {
 	}
 	return s.String()
 }
+
+// signalOf is the name of the signal that interrupted the run ("": none).
+func signalOf(in *interrupt) string {
+	if ie, ok := in.err().(interruptedError); ok {
+		return signalName(ie.sig)
+	}
+	return ""
+}

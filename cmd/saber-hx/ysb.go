@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -59,7 +58,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
 	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
-	ka.retryTimeout = addSinkRetryFlag(fs)
+	retryTimeout := addSinkRetryFlag(fs)
 	fs.Int64Var(&ka.delay, "watermark-delay", 0, "--source kafka: watermark delay, ms: a window closes when the largest event time seen passes its end by this")
 	var sc ysbScale
 	fs.StringVar(&sc.ckptDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+
@@ -89,7 +88,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if sc.instances < 1 || sc.instance < 0 || sc.instance >= sc.instances {
 		return usagef("--instance %d --instances %d: want 0 <= instance < instances", sc.instance, sc.instances)
 	}
-	if !kafkaMode && sc.viaRun() {
+	if !kafkaMode && (sc.ckptDir != "" || sc.instances > 1) {
 		return usagef("--checkpoint-dir and --instances are for --source kafka")
 	}
 	if kafkaMode && fileMode {
@@ -114,16 +113,16 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if kafkaMode {
+		ka.durationSet, ka.duration = given(fs, "duration"), *duration
+		ka.retryTimeout = *retryTimeout
+		return runYSBKafka(ka, sc, cfg, &ef, *asJSON, stdout, stderr)
+	}
 	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeInto(&err, end)
-	if kafkaMode {
-		fs.Visit(func(f *flag.Flag) { ka.durationSet = ka.durationSet || f.Name == "duration" })
-		ka.duration = *duration
-		return runYSBKafka(sig, ka, sc, cfg, &ef, *asJSON, stdout, stderr)
-	}
 	if fileMode {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)
 	}

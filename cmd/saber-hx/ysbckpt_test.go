@@ -72,7 +72,7 @@ func TestYSBKafkaCheckpointCrashes(t *testing.T) {
 	time.Sleep(time.Duration(rnd.IntN(800)) * time.Millisecond)
 	p.kill9(t)
 	// 2: killed between a checkpoint's write and its rename.
-	p = startCLI(t, []string{checkpointPauseEnv + "=5s"}, args...)
+	p = startCLI(t, []string{"SABER_HX_CHECKPOINT_PAUSE" + "=5s"}, args...)
 	p.waitLine(t, regexp.MustCompile(`restored checkpoint`), time.Minute)
 	p.waitLine(t, regexp.MustCompile(`written, renaming`), time.Minute)
 	p.kill9(t)
@@ -97,7 +97,7 @@ func TestYSBKafkaCheckpointCrashes(t *testing.T) {
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "restored checkpoint")
 	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
-	var sum ysbCkptSummary
+	var sum ysbKafkaSummary
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum), p.stdout.String())
 	assert.Equal(t, "kafka", sum.Mode)
 	require.NotNil(t, sum.Checkpoints)
@@ -129,20 +129,6 @@ func TestYSBKafkaCheckpointUsage(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errs)
 		assert.Contains(t, errs, tc.want, "%v", tc.args)
 	}
-}
-
-func TestYSBKafkaSQLCompiles(t *testing.T) {
-	prog, err := compileSQL("ysb", ysbKafkaSQL(kafkaArgs{brokers: "a:1,b:2", topic: "ad-events", group: "it's", redis: "r:3", delay: 250}))
-	require.NoError(t, err)
-	require.Len(t, prog.Sources, 1)
-	src := prog.Sources[0]
-	assert.Equal(t, []string{"a:1", "b:2"}, src.Brokers)
-	assert.Equal(t, "ad-events", src.Topic)
-	assert.Equal(t, "it's", src.Group)
-	assert.Equal(t, int64(250), src.WatermarkDelay)
-	require.Len(t, prog.Queries, 1)
-	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
-	assert.Equal(t, int64(ysb.WindowMs), prog.Queries[0].Spec.Query.Window.Size)
 }
 
 // TestYSBKafkaInstances: ysb --source kafka --instance 1 --instances 2
@@ -196,7 +182,7 @@ func TestYSBKafkaCheckpointDuration(t *testing.T) {
 		"--workers", workers, "--task-size", "2048", "--json"}
 	code, out, errs := cli(t, append(args, "--duration", "1500ms")...)
 	require.Equal(t, 0, code, errs)
-	var first ysbCkptSummary
+	var first ysbKafkaSummary
 	require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &first))
 	require.NotNil(t, first.Checkpoints)
 	assert.Positive(t, first.Checkpoints.Taken)
@@ -206,7 +192,7 @@ func TestYSBKafkaCheckpointDuration(t *testing.T) {
 
 	code, out, errs = cli(t, append(args, "--stop-at-end")...)
 	require.Equal(t, 0, code, errs)
-	var again ysbCkptSummary
+	var again ysbKafkaSummary
 	require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &again))
 	require.NotNil(t, again.Checkpoints)
 	assert.Equal(t, first.Checkpoints.Epoch, again.Checkpoints.RestoredEpoch)

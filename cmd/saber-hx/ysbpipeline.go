@@ -8,15 +8,13 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
-	redissink "github.com/saber-hx/saber-hx/sink/redis"
-	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -307,15 +305,29 @@ type kafkaArgs struct {
 	delay                        int64
 	duration                     time.Duration
 	durationSet, stopAtEnd       bool
-	retryTimeout                 *time.Duration // --sink-retry-timeout
+	retryTimeout                 time.Duration // --sink-retry-timeout
 }
 
-// runYSBKafka is ysb --source kafka: the run of the original pipeline.
-// --duration bounds it only when given; otherwise it runs until SIGINT or
-// SIGTERM.
-// With checkpoints or a share of the partitions it runs through run's
-// machinery (runYSBKafkaViaRun).
-func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
+// ysbScale is ysb --source kafka's --checkpoint-dir, --checkpoint-interval,
+// --instance and --instances.
+type ysbScale struct {
+	ckptDir             string
+	ckptEvery           time.Duration
+	instance, instances int
+}
+
+// ysbKafkaSummary is the summary of ysb --source kafka: ysb's, with the
+// checkpoints (--json: "checkpoints").
+type ysbKafkaSummary struct {
+	ysbSummary
+	Checkpoints *pipeline.CheckpointSummary `json:"checkpoints,omitempty"`
+}
+
+// runYSBKafka is ysb --source kafka: the run of the original pipeline,
+// the query of examples/ysb_kafka.sql run by package pipeline (as run
+// runs a program). --duration bounds it only when given; otherwise it
+// runs until SIGINT or SIGTERM.
+func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
 	bl := splitList(a.brokers)
 	switch {
 	case len(bl) == 0:
@@ -326,48 +338,56 @@ func runYSBKafka(sig *interrupt, a kafkaArgs, sc ysbScale, cfg engine.Config, ef
 		return usagef("--topic: name a topic")
 	case a.delay < 0:
 		return usagef("--watermark-delay %d: must not be negative", a.delay)
-	case a.retryTimeout != nil && *a.retryTimeout < 0:
-		return usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", *a.retryTimeout)
+	case sc.ckptEvery <= 0:
+		return usagef("--checkpoint-interval %v: must be positive", sc.ckptEvery)
 	}
 	if a.durationSet && a.duration <= 0 {
 		return usagef("--duration %v: must be positive", a.duration)
 	}
-	if sc.viaRun() {
-		return runYSBKafkaViaRun(sig, a, sc, cfg, ef, asJSON, stdout, stderr)
-	}
-	kc := ysb.KafkaRunConfig{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay}
-	kc.RetryTimeout = redissink.DefaultRetryTimeout
-	if a.retryTimeout != nil {
-		kc.RetryTimeout = *a.retryTimeout
-	}
-	var mu sync.Mutex // the sink reports from the flusher, the source from its reader
-	kc.Logger = func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(stderr, "saber-hx: "+format+"\n", args...)
-	}
-	silenceRedisOnce.Do(redissink.SilenceClientLog)
-	if a.durationSet {
-		kc.Duration = a.duration
-	}
-	kc.StopAtEnd = a.stopAtEnd
-	kc.Started = func(campaigns, ads int) {
-		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s\n", campaigns, ads, a.redis, a.topic, a.brokers)
-	}
-	if ef.metrics != nil {
-		kc.Opened = func(src *kafka.Source) { ef.metrics.Registry().AddSource(a.topic, kafkaCounts(src)) }
-		kc.SinkOpened = func(out *redissink.YSB) { ef.metrics.Registry().AddSink("ysb", sinkCounts(out)) }
-	}
-	res, err := ysb.RunKafka(sig.ctx, cfg, kc)
+	retry, err := sinkRetryOption(a.retryTimeout)
 	if err != nil {
 		return err
 	}
-	s := summarize("kafka", res.Stats, res.Seconds, ef)
-	s.markInterrupted(sig, res.Interrupted)
-	fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s in %d flushes\n",
-		res.Source.Records, a.topic, res.Source.Malformed, res.Windows, a.redis, res.Flushes)
-	if err := printSummary(s, asJSON, stdout); err != nil {
+	prog, campaigns, ads, err := pipeline.YSBKafkaProgram(context.Background(),
+		pipeline.YSBKafka{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay})
+	if err != nil {
 		return err
 	}
-	return sig.err()
+	o := pipeline.Options{Engine: cfg, Stdout: stdout, Log: stderr, StopAtEnd: a.stopAtEnd, CheckpointDir: sc.ckptDir, CheckpointInterval: sc.ckptEvery,
+		Instance: sc.instance, Instances: sc.instances, SinkRetryTimeout: retry}
+	if a.durationSet {
+		o.Duration = a.duration
+	}
+	opened := func() {
+		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s", campaigns, ads, a.redis, a.topic, a.brokers)
+		if sc.instances > 1 {
+			fmt.Fprintf(stderr, " (instance %d of %d)", sc.instance, sc.instances)
+		}
+		fmt.Fprintln(stderr)
+		if sc.instances > 1 {
+			// Redis' seen_count is absolute: instances that count the same
+			// window overwrite each other's part (docs/operations.md).
+			fmt.Fprintf(stderr, "saber-hx: warning: --instances %d: the counts are exact only where each campaign's events are in one instance's partitions "+
+				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", sc.instances)
+		}
+	}
+	return runProgram(prog, o, ef, true, stderr, opened, func(sum *pipeline.Summary, _ *pipeline.Job, sig *interrupt) error {
+		s := ysbKafkaSummary{ysbSummary: summarize("kafka", sum.Stats[0], sum.Seconds, ef), Checkpoints: sum.Checkpoints}
+		if sum.Interrupted {
+			s.Interrupted, s.Signal = true, signalOf(sig)
+		}
+		src := sum.Sources[0]
+		fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s\n",
+			src.Tuples+src.Malformed, a.topic, src.Malformed, sum.Stats[0].Rows, a.redis)
+		if asJSON {
+			return writeJSONLine(stdout, s)
+		}
+		if err := printSummary(s.ysbSummary, false, stdout); err != nil {
+			return err
+		}
+		if s.Checkpoints != nil {
+			printCheckpoints(stdout, s.Checkpoints)
+		}
+		return nil
+	})
 }

@@ -132,10 +132,10 @@ func TestKernelsBelowEngine(t *testing.T) {
 // workloads reuse its campaign tables); sql compiles a SQL text into the
 // engine's Specs; metrics reads a running engine's counters. The
 // connectors (source, source/kafka, sink, sink/kafka, sink/redis) stay
-// below it: they move bytes and rows, and cmd or ysb wires them to a
-// stream. A new package on top of the engine joins this list; one
+// below it: they move bytes and rows, and pipeline (or ysb) wires them to
+// a stream. A new package on top of the engine joins this list; one
 // below it (what the engine uses, or could) must not.
-var aboveEngine = []string{"engine", "ysb", "workloads", "sql", "metrics", "cmd/saber-hx"}
+var aboveEngine = []string{"engine", "ysb", "workloads", "sql", "metrics", "pipeline", "cmd/saber-hx"}
 
 // TestNothingBelowEngineImportsIt: engine is the glue of the packages it
 // uses (scheduler, cpu, buffer, kernels, query, window, gpu); none
@@ -259,4 +259,24 @@ func TestRulesCanFail(t *testing.T) {
 	if got := dependsOn(t, old, "scheduler", schedulerBanned); !slices.Equal(got, []string{"window"}) {
 		t.Errorf("scheduler importing window: dependsOn = %v, want [window]", got)
 	}
+}
+
+// cmdBanned are what the command line leaves to package pipeline: the
+// runtime of a program (its checkpoints, connectors and retries).
+var cmdBanned = []string{mod + "checkpoint", mod + "source/kafka", mod + "sink/kafka", mod + "sink/redis", mod + "internal/retry"}
+
+// TestCommandLineIsThin: cmd/saber-hx holds flags, help, output and exit
+// codes; it imports none of the runtime's packages (it may depend on them
+// through pipeline).
+func TestCommandLineIsThin(t *testing.T) {
+	forEachTags(t, func(t *testing.T, g map[string]pkg) {
+		for _, imp := range need(t, g, "cmd/saber-hx").imports {
+			if slices.Contains(cmdBanned, imp) {
+				t.Errorf("cmd/saber-hx imports %s: the program's runtime is package pipeline's; wire it there", strings.TrimPrefix(imp, mod))
+			}
+		}
+		if !slices.Contains(need(t, g, "cmd/saber-hx").imports, mod+"pipeline") {
+			t.Errorf("cmd/saber-hx does not import pipeline: who runs a program? update this test")
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 // The run's flusher: the outputs that are not files written every second,
 // and the Kafka sources' offsets committed by what the flush made durable.
@@ -18,19 +18,19 @@ import (
 // window it counts in has been written). With a file sink nothing is
 // committed while running: a file is only written when the run ends
 // (commitOffsets). stop ends it and returns its first error.
-func (r *sqlRun) startFlusher() (stop func() error) {
+func (j *Job) startFlusher() (stop func() error) {
 	every, needed := time.Second, false
-	for _, s := range r.sinks {
-		if s != nil && s.w == nil {
+	for _, s := range j.sinks {
+		if s != nil && s.w == nil && s.fn == nil {
 			needed = true
 		}
 	}
-	for i, q := range r.prog.Queries {
-		if r.sinks[i] != nil && q.Sink.Flush > 0 {
+	for i, q := range j.prog.Queries {
+		if j.sinks[i] != nil && q.Sink != nil && q.Sink.Flush > 0 {
 			every = min(every, q.Sink.Flush)
 		}
 	}
-	for _, s := range r.sources {
+	for _, s := range j.sources {
 		needed = needed || s.kafka != nil
 	}
 	if !needed {
@@ -48,8 +48,8 @@ func (r *sqlRun) startFlusher() (stop func() error) {
 			case <-t.C:
 				// With checkpoints the offsets are committed by each
 				// checkpoint, no further.
-				if err := r.flushAndCommit(!r.files() && r.ckpt == nil); err != nil {
-					r.stopFeeds()
+				if err := j.flushAndCommit(!j.files() && j.ckpt == nil); err != nil {
+					j.stopFeeds()
 					stopped <- err
 					return
 				}
@@ -70,12 +70,12 @@ const flushTimeout = 30 * time.Second
 // tells each Kafka source what is out: the progress is read before the
 // flush, so that everything it counts is in the sinks' buffers, which the
 // flush then writes.
-func (r *sqlRun) flushAndCommit(commit bool) error {
-	progress := r.progress()
+func (j *Job) flushAndCommit(commit bool) error {
+	progress := j.progress()
 	// Each sink bounds its flush (rowSink.bounded): a server gone away
 	// for longer than the retry budget fails the run instead of hanging
 	// it, SIGINT included.
-	for _, s := range r.sinks {
+	for _, s := range j.sinks {
 		if s != nil && s.file == nil {
 			if err := s.flush(context.Background()); err != nil {
 				return err
@@ -92,14 +92,14 @@ func (r *sqlRun) flushAndCommit(commit bool) error {
 
 // progress is each Kafka source's: the least over the streams it feeds
 // (it writes the same bytes to each).
-func (r *sqlRun) progress() map[*sqlSource]engine.Progress {
+func (j *Job) progress() map[*sqlSource]engine.Progress {
 	out := map[*sqlSource]engine.Progress{}
-	for _, s := range r.sources {
-		if s.kafka == nil || len(r.feeds[s]) == 0 {
+	for _, s := range j.sources {
+		if s.kafka == nil || len(j.feeds[s]) == 0 {
 			continue
 		}
 		p := engine.Progress{Merged: math.MaxUint64, Complete: math.MaxInt64}
-		for _, st := range r.feeds[s] {
+		for _, st := range j.feeds[s] {
 			q := st.Progress()
 			p.Merged, p.Complete = min(p.Merged, q.Merged), min(p.Complete, q.Complete)
 		}
@@ -111,8 +111,8 @@ func (r *sqlRun) progress() map[*sqlSource]engine.Progress {
 // commitOffsets, once the run has drained and its outputs are written
 // (files committed), tells each Kafka source that everything it fed is
 // out.
-func (r *sqlRun) commitOffsets() {
-	for s := range r.progress() {
+func (j *Job) commitOffsets() {
+	for s := range j.progress() {
 		s.kafka.Done(math.MaxUint64, math.MaxInt64)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -17,20 +17,24 @@ import (
 )
 
 // sqlSource is one CREATE SOURCE being read: a file or standard input
-// (binary tuples, or CSV or JSON records decoded by package source), or a
-// workload's generator. Its tuples go to every stream that reads it.
+// (binary tuples, or CSV or JSON records decoded by package source), a
+// workload's generator, a Kafka topic, or what the embedding program
+// attached (a SourceFunc, or a reader of records). Its tuples go to every
+// stream that reads it.
 type sqlSource struct {
 	src      *sql.Source
 	name     string         // the input in messages: its path, or "standard input"
-	file     *os.File       // nil for a generator
-	r        io.Reader      // the bytes: the file, or a pollable standard input
+	file     *os.File       // a file source's
+	r        io.Reader      // the bytes: the file, a pollable standard input, an attached reader
+	live     bool           // r delivers records as they come (standard input): hand on what came
 	restore  func()         // undoes Pollable
 	records  *source.Reader // csv, json
 	kafka    *kafka.Source  // connector = 'kafka'
 	gen      workloads.Generator
-	deadline time.Duration // a generator's
+	fn       SourceFunc    // attached by AttachSource
+	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
-	ckpt     *checkpointer // --checkpoint-dir: takes checkpoints between reads
+	ckpt     *checkpointer // Options.CheckpointDir: takes checkpoints between reads
 }
 
 // kafkaShare is what of a topic a Kafka source reads: the partitions p
@@ -43,17 +47,18 @@ type kafkaShare struct {
 
 // openSources opens every source before anything runs, so that a missing
 // file is reported first.
-// A kafka source runs until the run is interrupted, or for duration
-// where durationGiven.
-func (r *sqlRun) openSources(duration time.Duration, durationGiven bool) error {
-	for _, s := range r.prog.Sources {
-		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: duration}
-		if s.Connector == "kafka" && !durationGiven {
-			ss.deadline = 0
+func (j *Job) openSources() error {
+	for _, s := range j.prog.Sources {
+		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration}
+		j.sources = append(j.sources, ss)
+		if fn := j.p.feeds[s.Name]; fn != nil {
+			ss.name, ss.fn = "source "+s.Name, fn
+			continue
 		}
-		r.sources = append(r.sources, ss)
-		switch s.Connector {
-		case "generator":
+		switch r := j.p.reads[s.Name]; {
+		case r != nil:
+			ss.name, ss.r = "the reader of source "+s.Name, r
+		case s.Connector == "generator":
 			w, err := workloads.Lookup(s.Workload)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
@@ -66,23 +71,26 @@ func (r *sqlRun) openSources(duration time.Duration, durationGiven bool) error {
 			if ss.gen, err = w.NewGenerator(p); err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
+			if ss.deadline == 0 {
+				ss.deadline = DefaultGeneratorDuration
+			}
 			continue
-		case "stdin":
-			ss.name = "standard input"
+		case s.Connector == "stdin":
+			ss.name, ss.live = "standard input", true
 			ss.r, ss.restore = source.Pollable(os.Stdin)
-		case "file":
+		case s.Connector == "file":
 			f, err := os.Open(s.Path)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
 			ss.file, ss.r = f, f
-		case "kafka":
-			if err := ss.openKafka(r.stderr, r.share, r.stopAtEnd); err != nil {
+		case s.Connector == "kafka":
+			if err := ss.openKafka(j.log, j.share, j.opts.StopAtEnd); err != nil {
 				return err
 			}
 			continue
 		default:
-			return usagef("source %s: connector %q is not supported by run", s.Name, s.Connector)
+			return usagef("source %s: connector %q has no input: attach one (AttachSource, AttachReader)", s.Name, s.Connector)
 		}
 		if s.Format == "csv" || s.Format == "json" {
 			d, err := newDecoder(s, ss.name)
@@ -168,11 +176,11 @@ func kafkaCounts(k *kafka.Source) metrics.SourceStats {
 	})
 }
 
-func (r *sqlRun) closeSources() {
-	for _, s := range r.sources {
+func (j *Job) closeSources() {
+	for _, s := range j.sources {
 		if s.kafka != nil {
 			if err := s.kafka.Close(); err != nil {
-				fmt.Fprintf(r.stderr, "saber-hx: warning: source %s: %v\n", s.src.Name, err)
+				fmt.Fprintf(j.log, "saber-hx: warning: source %s: %v\n", s.src.Name, err)
 			}
 		}
 		s.restore()
@@ -193,12 +201,20 @@ func (s *sqlSource) malformed() uint64 {
 	return uint64(s.records.Decoder().Malformed())
 }
 
-// feed reads the source in chunks of a task and writes each chunk to every
-// stream, until the input ends (a generator: its duration) or ctx is
-// cancelled. A blocked read of standard input (or a FIFO) is ended on
-// cancellation through its read deadline.
+// feed reads the source a task's worth at a time into every stream, until
+// the input ends (a generator, or a Kafka source with a deadline: its
+// duration) or ctx is cancelled. A blocked read of standard input (or a
+// FIFO) is ended on cancellation through its read deadline.
 func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk int) error {
-	err := s.feedAll(ctx, streams, chunk)
+	var err error
+	if s.fn != nil {
+		err = s.fn(ctx, &TupleWriter{s: s, streams: streams})
+		if err == nil {
+			err = s.flushAll(streams)
+		}
+	} else {
+		err = s.feedAll(ctx, streams, chunk)
+	}
 	if err == nil && s.ckpt != nil {
 		// The run ends (its duration, a signal): a last checkpoint of the
 		// open windows, before the drain emits them as they stand.
@@ -207,8 +223,21 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 	return err
 }
 
+func (s *sqlSource) flushAll(streams []*engine.Stream) error {
+	for _, st := range streams {
+		if err := st.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feedAll is the one loop that feeds every kind of source: each read goes
+// straight into the first stream's ring (Buffer, then Commit: no copy on
+// the way for the usual single reader), and is copied to the other
+// streams that read the source.
 func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk int) error {
-	if s.kafka != nil && s.deadline > 0 {
+	if s.deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.deadline)
 		defer cancel()
@@ -223,18 +252,25 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		// pace is even.
 		chunk = min(chunk, max(int(s.src.Rate/10), 1)*ts)
 	}
-	buf := make([]byte, max(chunk/ts, 1)*ts)
+	chunk = max(chunk/ts, 1) * ts
+	first, rest := streams[0], streams[1:]
 	start := time.Now()
-	end := start.Add(s.deadline)
 	var offset int64
 	lastFlush := start
 	for ctx.Err() == nil {
-		n, err := s.next(ctx, buf, offset)
+		buf, err := first.Buffer()
+		if err != nil {
+			return err
+		}
+		n, err := s.next(ctx, buf[:min(len(buf), chunk)], offset)
 		if n > 0 {
-			for _, st := range streams {
+			for _, st := range rest {
 				if werr := st.Write(buf[:n]); werr != nil {
 					return werr
 				}
+			}
+			if cerr := first.Commit(n); cerr != nil {
+				return cerr
 			}
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
@@ -252,10 +288,8 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			// arrival, in tasks as full as the rate makes them.
 			if now := time.Now(); now.Sub(lastFlush) >= kafka.Linger {
 				lastFlush = now
-				for _, st := range streams {
-					if ferr := st.Flush(); ferr != nil {
-						return ferr
-					}
+				if ferr := s.flushAll(streams); ferr != nil {
+					return ferr
 				}
 			}
 		}
@@ -267,11 +301,11 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			case <-ctx.Done():
 			}
 		}
-		if err == io.EOF || (s.gen != nil && time.Now().After(end)) {
+		if err == io.EOF || (s.gen != nil && ctx.Err() != nil) {
 			return nil
 		}
 		if s.kafka != nil && ctx.Err() != nil {
-			return nil // --duration over, or interrupted
+			return nil // Options.Duration over, or interrupted
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -312,7 +346,7 @@ func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, er
 		return len(buf), nil
 	case s.records != nil:
 		fill := s.records.Fill
-		if s.file == nil {
+		if s.live {
 			// Standard input is live: hand on what has come so far rather
 			// than wait for a whole chunk.
 			fill = s.records.FillSome

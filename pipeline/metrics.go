@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import "github.com/saber-hx/saber-hx/metrics"
 
@@ -15,8 +15,8 @@ func sinkCounts(o outageStats) metrics.SinkStats {
 
 // addSinkMetrics adds to reg each query's output that has a server to
 // lose (Kafka, Redis), under the query's name.
-func (r *sqlRun) addSinkMetrics(reg *metrics.Registry) {
-	for i, s := range r.sinks {
+func (j *Job) addSinkMetrics(reg *metrics.Registry) {
+	for i, s := range j.sinks {
 		if s == nil {
 			continue
 		}
@@ -33,6 +33,6 @@ func (r *sqlRun) addSinkMetrics(reg *metrics.Registry) {
 		default:
 			continue
 		}
-		reg.AddSink(r.prog.Queries[i].Name, sinkCounts(o))
+		reg.AddSink(j.prog.Queries[i].Name, sinkCounts(o))
 	}
 }

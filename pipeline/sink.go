@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"bufio"
@@ -32,6 +32,7 @@ import (
 // merging worker writes rows and the run's flusher flushes from another
 // goroutine: mu serialises them, per batch of tuples, not per row.
 type rowSink struct {
+	q      *sql.Query
 	format string // "csv" or "json"
 	where  string // the file, "stdout", "kafka topic T" or "redis ADDR"
 	file   *sink.File
@@ -42,6 +43,8 @@ type rowSink struct {
 	line   []byte
 
 	mu     sync.Mutex
+	fn     RowsFunc // OnRows: the rows go to the caller
+	batch  Rows
 	kafka  *kafkasink.Sink
 	txn    *txnSink // kafka with --checkpoint-dir: transactions per checkpoint
 	keyCol int      // kafka: the column whose text is the key; -1: none
@@ -81,7 +84,7 @@ type sinkColumn struct {
 // newRowSink: w nil for a sink that is not a stream of lines (kafka,
 // redis), which the caller then sets up.
 func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (*rowSink, error) {
-	s := &rowSink{format: format, where: where, file: f, size: q.Output.TupleSize, keyCol: -1}
+	s := &rowSink{q: q, format: format, where: where, file: f, size: q.Output.TupleSize, keyCol: -1}
 	s.view.s = s
 	if w != nil {
 		s.w = bufio.NewWriterSize(w, 64<<10)
@@ -120,6 +123,12 @@ func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (
 func (s *rowSink) tuples(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fn != nil {
+		s.batch = Rows{s: s, b: b[:len(b)/s.size*s.size]}
+		err := s.fn(&s.batch)
+		s.batch.b = nil
+		return err
+	}
 	for off := 0; off+s.size <= len(b); off += s.size {
 		t := b[off : off+s.size]
 		switch {
@@ -161,6 +170,7 @@ func (s *rowSink) flush(ctx context.Context) error {
 	defer cancel()
 	var err error
 	switch {
+	case s.fn != nil:
 	case s.txn != nil:
 		err = s.txn.Flush(ctx)
 	case s.kafka != nil:
@@ -256,31 +266,28 @@ func (s *rowSink) text(dst []byte, c sinkColumn, t []byte) []byte {
 }
 
 // row appends one tuple as a CSV or JSON line.
-func (s *rowSink) row(dst, t []byte) []byte {
-	if s.format == "json" {
+func (s *rowSink) row(dst, t []byte) []byte { return s.rowAs(dst, t, s.format) }
+
+// rowAs appends one tuple as a line in format csv or json.
+func (s *rowSink) rowAs(dst, t []byte, format string) []byte {
+	json := format == "json"
+	if json {
 		dst = append(dst, '{')
 	}
 	for i, c := range s.cols {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if s.format == "json" {
+		if json {
 			dst = strconv.AppendQuote(dst, c.name)
 			dst = append(dst, ':')
 		}
-		dst = s.value(dst, c, t)
+		dst = s.appendValue(dst, c, t, format)
 	}
-	if s.format == "json" {
+	if json {
 		dst = append(dst, '}')
 	}
 	return append(dst, '\n')
-}
-
-// value appends column c of tuple t: integers in decimal, floats in the
-// shortest form that reads back exactly, UUIDs in lowercase canonical text,
-// ENUMs as their labels, other bytes in hex (strings in JSON).
-func (s *rowSink) value(dst []byte, c sinkColumn, t []byte) []byte {
-	return s.appendValue(dst, c, t, s.format)
 }
 
 // appendValue is value in format csv, json or text (as it is).
@@ -354,23 +361,31 @@ func appendCSVField(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// openSinks opens every query's output: a CREATE SINK's file, topic or
-// Redis server, or stdout (or --output) for a plain SELECT; a view without
-// a sink writes nowhere. At most one query may write to stdout.
-func (r *sqlRun) openSinks(stdout io.Writer) error {
-	retry, err := r.sinkRetry()
-	if err != nil {
-		return err
-	}
-	r.specs = r.prog.Specs()
-	r.sinks = make([]*rowSink, len(r.prog.Queries))
-	for i, q := range r.prog.Queries {
+// openSinks opens every query's output: a RowsFunc attached (OnRows), a
+// CREATE SINK's file, topic or Redis server, or Options.Stdout (or
+// Options.Output) for a plain SELECT; a view without either writes
+// nowhere. At most one query may write to Options.Stdout.
+func (j *Job) openSinks() error {
+	retry := j.sinkRetry()
+	j.specs = j.prog.Specs()
+	j.sinks = make([]*rowSink, len(j.prog.Queries))
+	for i, q := range j.prog.Queries {
+		if fn := j.p.rows[q.Name]; fn != nil {
+			s, err := newRowSink(q, "csv", "a Go callback", nil, nil)
+			if err != nil {
+				return err
+			}
+			s.fn = fn
+			j.sinks[i] = s
+			j.specs[i].Tuples = s.tuples
+			continue
+		}
 		if q.Sink == nil {
 			continue
 		}
 		path, format := q.Sink.Path, q.Sink.Format
 		if q.Sink.Connector == "stdout" {
-			path = r.output
+			path = j.opts.Output
 		}
 		if format == "" {
 			format = "csv"
@@ -379,29 +394,29 @@ func (r *sqlRun) openSinks(stdout io.Writer) error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			s, err = openServiceSink(q, r.txnID(q), retry)
+			s, err = openServiceSink(q, j.txnID(q), retry)
 		case path == "-":
-			if r.toStdout {
+			if j.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
 			}
-			r.toStdout = true
-			s, err = newRowSink(q, format, "stdout", stdout, nil)
-		case r.ckpt != nil:
-			s, err = r.openPartsSink(q, path, format)
+			j.toStdout = true
+			s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
+		case j.ckpt != nil:
+			s, err = j.openPartsSink(q, path, format)
 		default:
 			var f *sink.File
-			if f, err = sink.Create(path, r.inputs()...); err != nil {
+			if f, err = sink.Create(path, j.inputs()...); err != nil {
 				return fmt.Errorf("query %s: %w", q.Name, err)
 			}
-			r.sinks[i] = &rowSink{file: f} // aborted on failure
+			j.sinks[i] = &rowSink{file: f} // aborted on failure
 			s, err = newRowSink(q, format, path, f, f)
 		}
 		if err != nil {
 			return err
 		}
 		s.bound = retry.flushBound()
-		r.sinks[i] = s
-		r.specs[i].Tuples = s.tuples
+		j.sinks[i] = s
+		j.specs[i].Tuples = s.tuples
 	}
 	return nil
 }
@@ -480,9 +495,9 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 // they held; what went to stdout, a topic or Redis is flushed either way).
 // Under checkpoints a file's parts up to the last checkpoint are committed
 // already; with files true the rows after it go to a last part.
-func (r *sqlRun) commitSinks(files bool) error {
+func (j *Job) commitSinks(files bool) error {
 	ctx := context.Background() // each sink bounds its own flush
-	for _, s := range r.sinks {
+	for _, s := range j.sinks {
 		if s == nil || ((s.file != nil || s.parts != nil) && !files) {
 			continue
 		}
@@ -503,7 +518,7 @@ func (r *sqlRun) commitSinks(files bool) error {
 			}
 		}
 		if s.parts != nil {
-			if err := r.commitLastPart(s); err != nil {
+			if err := j.commitLastPart(s); err != nil {
 				return err
 			}
 		}
@@ -512,8 +527,8 @@ func (r *sqlRun) commitSinks(files bool) error {
 }
 
 // files reports whether a query writes to a file.
-func (r *sqlRun) files() bool {
-	for _, s := range r.sinks {
+func (j *Job) files() bool {
+	for _, s := range j.sinks {
 		if s != nil && (s.file != nil || s.parts != nil) {
 			return true
 		}
@@ -523,8 +538,8 @@ func (r *sqlRun) files() bool {
 
 // abortSinks removes the temporary files of what was not committed and
 // closes the clients of topics and Redis.
-func (r *sqlRun) abortSinks() {
-	for _, s := range r.sinks {
+func (j *Job) abortSinks() {
+	for _, s := range j.sinks {
 		if s == nil {
 			continue
 		}
@@ -533,11 +548,11 @@ func (r *sqlRun) abortSinks() {
 		}
 		if s.parts != nil {
 			if err := s.parts.Abort(); err != nil {
-				fmt.Fprintf(r.stderr, "saber-hx: warning: %v\n", err)
+				fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
 			}
 		}
 		if err := s.close(); err != nil {
-			fmt.Fprintf(r.stderr, "saber-hx: warning: %s: %v\n", s.where, err)
+			fmt.Fprintf(j.log, "saber-hx: warning: %s: %v\n", s.where, err)
 		}
 	}
 }

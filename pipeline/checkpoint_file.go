@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 // File outputs under --checkpoint-dir: each written as part files, one per
 // checkpoint epoch (package sink, Parts), pre-committed in the
@@ -16,17 +16,17 @@ import (
 )
 
 // openPartsSink opens a query's file output under checkpoints.
-func (r *sqlRun) openPartsSink(q *sql.Query, path, format string) (*rowSink, error) {
-	p, err := sink.CreateParts(path, r.inputs()...)
+func (j *Job) openPartsSink(q *sql.Query, path, format string) (*rowSink, error) {
+	p, err := sink.CreateParts(path, j.inputs()...)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: --checkpoint-dir: %w", q.Name, err)
 	}
 	// Two queries' parts in one place would interleave their epochs.
 	mine, _ := filepath.Abs(p.Pattern())
-	for i, o := range r.sinks {
+	for i, o := range j.sinks {
 		if o != nil && o.parts != nil {
 			if theirs, _ := filepath.Abs(o.parts.Pattern()); theirs == mine {
-				return nil, usagef("queries %s and %s both write %s: give each its own file", r.prog.Queries[i].Name, q.Name, p.Pattern())
+				return nil, usagef("queries %s and %s both write %s: give each its own file", j.prog.Queries[i].Name, q.Name, p.Pattern())
 			}
 		}
 	}
@@ -39,9 +39,9 @@ func (r *sqlRun) openPartsSink(q *sql.Query, path, format string) (*rowSink, err
 }
 
 // partsSinks are the run's file outputs written as parts.
-func (r *sqlRun) partsSinks() []*rowSink {
+func (j *Job) partsSinks() []*rowSink {
 	var out []*rowSink
-	for _, s := range r.sinks {
+	for _, s := range j.sinks {
 		if s != nil && s.parts != nil {
 			out = append(out, s)
 		}
@@ -59,7 +59,7 @@ func (c *checkpointer) recoverFiles() error {
 	if c.restored != nil {
 		epoch = c.restored.epoch
 	}
-	for _, s := range c.r.partsSinks() {
+	for _, s := range c.j.partsSinks() {
 		if !c.fromDir {
 			committed, err := s.parts.Committed()
 			if err != nil {
@@ -96,7 +96,7 @@ func (c *checkpointer) recoverFiles() error {
 // preCommitFiles ends epoch's parts: written (the sinks are flushed) and
 // durable, before its checkpoint is.
 func (c *checkpointer) preCommitFiles(epoch uint64) error {
-	for _, s := range c.r.partsSinks() {
+	for _, s := range c.j.partsSinks() {
 		if err := s.preCommit(epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", epoch, err)
 		}
@@ -119,7 +119,7 @@ func (s *rowSink) preCommit(epoch uint64) error {
 
 // commitFiles publishes epoch's parts, its checkpoint durable.
 func (c *checkpointer) commitFiles(epoch uint64) error {
-	for _, s := range c.r.partsSinks() {
+	for _, s := range c.j.partsSinks() {
 		if err := s.parts.Commit(epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", epoch, err)
 		}
@@ -132,7 +132,7 @@ func (c *checkpointer) commitFiles(epoch uint64) error {
 // so that the parts hold what a run without checkpoints writes. No
 // checkpoint counts it: a run resumed from the last one removes it, and
 // emits its windows again.
-func (r *sqlRun) commitLastPart(s *rowSink) error {
+func (j *Job) commitLastPart(s *rowSink) error {
 	e := s.parts.Epoch()
 	if err := s.preCommit(e); err != nil {
 		return err
@@ -141,17 +141,17 @@ func (r *sqlRun) commitLastPart(s *rowSink) error {
 		return err
 	}
 	if _, err := os.Stat(s.parts.PartPath(e)); err == nil {
-		fmt.Fprintf(r.stderr, "saber-hx: %s: the windows open at the end, after checkpoint %d (a run resumed from that checkpoint replaces this part)\n",
+		fmt.Fprintf(j.log, "saber-hx: %s: the windows open at the end, after checkpoint %d (a run resumed from that checkpoint replaces this part)\n",
 			s.parts.PartPath(e), e-1)
 	}
 	return nil
 }
 
 // interruptedNote is what run says of its files when a signal stopped it.
-func (r *sqlRun) interruptedNote() string {
-	if len(r.partsSinks()) == 0 {
+func (j *Job) interruptedNote() string {
+	if len(j.partsSinks()) == 0 {
 		return "interrupted: no output file written (those named keep their contents)"
 	}
 	return fmt.Sprintf("interrupted: the files' parts are committed up to checkpoint %d; the rows after it are not written "+
-		"(a run resumed from it emits them)", r.ckpt.epoch)
+		"(a run resumed from it emits them)", j.ckpt.epoch)
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -119,7 +120,7 @@ func decodeCkpt(b []byte) (*ckptState, error) {
 type checkpointer struct {
 	dir    *checkpoint.Dir
 	every  time.Duration
-	r      *sqlRun
+	j      *Job
 	src    *sqlSource
 	stderr io.Writer
 
@@ -131,16 +132,20 @@ type checkpointer struct {
 
 	commitPause time.Duration // commitPauseEnv
 
-	restored   *ckptState // the checkpoint the run started from; nil: none
-	fromDir    bool       // the directory held a valid checkpoint at the start
+	restored *ckptState // the checkpoint the run started from; nil: none
+	fromDir  bool       // the directory held a valid checkpoint at the start
+	// waiters are the Checkpoint calls waiting for the next checkpoint.
+	waitMu  sync.Mutex
+	waiters []chan error
+
 	firstAfter atomic.Bool
 	recovery   atomic.Int64 // process start to the first window after the restore, ns
-	sum        checkpointSummary
+	sum        CheckpointSummary
 }
 
-// checkpointSummary is run's summary of its checkpoints (--json:
+// CheckpointSummary is run's summary of its checkpoints (--json:
 // "checkpoints").
-type checkpointSummary struct {
+type CheckpointSummary struct {
 	Dir            string  `json:"dir"`
 	Taken          int     `json:"taken"`
 	Epoch          uint64  `json:"epoch"`          // the last written
@@ -151,7 +156,7 @@ type checkpointSummary struct {
 }
 
 // summary returns the checkpoints' figures.
-func (c *checkpointer) summary() *checkpointSummary {
+func (c *checkpointer) summary() *CheckpointSummary {
 	s := c.sum
 	s.Dir = c.dir.Path
 	if c.restored != nil {
@@ -165,11 +170,14 @@ func (c *checkpointer) summary() *checkpointSummary {
 // source, from Kafka, and every output a Kafka topic, Redis or a file
 // (written as parts, one per checkpoint: checkpoint_file.go). Standard
 // output cannot be taken back after a crash.
-func checkpointConfig(r *sqlRun) error {
-	if len(r.prog.Sources) != 1 || r.prog.Sources[0].Connector != "kafka" {
-		return usagef("--checkpoint-dir: needs a program of one source, from Kafka (this one has %d)", len(r.prog.Sources))
+func checkpointConfig(j *Job) error {
+	if len(j.prog.Sources) != 1 || j.prog.Sources[0].Connector != "kafka" || j.p.feeds[j.prog.Sources[0].Name] != nil || j.p.reads[j.prog.Sources[0].Name] != nil {
+		return usagef("--checkpoint-dir: needs a program of one source, from Kafka (this one has %d)", len(j.prog.Sources))
 	}
-	for _, q := range r.prog.Queries {
+	for _, q := range j.prog.Queries {
+		if j.p.rows[q.Name] != nil {
+			return usagef("--checkpoint-dir: query %s writes to a Go callback (OnRows): checkpoints need every output in Kafka, Redis or a file", q.Name)
+		}
 		if q.Sink == nil {
 			continue
 		}
@@ -177,7 +185,7 @@ func checkpointConfig(r *sqlRun) error {
 		case "kafka", "redis":
 		case "stdout", "file":
 			if q.Sink.Connector == "stdout" {
-				path = r.output
+				path = j.opts.Output
 			}
 			if path == "-" {
 				return usagef("--checkpoint-dir: query %s writes to stdout: checkpoints need every output in Kafka or Redis, or a regular file "+
@@ -230,11 +238,11 @@ func (c *checkpointer) alignOutputs() error {
 }
 
 func (c *checkpointer) alignKafka() error {
-	epoch, ok, err := c.r.outputEpoch()
+	epoch, ok, err := c.j.outputEpoch()
 	if err != nil {
 		return err
 	}
-	if len(c.r.txnSinks()) == 0 || (ok && c.restored != nil && c.restored.epoch == epoch) {
+	if len(c.j.txnSinks()) == 0 || (ok && c.restored != nil && c.restored.epoch == epoch) {
 		return nil
 	}
 	if !ok {
@@ -242,7 +250,7 @@ func (c *checkpointer) alignKafka() error {
 			fmt.Fprintf(c.stderr, "saber-hx: the Kafka output has committed no checkpoint: starting afresh, not from checkpoint %d\n", c.restored.epoch)
 		}
 		c.restored, c.epoch = nil, 0
-		c.r.share.resume = map[int32]kafka.Position{}
+		c.j.share.resume = map[int32]kafka.Position{}
 		return nil
 	}
 	cp, err := c.dir.Read(epoch)
@@ -260,12 +268,12 @@ func (c *checkpointer) alignKafka() error {
 	}
 	fmt.Fprintf(c.stderr, "saber-hx: the Kafka output stands at checkpoint %d: restoring it\n", epoch)
 	c.restored, c.epoch = st, st.epoch
-	c.r.share.resume = st.positions
+	c.j.share.resume = st.positions
 	return nil
 }
 
-func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
-	c := &checkpointer{dir: &checkpoint.Dir{Path: dir}, every: every, r: r, stderr: stderr, restored: restored, last: time.Now()}
+func newCheckpointer(dir string, every time.Duration, j *Job, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
+	c := &checkpointer{dir: &checkpoint.Dir{Path: dir}, every: every, j: j, stderr: stderr, restored: restored, last: time.Now()}
 	if v := os.Getenv(checkpointPauseEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -292,6 +300,9 @@ func newCheckpointer(dir string, every time.Duration, r *sqlRun, stderr io.Write
 // due says whether a checkpoint is due: once per interval, where the
 // source fed tuples since the last one (an idle run's state stands).
 func (c *checkpointer) due() bool {
+	if c.asked() {
+		return true
+	}
 	if time.Since(c.last) < c.every {
 		return false
 	}
@@ -302,9 +313,48 @@ func (c *checkpointer) due() bool {
 	return true
 }
 
+// Checkpoint asks the running job for a checkpoint, taken at the Kafka
+// source's next task boundary (within kafka.Linger while the topic is
+// quiet), and waits until it is written and its outputs committed, or ctx
+// ends. The job needs Options.CheckpointDir.
+func (j *Job) Checkpoint(ctx context.Context) error {
+	c := j.ckpt
+	if c == nil {
+		return errors.New("pipeline: Checkpoint: the job has no CheckpointDir")
+	}
+	done := make(chan error, 1)
+	c.waitMu.Lock()
+	c.waiters = append(c.waiters, done)
+	c.waitMu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// asked says whether a Checkpoint call waits.
+func (c *checkpointer) asked() bool {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	return len(c.waiters) > 0
+}
+
+// answer tells the waiting Checkpoint calls how the checkpoint went.
+func (c *checkpointer) answer(err error) {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	for _, w := range c.waiters {
+		w <- err
+	}
+	c.waiters = nil
+}
+
 // take writes a checkpoint; it runs on the source's producer goroutine,
 // between two FillSome calls.
-func (c *checkpointer) take(streams []*engine.Stream) error {
+func (c *checkpointer) take(streams []*engine.Stream) (err error) {
+	defer func() { c.answer(err) }()
 	start := time.Now()
 	c.last = start
 	for _, st := range streams {
@@ -312,17 +362,17 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 			return err
 		}
 	}
-	snap, err := c.r.eng.Snapshot(c.buf[:0])
+	snap, err := c.j.eng.Snapshot(c.buf[:0])
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	c.buf = snap
-	progress := c.r.progress()
+	progress := c.j.progress()
 	st := &ckptState{epoch: c.epoch + 1, source: c.src.src.Name, topic: c.src.src.Topic, positions: c.src.kafka.Positions(), engine: snap}
 	snapped := time.Since(start)
 	// What was emitted up to here is in the sinks' buffers: out before
 	// the checkpoint that counts it as out.
-	for _, s := range c.r.sinks {
+	for _, s := range c.j.sinks {
 		if s != nil {
 			if err := s.flush(context.Background()); err != nil {
 				return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
@@ -344,11 +394,11 @@ func (c *checkpointer) take(streams []*engine.Stream) error {
 	// aborted rows again. The files' parts are committed after them: a
 	// crash before restores this checkpoint (where the Kafka outputs
 	// committed it too), whose recovery commits the parts.
-	if len(c.r.txnSinks())+len(c.r.partsSinks()) > 0 && c.commitPause > 0 {
+	if len(c.j.txnSinks())+len(c.j.partsSinks()) > 0 && c.commitPause > 0 {
 		fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: written, committing the outputs in %v\n", st.epoch, c.commitPause)
 		time.Sleep(c.commitPause)
 	}
-	for _, s := range c.r.txnSinks() {
+	for _, s := range c.j.txnSinks() {
 		if err := s.commitEpoch(context.Background(), st.epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
 		}

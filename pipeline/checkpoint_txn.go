@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"cmp"
@@ -58,22 +58,22 @@ var txnTimeout = time.Minute
 // txnID is a transactional Kafka sink's ID where the run checkpoints (""
 // otherwise): stable across restarts of one instance of the program, one
 // per query.
-func (r *sqlRun) txnID(q *sql.Query) string {
-	if r.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
+func (j *Job) txnID(q *sql.Query) string {
+	if j.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
 		return ""
 	}
-	src := r.prog.Sources[0]
+	src := j.prog.Sources[0]
 	group := src.Group
 	if group == "" {
 		group = src.Topic
 	}
-	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, q.Name, r.share.instance, r.share.instances)
+	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, q.Name, j.share.instance, j.share.instances)
 }
 
 // txnSinks are the run's transactional Kafka sinks.
-func (r *sqlRun) txnSinks() []*rowSink {
+func (j *Job) txnSinks() []*rowSink {
 	var out []*rowSink
-	for _, s := range r.sinks {
+	for _, s := range j.sinks {
 		if s != nil && s.txn != nil {
 			out = append(out, s)
 		}
@@ -84,15 +84,15 @@ func (r *sqlRun) txnSinks() []*rowSink {
 // outputEpoch is the checkpoint epoch the transactional Kafka outputs
 // stand at: the least their markers say (ok false: one has none, or there
 // is no such output).
-func (r *sqlRun) outputEpoch() (epoch uint64, ok bool, err error) {
-	sinks := r.txnSinks()
+func (j *Job) outputEpoch() (epoch uint64, ok bool, err error) {
+	sinks := j.txnSinks()
 	if len(sinks) == 0 {
 		return 0, false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, s := range sinks {
-		e, has, err := s.txn.CommittedEpoch(ctx, r.prog.Sources[0].Brokers)
+		e, has, err := s.txn.CommittedEpoch(ctx, j.prog.Sources[0].Brokers)
 		if err != nil || !has {
 			return 0, false, err
 		}

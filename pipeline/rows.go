@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+// Rows is a batch of a query's output rows, as a RowsFunc receives it:
+// valid only during the call. Columns are those of the select list, in
+// order; values are read by row and column index.
+type Rows struct {
+	s *rowSink
+	b []byte // whole output tuples
+}
+
+// Len is the number of rows.
+func (r *Rows) Len() int { return len(r.b) / r.s.size }
+
+// Columns are the output columns: their names and SQL types.
+func (r *Rows) Columns() []sql.OutputColumn { return r.s.q.Columns }
+
+func (r *Rows) tuple(row int) []byte { return r.b[row*r.s.size : (row+1)*r.s.size] }
+
+// Int is an integer column's value (an ENUM's code, window_start or
+// window_end); 0 for a column of another type.
+func (r *Rows) Int(row, col int) int64 {
+	c := r.s.cols[col]
+	if c.attr.Type != query.Int32 && c.attr.Type != query.Int64 {
+		return 0
+	}
+	return r.s.int(c, r.tuple(row))
+}
+
+// Float is a numeric column's value (an integer's converted).
+func (r *Rows) Float(row, col int) float64 {
+	c := r.s.cols[col]
+	b := r.s.bytes(c, r.tuple(row))
+	switch c.attr.Type {
+	case query.Float32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	case query.Float64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	case query.Int32, query.Int64:
+		return float64(r.s.int(c, r.tuple(row)))
+	}
+	return 0
+}
+
+// AppendText appends a column's value as text, as the CSV output writes
+// it unquoted: integers in decimal, floats in the shortest form that
+// reads back exactly, UUIDs in canonical text, ENUMs as their labels.
+func (r *Rows) AppendText(dst []byte, row, col int) []byte {
+	return r.s.text(dst, r.s.cols[col], r.tuple(row))
+}
+
+// Text is AppendText as a string.
+func (r *Rows) Text(row, col int) string { return string(r.AppendText(nil, row, col)) }
+
+// AppendCSV appends a row as a CSV line (RFC 4180 quoting, a newline at
+// the end), as a file output writes it.
+func (r *Rows) AppendCSV(dst []byte, row int) []byte {
+	return r.s.rowAs(dst, r.tuple(row), "csv")
+}
+
+// AppendJSON appends a row as a JSON object and a newline.
+func (r *Rows) AppendJSON(dst []byte, row int) []byte {
+	return r.s.rowAs(dst, r.tuple(row), "json")
+}
+
+// TupleWriter is a Go source's way in (AttachSource): whole tuples in the
+// source's layout, written to every query that reads the source.
+type TupleWriter struct {
+	s       *sqlSource
+	streams []*engine.Stream
+	tuple   []byte // Append's
+}
+
+// Columns are the source's declared columns, each with its place in the
+// tuple (Attr: offset, size, type; little-endian).
+func (w *TupleWriter) Columns() []sql.Column { return w.s.src.Columns }
+
+// TupleSize is the bytes of one tuple.
+func (w *TupleWriter) TupleSize() int { return w.s.src.Schema.TupleSize }
+
+// Write writes whole tuples (len(tuples) a multiple of TupleSize),
+// blocking while the engine is full.
+func (w *TupleWriter) Write(tuples []byte) error {
+	ts := w.TupleSize()
+	if len(tuples)%ts != 0 {
+		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)
+	}
+	for _, st := range w.streams {
+		if err := st.Write(tuples); err != nil {
+			return err
+		}
+	}
+	w.s.tuples += uint64(len(tuples) / ts)
+	return nil
+}
+
+// Append writes one tuple of the values given in the declared columns'
+// order: an int, int32 or int64 for integer columns (an ENUM's code), a
+// float32 or float64 (or an integer) for REAL and DOUBLE, a []byte of the
+// column's size for UUID and BYTES. It is the convenient way, not the
+// fast one: Write takes tuples laid out by the caller.
+func (w *TupleWriter) Append(values ...any) error {
+	cols := w.Columns()
+	if len(values) != len(cols) {
+		return fmt.Errorf("source %s: %d values for %d columns", w.s.src.Name, len(values), len(cols))
+	}
+	w.tuple = append(w.tuple[:0], make([]byte, w.TupleSize())...)
+	for i, v := range values {
+		if err := encodeValue(w.tuple, cols[i].Attr, v); err != nil {
+			return fmt.Errorf("source %s: column %s: %w", w.s.src.Name, cols[i].Name, err)
+		}
+	}
+	return w.Write(w.tuple)
+}
+
+// Flush hands on the tuples written so far now, without waiting for a
+// task to fill: call it when a live input pauses, not per tuple.
+func (w *TupleWriter) Flush() error { return w.s.flushAll(w.streams) }
+
+var errValueType = errors.New("value of the wrong type")
+
+func encodeValue(t []byte, a query.Attribute, v any) error {
+	b := t[a.Offset : a.Offset+a.Size]
+	var i int64
+	isInt := true
+	switch x := v.(type) {
+	case int:
+		i = int64(x)
+	case int32:
+		i = int64(x)
+	case int64:
+		i = x
+	default:
+		isInt = false
+	}
+	switch a.Type {
+	case query.Int32:
+		if !isInt || i != int64(int32(i)) {
+			return fmt.Errorf("%w: want an integer in int32's range, got %v", errValueType, v)
+		}
+		binary.LittleEndian.PutUint32(b, uint32(i))
+	case query.Int64:
+		if !isInt {
+			return fmt.Errorf("%w: want an integer, got %T", errValueType, v)
+		}
+		binary.LittleEndian.PutUint64(b, uint64(i))
+	case query.Float32, query.Float64:
+		f := float64(i)
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case float32:
+			f = float64(x)
+		default:
+			if !isInt {
+				return fmt.Errorf("%w: want a number, got %T", errValueType, v)
+			}
+		}
+		if a.Type == query.Float32 {
+			binary.LittleEndian.PutUint32(b, math.Float32bits(float32(f)))
+		} else {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(f))
+		}
+	default:
+		x, ok := v.([]byte)
+		if !ok || len(x) != len(b) {
+			return fmt.Errorf("%w: want %d bytes, got %T", errValueType, len(b), v)
+		}
+		copy(b, x)
+	}
+	return nil
+}

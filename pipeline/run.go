@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/source/kafka"
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+// Job is an opened program: its outputs and sources open, its checkpoint
+// (with Options.CheckpointDir) chosen. Run runs it once; Close releases
+// what Run did not commit. Checkpoint may be called while it runs.
+type Job struct {
+	p         *Program
+	prog      *sql.Program
+	opts      Options
+	log       io.Writer
+	specs     []engine.Spec
+	sinks     []*rowSink // per query, nil where its output goes nowhere (a view)
+	toStdout  bool       // a query's rows go to Options.Stdout
+	sources   []*sqlSource
+	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
+	eng       *engine.Engine
+	running   atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines
+	share     kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
+	ckpt      *checkpointer                 // Options.CheckpointDir; nil without
+	stopFeeds context.CancelFunc
+	ran       bool
+	closed    bool
+}
+
+// Open readies p to run: with Options.CheckpointDir its checkpointer and
+// the checkpoint to restore, the tables, the outputs and the sources, in
+// that order (the transactional outputs decide the checkpoint before the
+// sources seek to it). On an error what was opened is closed.
+func (p *Program) Open(o Options) (_ *Job, err error) {
+	if o.Instances == 0 {
+		o.Instances = 1
+	}
+	if o.Instances < 1 || o.Instance < 0 || o.Instance >= o.Instances {
+		return nil, usagef("instance %d of %d: want 0 <= instance < instances", o.Instance, o.Instances)
+	}
+	if o.CheckpointInterval < 0 {
+		return nil, usagef("checkpoint interval %v: must be positive", o.CheckpointInterval)
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if o.Duration < 0 {
+		return nil, usagef("duration %v: must be positive", o.Duration)
+	}
+	if o.Output == "" {
+		o.Output = "-"
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Engine.TaskSize == 0 {
+		// Whole tuples of every source.
+		unit := p.TupleUnit()
+		o.Engine.TaskSize = max(engine.DefaultTaskSize/unit, 1) * unit
+	}
+	o.Engine = o.Engine.Defaults()
+	j := &Job{p: p, prog: p.prog, opts: o, log: o.Log, share: kafkaShare{instance: o.Instance, instances: o.Instances}}
+	if j.log == nil {
+		j.log = io.Discard
+	}
+	for _, s := range j.prog.Sources {
+		if err := o.Engine.Validate(s.Schema.TupleSize); err != nil {
+			return nil, usageError{fmt.Errorf("source %s: %w", s.Name, err)}
+		}
+		if s.Connector == "go" && p.feeds[s.Name] == nil && p.reads[s.Name] == nil {
+			return nil, usagef("source %s: connector 'go': attach its input (AttachSource or AttachReader)", s.Name)
+		}
+	}
+	defer func() {
+		if err != nil {
+			j.Close()
+		}
+	}()
+	if o.CheckpointDir != "" {
+		if err := checkpointConfig(j); err != nil {
+			return nil, err
+		}
+		restored, err := loadCheckpoint(o.CheckpointDir, j.log)
+		if err != nil {
+			return nil, err
+		}
+		if j.ckpt, err = newCheckpointer(o.CheckpointDir, o.CheckpointInterval, j, j.log, restored); err != nil {
+			return nil, usageError{err}
+		}
+		j.share.resume = map[int32]kafka.Position{}
+		if restored != nil {
+			j.share.resume = restored.positions
+		}
+	}
+	if err := j.loadTables(); err != nil {
+		return nil, err
+	}
+	if err := j.openSinks(); err != nil {
+		return nil, err
+	}
+	if j.ckpt != nil {
+		if err := j.ckpt.alignOutputs(); err != nil {
+			return nil, err
+		}
+	}
+	if err := j.openSources(); err != nil {
+		return nil, err
+	}
+	if reg := o.Metrics; reg != nil {
+		for _, s := range j.sources {
+			if s.kafka != nil {
+				reg.AddSource(s.src.Name, kafkaCounts(s.kafka))
+			}
+		}
+		j.addSinkMetrics(reg)
+	}
+	return j, nil
+}
+
+// Close removes the temporary files of the outputs not committed, closes
+// the clients of topics and Redis and the sources. Call it once Run has
+// returned (or instead of Run); it is safe to call twice.
+func (j *Job) Close() {
+	if j.closed {
+		return
+	}
+	j.closed = true
+	j.abortSinks()
+	j.closeSources()
+}
+
+// Run runs the job until its sources end (files, readers and Go sources
+// at their end, generators and Kafka after Options.Duration, Kafka with
+// StopAtEnd at the ends it had) or ctx is cancelled; then it drains: every
+// tuple read is merged, every window emitted, the outputs flushed and
+// committed (files only when ctx was not cancelled: an interrupted run
+// leaves them as they were, or at their last checkpoint's parts). The
+// Kafka sources' offsets are committed once what they fed is out.
+func (j *Job) Run(ctx context.Context) (*Summary, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once")
+	}
+	j.ran = true
+	start := time.Now()
+	stats, err := j.run(ctx)
+	seconds := time.Since(start).Seconds()
+	if err != nil {
+		if errors.Is(err, engine.ErrConfig) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	interrupted := ctx.Err() != nil
+	if err := j.finish(interrupted); err != nil {
+		return nil, err
+	}
+	if interrupted && j.files() {
+		fmt.Fprintf(j.log, "saber-hx: %s\n", j.interruptedNote())
+	}
+	sum := j.summarize(stats, seconds)
+	sum.Interrupted = interrupted
+	if j.ckpt != nil {
+		sum.Checkpoints = j.ckpt.summary()
+	}
+	return sum, nil
+}
+
+// Engine is the running engine (nil before Run starts it): its streams'
+// counters, its scheduling. It may be called from any goroutine.
+func (j *Job) Engine() *engine.Engine { return j.running.Load() }
+
+// ToStdout reports whether a query's rows go to Options.Stdout.
+func (j *Job) ToStdout() bool { return j.toStdout }
+
+// finish, once the run has drained, commits the outputs (files only when
+// it was not interrupted) and then the Kafka sources' offsets of what is
+// out.
+func (j *Job) finish(interrupted bool) error {
+	if err := j.commitSinks(!interrupted); err != nil {
+		return err
+	}
+	if (!interrupted || !j.files()) && len(j.txnSinks()) == 0 {
+		// Every record fed is out: written, or in a file committed. (Not
+		// with transactional outputs, whose drain was aborted: their
+		// offsets stand at the last checkpoint.)
+		j.commitOffsets()
+	}
+	return nil
+}
+
+// loadTables reads every table's rows: from the text SetTable gave, else
+// from the table's file.
+func (j *Job) loadTables() error {
+	for _, t := range j.prog.Tables {
+		if text, ok := j.p.tables[t.Name]; ok {
+			if err := t.Load(bytes.NewReader(text)); err != nil {
+				return fmt.Errorf("table %s: %w", t.Name, err)
+			}
+			continue
+		}
+		f, err := os.Open(t.Path)
+		if err != nil {
+			return usagef("table %s: %v", t.Name, err)
+		}
+		err = t.Load(f)
+		f.Close()
+		if err != nil {
+			return usagef("%s: %v", t.Path, err)
+		}
+	}
+	return nil
+}
+
+// inputs are the paths the program reads, which no output may be.
+func (j *Job) inputs() []string {
+	var in []string
+	if j.p.name != "-e" && j.p.name != "" {
+		if _, err := os.Stat(j.p.name); err == nil {
+			in = append(in, j.p.name)
+		}
+	}
+	for _, s := range j.prog.Sources {
+		if s.Path != "" {
+			in = append(in, s.Path)
+		}
+	}
+	for _, t := range j.prog.Tables {
+		if _, given := j.p.tables[t.Name]; !given {
+			in = append(in, t.Path)
+		}
+	}
+	return in
+}
+
+// run starts the engine over the specs, feeds every source into the
+// streams that read it until they end (or ctx is cancelled), and drains.
+func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
+	// A failed flush ends the feeds (stopFeeds): the run drains and fails
+	// rather than read on with nowhere to write.
+	ctx, j.stopFeeds = context.WithCancel(ctx)
+	defer j.stopFeeds()
+	specs := j.specs
+	if j.ckpt != nil {
+		specs = j.ckpt.wrapSpecs(specs)
+	}
+	cfg := j.opts.Engine
+	if reg := j.opts.Metrics; reg != nil {
+		started := cfg.Started
+		cfg.Started = func(e *engine.Engine) {
+			reg.AddEngine(e)
+			if started != nil {
+				started(e)
+			}
+		}
+	}
+	eng, err := engine.Start(cfg, specs)
+	if err != nil {
+		return nil, err
+	}
+	j.eng = eng
+	j.running.Store(eng)
+	if j.ckpt != nil {
+		j.ckpt.src = j.sources[0]
+		j.sources[0].ckpt = j.ckpt
+		if err := j.ckpt.restore(eng); err != nil {
+			eng.Abort(err)
+			_, _ = eng.CloseAll()
+			return nil, err
+		}
+	}
+	feeds := map[*sqlSource][]*engine.Stream{}
+	for i, q := range j.prog.Queries {
+		if q.Input != "" {
+			s := j.source(q.Input)
+			feeds[s] = append(feeds[s], eng.Stream(i))
+		}
+		if q.InputRight != "" {
+			s := j.source(q.InputRight)
+			feeds[s] = append(feeds[s], eng.Stream(i).Right())
+		}
+	}
+	j.feeds = feeds
+	var produced []<-chan error
+	for _, s := range j.sources {
+		if len(feeds[s]) == 0 {
+			fmt.Fprintf(j.log, "saber-hx: warning: source %s feeds no query\n", s.src.Name)
+			continue
+		}
+		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
+	}
+	stopFlusher := j.startFlusher()
+	var errs []error
+	for _, done := range produced {
+		errs = append(errs, <-done)
+	}
+	stats, cerr := eng.CloseAll()
+	errs = append(errs, stopFlusher())
+	for _, err := range append(errs, cerr) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return stats, nil
+}
+
+func (j *Job) source(name string) *sqlSource {
+	for _, s := range j.sources {
+		if s.src.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (j *Job) summarize(stats []engine.Stats, seconds float64) *Summary {
+	sum := &Summary{File: j.p.name, Seconds: seconds, Stats: stats}
+	for i, q := range j.prog.Queries {
+		st := stats[i]
+		qs := QuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
+			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+		if s := j.sinks[i]; s != nil {
+			qs.Output = s.where
+		}
+		sum.Queries = append(sum.Queries, qs)
+	}
+	for _, s := range j.sources {
+		sum.Tuples += s.tuples
+		sum.Sources = append(sum.Sources, SourceSummary{Name: s.src.Name, Tuples: s.tuples, Malformed: s.malformed()})
+	}
+	return sum
+}

@@ -1,0 +1,109 @@
+package pipeline
+
+// The original YSB pipeline's run (ysb --source kafka): the query of
+// examples/ysb_kafka.sql, compiled from its text with the brokers, topic,
+// group, Redis and watermark delay given, and run as any program is (its
+// Kafka feed, checkpoints and restore, its Redis sink in YSB's layout), so
+// that run and ysb share one feed loop and one checkpoint path. The
+// campaigns come from Redis, handed to the program's table as CSV text.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/ysb"
+)
+
+// ysbCampaignsTable is the table of ysbKafkaSQL, loaded from Redis.
+const ysbCampaignsTable = "campaigns"
+
+// sqlQuote is s as a SQL string literal.
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// ysbKafkaSQL is examples/ysb_kafka.sql for a's servers, topic, group and
+// watermark delay. Records that do not decode are skipped and counted, as
+// ysb.RunKafka does (ysb check reads the same log).
+func ysbKafkaSQL(a YSBKafka) string {
+	group := ""
+	if a.Group != "" {
+		group = "group = " + sqlQuote(a.Group) + ", "
+	}
+	return fmt.Sprintf(`CREATE SOURCE events (
+  event_time BIGINT, user_id UUID, page_id UUID, ad_id UUID,
+  ad_type ENUM('banner', 'modal', 'sponsored-search', 'mail', 'mobile'),
+  event_type ENUM('view', 'click', 'purchase'),
+  WATERMARK FOR event_time AS event_time - INTERVAL '%d' MILLISECOND
+) WITH (connector = 'kafka', brokers = %s, topic = %s, %sformat = 'json', on_error = 'skip');
+
+CREATE TABLE %s (ad_id UUID, campaign_id UUID)
+  WITH (connector = 'file', path = 'redis', format = 'csv', header = 'true');
+
+CREATE SINK ysb_redis AS
+SELECT window_start, campaign_id, COUNT(*) AS seen_count
+FROM TUMBLE(events, event_time, INTERVAL '%d' MILLISECOND)
+JOIN campaigns ON events.ad_id = campaigns.ad_id
+WHERE event_type = 'view'
+GROUP BY window_start, campaign_id
+WITH (connector = 'redis', addr = %s, layout = 'ysb');
+`, a.DelayMs, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), group, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
+}
+
+// ysbCampaignsCSV reads the campaigns from Redis as ysb.RunKafka does and
+// returns them as the table's CSV text.
+func ysbCampaignsCSV(ctx context.Context, addr string) (text []byte, campaigns, ads int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cl := redis.NewClient(&redis.Options{Addr: addr})
+	defer cl.Close()
+	if err := cl.Ping(ctx).Err(); err != nil {
+		return nil, 0, 0, fmt.Errorf("redis %s: ping: %w", addr, err)
+	}
+	camps, ids, err := ysb.LoadCampaignsRedis(ctx, cl)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(camps.AdIDs) == 0 {
+		return nil, 0, 0, fmt.Errorf("redis %s: no ads of the campaigns set (run saber-hx ysb setup first)", addr)
+	}
+	var b bytes.Buffer
+	if err := camps.WriteCSV(&b); err != nil {
+		return nil, 0, 0, err
+	}
+	return b.Bytes(), len(ids), len(camps.AdIDs), nil
+}
+
+// YSBKafka is the original YSB pipeline's run: JSON events from a Kafka
+// topic, the campaigns from Redis, each window's counts to Redis in the
+// original layout (examples/ysb_kafka.sql).
+type YSBKafka struct {
+	Brokers []string
+	Topic   string
+	Group   string // the consumer group whose offsets are committed; "": none
+	Redis   string // host:port
+	DelayMs int64  // the watermark delay
+}
+
+// YSBKafkaProgram compiles the pipeline's query for a's servers and loads
+// its campaigns table from Redis; campaigns and ads are what it read.
+func YSBKafkaProgram(ctx context.Context, a YSBKafka) (p *Program, campaigns, ads int, err error) {
+	if a.DelayMs < 0 {
+		return nil, 0, 0, usagef("watermark delay %d ms: must not be negative", a.DelayMs)
+	}
+	p, err = Compile("ysb", ysbKafkaSQL(a))
+	if err != nil {
+		return nil, 0, 0, usageError{fmt.Errorf("ysb --source kafka: %w", err)}
+	}
+	csv, campaigns, ads, err := ysbCampaignsCSV(ctx, a.Redis)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if err := p.SetTable(ysbCampaignsTable, csv); err != nil {
+		return nil, 0, 0, err
+	}
+	return p, campaigns, ads, nil
+}
