@@ -55,7 +55,7 @@ func TestDeepChains(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for _, levels := range []int{3, 4} {
 		for _, workers := range []int{1, 2} {
-			for seed := range uint64(3) {
+			for seed := range uint64(seeds(1, 3, 3)) {
 				t.Run(fmt.Sprintf("levels%d/workers%d/seed%d", levels, workers, seed), func(t *testing.T) {
 					qs := deepChain(t, levels)
 					data := randData(rand.New(rand.NewPCG(seed, uint64(levels))), 6000)

@@ -61,10 +61,7 @@ func disorderedData(r *rand.Rand, n int, lateness int64) []byte {
 func TestDelayMatchesReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	seeds := 80
-	if testing.Short() {
-		seeds = 20
-	}
+	seeds := seeds(16, 20, 80)
 	kinds := map[string]int{}
 	var saved uint64 // tuples late without the delay, counted with it
 	for seed := range seeds {
@@ -162,10 +159,7 @@ func TestDelayCountsLateTuples(t *testing.T) {
 func TestDelayInt64EdgesMatchReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	seeds := 40
-	if testing.Short() {
-		seeds = 10
-	}
+	seeds := seeds(8, 10, 40)
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 17))
 		q := randQuery(r, s)
@@ -199,10 +193,7 @@ func TestDelayInt64EdgesMatchReference(t *testing.T) {
 func TestDelayWindowJoinMatchesReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	n := 30
-	if testing.Short() {
-		n = 8
-	}
+	n := seeds(6, 8, 30)
 	var saved uint64
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 18))

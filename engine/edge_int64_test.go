@@ -220,10 +220,7 @@ func TestInt64EdgesIssue12(t *testing.T) {
 func TestInt64EdgesMatchReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	seeds := 60
-	if testing.Short() {
-		seeds = 15
-	}
+	seeds := seeds(10, 15, 60)
 	modes := map[string]int{}
 	refused := 0
 	for seed := range seeds {
@@ -269,10 +266,7 @@ func TestInt64EdgesMatchReference(t *testing.T) {
 func TestInt64EdgesGPUEmulator(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	seeds := 40
-	if testing.Short() {
-		seeds = 10
-	}
+	seeds := seeds(6, 10, 40)
 	var fallbacks, tasks uint64
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 13))

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
@@ -312,7 +313,8 @@ func TestGPUPipelineDepth(t *testing.T) {
 	s := randSchema(t)
 	q := &query.Query{Name: "p", Schema: s, Window: query.Sliding(40, 10),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Min, Arg: query.C("c")}}}
-	data := randData(rand.New(rand.NewPCG(2, 2)), 20000)
+	// 400 tasks in the long run, 100 in the default one: a backlog either way.
+	data := randData(rand.New(rand.NewPCG(2, 2)), testenv.Scale(5000, 20000))
 	for _, depth := range []int{1, 4} {
 		dev := &checkedDevice{Device: gpu.NewEmulator(), delay: 200 * time.Microsecond}
 		cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: depth}

@@ -21,10 +21,7 @@ import (
 func TestWindowJoinMatchesReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	n := 40
-	if testing.Short() {
-		n = 10
-	}
+	n := seeds(8, 10, 40)
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: randWindow(r, 60)}

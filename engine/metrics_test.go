@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
@@ -120,7 +121,9 @@ func TestMetricsBackPressure(t *testing.T) {
 	e, err := Start(Config{Workers: 1, TaskSize: randTuple * 8, BufferSize: 1 << 12},
 		[]Spec{{Query: q, Windows: slow}, {Query: q, Windows: func(*Window) error { return nil }}})
 	require.NoError(t, err)
-	data := randData(rand.New(rand.NewPCG(5, 6)), 4000)
+	// 4000 tuples in the long run, 1000 in the default one: 48 KB, 12
+	// rings' worth, before a sink that sleeps for each window.
+	data := randData(rand.New(rand.NewPCG(5, 6)), testenv.Scale(1000, 4000))
 	st := e.Stream(0)
 	var last Metrics
 	for o := 0; o < len(data); o += len(data) / 8 {

@@ -162,10 +162,7 @@ func collect(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Rand
 func TestRandomQueriesMatchReference(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	n := 150
-	if testing.Short() {
-		n = 30
-	}
+	n := seeds(30, 30, 150)
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		q := randQuery(r, s)

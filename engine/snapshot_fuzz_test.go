@@ -101,7 +101,7 @@ func TestRestoreEngineSnapshotMutated(t *testing.T) {
 	g := newFuzzGraph(t)
 	snaps := g.snapshots(t, 0, 50, 333)
 	r := rand.New(rand.NewPCG(7, 18))
-	for i := range seeds(200, 40) {
+	for i := range seeds(40, 40, 200) {
 		b := append([]byte(nil), snaps[i%len(snaps)]...)
 		for range 1 + r.IntN(3) {
 			b[r.IntN(len(b))] = byte(r.IntN(256))

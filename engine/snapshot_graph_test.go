@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -151,11 +152,16 @@ func randConfig(r *rand.Rand, maxTask int) Config {
 	return cfg
 }
 
-func seeds(full, short int) int {
+// seeds is how many seeds (or rounds) a property test runs: full under
+// SABER_HX_LONG_TESTS=1 (CI's plain pass), at most short under -short
+// (CI's race pass), def in the plain `go test ./...` (a share that keeps
+// it short on a 2-core machine).
+func seeds(def, short, full int) int {
+	n := testenv.Scale(def, full)
 	if testing.Short() {
-		return short
+		n = min(n, short)
 	}
-	return full
+	return n
 }
 
 // TestSnapshotChainedQueries: a chain of queries (an upstream stateless or
@@ -169,7 +175,7 @@ func seeds(full, short int) int {
 func TestSnapshotChainedQueries(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	for seed := range seeds(40, 12) {
+	for seed := range seeds(8, 12, 40) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1818))
 		var up *query.Query
 		if r.IntN(2) == 0 {
@@ -231,7 +237,7 @@ func TestSnapshotChainedQueries(t *testing.T) {
 func TestSnapshotRowWindows(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	for seed := range seeds(60, 15) {
+	for seed := range seeds(12, 15, 60) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1819))
 		q := randQuery(r, s)
 		if q.Stateless() {
@@ -271,7 +277,7 @@ func TestSnapshotRowWindows(t *testing.T) {
 func TestSnapshotWindowJoins(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	for seed := range seeds(40, 12) {
+	for seed := range seeds(6, 12, 40) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1820))
 		if r.IntN(3) == 0 {
 			snapJoinOfChains(t, r, s, seed)

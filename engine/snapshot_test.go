@@ -35,10 +35,7 @@ func writeChunks(s *Stream, data []byte, r *rand.Rand, taskSize int) error {
 func TestSnapshotRestoreRandomQueries(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	n := 80
-	if testing.Short() {
-		n = 20
-	}
+	n := seeds(16, 20, 80)
 	crash := errors.New("crash")
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 18))
@@ -138,7 +135,9 @@ func TestSnapshotRefusals(t *testing.T) {
 	base := runtime.NumGoroutine()
 	q := snapshotQuery(t, query.Sliding(10, 5))
 	data := randData(rand.New(rand.NewPCG(1, 1)), 100)
-	e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+	// A ring of 4 KiB: the default 4 MiB one, of tasks of 4 tuples,
+	// preallocates a group state per task slot, for each of the 8 engines.
+	e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4, BufferSize: 1 << 12}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
 	require.NoError(t, err)
 	require.NoError(t, e.Stream(0).Write(data[:randTuple*6]))
 	_, err = e.Snapshot(nil)
@@ -167,7 +166,7 @@ func TestSnapshotRefusals(t *testing.T) {
 		{q, append([]byte{9}, snap[1:]...), "version 9"},
 		{snapshotQuery(t, query.Window{Type: query.Rows, Size: 10, Slide: 5}), asVersion1(t, snap), "version 1"},
 	} {
-		e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4}, []Spec{{Query: c.q, Windows: func(*Window) error { return nil }}})
+		e, err := Start(Config{Workers: 1, TaskSize: randTuple * 4, BufferSize: 1 << 12}, []Spec{{Query: c.q, Windows: func(*Window) error { return nil }}})
 		require.NoError(t, err)
 		_, err = e.Restore(c.snap)
 		assert.ErrorIs(t, err, ErrConfig)
