@@ -16,6 +16,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 var ckptLine = regexp.MustCompile(`checkpoint [0-9]+: [0-9]+ bytes in`)
@@ -69,6 +70,8 @@ func chainOracle(n int) map[string]map[string]string {
 // pushed into the downstream's ring and not yet merged are in no
 // checkpoint), the restored runs lose those rows: counts come out short.
 func TestRunCheckpointChainCrashes(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	crashAndCompare(t, chainSQL, chainOracle)
 }
 
@@ -186,6 +189,8 @@ func joinOracle(n int) map[string]map[string]string {
 // window join of two views of the same topic feeding an aggregation: the
 // join's open panes and the views' state are in the checkpoints.
 func TestRunCheckpointJoinCrashes(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	crashAndCompare(t, joinSQL, joinOracle)
 }
 
@@ -234,5 +239,7 @@ func rowsOracle(n int) map[string]map[string]string {
 // row window over a view: the restored runs count its rows on from the
 // checkpoint's position.
 func TestRunCheckpointRowsCrashes(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	crashAndCompare(t, rowsSQL, rowsOracle)
 }

@@ -92,6 +92,7 @@ func csvWindows(t *testing.T, text string) (map[crashKey]crashAgg, int) {
 // remove newer parts (the rows of the corrupted checkpoint's epoch twice),
 // or where the header is not dropped on a restore (written again).
 func TestRunCheckpointCrashesFile(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
 	const batches, perBatch = 30, 400
@@ -185,6 +186,7 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 // queries into one file, are usage errors (exit status 2), nothing written. Without the refusal of parts
 // the run would go on (and fail on the unreachable broker, not with 2).
 func TestCheckpointFileRefusals(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	fifo := filepath.Join(tmp, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))

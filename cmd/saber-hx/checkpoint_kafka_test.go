@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 func crashKafkaSQL(broker, group, topic string) string {
@@ -76,6 +77,8 @@ func windowRows(t *testing.T, recs [][]byte) (rows map[crashKey]crashAgg, dups i
 // the topic holds every row once, equal to a crash-free run's and to the
 // query's result.
 func TestRunCheckpointCrashesKafkaExactlyOnce(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events", "out", "calm")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))
 	const batches, perBatch = 30, 500

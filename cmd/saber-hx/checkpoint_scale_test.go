@@ -25,6 +25,7 @@ import (
 // windows one process writes; instance 1 checkpoints and is killed with
 // SIGKILL mid-run and restarted, resuming from its checkpoint.
 func TestRunInstancesSplitPartitions(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 6, "events")
 	rds := redistest.Start(t)
 	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})

@@ -209,6 +209,7 @@ func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-c
 // its checkpoint directory, leaves in Redis exactly what a run without a
 // crash leaves, and what the query gives over the records.
 func TestRunCheckpointCrashes(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events")
 	rds := redistest.Start(t)
 	rc := redis.NewClient(&redis.Options{Addr: rds.Addr})
@@ -306,6 +307,7 @@ func TestRunCheckpointCrashes(t *testing.T) {
 // TestCheckpointFlagErrors: what --checkpoint-dir, --instance and
 // --instances refuse, as usage errors (exit status 2) naming the flag.
 func TestCheckpointFlagErrors(t *testing.T) {
+	t.Parallel()
 	gen := `CREATE SOURCE task_events (timestamp BIGINT, jobId BIGINT, taskId BIGINT, machineId BIGINT, userId INT, eventType INT,
   category INT, priority INT, cpu REAL, ram REAL, disk REAL, constraints INT) WITH (connector = 'generator', workload = 'cm1');
 SELECT category FROM task_events;`

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPinFlag(t *testing.T) {
+	t.Parallel()
 	cpus := len(cpu.AllowedCPUs())
 	cases := []struct {
 		args    []string

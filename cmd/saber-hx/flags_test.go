@@ -13,6 +13,7 @@ import (
 // TestSchedulingAndPlacementFlags: bad values exit 2 naming the valid ones,
 // for both commands that run queries.
 func TestSchedulingAndPlacementFlags(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range [][]string{{"ysb"}, {"bench", "groupby"}} {
 		for _, tc := range []struct {
 			args []string
@@ -51,6 +52,7 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 // TestSummaryReportsScheduling: the JSON summary has the policy and, per
 // processor kind, the tasks and bytes per query and the throughput matrix.
 func TestSummaryReportsScheduling(t *testing.T) {
+	t.Parallel()
 	// The matrix is refreshed every --monitor-interval: a run of many
 	// intervals has a measured entry even on a loaded machine.
 	code, stdout, stderr := cli(t, "ysb", "--duration", "1s", "--warmup", "100ms", "--workers", "2", "--json", "--policy", "hls",

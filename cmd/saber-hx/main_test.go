@@ -161,6 +161,7 @@ func assertDirHolds(t *testing.T, dir string, names ...string) {
 // --- 1. commands ---
 
 func TestHelpAndCommands(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"help", "-h", "--help"} {
 		code, stdout, stderr := cli(t, arg)
 		assert.Equal(t, 0, code, arg)
@@ -184,6 +185,7 @@ func TestHelpAndCommands(t *testing.T) {
 // --- 2. flag help ---
 
 func TestFlagHelp(t *testing.T) {
+	t.Parallel()
 	// flag.PrintDefaults omits the default of zero values (false, "", 0), so
 	// those flags are checked by name only.
 	cases := []struct {
@@ -245,6 +247,7 @@ func TestFlagHelp(t *testing.T) {
 // --- 3. usage errors ---
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name string
@@ -296,6 +299,7 @@ func TestUsageErrors(t *testing.T) {
 // --- 4. benchmark ---
 
 func TestBenchmarkJSON(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "--duration", "300ms", "--warmup", "100ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s, m := parseSummary(t, stdout)
@@ -326,6 +330,7 @@ func TestBenchmarkJSON(t *testing.T) {
 // TestBenchmarkIngest: both ingestion modes run validated, and the summary
 // says which ran.
 func TestBenchmarkIngest(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"producer", "workers", "shared"} {
 		code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "0s", "--workers", "2", "--task-size", "65536",
 			"--buffer-size", "1048576", "--bundle-size", "1048576", "--ingest", mode, "--json")
@@ -338,6 +343,7 @@ func TestBenchmarkIngest(t *testing.T) {
 }
 
 func TestBenchmarkHuman(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "100ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576",
 		"--bundle-size", "1048576", "--num-campaigns", "7", "--ads-per-campaign", "3", "--pin=false")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
@@ -350,6 +356,7 @@ func TestBenchmarkHuman(t *testing.T) {
 // --- 5. file mode round trip ---
 
 func TestFileModeRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const n = 250000
 	events, campaigns := generate(t, dir, n)
@@ -432,6 +439,7 @@ func TestFileModeRoundTrip(t *testing.T) {
 }
 
 func TestGenerateMatchesGenerator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const n = 3001
 	events, campaigns := generate(t, dir, n, "--num-campaigns", "7", "--ads-per-campaign", "3")
@@ -461,6 +469,7 @@ func TestGenerateMatchesGenerator(t *testing.T) {
 }
 
 func TestGenerateIntoMissingDirFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nope")
 	code, stdout, stderr := cli(t, "ysb", "generate", "--tuples", "10", "--out", filepath.Join(missing, "e.bin"), "--campaigns", filepath.Join(dir, "c.csv"))
@@ -471,6 +480,7 @@ func TestGenerateIntoMissingDirFails(t *testing.T) {
 }
 
 func TestFileModeEmptyEvents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, campaigns := generate(t, dir, 10)
 	events := filepath.Join(dir, "empty.bin")
@@ -489,6 +499,7 @@ func TestFileModeEmptyEvents(t *testing.T) {
 // --- 6. bad input ---
 
 func TestFileModeBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	events, campaigns := generate(t, dir, 5000)
 	eventsBytes, err := os.ReadFile(events)
@@ -614,6 +625,7 @@ func TestFileModeBadInput(t *testing.T) {
 }
 
 func TestFileModeOutputDirMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	events, campaigns := generate(t, dir, 1000)
 	out := filepath.Join(dir, "nope", "out.csv")
@@ -670,6 +682,7 @@ func runHand(t *testing.T, events []byte, c *ysb.Campaigns, engineArgs ...string
 }
 
 func TestFileModeUnmatchedAds(t *testing.T) {
+	t.Parallel()
 	cfg := ysb.DefaultGenConfig()
 	cfg.TuplesPerMs = 1 // 20000 tuples span two windows
 	g, err := ysb.NewGenerator(cfg)
@@ -708,6 +721,7 @@ func TestFileModeUnmatchedAds(t *testing.T) {
 }
 
 func TestFileModeLateAndOutOfOrder(t *testing.T) {
+	t.Parallel()
 	cfg := ysb.DefaultGenConfig()
 	cfg.TuplesPerMs = 1 // event time = tuple index: 40000 tuples, 4 windows
 	g, err := ysb.NewGenerator(cfg)

@@ -25,6 +25,7 @@ import (
 )
 
 func TestMetricsFlag(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	addr := addMetricsFlag(fs)
 	require.NoError(t, fs.Parse(nil))
@@ -79,6 +80,7 @@ func scrapeCounters(t *testing.T, c *http.Client, url string) map[string]float64
 // URL it prints; the counters scraped after CloseAll are the summary's
 // Stats; stop leaves no goroutine.
 func TestStartMetricsScrapesARun(t *testing.T) {
+	t.Parallel()
 	base := runtime.NumGoroutine()
 	q, data := metricsQuery(t, 200000)
 	eng, err := engine.Start(engine.Config{Workers: 2, TaskSize: 16 * 128, BufferSize: 1 << 14}, []engine.Spec{{Query: q,
@@ -143,6 +145,7 @@ func TestStartMetricsScrapesARun(t *testing.T) {
 }
 
 func TestStartMetricsOffAndBadAddresses(t *testing.T) {
+	t.Parallel()
 	q, _ := metricsQuery(t, 0)
 	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: 16 * 128, BufferSize: 1 << 14}, []engine.Spec{{Query: q}})
 	require.NoError(t, err)

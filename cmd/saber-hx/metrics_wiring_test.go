@@ -69,6 +69,7 @@ func scrapeUntil(t *testing.T, client *http.Client, url, want string) (body stri
 // --metrics-addr serve their engine's counters while they run (scraped at
 // the URL printed on stderr), and the server is gone once they return.
 func TestMetricsAddrServesEveryCommand(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"ysb":   {"ysb", "--duration", "2s", "--warmup", "0s", "--workers", "1"},
 		"bench": {"bench", "groupby", "--duration", "2s", "--workers", "1"},
@@ -95,6 +96,7 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 // outages beside the engine's, also when it runs through run's machinery
 // (--checkpoint-dir), where the query and the output are the SQL sink's.
 func TestMetricsAddrYSBKafka(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, query string
 		extra       []string

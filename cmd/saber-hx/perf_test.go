@@ -10,6 +10,7 @@ import (
 
 // TestWarmupFlag: --warmup is listed with its default, refused when negative.
 func TestWarmupFlag(t *testing.T) {
+	t.Parallel()
 	code, help, _ := cli(t, "ysb", "-h")
 	assert.Equal(t, 0, code)
 	_, entry, found := strings.Cut(help, "\n  -warmup ")
@@ -25,6 +26,7 @@ func TestWarmupFlag(t *testing.T) {
 // TestBenchmarkPerfFields: the JSON summary has the measured interval's
 // rates, latencies and GC figures, and the whole run's tuples.
 func TestBenchmarkPerfFields(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "--duration", "300ms", "--warmup", "100ms", "--workers", workers,
 		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
@@ -56,6 +58,7 @@ func TestBenchmarkPerfFields(t *testing.T) {
 
 // TestFileModeHasNoWarmup: the benchmark-only fields are absent in file mode.
 func TestFileModeHasNoWarmup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	events, campaigns := generate(t, dir, 5000)
 	code, stdout, stderr := cli(t, "ysb", "--input", events, "--campaigns", campaigns, "--output", dir+"/out.csv", "--workers", workers, "--task-size", "12800", "--json")

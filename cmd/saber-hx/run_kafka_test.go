@@ -27,6 +27,7 @@ import (
 // the counts computed here, and the group's committed offsets are the ends
 // of every partition (every record is out).
 func TestRunKafkaToKafkaAndRedis(t *testing.T) {
+	t.Parallel()
 	kafkatest.Kcat(t) // skips (or fails with SABER_HX_REQUIRE_SERVERS=1) without kcat
 	cluster := kafkatest.Start(t, 4, "events", "counts")
 	rds := redistest.Start(t)
@@ -109,6 +110,7 @@ func TestRunKafkaToKafkaAndRedis(t *testing.T) {
 // the server once Redis has gone away and rows have nowhere to go,
 // instead of reading on and buffering.
 func TestRunFailsWhenRedisGoes(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 1, "events")
 	rds := redistest.Start(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addr))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // outageKey and outageAgg are a row of the outage tests' query: per
@@ -133,6 +134,8 @@ func redisRows(t *testing.T, addr string) map[outageKey]outageAgg {
 // well with Redis holding exactly the query's result, as without the
 // restart; with --checkpoint-dir too. (With a budget of 0, both fail.)
 func TestRunRedisRestartMidRun(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	skipOutageInShort(t)
 	for _, ckpt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpoints=%v", ckpt), func(t *testing.T) { redisRestartMidRun(t, ckpt) })
@@ -233,6 +236,8 @@ CREATE SINK to_redis AS
 // and ends well, the output topic holding every row once, equal to the
 // query's result, and so does a Redis output written meanwhile.
 func TestRunBrokerRestartMidRun(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	skipOutageInShort(t)
 	brokerRestartMidRun(t, 3*time.Second)
 }
@@ -243,6 +248,8 @@ func TestRunBrokerRestartMidRun(t *testing.T) {
 // only the run's retries carry it over, within --sink-retry-timeout's
 // default.
 func TestRunBrokerLongOutage(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	skipOutageInShort(t)
 	brokerRestartMidRun(t, 35*time.Second)
 }
@@ -286,6 +293,8 @@ func brokerRestartMidRun(t *testing.T, outage time.Duration) {
 // the output holds every row once, equal to a crash-free run's, itself
 // the query's result.
 func TestRunCheckpointBrokerRestart(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	skipOutageInShort(t)
 	cluster := kafkatest.StartRestartable(t, 2, "events", "counts")
 	const batches, perBatch = 30, 100
@@ -345,6 +354,8 @@ func committedRows(t *testing.T, broker, topic string) (rows map[outageKey]outag
 // lack; run again, it resumes from the checkpoint the output stands at,
 // and the output, read committed, equals a crash-free run's.
 func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	skipOutageInShort(t)
 	cluster := kafkatest.Start(t, 2, "events", "counts", "calm")
 	const batches, perBatch = 30, 100
@@ -394,6 +405,7 @@ CREATE SINK to_kafka AS
 // run once the retry budget is spent, naming the server, the outage
 // reported first.
 func TestRunRedisRetryGivesUp(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 1, "events")
 	rds := redistest.Start(t)
 	produced := produceOutage(t, cluster.Addr, 40, 50)
@@ -417,6 +429,7 @@ CREATE SINK out AS SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUM
 }
 
 func TestSinkRetrySetting(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	d := addSinkRetryFlag(fs)
 	require.NoError(t, fs.Parse(nil))

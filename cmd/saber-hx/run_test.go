@@ -145,6 +145,7 @@ SELECT ts, value * 2 AS twice FROM r WHERE value > 3;`
 }
 
 func TestRunGeneratorSource(t *testing.T) {
+	t.Parallel()
 	text := `CREATE SOURCE task_events (timestamp BIGINT, jobId BIGINT, taskId BIGINT, machineId BIGINT, userId INT, eventType INT,
   category INT, priority INT, cpu REAL, ram REAL, disk REAL, constraints INT) WITH (connector = 'generator', workload = 'cm1');
 SELECT window_start, category, SUM(cpu) AS sum_cpu FROM task_events [RANGE INTERVAL '60' SECOND SLIDE INTERVAL '1' SECOND] GROUP BY category;`
@@ -157,6 +158,7 @@ SELECT window_start, category, SUM(cpu) AS sum_cpu FROM task_events [RANGE INTER
 }
 
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		args []string
@@ -180,6 +182,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "explain", "../../examples/ysb.sql")
 	require.Equal(t, 0, code, stderr)
 	for _, want := range []string{"source events", "128-byte tuples", "tumbling range 10000", "select1: panes of 10000, 1 per window; the fused kernel; the GPU can run it"} {
@@ -193,6 +196,7 @@ func TestExplain(t *testing.T) {
 // TestRunInterrupted: a run reading a stream that does not end stops on
 // SIGTERM, prints what ran, and exits 143.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sqlFile := filepath.Join(dir, "q.sql")
 	require.NoError(t, os.WriteFile(sqlFile, []byte(`CREATE SOURCE s (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
@@ -249,6 +253,7 @@ func TestRunWatermarkDelay(t *testing.T) {
 
 // TestRunGeneratorRate: rate paces a generator source in wall-clock time.
 func TestRunGeneratorRate(t *testing.T) {
+	t.Parallel()
 	text := `CREATE SOURCE g (timestamp BIGINT, a1 INT, a2 INT, a3 INT, a4 INT, a5 INT, a6 INT)
   WITH (connector = 'generator', workload = 'groupby', rate = '20000');
 SELECT window_start, COUNT(*) AS n FROM TUMBLE(g, timestamp, INTERVAL '1' SECOND) GROUP BY window_start;`

@@ -24,6 +24,7 @@ import (
 // case failed before its fix.
 
 func TestPinValueAsSeparateArgument(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"false", "true", "auto"} {
 		code, stdout, stderr := cli(t, "ysb", "--pin", v, "--duration", "200ms", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576", "--json")
 		require.Equal(t, 0, code, "--pin %s: %s", v, stderr)
@@ -38,6 +39,7 @@ func TestPinValueAsSeparateArgument(t *testing.T) {
 }
 
 func TestUnpinnedSummary(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "--pin=false", "--duration", "200ms", "--warmup", "0s", "--workers", workers, "--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "workers 2 (not pinned)")
@@ -46,6 +48,7 @@ func TestUnpinnedSummary(t *testing.T) {
 }
 
 func TestFlagErrorsReportedOnce(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "--bogus")
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
@@ -55,6 +58,7 @@ func TestFlagErrorsReportedOnce(t *testing.T) {
 }
 
 func TestYSBHelpSynopsis(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "ysb", "-h")
 	require.Equal(t, 0, code)
 	assert.Empty(t, stderr)
@@ -65,6 +69,7 @@ func TestYSBHelpSynopsis(t *testing.T) {
 }
 
 func TestEngineFlagBounds(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -96,6 +101,7 @@ func TestEngineFlagBounds(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestBenchWindowFlagsOverrideOneField(t *testing.T) {
+	t.Parallel()
 	// groupby's window is tumbling 1000 ms: a slide alone makes it slide.
 	s, _ := benchJSON(t, append([]string{"groupby", "--window-slide", "500", "--json", "--validate", "--validate-tuples", "20000"}, benchSmall...)...)
 	require.Len(t, s.Queries, 1)
@@ -143,6 +149,7 @@ func eventsAt(t *testing.T, times ...int64) (events, campaigns string) {
 }
 
 func TestEventTimesAtTheInt64Edges(t *testing.T) {
+	t.Parallel()
 	ev, camp := eventsAt(t, math.MaxInt64-100, math.MaxInt64-50)
 	for _, kernel := range []string{"auto", "vector"} {
 		code, stdout, stderr := cli(t, "ysb", "--input", ev, "--campaigns", camp, "--kernel", kernel, "--workers", workers)
@@ -157,6 +164,7 @@ func TestEventTimesAtTheInt64Edges(t *testing.T) {
 }
 
 func TestOutputSafety(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	events, campaigns := generate(t, dir, 3000)
 	evBefore, err := os.ReadFile(events)
@@ -214,6 +222,7 @@ func runIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr s
 }
 
 func TestInputFromStdin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	events, campaigns := generate(t, dir, 30000)
 	code, want, stderr := cli(t, "ysb", "--input", events, "--campaigns", campaigns, "--workers", workers)
@@ -242,6 +251,7 @@ func TestInputFromStdin(t *testing.T) {
 }
 
 func TestFileModeInterruptedCommitsNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, campaigns := generate(t, dir, 10)
 	out := filepath.Join(dir, "out.csv")
@@ -283,6 +293,7 @@ func TestFileModeInterruptedCommitsNothing(t *testing.T) {
 // TestHybridDefaultWorkers: hybrid mode leaves the GPU worker a CPU of its
 // own unless --workers is given.
 func TestHybridDefaultWorkers(t *testing.T) {
+	t.Parallel()
 	cpus := len(cpu.AllowedCPUs())
 	args := []string{"ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "200ms", "--warmup", "0s", "--bundle-size", "1048576", "--json"}
 	code, stdout, stderr := cli(t, args...)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCommandEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// Most tests wait on servers and processes: more of them at once
+	// than there are cores.
+	os.Exit(testenv.MainParallel(m, 8))
 }
 
 // signalled is what a command that was sent a signal did.
@@ -95,6 +98,7 @@ func signalCommand(t *testing.T, sig syscall.Signal, ready string, limit time.Du
 }
 
 func TestYSBInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		code int
@@ -117,6 +121,7 @@ func TestYSBInterrupted(t *testing.T) {
 }
 
 func TestYSBInterruptedInWarmup(t *testing.T) {
+	t.Parallel()
 	s := signalCommand(t, syscall.SIGINT, "warm-up", time.Minute, "ysb", "--duration", "10m", "--warmup", "10m", "--workers", workers,
 		"--bundle-size", "1048576")
 	assert.Equal(t, 130, s.code, "stderr:\n%s", s.stderr)
@@ -127,6 +132,7 @@ func TestYSBInterruptedInWarmup(t *testing.T) {
 }
 
 func TestBenchInterrupted(t *testing.T) {
+	t.Parallel()
 	s := signalCommand(t, syscall.SIGTERM, "bench", time.Minute, "bench", "cm1", "--duration", "10m", "--workers", workers, "--json")
 	assert.Equal(t, 143, s.code, "stderr:\n%s", s.stderr)
 	var m map[string]any
@@ -138,6 +144,7 @@ func TestBenchInterrupted(t *testing.T) {
 // TestBenchValidationInterrupted: Ctrl-C while the reference evaluator
 // runs (sg1 over 1,000,000 tuples takes minutes) ends the command at once.
 func TestBenchValidationInterrupted(t *testing.T) {
+	t.Parallel()
 	s := signalCommand(t, syscall.SIGINT, "validating", 30*time.Second, "bench", "sg1", "--validate", "--validate-tuples", "1000000",
 		"--workers", workers, "--json")
 	assert.Equal(t, 130, s.code, "stderr:\n%s", s.stderr)

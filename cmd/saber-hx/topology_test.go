@@ -15,6 +15,7 @@ import (
 )
 
 func TestTopologyText(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "topology")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Empty(t, stderr)
@@ -40,6 +41,7 @@ func TestTopologyText(t *testing.T) {
 }
 
 func TestTopologyJSON(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := cli(t, "topology", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Empty(t, stderr)
@@ -63,6 +65,7 @@ func TestTopologyJSON(t *testing.T) {
 }
 
 func TestTopologyUsage(t *testing.T) {
+	t.Parallel()
 	for _, h := range []string{"-h", "--help"} {
 		code, stdout, stderr := cli(t, "topology", h)
 		assert.Equal(t, 0, code, h)

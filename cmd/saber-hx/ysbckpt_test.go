@@ -18,6 +18,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -51,6 +52,8 @@ func ysbWindows(t *testing.T, addr string) map[string]int64 {
 // over the producer's log, and Redis holds what a run without a crash
 // (nor checkpoints) writes into another Redis.
 func TestYSBKafkaCheckpointCrashes(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
 	k := kafkatest.Start(t, 4, "ad-events")
 	crashed, calm := redistest.Start(t), redistest.Start(t)
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
@@ -117,6 +120,7 @@ func TestYSBKafkaCheckpointCrashes(t *testing.T) {
 // TestYSBKafkaCheckpointUsage: the checkpoint and share flags belong to
 // --source kafka.
 func TestYSBKafkaCheckpointUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -135,6 +139,7 @@ func TestYSBKafkaCheckpointUsage(t *testing.T) {
 // reads the partitions 1 and 3 alone, and says that YSB's counts are then
 // partial.
 func TestYSBKafkaInstances(t *testing.T) {
+	t.Parallel()
 	k := kafkatest.Start(t, 4, "ad-events")
 	rs := redistest.Start(t)
 	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "10")
@@ -169,6 +174,7 @@ func TestYSBKafkaInstances(t *testing.T) {
 // the first left: the engine's counters, restored, count every event once,
 // and Redis is as ysb check wants it.
 func TestYSBKafkaCheckpointDuration(t *testing.T) {
+	t.Parallel()
 	k := kafkatest.Start(t, 2, "ad-events")
 	rs := redistest.Start(t)
 	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "10")

@@ -23,6 +23,7 @@ import (
 // command line: setup, produce (with skew and late events), the run to
 // the end of the topic, check (exit 0, then 1 once a window is changed).
 func TestYSBPipelineCLI(t *testing.T) {
+	t.Parallel()
 	for _, parts := range []string{"1", "4"} {
 		t.Run("partitions="+parts, func(t *testing.T) {
 			dir := t.TempDir()
@@ -87,6 +88,7 @@ func TestYSBPipelineCLI(t *testing.T) {
 }
 
 func TestYSBPipelineUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -115,6 +117,7 @@ func TestYSBPipelineUsage(t *testing.T) {
 // TestYSBKafkaInterrupted: SIGTERM ends the run with 143 after draining:
 // every tuple it counted is in Redis (the seen_counts add up to it).
 func TestYSBKafkaInterrupted(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	k := kafkatest.Start(t, 2)
 	code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr)
@@ -145,6 +148,7 @@ func TestYSBKafkaInterrupted(t *testing.T) {
 // TestYSBProduceInterrupted: SIGINT stops the producer with 130 after
 // what it sent is acknowledged and logged.
 func TestYSBProduceInterrupted(t *testing.T) {
+	t.Parallel()
 	k := kafkatest.Start(t, 2)
 	logPath := filepath.Join(t.TempDir(), "events.log")
 	s := signalCommand(t, syscall.SIGINT, "acked", time.Minute, "ysb", "produce", "--brokers", k.Addr, "--rate", "500",

@@ -19,6 +19,7 @@ import (
 // ysb produce (4 partitions, skewed, some late events) and ysb check,
 // which finds every window equal to the oracle's.
 func TestYSBPipelineSQL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rs := redistest.Start(t)
 	k := kafkatest.Start(t, 4)
