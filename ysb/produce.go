@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/source/kafka"
 )
 
@@ -23,6 +24,10 @@ import (
 type ProduceConfig struct {
 	Brokers []string
 	Topic   string
+	// Security secures the connections to the brokers (TLS, SASL; the
+	// zero value is PLAINTEXT). Brokers that refuse it end Produce at
+	// once with a *security.Error.
+	Security security.Kafka
 	// Gen is the generator of the events (its campaigns are the ads that
 	// setup wrote); its StartMs and TuplesPerMs are not used: an event's
 	// time is the wall clock.
@@ -100,15 +105,17 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		now = time.Now
 	}
 	where := fmt.Sprintf("kafka %s (brokers %v)", cfg.Topic, cfg.Brokers)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.DefaultProduceTopic(cfg.Topic),
+	cl, guard, err := cfg.Security.NewKafkaClient(ctx, cfg.Brokers, kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Millisecond))
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)
 	}
 	defer cl.Close()
-	nParts, err := ensureTopic(ctx, cl, cfg.Topic, cfg.Partitions)
+	tctx, unbind := guard.Bind(ctx)
+	nParts, err := ensureTopic(tctx, cl, cfg.Topic, cfg.Partitions)
+	unbind()
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", where, err)
+		return res, fmt.Errorf("%s: %w", where, guard.Err(err))
 	}
 	res.PerPartition = make([]int64, nParts)
 
@@ -222,6 +229,8 @@ loop:
 			break loop
 		case <-stop:
 			break loop
+		case <-guard.Done(): // the brokers refused a connection
+			break loop
 		case <-tick.C:
 		}
 	}
@@ -229,6 +238,8 @@ loop:
 	// holds every event the brokers have.
 	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	flushCtx, unbind = guard.Bind(flushCtx)
+	defer unbind()
 	ferr := cl.Flush(flushCtx)
 	mu.Lock()
 	defer mu.Unlock()
@@ -243,6 +254,9 @@ loop:
 		if err := logw.Flush(); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("produce: write log: %w", err)
 		}
+	}
+	if f := guard.Failure(); f != nil {
+		return res, fmt.Errorf("%s: %w", where, f)
 	}
 	if firstErr != nil {
 		return res, firstErr

@@ -1,10 +1,16 @@
 package kafkatest
 
 import (
+	"context"
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/saber-hx/saber-hx/internal/kfakesasl"
 	"github.com/saber-hx/saber-hx/internal/tlstest"
 )
 
@@ -58,22 +64,41 @@ func StartSecure(t testing.TB, sec Secure, partitions int, topics ...string) *Cl
 		t.Fatalf("kafkatest: start a secure kfake: %v", err)
 	}
 	t.Cleanup(c.Close)
+	if sec.User != "" {
+		// kcat, the second client, authenticates only to a broker that
+		// lists SaslHandshake v0.
+		var tc *tls.Config
+		if sec.TLS != nil {
+			tc = sec.TLS.ClientConfig(sec.ClientAuth)
+			tc.ServerName = "localhost"
+		}
+		if err := kfakesasl.Advertise(context.Background(), c, tc); err != nil {
+			t.Fatalf("kafkatest: %v", err)
+		}
+	}
 	return &Cluster{Cluster: c, Addr: c.ListenAddrs()[0]}
 }
 
-// KcatArgs are kcat's -X options for a client of a cluster secured as
-// sec says, as mechanism (one of sec's), with its client certificate
-// where the cluster requires one.
-func (s Secure) KcatArgs(mechanism string) []string {
-	args := []string{"-X", "security.protocol=" + s.Protocol()}
+// KcatArgs are kcat's options for a client of a cluster secured as s
+// says, as mechanism (one of s's), with its client certificate where the
+// cluster requires one: "-F" and a configuration file in a temporary
+// directory of t, so that the password is neither on a command line nor
+// in RunKcat's failure message.
+func (s Secure) KcatArgs(t testing.TB, mechanism string) []string {
+	t.Helper()
+	conf := []string{"security.protocol=" + s.Protocol()}
 	if s.User != "" {
-		args = append(args, "-X", "sasl.mechanisms="+mechanism, "-X", "sasl.username="+s.User, "-X", "sasl.password="+s.Password)
+		conf = append(conf, "sasl.mechanisms="+mechanism, "sasl.username="+s.User, "sasl.password="+s.Password)
 	}
 	if s.TLS != nil {
-		args = append(args, "-X", "ssl.ca.location="+s.TLS.CA)
+		conf = append(conf, "ssl.ca.location="+s.TLS.CA)
 		if s.ClientAuth {
-			args = append(args, "-X", "ssl.certificate.location="+s.TLS.ClientCert, "-X", "ssl.key.location="+s.TLS.ClientKey)
+			conf = append(conf, "ssl.certificate.location="+s.TLS.ClientCert, "ssl.key.location="+s.TLS.ClientKey)
 		}
 	}
-	return args
+	path := filepath.Join(t.TempDir(), "kcat.conf")
+	if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+		t.Fatalf("kafkatest: %v", err)
+	}
+	return []string{"-F", path}
 }

@@ -12,6 +12,11 @@
 // outage is reported to the Logger when it begins, every 10 s while it
 // lasts and when it ends. The first record that still fails is Flush's
 // error.
+//
+// The connections are secured as SinkConfig.Security says (TLS, SASL).
+// Brokers that refuse it (a wrong password, a certificate not trusted)
+// fail NewSink, or the Flush in progress, at once with a
+// *security.Error: that is no outage, and is not waited out.
 package kafkasink
 
 import (
@@ -25,13 +30,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/retry"
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // SinkConfig is where a Sink writes.
 type SinkConfig struct {
 	Brokers []string
 	Topic   string
-	Logger  func(string, ...any) // warnings and outages (nil: none)
+	// Security secures the connections (the zero value is PLAINTEXT).
+	Security security.Kafka
+	Logger   func(string, ...any) // warnings and outages (nil: none)
 
 	// Tests add these to the client's options (a shorter metadata age
 	// than kgo's 5 s, so that a broker back from an outage is used soon).
@@ -45,6 +53,8 @@ type Sink struct {
 	cl    *kgo.Client
 	// outage reports the brokers unreachable while kgo retries.
 	outage *retry.Outage
+	// guard fails a flush where the brokers refuse the connection.
+	guard *security.Guard
 
 	arena []byte       // the keys and values of the records appended
 	spans []span       // each record's key and value in arena
@@ -67,24 +77,32 @@ func NewSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 		return nil, fmt.Errorf("%s: no topic", where)
 	}
 	outage := retry.NewOutage(where, cfg.Logger, 0)
-	cl, err := kgo.NewClient(append([]kgo.Opt{
+	secure, err := cfg.Security.Opts()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	guard := security.NewGuard(cfg.Security, cfg.Brokers)
+	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.WithHooks(retry.BrokerHook{O: outage}),
+		guard.Opt(),
 		kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-	}, cfg.clientOpts...)...)
+	}, secure...)
+	cl, err := kgo.NewClient(append(opts, cfg.clientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := cl.Ping(pctx); err != nil {
+	// nil, the brokers' refusal (*security.Error), or unreachable.
+	if err := guard.Ping(pctx, cl); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	return &Sink{cfg: cfg, where: where, cl: cl, outage: outage}, nil
+	return &Sink{cfg: cfg, where: where, cl: cl, outage: outage, guard: guard}, nil
 }
 
 // Append buffers one record (nil or empty key: none); the bytes are
@@ -120,11 +138,18 @@ func (s *Sink) Flush(ctx context.Context) error {
 		}
 		s.ptrs[i] = r
 	}
+	if s.cfg.Security.Secured() {
+		// Only secured connections can be refused: kgo's retries of
+		// those end at the guard's failure.
+		var unbind context.CancelFunc
+		ctx, unbind = s.guard.Bind(ctx)
+		defer unbind()
+	}
 	err := s.cl.ProduceSync(ctx, s.ptrs...).FirstErr()
 	clear(s.ptrs)
 	s.arena, s.spans = s.arena[:0], s.spans[:0]
 	if err != nil {
-		return fmt.Errorf("%s: produce: %w", s.where, err)
+		return fmt.Errorf("%s: produce: %w", s.where, s.guard.Err(err))
 	}
 	return nil
 }

@@ -15,6 +15,13 @@
 // config's RetryTimeout, the rows held meanwhile; the outage is reported
 // to the Logger when it begins, every 10 s while it lasts and when it
 // ends. A reply error (WRONGTYPE...) fails the flush at once.
+//
+// The connection may authenticate (a password, an ACL user) and use TLS
+// (the config's Server, a security.Redis). A server that refuses it (a
+// wrong password, NOAUTH, NOPERM, a certificate not trusted, TLS on one
+// side only) fails the sink's creation, or the flush, at once with a
+// *security.Error naming the server: that is no outage, and is never
+// retried.
 package redissink
 
 import (
@@ -26,6 +33,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // Row is one result row as the sink reads it: AppendColumn appends the
@@ -38,8 +47,12 @@ type Row interface {
 
 // HashConfig configures a Hash sink.
 type HashConfig struct {
-	// Addr is the server's host:port; ignored when Client is set.
+	// Addr is the server's host:port, where Server.Addr is empty;
+	// ignored when Client is set.
 	Addr string
+	// Server is the server and how to connect to it: its address,
+	// password or ACL user, TLS (ignored when Client is set).
+	Server security.Redis
 	// Client, when set, is used instead of a client of its own (to
 	// share one, or to add hooks); Close does not close it.
 	Client *redis.Client
@@ -117,7 +130,7 @@ func NewHash(ctx context.Context, cfg HashConfig) (*Hash, error) {
 		h.fieldCols = append(h.fieldCols, i)
 		h.fieldKeys = append(h.fieldKeys, f)
 	}
-	h.client, h.own, h.addr, err = connect(ctx, cfg.Addr, cfg.Client)
+	h.client, h.own, h.addr, err = connect(ctx, server(cfg.Addr, cfg.Server), cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -159,23 +172,33 @@ func parseTemplate(t string, index map[string]int, cols []string) ([]keyPart, er
 	return parts, nil
 }
 
-// connect returns the client to use and whether it is ours, after a PING.
-func connect(ctx context.Context, addr string, c *redis.Client) (*redis.Client, bool, string, error) {
-	own := c == nil
-	if own {
-		if addr == "" {
+// server is srv, at addr where it names no address.
+func server(addr string, srv security.Redis) security.Redis {
+	if srv.Addr == "" {
+		srv.Addr = addr
+	}
+	return srv
+}
+
+// connect returns the client to use (c, or one of srv) and whether it
+// is ours, after a PING: a server that refuses the connection is a
+// *security.Error, one that does not answer "redis ADDR: ping: ...".
+func connect(ctx context.Context, srv security.Redis, c *redis.Client) (*redis.Client, bool, string, error) {
+	if c == nil {
+		if srv.Addr == "" {
 			return nil, false, "", errors.New("redis sink: no server address")
 		}
-		c = redis.NewClient(&redis.Options{Addr: addr})
-	}
-	addr = c.Options().Addr
-	if err := c.Ping(ctx).Err(); err != nil {
-		if own {
-			_ = c.Close()
+		c, err := srv.Connect(ctx)
+		if err != nil {
+			return nil, false, "", err
 		}
-		return nil, false, "", fmt.Errorf("redis %s: ping: %w", addr, err)
+		return c, true, srv.Addr, nil
 	}
-	return c, own, addr, nil
+	addr := c.Options().Addr
+	if err := c.Ping(ctx).Err(); err != nil {
+		return nil, false, "", fmt.Errorf("redis %s: ping: %w", addr, security.Classify("redis "+addr, err))
+	}
+	return c, false, addr, nil
 }
 
 // Add buffers row r (its key and field values are copied).

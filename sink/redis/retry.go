@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saber-hx/saber-hx/internal/retry"
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // DefaultRetryTimeout is a suggested RetryTimeout for a long-running
@@ -41,9 +42,12 @@ func (r *retrier) do(ctx context.Context, write func(context.Context) error) err
 // the connection broke (refused, reset, closed, timed out): worth another
 // try. A reply (WRONGTYPE, OOM, NOAUTH...) is not, but for LOADING and
 // BUSY, a server that is starting or busy with a script; nor is the
-// caller's context or the client closed by the caller.
+// caller's context or the client closed by the caller, nor a connection
+// the server refused (security.Failed: a TLS handshake that fails is a
+// net.Error too).
 func connectionError(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) ||
+		security.Failed(err) {
 		return false
 	}
 	var reply redis.Error

@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // YSBConfig configures a YSB sink.
 type YSBConfig struct {
-	// Addr is the server's host:port; ignored when Client is set.
-	Addr string
+	// Addr and Server: as HashConfig's.
+	Addr   string
+	Server security.Redis
 	// Client, when set, is used instead of a client of its own; Close
 	// does not close it.
 	Client *redis.Client
@@ -66,7 +69,7 @@ type windowKey struct {
 
 // NewYSB connects (a PING): an unreachable server is an error naming Addr.
 func NewYSB(ctx context.Context, cfg YSBConfig) (*YSB, error) {
-	c, own, addr, err := connect(ctx, cfg.Addr, cfg.Client)
+	c, own, addr, err := connect(ctx, server(cfg.Addr, cfg.Server), cfg.Client)
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 			// from the commit). Reported, not fatal.
 			s.outage.Failed(fmt.Errorf("fetch partition %d: %w", fp.Partition, err), 0)
 		default:
-			ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, err)
+			ferr = fmt.Errorf("kafka source %s: fetch partition %d: %w", s.cfg.Topic, fp.Partition, s.guard.Err(err))
 		}
 	})
 	if ferr != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/internal/retry"
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/source"
 )
 
@@ -54,6 +55,11 @@ const Linger = 100 * time.Millisecond
 type Config struct {
 	Brokers []string
 	Topic   string
+	// Security is how the connections to the brokers are secured (TLS,
+	// SASL; the zero value is PLAINTEXT). Every client of the source
+	// (metadata, consumer, offset commits) uses it. Brokers that refuse
+	// it fail Open, or FillSome once open, with a *security.Error.
+	Security security.Kafka
 	// Group is the consumer group whose offsets are committed; "" reads
 	// without a group (Partitions, or all of them) and commits nothing.
 	Group string
@@ -147,6 +153,11 @@ type Source struct {
 	// outage reports the brokers unreachable (kgo retries meanwhile):
 	// once when it begins, every so often, and when it ends.
 	outage *retry.Outage
+	// guard fails the source where the brokers refuse its credentials or
+	// certificates (kgo would retry that as an outage); stopGuard undoes
+	// its report to FillSome.
+	guard     *security.Guard
+	stopGuard func() bool
 
 	start map[int32]int64 // the log start offsets seen at open
 	end   map[int32]int64 // StopAtEnd: the end offsets seen at open
@@ -184,7 +195,12 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, err
 	}
 	where := fmt.Sprintf("kafka source %s (brokers %s)", cfg.Topic, strings.Join(cfg.Brokers, ","))
-	s.meta, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.WithHooks(retry.BrokerHook{O: s.outage}))
+	secure, err := cfg.Security.Opts()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	secure = append(secure, s.guard.Opt())
+	s.meta, err = kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.WithHooks(retry.BrokerHook{O: s.outage})}, secure...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -195,9 +211,15 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	s.adm = kadm.NewClient(s.meta)
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
+	// Refused credentials or certificates end what Open waits for.
+	octx, unbind := s.guard.Bind(octx)
+	defer unbind()
+	if err := s.guard.Ping(octx, s.meta); security.IsFailure(err) {
+		return fail(fmt.Errorf("%s: %w", where, err))
+	} // else the brokers answered, or are down: ListTopics waits for them
 	tds, err := s.adm.ListTopics(octx, cfg.Topic)
 	if err != nil {
-		return fail(fmt.Errorf("%s: metadata: %w", where, err))
+		return fail(fmt.Errorf("%s: metadata: %w", where, s.guard.Err(err)))
 	}
 	td, ok := tds[cfg.Topic]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
@@ -217,7 +239,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return fail(fmt.Errorf("%s: topic %q does not exist (create it first, or produce to a broker that creates topics)", where, cfg.Topic))
 	}
 	if td.Err != nil {
-		return fail(fmt.Errorf("%s: metadata: %w", where, td.Err))
+		return fail(fmt.Errorf("%s: metadata: %w", where, s.guard.Err(td.Err)))
 	}
 	all := td.Partitions.Numbers()
 	if len(all) == 0 {
@@ -257,7 +279,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		err = starts.Error()
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%s: list start offsets: %w", where, err))
+		return fail(fmt.Errorf("%s: list start offsets: %w", where, s.guard.Err(err)))
 	}
 	s.start = map[int32]int64{}
 	starts.Each(func(o kadm.ListedOffset) { s.start[o.Partition] = o.Offset })
@@ -266,7 +288,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		err = ends.Error()
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%s: list end offsets: %w", where, err))
+		return fail(fmt.Errorf("%s: list end offsets: %w", where, s.guard.Err(err)))
 	}
 	s.end = map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { s.end[o.Partition] = o.Offset })
@@ -278,6 +300,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		kgo.FetchMaxPartitionBytes(1 << 20),
 		kgo.FetchMaxWait(500 * time.Millisecond),
 	}
+	opts = append(opts, secure...)
 	if cfg.fetchPartitionBytes > 0 {
 		opts = append(opts, kgo.FetchMaxPartitionBytes(cfg.fetchPartitionBytes), kgo.FetchMaxBytes(cfg.fetchPartitionBytes))
 	}
@@ -305,7 +328,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 				committed, err = nil, nil // nothing committed yet
 			}
 			if err != nil {
-				return fail(fmt.Errorf("%s: fetch offsets of group %s: %w", where, cfg.Group, err))
+				return fail(fmt.Errorf("%s: fetch offsets of group %s: %w", where, cfg.Group, s.guard.Err(err)))
 			}
 		}
 		offs := map[int32]kgo.Offset{}
@@ -347,6 +370,16 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		return fail(fmt.Errorf("%s: %w", where, err))
 	}
 	s.applyPauses(s.cl)
+	// Refused once open (the brokers restarted with other credentials):
+	// FillSome's next call fails with it, the poll it waits in woken.
+	s.stopGuard = s.guard.OnFailure(func(err error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.err == nil {
+			s.err = fmt.Errorf("kafka source %s: %w", cfg.Topic, err)
+		}
+		s.wakePoll()
+	})
 	if cfg.Group != "" {
 		s.wg.Add(1)
 		go s.committer()
@@ -363,7 +396,7 @@ func newSource(cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("kafka source (brokers %s): no topic", strings.Join(cfg.Brokers, ","))
 	}
 	s := &Source{cfg: cfg, dec: cfg.Decoder, binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{}),
-		outage: retry.NewOutage("kafka source "+cfg.Topic, cfg.Logger, 0)}
+		outage: retry.NewOutage("kafka source "+cfg.Topic, cfg.Logger, 0), guard: security.NewGuard(cfg.Security, cfg.Brokers)}
 	switch {
 	case cfg.Binary && cfg.TupleSize > 0:
 		s.ts = cfg.TupleSize
@@ -495,6 +528,9 @@ func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.wg.Wait()
+		if s.stopGuard != nil {
+			s.stopGuard()
+		}
 		if s.cfg.Group != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			s.closeErr = s.commit(ctx, nil)
