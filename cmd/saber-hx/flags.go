@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
 
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -97,4 +99,44 @@ func (f *genFlags) config() (ysb.GenConfig, error) {
 		return c, usageError{err}
 	}
 	return c, nil
+}
+
+// msFlag is a time flag kept in milliseconds: a Go duration ("200ms",
+// "1.5s", "1m") or, as before durations were taken, a bare integer of
+// milliseconds ("200"). A duration that is not a whole number of
+// milliseconds is refused rather than rounded.
+type msFlag struct {
+	ms       *int64
+	duration bool // the last value set was a duration, not a bare integer
+}
+
+// msVar registers a millisecond time flag.
+func msVar(fs *flag.FlagSet, p *int64, name string, value int64, usage string) *msFlag {
+	*p = value
+	f := &msFlag{ms: p}
+	fs.Var(f, name, usage+" (a duration such as 200ms or 2s; a bare integer is milliseconds)")
+	return f
+}
+
+func (f *msFlag) String() string {
+	if f == nil || f.ms == nil {
+		return "0"
+	}
+	return strconv.FormatInt(*f.ms, 10)
+}
+
+func (f *msFlag) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*f.ms, f.duration = n, false
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 200ms or 2s, or a whole number of milliseconds")
+	}
+	if d%time.Millisecond != 0 {
+		return fmt.Errorf("%v is not a whole number of milliseconds", d)
+	}
+	*f.ms, f.duration = int64(d/time.Millisecond), true
+	return nil
 }

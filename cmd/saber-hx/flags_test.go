@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
+	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,4 +98,43 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	assert.Len(t, b.Processors.Queries, 2)
 	require.Len(t, b.Processors.Tasks, 1)
 	assert.Len(t, b.Processors.Tasks[0], 2)
+}
+
+// TestTimeFlagsTakeDurations: the millisecond flags take a Go duration,
+// and a bare integer stays milliseconds; what is neither, or not whole
+// milliseconds, is a usage error naming the flag.
+func TestTimeFlagsTakeDurations(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		arg  string
+		want int64
+	}{{"200ms", 200}, {"200", 200}, {"2s", 2000}, {"1m30s", 90000}, {"0", 0}, {"-5", -5}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var ms int64
+		f := msVar(fs, &ms, "watermark-delay", 7, "delay")
+		assert.Equal(t, int64(7), ms, "the default")
+		require.NoError(t, fs.Parse([]string{"--watermark-delay", c.arg}), c.arg)
+		assert.Equal(t, c.want, ms, c.arg)
+		assert.Equal(t, c.arg != "200" && c.arg != "0" && c.arg != "-5", f.duration, c.arg)
+	}
+	for _, bad := range []string{"1.5ms", "soon", "10 s"} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var ms int64
+		msVar(fs, &ms, "watermark-delay", 0, "delay")
+		assert.Error(t, fs.Parse([]string{"--watermark-delay", bad}), bad)
+	}
+	for _, args := range [][]string{
+		{"ysb", "check", "--redis", "127.0.0.1:1", "--events", "none", "--watermark-delay", "1.5ms"},
+		{"ysb", "produce", "--brokers", "127.0.0.1:1", "--skew", "soon"},
+		{"ysb", "--source", "kafka", "--watermark-delay", "x"},
+	} {
+		code, _, stderr := cli(t, args...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "-"+args[len(args)-2][2:], "%v", args)
+	}
+	// Accepted by the command: the check then fails on the missing log.
+	code, _, stderr := cli(t, "ysb", "check", "--redis", "127.0.0.1:1", "--events", filepath.Join(t.TempDir(), "none"), "--watermark-delay", "200ms")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "events:", "the delay was taken; the log is what is missing")
 }

@@ -19,7 +19,7 @@ const ysbSynopsis = `  saber-hx ysb [flags]                  the benchmark: YSB 
                                         results CSV to O (default: standard output)
   saber-hx ysb generate --tuples N --out F --campaigns C
                                         write an events file and its campaigns table (saber-hx ysb generate -h)
-  saber-hx ysb --source kafka --brokers B --topic T --redis R [--group G] [--duration D] [--watermark-delay MS]
+  saber-hx ysb --source kafka --brokers B --topic T --redis R [--group G] [--duration D] [--watermark-delay D]
         [--checkpoint-dir DIR [--checkpoint-interval D]] [--instance I --instances N]
                                         the original benchmark's pipeline: JSON events from Kafka, campaigns from
                                         Redis, each window's counts to Redis every second
@@ -59,7 +59,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
 	retryTimeout := addSinkRetryFlag(fs)
-	fs.Int64Var(&ka.delay, "watermark-delay", 0, "--source kafka: watermark delay, ms: a window closes when the largest event time seen passes its end by this")
+	msVar(fs, &ka.delay, "watermark-delay", 0, "--source kafka: watermark delay: a window closes when the largest event time seen passes its end by this")
 	var sc ysbScale
 	fs.StringVar(&sc.ckptDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+
 		"and restore from its newest valid checkpoint on start, as run does (docs/operations.md): nothing lost or counted twice across a crash")

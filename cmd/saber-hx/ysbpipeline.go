@@ -25,8 +25,8 @@ import (
 
 const (
 	setupSynopsis   = "  saber-hx ysb setup --redis ADDR [--campaigns-out FILE] [--num-campaigns N] [--ads-per-campaign N] [--seed S]\n"
-	produceSynopsis = "  saber-hx ysb produce --brokers ADDR --topic ad-events --rate N --duration D [--skew MS] [--late-fraction F] [--log FILE] [--partitions P]\n"
-	checkSynopsis   = "  saber-hx ysb check --redis ADDR --events FILE [--watermark-delay MS] [--json]\n"
+	produceSynopsis = "  saber-hx ysb produce --brokers ADDR --topic ad-events --rate N --duration D [--skew D] [--late-fraction F] [--log FILE] [--partitions P]\n"
+	checkSynopsis   = "  saber-hx ysb check --redis ADDR --events FILE [--watermark-delay D] [--json]\n"
 )
 
 // pipelineCommand returns the subcommand of ysb that args name, if any.
@@ -135,7 +135,9 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	topic := fs.String("topic", "ad-events", "Kafka topic")
 	rate := fs.Int("rate", 1000, "events per second")
 	duration := fs.Duration("duration", 10*time.Second, "how long to produce (0: until SIGINT or SIGTERM)")
-	skew := fs.Int64("skew", 0, "event_time is the wall clock at send plus up to ± this many ms (the original's -w)")
+	var skewMs int64
+	skew := &skewMs
+	msVar(fs, skew, "skew", 0, "event_time is the wall clock at send plus up to ± this much (the original's -w)")
 	lateFraction := fs.Float64("late-fraction", 0, "fraction of events whose event_time is a window (10 s) or more in the past")
 	logPath := fs.String("log", "", "write every event acknowledged here, one line each: partition, a tab, the JSON (what ysb check reads)")
 	partitions := fs.Int("partitions", 0, "spread the records round robin over partitions 0..P-1 (0: all the topic has; a missing topic is created with P)")
@@ -236,7 +238,9 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ysb check", checkSynopsis, stdout)
 	addr := fs.String("redis", "", "Redis server, host:port (required)")
 	events := fs.String("events", "", "the log of ysb produce --log (required)")
-	delay := fs.Int64("watermark-delay", 0, "the run's watermark delay, ms")
+	var delayMs int64
+	delay := &delayMs
+	msVar(fs, delay, "watermark-delay", 0, "the run's watermark delay")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object on the last line of stdout")
 	if err := parse(fs, args); err != nil {
 		return err
