@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/window"
@@ -194,7 +195,7 @@ func TestDenseKernelMatchesReference(t *testing.T) {
 		{Type: query.Rows, Size: 64, Slide: 64}, {Type: query.Rows, Size: 200, Slide: 50}, {Type: query.Range, Size: 100, Slide: 20, Delay: 30},
 		// Panes that hold whole chunks: the count loop without tests.
 		query.Tumbling(1 << 40), query.Sliding(1<<41, 1<<40), {Type: query.Rows, Size: 1 << 20, Slide: 1 << 20}}
-	cases := 150
+	cases := testenv.Scale(50, 150)
 	if testing.Short() {
 		cases = 50
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
@@ -61,7 +62,7 @@ func TestPairLoopShapes(t *testing.T) {
 // reference.
 func TestWindowJoinLargeWindows(t *testing.T) {
 	s := wjSchema(t)
-	for seed := range 4 {
+	for seed := range testenv.Scale(2, 4) {
 		r := rand.New(rand.NewPCG(uint64(seed), 21))
 		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Window{Type: query.Rows, Size: 1100, Slide: 1100}, Where: wjRandWhere(r)}
 		if seed == 0 {

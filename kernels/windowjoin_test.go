@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
@@ -193,7 +194,7 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 // predicates over both sides) fed in random chunks, against the reference.
 func TestWindowJoinMatchesReference(t *testing.T) {
 	s := wjSchema(t)
-	n := 60
+	n := testenv.Scale(15, 60)
 	if testing.Short() {
 		n = 15
 	}
