@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/workloads"
@@ -118,9 +119,10 @@ func runBench(t *testing.T, dev gpu.Device, tuples int, only ...string) {
 func TestEmulatorBenchWorkloads(t *testing.T) {
 	dev := gpu.NewEmulator()
 	defer dev.Close()
-	n := 100000
+	// The long run's 100000, at most 10000 under -short, 10000 by default.
+	n := testenv.Scale(10000, 100000)
 	if testing.Short() {
-		n = 10000
+		n = min(n, 10000)
 	}
 	runBench(t, dev, n)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -128,9 +129,10 @@ func TestBlockCacheWordsEqualPerTuple(t *testing.T) {
 		data := randData(r, tc.ts, table, tc.g, tc.n)
 		runCase(t, r, p, pr, data, 3000, tc.name)
 	}
-	n := 40
+	// The long run's 40, at most 12 under -short, 12 by default.
+	n := testenv.Scale(12, 40)
 	if testing.Short() {
-		n = 12
+		n = min(n, 12)
 	}
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 29))

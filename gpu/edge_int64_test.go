@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -153,9 +154,10 @@ func runEdgeCase(t *testing.T, r *rand.Rand, p *kernels.Plan, pr *program, data 
 func TestEmulatorAtTheInt64Edges(t *testing.T) {
 	dev := NewEmulator()
 	defer dev.Close()
-	seeds := 150
+	// The long run's 150, at most 40 under -short, 25 by default.
+	seeds := testenv.Scale(25, 150)
 	if testing.Short() {
-		seeds = 40
+		seeds = min(seeds, 40)
 	}
 	var tasks, fallbacks, refused int
 	modes := map[string]int{}

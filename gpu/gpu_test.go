@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/kernels/cuda"
 	"github.com/saber-hx/saber-hx/query"
@@ -121,9 +122,10 @@ func TestEmulatorMatchesCPURandomQueries(t *testing.T) {
 	base := runtime.NumGoroutine()
 	dev := NewEmulator()
 	defer dev.Close()
-	n := 120
+	// The long run's 120, at most 30 under -short, 30 by default.
+	n := testenv.Scale(30, 120)
 	if testing.Short() {
-		n = 30
+		n = min(n, 30)
 	}
 	var tasks, fallbacks, aggs int
 	for seed := range n {

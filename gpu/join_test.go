@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -124,9 +125,10 @@ func TestEmulatorJoinMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 77))
 	dev := NewEmulator()
 	defer dev.Close()
-	cases := 60
+	// The long run's 60, at most 20 under -short, 12 by default.
+	cases := testenv.Scale(12, 60)
 	if testing.Short() {
-		cases = 20
+		cases = min(cases, 20)
 	}
 	for c := range cases {
 		j := randJoin(r, t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -18,9 +19,10 @@ import (
 func TestUnpackOnAnotherGoroutine(t *testing.T) {
 	dev := NewEmulator()
 	defer dev.Close()
-	n := 30
+	// The long run's 30, at most 10 under -short, 10 by default.
+	n := testenv.Scale(10, 30)
 	if testing.Short() {
-		n = 10
+		n = min(n, 10)
 	}
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 41))
