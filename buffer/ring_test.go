@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 func newTestRing(t testing.TB, size int) *Ring {
@@ -140,7 +142,8 @@ func TestReserveArgs(t *testing.T) {
 func TestBackPressure(t *testing.T) {
 	r := newTestRing(t, os.Getpagesize())
 	size := r.Size()
-	const chunks = 5000
+	// 5000 chunks in the long run, 1500 by default: about 650 rings' worth.
+	chunks := testenv.Scale(1500, 5000)
 
 	type task struct {
 		seq   int
