@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -20,18 +21,36 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// asMain makes this test binary the command: it runs main instead of
+// the tests.
+const asMain = "KAFKA_LOCAL_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// build returns the path of the command, to run as a process: a script
+// that execs this test binary as the command (the process is the
+// command's, signals included), where a go build of the package took
+// about a second a test.
 func build(t *testing.T) string {
+	self, err := os.Executable()
+	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "kafka-local")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	script := "#!/bin/sh\n" + asMain + "=1 exec '" + self + "' \"$@\"\n"
+	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
 	return bin
 }
 
 // TestBroker runs the command as a process, writes and reads a record
 // through it, and stops it with SIGTERM.
 func TestBroker(t *testing.T) {
-	bin := build(t)
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--partitions", "3", "--topic", "a,b", "--topic", "c")
+	t.Parallel()
+	cmd := exec.Command(build(t), "--addr", "127.0.0.1:0", "--partitions", "3", "--topic", "a,b", "--topic", "c")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -84,6 +103,7 @@ func TestBroker(t *testing.T) {
 
 // TestUsage: usage errors exit 2.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	for _, args := range [][]string{{"--partitions", "0"}, {"--nope"}, {"extra"}, {"--addr", "nocolon"}, {"--topic", ""}} {
 		err := exec.Command(bin, args...).Run()
@@ -96,6 +116,7 @@ func TestUsage(t *testing.T) {
 // TestDataDirRestart: with --data-dir, a broker stopped and started
 // again on its address has the records it had.
 func TestDataDirRestart(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
