@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -27,8 +28,31 @@ type pkg struct {
 	cgo     []string // its cgo files
 }
 
+// graphs are the graphs go list gave, by build tags: one go list each
+// for the package's tests (which only read them), not one a test.
+var graphs struct {
+	sync.Mutex
+	byTags map[string]map[string]pkg
+}
+
 // graph lists every package of the module under the build tags.
 func graph(t *testing.T, tags string) map[string]pkg {
+	t.Helper()
+	graphs.Lock()
+	defer graphs.Unlock()
+	if g, ok := graphs.byTags[tags]; ok {
+		return g
+	}
+	g := list(t, tags)
+	if graphs.byTags == nil {
+		graphs.byTags = map[string]map[string]pkg{}
+	}
+	graphs.byTags[tags] = g
+	return g
+}
+
+// list runs go list for graph.
+func list(t *testing.T, tags string) map[string]pkg {
 	t.Helper()
 	// -e: a package that does not build (a file being edited) is listed
 	// with what go list could read, not a failure of every rule here; its
