@@ -137,6 +137,13 @@ const (
 	FloatValue
 	BoolValue
 	BytesValue // a bytes column: usable as a group key or join key only
+	// StringValue is a string (a String attribute, a literal, a string
+	// function's result).
+	StringValue
+	// TimeValue is a timestamp, int64 milliseconds since the epoch (a
+	// Time attribute, ts + INTERVAL, a time function's result): an
+	// integer to arithmetic and comparisons, a time to the functions.
+	TimeValue
 )
 
 func (v ValueType) String() string {
@@ -149,9 +156,19 @@ func (v ValueType) String() string {
 		return "boolean"
 	case BytesValue:
 		return "bytes"
+	case StringValue:
+		return "string"
+	case TimeValue:
+		return "timestamp"
 	}
 	return fmt.Sprintf("value-type(%d)", uint8(v))
 }
+
+// Integer reports whether values of v are int64s: integers and times.
+func (v ValueType) Integer() bool { return v == IntValue || v == TimeValue }
+
+// Number reports whether v is numeric: integers, times and floats.
+func (v ValueType) Number() bool { return v.Integer() || v == FloatValue }
 
 // Scope resolves column names for type checking.
 type Scope func(name string) (ValueType, error)
@@ -163,8 +180,20 @@ func SchemaScope(s *Schema) Scope {
 		if err != nil {
 			return 0, err
 		}
-		return a.Type.Value(), nil
+		return a.Value(), nil
 	}
+}
+
+// Value is the type of an expression that reads the attribute: its Type's,
+// or a time or a boolean where its Logical says so.
+func (a Attribute) Value() ValueType {
+	switch {
+	case a.Logical == Time:
+		return TimeValue
+	case a.Logical == Boolean:
+		return BoolValue
+	}
+	return a.Type.Value()
 }
 
 // Value is the type of an expression that reads the attribute.
@@ -174,6 +203,8 @@ func (t Type) Value() ValueType {
 		return IntValue
 	case Float32, Float64:
 		return FloatValue
+	case String:
+		return StringValue
 	}
 	return BytesValue
 }
@@ -202,19 +233,21 @@ func TypeOf(e Expr, scope Scope) (ValueType, error) {
 		if err != nil {
 			return 0, err
 		}
-		if l == FloatValue || r == FloatValue {
-			return FloatValue, nil
-		}
-		return IntValue, nil
+		return arithType(e.Op, l, r, e)
 	case Compare:
 		if e.Op < Eq || e.Op > Ge {
 			return 0, fmt.Errorf("unknown comparison operator %d in %s", uint8(e.Op), e)
 		}
-		if _, err := numeric(e.L, scope); err != nil {
+		l, err := TypeOf(e.L, scope)
+		if err != nil {
 			return 0, err
 		}
-		if _, err := numeric(e.R, scope); err != nil {
+		r, err := TypeOf(e.R, scope)
+		if err != nil {
 			return 0, err
+		}
+		if _, ok := CommonType(l, r); !ok || l == BoolValue || l == BytesValue || r == BytesValue {
+			return 0, fmt.Errorf("%s compares %s with %s", e, l, r)
 		}
 		return BoolValue, nil
 	case AndExpr:
@@ -222,7 +255,7 @@ func TypeOf(e Expr, scope Scope) (ValueType, error) {
 	case OrExpr:
 		return boolTerms(e.Terms, "OR", scope)
 	}
-	return 0, fmt.Errorf("unknown expression %T", e)
+	return typeOfSQL(e, scope)
 }
 
 func numeric(e Expr, scope Scope) (ValueType, error) {
@@ -230,7 +263,7 @@ func numeric(e Expr, scope Scope) (ValueType, error) {
 	if err != nil {
 		return 0, err
 	}
-	if t != IntValue && t != FloatValue {
+	if !t.Number() {
 		return 0, fmt.Errorf("%s is %s, not a number", e, t)
 	}
 	return t, nil

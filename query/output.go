@@ -20,13 +20,17 @@ type UDF struct {
 // can take them as its input:
 //
 //   - a stateless query: its input schema (SELECT *), or the event time
-//     "timestamp" followed by one 8-byte int64 or float64 per projection
-//     (named by As, else p1, p2, ...), or its UDF's output schema;
+//     "timestamp" followed by one attribute per projection (named by As,
+//     else p1, p2, ...), or its UDF's output schema;
 //   - an aggregation: one tuple per emitted row: "timestamp" (the window's
-//     start), then each GROUP BY value (integers as int64, bytes as they
-//     are; named after the column, else key1, key2, ...), then each
-//     aggregate (int64, or float64 for float results; named by As, else
-//     agg1, agg2, ...).
+//     start), then each GROUP BY value (named after the column, else key1,
+//     key2, ...), then each aggregate (named by As, else agg1, agg2, ...).
+//
+// A value is laid out by its type: integers as int64, floats as float64,
+// times as int64 (Logical Time), booleans as int32 (Logical Boolean),
+// strings as 16-byte views, a bytes column as it is; a value that can be
+// NULL is Nullable, its bit in the bytes after the attributes. The event
+// time "timestamp" is a Time where the input's is.
 func (q *Query) OutputSchema() (*Schema, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
@@ -39,22 +43,17 @@ func (q *Query) OutputSchema() (*Schema, error) {
 			return q.Schema, nil
 		}
 	}
-	attrs := []Attribute{{Name: "timestamp", Type: Int64}}
-	add := func(name string, t Type, size int) {
-		last := attrs[len(attrs)-1]
-		attrs = append(attrs, Attribute{Name: name, Type: t, Offset: last.Offset + last.Size, Size: size})
-	}
-	attrs[0].Size = 8
-	numeric := func(t ValueType) Type {
-		if t == FloatValue {
-			return Float64
-		}
-		return Int64
-	}
+	b := OutputBuilder{}
+	b.Add(Attribute{Name: "timestamp", Type: Int64, Logical: q.Schema.Attrs[0].Logical}, false)
 	scope := q.Scope()
 	for i, p := range q.Project {
 		t, _ := TypeOf(p.Expr, scope)
-		add(nameOr(p.As, "p", i), numeric(t), 8)
+		size := 0
+		if t == BytesValue {
+			a, _ := q.Schema.Lookup(p.Expr.(Column).Name)
+			size = a.Size
+		}
+		b.AddValue(nameOr(p.As, "p", i), t, size, MayBeNull(p.Expr, q.Nulls()))
 	}
 	for i, g := range q.GroupBy {
 		name := fmt.Sprintf("key%d", i+1)
@@ -62,17 +61,70 @@ func (q *Query) OutputSchema() (*Schema, error) {
 			name = c.Name
 		}
 		t, _ := TypeOf(g, scope)
-		if t == BytesValue {
-			add(name, Bytes, q.KeyWidth(g))
-		} else {
-			add(name, Int64, 8)
+		null := MayBeNull(g, q.Nulls())
+		if c, ok := g.(Column); ok && q.Join != nil && c.Name == q.Join.As {
+			null = false
 		}
+		b.AddValue(name, t, q.keyWidth(g), null)
 	}
 	for i, a := range q.Aggregates {
-		add(nameOr(a.As, "agg", i), numeric(q.AggType(a)), 8)
+		b.AddValue(nameOr(a.As, "agg", i), q.AggType(a), 0, q.AggNullable(a))
 	}
-	last := attrs[len(attrs)-1]
-	return NewSchema(last.Offset+last.Size, attrs...)
+	return b.Schema()
+}
+
+// OutputBuilder lays out an output schema: attributes one after another,
+// then a byte of NULL bits for every eight that can be NULL.
+type OutputBuilder struct {
+	attrs []Attribute
+	nulls []bool
+}
+
+// Add appends attribute a (its Offset is set; a Size of 0 is its Type's).
+func (b *OutputBuilder) Add(a Attribute, nullable bool) {
+	if a.Size == 0 {
+		a.Size = a.Type.width()
+	}
+	if n := len(b.attrs); n > 0 {
+		last := b.attrs[n-1]
+		a.Offset = last.Offset + last.Size
+	}
+	b.attrs = append(b.attrs, a)
+	b.nulls = append(b.nulls, nullable)
+}
+
+// AddValue appends an attribute for a value of type t: size is a bytes
+// value's width.
+func (b *OutputBuilder) AddValue(name string, t ValueType, size int, nullable bool) {
+	a := Attribute{Name: name, Type: Int64}
+	switch t {
+	case FloatValue:
+		a.Type = Float64
+	case TimeValue:
+		a.Logical = Time
+	case BoolValue:
+		a.Type, a.Logical = Int32, Boolean
+	case StringValue:
+		a.Type = String
+	case BytesValue:
+		a.Type, a.Size = Bytes, size
+	}
+	b.Add(a, nullable)
+}
+
+// Schema is the schema laid out.
+func (b *OutputBuilder) Schema() (*Schema, error) {
+	last := b.attrs[len(b.attrs)-1]
+	size := last.Offset + last.Size
+	bit := size * 8
+	for i := range b.attrs {
+		if b.nulls[i] {
+			b.attrs[i].Nullable, b.attrs[i].NullBit = true, bit
+			bit++
+		}
+	}
+	size = (bit + 7) / 8
+	return NewSchema(size, b.attrs...)
 }
 
 func nameOr(name, prefix string, i int) string {

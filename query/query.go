@@ -26,6 +26,24 @@ const (
 	Float32
 	Float64
 	Bytes // fixed-size byte string, such as a 16-byte UUID
+	// String is a string of any length as a 16-byte view (package
+	// strview): its length, its first bytes, and the rest inline or the
+	// address of its bytes in memory that outlives the tuple's reader.
+	String
+)
+
+// Logical says what an attribute's numbers mean where that is more than
+// their Type: every operator reads them as numbers, and the functions
+// that take a time, and the outputs that print one, read them as that.
+type Logical uint8
+
+const (
+	Plain Logical = iota
+	// Time is an Int64 count of milliseconds since the Unix epoch, UTC
+	// (SQL's TIMESTAMP(3)).
+	Time
+	// Boolean is an Int32 of 0 (false) or 1 (true) (SQL's BOOLEAN).
+	Boolean
 )
 
 func (t Type) String() string {
@@ -40,9 +58,14 @@ func (t Type) String() string {
 		return "float64"
 	case Bytes:
 		return "bytes"
+	case String:
+		return "string"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
+
+// StringSize is the bytes of a String attribute: its view.
+const StringSize = 16
 
 // width is the encoded size of a fixed-width type; 0 for Bytes, whose size is
 // per attribute.
@@ -52,21 +75,46 @@ func (t Type) width() int {
 		return 4
 	case Int64, Float64:
 		return 8
+	case String:
+		return StringSize
 	}
 	return 0
 }
 
 // Attribute is one named field of a tuple at a fixed byte offset.
 // All numbers are little-endian.
+//
+// A Nullable attribute has a validity bit (Arrow's rule: the value's slot
+// stays, the bit says whether it counts): bit NullBit of the tuple, that
+// is bit NullBit%8 of byte NullBit/8, is set when the value is NULL. The
+// bits of a schema's attributes share bytes that no attribute overlaps.
 type Attribute struct {
-	Name   string
-	Type   Type
-	Offset int
-	Size   int // bytes; implied by Type except for Bytes
+	Name     string
+	Type     Type
+	Offset   int
+	Size     int // bytes; implied by Type except for Bytes
+	Logical  Logical
+	Nullable bool
+	NullBit  int
+}
+
+// IsNull reports whether a's value in tuple t is NULL.
+func (a Attribute) IsNull(t []byte) bool {
+	return a.Nullable && t[a.NullBit>>3]&(1<<(a.NullBit&7)) != 0
+}
+
+// SetNull sets or clears a's NULL bit in tuple t (a must be Nullable).
+func (a Attribute) SetNull(t []byte, null bool) {
+	if null {
+		t[a.NullBit>>3] |= 1 << (a.NullBit & 7)
+	} else {
+		t[a.NullBit>>3] &^= 1 << (a.NullBit & 7)
+	}
 }
 
 // Schema describes fixed-size tuples. Attribute 0 is the event time: int64
-// milliseconds at offset 0. TupleSize may exceed the attributes (padding).
+// milliseconds at offset 0 (Plain or Time), never NULL. TupleSize may
+// exceed the attributes (padding, NULL bits).
 type Schema struct {
 	TupleSize int
 	Attrs     []Attribute
@@ -92,6 +140,14 @@ func NewSchema(tupleSize int, attrs ...Attribute) (*Schema, error) {
 			return nil, fmt.Errorf("schema: attribute %q defined twice", a.Name)
 		}
 		seen[a.Name] = true
+		switch {
+		case a.Logical == Time && a.Type != Int64:
+			return nil, fmt.Errorf("schema: attribute %q is a time of type %s, want int64", a.Name, a.Type)
+		case a.Logical == Boolean && a.Type != Int32:
+			return nil, fmt.Errorf("schema: attribute %q is a boolean of type %s, want int32", a.Name, a.Type)
+		case a.Logical > Boolean:
+			return nil, fmt.Errorf("schema: attribute %q has unknown logical type %d", a.Name, uint8(a.Logical))
+		}
 		if w := a.Type.width(); w > 0 {
 			if a.Size != 0 && a.Size != w {
 				return nil, fmt.Errorf("schema: attribute %q of type %s has size %d, want %d", a.Name, a.Type, a.Size, w)
@@ -112,8 +168,25 @@ func NewSchema(tupleSize int, attrs ...Attribute) (*Schema, error) {
 			}
 		}
 	}
-	if t := s.Attrs[0]; t.Type != Int64 || t.Offset != 0 {
-		return nil, fmt.Errorf("schema: attribute 0 (%q) must be the int64 event time at offset 0", t.Name)
+	for _, a := range s.Attrs {
+		if !a.Nullable {
+			continue
+		}
+		at := a.NullBit >> 3
+		if a.NullBit < 0 || at >= tupleSize {
+			return nil, fmt.Errorf("schema: the NULL bit %d of attribute %q is outside the %d-byte tuple", a.NullBit, a.Name, tupleSize)
+		}
+		for _, b := range s.Attrs {
+			if at >= b.Offset && at < b.Offset+b.Size {
+				return nil, fmt.Errorf("schema: the NULL bit %d of attribute %q is inside attribute %q", a.NullBit, a.Name, b.Name)
+			}
+			if b.Nullable && b.Name != a.Name && b.NullBit == a.NullBit {
+				return nil, fmt.Errorf("schema: attributes %q and %q share NULL bit %d", b.Name, a.Name, a.NullBit)
+			}
+		}
+	}
+	if t := s.Attrs[0]; t.Type != Int64 || t.Offset != 0 || t.Nullable {
+		return nil, fmt.Errorf("schema: attribute 0 (%q) must be the int64 event time at offset 0, never NULL", t.Name)
 	}
 	return s, nil
 }
@@ -324,12 +397,16 @@ func (f AggFunc) String() string {
 	return fmt.Sprintf("agg(%d)", uint8(f))
 }
 
-// Aggregate is one aggregate of the query: Func over Arg (nil for COUNT),
-// visible to HAVING under the name As.
+// Aggregate is one aggregate of the query: Func over Arg (nil for
+// COUNT(*)), visible to HAVING under the name As. A NULL Arg is skipped:
+// COUNT(x) counts the tuples whose x is not NULL, and SUM, AVG, MIN and MAX
+// of a group with none are NULL. Filter (nil: none) is SQL's
+// FILTER (WHERE cond): only the tuples for which it holds are aggregated.
 type Aggregate struct {
-	Func AggFunc
-	Arg  Expr
-	As   string
+	Func   AggFunc
+	Arg    Expr
+	As     string
+	Filter Expr
 }
 
 // Projection is one output attribute of a projection query.
@@ -400,6 +477,20 @@ func (q *Query) AggType(a Aggregate) ValueType {
 	return t
 }
 
+// Nulls is the NullScope of WHERE, GROUP BY and the aggregates'
+// arguments: the schema's nullable attributes.
+func (q *Query) Nulls() NullScope { return SchemaNulls(q.Schema) }
+
+// AggNullable reports whether aggregate a can be NULL: SUM, AVG, MIN and
+// MAX of an argument that can be NULL, or under a FILTER (a group of the
+// window with none aggregated).
+func (q *Query) AggNullable(a Aggregate) bool {
+	if a.Func == Count {
+		return false
+	}
+	return a.Filter != nil || MayBeNull(a.Arg, q.Nulls())
+}
+
 // HavingScope is the names visible to HAVING: aggregates by As, and GROUP
 // BY columns by name.
 func (q *Query) HavingScope() Scope {
@@ -418,15 +509,39 @@ func (q *Query) HavingScope() Scope {
 	}
 }
 
-// KeyWidth is the bytes group key expression g takes.
+// KeyWidth is the bytes group key expression g takes: a bytes column its
+// size, an int32 column 4, any other integer or time 8, a boolean 1, a
+// string 8 (the engine groups a string by a number it gives each distinct
+// value, 0 for NULL); a key that can be NULL (but a string) takes one byte
+// more, 0 for NULL and 1 before a value, so that NULL sorts first.
 func (q *Query) KeyWidth(g Expr) int {
+	w := q.keyWidth(g)
+	if q.KeyNullable(g) {
+		w++
+	}
+	return w
+}
+
+// KeyNullable reports whether group key g is encoded with a NULL byte.
+func (q *Query) KeyNullable(g Expr) bool {
+	t, _ := TypeOf(g, q.Scope())
+	if c, ok := g.(Column); ok && q.Join != nil && c.Name == q.Join.As {
+		return false
+	}
+	return t != StringValue && t != BoolValue && MayBeNull(g, q.Nulls())
+}
+
+func (q *Query) keyWidth(g Expr) int {
 	if c, ok := g.(Column); ok {
 		if q.Join != nil && c.Name == q.Join.As {
 			return q.Join.Table.ValueWidth
 		}
-		if a, err := q.Schema.Lookup(c.Name); err == nil {
+		if a, err := q.Schema.Lookup(c.Name); err == nil && a.Type != String && a.Logical != Boolean {
 			return a.Size
 		}
+	}
+	if t, _ := TypeOf(g, q.Scope()); t == BoolValue {
+		return 1
 	}
 	return 8
 }
@@ -480,8 +595,13 @@ func (q *Query) validate() error {
 			if err != nil {
 				return fmt.Errorf("projection %d: %w", i, err)
 			}
-			if t != IntValue && t != FloatValue {
-				return fmt.Errorf("projection %d: %s is %s; projections are numbers", i, p.Expr, t)
+			if t == BytesValue {
+				if _, isCol := p.Expr.(Column); !isCol {
+					return fmt.Errorf("projection %d: %s is %s; a bytes value is projected as a column", i, p.Expr, t)
+				}
+			}
+			if t == 0 {
+				return fmt.Errorf("projection %d: %s has no type (CAST the NULL)", i, p.Expr)
 			}
 		}
 		return nil
@@ -504,8 +624,8 @@ func (q *Query) validate() error {
 		if err != nil {
 			return fmt.Errorf("group by: %w", err)
 		}
-		if t != IntValue && t != BytesValue {
-			return fmt.Errorf("group by: %s is %s; group keys are integers or bytes columns", g, t)
+		if !t.Integer() && t != BytesValue && t != StringValue && t != BoolValue {
+			return fmt.Errorf("group by: %s is %s; group keys are integers, timestamps, booleans, strings or bytes columns", g, t)
 		}
 		width += q.KeyWidth(g)
 	}
@@ -520,14 +640,26 @@ func (q *Query) validate() error {
 			}
 			names[ag.As] = true
 		}
+		if err := predicate("aggregate "+ag.Func.String()+" filter", ag.Filter, scope); err != nil {
+			return err
+		}
 		if ag.Func == Count {
+			if ag.Arg != nil {
+				if _, err := TypeOf(ag.Arg, scope); err != nil {
+					return fmt.Errorf("aggregate count: %w", err)
+				}
+			}
 			continue
 		}
 		if ag.Func < Count || ag.Func > Max {
 			return fmt.Errorf("aggregate: unknown function %d", uint8(ag.Func))
 		}
-		if _, err := numeric(ag.Arg, scope); err != nil {
+		t, err := TypeOf(ag.Arg, scope)
+		if err != nil {
 			return fmt.Errorf("aggregate %s: %w", ag.Func, err)
+		}
+		if !t.Number() || (t == TimeValue && (ag.Func == Sum || ag.Func == Avg)) {
+			return fmt.Errorf("aggregate %s: %s is %s, not a number", ag.Func, ag.Arg, t)
 		}
 	}
 	return predicate("having", q.Having, q.HavingScope())
