@@ -344,7 +344,53 @@ type Func struct {
 }
 
 // Funcs are the scalar functions, by lower-case name. The engine's
-// kernels and the reference evaluator each implement every one.
+// kernels and the reference evaluator each implement every one, to these
+// rules (Flink's, where the dialects differ); every function is NULL where
+// an argument is (but COALESCE), and strings are UTF-8, their characters
+// runes (an invalid byte is one character):
+//
+//   - ABS(x), FLOOR(x), CEIL(x): of x's type (an integer is its own floor;
+//     ABS of the least int64 is itself). ROUND(x[, d]): x rounded to d
+//     decimals (default 0), halves away from zero; an integer with d >= 0
+//     is itself, with d < 0 rounded to a multiple of 10^-d.
+//   - MOD(a, b): integers, the remainder with a's sign (as Go's %);
+//     MOD(a, 0) is 0, as a / 0 is (a stream cannot stop on one tuple).
+//   - LOWER(s), UPPER(s): Unicode case mapping (strings.ToLower/ToUpper).
+//     TRIM, LTRIM, RTRIM: spaces (U+0020) removed at both ends, the start,
+//     the end. CHAR_LENGTH(s): characters.
+//   - SUBSTRING(s, start[, len]): the characters from 1-based start, len
+//     of them (to the end without len); a start below 1 counts the
+//     characters before the first against len, as the SQL standard
+//     does; a negative len gives the empty string.
+//   - CONCAT(a, ...) and a || b: the arguments' text (numbers, times and
+//     booleans as CAST to VARCHAR) joined; NULL where any is NULL.
+//   - SPLIT_INDEX(s, sep, i): the i-th (zero-based) of the pieces of s
+//     split at every sep; NULL for i < 0 or past the last piece. An empty
+//     sep leaves s one piece.
+//   - REGEXP_EXTRACT(s, re[, g]): group g (default 0, the whole match) of
+//     the first match of re (Go's RE2 syntax) in s; NULL where there is no
+//     match, g is not a group of re, or the group did not take part.
+//   - COUNT_CHAR(s, c): how many characters of s are c's first character
+//     (Nexmark's UDF); 0 where c is empty.
+//   - YEAR, QUARTER, MONTH, WEEK (ISO 8601), DAY (= DAYOFMONTH),
+//     DAYOFWEEK (1 Sunday to 7 Saturday), DAYOFYEAR, HOUR, MINUTE, SECOND,
+//     MILLISECOND of a timestamp, in UTC (EXTRACT(unit FROM ts) is these).
+//   - DATE_FORMAT(ts, f): ts in UTC as Java's SimpleDateFormat pattern f
+//     (a constant) prints it.
+//   - COALESCE(a, ...): the first argument that is not NULL.
+//
+// CAST(x AS t) (Cast): integers to floats exactly; floats to integers
+// truncated toward zero, NaN to 0, out of range to the nearest bound;
+// integers to timestamps and back as milliseconds; booleans to integers as
+// 0 and 1, integers to booleans as x <> 0; anything to a string as the
+// outputs print it (timestamps as 2006-01-02 15:04:05.000, booleans as
+// TRUE and FALSE, floats in the shortest form that reads back); a string
+// to a number, a timestamp or a boolean by parsing it (spaces around it
+// ignored; a timestamp in any form the sources read; TRUE or FALSE in any
+// case), NULL where it does not parse.
+//
+// Comparisons of strings are byte-wise (code point order); LIKE is exact
+// (case-sensitive) over characters.
 var Funcs = map[string]Func{}
 
 func init() {
