@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // TestSnapshotRestoreContinues: an assembler restored from a snapshot
@@ -15,9 +17,10 @@ import (
 // the restored assembler's snapshot is the original's.
 func TestSnapshotRestoreContinues(t *testing.T) {
 	r := rand.New(rand.NewPCG(18, 1))
-	cases := 300
+	// 300 in the long run, 60 under -short, 75 by default.
+	cases := testenv.Scale(75, 300)
 	if testing.Short() {
-		cases = 60
+		cases = min(cases, 60)
 	}
 	for c := range cases {
 		s := randomSpec(r)
