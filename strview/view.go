@@ -28,7 +28,9 @@ func Put(dst []byte, s []byte, a *Arena) {
 // PutRef writes the view of s into dst[:Size] without copying s. A string
 // longer than MaxInline is referenced where it is, so s must be memory the
 // garbage collector does not manage (an Arena's, a ring's mapping) and must
-// stay in place, unchanged, for as long as the view is read.
+// stay in place, unchanged, for as long as the view is read. Under -race
+// (checkptr), reading a view that references Go heap memory is a fatal
+// error, which catches the mistake in tests.
 func PutRef(dst []byte, s []byte) {
 	if len(s) <= MaxInline {
 		putInline(dst, s)
