@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
@@ -48,23 +47,20 @@ func (f *engineFlags) checkGPUMode(c *engine.Config) error {
 	return nil
 }
 
-// openGPU opens the device of --mode gpu|hybrid into cfg.GPU: GPU 0
-// (gpu.Open), or gpu's emulator (gpu.NewEmulator) with --gpu-emulate. The
+// openGPU opens the device of --mode gpu|hybrid into cfg.GPU
+// (gpu.OpenForMode: GPU 0, or gpu's emulator with --gpu-emulate). The
 // engine never closes the device: the caller does, with the returned
 // function, after the engine's CloseAll (or a failed start). In cpu mode it
 // opens nothing.
 func (f *engineFlags) openGPU(cfg *engine.Config) (closeGPU func() error, err error) {
-	if f.mode == "cpu" {
-		return func() error { return nil }, nil
-	}
-	var dev gpu.Device
-	if f.gpuEmulate {
-		dev = gpu.NewEmulator()
-	} else if dev, err = gpu.Open(0); err != nil {
-		if errors.Is(err, gpu.ErrNotBuilt) {
-			return nil, usagef("--mode %s: %v", f.mode, err)
-		}
+	dev, err := gpu.OpenForMode(f.mode, f.gpuEmulate)
+	switch {
+	case errors.Is(err, gpu.ErrNotBuilt):
+		return nil, usagef("--mode %s: %v", f.mode, err)
+	case err != nil:
 		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+	case dev == nil:
+		return func() error { return nil }, nil
 	}
 	cfg.GPU = dev
 	return func() error {
@@ -93,68 +89,16 @@ func (f *engineFlags) cpuWorkers() int {
 
 // gpuSummary is the GPU part of a processors summary, present when a GPU
 // kind exists.
-type gpuSummary struct {
-	GPU      string `json:"gpu"`          // the device's name: "cuda:0 (...)", or "emulator"
-	Emulated bool   `json:"gpu_emulated"` // --gpu-emulate: not GPU figures
-	Depth    int    `json:"gpu_pipeline_depth"`
-	// CannotRun are the queries (scheduler queries: a window join's inputs
-	// are two) that the GPU has no kernel for: they ran on the CPU workers
-	// only.
-	CannotRun []string `json:"gpu_cannot_run"`
-	// Fallback are the tasks the GPU kind took but ran on its CPU kernel
-	// (a pane outside the range its program's output covers).
-	Fallback uint64 `json:"gpu_fallback_tasks"`
-
-	// Per task, medians over the device's tasks (gpu.Timings): the
-	// GPU's copy in, kernels and copy out, from CUDA events on the task's
-	// stream (zero on the emulator), and the host's time enqueueing a task
-	// (its staging copy included) and blocked waiting for one.
-	CopyInUsP50  float64 `json:"gpu_copy_in_us_p50"`
-	KernelUsP50  float64 `json:"gpu_kernel_us_p50"`
-	CopyOutUsP50 float64 `json:"gpu_copy_out_us_p50"`
-	SubmitUsP50  float64 `json:"gpu_submit_us_p50"`
-	WaitUsP50    float64 `json:"gpu_wait_us_p50"`
-	// Times has the p50, p90, p99 and mean of each, in µs.
-	Times map[string]gpu.Quantiles `json:"gpu_times_us"`
-	// TimedTasks: the tasks the device ran (and timed), warm-up included.
-	TimedTasks uint64 `json:"gpu_timed_tasks"`
-	// Sync: how the host waits for the device (blocking, spin, ...).
-	Sync string `json:"gpu_sync"`
-	// DirectTasks were copied to the device from the ring (registered
-	// host memory), StagedTasks through a page-locked staging copy;
-	// OneTripTasks came back in one copy and wait, TwoTripTasks needed a
-	// second (hashed groups with a large bound).
-	DirectTasks  uint64 `json:"gpu_direct_tasks"`
-	StagedTasks  uint64 `json:"gpu_staged_tasks"`
-	OneTripTasks uint64 `json:"gpu_one_trip_tasks"`
-	TwoTripTasks uint64 `json:"gpu_two_trip_tasks"`
-}
+type gpuSummary = gpu.Summary
 
 // summarizeGPU returns the GPU part of the summary (nil without a GPU):
 // fallback is the engine's Stats.GPUFallbackTasks summed over the queries.
 func summarizeGPU(cfg engine.Config, s scheduler.Stats, queries []string, fallback uint64, emulated bool) *gpuSummary {
-	if cfg.GPU == nil {
-		return nil
+	depth := cfg.GPUDepth
+	if depth == 0 {
+		depth = engine.DefaultGPUDepth
 	}
-	g := &gpuSummary{GPU: cfg.GPU.Name(), Emulated: emulated, Depth: cfg.GPUDepth, CannotRun: []string{}, Fallback: fallback}
-	if g.Depth == 0 {
-		g.Depth = engine.DefaultGPUDepth
-	}
-	if tm, ok := gpu.TimingsOf(cfg.GPU); ok {
-		g.CopyInUsP50, g.KernelUsP50, g.CopyOutUsP50 = tm.CopyIn.P50, tm.Kernel.P50, tm.CopyOut.P50
-		g.SubmitUsP50, g.WaitUsP50 = tm.Submit.P50, tm.Wait.P50
-		g.Times = map[string]gpu.Quantiles{"copy_in": tm.CopyIn, "kernel": tm.Kernel, "copy_out": tm.CopyOut, "submit": tm.Submit, "wait": tm.Wait}
-		g.TimedTasks, g.Sync = tm.Tasks, tm.Sync
-		g.DirectTasks, g.StagedTasks, g.OneTripTasks, g.TwoTripTasks = tm.DirectTasks, tm.StagedTasks, tm.OneTrip, tm.TwoTrips
-	}
-	if k := slices.Index(s.Kinds, engine.GPUKindName); k >= 0 && s.Runnable != nil {
-		for q, ks := range s.Runnable {
-			if !ks[k] && q < len(queries) {
-				g.CannotRun = append(g.CannotRun, queries[q])
-			}
-		}
-	}
-	return g
+	return gpu.Summarize(cfg.GPU, s, queries, fallback, emulated, depth)
 }
 
 // gpuTasks is the tasks the GPU kind ran, of all tasks.
