@@ -10,11 +10,8 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
-	"github.com/saber-hx/saber-hx/gpu"
-	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sql"
-	"github.com/saber-hx/saber-hx/window"
 )
 
 const runSynopsis = `  saber-hx run FILE.sql [flags]         run the queries of a SQL file (docs: sql/doc.go, README "Your own query")
@@ -93,41 +90,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, prog.SQL().Explain())
 	fmt.Fprintln(stdout, "plans:")
 	for _, q := range prog.SQL().Queries {
-		fmt.Fprintf(stdout, "  %s: %s\n", q.Name, planLine(q.Spec, *kernel == "vector"))
+		fmt.Fprintf(stdout, "  %s: %s\n", q.Name, pipeline.PlanLine(q.Spec, *kernel == "vector"))
 	}
 	return nil
-}
-
-// planLine says which kernel runs a query and whether the GPU can.
-func planLine(sp engine.Spec, vectorised bool) string {
-	if sp.Join != nil {
-		onGPU := "the GPU can run its pairs"
-		if err := gpu.SupportedJoin(sp.Join); err != nil {
-			onGPU = "CPU only: " + err.Error()
-		}
-		return "window join (pairs per window, nested loops); " + onGPU
-	}
-	p, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: vectorised})
-	if err != nil {
-		return "cannot compile: " + err.Error()
-	}
-	kernel := "vectorised kernels"
-	if p.Fused {
-		kernel = "the fused kernel"
-	}
-	onGPU := "the GPU can run it"
-	if err := gpu.Supported(p); err != nil {
-		onGPU = "CPU only: " + err.Error()
-	}
-	if !sp.Query.Stateless() {
-		if ws, err := window.NewSpec(sp.Query.Window); err == nil {
-			kernel = fmt.Sprintf("panes of %d, %d per window; %s", ws.Pane, ws.Size/ws.Pane, kernel)
-		}
-		if sp.Query.Window.Delay != 0 {
-			onGPU = "CPU only: a watermark delay (the GPU kernels have none)"
-		}
-	}
-	return kernel + "; " + onGPU
 }
 
 // runSummary is run's summary (--json: one object): the program's
