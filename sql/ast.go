@@ -65,6 +65,9 @@ type option struct {
 	keyPos pos
 	val    string
 	valPos pos
+	// expanded: val is the text with its ${NAME} placeholders replaced,
+	// so its bytes are no longer the text's (positions in it are not).
+	expanded bool
 }
 
 // interval is INTERVAL 'n' unit, n in units of unitNs nanoseconds.

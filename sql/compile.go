@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
@@ -17,10 +18,30 @@ import (
 // (expressions).
 
 // Compile parses and checks a SQL text and compiles it into a Program.
-// Every error is an *Error naming the line and column.
+// Every error is an *Error naming the line and column. Option values'
+// ${NAME} placeholders are read from the environment (CompileEnv).
 func Compile(text string) (*Program, error) {
+	return CompileEnv(text, os.LookupEnv)
+}
+
+// CompileEnv is Compile with env (os.LookupEnv's signature) as the
+// environment that ${NAME} placeholders are read from.
+func CompileEnv(text string, env func(string) (string, bool)) (*Program, error) {
 	stmts, err := parse(text)
-	if err != nil {
+	if e, ok := err.(*Error); ok {
+		e.secrets = secretSpans(text)
+		hideSyntax(e)
+		return nil, e
+	}
+	p, err := compile(stmts, env)
+	if e, ok := err.(*Error); ok {
+		e.secrets = secretSpans(text)
+	}
+	return p, err
+}
+
+func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
+	if err := expandOptions(stmts, env); err != nil {
 		return nil, err
 	}
 	c := &compiler{

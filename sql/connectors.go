@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // The kafka and redis connectors' options: checked here, kept in Source
@@ -21,10 +23,10 @@ const DefaultRedisFlush = time.Second
 // inValue is the position of byte i of option o's value (the value's
 // text starts after its opening quote); the value's own position where
 // the text before i would make the column wrong (a line break, a quote
-// written twice).
+// written twice), or the value is not the text's (${NAME} expanded).
 func inValue(o option, i int) pos {
 	pre := o.val[:min(i, len(o.val))]
-	if strings.ContainsAny(pre, "\n'") {
+	if o.expanded || strings.ContainsAny(pre, "\n'") {
 		return o.valPos
 	}
 	return pos{off: o.valPos.off + 1 + i, line: o.valPos.line, col: o.valPos.col + 1 + i}
@@ -104,11 +106,15 @@ func (s *optionSet) duration(key string, def time.Duration) (time.Duration, erro
 
 // kafkaSource checks a kafka source's options into src.
 func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, err error) {
-	valid = []string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "on_error", "time_unit"}
+	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "on_error", "time_unit"},
+		security.KafkaOptions...)
 	if src.Brokers, err = s.brokerList("brokers"); err != nil {
 		return nil, 0, err
 	}
 	if src.Topic, err = s.topicName("topic"); err != nil {
+		return nil, 0, err
+	}
+	if src.KafkaSecurity, err = s.kafkaSecurity(); err != nil {
 		return nil, 0, err
 	}
 	if o, ok := s.get("group"); ok {
@@ -164,11 +170,14 @@ func columnNames(cols []OutputColumn) string {
 
 // kafkaSink checks a kafka sink's options into sk.
 func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
-	valid = []string{"connector", "brokers", "topic", "format", "key"}
+	valid = append([]string{"connector", "brokers", "topic", "format", "key"}, security.KafkaOptions...)
 	if sk.Brokers, err = s.brokerList("brokers"); err != nil {
 		return nil, err
 	}
 	if sk.Topic, err = s.topicName("topic"); err != nil {
+		return nil, err
+	}
+	if sk.KafkaSecurity, err = s.kafkaSecurity(); err != nil {
 		return nil, err
 	}
 	if sk.Format, err = s.oneOf("format", "json", "json", "csv"); err != nil {
@@ -185,15 +194,11 @@ func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err
 
 // redisSink checks a redis sink's options into sk.
 func redisSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
-	valid = []string{"connector", "addr", "layout", "key", "fields", "flush"}
-	o, err := s.required("addr", "the Redis server, host:port")
-	if err != nil {
+	valid = append([]string{"connector", "addr", "layout", "key", "fields", "flush"}, security.RedisOptions...)
+	if sk.Redis, err = s.redisServer(); err != nil {
 		return nil, err
 	}
-	if msg := checkHostPort(o.val); msg != "" {
-		return nil, errAt(o.valPos, "addr = '%s' %s", o.val, msg)
-	}
-	sk.Addr = o.val
+	sk.Addr = sk.Redis.Addr
 	if sk.Layout, err = s.oneOf("layout", "hash", "hash", "ysb"); err != nil {
 		return nil, err
 	}

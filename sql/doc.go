@@ -37,16 +37,17 @@
 // 'csv' without a header, or 'binary': the value is the tuple), tuple_size
 // (binary), idle_timeout (a Go duration, '5s' by default: how long a
 // partition with nothing buffered holds the merge back), on_error and
-// time_unit as for files. They are kept in Source fields (Brokers, Topic,
-// Group, Start, IdleTimeout); every option is also kept as written in
-// Source.Options. An unknown option or a bad value is an error at it.
+// time_unit as for files, and the security options below. They are kept
+// in Source fields (Brokers, Topic, Group, Start, IdleTimeout,
+// KafkaSecurity); every option is also kept as written in Source.Options
+// (passwords as ***). An unknown option or a bad value is an error at it.
 //
 // Sink options: connector; file: path; file and stdout: format ('csv', the
 // default, or 'json'); kafka: brokers and topic (required), format
-// ('json', the default, or 'csv') and key (an output column whose text is
-// each record's key; none by default); redis: addr ('host:port',
-// required), layout, flush (a Go duration, '1s' by default: how often
-// writes are sent). Layout 'hash' (the default) writes each row as a hash
+// ('json', the default, or 'csv'), key (an output column whose text is
+// each record's key; none by default) and the security options below;
+// redis: addr ('host:port') or url (below), layout, flush (a Go
+// duration, '1s' by default: how often writes are sent). Layout 'hash' (the default) writes each row as a hash
 // whose key is key, a template over the output columns in braces
 // ('cm1:{window_start}:{cat}'; every brace names an output column, at
 // least one does, '{{' and '}}' are literal braces), holding fields (a
@@ -55,8 +56,53 @@
 // columns campaign_id (a UUID) and window_start and a count: seen_count
 // where there is one, else the first aggregate (Sink.Fields holds its
 // name); key and fields do not apply. They are kept in Sink fields
-// (Brokers, Topic, Key, Addr, Layout, KeyTemplate, Fields, Flush) and as
-// written in Sink.Options.
+// (Brokers, Topic, Key, KafkaSecurity, Addr, Redis, Layout, KeyTemplate,
+// Fields, Flush) and as written in Sink.Options (passwords as ***).
+//
+// # Secured connections
+//
+// Option names are names, dotted or not, or quoted: properties.sasl.mechanism,
+// 'properties.sasl.mechanism' and "properties.sasl.mechanism" are one
+// option. Kafka sources and sinks take RisingWave's (and librdkafka's)
+// options: properties.security.protocol ('PLAINTEXT', the default,
+// 'SSL', 'SASL_PLAINTEXT' or 'SASL_SSL'); with SASL_*,
+// properties.sasl.mechanism ('PLAIN', 'SCRAM-SHA-256' or
+// 'SCRAM-SHA-512'), properties.sasl.username and properties.sasl.password
+// (all three required); with SSL and SASL_SSL,
+// properties.ssl.ca.location (a PEM file of the authorities that sign
+// the brokers' certificates; the system's without it),
+// properties.ssl.certificate.location and properties.ssl.key.location
+// (PEM files of the client's certificate and key, for brokers that
+// require one: mutual TLS; both or neither), and
+// properties.ssl.endpoint.identification.algorithm ('https', the
+// default: the certificate must name the broker, or 'none': the chain is
+// checked, the name is not). An option of SASL without a SASL protocol,
+// or of TLS without a TLS protocol, is an error. Every client of the
+// source or sink (the consumer, the offset commits, a checkpointed
+// run's transactions) uses them: internal/security's Kafka settings.
+//
+// Redis sinks take username (an ACL user; it needs password), password
+// (the user's, or the server's requirepass), tls ('true' or 'false', the
+// default), tls.ca, tls.cert and tls.key (PEM files, as Kafka's; they
+// need tls = 'true'), tls.server_name (the name the server's certificate
+// must have; addr's host by default); or url =
+// 'redis://[user[:password]@]host[:port][/db]' in place of addr
+// ('rediss://' for TLS; the port is 6379 by default; a user without ':'
+// is a password, as redis-cli reads it), with the tls.* options where
+// they apply. The Sink's Redis field holds the connection's settings.
+//
+// Any option's value may hold ${NAME}: the environment variable NAME's
+// value, read when the text is compiled (CompileEnv takes another
+// environment); a variable not set is an error at it, naming it and the
+// option; $${ is a literal ${; a value read is not read again. Write
+// passwords so, 'properties.sasl.password' = '${KAFKA_PASSWORD}', and
+// brokers as Nexmark's files do, brokers = '${BOOTSTRAP_SERVERS}'.
+//
+// A password (password, properties.sasl.password, the password in url)
+// is never shown: Options, Explain and the settings' String forms show
+// ***, errors do not quote it, and Error.Caret shows the line with ***
+// in its place. The settings hold it as a security.Secret, which prints
+// as *** however it is printed.
 //
 // Layout and time: with format = 'binary' the declared order is the byte
 // layout, and the event time is the first column, a BIGINT (the model reads

@@ -14,6 +14,9 @@ type Error struct {
 	Line, Column int
 	Offset       int
 	Msg          string
+	// secrets are the byte ranges of the text that Caret shows as ***
+	// (the values of password options, set by Compile).
+	secrets []span
 }
 
 func (e *Error) Error() string {
@@ -26,6 +29,9 @@ func (e *Error) Error() string {
 //	line 3, column 14: expected ')' after the column list, found 'FROM'
 //	  c INT FROM
 //	        ^
+//
+// The value of a password option on that line (password,
+// properties.sasl.password, url) is shown as ***, as everywhere.
 func (e *Error) Caret(src string) string {
 	var b strings.Builder
 	b.WriteString(e.Error())
@@ -33,24 +39,58 @@ func (e *Error) Caret(src string) string {
 	if e.Line < 1 || e.Line > len(lines) {
 		return b.String()
 	}
+	start := 0
+	for _, l := range lines[:e.Line-1] {
+		start += len(l) + 1
+	}
 	line := strings.TrimRight(lines[e.Line-1], "\r")
-	b.WriteString("\n  ")
-	b.WriteString(line)
-	b.WriteString("\n  ")
-	col := 1
-	for _, r := range line {
-		if col >= e.Column {
-			break
+	var shown, pad strings.Builder
+	col, caret := 1, -1
+	masked, maskedAt := -1, 0 // the span being masked, where its *** is
+	for i, r := range line {
+		k := e.secretAt(start + i)
+		if k >= 0 && k != masked {
+			masked, maskedAt = k, pad.Len()
+			shown.WriteString("***")
+			pad.WriteString("   ")
 		}
-		if r == '\t' {
-			b.WriteByte('\t')
-		} else {
-			b.WriteByte(' ')
+		if col == e.Column && caret < 0 {
+			caret = pad.Len()
+			if k >= 0 {
+				caret = maskedAt // under the ***
+			}
 		}
 		col++
+		if k >= 0 {
+			continue
+		}
+		masked = -1
+		shown.WriteRune(r)
+		if r == '\t' {
+			pad.WriteByte('\t')
+		} else {
+			pad.WriteByte(' ')
+		}
 	}
+	if caret < 0 {
+		caret = pad.Len()
+	}
+	b.WriteString("\n  ")
+	b.WriteString(shown.String())
+	b.WriteString("\n  ")
+	b.WriteString(pad.String()[:caret])
 	b.WriteByte('^')
 	return b.String()
+}
+
+// secretAt is the index of the secret span holding byte off, or -1.
+func (e *Error) secretAt(off int) int {
+	for k, s := range e.secrets {
+		if off >= s.start && off < s.end {
+			return k
+		}
+	}
+	return -1
 }
 
 // pos is a position in the text.

@@ -20,6 +20,12 @@ func (p *Program) Explain() string {
 			fmt.Fprintf(&b, " %s", s.Path)
 		case s.Workload != "":
 			fmt.Fprintf(&b, " workload %s", s.Workload)
+		case s.Connector == "kafka":
+			fmt.Fprintf(&b, " topic %s at %s", s.Topic, strings.Join(s.Brokers, ","))
+			if s.Group != "" {
+				fmt.Fprintf(&b, ", group %s", s.Group)
+			}
+			fmt.Fprintf(&b, " (%s)", s.KafkaSecurity)
 		}
 		fmt.Fprintf(&b, ", format %s, %d-byte tuples, event time %s (%s)", s.Format, s.Schema.TupleSize, s.EventTime, s.TimeUnit)
 		if s.OnError == "skip" {
@@ -90,10 +96,18 @@ func (p *Program) Explain() string {
 		fmt.Fprintf(&b, "  columns: %s\n", strings.Join(names, ", "))
 		if s := q.Sink; s != nil {
 			fmt.Fprintf(&b, "  sink: %s", s.Connector)
-			if s.Path != "" {
-				fmt.Fprintf(&b, " %s", s.Path)
+			switch s.Connector {
+			case "kafka":
+				fmt.Fprintf(&b, " topic %s at %s (%s), format %s\n", s.Topic, strings.Join(s.Brokers, ","), s.KafkaSecurity, s.Format)
+			case "redis":
+				// Redis's String shows the password as ***.
+				fmt.Fprintf(&b, " %s, layout %s\n", s.Redis, s.Layout)
+			default:
+				if s.Path != "" {
+					fmt.Fprintf(&b, " %s", s.Path)
+				}
+				fmt.Fprintf(&b, ", format %s\n", s.Format)
 			}
-			fmt.Fprintf(&b, ", format %s\n", s.Format)
 		}
 	}
 	return b.String()

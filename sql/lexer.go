@@ -47,7 +47,8 @@ func (t token) describe() string {
 	return "'" + t.text + "'"
 }
 
-// lex splits src into tokens, the last one tEOF.
+// lex splits src into tokens, the last one tEOF; on an error, the
+// tokens before it (secretSpans reads them).
 func lex(src string) ([]token, error) {
 	var toks []token
 	line, col := 1, 1
@@ -83,7 +84,7 @@ func lex(src string) ([]token, error) {
 				start := pos{i, line, col}
 				n := strings.Index(src[i+2:], "*/")
 				if n < 0 {
-					return nil, errAt(start, "comment not closed: expected '*/'")
+					return toks, errAt(start, "comment not closed: expected '*/'")
 				}
 				adv(n + 4)
 				continue
@@ -98,7 +99,7 @@ func lex(src string) ([]token, error) {
 		r, w := utf8.DecodeRuneInString(src[i:])
 		switch {
 		case r == utf8.RuneError && w == 1:
-			return nil, errAt(p, "invalid UTF-8 in the text")
+			return toks, errAt(p, "invalid UTF-8 in the text")
 		case r == '_' || unicode.IsLetter(r):
 			j := i
 			for j < len(src) {
@@ -136,7 +137,7 @@ func lex(src string) ([]token, error) {
 			}
 			if j < len(src) {
 				if r2, _ := utf8.DecodeRuneInString(src[j:]); r2 == '_' || unicode.IsLetter(r2) {
-					return nil, errAt(pos{j, line, col + j - i}, "expected a blank or an operator after the number %s, found %q", src[i:j], r2)
+					return toks, errAt(pos{j, line, col + j - i}, "expected a blank or an operator after the number %s, found %q", src[i:j], r2)
 				}
 			}
 			toks = append(toks, token{kind: kind, text: src[i:j], pos: p})
@@ -146,7 +147,7 @@ func lex(src string) ([]token, error) {
 			j := i + 1
 			for {
 				if j >= len(src) {
-					return nil, errAt(p, "string not closed: expected a closing quote (')")
+					return toks, errAt(p, "string not closed: expected a closing quote (')")
 				}
 				if src[j] == '\'' {
 					if j+1 < len(src) && src[j+1] == '\'' {
@@ -166,14 +167,14 @@ func lex(src string) ([]token, error) {
 			q := byte(r)
 			n := strings.IndexByte(src[i+1:], q)
 			if n < 0 {
-				return nil, errAt(p, "quoted name not closed: expected a closing %c", q)
+				return toks, errAt(p, "quoted name not closed: expected a closing %c", q)
 			}
 			if n == 0 {
-				return nil, errAt(p, "empty quoted name")
+				return toks, errAt(p, "empty quoted name")
 			}
 			name := src[i+1 : i+1+n]
 			if strings.ContainsAny(name, "\n\r") {
-				return nil, errAt(p, "a quoted name cannot span lines")
+				return toks, errAt(p, "a quoted name cannot span lines")
 			}
 			toks = append(toks, token{kind: tIdent, text: name, quoted: true, pos: p})
 			adv(n + 2)
@@ -186,7 +187,7 @@ func lex(src string) ([]token, error) {
 				}
 			}
 			if op == "" {
-				return nil, errAt(p, "unexpected character %q", r)
+				return toks, errAt(p, "unexpected character %q", r)
 			}
 			toks = append(toks, token{kind: tOp, text: op, pos: p})
 			adv(len(op))

@@ -84,10 +84,11 @@ func (s *optionSet) rest(valid ...string) error {
 	return nil
 }
 
+// all is the options as they may be shown: passwords as ***.
 func (s *optionSet) all() map[string]string {
 	m := make(map[string]string, len(s.opts))
 	for _, o := range s.opts {
-		m[o.key] = o.val
+		m[o.key] = redactOption(o.key, o.val)
 	}
 	return m
 }

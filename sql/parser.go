@@ -306,6 +306,9 @@ func (p *parser) options() ([]option, error) {
 		}
 		o.key = strings.ToLower(o.key)
 		if _, err := p.punct("=", "'=' after the option "+o.key); err != nil {
+			if secretOption(o.key) { // what was found may be the password
+				return nil, errAt(p.peek().pos, "expected '=' after the option %s", o.key)
+			}
 			return nil, err
 		}
 		v := p.peek()
@@ -314,6 +317,9 @@ func (p *parser) options() ([]option, error) {
 			o.val, o.valPos = v.text, v.pos
 			p.next()
 		default:
+			if secretOption(o.key) {
+				return nil, errAt(v.pos, "expected the value of option %s", o.key)
+			}
 			return nil, p.expected("the value of option " + o.key)
 		}
 		for _, prev := range opts {

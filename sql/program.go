@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -51,8 +52,13 @@ type Source struct {
 	Group       string
 	Start       string
 	IdleTimeout time.Duration
-	// Options holds every option as written (keys in lower case), so that
-	// connectors can read their own (kafka, later).
+	// KafkaSecurity is how a kafka source's connections are secured
+	// (properties.security.protocol, properties.sasl.*,
+	// properties.ssl.*; the zero value is PLAINTEXT).
+	KafkaSecurity security.Kafka
+	// Options holds every option as written (keys in lower case; values
+	// with their ${NAME} placeholders read, passwords as ***), so that
+	// connectors can read their own.
 	Options map[string]string
 }
 
@@ -173,11 +179,16 @@ type Sink struct {
 	Brokers []string
 	Topic   string
 	Key     string
-	// connector = 'redis': the server; the layout ("hash" or "ysb");
+	// KafkaSecurity is how a kafka sink's connections are secured.
+	KafkaSecurity security.Kafka
+	// connector = 'redis': the server (Addr, its host:port, and Redis:
+	// the address again with the password or ACL user and TLS to
+	// connect with); the layout ("hash" or "ysb");
 	// hash: KeyTemplate ("cm1:{window_start}:{cat}") and the columns
 	// written as the hash's fields; ysb: Fields is the count column. Flush
 	// is how often writes are sent.
 	Addr        string
+	Redis       security.Redis
 	Layout      string
 	KeyTemplate string
 	Fields      []string

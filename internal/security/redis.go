@@ -49,17 +49,15 @@ type Redis struct {
 }
 
 // ParseRedisURL reads redis://[user[:password]@]host[:port][/db], or
-// rediss://... for TLS (port 6379 where none is given). Errors never
-// show the password.
+// rediss://... for TLS (port 6379 where none is given). Errors quote
+// nothing of the URL but its scheme.
 func ParseRedisURL(raw string) (Redis, error) {
 	var r Redis
 	u, err := url.Parse(raw)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its text holds the whole URL, password and all
-		}
-		return r, fmt.Errorf("not a redis:// or rediss:// URL: %v", err)
+		// Not url.Parse's error: its text quotes the URL, or a part of
+		// it that may be the password.
+		return r, errors.New("not a URL of the form redis://[user[:password]@]host[:port][/db] (rediss:// for TLS)")
 	}
 	switch u.Scheme {
 	case "redis":
@@ -75,14 +73,14 @@ func ParseRedisURL(raw string) (Redis, error) {
 		return r, errors.New("a query or fragment is not supported: want redis://[user[:password]@]host[:port][/db] and the other options (tls.ca, ...) apart")
 	}
 	host, port := u.Hostname(), u.Port()
-	if host == "" {
+	if host == "" || strings.Contains(host, ":") && net.ParseIP(host) == nil {
 		return r, errors.New("no host: want redis://[user[:password]@]host[:port][/db]")
 	}
 	if port == "" {
 		port = "6379"
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return r, fmt.Errorf("port %q: want 1 to 65535", port)
+		return r, errors.New("the port is not a number from 1 to 65535")
 	}
 	r.Addr = net.JoinHostPort(host, port)
 	if u.User != nil {
@@ -97,7 +95,7 @@ func ParseRedisURL(raw string) (Redis, error) {
 	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
 		n, err := strconv.Atoi(db)
 		if err != nil || n < 0 {
-			return r, fmt.Errorf("database %q: want a number, as in redis://host:6379/0", db)
+			return r, errors.New("the database (the path) is not a number, as in redis://host:6379/0")
 		}
 		r.DB = n
 	}
@@ -118,7 +116,9 @@ func ParseRedis(get func(string) (string, bool)) (Redis, error) {
 	case hasURL:
 		var err error
 		if r, err = ParseRedisURL(raw); err != nil {
-			return r, &OptionError{RedisURL, true, fmt.Sprintf("%s = '%s': %v", RedisURL, RedactURL(raw), err)}
+			// Not the value: where it does not parse, what is the
+			// password in it is not known.
+			return r, &OptionError{RedisURL, true, fmt.Sprintf("option %s: %v", RedisURL, err)}
 		}
 	case hasAddr:
 		r.Addr = addr

@@ -1,0 +1,228 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/internal/security"
+)
+
+// Secrets in the text: option values read from the environment
+// (${NAME}), the connections' security options (security.Kafka,
+// security.Redis), and the values that are never shown again: in
+// Options, Explain, errors and Caret they read ***.
+
+// expandOptions replaces the ${NAME} placeholders of every option value
+// by the environment's values (env: os.LookupEnv); $${ is a literal ${.
+// A variable not set is an error at its placeholder naming it and the
+// option.
+func expandOptions(stmts []*stmt, env func(string) (string, bool)) error {
+	for _, st := range stmts {
+		for i := range st.opts {
+			o := &st.opts[i]
+			v, err := security.Expand(o.val, env)
+			if err != nil {
+				var ee *security.ExpandError
+				if errors.As(err, &ee) {
+					return errAt(inValue(*o, ee.Offset), "option %s: %s", o.key, ee.Msg)
+				}
+				return errAt(o.valPos, "option %s: %v", o.key, err)
+			}
+			if v != o.val {
+				o.val, o.expanded = v, true
+			}
+		}
+	}
+	return nil
+}
+
+// secretOption is whether the value of option key is a secret: shown
+// as *** (a URL with its password as ***).
+func secretOption(key string) bool {
+	switch key {
+	case security.KafkaPassword, security.RedisPassword, security.RedisURL:
+		return true
+	}
+	return false
+}
+
+// redactOption is an option's value as it may be shown.
+func redactOption(key, val string) string {
+	switch {
+	case key == security.RedisURL:
+		return security.RedactURL(val)
+	case secretOption(key):
+		return security.Redacted
+	}
+	return val
+}
+
+// optionErrorAt places a settings error of the security package at its
+// option: the option's value or key where it was given, else the WITH.
+func (s *optionSet) optionErrorAt(err error) error {
+	var oe *security.OptionError
+	if !errors.As(err, &oe) {
+		return errAt(s.withPos, "%v", err)
+	}
+	for _, o := range s.opts {
+		if o.key == oe.Option {
+			if oe.Value {
+				return errAt(o.valPos, "%s", oe.Msg)
+			}
+			return errAt(o.keyPos, "%s", oe.Msg)
+		}
+	}
+	return errAt(s.withPos, "%s", oe.Msg)
+}
+
+// getter reads options through s.get (which marks them taken).
+func (s *optionSet) getter() func(string) (string, bool) {
+	return func(key string) (string, bool) {
+		o, ok := s.get(key)
+		return o.val, ok
+	}
+}
+
+// kafkaSecurity reads the properties.security.*, properties.sasl.* and
+// properties.ssl.* options of a kafka source or sink.
+func (s *optionSet) kafkaSecurity() (security.Kafka, error) {
+	k, err := security.ParseKafka(s.getter())
+	if err != nil {
+		return k, s.optionErrorAt(err)
+	}
+	return k, nil
+}
+
+// redisServer reads a redis sink's server: addr ('host:port') or url
+// ('redis://' or 'rediss://'), and username, password, tls, tls.ca,
+// tls.cert, tls.key, tls.server_name.
+func (s *optionSet) redisServer() (security.Redis, error) {
+	_, hasAddr := s.get(security.RedisAddr)
+	_, hasURL := s.get(security.RedisURL)
+	if !hasAddr && !hasURL {
+		return security.Redis{}, errAt(s.withPos, "%s needs the option addr (the Redis server, host:port) or url ('redis://host:port', 'rediss://...' for TLS)", s.what)
+	}
+	if o, ok := s.get(security.RedisAddr); ok {
+		if o.val == "" {
+			return security.Redis{}, errAt(o.valPos, "option addr is empty")
+		}
+		if msg := checkHostPort(o.val); msg != "" {
+			return security.Redis{}, errAt(o.valPos, "addr = '%s' %s", o.val, msg)
+		}
+	}
+	r, err := security.ParseRedis(s.getter())
+	if err != nil {
+		return r, s.optionErrorAt(err)
+	}
+	return r, nil
+}
+
+// span is a byte range [start, end) of the text.
+type span struct{ start, end int }
+
+// secretSpans are the byte ranges of text that hold the values of
+// secret options (password, properties.sasl.password, url), for Caret
+// to mask: what follows "key =" (or "key" and a string, the '='
+// forgotten) up to the option's end, wherever the tokens show one, even
+// in a text that does not parse; where it does not lex after such a key,
+// the rest of that line.
+func secretSpans(text string) []span {
+	toks, lerr := lex(text)
+	var out []span
+	for i := 1; i < len(toks); i++ {
+		if !secretOption(keyBefore(toks, i)) {
+			continue
+		}
+		j := i
+		if toks[j].op("=") {
+			j++
+		} else if toks[j].kind != tString {
+			continue
+		}
+		if j == len(toks) || toks[j].kind == tEOF {
+			continue
+		}
+		sp := span{toks[j].pos.off, tokenEnd(text, toks[j])}
+		for _, n := range toks[j+1:] {
+			if n.kind == tEOF || n.op(",") || n.op(")") || n.op(";") {
+				break
+			}
+			sp.end = tokenEnd(text, n)
+		}
+		out = append(out, sp)
+	}
+	var le *Error
+	if n := len(toks); n > 0 && errors.As(lerr, &le) {
+		key := keyBefore(toks, n)
+		if toks[n-1].op("=") && n > 1 {
+			key = keyBefore(toks, n-1)
+		}
+		if secretOption(key) {
+			// From the key's '=' (or the key) on: the lexer may have
+			// stopped in the middle of the value.
+			from := tokenEnd(text, toks[n-1])
+			for from < len(text) && (text[from] == ' ' || text[from] == '\t') {
+				from++
+			}
+			end := strings.IndexByte(text[from:], '\n')
+			if end < 0 {
+				end = len(text) - from
+			}
+			out = append(out, span{from, from + end})
+		}
+	}
+	return out
+}
+
+// hideSyntax replaces the message of a syntax error (the lexer's or the
+// parser's, which quote the text they stop at) where that is in a secret
+// span: its text may be the password's.
+func hideSyntax(e *Error) {
+	if e.secretAt(e.Offset) >= 0 {
+		e.Msg = "a password option's value does not read here (it is not shown): write it as a quoted string, '...', or as '${VARIABLE}' to read it from the environment"
+	}
+}
+
+// keyBefore is the option name that ends before token i ('key', key,
+// or a dotted name), lower case; "" where there is none.
+func keyBefore(toks []token, i int) string {
+	t := toks[i-1]
+	switch {
+	case t.kind == tString:
+		return strings.ToLower(t.text)
+	case t.kind != tIdent:
+		return ""
+	}
+	key := t.text
+	for j := i - 1; j >= 2 && toks[j-1].op(".") && toks[j-2].kind == tIdent; j -= 2 {
+		key = toks[j-2].text + "." + key
+	}
+	return strings.ToLower(key)
+}
+
+// tokenEnd is the offset after token t in text.
+func tokenEnd(text string, t token) int {
+	switch {
+	case t.kind == tString:
+		return stringEnd(text, t.pos.off)
+	case t.quoted:
+		return t.pos.off + len(t.text) + 2
+	}
+	return t.pos.off + len(t.text)
+}
+
+// stringEnd is the offset after the '...' literal that starts at off
+// (its closing quote; a quote written twice is one inside it), or the
+// text's end.
+func stringEnd(text string, off int) int {
+	for j := off + 1; j < len(text); j++ {
+		if text[j] == '\'' {
+			if j+1 < len(text) && text[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(text)
+}
