@@ -1,0 +1,139 @@
+package temporal
+
+// ParseTimestamp parses a timestamp in one of the forms event streams
+// carry, and reports whether b is one:
+//
+//	2024-03-01T10:00:01Z             RFC 3339 / ISO 8601
+//	2024-03-01T10:00:01.250+02:00    a fraction of 1 to 9 digits
+//	2024-03-01t10:00:01.25z          t and z in lower case
+//	2024-03-01T10:00:01-0530         an offset as ±hh:mm, ±hhmm or ±hh
+//	2024-03-01 10:00:01              SQL, Flink's JSON and CSV default
+//	2024-03-01 10:00:01.250          (no zone: UTC)
+//	2024-03-01                       a date alone: midnight UTC
+//
+// The separator between date and time is T, t or a space; a zone (Z, z or
+// an offset) may follow any of them. Years are 0000 to 9999, months and
+// days a valid date (February 29 in leap years only), hours 0-23, minutes
+// and seconds 0-59 (a leap second, 60, is refused), offsets up to ±23:59.
+// Seconds are required, and nothing may precede or follow the timestamp.
+//
+// A fraction finer than milliseconds is truncated, which rounds the
+// instant toward negative infinity (floor), also before 1970: the
+// fraction adds to a whole second.
+func ParseTimestamp(b []byte) (ms int64, ok bool) {
+	days, ok := parseDate(b)
+	if !ok {
+		return 0, false
+	}
+	ms = days * MillisPerDay
+	if len(b) == 10 {
+		return ms, true
+	}
+	// b[10] is the separator, then hh:mm:ss.
+	if len(b) < 19 || (b[10] != 'T' && b[10] != 't' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	h, ok1 := digits2(b[11], b[12])
+	m, ok2 := digits2(b[14], b[15])
+	s, ok3 := digits2(b[17], b[18])
+	if !ok1 || !ok2 || !ok3 || h > 23 || m > 59 || s > 59 {
+		return 0, false
+	}
+	ms += int64(h*MillisPerHour + m*MillisPerMinute + s*MillisPerSecond)
+	i := 19
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		frac, scale := 0, 100
+		for i < len(b) && i-start < 10 {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			frac += int(d) * scale
+			scale /= 10
+			i++
+		}
+		if n := i - start; n == 0 || n > 9 {
+			return 0, false
+		}
+		ms += int64(frac)
+	}
+	if i == len(b) {
+		return ms, true
+	}
+	switch b[i] {
+	case 'Z', 'z':
+		return ms, i+1 == len(b)
+	case '+', '-':
+		off, ok := parseOffset(b[i+1:])
+		if !ok {
+			return 0, false
+		}
+		if b[i] == '+' {
+			// Local time is ahead of UTC: UTC is earlier.
+			off = -off
+		}
+		return ms + off, true
+	}
+	return 0, false
+}
+
+// parseOffset parses hh, hhmm or hh:mm (after the sign) into milliseconds.
+func parseOffset(b []byte) (int64, bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	h, ok := digits2(b[0], b[1])
+	if !ok || h > 23 {
+		return 0, false
+	}
+	m := 0
+	switch len(b) {
+	case 2:
+	case 4:
+		m, ok = digits2(b[2], b[3])
+	case 5:
+		if b[2] != ':' {
+			return 0, false
+		}
+		m, ok = digits2(b[3], b[4])
+	default:
+		return 0, false
+	}
+	if !ok || m > 59 {
+		return 0, false
+	}
+	return int64(h*MillisPerHour + m*MillisPerMinute), true
+}
+
+// ParseDate parses a date, yyyy-MM-dd with a year 0000 to 9999, into days
+// since 1970-01-01.
+func ParseDate(b []byte) (days int32, ok bool) {
+	if len(b) != 10 {
+		return 0, false
+	}
+	d, ok := parseDate(b)
+	return int32(d), ok
+}
+
+// parseDate parses the yyyy-MM-dd at the start of b.
+func parseDate(b []byte) (int64, bool) {
+	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+		return 0, false
+	}
+	y1, ok1 := digits2(b[0], b[1])
+	y2, ok2 := digits2(b[2], b[3])
+	m, ok3 := digits2(b[5], b[6])
+	d, ok4 := digits2(b[8], b[9])
+	y := y1*100 + y2
+	if !ok1 || !ok2 || !ok3 || !ok4 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return 0, false
+	}
+	return DaysFromCivil(y, m, d), true
+}
+
+func digits2(a, b byte) (int, bool) {
+	a, b = a-'0', b-'0'
+	return int(a)*10 + int(b), a <= 9 && b <= 9
+}
