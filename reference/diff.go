@@ -9,11 +9,19 @@ import (
 
 // Diff returns "" when got equals want, else a description of the first
 // difference. For an aggregation rows are compared in order: window bounds
-// and key exactly, values by type, integers exactly and floats with relative
-// tolerance tol (|a-b| <= tol*max(1,|a|,|b|); equal values, including equal
-// infinities, and two NaNs match; an infinity matches only itself, a NaN only
-// a NaN). For a stateless query the output tuples
-// are compared byte for byte. Counts are compared exactly, after the output.
+// and key exactly, values by sameValue. For a stateless query whose output
+// schema has a String or a Nullable attribute the output is compared value
+// by value (the bytes of a view are a pointer, a NULL's slot may hold
+// anything): each side's Values, or, where a side has none, its Tuples
+// decoded (DecodeTuples: the views must still be valid). For any other
+// stateless query the output tuples are compared byte for byte. Counts are
+// compared exactly, after the output.
+//
+// sameValue: a NULL equals only a NULL; otherwise the kinds must be the
+// same, integers, timestamps and booleans equal exactly, strings and bytes
+// byte for byte, and floats within relative tolerance tol
+// (|a-b| <= tol*max(1,|a|,|b|); equal values, including equal infinities,
+// and two NaNs match; an infinity matches only itself, a NaN only a NaN).
 func Diff(q *query.Query, want, got *Result, tol float64) string {
 	if want == nil || got == nil {
 		if want == got {
@@ -22,7 +30,15 @@ func Diff(q *query.Query, want, got *Result, tol float64) string {
 		return fmt.Sprintf("want result %v, got %v", want != nil, got != nil)
 	}
 	if q.Stateless() {
-		if d := diffTuples(q, want.Tuples, got.Tuples); d != "" {
+		out, err := q.OutputSchema()
+		if err != nil {
+			return fmt.Sprintf("output schema: %v", err)
+		}
+		if valueLevel(out) {
+			if d := diffValues(out, want, got, tol); d != "" {
+				return d
+			}
+		} else if d := diffTuples(q, want.Tuples, got.Tuples); d != "" {
 			return d
 		}
 	} else if d := diffRows(q, want.Rows, got.Rows, tol); d != "" {
@@ -34,8 +50,49 @@ func Diff(q *query.Query, want, got *Result, tol float64) string {
 	return ""
 }
 
+// valuesOf is r's output values: Values, or its Tuples decoded.
+func valuesOf(s *query.Schema, r *Result) ([][]Value, error) {
+	if r.Values != nil || r.Tuples == nil {
+		return r.Values, nil
+	}
+	return DecodeTuples(s, r.Tuples)
+}
+
+func diffValues(s *query.Schema, want, got *Result, tol float64) string {
+	wv, err := valuesOf(s, want)
+	if err != nil {
+		return fmt.Sprintf("want: %v", err)
+	}
+	gv, err := valuesOf(s, got)
+	if err != nil {
+		return fmt.Sprintf("got: %v", err)
+	}
+	n := min(len(wv), len(gv))
+	for i := 0; i < n; i++ {
+		if len(wv[i]) != len(gv[i]) {
+			return fmt.Sprintf("output tuple %d: want %d values, got %d", i, len(wv[i]), len(gv[i]))
+		}
+		for j := range wv[i] {
+			if !sameValue(wv[i][j], gv[i][j], tol) {
+				name := ""
+				if j < len(s.Attrs) {
+					name = fmt.Sprintf(" (%q)", s.Attrs[j].Name)
+				}
+				return fmt.Sprintf("output tuple %d: attribute %d%s: want %v, got %v", i, j, name, wv[i][j], gv[i][j])
+			}
+		}
+	}
+	if len(wv) > n {
+		return fmt.Sprintf("output: want %d tuples, got %d: tuple %d %v missing", len(wv), len(gv), n, wv[n])
+	}
+	if len(gv) > n {
+		return fmt.Sprintf("output: want %d tuples, got %d: tuple %d %v unexpected", len(wv), len(gv), n, gv[n])
+	}
+	return ""
+}
+
 func diffTuples(q *query.Query, want, got []byte) string {
-	size := OutputTupleSize(q)
+	size := max(1, OutputTupleSize(q))
 	n := min(len(want), len(got))
 	for i := 0; i < n; i++ {
 		if want[i] != got[i] {
@@ -84,10 +141,17 @@ func diffRows(q *query.Query, want, got []Row, tol float64) string {
 }
 
 func sameValue(a, b Value, tol float64) bool {
-	if a.Float != b.Float {
+	if a.Null || b.Null {
+		return a.Null && b.Null
+	}
+	if a.kind() != b.kind() {
 		return false
 	}
-	if !a.Float {
+	switch a.kind() {
+	case FloatKind:
+	case StringKind, BytesKind:
+		return a.Str == b.Str
+	default:
 		return a.I == b.I
 	}
 	if a.F == b.F || (math.IsNaN(a.F) && math.IsNaN(b.F)) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -15,14 +16,16 @@ import (
 // largest position of the stream's earlier tuples; a tuple is late when a
 // watermark exists and it minus j.Window.Delay is >= the end of the first
 // window containing the tuple (in unbounded integers: an end past
-// math.MaxInt64 is never reached). A tuple whose first
-// window starts below math.MinInt64 is refused: the error names its input,
-// index, byte offset and position. Every window w holding an accepted tuple of both streams outputs,
-// in order of w, each pair (l, r) of its accepted left tuples l and right
-// tuples r, left ones in order of position (ties in stream order) as the
-// outer loop and right ones likewise as the inner loop, for which Where
-// holds on the concatenated tuple l ++ r. Counts: Tuples of both streams,
-// Late, and Counted = the rest.
+// math.MaxInt64 is never reached). A tuple whose first window starts below
+// math.MinInt64 is refused: the error names its input, index, byte offset
+// and position. Every window w holding an accepted tuple of both streams
+// outputs, in order of w, each pair (l, r) of its accepted left tuples l
+// and right tuples r, left ones in order of position (ties in stream
+// order) as the outer loop and right ones likewise as the inner loop, for
+// which Where is TRUE (l.<name> read from l with j.Left, r.<name> from r
+// with j.Right), as the concatenated tuple l ++ r; Result.Values holds each
+// output tuple's values, l's attributes then r's. Counts: Tuples of both
+// streams, Late, and Counted = the rest.
 func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
@@ -89,15 +92,47 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				keep := true
 				if j.Where != nil {
 					var err error
-					if keep, err = pred(j.Where, tupleScope(out, pair)); err != nil {
-						return nil, err
+					if keep, err = pairEnv(j, lt.tuple, rt.tuple).holds(j.Where); err != nil {
+						return nil, fmt.Errorf("reference: join %q: where: %w", j.Name, err)
 					}
 				}
 				if keep {
+					lv, err := decodeTuple(j.Left, lt.tuple)
+					if err != nil {
+						return nil, fmt.Errorf("reference: join %q: left tuple: %w", j.Name, err)
+					}
+					rv, err := decodeTuple(j.Right, rt.tuple)
+					if err != nil {
+						return nil, fmt.Errorf("reference: join %q: right tuple: %w", j.Name, err)
+					}
 					res.Tuples = append(res.Tuples, pair...)
+					res.Values = append(res.Values, append(lv, rv...))
 				}
 			}
 		}
 	}
 	return res, nil
+}
+
+// pairEnv resolves the names of a join's predicate for the pair (l, r):
+// l.<name> is attribute <name> of l in j.Left, r.<name> of r in j.Right.
+// Each side is read with its own schema, so that a NULL bit is read where
+// that side's schema puts it.
+func pairEnv(j *query.WindowJoin, l, r []byte) env {
+	return env{
+		col: func(name string) (Value, error) {
+			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
+				if a, err := j.Left.Lookup(n); err == nil {
+					return readAttr(a, l)
+				}
+			}
+			if n, ok := strings.CutPrefix(name, query.RightPrefix); ok {
+				if a, err := j.Right.Lookup(n); err == nil {
+					return readAttr(a, r)
+				}
+			}
+			return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
+		},
+		scope: j.Scope(),
+	}
 }

@@ -2,23 +2,53 @@
 // that tests and `saber-hx bench --validate` compare the engine against. It
 // evaluates a query.Query literally, one tuple at a time, in input order,
 // with no panes, no tasks and no parallelism. It is written to be obviously
-// correct, not fast. It imports only package query (never package window): it
-// finds the windows of a tuple by brute force, so that it checks the
-// engine's pane arithmetic instead of sharing it.
+// correct, not fast. It imports only package query (never package window,
+// strview or temporal): it finds the windows of a tuple by brute force, reads
+// string views, formats dates and applies the scalar functions with code of
+// its own and Go's standard library, so that it checks the engine instead of
+// sharing its code.
+//
+// # Values
+//
+// A Value is NULL or an integer, a float, a string, a timestamp
+// (milliseconds since the epoch, UTC), a boolean or a bytes column's value
+// (Kind). A Column reads an attribute of the tuple, little-endian: NULL
+// where the attribute is Nullable and its bit is set; int32 (sign extended)
+// and int64 as integers, or as a timestamp (Logical Time) or a boolean
+// (Logical Boolean: 0 or 1, anything else is an error); float32 (converted
+// exactly to float64) and float64 as floats; a bytes column as its bytes; a
+// String as the string of its 16-byte view (see view.go; a malformed view is
+// an error). A Column naming the static join's As is the joined value (bytes;
+// only valid as a group key).
 //
 // # Expressions
 //
-// A Column reads an attribute of the tuple, little-endian: int32 (sign
-// extended) and int64 as integers, float32 (converted exactly to float64)
-// and float64 as floats. A Column naming the static join's As is the joined
-// value (bytes; only valid as a group key). IntConst and FloatConst are
-// constants. Arith computes in float64 when either operand is a float
-// (converting the integer one), else in int64 with Go's wrapping arithmetic;
+// Constants are themselves; Null{T} is the NULL of type T. Arith is NULL
+// where an operand is; it computes in float64 when either operand is a
+// float (converting the other), else in int64 with Go's wrapping arithmetic;
 // integer division truncates toward zero, x/0 == 0, and
 // math.MinInt64 / -1 == math.MinInt64 (Go's wrap-around); float division is
-// IEEE 754 (x/0.0 is ±Inf or NaN). Compare compares as float64 when either
-// side is a float (NaN compares false except with !=), else as int64. AndExpr
-// holds when every term holds; OrExpr when any term holds.
+// IEEE 754 (x/0.0 is ±Inf or NaN). A timestamp plus or minus an integer is a
+// timestamp, a timestamp minus a timestamp an integer. Compare is NULL where
+// a side is; strings compare byte-wise, numbers as float64 when either side
+// is a float (NaN compares false except with !=), else as int64 (a timestamp
+// as its milliseconds), booleans false before true.
+//
+// AND, OR and NOT follow Kleene's three-valued logic: AND is FALSE where a
+// term is FALSE, else NULL where a term is NULL, else TRUE; OR is TRUE where
+// a term is TRUE, else NULL where one is NULL, else FALSE; NOT NULL is NULL.
+// IS [NOT] NULL is never NULL. X IN (list) is TRUE where X equals an item,
+// else NULL where X or an item is NULL, else FALSE; NOT IN negates it. LIKE
+// (like.go) is NULL where X is. CASE takes the THEN of its first branch
+// whose condition is TRUE, else ELSE, else NULL. CAST (cast.go) and the
+// scalar functions (funcs.go, datefmt.go) follow query.Funcs's rules.
+// Where the IR mixes types implicitly (CASE's branches, COALESCE's
+// arguments, an integer where a float is expected), a value takes its
+// expression's static type (query.TypeOf): CASE WHEN c THEN 1 ELSE 2.5 END
+// is the float 1 where c holds.
+//
+// WHERE, HAVING, CASE WHEN and FILTER keep a row only where their condition
+// is TRUE: FALSE and NULL drop it.
 //
 // # Static join
 //
@@ -29,12 +59,18 @@
 // # Stateless queries
 //
 // A query without aggregates (q.Stateless()) outputs, for every tuple, in
-// input order: nothing when WHERE is false (Filtered); else (Counted) the
-// input tuple's bytes unchanged when q.Project is empty, or else the event
-// time (attribute 0, int64) as 8 bytes little-endian followed, for each
-// projection, by 8 bytes little-endian: the int64 value, or
-// math.Float64bits of a float value. Windows, lateness and joins do not
-// apply; Result.Rows is nil.
+// input order: nothing when WHERE is not TRUE (Filtered); else (Counted) a
+// tuple of q.OutputSchema(): the input tuple unchanged when there is no
+// projection and no UDF; the UDF's output tuples for the input tuple alone
+// (q.UDF.Fn over a batch of one) with a UDF; else the event time (attribute
+// 0) followed by each projection's value, of the projection's type:
+// integers and timestamps as int64, floats as float64, booleans as int32 0
+// or 1, strings as views, a bytes column as its bytes; a NULL as its bit,
+// its slot zero. Result.Values holds every output tuple's values
+// (attribute 0 included); Result.Tuples their bytes, except for a
+// projection with a String attribute (the reference has no memory outside
+// the Go heap for the views to point to): there Tuples is nil. Windows,
+// lateness and joins do not apply; Result.Rows is nil.
 //
 // # Aggregations
 //
@@ -45,7 +81,7 @@
 // [w*Slide, w*Slide+Size). D is q.Window.Delay (0 unless set), in the same
 // units as positions. For each tuple, in order:
 //
-//   - WHERE false: Filtered;
+//   - WHERE not TRUE: Filtered;
 //   - else, with a join, its key not in the table: Unmatched;
 //   - else the windows containing its position are found by brute force
 //     (every w with w*Slide <= position < w*Slide+Size; they are consecutive,
@@ -61,24 +97,31 @@
 // unmatched and late ones too. A tuple out of order but whose first window
 // has not closed is counted.
 //
-// The group key is the concatenation over q.GroupBy of: for the join's As,
-// the joined value's bytes; for a bytes column, its raw bytes; for an int32
-// column, query.AppendIntKey(v, 4); for any other integer expression (an
-// int64 column, a constant, arithmetic), query.AppendIntKey(v, 8). Without
-// GROUP BY every tuple has the empty key "".
+// The group key (Row.Key) is the concatenation over q.GroupBy of each key's
+// canonical form (query/key.go): for the join's As, the joined value's
+// bytes; for a bytes column, its raw bytes (after a byte 1, or as the byte
+// 0 and as many zeros for NULL, where q.KeyNullable); for an integer or a
+// timestamp, query.AppendIntKey(v, 4) of an int32 column and
+// query.AppendIntKey(v, 8) of any other integer expression, or
+// query.AppendNullableIntKey where q.KeyNullable; for a boolean,
+// query.AppendBoolKey; for a string, query.AppendStringKey. Without GROUP BY
+// every tuple has the empty key "". NULL keys thus sort first.
 //
-// Aggregates per (window, key), over the tuples counted there: COUNT is the
-// integer count; SUM the int64 wrapping sum of an integer argument or the
-// float64 sum (in input order) of a float argument; AVG the float64
+// Aggregates per (window, key), over the tuples counted there for which the
+// aggregate's FILTER (if any) is TRUE and, but for COUNT(*), whose argument
+// is not NULL: COUNT is their integer count (COUNT(*) counts every tuple
+// that passes the FILTER); SUM the int64 wrapping sum of an integer argument
+// or the float64 sum (in input order) of a float argument; AVG the float64
 // (float64(integer sum) or float sum) / float64(count); MIN and MAX are of
-// the argument's type (floats compared with <, >: the first value starts
-// the running minimum/maximum, and a later value replaces it only when
-// strictly less/greater).
+// the argument's type (an integer, a float or a timestamp; floats compared
+// with <, >: the first value starts the running minimum/maximum, and a later
+// value replaces it only when strictly less/greater). SUM, AVG, MIN and MAX
+// over no value are NULL.
 //
 // HAVING is evaluated per (window, key) after all input. Its columns are
 // aggregates (by Aggregate.As; looked up first) — their values — and GROUP BY
 // columns, whose value is read from the first tuple counted in that (window,
-// key). Groups failing HAVING are dropped.
+// key). Groups whose HAVING is not TRUE are dropped.
 //
 // The output has one Row per (window, key) that counted at least one tuple
 // and passes HAVING, ordered by window start, then key bytes. Windows never
@@ -89,7 +132,9 @@
 // # Errors
 //
 // Evaluate refuses a query that fails q.Validate(), data that is not a whole
-// number of tuples, and a tuple that passes WHERE and the join (late or not)
+// number of tuples, a malformed value (a string view, a boolean other than 0
+// or 1), a REGEXP_EXTRACT or DATE_FORMAT pattern or LIKE escape that does
+// not make sense, and a tuple that passes WHERE and the join (late or not)
 // whose first window starts below math.MinInt64 (its start is not an
 // int64): the error names the tuple's index, its byte offset in data and
 // its position. Window bounds are computed without overflow: a window whose
@@ -111,41 +156,10 @@ import (
 	"github.com/saber-hx/saber-hx/query"
 )
 
-// Value is one aggregate or projected value: an integer (Float false, in I)
-// or a float (Float true, in F).
-type Value struct {
-	Float bool
-	I     int64
-	F     float64
-}
-
-// Int returns an integer Value.
-func Int(v int64) Value { return Value{I: v} }
-
-// Float returns a float Value.
-func Float(v float64) Value { return Value{Float: true, F: v} }
-
-// String formats v: an integer in decimal, a float with the precision needed
-// to round-trip it, each marked with its kind.
-func (v Value) String() string {
-	if v.Float {
-		return fmt.Sprintf("%v (float)", v.F)
-	}
-	return fmt.Sprintf("%d (int)", v.I)
-}
-
-// asFloat is v as a float64, converting an integer.
-func (v Value) asFloat() float64 {
-	if v.Float {
-		return v.F
-	}
-	return float64(v.I)
-}
-
 // Row is one output row of an aggregation: one group of one window.
 type Row struct {
 	Start, End int64
-	Key        string
+	Key        string  // the group key's canonical form (see the package doc)
 	Values     []Value // in the order of q.Aggregates
 }
 
@@ -153,7 +167,7 @@ type Row struct {
 // Tuples = Filtered + Unmatched + Late + Counted.
 type Counts struct {
 	Tuples    uint64 // all tuples read
-	Filtered  uint64 // WHERE false
+	Filtered  uint64 // WHERE not TRUE
 	Unmatched uint64 // join key not in the static table
 	Late      uint64 // the first window containing it had closed
 	Counted   uint64 // aggregated into windows (or output, when stateless)
@@ -161,18 +175,27 @@ type Counts struct {
 
 // Result is the output of a query.
 type Result struct {
-	Rows   []Row  // aggregations: by Start, then Key bytes
-	Tuples []byte // stateless queries: output tuples, concatenated in input order
+	Rows []Row // aggregations: by Start, then Key bytes
+	// Tuples are a stateless query's or a join's output tuples,
+	// concatenated in output order (nil for a projection with a String
+	// attribute: see the package doc).
+	Tuples []byte
+	// Values are a stateless query's or a join's output tuples' values,
+	// attribute 0 included (DecodeTuples reads an engine's output the
+	// same way).
+	Values [][]Value
 	Counts Counts
 }
 
-// OutputTupleSize is the size of a stateless query's output tuple: the
-// input's when q.Project is empty, else 8 + 8*len(q.Project).
+// OutputTupleSize is the size of a stateless query's output tuple: its
+// output schema's (query.OutputSchema), 0 for a query that fails
+// validation.
 func OutputTupleSize(q *query.Query) int {
-	if len(q.Project) == 0 {
-		return q.Schema.TupleSize
+	s, err := q.OutputSchema()
+	if err != nil {
+		return 0
 	}
-	return 8 + 8*len(q.Project)
+	return s.TupleSize
 }
 
 // Evaluate runs q over data, a whole number of q.Schema.TupleSize-byte
@@ -194,39 +217,95 @@ func Evaluate(q *query.Query, data []byte) (*Result, error) {
 	return evalAggregation(q, data)
 }
 
+// queryEnv resolves the attributes of tuple t of q's input, in q's scope
+// (where the static join's As is a bytes value).
+func queryEnv(q *query.Query, t []byte) env {
+	en := tupleEnv(q.Schema, t)
+	en.scope = q.Scope()
+	return en
+}
+
 func evalStateless(q *query.Query, data []byte) (*Result, error) {
+	out, err := q.OutputSchema()
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	// A projection with a String attribute has no bytes here: its views
+	// would have to point outside the Go heap.
+	encode := true
+	for _, a := range out.Attrs {
+		if a.Type == query.String {
+			encode = false
+		}
+	}
 	res := &Result{}
 	size := q.Schema.TupleSize
 	for off := 0; off < len(data); off += size {
 		t := data[off : off+size]
 		res.Counts.Tuples++
-		col := tupleScope(q.Schema, t)
-		if q.Where != nil {
-			ok, err := pred(q.Where, col)
-			if err != nil {
-				return nil, fmt.Errorf("reference: query %q: tuple %d: where: %w", q.Name, off/size, err)
+		if err := func() error {
+			en := queryEnv(q, t)
+			if q.Where != nil {
+				ok, err := en.holds(q.Where)
+				if err != nil {
+					return fmt.Errorf("where: %w", err)
+				}
+				if !ok {
+					res.Counts.Filtered++
+					return nil
+				}
 			}
-			if !ok {
-				res.Counts.Filtered++
-				continue
+			res.Counts.Counted++
+			switch {
+			case q.UDF != nil:
+				// A batch of one tuple: a UDF keeps no state between
+				// calls, so any cut of the input into batches is
+				// the same function.
+				b := q.UDF.Fn(t, size, nil)
+				vals, err := DecodeTuples(out, b)
+				if err != nil {
+					return fmt.Errorf("udf %q: %w", q.UDF.Name, err)
+				}
+				res.Tuples = append(res.Tuples, b...)
+				res.Values = append(res.Values, vals...)
+				return nil
+			case len(q.Project) == 0:
+				vals, err := decodeTuple(q.Schema, t)
+				if err != nil {
+					return err
+				}
+				res.Tuples = append(res.Tuples, t...)
+				res.Values = append(res.Values, vals)
+				return nil
 			}
-		}
-		res.Counts.Counted++
-		if len(q.Project) == 0 {
-			res.Tuples = append(res.Tuples, t...)
-			continue
-		}
-		res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, binary.LittleEndian.Uint64(t[0:8]))
-		for i, p := range q.Project {
-			v, err := num(p.Expr, col)
-			if err != nil {
-				return nil, fmt.Errorf("reference: query %q: tuple %d: projection %d: %w", q.Name, off/size, i, err)
+			vals := make([]Value, 1+len(q.Project))
+			var err error
+			if vals[0], err = readAttr(q.Schema.Attrs[0], t); err != nil {
+				return err
 			}
-			if v.Float {
-				res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, math.Float64bits(v.F))
-			} else {
-				res.Tuples = binary.LittleEndian.AppendUint64(res.Tuples, uint64(v.I))
+			scope := q.Scope()
+			for i, p := range q.Project {
+				v, err := en.eval(p.Expr)
+				if err != nil {
+					return fmt.Errorf("projection %d: %w", i, err)
+				}
+				typ, err := query.TypeOf(p.Expr, scope)
+				if err != nil {
+					return fmt.Errorf("projection %d: %w", i, err)
+				}
+				vals[1+i] = conform(v, typ)
 			}
+			if encode {
+				b, err := encodeTuple(out, vals)
+				if err != nil {
+					return err
+				}
+				res.Tuples = append(res.Tuples, b...)
+			}
+			res.Values = append(res.Values, vals)
+			return nil
+		}(); err != nil {
+			return nil, fmt.Errorf("reference: query %q: tuple %d (byte offset %d): %w", q.Name, off/size, off, err)
 		}
 	}
 	return res, nil
@@ -234,9 +313,16 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 
 // group is the state of one (window, key).
 type group struct {
-	first []byte  // the first tuple counted here: GROUP BY columns for HAVING
-	count int64   // tuples counted
-	acc   []Value // per aggregate: running SUM (also for AVG), MIN or MAX
+	first []byte     // the first tuple counted here: GROUP BY columns for HAVING
+	aggs  []aggState // per aggregate
+}
+
+// aggState is one aggregate's running state in a group: n values
+// aggregated (tuples, for COUNT(*)), and the running SUM (also for AVG),
+// MIN or MAX of them.
+type aggState struct {
+	n   int64
+	acc Value
 }
 
 // bound is one window of a position: its index and bounds. An end past
@@ -309,40 +395,63 @@ func positionName(w query.Window) string {
 	return "event time"
 }
 
-// groupKey builds the group key of tuple t (joined: the join's value).
-func groupKey(q *query.Query, t, joined []byte, col func(string) (Value, error)) (string, error) {
+// groupKey builds the group key of tuple t (joined: the join's value): the
+// canonical form of each GROUP BY value, in order (see the package doc).
+func groupKey(q *query.Query, t, joined []byte, en env) (string, error) {
 	var key []byte
+	scope := q.Scope()
 	for i, g := range q.GroupBy {
-		if c, ok := g.(query.Column); ok {
-			if q.Join != nil && c.Name == q.Join.As {
-				key = append(key, joined...)
-				continue
-			}
+		c, isCol := g.(query.Column)
+		if isCol && q.Join != nil && c.Name == q.Join.As {
+			key = append(key, joined...)
+			continue
+		}
+		typ, err := query.TypeOf(g, scope)
+		if err != nil {
+			return "", fmt.Errorf("group by %d: %w", i, err)
+		}
+		v, err := en.eval(g)
+		if err != nil {
+			return "", fmt.Errorf("group by %d: %w", i, err)
+		}
+		v = conform(v, typ)
+		nullable := q.KeyNullable(g)
+		if v.Null && !nullable && typ != query.StringValue && typ != query.BoolValue {
+			return "", fmt.Errorf("group by %d: %s is NULL, but the query gives its key no NULL byte", i, g)
+		}
+		switch typ {
+		case query.StringValue:
+			key = query.AppendStringKey(key, []byte(v.Str), v.Null)
+		case query.BoolValue:
+			key = query.AppendBoolKey(key, v.I != 0, v.Null)
+		case query.BytesValue:
 			a, err := q.Schema.Lookup(c.Name)
 			if err != nil {
 				return "", fmt.Errorf("group by %d: %w", i, err)
 			}
-			switch a.Type {
-			case query.Bytes:
-				key = append(key, t[a.Offset:a.Offset+a.Size]...)
-				continue
-			case query.Int32:
-				v, err := readAttr(a, t)
-				if err != nil {
-					return "", err
-				}
-				key = query.AppendIntKey(key, v.I, 4)
-				continue
+			switch {
+			case v.Null:
+				key = append(key, make([]byte, 1+a.Size)...)
+			case nullable:
+				key = append(append(key, 1), v.Str...)
+			default:
+				key = append(key, v.Str...)
 			}
+		case query.IntValue, query.TimeValue:
+			width := 8
+			if isCol {
+				if a, err := q.Schema.Lookup(c.Name); err == nil && a.Type == query.Int32 {
+					width = 4
+				}
+			}
+			if nullable {
+				key = query.AppendNullableIntKey(key, v.I, width, v.Null)
+			} else {
+				key = query.AppendIntKey(key, v.I, width)
+			}
+		default:
+			return "", fmt.Errorf("group by %d: %s is %s", i, g, typ)
 		}
-		v, err := num(g, col)
-		if err != nil {
-			return "", fmt.Errorf("group by %d: %w", i, err)
-		}
-		if v.Float {
-			return "", fmt.Errorf("group by %d: %s is a float", i, g)
-		}
-		key = query.AppendIntKey(key, v.I, 8)
 	}
 	return string(key), nil
 }
@@ -351,14 +460,14 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 	res := &Result{}
 	size := q.Schema.TupleSize
 	scope := q.Scope()
-	argFloat := make([]bool, len(q.Aggregates))
+	argType := make([]query.ValueType, len(q.Aggregates))
 	for i, a := range q.Aggregates {
-		if a.Func != query.Count {
+		if a.Arg != nil {
 			t, err := query.TypeOf(a.Arg, scope)
 			if err != nil {
 				return nil, fmt.Errorf("reference: query %q: aggregate %d: %w", q.Name, i, err)
 			}
-			argFloat[i] = t == query.FloatValue
+			argType[i] = t
 		}
 	}
 	var table map[string][]byte
@@ -394,9 +503,9 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 			pos = int64(binary.LittleEndian.Uint64(t[0:8]))
 		}
 		if err := func() error {
-			col := tupleScope(q.Schema, t)
+			en := queryEnv(q, t)
 			if q.Where != nil {
-				ok, err := pred(q.Where, col)
+				ok, err := en.holds(q.Where)
 				if err != nil {
 					return fmt.Errorf("where: %w", err)
 				}
@@ -423,20 +532,32 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				res.Counts.Late++
 				return nil
 			}
-			key, err := groupKey(q, t, joined, col)
+			key, err := groupKey(q, t, joined, en)
 			if err != nil {
 				return err
 			}
+			// Per aggregate: whether this tuple is aggregated (its
+			// FILTER is TRUE and, but for COUNT(*), its argument is
+			// not NULL), and the argument, of its type.
+			use := make([]bool, len(q.Aggregates))
 			args := make([]Value, len(q.Aggregates))
 			for i, a := range q.Aggregates {
-				if a.Func == query.Count {
+				use[i] = true
+				if a.Filter != nil {
+					if use[i], err = en.holds(a.Filter); err != nil {
+						return fmt.Errorf("aggregate %d: filter: %w", i, err)
+					}
+				}
+				if a.Arg == nil {
 					continue
 				}
-				if args[i], err = num(a.Arg, col); err != nil {
+				v, err := en.eval(a.Arg)
+				if err != nil {
 					return fmt.Errorf("aggregate %d: %w", i, err)
 				}
-				if args[i].Float != argFloat[i] {
-					return fmt.Errorf("aggregate %d: %s evaluated to %v, not of its type", i, a.Arg, args[i])
+				args[i] = conform(v, argType[i])
+				if args[i].Null {
+					use[i] = false
 				}
 			}
 			res.Counts.Counted++
@@ -444,12 +565,13 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				bounds[b.w] = [2]int64{b.start, b.end}
 				g := groups[wkey{b.w, key}]
 				if g == nil {
-					g = &group{first: t, acc: make([]Value, len(q.Aggregates))}
+					g = &group{first: t, aggs: make([]aggState, len(q.Aggregates))}
 					groups[wkey{b.w, key}] = g
 				}
-				g.count++
 				for i, a := range q.Aggregates {
-					accumulate(&g.acc[i], a.Func, args[i], g.count == 1)
+					if use[i] {
+						accumulate(&g.aggs[i], a.Func, args[i])
+					}
 				}
 			}
 			return nil
@@ -464,10 +586,10 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 	for wk, g := range groups {
 		vals := make([]Value, len(q.Aggregates))
 		for i, a := range q.Aggregates {
-			vals[i] = final(a.Func, g.acc[i], g.count)
+			vals[i] = final(a.Func, g.aggs[i], q.AggType(a))
 		}
 		if q.Having != nil {
-			ok, err := pred(q.Having, havingScope(q, vals, g.first))
+			ok, err := havingEnv(q, vals, g.first).holds(q.Having)
 			if err != nil {
 				return nil, fmt.Errorf("reference: query %q: having: %w", q.Name, err)
 			}
@@ -487,60 +609,69 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 	return res, nil
 }
 
-// accumulate adds argument v to the running state acc of function f; first
-// is true for the group's first tuple.
-func accumulate(acc *Value, f query.AggFunc, v Value, first bool) {
+// accumulate adds argument v (not NULL; nothing for COUNT(*)) to the
+// running state s of function f.
+func accumulate(s *aggState, f query.AggFunc, v Value) {
+	s.n++
+	first := s.n == 1
 	switch f {
 	case query.Count:
-		// the count is the group's count
+		// the count is s.n
 	case query.Sum, query.Avg:
 		if first {
-			*acc = v
+			s.acc = v
 		} else if v.Float {
-			acc.F += v.F
+			s.acc.F += v.F
 		} else {
-			acc.I += v.I // wraps
+			s.acc.I += v.I // wraps
 		}
 	case query.Min:
-		if first || (v.Float && v.F < acc.F) || (!v.Float && v.I < acc.I) {
-			*acc = v
+		if first || (v.Float && v.F < s.acc.F) || (!v.Float && v.I < s.acc.I) {
+			s.acc = v
 		}
 	case query.Max:
-		if first || (v.Float && v.F > acc.F) || (!v.Float && v.I > acc.I) {
-			*acc = v
+		if first || (v.Float && v.F > s.acc.F) || (!v.Float && v.I > s.acc.I) {
+			s.acc = v
 		}
 	}
 }
 
-// final is the value of function f with running state acc over count tuples.
-func final(f query.AggFunc, acc Value, count int64) Value {
-	switch f {
-	case query.Count:
-		return Int(count)
-	case query.Avg:
-		return Float(acc.asFloat() / float64(count))
+// final is the value of function f, of type t, with running state s: the
+// count for COUNT; NULL for the others over no value; else AVG's mean, and
+// SUM's, MIN's and MAX's running value.
+func final(f query.AggFunc, s aggState, t query.ValueType) Value {
+	switch {
+	case f == query.Count:
+		return Int(s.n)
+	case s.n == 0:
+		return Null(kindOf(t))
+	case f == query.Avg:
+		return Float(s.acc.asFloat() / float64(s.n))
 	}
-	return acc
+	return s.acc
 }
 
-// havingScope resolves HAVING's columns: aggregates by As first, then GROUP
+// havingEnv resolves HAVING's columns: aggregates by As first, then GROUP
 // BY columns, read from the group's first tuple.
-func havingScope(q *query.Query, vals []Value, first []byte) func(string) (Value, error) {
-	return func(name string) (Value, error) {
-		for i, a := range q.Aggregates {
-			if a.As != "" && a.As == name {
-				return vals[i], nil
-			}
-		}
-		for _, g := range q.GroupBy {
-			if c, ok := g.(query.Column); ok && c.Name == name {
-				a, err := q.Schema.Lookup(name)
-				if err != nil {
-					return Value{}, err
+func havingEnv(q *query.Query, vals []Value, first []byte) env {
+	return env{
+		col: func(name string) (Value, error) {
+			for i, a := range q.Aggregates {
+				if a.As != "" && a.As == name {
+					return vals[i], nil
 				}
-				return readAttr(a, first)
 			}
-		}
-		return Value{}, fmt.Errorf("%q is neither an aggregate nor a GROUP BY column", name)
+			for _, g := range q.GroupBy {
+				if c, ok := g.(query.Column); ok && c.Name == name {
+					a, err := q.Schema.Lookup(name)
+					if err != nil {
+						return Value{}, err
+					}
+					return readAttr(a, first)
+				}
+			}
+			return Value{}, fmt.Errorf("%q is neither an aggregate nor a GROUP BY column", name)
+		},
+		scope: q.HavingScope(),
 	}
 }

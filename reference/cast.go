@@ -1,0 +1,197 @@
+package reference
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// cast is CAST(v AS to), by query.Funcs's rules: NULL stays NULL; numbers
+// to numbers (a float to an integer or a timestamp truncated toward zero,
+// NaN 0, out of range the nearest bound); integers and timestamps to one
+// another as milliseconds; booleans to integers 0 and 1, integers to
+// booleans x <> 0; anything to a string as text prints it; a string to a
+// number, a timestamp or a boolean by parsing it, NULL where it does not
+// parse.
+func cast(v Value, to query.ValueType) (Value, error) {
+	if v.Null {
+		return Null(kindOf(to)), nil
+	}
+	k := v.kind()
+	fail := func() (Value, error) { return Value{}, fmt.Errorf("CAST of %s to %s", k, to) }
+	switch to {
+	case query.StringValue:
+		s, err := text(v)
+		return Str(s), err
+	case query.IntValue, query.TimeValue:
+		var i int64
+		switch k {
+		case IntKind, TimeKind, BoolKind:
+			i = v.I
+		case FloatKind:
+			i = saturate(v.F)
+		case StringKind:
+			var ok bool
+			if to == query.TimeValue {
+				i, ok = parseTimestamp(v.Str)
+			} else {
+				i, ok = parseInt(v.Str)
+			}
+			if !ok {
+				return Null(kindOf(to)), nil
+			}
+		default:
+			return fail()
+		}
+		if to == query.TimeValue {
+			return Time(i), nil
+		}
+		return Int(i), nil
+	case query.FloatValue:
+		switch k {
+		case IntKind, TimeKind:
+			return Float(float64(v.I)), nil // exact where |v| <= 2^53, else rounded to the nearest
+		case FloatKind:
+			return v, nil
+		case StringKind:
+			f, ok := parseFloat(v.Str)
+			if !ok {
+				return Null(FloatKind), nil
+			}
+			return Float(f), nil
+		}
+		return fail()
+	case query.BoolValue:
+		switch k {
+		case IntKind:
+			return Bool(v.I != 0), nil
+		case BoolKind:
+			return v, nil
+		case StringKind:
+			switch s := trimSpaces(v.Str); {
+			case strings.EqualFold(s, "true"):
+				return Bool(true), nil
+			case strings.EqualFold(s, "false"):
+				return Bool(false), nil
+			}
+			return Null(BoolKind), nil
+		}
+		return fail()
+	}
+	return fail()
+}
+
+// saturate is float f as an int64: truncated toward zero, NaN 0, beyond
+// the int64 range its nearest bound.
+func saturate(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.Exp2(63):
+		return math.MaxInt64
+	case f < -math.Exp2(63):
+		return math.MinInt64
+	}
+	return int64(f) // truncates toward zero
+}
+
+// text is v as a string, as the outputs print it: integers in decimal,
+// floats in the shortest form that reads back (strconv 'g' -1, as the
+// sinks print them), timestamps as 2006-01-02 15:04:05.000 in UTC,
+// booleans TRUE and FALSE, strings as they are.
+func text(v Value) (string, error) {
+	switch v.kind() {
+	case IntKind:
+		return strconv.FormatInt(v.I, 10), nil
+	case FloatKind:
+		return strconv.FormatFloat(v.F, 'g', -1, 64), nil
+	case TimeKind:
+		return utc(v.I).Format(timeLayout), nil
+	case BoolKind:
+		if v.I != 0 {
+			return "TRUE", nil
+		}
+		return "FALSE", nil
+	case StringKind:
+		return v.Str, nil
+	}
+	return "", fmt.Errorf("a %s value has no text", v.kind())
+}
+
+// trimSpaces removes the spaces (U+0020, as TRIM) around a string that is
+// cast.
+func trimSpaces(s string) string { return strings.Trim(s, " ") }
+
+// parseInt reads a decimal int64, an optional sign before it; out of range
+// does not parse.
+func parseInt(s string) (int64, bool) {
+	i, err := strconv.ParseInt(trimSpaces(s), 10, 64)
+	return i, err == nil
+}
+
+// parseFloat reads a float in Go's syntax (strconv.ParseFloat: decimal or
+// hexadecimal, Inf, NaN); a number beyond the float range reads as the
+// infinity of its sign, as strconv rounds it.
+func parseFloat(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(trimSpaces(s), 64)
+	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		return f, true
+	}
+	return f, err == nil
+}
+
+// timestampForm is the timestamps a string casts from: SQL's
+// yyyy-MM-dd HH:mm:ss[.f...] and RFC 3339's yyyy-MM-ddTHH:mm:ss[.f...]Z (or
+// an offset ±hh:mm), an offset allowed after either; or a date alone,
+// yyyy-MM-dd (its midnight). Without an offset a time is UTC. Digits of
+// the fraction past milliseconds are dropped (truncated).
+var timestampForm = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?)?$`)
+
+// parseTimestamp reads a timestamp of timestampForm, its fields in range
+// (a day that its month has, hours 0-23, minutes and seconds 0-59, an
+// offset below 24 hours), as milliseconds since the epoch.
+func parseTimestamp(s string) (int64, bool) {
+	m := timestampForm.FindStringSubmatch(trimSpaces(s))
+	if m == nil {
+		return 0, false
+	}
+	num := func(i int) int {
+		if m[i] == "" {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[i])
+		return n
+	}
+	year, month, day, hour, minute, sec := num(1), num(2), num(3), num(4), num(5), num(6)
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	if last := time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day(); day > last {
+		return 0, false
+	}
+	ms := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC).UnixMilli()
+	if f := m[7]; f != "" {
+		f = (f + "00")[:3]
+		n, _ := strconv.Atoi(f)
+		ms += int64(n)
+	}
+	if z := m[8]; z != "" && z != "Z" {
+		oh, _ := strconv.Atoi(z[1:3])
+		om, _ := strconv.Atoi(z[4:6])
+		if oh > 23 || om > 59 {
+			return 0, false
+		}
+		off := int64(oh*60+om) * 60000
+		if z[0] == '+' {
+			ms -= off // 10:00+02:00 is 08:00 UTC
+		} else {
+			ms += off
+		}
+	}
+	return ms, true
+}
