@@ -145,12 +145,14 @@ func parseFloat(s string) (float64, bool) {
 	return f, err == nil
 }
 
-// timestampForm is the timestamps a string casts from: SQL's
-// yyyy-MM-dd HH:mm:ss[.f...] and RFC 3339's yyyy-MM-ddTHH:mm:ss[.f...]Z (or
-// an offset ±hh:mm), an offset allowed after either; or a date alone,
-// yyyy-MM-dd (its midnight). Without an offset a time is UTC. Digits of
-// the fraction past milliseconds are dropped (truncated).
-var timestampForm = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?)?$`)
+// timestampForm is the timestamps a string casts from, the forms the
+// sources read: SQL's yyyy-MM-dd HH:mm:ss[.f...] and RFC 3339's
+// yyyy-MM-ddTHH:mm:ss[.f...] (T or t, or a space, between date and time),
+// with a fraction of 1 to 9 digits and an optional zone after either: Z
+// or z, or an offset ±hh:mm, ±hhmm or ±hh; or a date alone, yyyy-MM-dd (its
+// midnight). Without a zone a time is UTC. Digits of the fraction past
+// milliseconds are dropped (the instant floored).
+var timestampForm = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})(?:[ Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$`)
 
 // parseTimestamp reads a timestamp of timestampForm, its fields in range
 // (a day that its month has, hours 0-23, minutes and seconds 0-59, an
@@ -180,9 +182,12 @@ func parseTimestamp(s string) (int64, bool) {
 		n, _ := strconv.Atoi(f)
 		ms += int64(n)
 	}
-	if z := m[8]; z != "" && z != "Z" {
+	if z := m[8]; z != "" && z != "Z" && z != "z" {
 		oh, _ := strconv.Atoi(z[1:3])
-		om, _ := strconv.Atoi(z[4:6])
+		om := 0
+		if mm := strings.TrimPrefix(z[3:], ":"); mm != "" {
+			om, _ = strconv.Atoi(mm)
+		}
 		if oh > 23 || om > 59 {
 			return 0, false
 		}

@@ -425,7 +425,19 @@ func TestCast(t *testing.T) {
 		{cast(S("2024-02-29 23:60:00"), query.TimeValue), Null(TimeKind)},
 		{cast(S("2024-2-29"), query.TimeValue), Null(TimeKind)},
 		{cast(S("2024-02-29 1:02:03"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29t13:45:06.789z"), query.TimeValue), Time(leap)},
+		{cast(S("2024-02-29T16:15:06.789+0230"), query.TimeValue), Time(leap)},
+		{cast(S("2024-02-29 10:45:06.789-03"), query.TimeValue), Time(leap)},
+		{cast(S("0000-01-01 00:00:00"), query.TimeValue), Time(ms(0, time.January, 1, 0, 0, 0, 0))},
+		{cast(S("1969-12-31 23:59:59.9999"), query.TimeValue), Time(-1)}, // floored
 		{cast(S("2024-02-29T13:45:06+24:00"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29T13:45:06+02:60"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29T13:45:06+2"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29T13:45:06+02:3"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29T13:45"), query.TimeValue), Null(TimeKind)}, // seconds required
+		{cast(S("2024-02-29T13:45:06."), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-02-29T13:45:06.1234567890"), query.TimeValue), Null(TimeKind)}, // 10 digits
+		{cast(S("2024-02-29Z"), query.TimeValue), Null(TimeKind)},                    // no zone on a date
 		{cast(S("1709214306789"), query.TimeValue), Null(TimeKind)},
 		{cast(S("yesterday"), query.TimeValue), Null(TimeKind)},
 		// Strings to booleans.
