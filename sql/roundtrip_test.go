@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -134,7 +135,7 @@ func TestRandomQueriesPrintedAsSQL(t *testing.T) {
 	s := mustCompile(t, base+"SELECT * FROM s;").Source("s").Schema
 	data := baseTuples(4000, 11)
 	r := rand.New(rand.NewPCG(42, 7))
-	for i := range 80 {
+	for i := range testenv.Scale(20, 80) { // 80 queries in the long run
 		q, text := randomQuery(r, s)
 		require.NoError(t, q.Validate(), "%d: the Go query: %s", i, text)
 		want, err := reference.Evaluate(q, data)
