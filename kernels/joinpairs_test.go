@@ -62,7 +62,9 @@ func TestPairLoopShapes(t *testing.T) {
 // reference.
 func TestWindowJoinLargeWindows(t *testing.T) {
 	s := wjSchema(t)
-	for seed := range testenv.Scale(2, 4) {
+	// Seed 0 (a fixed predicate whose one-side filters compact chunk by
+	// chunk) by default; seeds 1-3 (random predicates) in the long run.
+	for seed := range testenv.Scale(1, 4) {
 		r := rand.New(rand.NewPCG(uint64(seed), 21))
 		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Window{Type: query.Rows, Size: 1100, Slide: 1100}, Where: wjRandWhere(r)}
 		if seed == 0 {
