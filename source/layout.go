@@ -32,6 +32,17 @@ const (
 	// a<<24 | b<<16 | c<<8 | d (little-endian like every int32: the bytes
 	// in the tuple are d, c, b, a).
 	IPv4
+	// String is a string of any length, its bytes kept as they are,
+	// stored as a 16-byte view (package strview): inline up to
+	// strview.MaxInline bytes, else the address of a copy in memory that
+	// Options.Strings gives.
+	String
+	// Timestamp is a time (RFC 3339, ISO 8601 or SQL's
+	// "2024-03-01 10:00:01.5") or an epoch number in the layout's
+	// TimeUnit, stored as int64 milliseconds since the Unix epoch, UTC.
+	Timestamp
+	// Bool is true or false (any case), 1 or 0, stored as int32 1 or 0.
+	Bool
 )
 
 func (k Kind) String() string {
@@ -52,6 +63,12 @@ func (k Kind) String() string {
 		return "enum"
 	case IPv4:
 		return "ipv4"
+	case String:
+		return "string"
+	case Timestamp:
+		return "timestamp"
+	case Bool:
+		return "bool"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -59,32 +76,85 @@ func (k Kind) String() string {
 // width is the stored size of a fixed-size kind; 0 for Bytes.
 func (k Kind) width() int {
 	switch k {
-	case Int32, Float32, Enum, IPv4:
+	case Int32, Float32, Enum, IPv4, Bool:
 		return 4
-	case Int64, Float64:
+	case Int64, Float64, Timestamp:
 		return 8
-	case UUID:
+	case UUID, String:
 		return 16
 	}
 	return 0
 }
 
 // Column is one field of a record and where it goes in the tuple.
+//
+// A Nullable column may be NULL (a JSON member missing or null; an
+// empty CSV field, but for String and Bytes columns, whose empty field
+// is the empty string): its value's bytes are then zero and bit NullBit
+// of the tuple (bit NullBit%8 of byte NullBit/8) is set; the bit is clear
+// when it has a value. query.Attribute's rule. A column that is not
+// Nullable has no bit: a missing or null value is a malformed record.
 type Column struct {
-	Name   string
-	Kind   Kind
-	Offset int      // byte offset in the tuple
-	Size   int      // bytes; implied by Kind except for Bytes (0 is filled in)
-	Labels []string // Enum only: label i is stored as int32 i
+	Name     string
+	Kind     Kind
+	Offset   int      // byte offset in the tuple
+	Size     int      // bytes; implied by Kind except for Bytes (0 is filled in)
+	Labels   []string // Enum only: label i is stored as int32 i
+	Nullable bool
+	NullBit  int // Nullable only: the bit of the tuple set when NULL
 }
 
 // Layout is the tuple a decoder writes: each column at its offset, every
-// byte no column covers zero. The order of Columns is the order of a CSV
-// record's fields when the CSV has no header; it need not be the order of
-// the offsets.
+// byte no column covers zero (but the NULL bits of NULL values). The
+// order of Columns is the order of a CSV record's fields when the CSV has
+// no header; it need not be the order of the offsets.
 type Layout struct {
 	TupleSize int
 	Columns   []Column
+	// TimeUnit is the unit of an epoch number in a Timestamp column
+	// (milliseconds unless set); it may be set after NewLayout, before a
+	// decoder is made.
+	TimeUnit TimeUnit
+}
+
+// TimeUnit is the unit of the epoch numbers of Timestamp columns.
+type TimeUnit uint8
+
+const (
+	// Milliseconds is the default unit (the zero TimeUnit).
+	Milliseconds TimeUnit = iota
+	Seconds
+	Microseconds
+	Nanoseconds
+)
+
+// ParseTimeUnit reads a unit's name: "s", "ms" (or ""), "us" or "ns".
+func ParseTimeUnit(s string) (TimeUnit, error) {
+	switch strings.ToLower(s) {
+	case "ms", "":
+		return Milliseconds, nil
+	case "s":
+		return Seconds, nil
+	case "us":
+		return Microseconds, nil
+	case "ns":
+		return Nanoseconds, nil
+	}
+	return 0, fmt.Errorf("time unit %q: want s, ms, us or ns", s)
+}
+
+func (u TimeUnit) String() string {
+	switch u {
+	case Milliseconds:
+		return "ms"
+	case Seconds:
+		return "s"
+	case Microseconds:
+		return "us"
+	case Nanoseconds:
+		return "ns"
+	}
+	return fmt.Sprintf("unit(%d)", uint8(u))
 }
 
 // NewLayout checks and returns a layout (a copy of cols, sizes filled in).
@@ -139,6 +209,31 @@ func NewLayout(tupleSize int, cols ...Column) (*Layout, error) {
 				return nil, fmt.Errorf("layout: columns %q and %q overlap", b.Name, c.Name)
 			}
 		}
+		if c.Nullable && c.Offset == 0 {
+			return nil, fmt.Errorf("layout: column %q at offset 0 is the event time, never NULL: it cannot be nullable", c.Name)
+		}
+		if !c.Nullable && c.NullBit != 0 {
+			return nil, fmt.Errorf("layout: column %q has NULL bit %d but is not nullable", c.Name, c.NullBit)
+		}
+	}
+	// query.NewSchema's rule: the NULL bits lie in bytes no column
+	// covers, one bit per column.
+	for i, c := range l.Columns {
+		if !c.Nullable {
+			continue
+		}
+		at := c.NullBit >> 3
+		if c.NullBit < 0 || at >= tupleSize {
+			return nil, fmt.Errorf("layout: the NULL bit %d of column %q is outside the %d-byte tuple", c.NullBit, c.Name, tupleSize)
+		}
+		for j, b := range l.Columns {
+			if at >= b.Offset && at < b.Offset+b.Size {
+				return nil, fmt.Errorf("layout: the NULL bit %d of column %q is inside column %q", c.NullBit, c.Name, b.Name)
+			}
+			if j < i && b.Nullable && b.NullBit == c.NullBit {
+				return nil, fmt.Errorf("layout: columns %q and %q share NULL bit %d", b.Name, c.Name, c.NullBit)
+			}
+		}
 	}
 	return l, nil
 }
@@ -155,17 +250,25 @@ func (l *Layout) Lookup(name string) int {
 
 // Schema is the query model's view of the tuple: the columns by offset
 // (so the event time, at offset 0, is attribute 0), UUID as 16 bytes,
-// Enum and IPv4 as int32. query.NewSchema's rules apply: the column at
-// offset 0 must be the int64 event time.
+// Enum and IPv4 as int32, String as query.String, Timestamp as int64 of
+// Logical Time, Bool as int32 of Logical Boolean, with their NULL bits.
+// query.NewSchema's rules apply: the column at offset 0 must be the
+// int64 (or Timestamp) event time.
 func (l *Layout) Schema() (*query.Schema, error) {
 	cols := slices.Clone(l.Columns)
 	slices.SortFunc(cols, func(a, b Column) int { return a.Offset - b.Offset })
 	attrs := make([]query.Attribute, len(cols))
 	for i, c := range cols {
-		a := query.Attribute{Name: c.Name, Offset: c.Offset, Size: c.Size}
+		a := query.Attribute{Name: c.Name, Offset: c.Offset, Size: c.Size, Nullable: c.Nullable, NullBit: c.NullBit}
 		switch c.Kind {
 		case Int32, Enum, IPv4:
 			a.Type = query.Int32
+		case Bool:
+			a.Type, a.Logical = query.Int32, query.Boolean
+		case Timestamp:
+			a.Type, a.Logical = query.Int64, query.Time
+		case String:
+			a.Type = query.String
 		case Int64:
 			a.Type = query.Int64
 		case Float32:
@@ -189,6 +292,12 @@ func (l *Layout) String() string {
 		if c.Kind == Bytes {
 			fmt.Fprintf(&b, "(%d)", c.Size)
 		}
+		if c.Nullable {
+			fmt.Fprintf(&b, " null@%d", c.NullBit)
+		}
+	}
+	if l.TimeUnit != Milliseconds {
+		fmt.Fprintf(&b, " (epoch in %s)", l.TimeUnit)
 	}
 	return b.String()
 }

@@ -62,7 +62,7 @@ func TestLayoutSchema(t *testing.T) {
 	l, err = NewLayout(16, Column{Name: "a", Kind: Int32}, Column{Name: "t", Kind: Int64, Offset: 8})
 	require.NoError(t, err)
 	_, err = l.Schema()
-	assert.EqualError(t, err, `schema: attribute 0 ("a") must be the int64 event time at offset 0`)
+	assert.EqualError(t, err, `schema: attribute 0 ("a") must be the int64 event time at offset 0, never NULL`)
 	assert.Equal(t, "16 bytes: a int32@0 t int64@8", l.String())
 }
 
