@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,24 +172,3 @@ func (s *SecureServer) Stop() {
 
 // Log is what the server wrote so far.
 func (s *SecureServer) Log() string { return s.log.String() }
-
-// CLIArgs are redis-cli's options to reach the server as user (""
-// for the default user) with password ("": none), over TLS where it has
-// it; the caller adds the command.
-func (s *SecureServer) CLIArgs(user, password string) []string {
-	host, port, _ := strings.Cut(s.Addr, ":")
-	args := []string{"-h", host, "-p", port, "--no-auth-warning"}
-	if user != "" {
-		args = append(args, "--user", user)
-	}
-	if password != "" {
-		args = append(args, "--pass", password)
-	}
-	if tc := s.Sec.TLS; tc != nil {
-		args = append(args, "--tls", "--cacert", tc.CA)
-		if s.Sec.ClientAuth {
-			args = append(args, "--cert", tc.ClientCert, "--key", tc.ClientKey)
-		}
-	}
-	return args
-}

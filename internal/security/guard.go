@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,9 +33,9 @@ type Guard struct {
 	ctx     context.Context // cancelled, the failure as its cause, on the first failure
 	cancel  context.CancelCauseFunc
 	failure atomic.Pointer[Error]
-
-	mu   sync.Mutex
-	sasl int // connections in a row closed during SASL authentication
+	// sasl counts the connections in a row closed during SASL
+	// authentication (a response read resets it: no lock per read).
+	sasl atomic.Int32
 }
 
 // NewGuard is a guard of clients of brokers secured as k says.
@@ -215,19 +214,13 @@ func (g *Guard) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, _ tim
 		if err == nil || !g.sec.SASL() || !closedAtOnce(err) {
 			return
 		}
-		g.mu.Lock()
-		g.sasl++
-		n := g.sasl
-		g.mu.Unlock()
-		if n >= saslFailuresToFail {
+		if g.sasl.Add(1) >= saslFailuresToFail {
 			g.fail(&Error{Server: brokerName(meta), Kind: AuthFailed, Err: err,
 				Hint: fmt.Sprintf("the broker closed the connection during SASL %s authentication as %s: wrong user name or password, or the mechanism not enabled for the user",
 					g.sec.Mechanism, g.sec.Username)})
 		}
-	case err == nil && key != keyApiVersions:
-		g.mu.Lock()
-		g.sasl = 0
-		g.mu.Unlock()
+	case err == nil && key != keyApiVersions && g.sasl.Load() != 0:
+		g.sasl.Store(0)
 	}
 }
 
