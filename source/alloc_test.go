@@ -2,6 +2,8 @@ package source
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -72,4 +74,62 @@ func TestNoAllocPerRecord(t *testing.T) {
 	}
 	fill()
 	assert.Zero(t, testing.AllocsPerRun(20, fill), "reader")
+}
+
+// TestNoAllocPerRecordStrings: the same with strings (short, long,
+// escaped, quoted with line breaks), timestamps, booleans and NULLs: the
+// long strings' memory comes from Options.Strings, once per record.
+func TestNoAllocPerRecordStrings(t *testing.T) {
+	l := strLayout(t)
+	a, strs := testArena(t)
+	calls := 0
+	counted := func(n int) ([]byte, error) { calls++; return strs(n) }
+	r := rand.New(rand.NewPCG(11, 12))
+	var recs []strRecord
+	var js []byte
+	for range 200 {
+		rec := randStrRecord(r, l, false)
+		recs = append(recs, rec)
+		js = append(append(js, strJSON(r, l, rec)...), '\n')
+	}
+	cs := strCSV(r, recs, "\r\n")
+	// One shape: the fast path.
+	var shaped []byte
+	for i := range 200 {
+		shaped = fmt.Appendf(shaped, `{"ts": "2024-03-01 10:00:%02d.250", "name": "user number %d, \"quoted\"", "note": "%s", "n": %d, "ok": true, "f": 1.5, "at": %d, "color": "blue", "id": 7, "flag": "0"}`+"\n",
+			i%60, i, strings.Repeat("x", i%40), i, 1700000000000+i)
+	}
+	dst := make([]byte, 256*l.TupleSize)
+	for _, tc := range []struct {
+		name string
+		mk   func() Decoder
+		src  []byte
+		fast bool
+	}{
+		{"csv", func() Decoder { d, _ := NewCSVDecoder(l, CSVOptions{Options: Options{Strings: counted}}); return d }, cs, false},
+		{"json general", func() Decoder {
+			d, _ := NewJSONDecoder(l, JSONOptions{NoFastPath: true, Options: Options{Strings: counted}})
+			return d
+		}, js, false},
+		{"json mixed", func() Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: Options{Strings: counted}}); return d }, js, false},
+		{"json fast", func() Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: Options{Strings: counted}}); return d }, shaped, true},
+	} {
+		d := tc.mk()
+		run := func() {
+			a.Reset()
+			n, c, err := d.Decode(dst, tc.src, true)
+			if err != nil || c != len(tc.src) || n != 200 {
+				panic(fmt.Sprint("decode: ", n, c, err))
+			}
+		}
+		run()
+		calls = 0
+		allocs := testing.AllocsPerRun(20, run)
+		assert.Zero(t, allocs, tc.name)
+		assert.LessOrEqual(t, calls, 21*200, "%s: at most one call per record", tc.name)
+		assert.Positive(t, calls, tc.name)
+		if jd, ok := d.(*JSONDecoder); ok && tc.fast {
+			assert.Greater(t, jd.FastLines(), 20*jd.SlowLines(), tc.name)
+		}
+	}
 }

@@ -3,26 +3,31 @@ package source
 import (
 	"errors"
 	"fmt"
+
+	"github.com/saber-hx/saber-hx/strview"
 )
 
-// Decoder turns whole lines of records into whole tuples of a Layout.
+// Decoder turns whole records into whole tuples of a Layout. A record
+// is a line, but for a CSV record whose quoted fields hold line breaks.
 // The caller owns both buffers; a Decoder keeps the line count, so that
 // error messages name the right line however src is cut.
 type Decoder interface {
-	// Decode decodes the whole lines at the start of src into whole
-	// tuples at the start of dst, stopping at the first incomplete line
-	// (one without '\n', unless atEOF: then the end of src ends the last
-	// line) or when dst has no room for another tuple. It returns the
-	// tuples written and the bytes of src consumed (whole lines: the
+	// Decode decodes the whole records at the start of src into whole
+	// tuples at the start of dst, stopping at the first incomplete record
+	// (one whose last line has no '\n', unless atEOF: then the end of src
+	// ends it) or when dst has no room for another tuple. It returns the
+	// tuples written and the bytes of src consumed (whole records: the
 	// caller keeps src[consumed:] for the next call). With OnError Fail,
-	// a line that does not parse stops it with an *Error: consumed ends
-	// before that line and a second call reports it again. With Skip the
-	// line is counted (Malformed) and passed over, and err is nil.
+	// a record that does not parse stops it with an *Error: consumed ends
+	// before that record and a second call reports it again. With Skip
+	// the record is counted (Malformed) and passed over, and err is nil.
+	// An error of Options.Strings stops it too, returned as it is, with
+	// consumed before the record that asked for the memory.
 	Decode(dst, src []byte, atEOF bool) (tuples, consumed int, err error)
 	// TupleSize is the size of a tuple in dst.
 	TupleSize() int
-	// Lines is the number of lines consumed so far (the header and empty
-	// lines included).
+	// Lines is the number of lines consumed so far (the header, empty
+	// lines and the line breaks inside quoted CSV fields included).
 	Lines() int64
 	// Malformed is the number of records skipped (OnError Skip).
 	Malformed() int64
@@ -36,25 +41,65 @@ type Decoder interface {
 type Options struct {
 	Input   string  // the input's name in errors, such as "events.csv"
 	OnError OnError // Fail (default) or Skip
+	// Strings gives the memory of the String values longer than
+	// strview.MaxInline bytes (shorter ones are inline in their view):
+	// n bytes (at least), outside the Go heap (strview's rule: an Arena's,
+	// a ring's mapping), that stay valid and unchanged for as long as the
+	// tuples are read. A decoder asks once per record that has long
+	// strings, for all of them together, after the record parsed. It may
+	// block (back-pressure); an error stops Decode and is returned. It
+	// must be set for a layout with String columns (NewCSVDecoder and
+	// NewJSONDecoder refuse one without it); ArenaStrings adapts an Arena.
+	Strings func(n int) ([]byte, error)
 }
 
-// core is what both decoders share: the layout, the counters and the
-// error of the current line.
+// ArenaStrings is an Options.Strings that takes the memory from a: the
+// strings live until a's Reset or Free.
+func ArenaStrings(a *strview.Arena) func(n int) ([]byte, error) {
+	return func(n int) ([]byte, error) { return a.Alloc(n), nil }
+}
+
+// core is what both decoders share: the layout, the counters, the error
+// of the current record and its long strings waiting for memory.
 type core struct {
 	layout    *Layout
 	fields    []field
 	ts        int
 	input     string
 	skip      bool
-	lines     int64 // lines consumed; while a line is decoded, its number
+	lines     int64 // lines consumed
+	line      int64 // the line the current record starts on
 	malformed int64
 	first     error
 	colBase   int // added to columns: 3 on a first line that had a BOM
 	e         errState
+
+	strings func(n int) ([]byte, error)
+	pend    []pending // the current record's long strings
+	strBuf  []byte    // the current record's unescaped strings
 }
 
-func newCore(l *Layout, o Options) core {
-	return core{layout: l, fields: prepare(l), ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip}
+// pending is a long string of the current record: its text (in src, or
+// strBuf[b0:b1] when s is nil) and its view's offset in the tuple (-1:
+// overwritten by a later value of the column).
+type pending struct {
+	off    int
+	s      []byte
+	b0, b1 int
+}
+
+func newCore(l *Layout, o Options) (core, error) {
+	c := core{layout: l, ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip, strings: o.Strings}
+	if l.TimeUnit > Nanoseconds {
+		return c, fmt.Errorf("source: layout has unknown time unit %d", uint8(l.TimeUnit))
+	}
+	c.fields = prepare(l)
+	for _, f := range c.fields {
+		if f.kind == String && o.Strings == nil {
+			return c, fmt.Errorf("source: column %q is a string: Options.Strings must give the memory of long strings", f.name)
+		}
+	}
+	return c, nil
 }
 
 func (c *core) TupleSize() int      { return c.ts }
@@ -63,8 +108,8 @@ func (c *core) Malformed() int64    { return c.malformed }
 func (c *core) FirstSkipped() error { return c.first }
 func (c *core) Input() string       { return c.input }
 
-// failed handles the current line's error: nil when it is skipped, the
-// error when decoding stops (the line is then not consumed).
+// failed handles the current record's error: nil when it is skipped,
+// the error when decoding stops (the record is then not consumed).
 func (c *core) failed() error {
 	if c.skip {
 		c.malformed++
@@ -73,14 +118,12 @@ func (c *core) failed() error {
 		}
 		return nil
 	}
-	err := c.build()
-	c.lines--
-	return err
+	return c.build()
 }
 
 // build turns the current error into an *Error.
 func (c *core) build() *Error {
-	e := &Error{Input: c.input, Line: c.lines, Msg: c.e.msg}
+	e := &Error{Input: c.input, Line: c.line, Msg: c.e.msg}
 	if c.e.col > 0 {
 		e.Column = c.e.col + c.colBase
 	}
@@ -99,7 +142,8 @@ const bom = "\xef\xbb\xbf"
 
 // nextLine cuts the next line of src at pos: the line without its "\n"
 // or "\r\n", the position after it, and false if src holds no whole line.
-// It counts the line and drops a BOM at the start of line 1.
+// It makes it the current record's line (the caller counts it once it
+// is consumed) and drops a BOM at the start of the input's first line.
 func (c *core) nextLine(src []byte, pos int, atEOF bool) (line []byte, next int, ok bool) {
 	rest := src[pos:]
 	if len(rest) == 0 {
@@ -117,13 +161,105 @@ func (c *core) nextLine(src []byte, pos int, atEOF bool) (line []byte, next int,
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	c.lines++
+	c.line = c.lines + 1
 	c.colBase = 0
-	if c.lines == 1 && len(line) >= 3 && string(line[:3]) == bom {
+	if c.lines == 0 && len(line) >= 3 && string(line[:3]) == bom {
 		line = line[3:]
 		c.colBase = 3
 	}
 	return line, next, true
+}
+
+// startRecord forgets the long strings of an earlier record.
+func (c *core) startRecord() {
+	c.pend = c.pend[:0]
+	c.strBuf = c.strBuf[:0]
+}
+
+// putString stores string s as f's value in t: inline when short, else
+// left for flush. s is in src (the caller's, unchanged while Decode runs)
+// or, when inBuf, strBuf[b0:] (unescaped there).
+func (c *core) putString(t []byte, f *field, s []byte, inBuf bool, b0 int) {
+	if len(c.pend) > 0 {
+		c.unpend(f.off)
+	}
+	if len(s) <= strview.MaxInline {
+		strview.PutRef(t[f.off:f.off+strview.Size], s)
+		if inBuf {
+			c.strBuf = c.strBuf[:b0]
+		}
+		return
+	}
+	if inBuf {
+		c.pend = append(c.pend, pending{off: f.off, b0: b0, b1: len(c.strBuf)})
+	} else {
+		c.pend = append(c.pend, pending{off: f.off, s: s})
+	}
+}
+
+// unpend drops the long string waiting for the view at off (a JSON key
+// given twice: its last value counts).
+func (c *core) unpend(off int) {
+	for i := range c.pend {
+		if c.pend[i].off == off {
+			c.pend[i].off = -1
+		}
+	}
+}
+
+// setNull makes f NULL in t: its bytes zero, its bit set.
+func (c *core) setNull(t []byte, f *field) {
+	if f.kind == String && len(c.pend) > 0 {
+		c.unpend(f.off)
+	}
+	clear(t[f.off : f.off+f.size])
+	t[f.nullAt] |= f.nullMask
+}
+
+// flush copies the record's long strings into memory from Options.Strings
+// and writes their views into t.
+func (c *core) flush(t []byte) error {
+	if len(c.pend) == 0 {
+		return nil
+	}
+	n := 0
+	for _, p := range c.pend {
+		if p.off >= 0 {
+			n += p.len()
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	mem, err := c.strings(n)
+	if err != nil {
+		return err
+	}
+	if len(mem) < n {
+		return fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), n)
+	}
+	k := 0
+	for _, p := range c.pend {
+		if p.off < 0 {
+			continue
+		}
+		s := p.s
+		if s == nil {
+			s = c.strBuf[p.b0:p.b1]
+		}
+		m := mem[k : k+len(s) : k+len(s)]
+		copy(m, s)
+		strview.PutRef(t[p.off:p.off+strview.Size], m)
+		k += len(s)
+	}
+	return nil
+}
+
+func (p pending) len() int {
+	if p.s != nil {
+		return len(p.s)
+	}
+	return p.b1 - p.b0
 }
 
 // NewDecoder returns the decoder of a format, "csv" or "json" (as the SQL

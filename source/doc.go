@@ -4,18 +4,20 @@
 //
 // A Layout says where each column goes in a tuple (the SQL compiler
 // builds it; Layout.Schema is the query model's view of it). A Decoder
-// (CSVDecoder, JSONDecoder) decodes the whole lines of a byte slice into
-// whole tuples of another; a Reader wraps an io.Reader with a reusable
-// buffer and fills the engine's task buffers with tuples.
+// (CSVDecoder, JSONDecoder) decodes the whole records of a byte slice
+// into whole tuples of another; a Reader wraps an io.Reader with a
+// reusable buffer and fills the engine's task buffers with tuples.
 //
-// # Lines
+// # Records and lines
 //
-// A record is one line, ended by "\n" or "\r\n"; the last line of an
-// input may lack it (Decode's atEOF, or a Reader at the end of its
-// input). Empty lines (JSON: lines of JSON whitespace only) are skipped,
-// and counted: line numbers in errors are the input's. A UTF-8 byte order
-// mark at the start of the input is dropped (columns in errors still
-// count its 3 bytes).
+// A record is one line, ended by "\n" or "\r\n", but for a CSV record
+// whose quoted fields hold line breaks: it ends with the line its last
+// field ends on. The last record of an input may lack its line break
+// (Decode's atEOF, or a Reader at the end of its input). Empty lines
+// (JSON: lines of JSON whitespace only) are skipped, and counted: line
+// numbers in errors are the input's, the line a record starts on. A
+// UTF-8 byte order mark at the start of the input is dropped (columns in
+// errors still count its 3 bytes).
 //
 // # Values
 //
@@ -42,16 +44,55 @@
 //   - IPv4: a.b.c.d, each part 1 to 3 decimal digits of at most 255;
 //     stored as the int32 whose value is a<<24|b<<16|c<<8|d (so 1.2.3.4
 //     is 0x01020304, its bytes in the tuple 04 03 02 01).
+//   - String: the text's bytes as they are, any length (up to the
+//     Reader's MaxLineSize), UTF-8 or not, stored as a 16-byte view
+//     (package strview): a string of up to strview.MaxInline (12) bytes
+//     is inline in its view; a longer one is copied into memory that
+//     Options.Strings gives (one call per record, for all its long
+//     strings, once the record parsed), which the view points to. A JSON
+//     string for a String column must be a JSON string (a number is an
+//     error). JSON escapes: \" \\ \/ \b \f \n \r \t and \uXXXX; a surrogate
+//     pair is one code point, a lone surrogate becomes U+FFFD (as
+//     encoding/json decodes it: no error); any other escape is an error.
+//   - Timestamp: an epoch number in the layout's TimeUnit (an optional
+//     sign, digits, optionally '.' and digits: "1709287201.25" in
+//     seconds), converted to milliseconds rounding toward negative
+//     infinity (-1.5 ms is -2); or a time as temporal.ParseTimestamp
+//     reads it: RFC 3339 / ISO 8601 ("2024-03-01T10:00:01.25+01:00"),
+//     SQL's "2024-03-01 10:00:01[.fff]" (UTC), a bare date. A JSON number
+//     or string. Stored as int64 milliseconds since the Unix epoch, UTC;
+//     out of int64's range is an error.
+//   - Bool: true or false in any case, 1 or 0 (a JSON literal, number or
+//     string); stored as int32 1 or 0.
 //
-// Bytes of the tuple that no column covers are zero.
+// Bytes of the tuple that no column covers are zero, but NULL bits.
+//
+// # NULL
+//
+// A Nullable column is NULL when its JSON member is missing or null, or
+// its CSV field is empty (quoted "" or not) and its kind is not String or
+// Bytes: an empty CSV string is the empty string, so a String column
+// from CSV is never NULL. (An Enum with an empty label cannot be given
+// by a nullable column's CSV field: it reads as NULL.) A NULL leaves the
+// value's bytes zero and sets the column's NULL bit. A JSON string ""
+// for a number is an error, not NULL. A column that is not Nullable
+// keeps the rules above: a missing or null JSON member is a malformed
+// record ("missing field", "null value"), an empty CSV field is parsed
+// as the kind's text (an error but for String, Bytes and an Enum with an
+// empty label). The event time, the column at offset 0, is never
+// nullable.
 //
 // # CSV
 //
 // Fields are separated by CSVOptions.Comma (','). A field that starts
 // with '"' is quoted (RFC 4180): it ends at the next lone '"', "" in it is
-// one '"', and the separator or the line's end must follow; a quoted
-// field cannot hold a line break (a record is a line). A '"' inside an
-// unquoted field is taken as it is. Nothing is trimmed. With a header (the
+// one '"', it may hold separators and line breaks ("\n" and "\r\n" kept
+// as they are: the record goes on to the next line), and the separator
+// or the line's end must follow. A quoted field with no closing quote
+// before the input's end is an error at its record's first line, and
+// only that line is passed over (OnError Skip): the lines after it are
+// read as records again. A '"' inside an unquoted field is taken as it
+// is. Nothing is trimmed. With a header (the
 // first non-empty line) the columns are named, in any order (names
 // trimmed of spaces, may be quoted); every layout column must be among
 // them, others are ignored; each record needs at least the fields up to
@@ -63,23 +104,28 @@
 // A line holds one object. Members whose key (escapes decoded) is a
 // layout column are its value; other members are skipped, whatever their
 // value (nested to 10000 levels, as encoding/json), but must be valid
-// JSON. Every column must be present, not null; a key given twice takes
-// its last value. Nothing but whitespace may follow the object.
+// JSON. Every column that is not Nullable must be present, not null; a
+// key given twice takes its last value. Nothing but whitespace may follow
+// the object.
 //
 // The fast path: the first line the general decoder reads becomes a
 // template (its keys, their order, the separators and spaces between
 // them, whether each value was a string). A later line is checked against
-// it byte for byte and its values parsed in place; at the first
-// difference (another key, order or spacing, an escape in a value, a
-// value the fast path does not parse) the general decoder reads the line
-// instead, with the same result. After relearnAfter lines in a row that
-// the fast path refused, the latest becomes the template.
+// it byte for byte and its values parsed in place (strings with escapes
+// included; a nullable column's null where the template has a string,
+// or a string where it has null, too; a nullable column the template
+// lacks is NULL); at the first difference (another key, order or
+// spacing, a value the fast path does not parse) the general decoder
+// reads the line instead, with the same result. After relearnAfter lines
+// in a row that the fast path refused, the latest becomes the template.
 //
 // # Errors
 //
 // A record that does not parse is an *Error: the input's name, the line
-// number, the 1-based byte column in the line (of the value, or of what
-// is wrong) and the column's name:
+// number (the record's first line), the 1-based byte column in the
+// record (of the value, or of what is wrong; counted from the record's
+// start, line breaks inside quoted CSV fields included) and the column's
+// name:
 //
 //	events.csv: line 12, column 31 (field "ad_id"): bad UUID "xyz"
 //
@@ -87,5 +133,12 @@
 // first one kept: FirstSkipped), no tuple is written for it, and decoding
 // goes on; no allocation is made for it, but for a float that
 // strconv.ParseFloat refuses. A CSV header that does not name the
-// layout's columns fails whatever OnError says.
+// layout's columns fails whatever OnError says. A malformed CSV record
+// ends where its fields do (a quoted field further on may put its end
+// on a later line), or with the line where a quoted field's closing
+// quote is followed by text other than a separator.
+//
+// An error of Options.Strings is no record's fault: Decode stops before
+// the record that asked, returns the error as it is, and decodes that
+// record again on the next call.
 package source

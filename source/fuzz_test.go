@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // checkError: an error is an *Error naming a line of src (and a column
@@ -61,7 +64,18 @@ func FuzzCSV(f *testing.F) {
 	f.Add(csvOf(f, recs, []int{8, 7, 6, 5, 4, 3, 2, 1, 0}, []string{"i64", "ip", "color", "name", "id", "f32", "f64", "i32", "t"}, false), true)
 	f.Add([]byte("\"a\"\"b\",\"\n\n\r\n1,2"), false)
 	f.Add([]byte("1,2,3e4,5,01234567-89ab-cdef-0123-456789abcdef,n,red,1.2.3.4,-5\n+1,-2,3,4,01234567-89ab-cdef-0123-456789ABCDEF,n,é,1.2.3.4,99999999999999999999"), false)
+	// strLayout's records (the round trip below reads src as strings).
+	sl := strLayout(f)
+	var srecs []strRecord
+	for range 3 {
+		srecs = append(srecs, randStrRecord(r, sl, true))
+	}
+	f.Add(strCSV(r, srecs, "\n"), false)
+	f.Add(strCSV(r, srecs, "\r\n"), false)
+	f.Add([]byte("2024-03-01 10:00:01,\"a\nb\",\"\",,,,,,1,true\n1,x\"y,z,1,0,1.5,-1,blue,2,FALSE\n1,\"unterminated,"), false)
+	f.Add([]byte("ts,name,note,n,ok,f,at,color,id,flag,extra\n1,a,b,,,,,,1,1,\"x\r\ny\"\n"), true)
 	f.Fuzz(func(t *testing.T, src []byte, header bool) {
+		fuzzStringsCSV(t, src, header)
 		mk := func() Decoder {
 			d, err := NewCSVDecoder(l, CSVOptions{Header: header, Options: Options{Input: "f.csv"}})
 			require.NoError(t, err)
@@ -69,7 +83,7 @@ func FuzzCSV(f *testing.F) {
 		}
 		got, err := decodeAll(t, mk(), src)
 		if err != nil {
-			checkError(t, src, err, "csv")
+			checkRecordError(t, src, err, "csv")
 		}
 		got2, err2 := viaReader(t, mk(), src)
 		assert.Equal(t, err, err2, "reader")
@@ -101,7 +115,18 @@ func FuzzJSON(f *testing.F) {
 	js, _, _ := ysbInput(2, 3)
 	f.Add(bytes.ReplaceAll(js, []byte(`"event_time"`), []byte(`"t"`)))
 	f.Add([]byte(`{"t": 1, "x": [{"a": "\ud83d\ude00\u00e9\/"}, -0.5e-3, true, false, null]}` + "\n" + `{"t": "+1"}`))
+	sl := strLayout(f)
+	for i := range 3 {
+		var src []byte
+		for range 4 {
+			rec := randStrRecord(r, sl, i == 2)
+			src = append(append(src, strJSON(r, sl, rec)...), '\n')
+		}
+		f.Add(src)
+	}
+	f.Add([]byte(`{"ts": "2024-03-01T10:00:01Z", "name": "\ud800\udc00\ud800", "id": 1, "flag": true, "note": null, "at": 1.5}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		fuzzStringsJSON(t, src)
 		mk := func(noFast, skip bool) *JSONDecoder {
 			o := JSONOptions{NoFastPath: noFast, Options: Options{Input: "f.json"}}
 			if skip {
@@ -223,4 +248,149 @@ func oracleTuple(t *testing.T, l *Layout, line []byte) []byte {
 		}
 	}
 	return tu
+}
+
+// checkRecordError: an error is an *Error naming the line a record of
+// src starts on, and a column within the record (from its start).
+func checkRecordError(t *testing.T, src []byte, err error, name string) {
+	var e *Error
+	require.True(t, errors.As(err, &e), "%s: not an *Error: %v", name, err)
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	require.True(t, e.Line >= 1 && e.Line <= int64(len(lines)), "%s: line %d of %d: %v", name, e.Line, len(lines), err)
+	rest := len(bytes.Join(lines[e.Line-1:], nil))
+	require.LessOrEqual(t, e.Column, rest+1, "%s: %v", name, err)
+	require.Contains(t, err.Error(), "line "+strconv.FormatInt(e.Line, 10), name)
+}
+
+// fuzzPieces cuts src into n strings (empty ones too), for the round
+// trips: whatever bytes the fuzzer gives become string values.
+func fuzzPieces(src []byte, n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		if len(src) == 0 {
+			break
+		}
+		k := int(src[0]) % (len(src) + 1)
+		if i == n-1 {
+			k = len(src)
+		}
+		k = min(k, len(src))
+		out[i], src = string(src[:k]), src[k:]
+	}
+	return out
+}
+
+// fuzzStringsCSV: src decoded into strLayout's tuples does not panic,
+// gives the same tuples and error whole, through a Reader and field by
+// field; and its bytes as string values, written with RFC 4180 quoting,
+// decode back byte for byte.
+func fuzzStringsCSV(t *testing.T, src []byte, header bool) {
+	l := strLayout(t)
+	a := strview.NewArena(0)
+	defer a.Free()
+	strs := ArenaStrings(a)
+	mk := func() *CSVDecoder {
+		d, err := NewCSVDecoder(l, CSVOptions{Header: header, Options: Options{Input: "s.csv", Strings: strs}})
+		require.NoError(t, err)
+		return d
+	}
+	got, err := decodeAll(t, mk(), src)
+	if err != nil {
+		checkRecordError(t, src, err, "csv strings")
+	}
+	got2, err2 := viaReader(t, mk(), src)
+	assert.Equal(t, err, err2, "reader")
+	assert.Equal(t, canonical(l, got), canonical(l, got2), "reader")
+	slow := mk()
+	slow.noFastFields = true
+	got3, err3 := decodeAll(t, slow, src)
+	assert.Equal(t, err, err3, "fields in place")
+	assert.Equal(t, canonical(l, got), canonical(l, got3), "fields in place")
+
+	// The round trip.
+	pieces := fuzzPieces(src, 4)
+	var text []byte
+	var want []canon
+	for i := 0; i < 4; i += 2 {
+		text = fmt.Appendf(text, "%d,%s,%s,,,,,,%d,1\r\n", i, csvQuote(pieces[i], i == 0), csvQuote(pieces[i+1], false), i)
+		tu := make([]byte, l.TupleSize)
+		le.PutUint64(tu, uint64(i))
+		le.PutUint32(tu[76:], uint32(i))
+		le.PutUint32(tu[80:], 1)
+		tu[88] = 0b111110 // n, ok, f, at, color: NULL
+		want = append(want, canon{Fixed: tu, Strs: []string{pieces[i], pieces[i+1]}})
+	}
+	d, err := NewCSVDecoder(l, CSVOptions{Options: Options{Strings: strs}})
+	require.NoError(t, err)
+	out, err := decodeAll(t, d, text)
+	require.NoError(t, err, "%q", text)
+	assert.Equal(t, want, canonical(l, out), "%q", text)
+	d, err = NewCSVDecoder(l, CSVOptions{Options: Options{Strings: strs}})
+	require.NoError(t, err)
+	out, err = viaReader(t, d, text)
+	require.NoError(t, err, "%q", text)
+	assert.Equal(t, want, canonical(l, out), "reader: %q", text)
+}
+
+// fuzzStringsJSON: src decoded into strLayout's tuples by the fast path
+// and the general decoder gives the same tuples and errors, through a
+// Reader too; and its bytes as string values, written by encoding/json,
+// decode back to what encoding/json reads.
+func fuzzStringsJSON(t *testing.T, src []byte) {
+	l := strLayout(t)
+	a := strview.NewArena(0)
+	defer a.Free()
+	strs := ArenaStrings(a)
+	mk := func(noFast, skip bool) *JSONDecoder {
+		o := JSONOptions{NoFastPath: noFast, Options: Options{Input: "s.json", Strings: strs}}
+		if skip {
+			o.OnError = Skip
+		}
+		d, err := NewJSONDecoder(l, o)
+		require.NoError(t, err)
+		return d
+	}
+	for _, skip := range []bool{false, true} {
+		fast, slow := mk(false, skip), mk(true, skip)
+		got, err := decodeAll(t, fast, src)
+		want, err2 := decodeAll(t, slow, src)
+		assert.Equal(t, err2, err)
+		assert.Equal(t, canonical(l, want), canonical(l, got))
+		assert.Equal(t, slow.Malformed(), fast.Malformed())
+		if err != nil {
+			checkError(t, src, err, "json strings")
+		}
+	}
+	got, err := viaReader(t, mk(false, false), src)
+	want, err2 := decodeAll(t, mk(false, false), src)
+	assert.Equal(t, err2, err, "reader")
+	assert.Equal(t, canonical(l, want), canonical(l, got), "reader")
+
+	// The round trip, each line twice (the second by the fast path).
+	pieces := fuzzPieces(src, 4)
+	var text []byte
+	var wantC []canon
+	for i := 0; i < 4; i += 2 {
+		n, err := json.Marshal(pieces[i])
+		require.NoError(t, err)
+		nt, err := json.Marshal(pieces[i+1])
+		require.NoError(t, err)
+		var back [2]string
+		require.NoError(t, json.Unmarshal(n, &back[0]))
+		require.NoError(t, json.Unmarshal(nt, &back[1]))
+		line := fmt.Appendf(nil, `{"ts": %d, "name": %s, "note": %s, "id": %d, "flag": true}`+"\n", i, n, nt, i)
+		text = append(append(text, line...), line...)
+		tu := make([]byte, l.TupleSize)
+		le.PutUint64(tu, uint64(i))
+		le.PutUint32(tu[76:], uint32(i))
+		le.PutUint32(tu[80:], 1)
+		tu[88] = 0b111110
+		c := canon{Fixed: tu, Strs: back[:]}
+		wantC = append(wantC, c, c)
+	}
+	for _, noFast := range []bool{false, true} {
+		out, err := decodeAll(t, mk(noFast, false), text)
+		require.NoError(t, err, "%q", text)
+		assert.Equal(t, wantC, canonical(l, out), "%q", text)
+	}
 }

@@ -33,6 +33,7 @@ type JSONDecoder struct {
 	stamp   uint32
 	scratch []byte // a value string with escapes, decoded
 	keyBuf  []byte // a key with escapes, decoded
+	absent  []int  // the nullable columns the template line lacks
 
 	noFast  bool
 	canFast bool // every column can be matched raw
@@ -59,16 +60,22 @@ type span struct {
 }
 
 // seg is one value of the template: the literal before it (tmpl[lit0:lit1]),
-// the column it goes to (-1: skipped) and whether it is a quoted string.
+// the column it goes to (-1: skipped) and whether it is a quoted string
+// or null.
 type seg struct {
 	lit0, lit1 int
 	col        int
 	quoted     bool
+	null       bool
 }
 
 // NewJSONDecoder returns a decoder of JSON lines into l's tuples.
 func NewJSONDecoder(l *Layout, o JSONOptions) (*JSONDecoder, error) {
-	d := &JSONDecoder{core: newCore(l, o.Options), noFast: o.NoFastPath, canFast: true}
+	c, err := newCore(l, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	d := &JSONDecoder{core: c, noFast: o.NoFastPath, canFast: true}
 	d.seen = make([]uint32, len(d.fields))
 	if len(d.fields) > 8 {
 		d.index = make(map[string]int, len(d.fields))
@@ -102,15 +109,22 @@ func (d *JSONDecoder) Decode(dst, src []byte, atEOF bool) (tuples, consumed int,
 			break
 		}
 		if blank(line) {
+			d.lines++
 			pos = next
 			continue
 		}
 		t := dst[tuples*ts : tuples*ts+ts]
 		if d.haveTmpl && d.fastLine(t, line) {
+			if err := d.flush(t); err != nil {
+				return tuples, pos, err
+			}
 			d.fast++
 			d.misses = 0
 			tuples++
 		} else if d.slowLine(t, line) {
+			if err := d.flush(t); err != nil {
+				return tuples, pos, err
+			}
 			d.slow++
 			tuples++
 			if !d.noFast && d.canFast && !d.dup {
@@ -123,6 +137,7 @@ func (d *JSONDecoder) Decode(dst, src []byte, atEOF bool) (tuples, consumed int,
 		} else if err := d.failed(); err != nil {
 			return tuples, pos, err
 		}
+		d.lines++
 		pos = next
 	}
 	return tuples, pos, nil
@@ -172,6 +187,7 @@ func (d *JSONDecoder) lookup(key []byte) int {
 // slowLine is the general decoder: line holds one object.
 func (d *JSONDecoder) slowLine(t, line []byte) bool {
 	clear(t)
+	d.startRecord()
 	d.stamp++
 	if d.stamp == 0 {
 		clear(d.seen)
@@ -192,7 +208,8 @@ func (d *JSONDecoder) slowLine(t, line []byte) bool {
 			if p >= len(line) || line[p] != '"' {
 				return d.syntax(line, p, "expected a string key")
 			}
-			key, np, ok := d.str(line, p, &d.keyBuf)
+			d.keyBuf = d.keyBuf[:0]
+			key, np, _, ok := d.str(line, p, &d.keyBuf)
 			if !ok {
 				return false
 			}
@@ -246,7 +263,11 @@ func (d *JSONDecoder) slowLine(t, line []byte) bool {
 	if found != len(d.fields) {
 		for c := range d.fields {
 			if d.seen[c] != d.stamp {
-				return d.e.setNoText(end, c, "missing field")
+				f := &d.fields[c]
+				if !f.nullable {
+					return d.e.setNoText(end, c, "missing field")
+				}
+				t[f.nullAt] |= f.nullMask
 			}
 		}
 	}
@@ -260,16 +281,34 @@ func (d *JSONDecoder) value(t, line []byte, p, col int) (next int, quoted, ok bo
 	if p >= len(line) {
 		return 0, false, d.syntax(line, p, "expected a value")
 	}
+	if f.nullable {
+		t[f.nullAt] &^= f.nullMask // a key given twice: its last value counts
+	}
 	c := line[p]
 	if c == '"' {
-		s, np, ok := d.str(line, p, &d.scratch)
+		if f.kind == String {
+			b0 := len(d.strBuf)
+			s, np, inBuf, ok := d.str(line, p, &d.strBuf)
+			if !ok {
+				d.e.field = col
+				return 0, false, false
+			}
+			d.putString(t, f, s, inBuf, b0)
+			return np, true, true
+		}
+		d.scratch = d.scratch[:0]
+		s, np, _, ok := d.str(line, p, &d.scratch)
 		if !ok {
 			d.e.field = col
 			return 0, false, false
 		}
 		return np, true, putText(t, f, col, s, p+1, &d.e)
 	}
-	numeric := f.kind == Int32 || f.kind == Int64 || f.kind == Float32 || f.kind == Float64
+	numeric := false
+	switch f.kind {
+	case Int32, Int64, Float32, Float64, Timestamp, Bool:
+		numeric = true
+	}
 	if numeric && (c == '-' || c-'0' <= 9) {
 		np, ok := scanNumber(line, p)
 		if !ok {
@@ -277,12 +316,29 @@ func (d *JSONDecoder) value(t, line []byte, p, col int) (next int, quoted, ok bo
 		}
 		return np, false, putText(t, f, col, line[p:np], p+1, &d.e)
 	}
-	if np, ok := d.skipValue(line, p, 2); !ok {
+	np, ok := d.skipValue(line, p, 2)
+	if !ok {
 		return 0, false, false
-	} else if string(line[p:np]) == "null" {
-		return 0, false, d.e.setNoText(p+1, col, "null value")
 	}
-	if numeric {
+	switch lit := line[p:np]; {
+	case string(lit) == "null":
+		if f.nullable {
+			d.setNull(t, f)
+			return np, false, true
+		}
+		return 0, false, d.e.setNoText(p+1, col, "null value")
+	case f.kind == Bool && (string(lit) == "true" || string(lit) == "false"):
+		if lit[0] == 't' {
+			le.PutUint32(t[f.off:], 1)
+		} else {
+			le.PutUint32(t[f.off:], 0)
+		}
+		return np, false, true
+	}
+	switch {
+	case f.kind == Bool:
+		return 0, false, d.e.set(p+1, col, "expected true, false, a number or a string, got", line[p:min(len(line), p+16)])
+	case numeric:
 		return 0, false, d.e.set(p+1, col, "expected a number or a string, got", line[p:min(len(line), p+16)])
 	}
 	return 0, false, d.e.set(p+1, col, "expected a string, got", line[p:min(len(line), p+16)])
@@ -329,38 +385,38 @@ func scanNumber(line []byte, p int) (int, bool) {
 	return i, true
 }
 
-// str reads the string at p (line[p] == '"'): its text, decoded into *buf
-// if it has escapes, and the position after its closing quote.
-func (d *JSONDecoder) str(line []byte, p int, buf *[]byte) (s []byte, next int, ok bool) {
-	i := p + 1
-	for i < len(line) {
-		c := line[i]
-		if c == '"' {
-			return line[p+1 : i], i + 1, true
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return nil, 0, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
-		}
-		i++
+// str reads the string at p (line[p] == '"'): its text and the position
+// after its closing quote. A text with escapes is decoded by appending to
+// *buf: inBuf, and s is (*buf)[its length before:].
+func (d *JSONDecoder) str(line []byte, p int, buf *[]byte) (s []byte, next int, inBuf, ok bool) {
+	i := p + 1 + jsonStop(line[p+1:])
+	if i >= len(line) {
+		return nil, 0, false, d.e.setNoText(p+1, -1, "unterminated string")
 	}
-	b := append((*buf)[:0], line[p+1:i]...)
+	switch c := line[i]; {
+	case c == '"':
+		return line[p+1 : i], i + 1, false, true
+	case c < 0x20:
+		return nil, 0, false, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
+	}
+	b0 := len(*buf)
+	b := append(*buf, line[p+1:i]...)
 	for i < len(line) {
+		if k := jsonStop(line[i:]); k > 0 {
+			b = append(b, line[i:i+k]...)
+			i += k
+			continue
+		}
 		c := line[i]
 		switch {
 		case c == '"':
 			*buf = b
-			return b, i + 1, true
+			return b[b0:], i + 1, true, true
 		case c < 0x20:
 			*buf = b
-			return nil, 0, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
-		case c != '\\':
-			b = append(b, c)
-			i++
-			continue
+			return nil, 0, false, d.e.set(i+1, -1, "control character in a string:", line[i:i+1])
 		}
+		// c == '\\'
 		if i+1 >= len(line) {
 			break
 		}
@@ -381,10 +437,12 @@ func (d *JSONDecoder) str(line []byte, p int, buf *[]byte) (s []byte, next int, 
 			r := hex4(line[i+2:])
 			if r < 0 {
 				*buf = b
-				return nil, 0, d.e.set(i+1, -1, "bad \\u escape", line[i:min(len(line), i+6)])
+				return nil, 0, false, d.e.set(i+1, -1, "bad \\u escape", line[i:min(len(line), i+6)])
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
+				// A pair is one code point; a lone surrogate is U+FFFD,
+				// as encoding/json decodes it.
 				r2 := rune(-1)
 				if i+1 < len(line) && line[i] == '\\' && line[i+1] == 'u' {
 					r2 = hex4(line[i+2:])
@@ -400,12 +458,12 @@ func (d *JSONDecoder) str(line []byte, p int, buf *[]byte) (s []byte, next int, 
 			continue
 		default:
 			*buf = b
-			return nil, 0, d.e.set(i+1, -1, "bad escape", line[i:i+2])
+			return nil, 0, false, d.e.set(i+1, -1, "bad escape", line[i:i+2])
 		}
 		i += 2
 	}
 	*buf = b
-	return nil, 0, d.e.setNoText(p+1, -1, "unterminated string")
+	return nil, 0, false, d.e.setNoText(p+1, -1, "unterminated string")
 }
 
 // hex4 is the value of the 4 hex digits that start s, -1 if they are not.
@@ -433,6 +491,10 @@ func (d *JSONDecoder) skipValue(line []byte, p, depth int) (int, bool) {
 	case c == '"':
 		i := p + 1
 		for i < len(line) {
+			i += jsonStop(line[i:])
+			if i >= len(line) {
+				break
+			}
 			switch c := line[i]; {
 			case c == '"':
 				return i + 1, true

@@ -12,10 +12,17 @@ func (d *JSONDecoder) learn(line []byte) {
 	d.segs = d.segs[:0]
 	prev := 0
 	for _, s := range d.spans {
-		d.segs = append(d.segs, seg{lit0: prev, lit1: s.start, col: s.col, quoted: s.quoted})
+		null := !s.quoted && string(line[s.start:s.end]) == "null"
+		d.segs = append(d.segs, seg{lit0: prev, lit1: s.start, col: s.col, quoted: s.quoted, null: null})
 		prev = s.end
 	}
 	d.tail0 = prev
+	d.absent = d.absent[:0]
+	for c := range d.fields {
+		if d.seen[c] != d.stamp { // a nullable column the line lacks
+			d.absent = append(d.absent, c)
+		}
+	}
 	d.haveTmpl = true
 	d.misses = 0
 }
@@ -24,34 +31,120 @@ func (d *JSONDecoder) learn(line []byte) {
 // any way that matters (the general decoder then reads it).
 func (d *JSONDecoder) fastLine(t, line []byte) bool {
 	clear(t)
+	d.startRecord()
 	tm := d.tmpl
 	p := 0
+	nulled := false // the last value, quoted in the template, was null
 	for i := range d.segs {
 		s := &d.segs[i]
 		lit := tm[s.lit0:s.lit1]
+		if nulled {
+			lit = lit[1:] // the template's closing quote
+			nulled = false
+		}
 		if len(line)-p < len(lit) || string(line[p:p+len(lit)]) != string(lit) {
-			return false
+			// A nullable string's null where the template has its
+			// opening quote.
+			if !s.quoted || s.col < 0 || !d.fields[s.col].nullable {
+				return false
+			}
+			lit = lit[:len(lit)-1]
+			if len(line)-p < len(lit)+4 || string(line[p:p+len(lit)]) != string(lit) || string(line[p+len(lit):p+len(lit)+4]) != "null" {
+				return false
+			}
+			d.setNull(t, &d.fields[s.col])
+			p += len(lit) + 4
+			nulled = true
+			continue
 		}
 		p += len(lit)
 		var ok bool
 		if s.col < 0 {
 			p, ok = d.skipValue(line, p, 2)
+		} else if s.null && p < len(line) && line[p] == '"' {
+			// A string where the template has null.
+			p, ok = d.fastValue(t, line, p+1, &d.fields[s.col], true)
+			if !ok || p >= len(line) || line[p] != '"' {
+				return false
+			}
+			p++
 		} else {
-			p, ok = fastValue(t, line, p, &d.fields[s.col], s.quoted)
+			p, ok = d.fastValue(t, line, p, &d.fields[s.col], s.quoted)
 		}
 		if !ok {
 			return false
 		}
 	}
 	tail := tm[d.tail0:]
-	return len(line)-p == len(tail) && string(line[p:]) == string(tail)
+	if nulled {
+		tail = tail[1:]
+	}
+	if len(line)-p != len(tail) || string(line[p:]) != string(tail) {
+		return false
+	}
+	for _, c := range d.absent {
+		t[d.fields[c].nullAt] |= d.fields[c].nullMask
+	}
+	return true
 }
 
 // fastValue parses the value at p for f, with no escape in it: the
 // position after it (before the closing quote of a string). false: the
 // general decoder decides.
-func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
+func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 	s := line[p:]
+	if !quoted && f.nullable && len(s) >= 4 && string(s[:4]) == "null" {
+		d.setNull(t, f)
+		return p + 4, true
+	}
+	switch f.kind {
+	case String:
+		if !quoted {
+			return 0, false
+		}
+		n := jsonStop(s)
+		if n < len(s) && s[n] == '"' {
+			d.putString(t, f, s[:n], false, 0)
+			return p + n, true
+		}
+		if n == len(s) || s[n] != '\\' {
+			return 0, false
+		}
+		// Escapes: decoded here too (p-1 is the opening quote).
+		b0 := len(d.strBuf)
+		str, np, inBuf, ok := d.str(line, p-1, &d.strBuf)
+		if !ok {
+			return 0, false
+		}
+		d.putString(t, f, str, inBuf, b0)
+		return np - 1, true
+	case Bool:
+		if !quoted {
+			if len(s) >= 4 && string(s[:4]) == "true" {
+				le.PutUint32(t[f.off:], 1)
+				return p + 4, true
+			}
+			if len(s) >= 5 && string(s[:5]) == "false" {
+				return p + 5, true
+			}
+		}
+	case Timestamp:
+		if !quoted {
+			v, n := scanInt(s)
+			if n == 0 || s[0] == '+' || (n < len(s) && (s[n] == '.' || s[n]|0x20 == 'e')) {
+				break // the general way below
+			}
+			if digits := s[:n]; (digits[0] == '-' && n > 2 && digits[1] == '0') || (digits[0] == '0' && n > 1) {
+				return 0, false // JSON's grammar: no leading zero
+			}
+			ms, ok := epochInt(v, f.unit)
+			if !ok {
+				return 0, false
+			}
+			le.PutUint64(t[f.off:], uint64(ms))
+			return p + n, true
+		}
+	}
 	switch f.kind {
 	case Int64, Int32:
 		v, n := scanInt(s)
@@ -100,8 +193,8 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 		le.PutUint32(t[f.off:], v)
 		return p + n, true
 	}
-	// Float32, Float64, Bytes: the text up to the closing quote, or the
-	// number.
+	// Float32, Float64, Bytes, Timestamp, Bool: the text up to the
+	// closing quote, or the number.
 	var text []byte
 	if quoted {
 		n := plainString(s)
@@ -129,13 +222,8 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 // plainString is the length of the string text that starts s up to its
 // closing quote, -1 if it has an escape or a control byte first.
 func plainString(s []byte) int {
-	for i, c := range s {
-		if c == '"' {
-			return i
-		}
-		if c == '\\' || c < 0x20 {
-			return -1
-		}
+	if n := jsonStop(s); n < len(s) && s[n] == '"' {
+		return n
 	}
 	return -1
 }

@@ -272,12 +272,17 @@ var le = binary.LittleEndian
 
 // field is a layout column prepared for decoding.
 type field struct {
-	kind   Kind
-	off    int
-	size   int
-	name   string
-	enum   enumTable
-	fastOK bool // the fast JSON path may match it raw (enum labels with no '"', '\\' or control bytes)
+	kind     Kind
+	off      int
+	size     int
+	name     string
+	enum     enumTable
+	fastOK   bool // the fast JSON path may match it raw (enum labels with no '"', '\\' or control bytes)
+	csvFast  bool // the CSV decoder's fastField parses its kind
+	nullable bool
+	nullAt   int  // nullable: the byte of its NULL bit
+	nullMask byte // nullable: the bit
+	unit     TimeUnit
 
 	tooLong    string // Bytes: the message of a value over size
 	labelsNote string // Enum: the labels, for the message of an unknown one
@@ -286,7 +291,14 @@ type field struct {
 func prepare(l *Layout) []field {
 	fs := make([]field, len(l.Columns))
 	for i, c := range l.Columns {
-		f := field{kind: c.Kind, off: c.Offset, size: c.Size, name: c.Name, fastOK: true}
+		f := field{kind: c.Kind, off: c.Offset, size: c.Size, name: c.Name, fastOK: true, unit: l.TimeUnit}
+		switch c.Kind {
+		case Int32, Int64, UUID, Enum, IPv4, Timestamp, Bool:
+			f.csvFast = true
+		}
+		if c.Nullable {
+			f.nullable, f.nullAt, f.nullMask = true, c.NullBit>>3, 1<<(c.NullBit&7)
+		}
 		if c.Kind == Bytes {
 			f.tooLong = "too long for bytes(" + strconv.Itoa(c.Size) + ")"
 		}
@@ -307,10 +319,25 @@ func prepare(l *Layout) []field {
 }
 
 // putText parses text s as field f's kind and stores it in tuple t; on
-// failure it fills e (col is the value's column in the line) and returns
-// false.
+// failure it fills e (col is the value's column in the record) and
+// returns false. Not for String (core.putString).
 func putText(t []byte, f *field, fi int, s []byte, col int, e *errState) bool {
 	switch f.kind {
+	case Timestamp:
+		v, ok, ovf := parseTime(s, f.unit)
+		if !ok {
+			if ovf {
+				return e.set(col, fi, "timestamp out of range", s)
+			}
+			return e.set(col, fi, "bad timestamp", s)
+		}
+		le.PutUint64(t[f.off:], uint64(v))
+	case Bool:
+		v, ok := parseBool(s)
+		if !ok {
+			return e.set(col, fi, "bad boolean", s)
+		}
+		le.PutUint32(t[f.off:], v)
 	case Int64, Int32:
 		v, ok, ovf := parseInt(s)
 		if !ok {

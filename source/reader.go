@@ -9,8 +9,9 @@ import (
 // DefaultBufferSize is a Reader's buffer unless told otherwise.
 const DefaultBufferSize = 256 << 10
 
-// MaxLineSize is the longest line a Reader accepts: its buffer grows to
-// hold a longer line than it has room for, up to this.
+// MaxLineSize is the longest record a Reader accepts (a line, or the
+// lines of a CSV record with line breaks in quoted fields): its buffer
+// grows to hold a longer one than it has room for, up to this.
 const MaxLineSize = 64 << 20
 
 // ErrShortBuffer is Fill's error for a dst with no room for one tuple.
@@ -42,7 +43,7 @@ func (r *Reader) Decoder() Decoder { return r.d }
 
 // Fill writes whole tuples at the start of dst until it is full (rounded
 // down to whole tuples) or the input ends, and returns the bytes written.
-// At the end of the input (a last line without '\n' is decoded) it
+// At the end of the input (a last record without '\n' is decoded) it
 // returns io.EOF once every tuple has been returned: n > 0 comes with a
 // nil error, and the next call returns 0, io.EOF. A record that does not
 // parse (OnError Fail) or a read error returns the tuples before it with
@@ -52,8 +53,9 @@ func (r *Reader) Fill(dst []byte) (n int, err error) { return r.fill(dst, false)
 
 // FillSome is Fill for live streams (a pipe, standard input): it returns
 // as soon as it has written at least one tuple and decoded every whole
-// line its buffer holds, instead of reading on until dst is full, so
-// that tuples do not wait for more input. n > 0 with a nil error need not
+// record its buffer holds, instead of reading on until dst is full, so
+// that tuples do not wait for more input. (A CSV record whose quoted
+// field is still open at the end of what has been read waits for more.) n > 0 with a nil error need not
 // fill dst.
 func (r *Reader) FillSome(dst []byte) (n int, err error) { return r.fill(dst, true) }
 
@@ -92,7 +94,7 @@ func (r *Reader) fill(dst []byte, some bool) (n int, err error) {
 }
 
 // more reads into the buffer, making room first: the undecoded bytes move
-// to its start, and it grows if they fill it (a line longer than it).
+// to its start, and it grows if they fill it (a record longer than it).
 func (r *Reader) more() error {
 	if r.start > 0 {
 		r.end = copy(r.buf, r.buf[r.start:r.end])
@@ -100,7 +102,7 @@ func (r *Reader) more() error {
 	}
 	if r.end == len(r.buf) {
 		if len(r.buf) >= r.maxLine {
-			return &Error{Input: r.d.Input(), Line: r.d.Lines() + 1, Msg: "line longer than " + strconv.Itoa(r.maxLine) + " bytes"}
+			return &Error{Input: r.d.Input(), Line: r.d.Lines() + 1, Msg: "record longer than " + strconv.Itoa(r.maxLine) + " bytes"}
 		}
 		nb := make([]byte, max(min(2*len(r.buf), r.maxLine), len(r.buf)+1))
 		copy(nb, r.buf[:r.end])

@@ -138,7 +138,7 @@ func TestReaderLongLine(t *testing.T) {
 			assert.ErrorIs(t, err, io.EOF)
 			assert.Equal(t, want, got)
 		} else {
-			assert.EqualError(t, err, "in: line 2: line longer than "+strconv.Itoa(maxLine)+" bytes")
+			assert.EqualError(t, err, "in: line 2: record longer than "+strconv.Itoa(maxLine)+" bytes")
 			assert.Equal(t, want[:128], got)
 		}
 	}

@@ -1,0 +1,190 @@
+package source
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/saber-hx/saber-hx/temporal"
+)
+
+// parseBool reads true or false (any case), 1 or 0: 1 or 0.
+func parseBool(s []byte) (uint32, bool) {
+	switch len(s) {
+	case 1:
+		if s[0] == '1' {
+			return 1, true
+		}
+		if s[0] == '0' {
+			return 0, true
+		}
+	case 4:
+		// |0x20 folds 'A'-'Z' to 'a'-'z' and maps nothing else to a
+		// letter of "true".
+		if le.Uint32(s)|0x20202020 == le.Uint32([]byte("true")) {
+			return 1, true
+		}
+	case 5:
+		if le.Uint32(s)|0x20202020 == le.Uint32([]byte("fals")) && s[4]|0x20 == 'e' {
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// parseTime reads a Timestamp's text: an epoch number in unit (an
+// optional sign, digits, optionally '.' and digits) or a time that
+// temporal.ParseTimestamp reads; milliseconds since the epoch, the
+// epoch's fraction of a millisecond dropped toward negative infinity.
+// overflow: a number out of int64 milliseconds.
+func parseTime(s []byte, unit TimeUnit) (ms int64, ok, overflow bool) {
+	if v, isNum, ovf := parseEpoch(s, unit); isNum {
+		return v, !ovf, ovf
+	}
+	v, ok := parseTimeText(s)
+	return v, ok, false
+}
+
+// epochScale: how many milliseconds one unit is (mul), or how many units
+// one millisecond is (div).
+var epochMul = [...]uint64{Milliseconds: 1, Seconds: 1000, Microseconds: 1, Nanoseconds: 1}
+var epochDiv = [...]uint64{Milliseconds: 1, Seconds: 1, Microseconds: 1000, Nanoseconds: 1000000}
+
+// parseEpoch reads an epoch number in unit: isNum false if s is not one
+// (then it may be a time's text).
+func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
+	i := 0
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
+	}
+	start := i
+	var u uint64
+	for ; i < len(s) && s[i]-'0' <= 9; i++ {
+		d := uint64(s[i] - '0')
+		if u > (math.MaxUint64-d)/10 {
+			overflow = true
+		}
+		u = u*10 + d
+	}
+	if i == start {
+		return 0, false, false
+	}
+	frac := s[i:i]
+	if i < len(s) {
+		if s[i] != '.' {
+			return 0, false, false
+		}
+		f0 := i + 1
+		for i = f0; i < len(s) && s[i]-'0' <= 9; i++ {
+		}
+		if i == f0 || i != len(s) {
+			return 0, false, false
+		}
+		frac = s[f0:i]
+	}
+	if overflow {
+		return 0, true, true
+	}
+	// whole: the magnitude in whole milliseconds; rem: a fraction of one
+	// is left over.
+	var whole uint64
+	rem := false
+	mul, div := epochMul[unit], epochDiv[unit]
+	if mul > 1 { // seconds: the fraction's first 3 digits are milliseconds
+		var f3 uint64
+		for k := range 3 {
+			f3 *= 10
+			if k < len(frac) {
+				f3 += uint64(frac[k] - '0')
+			}
+		}
+		hi, lo := bits.Mul64(u, mul)
+		var c uint64
+		whole, c = bits.Add64(lo, f3, 0)
+		if hi != 0 || c != 0 {
+			return 0, true, true
+		}
+		rem = nonzero(frac[min(3, len(frac)):])
+	} else {
+		whole = u / div
+		rem = u%div != 0 || nonzero(frac)
+	}
+	if !neg {
+		if whole > math.MaxInt64 {
+			return 0, true, true
+		}
+		return int64(whole), true, false
+	}
+	if rem {
+		whole++ // floor: -1.5 ms is -2 ms
+	}
+	if whole > 1<<63 {
+		return 0, true, true
+	}
+	return int64(-whole), true, false
+}
+
+// epochInt is the integer epoch v in unit as milliseconds (floor); false
+// if they overflow.
+func epochInt(v int64, unit TimeUnit) (int64, bool) {
+	switch unit {
+	case Seconds:
+		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
+			return 0, false
+		}
+		return v * 1000, true
+	case Microseconds:
+		return floorDiv(v, 1000), true
+	case Nanoseconds:
+		return floorDiv(v, 1000000), true
+	}
+	return v, true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func nonzero(digits []byte) bool {
+	for _, c := range digits {
+		if c != '0' {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTimeText reads a time's text: temporal.ParseTimestamp.
+func parseTimeText(s []byte) (int64, bool) {
+	return temporal.ParseTimestamp(s)
+}
+
+// SWAR (8 bytes at a time) helpers. lowBytes has a byte's high bit set
+// for each byte of x that is below n (n <= 0x80, x's bytes all below
+// 0x80 or not: the &^x drops bytes with the high bit set); a zero byte
+// test is lowBytes(x, 1).
+func lowBytes(x, n uint64) uint64 { return (x - n*ones) &^ x & high }
+
+// jsonStop is the index in s of the first '"', '\\' or control byte
+// (< 0x20), len(s) if none.
+func jsonStop(s []byte) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := le.Uint64(s[i:])
+		m := lowBytes(x^('"'*ones), 1) | lowBytes(x^('\\'*ones), 1) | lowBytes(x, 0x20)
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return len(s)
+}
