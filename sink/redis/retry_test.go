@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 type logLines struct {
@@ -33,6 +34,22 @@ func (l *logLines) get() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.l...)
+}
+
+// quick is the client through which a test of a server going away
+// reaches it by default: one that dials once per command and does not
+// retry the command, so that an attempt on a stopped server fails at
+// once and what runs is the sink's own retrying, which the tests check.
+// Under SABER_HX_LONG_TESTS=1 it is nil: the sink's own client, with
+// go-redis's defaults (5 dials per command, 3 retries: about 3 s an
+// attempt on a server that is down).
+func quick(t *testing.T, addr string) *redis.Client {
+	if testenv.Full() {
+		return nil
+	}
+	cl := redis.NewClient(&redis.Options{Addr: addr, DialerRetries: 1, MaxRetries: -1})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
 }
 
 // fastRetry shortens a sink's backoff, so that a test does not wait on it.
@@ -73,7 +90,7 @@ func TestHashRetriesThroughARestart(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	ctx := context.Background()
 	var log logLines
-	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, KeyTemplate: "w:{window_start}:{cat}", Columns: []string{"window_start", "cat", "cnt"},
+	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, Client: quick(t, srv.Addr), KeyTemplate: "w:{window_start}:{cat}", Columns: []string{"window_start", "cat", "cnt"},
 		RetryTimeout: time.Minute, Logger: log.logf})
 	require.NoError(t, err)
 	defer h.Close()
@@ -110,7 +127,7 @@ func TestYSBRetriesThroughARestart(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	ctx := context.Background()
 	var log logLines
-	y, err := NewYSB(ctx, YSBConfig{Addr: srv.Addr, RetryTimeout: time.Minute, Logger: log.logf})
+	y, err := NewYSB(ctx, YSBConfig{Addr: srv.Addr, Client: quick(t, srv.Addr), RetryTimeout: time.Minute, Logger: log.logf})
 	require.NoError(t, err)
 	defer y.Close()
 	fastRetry(&y.retry)
@@ -135,7 +152,7 @@ func TestRetryGivesUp(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, KeyTemplate: "{a}", Columns: []string{"a"}, RetryTimeout: 200 * time.Millisecond})
+	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, Client: quick(t, srv.Addr), KeyTemplate: "{a}", Columns: []string{"a"}, RetryTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	defer h.Close()
 	fastRetry(&h.retry)
@@ -156,7 +173,7 @@ func TestNoRetry(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	var log logLines
-	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, KeyTemplate: "{a}", Columns: []string{"a"}, Logger: log.logf})
+	h, err := NewHash(ctx, HashConfig{Addr: srv.Addr, Client: quick(t, srv.Addr), KeyTemplate: "{a}", Columns: []string{"a"}, Logger: log.logf})
 	require.NoError(t, err)
 	defer h.Close()
 	h.Add(cm1Row{cat: "x"})

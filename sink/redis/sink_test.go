@@ -157,9 +157,9 @@ func TestUnreachable(t *testing.T) {
 	require.NoError(t, l.Close())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = NewYSB(ctx, YSBConfig{Addr: addr})
+	_, err = NewYSB(ctx, YSBConfig{Addr: addr, Client: quick(t, addr)})
 	assert.ErrorContains(t, err, "redis "+addr+": ping")
-	_, err = NewHash(ctx, HashConfig{Addr: addr, KeyTemplate: "{a}", Columns: []string{"a"}})
+	_, err = NewHash(ctx, HashConfig{Addr: addr, Client: quick(t, addr), KeyTemplate: "{a}", Columns: []string{"a"}})
 	assert.ErrorContains(t, err, "redis "+addr+": ping")
 }
 
@@ -250,7 +250,7 @@ func TestYSBFailedFlushKeeps(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	cl := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	cl := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: 200 * time.Millisecond})
 	defer cl.Close()
 	y, err := NewYSB(ctx, YSBConfig{Client: cl})
 	require.NoError(t, err)
