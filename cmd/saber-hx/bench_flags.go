@@ -1,6 +1,6 @@
 package main
 
-// bench's own flags: parsing and the window overrides.
+// bench's own flags and their parsing.
 
 import (
 	"flag"
@@ -21,58 +21,9 @@ type benchFlags struct {
 	validateTuplesSet      bool
 	bundleSize             int
 	ingest                 string
-	window                 windowFlags
+	window                 workloads.WindowOverride // --window-type, --window-size, --window-slide
 	agg                    string
 	params                 workloads.Params
-}
-
-// windowFlags are --window-type, --window-size and --window-slide: each
-// given one overrides its field of each workload's own window.
-type windowFlags struct {
-	typ                       string
-	size, slide               int64
-	typSet, sizeSet, slideSet bool
-}
-
-func (f *windowFlags) given() bool { return f.typSet || f.sizeSet || f.slideSet }
-
-// apply returns the workload's window w with the given fields replaced. A
-// tumbling window stays tumbling when only its size is given (the slide
-// follows the size); an explicit size or slide must be positive.
-func (f *windowFlags) apply(w query.Window) (query.Window, error) {
-	if f.typSet {
-		switch f.typ {
-		case "range":
-			w.Type = query.Range
-		case "row":
-			w.Type = query.Rows
-		default:
-			return w, usagef("--window-type %q: valid: range, row", f.typ)
-		}
-	}
-	if f.sizeSet && f.size <= 0 {
-		return w, usagef("--window-size %d: must be positive", f.size)
-	}
-	if f.slideSet && f.slide <= 0 {
-		return w, usagef("--window-slide %d: must be positive", f.slide)
-	}
-	tumbling := w.Slide == w.Size
-	if f.sizeSet {
-		w.Size = f.size
-		if tumbling && !f.slideSet {
-			w.Slide = f.size
-		}
-	}
-	if f.slideSet {
-		w.Slide = f.slide
-	}
-	if err := w.Validate(); err != nil {
-		if f.sizeSet && !f.slideSet && w.Slide > w.Size {
-			return w, usagef("%v: the workload's slide is %d; give --window-slide too", err, w.Slide)
-		}
-		return w, usageError{err}
-	}
-	return w, nil
 }
 
 func (f *benchFlags) register(fs *flag.FlagSet) {
@@ -90,10 +41,10 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.bundleSize, "bundle-size", 16<<20, "bytes of pre-generated tuples replayed into each ring (rounded to whole generator periods)")
 	fs.StringVar(&f.ingest, "ingest", "auto", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's "+
 		"(docs/workloads.md has what each mode gave these workloads)")
-	fs.StringVar(&f.window.typ, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
-	fs.Int64Var(&f.window.size, "window-size", 0, "window size, > 0: ms for range windows, tuples for row windows (default: the workload's; "+
+	fs.StringVar(&f.window.Type, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
+	fs.Int64Var(&f.window.Size, "window-size", 0, "window size, > 0: ms for range windows, tuples for row windows (default: the workload's; "+
 		"a tumbling workload window stays tumbling)")
-	fs.Int64Var(&f.window.slide, "window-slide", 0, "window slide, 0 < slide <= size (default: the workload's)")
+	fs.Int64Var(&f.window.Slide, "window-slide", 0, "window slide, 0 < slide <= size (default: the workload's)")
 	fs.IntVar(&p.Attributes, "attributes", def.Attributes, "proj: projected expressions")
 	fs.IntVar(&p.ExprDepth, "expr-depth", def.ExprDepth, "proj: depth of each arithmetic expression")
 	fs.IntVar(&p.Predicates, "predicates", def.Predicates, "select: predicates")
@@ -135,11 +86,11 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "window-type":
-			f.window.typSet = true
+			f.window.TypeSet = true
 		case "window-size":
-			f.window.sizeSet = true
+			f.window.SizeSet = true
 		case "window-slide":
-			f.window.slideSet = true
+			f.window.SlideSet = true
 		case "validate-tuples":
 			f.validateTuplesSet = true
 		}

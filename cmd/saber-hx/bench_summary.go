@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/workloads"
 )
 
 type benchQuerySummary struct {
@@ -63,32 +64,29 @@ type benchSummary struct {
 	ValidationInterrupted bool   `json:"validation_interrupted,omitempty"`
 }
 
-// summarize makes the summary of what ran (validation comes after).
-func (r *benchRun) summarize(names string, stats []engine.Stats, seconds float64, ef *engineFlags, cfg engine.Config, ingestMode engine.Ingest) benchSummary {
+// summarizeBench makes the summary of what ran: the measured interval's
+// figures of res, the engine's scheduling and the configuration.
+func summarizeBench(names string, res *workloads.BenchResult, eng *engine.Engine, ef *engineFlags, cfg engine.Config, ingestMode engine.Ingest) benchSummary {
 	var fallback uint64
-	for _, st := range stats {
-		fallback += st.GPUFallbackTasks
+	for _, p := range res.Parts {
+		fallback += p.Measured.GPUFallbackTasks
 	}
+	seconds := res.Seconds
 	sum := benchSummary{Workloads: names, Seconds: seconds, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, BufferSize: ef.bufferSize, Ingest: string(ingestMode),
-		GCCycles: r.gc.cycles, HeapAllocBytes: r.gc.allocBytes,
-		Policy: string(cfg.Policy), Processors: summarizeProcessors(r.eng.Scheduling(), r.eng.StreamNames(), cfg, ef, fallback)}
-	for i, bp := range r.parts {
-		st := stats[i]
+		GCCycles: res.GCCycles, HeapAllocBytes: res.HeapAllocBytes, Validated: res.Validated, ValidationInterrupted: res.ValidationInterrupted,
+		Policy: string(cfg.Policy), Processors: summarizeProcessors(eng.Scheduling(), eng.StreamNames(), cfg, ef, fallback)}
+	for _, p := range res.Parts {
+		st := p.Measured
 		qs := benchQuerySummary{
-			Name: bp.name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
+			Name: p.Name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
 			MBPerS: float64(st.Bytes) / seconds / 1e6, Windows: st.Windows, Rows: st.Rows,
-			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: "chained",
+			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: string(p.Input),
+			Validated: p.Validated, Mismatch: p.Mismatch,
 		}
 		if cfg.GPU != nil {
 			qs.GPUFallback = &st.GPUFallbackTasks
 		}
-		for _, in := range bp.inputs {
-			qs.Ingest = "replay"
-			if in.replay == nil {
-				qs.Ingest = "generate"
-			}
-		}
-		if len(bp.inputs) > 0 { // throughput counts the tuples generated, once
+		if p.Input != workloads.InputChained { // throughput counts the tuples generated, once
 			sum.Tuples += st.Tuples
 		}
 		sum.Windows += st.Windows

@@ -1,7 +1,7 @@
-package main
+package workloads
 
-// bench --validate: the output captured and compared with the reference
-// evaluator.
+// BenchConfig.Validate: the output captured and compared with the
+// reference evaluator.
 
 import (
 	"context"
@@ -14,39 +14,44 @@ import (
 )
 
 // validateAll checks each part's output against the reference evaluator,
-// one part after the other, with a progress line every 5 s on stderr. A
-// cancelled ctx (SIGINT, SIGTERM) stops it: the parts not checked by then
-// are not validated (validation_interrupted).
-func (r *benchRun) validateAll(ctx context.Context, sum *benchSummary, stats []engine.Stats, stderr io.Writer) {
-	sum.Validated = true
+// one part after the other, with a progress line every 5 s on
+// BenchConfig.Log. A cancelled ctx (SIGINT, SIGTERM) stops it: the parts
+// not checked by then are not validated (ValidationInterrupted).
+func (b *Bench) validateAll(ctx context.Context, res *BenchResult) {
+	log := b.cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	res.Validated = true
 	start := time.Now()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
-	for i, bp := range r.parts {
-		qs := &sum.Queries[i]
-		fmt.Fprintf(stderr, "bench validating %s (%d of %d) against the reference evaluator\n", bp.name, i+1, len(r.parts))
+	for i, bp := range b.parts {
+		pr := &res.Parts[i]
+		fmt.Fprintf(log, "bench validating %s (%d of %d) against the reference evaluator\n", bp.name, i+1, len(b.parts))
 		done := make(chan string, 1)
 		// The reference evaluator cannot be stopped half-way; on a signal its
-		// goroutine is left to finish on its own while the command returns.
-		go func() { done <- bp.validate(r.parts, stats[i]) }()
+		// goroutine is left to finish on its own while the caller returns.
+		st := pr.Whole
+		go func() { done <- bp.validate(b.parts, st) }()
 	wait:
 		for {
 			select {
-			case qs.Mismatch = <-done:
-				qs.Validated = qs.Mismatch == ""
+			case pr.Mismatch = <-done:
+				pr.Validated = pr.Mismatch == ""
 				break wait
 			case <-tick.C:
-				fmt.Fprintf(stderr, "bench validating %s (%d of %d): %.0f s\n", bp.name, i+1, len(r.parts), time.Since(start).Seconds())
+				fmt.Fprintf(log, "bench validating %s (%d of %d): %.0f s\n", bp.name, i+1, len(b.parts), time.Since(start).Seconds())
 			case <-ctx.Done():
-				sum.Validated, sum.ValidationInterrupted = false, true
+				res.Validated, res.ValidationInterrupted = false, true
 				return
 			}
 		}
-		sum.Validated = sum.Validated && qs.Validated
+		res.Validated = res.Validated && pr.Validated
 	}
 }
 
-// capture keeps the part's output for --validate.
+// capture keeps the part's output for validation.
 func (bp *benchPart) capture(sp *engine.Spec) {
 	sp.Tuples = func(b []byte) error { bp.tuples = append(bp.tuples, b...); return nil }
 	if bp.q == nil || bp.q.Stateless() {

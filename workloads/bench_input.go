@@ -1,4 +1,4 @@
-package main
+package workloads
 
 // A bench input: its replayed bundle (source.Replay) or generator, and its
 // producer.
@@ -10,7 +10,6 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/source"
-	"github.com/saber-hx/saber-hx/workloads"
 )
 
 // maxBundle bounds the bytes of a replayed bundle; a workload whose period
@@ -19,12 +18,12 @@ const maxBundle = 256 << 20
 
 // benchInput is one generated stream fed into one engine stream.
 type benchInput struct {
-	gen    workloads.Generator
+	gen    Generator
 	schema *query.Schema
 	replay *source.Replay // nil: generate on the fly
 	rate   uint64
-	limit  uint64 // tuples to feed at most (--validate); 0: no bound
-	input  []byte // --validate: the bytes fed
+	limit  uint64 // tuples to feed at most (Validate); 0: no bound
+	input  []byte // Validate: the bytes fed
 }
 
 // makeBundle generates whole generator periods to replay, when they fit:
@@ -70,7 +69,7 @@ func (in *benchInput) produce(s *engine.Stream, deadline time.Time, stop *atomic
 	return err
 }
 
-// record keeps a copy of a task's bytes (--validate), generating those of
+// record keeps a copy of a task's bytes (Validate), generating those of
 // a task left to the workers as they will.
 func (in *benchInput) record(b []byte, k uint64, left bool) {
 	if left {
