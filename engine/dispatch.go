@@ -98,8 +98,17 @@ func (s *Stream) CommitUnfilled(n int) error {
 	return s.commit(n)
 }
 
-// Write copies p (any length; tuples may span calls) into the ring.
+// Write copies p (any length; tuples may span calls) into the ring. Where
+// the input has string columns p must be whole tuples, whose long strings
+// are copied into the stream's own heap: they may live in memory another
+// stream frees (a source that feeds several queries writes the same
+// tuples to each).
 func (s *Stream) Write(p []byte) error {
+	if s.heap != nil {
+		if len(p)%s.plan.TupleSize != 0 || s.filled%s.plan.TupleSize != 0 {
+			return fmt.Errorf("engine: query %q: Write of %d bytes: a stream with strings takes whole tuples", s.win.Query, len(p))
+		}
+	}
 	for len(p) > 0 {
 		b, err := s.Buffer()
 		if err != nil {
@@ -107,6 +116,11 @@ func (s *Stream) Write(p []byte) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
+		if s.heap != nil {
+			if err := s.copyStrings(b[:n], s.Strings); err != nil {
+				return err
+			}
+		}
 		if err := s.Commit(n); err != nil {
 			return err
 		}
@@ -132,6 +146,9 @@ func (s *Stream) dispatch() {
 	t.fill = nil
 	if s.unfilled {
 		t.fill = s.fill
+	}
+	if s.heap != nil {
+		t.heapEnd = s.heap.Written()
 	}
 	s.nextID++
 	s.taskStart += uint64(s.filled)

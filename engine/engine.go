@@ -147,6 +147,9 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 func (e *Engine) releaseRings() {
 	for _, s := range e.streams {
 		s.ring.Close()
+		if s.heap != nil {
+			s.heap.Close()
+		}
 	}
 }
 
@@ -171,6 +174,9 @@ func (e *Engine) fail(err error) {
 	e.errMu.Unlock()
 	for _, s := range e.streams {
 		s.ring.Cancel()
+		if s.heap != nil {
+			s.heap.Cancel()
+		}
 	}
 }
 

@@ -224,9 +224,44 @@ func (s *Stream) push(p []byte, w *worker) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
+		if s.heap != nil {
+			if err := s.copyStrings(b[:n], func(n int) ([]byte, error) { return s.pushStrings(n, w) }); err != nil {
+				return err
+			}
+		}
 		if err := s.commit(n); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pushStrings is Strings for push, which must not block: while the heap
+// is full, the worker dispatches the task being filled (whose strings
+// hold the heap) and runs other tasks, as push does for the ring.
+func (s *Stream) pushStrings(n int, w *worker) ([]byte, error) {
+	if n > s.heap.Size()/2 {
+		return nil, fmt.Errorf("engine: query %q: a string of %d bytes, more than half the %d-byte string heap", s.win.Query, n, s.heap.Size())
+	}
+	for {
+		b, ok, err := s.heap.TryReserve(n)
+		if err != nil {
+			if ferr := s.e.failed(); ferr != nil {
+				return nil, ferr
+			}
+			return nil, err
+		}
+		if ok {
+			s.heap.Commit(n)
+			return b[:n:n], nil
+		}
+		if s.filled > 0 {
+			s.dispatch()
+		}
+		prev := w.pushing
+		w.pushing = max(prev, s.id+1)
+		w.help()
+		w.pushing = prev
+		w.drainDeferred()
+	}
 }

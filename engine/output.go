@@ -20,9 +20,10 @@ type Window struct {
 	// only at the end of the input).
 	Start, End int64
 
-	plan *kernels.Plan
-	res  *window.Result
-	key  [16]byte
+	plan  *kernels.Plan
+	res   *window.Result
+	key   [16]byte
+	canon []byte
 }
 
 // Rows is the number of rows (groups) in the window.
@@ -42,10 +43,25 @@ func (w *Window) Key(i int) []byte {
 	return w.key[:last.Pos+last.Width]
 }
 
-// GroupInt returns integer GROUP BY value j of row i.
+// CanonicalKey returns the GROUP BY values of row i in their canonical
+// forms (query's key forms: strings as their bytes, NULL first), what the
+// reference evaluator's rows hold; the bytes of Key are the kernels' own,
+// a string's a number. The slice is valid until the next call.
+func (w *Window) CanonicalKey(i int) []byte {
+	s := w.res.Rows[i]
+	if !w.plan.Layout.Hashed {
+		return w.plan.GroupKeys[s]
+	}
+	kb := w.res.State.KeyBytes(s)
+	w.canon = w.plan.AppendCanonicalKey(w.canon[:0], kb[:])
+	return w.canon
+}
+
+// GroupInt returns integer GROUP BY value j of row i (0 where it is NULL).
 func (w *Window) GroupInt(i, j int) int64 {
-	kp := w.plan.KeyParts[j]
-	return query.DecodeIntKey(w.Key(i)[kp.Pos:], kp.Width)
+	kb := w.res.State.KeyBytes(w.res.Rows[i])
+	v, _, _, _ := w.plan.KeyValue(kb[:], j)
+	return v
 }
 
 // Group returns the group ordinal of row i: for dense groups the index of
@@ -125,7 +141,7 @@ func resultColumn(p *kernels.Plan, name string) (ResultColumn, error) {
 			return ResultColumn{Name: name, Float: p.Aggs[i-firstAgg].Float, plan: p, agg: i - firstAgg, key: -1}, nil
 		case i >= firstKey:
 			k := i - firstKey
-			if !p.Layout.Hashed || !p.KeyParts[k].Int {
+			if !p.Layout.Hashed || !intKey(p, k) {
 				return ResultColumn{}, fmt.Errorf("query %q: GROUP BY value %q is not an integer: read it with Window.Key", q.Name, name)
 			}
 			return ResultColumn{Name: name, plan: p, agg: -1, key: k}, nil
@@ -139,6 +155,16 @@ func resultColumn(p *kernels.Plan, name string) (ResultColumn, error) {
 		names = append(names, a.Name)
 	}
 	return ResultColumn{}, fmt.Errorf("query %q has no result column %q (valid: %s)", q.Name, name, strings.Join(names, ", "))
+}
+
+// intKey reports whether GROUP BY value k is an integer (or a time).
+func intKey(p *kernels.Plan, k int) bool {
+	for _, kp := range p.KeyParts {
+		if kp.Key == k && kp.Kind != kernels.KeyNullFlag {
+			return kp.Kind == kernels.KeyInt
+		}
+	}
+	return false
 }
 
 // Int returns integer column c of row i. It panics where c is a float
@@ -188,6 +214,22 @@ type TupleSink func(tuples []byte) error
 // (query.OutputSchema).
 func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {
 	p := s.plan
+	if s.outSchema == nil || !s.outGeneral {
+		return s.encodeNumeric(dst, o)
+	}
+	out := s.outSchema
+	for _, g := range o.Rows {
+		n := len(dst)
+		dst = append(dst, make([]byte, out.TupleSize)...)
+		p.EncodeRow(dst[n:], out, o.Start, o.State, g)
+	}
+	return dst
+}
+
+// encodeNumeric is encodeRows where every key and aggregate is an int64,
+// a float64 or a bytes column's bytes, none NULL: each appended in turn.
+func (s *Stream) encodeNumeric(dst []byte, o *window.Result) []byte {
+	p := s.plan
 	for _, g := range o.Rows {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(o.Start))
 		if p.Layout.Hashed {
@@ -212,4 +254,15 @@ func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {
 		}
 	}
 	return dst
+}
+
+// generalOutput reports whether an aggregation's output tuples need more
+// than encodeNumeric: a string, boolean or NULL value.
+func generalOutput(out *query.Schema) bool {
+	for _, a := range out.Attrs {
+		if a.Nullable || a.Type == query.String || a.Type == query.Int32 {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/saber-hx/saber-hx/query"
@@ -83,6 +85,9 @@ func (s *Stream) merge(t *task, w *worker) {
 		}
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
+	if s.heap != nil {
+		s.heap.Free(t.heapEnd)
+	}
 	s.lat.record(time.Duration(scheduler.Nanotime() - t.Dispatched))
 	s.publish(t, counted)
 	t.Data = nil
@@ -98,6 +103,9 @@ func (s *Stream) refused(t *task) error {
 }
 
 func (s *Stream) emit(o *window.Result) error {
+	if s.plan.StringKeys() && len(o.Rows) > 1 {
+		s.sortRows(o)
+	}
 	if s.spec.Windows != nil {
 		s.win.Start, s.win.End, s.win.res = o.Start, o.End, o
 		if err := s.spec.Windows(&s.win); err != nil {
@@ -147,4 +155,29 @@ func (s *Stream) flushLocked(w *worker) {
 	if err := s.asm.Flush(s.emitFn); err != nil {
 		s.e.fail(err)
 	}
+}
+
+// sortRows orders a window's rows by their canonical keys: a string key
+// is the number the kernels gave it, which follows the workers' timing, so
+// that key bytes would order the rows differently from run to run.
+func (s *Stream) sortRows(o *window.Result) {
+	keys := s.sortKeys[:0]
+	buf := s.sortBuf[:0]
+	for _, g := range o.Rows {
+		kb := o.State.KeyBytes(g)
+		n := len(buf)
+		buf = s.plan.AppendCanonicalKey(buf, kb[:])
+		keys = append(keys, sortKey{row: g, from: n, to: len(buf)})
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int { return bytes.Compare(buf[a.from:a.to], buf[b.from:b.to]) })
+	for i, k := range keys {
+		o.Rows[i] = k.row
+	}
+	s.sortKeys, s.sortBuf = keys, buf
+}
+
+// sortKey is a row and the span of its canonical key in sortBuf.
+type sortKey struct {
+	row      int32
+	from, to int
 }

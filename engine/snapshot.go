@@ -7,13 +7,14 @@ import (
 	"math"
 	"time"
 
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 )
 
 // engineSnapshotVersion is the version of Snapshot's encoding. Version 1
 // (queries fed by producers, range windows or stateless; no stream
-// positions) is still restored.
-const engineSnapshotVersion = 2
+// positions) and 2 (no strings of string keys) are still restored.
+const engineSnapshotVersion = 3
 
 // The kinds of query in a snapshot.
 const (
@@ -79,6 +80,7 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, error) {
 			s.mergeMu.Lock()
 			dst = s.asm.AppendSnapshot(dst)
 			s.mergeMu.Unlock()
+			dst = appendStrings(dst, s.plan.Strings())
 		default:
 			dst = append(dst, snapStateless)
 			dst = s.appendCounters(dst)
@@ -298,6 +300,9 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			s.mergeMu.Lock()
 			b, err = s.asm.RestoreSnapshot(b)
 			s.mergeMu.Unlock()
+			if err == nil && version >= 3 {
+				b, err = restoreStrings(b, s.plan.Strings())
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("query %q: %w", name, err)
@@ -386,4 +391,51 @@ func (e *Engine) clearRestore() {
 			s.mergeMu.Unlock()
 		}
 	}
+}
+
+// appendStrings appends the strings of an aggregation's string keys (nil:
+// none), in number order, that its groups' states refer to: a count, then
+// each one's length and bytes.
+func appendStrings(dst []byte, d *kernels.Strings) []byte {
+	var strs [][]byte
+	if d != nil {
+		strs = d.AppendAll(nil)
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(strs)))
+	for _, s := range strs {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// restoreStrings reads appendStrings' strings into d.
+func restoreStrings(b []byte, d *kernels.Strings) ([]byte, error) {
+	le := binary.LittleEndian
+	if len(b) < 4 {
+		return nil, errors.New("snapshot truncated: the strings of the keys are cut short")
+	}
+	n := int(le.Uint32(b))
+	b = b[4:]
+	if n > 0 && d == nil {
+		return nil, fmt.Errorf("snapshot: %d strings of keys for a query without string keys", n)
+	}
+	if n > len(b)/4 {
+		return nil, fmt.Errorf("snapshot: %d strings of keys in %d bytes", n, len(b))
+	}
+	strs := make([][]byte, n)
+	for i := range strs {
+		if len(b) < 4 || uint64(len(b)-4) < uint64(le.Uint32(b)) {
+			return nil, fmt.Errorf("snapshot truncated: string %d of the keys is cut short", i)
+		}
+		l := int(le.Uint32(b))
+		strs[i], b = b[4:4+l], b[4+l:]
+	}
+	if d != nil {
+		if d.Len() != 0 {
+			return nil, errors.New("snapshot: restored into a query whose string keys are already numbered")
+		}
+		d.Restore(strs)
+	}
+	return b, nil
 }

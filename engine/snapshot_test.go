@@ -107,6 +107,12 @@ func asVersion1(t *testing.T, snap []byte) []byte {
 	name := b[:2+int(le.Uint16(b))]
 	b = b[len(name):]
 	kind, counters, rest := b[0], b[1:1+48], b[1+56:]
+	if kind == snapAggregation {
+		// Version 3's strings of the keys (none: a count of 0) are
+		// not in version 1.
+		require.Equal(t, []byte{0, 0, 0, 0}, rest[len(rest)-4:])
+		rest = rest[:len(rest)-4]
+	}
 	out := append([]byte{1}, snap[1:5]...)
 	out = append(append(out, name...), counters...)
 	return append(append(out, kind), rest...)

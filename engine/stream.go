@@ -8,6 +8,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/buffer"
 	"github.com/saber-hx/saber-hx/kernels"
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/window"
 )
@@ -35,7 +36,11 @@ type Stream struct {
 	layout   *window.Layout
 	spec     Spec
 	ring     *buffer.Ring
-	records  []*task    // the stream's tasks, by Task.Ref
+	// heap holds the long strings of the tuples in ring (strings.go); nil
+	// where the input has no String attribute, whose are heapAttrs.
+	heap      *buffer.Ring
+	heapAttrs []query.Attribute
+	records   []*task // the stream's tasks, by Task.Ref
 	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize int
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
@@ -96,8 +101,15 @@ type mergerState struct {
 	win     Window
 	emitFn  func(*window.Result) error // s.emit, bound once: no closure per task
 	outBuf  []byte                     // an aggregation's rows encoded as tuples
-	worker  *worker                    // the worker merging now (for emit)
-	flushed bool
+	// outSchema is an aggregation's output schema; outGeneral says
+	// encodeNumeric cannot write it (strings, booleans, NULLs).
+	outSchema  *query.Schema
+	outGeneral bool
+	// sortKeys and sortBuf are sortRows', reused.
+	sortKeys []sortKey
+	sortBuf  []byte
+	worker     *worker // the worker merging now (for emit)
+	flushed    bool
 }
 
 // published holds the counters Stats reads from any goroutine: stored by
@@ -127,6 +139,9 @@ type task struct {
 	// or into a buffer of its own (a CPU worker's).
 	fill   func(dst []byte, pos uint64)
 	result window.TaskResult
+	// heapEnd is where the stream's string heap stood at the dispatch:
+	// the merge frees it up to there.
+	heapEnd uint64
 }
 
 // taskOf is the record of a task the queue handed back.
@@ -172,6 +187,10 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		slots:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}
+	if s.heap, s.heapAttrs, err = e.newHeap(plan.Query.Schema); err != nil {
+		ring.Close()
+		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
+	}
 	s.win = Window{Query: sp.Query.Name, plan: plan}
 	s.watermark.Store(-1 << 63)
 	s.complete.Store(-1 << 63)
@@ -179,6 +198,10 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	if !plan.Stateless() {
 		s.asm = window.NewAssembler(plan.Spec, plan.Layout)
 		s.emitFn = s.emit
+		if s.outSchema, err = plan.Query.OutputSchema(); err != nil {
+			return nil, err
+		}
+		s.outGeneral = generalOutput(s.outSchema)
 		if plan.Query.Having != nil {
 			s.asm.SetFilter(plan.Having())
 		}

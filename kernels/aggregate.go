@@ -99,8 +99,7 @@ type aggregateKernel struct {
 	all   []int32
 }
 
-func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
-	q := p.Query
+func newAggregateKernel(p *Plan, q *query.Query, where *vpred) (*aggregateKernel, error) {
 	if !p.Layout.Hashed {
 		return nil, fmt.Errorf("the aggregate kernel serves hashed group layouts, not %d dense groups (denseKernel)", p.Layout.Groups)
 	}
@@ -123,6 +122,9 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 				if err != nil {
 					return nil, err
 				}
+				if p.KeyParts[i].Kind == KeyString {
+					e = internExpr(e, p.strings)
+				}
 				kp.expr = e
 			} else {
 				a, _ := q.Schema.Lookup(g.(query.Column).Name)
@@ -139,7 +141,7 @@ func newAggregateKernel(p *Plan, where *vpred) (*aggregateKernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		w := p.Aggs[i].Word
+		w := i + 1 // q is the lowered query: aggregate i is word i+1
 		k.args = append(k.args, aggArg{expr: e, word: w, kind: p.Layout.Kinds[w-1]})
 	}
 	if len(k.keys) == 1 && k.keys[0].expr != nil {

@@ -65,8 +65,7 @@ type denseArg struct {
 	kind    window.AggKind
 }
 
-func newDenseKernel(p *Plan, where *vpred) (*denseKernel, error) {
-	q := p.Query
+func newDenseKernel(p *Plan, q *query.Query, where *vpred) (*denseKernel, error) {
 	k := &denseKernel{
 		tupleSize: p.TupleSize, spec: p.Spec, rows: q.Window.Type == query.Rows,
 		layout: p.Layout, join: p.join,
@@ -89,7 +88,7 @@ func newDenseKernel(p *Plan, where *vpred) (*denseKernel, error) {
 		if ag.Func == query.Count {
 			continue
 		}
-		w := p.Aggs[i].Word
+		w := i + 1 // q is the lowered query: aggregate i is word i+1
 		a := denseArg{word: w, kind: p.Layout.Kinds[w-1]}
 		if c, ok := ag.Arg.(query.Column); ok && !k.rows && c.Name == tsAttr.Name && tsAttr.Offset == 0 && tsAttr.Type == query.Int64 {
 			a.fromPos = true

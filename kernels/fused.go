@@ -50,8 +50,11 @@ type fusedAgg struct {
 // newFusedKernel returns the fused kernel for p, or nil if the query does
 // not have its shape.
 func newFusedKernel(p *Plan) *fusedKernel {
-	q := p.Query
-	if q.Stateless() || p.Layout.Hashed {
+	q := p.kq
+	if p.nq != nil {
+		return nil // NULLs: the vectorised kernels, whose null-free one keeps their fast paths
+	}
+	if p.Stateless() || p.Layout.Hashed {
 		return nil
 	}
 	if q.Join != nil && q.Join.Table.KeyWidth != 16 {
@@ -94,7 +97,7 @@ func newFusedKernel(p *Plan) *fusedKernel {
 		if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
 			return nil
 		}
-		w := p.Aggs[i].Word
+		w := i + 1 // q is the lowered query: aggregate i is word i+1
 		k.aggs = append(k.aggs, fusedAgg{off: a.Offset, wide: a.Type == query.Int64, word: w, kind: p.Layout.Kinds[w-1]})
 	}
 	k.initFast()

@@ -17,11 +17,77 @@ func (p *Plan) Having() func(st *window.GroupState, g int32) bool {
 	if h == nil {
 		return nil
 	}
+	if f := p.havingOverRow(h); f != nil {
+		return f
+	}
 	if f := p.havingCompare(h); f != nil {
 		return f
 	}
 	f := p.compileRow(h)
 	return func(st *window.GroupState, g int32) bool { return f(st, g).i != 0 }
+}
+
+// havingOverRow compiles a HAVING that reads more than numbers (a string
+// or boolean key, a value that can be NULL, SQL's other expressions): the
+// group is written as an output tuple and the condition is the row
+// evaluator's over the output schema, where the keys and aggregates have
+// their names. nil where the numeric closures below serve.
+func (p *Plan) havingOverRow(h query.Expr) func(st *window.GroupState, g int32) bool {
+	out, err := p.Query.OutputSchema()
+	if err != nil || !p.needsRowHaving(h, out) {
+		return nil
+	}
+	rx, err := compileRow(h, out)
+	if err != nil {
+		panic("kernels: HAVING not validated: " + err.Error())
+	}
+	t := make([]byte, out.TupleSize)
+	sc := &rowScratch{}
+	return func(st *window.GroupState, g int32) bool {
+		clear(t)
+		p.EncodeRow(t, out, 0, st, g)
+		sc.arena.Reset()
+		v := rx.fn(t, sc)
+		return !v.null && v.i != 0
+	}
+}
+
+// needsRowHaving reports whether HAVING h needs havingOverRow: the output
+// has a string, boolean or NULL value, or h an expression the numeric
+// closures do not know.
+func (p *Plan) needsRowHaving(h query.Expr, out *query.Schema) bool {
+	for _, a := range out.Attrs {
+		if a.Nullable || a.Type == query.String || a.Logical == query.Boolean {
+			return true
+		}
+	}
+	var plain func(e query.Expr) bool
+	plain = func(e query.Expr) bool {
+		switch e := e.(type) {
+		case query.IntConst, query.FloatConst, query.Column:
+			return true
+		case query.Arith:
+			return plain(e.L) && plain(e.R)
+		case query.Compare:
+			return plain(e.L) && plain(e.R)
+		case query.AndExpr:
+			for _, t := range e.Terms {
+				if !plain(t) {
+					return false
+				}
+			}
+			return true
+		case query.OrExpr:
+			for _, t := range e.Terms {
+				if !plain(t) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return !plain(h)
 }
 
 // rowFunc evaluates an expression over row g of st.

@@ -33,13 +33,29 @@ type Kernel interface {
 	Process(data []byte, first uint64, r *window.TaskResult)
 }
 
-// KeyPart is one GROUP BY expression's place in a hashed group key.
+// KeyPart is one part of a hashed group key: a GROUP BY value, or the
+// NULL flag before one (lowerGroups).
 type KeyPart struct {
 	Name  string // the column's name, "" for an expression
 	Pos   int    // offset in the encoded key
 	Width int
 	Int   bool // integer (encoded by query.AppendIntKey), else bytes
+	// Key is the GROUP BY value the part belongs to (its index); Kind
+	// says what of it the part holds.
+	Key  int
+	Kind KeyKind
 }
+
+// KeyKind says what a key part holds.
+type KeyKind uint8
+
+const (
+	KeyInt      KeyKind = iota // an integer or a time
+	KeyBytes                   // a bytes column's bytes
+	KeyString                  // a string's number in the query's Strings (0: NULL)
+	KeyBool                    // 0 NULL, 1 false, 2 true
+	KeyNullFlag                // 0: the next part's value is NULL; 1: it is not
+)
 
 // AggOut says how to read aggregate i from a group row.
 type AggOut struct {
@@ -48,6 +64,11 @@ type AggOut struct {
 	Avg   bool // word holds the sum; the result is sum / count
 	// floatWord: the word holds float64 bits.
 	floatWord bool
+	// Present is the word that counts the tuples the aggregate took,
+	// where it can skip some (a FILTER, an argument that can be NULL):
+	// the aggregate is NULL where it is 0, and it divides AVG. 0: the
+	// group's count, word 0.
+	Present int
 }
 
 // Plan is a compiled query: what its output looks like.
@@ -68,6 +89,16 @@ type Plan struct {
 	// Fused reports whether the kernels are the fused, shape-specialised
 	// ones (see fusedKernel) rather than the vectorised ones.
 	Fused bool
+
+	// kq is the query the kernels run: Query with its aggregates lowered
+	// (lowerAggregates). nq, where a column can be NULL, is kq over a
+	// schema without NULLs (noNulls): what a task without a NULL in the
+	// columns it reads runs (nullSwitch).
+	kq, nq *query.Query
+	// nullBytes are the tuple bytes that hold NULL bits (nq's test).
+	nullBytes []int
+	// strings numbers the strings the query groups by (nil: none).
+	strings *Strings
 
 	join *joinTable // shared by the kernels, read-only
 	// direct is the widest direct mapping the kernels learnt (hashed
@@ -99,7 +130,9 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 		return nil, err
 	}
 	p.OutTupleSize = out.TupleSize
+	p.kq = q
 	if !q.Stateless() {
+		p.kq, p.Aggs = lowerAggregates(q)
 		spec, err := window.NewSpec(q.Window)
 		if err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Name, err)
@@ -107,6 +140,14 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 		p.Spec = spec
 		if err := p.compileGroups(); err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Name, err)
+		}
+	}
+	if readsNullable(q) {
+		p.nq = noNulls(p.kq)
+		for _, a := range q.Schema.Attrs {
+			if a.Nullable && !slices.Contains(p.nullBytes, a.NullBit>>3) {
+				p.nullBytes = append(p.nullBytes, a.NullBit>>3)
+			}
 		}
 	}
 	// Compile one kernel now, so that every error shows before anything runs.
@@ -132,10 +173,22 @@ func (p *Plan) NewKernel() Kernel {
 }
 
 func (p *Plan) newKernel() (Kernel, error) {
-	q := p.Query
 	if p.Fused {
 		return newFusedKernel(p), nil
 	}
+	k, err := p.kernelOf(p.kq)
+	if err != nil || p.nq == nil {
+		return k, err
+	}
+	nk, err := p.kernelOf(p.nq)
+	if err != nil {
+		return nil, err
+	}
+	return &nullSwitch{nulls: k, none: nk, ts: p.TupleSize, at: p.nullBytes}, nil
+}
+
+// kernelOf compiles the vectorised kernel of q (kq or nq).
+func (p *Plan) kernelOf(q *query.Query) (Kernel, error) {
 	var where *vpred
 	if q.Where != nil {
 		var err error
@@ -143,16 +196,48 @@ func (p *Plan) newKernel() (Kernel, error) {
 			return nil, fmt.Errorf("where: %w", err)
 		}
 	}
-	if q.Stateless() {
-		return newStatelessKernel(p, where)
+	if p.Stateless() { // not q's: a lowered query with only COUNT(*) has no aggregate left
+		return newStatelessKernel(p, q, where)
 	}
 	// The dense layouts (one group, the join's ordinals) have a kernel of
 	// their own, whose passes are chosen for the query's shape; the hashed
 	// ones need the key machinery of the aggregate kernel.
 	if !p.Layout.Hashed {
-		return newDenseKernel(p, where)
+		return newDenseKernel(p, q, where)
 	}
-	return newAggregateKernel(p, where)
+	return newAggregateKernel(p, q, where)
+}
+
+// nullSwitch runs a task on the kernel without NULLs where none of the
+// bytes that hold the NULL bits has one set (one byte or a few per tuple,
+// read once), else on the kernel that handles them.
+type nullSwitch struct {
+	nulls, none Kernel
+	ts          int
+	at          []int
+}
+
+func (k *nullSwitch) Process(data []byte, first uint64, r *window.TaskResult) {
+	if k.anyNull(data) {
+		k.nulls.Process(data, first, r)
+	} else {
+		k.none.Process(data, first, r)
+	}
+}
+
+func (k *nullSwitch) anyNull(data []byte) bool {
+	ts := k.ts
+	n := len(data) / ts * ts
+	for _, at := range k.at {
+		var acc byte
+		for o := at; o < n; o += ts {
+			acc |= data[o]
+		}
+		if acc != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // compileGroups sets the layout: dense ordinals for the values of a static
@@ -182,32 +267,28 @@ func (p *Plan) compileGroups() error {
 	}
 	if len(q.GroupBy) > 0 && !groupsByJoin(q) {
 		hashed, groups, p.GroupKeys = true, 64, nil
-		pos := 0
-		for _, g := range q.GroupBy {
-			kp := KeyPart{Pos: pos, Width: q.KeyWidth(g)}
-			if c, ok := g.(query.Column); ok {
-				kp.Name = c.Name
-			}
-			t, err := query.TypeOf(g, q.Scope())
-			if err != nil {
-				return err
-			}
-			kp.Int = t == query.IntValue
-			p.KeyParts = append(p.KeyParts, kp)
-			pos += kp.Width
-		}
-	}
-	var kinds []window.AggKind
-	for _, ag := range q.Aggregates {
-		if ag.Func == query.Count {
-			p.Aggs = append(p.Aggs, AggOut{Word: 0})
-			continue
-		}
-		t, err := query.TypeOf(ag.Arg, q.Scope())
+		exprs, parts, err := lowerGroups(q)
 		if err != nil {
 			return err
 		}
-		fl := t == query.FloatValue
+		p.KeyParts = parts
+		kq := *p.kq
+		kq.GroupBy = exprs
+		p.kq = &kq
+		for _, kp := range parts {
+			if kp.Kind == KeyString {
+				p.strings = newStrings()
+			}
+		}
+	}
+	// One word per aggregate of the lowered query (p.Aggs says how the
+	// query's own read them).
+	var kinds []window.AggKind
+	for _, ag := range p.kq.Aggregates {
+		t, err := query.TypeOf(ag.Arg, p.kq.Scope())
+		if err != nil {
+			return err
+		}
 		var k window.AggKind
 		switch ag.Func {
 		case query.Sum, query.Avg:
@@ -217,11 +298,10 @@ func (p *Plan) compileGroups() error {
 		default:
 			k = window.AggMax
 		}
-		if fl {
+		if t == query.FloatValue {
 			k += window.AggAddF - window.AggAdd
 		}
 		kinds = append(kinds, k)
-		p.Aggs = append(p.Aggs, AggOut{Word: len(kinds), Float: fl || ag.Func == query.Avg, Avg: ag.Func == query.Avg, floatWord: fl})
 	}
 	p.Layout = &window.Layout{Groups: groups, Hashed: hashed, Kinds: kinds}
 	return nil
@@ -236,17 +316,25 @@ func groupsByJoin(q *query.Query) bool {
 }
 
 // AggValue reads aggregate a of a group row: an integer, or a float when
-// isFloat.
+// isFloat (AggNull says whether it is NULL).
 func (p *Plan) AggValue(row []int64, a int) (i int64, f float64, isFloat bool) {
 	o := p.Aggs[a]
 	w := row[o.Word]
+	n := row[o.Present]
 	switch {
 	case o.Avg && o.floatWord:
-		return 0, math.Float64frombits(uint64(w)) / float64(row[0]), true
+		return 0, math.Float64frombits(uint64(w)) / float64(n), true
 	case o.Avg:
-		return 0, float64(w) / float64(row[0]), true
+		return 0, float64(w) / float64(n), true
 	case o.floatWord:
 		return 0, math.Float64frombits(uint64(w)), true
 	}
 	return w, 0, false
+}
+
+// AggNull reports whether aggregate a of a group row is NULL: it took no
+// tuple (a FILTER, NULL arguments).
+func (p *Plan) AggNull(row []int64, a int) bool {
+	o := p.Aggs[a]
+	return o.Present != 0 && row[o.Present] == 0
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // vpred is a compiled predicate: it narrows a selection vector.
@@ -29,6 +30,16 @@ type vpred struct {
 	ranges32 []range32
 	// OR scratch selections, chunk capacity each.
 	in, buf, acc, tmp []int32
+	// pLike's matcher, pIn's constant set (ints or strings), not: NOT LIKE
+	// or NOT IN.
+	like  *strview.Like
+	ints  map[int64]struct{}
+	strs  map[string]struct{}
+	null  bool // pIn: the list holds a NULL (then NOT IN never holds)
+	not   bool
+	truth bool // pConst's value
+	row   *rexpr
+	sc    *rowScratch
 }
 
 type vpkind uint8
@@ -37,21 +48,66 @@ const (
 	pCmp vpkind = iota + 1
 	pAnd
 	pOr
+	pTruth  // a boolean register: true and not NULL
+	pLike   // l LIKE pattern
+	pIn     // l IN (constants)
+	pIsNull // l IS [NOT] NULL
+	pConst  // TRUE or FALSE
+	pRow    // the row evaluator's condition is true
 )
 
+// compilePred compiles a condition: it keeps the tuples for which it is
+// true (a NULL condition drops the tuple, as SQL's WHERE does). NOT is
+// pushed down to the leaves first (pushNot), so that a leaf's NULL can be
+// read as false.
 func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
+	return compileLeaf(pushNot(e, false), s)
+}
+
+func compileLeaf(e query.Expr, s *query.Schema) (*vpred, error) {
 	switch e := e.(type) {
 	case query.Compare:
 		l, r, err := compileOperands(e.L, e.R, s)
 		if err != nil {
-			return nil, err
+			return compileRowPred(e, s)
 		}
 		p := &vpred{kind: pCmp, op: e.Op, l: l, r: r}
-		p.rng, p.ranged = colRangeOf(e, s)
-		if !p.ranged {
-			p.rng, p.ranged = divRangeOf(e, s)
+		if l.nulls == nil && r.nulls == nil && !l.str {
+			p.rng, p.ranged = colRangeOf(e, s)
+			if !p.ranged {
+				p.rng, p.ranged = divRangeOf(e, s)
+			}
 		}
 		return p, nil
+	case query.BoolConst:
+		return &vpred{kind: pConst, truth: e.V}, nil
+	case query.Column:
+		l, err := compileExpr(e, s)
+		if err != nil {
+			return nil, err
+		}
+		return &vpred{kind: pTruth, l: l}, nil
+	case query.Like:
+		l, err := compileExpr(e.X, s)
+		if err != nil {
+			return nil, err
+		}
+		m, err := strview.CompileLike(e.Pattern, e.Escape)
+		if err != nil {
+			return nil, err
+		}
+		return &vpred{kind: pLike, l: l, like: m, not: e.Not}, nil
+	case query.IsNull:
+		l, err := compileExpr(e.X, s)
+		if err != nil {
+			return nil, err
+		}
+		return &vpred{kind: pIsNull, l: l, not: e.Not}, nil
+	case query.InList:
+		if p, ok, err := compileIn(e, s); ok || err != nil {
+			return p, err
+		}
+		return compileRowPred(e, s)
 	case query.AndExpr:
 		return compileTerms(pAnd, e.Terms, s)
 	case query.OrExpr:
@@ -63,13 +119,126 @@ func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 		p.acc, p.tmp = make([]int32, 0, chunk), make([]int32, 0, chunk)
 		return p, nil
 	}
-	return nil, fmt.Errorf("%s is not a predicate", e)
+	if t, err := query.TypeOf(e, query.SchemaScope(s)); err != nil {
+		return nil, err
+	} else if t != query.BoolValue {
+		return nil, fmt.Errorf("%s is not a predicate", e)
+	}
+	return compileRowPred(e, s)
+}
+
+// compileRowPred makes condition e the row evaluator's.
+func compileRowPred(e query.Expr, s *query.Schema) (*vpred, error) {
+	rx, err := compileRow(e, s)
+	if err != nil {
+		return nil, err
+	}
+	return &vpred{kind: pRow, row: rx, sc: &rowScratch{}}, nil
+}
+
+// compileIn compiles X IN (constants) into a set lookup; ok false where
+// the list is not constants of X's kind.
+func compileIn(e query.InList, s *query.Schema) (*vpred, bool, error) {
+	l, err := compileExpr(e.X, s)
+	if err != nil {
+		return nil, false, err
+	}
+	if l.float {
+		return nil, false, nil
+	}
+	p := &vpred{kind: pIn, l: l, not: e.Not}
+	if l.str {
+		p.strs = map[string]struct{}{}
+	} else {
+		p.ints = map[int64]struct{}{}
+	}
+	for _, x := range e.List {
+		switch c := x.(type) {
+		case query.Null:
+			p.null = true
+		case query.StrConst:
+			if !l.str {
+				return nil, false, nil
+			}
+			p.strs[c.V] = struct{}{}
+		case query.IntConst:
+			if l.str {
+				return nil, false, nil
+			}
+			p.ints[c.V] = struct{}{}
+		default:
+			return nil, false, nil
+		}
+	}
+	return p, true, nil
+}
+
+// pushNot returns e with NOT pushed down to its leaves (De Morgan, and
+// each comparison, LIKE, IN and IS NULL negated in place); negate says
+// whether e is under an odd number of NOTs. A leaf that stays under NOT
+// (a CASE, a function) keeps a NotExpr for the row evaluator.
+func pushNot(e query.Expr, negate bool) query.Expr {
+	switch x := e.(type) {
+	case query.NotExpr:
+		return pushNot(x.X, !negate)
+	case query.AndExpr, query.OrExpr:
+		var terms []query.Expr
+		isAnd := false
+		if a, ok := x.(query.AndExpr); ok {
+			terms, isAnd = a.Terms, true
+		} else {
+			terms = x.(query.OrExpr).Terms
+		}
+		out := make([]query.Expr, len(terms))
+		for i, t := range terms {
+			out[i] = pushNot(t, negate)
+		}
+		if isAnd != negate {
+			return query.AndExpr{Terms: out}
+		}
+		return query.OrExpr{Terms: out}
+	}
+	if !negate {
+		return e
+	}
+	switch x := e.(type) {
+	case query.Compare:
+		return query.Compare{Op: negateOp(x.Op), L: x.L, R: x.R}
+	case query.Like:
+		x.Not = !x.Not
+		return x
+	case query.InList:
+		x.Not = !x.Not
+		return x
+	case query.IsNull:
+		x.Not = !x.Not
+		return x
+	case query.BoolConst:
+		return query.BoolConst{V: !x.V}
+	}
+	return query.NotExpr{X: e}
+}
+
+func negateOp(op query.CmpOp) query.CmpOp {
+	switch op {
+	case query.Eq:
+		return query.Ne
+	case query.Ne:
+		return query.Eq
+	case query.Lt:
+		return query.Ge
+	case query.Le:
+		return query.Gt
+	case query.Gt:
+		return query.Le
+	}
+	return query.Lt
 }
 
 func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, error) {
 	p := &vpred{kind: kind}
 	for _, t := range terms {
-		c, err := compilePred(t, s)
+		c, err := compileLeaf(t, s)
 		if err != nil {
 			return nil, err
 		}
@@ -96,10 +265,76 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		}
 		p.l.eval(data, ts, sel)
 		p.r.eval(data, ts, sel)
-		if p.l.float {
+		sel = dropNulls(sel, p.l.nulls, p.r.nulls)
+		switch {
+		case p.l.str:
+			return cmpStrSel(p.op, p.l.strs, p.r.strs, sel)
+		case p.l.float:
 			return cmpSel(p.op, p.l.flts, p.r.flts, sel)
 		}
 		return cmpSel(p.op, p.l.ints, p.r.ints, sel)
+	case pConst:
+		if p.truth {
+			return sel
+		}
+		return sel[:0]
+	case pTruth:
+		p.l.eval(data, ts, sel)
+		sel = dropNulls(sel, p.l.nulls, nil)
+		out := sel[:0]
+		for _, i := range sel {
+			if p.l.ints[i] != 0 {
+				out = append(out, i)
+			}
+		}
+		return out
+	case pIsNull:
+		p.l.eval(data, ts, sel)
+		out := sel[:0]
+		for _, i := range sel {
+			if (p.l.nulls != nil && p.l.nulls[i]) != p.not {
+				out = append(out, i)
+			}
+		}
+		return out
+	case pLike:
+		p.l.eval(data, ts, sel)
+		sel = dropNulls(sel, p.l.nulls, nil)
+		out := sel[:0]
+		for _, i := range sel {
+			if p.like.Match(p.l.strs[i]) != p.not {
+				out = append(out, i)
+			}
+		}
+		return out
+	case pIn:
+		p.l.eval(data, ts, sel)
+		sel = dropNulls(sel, p.l.nulls, nil)
+		out := sel[:0]
+		for _, i := range sel {
+			var in bool
+			if p.strs != nil {
+				_, in = p.strs[string(p.l.strs[i])]
+			} else {
+				_, in = p.ints[p.l.ints[i]]
+			}
+			// x NOT IN (..., NULL) is never true; x IN (..., NULL) only
+			// where x is in the list.
+			if in != p.not && !(p.not && p.null) {
+				out = append(out, i)
+			}
+		}
+		return out
+	case pRow:
+		p.sc.arena.Reset()
+		fn := p.row.fn
+		out := sel[:0]
+		for _, i := range sel {
+			if v := fn(data[int(i)*ts:int(i+1)*ts], p.sc); !v.null && v.i != 0 {
+				out = append(out, i)
+			}
+		}
+		return out
 	case pAnd:
 		if p.ranges32 != nil {
 			sel = ranges32Sel(data, ts, p.ranges32, sel)
@@ -145,6 +380,32 @@ func mergeSorted(dst, a, b []int32) []int32 {
 	}
 	dst = append(dst, a[i:]...)
 	return append(dst, b[j:]...)
+}
+
+// dropNulls keeps the tuples of sel where neither operand is NULL (a nil
+// operand has none).
+func dropNulls(sel []int32, a, b []bool) []int32 {
+	if a == nil && b == nil {
+		return sel
+	}
+	out := sel[:0]
+	for _, i := range sel {
+		if (a == nil || !a[i]) && (b == nil || !b[i]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// cmpStrSel is cmpSel over strings, byte-wise.
+func cmpStrSel(op query.CmpOp, a, b [][]byte, sel []int32) []int32 {
+	out := sel[:0]
+	for _, i := range sel {
+		if cmpHolds(op, bytesCompare(a[i], b[i])) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {

@@ -2,10 +2,12 @@ package kernels
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -18,18 +20,52 @@ type statelessKernel struct {
 	udf       *query.UDF
 	gather    []byte // a UDF's input when WHERE dropped tuples
 	sel       []int32
+	// out is the output schema; general where it is more than an int64
+	// or float64 per projection (strings, booleans, bytes, NULLs): then
+	// appendGeneral writes the tuples.
+	out     *query.Schema
+	general bool
+	// views: per projection, the offset of the input view it copies (a
+	// string column passed through), -1 else.
+	views []int
 }
 
-func newStatelessKernel(p *Plan, where *vpred) (*statelessKernel, error) {
-	k := &statelessKernel{tupleSize: p.TupleSize, where: where, udf: p.Query.UDF, sel: make([]int32, chunk)}
-	for _, pr := range p.Query.Project {
-		e, err := compileExpr(pr.Expr, p.Query.Schema)
+func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel, error) {
+	k := &statelessKernel{tupleSize: p.TupleSize, where: where, udf: q.UDF, sel: make([]int32, chunk)}
+	out, err := p.Query.OutputSchema()
+	if err != nil {
+		return nil, err
+	}
+	k.out = out
+	for i, pr := range q.Project {
+		e, err := compileProjection(pr.Expr, q.Schema)
 		if err != nil {
 			return nil, err
 		}
 		k.project = append(k.project, e)
+		a := out.Attrs[i+1]
+		view := -1
+		if e.kind == vColStr {
+			view = e.off
+		}
+		k.views = append(k.views, view)
+		if a.Nullable || (a.Type != query.Int64 && a.Type != query.Float64) || a.Logical == query.Boolean {
+			k.general = true
+		}
 	}
 	return k, nil
+}
+
+// compileProjection compiles a projected expression: a bytes column is
+// read as its bytes (a register of slices of the tuple), anything else as
+// compileExpr does.
+func compileProjection(e query.Expr, s *query.Schema) (*vexpr, error) {
+	if c, ok := e.(query.Column); ok {
+		if a, err := s.Lookup(c.Name); err == nil && a.Type == query.Bytes {
+			return compileRowExpr(e, s)
+		}
+	}
+	return compileExpr(e, s)
 }
 
 func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
@@ -68,7 +104,11 @@ func (k *statelessKernel) processChunks(data []byte, r *window.TaskResult) (filt
 			for _, e := range k.project {
 				e.eval(cd, ts, sel)
 			}
-			r.Out = k.appendProjected(r.Out, cd, sel)
+			if k.general {
+				r.Out = k.appendGeneral(r.Out, cd, sel, &r.Strings)
+			} else {
+				r.Out = k.appendProjected(r.Out, cd, sel)
+			}
 		case len(sel) == cn:
 			r.Out = append(r.Out, cd...) // every tuple passed
 		default:
@@ -173,4 +213,45 @@ func (k *statelessKernel) processUDF(data []byte, r *window.TaskResult) {
 	if n > 0 {
 		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
 	}
+}
+
+// appendGeneral appends the output tuples of sel by the output schema, a
+// projection at a time: numbers as their type, a string column passed
+// through as its view (the view's memory lives until the task is merged,
+// as the output does), a computed string copied into strs, NULL by its
+// bit.
+func (k *statelessKernel) appendGeneral(out, cd []byte, sel []int32, strs *strview.Arena) []byte {
+	ts, ots := k.tupleSize, k.out.TupleSize
+	out, dst := grow(out, len(sel)*ots)
+	clear(dst)
+	for j, i := range sel {
+		copy(dst[j*ots:j*ots+8], cd[int(i)*ts:int(i)*ts+8])
+	}
+	for c, e := range k.project {
+		a := k.out.Attrs[c+1]
+		for j, i := range sel {
+			t := dst[j*ots : (j+1)*ots]
+			if e.nulls != nil && e.nulls[i] {
+				a.SetNull(t, true)
+				continue
+			}
+			v := t[a.Offset : a.Offset+a.Size]
+			switch {
+			case k.views[c] >= 0:
+				o := int(i)*ts + k.views[c]
+				copy(v, cd[o:o+strview.Size])
+			case a.Type == query.String:
+				strview.Put(v, e.strs[i], strs)
+			case a.Type == query.Bytes:
+				copy(v, e.strs[i])
+			case a.Type == query.Float64:
+				binary.LittleEndian.PutUint64(v, math.Float64bits(e.flts[i]))
+			case a.Type == query.Int32:
+				binary.LittleEndian.PutUint32(v, uint32(e.ints[i]))
+			default:
+				binary.LittleEndian.PutUint64(v, uint64(e.ints[i]))
+			}
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // chunk is the number of tuples a kernel processes per step. Every
@@ -33,6 +34,25 @@ type vexpr struct {
 	// plus add.
 	wide     bool
 	mul, add int64
+	// str: the register holds strings (strs: each a slice of its view's
+	// tuple or of the memory the view points to, or of the kernel's
+	// scratch for a computed one).
+	str  bool
+	strs [][]byte
+	// nulls, where the value can be NULL, says which are (nil: none can).
+	// A column's NULL bit is bit nullBit of its tuple.
+	nulls   []bool
+	nullBit int
+	// row: the register is filled by the row evaluator, tuple by tuple.
+	row     *rexpr
+	scratch *rowScratch
+	// vIntern's cache of the query's string numbers.
+	intern *internCache
+}
+
+// internExpr is the register of string register l's numbers in dict.
+func internExpr(l *vexpr, dict *Strings) *vexpr {
+	return &vexpr{kind: vIntern, l: l, ints: make([]int64, chunk), intern: &internCache{dict: dict, ids: map[string]int64{}}}
 }
 
 type vkind uint8
@@ -46,11 +66,15 @@ const (
 	vArith
 	vToFloat // l converted to float
 	vAffine  // integer column * mul + add (affineOf), read in place
+	vColStr  // a string column: its views' bytes
+	vRow     // the row evaluator's value (rexpr)
+	vIntern  // l's strings as their numbers in the query's Strings (NULL: 0)
 )
 
 // compileExpr compiles e over schema s. Constants become registers filled
 // once, so that arithmetic and comparisons have one shape: register op
-// register.
+// register. What has no vectorised operator (CASE, casts, functions, ...)
+// is the row evaluator's (vRow).
 func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 	switch e := e.(type) {
 	case query.Column:
@@ -68,10 +92,35 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 			v.kind, v.float = vColF32, true
 		case query.Float64:
 			v.kind, v.float = vColF64, true
+		case query.String:
+			v.kind, v.str = vColStr, true
 		default:
 			return nil, fmt.Errorf("column %q is %s, not a number", e.Name, a.Type)
 		}
 		v.alloc()
+		if a.Nullable {
+			v.nullBit, v.nulls = a.NullBit, make([]bool, chunk)
+		}
+		return v, nil
+	case query.StrConst:
+		v := &vexpr{kind: vConst, str: true, strs: make([][]byte, chunk)}
+		b := []byte(e.V)
+		for i := range v.strs {
+			v.strs[i] = b
+		}
+		return v, nil
+	case query.BoolConst:
+		return compileExpr(query.Int(map[bool]int64{false: 0, true: 1}[e.V]), s)
+	case query.Null:
+		t := e.T
+		if t == 0 {
+			t = query.IntValue
+		}
+		v := &vexpr{kind: vConst, float: t == query.FloatValue, str: t == query.StringValue, nulls: make([]bool, chunk)}
+		v.alloc()
+		for i := range v.nulls {
+			v.nulls[i] = true
+		}
 		return v, nil
 	case query.IntConst:
 		v := &vexpr{kind: vConst, ints: make([]int64, chunk)}
@@ -94,13 +143,33 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 			return nil, err
 		}
 		v := &vexpr{kind: vArith, op: e.Op, float: l.float, l: l, r: r}
-		if e.Op == query.OpDiv && !v.float && r.kind == vConst {
+		if e.Op == query.OpDiv && !v.float && r.kind == vConst && r.nulls == nil {
 			v.div, v.divide = newDivisor(r.ints[0]), true
 		}
 		v.alloc()
+		if l.nulls != nil || r.nulls != nil {
+			v.nulls = make([]bool, chunk)
+		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("%s is not a numeric expression", e)
+	return compileRowExpr(e, s)
+}
+
+// compileRowExpr makes e a register of the row evaluator.
+func compileRowExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
+	rx, err := compileRow(e, s)
+	if err != nil {
+		return nil, err
+	}
+	// A bytes value (a bytes column projected) is a register of slices, as
+	// a string's.
+	str := rx.t == query.StringValue || rx.t == query.BytesValue
+	v := &vexpr{kind: vRow, row: rx, float: rx.t == query.FloatValue, str: str, scratch: &rowScratch{}}
+	v.alloc()
+	if query.MayBeNull(e, query.SchemaNulls(s)) {
+		v.nulls = make([]bool, chunk)
+	}
+	return v, nil
 }
 
 // compileOperands compiles the operands of a binary operator (arithmetic
@@ -119,9 +188,12 @@ func compileOperands(le, re query.Expr, s *query.Schema) (l, r *vexpr, err error
 }
 
 func (v *vexpr) alloc() {
-	if v.float {
+	switch {
+	case v.str:
+		v.strs = make([][]byte, chunk)
+	case v.float:
 		v.flts = make([]float64, chunk)
-	} else {
+	default:
 		v.ints = make([]int64, chunk)
 	}
 }
@@ -131,13 +203,13 @@ func toFloat(v *vexpr) *vexpr {
 		return v
 	}
 	if v.kind == vConst {
-		c := &vexpr{kind: vConst, float: true, flts: make([]float64, chunk)}
+		c := &vexpr{kind: vConst, float: true, flts: make([]float64, chunk), nulls: v.nulls}
 		for i := range c.flts {
 			c.flts[i] = float64(v.ints[0])
 		}
 		return c
 	}
-	c := &vexpr{kind: vToFloat, float: true, l: v}
+	c := &vexpr{kind: vToFloat, float: true, l: v, nulls: v.nulls}
 	c.alloc()
 	return c
 }
@@ -148,9 +220,28 @@ func toFloat(v *vexpr) *vexpr {
 func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 	if n := len(data) / ts; len(sel) == n && n > 0 && v.kind <= vColF64 {
 		v.load(data, ts, n)
+		v.loadNulls(data, ts, sel)
 		return
 	}
 	switch v.kind {
+	case vColStr:
+		dst := v.strs
+		for _, i := range sel {
+			o := int(i)*ts + v.off
+			dst[i] = strview.Bytes(data[o : o+strview.Size])
+		}
+		v.loadNulls(data, ts, sel)
+	case vRow:
+		v.evalRow(data, ts, sel)
+	case vIntern:
+		v.l.eval(data, ts, sel)
+		for _, i := range sel {
+			if v.l.nulls != nil && v.l.nulls[i] {
+				v.ints[i] = 0
+			} else {
+				v.ints[i] = v.intern.id(v.l.strs[i])
+			}
+		}
 	case vConst:
 	case vAffine:
 		v.affine(data, ts, sel)
@@ -160,24 +251,28 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 			o := int(i)*ts + v.off
 			dst[i] = int64(int32(binary.LittleEndian.Uint32(data[o : o+4])))
 		}
+		v.loadNulls(data, ts, sel)
 	case vColI64:
 		dst := v.ints
 		for _, i := range sel {
 			o := int(i)*ts + v.off
 			dst[i] = int64(binary.LittleEndian.Uint64(data[o : o+8]))
 		}
+		v.loadNulls(data, ts, sel)
 	case vColF32:
 		dst := v.flts
 		for _, i := range sel {
 			o := int(i)*ts + v.off
 			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[o : o+4])))
 		}
+		v.loadNulls(data, ts, sel)
 	case vColF64:
 		dst := v.flts
 		for _, i := range sel {
 			o := int(i)*ts + v.off
 			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[o : o+8]))
 		}
+		v.loadNulls(data, ts, sel)
 	case vToFloat:
 		v.l.eval(data, ts, sel)
 		src, dst := v.l.ints, v.flts
@@ -202,6 +297,62 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		default:
 			arith(v.op, v.ints, v.l.ints, v.r.ints, sel, true)
 		}
+		if v.nulls != nil {
+			orNulls(v.nulls, v.l.nulls, v.r.nulls, sel)
+		}
+	}
+}
+
+// loadNulls reads a nullable column's NULL bits for sel.
+func (v *vexpr) loadNulls(data []byte, ts int, sel []int32) {
+	if v.nulls == nil {
+		return
+	}
+	at, bit := v.nullBit>>3, byte(1)<<(v.nullBit&7)
+	for _, i := range sel {
+		v.nulls[i] = data[int(i)*ts+at]&bit != 0
+	}
+}
+
+// orNulls sets dst's NULLs where either operand's is (a nil operand has
+// none).
+func orNulls(dst, a, b []bool, sel []int32) {
+	switch {
+	case a != nil && b != nil:
+		for _, i := range sel {
+			dst[i] = a[i] || b[i]
+		}
+	case a != nil:
+		for _, i := range sel {
+			dst[i] = a[i]
+		}
+	case b != nil:
+		for _, i := range sel {
+			dst[i] = b[i]
+		}
+	}
+}
+
+// evalRow fills the register from the row evaluator. Computed strings go
+// to the register's scratch, which the chunk before this one no longer
+// needs (its outputs are written).
+func (v *vexpr) evalRow(data []byte, ts int, sel []int32) {
+	sc := v.scratch
+	sc.arena.Reset()
+	fn := v.row.fn
+	for _, i := range sel {
+		r := fn(data[int(i)*ts:int(i+1)*ts], sc)
+		switch {
+		case v.str:
+			v.strs[i] = r.s
+		case v.float:
+			v.flts[i] = r.f
+		default:
+			v.ints[i] = r.i
+		}
+		if v.nulls != nil {
+			v.nulls[i] = r.null
+		}
 	}
 }
 
@@ -216,7 +367,7 @@ func affineOf(e query.Arith, s *query.Schema) (*vexpr, bool) {
 		return nil, false
 	}
 	a, err := s.Lookup(col)
-	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
+	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || a.Nullable {
 		return nil, false
 	}
 	v := &vexpr{kind: vAffine, off: a.Offset, wide: a.Type == query.Int64, mul: mul, add: add}

@@ -1,6 +1,10 @@
 package window
 
-import "math"
+import (
+	"math"
+
+	"github.com/saber-hx/saber-hx/strview"
+)
 
 // Fragment is one task's partial aggregate of one pane: the tuples of the
 // task that fell into the pane and were not late inside the task.
@@ -23,6 +27,10 @@ type TaskResult struct {
 	// Out holds a stateless query's output tuples, in input order; its
 	// storage is reused across tasks.
 	Out []byte
+	// Strings holds the bytes of the long strings the kernel computed for
+	// Out's tuples (their views point here): valid until the next Reset,
+	// after the result stage has handed Out on.
+	Strings strview.Arena
 	// Refused is set when the kernel refused a tuple as bad input: one that
 	// passed WHERE and the join and whose position is below Spec.Lowest()
 	// (its first window starts below math.MinInt64). RefusedAt is the
@@ -54,6 +62,7 @@ func (r *TaskResult) Reset(l *Layout) {
 	}
 	r.Frags = r.Frags[:0]
 	r.Out = r.Out[:0]
+	r.Strings.Reset()
 	r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late = 0, math.MinInt64, 0, 0, 0
 	r.Refused, r.RefusedAt, r.RefusedPos = false, 0, 0
 }

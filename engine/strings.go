@@ -1,0 +1,100 @@
+package engine
+
+// A stream's string heap: where the long strings of its tuples live (a
+// String attribute's view holds the address of those longer than
+// strview.MaxInline). It is a ring of its own, written by the stream's
+// producer beside its tuples and freed in task order with them: a task
+// records where the heap stood when it was dispatched, and its merge frees
+// the heap up to there. Strings that must outlive the task they came in
+// (an upstream's output pushed into this stream, a source feeding several
+// streams) are copied into each stream's heap.
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/saber-hx/saber-hx/buffer"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
+)
+
+// minHeapSize bounds a string heap from below: it must hold one record's
+// strings (64 KiB and more) with room to spare.
+const minHeapSize = 4 << 20
+
+// newHeap makes the heap of a stream of schema s, or nil where s has no
+// String attribute.
+func (e *Engine) newHeap(s *query.Schema) (*buffer.Ring, []query.Attribute, error) {
+	var strs []query.Attribute
+	for _, a := range s.Attrs {
+		if a.Type == query.String {
+			strs = append(strs, a)
+		}
+	}
+	if len(strs) == 0 {
+		return nil, nil, nil
+	}
+	size := max(minHeapSize, 4*e.cfg.BufferSize)
+	size = 1 << bits.Len(uint(size-1))
+	h, err := buffer.NewRing(size)
+	if err != nil {
+		return nil, nil, fmt.Errorf("string heap: %w", err)
+	}
+	return h, strs, nil
+}
+
+// Strings returns n bytes of the stream's string heap for the long
+// strings of tuples the producer is about to commit, blocking while the
+// heap is full (back-pressure); the task being filled is dispatched first
+// where its strings hold the heap, so that its merge frees them. The bytes
+// stay in place until the task that carries the tuples is merged. Call it
+// from the producer's goroutine, as Buffer.
+func (s *Stream) Strings(n int) ([]byte, error) {
+	if s.heap == nil {
+		return nil, fmt.Errorf("engine: query %q: its input has no string column", s.win.Query)
+	}
+	if n > s.heap.Size()/2 {
+		return nil, fmt.Errorf("engine: query %q: a string of %d bytes, more than half the %d-byte string heap", s.win.Query, n, s.heap.Size())
+	}
+	b, ok, err := s.heap.TryReserve(n)
+	if err == nil && !ok {
+		if s.filled > 0 && !s.unfilled {
+			s.dispatch()
+		}
+		b, err = s.heap.Reserve(n)
+	}
+	if err != nil {
+		if ferr := s.e.failed(); ferr != nil {
+			return nil, ferr
+		}
+		return nil, err
+	}
+	s.heap.Commit(n)
+	return b[:n:n], nil
+}
+
+// copyStrings copies the long strings of tuples (whole tuples of the
+// stream's schema, just written to its ring) into its heap and points
+// their views there: what a producer does for tuples whose strings live
+// elsewhere. alloc is where the bytes come from (Strings, or push's
+// version that does not block).
+func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) error {
+	ts := s.plan.TupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		for _, a := range s.heapAttrs {
+			v := t[a.Offset : a.Offset+strview.Size]
+			if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
+				continue
+			}
+			src := strview.Bytes(v)
+			b, err := alloc(len(src))
+			if err != nil {
+				return err
+			}
+			copy(b, src)
+			strview.PutRef(v, b)
+		}
+	}
+	return nil
+}
