@@ -30,20 +30,20 @@ type Stream struct {
 
 	// Set by newStream and Start (gpuErr, the chaining), read-only while
 	// tasks run: shared by every goroutine.
-	e        *Engine
-	id       int
-	plan     *kernels.Plan
-	layout   *window.Layout
-	spec     Spec
-	ring     *buffer.Ring
+	e      *Engine
+	id     int
+	plan   *kernels.Plan
+	layout *window.Layout
+	spec   Spec
+	ring   *buffer.Ring
 	// heap holds the long strings of the tuples in ring (strings.go); nil
 	// where the input has no String attribute, whose are heapAttrs.
 	heap      *buffer.Ring
 	heapAttrs []query.Attribute
-	records   []*task // the stream's tasks, by Task.Ref
-	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
-	taskSize int
-	node     int // index of the NUMA node of the ring's memory (0 if unknown)
+	records   []*task    // the stream's tasks, by Task.Ref
+	free      chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	taskSize  int
+	node      int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
 	// no GPU).
 	gpuErr error
@@ -108,8 +108,8 @@ type mergerState struct {
 	// sortKeys and sortBuf are sortRows', reused.
 	sortKeys []sortKey
 	sortBuf  []byte
-	worker     *worker // the worker merging now (for emit)
-	flushed    bool
+	worker   *worker // the worker merging now (for emit)
+	flushed  bool
 }
 
 // published holds the counters Stats reads from any goroutine: stored by
