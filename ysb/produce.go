@@ -105,7 +105,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		now = time.Now
 	}
 	where := fmt.Sprintf("kafka %s (brokers %v)", cfg.Topic, cfg.Brokers)
-	cl, guard, err := cfg.Security.NewKafkaClient(ctx, cfg.Brokers, kgo.DefaultProduceTopic(cfg.Topic),
+	cl, guard, err := cfg.Security.Connect(ctx, cfg.Brokers, kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Millisecond))
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)

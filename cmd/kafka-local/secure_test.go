@@ -96,7 +96,7 @@ func TestSecureBroker(t *testing.T) {
 			defer cancel()
 			for _, mech := range kafkatest.Mechanisms {
 				k := security.Kafka{Protocol: security.SASLSSL, Mechanism: mech, Username: "dev", Password: security.NewSecret(localPass), CA: pki.CA}
-				cl, _, err := k.NewKafkaClient(ctx, []string{addr}, kgo.DefaultProduceTopic("t"))
+				cl, _, err := k.Connect(ctx, []string{addr}, kgo.DefaultProduceTopic("t"))
 				require.NoError(t, err, mech)
 				require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte(mech)}).FirstErr())
 				cl.Close()
@@ -106,9 +106,9 @@ func TestSecureBroker(t *testing.T) {
 			assert.Equal(t, strings.Join(kafkatest.Mechanisms, "\n")+"\n", string(out))
 
 			wrong := security.Kafka{Protocol: security.SASLSSL, Mechanism: security.ScramSHA256, Username: "dev", Password: security.NewSecret("x"), CA: pki.CA}
-			_, _, err := wrong.NewKafkaClient(ctx, []string{addr})
+			_, _, err := wrong.Connect(ctx, []string{addr})
 			assert.ErrorContains(t, err, "authentication failed")
-			_, _, err = security.Kafka{}.NewKafkaClient(ctx, []string{addr})
+			_, _, err = security.Kafka{}.Connect(ctx, []string{addr})
 			assert.ErrorContains(t, err, "TLS handshake failed")
 			require.NoError(t, ctx.Err())
 		})
@@ -118,7 +118,7 @@ func TestSecureBroker(t *testing.T) {
 		assert.Contains(t, line, "(SSL)")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cl, _, err := security.Kafka{Protocol: security.SSL, CA: pki.CA}.NewKafkaClient(ctx, []string{addr})
+		cl, _, err := security.Kafka{Protocol: security.SSL, CA: pki.CA}.Connect(ctx, []string{addr})
 		require.NoError(t, err)
 		cl.Close()
 	})

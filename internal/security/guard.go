@@ -47,14 +47,14 @@ func NewGuard(k Kafka, brokers []string) *Guard {
 // Opt is the option that makes a client report its connections to g.
 func (g *Guard) Opt() kgo.Opt { return kgo.WithHooks(g) }
 
-// NewKafkaClient makes a kgo client of brokers whose connections are
+// Connect makes a kgo client of brokers whose connections are
 // secured as k says (opts are added after the seeds, the security's
 // options and the guard's hook), and pings the brokers (Guard.Ping):
 // an *Error where they refuse the connection. A ping that fails
 // otherwise (the brokers down) is not an error here: the client retries
 // as it does. The settings are checked first (an *OptionError, or a TLS
 // file that cannot be read).
-func (k Kafka) NewKafkaClient(ctx context.Context, brokers []string, opts ...kgo.Opt) (*kgo.Client, *Guard, error) {
+func (k Kafka) Connect(ctx context.Context, brokers []string, opts ...kgo.Opt) (*kgo.Client, *Guard, error) {
 	sec, err := k.Opts()
 	if err != nil {
 		return nil, nil, err

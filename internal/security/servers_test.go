@@ -56,7 +56,7 @@ func TestKafkaSASLSSL(t *testing.T) {
 func roundTrip(t *testing.T, k security.Kafka, addr, value string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cl, g, err := k.NewKafkaClient(ctx, []string{addr}, kgo.DefaultProduceTopic("t"), kgo.ConsumeTopics("t"),
+	cl, g, err := k.Connect(ctx, []string{addr}, kgo.DefaultProduceTopic("t"), kgo.ConsumeTopics("t"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -129,7 +129,7 @@ func TestKafkaRefused(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), prompt)
 			defer cancel()
-			cl, _, err := c.k.NewKafkaClient(ctx, []string{c.addr})
+			cl, _, err := c.k.Connect(ctx, []string{c.addr})
 			if cl != nil {
 				cl.Close()
 			}
@@ -168,7 +168,7 @@ func TestKafkaRefused(t *testing.T) {
 }
 
 // TestKafkaDownIsNotRefused: a broker that is not there is an outage,
-// not a refused connection: NewKafkaClient makes the client (which
+// not a refused connection: Connect makes the client (which
 // retries), and the ping's error is no *Error.
 func TestKafkaDownIsNotRefused(t *testing.T) {
 	t.Parallel()
@@ -178,7 +178,7 @@ func TestKafkaDownIsNotRefused(t *testing.T) {
 	k := security.Kafka{}
 	ctx, cancel := context.WithTimeout(context.Background(), prompt)
 	defer cancel()
-	cl, g, err := k.NewKafkaClient(ctx, []string{c.Addr})
+	cl, g, err := k.Connect(ctx, []string{c.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	err = g.Ping(ctx, cl)

@@ -64,7 +64,7 @@ func readSecured(t *testing.T, addr, topic string, k security.Kafka, kcat []stri
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, _, err := k.NewKafkaClient(ctx, []string{addr})
+	cl, _, err := k.Connect(ctx, []string{addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, "g")
