@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -335,6 +336,12 @@ func requireSameResult(t testing.TB, want, got *window.TaskResult, msg string) {
 	require.Equal(t, len(want.Frags), len(got.Frags), "%s: fragments (want panes %v, got %v)", msg, panes(want), panes(got))
 	for i := range want.Frags {
 		w, g := want.Frags[i], got.Frags[i]
+		// The checks below through testify (a stack walk a call) only
+		// where the fragments differ: the emulator's tests compare many.
+		if w.Pane == g.Pane && w.Tuples == g.Tuples && reflect.DeepEqual(w.State.Touched, g.State.Touched) &&
+			reflect.DeepEqual(w.State.Vals, g.State.Vals) && w.State.Layout().Hashed == g.State.Layout().Hashed && sameKeys(w.State, g.State) {
+			continue
+		}
 		require.Equal(t, w.Pane, g.Pane, "%s: fragment %d pane", msg, i)
 		require.Equal(t, w.Tuples, g.Tuples, "%s: fragment %d (pane %d) tuples", msg, i, w.Pane)
 		require.Equal(t, w.State.Touched, g.State.Touched, "%s: pane %d touched groups", msg, w.Pane)
@@ -348,6 +355,22 @@ func requireSameResult(t testing.TB, want, got *window.TaskResult, msg string) {
 			}
 		}
 	}
+}
+
+// sameKeys is whether w's and g's touched slots hold the same keys (a
+// hashed layout's; true for a dense one).
+func sameKeys(w, g *window.GroupState) bool {
+	if !w.Layout().Hashed {
+		return true
+	}
+	for _, s := range w.Touched {
+		k0, k1 := w.Key(s)
+		g0, g1 := g.Key(s)
+		if k0 != g0 || k1 != g1 {
+			return false
+		}
+	}
+	return true
 }
 
 func panes(r *window.TaskResult) []int64 {

@@ -160,7 +160,9 @@ func TestAssemblerIDsDriftingKeys(t *testing.T) {
 	emit := func(o *Result) error {
 		rows += len(o.Rows)
 		for i := 1; i < len(o.Rows); i++ {
-			require.Negative(t, o.State.compareKeys(o.Rows[i-1], o.Rows[i]), "rows in key order")
+			if c := o.State.compareKeys(o.Rows[i-1], o.Rows[i]); c >= 0 { // testify only on a failure: a stack walk a call
+				require.Negative(t, c, "rows in key order")
+			}
 		}
 		return nil
 	}
