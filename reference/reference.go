@@ -217,11 +217,11 @@ func Evaluate(q *query.Query, data []byte) (*Result, error) {
 	return evalAggregation(q, data)
 }
 
-// queryEnv resolves the attributes of tuple t of q's input, in q's scope
-// (where the static join's As is a bytes value).
-func queryEnv(q *query.Query, t []byte) env {
+// queryEnv resolves the attributes of tuple t of q's input, in scope,
+// q.Scope() (where the static join's As is a bytes value).
+func queryEnv(q *query.Query, scope query.Scope, t []byte) env {
 	en := tupleEnv(q.Schema, t)
-	en.scope = q.Scope()
+	en.scope = scope
 	return en
 }
 
@@ -238,13 +238,22 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 			encode = false
 		}
 	}
+	// The projections' types, which their values take (conform): the
+	// same for every tuple.
+	scope := q.Scope()
+	types := make([]query.ValueType, len(q.Project))
+	for i, p := range q.Project {
+		if types[i], err = query.TypeOf(p.Expr, scope); err != nil {
+			return nil, fmt.Errorf("reference: query %q: projection %d: %w", q.Name, i, err)
+		}
+	}
 	res := &Result{}
 	size := q.Schema.TupleSize
 	for off := 0; off < len(data); off += size {
 		t := data[off : off+size]
 		res.Counts.Tuples++
 		if err := func() error {
-			en := queryEnv(q, t)
+			en := queryEnv(q, scope, t)
 			if q.Where != nil {
 				ok, err := en.holds(q.Where)
 				if err != nil {
@@ -283,17 +292,12 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 			if vals[0], err = readAttr(q.Schema.Attrs[0], t); err != nil {
 				return err
 			}
-			scope := q.Scope()
 			for i, p := range q.Project {
 				v, err := en.eval(p.Expr)
 				if err != nil {
 					return fmt.Errorf("projection %d: %w", i, err)
 				}
-				typ, err := query.TypeOf(p.Expr, scope)
-				if err != nil {
-					return fmt.Errorf("projection %d: %w", i, err)
-				}
-				vals[1+i] = conform(v, typ)
+				vals[1+i] = conform(v, types[i])
 			}
 			if encode {
 				b, err := encodeTuple(out, vals)
@@ -395,62 +399,85 @@ func positionName(w query.Window) string {
 	return "event time"
 }
 
-// groupKey builds the group key of tuple t (joined: the join's value): the
-// canonical form of each GROUP BY value, in order (see the package doc).
-func groupKey(q *query.Query, t, joined []byte, en env) (string, error) {
-	var key []byte
+// keyPart is how one GROUP BY expression is encoded: its type, whether
+// the query gives it a NULL byte (q.KeyNullable), and an integer's width.
+// The same for every tuple, so computed once per query.
+type keyPart struct {
+	typ      query.ValueType
+	nullable bool
+	width    int  // integers: 4 for an int32 column, else 8
+	joined   bool // the static join's As: the joined value's bytes
+	size     int  // a bytes column's size
+}
+
+// keyParts describes q's GROUP BY expressions.
+func keyParts(q *query.Query) ([]keyPart, error) {
 	scope := q.Scope()
+	parts := make([]keyPart, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		c, isCol := g.(query.Column)
 		if isCol && q.Join != nil && c.Name == q.Join.As {
-			key = append(key, joined...)
+			parts[i] = keyPart{joined: true}
 			continue
 		}
 		typ, err := query.TypeOf(g, scope)
 		if err != nil {
-			return "", fmt.Errorf("group by %d: %w", i, err)
+			return nil, fmt.Errorf("group by %d: %w", i, err)
+		}
+		p := keyPart{typ: typ, nullable: q.KeyNullable(g), width: 8}
+		if isCol {
+			if a, err := q.Schema.Lookup(c.Name); err == nil {
+				if a.Type == query.Int32 {
+					p.width = 4
+				}
+				p.size = a.Size
+			}
+		}
+		parts[i] = p
+	}
+	return parts, nil
+}
+
+// groupKey builds the group key of tuple t (joined: the join's value): the
+// canonical form of each GROUP BY value, in order (see the package doc).
+func groupKey(q *query.Query, parts []keyPart, joined []byte, en env) (string, error) {
+	var key []byte
+	for i, g := range q.GroupBy {
+		p := parts[i]
+		if p.joined {
+			key = append(key, joined...)
+			continue
 		}
 		v, err := en.eval(g)
 		if err != nil {
 			return "", fmt.Errorf("group by %d: %w", i, err)
 		}
-		v = conform(v, typ)
-		nullable := q.KeyNullable(g)
-		if v.Null && !nullable && typ != query.StringValue && typ != query.BoolValue {
+		v = conform(v, p.typ)
+		if v.Null && !p.nullable && p.typ != query.StringValue && p.typ != query.BoolValue {
 			return "", fmt.Errorf("group by %d: %s is NULL, but the query gives its key no NULL byte", i, g)
 		}
-		switch typ {
+		switch p.typ {
 		case query.StringValue:
 			key = query.AppendStringKey(key, []byte(v.Str), v.Null)
 		case query.BoolValue:
 			key = query.AppendBoolKey(key, v.I != 0, v.Null)
 		case query.BytesValue:
-			a, err := q.Schema.Lookup(c.Name)
-			if err != nil {
-				return "", fmt.Errorf("group by %d: %w", i, err)
-			}
 			switch {
 			case v.Null:
-				key = append(key, make([]byte, 1+a.Size)...)
-			case nullable:
+				key = append(key, make([]byte, 1+p.size)...)
+			case p.nullable:
 				key = append(append(key, 1), v.Str...)
 			default:
 				key = append(key, v.Str...)
 			}
 		case query.IntValue, query.TimeValue:
-			width := 8
-			if isCol {
-				if a, err := q.Schema.Lookup(c.Name); err == nil && a.Type == query.Int32 {
-					width = 4
-				}
-			}
-			if nullable {
-				key = query.AppendNullableIntKey(key, v.I, width, v.Null)
+			if p.nullable {
+				key = query.AppendNullableIntKey(key, v.I, p.width, v.Null)
 			} else {
-				key = query.AppendIntKey(key, v.I, width)
+				key = query.AppendIntKey(key, v.I, p.width)
 			}
 		default:
-			return "", fmt.Errorf("group by %d: %s is %s", i, g, typ)
+			return "", fmt.Errorf("group by %d: %s is %s", i, g, p.typ)
 		}
 	}
 	return string(key), nil
@@ -469,6 +496,10 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 			}
 			argType[i] = t
 		}
+	}
+	parts, err := keyParts(q)
+	if err != nil {
+		return nil, fmt.Errorf("reference: query %q: %w", q.Name, err)
 	}
 	var table map[string][]byte
 	var joinAttr query.Attribute
@@ -503,7 +534,7 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 			pos = int64(binary.LittleEndian.Uint64(t[0:8]))
 		}
 		if err := func() error {
-			en := queryEnv(q, t)
+			en := queryEnv(q, scope, t)
 			if q.Where != nil {
 				ok, err := en.holds(q.Where)
 				if err != nil {
@@ -532,7 +563,7 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 				res.Counts.Late++
 				return nil
 			}
-			key, err := groupKey(q, t, joined, en)
+			key, err := groupKey(q, parts, joined, en)
 			if err != nil {
 				return err
 			}
