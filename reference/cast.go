@@ -135,13 +135,10 @@ func parseInt(s string) (int64, bool) {
 }
 
 // parseFloat reads a float in Go's syntax (strconv.ParseFloat: decimal or
-// hexadecimal, Inf, NaN); a number beyond the float range reads as the
-// infinity of its sign, as strconv rounds it.
+// hexadecimal, Inf, NaN); a number beyond the float range does not parse,
+// as an integer beyond int64's does not.
 func parseFloat(s string) (float64, bool) {
 	f, err := strconv.ParseFloat(trimSpaces(s), 64)
-	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-		return f, true
-	}
 	return f, err == nil
 }
 

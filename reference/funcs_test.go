@@ -407,7 +407,10 @@ func TestCast(t *testing.T) {
 		{cast(S("-0.125"), query.FloatValue), Float(-0.125)},
 		{cast(S("NaN"), query.FloatValue), Float(math.NaN())},
 		{cast(S("-inf"), query.FloatValue), Float(math.Inf(-1))},
-		{cast(S("1e400"), query.FloatValue), Float(math.Inf(1))}, // beyond the range: an infinity
+		{cast(S("1e400"), query.FloatValue), Null(FloatKind)}, // beyond the range, as for integers
+		{cast(S("-1e400"), query.FloatValue), Null(FloatKind)},
+		{cast(S("1e-400"), query.FloatValue), Float(0)}, // below the smallest: rounds to 0, no error
+		{cast(S("0x1p-2"), query.FloatValue), Float(0.25)},
 		{cast(S("1.5x"), query.FloatValue), Null(FloatKind)},
 		// Strings to timestamps.
 		{cast(S("2024-02-29 13:45:06.789"), query.TimeValue), Time(leap)},
