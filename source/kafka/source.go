@@ -214,11 +214,20 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	// Refused credentials or certificates end what Open waits for.
 	octx, unbind := s.guard.Bind(octx)
 	defer unbind()
-	if err := s.guard.Ping(octx, s.meta); security.IsFailure(err) {
-		return fail(fmt.Errorf("%s: %w", where, err))
-	} // else the brokers answered, or are down: ListTopics waits for them
+	if cfg.Security.Secured() {
+		if err := s.guard.Ping(octx, s.meta); security.IsFailure(err) {
+			return fail(fmt.Errorf("%s: %w", where, err))
+		} // else the brokers answered, or are down: ListTopics waits for them
+	}
 	tds, err := s.adm.ListTopics(octx, cfg.Topic)
 	if err != nil {
+		if !cfg.Security.Secured() {
+			// A plaintext source at a TLS port, or at a broker that
+			// requires SASL: the ping says so.
+			if perr := s.guard.Ping(octx, s.meta); security.IsFailure(perr) {
+				return fail(fmt.Errorf("%s: %w", where, perr))
+			}
+		}
 		return fail(fmt.Errorf("%s: metadata: %w", where, s.guard.Err(err)))
 	}
 	td, ok := tds[cfg.Topic]
