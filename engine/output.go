@@ -91,6 +91,10 @@ func (w *Window) AggFloat(i, a int) float64 {
 	return float64(v)
 }
 
+// AggNull reports whether aggregate a of row i is NULL (it took no tuple:
+// a FILTER, NULL arguments); Agg and AggFloat then read 0.
+func (w *Window) AggNull(i, a int) bool { return w.plan.AggNull(w.res.State.Row(w.res.Rows[i]), a) }
+
 // AggIsFloat reports whether aggregate a is a float.
 func (w *Window) AggIsFloat(a int) bool { return w.plan.Aggs[a].Float }
 

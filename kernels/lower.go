@@ -66,7 +66,7 @@ func lowerGroups(q *query.Query) ([]query.Expr, []KeyPart, error) {
 		case null:
 			flag := query.Case{Whens: []query.When{{Cond: isNull, Then: query.Int(0)}}, Else: query.Int(1)}
 			add(flag, KeyPart{Width: 4, Int: true, Key: i, Kind: KeyNullFlag})
-			add(query.Call{Fn: "coalesce", Args: []query.Expr{g, query.Int(0)}}, KeyPart{Name: name, Width: 8, Int: true, Key: i, Kind: KeyInt})
+			add(query.Call{Fn: "coalesce", Args: []query.Expr{g, query.Int(0)}}, KeyPart{Name: name, Width: q.KeyWidth(g) - 1, Int: true, Key: i, Kind: KeyInt})
 		default:
 			add(g, KeyPart{Name: name, Width: q.KeyWidth(g), Int: true, Key: i, Kind: KeyInt})
 		}

@@ -794,29 +794,73 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 	return nil, fmt.Errorf("%s: no kernel for function %s", e, e.Fn)
 }
 
-// roundFloat rounds f to d decimals, halves away from zero.
+// roundFloat rounds f to d decimals, halves away from zero, as its
+// shortest decimal form reads (Flink rounds the BigDecimal of the
+// double's string): 2.675 is 2.68, though 2.675*100 is 267.4999... .
 func roundFloat(f float64, d int64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) || d > 300 {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 || d > 340 {
 		return f
 	}
-	if d < -300 {
+	var buf [48]byte
+	b := strconv.AppendFloat(buf[:0], math.Abs(f), 'e', -1, 64)
+	// b is "D[.DDD]e±X": the digits, and the exponent of the first.
+	e := indexBytes(b, []byte("e"))
+	exp, _ := strconv.Atoi(string(b[e+1:]))
+	var digits [24]byte
+	nd := 0
+	for _, c := range b[:e] {
+		if c != '.' {
+			digits[nd] = c
+			nd++
+		}
+	}
+	// The digits kept are those down to 10^-d.
+	keep := int64(exp) + 1 + d
+	if keep >= int64(nd) {
+		return f
+	}
+	if keep < 0 {
 		return 0
 	}
-	p := math.Pow(10, float64(d))
-	r := math.Round(f * p)
-	if math.IsInf(r, 0) {
-		return f
+	var v uint64
+	for _, c := range digits[:keep] {
+		v = v*10 + uint64(c-'0')
 	}
-	return r / p
+	if digits[keep] >= '5' {
+		v++
+	}
+	// The result is v * 10^-d, parsed from its decimal form so that it is
+	// the float nearest to it.
+	t := strconv.AppendUint(buf[:0], v, 10)
+	t = append(t, 'e')
+	t = strconv.AppendInt(t, -d, 10)
+	out, _ := strconv.ParseFloat(string(t), 64)
+	if f < 0 {
+		out = -out
+	}
+	return out
 }
 
 // roundInt rounds i to a multiple of 10^-d for d < 0, halves away from
-// zero; an integer has no decimals to round for d >= 0.
+// zero (wrapping past int64); an integer has no decimals to round for
+// d >= 0.
 func roundInt(i, d int64) int64 {
 	if d >= 0 {
 		return i
 	}
-	if d < -18 {
+	if d < -19 {
+		return 0
+	}
+	if d == -19 {
+		// |i| < 9.3e18: it rounds to 0 or to ±10^19, which wraps.
+		const half = 5_000_000_000_000_000_000
+		var ten19 uint64 = 10_000_000_000_000_000_000
+		switch {
+		case i >= half:
+			return int64(ten19)
+		case i <= -half:
+			return -int64(ten19)
+		}
 		return 0
 	}
 	p := int64(1)
@@ -849,9 +893,7 @@ func mapCase(dst, s []byte, upper bool) []byte {
 			continue
 		}
 		r, w := utf8.DecodeRune(s)
-		if r == utf8.RuneError && w == 1 {
-			dst = append(dst, s[0]) // an invalid byte is kept as it is
-		} else if upper {
+		if upper {
 			dst = utf8.AppendRune(dst, unicode.ToUpper(r))
 		} else {
 			dst = utf8.AppendRune(dst, unicode.ToLower(r))

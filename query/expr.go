@@ -246,7 +246,8 @@ func TypeOf(e Expr, scope Scope) (ValueType, error) {
 		if err != nil {
 			return 0, err
 		}
-		if _, ok := CommonType(l, r); !ok || l == BoolValue || l == BytesValue || r == BytesValue {
+		t, ok := CommonType(l, r)
+		if !ok || t == BytesValue || (t == BoolValue && e.Op != Eq && e.Op != Ne) {
 			return 0, fmt.Errorf("%s compares %s with %s", e, l, r)
 		}
 		return BoolValue, nil

@@ -74,6 +74,9 @@ func (j *WindowJoin) OutputSchemaUnchecked() *Schema {
 	for _, a := range j.Right.Attrs {
 		a.Name = RightPrefix + a.Name
 		a.Offset += j.Left.TupleSize
+		if a.Nullable {
+			a.NullBit += 8 * j.Left.TupleSize
+		}
 		s.Attrs = append(s.Attrs, a)
 	}
 	return s

@@ -531,6 +531,20 @@ func (q *Query) KeyNullable(g Expr) bool {
 	return t != StringValue && t != BoolValue && MayBeNull(g, q.Nulls())
 }
 
+// heldWidth is the bytes the engine holds key g in: its value's, 4 for a
+// boolean, and 4 more for a NULL flag where it can be NULL (but a string,
+// whose NULL is a number of its own).
+func (q *Query) heldWidth(g Expr) int {
+	w := q.keyWidth(g)
+	if t, _ := TypeOf(g, q.Scope()); t == BoolValue {
+		return 4
+	}
+	if q.KeyNullable(g) {
+		w += 4
+	}
+	return w
+}
+
 func (q *Query) keyWidth(g Expr) int {
 	if c, ok := g.(Column); ok {
 		if q.Join != nil && c.Name == q.Join.As {
@@ -627,10 +641,10 @@ func (q *Query) validate() error {
 		if !t.Integer() && t != BytesValue && t != StringValue && t != BoolValue {
 			return fmt.Errorf("group by: %s is %s; group keys are integers, timestamps, booleans, strings or bytes columns", g, t)
 		}
-		width += q.KeyWidth(g)
+		width += q.heldWidth(g)
 	}
 	if width > MaxGroupKeyBytes {
-		return fmt.Errorf("group by: keys of %d bytes; at most %d bytes are supported", width, MaxGroupKeyBytes)
+		return fmt.Errorf("group by: keys of %d bytes; at most %d bytes are supported (a key that can be NULL, but a string, takes 4 bytes more)", width, MaxGroupKeyBytes)
 	}
 	names := map[string]bool{}
 	for _, ag := range q.Aggregates {

@@ -352,10 +352,14 @@ type Func struct {
 //   - ABS(x), FLOOR(x), CEIL(x): of x's type (an integer is its own floor;
 //     ABS of the least int64 is itself). ROUND(x[, d]): x rounded to d
 //     decimals (default 0), halves away from zero; an integer with d >= 0
-//     is itself, with d < 0 rounded to a multiple of 10^-d.
+//     is itself, with d < 0 rounded to a multiple of 10^-d (wrapping past
+//     int64, as integer arithmetic does); a float is rounded as its
+//     shortest decimal form, as Flink's BigDecimal does (ROUND(2.675, 2)
+//     is 2.68).
 //   - MOD(a, b): integers, the remainder with a's sign (as Go's %);
 //     MOD(a, 0) is 0, as a / 0 is (a stream cannot stop on one tuple).
-//   - LOWER(s), UPPER(s): Unicode case mapping (strings.ToLower/ToUpper).
+//   - LOWER(s), UPPER(s): Unicode case mapping (strings.ToLower/ToUpper:
+//     an invalid byte becomes U+FFFD).
 //     TRIM, LTRIM, RTRIM: spaces (U+0020) removed at both ends, the start,
 //     the end. CHAR_LENGTH(s): characters.
 //   - SUBSTRING(s, start[, len]): the characters from 1-based start, len
@@ -375,8 +379,10 @@ type Func struct {
 //   - YEAR, QUARTER, MONTH, WEEK (ISO 8601), DAY (= DAYOFMONTH),
 //     DAYOFWEEK (1 Sunday to 7 Saturday), DAYOFYEAR, HOUR, MINUTE, SECOND,
 //     MILLISECOND of a timestamp, in UTC (EXTRACT(unit FROM ts) is these).
-//   - DATE_FORMAT(ts, f): ts in UTC as Java's SimpleDateFormat pattern f
-//     (a constant) prints it.
+//   - DATE_FORMAT(ts, f): ts in UTC as the pattern f (a constant) prints it
+//     with java.time's DateTimeFormatter, which Flink runs for a timestamp
+//     (package temporal lists the letters; S is the fraction of the
+//     second, SSS its milliseconds; zone letters are refused).
 //   - COALESCE(a, ...): the first argument that is not NULL.
 //
 // CAST(x AS t) (Cast): integers to floats exactly; floats to integers
@@ -491,11 +497,11 @@ func init() {
 			return 0, err
 		}
 		for i := range a {
-			if a[i] == BytesValue || a[i] == BoolValue {
+			if a[i] == BytesValue {
 				return 0, fmt.Errorf("%s: argument %d is %s", c, i+1, a[i])
 			}
 		}
-		return StringValue, nil // numbers and times as CAST to VARCHAR
+		return StringValue, nil // numbers, times and booleans as CAST to VARCHAR
 	}})
 	add(Func{Name: "split_index", MayBeNull: true, Type: func(c Call, a []ValueType) (ValueType, error) {
 		if err := arity(c, a, 3, 3); err != nil {
