@@ -83,12 +83,16 @@ func (g sqlGen) str(d int) query.Expr {
 		return g.pick(leaf...)
 	}
 	return g.pick(append(leaf,
-		func() query.Expr { return query.Call{Fn: []string{"upper", "lower", "trim"}[r.IntN(3)], Args: []query.Expr{g.str(d - 1)}} },
+		func() query.Expr {
+			return query.Call{Fn: []string{"upper", "lower", "trim"}[r.IntN(3)], Args: []query.Expr{g.str(d - 1)}}
+		},
 		func() query.Expr {
 			return query.Call{Fn: "substring", Args: []query.Expr{g.str(d - 1), query.Int(r.Int64N(6) - 1), query.Int(r.Int64N(8) - 1)}}
 		},
 		func() query.Expr { return query.Call{Fn: "concat", Args: []query.Expr{g.str(d - 1), g.num(d - 1)}} },
-		func() query.Expr { return query.Call{Fn: "concat", Args: []query.Expr{g.cond(d - 1), g.flt(d - 1), query.C("ts")}} },
+		func() query.Expr {
+			return query.Call{Fn: "concat", Args: []query.Expr{g.cond(d - 1), g.flt(d - 1), query.C("ts")}}
+		},
 		func() query.Expr {
 			return query.Call{Fn: "split_index", Args: []query.Expr{g.str(d - 1), query.Str([]string{",", "-", "", "ab"}[r.IntN(4)]), query.Int(r.Int64N(4) - 1)}}
 		},
@@ -98,7 +102,9 @@ func (g sqlGen) str(d int) query.Expr {
 		func() query.Expr {
 			return query.Call{Fn: "date_format", Args: []query.Expr{query.C("ts"), query.Str([]string{"yyyy-MM-dd", "HH:mm", "yyyy-MM-dd HH:mm:ss.SSS", "EEE d MMM yy, h:mm a", "S SS"}[r.IntN(5)])}}
 		},
-		func() query.Expr { return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.str(d - 1)}}, Else: g.maybe(g.str(d - 1))} },
+		func() query.Expr {
+			return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.str(d - 1)}}, Else: g.maybe(g.str(d - 1))}
+		},
 		func() query.Expr { return query.Cast{X: g.num(d - 1), To: query.StringValue} },
 		func() query.Expr { return query.Call{Fn: "coalesce", Args: []query.Expr{query.C("s"), g.str(d - 1)}} },
 	)...)
@@ -129,10 +135,16 @@ func (g sqlGen) num(d int) query.Expr {
 		func() query.Expr { return query.Call{Fn: "char_length", Args: []query.Expr{g.str(d - 1)}} },
 		func() query.Expr { return query.Call{Fn: "mod", Args: []query.Expr{g.num(d - 1), g.num(d - 1)}} },
 		func() query.Expr { return query.Call{Fn: "abs", Args: []query.Expr{g.num(d - 1)}} },
-		func() query.Expr { return query.Call{Fn: "count_char", Args: []query.Expr{g.str(d - 1), query.Str("a")}} },
-		func() query.Expr { return query.Call{Fn: []string{"hour", "minute", "second"}[r.IntN(3)], Args: []query.Expr{query.C("ts")}} },
+		func() query.Expr {
+			return query.Call{Fn: "count_char", Args: []query.Expr{g.str(d - 1), query.Str("a")}}
+		},
+		func() query.Expr {
+			return query.Call{Fn: []string{"hour", "minute", "second"}[r.IntN(3)], Args: []query.Expr{query.C("ts")}}
+		},
 		func() query.Expr { return query.Cast{X: query.C("f"), To: query.IntValue} },
-		func() query.Expr { return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.num(d - 1)}}, Else: g.maybe(g.num(d - 1))} },
+		func() query.Expr {
+			return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.num(d - 1)}}, Else: g.maybe(g.num(d - 1))}
+		},
 		func() query.Expr { return query.Call{Fn: "coalesce", Args: []query.Expr{query.C("n"), g.num(d - 1)}} },
 	)...)
 }
@@ -143,9 +155,15 @@ func (g sqlGen) flt(d int) query.Expr {
 		return g.pick(func() query.Expr { return query.C("f") }, func() query.Expr { return query.Float(float64(r.IntN(40)) / 4) })
 	}
 	return g.pick(
-		func() query.Expr { return query.Arith{Op: query.ArithOp(1 + r.IntN(3)), L: g.flt(d - 1), R: g.num(d - 1)} },
-		func() query.Expr { return query.Call{Fn: []string{"floor", "ceil", "abs"}[r.IntN(3)], Args: []query.Expr{g.flt(d - 1)}} },
-		func() query.Expr { return query.Call{Fn: "round", Args: []query.Expr{g.flt(d - 1), query.Int(r.Int64N(3))}} },
+		func() query.Expr {
+			return query.Arith{Op: query.ArithOp(1 + r.IntN(3)), L: g.flt(d - 1), R: g.num(d - 1)}
+		},
+		func() query.Expr {
+			return query.Call{Fn: []string{"floor", "ceil", "abs"}[r.IntN(3)], Args: []query.Expr{g.flt(d - 1)}}
+		},
+		func() query.Expr {
+			return query.Call{Fn: "round", Args: []query.Expr{g.flt(d - 1), query.Int(r.Int64N(3))}}
+		},
 		func() query.Expr { return query.Cast{X: g.num(d - 1), To: query.FloatValue} },
 	)
 }
@@ -172,7 +190,9 @@ func (g sqlGen) cond(d int) query.Expr {
 		},
 		func() query.Expr { return query.IsNull{X: g.pick(g.leafCol), Not: r.IntN(2) == 0} },
 		func() query.Expr { return query.C("b") },
-		func() query.Expr { return query.Compare{Op: query.CmpOp(1 + r.IntN(2)), L: query.C("b"), R: query.BoolConst{V: r.IntN(2) == 0}} },
+		func() query.Expr {
+			return query.Compare{Op: query.CmpOp(1 + r.IntN(2)), L: query.C("b"), R: query.BoolConst{V: r.IntN(2) == 0}}
+		},
 	}
 	if d <= 0 {
 		return g.pick(leaf...)
@@ -181,7 +201,9 @@ func (g sqlGen) cond(d int) query.Expr {
 		func() query.Expr { return query.And(g.cond(d-1), g.cond(d-1)) },
 		func() query.Expr { return query.Or(g.cond(d-1), g.cond(d-1)) },
 		func() query.Expr { return query.NotExpr{X: g.cond(d - 1)} },
-		func() query.Expr { return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.cond(d - 1)}}, Else: g.cond(d - 1)} },
+		func() query.Expr {
+			return query.Case{Whens: []query.When{{Cond: g.cond(d - 1), Then: g.cond(d - 1)}}, Else: g.cond(d - 1)}
+		},
 	)...)
 }
 
