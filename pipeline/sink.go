@@ -11,12 +11,15 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
 	kafkasink "github.com/saber-hx/saber-hx/sink/kafka"
 	redissink "github.com/saber-hx/saber-hx/sink/redis"
 	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/strview"
+	"github.com/saber-hx/saber-hx/temporal"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -279,7 +282,7 @@ func (s *rowSink) rowAs(dst, t []byte, format string) []byte {
 			dst = append(dst, ',')
 		}
 		if json {
-			dst = strconv.AppendQuote(dst, c.name)
+			dst = appendJSONString(dst, c.name)
 			dst = append(dst, ':')
 		}
 		dst = s.appendValue(dst, c, t, format)
@@ -292,17 +295,36 @@ func (s *rowSink) rowAs(dst, t []byte, format string) []byte {
 
 // appendValue is value in format csv, json or text (as it is).
 func (s *rowSink) appendValue(dst []byte, c sinkColumn, t []byte, format string) []byte {
-	b := s.bytes(c, t)
 	json := format == "json"
+	if c.attr.IsNull(t) {
+		// NULL: an empty CSV field, JSON's null, no text.
+		if json {
+			return append(dst, "null"...)
+		}
+		return dst
+	}
+	b := s.bytes(c, t)
 	switch c.attr.Type {
 	case query.Int32, query.Int64:
 		v := s.int(c, t)
-		if c.labels != nil {
-			label := fmt.Sprint(v) // a code no label has: its number
+		switch {
+		case c.labels != nil:
 			if v >= 0 && v < int64(len(c.labels)) {
-				label = c.labels[v]
+				return appendText(dst, c.labels[v], format)
 			}
-			return appendText(dst, label, format)
+			return appendText(dst, strconv.FormatInt(v, 10), format) // a code no label has: its number
+		case c.attr.Logical == query.Time:
+			if json {
+				dst = append(dst, '"')
+				dst = temporal.AppendTimestamp(dst, v)
+				return append(dst, '"')
+			}
+			return temporal.AppendTimestamp(dst, v)
+		case c.attr.Logical == query.Boolean:
+			if v != 0 {
+				return append(dst, "true"...)
+			}
+			return append(dst, "false"...)
 		}
 		return strconv.AppendInt(dst, v, 10)
 	case query.Float32, query.Float64:
@@ -317,30 +339,88 @@ func (s *rowSink) appendValue(dst []byte, c sinkColumn, t []byte, format string)
 			return strconv.AppendQuote(dst, strconv.FormatFloat(f, 'g', -1, bits))
 		}
 		return strconv.AppendFloat(dst, f, 'g', -1, bits)
+	case query.String:
+		return appendTextBytes(dst, strview.Bytes(b), format)
 	}
-	var text string
 	if c.uuid && len(b) == len(ysb.UUID{}) {
-		text = ysb.UUID(b).String()
-	} else {
-		text = `\x` + hex.EncodeToString(b)
+		var u [36]byte
+		return appendTextBytes(dst, ysb.UUID(b).AppendCanonical(u[:0]), format)
 	}
-	return appendText(dst, text, format)
+	return appendText(dst, `\x`+hex.EncodeToString(b), format)
 }
 
 // appendText appends a text value: quoted in JSON, a field in CSV.
 func appendText(dst []byte, text, format string) []byte {
 	switch format {
 	case "json":
-		return strconv.AppendQuote(dst, text)
+		return appendJSONString(dst, text)
 	case "csv":
 		return appendCSVField(dst, text)
 	}
 	return append(dst, text...)
 }
 
-// appendCSVField appends s, quoted where it holds a comma, a quote or a
-// line break (RFC 4180).
-func appendCSVField(dst []byte, s string) []byte {
+// appendTextBytes is appendText of bytes.
+func appendTextBytes(dst, text []byte, format string) []byte {
+	switch format {
+	case "json":
+		return appendJSONString(dst, text)
+	case "csv":
+		return appendCSVField(dst, text)
+	}
+	return append(dst, text...)
+}
+
+// appendJSONString appends s as a JSON string: " and \ escaped, control
+// characters as \n, \t, ... or \u00XX, every other byte as it is but an
+// invalid UTF-8 sequence, which JSON cannot hold: U+FFFD.
+func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			var r rune
+			var w int
+			switch v := any(s).(type) {
+			case string:
+				r, w = utf8.DecodeRuneInString(v[i:])
+			case []byte:
+				r, w = utf8.DecodeRune(v[i:])
+			}
+			if r == utf8.RuneError && w == 1 {
+				dst = append(dst, "\\ufffd"...)
+			} else {
+				dst = append(dst, s[i:i+w]...)
+			}
+			i += w
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+	}
+	return append(dst, '"')
+}
+
+// appendCSVField appends s, quoted where it holds a comma, a quote, a
+// line break, or is empty for a string (RFC 4180; "" doubled inside).
+func appendCSVField[S ~string | ~[]byte](dst []byte, s S) []byte {
 	quote := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {

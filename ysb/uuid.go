@@ -69,6 +69,9 @@ func (u UUID) String() string {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendCanonical appends the lowercase canonical form (8-4-4-4-12).
+func (u UUID) AppendCanonical(dst []byte) []byte { return u.appendText(dst) }
+
 // appendText appends the lowercase canonical form; CSV writers use it to avoid
 // one string allocation per row.
 func (u UUID) appendText(dst []byte) []byte {
