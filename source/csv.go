@@ -108,8 +108,10 @@ func (d *CSVDecoder) Decode(dst, src []byte, atEOF bool) (tuples, consumed int, 
 			st = d.record(t)
 			switch st {
 			case parsed:
-				if err := d.flush(t); err != nil {
-					return tuples, pos, err
+				if d.pendBytes > 0 {
+					if err := d.flush(t); err != nil {
+						return tuples, pos, err
+					}
 				}
 				tuples++
 			case malformed:
@@ -250,7 +252,7 @@ func (d *CSVDecoder) unterminated(p int) status {
 
 // unquoted cuts the unquoted field at p.
 func (d *CSVDecoder) unquoted(p int) (val []byte, next int) {
-	j := bytes.IndexByte(d.buf[p:d.eol], d.comma)
+	j := indexComma(d.buf[p:d.eol], d.comma)
 	if j < 0 {
 		return d.buf[p:d.eol], d.eol + 1
 	}
@@ -260,7 +262,7 @@ func (d *CSVDecoder) unquoted(p int) (val []byte, next int) {
 // record decodes the record at the start of buf into tuple t.
 func (d *CSVDecoder) record(t []byte) status {
 	clear(t)
-	d.startRecord()
+	d.startRecord(d.buf)
 	buf := d.buf
 	p := 0
 	for i, fi := range d.fieldCol {
@@ -275,6 +277,17 @@ func (d *CSVDecoder) record(t []byte) status {
 			if f.nullable && f.kind != String && f.kind != Bytes && (p == d.eol || buf[p] == d.comma) {
 				t[f.nullAt] |= f.nullMask // an empty field: NULL
 				p++
+				continue
+			}
+			if f.kind == String && (p == d.eol || buf[p] != '"') {
+				j := indexComma(buf[p:d.eol], d.comma)
+				if j < 0 {
+					d.putNew(t, f, buf[p:d.eol], false, 0) // each column once a record
+					p = d.eol + 1
+				} else {
+					d.putNew(t, f, buf[p:p+j], false, 0)
+					p += j + 1
+				}
 				continue
 			}
 			if f.csvFast && !d.noFastFields && (p == d.eol || buf[p] != '"') {
@@ -308,7 +321,7 @@ func (d *CSVDecoder) record(t []byte) status {
 		switch {
 		case f == nil:
 		case f.kind == String:
-			d.putString(t, f, val, esc, b0)
+			d.putNew(t, f, val, esc, b0) // each column once a record
 		case len(val) == 0 && f.nullable && f.kind != Bytes:
 			t[f.nullAt] |= f.nullMask
 		case !putText(t, f, fi, val, start+1, &d.e):

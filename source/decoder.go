@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -74,18 +75,20 @@ type core struct {
 	colBase   int // added to columns: 3 on a first line that had a BOM
 	e         errState
 
-	strings func(n int) ([]byte, error)
-	pend    []pending // the current record's long strings
-	strBuf  []byte    // the current record's unescaped strings
+	strings   func(n int) ([]byte, error)
+	base      []byte    // the current record's text in src
+	pend      []pending // the current record's long strings
+	pendBytes int       // their bytes
+	strBuf    []byte    // the current record's unescaped strings
 }
 
-// pending is a long string of the current record: its text (in src, or
-// strBuf[b0:b1] when s is nil) and its view's offset in the tuple (-1:
-// overwritten by a later value of the column).
+// pending is a long string of the current record: its text,
+// base[pos:pos+n] or (inBuf) strBuf[pos:pos+n], and its view's offset in
+// the tuple (-1: overwritten by a later value of the column). No
+// pointers: appending one costs no write barrier.
 type pending struct {
-	off    int
-	s      []byte
-	b0, b1 int
+	off, pos, n int
+	inBuf       bool
 }
 
 func newCore(l *Layout, o Options) (core, error) {
@@ -170,9 +173,12 @@ func (c *core) nextLine(src []byte, pos int, atEOF bool) (line []byte, next int,
 	return line, next, true
 }
 
-// startRecord forgets the long strings of an earlier record.
-func (c *core) startRecord() {
+// startRecord starts a record whose text is base (the long strings not
+// unescaped are in it), forgetting an earlier record's.
+func (c *core) startRecord(base []byte) {
+	c.base = base
 	c.pend = c.pend[:0]
+	c.pendBytes = 0
 	c.strBuf = c.strBuf[:0]
 }
 
@@ -183,6 +189,11 @@ func (c *core) putString(t []byte, f *field, s []byte, inBuf bool, b0 int) {
 	if len(c.pend) > 0 {
 		c.unpend(f.off)
 	}
+	c.putNew(t, f, s, inBuf, b0)
+}
+
+// putNew is putString for a column with no value yet in t.
+func (c *core) putNew(t []byte, f *field, s []byte, inBuf bool, b0 int) {
 	if len(s) <= strview.MaxInline {
 		strview.PutRef(t[f.off:f.off+strview.Size], s)
 		if inBuf {
@@ -190,11 +201,11 @@ func (c *core) putString(t []byte, f *field, s []byte, inBuf bool, b0 int) {
 		}
 		return
 	}
-	if inBuf {
-		c.pend = append(c.pend, pending{off: f.off, b0: b0, b1: len(c.strBuf)})
-	} else {
-		c.pend = append(c.pend, pending{off: f.off, s: s})
+	c.pendBytes += len(s)
+	if !inBuf {
+		b0 = int(uintptr(unsafe.Pointer(unsafe.SliceData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(c.base))))
 	}
+	c.pend = append(c.pend, pending{off: f.off, pos: b0, n: len(s), inBuf: inBuf})
 }
 
 // unpend drops the long string waiting for the view at off (a JSON key
@@ -203,6 +214,7 @@ func (c *core) unpend(off int) {
 	for i := range c.pend {
 		if c.pend[i].off == off {
 			c.pend[i].off = -1
+			c.pendBytes -= c.pend[i].n
 		}
 	}
 }
@@ -219,15 +231,7 @@ func (c *core) setNull(t []byte, f *field) {
 // flush copies the record's long strings into memory from Options.Strings
 // and writes their views into t.
 func (c *core) flush(t []byte) error {
-	if len(c.pend) == 0 {
-		return nil
-	}
-	n := 0
-	for _, p := range c.pend {
-		if p.off >= 0 {
-			n += p.len()
-		}
-	}
+	n := c.pendBytes
 	if n == 0 {
 		return nil
 	}
@@ -238,28 +242,21 @@ func (c *core) flush(t []byte) error {
 	if len(mem) < n {
 		return fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), n)
 	}
-	k := 0
-	for _, p := range c.pend {
+	for i := range c.pend {
+		p := &c.pend[i]
 		if p.off < 0 {
 			continue
 		}
-		s := p.s
-		if s == nil {
-			s = c.strBuf[p.b0:p.b1]
+		s := c.base[p.pos : p.pos+p.n]
+		if p.inBuf {
+			s = c.strBuf[p.pos : p.pos+p.n]
 		}
-		m := mem[k : k+len(s) : k+len(s)]
+		m := mem[:len(s):len(s)]
+		mem = mem[len(s):]
 		copy(m, s)
 		strview.PutRef(t[p.off:p.off+strview.Size], m)
-		k += len(s)
 	}
 	return nil
-}
-
-func (p pending) len() int {
-	if p.s != nil {
-		return len(p.s)
-	}
-	return p.b1 - p.b0
 }
 
 // NewDecoder returns the decoder of a format, "csv" or "json" (as the SQL

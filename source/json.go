@@ -115,15 +115,19 @@ func (d *JSONDecoder) Decode(dst, src []byte, atEOF bool) (tuples, consumed int,
 		}
 		t := dst[tuples*ts : tuples*ts+ts]
 		if d.haveTmpl && d.fastLine(t, line) {
-			if err := d.flush(t); err != nil {
-				return tuples, pos, err
+			if d.pendBytes > 0 {
+				if err := d.flush(t); err != nil {
+					return tuples, pos, err
+				}
 			}
 			d.fast++
 			d.misses = 0
 			tuples++
 		} else if d.slowLine(t, line) {
-			if err := d.flush(t); err != nil {
-				return tuples, pos, err
+			if d.pendBytes > 0 {
+				if err := d.flush(t); err != nil {
+					return tuples, pos, err
+				}
 			}
 			d.slow++
 			tuples++
@@ -187,7 +191,7 @@ func (d *JSONDecoder) lookup(key []byte) int {
 // slowLine is the general decoder: line holds one object.
 func (d *JSONDecoder) slowLine(t, line []byte) bool {
 	clear(t)
-	d.startRecord()
+	d.startRecord(line)
 	d.stamp++
 	if d.stamp == 0 {
 		clear(d.seen)

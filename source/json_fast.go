@@ -31,7 +31,7 @@ func (d *JSONDecoder) learn(line []byte) {
 // any way that matters (the general decoder then reads it).
 func (d *JSONDecoder) fastLine(t, line []byte) bool {
 	clear(t)
-	d.startRecord()
+	d.startRecord(line)
 	tm := d.tmpl
 	p := 0
 	nulled := false // the last value, quoted in the template, was null
@@ -93,57 +93,9 @@ func (d *JSONDecoder) fastLine(t, line []byte) bool {
 // general decoder decides.
 func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 	s := line[p:]
-	if !quoted && f.nullable && len(s) >= 4 && string(s[:4]) == "null" {
+	if f.nullable && !quoted && len(s) >= 4 && string(s[:4]) == "null" {
 		d.setNull(t, f)
 		return p + 4, true
-	}
-	switch f.kind {
-	case String:
-		if !quoted {
-			return 0, false
-		}
-		n := jsonStop(s)
-		if n < len(s) && s[n] == '"' {
-			d.putString(t, f, s[:n], false, 0)
-			return p + n, true
-		}
-		if n == len(s) || s[n] != '\\' {
-			return 0, false
-		}
-		// Escapes: decoded here too (p-1 is the opening quote).
-		b0 := len(d.strBuf)
-		str, np, inBuf, ok := d.str(line, p-1, &d.strBuf)
-		if !ok {
-			return 0, false
-		}
-		d.putString(t, f, str, inBuf, b0)
-		return np - 1, true
-	case Bool:
-		if !quoted {
-			if len(s) >= 4 && string(s[:4]) == "true" {
-				le.PutUint32(t[f.off:], 1)
-				return p + 4, true
-			}
-			if len(s) >= 5 && string(s[:5]) == "false" {
-				return p + 5, true
-			}
-		}
-	case Timestamp:
-		if !quoted {
-			v, n := scanInt(s)
-			if n == 0 || s[0] == '+' || (n < len(s) && (s[n] == '.' || s[n]|0x20 == 'e')) {
-				break // the general way below
-			}
-			if digits := s[:n]; (digits[0] == '-' && n > 2 && digits[1] == '0') || (digits[0] == '0' && n > 1) {
-				return 0, false // JSON's grammar: no leading zero
-			}
-			ms, ok := epochInt(v, f.unit)
-			if !ok {
-				return 0, false
-			}
-			le.PutUint64(t[f.off:], uint64(ms))
-			return p + n, true
-		}
 	}
 	switch f.kind {
 	case Int64, Int32:
@@ -192,6 +144,26 @@ func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (i
 		}
 		le.PutUint32(t[f.off:], v)
 		return p + n, true
+	case String:
+		if !quoted {
+			return 0, false
+		}
+		return d.fastString(t, line, p, f)
+	case Bool:
+		if !quoted {
+			if len(s) >= 4 && string(s[:4]) == "true" {
+				le.PutUint32(t[f.off:], 1)
+				return p + 4, true
+			}
+			if len(s) >= 5 && string(s[:5]) == "false" {
+				return p + 5, true
+			}
+		}
+	case Timestamp:
+		if ms, n, ok := fastEpoch(s, f.unit, quoted); ok {
+			le.PutUint64(t[f.off:], uint64(ms))
+			return p + n, true
+		}
 	}
 	// Float32, Float64, Bytes, Timestamp, Bool: the text up to the
 	// closing quote, or the number.
@@ -217,6 +189,53 @@ func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (i
 		return 0, false
 	}
 	return p + len(text), true
+}
+
+// fastString stores the string whose text starts at p (after its opening
+// quote): the position of its closing quote.
+func (d *JSONDecoder) fastString(t, line []byte, p int, f *field) (int, bool) {
+	s := line[p:]
+	n := jsonStop(s)
+	if n < len(s) && s[n] == '"' {
+		d.putNew(t, f, s[:n], false, 0) // a template has no key twice
+		return p + n, true
+	}
+	if n == len(s) || s[n] != '\\' {
+		return 0, false
+	}
+	// Escapes: decoded here too (p-1 is the opening quote).
+	b0 := len(d.strBuf)
+	str, np, inBuf, ok := d.str(line, p-1, &d.strBuf)
+	if !ok {
+		return 0, false
+	}
+	d.putNew(t, f, str, inBuf, b0)
+	return np - 1, true
+}
+
+// fastEpoch reads the integer epoch that starts s (quoted: up to the
+// closing quote; else a JSON number with no fraction or exponent): the
+// milliseconds and the bytes taken; false for anything else (the general
+// way decides).
+func fastEpoch(s []byte, unit TimeUnit, quoted bool) (ms int64, n int, ok bool) {
+	v, n := scanInt(s)
+	if n == 0 {
+		return 0, 0, false
+	}
+	if quoted {
+		if n == len(s) || s[n] != '"' {
+			return 0, 0, false
+		}
+	} else {
+		if s[0] == '+' || (n < len(s) && (s[n] == '.' || s[n]|0x20 == 'e')) {
+			return 0, 0, false
+		}
+		if digits := s[:n]; (digits[0] == '-' && n > 2 && digits[1] == '0') || (digits[0] == '0' && n > 1) {
+			return 0, 0, false // JSON's grammar: no leading zero
+		}
+	}
+	ms, ok = epochInt(v, unit)
+	return ms, n, ok
 }
 
 // plainString is the length of the string text that starts s up to its

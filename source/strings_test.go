@@ -413,3 +413,47 @@ func TestJSONBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVSeparators: string fields of every length around the word
+// boundaries, with separators of every sort (a byte above 0x7f too).
+func TestCSVSeparators(t *testing.T) {
+	l := csvLayout(t)
+	_, strs := testArena(t)
+	for _, comma := range []byte{',', ';', '\t', '|', 0xa7, 0xff} {
+		var src []byte
+		var want []row
+		for n := range 100 {
+			s := strings.Repeat("aé\xc3", n)[:n*4/3]
+			sep := string([]byte{comma})
+			src = fmt.Appendf(src, "%d%s%s%s%s%s7\n", n, sep, s, sep, sep, sep)
+			want = append(want, row{int64(n), s, nil, nil, 7, 3})
+		}
+		for _, slow := range []bool{false, true} {
+			d, err := NewCSVDecoder(l, CSVOptions{Comma: comma, Options: Options{Strings: strs}})
+			require.NoError(t, err)
+			d.noFastFields = slow
+			got, err := decodeAll(t, d, src)
+			if bytes.IndexByte([]byte("aé\xc3"), comma) >= 0 {
+				continue // the separator is in the strings
+			}
+			require.NoError(t, err, "%q", comma)
+			assert.Equal(t, want, rowsOf(l, got), "%q", comma)
+		}
+	}
+	for i := range 200 {
+		s := make([]byte, i)
+		for j := range s {
+			s[j] = 'x'
+		}
+		for _, k := range []int{0, i / 2, i - 1} {
+			if k < 0 || i == 0 {
+				continue
+			}
+			s[k] = ','
+			assert.Equal(t, bytes.IndexByte(s, ','), indexComma(s, ','), "len %d at %d", i, k)
+			s[k] = 'x'
+		}
+		assert.Equal(t, -1, indexComma(s, ','))
+		assert.Equal(t, bytes.IndexByte(s, 'x'), indexComma(s, 'x'))
+	}
+}

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 
@@ -37,6 +38,10 @@ func parseBool(s []byte) (uint32, bool) {
 // epoch's fraction of a millisecond dropped toward negative infinity.
 // overflow: a number out of int64 milliseconds.
 func parseTime(s []byte, unit TimeUnit) (ms int64, ok, overflow bool) {
+	if len(s) > 4 && s[4] == '-' { // yyyy-: a date
+		v, ok := parseTimeText(s)
+		return v, ok, false
+	}
 	if v, isNum, ovf := parseEpoch(s, unit); isNum {
 		return v, !ovf, ovf
 	}
@@ -164,20 +169,20 @@ func parseTimeText(s []byte) (int64, bool) {
 	return temporal.ParseTimestamp(s)
 }
 
-// SWAR (8 bytes at a time) helpers. lowBytes has a byte's high bit set
-// for each byte of x that is below n (n <= 0x80, x's bytes all below
-// 0x80 or not: the &^x drops bytes with the high bit set); a zero byte
-// test is lowBytes(x, 1).
-func lowBytes(x, n uint64) uint64 { return (x - n*ones) &^ x & high }
+// SWAR (8 bytes at a time) helpers, bytes in a uint64 little-endian.
+// For y = x^c (c < 0x80), (y - ones) has a byte's high bit set where x's
+// byte is c, or above it after a borrow, or where x's byte is 0x81 or
+// more; &^x drops the latter. Borrows only go up from a byte that matched:
+// the lowest flagged byte is the first match.
 
 // jsonStop is the index in s of the first '"', '\\' or control byte
 // (< 0x20), len(s) if none.
 func jsonStop(s []byte) int {
+	const q, bs, ctl = '"' * ones, '\\' * ones, 0x20 * ones
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		x := le.Uint64(s[i:])
-		m := lowBytes(x^('"'*ones), 1) | lowBytes(x^('\\'*ones), 1) | lowBytes(x, 0x20)
-		if m != 0 {
+		if m := ((x ^ q - ones) | (x ^ bs - ones) | (x - ctl)) &^ x & high; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -187,4 +192,32 @@ func jsonStop(s []byte) int {
 		}
 	}
 	return len(s)
+}
+
+// indexComma is bytes.IndexByte(s, c), faster on the short fields of a
+// CSV record: a word at a time before the call (for c < 0x80).
+func indexComma(s []byte, c byte) int {
+	if c >= 0x80 {
+		return bytes.IndexByte(s, c)
+	}
+	cc := uint64(c) * ones
+	i := 0
+	for ; i+8 <= len(s) && i < 64; i += 8 {
+		x := le.Uint64(s[i:])
+		if m := (x ^ cc - ones) &^ x & high; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	if i+8 > len(s) {
+		for ; i < len(s); i++ {
+			if s[i] == c {
+				return i
+			}
+		}
+		return -1
+	}
+	if j := bytes.IndexByte(s[i:], c); j >= 0 {
+		return i + j
+	}
+	return -1
 }
