@@ -40,7 +40,7 @@ func (q *Query) OutputSchema() (*Schema, error) {
 		case q.UDF != nil:
 			return q.UDF.Output, nil
 		case len(q.Project) == 0:
-			return q.Schema, nil
+			return q.JoinedSchema(), nil
 		}
 	}
 	b := OutputBuilder{}
@@ -50,7 +50,7 @@ func (q *Query) OutputSchema() (*Schema, error) {
 		t, _ := TypeOf(p.Expr, scope)
 		size := 0
 		if t == BytesValue {
-			a, _ := q.Schema.Lookup(p.Expr.(Column).Name)
+			a, _ := q.JoinedSchema().Lookup(p.Expr.(Column).Name)
 			size = a.Size
 		}
 		b.AddValue(nameOr(p.As, "p", i), t, size, MayBeNull(p.Expr, q.Nulls()))

@@ -357,8 +357,12 @@ func (o CmpOp) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// StaticTable is an in-memory relation of fixed-width keys and values, joined
-// to the stream on equality of a bytes column with the key.
+// StaticTable is an in-memory relation of keys and fixed-width values,
+// joined to the stream on equality of a column with the key. A key is the
+// column's bytes as a tuple holds them: a bytes column's, an integer's
+// little-endian bytes (4 for an int32, 8 for an int64), all KeyWidth wide;
+// or, with KeyWidth 0, a string column's string (the bytes of the string,
+// of any length).
 type StaticTable struct {
 	KeyWidth   int
 	ValueWidth int
@@ -368,10 +372,49 @@ type StaticTable struct {
 
 // StaticJoin is an inner equi-join of the stream column Column with the keys
 // of Table; the joined value is visible to GROUP BY under the name As.
+//
+// In a query without aggregates (a lookup join, enriching each tuple), Values
+// lays out the value bytes instead: the table's columns, which WHERE and the
+// projection read by their names as attributes after the input's
+// (JoinedSchema); As is then unused. A String attribute's view in a value
+// points to memory the table keeps for the query's life.
 type StaticJoin struct {
 	Column string
 	Table  *StaticTable
 	As     string
+	Values *Schema
+}
+
+// JoinedSchema is what a lookup join's expressions read: the input's
+// attributes, then the joined value's (Join.Values) after them, their
+// offsets and NULL bits moved past the input tuple. Without a lookup join
+// it is the input schema.
+func (q *Query) JoinedSchema() *Schema {
+	if q.Join == nil || q.Join.Values == nil {
+		return q.Schema
+	}
+	in, v := q.Schema, q.Join.Values
+	s := &Schema{TupleSize: in.TupleSize + v.TupleSize, Attrs: append([]Attribute(nil), in.Attrs...)}
+	for _, a := range v.Attrs {
+		a.Offset += in.TupleSize
+		if a.Nullable {
+			a.NullBit += 8 * in.TupleSize
+		}
+		s.Attrs = append(s.Attrs, a)
+	}
+	return s
+}
+
+// keyWidthOf is the width of the table keys a join column of attribute a
+// takes: its size, or 0 (any) for a string.
+func keyWidthOf(a Attribute) (int, bool) {
+	switch a.Type {
+	case Bytes, Int32, Int64:
+		return a.Size, true
+	case String:
+		return 0, true
+	}
+	return 0, false
 }
 
 // AggFunc is an aggregate function.
@@ -456,7 +499,7 @@ func (q *Query) Validate() error {
 // Scope is the names visible to WHERE, GROUP BY and aggregate arguments:
 // the schema's attributes and the joined value.
 func (q *Query) Scope() Scope {
-	base := SchemaScope(q.Schema)
+	base := SchemaScope(q.JoinedSchema())
 	return func(name string) (ValueType, error) {
 		if q.Join != nil && name == q.Join.As {
 			return BytesValue, nil
@@ -479,7 +522,7 @@ func (q *Query) AggType(a Aggregate) ValueType {
 
 // Nulls is the NullScope of WHERE, GROUP BY and the aggregates'
 // arguments: the schema's nullable attributes.
-func (q *Query) Nulls() NullScope { return SchemaNulls(q.Schema) }
+func (q *Query) Nulls() NullScope { return SchemaNulls(q.JoinedSchema()) }
 
 // AggNullable reports whether aggregate a can be NULL: SUM, AVG, MIN and
 // MAX of an argument that can be NULL, or under a FILTER (a group of the
@@ -576,17 +619,35 @@ func (q *Query) validate() error {
 		if j.Table == nil {
 			return errors.New("join: no table")
 		}
-		if a.Type != Bytes || a.Size != j.Table.KeyWidth {
-			return fmt.Errorf("join: column %q is %s of %d bytes; the table's keys are %d bytes", j.Column, a.Type, a.Size, j.Table.KeyWidth)
+		if w, ok := keyWidthOf(a); !ok || w != j.Table.KeyWidth {
+			want := fmt.Sprintf("keys of %d bytes", j.Table.KeyWidth)
+			if j.Table.KeyWidth == 0 {
+				want = "string keys"
+			}
+			return fmt.Errorf("join: column %q is %s of %d bytes; the table has %s", j.Column, a.Type, a.Size, want)
 		}
 		if err := j.Table.validate(); err != nil {
 			return fmt.Errorf("join: %w", err)
 		}
-		if j.As == "" {
-			return errors.New("join: the joined value needs a name (As)")
-		}
-		if _, err := q.Schema.Lookup(j.As); err == nil {
-			return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
+		if j.Values != nil {
+			if !q.Stateless() {
+				return errors.New("join: a lookup join's Values are for a query without aggregates (an aggregation groups by As)")
+			}
+			if j.Values.TupleSize != j.Table.ValueWidth {
+				return fmt.Errorf("join: Values lay out %d bytes; the table's values are %d", j.Values.TupleSize, j.Table.ValueWidth)
+			}
+			for _, v := range j.Values.Attrs {
+				if _, err := q.Schema.Lookup(v.Name); err == nil {
+					return fmt.Errorf("join: the table's column %q is also a column of the stream", v.Name)
+				}
+			}
+		} else {
+			if j.As == "" {
+				return errors.New("join: the joined value needs a name (As)")
+			}
+			if _, err := q.Schema.Lookup(j.As); err == nil {
+				return fmt.Errorf("join: name %q of the joined value is already a column", j.As)
+			}
 		}
 	}
 	if q.UDF != nil {
@@ -601,8 +662,8 @@ func (q *Query) validate() error {
 		if len(q.GroupBy) > 0 || q.Having != nil {
 			return errors.New("GROUP BY and HAVING need at least one aggregate")
 		}
-		if q.Join != nil {
-			return errors.New("a static join in a query without aggregates is not supported yet")
+		if q.Join != nil && q.Join.Values == nil {
+			return errors.New("a static join in a query without aggregates reads the table's columns: set Join.Values")
 		}
 		for i, p := range q.Project {
 			t, err := TypeOf(p.Expr, scope)
@@ -680,15 +741,15 @@ func (q *Query) validate() error {
 }
 
 func (t *StaticTable) validate() error {
-	if t.KeyWidth <= 0 || t.ValueWidth <= 0 {
-		return fmt.Errorf("table key width %d and value width %d must be positive", t.KeyWidth, t.ValueWidth)
+	if t.KeyWidth < 0 || t.ValueWidth <= 0 {
+		return fmt.Errorf("table key width %d must not be negative (0: string keys) and value width %d must be positive", t.KeyWidth, t.ValueWidth)
 	}
 	if len(t.Keys) != len(t.Values) {
 		return fmt.Errorf("table has %d keys but %d values", len(t.Keys), len(t.Values))
 	}
 	seen := make(map[string]int, len(t.Keys))
 	for i, k := range t.Keys {
-		if len(k) != t.KeyWidth {
+		if t.KeyWidth > 0 && len(k) != t.KeyWidth {
 			return fmt.Errorf("table row %d: key of %d bytes, want %d", i, len(k), t.KeyWidth)
 		}
 		if len(t.Values[i]) != t.ValueWidth {

@@ -79,7 +79,7 @@ func TestValidate(t *testing.T) {
 		{func(q *Query) { q.Aggregates = []Aggregate{{Func: Count, Filter: C("a")}} }, "not a predicate"},
 		{func(q *Query) {
 			q.Join = &StaticJoin{Column: "a", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1}, As: "x"}
-		}, "table's keys are 16 bytes"},
+		}, "the table has keys of 16 bytes"},
 		{func(q *Query) {
 			q.Join = &StaticJoin{Column: "id", As: "x", Table: &StaticTable{KeyWidth: 16, ValueWidth: 1,
 				Keys: [][]byte{make([]byte, 16), make([]byte, 16)}, Values: [][]byte{{1}, {2}}}}
