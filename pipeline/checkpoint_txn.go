@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/internal/retry"
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/sql"
 )
 
@@ -34,11 +35,14 @@ const epochTopic = "__saber_hx_epochs"
 // committed epoch are then emitted again from that epoch's checkpoint,
 // and a read-committed consumer sees each row once.
 type txnSink struct {
-	cl    *kgo.Client
-	id    string
-	topic string
-	where string
-	begun bool
+	cl      *kgo.Client
+	sec     security.Kafka
+	guard   *security.Guard // ends a secured client's waits on a refused connection
+	brokers []string
+	id      string
+	topic   string
+	where   string
+	begun   bool
 	// outage reports the brokers' outages (kgo's connect hook) and counts
 	// the failed connections, which kgo retries.
 	outage *retry.Outage
@@ -92,7 +96,7 @@ func (j *Job) outputEpoch() (epoch uint64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, s := range sinks {
-		e, has, err := s.txn.CommittedEpoch(ctx, j.prog.Sources[0].Brokers)
+		e, has, err := s.txn.CommittedEpoch(ctx)
 		if err != nil || !has {
 			return 0, false, err
 		}
@@ -103,14 +107,13 @@ func (j *Job) outputEpoch() (epoch uint64, ok bool, err error) {
 	return epoch, true, nil
 }
 
-// openTxnSink opens a transactional Kafka output; logf (nil: none)
-// receives its outage reports.
-func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
+// openTxnSink opens a transactional Kafka output, its connections secured
+// as sec says; logf (nil: none) receives its outage reports.
+func openTxnSink(ctx context.Context, brokers []string, sec security.Kafka, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
 	where := fmt.Sprintf("kafka sink %s (brokers %s, transactional id %s)", topic, strings.Join(brokers, ","), id)
 	outage := retry.NewOutage(where, logf, 0)
-	cl, err := kgo.NewClient(
+	cl, guard, err := sec.Connect(ctx, brokers,
 		kgo.WithHooks(retry.BrokerHook{O: outage}),
-		kgo.SeedBrokers(brokers...),
 		kgo.DefaultProduceTopic(topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
@@ -120,13 +123,25 @@ func openTxnSink(ctx context.Context, brokers []string, topic, id string, timeou
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	s := &txnSink{cl: cl, sec: sec, guard: guard, brokers: brokers, id: id, topic: topic, where: where, outage: outage}
 	// The producer ID, under the transactional ID: it fences an earlier
 	// process of the same ID and aborts its open transaction.
-	if _, _, err := cl.ProducerID(ctx); err != nil {
+	pctx, unbind := s.bind(ctx)
+	defer unbind()
+	if _, _, err := cl.ProducerID(pctx); err != nil {
 		cl.Close()
-		return nil, fmt.Errorf("%s: init producer: %w", where, err)
+		return nil, fmt.Errorf("%s: init producer: %w", where, s.guard.Err(err))
 	}
-	return &txnSink{cl: cl, id: id, topic: topic, where: where, outage: outage}, nil
+	return s, nil
+}
+
+// bind makes ctx end where the guard finds the brokers refuse a secured
+// connection (kgo would retry it as an outage).
+func (s *txnSink) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !s.sec.Secured() {
+		return ctx, func() {}
+	}
+	return s.guard.Bind(ctx)
 }
 
 // Retries is the number of failed connections to the brokers, each
@@ -162,6 +177,8 @@ func (s *txnSink) Flush(ctx context.Context) error {
 	if len(s.spans) == 0 {
 		return nil
 	}
+	ctx, unbind := s.bind(ctx)
+	defer unbind()
 	if err := s.begin(); err != nil {
 		return err
 	}
@@ -177,7 +194,7 @@ func (s *txnSink) Flush(ctx context.Context) error {
 	clear(s.recs)
 	s.arena, s.spans = s.arena[:0], s.spans[:0]
 	if err != nil {
-		return fmt.Errorf("%s: produce: %w", s.where, err)
+		return fmt.Errorf("%s: produce: %w", s.where, s.guard.Err(err))
 	}
 	return nil
 }
@@ -188,19 +205,21 @@ func (s *txnSink) Commit(ctx context.Context, epoch uint64) error {
 	if err := s.Flush(ctx); err != nil {
 		return err
 	}
+	ctx, unbind := s.bind(ctx)
+	defer unbind()
 	if err := s.begin(); err != nil {
 		return err
 	}
 	marker := &kgo.Record{Topic: epochTopic, Key: []byte(s.id), Value: strconv.AppendUint(nil, epoch, 10)}
 	if err := s.cl.ProduceSync(ctx, marker).FirstErr(); err != nil {
-		return fmt.Errorf("%s: epoch %d marker: %w", s.where, epoch, err)
+		return fmt.Errorf("%s: epoch %d marker: %w", s.where, epoch, s.guard.Err(err))
 	}
 	if err := s.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("%s: flush: %w", s.where, err)
+		return fmt.Errorf("%s: flush: %w", s.where, s.guard.Err(err))
 	}
 	s.begun = false
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("%s: commit epoch %d: %w", s.where, epoch, err)
+		return fmt.Errorf("%s: commit epoch %d: %w", s.where, epoch, s.guard.Err(err))
 	}
 	return nil
 }
@@ -212,6 +231,8 @@ func (s *txnSink) Abort(ctx context.Context) error {
 	if !s.begun {
 		return nil
 	}
+	ctx, unbind := s.bind(ctx)
+	defer unbind()
 	s.begun = false
 	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
 		return fmt.Errorf("%s: abort: %w", s.where, err)
@@ -240,11 +261,11 @@ func (s *txnSink) Close() error {
 // records, and could never reach an end behind them); which markers were
 // committed it decides itself, from the transactions' control records
 // (txnMarkers).
-func (s *txnSink) CommittedEpoch(ctx context.Context, brokers []string) (epoch uint64, ok bool, err error) {
+func (s *txnSink) CommittedEpoch(ctx context.Context) (epoch uint64, ok bool, err error) {
 	fail := func(err error) (uint64, bool, error) {
 		return 0, false, fmt.Errorf("%s: read epochs from %s: %w", s.where, epochTopic, err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
+	cl, _, err := s.sec.Connect(ctx, s.brokers, kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // TestCommittedEpoch: the epoch a transactional sink stands at is its
@@ -25,10 +26,10 @@ func TestCommittedEpoch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	brokers := []string{cluster.Addr}
-	a, err := openTxnSink(ctx, brokers, "out", "sink-a", time.Minute, nil)
+	a, err := openTxnSink(ctx, brokers, security.Kafka{}, "out", "sink-a", time.Minute, nil)
 	require.NoError(t, err)
 	defer a.Close()
-	_, ok, err := a.CommittedEpoch(ctx, brokers)
+	_, ok, err := a.CommittedEpoch(ctx)
 	require.NoError(t, err)
 	assert.False(t, ok, "an epoch before any marker")
 
@@ -42,12 +43,12 @@ func TestCommittedEpoch(t *testing.T) {
 	require.NoError(t, a.cl.ProduceSync(ctx, &kgo.Record{Topic: epochTopic, Key: []byte(a.id), Value: []byte("3")}).FirstErr())
 	require.NoError(t, a.Abort(ctx))
 	// Another sink's marker, committed.
-	b, err := openTxnSink(ctx, brokers, "out", "sink-b", time.Minute, nil)
+	b, err := openTxnSink(ctx, brokers, security.Kafka{}, "out", "sink-b", time.Minute, nil)
 	require.NoError(t, err)
 	defer b.Close()
 	require.NoError(t, b.Commit(ctx, 9))
 	// A marker of sink-a's key in a transaction still open.
-	c, err := openTxnSink(ctx, brokers, "out", "sink-c", time.Minute, nil)
+	c, err := openTxnSink(ctx, brokers, security.Kafka{}, "out", "sink-c", time.Minute, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.begin())
@@ -63,7 +64,7 @@ func TestCommittedEpoch(t *testing.T) {
 		return nil, nil, false
 	})
 	for _, s := range []*txnSink{a, b} {
-		e, ok, err := s.CommittedEpoch(ctx, brokers)
+		e, ok, err := s.CommittedEpoch(ctx)
 		require.NoError(t, err)
 		require.True(t, ok, s.id)
 		assert.Equal(t, map[string]uint64{"sink-a": 2, "sink-b": 9}[s.id], e, s.id)
@@ -74,7 +75,7 @@ func TestCommittedEpoch(t *testing.T) {
 	for e := uint64(10); e < 400; e++ {
 		require.NoError(t, a.Commit(ctx, e))
 	}
-	e, ok, err := a.CommittedEpoch(ctx, brokers)
+	e, ok, err := a.CommittedEpoch(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, uint64(399), e)

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
 	kafkasink "github.com/saber-hx/saber-hx/sink/kafka"
@@ -530,12 +531,12 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 			s.keyCol = col(k.Key)
 		}
 		if txnID != "" {
-			if s.txn, err = openTxnSink(ctx, k.Brokers, k.Topic, txnID, txnTimeout, retry.logf); err != nil {
+			if s.txn, err = openTxnSink(ctx, k.Brokers, k.KafkaSecurity, k.Topic, txnID, txnTimeout, retry.logf); err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.Name, err)
 			}
 			return s, nil
 		}
-		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic, Logger: retry.logf}); err != nil {
+		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic, Security: k.KafkaSecurity, Logger: retry.logf}); err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.Name, err)
 		}
 		return s, nil
@@ -554,7 +555,7 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 		if s.campaign < 0 || s.start < 0 || len(k.Fields) == 0 || s.count < 0 {
 			return nil, fmt.Errorf("query %s: the ysb layout needs the columns campaign_id, window_start and a count", q.Name)
 		}
-		if s.ysbOut, err = redissink.NewYSB(ctx, redissink.YSBConfig{Addr: k.Addr, RetryTimeout: retry.timeout, Logger: retry.logf}); err != nil {
+		if s.ysbOut, err = redissink.NewYSB(ctx, redissink.YSBConfig{Server: redisServer(k), RetryTimeout: retry.timeout, Logger: retry.logf}); err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.Name, err)
 		}
 		return s, nil
@@ -563,7 +564,7 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 	for i, c := range q.Columns {
 		names[i] = c.Name
 	}
-	if s.hash, err = redissink.NewHash(ctx, redissink.HashConfig{Addr: k.Addr, KeyTemplate: k.KeyTemplate, Columns: names, Fields: k.Fields,
+	if s.hash, err = redissink.NewHash(ctx, redissink.HashConfig{Server: redisServer(k), KeyTemplate: k.KeyTemplate, Columns: names, Fields: k.Fields,
 		RetryTimeout: retry.timeout, Logger: retry.logf}); err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.Name, err)
 	}
@@ -635,4 +636,14 @@ func (j *Job) abortSinks() {
 			fmt.Fprintf(j.log, "saber-hx: warning: %s: %v\n", s.where, err)
 		}
 	}
+}
+
+// redisServer is a redis sink's server and how to reach it: its settings
+// (a url, a password, TLS), with its addr.
+func redisServer(k *sql.Sink) security.Redis {
+	r := k.Redis
+	if r.Addr == "" {
+		r.Addr = k.Addr
+	}
+	return r
 }

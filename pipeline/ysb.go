@@ -14,16 +14,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
 // ysbCampaignsTable is the table of ysbKafkaSQL, loaded from Redis.
 const ysbCampaignsTable = "campaigns"
 
-// sqlQuote is s as a SQL string literal.
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+// sqlQuote is s as a SQL string literal of an option's value: a quote
+// doubled, and ${ written $${ (a value's ${NAME} is read from the
+// environment).
+func sqlQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, "'", "''"), "${", "$${") + "'"
+}
 
 // ysbKafkaSQL is examples/ysb_kafka.sql for a's servers, topic, group and
 // watermark delay. Records that do not decode are skipped and counted, as
@@ -55,14 +58,15 @@ WITH (connector = 'redis', addr = %s, layout = 'ysb');
 
 // ysbCampaignsCSV reads the campaigns from Redis as ysb.RunKafka does and
 // returns them as the table's CSV text.
-func ysbCampaignsCSV(ctx context.Context, addr string) (text []byte, campaigns, ads int, err error) {
+func ysbCampaignsCSV(ctx context.Context, server security.Redis) (text []byte, campaigns, ads int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cl := redis.NewClient(&redis.Options{Addr: addr})
-	defer cl.Close()
-	if err := cl.Ping(ctx).Err(); err != nil {
-		return nil, 0, 0, fmt.Errorf("redis %s: ping: %w", addr, err)
+	addr := server.Addr
+	cl, err := server.Connect(ctx)
+	if err != nil {
+		return nil, 0, 0, err
 	}
+	defer cl.Close()
 	camps, ids, err := ysb.LoadCampaignsRedis(ctx, cl)
 	if err != nil {
 		return nil, 0, 0, err
@@ -86,6 +90,10 @@ type YSBKafka struct {
 	Group   string // the consumer group whose offsets are committed; "": none
 	Redis   string // host:port
 	DelayMs int64  // the watermark delay
+	// KafkaSecurity and RedisSecurity secure the connections (the zero
+	// values: plaintext, no password). RedisSecurity's Addr is Redis.
+	KafkaSecurity security.Kafka
+	RedisSecurity security.Redis
 }
 
 // YSBKafkaProgram compiles the pipeline's query for a's servers and loads
@@ -98,7 +106,17 @@ func YSBKafkaProgram(ctx context.Context, a YSBKafka) (p *Program, campaigns, ad
 	if err != nil {
 		return nil, 0, 0, usageError{fmt.Errorf("ysb --source kafka: %w", err)}
 	}
-	csv, campaigns, ads, err := ysbCampaignsCSV(ctx, a.Redis)
+	// The settings go to the compiled program, not into its text: no
+	// password in a SQL text anything could print.
+	server := a.RedisSecurity
+	server.Addr = a.Redis
+	p.prog.Sources[0].KafkaSecurity = a.KafkaSecurity
+	for _, q := range p.prog.Queries {
+		if q.Sink != nil && q.Sink.Connector == "redis" {
+			q.Sink.Redis = server
+		}
+	}
+	csv, campaigns, ads, err := ysbCampaignsCSV(ctx, server)
 	if err != nil {
 		return nil, 0, 0, err
 	}

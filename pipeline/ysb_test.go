@@ -19,14 +19,14 @@ import (
 )
 
 func TestYSBKafkaSQLCompiles(t *testing.T) {
-	p, err := Compile("ysb", ysbKafkaSQL(YSBKafka{Brokers: []string{"a:1", "b:2"}, Topic: "ad-events", Group: "it's", Redis: "r:3", DelayMs: 250}))
+	p, err := Compile("ysb", ysbKafkaSQL(YSBKafka{Brokers: []string{"a:1", "b:2"}, Topic: "ad-events", Group: "it's ${HOME}", Redis: "r:3", DelayMs: 250}))
 	require.NoError(t, err)
 	prog := p.SQL()
 	require.Len(t, prog.Sources, 1)
 	src := prog.Sources[0]
 	assert.Equal(t, []string{"a:1", "b:2"}, src.Brokers)
 	assert.Equal(t, "ad-events", src.Topic)
-	assert.Equal(t, "it's", src.Group)
+	assert.Equal(t, "it's ${HOME}", src.Group, "a value's ${ is written $${: not read from the environment")
 	assert.Equal(t, int64(250), src.WatermarkDelay)
 	require.Len(t, prog.Queries, 1)
 	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
