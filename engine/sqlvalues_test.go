@@ -224,9 +224,79 @@ func (g sqlGen) any(d int) query.Expr {
 	return g.cond(d)
 }
 
+// sqlTable is a static table of string keys (strs true: some of
+// sqlStrings) or int64 keys (-60..139, some of them), its values a string
+// "city" and a nullable int64 "pop": long strings in a.
+func sqlTable(t testing.TB, r *rand.Rand, a *strview.Arena, strs bool) (*query.StaticTable, *query.Schema) {
+	vs, err := query.NewRowSchema(25,
+		query.Attribute{Name: "city", Type: query.String, Offset: 0},
+		query.Attribute{Name: "pop", Type: query.Int64, Offset: 16, Nullable: true, NullBit: 24 * 8})
+	require.NoError(t, err)
+	tab := &query.StaticTable{ValueWidth: 25}
+	add := func(key []byte) {
+		v := make([]byte, 25)
+		strview.Put(v[0:16], []byte(sqlStrings[r.IntN(len(sqlStrings))]+" city"), a)
+		if r.IntN(4) == 0 {
+			v[24] = 1
+		} else {
+			binary.LittleEndian.PutUint64(v[16:], uint64(r.Int64N(1e6)))
+		}
+		tab.Keys, tab.Values = append(tab.Keys, key), append(tab.Values, v)
+	}
+	if strs {
+		for _, k := range sqlStrings {
+			if r.IntN(3) > 0 {
+				add([]byte(k))
+			}
+		}
+	} else {
+		tab.KeyWidth = 8
+		for k := int64(-60); k < 140; k++ {
+			if r.IntN(3) > 0 {
+				add(binary.LittleEndian.AppendUint64(nil, uint64(k)))
+			}
+		}
+	}
+	return tab, vs
+}
+
 func sqlQuery(r *rand.Rand, s *query.Schema) *query.Query {
+	return sqlQueryJoined(nil, r, s, nil)
+}
+
+// sqlQueryJoined is sqlQuery, with a lookup join on the table (when a is
+// not nil) once in four.
+func sqlQueryJoined(t testing.TB, r *rand.Rand, s *query.Schema, a *strview.Arena) *query.Query {
 	g := sqlGen{r}
 	q := &query.Query{Name: "q", Schema: s}
+	if a != nil && r.IntN(6) == 0 {
+		// An aggregation grouped by the joined value (a bytes code).
+		strs := r.IntN(2) == 0
+		tab, _ := sqlTable(t, r, a, strs)
+		codes := &query.StaticTable{KeyWidth: tab.KeyWidth, ValueWidth: 8, Keys: tab.Keys}
+		for range tab.Keys {
+			codes.Values = append(codes.Values, binary.LittleEndian.AppendUint64(nil, uint64(r.IntN(5))))
+		}
+		q.Join = &query.StaticJoin{Column: map[bool]string{true: "s", false: "n"}[strs], Table: codes, As: "code"}
+		q.Window = query.Tumbling(5000)
+		q.GroupBy = []query.Expr{query.C("code")}
+		q.Aggregates = []query.Aggregate{{Func: query.Count, As: "n"}, {Func: query.Sum, Arg: query.C("m"), As: "sm"}}
+		return q
+	}
+	if a != nil && r.IntN(4) == 0 {
+		strs := r.IntN(2) == 0
+		tab, vs := sqlTable(t, r, a, strs)
+		q.Join = &query.StaticJoin{Column: map[bool]string{true: "s", false: "n"}[strs], Table: tab, Values: vs}
+		if r.IntN(2) == 0 {
+			q.Where = query.Or(query.IsNull{X: query.C("pop")}, query.Compare{Op: query.Gt, L: query.C("pop"), R: query.Int(r.Int64N(1e6))})
+		}
+		q.Project = []query.Projection{{Expr: query.C("city"), As: "p0"}, {Expr: query.C("pop"), As: "p1"}, {Expr: g.any(1), As: "p2"},
+			{Expr: query.Call{Fn: "concat", Args: []query.Expr{query.C("t"), query.C("city")}}, As: "p3"}}
+		if r.IntN(4) == 0 {
+			q.Project = nil // SELECT *: the tuple and its value
+		}
+		return q
+	}
 	if r.IntN(3) > 0 {
 		q.Where = g.cond(2)
 	}
@@ -347,9 +417,9 @@ func TestSQLValuesMatchReference(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 25))
 		var a strview.Arena
 		data := sqlData(r, s, &a, 200+r.IntN(1500), []int{0, 2, 5}[r.IntN(3)])
-		q := sqlQuery(r, s)
+		q := sqlQueryJoined(t, r, s, &a)
 		for q.Validate() != nil { // keys too wide for the engine
-			q = sqlQuery(r, s)
+			q = sqlQueryJoined(t, r, s, &a)
 		}
 		want, err := reference.Evaluate(q, data)
 		require.NoError(t, err, "seed %d: %v", seed, q)

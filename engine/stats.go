@@ -45,7 +45,8 @@ func (s *Stream) publish(t *task, r *window.TaskResult) {
 	if r != nil {
 		s.tuples.Add(r.Tuples)
 		s.filtered.Add(r.Filtered)
-		s.counted.Add(r.Tuples - r.Filtered)
+		s.unmatched.Add(r.Unmatched) // a lookup join's
+		s.counted.Add(r.Tuples - r.Filtered - r.Unmatched)
 		s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
 	}
 	if s.asm == nil {

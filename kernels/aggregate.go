@@ -61,6 +61,8 @@ type aggregateKernel struct {
 	join      *joinTable
 	joinOff   int
 	joinWidth int
+	jk        joinKey // the probe where joinWidth is not 16 or the key can be NULL
+	jkSlow    bool
 
 	keys []keyPart // hashed groups
 	args []aggArg
@@ -113,6 +115,7 @@ func newAggregateKernel(p *Plan, q *query.Query, where *vpred) (*aggregateKernel
 	if j := q.Join; j != nil {
 		a, _ := q.Schema.Lookup(j.Column)
 		k.joinOff, k.joinWidth = a.Offset, a.Size
+		k.jk, k.jkSlow = newJoinKey(p.join, a), a.Type == query.String || a.Nullable
 	}
 	{
 		for i, g := range q.GroupBy {
@@ -246,14 +249,20 @@ chunks:
 			}
 			kept := sel[:0]
 			for _, i := range sel {
-				o := int(i)*ts + k.joinOff
-				var hi, lo uint64
-				if k.joinWidth == 16 {
-					hi, lo = binary.LittleEndian.Uint64(cd[o:o+8]), binary.LittleEndian.Uint64(cd[o+8:o+16])
+				var g int32
+				if k.jkSlow {
+					g = k.jk.find(cd[int(i)*ts : int(i+1)*ts])
 				} else {
-					hi, lo = keyWords(cd[o : o+k.joinWidth])
+					o := int(i)*ts + k.joinOff
+					var hi, lo uint64
+					if k.joinWidth == 16 {
+						hi, lo = binary.LittleEndian.Uint64(cd[o:o+8]), binary.LittleEndian.Uint64(cd[o+8:o+16])
+					} else {
+						hi, lo = keyWords(cd[o : o+k.joinWidth])
+					}
+					g = k.join.lookup(hi, lo)
 				}
-				if g := k.join.lookup(hi, lo); g >= 0 {
+				if g >= 0 {
 					k.ord[i] = g
 					kept = append(kept, i)
 				}

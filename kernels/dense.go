@@ -41,6 +41,8 @@ type denseKernel struct {
 	join      *joinTable
 	joinOff   int
 	joinWidth int
+	jk        joinKey // the probe where the key is a string or can be NULL
+	jkSlow    bool
 	byJoin    bool // the group is the join's ordinal
 
 	args  []denseArg
@@ -81,6 +83,7 @@ func newDenseKernel(p *Plan, q *query.Query, where *vpred) (*denseKernel, error)
 	if j := q.Join; j != nil {
 		a, _ := q.Schema.Lookup(j.Column)
 		k.joinOff, k.joinWidth = a.Offset, a.Size
+		k.jk, k.jkSlow = newJoinKey(p.join, a), a.Type == query.String || a.Nullable
 		k.byJoin = groupsByJoin(q)
 	}
 	tsAttr := q.Schema.Attrs[0]
@@ -311,6 +314,18 @@ func (k *denseKernel) probe(cd []byte, sel []int32) []int32 {
 	ts, off, width := k.tupleSize, k.joinOff, k.joinWidth
 	_ = cd[int(sel[len(sel)-1])*ts+off+width-1] // sel is ascending
 	ord := k.ord[:chunk]
+	if k.jkSlow {
+		ns := 0
+		for _, i := range sel {
+			g := k.jk.find(cd[int(i)*ts : int(i+1)*ts])
+			ord[i&(chunk-1)] = g
+			sel[ns] = i
+			if g >= 0 {
+				ns++
+			}
+		}
+		return sel[:ns]
+	}
 	out := unsafe.Pointer(unsafe.SliceData(sel))
 	jp := k.join.probe()
 	ns := 0

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unsafe"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // joinTable is an open-addressing hash table from keys of up to 16 bytes
@@ -22,6 +25,8 @@ type joinTable struct {
 	shift uint8       // 64 - log2(slots): home takes a hash's top bits
 	slot  []int32     // entry in each slot, -1: empty
 	entry []joinEntry // by entry
+	// strs, instead, holds string keys (newStringJoinTable).
+	strs map[string]int32
 }
 
 // joinEntry is a key as two words (keyWords) and its group ordinal.
@@ -106,4 +111,53 @@ func keyWords(k []byte) (hi, lo uint64) {
 	var b [16]byte
 	copy(b[:], k)
 	return binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[8:16])
+}
+
+// newStringJoinTable is a joinTable of string keys (StaticTable.KeyWidth
+// 0): a map from the string to its ordinal, read by the kernels with no
+// allocation (a map index by string(b) does not copy b).
+func newStringJoinTable(keys [][]byte, ord []int32) *joinTable {
+	t := &joinTable{strs: make(map[string]int32, len(keys))}
+	for i, k := range keys {
+		t.strs[string(k)] = ord[i]
+	}
+	return t
+}
+
+// joinKey reads a tuple's join key where the fast loops (a 16-byte bytes
+// column, read in place) do not apply: a key of other widths, an integer
+// column's bytes, a string, a column that can be NULL (never a match).
+type joinKey struct {
+	t     *joinTable
+	off   int
+	width int // 0: a string column
+	at    int // the NULL bit's byte, -1: the column cannot be NULL
+	bit   byte
+}
+
+func newJoinKey(t *joinTable, a query.Attribute) joinKey {
+	k := joinKey{t: t, off: a.Offset, width: a.Size, at: -1}
+	if a.Type == query.String {
+		k.width = 0
+	}
+	if a.Nullable {
+		k.at, k.bit = a.NullBit>>3, 1<<(a.NullBit&7)
+	}
+	return k
+}
+
+// find returns the ordinal of the key of tuple t, or -1.
+func (k *joinKey) find(t []byte) int32 {
+	if k.at >= 0 && t[k.at]&k.bit != 0 {
+		return -1
+	}
+	if k.width == 0 {
+		g, ok := k.t.strs[string(strview.Bytes(t[k.off:k.off+strview.Size]))]
+		if !ok {
+			return -1
+		}
+		return g
+	}
+	hi, lo := keyWords(t[k.off : k.off+k.width])
+	return k.t.lookup(hi, lo)
 }

@@ -131,6 +131,14 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 	}
 	p.OutTupleSize = out.TupleSize
 	p.kq = q
+	if j := q.Join; j != nil && j.Values != nil {
+		// A lookup join: entry i is value i.
+		ord := make([]int32, len(j.Table.Keys))
+		for i := range ord {
+			ord[i] = int32(i)
+		}
+		p.join = joinTableOf(j.Table, ord)
+	}
 	if !q.Stateless() {
 		p.kq, p.Aggs = lowerAggregates(q)
 		spec, err := window.NewSpec(q.Window)
@@ -192,7 +200,7 @@ func (p *Plan) kernelOf(q *query.Query) (Kernel, error) {
 	var where *vpred
 	if q.Where != nil {
 		var err error
-		if where, err = compilePred(q.Where, q.Schema); err != nil {
+		if where, err = compilePred(q.Where, q.JoinedSchema()); err != nil {
 			return nil, fmt.Errorf("where: %w", err)
 		}
 	}
@@ -250,6 +258,9 @@ func (p *Plan) compileGroups() error {
 		if j.Table.KeyWidth > 16 {
 			return fmt.Errorf("join keys of %d bytes are not supported yet (at most 16)", j.Table.KeyWidth)
 		}
+		if j.Values != nil {
+			return fmt.Errorf("a lookup join (Join.Values) is for a query without aggregates")
+		}
 		// Dense group ordinals for the distinct joined values, in byte
 		// order; the join table maps a key straight to its value's ordinal.
 		vals := slices.Clone(j.Table.Values)
@@ -260,7 +271,7 @@ func (p *Plan) compileGroups() error {
 			o, _ := slices.BinarySearchFunc(vals, v, bytes.Compare)
 			ord[i] = int32(o)
 		}
-		p.join = newJoinTable(j.Table.Keys, ord)
+		p.join = joinTableOf(j.Table, ord)
 		if groupsByJoin(q) {
 			groups, p.GroupKeys = len(vals), vals
 		}
@@ -337,4 +348,12 @@ func (p *Plan) AggValue(row []int64, a int) (i int64, f float64, isFloat bool) {
 func (p *Plan) AggNull(row []int64, a int) bool {
 	o := p.Aggs[a]
 	return o.Present != 0 && row[o.Present] == 0
+}
+
+// joinTableOf makes the join table of t's keys, ord their ordinals.
+func joinTableOf(t *query.StaticTable, ord []int32) *joinTable {
+	if t.KeyWidth == 0 {
+		return newStringJoinTable(t.Keys, ord)
+	}
+	return newJoinTable(t.Keys, ord)
 }

@@ -182,11 +182,12 @@ func nonNullSchema(s *query.Schema) *query.Schema {
 	return &c
 }
 
-// noNulls is q over nonNullSchema, its expressions simplified for it.
+// noNulls is q over nonNullSchema, its expressions simplified for it
+// (a lookup join's table columns can still be NULL).
 func noNulls(q *query.Query) *query.Query {
 	n := *q
 	n.Schema = nonNullSchema(q.Schema)
-	never := func(string) bool { return false }
+	never := query.SchemaNulls(n.JoinedSchema())
 	simp := func(e query.Expr) query.Expr {
 		if e == nil {
 			return nil

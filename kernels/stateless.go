@@ -28,6 +28,13 @@ type statelessKernel struct {
 	// views: per projection, the offset of the input view it copies (a
 	// string column passed through), -1 else.
 	views []int
+	// A lookup join: each tuple's key found in the table, and WHERE and
+	// the projection run over the matched tuples with their values
+	// appended (joined, the query's JoinedSchema).
+	join   *joinKey
+	values [][]byte
+	joined []byte
+	inTS   int // the input tuples' size (tupleSize is the joined ones')
 }
 
 func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel, error) {
@@ -37,8 +44,18 @@ func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel
 		return nil, err
 	}
 	k.out = out
+	in := q.JoinedSchema()
+	if j := q.Join; j != nil {
+		a, err := q.Schema.Lookup(j.Column)
+		if err != nil {
+			return nil, err
+		}
+		jk := newJoinKey(p.join, a)
+		k.join, k.values, k.inTS = &jk, j.Table.Values, q.Schema.TupleSize
+		k.tupleSize = in.TupleSize // WHERE and the projection read joined tuples
+	}
 	for i, pr := range q.Project {
-		e, err := compileProjection(pr.Expr, q.Schema)
+		e, err := compileProjection(pr.Expr, in)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +86,10 @@ func compileProjection(e query.Expr, s *query.Schema) (*vexpr, error) {
 }
 
 func (k *statelessKernel) Process(data []byte, _ uint64, r *window.TaskResult) {
+	if k.join != nil {
+		k.processJoin(data, r)
+		return
+	}
 	ts := k.tupleSize
 	n := len(data) / ts
 	if k.udf != nil {
@@ -254,4 +275,35 @@ func (k *statelessKernel) appendGeneral(out, cd []byte, sel []int32, strs *strvi
 		}
 	}
 	return out
+}
+
+// processJoin runs a lookup join: per chunk, each tuple's key is found in
+// the table (a NULL key or a missing one is unmatched), the matched
+// tuples are written with their values after them, and WHERE and the
+// projection run over those (WHERE may read the table's columns).
+func (k *statelessKernel) processJoin(data []byte, r *window.TaskResult) {
+	ts := k.inTS
+	n := len(data) / ts
+	for c0 := 0; c0 < n; c0 += chunk {
+		cn := min(chunk, n-c0)
+		joined := k.joined[:0]
+		for i := c0; i < c0+cn; i++ {
+			t := data[i*ts : (i+1)*ts]
+			g := k.join.find(t)
+			if g < 0 {
+				r.Unmatched++
+				continue
+			}
+			joined = append(joined, t...)
+			joined = append(joined, k.values[g]...)
+		}
+		k.joined = joined
+		if len(joined) > 0 {
+			r.Filtered += k.processChunks(joined, r)
+		}
+	}
+	r.Tuples += uint64(n)
+	if n > 0 {
+		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
+	}
 }

@@ -123,6 +123,16 @@ type Schema struct {
 // NewSchema checks and returns a schema. Sizes of fixed-width attributes may
 // be left 0 and are filled in.
 func NewSchema(tupleSize int, attrs ...Attribute) (*Schema, error) {
+	return newSchema(tupleSize, true, attrs)
+}
+
+// NewRowSchema is NewSchema for what is not a stream's tuple, and has no
+// event time: a static table's value (StaticJoin.Values).
+func NewRowSchema(size int, attrs ...Attribute) (*Schema, error) {
+	return newSchema(size, false, attrs)
+}
+
+func newSchema(tupleSize int, stream bool, attrs []Attribute) (*Schema, error) {
 	s := &Schema{TupleSize: tupleSize, Attrs: append([]Attribute(nil), attrs...)}
 	if tupleSize <= 0 {
 		return nil, fmt.Errorf("schema: tuple size %d must be positive", tupleSize)
@@ -185,7 +195,7 @@ func NewSchema(tupleSize int, attrs ...Attribute) (*Schema, error) {
 			}
 		}
 	}
-	if t := s.Attrs[0]; t.Type != Int64 || t.Offset != 0 || t.Nullable {
+	if t := s.Attrs[0]; stream && (t.Type != Int64 || t.Offset != 0 || t.Nullable) {
 		return nil, fmt.Errorf("schema: attribute 0 (%q) must be the int64 event time at offset 0, never NULL", t.Name)
 	}
 	return s, nil

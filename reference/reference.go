@@ -218,11 +218,39 @@ func Evaluate(q *query.Query, data []byte) (*Result, error) {
 }
 
 // queryEnv resolves the attributes of tuple t of q's input, in scope,
-// q.Scope() (where the static join's As is a bytes value).
+// q.Scope() (where the static join's As is a bytes value); a lookup join's
+// t is the tuple with its value after it (q.JoinedSchema()).
 func queryEnv(q *query.Query, scope query.Scope, t []byte) env {
-	en := tupleEnv(q.Schema, t)
+	en := tupleEnv(q.JoinedSchema(), t)
 	en.scope = scope
 	return en
+}
+
+// joinTable is a static join's table by key: a key as its bytes (a
+// string key's string).
+func joinTable(j *query.StaticJoin) map[string][]byte {
+	table := make(map[string][]byte, len(j.Table.Keys))
+	for i, k := range j.Table.Keys {
+		table[string(k)] = j.Table.Values[i]
+	}
+	return table
+}
+
+// joinKeyOf is tuple t's join key as the table holds keys: a string
+// column's string, another column's bytes; ok false for NULL, which
+// matches nothing.
+func joinKeyOf(a query.Attribute, t []byte) (key string, ok bool, err error) {
+	if a.IsNull(t) {
+		return "", false, nil
+	}
+	if a.Type == query.String {
+		v, err := readAttr(a, t)
+		if err != nil {
+			return "", false, err
+		}
+		return v.Str, true, nil
+	}
+	return string(t[a.Offset : a.Offset+a.Size]), true, nil
 }
 
 func evalStateless(q *query.Query, data []byte) (*Result, error) {
@@ -249,10 +277,33 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 	}
 	res := &Result{}
 	size := q.Schema.TupleSize
+	var table map[string][]byte
+	var joinAttr query.Attribute
+	if q.Join != nil {
+		table = joinTable(q.Join)
+		if joinAttr, err = q.Schema.Lookup(q.Join.Column); err != nil {
+			return nil, fmt.Errorf("reference: query %q: join: %w", q.Name, err)
+		}
+	}
+	in := q.JoinedSchema()
 	for off := 0; off < len(data); off += size {
 		t := data[off : off+size]
 		res.Counts.Tuples++
 		if err := func() error {
+			if q.Join != nil {
+				// A lookup join: the tuple with its value after it, what
+				// WHERE and the projection read; the join comes first.
+				key, ok, err := joinKeyOf(joinAttr, t)
+				if err != nil {
+					return err
+				}
+				v, found := table[key]
+				if !ok || !found {
+					res.Counts.Unmatched++
+					return nil
+				}
+				t = append(append([]byte{}, t...), v...)
+			}
 			en := queryEnv(q, scope, t)
 			if q.Where != nil {
 				ok, err := en.holds(q.Where)
@@ -279,7 +330,7 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 				res.Values = append(res.Values, vals...)
 				return nil
 			case len(q.Project) == 0:
-				vals, err := decodeTuple(q.Schema, t)
+				vals, err := decodeTuple(in, t)
 				if err != nil {
 					return err
 				}
@@ -504,10 +555,7 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 	var table map[string][]byte
 	var joinAttr query.Attribute
 	if q.Join != nil {
-		table = make(map[string][]byte, len(q.Join.Table.Keys))
-		for i, k := range q.Join.Table.Keys {
-			table[string(k)] = q.Join.Table.Values[i]
-		}
+		table = joinTable(q.Join)
 		var err error
 		if joinAttr, err = q.Schema.Lookup(q.Join.Column); err != nil {
 			return nil, fmt.Errorf("reference: query %q: join: %w", q.Name, err)
@@ -547,8 +595,12 @@ func evalAggregation(q *query.Query, data []byte) (*Result, error) {
 			}
 			var joined []byte
 			if q.Join != nil {
-				v, ok := table[string(t[joinAttr.Offset:joinAttr.Offset+joinAttr.Size])]
-				if !ok {
+				key, ok, err := joinKeyOf(joinAttr, t)
+				if err != nil {
+					return err
+				}
+				v, found := table[key]
+				if !ok || !found {
 					res.Counts.Unmatched++
 					return nil
 				}
