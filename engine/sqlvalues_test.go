@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -431,4 +432,59 @@ func TestSQLValuesMatchReference(t *testing.T) {
 		}
 		a.Free()
 	}
+}
+
+// TestSQLWindowJoinMatchesReference: window joins of tuples with strings
+// and NULLs (the panes keep their long strings after the input's memory
+// is freed) and predicates over them give the reference's pairs.
+func TestSQLWindowJoinMatchesReference(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := sqlSchema(t)
+	for seed := range testenv.Scale(20, 100) {
+		r := rand.New(rand.NewPCG(uint64(seed), 26))
+		var a strview.Arena
+		left := sqlData(r, s, &a, 100+r.IntN(400), []int{0, 3}[r.IntN(2)])
+		right := sqlData(r, s, &a, 100+r.IntN(400), []int{0, 3}[r.IntN(2)])
+		size := []int64{2000, 10000}[r.IntN(2)]
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(size, size/[]int64{1, 2}[r.IntN(2)])}
+		switch r.IntN(4) {
+		case 0:
+			j.Where = query.Compare{Op: query.Eq, L: query.C("l.t"), R: query.C("r.t")}
+		case 1:
+			j.Where = query.And(query.Compare{Op: query.Eq, L: query.C("l.s"), R: query.C("r.s")}, query.Compare{Op: query.Lt, L: query.C("l.n"), R: query.C("r.n")})
+		case 2:
+			j.Where = query.Like{X: query.Call{Fn: "concat", Args: []query.Expr{query.C("l.t"), query.C("r.s")}}, Pattern: "%a%"}
+		default:
+			j.Where = query.Or(query.IsNull{X: query.C("r.f")}, query.Compare{Op: query.Gt, L: query.C("l.f"), R: query.C("r.f")})
+		}
+		require.NoError(t, j.Validate())
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(30)), BufferSize: 1 << 16}
+		want, err := reference.EvaluateJoin(j, left, right)
+		require.NoError(t, err)
+		out, err := j.OutputSchema()
+		require.NoError(t, err)
+		got := &reference.Result{}
+		var decodeErr error
+		e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error {
+			vs, err := reference.DecodeTuples(out, b)
+			decodeErr = errors.Join(decodeErr, err)
+			got.Values = append(got.Values, vs...)
+			return nil
+		}}})
+		require.NoError(t, err)
+		done := e.Produce(func() error { return e.Stream(0).Write(left) })
+		require.NoError(t, <-e.Produce(func() error { return e.Stream(0).Right().Write(right) }))
+		require.NoError(t, <-done)
+		stats, err := e.CloseAll()
+		require.NoError(t, err)
+		require.NoError(t, decodeErr)
+		st := stats[0]
+		got.Counts = reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Counted}
+		q := &query.Query{Name: "pairs", Schema: out} // Diff reads the output schema of a stateless SELECT *
+		if d := reference.Diff(q, want, got, 0); d != "" {
+			t.Fatalf("seed %d, %d workers, task %d B, window %+v, where %v: %s", seed, cfg.Workers, cfg.TaskSize, j.Window, j.Where, d)
+		}
+		a.Free()
+	}
+	assertNoLeak(t, base)
 }

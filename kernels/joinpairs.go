@@ -96,35 +96,24 @@ func conjuncts(e query.Expr, ts []query.Expr) []query.Expr {
 	return append(ts, e)
 }
 
-// sidesOf is the sides e reads: bit 0 the left tuple, bit 1 the right one.
+// sidesOf is the sides e reads: bit 0 the left tuple, bit 1 the right one
+// (3 for a column of neither, which no valid join has).
 func sidesOf(e query.Expr) int {
-	switch e := e.(type) {
-	case query.Column:
-		switch {
-		case len(e.Name) >= 2 && e.Name[:2] == query.LeftPrefix:
-			return 1
-		case len(e.Name) >= 2 && e.Name[:2] == query.RightPrefix:
-			return 2
+	m := 0
+	query.Walk(e, func(x query.Expr) bool {
+		if c, ok := x.(query.Column); ok {
+			switch {
+			case len(c.Name) >= 2 && c.Name[:2] == query.LeftPrefix:
+				m |= 1
+			case len(c.Name) >= 2 && c.Name[:2] == query.RightPrefix:
+				m |= 2
+			default:
+				m |= 3
+			}
 		}
-		return 3
-	case query.Arith:
-		return sidesOf(e.L) | sidesOf(e.R)
-	case query.Compare:
-		return sidesOf(e.L) | sidesOf(e.R)
-	case query.AndExpr:
-		m := 0
-		for _, t := range e.Terms {
-			m |= sidesOf(t)
-		}
-		return m
-	case query.OrExpr:
-		m := 0
-		for _, t := range e.Terms {
-			m |= sidesOf(t)
-		}
-		return m
-	}
-	return 0
+		return true
+	})
+	return m
 }
 
 // addTerm files one term of the conjunction; false: the pair loop cannot
@@ -143,6 +132,9 @@ func (p *pairPlan) addTerm(term query.Expr) bool {
 		return false
 	}
 	ml, mr := sidesOf(c.L), sidesOf(c.R)
+	if !p.numeric(c.L) || !p.numeric(c.R) {
+		return false // the pair loops compare numbers: the general path
+	}
 	switch {
 	case ml == 1 && mr == 2:
 		p.cross = append(p.cross, crossTerm{op: c.Op, l: c.L, r: c.R})
@@ -183,6 +175,12 @@ func (p *pairPlan) addTerm(term query.Expr) bool {
 		return false
 	}
 	return true
+}
+
+// numeric reports whether e is a number the pair loops read (no NULL).
+func (p *pairPlan) numeric(e query.Expr) bool {
+	t, err := query.TypeOf(e, query.SchemaScope(p.out))
+	return err == nil && t.Number() && !query.MayBeNull(e, query.SchemaNulls(p.out))
 }
 
 func (p *pairPlan) isInt32(name string) bool {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
 // joinSnapshotVersion is the version of WindowJoin's snapshot encoding.
-const joinSnapshotVersion = 1
+// Version 1 (before strings) is still restored.
+const joinSnapshotVersion = 2
 
 // AppendSnapshot appends the join's state to dst: what a restore needs to
 // go on exactly where it stands, between two calls, once every closed
@@ -24,7 +26,9 @@ const joinSnapshotVersion = 1
 // started u8; windows, joined, pairs, PairJoiner windows and fallbacks
 // u64; per side its tuple size u32, watermark i64, index i64, done u8,
 // tuples, late, dropped u64, panes u32 and per pane its index i64, its
-// bytes u32 and the bytes.
+// bytes u32 and the bytes, then (version 2) the long strings its tuples'
+// views point to: for each tuple in order, each String attribute's that
+// is not NULL and longer than a view holds, its length u32 and bytes.
 func (wj *WindowJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 	if n := wj.Pending(); n > 0 {
 		return dst, fmt.Errorf("join %q: snapshot with %d closed windows not handed on", wj.j.Name, n)
@@ -52,6 +56,7 @@ func (wj *WindowJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 			dst = le.AppendUint64(dst, uint64(pn.pane))
 			dst = le.AppendUint32(dst, uint32(len(pn.data)))
 			dst = append(dst, pn.data...)
+			dst = sd.appendStrings(dst, pn.data)
 		}
 	}
 	return dst, nil
@@ -77,8 +82,11 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 	}()
 	wj.clear()
 	r := window.NewSnapshotReader(b)
-	if v := r.Take(1); v != nil && v[0] != joinSnapshotVersion {
-		return nil, fmt.Errorf("snapshot version %d, want %d", v[0], joinSnapshotVersion)
+	version := byte(0)
+	if v := r.Take(1); v != nil {
+		if version = v[0]; version != 1 && version != joinSnapshotVersion {
+			return nil, fmt.Errorf("snapshot version %d, want %d", v[0], joinSnapshotVersion)
+		}
 	}
 	size, slide, pane := int64(r.U64()), int64(r.U64()), int64(r.U64())
 	wj.next = int64(r.U64())
@@ -131,7 +139,17 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			}
 			last = p
 			held += uint64(l / sd.tupleSize)
-			sd.insert(len(sd.panes), joinPane{pane: p, data: append([]byte(nil), data...)})
+			pn := joinPane{pane: p, data: append([]byte(nil), data...)}
+			if len(sd.strs) > 0 {
+				if version < 2 {
+					return nil, fmt.Errorf("side %d: a snapshot of version %d, before strings, of tuples with strings", i, version)
+				}
+				pn.arena = wj.newArena()
+				if err := sd.restoreStrings(r, pn.data, pn.arena); err != nil {
+					return nil, fmt.Errorf("side %d: pane %d: %w", i, p, err)
+				}
+			}
+			sd.insert(len(sd.panes), pn)
 		}
 		if sd.late > sd.tuples || sd.dropped > sd.tuples-sd.late || held != sd.tuples-sd.late-sd.dropped {
 			return nil, fmt.Errorf("side %d: %d tuples, %d late, %d dropped and %d in panes do not add up", i, sd.tuples, sd.late, sd.dropped, held)
@@ -145,9 +163,51 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 func (wj *WindowJoin) clear() {
 	for i := range wj.sides {
 		sd := &wj.sides[i]
-		sd.drop(len(sd.panes))
-		*sd = joinSide{tupleSize: sd.tupleSize, wm: math.MinInt64, spare: sd.spare, base: sd.base[:0], panes: sd.base[:0]}
+		wj.drop(sd, len(sd.panes))
+		*sd = joinSide{tupleSize: sd.tupleSize, strs: sd.strs, wm: math.MinInt64, spare: sd.spare, base: sd.base[:0], panes: sd.base[:0]}
 	}
 	wj.next, wj.started = 0, false
 	wj.windows, wj.joined, wj.outPairs, wj.pjWindows, wj.pjFallbacks = 0, 0, 0, 0, 0
+}
+
+// appendStrings appends the long strings of the tuples data, in order.
+func (sd *joinSide) appendStrings(dst, data []byte) []byte {
+	ts := sd.tupleSize
+	for o := 0; o+ts <= len(data) && len(sd.strs) > 0; o += ts {
+		t := data[o : o+ts]
+		for _, a := range sd.strs {
+			v := t[a.Offset : a.Offset+strview.Size]
+			if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
+				continue
+			}
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(strview.Len(v)))
+			dst = append(dst, strview.Bytes(v)...)
+		}
+	}
+	return dst
+}
+
+// restoreStrings reads appendStrings' strings of the tuples data into a
+// and points their views there.
+func (sd *joinSide) restoreStrings(r *window.SnapshotReader, data []byte, a *strview.Arena) error {
+	ts := sd.tupleSize
+	for o := 0; o+ts <= len(data); o += ts {
+		t := data[o : o+ts]
+		for _, at := range sd.strs {
+			v := t[at.Offset : at.Offset+strview.Size]
+			if at.IsNull(t) || strview.Len(v) <= strview.MaxInline {
+				continue
+			}
+			n := int(r.U32())
+			b := r.Take(n)
+			if r.Err() != nil {
+				return r.Err()
+			}
+			if n != strview.Len(v) {
+				return fmt.Errorf("a string of %d bytes for a view of %d", n, strview.Len(v))
+			}
+			strview.PutRef(v, a.Copy(b))
+		}
+	}
+	return nil
 }

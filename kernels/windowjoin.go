@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -52,6 +53,12 @@ type WindowJoin struct {
 	// pjWindows counts the windows whose pairs the PairJoiner computed;
 	// pjFallbacks the windows it refused (too many pairs).
 	pjWindows, pjFallbacks uint64
+
+	// Strings (joinstrings.go): the windows closed and released, the
+	// retired panes' arenas waiting for them, and free arenas.
+	closed, released_ uint64
+	held              []heldArena
+	arenas            []*strview.Arena
 }
 
 // PairJoiner computes a window's pairs elsewhere (the GPU's join program).
@@ -66,6 +73,7 @@ type PairJoiner interface {
 
 type joinSide struct {
 	tupleSize int
+	strs      []query.Attribute // the String attributes, whose long strings panes keep
 	wm        int64
 	index     int64 // position of the next tuple in a row window
 	done      bool
@@ -79,8 +87,9 @@ type joinSide struct {
 }
 
 type joinPane struct {
-	pane int64
-	data []byte
+	pane  int64
+	data  []byte
+	arena *strview.Arena // the long strings of data's tuples (nil: none)
 }
 
 // NewWindowJoin validates j and compiles its WHERE.
@@ -100,7 +109,7 @@ func NewWindowJoin(j *query.WindowJoin) (*WindowJoin, error) {
 		return nil, fmt.Errorf("join %q: %w", j.Name, err)
 	}
 	for i, s := range []*query.Schema{j.Left, j.Right} {
-		wj.sides[i] = joinSide{tupleSize: s.TupleSize, wm: math.MinInt64}
+		wj.sides[i] = joinSide{tupleSize: s.TupleSize, wm: math.MinInt64, strs: stringAttrs(s)}
 	}
 	return wj, nil
 }
@@ -138,7 +147,7 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 		}
 		if !have || pos < pStart || pos > pLast {
 			if run >= 0 {
-				pn.data = append(pn.data, tuples[run:o]...)
+				wj.file(sd, pn, tuples[run:o])
 				run = -1
 			}
 			np := wj.spec.PaneOf(pos)
@@ -154,7 +163,7 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 		sd.wm = max(sd.wm, pos)
 		if prev > open {
 			if run >= 0 {
-				pn.data = append(pn.data, tuples[run:o]...)
+				wj.file(sd, pn, tuples[run:o])
 				run = -1
 			}
 			sd.late++
@@ -168,9 +177,19 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 		}
 	}
 	if run >= 0 {
-		pn.data = append(pn.data, tuples[run:len(tuples)/ts*ts]...)
+		wj.file(sd, pn, tuples[run:len(tuples)/ts*ts])
 	}
 	return Refused{}, true
+}
+
+// file appends tuples to pane pn of side sd, their long strings copied
+// into the pane's arena where the side has strings.
+func (wj *WindowJoin) file(sd *joinSide, pn *joinPane, tuples []byte) {
+	n := len(pn.data)
+	pn.data = append(pn.data, tuples...)
+	if len(sd.strs) > 0 {
+		wj.pinStrings(sd, pn, pn.data[n:])
+	}
 }
 
 // Lead reports how far side runs ahead of the other: the bytes of tuples
@@ -249,8 +268,9 @@ func (sd *joinSide) retire(data []byte) {
 	sd.hint = max(sd.hint, len(data))
 }
 
-// drop removes the first k panes, keeping their buffers for new panes.
-func (sd *joinSide) drop(k int) {
+// drop removes the first k panes, keeping their buffers for new panes
+// (their arenas are held until their windows are released).
+func (wj *WindowJoin) drop(sd *joinSide, k int) {
 	if k == 0 {
 		return
 	}
@@ -259,6 +279,7 @@ func (sd *joinSide) drop(k int) {
 		if pn.data != nil {
 			sd.spare = append(sd.spare, pn.data[:0])
 		}
+		wj.hold(pn.arena)
 	}
 	clear(sd.panes[:k])
 	sd.panes = sd.panes[k:]
@@ -314,7 +335,7 @@ func (wj *WindowJoin) JoinClosed(all bool) (failed int64, err error) {
 			for k < len(sd.panes) && s.LastWindow(sd.panes[k].pane) <= w {
 				k++
 			}
-			sd.drop(k)
+			wj.drop(sd, k)
 		}
 	}
 }
@@ -331,11 +352,16 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	} else {
 		t = &JoinTask{plan: wj.plan}
 	}
+	var taken [2]*strview.Arena
 	for i := range t.sides {
 		ts := &t.sides[i]
 		sd := &wj.sides[i]
 		if pn := sd.soleLast(lo, last, wj.spec, w); pn != nil {
 			ts.data = sd.take(pn, ts.data)
+			// The task reads the strings: held as a dropped pane's, once
+			// this window counts as closed (the pane keeps no arena, as
+			// it keeps no tuples).
+			taken[i], pn.arena = pn.arena, nil
 		} else {
 			ts.data = sd.gather(ts.data[:0], lo, last)
 		}
@@ -343,8 +369,12 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 			ts.sortByPosition(wj.sides[i].tupleSize)
 		}
 	}
+	wj.closed++
+	wj.hold(taken[0])
+	wj.hold(taken[1])
 	if len(t.sides[0].data) == 0 || len(t.sides[1].data) == 0 {
 		wj.freeTasks = append(wj.freeTasks, t)
+		wj.released()
 		return nil
 	}
 	t.w, t.done = w, false
@@ -481,12 +511,17 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 		if out != nil {
 			wj.free = append(wj.free, out)
 		}
+		wj.released()
 	}
 	return nil, false
 }
 
 // Recycle takes back a buffer Next returned, for a later window's output.
-func (wj *WindowJoin) Recycle(out []byte) { wj.free = append(wj.free, out) }
+// The strings of its pairs are then free: call it once they are used.
+func (wj *WindowJoin) Recycle(out []byte) {
+	wj.free = append(wj.free, out)
+	wj.released()
+}
 
 // WindowJoinStats are a WindowJoin's counters, both inputs together.
 type WindowJoinStats struct {

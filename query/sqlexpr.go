@@ -674,3 +674,50 @@ func isString(e Expr) bool {
 	}
 	return true
 }
+
+// Walk calls f on e and each expression inside it, depth first (f's false
+// skips what is inside an expression).
+func Walk(e Expr, f func(Expr) bool) {
+	if e == nil || !f(e) {
+		return
+	}
+	switch e := e.(type) {
+	case Arith:
+		Walk(e.L, f)
+		Walk(e.R, f)
+	case Compare:
+		Walk(e.L, f)
+		Walk(e.R, f)
+	case AndExpr:
+		for _, t := range e.Terms {
+			Walk(t, f)
+		}
+	case OrExpr:
+		for _, t := range e.Terms {
+			Walk(t, f)
+		}
+	case NotExpr:
+		Walk(e.X, f)
+	case IsNull:
+		Walk(e.X, f)
+	case Like:
+		Walk(e.X, f)
+	case InList:
+		Walk(e.X, f)
+		for _, x := range e.List {
+			Walk(x, f)
+		}
+	case Case:
+		for _, w := range e.Whens {
+			Walk(w.Cond, f)
+			Walk(w.Then, f)
+		}
+		Walk(e.Else, f)
+	case Cast:
+		Walk(e.X, f)
+	case Call:
+		for _, a := range e.Args {
+			Walk(a, f)
+		}
+	}
+}

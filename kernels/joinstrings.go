@@ -1,0 +1,93 @@
+package kernels
+
+// A window join's strings. A side's tuples are kept in panes after the
+// task that brought them is merged and its memory freed, so their long
+// strings are copied into an arena of the pane (pinStrings). A pane's
+// tuples are read by the tasks of its windows and their output (pairs
+// whose views point into the arena) until the last of those windows is
+// handed on and recycled: a dropped or taken pane's arena waits in a queue
+// until every window closed so far is released (Next skipped it, or
+// Recycle took its output back), then is reset for a new pane.
+
+import (
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
+)
+
+// stringAttrs are the String attributes of s.
+func stringAttrs(s *query.Schema) []query.Attribute {
+	var out []query.Attribute
+	for _, a := range s.Attrs {
+		if a.Type == query.String {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// heldArena is an arena of dropped panes, free once windows are released.
+type heldArena struct {
+	after uint64 // the windows closed when it was dropped
+	arena *strview.Arena
+}
+
+// newArena is a pane's arena: a recycled one, or a new one.
+func (wj *WindowJoin) newArena() *strview.Arena {
+	if n := len(wj.arenas); n > 0 {
+		a := wj.arenas[n-1]
+		wj.arenas = wj.arenas[:n-1]
+		return a
+	}
+	return strview.NewArena(64 << 10)
+}
+
+// pinStrings copies the long strings of the tuples data (just filed into
+// pane pn of side sd) into the pane's arena and points their views there.
+func (wj *WindowJoin) pinStrings(sd *joinSide, pn *joinPane, data []byte) {
+	if pn.arena == nil {
+		pn.arena = wj.newArena()
+	}
+	ts := sd.tupleSize
+	for o := 0; o+ts <= len(data); o += ts {
+		t := data[o : o+ts]
+		for _, a := range sd.strs {
+			v := t[a.Offset : a.Offset+strview.Size]
+			if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
+				continue
+			}
+			strview.PutRef(v, pn.arena.Copy(strview.Bytes(v)))
+		}
+	}
+}
+
+// hold queues a retired pane's arena until the windows closed so far are
+// released.
+func (wj *WindowJoin) hold(a *strview.Arena) {
+	if a == nil {
+		return
+	}
+	wj.held = append(wj.held, heldArena{after: wj.closed, arena: a})
+	wj.releaseHeld()
+}
+
+// released notes one more window handed on (its output recycled, or
+// nothing to hand on) and frees the arenas no window needs any more.
+func (wj *WindowJoin) released() {
+	wj.released_++
+	wj.releaseHeld()
+}
+
+func (wj *WindowJoin) releaseHeld() {
+	k := 0
+	for k < len(wj.held) && wj.held[k].after <= wj.released_ {
+		a := wj.held[k].arena
+		a.Reset()
+		wj.arenas = append(wj.arenas, a)
+		k++
+	}
+	if k > 0 {
+		n := copy(wj.held, wj.held[k:])
+		clear(wj.held[n:])
+		wj.held = wj.held[:n]
+	}
+}
