@@ -70,6 +70,11 @@ func analyseJoin(j *query.WindowJoin) (*joinShape, error) {
 	if sh.lsize <= 0 || sh.rsize <= 0 {
 		return nil, fmt.Errorf("gpu: join %q: tuple sizes %d and %d", j.Name, sh.lsize, sh.rsize)
 	}
+	for _, s := range []*query.Schema{j.Left, j.Right} {
+		if why := sqlValues(&query.Query{Schema: s}); why != "" {
+			return nil, fmt.Errorf("gpu: join %q: %s (the GPU kernels know numbers only): %w", j.Name, why, ErrNoKernel)
+		}
+	}
 	if j.Where != nil {
 		var terms []query.Expr
 		var flatten func(e query.Expr)

@@ -89,6 +89,9 @@ func analyse(p *kernels.Plan) (*shape, error) {
 	if q.UDF != nil {
 		return nil, noKernel(q, "UDF %s (user code runs on the CPU only)", q.UDF.Name)
 	}
+	if why := sqlValues(q); why != "" {
+		return nil, noKernel(q, "%s (the GPU kernels know numbers only)", why)
+	}
 	c := &exprCompiler{s: q.Schema}
 	if q.Where != nil {
 		var terms, general []query.Expr
@@ -347,3 +350,36 @@ func mix(k uint64) uint64 {
 }
 
 func hash128(hi, lo uint64) uint64 { return mix(lo ^ mix(hi)) }
+
+// sqlValues says what of SQL's values q reads or makes that the GPU
+// kernels have no form for ("" where nothing): strings, NULLs, booleans,
+// FILTER, COUNT of a column, a lookup join, a join on a string.
+func sqlValues(q *query.Query) string {
+	for _, a := range q.Schema.Attrs {
+		switch {
+		case a.Type == query.String:
+			return "a string column (" + a.Name + ")"
+		case a.Nullable:
+			return "a column that can be NULL (" + a.Name + ")"
+		}
+	}
+	for _, ag := range q.Aggregates {
+		if ag.Filter != nil {
+			return "an aggregate's FILTER"
+		}
+		if ag.Func == query.Count && ag.Arg != nil {
+			return "COUNT of a column"
+		}
+	}
+	if j := q.Join; j != nil && (j.Values != nil || j.Table.KeyWidth == 0) {
+		return "a lookup join, or a join on a string"
+	}
+	if out, err := q.OutputSchema(); err == nil {
+		for _, a := range out.Attrs {
+			if a.Type == query.String || a.Nullable || a.Logical == query.Boolean {
+				return "an output of strings, booleans or NULLs"
+			}
+		}
+	}
+	return ""
+}
