@@ -262,7 +262,9 @@ func (d *CSVDecoder) unquoted(p int) (val []byte, next int) {
 // record decodes the record at the start of buf into tuple t.
 func (d *CSVDecoder) record(t []byte) status {
 	clear(t)
-	d.startRecord(d.buf)
+	if d.hasStrings {
+		d.startRecord(d.buf)
+	}
 	buf := d.buf
 	p := 0
 	for i, fi := range d.fieldCol {
@@ -274,21 +276,23 @@ func (d *CSVDecoder) record(t []byte) status {
 		var f *field
 		if fi >= 0 {
 			f = &d.fields[fi]
-			if f.nullable && f.kind != String && f.kind != Bytes && (p == d.eol || buf[p] == d.comma) {
-				t[f.nullAt] |= f.nullMask // an empty field: NULL
-				p++
-				continue
-			}
-			if f.kind == String && (p == d.eol || buf[p] != '"') {
-				j := indexComma(buf[p:d.eol], d.comma)
-				if j < 0 {
-					d.putNew(t, f, buf[p:d.eol], false, 0) // each column once a record
-					p = d.eol + 1
-				} else {
-					d.putNew(t, f, buf[p:p+j], false, 0)
-					p += j + 1
+			if f.ext { // nullable, or a string
+				if f.nullable && f.kind != String && f.kind != Bytes && (p == d.eol || buf[p] == d.comma) {
+					t[f.nullAt] |= f.nullMask // an empty field: NULL
+					p++
+					continue
 				}
-				continue
+				if f.kind == String && (p == d.eol || buf[p] != '"') {
+					j := indexComma(buf[p:d.eol], d.comma)
+					if j < 0 {
+						d.putNew(t, f, buf[p:d.eol], false, 0) // each column once a record
+						p = d.eol + 1
+					} else {
+						d.putNew(t, f, buf[p:p+j], false, 0)
+						p += j + 1
+					}
+					continue
+				}
 			}
 			if f.csvFast && !d.noFastFields && (p == d.eol || buf[p] != '"') {
 				if np, ok := d.fastField(t, buf[:d.eol], p, f); ok {

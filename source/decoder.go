@@ -75,11 +75,12 @@ type core struct {
 	colBase   int // added to columns: 3 on a first line that had a BOM
 	e         errState
 
-	strings   func(n int) ([]byte, error)
-	base      []byte    // the current record's text in src
-	pend      []pending // the current record's long strings
-	pendBytes int       // their bytes
-	strBuf    []byte    // the current record's unescaped strings
+	strings    func(n int) ([]byte, error)
+	hasStrings bool      // the layout has String columns
+	base       []byte    // the current record's text in src
+	pend       []pending // the current record's long strings
+	pendBytes  int       // their bytes
+	strBuf     []byte    // the current record's unescaped strings
 }
 
 // pending is a long string of the current record: its text,
@@ -98,8 +99,11 @@ func newCore(l *Layout, o Options) (core, error) {
 	}
 	c.fields = prepare(l)
 	for _, f := range c.fields {
-		if f.kind == String && o.Strings == nil {
-			return c, fmt.Errorf("source: column %q is a string: Options.Strings must give the memory of long strings", f.name)
+		if f.kind == String {
+			if o.Strings == nil {
+				return c, fmt.Errorf("source: column %q is a string: Options.Strings must give the memory of long strings", f.name)
+			}
+			c.hasStrings = true
 		}
 	}
 	return c, nil

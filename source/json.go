@@ -191,7 +191,9 @@ func (d *JSONDecoder) lookup(key []byte) int {
 // slowLine is the general decoder: line holds one object.
 func (d *JSONDecoder) slowLine(t, line []byte) bool {
 	clear(t)
-	d.startRecord(line)
+	if d.hasStrings {
+		d.startRecord(line)
+	}
 	d.stamp++
 	if d.stamp == 0 {
 		clear(d.seen)

@@ -31,7 +31,9 @@ func (d *JSONDecoder) learn(line []byte) {
 // any way that matters (the general decoder then reads it).
 func (d *JSONDecoder) fastLine(t, line []byte) bool {
 	clear(t)
-	d.startRecord(line)
+	if d.hasStrings {
+		d.startRecord(line)
+	}
 	tm := d.tmpl
 	p := 0
 	nulled := false // the last value, quoted in the template, was null
@@ -43,17 +45,11 @@ func (d *JSONDecoder) fastLine(t, line []byte) bool {
 			nulled = false
 		}
 		if len(line)-p < len(lit) || string(line[p:p+len(lit)]) != string(lit) {
-			// A nullable string's null where the template has its
-			// opening quote.
-			if !s.quoted || s.col < 0 || !d.fields[s.col].nullable {
+			np, ok := d.nullForQuote(t, line, p, s, lit)
+			if !ok {
 				return false
 			}
-			lit = lit[:len(lit)-1]
-			if len(line)-p < len(lit)+4 || string(line[p:p+len(lit)]) != string(lit) || string(line[p+len(lit):p+len(lit)+4]) != "null" {
-				return false
-			}
-			d.setNull(t, &d.fields[s.col])
-			p += len(lit) + 4
+			p = np
 			nulled = true
 			continue
 		}
@@ -63,13 +59,17 @@ func (d *JSONDecoder) fastLine(t, line []byte) bool {
 			p, ok = d.skipValue(line, p, 2)
 		} else if s.null && p < len(line) && line[p] == '"' {
 			// A string where the template has null.
-			p, ok = d.fastValue(t, line, p+1, &d.fields[s.col], true)
+			p, ok = d.fastValueExt(t, line, p+1, &d.fields[s.col], true)
 			if !ok || p >= len(line) || line[p] != '"' {
 				return false
 			}
 			p++
 		} else {
-			p, ok = d.fastValue(t, line, p, &d.fields[s.col], s.quoted)
+			if f := &d.fields[s.col]; f.ext {
+				p, ok = d.fastValueExt(t, line, p, f, s.quoted)
+			} else {
+				p, ok = fastValue(t, line, p, f, s.quoted)
+			}
 		}
 		if !ok {
 			return false
@@ -88,15 +88,58 @@ func (d *JSONDecoder) fastLine(t, line []byte) bool {
 	return true
 }
 
-// fastValue parses the value at p for f, with no escape in it: the
-// position after it (before the closing quote of a string). false: the
-// general decoder decides.
-func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
+// nullForQuote reads a nullable column's null where the template has a
+// quoted value (lit ends with its opening quote): the position after it.
+func (d *JSONDecoder) nullForQuote(t, line []byte, p int, s *seg, lit []byte) (int, bool) {
+	if !s.quoted || s.col < 0 || !d.fields[s.col].nullable {
+		return 0, false
+	}
+	lit = lit[:len(lit)-1]
+	if len(line)-p < len(lit)+4 || string(line[p:p+len(lit)]) != string(lit) || string(line[p+len(lit):p+len(lit)+4]) != "null" {
+		return 0, false
+	}
+	d.setNull(t, &d.fields[s.col])
+	return p + len(lit) + 4, true
+}
+
+// fastValueExt is fastValue for the columns that may be null and the
+// kinds it does not parse in place: strings, booleans and timestamps.
+func (d *JSONDecoder) fastValueExt(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 	s := line[p:]
 	if f.nullable && !quoted && len(s) >= 4 && string(s[:4]) == "null" {
 		d.setNull(t, f)
 		return p + 4, true
 	}
+	switch f.kind {
+	case String:
+		if !quoted {
+			return 0, false
+		}
+		return d.fastString(t, line, p, f)
+	case Bool:
+		if !quoted {
+			if len(s) >= 4 && string(s[:4]) == "true" {
+				le.PutUint32(t[f.off:], 1)
+				return p + 4, true
+			}
+			if len(s) >= 5 && string(s[:5]) == "false" {
+				return p + 5, true
+			}
+		}
+	case Timestamp:
+		if ms, n, ok := fastEpoch(s, f.unit, quoted); ok {
+			le.PutUint64(t[f.off:], uint64(ms))
+			return p + n, true
+		}
+	}
+	return fastValue(t, line, p, f, quoted)
+}
+
+// fastValue parses the value at p for f, with no escape in it: the
+// position after it (before the closing quote of a string). false: the
+// general decoder decides.
+func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
+	s := line[p:]
 	switch f.kind {
 	case Int64, Int32:
 		v, n := scanInt(s)
@@ -145,25 +188,7 @@ func (d *JSONDecoder) fastValue(t, line []byte, p int, f *field, quoted bool) (i
 		le.PutUint32(t[f.off:], v)
 		return p + n, true
 	case String:
-		if !quoted {
-			return 0, false
-		}
-		return d.fastString(t, line, p, f)
-	case Bool:
-		if !quoted {
-			if len(s) >= 4 && string(s[:4]) == "true" {
-				le.PutUint32(t[f.off:], 1)
-				return p + 4, true
-			}
-			if len(s) >= 5 && string(s[:5]) == "false" {
-				return p + 5, true
-			}
-		}
-	case Timestamp:
-		if ms, n, ok := fastEpoch(s, f.unit, quoted); ok {
-			le.PutUint64(t[f.off:], uint64(ms))
-			return p + n, true
-		}
+		return 0, false
 	}
 	// Float32, Float64, Bytes, Timestamp, Bool: the text up to the
 	// closing quote, or the number.

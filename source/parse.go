@@ -279,6 +279,7 @@ type field struct {
 	enum     enumTable
 	fastOK   bool // the fast JSON path may match it raw (enum labels with no '"', '\\' or control bytes)
 	csvFast  bool // the CSV decoder's fastField parses its kind
+	ext      bool // nullable, a string, a boolean or a timestamp: the JSON fast path reads it with fastValueExt, the CSV decoder checks for NULL and strings
 	nullable bool
 	nullAt   int  // nullable: the byte of its NULL bit
 	nullMask byte // nullable: the bit
@@ -296,6 +297,7 @@ func prepare(l *Layout) []field {
 		case Int32, Int64, UUID, Enum, IPv4, Timestamp, Bool:
 			f.csvFast = true
 		}
+		f.ext = c.Nullable || c.Kind == String || c.Kind == Bool || c.Kind == Timestamp
 		if c.Nullable {
 			f.nullable, f.nullAt, f.nullMask = true, c.NullBit>>3, 1<<(c.NullBit&7)
 		}
