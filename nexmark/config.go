@@ -242,34 +242,25 @@ func (c *Config) Timestamp(n int64) int64 {
 // TableOf is the table of the event with event id id: its place in its
 // epoch of TotalProportion ids.
 func (c *Config) TableOf(id int64) Table {
-	rem := id % c.TotalProportion()
-	switch {
-	case rem < c.PersonProportion:
-		return PersonTable
-	case rem < c.PersonProportion+c.AuctionProportion:
-		return AuctionTable
-	}
-	return BidTable
+	_, off := c.split(id)
+	return c.tableAt(off)
 }
 
-// lastPerson is the newest person id (base 0) at event id id: the person
+// lastPerson is the newest person id (base 0) at the event id of epoch
+// epoch and place off in it (id = epoch*TotalProportion + off): the person
 // itself for a person event (PersonGenerator.lastBase0PersonId).
-func (c *Config) lastPerson(id int64) int64 {
-	total := c.TotalProportion()
-	epoch, off := id/total, id%total
+func (c *Config) lastPerson(epoch, off int64) int64 {
 	if off >= c.PersonProportion {
 		off = c.PersonProportion - 1
 	}
 	return epoch*c.PersonProportion + off
 }
 
-// lastAuction is the newest auction id (base 0) at event id id: the
-// auction itself for an auction event, the previous epoch's last auction
-// for a person event (AuctionGenerator.lastBase0AuctionId; -1 before the
-// first auction).
-func (c *Config) lastAuction(id int64) int64 {
-	total := c.TotalProportion()
-	epoch, off := id/total, id%total
+// lastAuction is the newest auction id (base 0) at the event id of epoch
+// epoch and place off in it: the auction itself for an auction event, the
+// previous epoch's last auction for a person event
+// (AuctionGenerator.lastBase0AuctionId; -1 before the first auction).
+func (c *Config) lastAuction(epoch, off int64) int64 {
 	switch {
 	case off < c.PersonProportion:
 		epoch--
@@ -280,4 +271,22 @@ func (c *Config) lastAuction(id int64) int64 {
 		off -= c.PersonProportion
 	}
 	return epoch*c.AuctionProportion + off
+}
+
+// split is event id id's epoch and its place in it, with one division.
+func (c *Config) split(id int64) (epoch, off int64) {
+	total := c.TotalProportion()
+	epoch = id / total
+	return epoch, id - epoch*total
+}
+
+// tableAt is the table of the event at place off of its epoch.
+func (c *Config) tableAt(off int64) Table {
+	switch {
+	case off < c.PersonProportion:
+		return PersonTable
+	case off < c.PersonProportion+c.AuctionProportion:
+		return AuctionTable
+	}
+	return BidTable
 }

@@ -3,6 +3,7 @@ package nexmark
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Table is the kind of an event, and the table it belongs to. Its values
@@ -214,19 +215,20 @@ func (g *Generator) At(i int64, ev *Event) {
 	c := &g.cfg
 	n := c.adjust(c.FirstEventNumber + i)
 	id := c.FirstEventID + n
+	epoch, off := c.split(id)
 	ev.Index = i
 	ev.ID = id
 	ev.DateTime = c.Timestamp(n)
-	ev.Table = c.TableOf(id)
+	ev.Table = c.tableAt(off)
 	g.r.seedEvent(c.Seed, id)
 	g.scratch = g.scratch[:0]
 	switch ev.Table {
 	case PersonTable:
-		g.person(id, &ev.Person)
+		g.person(epoch, off, &ev.Person)
 	case AuctionTable:
-		g.auction(id, n, ev.DateTime, &ev.Auction)
+		g.auction(epoch, off, n, ev.DateTime, &ev.Auction)
 	default:
-		g.bid(id, &ev.Bid)
+		g.bid(epoch, off, &ev.Bid)
 	}
 }
 
@@ -234,12 +236,12 @@ func (g *Generator) At(i int64, ev *Event) {
 // of a first and a last name, an email address of two random strings, a
 // credit card number of four groups of four digits, a city and a state,
 // and an extra string that brings the record to AvgPersonByteSize.
-func (g *Generator) person(id int64, p *Person) {
+func (g *Generator) person(epoch, off int64, p *Person) {
 	r, t := &g.r, g.t
-	p.ID = g.cfg.lastPerson(id) + FirstPersonID
-	first := r.intn(int64(len(firstNames)))
-	last := r.intn(int64(len(lastNames)))
-	p.Name = t.names[first*int64(len(lastNames))+last]
+	p.ID = g.cfg.lastPerson(epoch, off) + FirstPersonID
+	// A first and a last name, independent and uniform: one of the
+	// len(firstNames)*len(lastNames) names, uniformly.
+	p.Name = t.names[r.intn(int64(len(t.names)))]
 
 	s := g.scratch
 	start := len(s)
@@ -250,12 +252,16 @@ func (g *Generator) person(id int64, p *Person) {
 	p.EmailAddress = s[start:len(s):len(s)]
 
 	start = len(s)
-	for k := range 4 {
+	for k := range 2 {
+		// Two groups of four digits, uniform in 0000-9999, from one
+		// 64-bit draw (its fraction's first two digits base 10^4).
 		if k > 0 {
 			s = append(s, ' ')
 		}
-		v := r.intn(10000)
-		s = append(s, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
+		v, rest := bits.Mul64(r.next(), 10000)
+		w, _ := bits.Mul64(rest, 10000)
+		s = append(s, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10), ' ',
+			byte('0'+w/1000), byte('0'+w/100%10), byte('0'+w/10%10), byte('0'+w%10))
 	}
 	p.CreditCard = s[start:len(s):len(s)]
 	g.scratch = s
@@ -272,13 +278,14 @@ func (g *Generator) person(id int64, p *Person) {
 // category; an initial bid and a reserve above it (prices); an expiry
 // (see auctionLength); a name and a description; and an extra string that
 // brings the record to AvgAuctionByteSize.
-func (g *Generator) auction(id, n, ts int64, a *Auction) {
+func (g *Generator) auction(epoch, off, n, ts int64, a *Auction) {
 	r, c := &g.r, &g.cfg
-	a.ID = c.lastAuction(id) + FirstAuctionID
+	a.ID = c.lastAuction(epoch, off) + FirstAuctionID
+	lastPerson := c.lastPerson(epoch, off)
 	if r.intn(c.HotSellersRatio) > 0 {
-		a.Seller = c.lastPerson(id) / HotBatch * HotBatch
+		a.Seller = lastPerson / HotBatch * HotBatch
 	} else {
-		a.Seller = g.randomPerson(id)
+		a.Seller = g.randomPerson(lastPerson)
 	}
 	a.Seller += FirstPersonID
 	a.Category = FirstCategoryID + r.intn(Categories)
@@ -317,18 +324,20 @@ func (g *Generator) auctionLength(n, ts int64) int64 {
 // channel with its URL with probability 1 - 1/HotChannelsRatio, else one
 // of Channels channels and its URL; and an extra string that brings the
 // record to AvgBidByteSize.
-func (g *Generator) bid(id int64, b *Bid) {
+func (g *Generator) bid(epoch, off int64, b *Bid) {
 	r, c, t := &g.r, &g.cfg, g.t
+	lastAuction := c.lastAuction(epoch, off)
 	if r.intn(c.HotAuctionRatio) > 0 {
-		b.Auction = c.lastAuction(id) / HotBatch * HotBatch
+		b.Auction = lastAuction / HotBatch * HotBatch
 	} else {
-		b.Auction = g.randomAuction(id)
+		b.Auction = g.randomAuction(lastAuction)
 	}
 	b.Auction += FirstAuctionID
+	lastPerson := c.lastPerson(epoch, off)
 	if r.intn(c.HotBiddersRatio) > 0 {
-		b.Bidder = c.lastPerson(id)/HotBatch*HotBatch + 1
+		b.Bidder = lastPerson/HotBatch*HotBatch + 1
 	} else {
-		b.Bidder = g.randomPerson(id)
+		b.Bidder = g.randomPerson(lastPerson)
 	}
 	b.Bidder += FirstPersonID
 	if c.FlinkBidderIDs {
@@ -348,17 +357,17 @@ func (g *Generator) bid(id int64, b *Bid) {
 // randomPerson is PersonGenerator.nextBase0PersonId: one of the newest
 // NumActivePeople people or the PersonIDLead after them, uniformly, so
 // that the people per auction or bid do not thin out over a long run.
-func (g *Generator) randomPerson(id int64) int64 {
-	people := g.cfg.lastPerson(id) + 1
+// last is the newest person, base 0.
+func (g *Generator) randomPerson(last int64) int64 {
+	people := last + 1
 	active := min(people, g.cfg.NumActivePeople)
 	return people - active + g.r.intn(active+PersonIDLead)
 }
 
 // randomAuction is AuctionGenerator.nextBase0AuctionId: one of the
 // auctions from NumInFlightAuctions before the newest to AuctionIDLead
-// after it, uniformly.
-func (g *Generator) randomAuction(id int64) int64 {
-	last := g.cfg.lastAuction(id)
+// after it, uniformly. last is the newest auction, base 0.
+func (g *Generator) randomAuction(last int64) int64 {
 	first := max(last-g.cfg.NumInFlightAuctions, 0)
 	return first + g.r.intn(last-first+1+AuctionIDLead)
 }

@@ -626,4 +626,4 @@ func TestNoAllocations(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(2000, func() { g.NextOf(AuctionTable, &ev) }))
 }
 
-const pinnedHash = 0x52ae0b3760f2c727
+const pinnedHash = 0xd9af6ea55857e855

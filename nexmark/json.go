@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 
@@ -128,10 +129,16 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a JSON string: quotes, backslashes and
 // control characters escaped, invalid UTF-8 written as U+FFFD (the
 // generator's strings are ASCII; an Event filled by its caller may not be).
+// Eight bytes at a time are tested for anything to escape (SWAR), and
+// copied at once when there is none.
 func appendJSONString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	start, i := 0, 0
+	for i < len(s) {
+		if i+8 <= len(s) && !special8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
@@ -167,4 +174,20 @@ func appendJSONString(dst []byte, s []byte) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special8 reports whether any of the 8 bytes of x is below 0x20, a
+// quote, a backslash or not ASCII.
+func special8(x uint64) bool {
+	q := x ^ ('"' * ones)
+	b := x ^ ('\\' * ones)
+	// The borrow tricks of "Bit Twiddling Hacks": (v - 0x01..) &^ v has a
+	// high bit set iff some byte of v is zero (likewise below 0x20);
+	// exact as a yes or no, which is all this needs.
+	return ((x-0x20*ones)&^x|(q-ones)&^q|(b-ones)&^b|x)&highs != 0
 }

@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"testing"
 
@@ -153,4 +154,28 @@ func TestJSONNoAllocations(t *testing.T) {
 		buf = AppendJSON(buf[:0], &ev)
 		buf = AppendKafkaJSON(buf[:0], &ev)
 	}))
+}
+
+func TestSpecial8(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			want := c < 0x20 || c == '"' || c == '\\' || c >= 0x80
+			got := special8(binary.LittleEndian.Uint64(w))
+			require.Equal(t, want, got, "byte %#x at %d", c, pos)
+		}
+	}
+	// Every pair of bytes, in every pair of places (neighbours borrow).
+	for c := range 256 {
+		for d := range 256 {
+			w := []byte("zzzzzzzz")
+			w[3], w[4] = byte(c), byte(d)
+			want := false
+			for _, x := range []int{c, d} {
+				want = want || x < 0x20 || x == '"' || x == '\\' || x >= 0x80
+			}
+			require.Equal(t, want, special8(binary.LittleEndian.Uint64(w)), "%#x %#x", c, d)
+		}
+	}
 }

@@ -180,15 +180,24 @@ func appendBaseURL(dst []byte, r *rng) []byte {
 // appendRandomString appends StringsGenerator.nextString(max, special): a
 // string of MinStringLength to max-1 characters, each special with
 // probability 1/13 and otherwise a letter a-z, trimmed of spaces at both
-// ends (Java's trim; only a space special can be trimmed).
+// ends (Java's trim; only a space special can be trimmed). Java draws two
+// random ints a character; here one 64-bit draw makes four characters,
+// each a digit d in [0, 338) of its fraction: special for d < 26 (1/13),
+// else letter (d-26) mod 26 (uniform over the 312 others).
 func appendRandomString(dst []byte, r *rng, max int64, special byte) []byte {
 	n := MinStringLength + r.intn(max-MinStringLength)
 	start := len(dst)
-	for range n {
-		if r.intn(13) == 0 {
-			dst = append(dst, special)
-		} else {
-			dst = append(dst, byte('a'+r.intn(26)))
+	for n > 0 {
+		u := r.next()
+		for k := 0; k < 4 && n > 0; k++ {
+			var d uint64
+			d, u = bits.Mul64(u, 13*26)
+			if d < 26 {
+				dst = append(dst, special)
+			} else {
+				dst = append(dst, byte('a'+(d-26)%26))
+			}
+			n--
 		}
 	}
 	if special != ' ' {
