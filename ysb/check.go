@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/source"
 )
 
@@ -174,10 +175,15 @@ type Mismatch struct {
 }
 
 // Latency are the original benchmark's latency figures: per window,
-// time_updated - window_start - WindowMs, in ms.
+// time_updated - window_start - WindowMs, in ms (JSON: ysb check's
+// latency_ms).
 type Latency struct {
-	Windows                 int
-	Min, P50, P90, P99, Max int64
+	Windows int   `json:"windows"`
+	Min     int64 `json:"min"`
+	P50     int64 `json:"p50"`
+	P90     int64 `json:"p90"`
+	P99     int64 `json:"p99"`
+	Max     int64 `json:"max"`
 }
 
 // CheckResult is the outcome of Check.
@@ -214,6 +220,58 @@ func Check(ctx context.Context, cl *redis.Client, log *EventLog, delayMs int64) 
 	res.Mismatches = compareWindows(rows, got)
 	res.Latency = latencyOf(got)
 	return res, nil
+}
+
+// TupleCounts classify a query's input tuples (they add up to its
+// tuples), as the command line's summaries give them.
+type TupleCounts struct {
+	Filtered  uint64 `json:"filtered_tuples"`
+	Unmatched uint64 `json:"unmatched_tuples"`
+	Late      uint64 `json:"late_tuples"`
+	Counted   uint64 `json:"counted_tuples"`
+}
+
+// CheckSummary is a check's outcome as ysb check reports it (its --json
+// object): the figures, and the first mismatches.
+type CheckSummary struct {
+	Events     int64           `json:"events"`
+	Windows    int             `json:"windows"`
+	Redis      int             `json:"redis_windows"`
+	Mismatches int             `json:"mismatches"`
+	OK         bool            `json:"ok"`
+	Counts     TupleCounts     `json:"counts"`
+	Latency    Latency         `json:"latency_ms"`
+	First      []CheckMismatch `json:"first_mismatches,omitempty"`
+}
+
+// CheckMismatch is a Mismatch in CheckSummary.
+type CheckMismatch struct {
+	Campaign string `json:"campaign"`
+	Window   int64  `json:"window"`
+	Expected int64  `json:"expected"`
+	Got      int64  `json:"got"` // -1: missing
+}
+
+// Summary is r's summary, with its first mismatches (at most first).
+func (r CheckResult) Summary(first int) CheckSummary {
+	s := CheckSummary{Events: r.Events, Windows: r.Windows, Redis: r.Redis, Mismatches: len(r.Mismatches), OK: len(r.Mismatches) == 0,
+		Counts:  TupleCounts{Filtered: r.Counts.Filtered, Unmatched: r.Counts.Unmatched, Late: r.Counts.Late, Counted: r.Counts.Counted},
+		Latency: r.Latency}
+	for _, m := range r.Mismatches[:min(first, len(r.Mismatches))] {
+		s.First = append(s.First, CheckMismatch{m.Campaign.String(), m.Start, m.Expected, m.Got})
+	}
+	return s
+}
+
+// CheckServer is Check over a connection to server that server.Connect
+// makes (a refused password or certificate: a *security.Error).
+func CheckServer(ctx context.Context, server security.Redis, log *EventLog, delayMs int64) (CheckResult, error) {
+	cl, err := server.Connect(ctx)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	defer cl.Close()
+	return Check(ctx, cl, log, delayMs)
 }
 
 func compareWindows(want []Row, got []RedisWindow) []Mismatch {

@@ -3,6 +3,7 @@ package ysb
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/internal/tlstest"
 )
@@ -43,4 +45,41 @@ func TestProduceSecured(t *testing.T) {
 	assert.True(t, security.IsFailure(err), "%v", err)
 	assert.Contains(t, err.Error(), "kafka broker "+c.Addr+": authentication failed")
 	assert.NotContains(t, err.Error(), pass)
+}
+
+// TestSetupSecured: Setup writes the campaigns through a TLS connection
+// with a password, and the CSV; with a wrong password it fails at once
+// with a *security.Error, the CSV not written.
+func TestSetupSecured(t *testing.T) {
+	t.Parallel()
+	const pass = "s3tup-Pa55-never-shown"
+	pki := tlstest.New(t)
+	srv := redistest.StartSecure(t, redistest.Secure{Password: pass, TLS: pki})
+	server := security.Redis{Addr: srv.Addr, Password: security.NewSecret(pass), TLS: true, CA: pki.CA}
+	gen := GenConfig{Campaigns: 3, AdsPerCampaign: 2, Seed: 7, TuplesPerMs: 1}
+	csv := filepath.Join(t.TempDir(), "campaigns.csv")
+	ctx := context.Background()
+	res, err := Setup(ctx, SetupConfig{Server: server, Gen: gen, CampaignsCSV: csv})
+	require.NoError(t, err)
+	assert.Equal(t, SetupResult{Campaigns: 3, Ads: 6, InRedis: true}, res)
+	c, err := LoadCampaigns(csv)
+	require.NoError(t, err)
+	assert.Len(t, c.AdIDs, 6)
+	cl, err := server.Connect(ctx)
+	require.NoError(t, err)
+	defer cl.Close()
+	back, camps, err := LoadCampaignsRedis(ctx, cl)
+	require.NoError(t, err)
+	assert.Len(t, camps, 3)
+	assert.Len(t, back.AdIDs, 6)
+
+	server.Password = security.NewSecret("not-" + pass)
+	other := filepath.Join(t.TempDir(), "other.csv")
+	res, err = Setup(ctx, SetupConfig{Server: server, Gen: gen, CampaignsCSV: other})
+	require.Error(t, err)
+	assert.False(t, res.InRedis)
+	assert.True(t, security.IsFailure(err), "%v", err)
+	assert.Contains(t, err.Error(), "redis "+srv.Addr+": authentication failed")
+	assert.NotContains(t, err.Error(), pass)
+	assert.NoFileExists(t, other)
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/sink"
 )
 
 // CampaignsKey is the set of campaign ids in the original benchmark's
@@ -47,6 +50,63 @@ func WriteCampaignsRedis(ctx context.Context, cl *redis.Client, c *Campaigns) (i
 		}
 	}
 	return len(camps), nil
+}
+
+// SetupConfig is the original benchmark's setup (saber-hx ysb setup):
+// the campaigns of Gen into Redis, and into a CSV file where
+// CampaignsCSV names one.
+type SetupConfig struct {
+	// Server is the Redis server, and how its connection is secured.
+	Server security.Redis
+	Gen    GenConfig
+	// CampaignsCSV, where set, is a file that receives the campaigns
+	// table (ad_id,campaign_id; WriteCSV), replaced only once complete.
+	CampaignsCSV string
+}
+
+// SetupResult is what Setup wrote: Campaigns (distinct) and Ads into
+// Redis where InRedis, which is so even where the CSV then failed.
+type SetupResult struct {
+	Campaigns, Ads int
+	InRedis        bool
+}
+
+// Setup writes the campaigns as the original benchmark's setup does
+// (WriteCampaignsRedis), through a connection that Server.Connect makes
+// (a refused password or certificate: a *security.Error), then the
+// campaigns CSV. The CSV file is created first, so that a path that
+// cannot be written fails before Redis is touched.
+func Setup(ctx context.Context, c SetupConfig) (SetupResult, error) {
+	var res SetupResult
+	g, err := NewGenerator(c.Gen)
+	if err != nil {
+		return res, err
+	}
+	camps := g.Campaigns()
+	var out *sink.File
+	if c.CampaignsCSV != "" {
+		if out, err = sink.Create(c.CampaignsCSV); err != nil {
+			return res, err
+		}
+		defer out.Abort()
+	}
+	cl, err := c.Server.Connect(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer cl.Close()
+	n, err := WriteCampaignsRedis(ctx, cl, camps)
+	if err != nil {
+		return res, err
+	}
+	res = SetupResult{Campaigns: n, Ads: len(camps.AdIDs), InRedis: true}
+	if out == nil {
+		return res, nil
+	}
+	if err := camps.WriteCSV(out); err != nil {
+		return res, fmt.Errorf("%s: %w", c.CampaignsCSV, err)
+	}
+	return res, out.Commit()
 }
 
 // LoadCampaignsRedis reads the join table back from the original layout:
