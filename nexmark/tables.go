@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"math/bits"
+	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -185,19 +186,20 @@ func appendBaseURL(dst []byte, r *rng) []byte {
 // each a digit d in [0, 338) of its fraction: special for d < 26 (1/13),
 // else letter (d-26) mod 26 (uniform over the 312 others).
 func appendRandomString(dst []byte, r *rng, max int64, special byte) []byte {
-	n := MinStringLength + r.intn(max-MinStringLength)
+	n := int(MinStringLength + r.intn(max-MinStringLength))
 	start := len(dst)
-	for n > 0 {
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	for i := 0; i < len(out); i += 4 {
 		u := r.next()
-		for k := 0; k < 4 && n > 0; k++ {
+		for k := i; k < i+4 && k < len(out); k++ {
 			var d uint64
 			d, u = bits.Mul64(u, 13*26)
+			c := digitLetter[d]
 			if d < 26 {
-				dst = append(dst, special)
-			} else {
-				dst = append(dst, byte('a'+(d-26)%26))
+				c = special
 			}
-			n--
+			out[k] = c
 		}
 	}
 	if special != ' ' {
@@ -214,6 +216,14 @@ func appendRandomString(dst []byte, r *rng, max int64, special byte) []byte {
 	n2 := copy(dst[start:], dst[first:end])
 	return dst[:start+n2]
 }
+
+// digitLetter[d] is the letter of digit d >= 26: 'a' + (d-26) mod 26.
+var digitLetter = func() (t [13 * 26]byte) {
+	for d := 26; d < len(t); d++ {
+		t[d] = byte('a' + (d-26)%26)
+	}
+	return t
+}()
 
 // appendExactLetters appends n characters by the rule of
 // StringsGenerator.nextExactString: six characters from each 32-bit
