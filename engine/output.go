@@ -225,7 +225,7 @@ func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {
 	for _, g := range o.Rows {
 		n := len(dst)
 		dst = append(dst, make([]byte, out.TupleSize)...)
-		p.EncodeRow(dst[n:], out, o.Start, o.State, g)
+		p.EncodeRow(dst[n:], out, o.Start, o.End, o.State, g)
 	}
 	return dst
 }

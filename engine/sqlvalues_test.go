@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/testenv"
@@ -309,6 +310,12 @@ func sqlQueryJoined(t testing.TB, r *rand.Rand, s *query.Schema, a *strview.Aren
 	}
 	size := []int64{1000, 5000, 20000}[r.IntN(3)]
 	q.Window = query.Sliding(size, size/[]int64{1, 2, 5}[r.IntN(3)])
+	if r.IntN(4) == 0 {
+		q.Window = query.Sessions([]int64{100, 400, 2000}[r.IntN(3)])
+	}
+	if r.IntN(4) == 0 {
+		q.Window.Delay = r.Int64N(1000)
+	}
 	keys := []func() query.Expr{
 		func() query.Expr { return query.C("s") }, func() query.Expr { return query.C("t") },
 		func() query.Expr { return query.C("n") }, func() query.Expr { return query.C("m") },
@@ -487,4 +494,58 @@ func TestSQLWindowJoinMatchesReference(t *testing.T) {
 		a.Free()
 	}
 	assertNoLeak(t, base)
+}
+
+// TestSessionWindowsByHand: sessions as Flink's: two tuples exactly the gap
+// apart share a session, its end is the last tuple plus the gap, a tuple
+// between two open sessions of its key merges them, each key's sessions
+// are its own, a session closes when the watermark minus the delay reaches
+// its end, and a tuple whose own session would have closed is late.
+func TestSessionWindowsByHand(t *testing.T) {
+	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
+		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
+	require.NoError(t, err)
+	var data []byte
+	for _, tk := range [][2]int64{{0, 1}, {5, 1}, {10, 1}, {2, 2}, {30, 1}, {20, 1}, {24, 1}, {26, 1}, {40, 2}, {3, 1}, {100, 3}} {
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[0]))
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[1]))
+	}
+	w := query.Sessions(5)
+	w.Delay = 20
+	q := &query.Query{Name: "s", Schema: s, Window: w, GroupBy: []query.Expr{query.C("k")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}, {Func: query.Max, Arg: query.C("ts"), As: "last"}}}
+	type row struct{ start, end, k, n, last int64 }
+	want := []row{
+		// 30 takes the watermark to 30: k=2's [2, 7) closes (7 <= 30-20).
+		{2, 7, 2, 1, 2},
+		// 40 takes it to 40: k=1's [0, 15) closes; 20 and 24 made
+		// [20, 29), and 26 bridged it to 30's [30, 35).
+		{0, 15, 1, 3, 10},
+		// 3 came after 40: 3+5 <= 40-20, late. 100 closes the rest in
+		// the order of their ends, and the end of the input the last.
+		{20, 35, 1, 4, 30}, {40, 45, 2, 1, 40}, {100, 105, 3, 1, 100},
+	}
+	for workers := 1; workers <= 3; workers++ {
+		for _, task := range []int{16, 32, 160} {
+			var got []row
+			e, err := Start(Config{Workers: workers, TaskSize: task, BufferSize: 1 << 12}, []Spec{{Query: q, Windows: func(w *Window) error {
+				for i := range w.Rows() {
+					got = append(got, row{w.Start, w.End, w.GroupInt(i, 0), w.Agg(i, 0), w.Agg(i, 1)})
+				}
+				return nil
+			}}})
+			require.NoError(t, err)
+			require.NoError(t, <-e.Produce(func() error { return e.Stream(0).Write(data) }))
+			stats, err := e.CloseAll()
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "%d workers, task %d", workers, task)
+			assert.Equal(t, uint64(1), stats[0].Late, "3 comes after 40: its session would have closed")
+		}
+	}
+	ref, err := reference.Evaluate(q, data)
+	require.NoError(t, err)
+	require.Len(t, ref.Rows, len(want))
+	for i, w := range want {
+		assert.Equal(t, [2]int64{w.start, w.end}, [2]int64{ref.Rows[i].Start, ref.Rows[i].End}, "the reference's row %d", i)
+	}
 }

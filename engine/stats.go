@@ -53,7 +53,7 @@ func (s *Stream) publish(t *task, r *window.TaskResult) {
 		return
 	}
 	s.complete.Store(s.asm.Complete())
-	c := &s.asm.Counters
+	c := s.asm.Counts()
 	s.tuples.Store(c.Tuples)
 	s.filtered.Store(c.Filtered)
 	s.unmatched.Store(c.Unmatched)

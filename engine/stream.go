@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -97,7 +98,7 @@ type producerState struct {
 type mergerState struct {
 	mergeMu sync.Mutex
 	next    atomic.Uint64 // ID of the next task to merge
-	asm     *window.Assembler
+	asm     window.Stage  // an aggregation's: panes and windows, or sessions
 	win     Window
 	emitFn  func(*window.Result) error // s.emit, bound once: no closure per task
 	outBuf  []byte                     // an aggregation's rows encoded as tuples
@@ -196,12 +197,24 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	s.complete.Store(-1 << 63)
 	spares := 0
 	if !plan.Stateless() {
-		s.asm = window.NewAssembler(plan.Spec, plan.Layout)
+		if w := plan.Query.Window; w.Type == query.Session {
+			ss := window.NewSessions(w.Size, w.Delay, plan.Layout)
+			if plan.StringKeys() {
+				var ab, bb []byte
+				ss.SetKeyOrder(func(a, b []byte) int {
+					ab, bb = plan.AppendCanonicalKey(ab[:0], a), plan.AppendCanonicalKey(bb[:0], b)
+					return bytes.Compare(ab, bb)
+				})
+			}
+			s.asm = ss
+		} else {
+			s.asm = window.NewAssembler(plan.Spec, plan.Layout)
+		}
 		s.emitFn = s.emit
 		if s.outSchema, err = plan.Query.OutputSchema(); err != nil {
 			return nil, err
 		}
-		s.outGeneral = generalOutput(s.outSchema)
+		s.outGeneral = generalOutput(s.outSchema) || plan.Query.Window.Type == query.Session
 		if plan.Query.Having != nil {
 			s.asm.SetFilter(plan.Having())
 		}

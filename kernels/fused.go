@@ -54,7 +54,7 @@ func newFusedKernel(p *Plan) *fusedKernel {
 	if p.nq != nil {
 		return nil // NULLs: the vectorised kernels, whose null-free one keeps their fast paths
 	}
-	if p.Stateless() || p.Layout.Hashed {
+	if p.Stateless() || p.Layout.Hashed || q.Window.Type == query.Session {
 		return nil
 	}
 	if q.Join != nil && q.Join.Table.KeyWidth != 16 {

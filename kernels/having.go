@@ -45,7 +45,7 @@ func (p *Plan) havingOverRow(h query.Expr) func(st *window.GroupState, g int32) 
 	sc := &rowScratch{}
 	return func(st *window.GroupState, g int32) bool {
 		clear(t)
-		p.EncodeRow(t, out, 0, st, g)
+		p.EncodeRow(t, out, 0, 0, st, g)
 		sc.arena.Reset()
 		v := rx.fn(t, sc)
 		return !v.null && v.i != 0

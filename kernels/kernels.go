@@ -141,11 +141,13 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 	}
 	if !q.Stateless() {
 		p.kq, p.Aggs = lowerAggregates(q)
-		spec, err := window.NewSpec(q.Window)
-		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", q.Name, err)
+		if q.Window.Type != query.Session {
+			spec, err := window.NewSpec(q.Window)
+			if err != nil {
+				return nil, fmt.Errorf("query %q: %w", q.Name, err)
+			}
+			p.Spec = spec
 		}
-		p.Spec = spec
 		if err := p.compileGroups(); err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Name, err)
 		}
@@ -206,6 +208,9 @@ func (p *Plan) kernelOf(q *query.Query) (Kernel, error) {
 	}
 	if p.Stateless() { // not q's: a lowered query with only COUNT(*) has no aggregate left
 		return newStatelessKernel(p, q, where)
+	}
+	if q.Window.Type == query.Session {
+		return newSessionKernel(p, q, where)
 	}
 	// The dense layouts (one group, the join's ordinals) have a kernel of
 	// their own, whose passes are chosen for the query's shape; the hashed

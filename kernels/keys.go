@@ -108,8 +108,8 @@ func (p *Plan) AppendCanonicalKey(dst, kb []byte) []byte {
 
 // EncodeRow writes group g of st as an output tuple into t (zeroed, of
 // out's size): the window's start, the GROUP BY values, the aggregates,
-// NULL by their bits.
-func (p *Plan) EncodeRow(t []byte, out *query.Schema, start int64, st *window.GroupState, g int32) {
+// NULL by their bits, and a session's end.
+func (p *Plan) EncodeRow(t []byte, out *query.Schema, start, end int64, st *window.GroupState, g int32) {
 	nk := len(p.Query.GroupBy)
 	binary.LittleEndian.PutUint64(t, uint64(start))
 	if p.Layout.Hashed {
@@ -119,7 +119,10 @@ func (p *Plan) EncodeRow(t []byte, out *query.Schema, start int64, st *window.Gr
 		copy(t[out.Attrs[1].Offset:], p.GroupKeys[g])
 	}
 	row := st.Row(g)
-	for a, at := range out.Attrs[1+nk:] {
+	if p.Query.Window.Type == query.Session {
+		binary.LittleEndian.PutUint64(t[out.Attrs[len(out.Attrs)-1].Offset:], uint64(end))
+	}
+	for a, at := range out.Attrs[1+nk : 1+nk+len(p.Aggs)] {
 		if p.AggNull(row, a) {
 			at.SetNull(t, true)
 			continue

@@ -24,7 +24,8 @@ type UDF struct {
 //     else p1, p2, ...), or its UDF's output schema;
 //   - an aggregation: one tuple per emitted row: "timestamp" (the window's
 //     start), then each GROUP BY value (named after the column, else key1,
-//     key2, ...), then each aggregate (named by As, else agg1, agg2, ...).
+//     key2, ...), then each aggregate (named by As, else agg1, agg2, ...),
+//     and for a session window its end, "window_end".
 //
 // A value is laid out by its type: integers as int64, floats as float64,
 // times as int64 (Logical Time), booleans as int32 (Logical Boolean),
@@ -69,6 +70,10 @@ func (q *Query) OutputSchema() (*Schema, error) {
 	}
 	for i, a := range q.Aggregates {
 		b.AddValue(nameOr(a.As, "agg", i), q.AggType(a), 0, q.AggNullable(a))
+	}
+	if q.Window.Type == Session {
+		// A session's bounds are its own: its end comes last.
+		b.Add(Attribute{Name: "window_end", Type: Int64, Logical: q.Schema.Attrs[0].Logical}, false)
 	}
 	return b.Schema()
 }

@@ -217,6 +217,10 @@ type WindowType uint8
 const (
 	Range WindowType = iota + 1 // event time, in the event-time unit (ms)
 	Rows                        // tuples: positions in the input stream, before any selection
+	// Session windows are per group: a session holds a group's tuples
+	// whose event times are at most Size (the gap) apart, and ends Size
+	// after its last tuple (Session).
+	Session
 )
 
 // units names what a window's positions count.
@@ -233,6 +237,8 @@ func (t WindowType) String() string {
 		return "range"
 	case Rows:
 		return "row"
+	case Session:
+		return "session"
 	}
 	return fmt.Sprintf("window-type(%d)", uint8(t))
 }
@@ -261,11 +267,33 @@ func Tumbling(size int64) Window { return Window{Type: Range, Size: size, Slide:
 // Sliding returns a range window of size ms advancing by slide ms.
 func Sliding(size, slide int64) Window { return Window{Type: Range, Size: size, Slide: slide} }
 
+// Sessions returns session windows of gap ms (Flink's and SQL's SESSION):
+// per group, a session starts at a tuple's event time and goes on while
+// the next tuple of the group comes at most gap after the last one (two
+// tuples exactly gap apart share a session); it ends gap after its last
+// tuple, and closes when the watermark minus the delay reaches that end.
+// A tuple is late when the watermark before it minus the delay has
+// reached its time plus gap (its own session would have closed). A tuple
+// that lands within gap of two open sessions of its group merges them. A
+// closed session is gone: a later tuple near it starts a new one.
+func Sessions(gap int64) Window { return Window{Type: Session, Size: gap, Slide: gap} }
+
 // Validate refuses a window that cannot be evaluated.
 func (w Window) Validate() error {
+	if w.Type == Session {
+		switch {
+		case w.Size <= 0:
+			return fmt.Errorf("window: session gap %d must be positive", w.Size)
+		case w.Slide != 0 && w.Slide != w.Size:
+			return fmt.Errorf("window: a session has a gap (Size), not a slide (%d)", w.Slide)
+		case w.Delay < 0:
+			return fmt.Errorf("window: watermark delay %d is negative (valid: delay >= 0, in %s)", w.Delay, w.Type.units())
+		}
+		return nil
+	}
 	switch {
 	case w.Type != Range && w.Type != Rows:
-		return fmt.Errorf("window: unknown type %d (valid: range, row)", uint8(w.Type))
+		return fmt.Errorf("window: unknown type %d (valid: range, row, session)", uint8(w.Type))
 	case w.Size <= 0:
 		return fmt.Errorf("window: size %d must be positive", w.Size)
 	case w.Slide <= 0:

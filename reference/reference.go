@@ -535,6 +535,9 @@ func groupKey(q *query.Query, parts []keyPart, joined []byte, en env) (string, e
 }
 
 func evalAggregation(q *query.Query, data []byte) (*Result, error) {
+	if q.Window.Type == query.Session {
+		return evalSessions(q, data)
+	}
 	res := &Result{}
 	size := q.Schema.TupleSize
 	scope := q.Scope()
@@ -757,4 +760,218 @@ func havingEnv(q *query.Query, vals []Value, first []byte) env {
 		},
 		scope: q.HavingScope(),
 	}
+}
+
+// evalSessions evaluates an aggregation over session windows, tuple by
+// tuple (query.Sessions has the rules): before each tuple, the open
+// sessions whose end (their last tuple's time plus the gap) the watermark
+// before it minus the delay has reached are output, in order of end,
+// start, then key; then the tuple is filtered, late (its time plus the gap
+// reached too), or counted into the open sessions of its key it lies
+// within the gap of (merged into one), or into a new one. At the end the
+// sessions still open are output in the same order. Rows are in output
+// order; a row's End is its session's end.
+func evalSessions(q *query.Query, data []byte) (*Result, error) {
+	if q.Join != nil {
+		return nil, fmt.Errorf("reference: query %q: a static join over session windows", q.Name)
+	}
+	res := &Result{}
+	size := q.Schema.TupleSize
+	scope := q.Scope()
+	gap, delay := q.Window.Size, q.Window.Delay
+	parts, err := keyParts(q)
+	if err != nil {
+		return nil, fmt.Errorf("reference: query %q: %w", q.Name, err)
+	}
+	type sess struct {
+		key         string
+		start, last int64
+		first       []byte
+		aggs        []aggState
+	}
+	end := func(s *sess) *big.Int { return new(big.Int).Add(big.NewInt(s.last), big.NewInt(gap)) }
+	endOf := func(s *sess) int64 {
+		e := end(s)
+		if !e.IsInt64() {
+			return math.MaxInt64
+		}
+		return e.Int64()
+	}
+	// reached: the watermark wm minus the delay has reached e (exactly,
+	// without int64 overflow; an end past MaxInt64 is never reached).
+	reached := func(wm int64, haveWM bool, e *big.Int) bool {
+		if !haveWM || !e.IsInt64() {
+			return false
+		}
+		return new(big.Int).Sub(big.NewInt(wm), big.NewInt(delay)).Cmp(e) >= 0
+	}
+	var open []*sess
+	emit := func(list []*sess) error {
+		slices.SortFunc(list, func(a, b *sess) int {
+			if c := end(a).Cmp(end(b)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
+			}
+			return bytes.Compare([]byte(a.key), []byte(b.key))
+		})
+		for _, s := range list {
+			vals := make([]Value, len(q.Aggregates))
+			for i, a := range q.Aggregates {
+				vals[i] = final(a.Func, s.aggs[i], q.AggType(a))
+			}
+			if q.Having != nil {
+				ok, err := havingEnv(q, vals, s.first).holds(q.Having)
+				if err != nil {
+					return fmt.Errorf("having: %w", err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			res.Rows = append(res.Rows, Row{Start: s.start, End: endOf(s), Key: s.key, Values: vals})
+		}
+		return nil
+	}
+	var wm int64
+	haveWM := false
+	for off := 0; off < len(data); off += size {
+		idx := off / size
+		t := data[off : off+size]
+		res.Counts.Tuples++
+		ts := int64(binary.LittleEndian.Uint64(t[0:8]))
+		if err := func() error {
+			var closing, still []*sess
+			for _, s := range open {
+				if reached(wm, haveWM, end(s)) {
+					closing = append(closing, s)
+				} else {
+					still = append(still, s)
+				}
+			}
+			open = still
+			if err := emit(closing); err != nil {
+				return err
+			}
+			en := queryEnv(q, scope, t)
+			if q.Where != nil {
+				ok, err := en.holds(q.Where)
+				if err != nil {
+					return fmt.Errorf("where: %w", err)
+				}
+				if !ok {
+					res.Counts.Filtered++
+					return nil
+				}
+			}
+			if reached(wm, haveWM, new(big.Int).Add(big.NewInt(ts), big.NewInt(gap))) {
+				res.Counts.Late++
+				return nil
+			}
+			key, err := groupKey(q, parts, nil, en)
+			if err != nil {
+				return err
+			}
+			res.Counts.Counted++
+			// The open sessions of key that ts lies within the gap of,
+			// merged with the tuple into one.
+			near := func(s *sess) bool {
+				lo := new(big.Int).Sub(big.NewInt(s.start), big.NewInt(gap))
+				hi := new(big.Int).Add(big.NewInt(s.last), big.NewInt(gap))
+				x := big.NewInt(ts)
+				return lo.Cmp(x) <= 0 && x.Cmp(hi) <= 0
+			}
+			merged := &sess{key: key, start: ts, last: ts, first: t, aggs: make([]aggState, len(q.Aggregates))}
+			var keep []*sess
+			var joined []*sess
+			for _, s := range open {
+				if s.key == key && near(s) {
+					joined = append(joined, s)
+				} else {
+					keep = append(keep, s)
+				}
+			}
+			if len(joined) > 0 {
+				// The earliest session's first tuple and state start the
+				// merge; the others' fold into them in start order.
+				slices.SortFunc(joined, func(a, b *sess) int { return cmp.Compare(a.start, b.start) })
+				merged = joined[0]
+				for _, o := range joined[1:] {
+					merged.start, merged.last = min(merged.start, o.start), max(merged.last, o.last)
+					for i, a := range q.Aggregates {
+						mergeAgg(&merged.aggs[i], a.Func, o.aggs[i])
+					}
+				}
+				merged.start, merged.last = min(merged.start, ts), max(merged.last, ts)
+			}
+			open = append(keep, merged)
+			for i, a := range q.Aggregates {
+				use := true
+				if a.Filter != nil {
+					if use, err = en.holds(a.Filter); err != nil {
+						return fmt.Errorf("aggregate %d: filter: %w", i, err)
+					}
+				}
+				if !use {
+					continue
+				}
+				if a.Arg == nil {
+					accumulate(&merged.aggs[i], a.Func, Value{})
+					continue
+				}
+				at, err := query.TypeOf(a.Arg, scope)
+				if err != nil {
+					return err
+				}
+				v, err := en.eval(a.Arg)
+				if err != nil {
+					return fmt.Errorf("aggregate %d: %w", i, err)
+				}
+				if v = conform(v, at); !v.Null {
+					accumulate(&merged.aggs[i], a.Func, v)
+				}
+			}
+			return nil
+		}(); err != nil {
+			return nil, fmt.Errorf("reference: query %q: tuple %d (byte offset %d): %w", q.Name, idx, off, err)
+		}
+		if !haveWM || ts > wm {
+			wm, haveWM = ts, true
+		}
+	}
+	if err := emit(open); err != nil {
+		return nil, fmt.Errorf("reference: query %q: %w", q.Name, err)
+	}
+	return res, nil
+}
+
+// mergeAgg folds the state o of function f into s, as if s had seen o's
+// values after its own.
+func mergeAgg(s *aggState, f query.AggFunc, o aggState) {
+	if o.n == 0 {
+		return
+	}
+	if s.n == 0 {
+		*s = o
+		return
+	}
+	n := s.n + o.n
+	switch f {
+	case query.Sum, query.Avg:
+		if s.acc.Float {
+			s.acc.F += o.acc.F
+		} else {
+			s.acc.I += o.acc.I
+		}
+	case query.Min:
+		if (o.acc.Float && o.acc.F < s.acc.F) || (!o.acc.Float && o.acc.I < s.acc.I) {
+			s.acc = o.acc
+		}
+	case query.Max:
+		if (o.acc.Float && o.acc.F > s.acc.F) || (!o.acc.Float && o.acc.I > s.acc.I) {
+			s.acc = o.acc
+		}
+	}
+	s.n = n
 }

@@ -319,3 +319,19 @@ func (a *Assembler) emitWindow(w int64, st *GroupState, emit func(*Result) error
 	a.Counters.Rows += uint64(len(rows))
 	return emit(&a.out)
 }
+
+// Stage is a query's result stage as the engine drives it: an Assembler
+// (panes and windows) or Sessions (session windows).
+type Stage interface {
+	MergeTake(r *TaskResult, emit func(*Result) error) error
+	Flush(emit func(*Result) error) error
+	AppendSnapshot(dst []byte) []byte
+	RestoreSnapshot(b []byte) ([]byte, error)
+	Watermark() int64
+	Complete() int64
+	Counts() *Counters
+	SetFilter(keep func(st *GroupState, group int32) bool)
+}
+
+// Counts are the counters (Counters).
+func (a *Assembler) Counts() *Counters { return &a.Counters }

@@ -1,0 +1,399 @@
+package window
+
+import (
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Sessions is the result stage of a query over session windows
+// (query.Sessions): per group, a session holds the group's tuples whose
+// event times are at most Gap apart, and closes Gap after its last tuple
+// once the watermark minus Delay reaches that end. Sessions depend on the
+// order the tuples come in and on the watermark before each, so they are
+// assembled here, in task order, tuple by tuple, from the records a
+// session kernel writes into TaskResult.Out (SessionRecord): each counted
+// tuple's event time, the watermark before it within its task, its group
+// key and its aggregate words. The watermark is the largest event time of
+// every earlier tuple (filtered ones too), as for every window.
+//
+// A record is late when the watermark before it minus Delay has reached
+// its time plus Gap; else it joins the open sessions of its group it lies
+// within Gap of (merging them when it bridges two), or starts one. Before
+// each record, and at the end of each task, every session whose end the
+// watermark minus Delay has reached is emitted: in order of end, then
+// start, then key bytes, one Result of one row each (Start the session's
+// first tuple, End its last plus Gap).
+type Sessions struct {
+	Gap, Delay int64
+	layout     *Layout
+	words      int
+	Counters
+
+	wm     int64
+	haveWM bool
+	open   map[[16]byte][]*session // by key, ordered by start
+	closes closeHeap
+	out    *GroupState // the emitted row
+	free   []*session
+	keep   func(st *GroupState, group int32) bool // HAVING; nil: every session
+	res    Result                                 // the emitted session, reused
+	// keyOrder orders sessions of one end and start by their keys (nil:
+	// by key bytes): a query's string keys are numbers given in the
+	// workers' order, which must not order the output.
+	keyOrder func(a, b []byte) int
+}
+
+// SetKeyOrder orders sessions that end and start together by cmp of their
+// key bytes (nil: by the bytes).
+func (s *Sessions) SetKeyOrder(cmp func(a, b []byte) int) { s.keyOrder = cmp }
+
+// session is one open session: its first and last tuple's times and its
+// row (word 0 the tuples counted, then the aggregate words).
+type session struct {
+	key         [16]byte
+	start, last int64
+	row         []int64
+	at          int // index in the heap
+}
+
+// end is where a session ends: its last tuple plus the gap, saturated.
+func (s *Sessions) end(ss *session) int64 {
+	if ss.last > math.MaxInt64-s.Gap {
+		return math.MaxInt64
+	}
+	return ss.last + s.Gap
+}
+
+// SessionRecordSize is the size of a session kernel's record for layout
+// l: time, watermark before, key (16 bytes), then l's aggregate words.
+func SessionRecordSize(l *Layout) int { return 32 + 8*len(l.Kinds) }
+
+// NewSessions returns the result stage of sessions of gap, delay and
+// layout l (its Kinds: the aggregate words; hashed or one group).
+func NewSessions(gap, delay int64, l *Layout) *Sessions {
+	s := &Sessions{Gap: gap, Delay: delay, layout: l, words: l.Words(), open: map[[16]byte][]*session{}, wm: math.MinInt64}
+	s.closes.s = s
+	s.out = NewGroupState(l)
+	return s
+}
+
+// Watermark is the largest event time merged so far (math.MinInt64: none).
+func (s *Sessions) Watermark() int64 { return s.wm }
+
+// Complete is the start of the earliest session still open (what every
+// later output starts at or after); math.MaxInt64 with none open.
+func (s *Sessions) Complete() int64 {
+	c := int64(math.MaxInt64)
+	for _, ss := range s.closes.h {
+		c = min(c, ss.start)
+	}
+	return c
+}
+
+// reached reports whether the watermark minus the delay has reached t.
+func (s *Sessions) reached(wm, t int64) bool {
+	if wm == math.MinInt64 || t == math.MaxInt64 {
+		return false
+	}
+	if s.Delay > 0 && wm < math.MinInt64+s.Delay {
+		return false
+	}
+	return wm-s.Delay >= t
+}
+
+// Counts are the counters.
+func (s *Sessions) Counts() *Counters { return &s.Counters }
+
+// SetFilter drops the sessions for which keep is false when they close
+// (HAVING), as Assembler.SetFilter drops rows.
+func (s *Sessions) SetFilter(keep func(st *GroupState, group int32) bool) { s.keep = keep }
+
+// MergeTake merges a session kernel's task result (its records, in order),
+// then hands each session it closed to emit.
+func (s *Sessions) MergeTake(r *TaskResult, emit func(*Result) error) error {
+	rs := SessionRecordSize(s.layout)
+	le := binary.LittleEndian
+	s.Tuples += r.Tuples
+	s.Filtered += r.Filtered
+	s.Unmatched += r.Unmatched
+	prev := s.wm
+	for o := 0; o+rs <= len(r.Out); o += rs {
+		rec := r.Out[o : o+rs]
+		t, local := int64(le.Uint64(rec)), int64(le.Uint64(rec[8:]))
+		wm := max(prev, local)
+		if err := s.closeReached(wm, emit); err != nil {
+			return err
+		}
+		if t <= math.MaxInt64-s.Gap && s.reached(wm, t+s.Gap) {
+			s.Late++
+			continue
+		}
+		s.Counted++
+		s.add(t, [16]byte(rec[16:32]), rec[32:])
+	}
+	if r.Tuples > 0 {
+		s.wm = max(s.wm, r.MaxTS)
+	}
+	return s.closeReached(s.wm, emit)
+}
+
+// add files a tuple of time t, key k and aggregate words w.
+func (s *Sessions) add(t int64, k [16]byte, w []byte) {
+	list := s.open[k]
+	// The sessions t lies within the gap of: a run of the list.
+	// (Differences as uint64: the true ones, whatever the int64s.)
+	gap := uint64(s.Gap)
+	lo := 0
+	for lo < len(list) && list[lo].last < t && uint64(t)-uint64(list[lo].last) > gap {
+		lo++
+	}
+	hi := lo
+	for hi < len(list) && (list[hi].start <= t || uint64(list[hi].start)-uint64(t) <= gap) {
+		hi++
+	}
+	var ss *session
+	if hi == lo {
+		ss = s.newSession(k, t)
+		list = slices.Insert(list, lo, ss)
+		heap.Push(&s.closes, ss)
+	} else {
+		ss = list[lo]
+		for _, o := range list[lo+1 : hi] {
+			ss.start, ss.last = min(ss.start, o.start), max(ss.last, o.last)
+			s.combine(ss.row, o.row)
+			heap.Remove(&s.closes, o.at)
+			s.release(o)
+		}
+		list = slices.Delete(list, lo+1, hi)
+		ss.start, ss.last = min(ss.start, t), max(ss.last, t)
+		heap.Fix(&s.closes, ss.at)
+	}
+	s.open[k] = list
+	ss.row[0]++
+	for i, kind := range s.layout.Kinds {
+		v := int64(binary.LittleEndian.Uint64(w[8*i:]))
+		if ss.row[0] == 1 {
+			ss.row[1+i] = v
+		} else {
+			ss.row[1+i] = kind.Combine(ss.row[1+i], v)
+		}
+	}
+}
+
+// combine folds row o into row r (word 0 added).
+func (s *Sessions) combine(r, o []int64) {
+	switch {
+	case o[0] == 0:
+		return
+	case r[0] == 0:
+		copy(r, o)
+		return
+	}
+	r[0] += o[0]
+	for i, kind := range s.layout.Kinds {
+		r[1+i] = kind.Combine(r[1+i], o[1+i])
+	}
+}
+
+func (s *Sessions) newSession(k [16]byte, t int64) *session {
+	var ss *session
+	if n := len(s.free); n > 0 {
+		ss, s.free = s.free[n-1], s.free[:n-1]
+		clear(ss.row)
+	} else {
+		ss = &session{row: make([]int64, s.words)}
+	}
+	ss.key, ss.start, ss.last = k, t, t
+	return ss
+}
+
+func (s *Sessions) release(ss *session) { s.free = append(s.free, ss) }
+
+// closeReached emits, in order, every open session whose end the
+// watermark wm minus the delay has reached.
+func (s *Sessions) closeReached(wm int64, emit func(*Result) error) error {
+	for len(s.closes.h) > 0 {
+		ss := s.closes.h[0]
+		if !s.reached(wm, s.end(ss)) {
+			return nil
+		}
+		if err := s.close(ss, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close emits session ss and forgets it.
+func (s *Sessions) close(ss *session, emit func(*Result) error) error {
+	heap.Remove(&s.closes, ss.at)
+	list := s.open[ss.key]
+	i := slices.Index(list, ss)
+	list = slices.Delete(list, i, i+1)
+	if len(list) == 0 {
+		delete(s.open, ss.key)
+	} else {
+		s.open[ss.key] = list
+	}
+	st := s.out
+	st.Reset()
+	var g int32
+	if s.layout.Hashed {
+		g = st.Lookup(binary.BigEndian.Uint64(ss.key[0:8]), binary.BigEndian.Uint64(ss.key[8:16]))
+	} else {
+		st.Touched = append(st.Touched, 0)
+	}
+	copy(st.Row(g), ss.row)
+	start, end := ss.start, s.end(ss)
+	s.release(ss)
+	if s.keep != nil && !s.keep(st, g) {
+		return nil
+	}
+	s.Windows++
+	s.Rows++
+	s.res = Result{Window: start, Start: start, End: end, State: st, Rows: append(s.res.Rows[:0], g)}
+	return emit(&s.res)
+}
+
+// Flush emits every open session (the input ended), in order.
+func (s *Sessions) Flush(emit func(*Result) error) error {
+	for len(s.closes.h) > 0 {
+		if err := s.close(s.closes.h[0], emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeHeap orders open sessions by end, start, then key bytes: the order
+// they close and are emitted in.
+type closeHeap struct {
+	s *Sessions
+	h []*session
+}
+
+func (c *closeHeap) Len() int { return len(c.h) }
+func (c *closeHeap) Less(i, j int) bool {
+	a, b := c.h[i], c.h[j]
+	if d := cmp.Compare(c.s.end(a), c.s.end(b)); d != 0 {
+		return d < 0
+	}
+	if a.start != b.start {
+		return a.start < b.start
+	}
+	if c.s.keyOrder != nil {
+		return c.s.keyOrder(a.key[:], b.key[:]) < 0
+	}
+	return string(a.key[:]) < string(b.key[:])
+}
+func (c *closeHeap) Swap(i, j int) {
+	c.h[i], c.h[j] = c.h[j], c.h[i]
+	c.h[i].at, c.h[j].at = i, j
+}
+func (c *closeHeap) Push(x any) {
+	ss := x.(*session)
+	ss.at = len(c.h)
+	c.h = append(c.h, ss)
+}
+func (c *closeHeap) Pop() any {
+	n := len(c.h)
+	ss := c.h[n-1]
+	c.h[n-1] = nil
+	c.h = c.h[:n-1]
+	return ss
+}
+
+// sessionSnapshotVersion is the version of AppendSnapshot's encoding.
+const sessionSnapshotVersion = 1
+
+// AppendSnapshot appends the open sessions and the watermark: version u8,
+// gap, delay i64, watermark i64, has u8, the counters (7 u64), the
+// sessions u32, each its key (16 bytes), start and last i64 and its row's
+// words (i64 each).
+func (s *Sessions) AppendSnapshot(dst []byte) []byte {
+	le := binary.LittleEndian
+	dst = append(dst, sessionSnapshotVersion)
+	for _, v := range []int64{s.Gap, s.Delay, s.wm} {
+		dst = le.AppendUint64(dst, uint64(v))
+	}
+	dst = append(dst, boolByte(s.haveWM))
+	c := s.Counters
+	for _, v := range []uint64{c.Tuples, c.Filtered, c.Unmatched, c.Late, c.Counted, c.Windows, c.Rows} {
+		dst = le.AppendUint64(dst, v)
+	}
+	all := slices.Clone(s.closes.h)
+	slices.SortFunc(all, func(a, b *session) int {
+		if d := cmp.Compare(a.start, b.start); d != 0 {
+			return d
+		}
+		return cmp.Compare(string(a.key[:]), string(b.key[:]))
+	})
+	dst = le.AppendUint32(dst, uint32(len(all)))
+	for _, ss := range all {
+		dst = append(dst, ss.key[:]...)
+		dst = le.AppendUint64(dst, uint64(ss.start))
+		dst = le.AppendUint64(dst, uint64(ss.last))
+		for _, w := range ss.row {
+			dst = le.AppendUint64(dst, uint64(w))
+		}
+	}
+	return dst
+}
+
+// RestoreSnapshot replaces the state by AppendSnapshot's, of sessions of
+// the same gap, delay and layout, and returns the bytes after it. On an
+// error the state is left empty, as NewSessions returns it.
+func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
+	s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte][]*session{}, nil, Counters{}, math.MinInt64, false
+	defer func() {
+		if err != nil {
+			s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte][]*session{}, nil, Counters{}, math.MinInt64, false
+		}
+	}()
+	r := NewSnapshotReader(b)
+	if v := r.U8(); r.Err() == nil && v != sessionSnapshotVersion {
+		return nil, fmt.Errorf("sessions: snapshot version %d, want %d", v, sessionSnapshotVersion)
+	}
+	gap, delay, wm := int64(r.U64()), int64(r.U64()), int64(r.U64())
+	has := r.Bool()
+	var c Counters
+	for _, v := range []*uint64{&c.Tuples, &c.Filtered, &c.Unmatched, &c.Late, &c.Counted, &c.Windows, &c.Rows} {
+		*v = r.U64()
+	}
+	n := r.U32()
+	if r.Err() != nil {
+		return nil, fmt.Errorf("sessions: %w", r.Err())
+	}
+	if gap != s.Gap || delay != s.Delay {
+		return nil, fmt.Errorf("sessions: snapshot of gap %d and delay %d, not %d and %d", gap, delay, s.Gap, s.Delay)
+	}
+	per := 32 + 8*s.words
+	if uint64(n)*uint64(per) > uint64(len(r.Rest())) {
+		return nil, errors.New("sessions: snapshot truncated")
+	}
+	for range n {
+		ss := &session{row: make([]int64, s.words)}
+		copy(ss.key[:], r.Take(16))
+		ss.start, ss.last = int64(r.U64()), int64(r.U64())
+		for i := range ss.row {
+			ss.row[i] = int64(r.U64())
+		}
+		if ss.last < ss.start || ss.row[0] <= 0 {
+			return nil, fmt.Errorf("sessions: a session [%d, %d] of %d tuples", ss.start, ss.last, ss.row[0])
+		}
+		list := s.open[ss.key]
+		i, _ := slices.BinarySearchFunc(list, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
+		s.open[ss.key] = slices.Insert(list, i, ss)
+		heap.Push(&s.closes, ss)
+	}
+	if r.Err() != nil {
+		return nil, fmt.Errorf("sessions: %w", r.Err())
+	}
+	s.wm, s.haveWM, s.Counters = wm, has, c
+	return r.Rest(), nil
+}
