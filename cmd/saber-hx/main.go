@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
 )
@@ -92,7 +93,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return ie.exitCode()
 	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) || errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) {
+	var oe *security.OptionError
+	if errors.As(err, &ue) || errors.As(err, &oe) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) || errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) {
 		return 2
 	}
 	return 1

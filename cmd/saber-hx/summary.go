@@ -77,12 +77,7 @@ func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) y
 
 // tupleCounts classify a query's input tuples (they add up to its
 // tuples), as every summary gives them.
-type tupleCounts struct {
-	Filtered  uint64 `json:"filtered_tuples"`
-	Unmatched uint64 `json:"unmatched_tuples"`
-	Late      uint64 `json:"late_tuples"`
-	Counted   uint64 `json:"counted_tuples"`
-}
+type tupleCounts = ysb.TupleCounts
 
 func countsOf(st engine.Stats) tupleCounts {
 	return tupleCounts{Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -23,7 +24,7 @@ const ysbSynopsis = `  saber-hx ysb [flags]                  the benchmark: YSB 
         [--checkpoint-dir DIR [--checkpoint-interval D]] [--instance I --instances N]
                                         the original benchmark's pipeline: JSON events from Kafka, campaigns from
                                         Redis, each window's counts to Redis every second
-` + setupSynopsis + produceSynopsis + checkSynopsis
+` + setupSynopsis + produceSynopsis + checkSynopsis + securedSynopsis
 
 func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if sub := pipelineCommand(args); sub != nil {
@@ -56,7 +57,10 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.brokers, "brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
 	fs.StringVar(&ka.topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
 	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
-	fs.StringVar(&ka.redis, "redis", "", "--source kafka: Redis server, host:port (campaigns in, windows out)")
+	var kf kafkaSecFlags
+	var rf redisSecFlags
+	kf.register(fs)
+	rf.register(fs, "--source kafka: Redis server (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
 	retryTimeout := addSinkRetryFlag(fs)
 	msVar(fs, &ka.delay, "watermark-delay", 0, "--source kafka: watermark delay: a window closes when the largest event time seen passes its end by this")
@@ -66,7 +70,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&sc.ckptEvery, "checkpoint-interval", 5*time.Second, "--source kafka: how often --checkpoint-dir is written")
 	fs.IntVar(&sc.instance, "instance", 0, "--source kafka: this process's number among --instances: it reads the partitions p with p mod instances = instance")
 	fs.IntVar(&sc.instances, "instances", 1, "--source kafka: the processes that share the topic's partitions statically (see --instance)")
-	if err := parse(fs, args); err != nil {
+	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
 	kafkaMode := false
@@ -116,6 +120,14 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if kafkaMode {
 		ka.durationSet, ka.duration = given(fs, "duration"), *duration
 		ka.retryTimeout = *retryTimeout
+		if ka.kafkaSec, err = kf.settings(fs, os.LookupEnv); err != nil {
+			return err
+		}
+		if ka.redis = rf.server; ka.redis != "" {
+			if ka.redisSec, err = rf.settings(fs, os.LookupEnv); err != nil {
+				return err
+			}
+		}
 		return runYSBKafka(ka, sc, cfg, &ef, *asJSON, stdout, stderr)
 	}
 	sig, end, err := ef.begin(&cfg, stderr)

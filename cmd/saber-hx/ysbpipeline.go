@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/ysb"
@@ -24,9 +23,13 @@ import (
 // producer's log).
 
 const (
-	setupSynopsis   = "  saber-hx ysb setup --redis ADDR [--campaigns-out FILE] [--num-campaigns N] [--ads-per-campaign N] [--seed S]\n"
-	produceSynopsis = "  saber-hx ysb produce --brokers ADDR --topic ad-events --rate N --duration D [--skew D] [--late-fraction F] [--log FILE] [--partitions P]\n"
-	checkSynopsis   = "  saber-hx ysb check --redis ADDR --events FILE [--watermark-delay D] [--json]\n"
+	setupSynopsis   = "  saber-hx ysb setup --redis ADDR [--campaigns-out FILE] [--num-campaigns N] [--ads-per-campaign N] [--seed S] [--redis-* ...]\n"
+	produceSynopsis = "  saber-hx ysb produce --brokers ADDR --topic ad-events --rate N --duration D [--skew D] [--late-fraction F] [--log FILE] [--partitions P]\n" +
+		"        [--kafka-* ...]\n"
+	checkSynopsis   = "  saber-hx ysb check --redis ADDR --events FILE [--watermark-delay D] [--json] [--redis-* ...]\n"
+	securedSynopsis = "  secured connections: --kafka-security-protocol, --kafka-sasl-*, --kafka-ssl-* (ysb produce, ysb --source kafka) and --redis-user,\n" +
+		"        --redis-password-file, --redis-tls, ... or --redis rediss://user@host:port/db (ysb setup, ysb --source kafka, ysb check),\n" +
+		"        as the SQL options (docs/operations.md, \"Secured connections\"); passwords from a file or " + kafkaPasswordEnv + ", " + redisPasswordEnv + "\n"
 )
 
 // pipelineCommand returns the subcommand of ysb that args name, if any.
@@ -60,26 +63,15 @@ func splitList(s string) []string {
 	return out
 }
 
-func dialRedis(ctx context.Context, addr string) (*redis.Client, error) {
-	if addr == "" {
-		return nil, usagef("--redis: name the Redis server, host:port")
-	}
-	cl := redis.NewClient(&redis.Options{Addr: addr})
-	if err := cl.Ping(ctx).Err(); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("redis %s: ping: %w", addr, err)
-	}
-	return cl, nil
-}
-
 func runYSBSetup(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ysb setup", setupSynopsis, stdout)
+	fs := newFlagSet("ysb setup", setupSynopsis+securedSynopsis, stdout)
 	var gf genFlags
 	gf.register(fs)
 	seed := seedFlag(fs)
-	addr := fs.String("redis", "", "Redis server, host:port (required)")
+	var rf redisSecFlags
+	rf.register(fs, "Redis server (required)")
 	csvOut := fs.String("campaigns-out", "", "also write the campaigns CSV (ad_id,campaign_id) here, replaced only once complete")
-	if err := parse(fs, args); err != nil {
+	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
 	gc, err := gf.config()
@@ -87,47 +79,30 @@ func runYSBSetup(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	gc.Seed = *seed
-	if *addr == "" {
+	if rf.server == "" {
 		return usagef("ysb setup needs --redis")
 	}
-	g, err := ysb.NewGenerator(gc)
+	server, err := rf.settings(fs, os.LookupEnv)
 	if err != nil {
-		return usageError{err}
-	}
-	c := g.Campaigns()
-	var out *sink.File
-	if *csvOut != "" {
-		if out, err = sink.Create(*csvOut); err != nil {
-			return err
-		}
-		defer out.Abort()
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := dialRedis(ctx, *addr)
+	res, err := ysb.Setup(ctx, ysb.SetupConfig{Server: server, Gen: gc, CampaignsCSV: *csvOut})
+	if res.InRedis {
+		fmt.Fprintf(stdout, "wrote %d campaigns (SADD %s) and %d ads (SET ad campaign) to redis %s\n", res.Campaigns, ysb.CampaignsKey, res.Ads, server.Addr)
+	}
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	n, err := ysb.WriteCampaignsRedis(ctx, cl, c)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %d campaigns (SADD %s) and %d ads (SET ad campaign) to redis %s\n", n, ysb.CampaignsKey, len(c.AdIDs), *addr)
-	if out != nil {
-		if err := c.WriteCSV(out); err != nil {
-			return fmt.Errorf("%s: %w", *csvOut, err)
-		}
-		if err := out.Commit(); err != nil {
-			return err
-		}
+	if *csvOut != "" {
 		fmt.Fprintf(stdout, "wrote the campaigns table to %s\n", *csvOut)
 	}
 	return nil
 }
 
 func runYSBProduce(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ysb produce", produceSynopsis, stdout)
+	fs := newFlagSet("ysb produce", produceSynopsis+securedSynopsis, stdout)
 	var gf genFlags
 	gf.register(fs)
 	seed := seedFlag(fs)
@@ -141,7 +116,9 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	lateFraction := fs.Float64("late-fraction", 0, "fraction of events whose event_time is a window (10 s) or more in the past")
 	logPath := fs.String("log", "", "write every event acknowledged here, one line each: partition, a tab, the JSON (what ysb check reads)")
 	partitions := fs.Int("partitions", 0, "spread the records round robin over partitions 0..P-1 (0: all the topic has; a missing topic is created with P)")
-	if err := parse(fs, args); err != nil {
+	var kf kafkaSecFlags
+	kf.register(fs)
+	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
 	gc, err := gf.config()
@@ -166,6 +143,10 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	case *partitions < 0:
 		return usagef("--partitions %d: must not be negative", *partitions)
 	}
+	sec, err := kf.settings(fs, os.LookupEnv)
+	if err != nil {
+		return err
+	}
 	var logFile *sink.File
 	if *logPath != "" {
 		if logFile, err = sink.Create(*logPath); err != nil {
@@ -175,7 +156,7 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	}
 	sig := watchSignals(stderr)
 	defer sig.stop()
-	pc := ysb.ProduceConfig{Brokers: bl, Topic: *topic, Gen: gc, Rate: *rate, Duration: *duration, SkewMs: *skew,
+	pc := ysb.ProduceConfig{Brokers: bl, Topic: *topic, Security: sec, Gen: gc, Rate: *rate, Duration: *duration, SkewMs: *skew,
 		LateFraction: *lateFraction, Partitions: *partitions, Seed: *seed,
 		Progress: func(p ysb.ProduceProgress) {
 			fmt.Fprintf(stderr, "produce %5.0fs  sent %d  acked %d  %.0f events/s\n", p.Elapsed.Seconds(), p.Sent, p.Acked, p.Rate)
@@ -203,53 +184,30 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	return sig.err()
 }
 
-// checkSummary is ysb check's --json object.
-type checkSummary struct {
-	Events     int64           `json:"events"`
-	Windows    int             `json:"windows"`
-	Redis      int             `json:"redis_windows"`
-	Mismatches int             `json:"mismatches"`
-	OK         bool            `json:"ok"`
-	Counts     tupleCounts     `json:"counts"`
-	Latency    latencySummary  `json:"latency_ms"`
-	First      []mismatchEntry `json:"first_mismatches,omitempty"`
-}
-
-type latencySummary struct {
-	Windows int   `json:"windows"`
-	Min     int64 `json:"min"`
-	P50     int64 `json:"p50"`
-	P90     int64 `json:"p90"`
-	P99     int64 `json:"p99"`
-	Max     int64 `json:"max"`
-}
-
-type mismatchEntry struct {
-	Campaign string `json:"campaign"`
-	Window   int64  `json:"window"`
-	Expected int64  `json:"expected"`
-	Got      int64  `json:"got"` // -1: missing
-}
-
 // errMismatch is ysb check's failure: exit status 1.
 var errMismatch = errors.New("check failed: windows in Redis differ from the oracle over the log")
 
 func runYSBCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ysb check", checkSynopsis, stdout)
-	addr := fs.String("redis", "", "Redis server, host:port (required)")
+	fs := newFlagSet("ysb check", checkSynopsis+securedSynopsis, stdout)
+	var rf redisSecFlags
+	rf.register(fs, "Redis server (required)")
 	events := fs.String("events", "", "the log of ysb produce --log (required)")
 	var delayMs int64
 	delay := &delayMs
 	msVar(fs, delay, "watermark-delay", 0, "the run's watermark delay")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object on the last line of stdout")
-	if err := parse(fs, args); err != nil {
+	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
-	if *addr == "" || *events == "" {
+	if rf.server == "" || *events == "" {
 		return usagef("ysb check needs --redis and --events")
 	}
 	if *delay < 0 {
 		return usagef("--watermark-delay %d: must not be negative", *delay)
+	}
+	server, err := rf.settings(fs, os.LookupEnv)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(*events)
 	if err != nil {
@@ -262,22 +220,12 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cl, err := dialRedis(ctx, *addr)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	res, err := ysb.Check(ctx, cl, el, *delay)
+	res, err := ysb.CheckServer(ctx, server, el, *delay)
 	if err != nil {
 		return err
 	}
 	const show = 10
-	s := checkSummary{Events: res.Events, Windows: res.Windows, Redis: res.Redis, Mismatches: len(res.Mismatches), OK: len(res.Mismatches) == 0,
-		Counts:  tupleCounts{Filtered: res.Counts.Filtered, Unmatched: res.Counts.Unmatched, Late: res.Counts.Late, Counted: res.Counts.Counted},
-		Latency: latencySummary(res.Latency)}
-	for _, m := range res.Mismatches[:min(show, len(res.Mismatches))] {
-		s.First = append(s.First, mismatchEntry{m.Campaign.String(), m.Start, m.Expected, m.Got})
-	}
+	s := res.Summary(show)
 	if *asJSON {
 		if err := writeJSONLine(stdout, s); err != nil {
 			return err
@@ -310,6 +258,8 @@ type kafkaArgs struct {
 	duration                     time.Duration
 	durationSet, stopAtEnd       bool
 	retryTimeout                 time.Duration // --sink-retry-timeout
+	kafkaSec                     security.Kafka
+	redisSec                     security.Redis // its Addr is redis's host:port
 }
 
 // ysbScale is ysb --source kafka's --checkpoint-dir, --checkpoint-interval,
@@ -353,7 +303,8 @@ func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, a
 		return err
 	}
 	prog, campaigns, ads, err := pipeline.YSBKafkaProgram(context.Background(),
-		pipeline.YSBKafka{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redis, DelayMs: a.delay})
+		pipeline.YSBKafka{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redisSec.Addr, DelayMs: a.delay,
+			KafkaSecurity: a.kafkaSec, RedisSecurity: a.redisSec})
 	if err != nil {
 		return err
 	}
@@ -363,7 +314,7 @@ func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, a
 		o.Duration = a.duration
 	}
 	opened := func() {
-		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s", campaigns, ads, a.redis, a.topic, a.brokers)
+		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s", campaigns, ads, a.redisSec.Addr, a.topic, a.brokers)
 		if sc.instances > 1 {
 			fmt.Fprintf(stderr, " (instance %d of %d)", sc.instance, sc.instances)
 		}
@@ -382,7 +333,7 @@ func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, a
 		}
 		src := sum.Sources[0]
 		fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s\n",
-			src.Tuples+src.Malformed, a.topic, src.Malformed, sum.Stats[0].Rows, a.redis)
+			src.Tuples+src.Malformed, a.topic, src.Malformed, sum.Stats[0].Rows, a.redisSec.Addr)
 		if asJSON {
 			return writeJSONLine(stdout, s)
 		}

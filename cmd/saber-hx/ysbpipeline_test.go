@@ -57,7 +57,7 @@ func TestYSBPipelineCLI(t *testing.T) {
 
 			code, out, errs = cli(t, "ysb", "check", "--redis", rs.Addr, "--events", logPath, "--json")
 			require.Equal(t, 0, code, out+errs)
-			var cs checkSummary
+			var cs ysb.CheckSummary
 			require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &cs))
 			assert.True(t, cs.OK)
 			assert.Equal(t, s.Counted, cs.Counts.Counted)
