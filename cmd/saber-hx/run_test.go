@@ -261,7 +261,8 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(g, timestamp, INTERVAL '1' SECOND
 	require.Equal(t, 0, code, stderr)
 	s := decodeRun(t, lastLine(stderr))
 	// 20,000 a second for half a second: about 10,000, never the millions
-	// an unpaced generator gives (a loaded machine may give fewer).
-	assert.LessOrEqual(t, s.Tuples, uint64(12000))
+	// an unpaced generator gives (a loaded machine may give fewer, or, its
+	// timer late, a fifth more: 12,192 was seen with the tests in parallel).
+	assert.LessOrEqual(t, s.Tuples, uint64(15000))
 	assert.Greater(t, s.Tuples, uint64(0))
 }
