@@ -85,9 +85,10 @@ func (en env) typeOf(e query.Expr) (query.ValueType, error) {
 	return query.TypeOf(e, en.scope)
 }
 
-// eval evaluates e.
-func (en env) eval(e query.Expr) (Value, error) {
-	switch e := e.(type) {
+// eval evaluates x. Where e is wanted as an Expr (an error's text), x is
+// passed: converting e back would allocate per tuple.
+func (en env) eval(x query.Expr) (Value, error) {
+	switch e := x.(type) {
 	case nil:
 		return Value{}, errors.New("missing expression")
 	case query.Column:
@@ -113,11 +114,11 @@ func (en env) eval(e query.Expr) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		return compareOp(e.Op, l, r, e)
+		return compareOp(e.Op, l, r, x)
 	case query.AndExpr:
-		return en.kleene(e.Terms, "AND", e)
+		return en.kleene(e.Terms, "AND", x)
 	case query.OrExpr:
-		return en.kleene(e.Terms, "OR", e)
+		return en.kleene(e.Terms, "OR", x)
 	case query.NotExpr:
 		v, err := en.eval(e.X)
 		if err != nil {
@@ -149,7 +150,7 @@ func (en env) eval(e query.Expr) (Value, error) {
 	case query.Call:
 		return en.call(e)
 	}
-	return Value{}, fmt.Errorf("unknown expression %T (%s)", e, e)
+	return Value{}, fmt.Errorf("unknown expression %T (%s)", x, x)
 }
 
 // arith is L op R: NULL where either is; in float64 when either is a float

@@ -81,6 +81,7 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	}
 	slices.Sort(windows)
 	pair := make([]byte, out.TupleSize)
+	scope := j.Scope() // once: it lays out the joined schema
 	for _, w := range windows {
 		l, r := perWindow[0][w], perWindow[1][w]
 		sort.SliceStable(l, func(a, b int) bool { return l[a].pos < l[b].pos })
@@ -92,7 +93,7 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				keep := true
 				if j.Where != nil {
 					var err error
-					if keep, err = pairEnv(j, lt.tuple, rt.tuple).holds(j.Where); err != nil {
+					if keep, err = pairEnv(j, scope, lt.tuple, rt.tuple).holds(j.Where); err != nil {
 						return nil, fmt.Errorf("reference: join %q: where: %w", j.Name, err)
 					}
 				}
@@ -117,8 +118,8 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 // pairEnv resolves the names of a join's predicate for the pair (l, r):
 // l.<name> is attribute <name> of l in j.Left, r.<name> of r in j.Right.
 // Each side is read with its own schema, so that a NULL bit is read where
-// that side's schema puts it.
-func pairEnv(j *query.WindowJoin, l, r []byte) env {
+// that side's schema puts it. scope is j.Scope().
+func pairEnv(j *query.WindowJoin, scope query.Scope, l, r []byte) env {
 	return env{
 		col: func(name string) (Value, error) {
 			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
@@ -133,6 +134,6 @@ func pairEnv(j *query.WindowJoin, l, r []byte) env {
 			}
 			return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
 		},
-		scope: j.Scope(),
+		scope: scope,
 	}
 }
