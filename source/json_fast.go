@@ -65,10 +65,13 @@ func (d *JSONDecoder) fastLine(t, line []byte) bool {
 			}
 			p++
 		} else {
-			if f := &d.fields[s.col]; f.ext {
-				p, ok = d.fastValueExt(t, line, p, f, s.quoted)
-			} else {
+			switch f := &d.fields[s.col]; {
+			case !f.ext:
 				p, ok = fastValue(t, line, p, f, s.quoted)
+			case f.kind == String && s.quoted:
+				p, ok = d.fastString(t, line, p, f)
+			default:
+				p, ok = d.fastValueExt(t, line, p, f, s.quoted)
 			}
 		}
 		if !ok {
