@@ -209,8 +209,8 @@ func (g *Generator) nextIndexOf(t Table, i int64) (int64, bool) {
 	return i, true
 }
 
-// At fills ev with the event at index i, whatever the generator's
-// position, which it leaves as it is.
+// At fills ev with the event at index i >= 0, whatever the generator's
+// position, which it leaves as it is (Config.Events does not bound it).
 func (g *Generator) At(i int64, ev *Event) {
 	c := &g.cfg
 	n := c.adjust(c.FirstEventNumber + i)
