@@ -34,6 +34,9 @@ type sqlSource struct {
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
+	// first is the stream the records are decoded into, set before the
+	// first read: its string heap holds their long strings (heapStrings).
+	first *engine.Stream
 	ckpt     *checkpointer // Options.CheckpointDir: takes checkpoints between reads
 }
 
@@ -93,7 +96,7 @@ func (j *Job) openSources() error {
 			return usagef("source %s: connector %q has no input: attach one (AttachSource, AttachReader)", s.Name, s.Connector)
 		}
 		if s.Format == "csv" || s.Format == "json" {
-			d, err := newDecoder(s, ss.name)
+			d, err := newDecoder(s, ss.name, ss.heapStrings)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
@@ -104,8 +107,9 @@ func (j *Job) openSources() error {
 }
 
 // newDecoder is the record decoder of a csv or json source: its columns
-// where the compiler laid them out.
-func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
+// where the compiler laid them out, the long strings of its VARCHAR
+// columns in the memory strings gives.
+func newDecoder(s *sql.Source, input string, strings func(n int) ([]byte, error)) (source.Decoder, error) {
 	l, err := s.Layout()
 	if err != nil {
 		return nil, err
@@ -114,7 +118,7 @@ func newDecoder(s *sql.Source, input string) (source.Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := source.Options{Input: input, OnError: onErr}
+	o := source.Options{Input: input, OnError: onErr, Strings: strings}
 	if s.Format == "csv" {
 		return source.NewCSVDecoder(l, source.CSVOptions{Options: o, Header: s.Header})
 	}
@@ -144,7 +148,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		}
 		cfg.Binary, cfg.OnError = true, onErr
 	} else {
-		d, err := newDecoder(src, s.name)
+		d, err := newDecoder(src, s.name, nil)
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}
@@ -159,6 +163,17 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 	}
 	s.kafka = k
 	return nil
+}
+
+// heapStrings is a file's or standard input's Options.Strings: the records
+// are decoded straight into the first stream's ring (feedAll), so their
+// long strings go to that stream's heap, freed with the task that carries
+// them; Write copies them into the other streams' heaps.
+func (s *sqlSource) heapStrings(n int) ([]byte, error) {
+	if s.first == nil {
+		return nil, fmt.Errorf("source %s: strings decoded before the source has a stream", s.src.Name)
+	}
+	return s.first.Strings(n)
 }
 
 // kafkaCounts are a Kafka source's counters as the metrics server reads
@@ -254,6 +269,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 	}
 	chunk = max(chunk/ts, 1) * ts
 	first, rest := streams[0], streams[1:]
+	s.first = first
 	start := time.Now()
 	var offset int64
 	lastFlush := start
