@@ -37,7 +37,7 @@ type sqlSource struct {
 	// first is the stream the records are decoded into, set before the
 	// first read: its string heap holds their long strings (heapStrings).
 	first *engine.Stream
-	ckpt     *checkpointer // Options.CheckpointDir: takes checkpoints between reads
+	ckpt  *checkpointer // Options.CheckpointDir: takes checkpoints between reads
 }
 
 // kafkaShare is what of a topic a Kafka source reads: the partitions p
