@@ -2,6 +2,8 @@ package sql
 
 // The syntax tree of a SQL text, as the parser produces it.
 
+import "github.com/saber-hx/saber-hx/query"
+
 type ident struct {
 	name string
 	pos  pos
@@ -15,21 +17,28 @@ const (
 	stView
 	stSink
 	stSelect
+	stInsert
 )
 
 type stmt struct {
 	kind    stmtKind
 	pos     pos
-	name    ident // SOURCE, TABLE, VIEW and SINK
+	name    ident // SOURCE, TABLE, VIEW and SINK; INSERT INTO's table
 	cols    []colDef
 	wm      *watermark
 	opts    []option
 	withPos pos // the WITH keyword
 	sel     *selectStmt
+	// table: CREATE TABLE (not SOURCE or STREAM), whose connector says
+	// whether it is a static table, a source or a sink.
+	table bool
+	// into: INSERT INTO name (cols): the columns named (none: all, in order).
+	into []ident
 }
 
 type typeKind uint8
 
+// The declared types. The first seven are Kind's values (Kind(t.kind)).
 const (
 	tyInt typeKind = iota + 1
 	tyBigint
@@ -38,6 +47,9 @@ const (
 	tyUUID
 	tyBytes
 	tyEnum
+	tyString
+	tyTimestamp
+	tyBool
 )
 
 // sqlType is a column type as declared.
@@ -45,11 +57,19 @@ type sqlType struct {
 	kind   typeKind
 	size   int      // BYTES(n)
 	labels []string // ENUM
+	// name is the type as written, where it is not the kind's own
+	// spelling (VARCHAR(20), SMALLINT, DECIMAL(10, 2), TIMESTAMP_LTZ(3)).
+	name string
 }
 
 type colDef struct {
-	name ident
-	typ  sqlType
+	name    ident
+	typ     sqlType
+	typPos  pos
+	notNull bool
+	// proctime: name AS PROCTIME(), a timestamp the source fills with
+	// the wall clock when the tuple is ingested.
+	proctime bool
 }
 
 type watermark struct {
@@ -84,27 +104,33 @@ const (
 	winNone winKind = iota
 	winTumble
 	winHop
-	winRange // [RANGE size [SLIDE slide]]
-	winRows  // [ROWS n [SLIDE m]]
+	winRange   // [RANGE size [SLIDE slide]]
+	winRows    // [ROWS n [SLIDE m]]
+	winSession // SESSION(src, col, gap) (FROM) or GROUP BY SESSION(col, gap): size is the gap
 )
 
 type windowSpec struct {
 	kind        winKind
 	pos         pos
-	timeCol     *ident    // TUMBLE and HOP
-	size, slide *interval // TUMBLE, HOP, RANGE (slide nil: tumbling)
+	timeCol     *ident    // TUMBLE, HOP and SESSION
+	size, slide *interval // TUMBLE, HOP, RANGE (slide nil: tumbling); SESSION's gap is size
 	rows, step  int64     // ROWS (step 0: tumbling)
 	slidePos    pos
+	// group: the window is GROUP BY TUMBLE(ts, ...) (Flink's group
+	// window), not FROM's.
+	group bool
 }
 
 type fromItem struct {
 	name  ident
 	alias *ident
 	win   windowSpec
+	sub   *selectStmt // FROM (SELECT ...): name.pos is its '('
 }
 
 type selectItem struct {
 	star  bool
+	qual  string // qual.*
 	expr  expr
 	alias *ident
 	pos   pos
@@ -121,6 +147,9 @@ type selectStmt struct {
 	groupBy []expr
 	having  expr
 	end     pos
+	// extraWhere is a term the compiler adds to WHERE (a join key's IS
+	// NOT NULL).
+	extraWhere query.Expr
 }
 
 type exprKind uint8
@@ -130,10 +159,22 @@ const (
 	eInt
 	eFloat
 	eString
-	eBinary // + - * / = <> < <= > >= AND OR
+	eBinary // + - * / % || = <> < <= > >= AND OR
 	eNot
 	eNeg
-	eCall // an aggregate: COUNT(*), SUM(x), ...
+	eCall     // an aggregate: COUNT(*), SUM(x), COUNT(DISTINCT x), ... [FILTER (WHERE cond)]
+	eFunc     // a scalar function (name lower case), or TUMBLE(...) and its kin in GROUP BY
+	eBool     // TRUE, FALSE: b
+	eNull     // NULL
+	eCase     // CASE [l] WHEN args[2i] THEN args[2i+1] ... [ELSE r] END
+	eIn       // l [NOT] IN (args)
+	eBetween  // l [NOT] BETWEEN args[0] AND args[1]
+	eLike     // l [NOT] LIKE s [ESCAPE esc]
+	eIsNull   // l IS [NOT] NULL
+	eIsBool   // l IS [NOT] TRUE|FALSE (b)
+	eCast     // CAST(l AS typ)
+	eInterval // INTERVAL 'n' unit: its milliseconds
+	eTime     // TIMESTAMP '...': i milliseconds
 )
 
 type expr = *node
@@ -147,7 +188,15 @@ type node struct {
 	i        int64
 	f        float64
 	s        string
-	l, r     expr // eBinary; eNot and eNeg and eCall use l
+	b        bool
+	l, r     expr // eBinary; eNot, eNeg, eCall, eIn, ... use l
+	args     []expr
+	not      bool
+	esc      rune
+	typ      sqlType
+	iv       *interval
 	star     bool // COUNT(*)
+	distinct bool // COUNT(DISTINCT x)
+	filter   expr // agg(...) FILTER (WHERE filter)
 	parenPos pos
 }

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
@@ -11,11 +12,12 @@ import (
 // The compiler, a file per job: compile.go (the entry point, the
 // compiler's state, statements), compile_source.go (sources, tables and
 // windows), compile_expr.go (scopes and expressions), compile_select.go
-// (SELECT over one relation: aggregates, group by, stateless queries),
+// (SELECT: its input, stateless queries), compile_agg.go (aggregations:
+// groups, aggregates, COUNT(DISTINCT), the select list over them),
 // compile_join.go (static and window joins), compile_output.go (output
-// columns and views). The parser: parser.go (statements, types, options),
-// parser_select.go (SELECT, FROM, windows, intervals), parser_expr.go
-// (expressions).
+// columns and views), compile_sink.go (sink tables and INSERT INTO). The
+// parser: parser.go (statements, types, options), parser_select.go
+// (SELECT, FROM, windows, intervals), parser_expr.go (expressions).
 
 // Compile parses and checks a SQL text and compiles it into a Program.
 // Every error is an *Error naming the line and column. Option values'
@@ -45,12 +47,20 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 		return nil, err
 	}
 	c := &compiler{
-		prog:   &Program{},
-		names:  map[string]string{},
-		rels:   map[string]*relation{},
-		tables: map[string]*Table{},
+		prog:     &Program{},
+		names:    map[string]string{},
+		rels:     map[string]*relation{},
+		tables:   map[string]*Table{},
+		sinks:    map[string]*stmt{},
+		inserted: map[string]int{},
+		targets:  map[string]bool{},
 	}
 	c.timeCols = eventTimeUses(stmts)
+	for _, s := range stmts {
+		if s.kind == stInsert {
+			c.targets[s.name.name] = true
+		}
+	}
 	for _, s := range stmts {
 		if err := c.statement(s); err != nil {
 			return nil, err
@@ -60,14 +70,15 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 }
 
 // relCol is a visible column of a relation: its name in SQL, its attribute
-// in the relation's schema and its declared type.
+// in the relation's schema and its declared type (kind 0 where the type
+// is the attribute's: a computed value).
 type relCol struct {
 	name string
 	attr string
 	typ  sqlType
 }
 
-// relation is what FROM can name: a source or a view.
+// relation is what FROM can name: a source or a view (or a subquery).
 type relation struct {
 	name     string
 	schema   *query.Schema
@@ -84,26 +95,44 @@ type compiler struct {
 	names    map[string]string // every statement's name -> what it is
 	rels     map[string]*relation
 	tables   map[string]*Table
+	sinks    map[string]*stmt // sink tables (CREATE TABLE ... WITH a sink's connector)
+	inserted map[string]int   // sink table -> the line of the INSERT INTO that writes it
+	targets  map[string]bool  // the tables some INSERT INTO names
 	timeCols map[string]ident // source -> the first event-time column a window names on it
 	nSelect  int
-	inView   bool // compiling a CREATE VIEW
+	parts    map[string]int // query -> its parts so far
 }
 
 // eventTimeUses finds, per FROM name, the first time column named in a
-// TUMBLE or HOP over it.
+// TUMBLE or HOP over it (in FROM, or GROUP BY TUMBLE(col, ...)).
 func eventTimeUses(stmts []*stmt) map[string]ident {
 	m := map[string]ident{}
-	for _, s := range stmts {
-		if s.sel == nil {
-			continue
+	var walk func(sel *selectStmt)
+	walk = func(sel *selectStmt) {
+		if sel == nil {
+			return
 		}
-		for _, f := range []*fromItem{&s.sel.from, s.sel.join} {
-			if f != nil && f.win.timeCol != nil {
+		for _, f := range []*fromItem{&sel.from, sel.join} {
+			if f == nil {
+				continue
+			}
+			walk(f.sub)
+			if f.win.timeCol != nil {
 				if _, ok := m[f.name.name]; !ok {
 					m[f.name.name] = *f.win.timeCol
 				}
 			}
 		}
+		for _, g := range sel.groupBy {
+			if g.kind == eFunc && groupWindows[g.name] && len(g.args) > 0 && g.args[0].kind == eCol && sel.from.sub == nil {
+				if _, ok := m[sel.from.name.name]; !ok {
+					m[sel.from.name.name] = ident{name: g.args[0].name, pos: g.args[0].pos}
+				}
+			}
+		}
+	}
+	for _, s := range stmts {
+		walk(s.sel)
 	}
 	return m
 }
@@ -119,9 +148,19 @@ func (c *compiler) declare(id ident, what string) error {
 func (c *compiler) statement(s *stmt) error {
 	switch s.kind {
 	case stSource:
+		if !s.table {
+			return c.source(s)
+		}
+		conn := strings.ToLower(optionValue(s.opts, "connector"))
+		switch {
+		case c.targets[s.name.name] || conn == "blackhole" || conn == "print" || conn == "stdout" || conn == "redis":
+			return c.sinkTable(s)
+		case conn == "file":
+			return c.table(s)
+		}
 		return c.source(s)
-	case stTable:
-		return c.table(s)
+	case stInsert:
+		return c.insert(s)
 	}
 	var name string
 	switch s.kind {
@@ -135,17 +174,9 @@ func (c *compiler) statement(s *stmt) error {
 		}
 		name = s.name.name
 	default:
-		for {
-			c.nSelect++
-			name = fmt.Sprintf("select%d", c.nSelect)
-			if _, taken := c.names[name]; !taken {
-				break
-			}
-		}
-		c.names[name] = "query"
+		name = c.selectName()
 	}
-	c.inView = s.kind == stView
-	q, rel, err := c.selectQuery(name, s.sel)
+	q, rel, err := c.selectQuery(name, s.sel, s.kind == stView)
 	if err != nil {
 		return err
 	}
@@ -166,6 +197,35 @@ func (c *compiler) statement(s *stmt) error {
 	return nil
 }
 
+// selectName is the next free name of a plain SELECT: select1, ...
+func (c *compiler) selectName() string {
+	for {
+		c.nSelect++
+		name := fmt.Sprintf("select%d", c.nSelect)
+		if _, taken := c.names[name]; !taken {
+			c.names[name] = "query"
+			return name
+		}
+	}
+}
+
+// addPart appends q, a part of the query called of, to the program: its
+// name is of$1, of$2, ...
+func (c *compiler) addPart(q *Query, of string, line int) {
+	if c.parts == nil {
+		c.parts = map[string]int{}
+	}
+	c.parts[of]++
+	q.Name, q.Part, q.Line = fmt.Sprintf("%s$%d", of, c.parts[of]), of, line
+	if q.Spec.Query != nil {
+		q.Spec.Query.Name = q.Name
+	}
+	if q.Spec.Join != nil {
+		q.Spec.Join.Name = q.Name
+	}
+	c.prog.Queries = append(c.prog.Queries, q)
+}
+
 // output refers to the output of view, a query compiled before.
 func (c *compiler) output(view *Query) engine.Ref {
 	for i, q := range c.prog.Queries {
@@ -174,4 +234,14 @@ func (c *compiler) output(view *Query) engine.Ref {
 		}
 	}
 	panic("sql: a view read before it is compiled")
+}
+
+// optionValue is the value of option key in opts ("" where absent).
+func optionValue(opts []option, key string) string {
+	for _, o := range opts {
+		if o.key == key {
+			return o.val
+		}
+	}
+	return ""
 }

@@ -1,11 +1,12 @@
 package sql
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
+	"github.com/saber-hx/saber-hx/temporal"
 )
 
 type side uint8
@@ -77,23 +78,38 @@ func quals(sc *scope) string {
 
 // val is a compiled expression with its type.
 type val struct {
-	e      query.Expr
-	t      query.ValueType
-	typ    sqlType // a plain column's declared type (kind 0 otherwise)
-	isStr  bool    // a string literal (only comparable with an ENUM column)
-	str    string
-	isAggr bool
+	e   query.Expr
+	t   query.ValueType
+	typ sqlType // a plain column's declared type (kind 0 otherwise)
 }
 
-// exprCtx says what an expression may use: its columns (col) and
-// aggregates (call; nil: none allowed, callErr says why).
+// exprCtx says what an expression may use: its columns (col), their
+// types (scope), aggregates (call; nil: none allowed, callErr says why),
+// and, in an aggregation's select list, the group keys and window
+// functions (hook, tried first at every node).
 type exprCtx struct {
 	col     func(n *node) (val, error)
 	call    func(n *node) (val, error)
 	callErr string
+	scope   query.Scope
+	hook    func(n *node) (val, bool, error)
+}
+
+// typed types e, compiled from n, in ctx's scope: an error is at n.
+func typed(ctx *exprCtx, n *node, e query.Expr) (val, error) {
+	t, err := query.TypeOf(e, ctx.scope)
+	if err != nil {
+		return val{}, errAt(n.pos, "%s", err)
+	}
+	return val{e: e, t: t}, nil
 }
 
 func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
+	if ctx.hook != nil {
+		if v, ok, err := ctx.hook(n); ok || err != nil {
+			return v, err
+		}
+	}
 	switch n.kind {
 	case eCol:
 		return ctx.col(n)
@@ -102,7 +118,30 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 	case eFloat:
 		return val{e: query.Float(n.f), t: query.FloatValue}, nil
 	case eString:
-		return val{isStr: true, str: n.s}, nil
+		return val{e: query.Str(n.s), t: query.StringValue}, nil
+	case eBool:
+		return val{e: query.BoolConst{V: n.b}, t: query.BoolValue}, nil
+	case eNull:
+		return val{e: query.Null{}}, nil
+	case eInterval:
+		ms, err := toUnits(n.iv, 1e6, "the interval")
+		if err != nil {
+			return val{}, err
+		}
+		if n.i < 0 { // negated by the parser
+			ms = -ms
+		}
+		return val{e: query.Int(ms), t: query.IntValue}, nil
+	case eTime:
+		ms, ok := temporal.ParseTimestamp([]byte(n.s))
+		if !ok || (n.name == "date" && len(n.s) != 10) {
+			what := "a timestamp (2024-03-01 10:00:01[.250])"
+			if n.name == "date" {
+				what = "a date (2024-03-01)"
+			}
+			return val{}, errAt(n.parenPos, "'%s' is not %s", n.s, what)
+		}
+		return val{e: query.Cast{X: query.Int(ms), To: query.TimeValue}, t: query.TimeValue}, nil
 	case eCall:
 		if ctx.call == nil {
 			return val{}, errAt(n.pos, "%s", ctx.callErr)
@@ -113,13 +152,92 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		return val{e: query.Mul(query.Int(-1), v.e), t: v.t}, nil
+		return typed(ctx, n, query.Mul(query.Int(-1), v.e))
 	case eNot:
 		v, err := c.boolean(ctx, n.l, "NOT")
 		if err != nil {
 			return val{}, err
 		}
 		return val{e: negate(v.e), t: query.BoolValue}, nil
+	case eFunc:
+		return c.function(ctx, n)
+	case eCase:
+		return c.caseExpr(ctx, n)
+	case eCast:
+		return c.cast(ctx, n)
+	case eIsNull:
+		v, err := c.expr(ctx, n.l)
+		if err != nil {
+			return val{}, err
+		}
+		return val{e: query.IsNull{X: v.e, Not: n.not}, t: query.BoolValue}, nil
+	case eIsBool:
+		v, err := c.boolean(ctx, n.l, "IS "+map[bool]string{true: "TRUE", false: "FALSE"}[n.b])
+		if err != nil {
+			return val{}, err
+		}
+		x := v.e
+		if !n.b {
+			x = negate(x)
+		}
+		var e query.Expr = query.Call{Fn: "coalesce", Args: []query.Expr{x, query.BoolConst{}}}
+		if n.not {
+			e = query.NotExpr{X: e}
+		}
+		return val{e: e, t: query.BoolValue}, nil
+	case eLike:
+		v, err := c.expr(ctx, n.l)
+		if err != nil {
+			return val{}, err
+		}
+		if v.t != query.StringValue && v.t != 0 {
+			return val{}, errAt(n.pos, "LIKE applies to strings; %s is %s", exprText(n.l), typeName(v))
+		}
+		if _, err := strview.CompileLike(n.s, n.esc); err != nil {
+			return val{}, errAt(n.pos, "LIKE '%s': %v", n.s, err)
+		}
+		return val{e: query.Like{X: v.e, Pattern: n.s, Escape: n.esc, Not: n.not}, t: query.BoolValue}, nil
+	case eIn:
+		x, err := c.expr(ctx, n.l)
+		if err != nil {
+			return val{}, err
+		}
+		list := make([]query.Expr, len(n.args))
+		for i, a := range n.args {
+			v, err := c.expr(ctx, a)
+			if err != nil {
+				return val{}, err
+			}
+			if v, err = compatible(v, x, a, n.l); err != nil {
+				return val{}, err
+			}
+			list[i] = v.e
+		}
+		if x, err = compatible(x, val{t: list0Type(ctx, list)}, n.l, n.args[0]); err != nil {
+			return val{}, err
+		}
+		return typed(ctx, n, query.InList{X: x.e, List: list, Not: n.not})
+	case eBetween:
+		x, err := c.expr(ctx, n.l)
+		if err != nil {
+			return val{}, err
+		}
+		var b [2]val
+		for i, a := range n.args {
+			if b[i], err = c.expr(ctx, a); err != nil {
+				return val{}, err
+			}
+			if b[i], err = compatible(b[i], x, a, n.l); err != nil {
+				return val{}, err
+			}
+			if x, err = compatible(x, b[i], n.l, a); err != nil {
+				return val{}, err
+			}
+		}
+		if n.not {
+			return typed(ctx, n, query.Or(query.Cmp(x.e, query.Lt, b[0].e), query.Cmp(x.e, query.Gt, b[1].e)))
+		}
+		return typed(ctx, n, query.And(query.Cmp(x.e, query.Ge, b[0].e), query.Cmp(x.e, query.Le, b[1].e)))
 	}
 	switch n.op {
 	case "and", "or":
@@ -135,7 +253,7 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 			return val{e: flatten(l.e, r.e, true), t: query.BoolValue}, nil
 		}
 		return val{e: flatten(l.e, r.e, false), t: query.BoolValue}, nil
-	case "+", "-", "*", "/":
+	case "+", "-", "*", "/", "%":
 		l, err := c.numeric(ctx, n.l)
 		if err != nil {
 			return val{}, err
@@ -144,12 +262,25 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		t := query.IntValue
-		if l.t == query.FloatValue || r.t == query.FloatValue {
-			t = query.FloatValue
+		if n.op == "%" {
+			return typed(ctx, n, query.Call{Fn: "mod", Args: []query.Expr{l.e, r.e}})
 		}
 		op := map[string]query.ArithOp{"+": query.OpAdd, "-": query.OpSub, "*": query.OpMul, "/": query.OpDiv}[n.op]
-		return val{e: query.Arith{Op: op, L: l.e, R: r.e}, t: t}, nil
+		return typed(ctx, n, query.Arith{Op: op, L: l.e, R: r.e})
+	case "||":
+		l, err := c.expr(ctx, n.l)
+		if err != nil {
+			return val{}, err
+		}
+		r, err := c.expr(ctx, n.r)
+		if err != nil {
+			return val{}, err
+		}
+		args := []query.Expr{l.e, r.e}
+		if lc, ok := l.e.(query.Call); ok && lc.Fn == "concat" {
+			args = append(slices.Clone(lc.Args), r.e)
+		}
+		return typed(ctx, n, query.Call{Fn: "concat", Args: args})
 	}
 	// a comparison
 	l, err := c.expr(ctx, n.l)
@@ -160,46 +291,102 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
-	if l, err = enumCode(l, r, n.l); err != nil {
+	if _, lit := r.e.(query.StrConst); lit {
+		if r, err = compatible(r, l, n.r, n.l); err != nil {
+			return val{}, err
+		}
+	}
+	if l, err = compatible(l, r, n.l, n.r); err != nil {
 		return val{}, err
 	}
-	if r, err = enumCode(r, l, n.r); err != nil {
-		return val{}, err
-	}
-	if err := isNumber(l, n.l); err != nil {
-		return val{}, err
-	}
-	if err := isNumber(r, n.r); err != nil {
+	if r, err = compatible(r, l, n.r, n.l); err != nil {
 		return val{}, err
 	}
 	op := map[string]query.CmpOp{"=": query.Eq, "!=": query.Ne, "<": query.Lt, "<=": query.Le, ">": query.Gt, ">=": query.Ge}[n.op]
-	return val{e: query.Cmp(l.e, op, r.e), t: query.BoolValue}, nil
+	if l.t == query.BoolValue && r.t == query.BoolValue && op != query.Eq && op != query.Ne {
+		return val{}, errAt(n.pos, "booleans compare with = and <> only")
+	}
+	return typed(ctx, n, query.Cmp(l.e, op, r.e))
 }
 
-// enumCode turns the string literal v, compared with the ENUM column
-// other, into the label's code.
-func enumCode(v, other val, at *node) (val, error) {
-	if !v.isStr {
+// list0Type is the type of the first non-NULL item of an IN list.
+func list0Type(ctx *exprCtx, list []query.Expr) query.ValueType {
+	for _, e := range list {
+		if t, err := query.TypeOf(e, ctx.scope); err == nil && t != 0 {
+			return t
+		}
+	}
+	return 0
+}
+
+// compatible checks that v (from node at) can be compared with other
+// (from node on): a string literal compared with an ENUM column becomes
+// its label's code; the types must mix (query.CommonType).
+func compatible(v, other val, at, on *node) (val, error) {
+	if s, ok := v.e.(query.StrConst); ok && other.typ.kind == tyEnum {
+		i := slices.Index(other.typ.labels, s.V)
+		if i < 0 {
+			return val{}, errAt(at.pos, "'%s' is not a label of the ENUM (valid: %s)", s.V, strings.Join(other.typ.labels, ", "))
+		}
+		return val{e: query.Int(int64(i)), t: query.IntValue}, nil
+	}
+	if _, ok := other.e.(query.StrConst); ok && v.typ.kind == tyEnum {
+		return v, nil // the literal becomes a code
+	}
+	if v.t == query.BytesValue || other.t == query.BytesValue {
+		if v.t == query.BytesValue {
+			return val{}, errAt(at.pos, "%s is %s, not a number", exprText(at), typeName(v))
+		}
 		return v, nil
 	}
-	if other.typ.kind != tyEnum {
-		return val{}, errAt(at.pos, "a string ('%s') can only be compared with an ENUM column", v.str)
+	if _, ok := query.CommonType(v.t, other.t); !ok && other.t != 0 && v.t != 0 {
+		if _, isStr := v.e.(query.StrConst); isStr {
+			what := typeName(other)
+			if other.typ.kind == 0 {
+				what = "a " + other.t.String()
+			}
+			return val{}, errAt(at.pos, "a string ('%s') cannot be compared with %s, which is %s (CAST one of them)", v.e.(query.StrConst).V, exprText(on), what)
+		}
+		if v.t == query.BoolValue {
+			return val{}, errAt(at.pos, "a condition is not a number")
+		}
+		return val{}, errAt(at.pos, "%s is %s; %s is %s: they do not compare (CAST one of them)", exprText(at), typeName(v), exprText(on), typeName(other))
 	}
-	i := slices.Index(other.typ.labels, v.str)
-	if i < 0 {
-		return val{}, errAt(at.pos, "'%s' is not a label of the ENUM (valid: %s)", v.str, strings.Join(other.typ.labels, ", "))
+	return v, nil
+}
+
+// typeName is v's type as SQL names it: its declared type where it is a
+// column, else its value type.
+func typeName(v val) string {
+	if v.typ.kind != 0 {
+		return v.typ.String()
 	}
-	return val{e: query.Int(int64(i)), t: query.IntValue}, nil
+	switch v.t {
+	case 0:
+		return "NULL"
+	case query.IntValue:
+		return "an integer"
+	case query.FloatValue:
+		return "a float"
+	case query.StringValue:
+		return "a string"
+	case query.BoolValue:
+		return "a condition"
+	}
+	return "a " + v.t.String()
 }
 
 func isNumber(v val, at *node) error {
 	switch {
-	case v.isStr:
-		return errAt(at.pos, "a string ('%s') is not a number: strings only compare with ENUM columns", v.str)
+	case v.t == query.StringValue:
+		if s, ok := v.e.(query.StrConst); ok {
+			return errAt(at.pos, "a string ('%s') is not a number (CAST it)", s.V)
+		}
+		return errAt(at.pos, "%s is %s, not a number (CAST it)", exprText(at), typeName(v))
 	case v.t == query.BoolValue:
 		return errAt(at.pos, "a condition is not a number")
 	case v.t == query.BytesValue:
-		return errAt(at.pos, "%s is %s, not a number", exprText(at), v.typ)
+		return errAt(at.pos, "%s is %s, not a number", exprText(at), typeName(v))
 	}
 	return nil
 }
@@ -216,6 +403,9 @@ func (c *compiler) boolean(ctx *exprCtx, n *node, op string) (val, error) {
 	v, err := c.expr(ctx, n)
 	if err != nil {
 		return val{}, err
+	}
+	if v.t == 0 { // NULL: a condition that never holds
+		return val{e: query.Null{T: query.BoolValue}, t: query.BoolValue}, nil
 	}
 	if v.t != query.BoolValue {
 		return val{}, errAt(n.pos, "%s needs a condition (a comparison), not a value", op)
@@ -246,9 +436,10 @@ func flatten(l, r query.Expr, and bool) query.Expr {
 	return query.Or(terms...)
 }
 
-// negate is NOT e: the model has no NOT, so it is pushed down to the
-// comparisons (De Morgan). For floats, NOT (x < y) becomes x >= y, which
-// differs for NaN only.
+// negate is NOT e, pushed down to the comparisons (De Morgan) where it
+// can be, so that the kernels see comparisons; NOT of anything else is a
+// NotExpr. For floats, NOT (x < y) becomes x >= y, which differs for NaN
+// only; for NULL the two agree (NULL either way).
 func negate(e query.Expr) query.Expr {
 	switch t := e.(type) {
 	case query.Compare:
@@ -266,18 +457,49 @@ func negate(e query.Expr) query.Expr {
 			terms[i] = negate(x)
 		}
 		return query.And(terms...)
+	case query.NotExpr:
+		return t.X
+	case query.IsNull:
+		t.Not = !t.Not
+		return t
+	case query.InList:
+		t.Not = !t.Not
+		return t
+	case query.Like:
+		t.Not = !t.Not
+		return t
+	case query.BoolConst:
+		return query.BoolConst{V: !t.V}
 	}
-	panic(fmt.Sprintf("sql: negate of %T", e))
+	return query.NotExpr{X: e}
 }
 
-func colVal(s scol) val {
-	t, _ := s.col.typ.attrType()
-	return val{e: query.C(s.col.attr), t: t.Value(), typ: s.col.typ}
+func colVal(s scol, scope query.Scope) val {
+	t, _ := scope(s.col.attr)
+	return val{e: query.C(s.col.attr), t: t, typ: s.col.typ}
 }
 
+// hasCall reports whether n holds an aggregate.
 func hasCall(n *node) bool {
 	if n == nil {
 		return false
 	}
-	return n.kind == eCall || hasCall(n.l) || hasCall(n.r)
+	if n.kind == eCall || hasCall(n.l) || hasCall(n.r) {
+		return true
+	}
+	return slices.ContainsFunc(n.args, hasCall)
+}
+
+// walkNodes calls f on n and every node under it (not into an
+// aggregate's FILTER).
+func walkNodes(n *node, f func(*node)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	walkNodes(n.l, f)
+	walkNodes(n.r, f)
+	for _, a := range n.args {
+		walkNodes(a, f)
+	}
 }

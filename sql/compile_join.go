@@ -7,8 +7,30 @@ import (
 	"github.com/saber-hx/saber-hx/query"
 )
 
-// staticJoin compiles FROM stream JOIN table ON stream.k = table.k.
-func (c *compiler) staticJoin(q *Query, sel *selectStmt, rel *relation, t *Table) (*Query, *relation, error) {
+// keyClass is how a join key's values match: "bytes" (UUID, BYTES(n):
+// their bytes), "int" (integers: their values), "string", or "" (none).
+func keyClass(t sqlType) string {
+	switch t.kind {
+	case tyUUID, tyBytes:
+		return "bytes"
+	case tyInt, tyBigint, tyEnum:
+		return "int"
+	case tyTimestamp:
+		return "time"
+	case tyString:
+		return "string"
+	}
+	return ""
+}
+
+// staticJoin compiles FROM stream JOIN table ON stream.k = table.k. An
+// aggregation that groups by one table column of UUID or BYTES values
+// alone, or uses none (a semi-join), joins as the model's aggregation
+// join (query.StaticJoin.As, the engine's dense groups); anything else is
+// a lookup join (query.StaticJoin.Values: the table's columns the query
+// uses, read after the stream's), under an aggregation a part of its own
+// whose output the aggregation reads.
+func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Table, view bool) (*Query, *relation, error) {
 	j := sel.join
 	if j.win.kind != winNone {
 		return nil, nil, errAt(j.win.pos, "table %s is static: it takes no window", t.Name)
@@ -41,90 +63,245 @@ func (c *compiler) staticJoin(q *Query, sel *selectStmt, rel *relation, t *Table
 	if a.side == sideTable {
 		a, b = b, a
 	}
-	for _, s := range []scol{a, b} {
-		if !s.col.typ.isBytes() {
-			return nil, nil, errAt(on.pos, "the join key %s.%s is %s: a join with a table matches UUID or BYTES(n) columns only, for now", s.qual, s.col.name, s.col.typ)
-		}
-	}
-	if a.col.typ.size != b.col.typ.size {
+	ka, kb := keyClass(a.col.typ), keyClass(b.col.typ)
+	switch {
+	case ka == "" || ka != kb:
+		return nil, nil, errAt(on.pos, "the join keys %s.%s (%s) and %s.%s (%s) do not match: a join with a table matches UUID or BYTES(n) columns of one size, integers, timestamps, or strings", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
+	case ka == "bytes" && a.col.typ.size != b.col.typ.size:
 		return nil, nil, errAt(on.pos, "the join keys differ in size: %s.%s is %s, %s.%s is %s", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
 	}
-	// The value column: the one table column (besides the key) the query uses.
-	key, value := b.tcol, -1
-	var walkErr error
-	var walk func(n *node)
-	walk = func(n *node) {
-		if n == nil || walkErr != nil {
-			return
-		}
-		if n.kind == eCol {
-			if s, err := sc.resolve(n); err == nil && s.side == sideTable && s.tcol != key {
-				switch {
-				case value >= 0 && value != s.tcol:
-					walkErr = errAt(n.pos, "only one column of table %s besides the key can be used, for now: %s and %s are", t.Name, t.Columns[value].Name, s.col.name)
-				case !s.col.typ.isBytes():
-					walkErr = errAt(n.pos, "the table column %s is %s: the engine joins UUID or BYTES(n) values only, for now", s.col.name, s.col.typ)
-				}
-				value = s.tcol
+	key := b.tcol
+	keyAttr, _ := rel.schema.Lookup(a.col.attr)
+	keyWidth := keyAttr.Size
+	if ka == "string" {
+		keyWidth = 0
+	}
+	// The table's columns the query uses, and whether the aggregation
+	// join can run it: one UUID or BYTES column, the only group key, used
+	// as a column of the select list and nowhere else.
+	used := map[int]bool{}
+	asForm := ka == "bytes"
+	onlyAsColumn := func(n *node, ok bool) {
+		walkNodes(n, func(x *node) {
+			if x.kind != eCol {
+				return
 			}
-		}
-		walk(n.l)
-		walk(n.r)
+			if s, err := sc.resolve(x); err == nil && s.side == sideTable && s.tcol != key {
+				used[s.tcol] = true
+				if !ok || x != n {
+					asForm = false
+				}
+			}
+		})
 	}
 	for _, it := range sel.items {
-		walk(it.expr)
+		if it.star {
+			asForm = false
+			for _, s := range sc.cols {
+				if s.side == sideTable && (it.qual == "" || it.qual == tq) {
+					used[s.tcol] = true
+				}
+			}
+			continue
+		}
+		onlyAsColumn(it.expr, true)
 	}
-	walk(sel.where)
+	onlyAsColumn(sel.where, false)
+	onlyAsColumn(sel.having, false)
+	nGroups := 0
 	for _, g := range sel.groupBy {
-		walk(g)
-	}
-	walk(sel.having)
-	if walkErr != nil {
-		return nil, nil, walkErr
-	}
-	join := &query.StaticJoin{Column: a.col.attr, As: "$value"}
-	if value >= 0 {
-		join.As = t.Columns[value].Name
-		if _, err := rel.schema.Lookup(join.As); err == nil {
-			return nil, nil, errAt(j.name.pos, "table %s's column %s has the name of a column of %s: rename one of them", t.Name, join.As, rel.name)
+		if isPseudo(g) == "" && !(g.kind == eFunc && groupWindows[g.name]) {
+			nGroups++
 		}
-	} else {
-		value = key
 	}
-	sc.onCol = func(s scol, n *node) (string, error) {
-		if s.side != sideTable {
-			return s.col.attr, nil
+	value := -1
+	for _, g := range sel.groupBy {
+		if g.kind != eCol {
+			onlyAsColumn(g, false)
+			continue
 		}
-		if s.tcol == key {
-			return a.col.attr, nil // the same bytes as the stream's key
+		if s, err := sc.resolve(g); err == nil && s.side == sideTable && s.tcol != key {
+			used[s.tcol] = true
+			value = s.tcol
+			if nGroups > 1 {
+				asForm = false
+			}
 		}
-		return join.As, nil
 	}
-	join.Table = &query.StaticTable{KeyWidth: t.Columns[key].Attr.Size, ValueWidth: t.Columns[value].Attr.Size}
-	q2, out, err := c.single(q, sel, rel, sc, join)
+	aggregating := len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) })
+	if len(used) > 1 || (len(used) == 1 && (value < 0 || !used[value] || !t.types[value].isBytes())) || !aggregating {
+		asForm = false
+	}
+	var keyNotNull query.Expr
+	if keyAttr.Nullable && ka != "bytes" {
+		// A NULL key matches no row. (A NULL UUID or BYTES key is its zero
+		// bytes, which the kernels compare as they are: a table has no
+		// NULL key, and a zero one is unlikely.)
+		keyNotNull = query.IsNull{X: query.C(keyAttr.Name), Not: true}
+	}
+	if asForm {
+		join := &query.StaticJoin{Column: a.col.attr, As: "$value"}
+		if value >= 0 {
+			join.As = t.Columns[value].Name
+			if _, err := rel.schema.Lookup(join.As); err == nil {
+				return nil, nil, errAt(j.name.pos, "table %s's column %s has the name of a column of %s: rename one of them", t.Name, join.As, rel.name)
+			}
+		}
+		sc.onCol = func(s scol, n *node) (string, error) {
+			if s.side != sideTable {
+				return s.col.attr, nil
+			}
+			if s.tcol == key {
+				return a.col.attr, nil // the same bytes as the stream's key
+			}
+			return join.As, nil
+		}
+		vcol := value
+		if vcol < 0 {
+			vcol = key
+		}
+		join.Table = &query.StaticTable{KeyWidth: keyWidth, ValueWidth: t.Columns[vcol].Attr.Size}
+		in := &input{rel: rel, sc: sc, schema: rel.schema, join: join}
+		s2 := withWhere(sel, sel.where, keyNotNull)
+		q, out, err := c.single(name, s2, in, sel.from.win, view)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.uses = append(t.uses, &tableUse{key: key, value: vcol, keyAttr: keyAttr, t: join.Table})
+		return q, out, nil
+	}
+	// A lookup join: the used columns laid out as the joined value (a
+	// semi-join's: the key).
+	var values []int
+	for i := range t.Columns {
+		if used[i] || (len(used) == 0 && i == key) {
+			values = append(values, i)
+		}
+	}
+	taken := map[string]bool{}
+	for _, at := range rel.schema.Attrs {
+		taken[at.Name] = true
+	}
+	var vattrs []query.Attribute
+	off := 0
+	for _, i := range values {
+		n := tq + "." + t.Columns[i].Name
+		for taken[n] {
+			n = "$" + n
+		}
+		taken[n] = true
+		at := t.types[i].attr(n, off)
+		off += at.Size
+		vattrs = append(vattrs, at)
+	}
+	bit := off * 8
+	for k, i := range values {
+		if t.Columns[i].Attr.Nullable {
+			vattrs[k].Nullable, vattrs[k].NullBit = true, bit
+			bit++
+		}
+	}
+	vs, err := query.NewRowSchema((bit+7)/8, vattrs...)
+	if err != nil {
+		return nil, nil, errAt(j.name.pos, "table %s's columns: %v", t.Name, err)
+	}
+	attrOf := map[int]string{}
+	for k, i := range values {
+		attrOf[i] = vs.Attrs[k].Name
+	}
+	for k := range sc.cols {
+		if s := &sc.cols[k]; s.side == sideTable {
+			if n, ok := attrOf[s.tcol]; ok {
+				s.col.attr = n
+			} else {
+				s.col.attr = "$unused." + s.col.name
+			}
+		}
+	}
+	join := &query.StaticJoin{Column: a.col.attr, Values: vs, Table: &query.StaticTable{KeyWidth: keyWidth, ValueWidth: vs.TupleSize}}
+	use := &tableUse{key: key, value: -1, keyAttr: keyAttr, values: values, schema: vs, t: join.Table}
+	joined := (&query.Query{Schema: rel.schema, Join: join}).JoinedSchema()
+	if !aggregating {
+		in := &input{rel: rel, sc: sc, schema: joined, join: join}
+		q, out, err := c.stateless(name, withWhere(sel, sel.where, keyNotNull), in, sel.from.win.kind != winNone, sel.from.win, view)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.uses = append(t.uses, use)
+		return q, out, nil
+	}
+	if sel.from.win.kind == winRows {
+		return nil, nil, errAt(sel.from.win.pos, "a ROWS window over a join with table %s that groups by its columns (or uses several) is not supported: the rows would be counted after the join (use a time window)", t.Name)
+	}
+	// The aggregation over the lookup join's output: the join (with
+	// WHERE) is a part, its tuples the stream's then the table's values.
+	jq := &Query{Name: name}
+	c.reading(jq, rel)
+	in0 := &input{rel: rel, sc: sc, schema: joined, join: join}
+	mq := &query.Query{Name: name, Schema: rel.schema, Join: join}
+	where, err := c.whereOf(sel, in0)
 	if err != nil {
 		return nil, nil, err
 	}
-	t.uses = append(t.uses, tableUse{key: key, value: value, t: join.Table})
-	return q2, out, nil
+	mq.Where = andTerms(where, keyNotNull)
+	if err := c.finishQuery(jq, mq, sel); err != nil {
+		return nil, nil, err
+	}
+	for _, at := range joined.Attrs {
+		oc := OutputColumn{Name: at.Name, Kind: Attribute, Index: len(jq.Columns), Attr: len(jq.Columns), Type: typeText(at, sqlType{})}
+		jq.Columns = append(jq.Columns, oc)
+	}
+	c.addPart(jq, name, sel.pos.line)
+	t.uses = append(t.uses, use)
+	r0 := &relation{name: jq.Name, schema: jq.Output, view: jq, source: rel.source, unitNs: rel.unitNs, timeName: rel.timeName, line: rel.line}
+	for _, s := range sc.cols {
+		r0.cols = append(r0.cols, s.col)
+	}
+	in := &input{rel: r0, sc: sc, schema: r0.schema}
+	return c.single(name, withWhere(sel, nil, nil), in, sel.from.win, view)
 }
 
-// windowJoin compiles FROM a [window] JOIN b [window] ON ... (WHERE ...).
-func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query, *relation, error) {
-	right, err := c.fromRel(sel.join)
+// withWhere is sel with WHERE where (nil: none), and term in the model's
+// WHERE too (nil: none), without its join.
+func withWhere(sel *selectStmt, where *node, term query.Expr) *selectStmt {
+	s := *sel
+	s.where, s.join = where, nil
+	s.extraWhere = term
+	return &s
+}
+
+// andTerms is a AND b, either nil.
+func andTerms(a, b query.Expr) query.Expr {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return flatten(a, b, true)
+}
+
+// windowJoin compiles FROM a [window] JOIN b [window] ON ... (WHERE ...):
+// the join of the two streams' windows (its pairs), and where the select
+// list is not *, a query over the pairs: a projection, or an aggregation
+// in the join's tumbling time window.
+func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view bool) (*Query, *relation, error) {
+	right, err := c.fromRel(sel.join, name)
 	if err != nil {
 		return nil, nil, err
 	}
+	q := &Query{Name: name}
+	c.reading(q, left)
 	if right.view != nil {
 		q.FromRight, q.Spec.UpstreamRight = right.name, c.output(right.view)
 	} else {
 		q.InputRight = right.name
 	}
-	wl, okl, err := c.window(&sel.from, left)
+	wl, okl, err := c.window(sel.from.win, left)
 	if err != nil {
 		return nil, nil, err
 	}
-	wr, okr, err := c.window(sel.join, right)
+	wr, okr, err := c.window(sel.join.win, right)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,6 +311,9 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 	if !okr {
 		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none", right.name)
 	}
+	if wl.Type == query.Session {
+		return nil, nil, errAt(sel.from.win.pos, "a join of two streams over SESSION windows is not supported: join over TUMBLE, HOP, [RANGE ...] or [ROWS ...]")
+	}
 	if wl != wr {
 		return nil, nil, errAt(sel.join.win.pos, "the two sides of a join need the same window, for now (%s %d/%d and %s %d/%d)", wl.Type, wl.Size, wl.Slide, wr.Type, wr.Size, wr.Slide)
 	}
@@ -142,39 +322,28 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 		return nil, nil, errAt(sel.join.name.pos, "both sides of the join are called %s: give them aliases", lq)
 	}
 	sc := &scope{cols: append(streamScope(left, lq, sideLeft, query.LeftPrefix), streamScope(right, rq, sideRight, query.RightPrefix)...)}
-	ctx := &exprCtx{callErr: "aggregates are not allowed in a join condition", col: func(n *node) (val, error) {
-		s, err := sc.resolve(n)
-		if err != nil {
-			return val{}, err
-		}
-		return colVal(s), nil
-	}}
+	j := &query.WindowJoin{Name: name, Left: left.schema, Right: right.schema, Window: wl}
+	in := &input{sc: sc, schema: j.OutputSchemaUnchecked()}
+	ctx := in.ctx("aggregates are not allowed in a join condition")
 	on, err := c.boolean(ctx, sel.on, "ON")
 	if err != nil {
 		return nil, nil, err
 	}
-	where := on.e
+	j.Where = on.e
 	if sel.where != nil {
 		ctx.callErr = "aggregates are not allowed in WHERE"
 		w, err := c.boolean(ctx, sel.where, "WHERE")
 		if err != nil {
 			return nil, nil, err
 		}
-		where = flatten(where, w.e, true)
+		j.Where = flatten(j.Where, w.e, true)
 	}
-	if len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) }) {
-		return nil, nil, errAt(sel.pos, "an aggregation over a join of two streams is not supported in one query yet: make the join a view and aggregate FROM the view")
-	}
-	if len(sel.items) != 1 || !sel.items[0].star {
-		return nil, nil, errAt(sel.items[0].pos, "a join of two streams outputs whole pairs (SELECT *), for now: make it a view and select FROM the view")
-	}
-	j := &query.WindowJoin{Name: q.Name, Left: left.schema, Right: right.schema, Window: wl, Where: where}
 	outSchema, err := j.OutputSchema()
 	if err != nil {
 		return nil, nil, errAt(sel.onPos, "%v", err)
 	}
 	q.Spec.Join, q.Output = j, outSchema
-	out := &relation{name: q.Name, view: q, unitNs: left.unitNs}
+	out := &relation{name: name, view: q, unitNs: left.unitNs}
 	// visible columns: a column's own name where it is unique, else qual.name
 	count := map[string]int{}
 	for _, s := range sc.cols {
@@ -182,6 +351,7 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 	}
 	attrs := slices.Clone(outSchema.Attrs)
 	named := make([]bool, len(attrs))
+	pairs := &scope{}
 	for _, s := range sc.cols {
 		name := s.col.name
 		if count[name] > 1 {
@@ -189,12 +359,10 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 		}
 		a := slices.IndexFunc(outSchema.Attrs, func(a query.Attribute) bool { return a.Name == s.col.attr })
 		attrs[a].Name, named[a] = name, true
-		oc := OutputColumn{Name: name, Kind: Attribute, Index: a, Attr: a, Type: s.col.typ.String(), Labels: s.col.typ.labels}
-		if s.col.typ.kind == tyEnum {
-			oc.Type = "INT"
-		}
+		oc := OutputColumn{Name: name, Kind: Attribute, Index: a, Attr: a, Type: typeText(outSchema.Attrs[a], s.col.typ), Labels: s.col.typ.labels}
 		q.Columns = append(q.Columns, oc)
 		out.cols = append(out.cols, relCol{name: name, attr: name, typ: s.col.typ})
+		pairs.cols = append(pairs.cols, scol{qual: s.qual, col: relCol{name: s.col.name, attr: name, typ: s.col.typ}, side: s.side})
 		if a == 0 {
 			out.timeName = name
 		}
@@ -217,5 +385,22 @@ func (c *compiler) windowJoin(q *Query, sel *selectStmt, left *relation) (*Query
 	if out.schema, err = query.NewSchema(outSchema.TupleSize, attrs...); err != nil {
 		return nil, nil, errAt(sel.pos, "join output: %v", err)
 	}
-	return q, out, nil
+	aggregating := len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) })
+	if !aggregating && len(sel.items) == 1 && sel.items[0].star && sel.items[0].qual == "" {
+		return q, out, nil
+	}
+	// The select list over the pairs: the join is a part.
+	if aggregating && (wl.Type != query.Range || wl.Size != wl.Slide) {
+		return nil, nil, errAt(sel.pos, "an aggregation over a join of two streams needs a tumbling time window on both sides (TUMBLE or [RANGE size]): a sliding or ROWS window outputs a pair once per window that holds it")
+	}
+	c.addPart(q, name, sel.pos.line)
+	out.name = q.Name
+	pin := &input{rel: out, sc: pairs, schema: out.schema}
+	s2 := withWhere(sel, nil, nil)
+	if !aggregating {
+		return c.stateless(name, s2, pin, false, windowSpec{}, view)
+	}
+	// Each pair's time is its left tuple's, in the join's window: a
+	// tumbling window of the same size holds the pairs of each window.
+	return c.aggregation(name, s2, pin, query.Tumbling(wl.Size), sel.from.win, view)
 }

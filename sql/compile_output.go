@@ -18,13 +18,17 @@ func outputName(it selectItem, i int) string {
 		return n.name
 	case n.kind == eCall && (n.name == "count"):
 		return "count"
-	case n.kind == eCall && n.l.kind == eCol:
+	case n.kind == eCall && n.l != nil && n.l.kind == eCol:
 		return n.name + "_" + n.l.name
 	case n.kind == eCall:
+		return n.name
+	case n.kind == eFunc && windowFuncs[n.name] != "":
 		return n.name
 	}
 	return fmt.Sprintf("expr%d", i+1)
 }
+
+func upperName(s string) string { return strings.ToUpper(s) }
 
 func exprText(n *node) string {
 	switch n.kind {
@@ -38,52 +42,132 @@ func exprText(n *node) string {
 	case eFloat:
 		return fmt.Sprint(n.f)
 	case eString:
-		return "'" + n.s + "'"
+		return "'" + strings.ReplaceAll(n.s, "'", "''") + "'"
+	case eBool:
+		return strings.ToUpper(fmt.Sprint(n.b))
+	case eNull:
+		return "NULL"
+	case eInterval:
+		return n.iv.text
+	case eTime:
+		return strings.ToUpper(n.name) + " '" + n.s + "'"
 	case eNeg:
 		return "-" + exprText(n.l)
 	case eNot:
 		return "NOT " + exprText(n.l)
 	case eCall:
-		if n.star {
+		switch {
+		case n.star:
 			return strings.ToUpper(n.name) + "(*)"
+		case n.distinct:
+			return strings.ToUpper(n.name) + "(DISTINCT " + exprText(n.l) + ")"
 		}
 		return strings.ToUpper(n.name) + "(" + exprText(n.l) + ")"
+	case eFunc:
+		args := make([]string, len(n.args))
+		for i, a := range n.args {
+			args[i] = exprText(a)
+		}
+		return strings.ToUpper(n.name) + "(" + strings.Join(args, ", ") + ")"
+	case eCast:
+		return "CAST(" + exprText(n.l) + " AS " + n.typ.String() + ")"
+	case eCase:
+		return "CASE ... END"
+	case eIn:
+		return exprText(n.l) + " IN (...)"
+	case eBetween:
+		return exprText(n.l) + " BETWEEN " + exprText(n.args[0]) + " AND " + exprText(n.args[1])
+	case eLike:
+		return exprText(n.l) + " LIKE '" + n.s + "'"
+	case eIsNull:
+		return exprText(n.l) + " IS NULL"
+	case eIsBool:
+		return exprText(n.l) + " IS " + strings.ToUpper(fmt.Sprint(n.b))
 	}
 	return "(" + exprText(n.l) + " " + strings.ToUpper(n.op) + " " + exprText(n.r) + ")"
 }
 
-// outType is the SQL type of the values of v in an output tuple.
+// outType is the SQL type of the values of v in an output tuple, and an
+// ENUM's labels.
 func outType(v val) (string, []string) {
 	switch {
 	case v.typ.isBytes():
 		return v.typ.String(), nil
 	case v.typ.kind == tyEnum:
 		return "BIGINT", v.typ.labels
-	case v.t == query.FloatValue:
-		return "DOUBLE", nil
-	case v.t == query.BytesValue:
-		return fmt.Sprintf("BYTES(%d)", v.typ.size), nil
 	}
-	return "BIGINT", nil
+	return valueTypeText(v.t), nil
+}
+
+// valueTypeText is the SQL type of a value of type t in an output tuple.
+func valueTypeText(t query.ValueType) string {
+	switch t {
+	case query.FloatValue:
+		return "DOUBLE"
+	case query.StringValue:
+		return "VARCHAR"
+	case query.TimeValue:
+		return "TIMESTAMP(3)"
+	case query.BoolValue:
+		return "BOOLEAN"
+	}
+	return "BIGINT"
+}
+
+// outDecl is the declared type of v as a view's column.
+func outDecl(v val) sqlType {
+	switch {
+	case v.typ.isBytes():
+		return v.typ
+	case v.typ.kind == tyEnum:
+		return sqlType{kind: tyEnum, labels: v.typ.labels}
+	}
+	switch v.t {
+	case query.FloatValue:
+		return sqlType{kind: tyDouble}
+	case query.StringValue:
+		return sqlType{kind: tyString}
+	case query.TimeValue:
+		return sqlType{kind: tyTimestamp}
+	case query.BoolValue:
+		return sqlType{kind: tyBool}
+	}
+	return sqlType{kind: tyBigint}
+}
+
+// typeText is the SQL type of attribute a's values, declared decl (kind
+// 0: computed).
+func typeText(a query.Attribute, decl sqlType) string {
+	switch {
+	case decl.kind == tyEnum:
+		return "INT"
+	case decl.kind != 0:
+		return decl.String()
+	}
+	return outSQLType(a, nil).String()
 }
 
 // outSQLType is the declared type of output attribute a, as a view's column.
 func outSQLType(a query.Attribute, labels []string) sqlType {
+	switch {
+	case labels != nil && (a.Type == query.Int32 || a.Type == query.Int64):
+		return sqlType{kind: tyEnum, labels: labels}
+	case a.Logical == query.Time:
+		return sqlType{kind: tyTimestamp}
+	case a.Logical == query.Boolean:
+		return sqlType{kind: tyBool}
+	}
 	switch a.Type {
 	case query.Int32:
-		if labels != nil {
-			return sqlType{kind: tyEnum, labels: labels}
-		}
 		return sqlType{kind: tyInt}
 	case query.Int64:
-		if labels != nil {
-			return sqlType{kind: tyEnum, labels: labels}
-		}
 		return sqlType{kind: tyBigint}
 	case query.Float32:
 		return sqlType{kind: tyReal}
 	case query.Float64:
 		return sqlType{kind: tyDouble}
+	case query.String:
+		return sqlType{kind: tyString}
 	}
 	if a.Size == 16 {
 		return sqlType{kind: tyUUID, size: 16}
@@ -110,7 +194,10 @@ func (c *compiler) finishQuery(q *Query, mq *query.Query, sel *selectStmt) error
 // schema renamed to the visible columns cols (in attribute order of their
 // first use): attribute i is named after the first visible column on it,
 // or $i.
-func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol) {
+//
+// With start, attribute 0 is a window's start: named window_start where
+// no column is on it, and visible under that name.
+func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol, start bool) {
 	attrs := slices.Clone(q.Output.Attrs)
 	named := make([]bool, len(attrs))
 	taken := map[string]bool{}
@@ -133,7 +220,7 @@ func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol) {
 	for i := range attrs {
 		if !named[i] {
 			name := fmt.Sprintf("$%d", i)
-			if i == 0 && !taken["window_start"] && q.Spec.Query != nil && !q.Spec.Query.Stateless() {
+			if i == 0 && !taken["window_start"] && start {
 				name = "window_start"
 			}
 			for taken[name] { // a quoted select name may look like ours
@@ -151,7 +238,7 @@ func (c *compiler) viewRelation(out *relation, q *Query, cols []relCol) {
 	}
 	if out.timeName == "" && attrs[0].Name == "window_start" {
 		out.timeName = "window_start"
-		cols = append(cols, relCol{name: "window_start", attr: "window_start", typ: sqlType{kind: tyBigint}})
+		cols = append(cols, relCol{name: "window_start", attr: "window_start", typ: outSQLType(attrs[0], nil)})
 	}
 	s, err := query.NewSchema(q.Output.TupleSize, attrs...)
 	if err != nil {

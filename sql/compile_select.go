@@ -3,17 +3,30 @@ package sql
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
 )
 
-func (c *compiler) fromRel(f *fromItem) (*relation, error) {
+// fromRel is the relation FROM item f reads: a source, a view, or a
+// subquery, compiled here as an anonymous view, a part of query of.
+func (c *compiler) fromRel(f *fromItem, of string) (*relation, error) {
+	if f.sub != nil {
+		q, rel, err := c.selectQuery(of, f.sub, true)
+		if err != nil {
+			return nil, err
+		}
+		c.addPart(q, of, f.sub.pos.line)
+		rel.name, rel.view = q.Name, q
+		return rel, nil
+	}
 	if rel, ok := c.rels[f.name.name]; ok {
 		return rel, nil
 	}
 	if _, ok := c.tables[f.name.name]; ok {
 		return nil, errAt(f.name.pos, "%s is a table: a query reads a stream (a source or a view) and can JOIN a table", f.name.name)
+	}
+	if _, ok := c.sinks[f.name.name]; ok {
+		return nil, errAt(f.name.pos, "%s is a sink table: INSERT INTO writes it, nothing reads it", f.name.name)
 	}
 	if what, ok := c.names[f.name.name]; ok {
 		return nil, errAt(f.name.pos, "%s is a %s: FROM reads a source or a view", f.name.name, what)
@@ -37,329 +50,174 @@ func streamScope(rel *relation, qual string, sd side, prefix string) []scol {
 	return out
 }
 
-func (c *compiler) selectQuery(name string, sel *selectStmt) (*Query, *relation, error) {
-	rel, err := c.fromRel(&sel.from)
-	if err != nil {
-		return nil, nil, err
-	}
-	q := &Query{Name: name}
+// reading makes q read rel: a source's stream, or a view's output.
+func (c *compiler) reading(q *Query, rel *relation) {
 	if rel.view != nil {
 		q.From, q.Spec.Upstream = rel.name, c.output(rel.view)
 	} else {
 		q.Input = rel.name
 	}
-	if sel.join != nil {
-		if t, ok := c.tables[sel.join.name.name]; ok {
-			return c.staticJoin(q, sel, rel, t)
+}
+
+// input is what a query over one stream reads: the relation, the names
+// in scope, the schema its expressions read (the input's, joined with a
+// lookup join's values), and a static join.
+type input struct {
+	rel    *relation
+	sc     *scope
+	schema *query.Schema
+	join   *query.StaticJoin
+}
+
+// scope is the model's types of the names the query's expressions use.
+func (in *input) scope() query.Scope {
+	base := query.SchemaScope(in.schema)
+	return func(name string) (query.ValueType, error) {
+		if in.join != nil && in.join.Values == nil && name == in.join.As {
+			return query.BytesValue, nil
 		}
-		return c.windowJoin(q, sel, rel)
+		return base(name)
 	}
-	sc := &scope{cols: streamScope(rel, qualOf(&sel.from), sideLeft, "")}
-	return c.single(q, sel, rel, sc, nil)
+}
+
+// ctx is the expression context of the input's columns (no aggregates:
+// callErr says why).
+func (in *input) ctx(callErr string) *exprCtx {
+	scope := in.scope()
+	return &exprCtx{callErr: callErr, scope: scope, col: func(n *node) (val, error) {
+		s, err := in.sc.resolve(n)
+		if err != nil {
+			return val{}, err
+		}
+		v := colVal(s, scope)
+		if in.sc.onCol != nil {
+			attr, err := in.sc.onCol(s, n)
+			if err != nil {
+				return val{}, err
+			}
+			v.e = query.C(attr)
+			if s.side == sideTable {
+				v.t = query.BytesValue
+			}
+		}
+		return v, nil
+	}}
+}
+
+// selectQuery compiles sel as the query called name (its parts are added
+// to the program as they are compiled; the query itself is not): a view
+// when view is set. It returns the query and the relation its output is.
+func (c *compiler) selectQuery(name string, sel *selectStmt, view bool) (*Query, *relation, error) {
+	rel, err := c.fromRel(&sel.from, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sel.join != nil {
+		if t, ok := c.tables[sel.join.name.name]; ok && sel.join.sub == nil {
+			return c.staticJoin(name, sel, rel, t, view)
+		}
+		return c.windowJoin(name, sel, rel, view)
+	}
+	in := &input{rel: rel, sc: &scope{cols: streamScope(rel, qualOf(&sel.from), sideLeft, "")}, schema: rel.schema}
+	return c.single(name, sel, in, sel.from.win, view)
+}
+
+// groupWindow is the window of GROUP BY TUMBLE(col, size), HOP(col,
+// slide, size) or SESSION(col, gap), if GROUP BY has one.
+func groupWindow(sel *selectStmt) (windowSpec, *node, error) {
+	var w windowSpec
+	var at *node
+	for _, g := range sel.groupBy {
+		if g.kind != eFunc || !groupWindows[g.name] {
+			continue
+		}
+		if at != nil {
+			return w, nil, errAt(g.pos, "a second window in GROUP BY: a query has one")
+		}
+		at = g
+		fn := g.name
+		want := map[string]int{"tumble": 2, "hop": 3, "session": 2}[fn]
+		if len(g.args) != want {
+			what := map[string]string{"tumble": "TUMBLE(time_col, size)", "hop": "HOP(time_col, slide, size)", "session": "SESSION(time_col, gap)"}[fn]
+			return w, nil, errAt(g.pos, "%s takes %d arguments: %s", upperName(fn), want, what)
+		}
+		if g.args[0].kind != eCol {
+			return w, nil, errAt(g.args[0].pos, "the first argument of %s is the event-time column", upperName(fn))
+		}
+		for _, a := range g.args[1:] {
+			if a.kind != eInterval || a.i < 0 || a.iv.n == 0 {
+				return w, nil, errAt(a.pos, "expected a positive INTERVAL 'n' unit in %s", upperName(fn))
+			}
+		}
+		w = windowSpec{pos: g.pos, timeCol: &ident{name: g.args[0].name, pos: g.args[0].pos}, size: g.args[1].iv, group: true}
+		switch fn {
+		case "tumble":
+			w.kind = winTumble
+		case "hop":
+			w.kind, w.slide, w.slidePos, w.size = winHop, g.args[1].iv, g.args[1].pos, g.args[2].iv
+		default:
+			w.kind = winSession
+		}
+	}
+	if at != nil && sel.from.win.kind != winNone {
+		return w, nil, errAt(at.pos, "a window in GROUP BY and another in FROM: a query has one")
+	}
+	return w, at, nil
 }
 
 // single compiles a query over one stream (with an optional static join):
 // an aggregation or a stateless query.
-func (c *compiler) single(q *Query, sel *selectStmt, rel *relation, sc *scope, join *query.StaticJoin) (*Query, *relation, error) {
-	win, windowed, err := c.window(&sel.from, rel)
+func (c *compiler) single(name string, sel *selectStmt, in *input, ws windowSpec, view bool) (*Query, *relation, error) {
+	gw, gwNode, err := groupWindow(sel)
 	if err != nil {
 		return nil, nil, err
 	}
-	colCtx := func(callErr string) *exprCtx {
-		return &exprCtx{callErr: callErr, col: func(n *node) (val, error) {
-			s, err := sc.resolve(n)
-			if err != nil {
-				return val{}, err
-			}
-			v := colVal(s)
-			if sc.onCol != nil {
-				attr, err := sc.onCol(s, n)
-				if err != nil {
-					return val{}, err
-				}
-				v.e = query.C(attr)
-			}
-			if s.side == sideTable && v.t != query.BytesValue {
-				v.t = query.BytesValue
-			}
-			return v, nil
-		}}
+	if gwNode != nil {
+		ws = gw
 	}
-	mq := &query.Query{Name: q.Name, Schema: rel.schema, Join: join}
-	if sel.where != nil {
-		ctx := colCtx("aggregates are not allowed in WHERE (use HAVING)")
-		v, err := c.boolean(ctx, sel.where, "WHERE")
-		if err != nil {
-			return nil, nil, err
-		}
-		mq.Where = v.e
+	win, windowed, err := c.window(ws, in.rel)
+	if err != nil {
+		return nil, nil, err
 	}
 	aggregating := len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) })
 	if !aggregating {
-		return c.stateless(q, sel, rel, sc, mq, windowed, colCtx)
+		return c.stateless(name, sel, in, windowed, ws, view)
 	}
 	if !windowed {
-		return nil, nil, errAt(sel.from.name.pos, "an aggregation needs a window: TUMBLE(%s, ...), HOP(%s, ...), %s [RANGE ...] or %s [ROWS ...]", rel.name, rel.name, rel.name, rel.name)
+		rel := in.rel.name
+		return nil, nil, errAt(sel.from.name.pos, "an aggregation needs a window: TUMBLE(%s, ...), HOP(%s, ...), %s [RANGE ...], %s [ROWS ...] or GROUP BY TUMBLE(time_col, ...)", rel, rel, rel, rel)
 	}
-	mq.Window = win
-	pseudo := func(n *node) string {
-		if n.kind == eCol && n.qual == "" && (n.name == "window_start" || n.name == "window_end") {
-			return n.name
-		}
-		return ""
+	return c.aggregation(name, sel, in, win, ws, view)
+}
+
+// whereOf compiles WHERE over the input.
+func (c *compiler) whereOf(sel *selectStmt, in *input) (query.Expr, error) {
+	if sel.where == nil {
+		return sel.extraWhere, nil
 	}
-	// GROUP BY
-	type group struct {
-		v    val
-		node *node
-		s    *scol
+	v, err := c.boolean(in.ctx("aggregates are not allowed in WHERE (use HAVING)"), sel.where, "WHERE")
+	if err != nil {
+		return nil, err
 	}
-	var groups []group
-	ctx := colCtx("aggregates are not allowed in GROUP BY")
-	for _, g := range sel.groupBy {
-		if pseudo(g) != "" {
-			continue
-		}
-		if hasCall(g) {
-			return nil, nil, errAt(g.pos, "aggregates are not allowed in GROUP BY")
-		}
-		v, err := c.expr(ctx, g)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case v.isStr || v.t == query.BoolValue:
-			return nil, nil, errAt(g.pos, "GROUP BY takes columns and integer expressions, not a condition or a string")
-		case v.t == query.FloatValue:
-			return nil, nil, errAt(g.pos, "GROUP BY %s: a float is not a group key (group keys are integers, UUID or BYTES columns)", v.e)
-		case v.t == query.BytesValue && g.kind != eCol:
-			return nil, nil, errAt(g.pos, "GROUP BY takes UUID and BYTES columns as they are, not in expressions")
-		}
-		for _, prev := range groups {
-			if prev.v.e.String() == v.e.String() {
-				return nil, nil, errAt(g.pos, "%s is in GROUP BY twice", v.e)
-			}
-		}
-		gr := group{v: v, node: g}
-		if g.kind == eCol {
-			s, _ := sc.resolve(g)
-			gr.s = &s
-		}
-		groups = append(groups, gr)
-		mq.GroupBy = append(mq.GroupBy, v.e)
-	}
-	for _, g := range groups {
-		if g.s != nil && g.s.side == sideTable && len(groups) > 1 {
-			return nil, nil, errAt(g.node.pos, "GROUP BY a table column together with other keys is not supported yet: the engine groups by the joined value alone")
-		}
-	}
-	// aggregates of the select list
-	aggCtx := colCtx("an aggregate cannot contain another aggregate")
-	// An aggregate's As is its output name unless that is a name the
-	// model's output schema or HAVING scope already has (an input column,
-	// the joined value, "timestamp", keyN, another aggregate's).
-	usedAs := map[string]bool{"timestamp": true}
-	for _, a := range rel.schema.Attrs {
-		usedAs[a.Name] = true
-	}
-	if join != nil {
-		usedAs[join.As] = true
-	}
-	for i := range groups {
-		usedAs[fmt.Sprintf("key%d", i+1)] = true
-	}
-	aggAs := func(name string) string {
-		if usedAs[name] {
-			name = fmt.Sprintf("$agg%d", len(mq.Aggregates)+1)
-		}
-		for usedAs[name] {
-			name = "$" + name
-		}
-		usedAs[name] = true
-		return name
-	}
-	makeAgg := func(n *node, as string) (query.Aggregate, val, error) {
-		f := query.AggFuncs[n.name]
-		ag := query.Aggregate{Func: f, As: as}
-		if n.star {
-			return ag, val{t: query.IntValue, isAggr: true}, nil
-		}
-		if hasCall(n.l) {
-			return ag, val{}, errAt(n.l.pos, "an aggregate cannot contain another aggregate")
-		}
-		v, err := c.expr(aggCtx, n.l)
-		if err != nil {
-			return ag, val{}, err
-		}
-		if err := isNumber(v, n.l); err != nil {
-			if f == query.Count && v.t == query.BytesValue {
-				return ag, val{t: query.IntValue, isAggr: true}, nil // COUNT(col): no NULLs, so COUNT(*)
-			}
-			return ag, val{}, errAt(n.l.pos, "%s(%s): %s", strings.ToUpper(n.name), exprText(n.l), err.(*Error).Msg)
-		}
-		if f == query.Count {
-			return ag, val{t: query.IntValue, isAggr: true}, nil
-		}
-		ag.Arg = v.e
-		t := v.t
-		if f == query.Avg {
-			t = query.FloatValue
-		}
-		return ag, val{t: t, isAggr: true}, nil
-	}
-	names := map[string]bool{}
-	type item struct {
-		name  string
-		kind  ColumnKind
-		index int
-		v     val
-	}
-	var items []item
-	for i, it := range sel.items {
-		if it.star {
-			return nil, nil, errAt(it.pos, "SELECT * in an aggregation: list the group columns and aggregates")
-		}
-		n := it.expr
-		name := outputName(it, i)
-		if names[name] {
-			return nil, nil, errAt(it.pos, "output column %s is named twice (give one an alias with AS)", name)
-		}
-		names[name] = true
-		switch {
-		case n.kind == eCall:
-			ag, v, err := makeAgg(n, aggAs(name))
-			if err != nil {
-				return nil, nil, err
-			}
-			items = append(items, item{name: name, kind: Aggregate, index: len(mq.Aggregates), v: v})
-			mq.Aggregates = append(mq.Aggregates, ag)
-		case hasCall(n):
-			return nil, nil, errAt(it.pos, "arithmetic over aggregates is not supported yet: select the aggregates in a view and compute over them in a query FROM the view")
-		case pseudo(n) == "window_start":
-			items = append(items, item{name: name, kind: WindowStart, v: val{t: query.IntValue}})
-		case pseudo(n) == "window_end":
-			if c.inView {
-				return nil, nil, errAt(it.pos, "a view cannot output window_end yet: its tuples carry the window's start only (window_end is window_start plus the window's size)")
-			}
-			items = append(items, item{name: name, kind: WindowEnd, v: val{t: query.IntValue}})
-		default:
-			v, err := c.expr(ctx, n)
-			if err != nil {
-				return nil, nil, err
-			}
-			idx := slices.IndexFunc(groups, func(g group) bool { return g.v.e != nil && v.e != nil && g.v.e.String() == v.e.String() })
-			if idx < 0 {
-				return nil, nil, errAt(it.pos, "%s is neither in GROUP BY nor an aggregate", exprText(n))
-			}
-			items = append(items, item{name: name, kind: GroupKey, index: idx, v: groups[idx].v})
-		}
-	}
-	if len(mq.Aggregates) == 0 && sel.having == nil {
-		// GROUP BY alone: the model needs an aggregate to run the windows.
-		return nil, nil, errAt(sel.pos, "an aggregation needs at least one aggregate in the select list (COUNT(*), SUM, AVG, MIN or MAX)")
-	}
-	// HAVING
-	if sel.having != nil {
-		hidden := 0
-		hctx := &exprCtx{
-			col: func(n *node) (val, error) {
-				if n.qual == "" {
-					for _, it := range items {
-						if it.name != n.name {
-							continue
-						}
-						switch it.kind {
-						case Aggregate:
-							return val{e: query.C(mq.Aggregates[it.index].As), t: it.v.t}, nil
-						case GroupKey:
-							g := groups[it.index]
-							if g.s == nil {
-								return val{}, errAt(n.pos, "HAVING can use a GROUP BY column, not the expression %s", g.v.e)
-							}
-							return g.v, nil
-						}
-						return val{}, errAt(n.pos, "HAVING cannot use %s", n.name)
-					}
-				}
-				s, err := sc.resolve(n)
-				if err != nil {
-					return val{}, errAt(n.pos, "HAVING can use aggregates, their aliases and GROUP BY columns; %s is none of them", exprText(n))
-				}
-				for _, g := range groups {
-					if g.s != nil && g.s.col.attr == s.col.attr && g.s.side == s.side {
-						return g.v, nil
-					}
-				}
-				return val{}, errAt(n.pos, "HAVING can use aggregates, their aliases and GROUP BY columns; %s is not in GROUP BY", exprText(n))
-			},
-			call: func(n *node) (val, error) {
-				ag, v, err := makeAgg(n, "")
-				if err != nil {
-					return val{}, err
-				}
-				for _, have := range mq.Aggregates {
-					if have.Func == ag.Func && fmt.Sprint(have.Arg) == fmt.Sprint(ag.Arg) {
-						return val{e: query.C(have.As), t: v.t}, nil
-					}
-				}
-				hidden++
-				ag.As = aggAs(fmt.Sprintf("$having%d", hidden))
-				mq.Aggregates = append(mq.Aggregates, ag)
-				return val{e: query.C(ag.As), t: v.t}, nil
-			},
-		}
-		v, err := c.boolean(hctx, sel.having, "HAVING")
-		if err != nil {
-			return nil, nil, err
-		}
-		mq.Having = v.e
-	}
-	if err := c.finishQuery(q, mq, sel); err != nil {
-		return nil, nil, err
-	}
-	// output columns: attribute 0 the window start, then the groups, then the aggregates
-	out := &relation{name: q.Name, view: q, unitNs: rel.unitNs}
-	if win.Type == query.Rows {
-		out.unitNs = 0
-	}
-	var cols []relCol
-	for _, it := range items {
-		oc := OutputColumn{Name: it.name, Kind: it.kind, Index: it.index}
-		switch it.kind {
-		case WindowStart:
-			oc.Attr, oc.Type = 0, "BIGINT"
-		case WindowEnd:
-			oc.Attr, oc.Type = -1, "BIGINT"
-		case GroupKey:
-			oc.Attr = 1 + it.index
-			oc.Type, oc.Labels = outType(groups[it.index].v)
-		case Aggregate:
-			oc.Attr = 1 + len(groups) + it.index
-			oc.Type = "BIGINT"
-			if it.v.t == query.FloatValue {
-				oc.Type = "DOUBLE"
-			}
-		}
-		q.Columns = append(q.Columns, oc)
-		if oc.Attr >= 0 {
-			cols = append(cols, relCol{name: it.name, typ: outSQLType(q.Output.Attrs[oc.Attr], oc.Labels)})
-		}
-	}
-	c.viewRelation(out, q, cols)
-	return q, out, nil
+	return andTerms(v.e, sel.extraWhere), nil
 }
 
 // stateless compiles a query without aggregates: WHERE and a projection
 // (or SELECT *).
-func (c *compiler) stateless(q *Query, sel *selectStmt, rel *relation, sc *scope, mq *query.Query, windowed bool, colCtx func(string) *exprCtx) (*Query, *relation, error) {
+func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed bool, ws windowSpec, view bool) (*Query, *relation, error) {
 	if windowed {
-		return nil, nil, errAt(sel.from.win.pos, "a window in a query without aggregates does nothing: add an aggregate (COUNT(*), SUM, ...) or remove the window")
+		return nil, nil, errAt(ws.pos, "a window in a query without aggregates does nothing: add an aggregate (COUNT(*), SUM, ...) or remove the window")
 	}
-	if mq.Join != nil {
-		return nil, nil, errAt(sel.join.name.pos, "a join with a table is supported in aggregations only, for now (the engine runs static joins with GROUP BY over a window)")
+	q := &Query{Name: name}
+	c.reading(q, in.rel)
+	mq := &query.Query{Name: name, Schema: in.rel.schema, Join: in.join}
+	var err error
+	if mq.Where, err = c.whereOf(sel, in); err != nil {
+		return nil, nil, err
 	}
-	out := &relation{name: q.Name, view: q, unitNs: rel.unitNs}
-	if len(sel.items) == 1 && sel.items[0].star {
+	rel := in.rel
+	out := &relation{name: name, view: q, unitNs: rel.unitNs}
+	if len(sel.items) == 1 && sel.items[0].star && sel.items[0].qual == "" && in.join == nil {
 		if err := c.finishQuery(q, mq, sel); err != nil {
 			return nil, nil, err
 		}
@@ -367,21 +225,21 @@ func (c *compiler) stateless(q *Query, sel *selectStmt, rel *relation, sc *scope
 		for _, col := range rel.cols {
 			out.cols = append(out.cols, col)
 			a := slices.IndexFunc(rel.schema.Attrs, func(a query.Attribute) bool { return a.Name == col.attr })
-			oc := OutputColumn{Name: col.name, Kind: Attribute, Index: a, Attr: a, Type: col.typ.String(), Labels: col.typ.labels}
-			if col.typ.kind == tyEnum {
-				oc.Type = "INT"
-			}
+			oc := OutputColumn{Name: col.name, Kind: Attribute, Index: a, Attr: a, Labels: col.typ.labels}
+			oc.Type = typeText(rel.schema.Attrs[a], col.typ)
 			q.Columns = append(q.Columns, oc)
 		}
 		return q, out, nil
 	}
-	ctx := colCtx("")
+	items, err := expandStars(sel.items, in.sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := in.ctx("")
 	names := map[string]bool{}
 	var cols []relCol
-	for i, it := range sel.items {
-		if it.star {
-			return nil, nil, errAt(it.pos, "SELECT * stands alone: list the columns instead")
-		}
+	timeItem := "" // an item that is the input's event time, as it is
+	for i, it := range items {
 		name := outputName(it, i)
 		if names[name] {
 			return nil, nil, errAt(it.pos, "output column %s is named twice (give one an alias with AS)", name)
@@ -391,43 +249,94 @@ func (c *compiler) stateless(q *Query, sel *selectStmt, rel *relation, sc *scope
 		if err != nil {
 			return nil, nil, err
 		}
-		switch {
-		case v.isStr:
-			return nil, nil, errAt(it.pos, "a string cannot be selected: strings only compare with ENUM columns")
-		case v.t == query.BoolValue:
-			return nil, nil, errAt(it.pos, "a condition cannot be selected: projections are numbers")
-		case v.t == query.BytesValue:
-			return nil, nil, errAt(it.pos, "%s is %s: projections are numbers for now (SELECT * keeps every column)", exprText(it.expr), v.typ)
+		if err := projectable(v, it); err != nil {
+			return nil, nil, err
+		}
+		if col, ok := v.e.(query.Column); ok && col.Name == rel.schema.Attrs[0].Name && timeItem == "" {
+			timeItem = name
 		}
 		as := name // the output schema's name: unique, and not the event time's
 		if as == "timestamp" || slices.ContainsFunc(mq.Project, func(p query.Projection) bool { return p.As == as }) {
 			as = fmt.Sprintf("$p%d", i+1)
 		}
 		mq.Project = append(mq.Project, query.Projection{Expr: v.e, As: as})
-		typ, labels := outType(v)
-		q.Columns = append(q.Columns, OutputColumn{Name: name, Kind: Attribute, Index: 1 + i, Attr: 1 + i, Type: typ, Labels: labels})
-		st := sqlType{kind: tyBigint}
-		if v.t == query.FloatValue {
-			st = sqlType{kind: tyDouble}
-		}
-		if labels != nil {
-			st = sqlType{kind: tyEnum, labels: labels}
-		}
-		cols = append(cols, relCol{name: name, typ: st})
+		oc := OutputColumn{Name: name, Kind: Attribute, Index: 1 + i, Attr: 1 + i}
+		oc.Type, oc.Labels = outType(v)
+		q.Columns = append(q.Columns, oc)
+		cols = append(cols, relCol{name: name, typ: outDecl(v)})
 	}
 	if err := c.finishQuery(q, mq, sel); err != nil {
 		return nil, nil, err
 	}
+	c.viewRelation(out, q, cols, false)
 	// attribute 0 carries the input's event time: visible under its name
-	// unless the select list uses that name.
-	c.viewRelation(out, q, cols)
-	if out.timeName == "" && rel.timeName != "" && !names[rel.timeName] && out.schema.Attrs[0].Name == "$0" {
-		attrs := slices.Clone(out.schema.Attrs)
-		attrs[0].Name = rel.timeName
-		if s, err := query.NewSchema(out.schema.TupleSize, attrs...); err == nil {
-			out.schema, out.timeName = s, rel.timeName
-			out.cols = append(out.cols, relCol{name: rel.timeName, attr: rel.timeName, typ: sqlType{kind: tyBigint}})
-		}
+	// unless the select list uses that name; a column that selects it is
+	// the event time too.
+	nameTime(out, rel.timeName, names)
+	if out.timeName == "" {
+		out.timeName = timeItem
 	}
 	return q, out, nil
+}
+
+// nameTime names attribute 0 of out, a projection's output, after the
+// input's event time (timeName), where the select list leaves both free.
+func nameTime(out *relation, timeName string, names map[string]bool) {
+	if out.timeName != "" || timeName == "" || names[timeName] || out.schema.Attrs[0].Name != "$0" {
+		return
+	}
+	attrs := slices.Clone(out.schema.Attrs)
+	attrs[0].Name = timeName
+	if s, err := query.NewSchema(out.schema.TupleSize, attrs...); err == nil {
+		out.schema, out.timeName = s, timeName
+		out.cols = append(out.cols, relCol{name: timeName, attr: timeName, typ: outSQLType(attrs[0], nil)})
+	}
+}
+
+// projectable refuses a value the model cannot output: an untyped NULL,
+// a bytes value that is not a column.
+func projectable(v val, it selectItem) error {
+	switch {
+	case v.t == 0:
+		return errAt(it.pos, "NULL has no type here: write CAST(NULL AS type)")
+	case v.t == query.BytesValue && it.expr.kind != eCol:
+		return errAt(it.pos, "%s is %s: a bytes value is selected as a column, not computed", exprText(it.expr), typeName(v))
+	}
+	return nil
+}
+
+// expandStars replaces * and qual.* in items with the columns in scope
+// (all, or those of qual), named after the columns (qual.name where a
+// name is in scope twice).
+func expandStars(items []selectItem, sc *scope) ([]selectItem, error) {
+	var out []selectItem
+	for _, it := range items {
+		if !it.star {
+			out = append(out, it)
+			continue
+		}
+		count := map[string]int{}
+		for _, s := range sc.cols {
+			if it.qual == "" || s.qual == it.qual {
+				count[s.col.name]++
+			}
+		}
+		found := false
+		for _, s := range sc.cols {
+			if it.qual != "" && s.qual != it.qual {
+				continue
+			}
+			found = true
+			n := &node{kind: eCol, qual: s.qual, name: s.col.name, pos: it.pos}
+			alias := s.col.name
+			if count[alias] > 1 {
+				alias = s.qual + "." + alias
+			}
+			out = append(out, selectItem{expr: n, alias: &ident{name: alias, pos: it.pos}, pos: it.pos})
+		}
+		if !found {
+			return nil, errAt(it.pos, "unknown name %s in %s.* (the query reads %s)", it.qual, it.qual, quals(sc))
+		}
+	}
+	return out, nil
 }

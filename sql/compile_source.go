@@ -31,10 +31,23 @@ func (c *compiler) source(s *stmt) error {
 	if err != nil {
 		return err
 	}
+	text := src.Format != "binary"
+	for _, col := range s.cols {
+		if !col.proctime {
+			continue
+		}
+		if !text {
+			return errAt(col.typPos, "%s AS PROCTIME(): a binary source's records are its tuples, with no room for a processing time (declare format = 'csv' or 'json')", col.name.name)
+		}
+		if src.ProcTime != "" {
+			return errAt(col.name.pos, "a second PROCTIME() column: source %s has %s", src.Name, src.ProcTime)
+		}
+		src.ProcTime = col.name.name
+	}
 	// The event time: WATERMARK FOR's column, else the first column
 	// (binary: the layout is as declared, and the model reads the event
 	// time at offset 0); for other formats, else the column a window over
-	// the source names, else the first BIGINT.
+	// the source names, else the first BIGINT, else the first TIMESTAMP.
 	timeIdx := -1
 	var why string
 	find := func(id ident) (int, error) {
@@ -52,16 +65,12 @@ func (c *compiler) source(s *stmt) error {
 		if wm.of.name != wm.col.name {
 			return errAt(wm.of.pos, "the watermark must be %s or %s - INTERVAL '...' unit", wm.col.name, wm.col.name)
 		}
-		src.Watermark = true
-		if wm.delay != nil && wm.delay.n != 0 {
-			d, err := toUnits(wm.delay, unitNs, "the watermark delay")
-			if err != nil {
-				return err
-			}
-			src.WatermarkDelay = d
+		if s.cols[timeIdx].proctime {
+			return errAt(wm.col.pos, "%s is a processing time (PROCTIME()): a WATERMARK is for an event time that the records carry", wm.col.name)
 		}
+		src.Watermark = true
 		why = "its WATERMARK"
-	} else if id, ok := c.timeCols[s.name.name]; ok && src.Format != "binary" {
+	} else if id, ok := c.timeCols[s.name.name]; ok && text {
 		for i, col := range s.cols {
 			if col.name.name == id.name {
 				timeIdx = i
@@ -69,23 +78,36 @@ func (c *compiler) source(s *stmt) error {
 		}
 		why = fmt.Sprintf("the window at line %d", id.pos.line)
 	}
-	if timeIdx < 0 {
+	for _, kind := range []typeKind{tyBigint, tyTimestamp} {
+		if timeIdx >= 0 {
+			break
+		}
 		for i, col := range s.cols {
-			if col.typ.kind == tyBigint && (src.Format != "binary" || i == 0) {
-				timeIdx, why = i, "its first BIGINT column"
+			if col.typ.kind == kind && !col.proctime && (text || i == 0) {
+				timeIdx, why = i, "its first "+col.typ.String()+" column"
 				break
 			}
 		}
 	}
 	if timeIdx < 0 {
-		return errAt(s.cols[0].name.pos, "source %s has no event time: its first column must be a BIGINT (or name one in WATERMARK FOR)", src.Name)
+		return errAt(s.cols[0].name.pos, "source %s has no event time: its first column must be a BIGINT or a TIMESTAMP (or name one in WATERMARK FOR)", src.Name)
 	}
 	tc := s.cols[timeIdx]
-	if tc.typ.kind != tyBigint {
-		return errAt(tc.name.pos, "the event time %s of source %s (from %s) must be a BIGINT, not %s", tc.name.name, src.Name, why, tc.typ)
+	if tc.typ.kind != tyBigint && tc.typ.kind != tyTimestamp {
+		return errAt(tc.name.pos, "the event time %s of source %s (from %s) must be a BIGINT or a TIMESTAMP, not %s", tc.name.name, src.Name, why, tc.typ)
 	}
-	if src.Format == "binary" && timeIdx != 0 {
+	if !text && timeIdx != 0 {
 		return errAt(tc.name.pos, "the event time %s of binary source %s (from %s) must be its first column: the query model reads the event time as an int64 at offset 0", tc.name.name, src.Name, why)
+	}
+	if tc.typ.kind == tyTimestamp {
+		unitNs = 1e6 // a TIMESTAMP holds milliseconds whatever time_unit says
+	}
+	if wm := s.wm; wm != nil && wm.delay != nil && wm.delay.n != 0 {
+		d, err := toUnits(wm.delay, unitNs, "the watermark delay")
+		if err != nil {
+			return err
+		}
+		src.WatermarkDelay = d
 	}
 	src.EventTime = tc.name.name
 	order := make([]int, 0, len(s.cols))
@@ -95,7 +117,7 @@ func (c *compiler) source(s *stmt) error {
 			order = append(order, i)
 		}
 	}
-	if src.Format != "binary" {
+	if text {
 		rest := order[1:]
 		slices.SortStableFunc(rest, func(a, b int) int {
 			_, sa := s.cols[a].typ.attrType()
@@ -106,14 +128,29 @@ func (c *compiler) source(s *stmt) error {
 	attrs := make([]query.Attribute, len(s.cols))
 	off := 0
 	for _, i := range order {
-		t, size := s.cols[i].typ.attrType()
-		attrs[i] = query.Attribute{Name: s.cols[i].name.name, Type: t, Offset: off, Size: size}
-		off += size
+		attrs[i] = s.cols[i].typ.attr(s.cols[i].name.name, off)
+		off += attrs[i].Size
 	}
+	// NULL bits, in the bytes after the columns: a column of a CSV or JSON
+	// record can be missing or empty, unless declared NOT NULL.
+	bit := off * 8
+	for _, i := range order {
+		col := s.cols[i]
+		if text && i != timeIdx && !col.notNull && !col.proctime {
+			attrs[i].Nullable, attrs[i].NullBit = true, bit
+			bit++
+		}
+	}
+	end := (bit + 7) / 8
 	if tupleSize == 0 {
-		tupleSize = int64(off)
-		if src.Format != "binary" {
-			tupleSize = int64((off + 7) / 8 * 8)
+		tupleSize = int64(end)
+		if text {
+			// a power of two, so that any power-of-two task size
+			// (the engine's 256 KiB) holds whole tuples
+			tupleSize = 8
+			for tupleSize < int64(end) {
+				tupleSize *= 2
+			}
 		}
 	} else if tupleSize < int64(off) {
 		o, _ := newOptions("", s.opts, s.withPos).get("tuple_size")
@@ -154,17 +191,34 @@ func (c *compiler) table(s *stmt) error {
 	if err := columnsOf(s, "table"); err != nil {
 		return err
 	}
+	if s.wm != nil {
+		return errAt(s.wm.pos, "a table has no event time: WATERMARK belongs in CREATE SOURCE")
+	}
 	t := &Table{Name: s.name.name, Line: s.pos.line}
 	if err := tableOptions(t, s); err != nil {
 		return err
 	}
-	off := 0
+	// A row: a byte of NULL bits for every eight nullable columns, then
+	// the columns in declared order.
+	nulls := 0
 	for _, col := range s.cols {
-		ty, size := col.typ.attrType()
-		t.Columns = append(t.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels,
-			Attr: query.Attribute{Name: col.name.name, Type: ty, Offset: off, Size: size}})
+		if col.proctime {
+			return errAt(col.typPos, "a table is static: it has no processing time")
+		}
+		if !col.notNull {
+			nulls++
+		}
+	}
+	off, bit := (nulls+7)/8, 0
+	for _, col := range s.cols {
+		a := col.typ.attr(col.name.name, off)
+		off += a.Size
+		if !col.notNull {
+			a.Nullable, a.NullBit = true, bit
+			bit++
+		}
+		t.Columns = append(t.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels, Attr: a})
 		t.types = append(t.types, col.typ)
-		off += size
 	}
 	c.prog.Tables = append(c.prog.Tables, t)
 	c.tables[t.Name] = t
@@ -193,9 +247,8 @@ func unitName(unitNs int64) string {
 	return "?"
 }
 
-// window compiles f's window over rel; ok false when f has none.
-func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error) {
-	w := f.win
+// window compiles window w over rel; ok false when there is none.
+func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, error) {
 	if w.kind == winNone {
 		return query.Window{}, false, nil
 	}
@@ -221,13 +274,20 @@ func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error
 			if rel.timeName == "" {
 				return query.Window{}, false, errAt(w.timeCol.pos, "%s %s has no visible event-time column", what, rel.name)
 			}
+			if rel.source != nil && rel.source.ProcTime == w.timeCol.name {
+				return query.Window{}, false, errAt(w.timeCol.pos, "%s is the processing time of source %s, whose event time is %s (its WATERMARK): a stream has one time (drop the WATERMARK to window by processing time)", w.timeCol.name, rel.name, rel.timeName)
+			}
 			return query.Window{}, false, errAt(w.timeCol.pos, "%s is not the event time of %s %s, which is %s (a stream has one event time)", w.timeCol.name, what, rel.name, rel.timeName)
 		}
 	}
 	if rel.unitNs == 0 {
 		return query.Window{}, false, errAt(w.pos, "%s's times are row positions (it is windowed by ROWS): a time window over it needs ROWS too", rel.name)
 	}
-	size, err := toUnits(w.size, rel.unitNs, "the window size")
+	what := "the window size"
+	if w.kind == winSession {
+		what = "the session gap"
+	}
+	size, err := toUnits(w.size, rel.unitNs, what)
 	if err != nil {
 		return query.Window{}, false, err
 	}
@@ -241,6 +301,9 @@ func (c *compiler) window(f *fromItem, rel *relation) (query.Window, bool, error
 		}
 	}
 	win := query.Window{Type: query.Range, Size: size, Slide: slide}
+	if w.kind == winSession {
+		win = query.Sessions(size)
+	}
 	if rel.source != nil {
 		// The source's WATERMARK delay, in its time unit like the window:
 		// windows close, and tuples are late, that much later.

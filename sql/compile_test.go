@@ -52,20 +52,22 @@ func TestSourceLayoutBinary(t *testing.T) {
 }
 
 func TestSourceLayoutOtherFormats(t *testing.T) {
-	// csv: the event time first, then by size (stable), the tuple padded to 8
+	// csv: the event time first, then by size (stable), the NULL bits, the
+	// tuple padded to a power of two
 	p := mustCompile(t, `CREATE SOURCE c (a INT, u BYTES(3), t BIGINT, d DOUBLE,
 		WATERMARK FOR t AS t - INTERVAL '0' SECOND)
 		WITH (connector = 'file', path = 'c.csv', format = 'csv', header = 'true', on_error = 'skip', time_unit = 'us');
 		SELECT * FROM c`)
 	s := p.Source("c")
+	// every column but the event time can be NULL: its bit after the columns
 	assert.Equal(t, []query.Attribute{
 		{Name: "t", Type: query.Int64, Offset: 0, Size: 8},
-		{Name: "d", Type: query.Float64, Offset: 8, Size: 8},
-		{Name: "a", Type: query.Int32, Offset: 16, Size: 4},
-		{Name: "u", Type: query.Bytes, Offset: 20, Size: 3},
+		{Name: "d", Type: query.Float64, Offset: 8, Size: 8, Nullable: true, NullBit: 23 * 8},
+		{Name: "a", Type: query.Int32, Offset: 16, Size: 4, Nullable: true, NullBit: 23*8 + 1},
+		{Name: "u", Type: query.Bytes, Offset: 20, Size: 3, Nullable: true, NullBit: 23*8 + 2},
 	}, s.Schema.Attrs)
-	assert.Equal(t, 24, s.Schema.TupleSize)
-	assert.Equal(t, query.Attribute{Name: "a", Type: query.Int32, Offset: 16, Size: 4}, s.Columns[0].Attr)
+	assert.Equal(t, 32, s.Schema.TupleSize)
+	assert.Equal(t, query.Attribute{Name: "a", Type: query.Int32, Offset: 16, Size: 4, Nullable: true, NullBit: 23*8 + 1}, s.Columns[0].Attr)
 	assert.True(t, s.Watermark)
 	assert.Equal(t, int64(0), s.WatermarkDelay)
 	assert.Equal(t, "us", s.TimeUnit)

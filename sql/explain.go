@@ -33,7 +33,14 @@ func (p *Program) Explain() string {
 		}
 		b.WriteByte('\n')
 		for _, c := range s.Columns {
-			fmt.Fprintf(&b, "  %-16s %-12s at %d\n", c.Name, c.Type, c.Attr.Offset)
+			fmt.Fprintf(&b, "  %-16s %-12s at %d", c.Name, c.Type, c.Attr.Offset)
+			switch {
+			case c.Name == s.ProcTime:
+				b.WriteString(", the processing time")
+			case c.Attr.Nullable:
+				fmt.Fprintf(&b, ", NULL bit %d", c.Attr.NullBit)
+			}
+			b.WriteByte('\n')
 		}
 	}
 	for _, t := range p.Tables {
@@ -46,6 +53,9 @@ func (p *Program) Explain() string {
 		what := "query"
 		if q.View {
 			what = "view"
+		}
+		if q.Part != "" {
+			what = "part of " + q.Part + ":"
 		}
 		fmt.Fprintf(&b, "%s %s (line %d)\n", what, q.Name, q.Line)
 		in := func(source, from string) string {
@@ -70,7 +80,19 @@ func (p *Program) Explain() string {
 				fmt.Fprintf(&b, "  where: %s\n", mq.Where)
 			}
 			if j := mq.Join; j != nil {
-				fmt.Fprintf(&b, "  join: %s with a table's %d-byte keys, value as %s\n", j.Column, j.Table.KeyWidth, j.As)
+				keys := fmt.Sprintf("%d-byte keys", j.Table.KeyWidth)
+				if j.Table.KeyWidth == 0 {
+					keys = "string keys"
+				}
+				if j.Values != nil {
+					names := make([]string, len(j.Values.Attrs))
+					for i, a := range j.Values.Attrs {
+						names[i] = a.Name
+					}
+					fmt.Fprintf(&b, "  lookup join: %s with a table's %s, values %s\n", j.Column, keys, strings.Join(names, ", "))
+				} else {
+					fmt.Fprintf(&b, "  join: %s with a table's %s, value as %s\n", j.Column, keys, j.As)
+				}
 			}
 			if len(mq.GroupBy) > 0 {
 				fmt.Fprintf(&b, "  group by: %s\n", exprList(mq.GroupBy))
@@ -80,7 +102,11 @@ func (p *Program) Explain() string {
 				if a.Arg != nil {
 					arg = a.Arg.String()
 				}
-				fmt.Fprintf(&b, "  aggregate %s: %s(%s)\n", a.As, strings.ToUpper(a.Func.String()), arg)
+				filter := ""
+				if a.Filter != nil {
+					filter = " FILTER (WHERE " + a.Filter.String() + ")"
+				}
+				fmt.Fprintf(&b, "  aggregate %s: %s(%s)%s\n", a.As, strings.ToUpper(a.Func.String()), arg, filter)
 			}
 			if mq.Having != nil {
 				fmt.Fprintf(&b, "  having: %s\n", mq.Having)
@@ -102,6 +128,8 @@ func (p *Program) Explain() string {
 			case "redis":
 				// Redis's String shows the password as ***.
 				fmt.Fprintf(&b, " %s, layout %s\n", s.Redis, s.Layout)
+			case "blackhole":
+				fmt.Fprintf(&b, " (rows counted, not written)\n")
 			default:
 				if s.Path != "" {
 					fmt.Fprintf(&b, " %s", s.Path)

@@ -180,7 +180,7 @@ func lex(src string) ([]token, error) {
 			adv(n + 2)
 		default:
 			op := ""
-			for _, o := range []string{"<>", "!=", "<=", ">=", "(", ")", ",", ";", ".", "*", "+", "-", "/", "=", "<", ">", "[", "]"} {
+			for _, o := range []string{"<>", "!=", "<=", ">=", "||", "(", ")", ",", ";", ".", "*", "+", "-", "/", "%", "=", "<", ">", "[", "]"} {
 				if strings.HasPrefix(src[i:], o) {
 					op = o
 					break

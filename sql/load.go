@@ -8,29 +8,45 @@ import (
 	"strings"
 
 	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // LoadCSV reads the table's rows from CSV text (format = 'csv'): one line
 // per row, the columns in declared order, after a header line naming them
 // if the table says header = 'true'. The text is decoded by package
-// source's CSV decoder: RFC 4180 quoting within a line, empty lines
-// skipped, integers in decimal, floats, UUIDs in canonical text, BYTES(n)
-// as at most n bytes (zero-padded), ENUMs by label, each value as written
-// (no spaces around it); fields after the table's columns are ignored. A
-// bad line is refused naming its line and column (a *source.Error under
-// the table's name); so is a header that is not the columns' names in
-// order, and two rows with the same key (SetRows).
+// source's CSV decoder: RFC 4180 quoting, empty lines skipped, integers
+// in decimal, floats, UUIDs in canonical text, BYTES(n) as at most n
+// bytes (zero-padded), ENUMs by label, VARCHARs as they are, TIMESTAMPs
+// in RFC 3339 or SQL's form (or epoch milliseconds), BOOLEANs as true or
+// false, each value as written (no spaces around it); an empty field is
+// NULL in a column not declared NOT NULL (but a VARCHAR's, which is the
+// empty string); fields after the table's columns are ignored. A bad line
+// is refused naming its line and column (a *source.Error under the
+// table's name); so is a header that is not the columns' names in order,
+// and two rows with the same key (SetRows). The long strings live in
+// memory the table keeps (an arena), until the next load.
 func (t *Table) LoadCSV(r io.Reader) error {
+	old := t.strings
+	t.strings = &strview.Arena{}
 	rows, err := t.readCSV(r)
+	if err == nil {
+		err = t.SetRows(rows)
+	}
 	if err != nil {
+		t.strings.Free()
+		t.strings = old
 		return err
 	}
-	return t.SetRows(rows)
+	if old != nil {
+		old.Free()
+	}
+	return nil
 }
 
-// readCSV decodes the rows of a CSV text, RowSize bytes each.
+// readCSV decodes the rows of a CSV text, RowSize bytes each, their long
+// strings in t.strings.
 func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
-	l, err := sourceLayout(t.RowSize(), t.Columns)
+	l, err := sourceLayout(t.RowSize(), t.Columns, "")
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -42,7 +58,10 @@ func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
 		}
 		r = io.MultiReader(strings.NewReader(line), br)
 	}
-	d, err := source.NewCSVDecoder(l, source.CSVOptions{Header: t.Header})
+	if t.strings == nil {
+		t.strings = &strview.Arena{}
+	}
+	d, err := source.NewCSVDecoder(l, source.CSVOptions{Header: t.Header, Options: source.Options{Strings: source.ArenaStrings(t.strings)}})
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -51,21 +70,33 @@ func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
 
 // LoadJSON reads the table's rows from JSON lines (format = 'json'): one
 // object a line, the columns by name (other members ignored), values as a
-// json source's (package source). A bad line is refused naming its line.
+// json source's (package source): a member missing or null is NULL in a
+// column not declared NOT NULL. A bad line is refused naming its line.
 func (t *Table) LoadJSON(r io.Reader) error {
-	l, err := sourceLayout(t.RowSize(), t.Columns)
+	l, err := sourceLayout(t.RowSize(), t.Columns, "")
 	if err != nil {
 		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	d, err := source.NewJSONDecoder(l, source.JSONOptions{})
+	old := t.strings
+	t.strings = &strview.Arena{}
+	d, err := source.NewJSONDecoder(l, source.JSONOptions{Options: source.Options{Strings: source.ArenaStrings(t.strings)}})
 	if err != nil {
+		t.strings = old
 		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	rows, err := t.readRows(r, d)
+	if err == nil {
+		err = t.SetRows(rows)
+	}
 	if err != nil {
+		t.strings.Free()
+		t.strings = old
 		return err
 	}
-	return t.SetRows(rows)
+	if old != nil {
+		old.Free()
+	}
+	return nil
 }
 
 // Load reads the table's rows in its format (LoadCSV or LoadJSON).
@@ -126,15 +157,30 @@ func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
 }
 
 // Layout is the source's tuple layout for package source's CSV and JSON
-// decoders: each column where the compiler laid it out.
-func (s *Source) Layout() (*source.Layout, error) { return sourceLayout(s.Schema.TupleSize, s.Columns) }
+// decoders: each column where the compiler laid it out, with its NULL
+// bit, but the processing time (ProcTime), which no record holds; epoch
+// numbers in TIMESTAMP columns in TimeUnit.
+func (s *Source) Layout() (*source.Layout, error) {
+	l, err := sourceLayout(s.Schema.TupleSize, s.Columns, s.ProcTime)
+	if err != nil {
+		return nil, err
+	}
+	if l.TimeUnit, err = source.ParseTimeUnit(s.TimeUnit); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
 
 // sourceLayout is package source's layout of columns in a tuple of
-// tupleSize bytes, for its decoders.
-func sourceLayout(tupleSize int, cols []Column) (*source.Layout, error) {
-	sc := make([]source.Column, len(cols))
-	for i, c := range cols {
-		sc[i] = source.Column{Name: c.Name, Offset: c.Attr.Offset, Size: c.Attr.Size, Labels: c.Labels}
+// tupleSize bytes, for its decoders, without the column skip.
+func sourceLayout(tupleSize int, cols []Column, skip string) (*source.Layout, error) {
+	sc := make([]source.Column, 0, len(cols))
+	for _, c := range cols {
+		if c.Name == skip && skip != "" {
+			continue
+		}
+		sc = append(sc, source.Column{Name: c.Name, Offset: c.Attr.Offset, Size: c.Attr.Size, Labels: c.Labels, Nullable: c.Attr.Nullable, NullBit: c.Attr.NullBit})
+		i := len(sc) - 1
 		switch c.Kind {
 		case KindInt:
 			sc[i].Kind = source.Int32
@@ -150,6 +196,12 @@ func sourceLayout(tupleSize int, cols []Column) (*source.Layout, error) {
 			sc[i].Kind = source.Bytes
 		case KindEnum:
 			sc[i].Kind = source.Enum
+		case KindString:
+			sc[i].Kind = source.String
+		case KindTimestamp:
+			sc[i].Kind = source.Timestamp
+		case KindBool:
+			sc[i].Kind = source.Bool
 		default:
 			return nil, fmt.Errorf("column %s: type %s cannot be decoded from text", c.Name, c.Type)
 		}

@@ -103,6 +103,9 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 		return 0, 0, err
 	}
 	src.Connector = strings.ToLower(conn.val)
+	if src.Connector == "filesystem" { // Flink's name
+		src.Connector = "file"
+	}
 	s := newOptions("a "+src.Connector+" source", st.opts, st.withPos)
 	s.used["connector"] = true
 	var valid []string
@@ -176,6 +179,9 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 	default:
+		if st.table {
+			return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a table (valid: file for a static table; file, filesystem, stdin, generator, kafka, go for a source; blackhole, print, stdout, file, filesystem, kafka, redis for a sink that INSERT INTO writes)", conn.val)
+		}
 		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka, go)", conn.val)
 	}
 	if err := s.rest(valid...); err != nil {
@@ -239,10 +245,16 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 		return nil, err
 	}
 	sk.Connector = strings.ToLower(conn.val)
+	if sk.Connector == "filesystem" { // Flink's name
+		sk.Connector = "file"
+	}
 	s := newOptions("a "+sk.Connector+" sink", st.opts, st.withPos)
 	s.used["connector"] = true
 	valid := []string{"connector", "format"}
 	switch sk.Connector {
+	case "blackhole":
+		valid = valid[:1]
+	case "print":
 	case "file":
 		valid = append(valid, "path")
 		p, err := s.required("path", "the file to write")
@@ -260,14 +272,14 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 			return nil, err
 		}
 	default:
-		return nil, errAt(conn.valPos, "unknown connector '%s' for a sink (valid: file, stdout, kafka, redis)", conn.val)
+		return nil, errAt(conn.valPos, "unknown connector '%s' for a sink (valid: file, stdout, kafka, redis, blackhole, print)", conn.val)
 	}
 	switch sk.Connector {
-	case "file", "stdout":
+	case "file", "stdout", "print":
 		if sk.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
 			return nil, err
 		}
-	case "redis":
+	case "redis", "blackhole":
 		sk.Format = ""
 	}
 	if err := s.rest(valid...); err != nil {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -36,7 +37,7 @@ func parse(src string) ([]*stmt, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, errAt(p.peek().pos, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK or SELECT), found the end of the input")
+		return nil, errAt(p.peek().pos, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT), found the end of the input")
 	}
 	return out, nil
 }
@@ -85,6 +86,8 @@ var reserved = map[string]bool{
 	"on": true, "and": true, "or": true, "not": true, "as": true, "create": true, "with": true,
 	"interval": true, "tumble": true, "hop": true, "range": true, "rows": true, "slide": true,
 	"watermark": true, "for": true, "distinct": true, "order": true, "limit": true, "union": true,
+	"is": true, "in": true, "like": true, "between": true, "case": true, "null": true, "true": true, "false": true,
+	"insert": true,
 }
 
 func (p *parser) name(what string) (ident, error) {
@@ -105,8 +108,13 @@ func (p *parser) statement() (*stmt, error) {
 			return nil, err
 		}
 		return &stmt{kind: stSelect, pos: t.pos, sel: sel}, nil
+	case t.is("insert"):
+		return p.insert()
 	case t.is("create"):
 		p.next()
+		if p.peek().is("temporary") {
+			p.next()
+		}
 		k := p.peek()
 		switch {
 		case k.is("source"), k.is("stream"):
@@ -118,20 +126,61 @@ func (p *parser) statement() (*stmt, error) {
 		case k.is("view"):
 			p.next()
 			return p.createView(t.pos, stView)
+		case k.is("materialized") && p.peekAt(1).is("view"):
+			p.next()
+			p.next()
+			return p.createView(t.pos, stView)
 		case k.is("sink"):
 			p.next()
 			return p.createView(t.pos, stSink)
 		}
 		return nil, p.expected("SOURCE, TABLE, VIEW or SINK after CREATE")
 	}
-	return nil, p.expected("a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK or SELECT)")
+	return nil, p.expected("a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT)")
+}
+
+// insert parses INSERT INTO table [(col, ...)] SELECT ...
+func (p *parser) insert() (*stmt, error) {
+	s := &stmt{kind: stInsert, pos: p.next().pos}
+	if _, err := p.keyword("into", "INTO after INSERT"); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.name, err = p.name("the table's name after INSERT INTO"); err != nil {
+		return nil, err
+	}
+	if p.peek().op("(") {
+		p.next()
+		for {
+			c, err := p.name("a column of " + s.name.name)
+			if err != nil {
+				return nil, err
+			}
+			s.into = append(s.into, c)
+			if p.peek().op(",") {
+				p.next()
+				continue
+			}
+			if _, err := p.punct(")", "',' or ')' after the column"); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	if !p.peek().is("select") {
+		return nil, p.expected("SELECT after INSERT INTO " + s.name.name)
+	}
+	if s.sel, err = p.selectStmt(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (p *parser) createSource(at pos, source bool) (*stmt, error) {
-	s := &stmt{kind: stTable, pos: at}
+	s := &stmt{kind: stSource, pos: at, table: !source}
 	what := "table"
 	if source {
-		s.kind, what = stSource, "source"
+		what = "source"
 	}
 	var err error
 	if s.name, err = p.name("the " + what + "'s name"); err != nil {
@@ -141,22 +190,43 @@ func (p *parser) createSource(at pos, source bool) (*stmt, error) {
 		return nil, err
 	}
 	for {
-		if p.peek().is("watermark") {
-			if !source {
-				return nil, errAt(p.peek().pos, "a table has no event time: WATERMARK belongs in CREATE SOURCE")
-			}
+		switch t := p.peek(); {
+		case t.is("watermark"):
 			if s.wm != nil {
 				return nil, errAt(p.peek().pos, "a second WATERMARK: a source has one event time")
 			}
 			if s.wm, err = p.watermark(); err != nil {
 				return nil, err
 			}
-		} else {
-			var c colDef
-			if c.name, err = p.name("a column name"); err != nil {
+		case t.is("primary") && p.peekAt(1).is("key"):
+			// PRIMARY KEY (a, ...) NOT ENFORCED: accepted, and ignored
+			// (nothing is upserted).
+			p.next()
+			p.next()
+			if _, err := p.punct("(", "'(' and the key's columns after PRIMARY KEY"); err != nil {
 				return nil, err
 			}
-			if c.typ, err = p.typ(); err != nil {
+			for {
+				if _, err := p.name("a column of the key"); err != nil {
+					return nil, err
+				}
+				if !p.peek().op(",") {
+					break
+				}
+				p.next()
+			}
+			if _, err := p.punct(")", "',' or ')' after the key's column"); err != nil {
+				return nil, err
+			}
+			if _, err := p.keyword("not", "NOT ENFORCED after PRIMARY KEY (...): a key is not checked"); err != nil {
+				return nil, err
+			}
+			if _, err := p.keyword("enforced", "ENFORCED after NOT"); err != nil {
+				return nil, err
+			}
+		default:
+			c, err := p.column()
+			if err != nil {
 				return nil, err
 			}
 			s.cols = append(s.cols, c)
@@ -182,39 +252,91 @@ func (p *parser) createSource(at pos, source bool) (*stmt, error) {
 	return s, err
 }
 
-func (p *parser) watermark() (*watermark, error) {
-	w := &watermark{pos: p.next().pos}
-	if _, err := p.keyword("for", "FOR after WATERMARK"); err != nil {
-		return nil, err
-	}
+// column parses one column: name type [NOT NULL | NULL], or name AS
+// PROCTIME().
+func (p *parser) column() (colDef, error) {
+	var c colDef
 	var err error
-	if w.col, err = p.name("the event-time column after WATERMARK FOR"); err != nil {
-		return nil, err
+	if c.name, err = p.name("a column name"); err != nil {
+		return c, err
 	}
-	if _, err := p.keyword("as", "AS after WATERMARK FOR "+w.col.name); err != nil {
-		return nil, err
+	if p.peek().is("as") {
+		p.next()
+		t := p.peek()
+		if t.is("proctime") && p.peekAt(1).op("(") && p.peekAt(2).op(")") {
+			p.next()
+			p.next()
+			p.next()
+			c.proctime, c.typ, c.typPos, c.notNull = true, sqlType{kind: tyTimestamp, name: "TIMESTAMP_LTZ(3)"}, t.pos, true
+			return c, nil
+		}
+		return c, errAt(t.pos, "a computed column (%s AS ...) can only be PROCTIME() for now: compute the value in a view", c.name.name)
 	}
-	if w.of, err = p.name("the watermark expression (column or column - INTERVAL '...' unit)"); err != nil {
-		return nil, err
+	c.typPos = p.peek().pos
+	if c.typ, err = p.typ(); err != nil {
+		return c, err
 	}
-	if p.peek().op("-") {
-		w.delayP = p.next().pos
-		if w.delay, err = p.intervalOf(true); err != nil {
-			return nil, err
+	switch t := p.peek(); {
+	case t.is("not") && p.peekAt(1).is("null"):
+		p.next()
+		p.next()
+		c.notNull = true
+	case t.is("null"):
+		p.next()
+	case t.is("metadata"):
+		return c, errAt(t.pos, "METADATA columns are not supported: declare the value as a column of the records")
+	}
+	return c, nil
+}
+
+const typesHint = "a type (INT, BIGINT, DOUBLE, DECIMAL(p, s), VARCHAR, TIMESTAMP(3), BOOLEAN, UUID, BYTES(n), ENUM(...), ...)"
+
+// typeParams parses an optional (n[, m]) after a type: -1 where absent.
+func (p *parser) typeParams(typ string, two bool) (n, m int, err error) {
+	n, m = -1, -1
+	if !p.peek().op("(") {
+		return n, m, nil
+	}
+	p.next()
+	num := func() (int, error) {
+		t := p.peek()
+		if t.kind != tInt {
+			return 0, p.expected("a number in " + typ + "(...)")
+		}
+		v, err := strconv.Atoi(t.text)
+		if err != nil || v > 1<<20 {
+			return 0, errAt(t.pos, "%s(%s): the number is too large", typ, t.text)
+		}
+		p.next()
+		return v, nil
+	}
+	if n, err = num(); err != nil {
+		return n, m, err
+	}
+	if two && p.peek().op(",") {
+		p.next()
+		if m, err = num(); err != nil {
+			return n, m, err
 		}
 	}
-	return w, nil
+	_, err = p.punct(")", "')' after "+typ+"'s size")
+	return n, m, err
 }
 
 func (p *parser) typ() (sqlType, error) {
 	t := p.peek()
 	if t.kind != tIdent || t.quoted {
-		return sqlType{}, p.expected("a type (INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n) or ENUM(...))")
+		return sqlType{}, p.expected(typesHint)
 	}
-	switch strings.ToLower(t.text) {
-	case "int", "integer":
+	word := strings.ToLower(t.text)
+	switch word {
+	case "int", "integer", "smallint", "tinyint":
 		p.next()
-		return sqlType{kind: tyInt}, nil
+		ty := sqlType{kind: tyInt}
+		if word == "smallint" || word == "tinyint" {
+			ty.name = strings.ToUpper(word)
+		}
+		return ty, nil
 	case "bigint":
 		p.next()
 		return sqlType{kind: tyBigint}, nil
@@ -227,6 +349,87 @@ func (p *parser) typ() (sqlType, error) {
 			p.next()
 		}
 		return sqlType{kind: tyDouble}, nil
+	case "decimal", "numeric", "dec":
+		p.next()
+		n, m, err := p.typeParams(strings.ToUpper(word), true)
+		if err != nil {
+			return sqlType{}, err
+		}
+		name := "DECIMAL"
+		switch {
+		case m >= 0:
+			name = fmt.Sprintf("DECIMAL(%d, %d)", n, m)
+		case n >= 0:
+			name = fmt.Sprintf("DECIMAL(%d)", n)
+		}
+		return sqlType{kind: tyDouble, name: name}, nil
+	case "varchar", "string", "text", "character", "char":
+		p.next()
+		if word == "character" || word == "char" {
+			if !p.peek().is("varying") {
+				return sqlType{}, errAt(t.pos, "%s(n) pads its strings with spaces, which saber-hx does not: declare VARCHAR", strings.ToUpper(word))
+			}
+			p.next()
+		}
+		ty := sqlType{kind: tyString}
+		if word != "string" && word != "text" {
+			n, _, err := p.typeParams("VARCHAR", false)
+			if err != nil {
+				return sqlType{}, err
+			}
+			if n >= 0 {
+				ty.name = fmt.Sprintf("VARCHAR(%d)", n)
+			}
+		}
+		return ty, nil
+	case "timestamp", "timestamp_ltz", "timestamptz":
+		p.next()
+		prec := 3
+		if word != "timestamptz" {
+			n, _, err := p.typeParams("TIMESTAMP", false)
+			if err != nil {
+				return sqlType{}, err
+			}
+			if n > 9 {
+				return sqlType{}, errAt(t.pos, "TIMESTAMP(%d): the precision is 0 to 9", n)
+			}
+			if n >= 0 {
+				prec = n
+			}
+		}
+		ltz := word != "timestamp"
+		switch {
+		case p.peek().is("without") && p.peekAt(1).is("time") && p.peekAt(2).is("zone"):
+			p.next()
+			p.next()
+			p.next()
+		case p.peek().is("with") && p.peekAt(1).is("local") && p.peekAt(2).is("time") && p.peekAt(3).is("zone"):
+			p.next()
+			p.next()
+			p.next()
+			p.next()
+			ltz = true
+		case p.peek().is("with") && p.peekAt(1).is("time") && p.peekAt(2).is("zone"):
+			p.next()
+			p.next()
+			p.next()
+			ltz = true
+		}
+		ty := sqlType{kind: tyTimestamp}
+		switch {
+		case ltz:
+			ty.name = fmt.Sprintf("TIMESTAMP_LTZ(%d)", prec)
+		case prec != 3:
+			ty.name = fmt.Sprintf("TIMESTAMP(%d)", prec)
+		}
+		return ty, nil
+	case "boolean", "bool":
+		p.next()
+		return sqlType{kind: tyBool}, nil
+	case "date", "time":
+		return sqlType{}, errAt(t.pos, "%s is not supported yet: declare TIMESTAMP(3) (a date alone reads as its midnight, UTC)", strings.ToUpper(word))
+	case "row", "array", "map", "multiset":
+		return sqlType{}, errAt(t.pos, "%s types are not supported: declare each field as a column of its own", strings.ToUpper(word))
 	case "uuid":
 		p.next()
 		return sqlType{kind: tyUUID, size: 16}, nil
@@ -276,7 +479,7 @@ func (p *parser) typ() (sqlType, error) {
 			return ty, nil
 		}
 	}
-	return sqlType{}, p.expected("a type (INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n) or ENUM(...))")
+	return sqlType{}, p.expected(typesHint)
 }
 
 // options parses ( key = value, ... ). Keys are names (dotted, for
@@ -369,4 +572,27 @@ func (p *parser) createView(at pos, kind stmtKind) (*stmt, error) {
 		}
 	}
 	return s, nil
+}
+func (p *parser) watermark() (*watermark, error) {
+	w := &watermark{pos: p.next().pos}
+	if _, err := p.keyword("for", "FOR after WATERMARK"); err != nil {
+		return nil, err
+	}
+	var err error
+	if w.col, err = p.name("the event-time column after WATERMARK FOR"); err != nil {
+		return nil, err
+	}
+	if _, err := p.keyword("as", "AS after WATERMARK FOR "+w.col.name); err != nil {
+		return nil, err
+	}
+	if w.of, err = p.name("the watermark expression (column or column - INTERVAL '...' unit)"); err != nil {
+		return nil, err
+	}
+	if p.peek().op("-") {
+		w.delayP = p.next().pos
+		if w.delay, err = p.intervalOf(true); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }

@@ -15,6 +15,11 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		if p.peek().op("*") {
 			p.next()
 			it.star = true
+		} else if t := p.peek(); t.kind == tIdent && p.peekAt(1).op(".") && p.peekAt(2).op("*") {
+			p.next()
+			p.next()
+			p.next()
+			it.star, it.qual = true, t.text
 		} else {
 			e, err := p.expr()
 			if err != nil {
@@ -114,48 +119,37 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 func (p *parser) fromItem() (fromItem, error) {
 	var f fromItem
 	t := p.peek()
-	if (t.is("tumble") || t.is("hop")) && p.peekAt(1).op("(") {
+	switch {
+	case t.op("("):
+		// FROM (SELECT ...) [AS] alias: an anonymous view.
 		p.next()
-		p.next()
-		f.win.pos = t.pos
-		f.win.kind = winTumble
-		fn := "TUMBLE"
-		if t.is("hop") {
-			f.win.kind, fn = winHop, "HOP"
+		if !p.peek().is("select") {
+			return f, p.expected("SELECT in a subquery after '('")
 		}
-		var err error
-		if f.name, err = p.name("the source or view name as the first argument of " + fn); err != nil {
-			return f, err
-		}
-		if _, err := p.punct(",", "',' and the event-time column after the source of "+fn); err != nil {
-			return f, err
-		}
-		tc, err := p.name("the event-time column as the second argument of " + fn)
+		f.name = ident{name: "", pos: t.pos}
+		sel, err := p.selectStmt()
 		if err != nil {
 			return f, err
 		}
-		f.win.timeCol = &tc
-		if _, err := p.punct(",", "',' and the window size (INTERVAL ...) after the event-time column"); err != nil {
+		f.sub = sel
+		if _, err := p.punct(")", "')' to close the subquery"); err != nil {
 			return f, err
 		}
-		first, err := p.interval()
-		if err != nil {
+	case t.is("table") && p.peekAt(1).op("("):
+		// Flink's window TVFs: TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size)).
+		p.next()
+		p.next()
+		if err := p.windowTVF(&f, true); err != nil {
 			return f, err
 		}
-		f.win.size = first
-		if f.win.kind == winHop {
-			if _, err := p.punct(",", "',' and the window size after HOP's slide"); err != nil {
-				return f, err
-			}
-			f.win.slide, f.win.slidePos = first, first.pos
-			if f.win.size, err = p.interval(); err != nil {
-				return f, err
-			}
-		}
-		if _, err := p.punct(")", "')' after the arguments of "+fn); err != nil {
+		if _, err := p.punct(")", "')' to close TABLE(...)"); err != nil {
 			return f, err
 		}
-	} else {
+	case (t.is("tumble") || t.is("hop") || t.is("session") || t.is("cumulate")) && p.peekAt(1).op("("):
+		if err := p.windowTVF(&f, false); err != nil {
+			return f, err
+		}
+	default:
 		var err error
 		if f.name, err = p.name("a source, table or view name after FROM or JOIN"); err != nil {
 			return f, err
@@ -177,7 +171,108 @@ func (p *parser) fromItem() (fromItem, error) {
 		a, _ := p.name("")
 		f.alias = &a
 	}
+	if f.sub != nil && f.alias == nil {
+		return f, errAt(f.name.pos, "a subquery in FROM needs a name: (SELECT ...) AS name")
+	}
 	return f, nil
+}
+
+// windowTVF parses TUMBLE(src, col, size), HOP(src, col, slide, size)
+// and SESSION(src, col, gap), RisingWave's spelling, or with flink
+// Flink's: TUMBLE(TABLE src, DESCRIPTOR(col), size), ... (CUMULATE is
+// refused).
+func (p *parser) windowTVF(f *fromItem, flink bool) error {
+	t := p.peek()
+	if !(t.is("tumble") || t.is("hop") || t.is("session") || t.is("cumulate")) || !p.peekAt(1).op("(") {
+		return p.expected("TUMBLE(...), HOP(...) or SESSION(...) in TABLE(...)")
+	}
+	fn := strings.ToUpper(t.text)
+	if fn == "CUMULATE" {
+		return errAt(t.pos, "CUMULATE windows are not supported: use HOP (a sliding window) or TUMBLE")
+	}
+	p.next()
+	p.next()
+	f.win.pos = t.pos
+	switch fn {
+	case "TUMBLE":
+		f.win.kind = winTumble
+	case "HOP":
+		f.win.kind = winHop
+	default:
+		f.win.kind = winSession
+	}
+	var err error
+	if flink || p.peek().is("table") {
+		if _, err := p.keyword("table", "TABLE and the source or view as the first argument of "+fn); err != nil {
+			return err
+		}
+	}
+	if f.name, err = p.name("the source or view name as the first argument of " + fn); err != nil {
+		return err
+	}
+	if fn == "SESSION" && p.peek().is("partition") {
+		p.next()
+		if _, err := p.keyword("by", "BY after PARTITION"); err != nil {
+			return err
+		}
+		for {
+			if _, err := p.name("a column after PARTITION BY"); err != nil {
+				return err
+			}
+			if !p.peek().op(",") || p.peekAt(1).is("descriptor") {
+				break
+			}
+			p.next()
+		}
+	}
+	if _, err := p.punct(",", "',' and the event-time column after the source of "+fn); err != nil {
+		return err
+	}
+	descriptor := flink || p.peek().is("descriptor")
+	if descriptor {
+		if _, err := p.keyword("descriptor", "DESCRIPTOR(column) as the second argument of "+fn); err != nil {
+			return err
+		}
+		if _, err := p.punct("(", "'(' after DESCRIPTOR"); err != nil {
+			return err
+		}
+	}
+	tc, err := p.name("the event-time column as the second argument of " + fn)
+	if err != nil {
+		return err
+	}
+	f.win.timeCol = &tc
+	if descriptor {
+		if _, err := p.punct(")", "')' after DESCRIPTOR's column"); err != nil {
+			return err
+		}
+	}
+	what := "the window size (INTERVAL ...)"
+	if fn == "SESSION" {
+		what = "the session gap (INTERVAL ...)"
+	}
+	if _, err := p.punct(",", "',' and "+what+" after the event-time column"); err != nil {
+		return err
+	}
+	first, err := p.interval()
+	if err != nil {
+		return err
+	}
+	f.win.size = first
+	if f.win.kind == winHop {
+		if _, err := p.punct(",", "',' and the window size after HOP's slide"); err != nil {
+			return err
+		}
+		f.win.slide, f.win.slidePos = first, first.pos
+		if f.win.size, err = p.interval(); err != nil {
+			return err
+		}
+	}
+	if p.peek().op(",") && f.win.kind != winSession {
+		return errAt(p.peek().pos, "%s's offset argument is not supported: windows start at multiples of their slide from the epoch", fn)
+	}
+	_, err = p.punct(")", "')' after the arguments of "+fn)
+	return err
 }
 
 func (p *parser) cqlWindow() (windowSpec, error) {
@@ -234,6 +329,7 @@ func (p *parser) count(what string) (int64, error) {
 
 var units = map[string]int64{
 	"millisecond": 1e6, "milliseconds": 1e6,
+	"day": 86400e9, "days": 86400e9,
 	"second": 1e9, "seconds": 1e9,
 	"minute": 60e9, "minutes": 60e9,
 	"hour": 3600e9, "hours": 3600e9,
@@ -265,7 +361,7 @@ func (p *parser) intervalOf(zero bool) (*interval, error) {
 	u := p.peek()
 	ns, ok := units[strings.ToLower(u.text)]
 	if u.kind != tIdent || u.quoted || !ok {
-		return nil, p.expected("a unit (MILLISECOND, SECOND, MINUTE or HOUR) after INTERVAL " + n.describe())
+		return nil, p.expected("a unit (MILLISECOND, SECOND, MINUTE, HOUR or DAY) after INTERVAL " + n.describe())
 	}
 	p.next()
 	iv.n, iv.unitNs = v, ns

@@ -1,13 +1,16 @@
 package sql
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // Program is a compiled SQL text.
@@ -25,9 +28,19 @@ type Source struct {
 	Columns []Column // in declared order; Attr gives each one's place in the tuple
 	Schema  *query.Schema
 	// EventTime is the event-time column (attribute 0 of Schema, an int64
-	// at offset 0), in TimeUnit ("s", "ms", "us" or "ns").
+	// at offset 0): a BIGINT in TimeUnit, or a TIMESTAMP (milliseconds).
 	EventTime string
-	TimeUnit  string
+	// TimeUnit is time_unit: the unit of a BIGINT event time and of the
+	// epoch numbers that TIMESTAMP columns of CSV and JSON records may
+	// hold ("s", "ms", "us" or "ns").
+	TimeUnit string
+	// ProcTime is the column declared name AS PROCTIME() ("" for none):
+	// a TIMESTAMP (Kind KindTimestamp, never NULL) that no record holds,
+	// which the reader of the source fills with the wall clock (ms since
+	// the epoch, UTC) as it ingests each tuple; Layout leaves it out. When
+	// it is the event time (a window names it, and there is no
+	// WATERMARK), windows over the source are processing-time windows.
+	ProcTime string
 	// Watermark is whether WATERMARK FOR was declared; WatermarkDelay is its
 	// delay in TimeUnit (always 0 today: the engine's watermark is the
 	// largest event time seen, and a delay is refused).
@@ -66,26 +79,34 @@ type Source struct {
 type Kind uint8
 
 const (
-	KindInt    Kind = iota + 1 // INT: int32
-	KindBigint                 // BIGINT: int64
-	KindReal                   // REAL: float32
-	KindDouble                 // DOUBLE: float64
-	KindUUID                   // UUID: 16 bytes in the order of the text form
-	KindBytes                  // BYTES(n): n bytes
-	KindEnum                   // ENUM(...): the label's position, int32
+	KindInt       Kind = iota + 1 // INT: int32
+	KindBigint                    // BIGINT: int64
+	KindReal                      // REAL: float32
+	KindDouble                    // DOUBLE: float64
+	KindUUID                      // UUID: 16 bytes in the order of the text form
+	KindBytes                     // BYTES(n): n bytes
+	KindEnum                      // ENUM(...): the label's position, int32
+	KindString                    // VARCHAR, STRING: a 16-byte view (package strview)
+	KindTimestamp                 // TIMESTAMP(p), TIMESTAMP_LTZ(p): int64 ms since the epoch, UTC (Logical Time)
+	KindBool                      // BOOLEAN: int32 0 or 1 (Logical Boolean)
 )
 
 // Column is a declared column.
 type Column struct {
 	Name   string
 	Kind   Kind
-	Type   string // as SQL spells it: INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n), ENUM('a', ...)
+	Type   string // as SQL spells it: INT, BIGINT, REAL, DOUBLE, UUID, BYTES(n), ENUM('a', ...), VARCHAR, TIMESTAMP(3), BOOLEAN, DECIMAL(p, s), ...
 	Labels []string
-	Attr   query.Attribute // its place in the tuple (in a table's row: columns in declared order)
+	// Attr is its place in the tuple (in a table's row: the NULL bits,
+	// then the columns in declared order), with its NULL bit where it is
+	// Nullable: a column of a CSV or JSON source or table that is not
+	// declared NOT NULL (but the event time).
+	Attr query.Attribute
 }
 
 // Table is a CREATE TABLE: a static relation joined to streams. Its rows
-// are loaded by the caller (SetRows or LoadCSV) before the engine starts.
+// are loaded by the caller (Load, LoadCSV, LoadJSON or SetRows) before
+// the engine starts.
 type Table struct {
 	Name      string
 	Line      int
@@ -95,27 +116,50 @@ type Table struct {
 	Path      string
 	Header    bool
 	Options   map[string]string
-	// uses are the query.StaticTables that the joins with this table read:
-	// one per (key, value) pair of columns.
-	uses  []tableUse
+	// uses are the query.StaticTables that the joins with this table read.
+	uses  []*tableUse
 	types []sqlType
 	rows  int
+	// strings holds the long strings of the rows loaded (Load): the
+	// views in the rows and in the joins' values point into it. A new
+	// load takes a new arena; the old one is freed.
+	strings *strview.Arena
 }
 
+// tableUse is one join's view of the table: the key column and either
+// the value column (value >= 0: the aggregation's joined value, grouped
+// by) or the value columns laid out as Values (a lookup join).
 type tableUse struct {
-	key, value int
-	t          *query.StaticTable
+	key   int
+	value int
+	// keyAttr is the stream column the key is compared with: its type
+	// says how the table's key values are encoded (bytes as they are,
+	// integers as its little-endian bytes, strings as their bytes).
+	keyAttr query.Attribute
+	values  []int         // lookup join: the table's columns in Values, in order
+	schema  *query.Schema // lookup join: Values
+	t       *query.StaticTable
 }
 
-// RowSize is the bytes of one row for SetRows: the columns in declared
-// order, each at Column.Attr.Offset.
+// RowSize is the bytes of one row for SetRows: a byte of NULL bits for
+// every eight nullable columns, then the columns in declared order, each
+// at Column.Attr.Offset.
 func (t *Table) RowSize() int {
-	last := t.Columns[len(t.Columns)-1].Attr
-	return last.Offset + last.Size
+	size := 0
+	for _, c := range t.Columns {
+		size = max(size, c.Attr.Offset+c.Attr.Size)
+		if c.Attr.Nullable {
+			size = max(size, c.Attr.NullBit/8+1)
+		}
+	}
+	return size
 }
 
 // SetRows loads the table's rows (each RowSize bytes) into every query that
-// joins it. A key given twice is refused.
+// joins it. A row whose key is NULL matches nothing (it is left out); a key
+// given twice is refused, and so is a NULL in a column that an
+// aggregation groups by (the joined value). A String column's view in a
+// row must stay valid for as long as the queries run.
 func (t *Table) SetRows(rows [][]byte) error {
 	size := t.RowSize()
 	for i, r := range rows {
@@ -124,17 +168,42 @@ func (t *Table) SetRows(rows [][]byte) error {
 		}
 	}
 	for _, u := range t.uses {
-		k, v := t.Columns[u.key].Attr, t.Columns[u.value].Attr
-		keys := make([][]byte, len(rows))
-		vals := make([][]byte, len(rows))
+		k := t.Columns[u.key].Attr
+		keys := make([][]byte, 0, len(rows))
+		vals := make([][]byte, 0, len(rows))
 		seen := make(map[string]int, len(rows))
 		for i, r := range rows {
-			keys[i] = r[k.Offset : k.Offset+k.Size : k.Offset+k.Size]
-			vals[i] = r[v.Offset : v.Offset+v.Size : v.Offset+v.Size]
-			if j, dup := seen[string(keys[i])]; dup {
+			if k.IsNull(r) {
+				continue
+			}
+			key, ok := encodeKey(k, u.keyAttr, r)
+			if !ok {
+				continue // an integer the stream's column cannot hold: it matches nothing
+			}
+			if j, dup := seen[string(key)]; dup {
 				return fmt.Errorf("table %s: rows %d and %d have the same %s", t.Name, j, i, t.Columns[u.key].Name)
 			}
-			seen[string(keys[i])] = i
+			seen[string(key)] = i
+			var val []byte
+			if u.schema == nil {
+				v := t.Columns[u.value].Attr
+				if v.IsNull(r) {
+					return fmt.Errorf("table %s: row %d: %s is NULL, and a query groups by it (the value it joins): give it a value", t.Name, i, t.Columns[u.value].Name)
+				}
+				val = r[v.Offset : v.Offset+v.Size : v.Offset+v.Size]
+			} else {
+				val = make([]byte, u.schema.TupleSize)
+				for j, col := range u.values {
+					from, to := t.Columns[col].Attr, u.schema.Attrs[j]
+					if from.IsNull(r) {
+						to.SetNull(val, true)
+						continue
+					}
+					copy(val[to.Offset:to.Offset+to.Size], r[from.Offset:from.Offset+from.Size])
+				}
+			}
+			keys = append(keys, key)
+			vals = append(vals, val)
 		}
 		u.t.Keys, u.t.Values = keys, vals
 	}
@@ -144,6 +213,32 @@ func (t *Table) SetRows(rows [][]byte) error {
 
 // Rows is the number of rows loaded.
 func (t *Table) Rows() int { return t.rows }
+
+// encodeKey is the table key of row r's column k as the stream column s
+// holds its values: bytes as they are, an integer as s's little-endian
+// bytes (false where s cannot hold it), a string as its bytes.
+func encodeKey(k, s query.Attribute, r []byte) ([]byte, bool) {
+	b := r[k.Offset : k.Offset+k.Size]
+	switch s.Type {
+	case query.Int32, query.Int64:
+		var v int64
+		if k.Type == query.Int32 {
+			v = int64(int32(binary.LittleEndian.Uint32(b)))
+		} else {
+			v = int64(binary.LittleEndian.Uint64(b))
+		}
+		if s.Type == query.Int32 {
+			if v != int64(int32(v)) {
+				return nil, false
+			}
+			return binary.LittleEndian.AppendUint32(nil, uint32(v)), true
+		}
+		return binary.LittleEndian.AppendUint64(nil, uint64(v)), true
+	case query.String:
+		return slices.Clone(strview.Bytes(b)), true
+	}
+	return b[:len(b):len(b)], true
+}
 
 // Query is one compiled query: a SELECT, a CREATE VIEW or a CREATE SINK.
 type Query struct {
@@ -160,7 +255,14 @@ type Query struct {
 	// Spec.UpstreamRight); "" where the input is a source.
 	From, FromRight string
 	View            bool // CREATE VIEW: its output feeds other queries
-	Sink            *Sink
+	// Part is, for a query the compiler made as a step of another (an
+	// anonymous view: a subquery in FROM, the aggregation under a select
+	// list that computes over aggregates, the inner aggregation of
+	// COUNT(DISTINCT), a window join under its select list), the name of
+	// the query it is part of; "" for a statement's own query. A part has
+	// no Sink: its output feeds the queries after it.
+	Part string
+	Sink *Sink
 	// Output is the schema of the query's output tuples (Spec.Tuples; an
 	// aggregation outputs one tuple per row): see query.Query.OutputSchema.
 	Output *query.Schema
@@ -170,8 +272,13 @@ type Query struct {
 
 // Sink is where a query's output goes.
 type Sink struct {
-	Name      string // the CREATE SINK's name; "" for a plain SELECT
-	Connector string // "stdout", "file", "kafka" or "redis"
+	Name string // the CREATE SINK's name, or INSERT INTO's table; "" for a plain SELECT
+	// Connector is "stdout", "file", "kafka" or "redis", or a sink
+	// table's "blackhole" (the rows are discarded: counted, written
+	// nowhere) or "print" (the rows go to standard output, as a plain
+	// SELECT's do: CSV with a header of the columns, or format = 'json').
+	// Flink's 'filesystem' is "file".
+	Connector string
 	Path      string
 	Format    string // "csv" or "json" (kafka's default is json; "" for redis)
 	// connector = 'kafka': the brokers, the topic and the output column
@@ -201,7 +308,7 @@ type ColumnKind uint8
 
 const (
 	WindowStart ColumnKind = iota + 1 // engine.Window.Start
-	WindowEnd                         // engine.Window.End
+	WindowEnd                         // engine.Window.End: the window start (attribute 0) plus the query's window size
 	GroupKey                          // GROUP BY value Index (engine.Window.GroupInt, or Key for bytes)
 	Aggregate                         // aggregate Index (engine.Window.Agg / AggFloat)
 	Attribute                         // attribute Index of an output tuple (Query.Output)
@@ -215,7 +322,7 @@ type OutputColumn struct {
 	// Attr is the column's attribute in Query.Output (-1 for WindowEnd,
 	// which output tuples do not carry).
 	Attr   int
-	Type   string   // SQL type of the values: BIGINT, DOUBLE, UUID, ...
+	Type   string   // SQL type of the values: BIGINT, DOUBLE, UUID, VARCHAR, TIMESTAMP(3), BOOLEAN, ...
 	Labels []string // an ENUM column's labels, by code
 }
 
@@ -272,6 +379,9 @@ func (p *Program) Query(name string) *Query {
 }
 
 func (t sqlType) String() string {
+	if t.name != "" {
+		return t.name
+	}
 	switch t.kind {
 	case tyInt:
 		return "INT"
@@ -291,6 +401,12 @@ func (t sqlType) String() string {
 			q[i] = "'" + strings.ReplaceAll(l, "'", "''") + "'"
 		}
 		return "ENUM(" + strings.Join(q, ", ") + ")"
+	case tyString:
+		return "VARCHAR"
+	case tyTimestamp:
+		return "TIMESTAMP(3)"
+	case tyBool:
+		return "BOOLEAN"
 	}
 	return "?"
 }
@@ -298,16 +414,34 @@ func (t sqlType) String() string {
 // attrType is the model's type and size of a column type.
 func (t sqlType) attrType() (query.Type, int) {
 	switch t.kind {
-	case tyInt, tyEnum:
+	case tyInt, tyEnum, tyBool:
 		return query.Int32, 4
-	case tyBigint:
+	case tyBigint, tyTimestamp:
 		return query.Int64, 8
 	case tyReal:
 		return query.Float32, 4
 	case tyDouble:
 		return query.Float64, 8
+	case tyString:
+		return query.String, query.StringSize
 	}
 	return query.Bytes, t.size
 }
+
+// attr is the attribute of a column of type t called name at off.
+func (t sqlType) attr(name string, off int) query.Attribute {
+	ty, size := t.attrType()
+	a := query.Attribute{Name: name, Type: ty, Offset: off, Size: size}
+	switch t.kind {
+	case tyTimestamp:
+		a.Logical = query.Time
+	case tyBool:
+		a.Logical = query.Boolean
+	}
+	return a
+}
+
+// value is the type of the values of a column of type t in expressions.
+func (t sqlType) value() query.ValueType { return t.attr("", 0).Value() }
 
 func (t sqlType) isBytes() bool { return t.kind == tyUUID || t.kind == tyBytes }
