@@ -416,17 +416,17 @@ func TestSecuredFlagsSettings(t *testing.T) {
 	}
 	kafka := func(e map[string]string, args ...string) (security.Kafka, error) {
 		fs := newFlagSet("test", "", io.Discard)
-		var f kafkaSecFlags
-		f.register(fs)
+		var f secFlags
+		f.register(fs, kafkaFlags, kafkaPasswordEnv)
 		require.NoError(t, fs.Parse(args))
-		return f.settings(fs, env(e))
+		return f.settings(fs, env(e)).Kafka()
 	}
 	redis := func(e map[string]string, args ...string) (security.Redis, error) {
 		fs := newFlagSet("test", "", io.Discard)
-		var f redisSecFlags
-		f.register(fs, "redis")
+		var f secFlags
+		f.registerRedis(fs, "redis")
 		require.NoError(t, fs.Parse(args))
-		return f.settings(fs, env(e))
+		return f.settings(fs, env(e)).Redis()
 	}
 
 	k, err := kafka(nil)

@@ -57,10 +57,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&ka.brokers, "brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
 	fs.StringVar(&ka.topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
 	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
-	var kf kafkaSecFlags
-	var rf redisSecFlags
-	kf.register(fs)
-	rf.register(fs, "--source kafka: Redis server (campaigns in, windows out)")
+	var kf, rf secFlags
+	kf.register(fs, kafkaFlags, kafkaPasswordEnv)
+	redisServer := rf.registerRedis(fs, "--source kafka: Redis server (campaigns in, windows out)")
 	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
 	retryTimeout := addSinkRetryFlag(fs)
 	msVar(fs, &ka.delay, "watermark-delay", 0, "--source kafka: watermark delay: a window closes when the largest event time seen passes its end by this")
@@ -120,11 +119,11 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if kafkaMode {
 		ka.durationSet, ka.duration = given(fs, "duration"), *duration
 		ka.retryTimeout = *retryTimeout
-		if ka.kafkaSec, err = kf.settings(fs, os.LookupEnv); err != nil {
+		if ka.kafkaSec, err = kf.settings(fs, os.LookupEnv).Kafka(); err != nil {
 			return err
 		}
-		if ka.redis = rf.server; ka.redis != "" {
-			if ka.redisSec, err = rf.settings(fs, os.LookupEnv); err != nil {
+		if ka.redis = *redisServer; ka.redis != "" {
+			if ka.redisSec, err = rf.settings(fs, os.LookupEnv).Redis(); err != nil {
 				return err
 			}
 		}

@@ -68,8 +68,8 @@ func runYSBSetup(args []string, stdout, stderr io.Writer) error {
 	var gf genFlags
 	gf.register(fs)
 	seed := seedFlag(fs)
-	var rf redisSecFlags
-	rf.register(fs, "Redis server (required)")
+	var rf secFlags
+	redisServer := rf.registerRedis(fs, "Redis server (required)")
 	csvOut := fs.String("campaigns-out", "", "also write the campaigns CSV (ad_id,campaign_id) here, replaced only once complete")
 	if err := parseSecured(fs, args); err != nil {
 		return err
@@ -79,10 +79,10 @@ func runYSBSetup(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	gc.Seed = *seed
-	if rf.server == "" {
+	if *redisServer == "" {
 		return usagef("ysb setup needs --redis")
 	}
-	server, err := rf.settings(fs, os.LookupEnv)
+	server, err := rf.settings(fs, os.LookupEnv).Redis()
 	if err != nil {
 		return err
 	}
@@ -116,8 +116,8 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	lateFraction := fs.Float64("late-fraction", 0, "fraction of events whose event_time is a window (10 s) or more in the past")
 	logPath := fs.String("log", "", "write every event acknowledged here, one line each: partition, a tab, the JSON (what ysb check reads)")
 	partitions := fs.Int("partitions", 0, "spread the records round robin over partitions 0..P-1 (0: all the topic has; a missing topic is created with P)")
-	var kf kafkaSecFlags
-	kf.register(fs)
+	var kf secFlags
+	kf.register(fs, kafkaFlags, kafkaPasswordEnv)
 	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	case *partitions < 0:
 		return usagef("--partitions %d: must not be negative", *partitions)
 	}
-	sec, err := kf.settings(fs, os.LookupEnv)
+	sec, err := kf.settings(fs, os.LookupEnv).Kafka()
 	if err != nil {
 		return err
 	}
@@ -189,8 +189,8 @@ var errMismatch = errors.New("check failed: windows in Redis differ from the ora
 
 func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ysb check", checkSynopsis+securedSynopsis, stdout)
-	var rf redisSecFlags
-	rf.register(fs, "Redis server (required)")
+	var rf secFlags
+	redisServer := rf.registerRedis(fs, "Redis server (required)")
 	events := fs.String("events", "", "the log of ysb produce --log (required)")
 	var delayMs int64
 	delay := &delayMs
@@ -199,13 +199,13 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
-	if rf.server == "" || *events == "" {
+	if *redisServer == "" || *events == "" {
 		return usagef("ysb check needs --redis and --events")
 	}
 	if *delay < 0 {
 		return usagef("--watermark-delay %d: must not be negative", *delay)
 	}
-	server, err := rf.settings(fs, os.LookupEnv)
+	server, err := rf.settings(fs, os.LookupEnv).Redis()
 	if err != nil {
 		return err
 	}
