@@ -129,6 +129,9 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		}
 	}
 	aggregating := len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) })
+	if gw, _, _ := groupWindow(sel); gw.kind == winSession || sel.from.win.kind == winSession {
+		asForm = false // sessions aggregate the lookup join's output
+	}
 	if len(used) > 1 || (len(used) == 1 && (value < 0 || !used[value] || !t.types[value].isBytes())) || !aggregating {
 		asForm = false
 	}

@@ -316,6 +316,15 @@ func TestSQLValuesMatchReference(t *testing.T) {
 			FROM TUMBLE(e, ts, INTERVAL '10' SECOND) GROUP BY k`},
 		{"count distinct hop", `SELECT window_start, COUNT(DISTINCT k) AS dk FROM HOP(e, ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)
 			GROUP BY window_start HAVING COUNT(*) > 2`},
+		{"session group window", `SELECT k, SESSION_START(ts, INTERVAL '300' MILLISECOND) AS st, SESSION_END(ts, INTERVAL '300' MILLISECOND) AS en,
+			SESSION_ROWTIME(ts, INTERVAL '300' MILLISECOND) AS rt, COUNT(*) AS cnt, SUM(n) AS sn
+			FROM e GROUP BY SESSION(ts, INTERVAL '300' MILLISECOND), k`},
+		{"session table function", `SELECT window_start, window_end, k, MAX(x) AS mx FROM TABLE(SESSION(TABLE e PARTITION BY k, DESCRIPTOR(ts), INTERVAL '200' MILLISECOND))
+			GROUP BY window_start, window_end, k`},
+		{"sessions in a view", `CREATE VIEW sess AS SELECT window_start, window_end, k, COUNT(*) AS cnt FROM SESSION(e, ts, INTERVAL '250' MILLISECOND) GROUP BY k;
+			SELECT k, window_end - window_start AS span, cnt FROM sess WHERE cnt > 1`},
+		{"sessions over a lookup join", `SELECT window_start, window_end, u.country, COUNT(*) AS cnt
+			FROM SESSION(e, ts, INTERVAL '400' MILLISECOND) JOIN users AS u ON e.k = u.name GROUP BY u.country`},
 		{"views and window_end", `CREATE VIEW per_k AS SELECT window_start, window_end, k, COUNT(*) AS cnt
 				FROM TUMBLE(e, ts, INTERVAL '5' SECOND) GROUP BY k;
 			SELECT window_end, k, cnt * 2 AS c2 FROM per_k WHERE cnt > 1;
