@@ -104,11 +104,37 @@ func (s *optionSet) duration(key string, def time.Duration) (time.Duration, erro
 	return d, nil
 }
 
+// has reports whether option key was given (without taking it).
+func (s *optionSet) has(key string) bool {
+	return slices.ContainsFunc(s.opts, func(o option) bool { return o.key == key })
+}
+
+// Flink's names of the kafka connector's options.
+const (
+	flinkBrokers = "properties.bootstrap.servers"
+	flinkGroup   = "properties.group.id"
+	flinkStart   = "scan.startup.mode"
+)
+
+// brokersKey is the option that gives the brokers: brokers, or Flink's
+// properties.bootstrap.servers.
+func (s *optionSet) brokersKey() string {
+	if !s.has("brokers") && s.has(flinkBrokers) {
+		return flinkBrokers
+	}
+	return "brokers"
+}
+
 // kafkaSource checks a kafka source's options into src.
 func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, err error) {
-	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "on_error", "time_unit"},
-		security.KafkaOptions...)
-	if src.Brokers, err = s.brokerList("brokers"); err != nil {
+	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "on_error", "time_unit",
+		flinkBrokers, flinkGroup, flinkStart}, security.KafkaOptions...)
+	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}} {
+		if o, ok := s.get(pair[1]); ok && s.has(pair[0]) {
+			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", pair[0], pair[1])
+		}
+	}
+	if src.Brokers, err = s.brokerList(s.brokersKey()); err != nil {
 		return nil, 0, err
 	}
 	if src.Topic, err = s.topicName("topic"); err != nil {
@@ -117,14 +143,25 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 	if src.KafkaSecurity, err = s.kafkaSecurity(); err != nil {
 		return nil, 0, err
 	}
-	if o, ok := s.get("group"); ok {
-		if o.val == "" {
-			return nil, 0, errAt(o.valPos, "option group is empty (leave it out to read without a consumer group)")
+	for _, key := range []string{"group", flinkGroup} {
+		if o, ok := s.get(key); ok {
+			if o.val == "" {
+				return nil, 0, errAt(o.valPos, "option %s is empty (leave it out to read without a consumer group)", key)
+			}
+			src.Group = o.val
 		}
-		src.Group = o.val
 	}
 	if src.Start, err = s.oneOf("start", "earliest", "earliest", "latest"); err != nil {
 		return nil, 0, err
+	}
+	if s.has(flinkStart) {
+		// Flink's modes: committed offsets are read wherever a group has
+		// them; earliest or latest says where to begin without one.
+		mode, err := s.oneOf(flinkStart, "", "earliest-offset", "latest-offset", "group-offsets")
+		if err != nil {
+			return nil, 0, err
+		}
+		src.Start = map[string]string{"earliest-offset": "earliest", "latest-offset": "latest", "group-offsets": "earliest"}[mode]
 	}
 	if src.Format, err = s.oneOf("format", "json", "json", "csv", "binary"); err != nil {
 		return nil, 0, err
@@ -170,8 +207,11 @@ func columnNames(cols []OutputColumn) string {
 
 // kafkaSink checks a kafka sink's options into sk.
 func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
-	valid = append([]string{"connector", "brokers", "topic", "format", "key"}, security.KafkaOptions...)
-	if sk.Brokers, err = s.brokerList("brokers"); err != nil {
+	valid = append([]string{"connector", "brokers", "topic", "format", "key", flinkBrokers}, security.KafkaOptions...)
+	if o, ok := s.get(flinkBrokers); ok && s.has("brokers") {
+		return nil, errAt(o.keyPos, "options brokers and %s say the same: give one", flinkBrokers)
+	}
+	if sk.Brokers, err = s.brokerList(s.brokersKey()); err != nil {
 		return nil, err
 	}
 	if sk.Topic, err = s.topicName("topic"); err != nil {

@@ -113,7 +113,7 @@ func TestConnectorErrors(t *testing.T) {
 		{ks + "brokers = 'h:1', topic = 't', idle_timeout = '-1s')", 1, 101, "idle_timeout = '-1s': want a positive duration"},
 		{ks + "brokers = 'h:1', topic = 't', header = 'true')", 1, 86, "option header does not apply to a kafka source"},
 		{ks + "brokers = 'h:1', topic = 't', tuple_size = '8')", 1, 86, "option tuple_size applies to format = 'binary'; for 'json'"},
-		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, on_error, time_unit, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
+		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, on_error, time_unit, properties.bootstrap.servers, properties.group.id, scan.startup.mode, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
 		{ks + "brokers = 'h:1', topic = 't', on_error = 'x')", 1, 97, "on_error = 'x' is not valid for a kafka source (valid: fail, skip)"},
 		{ks + "brokers = 'h:1', topic = 't', time_unit = 'min')", 1, 98, "time_unit = 'min' is not valid for a kafka source"},
 
@@ -121,7 +121,7 @@ func TestConnectorErrors(t *testing.T) {
 		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'kafka', brokers = 'h:1')", 3, 34, "a kafka sink needs the option topic"},
 		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'kafka', brokers = 'h:1', topic = 't', key = 'b')", 3, 97, "key = 'b' is not an output column (valid: a)"},
 		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'kafka', brokers = 'h:1', topic = 't', format = 'binary')", 3, 100, "format = 'binary' is not valid for a kafka sink (valid: json, csv)"},
-		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'kafka', brokers = 'h:1', topic = 't', path = 'x')", 3, 91, "unknown option path for a kafka sink (valid: connector, brokers, topic, format, key, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
+		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'kafka', brokers = 'h:1', topic = 't', path = 'x')", 3, 91, "unknown option path for a kafka sink (valid: connector, brokers, topic, format, key, properties.bootstrap.servers, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
 
 		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'redis')", 3, 34, "a redis sink needs the option addr (the Redis server, host:port)"},
 		{"CREATE SINK o AS SELECT a FROM s WITH (connector = 'redis', addr = 'localhost')", 3, 68, "addr = 'localhost' is not host:port"},
