@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/metrics"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -44,7 +45,7 @@ type engineFlags struct {
 func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
 		"one fewer in hybrid mode, where the GPU worker needs a CPU of its own; "+
-		"at most "+strconv.Itoa(maxWorkers())+")")
+		"at most "+strconv.Itoa(pipeline.MaxWorkers())+")")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
@@ -72,122 +73,22 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.memPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
 }
 
-// config checks the flags and returns the engine's configuration; every
-// bad value is a usage error naming the valid ones.
-// fs is the parsed flag set: a --workers not given is the mode's default
-// (engine.DefaultWorkers).
+// config checks the flags and returns the engine's configuration
+// (pipeline.EngineSettings); every bad value is a usage error naming the
+// flag and the valid values. fs is the parsed flag set: a --workers not
+// given is the mode's default (engine.DefaultWorkers).
 func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config, error) {
-	warn := func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
-	given := false
-	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "workers" })
-	if !given {
-		f.workers = engine.DefaultWorkers(f.mode)
+	s := pipeline.EngineSettings{
+		Workers: f.workers, WorkersSet: given(fs, "workers"), Pin: string(f.pin), TaskSize: f.taskSize, BufferSize: f.bufferSize,
+		Mode: f.mode, GPUDepth: f.gpuDepth, GPUEmulate: f.gpuEmulate, Policy: f.policy, Static: f.static,
+		SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
+		Placement: f.placement, Cores: f.cores, MemPolicy: f.memPolicy, IngestCore: f.ingestCore, Kernel: f.kernel,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) },
+		Name: func(setting string) string { return "--" + setting },
 	}
-	c := engine.Config{
-		Workers: f.workers, Pin: f.pin.resolve(f.workers), TaskSize: f.taskSize, BufferSize: f.bufferSize, Warn: warn,
-		Policy: scheduler.Policy(f.policy), SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
-	}
-	switch f.kernel {
-	case "auto":
-	case "vector":
-		c.Vectorised = true
-	default:
-		return c, usagef("--kernel %q: valid: auto, vector", f.kernel)
-	}
-	if err := f.checkGPUMode(&c); err != nil {
-		return c, err
-	}
-	if f.workers < 1 {
-		return c, usagef("--workers %d: need at least 1", f.workers)
-	}
-	if limit := maxWorkers(); f.workers > limit {
-		return c, usagef("--workers %d: at most %d (64 per CPU this process may use, and never under %d)", f.workers, limit, minWorkerLimit)
-	}
-	if c.Pin && f.pin == pinTrue && f.mode != "gpu" && f.workers > len(cpu.AllowedCPUs()) {
-		warn(fmt.Sprintf("--pin=true with %d workers on %d CPUs: several workers are pinned to each CPU and share it", f.workers, len(cpu.AllowedCPUs())))
-	}
-	// Checked here, before the engine's own checks, because its "two
-	// tasks" rule doubles the task size, which a huge value overflows.
-	if f.taskSize > math.MaxInt/2 {
-		return c, usagef("task size %d: buffer size %d must hold at least two tasks (--task-size at most half of --buffer-size)", f.taskSize, f.bufferSize)
-	}
-	if f.switchThreshold < 1 {
-		return c, usagef("--switch-threshold %d: must be >= 1", f.switchThreshold)
-	}
-	if f.monitorInterval <= 0 {
-		return c, usagef("--monitor-interval %v: must be > 0", f.monitorInterval)
-	}
-	valid := false
-	for _, p := range scheduler.Policies {
-		valid = valid || string(p) == f.policy
-	}
-	if !valid {
-		return c, usagef("--policy %q: valid: fcfs, static, hls", f.policy)
-	}
-	if f.static != "" {
-		c.Static = map[string]string{}
-		for _, b := range strings.Split(f.static, ",") {
-			q, k, ok := strings.Cut(b, "=")
-			if !ok || q == "" || k == "" {
-				return c, usagef("--static %q: want QUERY=KIND,...", f.static)
-			}
-			c.Static[q] = k
-		}
-	}
-	mp, err := cpu.ParseMemPolicy(f.memPolicy)
-	if err != nil {
-		return c, usageError{fmt.Errorf("--mem-policy: %w", err)}
-	}
-	topo, err := cpu.Discover()
-	if err != nil {
-		warn(fmt.Sprintf("topology: %v; placement from the affinity mask", err))
-	}
-	var cores []int
-	if f.cores != "" {
-		if cores, err = cpu.ParseCPUList(f.cores); err != nil {
-			return c, usageError{fmt.Errorf("--cores: %w", err)}
-		}
-	}
-	if f.placement != string(cpu.Compact) && f.placement != string(cpu.Spread) {
-		return c, usagef("--placement %q: valid: compact, spread", f.placement)
-	}
-	if topo != nil {
-		c.Topology = topo
-		plan, err := topo.Plan(cpu.Placement(f.placement), f.workers, cores)
-		if err != nil {
-			return c, usageError{fmt.Errorf("placement: %w", err)}
-		}
-		c.CPUs = plan
-		if mp != cpu.MemDefault && c.Pin {
-			c.MemNode, c.MemPolicy = topo.NodeOfCPU(plan[0]), mp
-		}
-	} else if cores != nil {
-		c.CPUs = cores
-	}
-	if f.ingestCore >= 0 {
-		if !containsCPU(cpu.AllowedCPUs(), f.ingestCore) {
-			return c, usagef("--ingest-core %d: not among the CPUs this process may use (%s)", f.ingestCore, cpu.FormatCPUList(cpu.AllowedCPUs()))
-		}
-		c.PinIngest, c.IngestCore = true, f.ingestCore
-	}
-	return c, nil
-}
-
-// minWorkerLimit is the least bound on --workers, whatever the CPUs.
-const minWorkerLimit = 1024
-
-// maxWorkers bounds --workers: every worker has a goroutine, an OS thread
-// when pinned, and task buffers of its own, so a mistyped count would
-// exhaust memory instead of running.
-func maxWorkers() int { return max(minWorkerLimit, 64*len(cpu.AllowedCPUs())) }
-
-func containsCPU(cpus []int, c int) bool {
-	for _, x := range cpus {
-		if x == c {
-			return true
-		}
-	}
-	return false
+	c, err := s.Config()
+	f.workers = c.Workers
+	return c, err
 }
 
 // begin does what every command that runs queries does first: it serves
@@ -214,10 +115,26 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 			}
 		}
 	}
-	closeGPU, err := f.openGPU(cfg)
+	// The device of --mode gpu|hybrid (GPU 0, or the emulator with
+	// --gpu-emulate), opened here and only here: the engine never closes
+	// it, end does, after the engine's CloseAll (or a failed start).
+	dev, err := gpu.OpenForMode(f.mode, f.gpuEmulate)
 	if err != nil {
 		stopMetrics()
-		return nil, nil, err
+		if errors.Is(err, gpu.ErrNotBuilt) {
+			return nil, nil, usagef("--mode %s: %v", f.mode, err)
+		}
+		return nil, nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+	}
+	closeGPU := func() error { return nil }
+	if dev != nil {
+		cfg.GPU = dev
+		closeGPU = func() error {
+			if err := dev.Close(); err != nil {
+				return fmt.Errorf("close GPU %s: %w", dev.Name(), err)
+			}
+			return nil
+		}
 	}
 	stopProfile, err := f.startProfile()
 	if err != nil {
@@ -274,28 +191,13 @@ func (f *engineFlags) startCPUProfile() (func(), error) {
 	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
-// processorsSummary is the scheduling part of a summary: the mode, per
-// processor kind the tasks and bytes run per query, the final throughput
-// matrix, and with a GPU kind its part (gpuSummary).
-type processorsSummary struct {
-	Mode    string      `json:"mode"` // cpu, gpu or hybrid
-	Kinds   []string    `json:"kinds"`
-	Queries []string    `json:"queries"`
-	Tasks   [][]uint64  `json:"tasks"`              // [kind][query]
-	Bytes   [][]uint64  `json:"bytes"`              // [kind][query]
-	Matrix  [][]float64 `json:"matrix_bytes_per_s"` // [query][kind]; 0: not measured
-	// Per-node queues (pinned workers on several NUMA nodes): tasks taken
-	// on the worker's own node, and stolen from another.
-	LocalTasks  uint64 `json:"local_tasks,omitempty"`
-	StolenTasks uint64 `json:"stolen_tasks,omitempty"`
-	*gpuSummary
-}
+// processorsSummary is the scheduling part of a summary.
+type processorsSummary = pipeline.Processors
 
 // summarizeProcessors: queries are the scheduler's (engine.StreamNames);
 // fallback is the engine's GPUFallbackTasks over every query.
 func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config, ef *engineFlags, fallback uint64) processorsSummary {
-	return processorsSummary{Mode: cfg.Mode(), Kinds: s.Kinds, Queries: queries, Tasks: s.Tasks, Bytes: s.Bytes, Matrix: s.Matrix,
-		LocalTasks: s.Local, StolenTasks: s.Stolen, gpuSummary: summarizeGPU(cfg, s, queries, fallback, ef.gpuEmulate)}
+	return pipeline.SummarizeProcessors(s, queries, cfg, ef.gpuEmulate, fallback)
 }
 
 // startProgress prints a line a second on w until stop: label, the time
@@ -376,23 +278,6 @@ func (p *pinFlag) Set(v string) error {
 		return fmt.Errorf("want true, false or auto")
 	}
 	return nil
-}
-
-// resolve says whether workers are pinned: auto pins them only when each of
-// them and the ingestion goroutine can have a CPU of its own. Measured on
-// two CPUs (docs/performance.md): with two workers, unpinned goroutines
-// won two batches of alternating runs of three (medians 1.19 and 1.14; a
-// pinned worker is locked to its thread, and with three busy goroutines on
-// two CPUs every wait hands the CPU over between threads); with one worker
-// the two were within the noise.
-func (p pinFlag) resolve(workers int) bool {
-	switch p {
-	case pinTrue:
-		return true
-	case pinFalse:
-		return false
-	}
-	return workers < len(cpu.AllowedCPUs())
 }
 
 // ingestUsage is --ingest's help for ysb and bench: who copies a replayed

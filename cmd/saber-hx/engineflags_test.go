@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/pipeline"
 )
 
 func TestPinFlag(t *testing.T) {
@@ -32,6 +33,6 @@ func TestPinFlag(t *testing.T) {
 		var f engineFlags
 		f.register(fs)
 		require.NoError(t, fs.Parse(tc.args))
-		assert.Equal(t, tc.want, f.pin.resolve(tc.workers), "%v with %d workers on %d CPUs", tc.args, tc.workers, cpus)
+		assert.Equal(t, tc.want, pipeline.PinWorkers(string(f.pin), tc.workers), "%v with %d workers on %d CPUs", tc.args, tc.workers, cpus)
 	}
 }

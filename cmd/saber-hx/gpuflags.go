@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-
-	"github.com/saber-hx/saber-hx/engine"
-	"github.com/saber-hx/saber-hx/gpu"
-	"github.com/saber-hx/saber-hx/scheduler"
 )
 
-// The GPU device of --mode gpu|hybrid is opened here, and only here.
+// The GPU flags' help and the summary's line on the GPU; the device of
+// --mode gpu|hybrid is opened by begin (engineflags.go), and only there.
 
 const (
 	gpuEmulateUsage = "run the GPU kind of --mode gpu|hybrid on the Go emulator of the GPU kernels (any build, no GPU needed): " +
@@ -17,59 +13,6 @@ const (
 	gpuDepthUsage = "gpu and hybrid modes: tasks in flight on the GPU at once (>= 1), each on a slot of its own " +
 		"(a CUDA stream with its pinned staging and device buffers), so that copies and kernels of several tasks overlap"
 )
-
-// checkGPUMode checks --mode, --gpu-pipeline-depth and --gpu-emulate and
-// sets the GPU part of c, all but the device (openGPU).
-func (f *engineFlags) checkGPUMode(c *engine.Config) error {
-	if f.gpuDepth < 1 {
-		return usagef("--gpu-pipeline-depth %d: must be >= 1", f.gpuDepth)
-	}
-	switch f.mode {
-	case "cpu":
-		if f.gpuEmulate {
-			return usagef("--gpu-emulate: needs --mode gpu or --mode hybrid")
-		}
-		return nil
-	case "gpu", "hybrid":
-	default:
-		return usagef("--mode %q: valid: cpu, gpu, hybrid", f.mode)
-	}
-	if !f.gpuEmulate {
-		if err := gpu.Available(); err != nil {
-			if errors.Is(err, gpu.ErrNotBuilt) {
-				return usagef("--mode %s: %v (or add --gpu-emulate to run the GPU path on the Go emulator, slowly)", f.mode, err)
-			}
-			return usagef("--mode %s: %v", f.mode, err)
-		}
-	}
-	c.GPUOnly = f.mode == "gpu"
-	c.GPUDepth = f.gpuDepth
-	return nil
-}
-
-// openGPU opens the device of --mode gpu|hybrid into cfg.GPU
-// (gpu.OpenForMode: GPU 0, or gpu's emulator with --gpu-emulate). The
-// engine never closes the device: the caller does, with the returned
-// function, after the engine's CloseAll (or a failed start). In cpu mode it
-// opens nothing.
-func (f *engineFlags) openGPU(cfg *engine.Config) (closeGPU func() error, err error) {
-	dev, err := gpu.OpenForMode(f.mode, f.gpuEmulate)
-	switch {
-	case errors.Is(err, gpu.ErrNotBuilt):
-		return nil, usagef("--mode %s: %v", f.mode, err)
-	case err != nil:
-		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
-	case dev == nil:
-		return func() error { return nil }, nil
-	}
-	cfg.GPU = dev
-	return func() error {
-		if err := dev.Close(); err != nil {
-			return fmt.Errorf("close GPU %s: %w", dev.Name(), err)
-		}
-		return nil
-	}, nil
-}
 
 // closeInto runs close (deferred by a command) and reports its error
 // through *err, unless the command already failed.
@@ -87,40 +30,13 @@ func (f *engineFlags) cpuWorkers() int {
 	return f.workers
 }
 
-// gpuSummary is the GPU part of a processors summary, present when a GPU
-// kind exists.
-type gpuSummary = gpu.Summary
-
-// summarizeGPU returns the GPU part of the summary (nil without a GPU):
-// fallback is the engine's Stats.GPUFallbackTasks summed over the queries.
-func summarizeGPU(cfg engine.Config, s scheduler.Stats, queries []string, fallback uint64, emulated bool) *gpuSummary {
-	depth := cfg.GPUDepth
-	if depth == 0 {
-		depth = engine.DefaultGPUDepth
-	}
-	return gpu.Summarize(cfg.GPU, s, queries, fallback, emulated, depth)
-}
-
-// gpuTasks is the tasks the GPU kind ran, of all tasks.
-func gpuTasks(p *processorsSummary) (gpuTasks, all uint64) {
-	for k, per := range p.Tasks {
-		for _, n := range per {
-			all += n
-			if p.Kinds[k] == engine.GPUKindName {
-				gpuTasks += n
-			}
-		}
-	}
-	return gpuTasks, all
-}
-
 // gpuLine is the human summary's line on the GPU ("" without one).
 func gpuLine(p *processorsSummary) string {
-	if p == nil || p.gpuSummary == nil {
+	if p == nil || p.Summary == nil {
 		return ""
 	}
-	g := p.gpuSummary
-	ran, all := gpuTasks(p)
+	g := p.Summary
+	ran, all := p.GPUTasks()
 	s := fmt.Sprintf("  %s mode, GPU %s, pipeline depth %d: %d of %d tasks on the GPU, %d of them on its CPU fallback", p.Mode, g.GPU, g.Depth, ran, all, g.Fallback)
 	if len(g.CannotRun) > 0 {
 		s += fmt.Sprintf("; no GPU kernel for %v (CPU only)", g.CannotRun)

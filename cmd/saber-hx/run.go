@@ -164,7 +164,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	return runProgram(prog, o, &ef, false, stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
 		sum := runSummary{Summary: ps, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(o.Engine.Policy),
-			Processors: summarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, &ef, fallbackTasks(ps.Stats))}
+			Processors: summarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, &ef, ps.GPUFallbackTasks())}
 		if sum.Interrupted {
 			sum.Signal = signalOf(sig)
 		}
@@ -178,15 +178,6 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		sum.print(to)
 		return nil
 	})
-}
-
-// fallbackTasks is the engine's GPUFallbackTasks over every query.
-func fallbackTasks(stats []engine.Stats) uint64 {
-	var n uint64
-	for _, st := range stats {
-		n += st.GPUFallbackTasks
-	}
-	return n
 }
 
 // runProgram runs prog as the command line does: --metrics-addr served,

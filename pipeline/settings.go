@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/scheduler"
+)
+
+// EngineSettings are the engine's tuning knobs as a command line takes
+// them (saber-hx's flags of the same names): Config checks them and
+// makes the engine's configuration, its workers placed on the machine's
+// topology.
+type EngineSettings struct {
+	// Workers are the CPU workers; where WorkersSet is false,
+	// engine.DefaultWorkers(Mode).
+	Workers    int
+	WorkersSet bool
+	// Pin is "true", "false" or "auto" (PinWorkers).
+	Pin                  string
+	TaskSize, BufferSize int
+	// Mode is the processors: cpu, gpu or hybrid. GPUDepth is the tasks
+	// in flight on the GPU; GPUEmulate runs the GPU kind on the emulator
+	// (no GPU needed).
+	Mode       string
+	GPUDepth   int
+	GPUEmulate bool
+	// Policy is fcfs, static or hls; Static binds queries to processor
+	// kinds, QUERY=KIND,...; SwitchThreshold and MonitorInterval are
+	// hls's.
+	Policy, Static  string
+	SwitchThreshold int
+	MonitorInterval time.Duration
+	// Placement is compact or spread; Cores a CPU list that overrides
+	// it; MemPolicy the rings' memory policy (default, preferred, bind);
+	// IngestCore the CPU of the ingestion goroutine (-1: not pinned).
+	Placement, Cores, MemPolicy string
+	IngestCore                  int
+	// Kernel is the CPU kernels: auto or vector.
+	Kernel string
+	// Warn receives the warnings (the engine's too); nil: dropped.
+	Warn func(msg string)
+	// Name is how the messages name a setting (a command line's flag:
+	// "--workers"); nil: by its own name ("workers").
+	Name func(setting string) string
+}
+
+// SettingError is a setting whose value is not valid: Setting names it,
+// and the message says why (naming the settings as EngineSettings.Name
+// does). It is an ErrUsage.
+type SettingError struct {
+	Setting string
+	Msg     string
+}
+
+func (e *SettingError) Error() string        { return e.Msg }
+func (e *SettingError) Is(target error) bool { return target == ErrUsage }
+
+// minWorkerLimit is the least bound on the workers, whatever the CPUs.
+const minWorkerLimit = 1024
+
+// MaxWorkers bounds EngineSettings.Workers: every worker has a
+// goroutine, an OS thread when pinned, and task buffers of its own, so
+// a mistyped count would exhaust memory instead of running.
+func MaxWorkers() int { return max(minWorkerLimit, 64*len(cpu.AllowedCPUs())) }
+
+// PinWorkers says whether workers are pinned where Pin is pin: auto pins
+// them only when each of them and the ingestion goroutine can have a CPU
+// of its own. Measured on two CPUs (docs/performance.md): with two
+// workers, unpinned goroutines won two batches of alternating runs of
+// three (medians 1.19 and 1.14; a pinned worker is locked to its thread,
+// and with three busy goroutines on two CPUs every wait hands the CPU
+// over between threads); with one worker the two were within the noise.
+func PinWorkers(pin string, workers int) bool {
+	switch pin {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return workers < len(cpu.AllowedCPUs())
+}
+
+func (s EngineSettings) name(setting string) string {
+	if s.Name == nil {
+		return setting
+	}
+	return s.Name(setting)
+}
+
+// errorf is a *SettingError of setting: format's %[1]s is the setting's
+// name (other settings' names are args).
+func (s EngineSettings) errorf(setting, format string, args ...any) error {
+	return &SettingError{Setting: setting, Msg: fmt.Sprintf(format, append([]any{s.name(setting)}, args...)...)}
+}
+
+// Config checks the settings and returns the engine's configuration;
+// every bad value is a *SettingError naming the valid ones. Its GPU is
+// not opened (gpu.OpenForMode).
+func (s EngineSettings) Config() (engine.Config, error) {
+	warn := s.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	if !s.WorkersSet {
+		s.Workers = engine.DefaultWorkers(s.Mode)
+	}
+	c := engine.Config{
+		Workers: s.Workers, Pin: PinWorkers(s.Pin, s.Workers), TaskSize: s.TaskSize, BufferSize: s.BufferSize, Warn: s.Warn,
+		Policy: scheduler.Policy(s.Policy), SwitchThreshold: s.SwitchThreshold, MonitorInterval: s.MonitorInterval,
+	}
+	switch s.Kernel {
+	case "auto":
+	case "vector":
+		c.Vectorised = true
+	default:
+		return c, s.errorf("kernel", "%s %q: valid: auto, vector", s.Kernel)
+	}
+	if err := s.gpuMode(&c); err != nil {
+		return c, err
+	}
+	if s.Workers < 1 {
+		return c, s.errorf("workers", "%s %d: need at least 1", s.Workers)
+	}
+	if limit := MaxWorkers(); s.Workers > limit {
+		return c, s.errorf("workers", "%s %d: at most %d (64 per CPU this process may use, and never under %d)", s.Workers, limit, minWorkerLimit)
+	}
+	if c.Pin && s.Pin == "true" && s.Mode != "gpu" && s.Workers > len(cpu.AllowedCPUs()) {
+		warn(fmt.Sprintf("%s=true with %d workers on %d CPUs: several workers are pinned to each CPU and share it", s.name("pin"), s.Workers, len(cpu.AllowedCPUs())))
+	}
+	// Checked here, before the engine's own checks, because its "two
+	// tasks" rule doubles the task size, which a huge value overflows.
+	if s.TaskSize > math.MaxInt/2 {
+		return c, s.errorf("task-size", "task size %[2]d: buffer size %[3]d must hold at least two tasks (%[1]s at most half of %[4]s)",
+			s.TaskSize, s.BufferSize, s.name("buffer-size"))
+	}
+	if s.SwitchThreshold < 1 {
+		return c, s.errorf("switch-threshold", "%s %d: must be >= 1", s.SwitchThreshold)
+	}
+	if s.MonitorInterval <= 0 {
+		return c, s.errorf("monitor-interval", "%s %v: must be > 0", s.MonitorInterval)
+	}
+	if !slices.Contains(scheduler.Policies, scheduler.Policy(s.Policy)) {
+		return c, s.errorf("policy", "%s %q: valid: fcfs, static, hls", s.Policy)
+	}
+	if s.Static != "" {
+		c.Static = map[string]string{}
+		for _, b := range strings.Split(s.Static, ",") {
+			q, k, ok := strings.Cut(b, "=")
+			if !ok || q == "" || k == "" {
+				return c, s.errorf("static", "%s %q: want QUERY=KIND,...", s.Static)
+			}
+			c.Static[q] = k
+		}
+	}
+	return c, s.place(&c, warn)
+}
+
+// place sets the placement part of c: the workers' CPUs (on the
+// topology, by Placement or Cores), the rings' memory node and policy,
+// the ingestion's CPU.
+func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
+	mp, err := cpu.ParseMemPolicy(s.MemPolicy)
+	if err != nil {
+		return s.errorf("mem-policy", "%s: %v", err)
+	}
+	topo, err := cpu.Discover()
+	if err != nil {
+		warn(fmt.Sprintf("topology: %v; placement from the affinity mask", err))
+	}
+	var cores []int
+	if s.Cores != "" {
+		if cores, err = cpu.ParseCPUList(s.Cores); err != nil {
+			return s.errorf("cores", "%s: %v", err)
+		}
+	}
+	if s.Placement != string(cpu.Compact) && s.Placement != string(cpu.Spread) {
+		return s.errorf("placement", "%s %q: valid: compact, spread", s.Placement)
+	}
+	if topo != nil {
+		c.Topology = topo
+		plan, err := topo.Plan(cpu.Placement(s.Placement), s.Workers, cores)
+		if err != nil {
+			return &SettingError{Setting: "placement", Msg: fmt.Sprintf("placement: %v", err)}
+		}
+		c.CPUs = plan
+		if mp != cpu.MemDefault && c.Pin {
+			c.MemNode, c.MemPolicy = topo.NodeOfCPU(plan[0]), mp
+		}
+	} else if cores != nil {
+		c.CPUs = cores
+	}
+	if s.IngestCore >= 0 {
+		if !slices.Contains(cpu.AllowedCPUs(), s.IngestCore) {
+			return s.errorf("ingest-core", "%s %d: not among the CPUs this process may use (%s)", s.IngestCore, cpu.FormatCPUList(cpu.AllowedCPUs()))
+		}
+		c.PinIngest, c.IngestCore = true, s.IngestCore
+	}
+	return nil
+}
+
+// gpuMode checks Mode, GPUDepth and GPUEmulate and sets the GPU part of
+// c, all but the device (gpu.OpenForMode).
+func (s EngineSettings) gpuMode(c *engine.Config) error {
+	if s.GPUDepth < 1 {
+		return s.errorf("gpu-pipeline-depth", "%s %d: must be >= 1", s.GPUDepth)
+	}
+	switch s.Mode {
+	case "cpu":
+		if s.GPUEmulate {
+			return s.errorf("gpu-emulate", "%s: needs %[2]s gpu or %[2]s hybrid", s.name("mode"))
+		}
+		return nil
+	case "gpu", "hybrid":
+	default:
+		return s.errorf("mode", "%s %q: valid: cpu, gpu, hybrid", s.Mode)
+	}
+	if !s.GPUEmulate {
+		if err := gpu.Available(); err != nil {
+			if errors.Is(err, gpu.ErrNotBuilt) {
+				return s.errorf("mode", "%s %s: %v (or add %s to run the GPU path on the Go emulator, slowly)", s.Mode, err, s.name("gpu-emulate"))
+			}
+			return s.errorf("mode", "%s %s: %v", s.Mode, err)
+		}
+	}
+	c.GPUOnly = s.Mode == "gpu"
+	c.GPUDepth = s.GPUDepth
+	return nil
+}
