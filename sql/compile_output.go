@@ -184,7 +184,11 @@ func (c *compiler) finishQuery(q *Query, mq *query.Query, sel *selectStmt) error
 		if strings.Contains(err.Error(), "group by") && len(sel.groupBy) > 0 {
 			at = sel.groupBy[0].pos
 		}
-		return errAt(at, "%v", err)
+		hint := ""
+		if strings.Contains(err.Error(), "bytes are supported") {
+			hint = "; declare NOT NULL the key columns that never are (COUNT(DISTINCT x) groups by x too)"
+		}
+		return errAt(at, "%v%s", err, hint)
 	}
 	q.Spec.Query, q.Output = mq, out
 	return nil
