@@ -129,6 +129,7 @@ func (e *Engine) add(sp Spec) error {
 		sides[i] = s
 	}
 	sides[0].right = sides[1]
+	js.clock = &sides[0].lat.clock
 	e.entries = append(e.entries, entry{stream: sides[0], join: js})
 	return nil
 }

@@ -45,6 +45,9 @@ type joinStage struct {
 
 	maxTake int // maxTaken
 	workers int // the CPU workers
+	// clock is the join's serial_fraction (clock.go): its left stream's,
+	// which both inputs' merges, the pair tasks and the hand-off count on.
+	clock *serialClock
 
 	mu sync.Mutex
 	op *kernels.WindowJoin
@@ -299,7 +302,7 @@ func (js *joinStage) drainIdle() bool {
 // reach the bound of work: the worker that joins that one goes on.
 func (js *joinStage) process(w *worker) error {
 	for {
-		js.work()
+		js.work(w)
 		if err := js.drain(w); err != nil {
 			return err
 		}
@@ -323,7 +326,7 @@ func (js *joinStage) maxTaken() int { return js.maxTake }
 
 // work runs the tasks that wait, one at a time, until none does or taken
 // reaches its bound; the tasks other goroutines took are theirs to finish.
-func (js *joinStage) work() {
+func (js *joinStage) work(w *worker) {
 	var t *kernels.JoinTask
 	for {
 		js.mu.Lock()
@@ -340,8 +343,20 @@ func (js *joinStage) work() {
 		if t == nil {
 			return
 		}
-		t.Run()
+		js.run(t, w)
 	}
+}
+
+// run runs pair task t on w: a frame of the join's (clock.go), parallel
+// work, also where it runs inside an input's merge.
+func (js *joinStage) run(t *kernels.JoinTask, w *worker) {
+	if w == nil {
+		t.Run()
+		return
+	}
+	f := w.beginFrame()
+	t.Run()
+	w.endFrame(f, js.clock)
 }
 
 // joinClosed has the operator join the windows both watermarks closed
@@ -394,6 +409,7 @@ func (js *joinStage) drain(w *worker) error {
 			return nil
 		}
 		js.drainer.Store(w)
+		sc := w.beginSerial()
 		var err error
 		for err == nil {
 			js.mu.Lock()
@@ -408,6 +424,7 @@ func (js *joinStage) drain(w *worker) error {
 			js.mu.Unlock()
 			js.ring()
 		}
+		w.endSerial(sc, js.clock)
 		js.drainer.Store(nil)
 		js.drainMu.Unlock()
 		if err != nil {

@@ -29,6 +29,9 @@ type Metrics struct {
 	// Kinds are the tasks run and busy time per processor kind, in the
 	// order of Engine.Scheduling's Kinds (the CPU kinds, then "gpu").
 	Kinds []KindMetrics
+	// SerialTime and WorkerTime are Stats' (the serial_fraction's parts),
+	// from the start.
+	SerialTime, WorkerTime time.Duration
 }
 
 // KindMetrics are a stream's tasks run by one processor kind and their busy
@@ -76,6 +79,10 @@ type streamCounters struct {
 	// but the stream's fields are not this file's).
 	kinds atomic.Pointer[[]kindCounter]
 	_     [cacheLine - 8]byte
+	// clock is the stream's serial_fraction (clock.go): added to once per
+	// task and serial section by whichever worker.
+	clock serialClock
+	_     [cacheLine - 16]byte
 }
 
 // kindCounter is one processor kind's tasks and busy time on a stream: one
@@ -162,6 +169,9 @@ func (s *Stream) metrics() Metrics {
 	freed := s.ring.Freed()
 	m.RingUsed = s.ring.Written() - freed
 	m.Latency = s.lat.cumulative()
+	if s.joinSide == nil || s.right != nil {
+		m.SerialTime, m.WorkerTime = s.clock().times()
+	}
 	names := s.e.kindNames()
 	m.Kinds = make([]KindMetrics, len(names))
 	ks := s.lat.kinds.Load()

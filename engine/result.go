@@ -38,6 +38,7 @@ func (s *Stream) mergeReady(w *worker) {
 		if !s.mergeMu.TryLock() {
 			return // the holder re-checks after unlocking
 		}
+		sc := w.beginSerial()
 		n := s.next.Load()
 		for {
 			sl := &s.slots[n&s.mask]
@@ -50,6 +51,7 @@ func (s *Stream) mergeReady(w *worker) {
 			n++
 			s.next.Store(n)
 		}
+		w.endSerial(sc, s.clock())
 		s.mergeMu.Unlock()
 		// A task that finished while we held the lock found it taken and
 		// left its merge to us. Only the slot's emptiness may be read here:
@@ -124,6 +126,9 @@ func (s *Stream) emit(o *window.Result) error {
 func (s *Stream) finishAll() {
 	s.mergeMu.Lock()
 	defer s.mergeMu.Unlock()
+	var w *worker // the workers have stopped
+	sc := w.beginSerial()
+	defer w.endSerial(sc, s.clock())
 	if s.next.Load() != s.nextID && s.e.failed() == nil {
 		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
 	}
@@ -137,8 +142,10 @@ func (s *Stream) flush(w *worker) {
 	if w != nil {
 		w.merging++
 	}
+	sc := w.beginSerial()
 	s.flushLocked(w)
 	s.publish(nil, nil)
+	w.endSerial(sc, s.clock())
 	s.mergeMu.Unlock()
 	if w != nil {
 		w.merging--

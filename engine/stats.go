@@ -26,6 +26,13 @@ type Stats struct {
 	// ends of int64 is cut to the panes the device computes exactly:
 	// GPUProgram.Wait said ok false).
 	GPUFallbackTasks uint64
+	// SerialTime is the workers' time spent on the query where no other
+	// worker can progress on it (its ordered result stage, a join's
+	// ordered hand-off), WorkerTime all the workers' time spent on it;
+	// SerialFraction is their ratio, the Amdahl bound of the query's
+	// speed-up with more cores. Both count from the start, and a
+	// difference of two snapshots is the time between them.
+	SerialTime, WorkerTime time.Duration
 }
 
 // publish copies the assembler's counters where Stats can read them.
@@ -76,6 +83,7 @@ func (s *Stream) Stats() Stats {
 			Tuples: tuples, Late: late, Counted: tuples - late, Windows: windows, Rows: pairs,
 			Watermark: min(l.Watermark, r.Watermark), Pinned: l.Pinned,
 			GPUFallbackTasks: l.GPUFallbackTasks + r.GPUFallbackTasks,
+			SerialTime:       l.SerialTime, WorkerTime: l.WorkerTime, // the join's: both inputs'
 		}
 	}
 	return s.stats()
@@ -106,6 +114,7 @@ func (s *Stream) stats() Stats {
 		st.Windows, st.Rows = s.windows.Load(), s.rows.Load()
 		st.Watermark = s.watermark.Load()
 		st.GPUFallbackTasks = s.gpuFallback.Load()
+		st.SerialTime, st.WorkerTime = s.clock().times()
 		if s.seq.Load() == v {
 			return st
 		}

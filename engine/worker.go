@@ -45,6 +45,8 @@ type worker struct {
 	draining bool
 	// pauseTimer bounds the worker's waits on a join (joinStage.pause).
 	pauseTimer *time.Timer
+	// clk nests the worker's time for the queries' serial_fraction.
+	clk workClock
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a
@@ -81,7 +83,7 @@ func (e *Engine) newWorker(id int) *worker {
 func (e *Engine) work(id int) {
 	w := e.newWorker(id)
 	for t := e.queue.Pop(w.proc); t != nil; t = e.queue.Pop(w.proc) {
-		w.run(e.taskOf(t))
+		w.runFrame(e.taskOf(t))
 		w.helpJoins()
 		w.drainDeferred()
 	}
@@ -108,7 +110,9 @@ func (w *worker) drainDeferred() {
 		last := len(w.deferred) - 1
 		s := w.deferred[last]
 		w.deferred = w.deferred[:last]
+		f := w.beginFrame()
 		s.mergeReady(w)
+		w.endFrame(f, s.clock())
 	}
 	w.draining = false
 }
@@ -122,10 +126,19 @@ func (w *worker) helpJoins() {
 		if js.runnable.Load() == 0 {
 			continue
 		}
+		f := w.beginFrame()
 		if err := js.process(w); err != nil {
 			w.e.fail(err)
 		}
+		w.endFrame(f, js.clock)
 	}
+}
+
+// runFrame is run as a frame of t's query (clock.go).
+func (w *worker) runFrame(t *task) {
+	f := w.beginFrame()
+	w.run(t)
+	w.endFrame(f, w.e.streams[t.Query].clock())
 }
 
 // run processes t and hands it to its stream's result stage.
@@ -179,7 +192,7 @@ func (w *worker) help() {
 	}
 	if w.proc.Kind >= 0 {
 		if t := w.e.queue.TryPop(w.proc); t != nil {
-			w.run(w.e.taskOf(t))
+			w.runFrame(w.e.taskOf(t))
 			return
 		}
 	}

@@ -155,6 +155,8 @@ var (
 	descLag        = newDesc("saber_event_time_lag_seconds", "Wall clock minus the watermark; meaningful for live sources only.", "query")
 	descKindTasks  = newDesc("saber_processor_tasks_total", "Tasks run, per processor kind.", "query", "kind")
 	descKindBusy   = newDesc("saber_processor_busy_seconds_total", "Busy time, per processor kind.", "query", "kind")
+	descSerial     = newDesc("saber_serial_seconds_total", "Workers' time on the query where no other worker can progress on it (its ordered result stage); over saber_worker_seconds_total: serial_fraction.", "query")
+	descWorker     = newDesc("saber_worker_seconds_total", "Workers' time on the query, serial included.", "query")
 
 	descSrcRecords   = newDesc("saber_source_records_total", "Records the source read.", "source")
 	descSrcBytes     = newDesc("saber_source_bytes_total", "Bytes the source read.", "source")
@@ -166,7 +168,7 @@ var (
 
 	allDescs = []*prometheus.Desc{descRecordsIn, descBytesIn, descFiltered, descUnmatched, descLate, descCounted,
 		descRecordsOut, descWindows, descTasks, descFallback, descLatency, descBPTime, descBPWaits, descRingUsed,
-		descRingSize, descWatermark, descLag, descKindTasks, descKindBusy,
+		descRingSize, descWatermark, descLag, descKindTasks, descKindBusy, descSerial, descWorker,
 		descSrcRecords, descSrcBytes, descSrcMalformed, descSrcLag, descSinkRetries, descSinkDown}
 )
 
@@ -245,6 +247,8 @@ func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream,
 			gauge(ch, descLag, lag, q)
 		}
 	}
+	ch <- prometheus.MustNewConstMetric(descSerial, prometheus.CounterValue, m.SerialTime.Seconds(), q)
+	ch <- prometheus.MustNewConstMetric(descWorker, prometheus.CounterValue, m.WorkerTime.Seconds(), q)
 	for _, k := range m.Kinds {
 		counter(ch, descKindTasks, k.Tasks, q, k.Kind)
 		ch <- prometheus.MustNewConstMetric(descKindBusy, prometheus.CounterValue, k.Busy.Seconds(), q, k.Kind)

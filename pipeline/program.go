@@ -220,6 +220,9 @@ type QuerySummary struct {
 	Late      uint64 `json:"late_tuples"`
 	Counted   uint64 `json:"counted_tuples"`
 	Output    string `json:"output,omitempty"` // where its rows went
+	// SerialFraction is the share of the query's worker time spent where
+	// no other worker can progress on it (engine.Stats.SerialFraction).
+	SerialFraction float64 `json:"serial_fraction"`
 }
 
 // SourceSummary is a source's records: fed, and malformed (skipped with

@@ -327,7 +327,8 @@ func (j *Job) summarize(stats []engine.Stats, seconds float64) *Summary {
 	for i, q := range j.prog.Queries {
 		st := stats[i]
 		qs := QuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
-			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
+			SerialFraction: st.SerialFraction()}
 		if s := j.sinks[i]; s != nil {
 			qs.Output = s.where
 		}

@@ -392,6 +392,8 @@ func statsSince(end, from engine.Stats) engine.Stats {
 	m.Windows -= from.Windows
 	m.Rows -= from.Rows
 	m.GPUFallbackTasks -= from.GPUFallbackTasks
+	m.SerialTime -= from.SerialTime
+	m.WorkerTime -= from.WorkerTime
 	return m
 }
 

@@ -21,6 +21,9 @@ type benchQuerySummary struct {
 	Late       uint64  `json:"late_tuples"`
 	Counted    uint64  `json:"counted_tuples"`
 	Ingest     string  `json:"ingest"`
+	// SerialFraction is the share of the query's worker time spent where
+	// no other worker can progress on it (engine.Stats.SerialFraction).
+	SerialFraction float64 `json:"serial_fraction"`
 	// With a GPU kind: the query's tasks that the GPU ran on its CPU
 	// fallback.
 	GPUFallback *uint64 `json:"gpu_fallback_tasks,omitempty"`
@@ -81,7 +84,7 @@ func summarizeBench(names string, res *workloads.BenchResult, eng *engine.Engine
 			Name: p.Name, Tuples: st.Tuples, TuplesPerS: float64(st.Tuples) / seconds,
 			MBPerS: float64(st.Bytes) / seconds / 1e6, Windows: st.Windows, Rows: st.Rows,
 			Filtered: st.Filtered, Late: st.Late, Counted: st.Counted, Ingest: string(p.Input),
-			Validated: p.Validated, Mismatch: p.Mismatch,
+			SerialFraction: st.SerialFraction(), Validated: p.Validated, Mismatch: p.Mismatch,
 		}
 		if cfg.GPU != nil {
 			qs.GPUFallback = &st.GPUFallbackTasks
@@ -116,7 +119,7 @@ func (sum *benchSummary) print(stdout io.Writer, asJSON, validate bool) error {
 	}
 	fmt.Fprint(stdout, gpuLine(&sum.Processors))
 	for _, qs := range sum.Queries {
-		fmt.Fprintf(stdout, "  %-8s %.2f M tuples/s, %.0f MB/s, windows %d, rows %d, filtered %d, late %d, ingest %s", qs.Name, qs.TuplesPerS/1e6, qs.MBPerS, qs.Windows, qs.Rows, qs.Filtered, qs.Late, qs.Ingest)
+		fmt.Fprintf(stdout, "  %-8s %.2f M tuples/s, %.0f MB/s, windows %d, rows %d, filtered %d, late %d, ingest %s, serial %.3f", qs.Name, qs.TuplesPerS/1e6, qs.MBPerS, qs.Windows, qs.Rows, qs.Filtered, qs.Late, qs.Ingest, qs.SerialFraction)
 		if validate {
 			fmt.Fprintf(stdout, ", validated %v", qs.Validated)
 		}
