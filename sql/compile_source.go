@@ -47,7 +47,7 @@ func (c *compiler) source(s *stmt) error {
 	// The event time: WATERMARK FOR's column, else the first column
 	// (binary: the layout is as declared, and the model reads the event
 	// time at offset 0); for other formats, else the column a window over
-	// the source names, else the first BIGINT, else the first TIMESTAMP.
+	// the source names, else the first TIMESTAMP, else the first BIGINT.
 	timeIdx := -1
 	var why string
 	find := func(id ident) (int, error) {
@@ -78,13 +78,13 @@ func (c *compiler) source(s *stmt) error {
 		}
 		why = fmt.Sprintf("the window at line %d", id.pos.line)
 	}
-	for _, kind := range []typeKind{tyBigint, tyTimestamp} {
+	for _, kind := range []typeKind{tyTimestamp, tyBigint} {
 		if timeIdx >= 0 {
 			break
 		}
 		for i, col := range s.cols {
 			if col.typ.kind == kind && !col.proctime && (text || i == 0) {
-				timeIdx, why = i, "its first "+col.typ.String()+" column"
+				timeIdx, why = i, "its first "+map[typeKind]string{tyTimestamp: "TIMESTAMP", tyBigint: "BIGINT"}[kind]+" column"
 				break
 			}
 		}
