@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -217,6 +218,13 @@ func (c *compiler) addPart(q *Query, of string, line int) {
 	}
 	c.parts[of]++
 	q.Name, q.Part, q.Line = fmt.Sprintf("%s$%d", of, c.parts[of]), of, line
+	if len(q.Columns) == 0 || slices.ContainsFunc(q.Columns, func(oc OutputColumn) bool { return oc.Attr < 0 }) {
+		// a part's columns are its output tuple's attributes
+		q.Columns = q.Columns[:0]
+		for i, a := range q.Output.Attrs {
+			q.Columns = append(q.Columns, OutputColumn{Name: a.Name, Kind: Attribute, Index: i, Attr: i, Type: typeText(a, sqlType{})})
+		}
+	}
 	if q.Spec.Query != nil {
 		q.Spec.Query.Name = q.Name
 	}

@@ -191,7 +191,10 @@ func (g valuesGen) num(d int) gx {
 			}
 			return gx{query.Call{Fn: "mod", Args: []query.Expr{a.e, b.e}}, "(" + a.sql + " % " + b.sql + ")"}
 		},
-		func() gx { a := g.num(d - 1); return gx{query.Call{Fn: "abs", Args: []query.Expr{a.e}}, "ABS(" + a.sql + ")"} },
+		func() gx {
+			a := g.num(d - 1)
+			return gx{query.Call{Fn: "abs", Args: []query.Expr{a.e}}, "ABS(" + a.sql + ")"}
+		},
 		func() gx {
 			s := g.str(d - 1)
 			name := []string{"CHAR_LENGTH", "CHARACTER_LENGTH"}[r.IntN(2)]
@@ -396,8 +399,14 @@ func (g valuesGen) cond(d int) gx {
 		return g.pick(leaf...)
 	}
 	return g.pick(append(leaf,
-		func() gx { a, b := g.cond(d-1), g.cond(d-1); return gx{query.And(a.e, b.e), "(" + a.sql + " AND " + b.sql + ")"} },
-		func() gx { a, b := g.cond(d-1), g.cond(d-1); return gx{query.Or(a.e, b.e), "(" + a.sql + " OR " + b.sql + ")"} },
+		func() gx {
+			a, b := g.cond(d-1), g.cond(d-1)
+			return gx{query.And(a.e, b.e), "(" + a.sql + " AND " + b.sql + ")"}
+		},
+		func() gx {
+			a, b := g.cond(d-1), g.cond(d-1)
+			return gx{query.Or(a.e, b.e), "(" + a.sql + " OR " + b.sql + ")"}
+		},
 		func() gx { a := g.cond(d - 1); return gx{query.NotExpr{X: a.e}, "NOT " + a.sql} },
 		func() gx {
 			a, b, c := g.cond(d-1), g.cond(d-1), g.cond(d-1)
