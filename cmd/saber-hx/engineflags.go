@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/internal/profile"
 	"github.com/saber-hx/saber-hx/metrics"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/scheduler"
@@ -136,7 +135,10 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 			return nil
 		}
 	}
-	stopProfile, err := f.startProfile()
+	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile, func(err error) { fmt.Fprintf(os.Stderr, "saber-hx: %v\n", err) })
+	if _, ok := errors.AsType[*profile.CreateError](err); ok {
+		err = usageError{err}
+	}
 	if err != nil {
 		stopMetrics()
 		return nil, nil, errors.Join(err, closeGPU())
@@ -149,46 +151,6 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 		stopMetrics()
 		return err
 	}, nil
-}
-
-// startProfile starts the CPU profile of --cpuprofile and opens the file
-// of --memprofile; the returned func stops the one and writes the other.
-func (f *engineFlags) startProfile() (func(), error) {
-	stopCPU, err := f.startCPUProfile()
-	if err != nil {
-		return nil, err
-	}
-	if f.memProfile == "" {
-		return stopCPU, nil
-	}
-	out, err := os.Create(f.memProfile)
-	if err != nil {
-		stopCPU()
-		return nil, usageError{fmt.Errorf("memprofile: %w", err)}
-	}
-	return func() {
-		stopCPU()
-		runtime.GC() // the profile counts what was allocated up to the last GC
-		if err := pprof.Lookup("allocs").WriteTo(out, 0); err != nil {
-			fmt.Fprintf(os.Stderr, "saber-hx: memprofile: %v\n", err)
-		}
-		out.Close()
-	}, nil
-}
-
-func (f *engineFlags) startCPUProfile() (func(), error) {
-	if f.cpuProfile == "" {
-		return func() {}, nil
-	}
-	out, err := os.Create(f.cpuProfile)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("cpuprofile: %w", err)}
-	}
-	if err := pprof.StartCPUProfile(out); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
 // processorsSummary is the scheduling part of a summary.

@@ -125,6 +125,8 @@ func TestStartMetricsScrapesARun(t *testing.T) {
 		"saber_gpu_fallback_tasks_total":   0,
 		"saber_backpressure_seconds_total": got["saber_backpressure_seconds_total"],
 		"saber_backpressure_waits_total":   got["saber_backpressure_waits_total"],
+		"saber_serial_seconds_total":       st.SerialTime.Seconds(),
+		"saber_worker_seconds_total":       st.WorkerTime.Seconds(),
 	}, got)
 	assert.Equal(t, float64(len(data)/16), got["saber_records_in_total"])
 	assert.Positive(t, got["saber_records_filtered_total"])

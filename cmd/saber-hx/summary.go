@@ -6,108 +6,29 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
-// ysbSummary is the summary of a ysb run (--json: one object). In
-// benchmark mode the tuple counts, bytes, seconds, rates, latencies and GC
-// figures are those of the measured interval, after the warm-up; tasks,
-// windows, rows, processors and total_tuples are the whole run, whose every
-// window was validated.
+// ysbSummary is the summary of a ysb run (--json: one object): ysb's,
+// and the engine's scheduling and placement (the whole run).
 type ysbSummary struct {
-	Mode       string  `json:"mode"`
-	Tuples     uint64  `json:"tuples"`
-	Bytes      uint64  `json:"bytes"`
-	Seconds    float64 `json:"seconds"`
-	TuplesPerS float64 `json:"tuples_per_s"`
-	MBPerS     float64 `json:"mb_per_s"`
-	GBPerS     float64 `json:"gb_per_s"`
-	// Task latency, dispatched to its windows emitted: quantiles exact to a
-	// factor of two.
-	LatencyP50ms float64 `json:"latency_p50_ms"`
-	LatencyP99ms float64 `json:"latency_p99_ms"`
-	// Benchmark mode only.
-	WarmupS        *float64 `json:"warmup_s,omitempty"`
-	TotalTuples    *uint64  `json:"total_tuples,omitempty"`     // the whole run, warm-up included
-	GCCycles       *uint64  `json:"gc_cycles,omitempty"`        // GC cycles completed in the measured interval
-	HeapAllocBytes *uint64  `json:"heap_alloc_bytes,omitempty"` // bytes the process allocated on the heap in it
-
-	Workers    int    `json:"workers"`
-	Pinned     []int  `json:"pinned_cpus"`
-	TaskSize   int    `json:"task_size"`
-	BufferSize int    `json:"buffer_size"`
-	BundleSize int    `json:"bundle_size,omitempty"`
-	Ingest     string `json:"ingest,omitempty"`
-	Tasks      uint64 `json:"tasks"`
-	Windows    uint64 `json:"windows"`
-	Rows       uint64 `json:"rows"`
-	tupleCounts
-	Validated bool   `json:"validated"`
-	Output    string `json:"output,omitempty"`
-	// Interrupted: SIGINT or SIGTERM (Signal) stopped the run early; the
-	// figures are those of what ran, and Validated says whether every
-	// window it emitted was right. Benchmark mode: WarmedUp false when the
-	// run stopped before its warm-up ended, so nothing was measured.
-	Interrupted bool   `json:"interrupted"`
-	Signal      string `json:"signal,omitempty"`
-	WarmedUp    *bool  `json:"warmed_up,omitempty"`
-
+	ysb.Summary
 	Policy     string             `json:"policy,omitempty"`
 	Processors *processorsSummary `json:"processors,omitempty"`
 	RingNode   *int               `json:"ring_node,omitempty"`
 	IngestCore *int               `json:"ingest_core,omitempty"`
 }
 
+// summarize is ysb.NewSummary for the engine of ef.
 func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
-	s := ysbSummary{
-		Mode:    mode,
-		Workers: ef.cpuWorkers(), Pinned: st.Pinned, TaskSize: ef.taskSize, BufferSize: ef.bufferSize,
-		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows,
-	}
-	s.setMeasured(ysb.Measured{
-		Tuples: st.Tuples, Bytes: st.Bytes, Seconds: seconds,
-		Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
-		LatencyP50: st.LatencyP50, LatencyP99: st.LatencyP99,
-	})
-	return s
+	return ysbSummary{Summary: ysb.NewSummary(mode, st, seconds, ef.cpuWorkers(), ef.taskSize, ef.bufferSize)}
 }
 
 // tupleCounts classify a query's input tuples (they add up to its
 // tuples), as every summary gives them.
 type tupleCounts = ysb.TupleCounts
-
-func countsOf(st engine.Stats) tupleCounts {
-	return tupleCounts{Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
-}
-
-// markInterrupted records a signal that stopped the run.
-func (s *ysbSummary) markInterrupted(sig *interrupt, interrupted bool) {
-	if !interrupted {
-		return
-	}
-	s.Interrupted = true
-	if ie, ok := sig.err().(interruptedError); ok {
-		s.Signal = signalName(ie.sig)
-	}
-}
-
-// setMeasured sets the figures of the measured interval (rates 0 where it
-// is empty: a run interrupted in its warm-up).
-func (s *ysbSummary) setMeasured(m ysb.Measured) {
-	s.Tuples, s.Bytes, s.Seconds = m.Tuples, m.Bytes, m.Seconds
-	s.Filtered, s.Unmatched, s.Late, s.Counted = m.Filtered, m.Unmatched, m.Late, m.Counted
-	s.TuplesPerS, s.MBPerS, s.GBPerS = 0, 0, 0
-	if m.Seconds > 0 {
-		s.TuplesPerS = float64(m.Tuples) / m.Seconds
-		s.MBPerS = float64(m.Bytes) / m.Seconds / 1e6
-		s.GBPerS = float64(m.Bytes) / m.Seconds / 1e9
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	s.LatencyP50ms, s.LatencyP99ms = ms(m.LatencyP50), ms(m.LatencyP99)
-}
 
 // printSummary writes the summary to w: one JSON object on a line, or
 // lines for a person.

@@ -156,24 +156,14 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if runErr != nil && !(res.Interrupted && errors.Is(runErr, context.Canceled)) {
 		return runErr
 	}
-	s := summarize("benchmark", res.Stats, res.Seconds, &ef)
-	s.setMeasured(res.Measured)
-	warmupS, total, gcs, alloc := warmup.Seconds(), res.Stats.Tuples, res.Measured.GCCycles, res.Measured.HeapAllocBytes
-	s.WarmupS, s.TotalTuples, s.GCCycles, s.HeapAllocBytes = &warmupS, &total, &gcs, &alloc
-	s.BundleSize = res.BundleTuples * ysb.TupleSize
-	s.Ingest = string(res.Ingest)
-	s.Validated = res.Validated
-	s.Policy = string(cfg.Policy)
 	procs := summarizeProcessors(res.Scheduling, []string{"ysb"}, cfg, &ef, res.Stats.GPUFallbackTasks)
-	s.Processors = &procs
-	s.RingNode = &res.RingNode
+	s := ysbSummary{Summary: res.Summary(ef.cpuWorkers(), ef.taskSize, ef.bufferSize, *warmup), Policy: string(cfg.Policy),
+		Processors: &procs, RingNode: &res.RingNode}
 	if cfg.PinIngest {
 		s.IngestCore = &cfg.IngestCore
 	}
-	s.markInterrupted(sig, res.Interrupted)
 	if res.Interrupted {
-		warmedUp := res.WarmedUp
-		s.WarmedUp = &warmedUp
+		s.Signal = signalOf(sig)
 	}
 	if err := printSummary(s, *asJSON, stdout); err != nil {
 		return err
@@ -219,8 +209,8 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	}
 	s := summarize("file", res.Stats, res.Seconds, ef)
 	s.Output = a.output
-	s.markInterrupted(sig, res.Interrupted)
 	if res.Interrupted {
+		s.Interrupted, s.Signal = true, signalOf(sig)
 		fmt.Fprintf(stderr, "saber-hx: interrupted: no results written (%s untouched)\n", a.output)
 	}
 	if err := printSummary(s, asJSON, summaryTo); err != nil {
