@@ -33,6 +33,22 @@ func FuzzCompile(f *testing.F) {
 	} {
 		f.Add(base + s)
 	}
+	for _, s := range []string{
+		"SELECT CASE WHEN n > 1 THEN 'a' ELSE k END, CAST(x AS VARCHAR) || s, EXTRACT(HOUR FROM ts), SUBSTRING(s FROM 2 FOR 3), TRIM(LEADING FROM s) FROM e WHERE k IN ('a', 'b') AND n BETWEEN 1 AND 3 AND s NOT LIKE '%x!_' ESCAPE '!' AND b IS NOT TRUE",
+		"SELECT window_start, window_end, k, COUNT(DISTINCT m) AS d, SUM(n) FILTER (WHERE b) AS s, SUM(x) * 1.0 / COUNT(*) AS r FROM TABLE(HOP(TABLE e, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '5' SECOND)) GROUP BY window_start, window_end, k HAVING COUNT(*) > 1",
+		"SELECT k, TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND), MAX(n) FROM e GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), k",
+		"SELECT k, SESSION_END(ts, INTERVAL '1' SECOND), COUNT(*) FROM e GROUP BY SESSION(ts, INTERVAL '1' SECOND), k",
+		"SELECT x.k, x.c FROM (SELECT window_end, k, COUNT(*) AS c FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GROUP BY k) AS x WHERE x.c > 1",
+		"SELECT e.*, u.country FROM e JOIN users AS u ON e.k = u.name",
+		"SELECT window_start, u.country, COUNT(*) FROM TUMBLE(e, ts, INTERVAL '1' SECOND) JOIN users AS u ON e.k = u.name GROUP BY u.country",
+		"SELECT l.k, COUNT(*) FROM TUMBLE(e, ts, INTERVAL '1' SECOND) AS l JOIN TUMBLE(e, ts, INTERVAL '1' SECOND) AS r ON l.k = r.k GROUP BY l.k",
+		"CREATE TABLE o (a TIMESTAMP(3), b VARCHAR) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT ts, k FROM e",
+		"CREATE TABLE o (a BIGINT, b DOUBLE) WITH ('connector' = 'print'); INSERT INTO o (b, a) SELECT n, m FROM e",
+		"CREATE TABLE src (ts TIMESTAMP(3), v DECIMAL(10, 2) NOT NULL, p AS PROCTIME(), WATERMARK FOR ts AS ts - INTERVAL '4' SECOND) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'h:9092', 'format' = 'json')",
+		"SELECT ts + INTERVAL '1' DAY, TIMESTAMP '2024-01-01 00:00:00' < ts, DATE_FORMAT(ts, 'yyyy-MM-dd'), COALESCE(n, m, 0), IF(b, 1, 2), NULLIF(k, ''), n % 3 FROM e",
+	} {
+		f.Add(valuesBase + s)
+	}
 	f.Fuzz(func(t *testing.T, text string) {
 		p, err := Compile(text)
 		if err != nil {
