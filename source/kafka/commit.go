@@ -339,6 +339,16 @@ func (p *part) position() (Position, bool) {
 			pos.Skip = p.takenLines
 		}
 		return pos, true
+	case p.bhead < len(p.backlog):
+		// A record waiting for string memory (the first waiting is
+		// always one admitted, its tuples pushed counted in takenLines
+		// once produced).
+		rec := p.backlog[p.bhead].Offset
+		pos := Position{Offset: rec}
+		if rec == p.takenRec {
+			pos.Skip = p.takenLines
+		}
+		return pos, true
 	case p.skip > 0:
 		return Position{Offset: p.skipAt, Skip: p.skip}, true
 	case p.next >= 0:

@@ -36,6 +36,15 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 			s.mu.Unlock()
 			return n, err
 		}
+		if len(s.strParts) > 0 {
+			// No tuple produced yet by this call: those of earlier calls
+			// are read, and their strings' memory is free.
+			if err := s.release(); err != nil {
+				s.err = err
+				s.mu.Unlock()
+				return n, err
+			}
+		}
 		n = s.merge(dst, n)
 		s.pushMarks()
 		eof := n == 0 && s.atEnd()
@@ -189,33 +198,67 @@ func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
 }
 
 // add decodes record r of p into p's buffer: one tuple, or as many as
-// the value has lines (each then completes at r's offset).
+// the value has lines (each then completes at r's offset). Where p's
+// string memory is full, r (from the line that found it full) and the
+// records of p polled after it wait in p.backlog, p paused, until
+// FillSome frees memory (drain).
 func (s *Source) add(p *part, r *kgo.Record) error {
+	if p.bhead < len(p.backlog) {
+		p.backlog = append(p.backlog, r)
+		return nil
+	}
+	if !s.admit(p, r) {
+		return nil
+	}
+	waits, err := s.decode(p, r, 0, 0, false)
+	if waits {
+		p.backlog = append(p.backlog, r)
+	}
+	return err
+}
+
+// admit says whether record r of p is to be decoded, and counts it.
+func (s *Source) admit(p *part, r *kgo.Record) bool {
 	if s.cfg.StopAtEnd && p.ended {
-		return nil // past the end offset seen at open
+		return false // past the end offset seen at open
 	}
 	if p.next >= 0 && r.Offset < p.next {
-		return nil // already read (a fetch from before a reset)
+		return false // already read (a fetch from before a reset)
 	}
 	s.stats.Records++
 	s.stats.Bytes += int64(len(r.Value))
-	got := 0
+	return true
+}
+
+// decode decodes admitted record r of p from byte off of its value, got
+// of its tuples pushed already and mal whether a line of it was
+// malformed. It returns true, with p.boff, p.bgot and p.bmal set, where
+// a line found p's string memory full: decoding goes on from that line
+// once FillSome has freed memory.
+func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits bool, err error) {
 	if s.binary {
 		if len(r.Value) == s.ts {
 			s.push(p, r.Value, r.Offset)
 			got = 1
 		} else if !s.skipBin {
-			return fmt.Errorf("kafka source %s: partition %d offset %d: binary value of %d bytes, want the tuple's %d", s.cfg.Topic, p.id, r.Offset, len(r.Value), s.ts)
+			return false, fmt.Errorf("kafka source %s: partition %d offset %d: binary value of %d bytes, want the tuple's %d", s.cfg.Topic, p.id, r.Offset, len(r.Value), s.ts)
 		} else {
 			s.malformed++
 		}
 	} else {
-		val := r.Value
+		val := r.Value[off:]
+		m0 := s.dec.Malformed()
 		for len(val) > 0 {
 			slot := p.reserve(s.ts)
+			s.cur = p
 			t, c, err := s.dec.Decode(slot, val, true)
+			s.cur = nil
 			if err != nil {
-				return recordError(s.cfg.Topic, p.id, r.Offset, err)
+				if errors.Is(err, errStringsFull) {
+					s.wait(p, r, len(r.Value)-len(val)+c, got, mal || s.dec.Malformed() != m0)
+					return true, nil
+				}
+				return false, recordError(s.cfg.Topic, p.id, r.Offset, err)
 			}
 			val = val[c:]
 			if t == 1 && p.skip > 0 && r.Offset == p.skipAt {
@@ -224,11 +267,12 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 				t = 0
 			}
 			if t == 1 {
-				if got > 0 {
-					// An earlier line of this record: producing it does not
-					// finish the record, so it completes only the records
-					// before (the commit stops at this one until its last
-					// line is out).
+				if got > 0 && p.n > 0 {
+					// An earlier line of this record (the last tuple
+					// buffered, unless produced already): producing it does
+					// not finish the record, so it completes only the
+					// records before (the commit stops at this one until
+					// its last line is out).
 					p.offs[p.head+p.n-1] = r.Offset - 1
 				}
 				s.push(p, nil, r.Offset)
@@ -238,10 +282,9 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 				break
 			}
 		}
-		if got == 0 && s.dec.Malformed() == s.decMalformed {
+		if got == 0 && !mal && s.dec.Malformed() == m0 {
 			s.malformed++ // an empty value
 		}
-		s.decMalformed = s.dec.Malformed()
 	}
 	p.next = r.Offset + 1
 	if r.Offset >= p.skipAt {
@@ -258,7 +301,23 @@ func (s *Source) add(p *part, r *kgo.Record) error {
 		p.skipped(r.Offset, s)
 	}
 	s.refresh(p)
-	return nil
+	return false, nil
+}
+
+// wait makes record r of p wait for string memory from byte off of its
+// value (got of its tuples pushed, mal whether a line was malformed),
+// and stops fetching p meanwhile.
+func (s *Source) wait(p *part, r *kgo.Record, off, got int, mal bool) {
+	if got > 0 && p.n > 0 {
+		// Its lines buffered do not finish it (see decode).
+		p.offs[p.head+p.n-1] = r.Offset - 1
+	}
+	p.boff, p.bgot, p.bmal = off, got, mal
+	s.stats.StringWaits++
+	if !p.paused {
+		p.paused = true
+		s.pauseReq = append(s.pauseReq, p.id)
+	}
 }
 
 // push appends the tuple in p's reserved slot (copying val there first

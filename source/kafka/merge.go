@@ -3,6 +3,10 @@ package kafka
 import (
 	"math"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/buffer"
 )
 
 // part is one partition's state: its buffer of decoded tuples (a queue in
@@ -15,7 +19,26 @@ type part struct {
 	times    []int64
 	offs     []int64
 	recs     []int64 // the offset of each buffered tuple's own record (offs may be a later one's)
-	head, n  int
+	// strEnd is where each buffered tuple's long strings end in strs:
+	// producing it lets strs free up to there (strings.go).
+	strEnd  []uint64
+	head, n int
+
+	// strs holds the partition's long strings (Source.Strings), mapped
+	// on the first request; strW is its Written, relEnd the end of the
+	// strings of the last tuple produced, freed at the next FillSome.
+	strs   *buffer.Ring
+	strW   uint64
+	relEnd uint64
+	// backlog: records polled but not decoded for want of string memory
+	// (the partition paused meanwhile), from backlog[bhead]; the first
+	// is decoded from byte boff of its value, bgot of its tuples pushed
+	// already, bmal whether a line of it was malformed (skipped).
+	backlog []*kgo.Record
+	bhead   int
+	boff    int
+	bgot    int
+	bmal    bool
 
 	// The record of the last tuple produced, and how many of its tuples
 	// were: where a checkpoint resumes (Positions).
@@ -77,6 +100,12 @@ func (p *part) reset() {
 	p.lastRecords = time.Time{}
 	p.takenRec, p.takenLines = -1, 0
 	p.skipAt, p.skip = -1, 0
+	// Records waiting for string memory go with the tuples; the memory
+	// of both is freed by the next FillSome (release): the strings
+	// FillSome last returned stay valid until then.
+	clear(p.backlog[p.bhead:])
+	p.backlog, p.bhead = p.backlog[:0], 0
+	p.boff, p.bgot, p.bmal = 0, 0, false
 }
 
 // reserve returns the slot after the last buffered tuple, making room.
@@ -88,6 +117,7 @@ func (p *part) reserve(ts int) []byte {
 			copy(p.times, p.times[p.head:p.head+p.n])
 			copy(p.offs, p.offs[p.head:p.head+p.n])
 			copy(p.recs, p.recs[p.head:p.head+p.n])
+			copy(p.strEnd, p.strEnd[p.head:p.head+p.n])
 			p.head = 0
 		} else {
 			nc := max(16, 2*c)
@@ -99,7 +129,9 @@ func (p *part) reserve(ts int) []byte {
 			copy(no, p.offs[p.head:p.head+p.n])
 			nr := make([]int64, nc)
 			copy(nr, p.recs[p.head:p.head+p.n])
-			p.buf, p.times, p.offs, p.recs, p.head = nb, nt, no, nr, 0
+			ne := make([]uint64, nc)
+			copy(ne, p.strEnd[p.head:p.head+p.n])
+			p.buf, p.times, p.offs, p.recs, p.strEnd, p.head = nb, nt, no, nr, ne, 0
 		}
 	}
 	i := p.head + p.n
@@ -112,6 +144,7 @@ func (p *part) push(t, off int64) {
 	p.times[i] = t
 	p.offs[i] = off
 	p.recs[i] = off
+	p.strEnd[i] = p.strW
 	p.n++
 }
 
@@ -227,6 +260,7 @@ func (s *Source) merge(dst []byte, n int) int {
 		}
 		p.emitPos = s.pos
 		p.emitOff = p.offs[h]
+		p.relEnd = p.strEnd[h]
 		if rec := p.recs[h]; rec == p.takenRec {
 			p.takenLines++
 		} else {
@@ -238,10 +272,7 @@ func (s *Source) merge(dst []byte, n int) int {
 		}
 		p.head++
 		p.n--
-		if p.paused && !p.ended && p.n <= s.bufCap/2 {
-			p.paused = false
-			s.resumeReq = append(s.resumeReq, id)
-		}
+		s.maybeResume(p)
 		if p.n > 0 {
 			s.siftDown(0)
 			continue
@@ -254,6 +285,20 @@ func (s *Source) merge(dst []byte, n int) int {
 		s.refresh(p)
 	}
 	return n
+}
+
+// maybeResume resumes fetching paused partition p once its buffer is
+// down to half its capacity, its string memory (as the next FillSome
+// leaves it) to half its size, and no record waits for that memory.
+func (s *Source) maybeResume(p *part) {
+	if !p.paused || p.ended || p.n > s.bufCap/2 || p.bhead < len(p.backlog) {
+		return
+	}
+	if p.n > 0 && p.strW-p.relEnd > uint64(s.strSize/2) {
+		return
+	}
+	p.paused = false
+	s.resumeReq = append(s.resumeReq, p.id)
 }
 
 // pushMarks pushes a mark for each partition that produced (or skipped)

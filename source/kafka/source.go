@@ -81,7 +81,19 @@ type Config struct {
 	Resume map[int32]Position
 	// Decoder decodes one record value into one tuple. With Binary it may
 	// be nil (TupleSize says the size) and is not called.
+	//
+	// A Decoder with String columns must take its Options.Strings from
+	// Source.Strings (a closure over the Source that Open returns: the
+	// decoder is called only from FillSome); the long strings of the
+	// tuples FillSome returns are valid until the next FillSome or Close.
 	Decoder source.Decoder
+	// StringBytes is the memory of each partition's long strings (those
+	// of its tuples buffered, and of those FillSome last returned),
+	// mapped outside the Go heap on the first one: rounded up to a power
+	// of two, at least a page (0: DefaultStringBytes). A partition whose
+	// memory is full is not fetched until FillSome has produced its
+	// tuples; a record whose long strings need more is an error.
+	StringBytes int
 	// Binary: the record value is the tuple itself, TupleSize bytes.
 	Binary    bool
 	TupleSize int            // Binary: the tuple's size (0: Decoder.TupleSize())
@@ -109,13 +121,16 @@ type Config struct {
 
 // Stats are a source's counters.
 type Stats struct {
-	Records    int64  // records polled (of assigned partitions)
-	Bytes      int64  // their value bytes
-	Malformed  int64  // records skipped (OnError Skip)
-	Tuples     int64  // tuples produced by FillSome
-	Position   uint64 // the stream position: bytes of tuples produced
-	Commits    int64  // successful commit requests
-	Partitions []PartitionStats
+	Records   int64  // records polled (of assigned partitions)
+	Bytes     int64  // their value bytes
+	Malformed int64  // records skipped (OnError Skip)
+	Tuples    int64  // tuples produced by FillSome
+	Position  uint64 // the stream position: bytes of tuples produced
+	Commits   int64  // successful commit requests
+	// StringWaits counts the times a record waited for its partition's
+	// string memory (Config.StringBytes) to be freed.
+	StringWaits int64
+	Partitions  []PartitionStats
 }
 
 // PartitionStats are one assigned partition's.
@@ -127,6 +142,12 @@ type PartitionStats struct {
 	Buffered  int   // decoded tuples not yet produced
 	Committed int64 // the offset last committed (-1: none)
 	Idle      bool
+	// StringMemory is the size of its string memory (0: none mapped),
+	// Strings the bytes of it in use: the long strings of tuples buffered
+	// or last returned by FillSome (and of tuples dropped), until the next
+	// FillSome.
+	StringMemory int
+	Strings      int
 }
 
 // Source is a Kafka topic read as tuples. FillSome is for one goroutine;
@@ -141,6 +162,7 @@ type Source struct {
 	idle    time.Duration
 	maxPoll int
 	bufCap  int
+	strSize int // a partition's string memory
 
 	cl     *kgo.Client
 	meta   *kgo.Client
@@ -177,9 +199,12 @@ type Source struct {
 	rebalances uint64
 	stats      Stats
 	malformed  int64 // binary values of the wrong size, empty values
-	// decMalformed is the decoder's Malformed count after the last record.
-	decMalformed int64
-	err          error // sticky FillSome error
+	err        error // sticky FillSome error
+	// cur is the partition whose record the decoder is decoding (for
+	// Strings); strParts lists the partitions with string memory mapped.
+	cur      *part
+	strParts []int32
+	closed   bool // Close has unmapped the string memory
 
 	commitMu  sync.Mutex // serialises commits (the committer, revokes, Close)
 	stop      chan struct{}
@@ -446,6 +471,10 @@ func newSource(cfg Config) (*Source, error) {
 	if s.bufCap <= 0 {
 		s.bufCap = max(256, min(8192, (1<<20)/s.ts))
 	}
+	var err error
+	if s.strSize, err = stringBytes(cfg.StringBytes); err != nil {
+		return nil, fmt.Errorf("kafka source %s: %w", cfg.Topic, err)
+	}
 	return s, nil
 }
 
@@ -526,13 +555,19 @@ func (s *Source) Stats() Stats {
 		if p == nil || !p.assigned {
 			continue
 		}
-		st.Partitions = append(st.Partitions, PartitionStats{Partition: p.id, Next: p.next, High: p.high,
-			Watermark: p.wm, Buffered: p.n, Committed: p.committed, Idle: p.idle})
+		ps := PartitionStats{Partition: p.id, Next: p.next, High: p.high,
+			Watermark: p.wm, Buffered: p.n, Committed: p.committed, Idle: p.idle}
+		if p.strs != nil {
+			ps.StringMemory, ps.Strings = p.strs.Size(), int(p.strW-p.strs.Freed())
+		}
+		st.Partitions = append(st.Partitions, ps)
 	}
 	return st
 }
 
-// Close commits what is done, leaves the group and closes the clients.
+// Close commits what is done, leaves the group, closes the clients and
+// unmaps the string memory (the strings of tuples FillSome returned are
+// then invalid); FillSome then fails.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
@@ -552,6 +587,17 @@ func (s *Source) Close() error {
 			s.cl.Close()
 		}
 		s.meta.Close()
+		s.mu.Lock()
+		s.closed = true
+		if s.err == nil {
+			// No tuple, and no view of memory now unmapped, after Close.
+			s.err = fmt.Errorf("kafka source %s: %w", s.cfg.Topic, kgo.ErrClientClosed)
+		}
+		for _, id := range s.strParts {
+			s.unmapStrings(s.parts[id])
+		}
+		s.strParts = nil
+		s.mu.Unlock()
 	})
 	return s.closeErr
 }
