@@ -98,3 +98,20 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 	}
 	return nil
 }
+
+// CommitCopy commits tuples written into the last Buffer, tuples being its
+// prefix, whose long strings live in memory the producer reuses (a
+// generator's arena reset after each batch, a client's fetch buffer): it
+// first copies those strings into the stream's heap and points the views
+// there, as Write does. Without a string heap it is Commit.
+func (s *Stream) CommitCopy(tuples []byte) error {
+	if s.heap != nil {
+		if len(tuples)%s.plan.TupleSize != 0 {
+			return fmt.Errorf("engine: query %q: CommitCopy of %d bytes: a stream with strings takes whole tuples", s.win.Query, len(tuples))
+		}
+		if err := s.copyStrings(tuples, s.Strings); err != nil {
+			return err
+		}
+	}
+	return s.Commit(len(tuples))
+}
