@@ -13,16 +13,57 @@
 //
 // # Statements
 //
-//	CREATE SOURCE name (col type, ... [, WATERMARK FOR col AS col [- INTERVAL '0' unit]])
-//	  WITH (connector = 'file' | 'stdin' | 'generator' | 'kafka', ...);
-//	CREATE TABLE name (col type, ...) WITH (connector = 'file', path = '...', format = 'csv' | 'json', header = 'true');
-//	CREATE VIEW name AS SELECT ...;
+//	CREATE SOURCE name (col type [NOT NULL], ... [, name AS PROCTIME()]
+//	    [, WATERMARK FOR col AS col [- INTERVAL 'n' unit]])
+//	  WITH (connector = 'file' | 'stdin' | 'generator' | 'kafka' | 'go', ...);
+//	CREATE TABLE name (col type [NOT NULL], ... [, PRIMARY KEY (col, ...) NOT ENFORCED])
+//	  WITH (connector = ..., ...);
+//	CREATE [MATERIALIZED] VIEW name AS SELECT ...;
 //	CREATE SINK name AS SELECT ... WITH (connector = 'file' | 'stdout' | 'kafka' | 'redis', ...);
+//	INSERT INTO table [(col, ...)] SELECT ...;
 //	SELECT ...;    -- its sink is stdout
 //
-// Types: INT (int32), BIGINT (int64), REAL (float32), DOUBLE (float64),
-// UUID (16 bytes), BYTES(n), ENUM('a', 'b', ...) (an int32 code by
-// position, compared with its labels: k = 'b').
+// CREATE STREAM is CREATE SOURCE; CREATE TEMPORARY is CREATE. A CREATE
+// TABLE is, by its connector and its use: a sink table where an INSERT
+// INTO names it or its connector is 'blackhole', 'print', 'stdout' or
+// 'redis'; else a static table with connector = 'file' (rows loaded
+// before the run, joined to streams); else (Flink's 'filesystem', which
+// is 'file', 'kafka', 'stdin', 'generator', 'go') a source, as CREATE
+// SOURCE declares one. PRIMARY KEY ... NOT ENFORCED is accepted and
+// ignored (nothing is upserted).
+//
+// # Types
+//
+//	INT, INTEGER, SMALLINT, TINYINT   int32 (SMALLINT and TINYINT hold any int32: the range is not checked)
+//	BIGINT                            int64
+//	REAL, FLOAT                       float32
+//	DOUBLE, DOUBLE PRECISION          float64
+//	DECIMAL(p, s), NUMERIC, DEC       float64: computed as DOUBLE (binary floating point, not decimal)
+//	VARCHAR, VARCHAR(n), STRING, TEXT, CHARACTER VARYING(n)
+//	                                  a string of any length (n is accepted, not enforced), a 16-byte view (package strview)
+//	TIMESTAMP, TIMESTAMP(p), TIMESTAMP(p) WITHOUT TIME ZONE, TIMESTAMP_LTZ(p),
+//	TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMPTZ
+//	                                  int64 milliseconds since the epoch, UTC (query.Time): any precision 0-9 is stored as ms
+//	BOOLEAN, BOOL                     int32 0 or 1 (query.Boolean)
+//	UUID                              16 bytes
+//	BYTES(n)                          n bytes
+//	ENUM('a', 'b', ...)               an int32 code by position, compared with its labels: k = 'b'
+//
+// In expressions integers are int64 and floats float64 (query.Expr).
+// DATE, TIME, CHAR(n) (which pads), ROW, ARRAY, MAP and MULTISET are
+// refused at the type.
+//
+// NULL: a column of a CSV or JSON source (file, stdin, go, kafka) or table
+// can be NULL (a JSON member missing or null, an empty CSV field but a
+// VARCHAR's, which is the empty string) unless declared NOT NULL; the
+// event time never is. Columns of binary and generator sources are never
+// NULL (their records are their tuples). A nullable column has a NULL
+// bit (query.Attribute.NullBit) in the bytes after the columns. NULL
+// follows SQL (query's sqlexpr.go): operators and functions of a NULL are
+// NULL, comparisons with NULL are not true, WHERE, HAVING, CASE WHEN and
+// FILTER drop what is not TRUE, aggregates skip NULLs. A key that can be
+// NULL takes 4 bytes more of the 16 of GROUP BY's keys: declare NOT NULL
+// what never is.
 //
 // Source options: connector; for file and stdin: path (file), format
 // ('binary', the default, 'csv' or 'json'), tuple_size (binary), header
@@ -30,20 +71,37 @@
 // the default, or 'skip'); for generator: workload (a workloads name, whose
 // layout the columns must have), tuples_per_ms (event-time rate), seed,
 // rate (tuples per second of wall-clock time; without it, as fast as it
-// can); for kafka: brokers ('host:port' separated by commas) and topic
-// (required), group (a consumer group whose offsets are committed; without
-// one nothing is committed), start ('earliest', the default, or 'latest':
-// where to begin without a committed offset), format ('json', the default,
-// 'csv' without a header, or 'binary': the value is the tuple), tuple_size
+// can); for kafka: brokers ('host:port' separated by commas; Flink's
+// properties.bootstrap.servers is the same) and topic (required), group
+// (a consumer group whose offsets are committed; without one nothing is
+// committed; Flink's properties.group.id), start ('earliest', the default,
+// or 'latest': where to begin without a committed offset; Flink's
+// scan.startup.mode 'earliest-offset', 'latest-offset' or
+// 'group-offsets', which is earliest), format ('json', the default, 'csv'
+// without a header, or 'binary': the value is the tuple), tuple_size
 // (binary), idle_timeout (a Go duration, '5s' by default: how long a
 // partition with nothing buffered holds the merge back), on_error and
 // time_unit as for files, and the security options below. They are kept
 // in Source fields (Brokers, Topic, Group, Start, IdleTimeout,
 // KafkaSecurity); every option is also kept as written in Source.Options
 // (passwords as ***). An unknown option or a bad value is an error at it.
+// Option names may be quoted ('connector' = 'kafka').
 //
-// Sink options: connector; file: path; file and stdout: format ('csv', the
-// default, or 'json'); kafka: brokers and topic (required), format
+// time_unit is the unit of a BIGINT event time and of the epoch numbers a
+// TIMESTAMP column of a CSV or JSON record may hold (a TIMESTAMP is also
+// read as RFC 3339 or SQL's 2024-03-01 10:00:01.250, UTC; Source.Layout
+// carries the unit to the decoders).
+//
+// A column name AS PROCTIME() (Nexmark declares one) is a TIMESTAMP
+// that no record holds: the reader of the source fills it with the wall
+// clock as it ingests each tuple (Source.ProcTime names it; Layout leaves
+// it out; csv and json only). A window over it, in a source without a
+// WATERMARK on another column, is a processing-time window. Other computed
+// columns (name AS expr) and METADATA columns are refused.
+//
+// Sink options: connector; file (Flink's 'filesystem' too): path; file,
+// stdout and print: format ('csv', the default, or 'json'); kafka: brokers
+// (or properties.bootstrap.servers) and topic (required), format
 // ('json', the default, or 'csv'), key (an output column whose text is
 // each record's key; none by default) and the security options below;
 // redis: addr ('host:port') or url (below), layout, flush (a Go
@@ -58,6 +116,20 @@
 // name); key and fields do not apply. They are kept in Sink fields
 // (Brokers, Topic, Key, KafkaSecurity, Addr, Redis, Layout, KeyTemplate,
 // Fields, Flush) and as written in Sink.Options (passwords as ***).
+// A sink table's connector may also be 'blackhole' (no options: the rows
+// are counted, in the run's summary, and written nowhere) or 'print'
+// (format: the rows go to standard output as a plain SELECT's do, CSV
+// with a header of the table's columns, or JSON lines).
+//
+// INSERT INTO table SELECT ... writes the SELECT's columns to the sink
+// table's, by position (or in the order INSERT INTO table (cols) lists
+// every column): each value whose type is not its column's is cast to it
+// (query.Cast's rules: INT to DOUBLE, anything to VARCHAR, a string
+// parsed, integers and timestamps as milliseconds, ...); one that does
+// not convert (a UUID to a BIGINT, a BOOLEAN to a TIMESTAMP) is refused
+// naming the column. The query takes the table's name, its columns the
+// table's names and types; NOT NULL in a sink table is not checked. A
+// sink table is written by one INSERT INTO.
 //
 // # Secured connections
 //
@@ -105,58 +177,171 @@
 // as *** however it is printed.
 //
 // Layout and time: with format = 'binary' the declared order is the byte
-// layout, and the event time is the first column, a BIGINT (the model reads
-// it at offset 0). For csv and json the compiler lays the tuple out: the
-// event time first (WATERMARK FOR's column, else the one a TUMBLE or HOP
-// over the source names, else the first BIGINT), then the others by size.
-// Intervals are converted into the source's time_unit. WATERMARK FOR ts AS
-// ts - INTERVAL 'n' unit delays every time window over the source by that
-// much (query.Window.Delay): a window [s, e) closes when the largest event
-// time seen minus the delay reaches e, and a tuple is late when that has
-// passed the end of its first window; a ROWS window over a source with a
-// delay is refused (a delay in time cannot apply to counts of tuples).
+// layout, and the event time is the first column, a BIGINT or a TIMESTAMP
+// (the model reads it at offset 0). For csv and json the compiler lays the
+// tuple out: the event time first (WATERMARK FOR's column, else the one a
+// window over the source names, else the first TIMESTAMP, else the first
+// BIGINT), then the others by size, then the NULL bits; the tuple is
+// padded to a power of two (so that any power-of-two task size holds
+// whole tuples). Intervals are converted into the event time's unit:
+// time_unit for a BIGINT, milliseconds for a TIMESTAMP. WATERMARK FOR ts
+// AS ts - INTERVAL 'n' unit delays every time window over the source by
+// that much (query.Window.Delay): a window [s, e) closes when the largest
+// event time seen minus the delay reaches e, and a tuple is late when
+// that has passed the end of its first window; a ROWS window over a
+// source with a delay is refused (a delay in time cannot apply to counts
+// of tuples).
 //
 // # Queries
 //
-//	SELECT items FROM from [WHERE cond] [GROUP BY exprs] [HAVING cond]
+//	SELECT [items | * | qual.* | *, items] FROM from [WHERE cond] [GROUP BY exprs] [HAVING cond]
 //
 // from is one of
 //
-//	src                                              -- no window: a stateless query
-//	TUMBLE(src, time_col, INTERVAL 'n' unit)
+//	src                                              -- no window: a stateless query (or GROUP BY's window)
+//	TUMBLE(src, time_col, size)                      -- RisingWave's table functions
 //	HOP(src, time_col, slide, size)                  -- slide before size
+//	SESSION(src, time_col, gap)
+//	TABLE(TUMBLE(TABLE src, DESCRIPTOR(time_col), size))        -- Flink's window TVFs
+//	TABLE(HOP(TABLE src, DESCRIPTOR(time_col), slide, size))
+//	TABLE(SESSION(TABLE src [PARTITION BY k, ...], DESCRIPTOR(time_col), gap))
 //	src [RANGE size [SLIDE slide]]                   -- CQL, sizes as intervals
 //	src [ROWS n [SLIDE m]]
-//	... JOIN table ON src.key = table.key            -- a static table (UUID/BYTES key)
+//	(SELECT ...) [AS] alias                          -- a subquery: an anonymous view
+//	... JOIN table ON src.col = table.col            -- a static table
 //	a [window] JOIN b [window] ON cond               -- a window join of two streams
 //
-// each optionally followed by [AS] alias; units are MILLISECOND, SECOND,
-// MINUTE, HOUR (and their plurals). Expressions: columns (qualified or not),
-// integer and decimal constants, + - * /, = <> != < <= > >=, AND, OR, NOT
-// (pushed down to the comparisons), parentheses, and COUNT(*), COUNT(col),
-// SUM, AVG, MIN, MAX.
+// each optionally followed by [AS] alias; sizes are INTERVAL 'n' unit,
+// units MILLISECOND, SECOND, MINUTE, HOUR, DAY (and their plurals).
+// GROUP BY may hold the window instead, as Flink's group windows:
+// GROUP BY TUMBLE(time_col, size), HOP(time_col, slide, size) or
+// SESSION(time_col, gap), with the keys. Names and keywords are
+// case-insensitive; "name" and `name` quote a name.
 //
-// An aggregation (aggregates, GROUP BY or HAVING) needs a window; its select
-// list holds window_start, window_end, GROUP BY columns or expressions, and
-// aggregates (of any expression), in any order; HAVING uses aggregates (by
-// alias or written again; one not selected is computed hidden) and GROUP BY
-// columns. A query without aggregates is a projection of numeric
-// expressions, or SELECT * (the input tuples), after WHERE.
+// Expressions: columns (qualified or not); integer, decimal and string
+// constants, TRUE, FALSE, NULL; TIMESTAMP '2024-01-01 00:00:00[.000]'
+// (and DATE '2024-01-01', its midnight), UTC; INTERVAL 'n' unit, an
+// integer of milliseconds (ts + INTERVAL '1' SECOND is a timestamp);
+// + - * / % (MOD), || (CONCAT); = <> != < <= > >= (a string literal
+// compared with an ENUM is its code; strings compare byte-wise); AND, OR,
+// NOT (pushed down to the comparisons where it can be); x [NOT] BETWEEN a
+// AND b (inclusive); x [NOT] IN (v, ...); s [NOT] LIKE 'pattern' [ESCAPE
+// 'c'] (a constant pattern); x IS [NOT] NULL, b IS [NOT] TRUE|FALSE; CASE
+// WHEN c THEN v ... [ELSE e] END and CASE x WHEN v THEN r ... END; CAST(x
+// AS type) and TRY_CAST (the same: NULL where a string does not parse;
+// to a numeric type, VARCHAR, TIMESTAMP or BOOLEAN; an ENUM to VARCHAR is
+// its label; INT is cast as BIGINT); EXTRACT(unit FROM ts) (YEAR,
+// QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND);
+// SUBSTRING(s, start[, len]) and SUBSTRING(s FROM start [FOR len]);
+// TRIM([BOTH | LEADING | TRAILING] [' '] FROM s) (TRIM, LTRIM, RTRIM);
+// IF(c, a, b), NULLIF(a, b), IFNULL(a, b) (COALESCE); and the scalar
+// functions of query.Funcs, whose doc comment has their rules: ABS,
+// FLOOR, CEIL (CEILING), ROUND, MOD, LOWER, UPPER, TRIM, LTRIM, RTRIM,
+// CHAR_LENGTH (CHARACTER_LENGTH, LENGTH), SUBSTRING (SUBSTR), CONCAT,
+// SPLIT_INDEX, REGEXP_EXTRACT (a constant pattern, checked here), COUNT_CHAR,
+// YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFMONTH, DAYOFWEEK, DAYOFYEAR, HOUR,
+// MINUTE, SECOND, MILLISECOND, DATE_FORMAT (a constant format, checked
+// here), COALESCE. Aggregates: COUNT(*), COUNT(x) (its non-NULL values),
+// SUM, AVG, MIN, MAX (MIN and MAX of numbers and timestamps), each with an
+// optional FILTER (WHERE cond) (query.Aggregate.Filter), and
+// COUNT(DISTINCT x) (below).
+//
+// A query without aggregates is a projection of any expressions (a UUID
+// or BYTES value as a column), or SELECT * (the input tuples), after
+// WHERE; SELECT *, x and qual.* expand to the columns. An aggregation
+// (aggregates, GROUP BY or HAVING) needs a window. GROUP BY takes columns
+// and expressions of integers, timestamps, booleans and strings, UUID
+// and BYTES columns (at most 16 bytes of keys: an int32 4, another integer
+// or time 8, a string 8, a boolean 1, a NULL-able one 4 more); window_start
+// and window_end in GROUP BY say nothing (the window is FROM's). Its
+// select list holds any expressions over the window's bounds
+// (window_start, window_end, window_time = window_end - 1 ms, TUMBLE_START,
+// TUMBLE_END, TUMBLE_ROWTIME, HOP_START, HOP_END, HOP_ROWTIME,
+// SESSION_START, SESSION_END, SESSION_ROWTIME, whose arguments must be
+// GROUP BY's window's), the GROUP BY keys (a column, or an expression
+// written as in GROUP BY) and aggregates: SUM(b) * 1.0 / SUM(n),
+// COUNT(*) + 1, CAST(SUM(x) AS DOUBLE), CASE over a key. GROUP BY without
+// aggregates (SELECT k ... GROUP BY k) outputs the groups. HAVING uses
+// aggregates (by alias or written again; one not selected is computed
+// hidden) and GROUP BY columns.
+//
+// Where the select list is the window's start (and end, but in a view),
+// group keys and aggregates as they are, the aggregation is one
+// query.Query; else it is two: the aggregation, and a stateless query
+// over its output (engine.Spec.Upstream) that computes the select list
+// (window_end as window_start plus the size; a session's end is its own,
+// an attribute of the session's output). The first is a part of the
+// second (Query.Part: named query$1, query$2, ..., without a sink); so
+// are a subquery in FROM, the join under a query over a window join, and
+// the lookup join under an aggregation. Program.Queries lists the parts
+// before the queries they are part of.
+//
+// COUNT(DISTINCT x) over a TUMBLE, HOP or RANGE window is two
+// aggregations: the inner one groups by the keys and x in the window,
+// with the other aggregates' partial values (COUNT, SUM, MIN, MAX, and
+// AVG as a SUM and a COUNT, their FILTERs kept); the outer one reads the
+// inner's rows in a tumbling window of the inner window's slide over
+// their window starts, groups by the keys, and counts the rows whose x is
+// not NULL, sums the counts and sums, takes the MIN of MINs and the MAX of
+// MAXes (AVG: the sum over the count). MIN(DISTINCT x) and MAX(DISTINCT x)
+// are MIN and MAX.
+//
+// A static join (ON stream.col = table.col: UUID or BYTES of one size,
+// integers, timestamps or strings; a NULL key matches no row, but a NULL
+// UUID or BYTES key is its zero bytes) runs as the model's aggregation
+// join (query.StaticJoin.As: the engine's dense groups, the fused kernel
+// for YSB) where the query is an aggregation over a UUID or BYTES key
+// that groups by one table column of UUID or BYTES values alone, or uses
+// none; a NULL in that column is refused when the table loads. Anything
+// else is a lookup join (query.StaticJoin.Values: the table's columns the
+// query uses, of any type and NULL-able, read after the stream's): the
+// query itself without aggregates, or a part under an aggregation (which
+// then counts the unmatched tuples there).
+//
+// A window join of two streams (the same window on both sides) outputs
+// whole pairs for SELECT *; with a select list, the pairs feed a
+// stateless query (a part under it), and with aggregates an aggregation
+// in a tumbling window of the join's size over the pairs' left times
+// (which needs a tumbling time window).
 //
 // A view's output feeds the queries that name it in FROM: its columns are
 // its select list (an aggregation's window start is also visible as
-// window_start); a window over a view of an aggregation uses window_start as
-// its event time.
+// window_start, and a column that is the window start or the input's
+// event time as it is stays the event time); a window over a view of an
+// aggregation uses window_start as its event time.
 //
-// # Not supported yet (refused with an error saying so)
+// Tables (connector = 'file', format 'csv' or 'json') load their rows with
+// Table.Load: VARCHAR cells into memory the table keeps (strview's Arena,
+// outside the Go heap), TIMESTAMP, BOOLEAN and NULL cells as a source
+// reads them; a row whose key is NULL matches nothing; two rows with one
+// key are refused.
 //
-// Arithmetic over aggregates in the select list (chain a view); a
-// projection of UUID or BYTES columns (SELECT * keeps them); a static join
-// in a query without aggregates; GROUP BY a table column with other keys;
-// more than one non-key column of a table in one query; table key and value
-// columns other than UUID/BYTES; a window join with anything but SELECT *
-// (make it a view), with aggregates, or with different windows on its two
-// sides; GROUP BY keys wider than 16 bytes;
-// window_end in a view's output; outer joins, DISTINCT, ORDER BY, LIMIT,
-// UNION.
+// # Not supported yet (refused with an error saying so, at the construct)
+//
+// SELECT DISTINCT; SUM, AVG (and COUNT) of DISTINCT values but one
+// COUNT(DISTINCT x) per query, over one expression x: COUNT(DISTINCT x)
+// with COUNT(DISTINCT y), COUNT(DISTINCT x) FILTER (...), COUNT(DISTINCT x)
+// over a ROWS or SESSION window, COUNT(DISTINCT k) of a GROUP BY key;
+// window functions (OVER); CUMULATE windows and the window TVFs' offset
+// argument; subqueries in expressions (x IN (SELECT ...), scalar
+// subqueries); outer, cross and non-equi joins with a table; a join of two
+// streams without a window on each side, with different windows, or over
+// SESSION windows (Flink's regular and interval joins); an aggregation
+// over a window join with a sliding or ROWS window; a ROWS window over an
+// aggregation that runs as a lookup join; ORDER BY, LIMIT, UNION; DATE,
+// TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
+// computed columns other than PROCTIME(); CAST to UUID, BYTES or ENUM;
+// EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters
+// other than the space; functions whose value depends on when a query runs
+// (NOW, CURRENT_TIMESTAMP, LOCALTIMESTAMP, PROCTIME() in a query, RAND,
+// UUID); TUMBLE_PROCTIME and its kin; a window in a query without
+// aggregates; two windows in one query (FROM's and GROUP BY's, or two in
+// GROUP BY); GROUP BY a float, a constant, or a UUID/BYTES expression;
+// group keys wider than 16 bytes; HAVING over a GROUP BY expression (name
+// a column); a window over a view's column that is not its event time
+// (TUMBLE_ROWTIME's column: the view's event time is window_start); an
+// INSERT INTO whose columns or types do not match its table, or a second
+// INSERT INTO one table; a WATERMARK on a processing time, and a window
+// over the processing time of a source whose WATERMARK names another
+// column.
 package sql

@@ -27,7 +27,14 @@ func (p *Program) Explain() string {
 			}
 			fmt.Fprintf(&b, " (%s)", s.KafkaSecurity)
 		}
-		fmt.Fprintf(&b, ", format %s, %d-byte tuples, event time %s (%s)", s.Format, s.Schema.TupleSize, s.EventTime, s.TimeUnit)
+		unit := s.TimeUnit
+		if s.Schema.Attrs[0].Logical == query.Time {
+			unit = "TIMESTAMP, ms"
+			if s.EventTime == s.ProcTime {
+				unit = "the processing time, ms"
+			}
+		}
+		fmt.Fprintf(&b, ", format %s, %d-byte tuples, event time %s (%s)", s.Format, s.Schema.TupleSize, s.EventTime, unit)
 		if s.OnError == "skip" {
 			b.WriteString(", bad records skipped")
 		}
