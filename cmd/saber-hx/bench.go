@@ -57,11 +57,9 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return benchError(err)
 	}
-	sum := summarizeBench(names, res, b.Engine(), &ef, cfg, ingestMode)
-	if res.WarmedUp {
-		w := f.warmup.Seconds()
-		sum.WarmupS, sum.TotalTuples = &w, &res.TotalTuples
-	}
+	sum := benchSummary{Summary: res.Summary(names, cfg, ef.cpuWorkers(), ingestMode, f.warmup.Seconds()),
+		Processors:            summarizeProcessors(b.Engine().Scheduling(), b.Engine().StreamNames(), cfg, &ef, res.GPUFallbackTasks()),
+		ValidationInterrupted: res.ValidationInterrupted}
 	if sig.interrupted() {
 		sum.Interrupted = true
 		sum.Signal = signalOf(sig)
