@@ -1,0 +1,67 @@
+// Package signals is a command's answer to SIGINT and SIGTERM: the first
+// signal cancels a context (the run stops its ingestion and drains what
+// is in flight), and watching stops at that signal, so that a second one
+// ends the process at once with the default action: Ctrl-C is always
+// answered, even by a drain that hangs.
+package signals
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+)
+
+// Watch watches SIGINT and SIGTERM until Stop.
+type Watch struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	sig    atomic.Int32 // the first signal's number; 0: none yet
+	c      chan os.Signal
+	done   chan struct{}
+}
+
+// Start starts watching: at the first signal, first is called with it
+// (on the watch's goroutine), then the context is cancelled.
+func Start(first func(syscall.Signal)) *Watch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watch{ctx: ctx, cancel: cancel, c: make(chan os.Signal, 1), done: make(chan struct{})}
+	signal.Notify(w.c, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-w.c:
+			signal.Stop(w.c)
+			sig := s.(syscall.Signal)
+			w.sig.Store(int32(sig))
+			first(sig)
+			cancel()
+		case <-w.done:
+		}
+	}()
+	return w
+}
+
+// Context is cancelled at the first signal (or by Stop).
+func (w *Watch) Context() context.Context { return w.ctx }
+
+// Stop stops watching and releases the goroutine.
+func (w *Watch) Stop() {
+	signal.Stop(w.c)
+	close(w.done)
+	w.cancel()
+}
+
+// Signal is the first signal, or 0 while none arrived.
+func (w *Watch) Signal() syscall.Signal { return syscall.Signal(w.sig.Load()) }
+
+// Name is s's name: SIGINT, SIGTERM, or as syscall names it.
+func Name(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
