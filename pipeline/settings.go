@@ -234,3 +234,17 @@ func (s EngineSettings) gpuMode(c *engine.Config) error {
 	c.GPUDepth = s.GPUDepth
 	return nil
 }
+
+// FitTaskSize is size made a whole number of every source's tuples (the
+// largest such size not above it, at least one unit: TupleUnit); size
+// itself for a program without sources.
+func (p *Program) FitTaskSize(size int) int {
+	if len(p.prog.Sources) == 0 {
+		return size
+	}
+	unit := p.TupleUnit()
+	if n := size / unit * unit; n > 0 {
+		return n
+	}
+	return unit
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/source/kafka"
 )
 
@@ -50,6 +51,11 @@ type ProduceConfig struct {
 	// the partition in decimal, a tab, the event's JSON (AppendEventJSON),
 	// "\n". Per partition the lines are in offset order (ReadEventLog).
 	Log io.Writer
+	// LogFile, when set, is a file that receives the log in place of
+	// Log, replaced only once Produce ends without an error (an
+	// interrupted run's too: it holds every event the brokers
+	// acknowledged, which is what a run may have read).
+	LogFile string
 	// Seed seeds the skew and lateness draws (0: 1).
 	Seed uint64
 	// Progress, when set, is called about once a second.
@@ -86,6 +92,23 @@ type ProduceResult struct {
 // for what is in flight). Records have no key: the partition is chosen
 // here, round robin, so that a log line can name it.
 func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
+	if cfg.LogFile == "" {
+		return produceEvents(ctx, cfg)
+	}
+	f, err := sink.Create(cfg.LogFile)
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	defer f.Abort()
+	cfg.Log = f
+	res, err := produceEvents(ctx, cfg)
+	if err != nil {
+		return res, err
+	}
+	return res, f.Commit()
+}
+
+func produceEvents(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 	var res ProduceResult
 	if cfg.Rate <= 0 {
 		return res, fmt.Errorf("produce: rate %d events/s: must be positive", cfg.Rate)

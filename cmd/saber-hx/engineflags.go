@@ -166,50 +166,24 @@ func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config,
 // since start, and per stream of eng its tuples per second over the last
 // interval and its windows, then the share of tasks per processor kind.
 func startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		last := make([]uint64, len(eng.Streams()))
-		lastT := time.Duration(0)
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				el := time.Since(start)
-				dt := (el - lastT).Seconds()
-				lastT = el
-				var parts []string
-				for i, s := range eng.Streams() {
-					st := s.Stats()
-					parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, float64(st.Tuples-last[i])/dt/1e6, st.Windows))
-					last[i] = st.Tuples
-				}
-				fmt.Fprintf(w, "%s %6.1fs  %s%s\n", label, el.Seconds(), strings.Join(parts, "; "), split(eng.Scheduling()))
-			}
+	return pipeline.WatchProgress(eng, start, time.Second, func(el time.Duration, streams []pipeline.StreamProgress) {
+		var parts []string
+		for _, st := range streams {
+			parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, st.TuplesPerS/1e6, st.Windows))
 		}
-	}()
-	return func() { close(done); <-exited }
+		fmt.Fprintf(w, "%s %6.1fs  %s%s\n", label, el.Seconds(), strings.Join(parts, "; "), split(eng.Scheduling()))
+	})
 }
 
 // split is the progress line's share of tasks per processor kind.
 func split(s scheduler.Stats) string {
-	var total uint64
-	per := make([]uint64, len(s.Kinds))
-	for k := range s.Tasks {
-		for _, n := range s.Tasks[k] {
-			per[k] += n
-			total += n
-		}
-	}
-	if total == 0 {
+	shares := pipeline.TaskShares(s)
+	if shares == nil {
 		return ""
 	}
-	parts := make([]string, len(per))
-	for k, n := range per {
-		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], 100*float64(n)/float64(total))
+	parts := make([]string, len(shares))
+	for k, pct := range shares {
+		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], pct)
 	}
 	return "  split " + strings.Join(parts, " ")
 }

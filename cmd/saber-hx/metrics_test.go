@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -172,4 +173,18 @@ func TestStartMetricsOffAndBadAddresses(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.As(err, &ue), "an address in use is a run failure")
 	assert.Contains(t, err.Error(), ln.Addr().String())
+}
+
+// startMetrics is serveMetrics with a stop function (nothing to stop
+// with addr empty).
+func startMetrics(addr string, eng *engine.Engine, stderr io.Writer) (stop func(), err error) {
+	srv, err := serveMetrics(addr, eng, stderr)
+	if err != nil || srv == nil {
+		return func() {}, err
+	}
+	return func() {
+		if err := srv.Close(); err != nil {
+			fmt.Fprintf(stderr, "saber-hx: warning: %v\n", err)
+		}
+	}, nil
 }

@@ -15,25 +15,11 @@ func addMetricsFlag(fs *flag.FlagSet) *string {
 	return fs.String("metrics-addr", "", "serve Prometheus metrics at this address (host:port), e.g. 127.0.0.1:9464; empty: off")
 }
 
-// startMetrics serves eng's metrics at addr until stop, and says where on
-// stderr; with addr empty it does nothing. An address that is not
-// host:port is a usage error; one it cannot listen on (in use, not this
-// host's) an error naming it.
-func startMetrics(addr string, eng *engine.Engine, stderr io.Writer) (stop func(), err error) {
-	srv, err := serveMetrics(addr, eng, stderr)
-	if err != nil || srv == nil {
-		return func() {}, err
-	}
-	return func() {
-		if err := srv.Close(); err != nil {
-			fmt.Fprintf(stderr, "saber-hx: warning: %v\n", err)
-		}
-	}, nil
-}
-
-// serveMetrics is startMetrics returning the server (nil with addr
-// empty), whose Registry takes the run's sources (AddSource) and, with eng
-// nil, its engines (as begin does); Close it.
+// serveMetrics serves eng's metrics at addr, and says where on stderr;
+// with addr empty it does nothing (nil). An address that is not host:port
+// is a usage error; one it cannot listen on (in use, not this host's) an
+// error naming it. The server's Registry takes the run's sources
+// (AddSource) and, with eng nil, its engines (as begin does); Close it.
 func serveMetrics(addr string, eng *engine.Engine, stderr io.Writer) (*metrics.Server, error) {
 	if addr == "" {
 		return nil, nil

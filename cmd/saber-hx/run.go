@@ -152,7 +152,9 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fitTaskSize(fs, &ef, prog)
+	if !given(fs, "task-size") {
+		ef.taskSize = prog.FitTaskSize(ef.taskSize) // a CSV source's layout can be any multiple of 4 bytes
+	}
 	cfg, err := ef.config(fs, stderr)
 	if err != nil {
 		return err
@@ -260,21 +262,6 @@ func printCheckpoints(w io.Writer, c *pipeline.CheckpointSummary) {
 		fmt.Fprintf(w, "; restored epoch %d, first window %.2f ms after the start", c.RestoredEpoch, c.RecoveryMillis)
 	}
 	fmt.Fprintln(w)
-}
-
-// fitTaskSize makes the default task size, where --task-size is not given,
-// a whole number of every source's tuples (the largest such size not above
-// the default): a CSV source's layout can be any multiple of 4 bytes.
-func fitTaskSize(fs *flag.FlagSet, ef *engineFlags, prog *pipeline.Program) {
-	if given(fs, "task-size") || len(prog.SQL().Sources) == 0 {
-		return
-	}
-	unit := prog.TupleUnit()
-	if n := ef.taskSize / unit * unit; n > 0 {
-		ef.taskSize = n
-	} else {
-		ef.taskSize = unit
-	}
 }
 
 // addSinkRetryFlag registers --sink-retry-timeout on fs.

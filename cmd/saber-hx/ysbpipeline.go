@@ -13,7 +13,6 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/pipeline"
-	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -147,33 +146,16 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var logFile *sink.File
-	if *logPath != "" {
-		if logFile, err = sink.Create(*logPath); err != nil {
-			return err
-		}
-		defer logFile.Abort()
-	}
 	sig := watchSignals(stderr)
 	defer sig.stop()
 	pc := ysb.ProduceConfig{Brokers: bl, Topic: *topic, Security: sec, Gen: gc, Rate: *rate, Duration: *duration, SkewMs: *skew,
-		LateFraction: *lateFraction, Partitions: *partitions, Seed: *seed,
+		LateFraction: *lateFraction, Partitions: *partitions, Seed: *seed, LogFile: *logPath,
 		Progress: func(p ysb.ProduceProgress) {
 			fmt.Fprintf(stderr, "produce %5.0fs  sent %d  acked %d  %.0f events/s\n", p.Elapsed.Seconds(), p.Sent, p.Acked, p.Rate)
 		}}
-	if logFile != nil {
-		pc.Log = logFile
-	}
-	res, err := ysb.Produce(sig.ctx, pc)
+	res, err := ysb.Produce(sig.ctx, pc) // the log kept on an interrupt too
 	if err != nil {
 		return err
-	}
-	// The log is kept on an interrupt too: it holds every event the
-	// brokers acknowledged, which is what the run may have read.
-	if logFile != nil {
-		if err := logFile.Commit(); err != nil {
-			return err
-		}
 	}
 	state := "done"
 	if res.Interrupted {

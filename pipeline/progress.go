@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/scheduler"
+)
+
+// StreamProgress is a stream's progress: its tuples per second over the
+// last interval, and its windows so far.
+type StreamProgress struct {
+	Query      string
+	TuplesPerS float64
+	Windows    uint64
+}
+
+// WatchProgress calls report every interval, on a goroutine of its own,
+// until stop: with the time since start and the progress of each of
+// eng's streams.
+func WatchProgress(eng *engine.Engine, start time.Time, interval time.Duration, report func(elapsed time.Duration, streams []StreamProgress)) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		last := make([]uint64, len(eng.Streams()))
+		lastT := time.Duration(0)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				el := time.Since(start)
+				dt := (el - lastT).Seconds()
+				lastT = el
+				var streams []StreamProgress
+				for i, s := range eng.Streams() {
+					st := s.Stats()
+					streams = append(streams, StreamProgress{st.Query, float64(st.Tuples-last[i]) / dt, st.Windows})
+					last[i] = st.Tuples
+				}
+				report(el, streams)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// TaskShares is each processor kind's share of the tasks s counts, in
+// percent; nil before the first task.
+func TaskShares(s scheduler.Stats) []float64 {
+	var total uint64
+	per := make([]uint64, len(s.Kinds))
+	for k := range s.Tasks {
+		for _, n := range s.Tasks[k] {
+			per[k] += n
+			total += n
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	shares := make([]float64, len(per))
+	for k, n := range per {
+		shares[k] = 100 * float64(n) / float64(total)
+	}
+	return shares
+}
