@@ -193,9 +193,8 @@ func (s *Source) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 			n = pos.Offset
 		}
 		s.assign(id, n)
-		if regained && pos.Skip > 0 {
-			p := s.parts[id]
-			p.skipAt, p.skip = pos.Offset, pos.Skip
+		if regained {
+			s.parts[id].resumeAt(pos)
 		}
 	}
 	s.wakePoll()
@@ -325,6 +324,18 @@ func (s *Source) Positions() map[int32]Position {
 		}
 	}
 	return out
+}
+
+// resumeAt makes p, just assigned at pos.Offset, go on from pos: the
+// first pos.Skip tuples of the record there were produced already, and
+// are dropped when read again.
+func (p *part) resumeAt(pos Position) {
+	if pos.Skip > 0 {
+		p.skipAt, p.skip = pos.Offset, pos.Skip
+		// Counted as produced, for a position taken before the record's
+		// other tuples are (its Skip counts them too).
+		p.takenRec, p.takenLines = pos.Offset, pos.Skip
+	}
 }
 
 // position is where reading p again resumes the stream exactly (ok

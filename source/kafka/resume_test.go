@@ -119,3 +119,30 @@ func TestInstancesSplitPartitions(t *testing.T) {
 		Resume: map[int32]Position{0: {Offset: 3}}})
 	assert.ErrorContains(t, err, "resume of partition 0")
 }
+
+// TestPositionsAfterResumeInARecord: a source resumed within a value of
+// several lines (Skip), cut again before that value's last line is out,
+// counts the lines produced before it resumed: its Positions skip them
+// too.
+func TestPositionsAfterResumeInARecord(t *testing.T) {
+	s := offline(t, 1, Config{Decoder: jsonDecoder(t, source.Fail)})
+	rs := genRecords(rndOf(3), 1, 4)[0][:4]
+	var v []byte
+	for i, r := range rs {
+		if i > 0 {
+			v = append(v, '\n')
+		}
+		v = append(v, r.json()...)
+	}
+	s.mu.Lock()
+	s.assign(0, 5)
+	s.parts[0].resumeAt(Position{Offset: 5, Skip: 2})
+	require.NoError(t, s.add(s.parts[0], &kgo.Record{Value: v, Offset: 5}))
+	s.parts[0].ended = true
+	s.refresh(s.parts[0])
+	dst := make([]byte, testTS)
+	n := s.merge(dst, 0)
+	s.mu.Unlock()
+	assert.Equal(t, []int64{rs[2].id}, ids(dst[:n]))
+	assert.Equal(t, map[int32]Position{0: {Offset: 5, Skip: 3}}, s.Positions())
+}

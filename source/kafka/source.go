@@ -393,9 +393,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		s.mu.Lock()
 		for _, p := range want {
 			s.assign(p, next[p])
-			if r, ok := cfg.Resume[p]; ok && r.Skip > 0 {
-				pt := s.parts[p]
-				pt.skipAt, pt.skip = r.Offset, r.Skip
+			if r, ok := cfg.Resume[p]; ok {
+				s.parts[p].resumeAt(r)
 			}
 		}
 		s.mu.Unlock()
