@@ -318,6 +318,7 @@ func (s *Source) wait(p *part, r *kgo.Record, off, got int, mal bool) {
 		p.paused = true
 		s.pauseReq = append(s.pauseReq, p.id)
 	}
+	s.refresh(p) // its lines pushed, if any, end its wait
 }
 
 // push appends the tuple in p's reserved slot (copying val there first

@@ -191,12 +191,118 @@ func (s *Source) fillOffline(dst []byte) (int, error) {
 	return n, nil
 }
 
+// feeder feeds an offline source a topic's values as polls would: a
+// random chunk of each partition not paused (kgo's pauses), the record
+// at offset i of partition p being vals[p][i].
+type feeder struct {
+	s      *Source
+	vals   [][][]byte
+	heads  []int
+	paused map[int32]bool
+}
+
+func newFeeder(s *Source, vals [][][]byte) *feeder {
+	return &feeder{s: s, vals: vals, heads: make([]int, len(vals)), paused: map[int32]bool{}}
+}
+
+// values groups each partition's records into values, with multi of one
+// to three lines.
+func values(data [][]srec, rnd func(int) int, multi bool) [][][]byte {
+	out := make([][][]byte, len(data))
+	for p, rs := range data {
+		for len(rs) > 0 {
+			k := 1
+			if multi {
+				k = min(len(rs), 1+rnd(3))
+			}
+			var v []byte
+			for i, r := range rs[:k] {
+				if i > 0 {
+					v = append(v, '\n')
+				}
+				v = append(v, r.json()...)
+			}
+			out[p] = append(out[p], v)
+			rs = rs[k:]
+		}
+	}
+	return out
+}
+
+// poll adds a random chunk of each partition not paused.
+func (f *feeder) poll(t testing.TB, rnd func(int) int) {
+	s := f.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range f.vals {
+		if f.paused[int32(p)] {
+			continue
+		}
+		pt := s.parts[p]
+		for k := rnd(6); k > 0 && f.heads[p] < len(f.vals[p]); k-- {
+			require.NoError(t, s.add(pt, &kgo.Record{Partition: int32(p), Value: f.vals[p][f.heads[p]], Offset: int64(f.heads[p])}))
+			f.heads[p]++
+		}
+		if f.heads[p] == len(f.vals[p]) && !pt.ended && pt.bhead == len(pt.backlog) {
+			pt.ended = true // read to its end
+			s.refresh(pt)
+		}
+		if pt.n >= s.bufCap && !pt.paused {
+			pt.paused = true
+			s.pauseReq = append(s.pauseReq, pt.id)
+		}
+	}
+}
+
+// fill is a FillSome call: the pauses it asks for are applied.
+func (f *feeder) fill(t testing.TB, dst []byte) int {
+	n, err := f.s.fillOffline(dst)
+	require.NoError(t, err)
+	for _, id := range f.s.pauseReq {
+		f.paused[id] = true
+	}
+	for _, id := range f.s.resumeReq {
+		f.paused[id] = false
+	}
+	f.s.pauseReq, f.s.resumeReq = nil, nil
+	return n
+}
+
+// read reads up to n tuples (n < 0: all), checking each call's tuples
+// after the next poll (which FillSome does not do: records decoded then
+// must take none of their memory), and returns their ids.
+func (f *feeder) read(t testing.TB, n int, want map[int64]srec, rnd func(int) int) []int64 {
+	var got []int64
+	buf := make([]byte, 7*strTS)
+	for loops := 0; n < 0 || len(got) < n; loops++ {
+		if loops == 100000 {
+			for _, p := range f.s.parts {
+				t.Logf("partition %d: %d buffered, backlog %d/%d, paused %v, ended %v, waiting %v, next %d, strings %d (produced to %d), fed %d/%d",
+					p.id, p.n, p.bhead, len(p.backlog), p.paused, p.ended, p.waiting, p.next, p.strW, p.relEnd, f.heads[p.id], len(f.vals[p.id]))
+			}
+			t.Fatal("no progress")
+		}
+		k := 1 + rnd(7)
+		if n >= 0 {
+			k = min(k, n-len(got))
+		}
+		dst := buf[:k*strTS]
+		m := f.fill(t, dst)
+		f.poll(t, rnd)
+		got = append(got, checkStrTuples(t, dst[:m], want)...)
+		garble(dst)
+		if m == 0 && f.s.atEndOffline() {
+			break
+		}
+	}
+	return got
+}
+
 // TestStringsOffline: records with long strings fed to the partitions as
-// polls would (a paused partition gets no more polls), read through a
-// small dst, each call's tuples checked before the next (and after more
-// records are decoded); the memory of each partition is one region of
-// StringBytes, reused, and full at times (records then wait), and the
-// order is the merge's.
+// polls would, read through a small dst, each call's tuples checked
+// before the next (and after more records are decoded); the memory of
+// each partition is one region of StringBytes, reused, and full at
+// times (records then wait), and the order is the merge's.
 func TestStringsOffline(t *testing.T) {
 	var waits int64
 	for seed := uint64(1); seed <= 8; seed++ {
@@ -205,51 +311,7 @@ func TestStringsOffline(t *testing.T) {
 		data := genStrRecords(rnd, parts, 150)
 		want := byID(data)
 		s := offlineStr(t, parts, Config{StringBytes: 128 << 10, bufferTuples: 1 + rnd(64)})
-		paused := map[int32]bool{}
-		heads := make([]int, parts)
-		var got []int64
-		dst := make([]byte, (1+rnd(7))*strTS)
-		for loops := 0; ; loops++ {
-			require.Less(t, loops, 100000, "seed %d: no progress", seed)
-			n, err := s.fillOffline(dst)
-			require.NoError(t, err)
-			// Records decoded before the tuples are read (which FillSome
-			// does not do) take none of their memory. A poll: a random
-			// chunk of each partition not paused.
-			s.mu.Lock()
-			for p := range parts {
-				if paused[int32(p)] {
-					continue
-				}
-				for k := rnd(6); k > 0 && heads[p] < len(data[p]); k-- {
-					r := data[p][heads[p]]
-					require.NoError(t, s.add(s.parts[p], &kgo.Record{Partition: int32(p), Value: r.json(), Offset: int64(heads[p])}))
-					heads[p]++
-				}
-				pt := s.parts[p]
-				if heads[p] == len(data[p]) && !pt.ended && pt.bhead == len(pt.backlog) {
-					pt.ended = true // read to its end
-					s.refresh(pt)
-				}
-				if pt.n >= s.bufCap && !pt.paused {
-					pt.paused = true
-					s.pauseReq = append(s.pauseReq, pt.id)
-				}
-			}
-			s.mu.Unlock()
-			got = append(got, checkStrTuples(t, dst[:n], want)...)
-			garble(dst)
-			for _, id := range s.pauseReq {
-				paused[id] = true
-			}
-			for _, id := range s.resumeReq {
-				paused[id] = false
-			}
-			s.pauseReq, s.resumeReq = nil, nil
-			if s.atEndOffline() && len(got) == len(want) {
-				break
-			}
-		}
+		got := newFeeder(s, values(data, rnd, seed%2 == 0)).read(t, -1, want, rnd)
 		assert.Equal(t, strOracle(data), got, "seed %d", seed)
 		var total uint64
 		for _, id := range s.strParts {
@@ -263,6 +325,53 @@ func TestStringsOffline(t *testing.T) {
 			seed, parts, len(got), total>>10, len(s.strParts), s.stats.StringWaits)
 	}
 	assert.Positive(t, waits, "records waited for memory")
+}
+
+// TestStringsPositions: a stream cut at random points (Positions taken,
+// a source opened at them, as Config.Resume does), also while records
+// wait for string memory and within values of several lines, and cut
+// again in the source resumed, is the stream of one read, strings and
+// all.
+func TestStringsPositions(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		rnd := rndOf(seed + 1000)
+		parts := 1 + rnd(3)
+		data := genStrRecords(rnd, parts, 40)
+		for _, rs := range data {
+			for i := range rs {
+				// Strings of about a kilobyte: a few records fill 4 KiB.
+				rs[i].a = strOf(rs[i].id, 'a', 300+rnd(1200))
+				rs[i].b = strOf(rs[i].id, 'b', rnd(60))
+			}
+		}
+		want := byID(data)
+		order := strOracle(data)
+		vals := values(data, rnd, true)
+		var got []int64
+		var pos map[int32]Position
+		cfg := Config{StringBytes: 4096, bufferTuples: 1 + rnd(20)}
+		for cut := 0; ; cut++ {
+			s := offlineStr(t, parts, cfg)
+			f := newFeeder(s, vals)
+			for id, ps := range pos {
+				s.mu.Lock()
+				s.assign(id, ps.Offset)
+				s.parts[id].resumeAt(ps)
+				s.mu.Unlock()
+				f.heads[id] = int(ps.Offset)
+			}
+			n := -1
+			if cut < 3 {
+				n = rnd(len(order)/3 + 1)
+			}
+			got = append(got, f.read(t, n, want, rnd)...)
+			if n < 0 {
+				break
+			}
+			pos = s.Positions()
+		}
+		require.Equal(t, order, got, "seed %d", seed)
+	}
 }
 
 // TestStringsNoAllocs: a record with long strings decoded, merged and its
