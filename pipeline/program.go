@@ -9,6 +9,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/metrics"
+	"github.com/saber-hx/saber-hx/nexmark"
 	"github.com/saber-hx/saber-hx/sql"
 )
 
@@ -190,6 +191,11 @@ type Options struct {
 	// Metrics, where set, gets the run's engine, sources and outputs
 	// (package metrics reads them at scrape time).
 	Metrics *metrics.Registry
+	// NexmarkBundle, where set, is replayed by the program's nexmark
+	// sources (each its own table, pass after pass with later times and
+	// ids) instead of generating their events as they are read; its
+	// configuration must be theirs. The caller frees it after Close.
+	NexmarkBundle *nexmark.Bundle
 }
 
 // Summary is what a run did.
@@ -231,4 +237,8 @@ type SourceSummary struct {
 	Name      string `json:"name"`
 	Tuples    uint64 `json:"tuples"`
 	Malformed uint64 `json:"malformed_records"`
+	// Events is a nexmark source's events of the sequence covered, every
+	// table's counted (as Nexmark counts a run's events; Tuples are the
+	// source's own table's).
+	Events uint64 `json:"events,omitempty"`
 }

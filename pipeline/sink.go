@@ -444,8 +444,8 @@ func appendCSVField[S ~string | ~[]byte](dst []byte, s S) []byte {
 
 // openSinks opens every query's output: a RowsFunc attached (OnRows), a
 // CREATE SINK's file, topic or Redis server, or Options.Stdout (or
-// Options.Output) for a plain SELECT; a view without either writes
-// nowhere. At most one query may write to Options.Stdout.
+// Options.Output) for a plain SELECT or a print table; a view without
+// either, or a blackhole table, writes nowhere. At most one query may write to Options.Stdout.
 func (j *Job) openSinks() error {
 	retry := j.sinkRetry()
 	j.specs = j.prog.Specs()
@@ -464,8 +464,13 @@ func (j *Job) openSinks() error {
 		if q.Sink == nil {
 			continue
 		}
+		if q.Sink.Connector == "blackhole" {
+			// Flink's blackhole: the rows are made, counted and dropped.
+			j.specs[i].Tuples = func([]byte) error { return nil }
+			continue
+		}
 		path, format := q.Sink.Path, q.Sink.Format
-		if q.Sink.Connector == "stdout" {
+		if q.Sink.Connector == "stdout" || q.Sink.Connector == "print" {
 			path = j.opts.Output
 		}
 		if format == "" {

@@ -31,6 +31,7 @@ type sqlSource struct {
 	records  *source.Reader // csv, json
 	kafka    *kafka.Source  // connector = 'kafka'
 	gen      workloads.Generator
+	nex      *nexmarkFeed  // connector = 'nexmark'
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
@@ -90,6 +91,16 @@ func (j *Job) openSources() error {
 		case s.Connector == "kafka":
 			if err := ss.openKafka(j.log, j.share, j.opts.StopAtEnd); err != nil {
 				return err
+			}
+			continue
+		case s.Connector == "nexmark":
+			f, err := newNexmarkFeed(s.Nexmark, s.NexmarkTable, j.opts.NexmarkBundle)
+			if err != nil {
+				return usagef("source %s: %v", s.Name, err)
+			}
+			ss.nex, ss.name = f, "nexmark table "+s.NexmarkTable.String()
+			if ss.deadline == 0 && (s.Nexmark.Events == 0 || f.bundle != nil) {
+				ss.deadline = DefaultGeneratorDuration
 			}
 			continue
 		default:
@@ -199,6 +210,9 @@ func (j *Job) closeSources() {
 			}
 		}
 		s.restore()
+		if s.nex != nil {
+			s.nex.close()
+		}
 		if s.file != nil {
 			s.file.Close()
 		}
@@ -285,8 +299,15 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 					return werr
 				}
 			}
-			if cerr := first.Commit(n); cerr != nil {
+			commit := first.Commit
+			if s.nex != nil && s.nex.copies() {
+				commit = func(n int) error { return first.CommitCopy(buf[:n]) }
+			}
+			if cerr := commit(n); cerr != nil {
 				return cerr
+			}
+			if s.nex != nil {
+				s.nex.committed()
 			}
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
@@ -317,7 +338,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			case <-ctx.Done():
 			}
 		}
-		if err == io.EOF || (s.gen != nil && ctx.Err() != nil) {
+		if err == io.EOF || ((s.gen != nil || s.nex != nil) && ctx.Err() != nil) {
 			return nil
 		}
 		if s.kafka != nil && ctx.Err() != nil {
@@ -360,6 +381,8 @@ func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, er
 	case s.gen != nil:
 		s.gen.Fill(buf, uint64(offset)/uint64(ts))
 		return len(buf), nil
+	case s.nex != nil:
+		return s.nex.fill(buf)
 	case s.records != nil:
 		fill := s.records.Fill
 		if s.live {

@@ -31,6 +31,9 @@ func (c *compiler) source(s *stmt) error {
 	if err != nil {
 		return err
 	}
+	if src.Connector == "nexmark" {
+		return c.nexmarkSource(src, s)
+	}
 	text := src.Format != "binary"
 	for _, col := range s.cols {
 		if !col.proctime {

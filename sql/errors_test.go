@@ -79,7 +79,7 @@ func TestErrors(t *testing.T) {
 		{"CREATE SINK o AS SELECT a FROM s", 3, 33, "expected WITH (connector = ...) after the sink's query, found the end of the input"},
 		{"CREATE VIEW v SELECT a FROM s", 3, 15, "expected AS SELECT ... after the view's name, found 'SELECT'"},
 		// options
-		{"!CREATE SOURCE q (ts BIGINT) WITH (path = 'x')", 1, 29, "source q needs the option connector ('file', 'stdin', 'generator', 'kafka' or 'go')"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (path = 'x')", 1, 29, "source q needs the option connector ('file', 'stdin', 'generator', 'kafka', 'nexmark' or 'go')"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'file')", 1, 29, "a file source needs the option path (the file to read)"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', colour = 'red')", 1, 56, "unknown option colour for a stdin source (valid: connector, format, tuple_size, time_unit, on_error, header)"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'xml')", 1, 65, "format = 'xml' is not valid for a stdin source (valid: binary, csv, json)"},
@@ -90,7 +90,7 @@ func TestErrors(t *testing.T) {
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'csv', tuple_size = 8)", 1, 72, "option tuple_size applies to format = 'binary'"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', header = 'true')", 1, 56, "option header applies to format = 'csv', not 'binary'"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', format = 'csv', header = 'yes')", 1, 81, "header = 'yes' is not valid for a stdin source (valid: true, false)"},
-		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'socket')", 1, 47, "unknown connector 'socket' for a source (valid: file, stdin, generator, kafka, go)"},
+		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'socket')", 1, 47, "unknown connector 'socket' for a source (valid: file, stdin, generator, kafka, nexmark, go)"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'generator', workload = 'nope')", 1, 71, `unknown workload "nope"`},
 		{"!CREATE SOURCE q (ts BIGINT, a INT) WITH (connector = 'generator', workload = 'cm1')", 1, 78, "source q does not have the layout of workload cm1's tuples: 2 attributes, want 12"},
 		{"!CREATE SOURCE q (ts BIGINT) WITH (connector = 'generator', workload = 'cm1', seed = '-1')", 1, 85, "seed = '-1': must be an unsigned 64-bit integer"},

@@ -98,7 +98,7 @@ var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
 // sourceOptions checks a source's WITH clause into src (Schema not yet laid out).
 func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err error) {
 	base := newOptions("source "+src.Name, st.opts, st.withPos)
-	conn, err := base.required("connector", "'file', 'stdin', 'generator', 'kafka' or 'go'")
+	conn, err := base.required("connector", "'file', 'stdin', 'generator', 'kafka', 'nexmark' or 'go'")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -178,11 +178,15 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 		if valid, tupleSize, err = kafkaSource(src, s); err != nil {
 			return 0, 0, err
 		}
+	case "nexmark":
+		if valid, err = nexmarkOptions(src, s); err != nil {
+			return 0, 0, err
+		}
 	default:
 		if st.table {
-			return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a table (valid: file for a static table; file, filesystem, stdin, generator, kafka, go for a source; blackhole, print, stdout, file, filesystem, kafka, redis for a sink that INSERT INTO writes)", conn.val)
+			return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a table (valid: file for a static table; file, filesystem, stdin, generator, kafka, nexmark, go for a source; blackhole, print, stdout, file, filesystem, kafka, redis for a sink that INSERT INTO writes)", conn.val)
 		}
-		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka, go)", conn.val)
+		return 0, 0, errAt(conn.valPos, "unknown connector '%s' for a source (valid: file, stdin, generator, kafka, nexmark, go)", conn.val)
 	}
 	if err := s.rest(valid...); err != nil {
 		return 0, 0, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/nexmark"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -46,7 +47,7 @@ type Source struct {
 	// largest event time seen, and a delay is refused).
 	Watermark      bool
 	WatermarkDelay int64
-	Connector      string // "file", "stdin", "generator", "kafka" or "go" (fed by the embedding program: package pipeline)
+	Connector      string // "file", "stdin", "generator", "kafka", "nexmark" or "go" (fed by the embedding program: package pipeline)
 	Format         string // "binary", "csv" or "json" (a generator's is binary; kafka's default is json)
 	Path           string // connector = 'file'
 	Header         bool   // csv: the first line is a header
@@ -69,6 +70,10 @@ type Source struct {
 	// (properties.security.protocol, properties.sasl.*,
 	// properties.ssl.*; the zero value is PLAINTEXT).
 	KafkaSecurity security.Kafka
+	// connector = 'nexmark': the generator's configuration and the table
+	// of its sequence that the source is (its tuples are that table's).
+	Nexmark      nexmark.Config
+	NexmarkTable nexmark.Table
 	// Options holds every option as written (keys in lower case; values
 	// with their ${NAME} placeholders read, passwords as ***), so that
 	// connectors can read their own.
