@@ -45,9 +45,11 @@ func stringBytes(n int) (int, error) {
 //
 //	var src *kafka.Source
 //	strs := func(n int) ([]byte, error) { return src.Strings(n) }
-//	dec, _ := source.NewJSONDecoder(layout, source.JSONOptions{Options: source.Options{Strings: strs}})
-//	src, err := kafka.Open(ctx, kafka.Config{Decoder: dec, ...})
+//	dec, err := source.NewJSONDecoder(layout, source.JSONOptions{Options: source.Options{Strings: strs}})
+//	...
+//	src, err = kafka.Open(ctx, kafka.Config{Decoder: dec, ...})
 //
+// (one decoder per source).
 // The source calls the decoder only inside FillSome, which is when
 // Strings may be called; called otherwise it returns an error. The bytes
 // stay valid until the tuple they belong to has been returned by
@@ -128,16 +130,25 @@ func (s *Source) release() error {
 }
 
 // drain decodes p's records waiting for string memory while there is
-// room; it resumes fetching p once they are all decoded.
+// room; it resumes fetching p once they are all decoded. It runs in
+// release, where no tuple produced holds memory.
 func (s *Source) drain(p *part) error {
 	// The first was admitted (counted) when it first waited; the others
 	// are admitted as they come up.
-	for first := true; p.bhead < len(p.backlog); first = false {
+	admitted := true
+	for p.bhead < len(p.backlog) {
 		r := p.backlog[p.bhead]
-		if first || s.admit(p, r) {
+		if admitted || s.admit(p, r) {
 			waits, err := s.decode(p, r, p.boff, p.bgot, p.bmal)
 			if err != nil {
 				return err
+			}
+			if waits && p.n == 0 && p.strs.Freed() < p.strW {
+				// Full of the strings of lines dropped (Resume's Skip),
+				// which nothing would free before the next poll.
+				p.strs.Free(p.strW)
+				admitted = true
+				continue
 			}
 			if waits {
 				return nil
@@ -146,6 +157,7 @@ func (s *Source) drain(p *part) error {
 		p.backlog[p.bhead] = nil
 		p.bhead++
 		p.boff, p.bgot, p.bmal = 0, 0, false
+		admitted = false
 	}
 	p.backlog, p.bhead = p.backlog[:0], 0
 	s.maybeResume(p)

@@ -508,3 +508,31 @@ func TestStringsRevoke(t *testing.T) {
 	}
 	assert.Equal(t, []int64{2, 3, 4, 5, 6, 7}, got)
 }
+
+// TestStringsSkipFillsMemory: resumed within a value whose lines to skip
+// have more long strings than the partition's memory holds, the source
+// frees theirs as it goes: the first FillSome gives the line after them.
+func TestStringsSkipFillsMemory(t *testing.T) {
+	s := offlineStr(t, 1, Config{StringBytes: 4096})
+	var v []byte
+	var last srec
+	for i := range 8 {
+		last = srec{time: int64(i), id: int64(i), a: strOf(int64(i), 'a', 1500), b: "b"}
+		if i > 0 {
+			v = append(v, '\n')
+		}
+		v = append(v, last.json()...)
+	}
+	s.mu.Lock()
+	s.assign(0, 3)
+	s.parts[0].resumeAt(Position{Offset: 3, Skip: 7})
+	require.NoError(t, s.add(s.parts[0], &kgo.Record{Value: v, Offset: 3}))
+	s.parts[0].ended = true
+	s.refresh(s.parts[0])
+	s.mu.Unlock()
+	dst := make([]byte, 2*strTS)
+	n, err := s.fillOffline(dst)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{7}, checkStrTuples(t, dst[:n], map[int64]srec{7: last}))
+	assert.Equal(t, map[int32]Position{0: {Offset: 4}}, s.Positions())
+}
