@@ -36,7 +36,33 @@
 // FetchMaxBytes); a partition whose buffer of decoded tuples is full is
 // paused (kgo drops what it has buffered of it and fetches it again from
 // the first record not polled once resumed), so a slow engine makes the
-// source stop fetching rather than buffer without bound.
+// source stop fetching rather than buffer without bound. So is a
+// partition whose string memory is full (see Strings).
+//
+// # Strings
+//
+// A VARCHAR column is a view (package strview) whose long strings
+// (longer than strview.MaxInline) live outside the Go heap. A Decoder
+// with String columns must take its Options.Strings from Source.Strings
+// (a closure over the Source Open returns: the decoder is only called
+// inside FillSome); the long strings of the tuples FillSome returns are
+// valid until the next FillSome or Close, so the caller copies them (the
+// engine's Stream.Write) before it calls FillSome again.
+//
+// Each partition has its own string memory, Config.StringBytes
+// (DefaultStringBytes) mapped on its first long string: a ring
+// (buffer.Ring) that the partition's records take from in offset order
+// and that is freed in the same order as the merge produces the
+// partition's tuples (each buffered tuple remembers where its strings
+// end), at the start of the next FillSome. When it is full, the record
+// being decoded (from the line that found it full) and the partition's
+// records polled after it wait, the partition paused, until FillSome has
+// produced its tuples; memory is thus bounded by StringBytes per
+// partition, however slow the engine. A record whose long strings need
+// more than StringBytes is an error naming it. A partition revoked,
+// lost or reassigned drops its waiting records and its buffered tuples
+// with their strings (freed at the next FillSome, the memory of a
+// partition no longer assigned unmapped then); Close unmaps it all.
 //
 // # Commits
 //

@@ -22,7 +22,10 @@ import (
 // FillSome writes whole tuples at the start of dst and returns the bytes
 // written. It blocks until it has written at least one, ctx is done (then
 // it returns ctx.Err(), with n possibly > 0) or, with StopAtEnd, every
-// partition has been read to its end (io.EOF, with n == 0).
+// partition has been read to its end (io.EOF, with n == 0). The long
+// strings of the tuples it writes (their views' memory, see Strings) are
+// valid until the next FillSome call or Close: copy them before calling
+// it again. After Close it fails.
 func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 	ts := s.ts
 	if len(dst) < ts {

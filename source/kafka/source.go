@@ -151,7 +151,10 @@ type PartitionStats struct {
 }
 
 // Source is a Kafka topic read as tuples. FillSome is for one goroutine;
-// Done, Stats and Close may be called from others.
+// Done, Stats and Close may be called from others. A Decoder with String
+// columns must take its Options.Strings from Source.Strings; the long
+// strings of tuples FillSome returns are valid until the next FillSome
+// or Close.
 type Source struct {
 	cfg     Config
 	ts      int
