@@ -309,10 +309,10 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 		return nil, nil, err
 	}
 	if !okl {
-		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none", left.name)
+		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (regular and interval joins of two streams are not supported)", left.name)
 	}
 	if !okr {
-		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none", right.name)
+		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (regular and interval joins of two streams are not supported)", right.name)
 	}
 	if wl.Type == query.Session {
 		return nil, nil, errAt(sel.from.win.pos, "a join of two streams over SESSION windows is not supported: join over TUMBLE, HOP, [RANGE ...] or [ROWS ...]")

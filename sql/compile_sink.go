@@ -145,6 +145,19 @@ func (c *compiler) insert(s *stmt) error {
 		}
 		q = fq
 	}
+	if mq := q.Spec.Query; mq != nil && !anyCast && len(mq.Project) == len(targets) {
+		// the projection's names are the table's (its output schema's too)
+		pq := *mq
+		pq.Project = slices.Clone(mq.Project)
+		for i, tc := range targets {
+			if tc.name.name != "timestamp" {
+				pq.Project[i].As = tc.name.name
+			}
+		}
+		if out, err := pq.OutputSchema(); err == nil {
+			q.Spec.Query, q.Output = &pq, out
+		}
+	}
 	for i, tc := range targets {
 		oc := &q.Columns[i]
 		oc.Name = tc.name.name

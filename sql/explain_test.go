@@ -37,3 +37,21 @@ query select1 (line 11)
 	p, _ = compileFile(t, "proj.sql")
 	assert.Contains(t, p.Explain(), "  project p1: ((a1 * 3) + 2)\n")
 }
+
+// TestExplainParts: the parts a query is lowered into, lookup joins,
+// FILTER, sink tables.
+func TestExplainParts(t *testing.T) {
+	p := mustCompile(t, valuesBase+`CREATE TABLE o (k VARCHAR, r DOUBLE) WITH ('connector' = 'blackhole');
+		INSERT INTO o SELECT k, SUM(n) * 1.0 / COUNT(*) FILTER (WHERE b) FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GROUP BY k;
+		SELECT e.k, u.country FROM e JOIN users AS u ON e.k = u.name`)
+	out := p.Explain()
+	for _, want := range []string{
+		"source e (line 1): stdin, format json, 128-byte tuples, event time ts (TIMESTAMP, ms)\n",
+		"  k                VARCHAR      at 8, NULL bit ",
+		"part of o: o$1 (line 6)\n  from source e\n  window: tumbling range 1000 (event-time units)\n  group by: k\n  aggregate $agg1: SUM(n)\n  aggregate $agg2: COUNT(*) FILTER (WHERE b)\n",
+		"query o (line 6)\n  from view o$1\n  project k: k\n  project r: (($agg1 * 1) / $agg2)\n  columns: k, r\n  sink: blackhole (rows counted, not written)\n",
+		"  where: k IS NOT NULL\n  lookup join: k with a table's string keys, values u.country\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
