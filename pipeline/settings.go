@@ -88,6 +88,14 @@ func PinWorkers(pin string, workers int) bool {
 	return workers < len(cpu.AllowedCPUs())
 }
 
+// CPUWorkers is the CPU workers that run: Workers, none in gpu mode.
+func (s EngineSettings) CPUWorkers() int {
+	if s.Mode == "gpu" {
+		return 0
+	}
+	return s.Workers
+}
+
 func (s EngineSettings) name(setting string) string {
 	if s.Name == nil {
 		return setting

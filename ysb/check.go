@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 
@@ -61,6 +62,17 @@ func ReadEventLog(r io.Reader, name string) (*EventLog, error) {
 		log.Partitions[int32(p)] = append(log.Partitions[int32(p)], tuple[:]...)
 		log.Events++
 	}
+}
+
+// ReadEventLogFile is ReadEventLog of the file at path; a file that
+// cannot be opened is an error "events: open ...".
+func ReadEventLogFile(path string) (*EventLog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	defer f.Close()
+	return ReadEventLog(f, path)
 }
 
 // KafkaOrder is the stream order of package source/kafka's source over

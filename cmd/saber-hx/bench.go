@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/workloads"
 )
 
@@ -46,21 +46,21 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		Progress: func(e *engine.Engine, start time.Time) func() { return startProgress(stderr, "bench", e, start) },
 	})
 	if err != nil {
-		return benchError(err)
+		return err
 	}
 	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeInto(&err, end)
-	res, err := b.Run(sig.ctx, cfg)
+	res, err := b.Run(sig.Context(), cfg)
 	if err != nil {
-		return benchError(err)
+		return err
 	}
-	sum := benchSummary{Summary: res.Summary(names, cfg, ef.cpuWorkers(), ingestMode, f.warmup.Seconds()),
-		Processors:            summarizeProcessors(b.Engine().Scheduling(), b.Engine().StreamNames(), cfg, &ef, res.GPUFallbackTasks()),
+	sum := benchSummary{Summary: res.Summary(names, cfg, ef.CPUWorkers(), ingestMode, f.warmup.Seconds()),
+		Processors:            pipeline.SummarizeProcessors(b.Engine().Scheduling(), b.Engine().StreamNames(), cfg, ef.GPUEmulate, res.GPUFallbackTasks()),
 		ValidationInterrupted: res.ValidationInterrupted}
-	if sig.interrupted() {
+	if sig.Signal() != 0 {
 		sum.Interrupted = true
 		sum.Signal = signalOf(sig)
 	}
@@ -72,14 +72,5 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 			return fmt.Errorf("%s: output differs from the reference evaluator: %s", qs.Name, qs.Mismatch)
 		}
 	}
-	return sig.err()
-}
-
-// benchError makes an error of workloads.Bench that the user can mend
-// (workloads.ErrUsage) a usage error: exit 2.
-func benchError(err error) error {
-	if errors.Is(err, workloads.ErrUsage) {
-		return usageError{err}
-	}
-	return err
+	return exitSignal(sig)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/workloads"
 )
 
@@ -13,7 +14,7 @@ import (
 // the engine's scheduling and the interruption.
 type benchSummary struct {
 	workloads.Summary
-	Processors processorsSummary `json:"processors"`
+	Processors pipeline.Processors `json:"processors"`
 	// Interrupted: SIGINT or SIGTERM (Signal) stopped the ingestion early;
 	// the figures are those of what ran. ValidationInterrupted: a signal
 	// stopped --validate before every query was checked.

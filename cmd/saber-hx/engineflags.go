@@ -19,57 +19,47 @@ import (
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
-// engineFlags are the tuning knobs shared by the commands that run queries.
+// engineFlags are the tuning knobs shared by the commands that run
+// queries: the engine's settings (pipeline.EngineSettings), --pin, the
+// profiles and --metrics-addr.
 type engineFlags struct {
-	workers, taskSize, bufferSize int
-	pin                           pinFlag
-	cpuProfile                    string
-	memProfile                    string
-
-	mode, policy, static string
-	switchThreshold      int
-	monitorInterval      time.Duration
-	gpuDepth             int
-	gpuEmulate           bool
-
-	placement, cores, memPolicy string
-	ingestCore                  int
-
-	kernel string
+	pipeline.EngineSettings
+	pin                    pinFlag
+	cpuProfile, memProfile string
 
 	metricsAddr *string         // --metrics-addr
 	metrics     *metrics.Server // serving it while the command runs (begin); nil: off
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
+	fs.IntVar(&f.Workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
 		"one fewer in hybrid mode, where the GPU worker needs a CPU of its own; "+
 		"at most "+strconv.Itoa(pipeline.MaxWorkers())+")")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
 		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
-	fs.IntVar(&f.taskSize, "task-size", engine.DefaultTaskSize, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.bufferSize, "buffer-size", engine.DefaultBufferSize, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
+	fs.IntVar(&f.TaskSize, "task-size", engine.DefaultTaskSize, "bytes per task: a multiple of the tuple size, independent of the window")
+	fs.IntVar(&f.BufferSize, "buffer-size", engine.DefaultBufferSize, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
 		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap) "+
 		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the heap allocations of the whole process (set-up included) to this file when the run ends (go tool pprof -sample_index=alloc_space)")
-	fs.StringVar(&f.mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
+	fs.StringVar(&f.Mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
 		"(CPU workers and the GPU, sharing tasks under --policy; a query without a GPU kernel runs on the CPU only); "+
 		"gpu and hybrid need a build with CUDA and a GPU, or --gpu-emulate")
-	fs.IntVar(&f.gpuDepth, "gpu-pipeline-depth", engine.DefaultGPUDepth, gpuDepthUsage)
-	fs.BoolVar(&f.gpuEmulate, "gpu-emulate", false, gpuEmulateUsage)
-	fs.StringVar(&f.policy, "policy", string(scheduler.HLS), "scheduling policy: fcfs, static or hls (docs/scheduling.md)")
-	fs.StringVar(&f.static, "static", "", "static policy: QUERY=KIND,... binding each query to a processor kind (cpu, gpu)")
-	fs.IntVar(&f.switchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
-	fs.DurationVar(&f.monitorInterval, "monitor-interval", scheduler.DefaultMonitorInterval, "hls: how often the throughput matrix is refreshed (> 0)")
-	fs.StringVar(&f.placement, "placement", string(cpu.Compact), "worker placement over NUMA nodes: compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
-	fs.StringVar(&f.cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8); overrides --placement")
-	fs.IntVar(&f.ingestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
-	fs.StringVar(&f.kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
+	fs.IntVar(&f.GPUDepth, "gpu-pipeline-depth", engine.DefaultGPUDepth, gpuDepthUsage)
+	fs.BoolVar(&f.GPUEmulate, "gpu-emulate", false, gpuEmulateUsage)
+	fs.StringVar(&f.Policy, "policy", string(scheduler.HLS), "scheduling policy: fcfs, static or hls (docs/scheduling.md)")
+	fs.StringVar(&f.Static, "static", "", "static policy: QUERY=KIND,... binding each query to a processor kind (cpu, gpu)")
+	fs.IntVar(&f.SwitchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
+	fs.DurationVar(&f.MonitorInterval, "monitor-interval", scheduler.DefaultMonitorInterval, "hls: how often the throughput matrix is refreshed (> 0)")
+	fs.StringVar(&f.Placement, "placement", string(cpu.Compact), "worker placement over NUMA nodes: compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
+	fs.StringVar(&f.Cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8); overrides --placement")
+	fs.IntVar(&f.IngestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
+	fs.StringVar(&f.Kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
 	f.metricsAddr = addMetricsFlag(fs)
-	fs.StringVar(&f.memPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
+	fs.StringVar(&f.MemPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
 }
 
 // config checks the flags and returns the engine's configuration
@@ -77,16 +67,11 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 // flag and the valid values. fs is the parsed flag set: a --workers not
 // given is the mode's default (engine.DefaultWorkers).
 func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config, error) {
-	s := pipeline.EngineSettings{
-		Workers: f.workers, WorkersSet: given(fs, "workers"), Pin: string(f.pin), TaskSize: f.taskSize, BufferSize: f.bufferSize,
-		Mode: f.mode, GPUDepth: f.gpuDepth, GPUEmulate: f.gpuEmulate, Policy: f.policy, Static: f.static,
-		SwitchThreshold: f.switchThreshold, MonitorInterval: f.monitorInterval,
-		Placement: f.placement, Cores: f.cores, MemPolicy: f.memPolicy, IngestCore: f.ingestCore, Kernel: f.kernel,
-		Warn: func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) },
-		Name: func(setting string) string { return "--" + setting },
-	}
-	c, err := s.Config()
-	f.workers = c.Workers
+	f.WorkersSet, f.Pin = given(fs, "workers"), string(f.pin)
+	f.Warn = func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
+	f.Name = func(setting string) string { return "--" + setting }
+	c, err := f.Config()
+	f.Workers = c.Workers
 	return c, err
 }
 
@@ -117,13 +102,13 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	// The device of --mode gpu|hybrid (GPU 0, or the emulator with
 	// --gpu-emulate), opened here and only here: the engine never closes
 	// it, end does, after the engine's CloseAll (or a failed start).
-	dev, err := gpu.OpenForMode(f.mode, f.gpuEmulate)
+	dev, err := gpu.OpenForMode(f.Mode, f.GPUEmulate)
 	if err != nil {
 		stopMetrics()
 		if errors.Is(err, gpu.ErrNotBuilt) {
-			return nil, nil, usagef("--mode %s: %v", f.mode, err)
+			return nil, nil, usagef("--mode %s: %v", f.Mode, err)
 		}
-		return nil, nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+		return nil, nil, fmt.Errorf("--mode %s: %w", f.Mode, err)
 	}
 	closeGPU := func() error { return nil }
 	if dev != nil {
@@ -145,21 +130,12 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	}
 	sig = watchSignals(stderr)
 	return sig, func() error {
-		sig.stop()
+		sig.Stop()
 		stopProfile()
 		err := closeGPU()
 		stopMetrics()
 		return err
 	}, nil
-}
-
-// processorsSummary is the scheduling part of a summary.
-type processorsSummary = pipeline.Processors
-
-// summarizeProcessors: queries are the scheduler's (engine.StreamNames);
-// fallback is the engine's GPUFallbackTasks over every query.
-func summarizeProcessors(s scheduler.Stats, queries []string, cfg engine.Config, ef *engineFlags, fallback uint64) processorsSummary {
-	return pipeline.SummarizeProcessors(s, queries, cfg, ef.gpuEmulate, fallback)
 }
 
 // startProgress prints a line a second on w until stop: label, the time

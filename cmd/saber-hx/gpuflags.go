@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/saber-hx/saber-hx/pipeline"
 )
 
 // The GPU flags' help and the summary's line on the GPU; the device of
@@ -22,16 +24,8 @@ func closeInto(err *error, close func() error) {
 	}
 }
 
-// cpuWorkers is the number of CPU workers that run: none in gpu mode.
-func (f *engineFlags) cpuWorkers() int {
-	if f.mode == "gpu" {
-		return 0
-	}
-	return f.workers
-}
-
 // gpuLine is the human summary's line on the GPU ("" without one).
-func gpuLine(p *processorsSummary) string {
+func gpuLine(p *pipeline.Processors) string {
 	if p == nil || p.Summary == nil {
 		return ""
 	}

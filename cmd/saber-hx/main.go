@@ -12,6 +12,7 @@ import (
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
+	"github.com/saber-hx/saber-hx/workloads"
 )
 
 // usageError marks an error of the command line or of its input files: exit 2.
@@ -94,7 +95,8 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	var ue usageError
 	var oe *security.OptionError
-	if errors.As(err, &ue) || errors.As(err, &oe) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) || errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) {
+	if errors.As(err, &ue) || errors.As(err, &oe) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) ||
+		errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) || errors.Is(err, workloads.ErrUsage) {
 		return 2
 	}
 	return 1

@@ -99,11 +99,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 // (pipeline.Summary) and the engine's configuration.
 type runSummary struct {
 	*pipeline.Summary
-	Workers    int               `json:"workers"`
-	TaskSize   int               `json:"task_size"`
-	Policy     string            `json:"policy"`
-	Processors processorsSummary `json:"processors"`
-	Signal     string            `json:"signal,omitempty"`
+	Workers    int                 `json:"workers"`
+	TaskSize   int                 `json:"task_size"`
+	Policy     string              `json:"policy"`
+	Processors pipeline.Processors `json:"processors"`
+	Signal     string              `json:"signal,omitempty"`
 }
 
 func runRun(args []string, stdout, stderr io.Writer) (err error) {
@@ -153,7 +153,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if !given(fs, "task-size") {
-		ef.taskSize = prog.FitTaskSize(ef.taskSize) // a CSV source's layout can be any multiple of 4 bytes
+		ef.TaskSize = prog.FitTaskSize(ef.TaskSize) // a CSV source's layout can be any multiple of 4 bytes
 	}
 	cfg, err := ef.config(fs, stderr)
 	if err != nil {
@@ -165,8 +165,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		o.Duration = *duration // else generators run their default, Kafka until a signal
 	}
 	return runProgram(prog, o, &ef, false, stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
-		sum := runSummary{Summary: ps, Workers: ef.cpuWorkers(), TaskSize: ef.taskSize, Policy: string(o.Engine.Policy),
-			Processors: summarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, &ef, ps.GPUFallbackTasks())}
+		sum := runSummary{Summary: ps, Workers: ef.CPUWorkers(), TaskSize: ef.TaskSize, Policy: string(o.Engine.Policy),
+			Processors: pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, ef.GPUEmulate, ps.GPUFallbackTasks())}
 		if sum.Interrupted {
 			sum.Signal = signalOf(sig)
 		}
@@ -213,7 +213,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, qui
 	if opened != nil {
 		opened()
 	}
-	sum, err := job.Run(sig.ctx)
+	sum, err := job.Run(sig.Context())
 	stopProgress() // its last line is written before the summary
 	if err != nil {
 		return err
@@ -221,7 +221,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, qui
 	if err := report(sum, job, sig); err != nil {
 		return err
 	}
-	return sig.err()
+	return exitSignal(sig)
 }
 
 // given reports whether flag name was set on the command line.

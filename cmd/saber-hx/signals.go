@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"syscall"
@@ -10,32 +9,22 @@ import (
 )
 
 // interrupt is a command's answer to SIGINT and SIGTERM (package
-// internal/signals). The first signal cancels the run's context: ingestion
-// stops, what is in flight drains, the summary of what ran is printed
-// marked "interrupted", and the command exits with 128 + the signal's
-// number (130, 143). A second one ends the process at once.
-type interrupt struct {
-	*signals.Watch
-	ctx context.Context
-}
+// internal/signals). The first signal cancels the run's context:
+// ingestion stops, what is in flight drains, the summary of what ran is
+// printed marked "interrupted", and the command exits with 128 + the
+// signal's number (130, 143). A second one ends the process at once.
+type interrupt = signals.Watch
 
-// watchSignals starts watching; stop ends it (defer it).
+// watchSignals starts watching; Stop ends it (defer it).
 func watchSignals(stderr io.Writer) *interrupt {
-	w := signals.Start(func(sig syscall.Signal) {
+	return signals.Start(func(sig syscall.Signal) {
 		fmt.Fprintf(stderr, "saber-hx: %s: stopping ingestion and draining what is in flight (send it again to quit at once)\n", signals.Name(sig))
 	})
-	return &interrupt{Watch: w, ctx: w.Context()}
 }
 
-// stop stops watching and releases the goroutine.
-func (in *interrupt) stop() { in.Stop() }
-
-// interrupted reports whether a signal arrived.
-func (in *interrupt) interrupted() bool { return in.Signal() != 0 }
-
-// err is nil without a signal, else the interruptedError that makes the
-// command exit with 128 + its number.
-func (in *interrupt) err() error {
+// exitSignal is nil without a signal, else the interruptedError that
+// makes the command exit with 128 + its number.
+func exitSignal(in *interrupt) error {
 	if s := in.Signal(); s != 0 {
 		return interruptedError{s}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -15,20 +16,16 @@ import (
 // and the engine's scheduling and placement (the whole run).
 type ysbSummary struct {
 	ysb.Summary
-	Policy     string             `json:"policy,omitempty"`
-	Processors *processorsSummary `json:"processors,omitempty"`
-	RingNode   *int               `json:"ring_node,omitempty"`
-	IngestCore *int               `json:"ingest_core,omitempty"`
+	Policy     string               `json:"policy,omitempty"`
+	Processors *pipeline.Processors `json:"processors,omitempty"`
+	RingNode   *int                 `json:"ring_node,omitempty"`
+	IngestCore *int                 `json:"ingest_core,omitempty"`
 }
 
 // summarize is ysb.NewSummary for the engine of ef.
 func summarize(mode string, st engine.Stats, seconds float64, ef *engineFlags) ysbSummary {
-	return ysbSummary{Summary: ysb.NewSummary(mode, st, seconds, ef.cpuWorkers(), ef.taskSize, ef.bufferSize)}
+	return ysbSummary{Summary: ysb.NewSummary(mode, st, seconds, ef.CPUWorkers(), ef.TaskSize, ef.BufferSize)}
 }
-
-// tupleCounts classify a query's input tuples (they add up to its
-// tuples), as every summary gives them.
-type tupleCounts = ysb.TupleCounts
 
 // printSummary writes the summary to w: one JSON object on a line, or
 // lines for a person.

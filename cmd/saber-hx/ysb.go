@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -53,22 +54,22 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	output := fs.String("output", "-", "file mode: results CSV, - for stdout. A regular file is written through a temporary file in its directory, "+
 		"renamed over it only if the whole run succeeds (its mode kept); anything else (a FIFO, a device) is written through; never one of the inputs")
 	sourceFlag := fs.String("source", "generator", "generator (the benchmark, or file mode with --input) or kafka (the original pipeline: --brokers, --topic, --redis)")
-	var ka kafkaArgs
-	fs.StringVar(&ka.brokers, "brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
-	fs.StringVar(&ka.topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
-	fs.StringVar(&ka.group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
+	var ka pipeline.YSBKafka // --source kafka's run, and its options
+	var ko pipeline.Options
+	brokers := fs.String("brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
+	fs.StringVar(&ka.Topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
+	fs.StringVar(&ka.Group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
 	var kf, rf secFlags
 	kf.register(fs, kafkaFlags, kafkaPasswordEnv)
 	redisServer := rf.registerRedis(fs, "--source kafka: Redis server (campaigns in, windows out)")
-	fs.BoolVar(&ka.stopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
+	fs.BoolVar(&ko.StopAtEnd, "stop-at-end", false, "--source kafka: read each partition to the end it had at the start, then drain and exit (a bounded run over events already produced)")
 	retryTimeout := addSinkRetryFlag(fs)
-	msVar(fs, &ka.delay, "watermark-delay", 0, "--source kafka: watermark delay: a window closes when the largest event time seen passes its end by this")
-	var sc ysbScale
-	fs.StringVar(&sc.ckptDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+
+	msVar(fs, &ka.DelayMs, "watermark-delay", 0, "--source kafka: watermark delay: a window closes when the largest event time seen passes its end by this")
+	fs.StringVar(&ko.CheckpointDir, "checkpoint-dir", "", "--source kafka: checkpoint the run into this directory (the partitions' offsets and the open windows, the last two kept) "+
 		"and restore from its newest valid checkpoint on start, as run does (docs/operations.md): nothing lost or counted twice across a crash")
-	fs.DurationVar(&sc.ckptEvery, "checkpoint-interval", 5*time.Second, "--source kafka: how often --checkpoint-dir is written")
-	fs.IntVar(&sc.instance, "instance", 0, "--source kafka: this process's number among --instances: it reads the partitions p with p mod instances = instance")
-	fs.IntVar(&sc.instances, "instances", 1, "--source kafka: the processes that share the topic's partitions statically (see --instance)")
+	fs.DurationVar(&ko.CheckpointInterval, "checkpoint-interval", 5*time.Second, "--source kafka: how often --checkpoint-dir is written")
+	fs.IntVar(&ko.Instance, "instance", 0, "--source kafka: this process's number among --instances: it reads the partitions p with p mod instances = instance")
+	fs.IntVar(&ko.Instances, "instances", 1, "--source kafka: the processes that share the topic's partitions statically (see --instance)")
 	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
@@ -88,10 +89,10 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return usageError{err}
 	}
 	fileMode := *input != "" || *campaigns != ""
-	if sc.instances < 1 || sc.instance < 0 || sc.instance >= sc.instances {
-		return usagef("--instance %d --instances %d: want 0 <= instance < instances", sc.instance, sc.instances)
+	if ko.Instances < 1 || ko.Instance < 0 || ko.Instance >= ko.Instances {
+		return usagef("--instance %d --instances %d: want 0 <= instance < instances", ko.Instance, ko.Instances)
 	}
-	if !kafkaMode && (sc.ckptDir != "" || sc.instances > 1) {
+	if !kafkaMode && (ko.CheckpointDir != "" || ko.Instances > 1) {
 		return usagef("--checkpoint-dir and --instances are for --source kafka")
 	}
 	if kafkaMode && fileMode {
@@ -117,17 +118,19 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if kafkaMode {
-		ka.durationSet, ka.duration = given(fs, "duration"), *duration
-		ka.retryTimeout = *retryTimeout
-		if ka.kafkaSec, err = kf.settings(fs, os.LookupEnv).Kafka(); err != nil {
+		if ka.KafkaSecurity, err = kf.settings(fs, os.LookupEnv).Kafka(); err != nil {
 			return err
 		}
-		if ka.redis = *redisServer; ka.redis != "" {
-			if ka.redisSec, err = rf.settings(fs, os.LookupEnv).Redis(); err != nil {
+		if *redisServer != "" {
+			if ka.RedisSecurity, err = rf.settings(fs, os.LookupEnv).Redis(); err != nil {
 				return err
 			}
 		}
-		return runYSBKafka(ka, sc, cfg, &ef, *asJSON, stdout, stderr)
+		ka.Brokers, ka.Redis, ko.Engine, ko.Stdout, ko.Log = splitList(*brokers), ka.RedisSecurity.Addr, cfg, stdout, stderr
+		if given(fs, "duration") {
+			ko.Duration = *duration // else until SIGINT or SIGTERM
+		}
+		return runYSBKafka(ka, *brokers, ko, *retryTimeout, given(fs, "duration"), &ef, *asJSON, stdout, stderr)
 	}
 	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
@@ -140,7 +143,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 
 	var last engine.Stats
 	var lastT time.Duration
-	res, runErr := ysb.RunBenchmark(sig.ctx, ysb.BenchConfig{
+	res, runErr := ysb.RunBenchmark(sig.Context(), ysb.BenchConfig{
 		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup, Ingest: ingest,
 		Progress: func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
 			phase := "measured"
@@ -156,8 +159,8 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if runErr != nil && !(res.Interrupted && errors.Is(runErr, context.Canceled)) {
 		return runErr
 	}
-	procs := summarizeProcessors(res.Scheduling, []string{"ysb"}, cfg, &ef, res.Stats.GPUFallbackTasks)
-	s := ysbSummary{Summary: res.Summary(ef.cpuWorkers(), ef.taskSize, ef.bufferSize, *warmup), Policy: string(cfg.Policy),
+	procs := pipeline.SummarizeProcessors(res.Scheduling, []string{"ysb"}, cfg, ef.GPUEmulate, res.Stats.GPUFallbackTasks)
+	s := ysbSummary{Summary: res.Summary(ef.CPUWorkers(), ef.TaskSize, ef.BufferSize, *warmup), Policy: string(cfg.Policy),
 		Processors: &procs, RingNode: &res.RingNode}
 	if cfg.PinIngest {
 		s.IngestCore = &cfg.IngestCore
@@ -171,7 +174,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if !res.Validated {
 		return errors.New("benchmark not validated: an emitted window or the counters did not match the generator (see above)")
 	}
-	return sig.err()
+	return exitSignal(sig)
 }
 
 // ysbFileArgs are file mode's paths, as given.
@@ -194,7 +197,7 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	} else {
 		fc.Output = a.output
 	}
-	res, err := ysb.RunFiles(sig.ctx, cfg, fc)
+	res, err := ysb.RunFiles(sig.Context(), cfg, fc)
 	if err != nil {
 		var ie *ysb.InputError
 		if errors.As(err, &ie) {
@@ -216,7 +219,7 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	if err := printSummary(s, asJSON, summaryTo); err != nil {
 		return err
 	}
-	return sig.err()
+	return exitSignal(sig)
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
@@ -237,10 +240,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sig := watchSignals(stderr)
-	defer sig.stop()
-	if err := ysb.GenerateFiles(sig.ctx, *out, *campaigns, *tuples, gc); err != nil {
-		if sig.interrupted() {
-			return sig.err()
+	defer sig.Stop()
+	if err := ysb.GenerateFiles(sig.Context(), *out, *campaigns, *tuples, gc); err != nil {
+		if sig.Signal() != 0 {
+			return exitSignal(sig)
 		}
 		return err
 	}

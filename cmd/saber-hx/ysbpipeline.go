@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saber-hx/saber-hx/engine"
-	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -147,13 +145,13 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sig := watchSignals(stderr)
-	defer sig.stop()
+	defer sig.Stop()
 	pc := ysb.ProduceConfig{Brokers: bl, Topic: *topic, Security: sec, Gen: gc, Rate: *rate, Duration: *duration, SkewMs: *skew,
 		LateFraction: *lateFraction, Partitions: *partitions, Seed: *seed, LogFile: *logPath,
 		Progress: func(p ysb.ProduceProgress) {
 			fmt.Fprintf(stderr, "produce %5.0fs  sent %d  acked %d  %.0f events/s\n", p.Elapsed.Seconds(), p.Sent, p.Acked, p.Rate)
 		}}
-	res, err := ysb.Produce(sig.ctx, pc) // the log kept on an interrupt too
+	res, err := ysb.Produce(sig.Context(), pc) // the log kept on an interrupt too
 	if err != nil {
 		return err
 	}
@@ -163,7 +161,7 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "produce %s: %d events to %s in %.3f s: %.0f events/s (asked %d); late %d, failed %d; per partition %v\n",
 		state, res.Events, *topic, res.Seconds, res.Rate, *rate, res.Late, res.Failed, res.PerPartition)
-	return sig.err()
+	return exitSignal(sig)
 }
 
 // errMismatch is ysb check's failure: exit status 1.
@@ -191,14 +189,9 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(*events)
+	el, err := ysb.ReadEventLogFile(*events)
 	if err != nil {
-		return usageError{fmt.Errorf("events: %w", err)}
-	}
-	el, err := ysb.ReadEventLog(f, *events)
-	f.Close()
-	if err != nil {
-		return usageError{err}
+		return usageError{err} // the log cannot be read, or is not one
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -233,25 +226,6 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// kafkaArgs are the flags of ysb --source kafka.
-type kafkaArgs struct {
-	brokers, topic, group, redis string
-	delay                        int64
-	duration                     time.Duration
-	durationSet, stopAtEnd       bool
-	retryTimeout                 time.Duration // --sink-retry-timeout
-	kafkaSec                     security.Kafka
-	redisSec                     security.Redis // its Addr is redis's host:port
-}
-
-// ysbScale is ysb --source kafka's --checkpoint-dir, --checkpoint-interval,
-// --instance and --instances.
-type ysbScale struct {
-	ckptDir             string
-	ckptEvery           time.Duration
-	instance, instances int
-}
-
 // ysbKafkaSummary is the summary of ysb --source kafka: ysb's, with the
 // checkpoints (--json: "checkpoints").
 type ysbKafkaSummary struct {
@@ -261,51 +235,43 @@ type ysbKafkaSummary struct {
 
 // runYSBKafka is ysb --source kafka: the run of the original pipeline,
 // the query of examples/ysb_kafka.sql run by package pipeline (as run
-// runs a program). --duration bounds it only when given; otherwise it
-// runs until SIGINT or SIGTERM.
-func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, asJSON bool, stdout, stderr io.Writer) error {
-	bl := splitList(a.brokers)
+// runs a program) with o; brokers is --brokers as given. --duration
+// (durationSet) bounds it only when given; otherwise it runs until
+// SIGINT or SIGTERM.
+func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryTimeout time.Duration, durationSet bool, ef *engineFlags, asJSON bool,
+	stdout, stderr io.Writer) (err error) {
 	switch {
-	case len(bl) == 0:
+	case len(a.Brokers) == 0:
 		return usagef("--source kafka needs --brokers")
-	case a.redis == "":
+	case a.Redis == "":
 		return usagef("--source kafka needs --redis")
-	case a.topic == "":
+	case a.Topic == "":
 		return usagef("--topic: name a topic")
-	case a.delay < 0:
-		return usagef("--watermark-delay %d: must not be negative", a.delay)
-	case sc.ckptEvery <= 0:
-		return usagef("--checkpoint-interval %v: must be positive", sc.ckptEvery)
+	case a.DelayMs < 0:
+		return usagef("--watermark-delay %d: must not be negative", a.DelayMs)
+	case o.CheckpointInterval <= 0:
+		return usagef("--checkpoint-interval %v: must be positive", o.CheckpointInterval)
+	case durationSet && o.Duration <= 0:
+		return usagef("--duration %v: must be positive", o.Duration)
 	}
-	if a.durationSet && a.duration <= 0 {
-		return usagef("--duration %v: must be positive", a.duration)
-	}
-	retry, err := sinkRetryOption(a.retryTimeout)
-	if err != nil {
+	if o.SinkRetryTimeout, err = sinkRetryOption(retryTimeout); err != nil {
 		return err
 	}
-	prog, campaigns, ads, err := pipeline.YSBKafkaProgram(context.Background(),
-		pipeline.YSBKafka{Brokers: bl, Topic: a.topic, Group: a.group, Redis: a.redisSec.Addr, DelayMs: a.delay,
-			KafkaSecurity: a.kafkaSec, RedisSecurity: a.redisSec})
+	prog, campaigns, ads, err := pipeline.YSBKafkaProgram(context.Background(), a)
 	if err != nil {
 		return err
-	}
-	o := pipeline.Options{Engine: cfg, Stdout: stdout, Log: stderr, StopAtEnd: a.stopAtEnd, CheckpointDir: sc.ckptDir, CheckpointInterval: sc.ckptEvery,
-		Instance: sc.instance, Instances: sc.instances, SinkRetryTimeout: retry}
-	if a.durationSet {
-		o.Duration = a.duration
 	}
 	opened := func() {
-		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s", campaigns, ads, a.redisSec.Addr, a.topic, a.brokers)
-		if sc.instances > 1 {
-			fmt.Fprintf(stderr, " (instance %d of %d)", sc.instance, sc.instances)
+		fmt.Fprintf(stderr, "ysb kafka: %d campaigns, %d ads from redis %s; reading %s from %s", campaigns, ads, a.Redis, a.Topic, brokers)
+		if o.Instances > 1 {
+			fmt.Fprintf(stderr, " (instance %d of %d)", o.Instance, o.Instances)
 		}
 		fmt.Fprintln(stderr)
-		if sc.instances > 1 {
+		if o.Instances > 1 {
 			// Redis' seen_count is absolute: instances that count the same
 			// window overwrite each other's part (docs/operations.md).
 			fmt.Fprintf(stderr, "saber-hx: warning: --instances %d: the counts are exact only where each campaign's events are in one instance's partitions "+
-				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", sc.instances)
+				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", o.Instances)
 		}
 	}
 	return runProgram(prog, o, ef, true, stderr, opened, func(sum *pipeline.Summary, _ *pipeline.Job, sig *interrupt) error {
@@ -315,7 +281,7 @@ func runYSBKafka(a kafkaArgs, sc ysbScale, cfg engine.Config, ef *engineFlags, a
 		}
 		src := sum.Sources[0]
 		fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s\n",
-			src.Tuples+src.Malformed, a.topic, src.Malformed, sum.Stats[0].Rows, a.redisSec.Addr)
+			src.Tuples+src.Malformed, a.Topic, src.Malformed, sum.Stats[0].Rows, a.Redis)
 		if asJSON {
 			return writeJSONLine(stdout, s)
 		}
