@@ -1,0 +1,33 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandLineLines: cmd/saber-hx keeps flags, help, output formatting
+// and exit codes, at most 2,000 lines of them (issue #24); the runtime
+// lives in the packages that run it (pipeline, ysb, workloads, ...).
+func TestCommandLineLines(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+	}
+	if lines > 2000 {
+		t.Errorf("cmd/saber-hx has %d non-test lines, more than 2,000: move runtime logic to the packages that hold it", lines)
+	}
+}
