@@ -96,3 +96,20 @@ func (f *nexmarkFeed) close() {
 		f.arena.Free()
 	}
 }
+
+// ConfigureNexmark changes the generator's configuration of every nexmark
+// source of the program (the same change to each, so that their tables
+// stay one sequence): a benchmark's event count or rate, a seed. It is an
+// error where the result is not a valid configuration.
+func (p *Program) ConfigureNexmark(change func(c *nexmark.Config)) error {
+	for _, s := range p.prog.Sources {
+		if s.Connector != "nexmark" {
+			continue
+		}
+		change(&s.Nexmark)
+		if err := s.Nexmark.Validate(); err != nil {
+			return fmt.Errorf("source %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -139,4 +140,29 @@ func TestNexmarkSourcePeople(t *testing.T) {
 	}
 	require.Len(t, want, 2000)
 	assert.Equal(t, want, got)
+}
+
+// TestNexmarkExamplesValidate: the examples/nexmark queries that run as
+// the project writes them, over a bounded sequence, every query's output
+// equal to the reference evaluator's (Options.Validate).
+func TestNexmarkExamplesValidate(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{"q0", "q1", "q2", "q11", "q21", "q22"} {
+		text, err := os.ReadFile("../examples/nexmark/" + q + ".sql")
+		require.NoError(t, err)
+		prog, err := pipeline.Compile(q+".sql", string(text))
+		require.NoError(t, err)
+		require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = 30000, 1000 }))
+		job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 7280 * 4, BufferSize: 1 << 20}, Validate: true})
+		require.NoError(t, err)
+		sum, err := job.Run(context.Background())
+		job.Close()
+		require.NoError(t, err, q)
+		require.NotNil(t, sum.Validated, q)
+		for _, qs := range sum.Queries {
+			assert.Empty(t, qs.Mismatch, "%s: %s", q, qs.Name)
+		}
+		assert.True(t, *sum.Validated, q)
+		assert.Positive(t, sum.Queries[len(sum.Queries)-1].Counted, q)
+	}
 }

@@ -196,6 +196,11 @@ type Options struct {
 	// ids) instead of generating their events as they are read; its
 	// configuration must be theirs. The caller frees it after Close.
 	NexmarkBundle *nexmark.Bundle
+	// Validate keeps every tuple the sources feed and every query's
+	// output, and checks each query against the reference evaluator after
+	// the run (Summary.Validated, QuerySummary.Mismatch). Memory grows
+	// with the input: bound it (a file, events.num, a short Duration).
+	Validate bool
 }
 
 // Summary is what a run did.
@@ -210,6 +215,9 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Checkpoints, with Options.CheckpointDir.
 	Checkpoints *CheckpointSummary `json:"checkpoints,omitempty"`
+	// Validated, with Options.Validate: every query's output is the
+	// reference evaluator's (QuerySummary.Mismatch says where not).
+	Validated *bool `json:"validated,omitempty"`
 	// Stats are the engine's counters per query, in program order.
 	Stats []engine.Stats `json:"-"`
 }
@@ -229,6 +237,9 @@ type QuerySummary struct {
 	// SerialFraction is the share of the query's worker time spent where
 	// no other worker can progress on it (engine.Stats.SerialFraction).
 	SerialFraction float64 `json:"serial_fraction"`
+	// Mismatch is, with Options.Validate, how the query's output differs
+	// from the reference evaluator's ("" where it does not).
+	Mismatch string `json:"mismatch,omitempty"`
 }
 
 // SourceSummary is a source's records: fed, and malformed (skipped with

@@ -95,6 +95,9 @@ func (w *TupleWriter) Write(tuples []byte) error {
 	if len(tuples)%ts != 0 {
 		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)
 	}
+	if w.s.val != nil {
+		w.s.val.fed(w.s.src, tuples)
+	}
 	for _, st := range w.streams {
 		if err := st.Write(tuples); err != nil {
 			return err

@@ -33,6 +33,7 @@ type Job struct {
 	share     kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
 	ckpt      *checkpointer                 // Options.CheckpointDir; nil without
 	stopFeeds context.CancelFunc
+	val       *validator // Options.Validate
 	ran       bool
 	closed    bool
 }
@@ -116,6 +117,15 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 	if err := j.openSources(); err != nil {
 		return nil, err
 	}
+	if o.Validate {
+		j.val = newValidator(len(j.prog.Queries))
+		for i, q := range j.prog.Queries {
+			j.val.wrap(i, q, &j.specs[i])
+		}
+		for _, s := range j.sources {
+			s.val = j.val
+		}
+	}
 	if reg := o.Metrics; reg != nil {
 		for _, s := range j.sources {
 			if s.kafka != nil {
@@ -137,6 +147,9 @@ func (j *Job) Close() {
 	j.closed = true
 	j.abortSinks()
 	j.closeSources()
+	if j.val != nil {
+		j.val.free()
+	}
 }
 
 // Run runs the job until its sources end (files, readers and Go sources
@@ -169,6 +182,14 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum := j.summarize(stats, seconds)
 	sum.Interrupted = interrupted
+	if j.val != nil {
+		ok := true
+		for i, m := range j.val.check(j.prog, stats) {
+			sum.Queries[i].Mismatch = m
+			ok = ok && m == ""
+		}
+		sum.Validated = &ok
+	}
 	if j.ckpt != nil {
 		sum.Checkpoints = j.ckpt.summary()
 	}

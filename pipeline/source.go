@@ -32,6 +32,7 @@ type sqlSource struct {
 	kafka    *kafka.Source  // connector = 'kafka'
 	gen      workloads.Generator
 	nex      *nexmarkFeed  // connector = 'nexmark'
+	val      *validator    // Options.Validate: keeps what is fed
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
@@ -298,6 +299,9 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 				if werr := st.Write(buf[:n]); werr != nil {
 					return werr
 				}
+			}
+			if s.val != nil {
+				s.val.fed(s.src, buf[:n])
 			}
 			commit := first.Commit
 			if s.nex != nil && s.nex.copies() {
