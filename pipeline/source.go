@@ -160,7 +160,10 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		}
 		cfg.Binary, cfg.OnError = true, onErr
 	} else {
-		d, err := newDecoder(src, s.name, nil)
+		// The records' long strings wait in the source's memory (each
+		// partition's) until the next FillSome: feedAll copies them into
+		// the streams' heaps as it commits (CommitCopy).
+		d, err := newDecoder(src, s.name, func(n int) ([]byte, error) { return s.kafka.Strings(n) })
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}
@@ -304,7 +307,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 				s.val.fed(s.src, buf[:n])
 			}
 			commit := first.Commit
-			if s.nex != nil && s.nex.copies() {
+			if (s.nex != nil && s.nex.copies()) || s.kafka != nil {
 				commit = func(n int) error { return first.CommitCopy(buf[:n]) }
 			}
 			if cerr := commit(n); cerr != nil {
