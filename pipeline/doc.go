@@ -28,5 +28,8 @@
 // the Kafka offsets committed), checkpoint*.go (checkpoints, the
 // transactional Kafka outputs and the files' parts), retry.go and
 // metrics.go (outages and their metrics), ysb.go (the original YSB
-// pipeline's program).
+// pipeline's program); settings.go, processors.go and progress.go are
+// what the command line runs the engine with (EngineSettings: its
+// tuning knobs checked into engine.Config) and reports of it (the
+// scheduling part of a summary, the progress line's figures).
 package pipeline
