@@ -104,6 +104,7 @@ func (w *TupleWriter) Write(tuples []byte) error {
 		}
 	}
 	w.s.tuples += uint64(len(tuples) / ts)
+	w.s.fed.Store(w.s.tuples)
 	return nil
 }
 

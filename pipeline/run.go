@@ -200,6 +200,16 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 // counters, its scheduling. It may be called from any goroutine.
 func (j *Job) Engine() *engine.Engine { return j.running.Load() }
 
+// Fed is the number of tuples source name has fed so far (0 for a source
+// the program does not have). It may be called from any goroutine while
+// the job runs.
+func (j *Job) Fed(name string) uint64 {
+	if s := j.source(name); s != nil {
+		return s.fed.Load()
+	}
+	return 0
+}
+
 // ToStdout reports whether a query's rows go to Options.Stdout.
 func (j *Job) ToStdout() bool { return j.toStdout }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -36,6 +37,7 @@ type sqlSource struct {
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
+	fed      atomic.Uint64 // tuples, for Job.Fed from other goroutines
 	// first is the stream the records are decoded into, set before the
 	// first read: its string heap holds their long strings (heapStrings).
 	first *engine.Stream
@@ -318,6 +320,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			}
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
+			s.fed.Store(s.tuples)
 		}
 		if s.kafka != nil {
 			if err == errLinger {

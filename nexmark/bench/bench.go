@@ -1,0 +1,367 @@
+// Package bench runs the Nexmark queries of examples/nexmark as saber-hx's
+// second benchmark (saber-hx nexmark): events pre-generated into a bundle
+// and replayed with advancing times, so that the engine is measured
+// without the generator, or generated inline; the same query text over
+// JSON files or Kafka topics with another prelude. Generate writes the
+// events for those sources (saber-hx nexmark generate).
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/examples"
+	"github.com/saber-hx/saber-hx/nexmark"
+	"github.com/saber-hx/saber-hx/pipeline"
+)
+
+// Defaults of Config.
+const (
+	DefaultEvents         = 1 << 21 // about 2 M events: a bundle of some 200 MB
+	DefaultValidateEvents = 200_000 // 20 s of event time at the default rate
+	DefaultWarmup         = 2 * time.Second
+	DefaultDuration       = 10 * time.Second
+)
+
+// Config is one benchmark run.
+type Config struct {
+	Query  string // q0, q1, ...: examples/nexmark/<Query>.sql
+	Source string // "nexmark" (the connector; the default), "json" (files in Dir) or "kafka" (Brokers)
+	// Dir holds person.json, auction.json and bid.json (Generate's flat
+	// files) for Source "json".
+	Dir string
+	// Brokers and TopicPrefix: the topics <prefix>person, <prefix>auction
+	// and <prefix>bid (Generate's) for Source "kafka", read to their end.
+	Brokers     []string
+	TopicPrefix string
+	// Nexmark is the generator's configuration (nexmark.DefaultConfig
+	// where zero); its Events is ignored: Events sizes the bundle.
+	Nexmark nexmark.Config
+	Events  int  // events in the bundle (DefaultEvents where 0)
+	Inline  bool // generate as the sources are read, no bundle
+	Engine  engine.Config
+	// Warmup runs before the measured Duration (the nexmark source only:
+	// files and topics are measured whole, from the first record).
+	Warmup, Duration time.Duration
+	// Validate first runs the query over ValidateEvents events generated
+	// inline, every query of the program checked against the reference
+	// evaluator (pipeline.Options.Validate).
+	Validate       bool
+	ValidateEvents int64
+	Log            io.Writer // progress; nil: none
+}
+
+// Result is a run's summary (saber-hx nexmark --json).
+type Result struct {
+	Query   string `json:"query"`
+	Source  string `json:"source"`
+	CPU     string `json:"cpu"`
+	Workers int    `json:"workers"`
+	// Cores is the cores the workers had: min(workers, CPUs).
+	Cores        int     `json:"cores"`
+	Inline       bool    `json:"inline"`
+	BundleEvents int64   `json:"bundle_events,omitempty"`
+	Warmup       float64 `json:"warmup_s"`
+	Seconds      float64 `json:"seconds"` // the measured interval
+	// Events are Nexmark's events of the sequence that the query's
+	// sources covered in the measured interval, every table's counted as
+	// Nexmark counts them (a query of bids alone covers the people and
+	// auctions between them); Tuples are the tuples its sources fed.
+	Events            uint64  `json:"events"`
+	EventsPerS        float64 `json:"events_per_s"`
+	EventsPerSPerCore float64 `json:"events_per_s_per_core"`
+	Tuples            uint64  `json:"tuples"`
+	TuplesPerS        float64 `json:"tuples_per_s"`
+	// Rows are the rows the program's sink tables (its INSERT INTOs)
+	// received in the whole run.
+	Rows uint64 `json:"rows"`
+	// SerialFraction is the largest of the program's queries'.
+	SerialFraction float64 `json:"serial_fraction"`
+	// Validated and Mismatch: with Config.Validate.
+	Validated      *bool  `json:"validated,omitempty"`
+	ValidateEvents int64  `json:"validate_events,omitempty"`
+	Mismatch       string `json:"mismatch,omitempty"`
+	Interrupted    bool   `json:"interrupted"`
+	// Summary is the measured run's pipeline summary.
+	Summary *pipeline.Summary `json:"-"`
+}
+
+// Queries lists the queries of examples/nexmark, in order (q0, q1, ...).
+func Queries() []string {
+	names, _ := fs.Glob(examples.FS, "nexmark/q*.sql")
+	var qs []string
+	for _, n := range names {
+		qs = append(qs, strings.TrimSuffix(strings.TrimPrefix(n, "nexmark/"), ".sql"))
+	}
+	slices.SortFunc(qs, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	})
+	return qs
+}
+
+// ErrUsage marks a configuration no run can have.
+var ErrUsage = errors.New("usage")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+}
+
+// preludeEnd is the line that ends an example's prelude.
+const preludeEnd = "-- end of the saber-hx prelude"
+
+var nexmarkWith = regexp.MustCompile(`WITH \('connector' = 'nexmark', 'nexmark\.table\.type' = '(person|auction|bid)'\);`)
+
+// Text is the program of query q over source: examples/nexmark/q.sql,
+// its prelude's sources rewritten for JSON files or Kafka topics.
+func Text(cfg Config) (string, error) {
+	b, err := examples.FS.ReadFile("nexmark/" + cfg.Query + ".sql")
+	if err != nil {
+		return "", usagef("no Nexmark query %q (have %s)", cfg.Query, strings.Join(Queries(), ", "))
+	}
+	text := string(b)
+	end := strings.Index(text, preludeEnd)
+	if end < 0 {
+		return "", fmt.Errorf("examples/nexmark/%s.sql: no line %q", cfg.Query, preludeEnd)
+	}
+	prelude, query := text[:end], text[end:]
+	switch cfg.Source {
+	case "", "nexmark":
+		return text, nil
+	case "json":
+		if cfg.Dir == "" {
+			return "", usagef("source json: name the directory of person.json, auction.json and bid.json")
+		}
+		prelude = nexmarkWith.ReplaceAllStringFunc(prelude, func(m string) string {
+			t := nexmarkWith.FindStringSubmatch(m)[1]
+			return fmt.Sprintf("WITH ('connector' = 'filesystem', 'path' = '%s/%s.json', 'format' = 'json');", sqlString(cfg.Dir), t)
+		})
+	case "kafka":
+		if len(cfg.Brokers) == 0 {
+			return "", usagef("source kafka: name the brokers")
+		}
+		prelude = nexmarkWith.ReplaceAllStringFunc(prelude, func(m string) string {
+			t := nexmarkWith.FindStringSubmatch(m)[1]
+			return fmt.Sprintf("WITH ('connector' = 'kafka', 'topic' = '%s%s', 'properties.bootstrap.servers' = '%s', "+
+				"'scan.startup.mode' = 'earliest-offset', 'format' = 'json');", sqlString(cfg.TopicPrefix), t, sqlString(strings.Join(cfg.Brokers, ",")))
+		})
+	default:
+		return "", usagef("source %q: want nexmark, json or kafka", cfg.Source)
+	}
+	return prelude + query, nil
+}
+
+func sqlString(s string) string { return strings.ReplaceAll(s, "'", "''") }
+
+// compile compiles the query's program with the generator's configuration.
+func compile(cfg Config, events int64) (*pipeline.Program, error) {
+	text, err := Text(cfg)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := pipeline.Compile("examples/nexmark/"+cfg.Query+".sql", text)
+	if err != nil {
+		return nil, err
+	}
+	nc := cfg.Nexmark
+	err = prog.ConfigureNexmark(func(c *nexmark.Config) { *c = nc; c.Events = events })
+	return prog, err
+}
+
+// Run runs the benchmark: with Validate a validation run first, then the
+// measured run, until ctx is cancelled or its time is over.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Nexmark == (nexmark.Config{}) {
+		cfg.Nexmark = nexmark.DefaultConfig()
+	}
+	if cfg.Events == 0 {
+		cfg.Events = DefaultEvents
+	}
+	if cfg.ValidateEvents == 0 {
+		cfg.ValidateEvents = DefaultValidateEvents
+	}
+	if cfg.Source == "" {
+		cfg.Source = "nexmark"
+	}
+	if cfg.Engine.Workers == 0 {
+		cfg.Engine = cfg.Engine.Defaults()
+	}
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	res := &Result{Query: cfg.Query, Source: cfg.Source, CPU: cpu.Model(), Workers: cfg.Engine.Workers,
+		Cores: min(cfg.Engine.Workers, runtime.NumCPU()), Inline: cfg.Inline || cfg.Source != "nexmark"}
+	if cfg.Validate {
+		fmt.Fprintf(log, "nexmark %s: validating over %d events against the reference evaluator\n", cfg.Query, cfg.ValidateEvents)
+		ok, mismatch, err := validate(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		res.Validated, res.Mismatch, res.ValidateEvents = &ok, mismatch, cfg.ValidateEvents
+	}
+	prog, err := compile(cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	opts := pipeline.Options{Engine: cfg.Engine, Log: log, StopAtEnd: cfg.Source == "kafka"}
+	measured := cfg.Source == "nexmark"
+	if measured {
+		opts.Duration = cfg.Warmup + cfg.Duration
+		if !cfg.Inline {
+			fmt.Fprintf(log, "nexmark %s: generating %d events into a bundle\n", cfg.Query, cfg.Events)
+			b, err := nexmark.NewBundle(cfg.Nexmark, cfg.Events)
+			if err != nil {
+				return nil, err
+			}
+			defer b.Free()
+			opts.NexmarkBundle, res.BundleEvents = b, b.Events()
+		}
+	}
+	job, err := prog.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer job.Close()
+	events := func() (ev, tuples uint64) { return progress(job, prog, cfg.Nexmark) }
+	var (
+		t0, t1   time.Time
+		e0, e1   uint64
+		tu0, tu1 uint64
+		sampled  = make(chan struct{})
+	)
+	start := time.Now()
+	if measured {
+		go func() {
+			defer close(sampled)
+			select {
+			case <-time.After(cfg.Warmup):
+			case <-ctx.Done():
+				return
+			}
+			t0 = time.Now()
+			e0, tu0 = events()
+			fmt.Fprintf(log, "nexmark %s: warmed up; measuring %v\n", cfg.Query, cfg.Duration)
+			select {
+			case <-time.After(cfg.Duration):
+			case <-ctx.Done():
+			}
+			t1 = time.Now()
+			e1, tu1 = events()
+		}()
+	} else {
+		close(sampled)
+	}
+	sum, err := job.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	<-sampled
+	if !measured || t1.IsZero() {
+		// Files and topics: the whole run; an interrupted warm-up: all
+		// there is.
+		t0, t1, e0, tu0 = start, time.Now(), 0, 0
+		e1, tu1 = events()
+	}
+	res.Summary, res.Interrupted = sum, sum.Interrupted
+	res.Warmup = t0.Sub(start).Seconds()
+	res.Seconds = t1.Sub(t0).Seconds()
+	res.Events, res.Tuples = e1-e0, tu1-tu0
+	if res.Seconds > 0 {
+		res.EventsPerS = float64(res.Events) / res.Seconds
+		res.TuplesPerS = float64(res.Tuples) / res.Seconds
+		res.EventsPerSPerCore = res.EventsPerS / float64(res.Cores)
+	}
+	for i, q := range sum.Queries {
+		res.SerialFraction = max(res.SerialFraction, q.SerialFraction)
+		if prog.SQL().Queries[i].Sink != nil {
+			res.Rows += outputRows(prog, i, q)
+		}
+	}
+	return res, nil
+}
+
+// outputRows is query i's rows: an aggregation's, or the tuples a
+// stateless query output.
+func outputRows(prog *pipeline.Program, i int, q pipeline.QuerySummary) uint64 {
+	if sq := prog.SQL().Queries[i].Spec.Query; sq != nil && sq.Stateless() {
+		return q.Counted
+	}
+	return q.Rows
+}
+
+// progress is the events the program's sources have covered, all tables
+// counted (the least of its sources': the others are ahead), and the
+// tuples they fed.
+func progress(job *pipeline.Job, prog *pipeline.Program, nc nexmark.Config) (events, tuples uint64) {
+	total := nc.TotalProportion()
+	first := true
+	for _, s := range prog.SQL().Sources {
+		t, err := nexmark.ParseTable(s.Name)
+		if err != nil || !reads(prog, s.Name) {
+			continue
+		}
+		fed := job.Fed(s.Name)
+		tuples += fed
+		prop := map[nexmark.Table]int64{nexmark.PersonTable: nc.PersonProportion, nexmark.AuctionTable: nc.AuctionProportion, nexmark.BidTable: nc.BidProportion}[t]
+		if prop == 0 {
+			continue
+		}
+		ev := fed * uint64(total) / uint64(prop)
+		if first || ev < events {
+			events, first = ev, false
+		}
+	}
+	return events, tuples
+}
+
+// reads reports whether a query of prog reads source name.
+func reads(prog *pipeline.Program, name string) bool {
+	for _, q := range prog.SQL().Queries {
+		if q.Input == name || q.InputRight == name {
+			return true
+		}
+	}
+	return false
+}
+
+// validate runs the query over cfg.ValidateEvents events generated inline
+// with Options.Validate.
+func validate(ctx context.Context, cfg Config) (bool, string, error) {
+	vc := cfg
+	vc.Source = "nexmark"
+	prog, err := compile(vc, cfg.ValidateEvents)
+	if err != nil {
+		return false, "", err
+	}
+	job, err := prog.Open(pipeline.Options{Engine: cfg.Engine, Validate: true, Log: cfg.Log})
+	if err != nil {
+		return false, "", err
+	}
+	defer job.Close()
+	sum, err := job.Run(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	if sum.Interrupted {
+		return false, "interrupted", nil
+	}
+	for _, q := range sum.Queries {
+		if q.Mismatch != "" {
+			return false, q.Name + ": " + q.Mismatch, nil
+		}
+	}
+	return *sum.Validated, "", nil
+}

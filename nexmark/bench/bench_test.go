@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/nexmark"
+	"github.com/saber-hx/saber-hx/pipeline"
+)
+
+func TestMain(m *testing.M) { testenv.MainParallel(m, 4) }
+
+func TestQueries(t *testing.T) {
+	qs := Queries()
+	assert.Contains(t, qs, "q0")
+	assert.Contains(t, qs, "q22")
+	assert.Equal(t, "q0", qs[0])
+}
+
+// TestText: the prelude's sources become JSON files or Kafka topics; the
+// query below it is as written.
+func TestText(t *testing.T) {
+	plain, err := Text(Config{Query: "q2"})
+	require.NoError(t, err)
+	q := plain[strings.Index(plain, preludeEnd):]
+	for _, c := range []struct {
+		cfg  Config
+		want []string
+	}{
+		{Config{Query: "q2", Source: "json", Dir: "/data/it's"}, []string{"'path' = '/data/it''s/person.json'", "'path' = '/data/it''s/bid.json'"}},
+		{Config{Query: "q2", Source: "kafka", Brokers: []string{"a:1", "b:2"}, TopicPrefix: "nx-"},
+			[]string{"'topic' = 'nx-auction'", "'properties.bootstrap.servers' = 'a:1,b:2'"}},
+	} {
+		text, err := Text(c.cfg)
+		require.NoError(t, err)
+		for _, w := range c.want {
+			assert.Contains(t, text, w)
+		}
+		assert.NotContains(t, text, "'connector' = 'nexmark'")
+		assert.True(t, strings.HasSuffix(text, q), "the query is as written")
+		_, err = pipeline.Compile("q2.sql", text)
+		require.NoError(t, err)
+	}
+	for _, c := range []struct {
+		cfg Config
+		err string
+	}{
+		{Config{Query: "q99"}, `no Nexmark query "q99" (have q0, q1, q2`},
+		{Config{Query: "q2", Source: "json"}, "name the directory"},
+		{Config{Query: "q2", Source: "kafka"}, "name the brokers"},
+		{Config{Query: "q2", Source: "csv"}, `source "csv": want nexmark, json or kafka`},
+	} {
+		_, err := Text(c.cfg)
+		require.ErrorIs(t, err, ErrUsage)
+		assert.Contains(t, err.Error(), c.err)
+	}
+}
+
+// TestRunReplay: a short replayed run, validated first: events counted
+// as Nexmark counts them, rows out, the summary's figures consistent.
+func TestRunReplay(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	res, err := Run(context.Background(), Config{Query: "q2", Events: 50_000, Warmup: 100 * time.Millisecond, Duration: 400 * time.Millisecond,
+		Validate: true, ValidateEvents: 30_000, Engine: engine.Config{Workers: 2}, Log: &log})
+	require.NoError(t, err)
+	require.NotNil(t, res.Validated)
+	assert.True(t, *res.Validated, res.Mismatch)
+	assert.Equal(t, int64(30_000), res.ValidateEvents)
+	assert.False(t, res.Inline)
+	assert.GreaterOrEqual(t, res.BundleEvents, int64(50_000))
+	assert.Positive(t, res.Events)
+	assert.Positive(t, res.Rows)
+	assert.InDelta(t, 0.4, res.Seconds, 0.3)
+	assert.InDelta(t, float64(res.Tuples)*50/46, float64(res.Events), 50, "bids are 46 of every 50 events")
+	assert.InDelta(t, res.EventsPerS/float64(res.Cores), res.EventsPerSPerCore, 1e-6)
+	assert.Contains(t, log.String(), "validating over 30000 events")
+}
+
+// TestGenerateFilesAndRunJSON: generate writes each table's JSON lines
+// (and refuses to overwrite them); the same query over those files gives
+// the rows the generator's bids give.
+func TestGenerateFilesAndRunJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	nc := nexmark.DefaultConfig()
+	nc.Events = 20_000
+	res, err := Generate(context.Background(), GenerateConfig{Nexmark: nc, Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, int64(20_000), res.Events)
+	assert.Equal(t, map[string]int64{filepath.Join(dir, "person.json"): 400, filepath.Join(dir, "auction.json"): 1200, filepath.Join(dir, "bid.json"): 18_400}, res.Records)
+	b, err := os.ReadFile(filepath.Join(dir, "bid.json"))
+	require.NoError(t, err)
+	assert.Equal(t, 18_400, bytes.Count(b, []byte("\n")))
+
+	_, err = Generate(context.Background(), GenerateConfig{Nexmark: nc, Dir: dir})
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), "person.json exists")
+
+	run, err := Run(context.Background(), Config{Query: "q2", Source: "json", Dir: dir, Engine: engine.Config{Workers: 2}})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(18_400), run.Tuples)
+	assert.Equal(t, uint64(20_000), run.Events)
+	assert.Equal(t, wantQ2(t, nc), run.Rows)
+}
+
+// wantQ2 counts q2's rows over the bids of nc's sequence.
+func wantQ2(t *testing.T, nc nexmark.Config) uint64 {
+	g, err := nexmark.New(nc)
+	require.NoError(t, err)
+	var n uint64
+	var ev nexmark.Event
+	for g.NextOf(nexmark.BidTable, &ev) {
+		if ev.Bid.Auction%123 == 0 {
+			n++
+		}
+	}
+	require.Positive(t, n)
+	return n
+}
+
+// TestGenerateKafkaAndRun: generate produces each table to its topic
+// (kcat, a second client, counts the records); the query reads the topics
+// to their end.
+func TestGenerateKafkaAndRun(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Broker(t, 2, "nx-person", "nx-auction", "nx-bid")
+	nc := nexmark.DefaultConfig()
+	nc.Events = 10_000
+	res, err := Generate(context.Background(), GenerateConfig{Nexmark: nc, Brokers: []string{addr}, TopicPrefix: "nx-"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"nx-person": 200, "nx-auction": 600, "nx-bid": 9200}, res.Records)
+	out := kafkatest.RunKcat(t, nil, "-C", "-b", addr, "-t", "nx-bid", "-e", "-q")
+	assert.Equal(t, 9200, bytes.Count(out, []byte("\n")))
+
+	run, err := Run(context.Background(), Config{Query: "q2", Source: "kafka", Brokers: []string{addr}, TopicPrefix: "nx-", Engine: engine.Config{Workers: 2}})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9200), run.Tuples)
+	assert.Equal(t, wantQ2(t, nc), run.Rows)
+}
