@@ -18,6 +18,7 @@ const (
 	stSink
 	stSelect
 	stInsert
+	stFunction // CREATE FUNCTION name AS 'class': a built-in function's declaration
 )
 
 type stmt struct {

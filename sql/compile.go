@@ -89,6 +89,16 @@ type relation struct {
 	unitNs   int64  // the event time's unit in ns; 0: row positions
 	timeName string // the visible column that is attribute 0 ("" if none)
 	line     int
+	// slide is, for the output of an aggregation in a time window (and
+	// the views that keep its time), the window's slide: its rows come
+	// window by window, their times the windows' starts, multiples of it.
+	// An aggregation over it grouping by its time, or a join of two such
+	// on their times, takes a tumbling window of the slide (each holds the
+	// rows of one window). 0: none.
+	slide int64
+	// times are visible columns other than timeName whose values are
+	// attribute 0's (window_start AS starttime beside window_start).
+	times []string
 }
 
 type compiler struct {
@@ -162,6 +172,18 @@ func (c *compiler) statement(s *stmt) error {
 		return c.source(s)
 	case stInsert:
 		return c.insert(s)
+	case stFunction:
+		// Flink declares a UDF's class; saber-hx runs no user's code, and
+		// accepts the declaration of a function it has built in
+		// (Nexmark's COUNT_CHAR).
+		name := strings.ToLower(s.name.name)
+		if a, ok := funcAliases[name]; ok {
+			name = a
+		}
+		if _, ok := query.Funcs[name]; !ok {
+			return errAt(s.name.pos, "CREATE FUNCTION %s: saber-hx runs no user's code, only its built-in functions (valid: %s)", s.name.name, funcNames())
+		}
+		return nil
 	}
 	var name string
 	switch s.kind {

@@ -135,7 +135,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 		prop := windowProp(n)
 		col, isCol := v.e.(query.Column)
 		switch {
-		case prop == "start":
+		case prop == "start" || (isCol && col.Name == "timestamp"):
 			itm.kind = WindowStart
 		case prop == "end":
 			itm.kind = WindowEnd
@@ -234,8 +234,12 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	if win.Type == query.Rows {
 		unitNs = 0
 	}
+	slide := int64(0)
+	if win.Type == query.Range {
+		slide = win.Slide
+	}
 	if !complexItems {
-		out := &relation{name: name, view: top, unitNs: unitNs}
+		out := &relation{name: name, view: top, unitNs: unitNs, slide: slide}
 		var cols []relCol
 		for _, it := range items {
 			oc := OutputColumn{Name: it.name, Kind: it.kind, Index: it.index}
@@ -264,6 +268,11 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 			}
 		}
 		c.viewRelation(out, top, cols, true)
+		for _, it := range items {
+			if it.kind == WindowStart {
+				out.times = append(out.times, it.name)
+			}
+		}
 		return top, out, nil
 	}
 	// the select list computed over the top aggregation's output
@@ -290,10 +299,15 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	if err := c.finishQuery(q, pq, sel); err != nil {
 		return nil, nil, err
 	}
-	out := &relation{name: name, view: q, unitNs: unitNs}
+	out := &relation{name: name, view: q, unitNs: unitNs, slide: slide}
 	c.viewRelation(out, q, cols, true)
 	if out.timeName == "" && startName != "" {
 		out.timeName = startName
+	}
+	for _, it := range items {
+		if it.kind == WindowStart {
+			out.times = append(out.times, it.name)
+		}
 	}
 	return q, out, nil
 }
@@ -346,7 +360,7 @@ func (a *aggState) topAgg(name string) int {
 func (a *aggState) groupBy() error {
 	ctx := a.in.ctx("aggregates are not allowed in GROUP BY")
 	for _, g := range a.sel.groupBy {
-		if isPseudo(g) != "" || (g.kind == eFunc && groupWindows[g.name]) {
+		if isPseudo(g) != "" || (g.kind == eFunc && groupWindows[g.name]) || a.isTimeKey(g) {
 			continue
 		}
 		if hasCall(g) {
@@ -376,6 +390,16 @@ func (a *aggState) groupBy() error {
 		a.mq.GroupBy = append(a.mq.GroupBy, v.e)
 	}
 	return nil
+}
+
+// isTimeKey reports whether n names the input's time that the window
+// folds into its start (input.timeKey).
+func (a *aggState) isTimeKey(n *node) bool {
+	if a.in.timeKey == nil || n.kind != eCol {
+		return false
+	}
+	s, err := a.in.sc.resolve(n)
+	return err == nil && s.qual == a.in.timeKey.qual && s.col.name == a.in.timeKey.col.name
 }
 
 // groupKey refuses a value that cannot be a group key.
@@ -510,6 +534,9 @@ func (a *aggState) outHook(n *node) (val, bool, error) {
 		}
 		t, _ := query.TypeOf(e, func(string) (query.ValueType, error) { return a.tsType, nil })
 		return val{e: e, t: t}, true, nil
+	}
+	if a.isTimeKey(n) {
+		return bound("start", n)
 	}
 	switch p := isPseudo(n); {
 	case p == "window_start":

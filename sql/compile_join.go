@@ -284,6 +284,35 @@ func andTerms(a, b query.Expr) query.Expr {
 	return flatten(a, b, true)
 }
 
+// onTimes reports whether ON holds, among the terms it ANDs, left's time
+// = right's time.
+func onTimes(sel *selectStmt, left, right *relation) bool {
+	lq, rq := qualOf(&sel.from), qualOf(sel.join)
+	sc := &scope{cols: append(streamScope(left, lq, sideLeft, ""), streamScope(right, rq, sideRight, "")...)}
+	var terms func(n *node) bool
+	terms = func(n *node) bool {
+		if n == nil || n.kind != eBinary {
+			return false
+		}
+		if n.op == "and" {
+			return terms(n.l) || terms(n.r)
+		}
+		if n.op != "=" || n.l.kind != eCol || n.r.kind != eCol {
+			return false
+		}
+		a, err1 := sc.resolve(n.l)
+		b, err2 := sc.resolve(n.r)
+		if err1 != nil || err2 != nil || a.side == b.side {
+			return false
+		}
+		if a.side == sideRight {
+			a, b = b, a
+		}
+		return isTime(left, a) && isTime(right, b)
+	}
+	return terms(sel.on)
+}
+
 // windowJoin compiles FROM a [window] JOIN b [window] ON ... (WHERE ...):
 // the join of the two streams' windows (its pairs), and where the select
 // list is not *, a query over the pairs: a projection, or an aggregation
@@ -307,6 +336,11 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	wr, okr, err := c.window(sel.join.win, right)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !okl && !okr && left.slide > 0 && left.slide == right.slide && left.unitNs == right.unitNs && left.unitNs > 0 && onTimes(sel, left, right) {
+		// Two views of windows joined on their times: a tumbling window of
+		// their slide holds the rows of one window of each.
+		wl, wr, okl, okr = query.Tumbling(left.slide), query.Tumbling(left.slide), true, true
 	}
 	if !okl {
 		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (regular and interval joins of two streams are not supported)", left.name)

@@ -67,6 +67,15 @@ type input struct {
 	sc     *scope
 	schema *query.Schema
 	join   *query.StaticJoin
+	// timeKey: GROUP BY's column that is the time of rel, a view of
+	// windows (relation.slide), which the aggregation's tumbling window of
+	// the slide folds into its window start.
+	timeKey *scol
+}
+
+// isTime reports whether s is rel's time column.
+func isTime(rel *relation, s scol) bool {
+	return (rel.timeName != "" && s.col.name == rel.timeName) || slices.Contains(rel.times, s.col.name)
 }
 
 // scope is the model's types of the names the query's expressions use.
@@ -183,6 +192,21 @@ func (c *compiler) single(name string, sel *selectStmt, in *input, ws windowSpec
 	if !aggregating {
 		return c.stateless(name, sel, in, windowed, ws, view)
 	}
+	if !windowed && in.rel.slide > 0 && in.rel.unitNs > 0 {
+		// GROUP BY the time of a view of windows: a tumbling window of its
+		// slide holds the rows of one of its windows.
+		for _, g := range sel.groupBy {
+			if g.kind != eCol {
+				continue
+			}
+			if s, err := in.sc.resolve(g); err == nil && isTime(in.rel, s) {
+				in.timeKey = &s
+				win, windowed = query.Tumbling(in.rel.slide), true
+				ws = windowSpec{kind: winTumble, pos: g.pos}
+				break
+			}
+		}
+	}
 	if !windowed {
 		rel := in.rel.name
 		return nil, nil, errAt(sel.from.name.pos, "an aggregation needs a window: TUMBLE(%s, ...), HOP(%s, ...), %s [RANGE ...], %s [ROWS ...] or GROUP BY TUMBLE(time_col, ...)", rel, rel, rel, rel)
@@ -221,7 +245,7 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 		if err := c.finishQuery(q, mq, sel); err != nil {
 			return nil, nil, err
 		}
-		out.schema, out.timeName = rel.schema, rel.timeName
+		out.schema, out.timeName, out.slide, out.times = rel.schema, rel.timeName, rel.slide, rel.times
 		for _, col := range rel.cols {
 			out.cols = append(out.cols, col)
 			a := slices.IndexFunc(rel.schema.Attrs, func(a query.Attribute) bool { return a.Name == col.attr })
@@ -239,6 +263,7 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 	names := map[string]bool{}
 	var cols []relCol
 	timeItem := "" // an item that is the input's event time, as it is
+	var times []string
 	for i, it := range items {
 		name := outputName(it, i)
 		if names[name] {
@@ -252,8 +277,13 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 		if err := projectable(v, it); err != nil {
 			return nil, nil, err
 		}
-		if col, ok := v.e.(query.Column); ok && col.Name == rel.schema.Attrs[0].Name && timeItem == "" {
-			timeItem = name
+		if col, ok := v.e.(query.Column); ok {
+			if s, err := in.sc.resolve(it.expr); err == nil && it.expr.kind == eCol && (col.Name == rel.schema.Attrs[0].Name || isTime(rel, s)) {
+				times = append(times, name)
+				if timeItem == "" {
+					timeItem = name
+				}
+			}
 		}
 		as := name // the output schema's name: unique, and not the event time's
 		if as == "timestamp" || slices.ContainsFunc(mq.Project, func(p query.Projection) bool { return p.As == as }) {
@@ -275,6 +305,9 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 	nameTime(out, rel.timeName, names)
 	if out.timeName == "" {
 		out.timeName = timeItem
+	}
+	if out.timeName != "" {
+		out.slide, out.times = rel.slide, times
 	}
 	return q, out, nil
 }

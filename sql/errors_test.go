@@ -42,7 +42,7 @@ func TestErrors(t *testing.T) {
 		{"!CREATE SOURCE x (a INT FROM", 1, 24, "expected ',' or ')' after the column list, found 'FROM'"},
 		{"!", 1, 1, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT), found the end of the input"},
 		{"!DROP TABLE t", 1, 1, "expected a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT), found 'DROP'"},
-		{"CREATE INDEX i", 3, 8, "expected SOURCE, TABLE, VIEW or SINK after CREATE, found 'INDEX'"},
+		{"CREATE INDEX i", 3, 8, "expected SOURCE, TABLE, VIEW, SINK or FUNCTION after CREATE, found 'INDEX'"},
 		{"SELECT a FROM s WHERE", 3, 22, "expected an expression, found the end of the input"},
 		{"SELECT a, FROM s", 3, 11, "expected an expression, found 'FROM'"},
 		{"SELECT a FROM s; SELECT", 3, 24, "expected an expression, found the end of the input"},
@@ -215,6 +215,7 @@ func TestErrorsIssue25(t *testing.T) {
 		msg       string
 	}{
 		{"SELECT DISTINCT k FROM e", 5, 8, "SELECT DISTINCT is not supported yet"},
+		{"CREATE FUNCTION my_udf AS 'com.example.MyUdf' LANGUAGE JAVA", 5, 17, "CREATE FUNCTION my_udf: saber-hx runs no user's code, only its built-in functions"},
 		{"SELECT SUM(DISTINCT n) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 8, "SUM(DISTINCT ...) is not supported: only COUNT(DISTINCT x) is"},
 		{"SELECT COUNT(DISTINCT n), COUNT(DISTINCT m) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 27, "COUNT(DISTINCT n) and COUNT(DISTINCT m) in one query are not supported: one query counts the distinct values of one expression (count the others in another query)"},
 		{"SELECT COUNT(DISTINCT n) FILTER (WHERE b) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 40, "COUNT(DISTINCT ...) FILTER (WHERE ...) is not supported: filter in WHERE, or count the distinct values in a view"},

@@ -115,8 +115,14 @@ func (p *parser) statement() (*stmt, error) {
 		if p.peek().is("temporary") {
 			p.next()
 		}
+		if p.peek().is("system") && p.peekAt(1).is("function") {
+			p.next()
+		}
 		k := p.peek()
 		switch {
+		case k.is("function"):
+			p.next()
+			return p.createFunction(t.pos)
 		case k.is("source"), k.is("stream"):
 			p.next()
 			return p.createSource(t.pos, true)
@@ -134,9 +140,44 @@ func (p *parser) statement() (*stmt, error) {
 			p.next()
 			return p.createView(t.pos, stSink)
 		}
-		return nil, p.expected("SOURCE, TABLE, VIEW or SINK after CREATE")
+		return nil, p.expected("SOURCE, TABLE, VIEW, SINK or FUNCTION after CREATE")
 	}
 	return nil, p.expected("a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT)")
+}
+
+// createFunction parses Flink's CREATE FUNCTION [IF NOT EXISTS] name AS
+// 'class' [LANGUAGE lang]: the name must be a built-in function's.
+func (p *parser) createFunction(at pos) (*stmt, error) {
+	s := &stmt{kind: stFunction, pos: at}
+	if p.peek().is("if") && p.peekAt(1).is("not") && p.peekAt(2).is("exists") {
+		p.next()
+		p.next()
+		p.next()
+	}
+	var err error
+	if s.name, err = p.name("the function's name"); err != nil {
+		return nil, err
+	}
+	for p.peek().op(".") { // catalog.db.name: the last part names it
+		p.next()
+		if s.name, err = p.name("the function's name"); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := p.keyword("as", "AS 'class' after the function's name"); err != nil {
+		return nil, err
+	}
+	if p.peek().kind != tString {
+		return nil, p.expected("the function's class ('...') after AS")
+	}
+	p.next()
+	if p.peek().is("language") {
+		p.next()
+		if _, err := p.name("the function's language"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // insert parses INSERT INTO table [(col, ...)] SELECT ...
