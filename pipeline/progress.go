@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -66,4 +68,29 @@ func TaskShares(s scheduler.Stats) []float64 {
 		shares[k] = 100 * float64(n) / float64(total)
 	}
 	return shares
+}
+
+// SplitText is the progress line's share of tasks per processor kind
+// ("  split cpu 60% gpu 40%"), "" before the first task.
+func SplitText(s scheduler.Stats) string {
+	shares := TaskShares(s)
+	if shares == nil {
+		return ""
+	}
+	parts := make([]string, len(shares))
+	for k, pct := range shares {
+		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], pct)
+	}
+	return "  split " + strings.Join(parts, " ")
+}
+
+// ProgressLine is the line a command prints every second while a run goes
+// on: label, the time since the start, each stream's tuples per second
+// over the last interval and its windows, then SplitText of s.
+func ProgressLine(label string, elapsed time.Duration, streams []StreamProgress, s scheduler.Stats) string {
+	var parts []string
+	for _, st := range streams {
+		parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, st.TuplesPerS/1e6, st.Windows))
+	}
+	return fmt.Sprintf("%s %6.1fs  %s%s", label, elapsed.Seconds(), strings.Join(parts, "; "), SplitText(s))
 }

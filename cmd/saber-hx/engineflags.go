@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/saber-hx/saber-hx/cpu"
@@ -112,13 +111,7 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	}
 	closeGPU := func() error { return nil }
 	if dev != nil {
-		cfg.GPU = dev
-		closeGPU = func() error {
-			if err := dev.Close(); err != nil {
-				return fmt.Errorf("close GPU %s: %w", dev.Name(), err)
-			}
-			return nil
-		}
+		cfg.GPU, closeGPU = dev, dev.Close
 	}
 	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile, func(err error) { fmt.Fprintf(os.Stderr, "saber-hx: %v\n", err) })
 	if _, ok := errors.AsType[*profile.CreateError](err); ok {
@@ -138,30 +131,11 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	}, nil
 }
 
-// startProgress prints a line a second on w until stop: label, the time
-// since start, and per stream of eng its tuples per second over the last
-// interval and its windows, then the share of tasks per processor kind.
+// startProgress prints pipeline.ProgressLine a second on w until stop.
 func startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
 	return pipeline.WatchProgress(eng, start, time.Second, func(el time.Duration, streams []pipeline.StreamProgress) {
-		var parts []string
-		for _, st := range streams {
-			parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, st.TuplesPerS/1e6, st.Windows))
-		}
-		fmt.Fprintf(w, "%s %6.1fs  %s%s\n", label, el.Seconds(), strings.Join(parts, "; "), split(eng.Scheduling()))
+		fmt.Fprintln(w, pipeline.ProgressLine(label, el, streams, eng.Scheduling()))
 	})
-}
-
-// split is the progress line's share of tasks per processor kind.
-func split(s scheduler.Stats) string {
-	shares := pipeline.TaskShares(s)
-	if shares == nil {
-		return ""
-	}
-	parts := make([]string, len(shares))
-	for k, pct := range shares {
-		parts[k] = fmt.Sprintf("%s %.0f%%", s.Kinds[k], pct)
-	}
-	return "  split " + strings.Join(parts, " ")
 }
 
 // pinFlag is --pin: true, false or auto. It is a boolean flag (a bare

@@ -10,6 +10,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/nexmark/bench"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/workloads"
@@ -38,12 +39,15 @@ Usage:
   saber-hx bench WORKLOAD[,WORKLOAD...] [flags]
                                        run SABER's workloads (several at once share the workers);
                                        saber-hx bench --list names them
+  saber-hx nexmark QUERY [flags]       run a Nexmark query of examples/nexmark (q0, q1, ...; validated with --validate)
+  saber-hx nexmark generate --events N (--out DIR | --brokers B)
+                                       write Nexmark's events as JSON lines to files or Kafka topics
   saber-hx run FILE.sql [flags]        run the queries of a SQL file (or -e 'SQL') over your own data
   saber-hx explain FILE.sql            print each query's plan: layout, window, kernel, GPU support
   saber-hx topology [--json]           print NUMA nodes, CPUs, caches and GPUs
   saber-hx help                        this text
 
-Run "saber-hx ysb -h", "saber-hx ysb generate -h", "saber-hx bench -h" or "saber-hx run -h" for every flag and its default.
+Run "saber-hx COMMAND -h" (ysb, ysb generate, bench, nexmark, nexmark generate, run) for every flag and its default.
 Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input,
 130 or 143 interrupted by SIGINT or SIGTERM (ingestion stopped, what was in flight drained,
 the summary of what ran printed and marked interrupted; a second signal quits at once).
@@ -74,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runRun(args[1:], stdout, stderr)
 	case "explain":
 		err = runExplain(args[1:], stdout, stderr)
+	case "nexmark":
+		err = runNexmark(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "saber-hx: unknown command %q\n\n%s", args[0], help)
 		return 2
@@ -96,7 +102,7 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var oe *security.OptionError
 	if errors.As(err, &ue) || errors.As(err, &oe) || errors.Is(err, engine.ErrConfig) || errors.Is(err, engine.ErrInput) ||
-		errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) || errors.Is(err, workloads.ErrUsage) {
+		errors.Is(err, sink.ErrUsage) || errors.Is(err, pipeline.ErrUsage) || errors.Is(err, workloads.ErrUsage) || errors.Is(err, bench.ErrUsage) {
 		return 2
 	}
 	return 1

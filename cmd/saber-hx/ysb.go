@@ -152,7 +152,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 			}
 			dt := (el - lastT).Seconds()
 			fmt.Fprintf(stderr, "ysb %5.0fs %s %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(), phase,
-				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, split(sched))
+				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, pipeline.SplitText(sched))
 			last, lastT = st, el
 		},
 	})

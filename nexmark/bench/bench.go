@@ -96,6 +96,16 @@ type Result struct {
 	Summary *pipeline.Summary `json:"-"`
 }
 
+// Text is the summary on a line, for a reader.
+func (r *Result) Text() string {
+	v := "not asked (--validate)"
+	if r.Validated != nil {
+		v = fmt.Sprint(*r.Validated)
+	}
+	return fmt.Sprintf("nexmark %s (%s): %.2f M events/s, %.2f M per core (%d workers, %s), %d events in %.2f s, %d rows, serial fraction %.3f, validated: %s",
+		r.Query, r.Source, r.EventsPerS/1e6, r.EventsPerSPerCore/1e6, r.Workers, r.CPU, r.Events, r.Seconds, r.Rows, r.SerialFraction, v)
+}
+
 // Queries lists the queries of examples/nexmark, in order (q0, q1, ...).
 func Queries() []string {
 	names, _ := fs.Glob(examples.FS, "nexmark/q*.sql")
@@ -176,8 +186,10 @@ func compile(cfg Config, events int64) (*pipeline.Program, error) {
 		return nil, err
 	}
 	nc := cfg.Nexmark
-	err = prog.ConfigureNexmark(func(c *nexmark.Config) { *c = nc; c.Events = events })
-	return prog, err
+	if err := prog.ConfigureNexmark(func(c *nexmark.Config) { *c = nc; c.Events = events }); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return prog, nil
 }
 
 // Run runs the benchmark: with Validate a validation run first, then the

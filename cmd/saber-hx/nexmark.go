@@ -1,0 +1,106 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/nexmark"
+	"github.com/saber-hx/saber-hx/nexmark/bench"
+)
+
+// The runtime of nexmark (the bundle, the runs, validation, generate) is
+// package nexmark/bench's; here are its flags and its summary.
+
+const nexmarkGenSynopsis = "  saber-hx nexmark generate --events N (--out DIR | --brokers B) [flags]"
+
+// nexmarkFlags registers the generator's flags and Kafka's, the run's and generate's.
+func nexmarkFlags(fs *flag.FlagSet, nc *nexmark.Config, prefix *string) (brokers *string) {
+	*nc = nexmark.DefaultConfig()
+	fs.Int64Var(&nc.EventRate, "rate", nc.EventRate, "events per second of event time (Nexmark's first-event.rate)")
+	fs.Uint64Var(&nc.Seed, "seed", nc.Seed, "the sequence's seed")
+	fs.StringVar(prefix, "topic-prefix", "nexmark-", "Kafka: the topics are PREFIXperson, PREFIXauction, PREFIXbid (PREFIXevents: generate --nested)")
+	return fs.String("brokers", "", "Kafka: the brokers, host:port[,host:port...]")
+}
+
+func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
+	if len(args) > 0 && args[0] == "generate" {
+		return runNexmarkGenerate(args[1:], stdout, stderr)
+	}
+	fs := newFlagSet("nexmark", "  saber-hx nexmark QUERY [flags]   (QUERY: "+strings.Join(bench.Queries(), ", ")+"; examples/nexmark)\n"+nexmarkGenSynopsis, stdout)
+	var ef engineFlags
+	c := bench.Config{Log: stderr}
+	ef.register(fs)
+	brokers := nexmarkFlags(fs, &c.Nexmark, &c.TopicPrefix)
+	fs.DurationVar(&c.Warmup, "warmup", bench.DefaultWarmup, "replayed run before the measured interval")
+	fs.DurationVar(&c.Duration, "duration", bench.DefaultDuration, "the measured interval")
+	fs.IntVar(&c.Events, "events", bench.DefaultEvents, "events generated into the bundle that the run replays (with later times and ids each pass)")
+	fs.BoolVar(&c.Inline, "inline", false, "generate the events as the sources read them (the generator in the loop), no bundle")
+	fs.BoolVar(&c.Validate, "validate", false, "first run the query over --validate-events events and check every query against the reference evaluator")
+	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run")
+	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
+	fs.StringVar(&c.Dir, "dir", "", "source json: the directory of generate's files")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		c.Query, args = args[0], args[1:]
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if c.Query == "" {
+		return usagef("nexmark: name a query (%s)", strings.Join(bench.Queries(), ", "))
+	}
+	c.Brokers = splitList(*brokers)
+	if c.Engine, err = ef.config(fs, stderr); err != nil {
+		return err
+	}
+	if !given(fs, "task-size") {
+		c.Engine.TaskSize = 0 // whole tuples of the three tables
+	}
+	sig, end, err := ef.begin(&c.Engine, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeInto(&err, end)
+	res, err := bench.Run(sig.Context(), c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, res.Text())
+	if *asJSON {
+		if err := writeJSONLine(stdout, res); err != nil {
+			return err
+		}
+	}
+	if res.Validated != nil && !*res.Validated {
+		return fmt.Errorf("nexmark %s: output differs from the reference evaluator: %s", c.Query, res.Mismatch)
+	}
+	return exitSignal(sig)
+}
+
+func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("nexmark generate", nexmarkGenSynopsis, stdout)
+	g := bench.GenerateConfig{Log: stderr}
+	brokers := nexmarkFlags(fs, &g.Nexmark, &g.TopicPrefix)
+	fs.Int64Var(&g.Nexmark.Events, "events", 0, "events to write, every table's (> 0)")
+	fs.StringVar(&g.Dir, "out", "", "directory of the files (person.json, auction.json, bid.json; events.json with --nested); none may exist")
+	fs.BoolVar(&g.Nested, "nested", false, "Nexmark's Kafka format, every event in one file or topic: {\"event_type\":..,\"person\":..,\"auction\":..,\"bid\":..}")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	g.Brokers = splitList(*brokers)
+	sig := watchSignals(stderr)
+	defer sig.Stop()
+	res, err := bench.Generate(sig.Context(), g)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(res.Records)) {
+		fmt.Fprintf(stdout, "%s: %d records\n", name, res.Records[name])
+	}
+	fmt.Fprintf(stdout, "%d events, %.0f MB in %.1f s\n", res.Events, float64(res.Bytes)/1e6, res.Seconds)
+	return exitSignal(sig)
+}

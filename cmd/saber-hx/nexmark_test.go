@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNexmarkCommand: a short validated replayed run prints its line and
+// its JSON; the same query over files that generate wrote.
+func TestNexmarkCommand(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "300ms", "--events", "20000",
+		"--validate", "--validate-events", "20000", "--json")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "nexmark q1 (nexmark): ")
+	assert.Contains(t, stdout, "validated: true")
+	var res struct {
+		Query      string  `json:"query"`
+		EventsPerS float64 `json:"events_per_s"`
+		PerCore    float64 `json:"events_per_s_per_core"`
+		Rows       uint64  `json:"rows"`
+		Validated  *bool   `json:"validated"`
+		CPU        string  `json:"cpu"`
+		Serial     float64 `json:"serial_fraction"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lastLine(stdout)), &res))
+	assert.Equal(t, "q1", res.Query)
+	assert.Positive(t, res.EventsPerS)
+	assert.Positive(t, res.PerCore)
+	assert.Positive(t, res.Rows)
+	require.NotNil(t, res.Validated)
+	assert.True(t, *res.Validated)
+	assert.Contains(t, stderr, "nexmark q1: validating over 20000 events")
+
+	dir := filepath.Join(t.TempDir(), "events")
+	code, stdout, stderr = cli(t, "nexmark", "generate", "--events", "5000", "--out", dir)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, filepath.Join(dir, "bid.json")+": 4600 records\n")
+	_, err := os.Stat(filepath.Join(dir, "person.json"))
+	require.NoError(t, err)
+	code, _, stderr = cli(t, "nexmark", "generate", "--events", "5000", "--out", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "person.json exists")
+
+	code, stdout, stderr = cli(t, "nexmark", "q1", "--source", "json", "--dir", dir, "--workers", "2")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "nexmark q1 (json): ")
+	assert.Contains(t, stdout, " 5000 events in ")
+	assert.Contains(t, stdout, " 4600 rows,")
+}
+
+func TestNexmarkCommandUsage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"nexmark"}, "nexmark: name a query (q0, q1, q2"},
+		{[]string{"nexmark", "q99"}, `no Nexmark query "q99"`},
+		{[]string{"nexmark", "q1", "--source", "json"}, "source json: name the directory"},
+		{[]string{"nexmark", "q1", "--rate", "0", "--duration", "1s"}, "the event rate is 0"},
+		{[]string{"nexmark", "generate", "--out", "x"}, "give the number of events"},
+		{[]string{"nexmark", "generate", "--events", "5"}, "give a directory or Kafka brokers"},
+	} {
+		code, _, stderr := cli(t, c.args...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.msg, c.args)
+	}
+	code, stdout, _ := cli(t, "nexmark", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "--validate-events")
+}
