@@ -111,7 +111,7 @@ func fusedPredOf(e query.Expr, s *query.Schema) (fusedPred, bool) {
 		return fusedPred{}, false
 	}
 	a, err := s.Lookup(col)
-	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
+	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || a.Nullable {
 		return fusedPred{}, false
 	}
 	return fusedPred{off: a.Offset, wide: a.Type == query.Int64, op: op, c: k}, true

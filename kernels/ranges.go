@@ -395,7 +395,10 @@ func colRangeOf(e query.Expr, s *query.Schema) (colRange, bool) {
 		return colRange{}, false
 	}
 	a, err := s.Lookup(col)
-	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) {
+	// A nullable column's NULL holds a value slot that a range would
+	// read as a number: its comparisons go through the general predicate
+	// (the null-free kernel of a task without NULLs still gets ranges).
+	if err != nil || (a.Type != query.Int32 && a.Type != query.Int64) || a.Nullable {
 		return colRange{}, false
 	}
 	lo, span, neg := rangeOf(op, c)

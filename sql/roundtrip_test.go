@@ -437,7 +437,7 @@ func randomValuesQuery(r *rand.Rand, s *query.Schema, nulls bool) (*query.Query,
 	q := &query.Query{Name: "select1", Schema: s}
 	where := ""
 	stateless := r.IntN(2) == 0
-	if r.IntN(3) > 0 && (stateless || !nulls || aggWhereOverNulls) {
+	if r.IntN(3) > 0 {
 		w := g.cond(2)
 		q.Where, where = w.e, " WHERE "+w.sql
 	}
@@ -517,13 +517,6 @@ func randomValuesQuery(r *rand.Rand, s *query.Schema, nulls bool) (*query.Query,
 	}
 	return q, text + ";"
 }
-
-// aggWhereOverNulls: random aggregations over data with NULLs have a
-// WHERE. Off while the kernels let a NULL pass a comparison in an
-// aggregation's WHERE (COUNT(*) over a TUMBLE, WHERE n >= 0 over a
-// nullable n whose NULL slots hold 0: the reference filters them, the
-// engine counts them; a stateless query's WHERE is right).
-const aggWhereOverNulls = false
 
 // TestRandomValuesQueriesPrintedAsSQL: random queries over strings,
 // times, booleans and NULLs, built in Go and printed as SQL, compiled and
