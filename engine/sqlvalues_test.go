@@ -141,7 +141,13 @@ func (g sqlGen) num(d int) query.Expr {
 			return query.Call{Fn: "count_char", Args: []query.Expr{g.str(d - 1), query.Str("a")}}
 		},
 		func() query.Expr {
-			return query.Call{Fn: []string{"hour", "minute", "second"}[r.IntN(3)], Args: []query.Expr{query.C("ts")}}
+			// ts moved by n times 13 days, 5 hours and 61 s: every field varies.
+			t := query.Expr(query.C("ts"))
+			if r.IntN(2) == 0 {
+				t = query.Arith{Op: query.OpAdd, L: t, R: query.Arith{Op: query.OpMul, L: query.C("n"), R: query.Int(13*86_400_000 + 5*3_600_000 + 61_000)}}
+			}
+			units := []string{"hour", "minute", "second", "millisecond", "year", "quarter", "month", "week", "day", "dayofmonth", "dayofweek", "dayofyear"}
+			return query.Call{Fn: units[r.IntN(len(units))], Args: []query.Expr{t}}
 		},
 		func() query.Expr { return query.Cast{X: query.C("f"), To: query.IntValue} },
 		func() query.Expr {

@@ -48,14 +48,20 @@ func (u Unit) String() string {
 	return "Unit(" + strconv.Itoa(int(u)) + ")"
 }
 
-// ParseUnit is the unit of a SQL name (YEAR, DOW, ...), in any case.
+// unitFunctions are the SQL functions that are a unit under another name
+// (Flink's DAYOFMONTH(ts) is EXTRACT(DAY FROM ts)).
+var unitFunctions = map[string]Unit{"dayofmonth": Day, "dayofweek": DOW, "dayofyear": DOY}
+
+// ParseUnit is the unit of a SQL name (YEAR, DOW, ...) or of the function
+// that extracts it (DAYOFWEEK, ...), in any case.
 func ParseUnit(name string) (Unit, bool) {
 	for u, n := range unitNames {
 		if n != "" && strings.EqualFold(n, name) {
 			return Unit(u), true
 		}
 	}
-	return 0, false
+	u, ok := unitFunctions[strings.ToLower(name)]
+	return u, ok
 }
 
 // Extract is EXTRACT(unit FROM ts) of timestamp ms. It panics on a unit

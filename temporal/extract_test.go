@@ -144,7 +144,8 @@ func TestParseUnit(t *testing.T) {
 		require.True(t, ok, u.String())
 		assert.Equal(t, u, got)
 	}
-	for name, want := range map[string]Unit{"year": Year, "Dow": DOW, "isoyear": ISOYear, "MilliSecond": Millisecond} {
+	for name, want := range map[string]Unit{"year": Year, "Dow": DOW, "isoyear": ISOYear, "MilliSecond": Millisecond,
+		"DAYOFWEEK": DOW, "dayofyear": DOY, "DayOfMonth": Day} {
 		got, ok := ParseUnit(name)
 		require.True(t, ok, name)
 		assert.Equal(t, want, got, name)
