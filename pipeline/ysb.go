@@ -29,21 +29,23 @@ func sqlQuote(s string) string {
 }
 
 // ysbKafkaSQL is examples/ysb_kafka.sql for a's servers, topic, group and
-// watermark delay. Records that do not decode are skipped and counted, as
-// ysb.RunKafka does (ysb check reads the same log).
+// watermark delay. Records that do not decode are skipped and counted
+// (ysb check reads the same log). Its columns are NOT NULL, as the
+// example's: 64-byte tuples without NULL bits, which the fused kernel
+// takes.
 func ysbKafkaSQL(a YSBKafka) string {
 	group := ""
 	if a.Group != "" {
 		group = "group = " + sqlQuote(a.Group) + ", "
 	}
 	return fmt.Sprintf(`CREATE SOURCE events (
-  event_time BIGINT, user_id UUID, page_id UUID, ad_id UUID,
-  ad_type ENUM('banner', 'modal', 'sponsored-search', 'mail', 'mobile'),
-  event_type ENUM('view', 'click', 'purchase'),
+  event_time BIGINT, user_id UUID NOT NULL, page_id UUID NOT NULL, ad_id UUID NOT NULL,
+  ad_type ENUM('banner', 'modal', 'sponsored-search', 'mail', 'mobile') NOT NULL,
+  event_type ENUM('view', 'click', 'purchase') NOT NULL,
   WATERMARK FOR event_time AS event_time - INTERVAL '%d' MILLISECOND
 ) WITH (connector = 'kafka', brokers = %s, topic = %s, %sformat = 'json', on_error = 'skip');
 
-CREATE TABLE %s (ad_id UUID, campaign_id UUID)
+CREATE TABLE %s (ad_id UUID NOT NULL, campaign_id UUID NOT NULL)
   WITH (connector = 'file', path = 'redis', format = 'csv', header = 'true');
 
 CREATE SINK ysb_redis AS

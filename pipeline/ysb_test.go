@@ -31,6 +31,8 @@ func TestYSBKafkaSQLCompiles(t *testing.T) {
 	require.Len(t, prog.Queries, 1)
 	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
 	assert.Equal(t, int64(ysb.WindowMs), prog.Queries[0].Spec.Query.Window.Size)
+	assert.Equal(t, 64, src.Schema.TupleSize, "NOT NULL columns: no NULL bits, YSB's 64-byte tuple")
+	assert.Contains(t, PlanLine(prog.Queries[0].Spec, false), "fused")
 }
 
 // ysbServers starts a real redis-server holding gen's campaigns in the
