@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // Rows is a batch of a query's output rows, as a RowsFunc receives it:
@@ -78,7 +80,8 @@ func (r *Rows) AppendJSON(dst []byte, row int) []byte {
 type TupleWriter struct {
 	s       *sqlSource
 	streams []*engine.Stream
-	tuple   []byte // Append's
+	tuple   []byte         // Append's
+	strings *strview.Arena // Append's long strings, until its Write has copied them
 }
 
 // Columns are the source's declared columns, each with its place in the
@@ -89,12 +92,15 @@ func (w *TupleWriter) Columns() []sql.Column { return w.s.src.Columns }
 func (w *TupleWriter) TupleSize() int { return w.s.src.Schema.TupleSize }
 
 // Write writes whole tuples (len(tuples) a multiple of TupleSize),
-// blocking while the engine is full.
+// blocking while the engine is full. A VARCHAR's long string may live
+// anywhere outside the Go heap (package strview) until Write returns: it
+// is copied. A processing-time column (PROCTIME()) is filled in place.
 func (w *TupleWriter) Write(tuples []byte) error {
 	ts := w.TupleSize()
 	if len(tuples)%ts != 0 {
 		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)
 	}
+	w.s.stampProcTime(tuples)
 	if w.s.val != nil {
 		w.s.val.fed(w.s.src, tuples)
 	}
@@ -109,18 +115,30 @@ func (w *TupleWriter) Write(tuples []byte) error {
 }
 
 // Append writes one tuple of the values given in the declared columns'
-// order: an int, int32 or int64 for integer columns (an ENUM's code), a
-// float32 or float64 (or an integer) for REAL and DOUBLE, a []byte of the
-// column's size for UUID and BYTES. It is the convenient way, not the
-// fast one: Write takes tuples laid out by the caller.
+// order, a processing-time column (PROCTIME()) left out: an int, int32 or
+// int64 for integer columns (an ENUM's code), a float32 or float64 (or an
+// integer) for REAL and DOUBLE, a []byte of the column's size for UUID and
+// BYTES, a string or []byte for VARCHAR, a time.Time or int64
+// milliseconds since the epoch for TIMESTAMP, a bool for BOOLEAN, and nil
+// for NULL in a column that can be NULL. It is the convenient way, not
+// the fast one: Write takes tuples laid out by the caller.
 func (w *TupleWriter) Append(values ...any) error {
-	cols := w.Columns()
+	var cols []sql.Column
+	for _, c := range w.Columns() {
+		if c.Name != w.s.src.ProcTime {
+			cols = append(cols, c)
+		}
+	}
 	if len(values) != len(cols) {
 		return fmt.Errorf("source %s: %d values for %d columns", w.s.src.Name, len(values), len(cols))
 	}
+	if w.strings == nil {
+		w.strings = strview.NewArena(0)
+	}
+	defer w.strings.Reset()
 	w.tuple = append(w.tuple[:0], make([]byte, w.TupleSize())...)
 	for i, v := range values {
-		if err := encodeValue(w.tuple, cols[i].Attr, v); err != nil {
+		if err := encodeValue(w.tuple, cols[i].Attr, v, w.strings); err != nil {
 			return fmt.Errorf("source %s: column %s: %w", w.s.src.Name, cols[i].Name, err)
 		}
 	}
@@ -133,8 +151,44 @@ func (w *TupleWriter) Flush() error { return w.s.flushAll(w.streams) }
 
 var errValueType = errors.New("value of the wrong type")
 
-func encodeValue(t []byte, a query.Attribute, v any) error {
+func encodeValue(t []byte, a query.Attribute, v any, strs *strview.Arena) error {
 	b := t[a.Offset : a.Offset+a.Size]
+	switch x := v.(type) {
+	case nil:
+		if !a.Nullable {
+			return fmt.Errorf("%w: NULL in a column declared NOT NULL", errValueType)
+		}
+		t[a.NullBit>>3] |= 1 << (a.NullBit & 7)
+		return nil
+	case time.Time:
+		if a.Logical != query.Time {
+			return fmt.Errorf("%w: a time.Time for a column that is not a TIMESTAMP", errValueType)
+		}
+		v = x.UnixMilli()
+	}
+	switch {
+	case a.Type == query.String:
+		var s []byte
+		switch x := v.(type) {
+		case string:
+			s = []byte(x)
+		case []byte:
+			s = x
+		default:
+			return fmt.Errorf("%w: want a string or []byte, got %T", errValueType, v)
+		}
+		strview.Put(b, s, strs)
+		return nil
+	case a.Logical == query.Boolean:
+		x, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("%w: want a bool, got %T", errValueType, v)
+		}
+		if x {
+			binary.LittleEndian.PutUint32(b, 1)
+		}
+		return nil
+	}
 	var i int64
 	isInt := true
 	switch x := v.(type) {

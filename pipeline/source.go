@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -23,17 +24,22 @@ import (
 // attached (a SourceFunc, or a reader of records). Its tuples go to every
 // stream that reads it.
 type sqlSource struct {
-	src      *sql.Source
-	name     string         // the input in messages: its path, or "standard input"
-	file     *os.File       // a file source's
-	r        io.Reader      // the bytes: the file, a pollable standard input, an attached reader
-	live     bool           // r delivers records as they come (standard input): hand on what came
-	restore  func()         // undoes Pollable
-	records  *source.Reader // csv, json
-	kafka    *kafka.Source  // connector = 'kafka'
-	gen      workloads.Generator
-	nex      *nexmarkFeed  // connector = 'nexmark'
-	val      *validator    // Options.Validate: keeps what is fed
+	src     *sql.Source
+	name    string         // the input in messages: its path, or "standard input"
+	file    *os.File       // a file source's
+	r       io.Reader      // the bytes: the file, a pollable standard input, an attached reader
+	live    bool           // r delivers records as they come (standard input): hand on what came
+	restore func()         // undoes Pollable
+	records *source.Reader // csv, json
+	kafka   *kafka.Source  // connector = 'kafka'
+	gen     workloads.Generator
+	nex     *nexmarkFeed // connector = 'nexmark'
+	val     *validator   // Options.Validate: keeps what is fed
+	// proc is the offset of the processing-time column (PROCTIME()), -1
+	// for none; lastProc the last time stamped, which the next does not
+	// go below (a wall clock stepped back).
+	proc     int
+	lastProc int64
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
@@ -56,7 +62,14 @@ type kafkaShare struct {
 // file is reported first.
 func (j *Job) openSources() error {
 	for _, s := range j.prog.Sources {
-		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration}
+		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1}
+		if s.ProcTime != "" {
+			a, err := s.Schema.Lookup(s.ProcTime)
+			if err != nil {
+				return fmt.Errorf("source %s: the processing time %s: %w", s.Name, s.ProcTime, err)
+			}
+			ss.proc = a.Offset
+		}
 		j.sources = append(j.sources, ss)
 		if fn := j.p.feeds[s.Name]; fn != nil {
 			ss.name, ss.fn = "source "+s.Name, fn
@@ -182,6 +195,22 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 	return nil
 }
 
+// stampProcTime writes the processing time, the wall clock's milliseconds
+// since the epoch (UTC), into the PROCTIME() column of tuples: one reading
+// of the clock for a read's tuples, never below the last, so that
+// processing-time windows see their times in order.
+func (s *sqlSource) stampProcTime(tuples []byte) {
+	if s.proc < 0 {
+		return
+	}
+	now := max(time.Now().UnixMilli(), s.lastProc)
+	s.lastProc = now
+	ts := s.src.Schema.TupleSize
+	for o := s.proc; o+8 <= len(tuples); o += ts {
+		binary.LittleEndian.PutUint64(tuples[o:], uint64(now))
+	}
+}
+
 // heapStrings is a file's or standard input's Options.Strings: the records
 // are decoded straight into the first stream's ring (feedAll), so their
 // long strings go to that stream's heap, freed with the task that carries
@@ -305,6 +334,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 					return werr
 				}
 			}
+			s.stampProcTime(buf[:n])
 			if s.val != nil {
 				s.val.fed(s.src, buf[:n])
 			}
