@@ -15,6 +15,11 @@ import (
 type nexmarkFeed struct {
 	table nexmark.Table
 	cfg   nexmark.Config
+	// stride is the source's tuple size: the generator's, or more where the
+	// source has a processing-time column after the generator's bytes
+	// (then the tuples are generated into wide and spread out).
+	stride int
+	wide   []byte
 	// inline: the generator, and the arena of its events' own strings,
 	// copied into the streams' heaps as the tuples are committed and reset
 	// after each read.
@@ -26,8 +31,11 @@ type nexmarkFeed struct {
 	k      uint64
 }
 
-func newNexmarkFeed(cfg nexmark.Config, t nexmark.Table, bundle *nexmark.Bundle) (*nexmarkFeed, error) {
-	f := &nexmarkFeed{table: t, cfg: cfg}
+func newNexmarkFeed(cfg nexmark.Config, t nexmark.Table, stride int, bundle *nexmark.Bundle) (*nexmarkFeed, error) {
+	if stride < t.TupleSize() {
+		return nil, fmt.Errorf("a %d-byte tuple is smaller than the %s table's %d bytes", stride, t, t.TupleSize())
+	}
+	f := &nexmarkFeed{table: t, cfg: cfg, stride: stride}
 	if bundle != nil {
 		bc := bundle.Config()
 		bc.Events = cfg.Events
@@ -51,6 +59,24 @@ func newNexmarkFeed(cfg nexmark.Config, t nexmark.Table, bundle *nexmark.Bundle)
 // fill writes whole tuples into buf: n bytes, io.EOF where the sequence
 // ended (events.num).
 func (f *nexmarkFeed) fill(buf []byte) (int, error) {
+	ts := f.table.TupleSize()
+	if f.stride == ts {
+		return f.generate(buf)
+	}
+	n := len(buf) / f.stride
+	if cap(f.wide) < n*ts {
+		f.wide = make([]byte, n*ts)
+	}
+	narrow := f.wide[:n*ts]
+	got, err := f.generate(narrow)
+	for i := range got / ts {
+		copy(buf[i*f.stride:], narrow[i*ts:(i+1)*ts])
+	}
+	return got / ts * f.stride, err
+}
+
+// generate writes whole tuples of the generator's size into buf.
+func (f *nexmarkFeed) generate(buf []byte) (int, error) {
 	ts := f.table.TupleSize()
 	if f.bundle != nil {
 		n := len(buf) / ts

@@ -110,7 +110,7 @@ func (j *Job) openSources() error {
 			}
 			continue
 		case s.Connector == "nexmark":
-			f, err := newNexmarkFeed(s.Nexmark, s.NexmarkTable, j.opts.NexmarkBundle)
+			f, err := newNexmarkFeed(s.Nexmark, s.NexmarkTable, s.Schema.TupleSize, j.opts.NexmarkBundle)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
