@@ -9,6 +9,9 @@ type WindowOverride struct {
 	Type                       string // "range" or "row"
 	Size, Slide                int64  // > 0
 	TypeSet, SizeSet, SlideSet bool
+	// SizeTime and SlideTime: Size and Slide were given as durations (in
+	// ms), which only a range window takes.
+	SizeTime, SlideTime bool
 }
 
 // Given reports whether any field is set.
@@ -28,6 +31,9 @@ func (o WindowOverride) Apply(w query.Window) (query.Window, error) {
 		default:
 			return w, usagef("--window-type %q: valid: range, row", o.Type)
 		}
+	}
+	if w.Type == query.Rows && (o.SizeTime || o.SlideTime) {
+		return w, usagef("--window-size and --window-slide of a row window are counts of tuples, not durations")
 	}
 	if o.SizeSet && o.Size <= 0 {
 		return w, usagef("--window-size %d: must be positive", o.Size)

@@ -22,6 +22,7 @@ type benchFlags struct {
 	bundleSize             int
 	ingest                 string
 	window                 workloads.WindowOverride // --window-type, --window-size, --window-slide
+	size, slide            msFlag                   // --window-size, --window-slide: durations or counts
 	agg                    string
 	params                 workloads.Params
 }
@@ -42,9 +43,10 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ingest, "ingest", "auto", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's "+
 		"(docs/workloads.md has what each mode gave these workloads)")
 	fs.StringVar(&f.window.Type, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
-	fs.Int64Var(&f.window.Size, "window-size", 0, "window size, > 0: ms for range windows, tuples for row windows (default: the workload's; "+
+	f.size, f.slide = msFlag{ms: &f.window.Size}, msFlag{ms: &f.window.Slide}
+	fs.Var(&f.size, "window-size", "window size, > 0: a duration (10s) or ms for range windows, tuples for row windows (default: the workload's; "+
 		"a tumbling workload window stays tumbling)")
-	fs.Int64Var(&f.window.Slide, "window-slide", 0, "window slide, 0 < slide <= size (default: the workload's)")
+	fs.Var(&f.slide, "window-slide", "window slide, 0 < slide <= size, as --window-size (default: the workload's)")
 	fs.IntVar(&p.Attributes, "attributes", def.Attributes, "proj: projected expressions")
 	fs.IntVar(&p.ExprDepth, "expr-depth", def.ExprDepth, "proj: depth of each arithmetic expression")
 	fs.IntVar(&p.Predicates, "predicates", def.Predicates, "select: predicates")
@@ -88,9 +90,9 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 		case "window-type":
 			f.window.TypeSet = true
 		case "window-size":
-			f.window.SizeSet = true
+			f.window.SizeSet, f.window.SizeTime = true, f.size.duration
 		case "window-slide":
-			f.window.SlideSet = true
+			f.window.SlideSet, f.window.SlideTime = true, f.slide.duration
 		case "validate-tuples":
 			f.validateTuplesSet = true
 		}

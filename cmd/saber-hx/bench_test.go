@@ -88,6 +88,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"row window size 0", []string{"groupby", "--window-type", "row", "--window-size", "0", "--window-slide", "1"}, []string{"size 0", "positive"}},
 		{"slide over size", []string{"groupby", "--window-size", "100", "--window-slide", "200"}, []string{"slide 200 larger than size 100", "0 < slide <= size"}},
 		{"window type tumbling", []string{"groupby", "--window-type", "tumbling", "--window-size", "100"}, []string{`"tumbling"`, "range", "row"}},
+		{"row window as a duration", []string{"groupby", "--window-type", "row", "--window-size", "10s"}, []string{"row window are counts of tuples, not durations"}},
+		{"window size not whole ms", []string{"groupby", "--window-size", "1.5ms"}, []string{"window-size", "not a whole number of milliseconds"}},
 		{"window type tumbling alone", []string{"groupby", "--window-type", "tumbling"}, []string{`"tumbling"`, "range", "row"}},
 		{"window for proj", []string{"proj", "--window-size", "100"}, []string{"do not apply to proj"}},
 		{"window for select", []string{"select", "--window-type", "row", "--window-size", "10"}, []string{"do not apply to select"}},
@@ -219,7 +221,7 @@ func TestBenchHumanOutput(t *testing.T) {
 func benchArgs(name string) (tuples int, extra []string) {
 	switch name {
 	case "sg1", "lrb1":
-		return 20000, []string{"--window-size", "10000", "--window-slide", "1000"}
+		return 20000, []string{"--window-size", "10s", "--window-slide", "1s"} // durations, as ms
 	case "sg2", "sg3":
 		// One group per plug: 8000 tuples are ~8000 rows per window.
 		return 8000, []string{"--window-size", "10000", "--window-slide", "1000"}
