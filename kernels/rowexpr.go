@@ -791,6 +791,9 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 	if u, ok := temporal.ParseUnit(e.Fn); ok {
 		return strict(func(v []rval, _ *rowScratch) rval { return rval{i: temporal.Extract(u, v[0].i)} }), nil
 	}
+	if f, ok := query.ScalarFuncOf(e.Fn); ok {
+		return strict(scalarFuncCall(f, types)), nil
+	}
 	return nil, fmt.Errorf("%s: no kernel for function %s", e, e.Fn)
 }
 

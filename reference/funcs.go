@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/saber-hx/saber-hx/query"
 )
 
 // The scalar functions of query.Funcs, each written from its doc comment
@@ -148,7 +150,45 @@ func callFunc(fn string, args []Value) (Value, error) {
 	if f, ok := timeUnits[fn]; ok {
 		return Int(f(arg(0).I)), want(1)
 	}
+	if f, ok := query.ScalarFuncOf(fn); ok {
+		return callScalarFunc(f, args)
+	}
 	return Value{}, fmt.Errorf("unknown function %q", fn)
+}
+
+// callScalarFunc calls a function registered with query.RegisterFunc
+// (no argument is NULL: callFunc answered NULL for those).
+func callScalarFunc(f query.ScalarFunc, args []Value) (Value, error) {
+	if len(args) != len(f.Args) {
+		return Value{}, fmt.Errorf("%d arguments, want %d", len(args), len(f.Args))
+	}
+	in := make([]query.Scalar, len(args))
+	for i, a := range args {
+		switch f.Args[i] {
+		case query.FloatValue:
+			in[i].F = a.asFloat()
+		case query.StringValue:
+			in[i].S = []byte(a.Str)
+		default:
+			in[i].I = a.I
+		}
+	}
+	out := f.Fn(in)
+	kind := map[query.ValueType]Kind{query.IntValue: IntKind, query.FloatValue: FloatKind, query.StringValue: StringKind,
+		query.TimeValue: TimeKind, query.BoolValue: BoolKind}[f.Result]
+	switch {
+	case out.Null:
+		return Null(kind), nil
+	case kind == FloatKind:
+		return Float(out.F), nil
+	case kind == StringKind:
+		return Str(string(out.S)), nil
+	case kind == BoolKind:
+		return Bool(out.I != 0), nil
+	case kind == TimeKind:
+		return Time(out.I), nil
+	}
+	return Int(out.I), nil
 }
 
 // checkArgs refuses arguments of kinds the function does not take (the

@@ -173,15 +173,15 @@ func (c *compiler) statement(s *stmt) error {
 	case stInsert:
 		return c.insert(s)
 	case stFunction:
-		// Flink declares a UDF's class; saber-hx runs no user's code, and
-		// accepts the declaration of a function it has built in
-		// (Nexmark's COUNT_CHAR).
+		// Flink declares a UDF's class; saber-hx binds the name to a
+		// function it has built in (Nexmark's COUNT_CHAR) or that the
+		// embedding Go program registered (query.RegisterFunc).
 		name := strings.ToLower(s.name.name)
 		if a, ok := funcAliases[name]; ok {
 			name = a
 		}
 		if _, ok := query.Funcs[name]; !ok {
-			return errAt(s.name.pos, "CREATE FUNCTION %s: saber-hx runs no user's code, only its built-in functions (valid: %s)", s.name.name, funcNames())
+			return errAt(s.name.pos, "CREATE FUNCTION %s: no function of that name: the built-in ones, and those a Go program registers (query.RegisterFunc), are %s", s.name.name, funcNames())
 		}
 		return nil
 	}

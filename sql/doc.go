@@ -25,8 +25,10 @@
 //	SELECT ...;    -- its sink is stdout
 //
 // CREATE FUNCTION declares a function saber-hx has built in (Nexmark's
-// COUNT_CHAR): it is accepted and changes nothing; any other name is
-// refused (no user's code runs).
+// COUNT_CHAR) or that the Go program embedding it registered by name
+// (query.RegisterFunc: a scalar function written in Go, called per row in
+// the kernels and by the reference evaluator alike): it binds the name
+// and changes nothing else; any other name is refused.
 //
 // CREATE STREAM is CREATE SOURCE; CREATE TEMPORARY is CREATE. A CREATE
 // TABLE is, by its connector and its use: a sink table where an INSERT

@@ -215,7 +215,7 @@ func TestErrorsIssue25(t *testing.T) {
 		msg       string
 	}{
 		{"SELECT DISTINCT k FROM e", 5, 8, "SELECT DISTINCT is not supported yet"},
-		{"CREATE FUNCTION my_udf AS 'com.example.MyUdf' LANGUAGE JAVA", 5, 17, "CREATE FUNCTION my_udf: saber-hx runs no user's code, only its built-in functions"},
+		{"CREATE FUNCTION my_udf AS 'com.example.MyUdf' LANGUAGE JAVA", 5, 17, "CREATE FUNCTION my_udf: no function of that name: the built-in ones, and those a Go program registers (query.RegisterFunc), are"},
 		{"SELECT SUM(DISTINCT n) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 8, "SUM(DISTINCT ...) is not supported: only COUNT(DISTINCT x) is"},
 		{"SELECT COUNT(DISTINCT n), COUNT(DISTINCT m) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 27, "COUNT(DISTINCT n) and COUNT(DISTINCT m) in one query are not supported: one query counts the distinct values of one expression (count the others in another query)"},
 		{"SELECT COUNT(DISTINCT n) FILTER (WHERE b) FROM TUMBLE(e, ts, INTERVAL '1' SECOND)", 5, 40, "COUNT(DISTINCT ...) FILTER (WHERE ...) is not supported: filter in WHERE, or count the distinct values in a view"},
