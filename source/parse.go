@@ -92,8 +92,59 @@ func parseFloat(s []byte, bits int) (float64, bool) {
 	if len(s) == 0 {
 		return 0, false
 	}
+	if bits == 64 {
+		if f, ok := parseDecimal(s); ok {
+			return f, true
+		}
+	}
 	f, err := strconv.ParseFloat(unsafe.String(&s[0], len(s)), bits)
 	return f, err == nil
+}
+
+// pow10 are the powers of ten that float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseDecimal is the fast path of parseFloat for the usual text of a
+// number in a CSV or JSON record: [+-]digits[.digits], 15 digits at most
+// and no exponent (false for anything else: strconv's general parser
+// takes it). The digits make an integer below 2^53 and the fraction a
+// power of ten below 10^16, both exact in a float64, so their quotient,
+// one IEEE division, is the correctly rounded value strconv gives.
+func parseDecimal(s []byte) (float64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg, s = true, s[1:]
+	case '+':
+		s = s[1:]
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // unhex maps a byte to its hex value, 0xff for a non-hex byte.

@@ -1,0 +1,58 @@
+package source
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// TestParseDecimalMatchesStrconv: the fast path gives strconv's float64
+// (sign of zero included) wherever it answers, and answers the usual
+// decimal texts.
+func TestParseDecimalMatchesStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := "0123456789.-+e_x "
+	check := func(s string) {
+		got, ok := parseDecimal([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: fast path %v, strconv refuses: %v", s, got, err)
+		}
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: fast path %v (%x), strconv %v (%x)", s, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+	for range 200000 {
+		b := make([]byte, 1+r.IntN(18))
+		for i := range b {
+			if r.IntN(4) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[i] = '0' + byte(r.IntN(10))
+			}
+		}
+		check(string(b))
+		// Decimal texts as records hold them, every length of fraction.
+		f := (r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(12)))
+		check(strconv.FormatFloat(f, 'f', r.IntN(8), 64))
+	}
+	for _, s := range []string{"0", "-0", "+0", "0.0", "-0.000", "5.", ".5", "-.5", "123456789012345", "0.000000000000001", "999999999999999.9"} {
+		check(s)
+	}
+	for _, s := range []string{"", "-", ".", "+.", "1e5", "1.2.3", "1234567890123456", "0x10", "1_000", "NaN", "inf"} {
+		if _, ok := parseDecimal([]byte(s)); ok && s != "" {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				t.Errorf("%q: fast path accepts what strconv refuses", s)
+			}
+		}
+	}
+	for _, s := range []string{"12.5", "-3", "0.25", "100000"} {
+		if _, ok := parseDecimal([]byte(s)); !ok {
+			t.Errorf("%q: not taken by the fast path", s)
+		}
+	}
+}
