@@ -25,13 +25,14 @@ import (
 // stream that reads it.
 type sqlSource struct {
 	src     *sql.Source
-	name    string         // the input in messages: its path, or "standard input"
-	file    *os.File       // a file source's
-	r       io.Reader      // the bytes: the file, a pollable standard input, an attached reader
-	live    bool           // r delivers records as they come (standard input): hand on what came
-	restore func()         // undoes Pollable
-	records *source.Reader // csv, json
-	kafka   *kafka.Source  // connector = 'kafka'
+	name    string           // the input in messages: its path, or "standard input"
+	file    *os.File         // a file source's
+	r       io.Reader        // the bytes: the file, a pollable standard input, an attached reader
+	live    bool             // r delivers records as they come (standard input): hand on what came
+	restore func()           // undoes Pollable
+	records *source.Reader   // csv, json
+	pool    *parallelDecoder // csv, json from a file or a reader, with more than one worker
+	kafka   *kafka.Source    // connector = 'kafka'
 	gen     workloads.Generator
 	nex     *nexmarkFeed // connector = 'nexmark'
 	val     *validator   // Options.Validate: keeps what is fed
@@ -123,6 +124,15 @@ func (j *Job) openSources() error {
 			return usagef("source %s: connector %q has no input: attach one (AttachSource, AttachReader)", s.Name, s.Connector)
 		}
 		if s.Format == "csv" || s.Format == "json" {
+			if !ss.live && j.opts.Engine.Workers > 1 {
+				// Decoding grows with the cores: one decoder per worker.
+				p, err := newParallelDecoder(s, ss.name, ss.r, j.opts.Engine.Workers, decodeBlockSize)
+				if err != nil {
+					return usagef("source %s: %v", s.Name, err)
+				}
+				ss.pool = p
+				continue
+			}
 			d, err := newDecoder(s, ss.name, ss.heapStrings)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
@@ -248,6 +258,9 @@ func (j *Job) closeSources() {
 		if s.nex != nil {
 			s.nex.close()
 		}
+		if s.pool != nil {
+			s.pool.Close()
+		}
 		if s.file != nil {
 			s.file.Close()
 		}
@@ -258,6 +271,9 @@ func (j *Job) closeSources() {
 func (s *sqlSource) malformed() uint64 {
 	if s.kafka != nil {
 		return uint64(s.kafka.Stats().Malformed)
+	}
+	if s.pool != nil {
+		return uint64(s.pool.Malformed())
 	}
 	if s.records == nil {
 		return 0
@@ -339,7 +355,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 				s.val.fed(s.src, buf[:n])
 			}
 			commit := first.Commit
-			if (s.nex != nil && s.nex.copies()) || s.kafka != nil {
+			if (s.nex != nil && s.nex.copies()) || s.kafka != nil || s.pool != nil {
 				commit = func(n int) error { return first.CommitCopy(buf[:n]) }
 			}
 			if cerr := commit(n); cerr != nil {
@@ -423,6 +439,13 @@ func (s *sqlSource) next(ctx context.Context, buf []byte, offset int64) (int, er
 		return len(buf), nil
 	case s.nex != nil:
 		return s.nex.fill(buf)
+	case s.pool != nil:
+		n, err := s.pool.Fill(buf)
+		var se *source.Error
+		if errors.As(err, &se) {
+			return n, usageError{err}
+		}
+		return n, err
 	case s.records != nil:
 		fill := s.records.Fill
 		if s.live {

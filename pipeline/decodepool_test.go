@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/reference"
+	"github.com/saber-hx/saber-hx/source"
+	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/strview"
+)
+
+// decodeOne is the oracle: one decoder over the whole input, its tuples
+// decoded to values, the records it skipped and the error it stopped at.
+func decodeOne(t *testing.T, src *sql.Source, in []byte) ([][]reference.Value, int64, error) {
+	t.Helper()
+	a := strview.NewArena(0)
+	defer a.Free()
+	d, err := newDecoder(src, "in", source.ArenaStrings(a))
+	require.NoError(t, err)
+	ts := d.TupleSize()
+	var out [][]reference.Value
+	dst := make([]byte, 64*ts)
+	var stop error
+	for rest := in; ; {
+		n, c, err := d.Decode(dst, rest, true)
+		v, derr := reference.DecodeTuples(src.Schema, dst[:n*ts])
+		require.NoError(t, derr)
+		out = append(out, v...)
+		rest = rest[c:]
+		if err != nil {
+			stop = err
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+	}
+	return out, d.Malformed(), stop
+}
+
+// decodePool runs a parallelDecoder over in, filling buffers of uneven
+// sizes, and decodes each fill before the next (its strings live so long).
+func decodePool(t *testing.T, src *sql.Source, in []byte, decoders, block int, rng *rand.Rand) ([][]reference.Value, int64, error) {
+	t.Helper()
+	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), decoders, block)
+	require.NoError(t, err)
+	defer p.Close()
+	ts := src.Schema.TupleSize
+	var out [][]reference.Value
+	for {
+		dst := make([]byte, rng.IntN(50)*ts+rng.IntN(ts)+ts)
+		n, err := p.Fill(dst)
+		require.Zero(t, n%ts)
+		v, derr := reference.DecodeTuples(src.Schema, dst[:n])
+		require.NoError(t, derr)
+		out = append(out, v...)
+		if err == io.EOF {
+			return out, p.Malformed(), nil
+		}
+		if err != nil {
+			return out, p.Malformed(), err
+		}
+	}
+}
+
+// randomRecords writes n records of (ts, k, name, x) as CSV (header
+// first where header, its columns in another order than the DDL's) or
+// JSON: names long and short, with commas, quotes and line breaks in
+// CSV's quoted fields; a few records malformed where bad.
+func randomRecords(rng *rand.Rand, n int, format string, header, bad bool) []byte {
+	var b bytes.Buffer
+	if header {
+		b.WriteString("name,x,ts,k\n")
+	}
+	for i := range n {
+		name := strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(40))
+		if rng.IntN(5) == 0 {
+			name += ", \"quoted\"\nsecond line"
+		}
+		x := fmt.Sprintf("%d.%02d", rng.IntN(1000), rng.IntN(100))
+		k := fmt.Sprint(rng.IntN(100))
+		if bad && rng.IntN(97) == 0 {
+			k = "not a number"
+		}
+		ts := fmt.Sprint(1000 + i)
+		switch {
+		case format == "json":
+			fmt.Fprintf(&b, `{"ts": %s, "k": %q, "name": %q, "x": %s}`+"\n", ts, k, name, x)
+		case header:
+			fmt.Fprintf(&b, "%s,%s,%s,%s\n", csvField(name), x, ts, k)
+		default:
+			fmt.Fprintf(&b, "%s,%s,%s,%s\n", ts, k, csvField(name), x)
+		}
+	}
+	return b.Bytes()
+}
+
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\n") || s == "" {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}
+
+func csvSource(t *testing.T, format string, header bool, onError string) *sql.Source {
+	t.Helper()
+	with := fmt.Sprintf("connector = 'go', format = '%s', on_error = '%s'", format, onError)
+	if header {
+		with += ", header = 'true'"
+	}
+	p, err := sql.Compile(fmt.Sprintf(`CREATE SOURCE s (ts BIGINT, k INT, name VARCHAR, x DOUBLE) WITH (%s);
+SELECT ts, k, name, x FROM s;`, with))
+	require.NoError(t, err)
+	return p.Sources[0]
+}
+
+// TestParallelDecoderMatchesOne: over CSV (with a header in another
+// order, without one) and JSON, records with quoted line breaks across
+// blocks, malformed records skipped or failing, blocks smaller than a
+// record and larger than the input, any number of decoders: the tuples,
+// the count of records skipped and the error (its line the input's) are
+// one decoder's.
+func TestParallelDecoderMatchesOne(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		format  string
+		header  bool
+		onError string
+	}{{"csv", true, "skip"}, {"csv", false, "skip"}, {"json", false, "skip"}, {"csv", true, "fail"}, {"json", false, "fail"}} {
+		src := csvSource(t, c.format, c.header, c.onError)
+		for seed := range uint64(4) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			in := randomRecords(rng, 300+rng.IntN(700), c.format, c.header, true)
+			want, wantBad, wantErr := decodeOne(t, src, in)
+			if c.onError == "skip" {
+				require.NoError(t, wantErr)
+			}
+			for _, decoders := range []int{1, 2, 5} {
+				for _, block := range []int{16, 300, 4096, 1 << 20} {
+					name := fmt.Sprintf("%s header %v %s seed %d decoders %d block %d", c.format, c.header, c.onError, seed, decoders, block)
+					got, gotBad, gotErr := decodePool(t, src, in, decoders, block, rng)
+					require.Equal(t, len(want), len(got), name)
+					assert.Equal(t, want, got, name)
+					assert.Equal(t, wantBad, gotBad, name)
+					if wantErr == nil {
+						assert.NoError(t, gotErr, name)
+						continue
+					}
+					var we, ge *source.Error
+					require.True(t, errors.As(wantErr, &we), name)
+					require.True(t, errors.As(gotErr, &ge), "%s: %v", name, gotErr)
+					assert.Equal(t, *we, *ge, name)
+				}
+			}
+		}
+	}
+}
+
+// TestParallelDecoderEdges: an empty input, a header alone, no final line
+// break decode as one decoder does; Close before the end returns.
+func TestParallelDecoderEdges(t *testing.T) {
+	t.Parallel()
+	src := csvSource(t, "csv", true, "fail")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, in := range []string{"", "name,x,ts,k\n", "name,x,ts,k", "name,x,ts,k\nab,1.5,7,3", "name,x,ts,k\nab,1.5,7,3\n"} {
+		want, _, wantErr := decodeOne(t, src, []byte(in))
+		got, _, gotErr := decodePool(t, src, []byte(in), 3, 4, rng)
+		assert.Equal(t, want, got, "%q", in)
+		assert.Equal(t, wantErr, gotErr, "%q", in)
+	}
+	// Close with blocks decoded and waiting returns: it waits for every
+	// goroutine of the pool.
+	in := randomRecords(rng, 5000, "csv", true, false)
+	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), 2, 256)
+	require.NoError(t, err)
+	n, err := p.Fill(make([]byte, 10*src.Schema.TupleSize))
+	require.NoError(t, err)
+	assert.Equal(t, 10*src.Schema.TupleSize, n)
+	p.Close()
+	p.Close()
+}
+
+// TestParallelDecoderReadError: an error of the reader stops Fill after
+// the records before it, with that error.
+func TestParallelDecoderReadError(t *testing.T) {
+	t.Parallel()
+	src := csvSource(t, "json", false, "fail")
+	in := randomRecords(rand.New(rand.NewPCG(3, 4)), 200, "json", false, false)
+	broken := errors.New("disk gone")
+	r := io.MultiReader(bytes.NewReader(in), iotestErrReader{broken})
+	p, err := newParallelDecoder(src, "in", r, 2, 512)
+	require.NoError(t, err)
+	defer p.Close()
+	total := 0
+	for {
+		n, err := p.Fill(make([]byte, 64*src.Schema.TupleSize))
+		total += n
+		if err != nil {
+			assert.ErrorIs(t, err, broken)
+			break
+		}
+	}
+	// The records before the error that made whole blocks came through.
+	assert.LessOrEqual(t, total, 200*src.Schema.TupleSize)
+}
+
+type iotestErrReader struct{ err error }
+
+func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }
+
+// TestParallelDecoderFillAfterClose: Fill after Close is an error, not a
+// panic or a hang.
+func TestParallelDecoderFillAfterClose(t *testing.T) {
+	t.Parallel()
+	src := csvSource(t, "csv", false, "fail")
+	in := randomRecords(rand.New(rand.NewPCG(5, 6)), 3000, "csv", false, false)
+	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), 2, 128)
+	require.NoError(t, err)
+	buf := make([]byte, 7*src.Schema.TupleSize)
+	for range 20 {
+		_, err := p.Fill(buf)
+		require.NoError(t, err)
+	}
+	p.Close()
+	_, err = p.Fill(buf)
+	assert.ErrorIs(t, err, errDecoderClosed)
+}

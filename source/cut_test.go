@@ -1,0 +1,86 @@
+package source
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCutRecords(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		csv  bool
+		want int
+	}{
+		{"", true, 0},
+		{"a,b", true, 0},
+		{"a,b\nc", true, 4},
+		{"a,\"x\ny\",b\nc,d\n", true, 14},
+		{"a,\"x\ny\",b\nc,\"d\n", true, 10},
+		{"a,\"x\"\"\ny\",b\n", true, 12},
+		{"a,b\"c\nd,e\n", true, 10},  // a quote inside an unquoted field is a character
+		{"a,\"b\"c\nd\n", true, 9},   // text after a closing quote: the line still ends there
+		{"{\"a\":\"x\"}\n{\"a\"", false, 10},
+		{"x;\"a\nb\";c\n", true, 10}, // with ',' as the separator the quotes are characters: two records
+	} {
+		assert.Equal(t, c.want, CutRecords([]byte(c.in), c.csv, ','), "%q", c.in)
+	}
+	assert.Equal(t, 10, CutRecords([]byte("x;\"a\nb\";c\n"), true, ';'), "one record, its quoted field spanning the line break")
+	assert.Equal(t, 0, CutRecords([]byte("x;\"a\nb\";c"), true, ';'))
+}
+
+// TestCutRecordsDecodes: whatever the cuts, decoding block after block
+// gives what decoding the whole gives (RFC 4180 records with quoted
+// separators, quotes and line breaks, literal quotes, empty lines).
+func TestCutRecordsDecodes(t *testing.T) {
+	l, err := NewLayout(32, Column{Name: "ts", Kind: Int64, Offset: 0}, Column{Name: "s", Kind: Bytes, Offset: 8, Size: 24})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 1))
+	fields := []string{"x", "\"a,b\"", "\"l1\nl2\"", "\"q\"\"q\"", "p\"q", "", "\"\""}
+	for round := range 200 {
+		var text []byte
+		for i := range 1 + r.IntN(40) {
+			if r.IntN(10) == 0 {
+				text = append(text, '\n')
+			}
+			text = append(text, []byte(cutItoa(i)+","+fields[r.IntN(len(fields))]+"\n")...)
+		}
+		whole := decodeCut(t, l, text)
+		var blocks [][]byte
+		for rest := text; len(rest) > 0; {
+			n := CutRecords(rest[:min(len(rest), 1+r.IntN(30))], true, ',')
+			if n == 0 {
+				n = CutRecords(rest, true, ',')
+				if n == 0 {
+					n = len(rest)
+				}
+			}
+			blocks = append(blocks, rest[:n])
+			rest = rest[n:]
+		}
+		var parts []byte
+		for _, b := range blocks {
+			parts = append(parts, decodeCut(t, l, b)...)
+		}
+		require.Equal(t, whole, parts, "round %d: %q", round, text)
+	}
+}
+
+func decodeCut(t *testing.T, l *Layout, text []byte) []byte {
+	d, err := NewCSVDecoder(l, CSVOptions{})
+	require.NoError(t, err)
+	dst := make([]byte, 32*100)
+	n, c, err := d.Decode(dst, text, true)
+	require.NoError(t, err)
+	require.Equal(t, len(text), c)
+	return dst[:n*32]
+}
+
+func cutItoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return cutItoa(i/10) + string(rune('0'+i%10))
+}
