@@ -20,8 +20,8 @@ func TestCutRecords(t *testing.T) {
 		{"a,\"x\ny\",b\nc,d\n", true, 14},
 		{"a,\"x\ny\",b\nc,\"d\n", true, 10},
 		{"a,\"x\"\"\ny\",b\n", true, 12},
-		{"a,b\"c\nd,e\n", true, 10},  // a quote inside an unquoted field is a character
-		{"a,\"b\"c\nd\n", true, 9},   // text after a closing quote: the line still ends there
+		{"a,b\"c\nd,e\n", true, 10}, // a quote inside an unquoted field is a character
+		{"a,\"b\"c\nd\n", true, 9},  // text after a closing quote: the line still ends there
 		{"{\"a\":\"x\"}\n{\"a\"", false, 10},
 		{"x;\"a\nb\";c\n", true, 10}, // with ',' as the separator the quotes are characters: two records
 	} {
