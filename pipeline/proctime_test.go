@@ -14,10 +14,12 @@ import (
 	"github.com/saber-hx/saber-hx/pipeline"
 )
 
-// TestProcTime: a source's PROCTIME() column holds the wall clock when
-// the tuple was read (never earlier than the run's start nor later than
-// its end, never decreasing), whatever the records hold; a
-// processing-time window counts every record.
+// TestProcTime: a processing-time column, declared in the source (p AS
+// PROCTIME()) or added by a view of it (SELECT *, PROCTIME() AS p, as
+// Nexmark's q12), holds the wall clock when the tuple was read (never
+// earlier than the run's start nor later than its end, never decreasing),
+// whatever the records hold; a processing-time window counts every
+// record, at one worker (one decoder) and at two (decoders in parallel).
 func TestProcTime(t *testing.T) {
 	t.Parallel()
 	var csv strings.Builder
@@ -25,41 +27,54 @@ func TestProcTime(t *testing.T) {
 	for i := range 5000 {
 		csv.WriteString(strconv.Itoa(i) + "," + strconv.Itoa(i%3) + "\n")
 	}
-	prog, err := pipeline.Compile("p.sql", `
+	for _, c := range []struct{ name, text string }{
+		{"declared", `
 CREATE SOURCE s (ts BIGINT, k INT, p AS PROCTIME()) WITH (connector = 'go', format = 'csv', header = 'true');
 CREATE VIEW stamped AS SELECT ts, p FROM s;
-CREATE VIEW per_second AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, p, INTERVAL '1' SECOND) GROUP BY window_start;`)
-	require.NoError(t, err)
-	require.NoError(t, prog.AttachReader("s", strings.NewReader(csv.String())))
-	var stamps []int64
-	require.NoError(t, prog.OnRows("stamped", func(rows *pipeline.Rows) error {
-		for i := range rows.Len() {
-			stamps = append(stamps, rows.Int(i, 1))
-		}
-		return nil
-	}))
-	var counted int64
-	require.NoError(t, prog.OnRows("per_second", func(rows *pipeline.Rows) error {
-		for i := range rows.Len() {
-			counted += rows.Int(i, 1)
-		}
-		return nil
-	}))
-	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 16 * 64, BufferSize: 1 << 14}})
-	require.NoError(t, err)
-	defer job.Close()
-	before := time.Now().UnixMilli()
-	_, err = job.Run(context.Background())
-	after := time.Now().UnixMilli()
-	require.NoError(t, err)
-	require.Len(t, stamps, 5000)
-	for i, p := range stamps {
-		require.True(t, p >= before && p <= after, "tuple %d stamped %d, outside the run [%d, %d]", i, p, before, after)
-		if i > 0 {
-			require.GreaterOrEqual(t, p, stamps[i-1], "tuple %d", i)
+CREATE VIEW per_second AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, p, INTERVAL '1' SECOND) GROUP BY window_start;`},
+		{"view", `
+CREATE SOURCE s (ts BIGINT, k INT) WITH (connector = 'go', format = 'csv', header = 'true');
+CREATE VIEW sp AS SELECT *, PROCTIME() AS p FROM s;
+CREATE VIEW stamped AS SELECT ts, p FROM sp;
+CREATE VIEW per_second AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(sp, p, INTERVAL '1' SECOND) GROUP BY window_start;`},
+	} {
+		for _, workers := range []int{1, 2} {
+			prog, err := pipeline.Compile("p.sql", c.text)
+			require.NoError(t, err, c.name)
+			require.NoError(t, prog.AttachReader("s", strings.NewReader(csv.String())))
+			var stamps, times []int64
+			require.NoError(t, prog.OnRows("stamped", func(rows *pipeline.Rows) error {
+				for i := range rows.Len() {
+					times = append(times, rows.Int(i, 0))
+					stamps = append(stamps, rows.Int(i, 1))
+				}
+				return nil
+			}))
+			var counted int64
+			require.NoError(t, prog.OnRows("per_second", func(rows *pipeline.Rows) error {
+				for i := range rows.Len() {
+					counted += rows.Int(i, 1)
+				}
+				return nil
+			}))
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: workers, TaskSize: 16 * 64, BufferSize: 1 << 14}})
+			require.NoError(t, err)
+			before := time.Now().UnixMilli()
+			_, err = job.Run(context.Background())
+			after := time.Now().UnixMilli()
+			job.Close()
+			require.NoError(t, err, c.name)
+			require.Len(t, stamps, 5000, c.name)
+			for i, p := range stamps {
+				require.Equal(t, int64(i), times[i], "%s: tuple %d", c.name, i)
+				require.True(t, p >= before && p <= after, "%s: tuple %d stamped %d, outside the run [%d, %d]", c.name, i, p, before, after)
+				if i > 0 {
+					require.GreaterOrEqual(t, p, stamps[i-1], "%s: tuple %d", c.name, i)
+				}
+			}
+			assert.Equal(t, int64(5000), counted, "%s at %d workers", c.name, workers)
 		}
 	}
-	assert.Equal(t, int64(5000), counted)
 }
 
 // TestAppendValues: TupleWriter.Append takes strings, times, booleans and

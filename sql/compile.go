@@ -57,6 +57,7 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 		targets:  map[string]bool{},
 	}
 	c.timeCols = eventTimeUses(stmts)
+	c.procSlots = procTimeSlots(stmts)
 	for _, s := range stmts {
 		if s.kind == stInsert {
 			c.targets[s.name.name] = true
@@ -99,6 +100,25 @@ type relation struct {
 	// times are visible columns other than timeName whose values are
 	// attribute 0's (window_start AS starttime beside window_start).
 	times []string
+	// size is, beside slide, the size of the windows the rows come from
+	// (a TUMBLE's is its slide), and ends are the visible columns whose
+	// values are attribute 0 plus size (window_end AS endtime): an
+	// interval join reads them (compile_interval.go).
+	size int64
+	ends []string
+	// procTime is the visible column that is the processing time a view
+	// added to a source (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM
+	// src): a window over it reads a part whose time it is
+	// (compile_proctime.go).
+	procTime string
+}
+
+// inputName is the source that a relation which is no view reads.
+func (r *relation) inputName() string {
+	if r.source != nil {
+		return r.source.Name
+	}
+	return r.name
 }
 
 type compiler struct {
@@ -110,8 +130,12 @@ type compiler struct {
 	inserted map[string]int   // sink table -> the line of the INSERT INTO that writes it
 	targets  map[string]bool  // the tables some INSERT INTO names
 	timeCols map[string]ident // source -> the first event-time column a window names on it
-	nSelect  int
-	parts    map[string]int // query -> its parts so far
+	// procSlots: source -> the processing-time column that a view adds
+	// to it (SELECT *, PROCTIME() AS p FROM source): the source lays out
+	// a slot for it.
+	procSlots map[string]ident
+	nSelect   int
+	parts     map[string]int // query -> its parts so far
 }
 
 // eventTimeUses finds, per FROM name, the first time column named in a
@@ -198,6 +222,9 @@ func (c *compiler) statement(s *stmt) error {
 		name = s.name.name
 	default:
 		name = c.selectName()
+	}
+	if done, err := c.procTimeView(s); done || err != nil {
+		return err
 	}
 	q, rel, err := c.selectQuery(name, s.sel, s.kind == stView)
 	if err != nil {

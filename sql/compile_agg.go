@@ -234,12 +234,12 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	if win.Type == query.Rows {
 		unitNs = 0
 	}
-	slide := int64(0)
+	slide, size := int64(0), int64(0)
 	if win.Type == query.Range {
-		slide = win.Slide
+		slide, size = win.Slide, win.Size
 	}
 	if !complexItems {
-		out := &relation{name: name, view: top, unitNs: unitNs, slide: slide}
+		out := &relation{name: name, view: top, unitNs: unitNs, slide: slide, size: size}
 		var cols []relCol
 		for _, it := range items {
 			oc := OutputColumn{Name: it.name, Kind: it.kind, Index: it.index}
@@ -299,14 +299,17 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	if err := c.finishQuery(q, pq, sel); err != nil {
 		return nil, nil, err
 	}
-	out := &relation{name: name, view: q, unitNs: unitNs, slide: slide}
+	out := &relation{name: name, view: q, unitNs: unitNs, slide: slide, size: size}
 	c.viewRelation(out, q, cols, true)
 	if out.timeName == "" && startName != "" {
 		out.timeName = startName
 	}
-	for _, it := range items {
-		if it.kind == WindowStart {
+	for i, it := range items {
+		switch {
+		case it.kind == WindowStart:
 			out.times = append(out.times, it.name)
+		case slide > 0 && windowProp(sel.items[i].expr) == "end":
+			out.ends = append(out.ends, it.name) // window_start + size
 		}
 	}
 	return q, out, nil

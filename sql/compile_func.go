@@ -59,6 +59,8 @@ func (c *compiler) function(ctx *exprCtx, n *node) (val, error) {
 		return val{}, errAt(n.pos, "%s(...) is a window: it stands in GROUP BY (GROUP BY %s(time_col, ...)) or in FROM", upper, upper)
 	case windowFuncs[name] != "":
 		return val{}, errAt(n.pos, "%s(...) needs GROUP BY %s(...) over the same arguments", upper, strings.ToUpper(name[:strings.IndexByte(name, '_')]))
+	case name == "proctime":
+		return val{}, errAt(n.pos, "PROCTIME is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion, or add one in a view of the source as it is: CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source)")
 	case nondeterministic[name]:
 		return val{}, errAt(n.pos, "%s is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion)", upper)
 	case name == "extract":

@@ -322,13 +322,7 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	if err != nil {
 		return nil, nil, err
 	}
-	q := &Query{Name: name}
-	c.reading(q, left)
-	if right.view != nil {
-		q.FromRight, q.Spec.UpstreamRight = right.name, c.output(right.view)
-	} else {
-		q.InputRight = right.name
-	}
+	right = c.procTimed(right, sel.join.win, name, sel.pos.line)
 	wl, okl, err := c.window(sel.from.win, left)
 	if err != nil {
 		return nil, nil, err
@@ -337,16 +331,34 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	if err != nil {
 		return nil, nil, err
 	}
-	if !okl && !okr && left.slide > 0 && left.slide == right.slide && left.unitNs == right.unitNs && left.unitNs > 0 && onTimes(sel, left, right) {
+	interval := false
+	switch {
+	case !okl && !okr && left.slide > 0 && left.slide == right.slide && left.unitNs == right.unitNs && left.unitNs > 0 && onTimes(sel, left, right):
 		// Two views of windows joined on their times: a tumbling window of
 		// their slide holds the rows of one window of each.
 		wl, wr, okl, okr = query.Tumbling(left.slide), query.Tumbling(left.slide), true, true
+	case !okl && !okr:
+		// An interval join of a stream with a view of TUMBLE windows
+		// (compile_interval.go), or an error naming that shape.
+		if left, right, wl, err = c.intervalJoin(name, sel, left, right); err != nil {
+			return nil, nil, err
+		}
+		if wl.Size > 0 {
+			wr, okl, okr, interval = wl, true, true, true
+		}
 	}
 	if !okl {
-		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (regular and interval joins of two streams are not supported)", left.name)
+		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join of two streams is not supported; %s)", fromName(&sel.from), intervalShape)
 	}
 	if !okr {
-		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (regular and interval joins of two streams are not supported)", right.name)
+		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join of two streams is not supported; %s)", fromName(sel.join), intervalShape)
+	}
+	q := &Query{Name: name}
+	c.reading(q, left)
+	if right.view != nil {
+		q.FromRight, q.Spec.UpstreamRight = right.name, c.output(right.view)
+	} else {
+		q.InputRight = right.inputName()
 	}
 	if wl.Type == query.Session {
 		return nil, nil, errAt(sel.from.win.pos, "a join of two streams over SESSION windows is not supported: join over TUMBLE, HOP, [RANGE ...] or [ROWS ...]")
@@ -427,6 +439,9 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 		return q, out, nil
 	}
 	// The select list over the pairs: the join is a part.
+	if aggregating && interval {
+		return nil, nil, errAt(sel.pos, "an aggregation over an interval join is not supported: select the joined rows in a view, and aggregate over the view")
+	}
 	if aggregating && (wl.Type != query.Range || wl.Size != wl.Slide) {
 		return nil, nil, errAt(sel.pos, "an aggregation over a join of two streams needs a tumbling time window on both sides (TUMBLE or [RANGE size]): a sliding or ROWS window outputs a pair once per window that holds it")
 	}

@@ -41,6 +41,15 @@ func qualOf(f *fromItem) string {
 	return f.name.name
 }
 
+// fromName names f in messages: a stream or view as FROM names it, a
+// subquery by its alias.
+func fromName(f *fromItem) string {
+	if f.sub != nil {
+		return qualOf(f)
+	}
+	return f.name.name
+}
+
 func streamScope(rel *relation, qual string, sd side, prefix string) []scol {
 	out := make([]scol, len(rel.cols))
 	for i, col := range rel.cols {
@@ -55,7 +64,7 @@ func (c *compiler) reading(q *Query, rel *relation) {
 	if rel.view != nil {
 		q.From, q.Spec.Upstream = rel.name, c.output(rel.view)
 	} else {
-		q.Input = rel.name
+		q.Input = rel.inputName()
 	}
 }
 
@@ -121,6 +130,11 @@ func (c *compiler) selectQuery(name string, sel *selectStmt, view bool) (*Query,
 	if err != nil {
 		return nil, nil, err
 	}
+	ws := sel.from.win
+	if gw, at, err := groupWindow(sel); err == nil && at != nil {
+		ws = gw
+	}
+	rel = c.procTimed(rel, ws, name, sel.pos.line)
 	if sel.join != nil {
 		if t, ok := c.tables[sel.join.name.name]; ok && sel.join.sub == nil {
 			return c.staticJoin(name, sel, rel, t, view)
@@ -246,6 +260,7 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 			return nil, nil, err
 		}
 		out.schema, out.timeName, out.slide, out.times = rel.schema, rel.timeName, rel.slide, rel.times
+		out.size, out.ends, out.procTime = rel.size, rel.ends, rel.procTime
 		for _, col := range rel.cols {
 			out.cols = append(out.cols, col)
 			a := slices.IndexFunc(rel.schema.Attrs, func(a query.Attribute) bool { return a.Name == col.attr })
@@ -263,7 +278,7 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 	names := map[string]bool{}
 	var cols []relCol
 	timeItem := "" // an item that is the input's event time, as it is
-	var times []string
+	var times, ends []string
 	for i, it := range items {
 		name := outputName(it, i)
 		if names[name] {
@@ -282,6 +297,15 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 				times = append(times, name)
 				if timeItem == "" {
 					timeItem = name
+				}
+			}
+			if s, err := in.sc.resolve(it.expr); err == nil && it.expr.kind == eCol {
+				// a column as it is: a window's end, the processing time
+				if slices.Contains(rel.ends, s.col.name) {
+					ends = append(ends, name)
+				}
+				if rel.procTime != "" && s.col.name == rel.procTime && out.procTime == "" {
+					out.procTime = name
 				}
 			}
 		}
@@ -308,6 +332,9 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 	}
 	if out.timeName != "" {
 		out.slide, out.times = rel.slide, times
+		if rel.slide > 0 {
+			out.size, out.ends = rel.size, ends
+		}
 	}
 	return q, out, nil
 }

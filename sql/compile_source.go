@@ -35,6 +35,15 @@ func (c *compiler) source(s *stmt) error {
 		return c.nexmarkSource(src, s)
 	}
 	text := src.Format != "binary"
+	declared := len(s.cols) // the columns of the DDL; a view's slot after them
+	if id, ok := c.procSlots[src.Name]; ok && text && !slices.ContainsFunc(s.cols, func(col colDef) bool { return col.proctime }) {
+		// A view adds PROCTIME() AS p to the source: its slot is laid
+		// out as a column p AS PROCTIME() is, visible in the view only.
+		name := procSlotName(id.name, func(n string) bool {
+			return slices.ContainsFunc(s.cols, func(col colDef) bool { return col.name.name == n })
+		})
+		s.cols = append(slices.Clip(s.cols), colDef{name: ident{name: name, pos: id.pos}, typ: procTimeType, typPos: id.pos, notNull: true, proctime: true})
+	}
 	for _, col := range s.cols {
 		if !col.proctime {
 			continue
@@ -74,7 +83,7 @@ func (c *compiler) source(s *stmt) error {
 		src.Watermark = true
 		why = "its WATERMARK"
 	} else if id, ok := c.timeCols[s.name.name]; ok && text {
-		for i, col := range s.cols {
+		for i, col := range s.cols[:declared] {
 			if col.name.name == id.name {
 				timeIdx = i
 			}
@@ -175,7 +184,9 @@ func (c *compiler) source(s *stmt) error {
 	rel := &relation{name: src.Name, schema: schema, source: src, unitNs: unitNs, timeName: src.EventTime, line: src.Line}
 	for i, col := range s.cols {
 		src.Columns = append(src.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Labels: col.typ.labels, Attr: attrs[i]})
-		rel.cols = append(rel.cols, relCol{name: col.name.name, attr: col.name.name, typ: col.typ})
+		if i < declared {
+			rel.cols = append(rel.cols, relCol{name: col.name.name, attr: col.name.name, typ: col.typ})
+		}
 	}
 	if src.Connector == "generator" {
 		if err := checkGenerator(src, s); err != nil {

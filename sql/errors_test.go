@@ -234,7 +234,7 @@ func TestErrorsIssue25(t *testing.T) {
 		{"SELECT TRIM(BOTH 'x' FROM s) FROM e", 5, 18, "TRIM removes spaces only: TRIM('x' FROM s) is not supported"},
 		{"SELECT NOW() FROM e", 5, 8, "NOW is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion)"},
 		{"SELECT CURRENT_TIMESTAMP FROM e", 5, 8, "CURRENT_TIMESTAMP is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion)"},
-		{"SELECT PROCTIME() FROM e", 5, 8, "PROCTIME is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion)"},
+		{"SELECT PROCTIME() FROM e", 5, 8, "PROCTIME is not supported: a query's results depend on its input alone (declare a column AS PROCTIME() in the source for the time of ingestion, or add one in a view of the source as it is: CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source)"},
 		{"SELECT COUNT(*) FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GROUP BY TUMBLE(ts, INTERVAL '1' SECOND)", 5, 66, "a window in GROUP BY and another in FROM: a query has one"},
 		{"SELECT COUNT(*) FROM e GROUP BY TUMBLE(ts, INTERVAL '1' SECOND), HOP(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)", 5, 66, "a second window in GROUP BY: a query has one"},
 		{"SELECT TUMBLE_START(ts, INTERVAL '2' SECOND), COUNT(*) FROM e GROUP BY TUMBLE(ts, INTERVAL '1' SECOND)", 5, 8, "TUMBLE_START(...) must name the query's window: GROUP BY TUMBLE(...) with the same arguments"},

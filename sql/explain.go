@@ -73,7 +73,11 @@ func (p *Program) Explain() string {
 		}
 		if j := q.Spec.Join; j != nil {
 			fmt.Fprintf(&b, "  window join of %s and %s\n", in(q.Input, q.From), in(q.InputRight, q.FromRight))
-			fmt.Fprintf(&b, "  window: %s\n", windowText(j.Window))
+			fmt.Fprintf(&b, "  window: %s", windowText(j.Window))
+			if j.Window.Delay > 0 {
+				fmt.Fprintf(&b, ", delay %d", j.Window.Delay)
+			}
+			b.WriteByte('\n')
 			if j.Where != nil {
 				fmt.Fprintf(&b, "  on: %s\n", j.Where)
 			}
@@ -120,6 +124,9 @@ func (p *Program) Explain() string {
 			}
 			for _, pr := range mq.Project {
 				fmt.Fprintf(&b, "  project %s: %s\n", pr.As, pr.Expr)
+			}
+			if mq.UDF != nil {
+				fmt.Fprintf(&b, "  udf: %s, then the input tuple\n", mq.UDF.Name)
 			}
 		}
 		names := make([]string, len(q.Columns))

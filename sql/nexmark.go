@@ -86,7 +86,22 @@ func (c *compiler) nexmarkSource(src *Source, s *stmt) error {
 			ordered = append(ordered, a)
 		}
 	}
-	schema, err := query.NewSchema(full.TupleSize, ordered...)
+	size := full.TupleSize
+	var slot *Column
+	if id, ok := c.procSlots[src.Name]; ok {
+		// A view adds PROCTIME() AS p: its slot follows the generator's
+		// tuple (at its size rounded up to 8), which the reader widens
+		// into tuples of Schema.TupleSize and stamps.
+		name := procSlotName(id.name, func(n string) bool {
+			return slices.ContainsFunc(ordered, func(a query.Attribute) bool { return a.Name == n })
+		})
+		a := procTimeType.attr(name, (size+7)/8*8)
+		ordered = append(ordered, a)
+		size = a.Offset + a.Size
+		slot = &Column{Name: name, Kind: KindTimestamp, Type: procTimeType.String(), Attr: a}
+		src.ProcTime = name
+	}
+	schema, err := query.NewSchema(size, ordered...)
 	if err != nil {
 		return errAt(s.name.pos, "source %s: %v", src.Name, err)
 	}
@@ -95,6 +110,9 @@ func (c *compiler) nexmarkSource(src *Source, s *stmt) error {
 	for i, col := range s.cols {
 		src.Columns = append(src.Columns, Column{Name: col.name.name, Kind: Kind(col.typ.kind), Type: col.typ.String(), Attr: attrs[i]})
 		rel.cols = append(rel.cols, relCol{name: col.name.name, attr: col.name.name, typ: col.typ})
+	}
+	if slot != nil {
+		src.Columns = append(src.Columns, *slot)
 	}
 	c.prog.Sources = append(c.prog.Sources, src)
 	c.rels[src.Name] = rel

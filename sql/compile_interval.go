@@ -1,0 +1,281 @@
+package sql
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// An interval join (Flink's regular join under a time-range condition,
+// Nexmark's q7): a stream S joined with a view V of TUMBLE windows of size
+// W, whose ON and WHERE keep S's event time within each V row's window:
+//
+//	FROM bid B JOIN (SELECT MAX(price) AS maxprice, window_end AS t
+//	                 FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+//	                 GROUP BY window_start, window_end) B1
+//	ON B.price = B1.maxprice
+//	WHERE B.ts BETWEEN B1.t - INTERVAL '10' SECOND AND B1.t
+//
+// Its meaning: every pair of an S tuple and a V row for which ON and WHERE
+// hold, once. The bounds, terms of ON and WHERE (ANDed, at the top) that
+// compare S's time with a column of V that is its window's start or end
+// (window_start, window_end, as they are) plus or minus constants, must
+// keep S's time within [start, start + W] of the V row's window (the
+// bounds may be narrower, and strict).
+//
+// It runs as a window join over sliding windows of size W + 1 and slide W
+// (in S's time unit), the predicate ON AND WHERE as it is, of S and of V's
+// rows timed start + 1 (a part: a stateless query whose UDF prepends that
+// time to each row, which keeps its columns). A V row, at start + 1, lies
+// in one join window, [start, start + W + 1), which holds the S tuples of
+// times start to start + W: every pair the bounds admit meets in exactly
+// that window, once, and the predicate keeps exactly the pairs for which
+// ON and WHERE hold.
+//
+// Lateness: V's rows come in order of their windows, and are never late.
+// The join's windows close W plus S's watermark delay after their ends,
+// so that every S tuple that V's aggregation over the same stream would
+// count (one not later than its window's close) joins: the first join
+// window of a time t ends at most W + 1 after the end of t's TUMBLE window.
+
+// intervalShape is the interval join supported, in words, for errors.
+const intervalShape = "an interval join is supported: of a stream S with a view V of TUMBLE windows of size W, whose ON and WHERE keep S's event time within V's window, as Nexmark's q7's S.ts BETWEEN V.window_end - INTERVAL 'W' AND V.window_end"
+
+// intervalJoin lowers FROM left JOIN right, neither of which has a window,
+// where it is an interval join: it returns the two sides the window join
+// reads (V's rows timed start + 1) and its window, or an error naming the
+// shape supported. Where neither side is a view of windows, it returns
+// the sides as they are and no window (Window.Size 0).
+func (c *compiler) intervalJoin(name string, sel *selectStmt, left, right *relation) (*relation, *relation, query.Window, error) {
+	lq, rq := qualOf(&sel.from), qualOf(sel.join)
+	if lq == rq && (left.slide > 0 || right.slide > 0) {
+		return nil, nil, query.Window{}, errAt(sel.join.name.pos, "both sides of the join are called %s: give them aliases", lq)
+	}
+	sc := &scope{cols: append(streamScope(left, lq, sideLeft, ""), streamScope(right, rq, sideRight, "")...)}
+	var first error
+	for _, vRight := range []bool{true, false} {
+		s, v, sq, vq, vSide, vAt := left, right, lq, rq, sideRight, sel.join.name.pos
+		if !vRight {
+			s, v, sq, vq, vSide, vAt = right, left, rq, lq, sideLeft, sel.from.name.pos
+		}
+		if v.slide == 0 || v.view == nil {
+			continue
+		}
+		err := c.intervalSides(sel, sc, s, v, sq, vq, vSide, vAt)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		w := v.size
+		win := query.Window{Type: query.Range, Size: w + 1, Slide: w, Delay: w}
+		if s.source != nil {
+			win.Delay += s.source.WatermarkDelay
+		}
+		vt := c.startPlusOne(v, name, sel.pos.line)
+		if vRight {
+			return s, vt, win, nil
+		}
+		return vt, s, win, nil
+	}
+	return left, right, query.Window{}, first
+}
+
+// intervalSides checks that s (called sq) and v (vq, on side vSide, named
+// at vAt) are an interval join's stream and view of TUMBLE windows, and
+// that ON and WHERE bound s's time within v's windows.
+func (c *compiler) intervalSides(sel *selectStmt, sc *scope, s, v *relation, sq, vq string, vSide side, vAt pos) error {
+	switch {
+	case v.size != v.slide:
+		return errAt(vAt, "%s is a view of HOP windows (size %d, slide %d): an interval join reads a view of TUMBLE windows, whose every row's window is one join window (%s)", vq, v.size, v.slide, intervalShape)
+	case s.unitNs == 0:
+		return errAt(vAt, "%s's times are row positions (it is windowed by ROWS): an interval join bounds an event time", sq)
+	case s.timeName == "":
+		return errAt(vAt, "%s has no visible event time for an interval join to bound", sq)
+	case s.unitNs != v.unitNs:
+		return errAt(vAt, "%s's time is in %s, %s's in %s: an interval join compares them in one unit", sq, unitName(s.unitNs), vq, unitName(v.unitNs))
+	}
+	w := v.size
+	// the bounds that keep s's time within v's windows, for the messages
+	shape := fmt.Sprintf("%s.%s BETWEEN %s.%s AND %s.%s + %s", sq, s.timeName, vq, v.timeName, vq, v.timeName, unitsText(w, s.unitNs))
+	if len(v.ends) > 0 {
+		shape = fmt.Sprintf("%s.%s BETWEEN %s.%s - %s AND %s.%s", sq, s.timeName, vq, v.ends[0], unitsText(w, s.unitNs), vq, v.ends[0])
+	}
+	lo, hi := timeBounds(sel, sc, s, v, vSide)
+	switch {
+	case !lo.ok || !hi.ok:
+		at, what := sel.onPos, "below and above"
+		if sel.where != nil {
+			at = sel.where.pos
+		}
+		if lo.ok {
+			what = "above"
+		} else if hi.ok {
+			what = "below"
+		}
+		return errAt(at, "a join of %s with %s, a view of TUMBLE windows of %s, is an interval join where ON or WHERE bound %s.%s %s by the window's start or end (%s); %s", sq, vq, unitsText(w, s.unitNs), sq, s.timeName, what, shape, intervalShape)
+	case lo.v < 0:
+		return errAt(lo.at, "this bound lets %s.%s reach %s before the start of %s's window: an interval join keeps it within the window's start and end (%s)", sq, s.timeName, unitsText(-lo.v, s.unitNs), vq, shape)
+	case hi.v > w:
+		return errAt(hi.at, "this bound lets %s.%s reach %s past the end of %s's window: an interval join keeps it within the window's start and end (%s)", sq, s.timeName, unitsText(hi.v-w, s.unitNs), vq, shape)
+	}
+	return nil
+}
+
+// unitsText writes n units of unitNs ns as an interval where they are
+// milliseconds (the unit of intervals in expressions), else as a number.
+func unitsText(n, unitNs int64) string {
+	if unitNs != 1e6 {
+		return fmt.Sprint(n)
+	}
+	for _, u := range []struct {
+		ms   int64
+		name string
+	}{{86_400_000, "DAY"}, {3_600_000, "HOUR"}, {60_000, "MINUTE"}, {1000, "SECOND"}} {
+		if n != 0 && n%u.ms == 0 {
+			return fmt.Sprintf("INTERVAL '%d' %s", n/u.ms, u.name)
+		}
+	}
+	return fmt.Sprintf("INTERVAL '%d' MILLISECOND", n)
+}
+
+// timeBound is a bound of s's time, relative to v's window start, and the
+// term that sets it.
+type timeBound struct {
+	v  int64
+	at pos
+	ok bool
+}
+
+// timeBounds reads, from the terms that ON and WHERE AND at their top,
+// the tightest bounds [lo, hi] (inclusive, in s's time unit) of s's time
+// relative to the window start of v's row: terms s.time op v.col + k
+// (either way round, BETWEEN too), where v.col is v's window start or end
+// as it is and k sums integer and interval constants (milliseconds, as
+// expressions compute them).
+func timeBounds(sel *selectStmt, sc *scope, s, v *relation, vSide side) (lo, hi timeBound) {
+	sTime := func(x scol) bool { return x.side != vSide && isTime(s, x) }
+	vOff := func(x scol) (int64, bool) {
+		switch {
+		case x.side != vSide:
+		case isTime(v, x):
+			return 0, true
+		case slices.Contains(v.ends, x.col.name):
+			return v.size, true
+		}
+		return 0, false
+	}
+	apply := func(op string, x int64, at pos) {
+		lower := func(x int64) {
+			if !lo.ok || x > lo.v {
+				lo = timeBound{x, at, true}
+			}
+		}
+		upper := func(x int64) {
+			if !hi.ok || x < hi.v {
+				hi = timeBound{x, at, true}
+			}
+		}
+		switch op {
+		case ">=":
+			lower(x)
+		case ">":
+			lower(x + 1)
+		case "<=":
+			upper(x)
+		case "<":
+			upper(x - 1)
+		case "=":
+			lower(x)
+			upper(x)
+		}
+	}
+	flip := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+	cmp := func(a *node, op string, b *node, at pos) {
+		sa, ka, oka := linearTime(sc, a)
+		sb, kb, okb := linearTime(sc, b)
+		if !oka || !okb {
+			return
+		}
+		if off, ok := vOff(sb); ok && sTime(sa) {
+			apply(op, off+kb-ka, at)
+		} else if off, ok := vOff(sa); ok && sTime(sb) {
+			apply(flip[op], off+ka-kb, at)
+		}
+	}
+	var term func(n *node)
+	term = func(n *node) {
+		switch {
+		case n == nil:
+		case n.kind == eBinary && n.op == "and":
+			term(n.l)
+			term(n.r)
+		case n.kind == eBetween && !n.not:
+			cmp(n.l, ">=", n.args[0], n.pos)
+			cmp(n.l, "<=", n.args[1], n.pos)
+		case n.kind == eBinary && flip[n.op] != "":
+			cmp(n.l, n.op, n.r, n.pos)
+		}
+	}
+	term(sel.on)
+	term(sel.where)
+	return lo, hi
+}
+
+// linearTime reads n as a column plus a constant: col, col + k, col - k,
+// k + col, nested; k an integer or an interval (its milliseconds).
+func linearTime(sc *scope, n *node) (scol, int64, bool) {
+	switch n.kind {
+	case eCol:
+		s, err := sc.resolve(n)
+		return s, 0, err == nil
+	case eBinary:
+		if k, ok := constantUnits(n.r); ok && (n.op == "+" || n.op == "-") {
+			s, k0, ok := linearTime(sc, n.l)
+			if n.op == "-" {
+				k = -k
+			}
+			return s, k0 + k, ok
+		}
+		if k, ok := constantUnits(n.l); ok && n.op == "+" {
+			s, k0, ok := linearTime(sc, n.r)
+			return s, k0 + k, ok
+		}
+	}
+	return scol{}, 0, false
+}
+
+// constantUnits is the value of an integer or interval constant, as
+// expressions compute it (an interval: its milliseconds).
+func constantUnits(n *node) (int64, bool) {
+	switch n.kind {
+	case eInt:
+		return n.i, true
+	case eInterval:
+		ms, err := toUnits(n.iv, 1e6, "the interval")
+		if err != nil {
+			return 0, false
+		}
+		if n.i < 0 {
+			ms = -ms
+		}
+		return ms, true
+	}
+	return 0, false
+}
+
+// startPlusOne is a part of query of that reads v, a view of windows, and
+// outputs its rows timed their window's start + 1 (prepended: v's columns
+// keep their values, window_start too).
+func (c *compiler) startPlusOne(v *relation, of string, line int) *relation {
+	taken := func(n string) bool { _, err := v.schema.Lookup(n); return err == nil }
+	out, _ := prependTime(v.schema, procSlotName("$time", taken), v.schema.Attrs[0].Logical)
+	q := &Query{Name: of}
+	c.reading(q, v)
+	udf := &query.UDF{Name: fmt.Sprintf("time := %s + 1", v.schema.Attrs[0].Name), Output: out, Fn: timeFrom(0, 1)}
+	c.udfPart(q, &query.Query{Name: of, Schema: v.schema, UDF: udf}, of, line)
+	r := &relation{name: q.Name, schema: out, view: q, unitNs: v.unitNs, line: v.line, cols: slices.Clone(v.cols)}
+	return r
+}

@@ -1,0 +1,250 @@
+package sql
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// A processing time added by a view (Flink's CREATE VIEW v AS SELECT *,
+// PROCTIME() AS p FROM src, Nexmark's q12): the source lays out a slot
+// for it (Source.ProcTime), which its reader stamps with the wall clock as
+// the tuples are read, as it does a column declared p AS PROCTIME(); the
+// view is the source with that column visible (no query of its own: the
+// queries over it read the source). A window over p reads a part, a
+// stateless query whose UDF prepends p's value to each tuple as its time
+// (attribute 0): a processing-time window, without a watermark delay.
+
+// procTimeType is the type of a processing-time column.
+var procTimeType = sqlType{kind: tyTimestamp, name: "TIMESTAMP_LTZ(3)"}
+
+// isProcTime reports whether n is PROCTIME().
+func isProcTime(n *node) bool {
+	return n != nil && n.kind == eFunc && n.name == "proctime" && len(n.args) == 0
+}
+
+// procTimeSlots finds the views that add a processing time to what they
+// read (a select item PROCTIME() AS p): the name read -> the first such
+// p. Where the name is a source, its layout has a slot for it.
+func procTimeSlots(stmts []*stmt) map[string]ident {
+	m := map[string]ident{}
+	for _, s := range stmts {
+		if s.kind != stView || s.sel == nil || s.sel.from.sub != nil {
+			continue
+		}
+		for _, it := range s.sel.items {
+			if !it.star && isProcTime(it.expr) && it.alias != nil {
+				if _, ok := m[s.sel.from.name.name]; !ok {
+					m[s.sel.from.name.name] = *it.alias
+				}
+			}
+		}
+	}
+	return m
+}
+
+// procSlotName is the attribute name of source s's processing-time slot,
+// for view column name: name, or $name where a column is called so.
+func procSlotName(name string, taken func(string) bool) string {
+	for taken(name) {
+		name = "$" + name
+	}
+	return name
+}
+
+// procTimeView compiles s where it is a view whose select list has
+// PROCTIME() AS p (done: true), or reports that it is not one.
+func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
+	if s.kind != stView {
+		return false, nil
+	}
+	sel := s.sel
+	at := -1
+	for i, it := range sel.items {
+		if it.star || !isProcTime(it.expr) {
+			continue
+		}
+		if at >= 0 {
+			return true, errAt(it.pos, "a second PROCTIME() column: view %s has %s", s.name.name, sel.items[at].alias.name)
+		}
+		if it.alias == nil {
+			return true, errAt(it.pos, "PROCTIME() needs a name in a view: PROCTIME() AS p")
+		}
+		at = i
+	}
+	if at < 0 {
+		return false, nil
+	}
+	p := sel.items[at].alias
+	plain := func(what string, where pos) (bool, error) {
+		return true, errAt(where, "a view that adds PROCTIME() AS %s is a plain projection of a source (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source): %s (do it in a query over the view)", p.name, what)
+	}
+	switch {
+	case sel.from.sub != nil:
+		return plain("it reads a subquery, not a source", sel.from.name.pos)
+	case sel.join != nil:
+		return plain("no join", sel.join.name.pos)
+	case sel.from.win.kind != winNone:
+		return plain("no window", sel.from.win.pos)
+	case sel.where != nil:
+		return plain("no WHERE", sel.where.pos)
+	case len(sel.groupBy) > 0:
+		return plain("no GROUP BY", sel.groupBy[0].pos)
+	case sel.having != nil:
+		return plain("no HAVING", sel.having.pos)
+	}
+	rel, err := c.fromRel(&sel.from, s.name.name)
+	if err != nil {
+		return true, err
+	}
+	src := rel.source
+	switch {
+	case rel.view != nil || src == nil:
+		return true, errAt(sel.from.name.pos, "PROCTIME() AS %s: %s is a view; a processing time is added to a source's tuples as they are read (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source)", p.name, sel.from.name.name)
+	case rel.procTime != "":
+		return true, errAt(sel.items[at].pos, "a second PROCTIME() column: %s has %s", sel.from.name.name, rel.procTime)
+	case src.ProcTime == "":
+		return true, errAt(sel.items[at].pos, "PROCTIME() AS %s: source %s's records are its tuples (format '%s'), with no room for a processing time (declare format = 'csv' or 'json')", p.name, src.Name, src.Format)
+	}
+	slot, err := src.Schema.Lookup(src.ProcTime)
+	if err != nil {
+		panic(fmt.Sprintf("sql: source %s's processing time: %v", src.Name, err))
+	}
+	sc := &scope{cols: streamScope(rel, qualOf(&sel.from), sideLeft, "")}
+	out := &relation{name: s.name.name, schema: rel.schema, source: src, unitNs: rel.unitNs, line: s.pos.line, procTime: p.name}
+	names := map[string]bool{}
+	add := func(col relCol, where pos) error {
+		if names[col.name] {
+			return errAt(where, "output column %s is named twice (give one an alias with AS)", col.name)
+		}
+		names[col.name] = true
+		out.cols = append(out.cols, col)
+		if col.attr == rel.schema.Attrs[0].Name && out.timeName == "" && col.name != p.name {
+			out.timeName = col.name
+		}
+		return nil
+	}
+	for i, it := range sel.items {
+		var cols []relCol
+		switch {
+		case i == at:
+			cols = []relCol{{name: p.name, attr: slot.Name, typ: procTimeType}}
+		case it.star:
+			for _, s := range sc.cols {
+				if it.qual == "" || s.qual == it.qual {
+					cols = append(cols, s.col)
+				}
+			}
+			if len(cols) == 0 {
+				return true, errAt(it.pos, "unknown name %s in %s.* (the view reads %s)", it.qual, it.qual, quals(sc))
+			}
+		case it.expr.kind == eCol:
+			s, err := sc.resolve(it.expr)
+			if err != nil {
+				return true, err
+			}
+			col := s.col
+			if it.alias != nil {
+				col.name = it.alias.name
+			}
+			cols = []relCol{col}
+		default:
+			return plain("its select list names the source's columns as they are (*, or names) beside PROCTIME()", it.pos)
+		}
+		for _, col := range cols {
+			if err := add(col, it.pos); err != nil {
+				return true, err
+			}
+		}
+	}
+	c.rels[s.name.name] = out
+	return true, nil
+}
+
+// procTimed is rel, or where window w is over rel's processing time (a
+// view's PROCTIME() column, not its time), a part of query of that reads
+// rel and makes the processing time its time: a processing-time window.
+func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *relation {
+	if rel.procTime == "" || w.timeCol == nil || w.timeCol.name != rel.procTime || rel.timeName == rel.procTime || w.kind == winRows || w.kind == winNone {
+		return rel
+	}
+	k := slices.IndexFunc(rel.cols, func(col relCol) bool { return col.name == rel.procTime })
+	a, err := rel.schema.Lookup(rel.cols[k].attr)
+	if err != nil {
+		panic(fmt.Sprintf("sql: %s's processing time: %v", rel.name, err))
+	}
+	out, renamed := prependTime(rel.schema, rel.procTime, query.Time)
+	q := &Query{Name: of}
+	c.reading(q, rel)
+	udf := &query.UDF{Name: fmt.Sprintf("time := %s", rel.procTime), Output: out, Fn: timeFrom(a.Offset, 0)}
+	c.udfPart(q, &query.Query{Name: of, Schema: rel.schema, UDF: udf}, of, line)
+	r := &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line}
+	for _, col := range rel.cols {
+		if col.name == rel.procTime {
+			col.attr = rel.procTime
+		} else if n, ok := renamed[col.attr]; ok {
+			col.attr = n
+		}
+		r.cols = append(r.cols, col)
+	}
+	return r
+}
+
+// udfPart adds q, a part of query of running mq (a stateless query with a
+// UDF), to the program.
+func (c *compiler) udfPart(q *Query, mq *query.Query, of string, line int) {
+	if err := mq.Validate(); err != nil {
+		panic(fmt.Sprintf("sql: %s: %v", mq.Name, err))
+	}
+	q.Spec.Query, q.Output = mq, mq.UDF.Output
+	c.addPart(q, of, line)
+}
+
+// prependTime is schema s with a time attribute before its own: name at
+// offset 0 (logical lg), then s's attributes 8 bytes further on, their
+// NULL bits with them. An attribute of s called name is renamed ($name,
+// or longer): renamed maps the old names to the new.
+func prependTime(s *query.Schema, name string, lg query.Logical) (*query.Schema, map[string]string) {
+	taken := map[string]bool{name: true}
+	for _, a := range s.Attrs {
+		taken[a.Name] = true
+	}
+	renamed := map[string]string{}
+	attrs := []query.Attribute{{Name: name, Type: query.Int64, Offset: 0, Size: 8, Logical: lg}}
+	for _, a := range s.Attrs {
+		if a.Name == name {
+			n := procSlotName("$"+name, func(x string) bool { return taken[x] })
+			taken[n] = true
+			renamed[a.Name] = n
+			a.Name = n
+		}
+		a.Offset += 8
+		if a.Nullable {
+			a.NullBit += 64
+		}
+		attrs = append(attrs, a)
+	}
+	out, err := query.NewSchema(s.TupleSize+8, attrs...)
+	if err != nil {
+		panic(fmt.Sprintf("sql: prepending a time: %v", err))
+	}
+	return out, renamed
+}
+
+// timeFrom is a UDF's function that outputs each input tuple after a
+// time: the int64 at offset off of the tuple, plus add.
+func timeFrom(off int, add int64) func(in []byte, tupleSize int, out []byte) []byte {
+	le := binary.LittleEndian
+	return func(in []byte, ts int, out []byte) []byte {
+		n := len(in) / ts
+		out = slices.Grow(out, n*(ts+8))
+		for i := range n {
+			t := in[i*ts : (i+1)*ts]
+			out = le.AppendUint64(out, le.Uint64(t[off:])+uint64(add))
+			out = append(out, t...)
+		}
+		return out
+	}
+}
