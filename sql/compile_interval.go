@@ -1,7 +1,9 @@
 package sql
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
@@ -24,20 +26,25 @@ import (
 // keep S's time within [start, start + W] of the V row's window (the
 // bounds may be narrower, and strict).
 //
-// It runs as a window join over sliding windows of size W + 1 and slide W
-// (in S's time unit), the predicate ON AND WHERE as it is, of S and of V's
-// rows timed start + 1 (a part: a stateless query whose UDF prepends that
-// time to each row, which keeps its columns). A V row, at start + 1, lies
-// in one join window, [start, start + W + 1), which holds the S tuples of
-// times start to start + W: every pair the bounds admit meets in exactly
-// that window, once, and the predicate keeps exactly the pairs for which
-// ON and WHERE hold.
+// It runs as a window join over tumbling windows of size W (in S's time
+// unit), the predicate ON AND WHERE as it is, of V's rows (timed their
+// window's start: one join window, their own, holds each) and of S
+// through a part that times each S tuple t, and a tuple on a bound (t a
+// multiple of W) a second time, t - 1 (a stateless query whose UDF
+// prepends the time to each tuple, which keeps its columns). The join
+// window of V's row of [start, start + W) then holds the S tuples of
+// times start to start + W, the last by its copy: every pair the bounds
+// admit meets in exactly one window, once, and the predicate keeps
+// exactly the pairs for which ON and WHERE hold. (Sliding windows of size
+// W + 1 and slide W say the same, but their panes are 1 unit wide: a
+// join that files and pins each pane on its own runs many times slower.)
 //
 // Lateness: V's rows come in order of their windows, and are never late.
 // The join's windows close W plus S's watermark delay after their ends,
 // so that every S tuple that V's aggregation over the same stream would
-// count (one not later than its window's close) joins: the first join
-// window of a time t ends at most W + 1 after the end of t's TUMBLE window.
+// count (one not later than its window's close) joins: the copy of a
+// tuple on a bound, at the end of the join window before its own, is
+// late exactly when V's aggregation finds the tuple late.
 
 // intervalShape is the interval join supported, in words, for errors.
 const intervalShape = "an interval join is supported: of a stream S with a view V of TUMBLE windows of size W, whose ON and WHERE keep S's event time within V's window, as Nexmark's q7's S.ts BETWEEN V.window_end - INTERVAL 'W' AND V.window_end"
@@ -70,15 +77,15 @@ func (c *compiler) intervalJoin(name string, sel *selectStmt, left, right *relat
 			continue
 		}
 		w := v.size
-		win := query.Window{Type: query.Range, Size: w + 1, Slide: w, Delay: w}
+		win := query.Window{Type: query.Range, Size: w, Slide: w, Delay: w}
 		if s.source != nil {
 			win.Delay += s.source.WatermarkDelay
 		}
-		vt := c.startPlusOne(v, name, sel.pos.line)
+		st := c.boundsTwice(s, w, name, sel.pos.line)
 		if vRight {
-			return s, vt, win, nil
+			return st, v, win, nil
 		}
-		return vt, s, win, nil
+		return v, st, win, nil
 	}
 	return left, right, query.Window{}, first
 }
@@ -266,16 +273,38 @@ func constantUnits(n *node) (int64, bool) {
 	return 0, false
 }
 
-// startPlusOne is a part of query of that reads v, a view of windows, and
-// outputs its rows timed their window's start + 1 (prepended: v's columns
-// keep their values, window_start too).
-func (c *compiler) startPlusOne(v *relation, of string, line int) *relation {
-	taken := func(n string) bool { _, err := v.schema.Lookup(n); return err == nil }
-	out, _ := prependTime(v.schema, procSlotName("$time", taken), v.schema.Attrs[0].Logical)
+// boundsTwice is a part of query of that reads s and outputs its tuples
+// after a time (prepended: s's columns keep their values, its own time
+// too): a tuple's time t, and a tuple whose t is a multiple of w a second
+// time, after t - 1 (first, as it is earlier).
+func (c *compiler) boundsTwice(s *relation, w int64, of string, line int) *relation {
+	taken := func(n string) bool { _, err := s.schema.Lookup(n); return err == nil }
+	out, _ := prependTime(s.schema, procSlotName("$time", taken), s.schema.Attrs[0].Logical)
 	q := &Query{Name: of}
-	c.reading(q, v)
-	udf := &query.UDF{Name: fmt.Sprintf("time := %s + 1", v.schema.Attrs[0].Name), Output: out, Fn: timeFrom(0, 1)}
-	c.udfPart(q, &query.Query{Name: of, Schema: v.schema, UDF: udf}, of, line)
-	r := &relation{name: q.Name, schema: out, view: q, unitNs: v.unitNs, line: v.line, cols: slices.Clone(v.cols)}
-	return r
+	c.reading(q, s)
+	udf := &query.UDF{Name: fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d", s.schema.Attrs[0].Name, s.schema.Attrs[0].Name, w), Output: out, Fn: timeTwiceOnBounds(w)}
+	c.udfPart(q, &query.Query{Name: of, Schema: s.schema, UDF: udf}, of, line)
+	return &relation{name: q.Name, schema: out, view: q, unitNs: s.unitNs, line: s.line, cols: slices.Clone(s.cols)}
+}
+
+// timeTwiceOnBounds is a UDF's function that outputs each input tuple
+// after its time t (the int64 at offset 0), and a tuple whose t is a
+// multiple of w also after t - 1, before it.
+func timeTwiceOnBounds(w int64) func(in []byte, tupleSize int, out []byte) []byte {
+	le := binary.LittleEndian
+	return func(in []byte, ts int, out []byte) []byte {
+		n := len(in) / ts
+		out = slices.Grow(out, n*(ts+8))
+		for i := range n {
+			t := in[i*ts : (i+1)*ts]
+			at := int64(le.Uint64(t))
+			if at%w == 0 && at != math.MinInt64 {
+				out = le.AppendUint64(out, uint64(at-1))
+				out = append(out, t...)
+			}
+			out = le.AppendUint64(out, uint64(at))
+			out = append(out, t...)
+		}
+		return out
+	}
 }

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -178,7 +177,7 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *
 	out, renamed := prependTime(rel.schema, rel.procTime, query.Time)
 	q := &Query{Name: of}
 	c.reading(q, rel)
-	udf := &query.UDF{Name: fmt.Sprintf("time := %s", rel.procTime), Output: out, Fn: timeFrom(a.Offset, 0)}
+	udf := &query.UDF{Name: fmt.Sprintf("time := %s", rel.procTime), Output: out, Fn: timeFrom(a.Offset)}
 	c.udfPart(q, &query.Query{Name: of, Schema: rel.schema, UDF: udf}, of, line)
 	r := &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line}
 	for _, col := range rel.cols {
@@ -234,15 +233,14 @@ func prependTime(s *query.Schema, name string, lg query.Logical) (*query.Schema,
 }
 
 // timeFrom is a UDF's function that outputs each input tuple after a
-// time: the int64 at offset off of the tuple, plus add.
-func timeFrom(off int, add int64) func(in []byte, tupleSize int, out []byte) []byte {
-	le := binary.LittleEndian
+// time: the int64 at offset off of the tuple.
+func timeFrom(off int) func(in []byte, tupleSize int, out []byte) []byte {
 	return func(in []byte, ts int, out []byte) []byte {
 		n := len(in) / ts
 		out = slices.Grow(out, n*(ts+8))
 		for i := range n {
 			t := in[i*ts : (i+1)*ts]
-			out = le.AppendUint64(out, le.Uint64(t[off:])+uint64(add))
+			out = append(out, t[off:off+8]...)
 			out = append(out, t...)
 		}
 		return out
