@@ -47,6 +47,9 @@ type frame struct {
 type section struct {
 	t0, inner int64
 	outer     bool
+	// away is time inside the section that other goroutines worked in
+	// parallel while it waited for them (parallelWork): not serial.
+	away int64
 }
 
 func nanotime() int64 { return scheduler.Nanotime() }
@@ -86,7 +89,7 @@ func (w *worker) beginSerial() section {
 // of c's too, which no frame counts.
 func (w *worker) endSerial(sc section, c *serialClock) {
 	if w == nil {
-		d := nanotime() - sc.t0
+		d := nanotime() - sc.t0 - sc.away
 		c.serial.Add(d)
 		c.work.Add(d)
 		return
@@ -95,11 +98,24 @@ func (w *worker) endSerial(sc section, c *serialClock) {
 	if !sc.outer {
 		return
 	}
-	own := nanotime() - sc.t0 - (w.clk.inner - sc.inner)
+	own := nanotime() - sc.t0 - sc.away - (w.clk.inner - sc.inner)
 	c.serial.Add(own)
 	if w.clk.frames == 0 {
 		c.work.Add(own)
 	}
+}
+
+// parallelWork counts, inside section sc of w (nil: none), a stretch of
+// wall time in which goroutines of the section's own worked in parallel
+// for c's query: work of theirs, not serial time of the section's.
+func (w *worker) parallelWork(sc *section, wall, work int64, c *serialClock) {
+	sc.away += wall
+	if w != nil {
+		// Neither is it the enclosing frame's.
+		w.clk.inner += wall
+		sc.inner += wall
+	}
+	c.work.Add(work)
 }
 
 // clock is the serialClock the stream's time counts on: a join input's

@@ -60,6 +60,9 @@ type Config struct {
 	// processors of different speeds (the tests use them, with an injected
 	// delay). The GPU is a kind of its own (GPU below).
 	groups []processorGroup
+	// resultParts, if set, is the partitions of a hashed aggregation's
+	// result stage (Engine.resultParts): the tests use it.
+	resultParts int
 
 	// GPU is the device of the GPU processor kind, named "gpu"; nil means
 	// no GPU kind (cpu mode). With a GPU and without GPUOnly (hybrid mode)

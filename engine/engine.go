@@ -99,6 +99,9 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 			return nil, asConfigError(err)
 		}
 	}
+	for _, s := range e.streams {
+		s.initParts()
+	}
 	cpuOnly, err := e.checkGPU()
 	if err != nil {
 		e.releaseRings()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/window"
@@ -14,7 +15,12 @@ import (
 // finish hands a processed task to the result stage and merges every task
 // that is next in order.
 func (s *Stream) finish(t *task, w *worker) {
-	s.slots[t.ID&s.mask].Store(t)
+	if s.parts != nil {
+		// The partitions' merges push nowhere: they need no deferring.
+		s.finishParts(t, w)
+	} else {
+		s.ready[t.ID&s.mask].Store(t)
+	}
 	if w != nil && w.pushing > s.id+1 {
 		// The worker waits for a later stream's ring (worker.pushing):
 		// the merge waits until it no longer does.
@@ -28,7 +34,8 @@ func (s *Stream) finish(t *task, w *worker) {
 }
 
 // mergeReady merges every finished task that is next in order, unless
-// another worker is merging.
+// another worker is merging: ready holds the finished tasks (of a
+// partitioned stage, the assembled ones).
 func (s *Stream) mergeReady(w *worker) {
 	if w != nil {
 		w.merging++
@@ -41,7 +48,7 @@ func (s *Stream) mergeReady(w *worker) {
 		sc := w.beginSerial()
 		n := s.next.Load()
 		for {
-			sl := &s.slots[n&s.mask]
+			sl := &s.ready[n&s.mask]
 			t := sl.Load()
 			if t == nil || t.ID != n {
 				break
@@ -59,7 +66,7 @@ func (s *Stream) mergeReady(w *worker) {
 		// another worker. With fewer tasks in flight than slots, a full slot
 		// at next's index holds task next (or a later merger moved next on,
 		// and the extra TryLock round is harmless).
-		if s.slots[s.next.Load()&s.mask].Load() == nil {
+		if s.ready[s.next.Load()&s.mask].Load() == nil {
 			return
 		}
 	}
@@ -74,6 +81,8 @@ func (s *Stream) merge(t *task, w *worker) {
 		switch {
 		case t.result.Refused:
 			err = s.refused(t)
+		case s.parts != nil:
+			err = s.handOff(t)
 		case s.asm != nil:
 			err = s.asm.MergeTake(&t.result, s.emitFn)
 		default:
@@ -106,12 +115,12 @@ func (s *Stream) refused(t *task) error {
 
 func (s *Stream) emit(o *window.Result) error {
 	if s.plan.StringKeys() && len(o.Rows) > 1 {
-		s.sortRows(o)
+		s.sortKeys, s.sortBuf = sortRows(s.plan, o, s.sortKeys, s.sortBuf)
 	}
 	if s.spec.Windows != nil {
 		s.win.Start, s.win.End, s.win.res = o.Start, o.End, o
 		if err := s.spec.Windows(&s.win); err != nil {
-			return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, o.Start, o.End, err)
+			return windowError(s, o.Start, o.End, err)
 		}
 	}
 	if s.spec.Tuples != nil || len(s.downstream) > 0 {
@@ -128,11 +137,11 @@ func (s *Stream) finishAll() {
 	defer s.mergeMu.Unlock()
 	var w *worker // the workers have stopped
 	sc := w.beginSerial()
-	defer w.endSerial(sc, s.clock())
+	defer func() { w.endSerial(sc, s.clock()) }()
 	if s.next.Load() != s.nextID && s.e.failed() == nil {
 		s.e.fail(fmt.Errorf("engine: query %q: %d of %d tasks merged after the workers stopped", s.win.Query, s.next.Load(), s.nextID))
 	}
-	s.flushLocked(nil)
+	s.flushLocked(nil, &sc)
 	s.publish(nil, nil)
 }
 
@@ -143,7 +152,7 @@ func (s *Stream) flush(w *worker) {
 		w.merging++
 	}
 	sc := w.beginSerial()
-	s.flushLocked(w)
+	s.flushLocked(w, &sc)
 	s.publish(nil, nil)
 	w.endSerial(sc, s.clock())
 	s.mergeMu.Unlock()
@@ -153,34 +162,52 @@ func (s *Stream) flush(w *worker) {
 	}
 }
 
-func (s *Stream) flushLocked(w *worker) {
+// flushLocked runs in serial section sc of w.
+func (s *Stream) flushLocked(w *worker, sc *section) {
 	if s.flushed || s.asm == nil || s.e.failed() != nil {
 		return
 	}
 	s.flushed = true
 	s.worker = w
-	if err := s.asm.Flush(s.emitFn); err != nil {
+	var err error
+	if s.parts != nil {
+		for i := range s.pstages {
+			s.pstages[i].mu.Lock()
+			defer s.pstages[i].mu.Unlock()
+		}
+		var wall, work int64
+		wall, work, err = s.flushParts()
+		w.parallelWork(sc, wall, work, s.clock())
+	} else {
+		err = s.asm.Flush(s.emitFn)
+	}
+	if err != nil {
 		s.e.fail(err)
 	}
 }
 
+// windowError is the error of the sink of s's window [start, end).
+func windowError(s *Stream, start, end int64, err error) error {
+	return fmt.Errorf("query %q window [%d, %d): %w", s.win.Query, start, end, err)
+}
+
 // sortRows orders a window's rows by their canonical keys: a string key
 // is the number the kernels gave it, which follows the workers' timing, so
-// that key bytes would order the rows differently from run to run.
-func (s *Stream) sortRows(o *window.Result) {
-	keys := s.sortKeys[:0]
-	buf := s.sortBuf[:0]
+// that key bytes would order the rows differently from run to run. keys
+// and buf are scratch, returned for reuse.
+func sortRows(p *kernels.Plan, o *window.Result, keys []sortKey, buf []byte) ([]sortKey, []byte) {
+	keys, buf = keys[:0], buf[:0]
 	for _, g := range o.Rows {
 		kb := o.State.KeyBytes(g)
 		n := len(buf)
-		buf = s.plan.AppendCanonicalKey(buf, kb[:])
+		buf = p.AppendCanonicalKey(buf, kb[:])
 		keys = append(keys, sortKey{row: g, from: n, to: len(buf)})
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int { return bytes.Compare(buf[a.from:a.to], buf[b.from:b.to]) })
 	for i, k := range keys {
 		o.Rows[i] = k.row
 	}
-	s.sortKeys, s.sortBuf = keys, buf
+	return keys, buf
 }
 
 // sortKey is a row and the span of its canonical key in sortBuf.

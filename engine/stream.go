@@ -58,10 +58,16 @@ type Stream struct {
 	joinSide *joinStage
 	side     int     // 0 left, 1 right
 	right    *Stream // a join's left input: the right one
-	// slots hold finished tasks by ID & mask: the slice is read-only, its
+	// ready holds finished tasks by ID & mask: the slice is read-only, its
 	// elements are stored by the finishing worker and taken by the merger.
-	slots []atomic.Pointer[task]
+	ready []atomic.Pointer[task]
 	mask  uint64
+	// A hashed aggregation's partitioned result stage (assembly.go), nil
+	// for others: slots hold its finished tasks for the partitions, which
+	// move them to ready once assembled.
+	parts   *window.Parts
+	pstages []partStage
+	slots   []atomic.Pointer[task]
 
 	_ [cacheLine]byte
 	producerState
@@ -143,6 +149,8 @@ type task struct {
 	// heapEnd is where the stream's string heap stood at the dispatch:
 	// the merge frees it up to there.
 	heapEnd uint64
+	// parts is the task's in a partitioned result stage (assembly.go).
+	parts partsTask
 }
 
 // taskOf is the record of a task the queue handed back.
@@ -185,7 +193,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		ring:    ring,
 		records: make([]*task, inFlight),
 		free:    make(chan *task, inFlight),
-		slots:   make([]atomic.Pointer[task], nslots),
+		ready:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}
 	if s.heap, s.heapAttrs, err = e.newHeap(plan.Query.Schema); err != nil {
@@ -207,6 +215,10 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 				})
 			}
 			s.asm = ss
+		} else if n := e.resultParts(); n > 1 && plan.Layout.Hashed {
+			s.parts = window.NewParts(plan.Spec, plan.Layout, n)
+			s.asm = s.parts
+			s.slots = make([]atomic.Pointer[task], nslots)
 		} else {
 			s.asm = window.NewAssembler(plan.Spec, plan.Layout)
 		}
@@ -216,7 +228,11 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		}
 		s.outGeneral = generalOutput(s.outSchema) || plan.Query.Window.Type == query.Session
 		if plan.Query.Having != nil {
-			s.asm.SetFilter(plan.Having())
+			if s.parts != nil {
+				s.parts.SetFilters(plan.Having) // one filter per partition
+			} else {
+				s.asm.SetFilter(plan.Having())
+			}
 		}
 		// A task spans two panes whenever it crosses a window boundary:
 		// give each task two group states up front where they are small,

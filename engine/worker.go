@@ -47,6 +47,9 @@ type worker struct {
 	pauseTimer *time.Timer
 	// clk nests the worker's time for the queries' serial_fraction.
 	clk workClock
+	// assemble are the tasks the worker merged last in every partition,
+	// to assemble once it lets go of the partition (Stream.mergePart).
+	assemble []*task
 }
 
 // newWorker returns CPU worker id, or with id -1 CloseAll's helper: a

@@ -175,12 +175,12 @@ func (a *Assembler) merge(r *TaskResult, emit func(*Result) error, take bool) er
 	if r.Tuples > 0 && r.MaxTS > a.wm {
 		a.wm = r.MaxTS
 	}
-	return a.emit(false, emit)
+	return a.emit(false, math.MaxInt64, emit)
 }
 
 // Flush emits every window still open: the end of the input closes them all.
 func (a *Assembler) Flush(emit func(*Result) error) error {
-	return a.emit(true, emit)
+	return a.emit(true, math.MaxInt64, emit)
 }
 
 // pane returns the accumulator of pane p, inserting it in order.
@@ -229,15 +229,16 @@ func (a *Assembler) held() int {
 }
 
 // emit emits the windows that the watermark closed (all of them when all is
-// set), skipping windows that hold no pane.
-func (a *Assembler) emit(all bool, emit func(*Result) error) error {
+// set, but for those from limit on where limit is not math.MaxInt64: a
+// flush in steps), skipping windows that hold no pane.
+func (a *Assembler) emit(all bool, limit int64, emit func(*Result) error) error {
 	s := a.spec
 	for len(a.live) > 0 {
-		w := s.FirstWindow(a.live[0].pane)
-		if a.started && a.next > w {
-			w = a.next
-		}
+		w := a.nextWindow()
 		if !all && !s.Closed(w, a.wm) {
+			return nil
+		}
+		if limit != math.MaxInt64 && w >= limit {
 			return nil
 		}
 		lo, last := s.PaneSpan(w)
@@ -282,6 +283,15 @@ func (a *Assembler) emit(all bool, emit func(*Result) error) error {
 		a.live = a.live[k:]
 	}
 	return nil
+}
+
+// nextWindow is the next window emit looks at (live must hold a pane).
+func (a *Assembler) nextWindow() int64 {
+	w := a.spec.FirstWindow(a.live[0].pane)
+	if a.started && a.next > w {
+		w = a.next
+	}
+	return w
 }
 
 // release resets a pane accumulator that leaves the live panes and keeps it

@@ -284,7 +284,7 @@ func (g *GroupState) absorb(src *GroupState, take bool) {
 	}
 	memo := d.memo
 	slots := src.Touched
-	if n := len(src.Vals) / words; 4*len(slots) >= n {
+	if n := len(src.Vals) / words; 4*len(slots) >= n && !src.view {
 		// Most of the table is taken: its slots in table order read it as
 		// one stream, where the Touched order (first seen) would miss the
 		// cache at every group.

@@ -44,6 +44,8 @@ type TaskResult struct {
 	layout      *Layout
 	spare       []*GroupState // states not in Frags, for reuse
 	spareDirect []*GroupState // direct tables not in Frags
+	// spareViews are Parts.Split's views not in Frags (resetSub).
+	spareViews []*GroupState
 }
 
 // Reset prepares r for a task of layout l.

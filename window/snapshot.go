@@ -25,15 +25,7 @@ const snapshotVersion = 1
 // u32) then its words i64.
 func (a *Assembler) AppendSnapshot(dst []byte) []byte {
 	le := binary.LittleEndian
-	dst = append(dst, snapshotVersion)
-	for _, v := range []int64{a.spec.Size, a.spec.Slide, a.spec.Pane, a.spec.Delay} {
-		dst = le.AppendUint64(dst, uint64(v))
-	}
-	dst = append(dst, boolByte(a.layout.Hashed))
-	dst = le.AppendUint32(dst, uint32(a.layout.Words()))
-	for _, k := range a.layout.Kinds {
-		dst = append(dst, byte(k))
-	}
+	dst = appendSnapshotHeader(dst, a.spec, a.layout)
 	dst = le.AppendUint64(dst, uint64(a.wm))
 	dst = le.AppendUint64(dst, uint64(a.next))
 	dst = append(dst, boolByte(a.started))
@@ -58,6 +50,21 @@ func (a *Assembler) AppendSnapshot(dst []byte) []byte {
 				dst = le.AppendUint64(dst, uint64(w))
 			}
 		}
+	}
+	return dst
+}
+
+// appendSnapshotHeader appends the version, spec and layout of a snapshot.
+func appendSnapshotHeader(dst []byte, spec Spec, l *Layout) []byte {
+	le := binary.LittleEndian
+	dst = append(dst, snapshotVersion)
+	for _, v := range []int64{spec.Size, spec.Slide, spec.Pane, spec.Delay} {
+		dst = le.AppendUint64(dst, uint64(v))
+	}
+	dst = append(dst, boolByte(l.Hashed))
+	dst = le.AppendUint32(dst, uint32(l.Words()))
+	for _, k := range l.Kinds {
+		dst = append(dst, byte(k))
 	}
 	return dst
 }

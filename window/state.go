@@ -132,6 +132,11 @@ type GroupState struct {
 	// cleared as it subtracted them: Touched still lists its groups, for
 	// releaseIDs, which then has no row left to clear.
 	zeroed bool
+	// view is set on a partition's view of a kernel's table (Parts.Split):
+	// it reads the table's rows in place, and its Touched lists the
+	// partition's groups only, so that the table's other rows are not its
+	// own (no reading in table order, no adopting its size).
+	view bool
 }
 
 // NewGroupState allocates a zeroed state of layout l.

@@ -14,7 +14,7 @@ func (g *GroupState) CopyFrom(src *GroupState) {
 	}
 	g.Reset()
 	if g.layout.Hashed {
-		if g.mask > src.mask {
+		if g.mask > src.mask || src.view {
 			g.Merge(src)
 			return
 		}
