@@ -13,7 +13,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -729,7 +728,7 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 			return rval{s: b}
 		}), nil
 	case "regexp_extract":
-		re, err := regexp.Compile(e.Args[1].(query.StrConst).V)
+		m, err := compileRegex(e.Args[1].(query.StrConst).V)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e, err)
 		}
@@ -738,14 +737,11 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 			if len(v) == 3 {
 				g = v[2].i
 			}
-			if g < 0 || g > int64(re.NumSubexp()) {
+			lo, hi, ok := m.group(v[0].s, g)
+			if !ok {
 				return rnull
 			}
-			m := re.FindSubmatchIndex(v[0].s)
-			if m == nil || m[2*g] < 0 {
-				return rnull
-			}
-			return rval{s: v[0].s[m[2*g]:m[2*g+1]]}
+			return rval{s: v[0].s[lo:hi]}
 		}), nil
 	case "count_char":
 		return strict(func(v []rval, _ *rowScratch) rval {

@@ -84,3 +84,27 @@ func cutItoa(i int) string {
 	}
 	return cutItoa(i/10) + string(rune('0'+i%10))
 }
+
+// FuzzCutRecords: on any bytes, a cut ends a line (or is 0), cutting the
+// cut again keeps all of it, and a prefix's cut is never past the
+// whole's (the records a prefix shows whole are whole records of the
+// whole), for CSV and JSON lines.
+func FuzzCutRecords(f *testing.F) {
+	f.Add([]byte("1,\"a\nb\",c\n2,d\n"), 5)
+	f.Add([]byte("\"\"\"\n\"\n"), 2)
+	f.Add([]byte("{\"a\": 1}\n{\"a\""), 9)
+	f.Fuzz(func(t *testing.T, b []byte, p int) {
+		for _, csv := range []bool{true, false} {
+			cut := CutRecords(b, csv, ',')
+			require.True(t, cut >= 0 && cut <= len(b))
+			if cut > 0 {
+				require.Equal(t, byte('\n'), b[cut-1])
+			}
+			require.Equal(t, cut, CutRecords(b[:cut], csv, ','))
+			if len(b) > 0 {
+				p = (p%len(b) + len(b)) % len(b)
+				require.LessOrEqual(t, CutRecords(b[:p], csv, ','), cut)
+			}
+		}
+	})
+}
