@@ -151,7 +151,7 @@ func redisRestartMidRun(t *testing.T, ckpt bool) {
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
 	sqlText := fmt.Sprintf(`
 CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '200ms');
+  WITH (connector = 'kafka', brokers = '%s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '1s');
 CREATE SINK out AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
@@ -219,7 +219,7 @@ func outageRows(t *testing.T, values [][]byte) (rows map[outageKey]outageAgg, du
 func countsProgram(broker, redisAddr, group string) string {
 	return fmt.Sprintf(`
 CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[3]s', format = 'json', idle_timeout = '200ms');
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = '%[3]s', format = 'json', idle_timeout = '1s');
 CREATE SINK to_kafka AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
@@ -301,14 +301,16 @@ func TestRunCheckpointBrokerRestart(t *testing.T) {
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
 	sqlText := fmt.Sprintf(`
 CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '200ms');
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'outage', format = 'json', idle_timeout = '1s');
 CREATE SINK to_kafka AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
 `, cluster.Addr)
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	code := runAsync([]string{"run", "-e", sqlText, "--duration", "10s", "--workers", "2", "--json",
+	// The run reads for the outage and 12 s more (as brokerRestartMidRun):
+	// the test counts every record in this one run.
+	code := runAsync([]string{"run", "-e", sqlText, "--duration", "15s", "--workers", "2", "--json",
 		"--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}, &stdout, &stderr)
 
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "checkpoint 3:") }, 30*time.Second, 10*time.Millisecond,
@@ -320,6 +322,8 @@ CREATE SINK to_kafka AS
 
 	require.Equal(t, 0, waitCode(t, code, &stderr), stderr.String())
 	assert.Contains(t, stderr.String(), "recovered after", "the outage reported")
+	sum := summaryOf(t, stdout.String())
+	require.Equal(t, uint64(batches*perBatch), sum.Tuples, "every record read in the run: %s", stdout.String())
 
 	// The crash-free run: the same query over the same records into
 	// another topic, as a group of its own.
@@ -362,7 +366,7 @@ func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
 	sqlText := fmt.Sprintf(`
 CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '200ms');
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '1s');
 CREATE SINK to_kafka AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
