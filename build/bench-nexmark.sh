@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench-nexmark.sh: saber-hx on the Nexmark queries of examples/nexmark
+# (issue #28), at 1 and 2 workers, and the table docs/nexmark.md keeps.
+#
+# Usage: build/bench-nexmark.sh [-q q0,q1,...] [-r ROUNDS] [-d SECS] [-u SECS] [-s nexmark|json] [-e EVENTS]
+#
+#   -q  queries, comma-separated (default: every query of examples/nexmark)
+#   -r  rounds per query (default 3)
+#   -d  seconds measured per run (default 5)
+#   -u  warm-up seconds before each measured run (default 2)
+#   -s  source: nexmark (a replayed bundle; the default) or json (files
+#       that `saber-hx nexmark generate` writes once into $OUT, read whole)
+#   -e  events: the bundle's, or the JSON files' (default 2097152)
+#
+# Per query it first runs `saber-hx nexmark Q --validate` (every query of
+# the program checked against the reference evaluator over a prefix) and
+# fails unless it reports validated; then per round one run at 1 worker
+# and one at 2, one after the other so that drifts of the machine hit both
+# alike, and prints each run's events/s; at the end per query the median
+# M events/s at 1 and 2 workers, the median per core at 2, the median of
+# the rounds' 2/1 ratios with its min-max spread, and the largest serial
+# fraction seen. The CPU heads the table: figures compare on one CPU.
+#
+# Environment: SABER_FLAGS (extra saber-hx nexmark flags, split on
+# spaces), OUT (build/out).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+QUERIES=""
+ROUNDS=3
+SECS=5
+WARMUP=2
+SOURCE=nexmark
+EVENTS=2097152
+SABER_FLAGS=${SABER_FLAGS:-}
+OUT=${OUT:-$root/build/out}
+
+die() {
+	echo "bench-nexmark: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '5,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+while getopts "q:r:d:u:s:e:h" opt; do
+	case $opt in
+	q) QUERIES=$OPTARG ;;
+	r) ROUNDS=$OPTARG ;;
+	d) SECS=$OPTARG ;;
+	u) WARMUP=$OPTARG ;;
+	s) SOURCE=$OPTARG ;;
+	e) EVENTS=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 0 ]] || usage
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "-r $ROUNDS: want a positive integer"
+[[ $SECS =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-d $SECS: want a number of seconds"
+[[ $WARMUP =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-u $WARMUP: want a number of seconds"
+[[ $EVENTS =~ ^[1-9][0-9]*$ ]] || die "-e $EVENTS: want a positive integer"
+[[ $SOURCE == nexmark || $SOURCE == json ]] || die "-s $SOURCE: want nexmark or json"
+
+mkdir -p "$OUT"
+echo "building saber-hx into $OUT" >&2
+go build -o "$OUT/saber-hx" ./cmd/saber-hx
+if [[ -z $QUERIES ]]; then
+	QUERIES=$(cd examples/nexmark && ls q*.sql | sed 's/\.sql$//' | sort -V | paste -sd, -)
+fi
+IFS=, read -r -a qs <<<"$QUERIES"
+
+log=$OUT/bench-nexmark.log
+: >"$log"
+src=(--source "$SOURCE")
+if [[ $SOURCE == json ]]; then
+	dir=$OUT/nexmark-json-$EVENTS
+	if [[ ! -f $dir/bid.json ]]; then
+		rm -rf "$dir"
+		echo "generating $EVENTS events into $dir" >&2
+		"$OUT/saber-hx" nexmark generate --events "$EVENTS" --out "$dir" >>"$log" 2>&1 || die "nexmark generate failed (see $log)"
+	fi
+	src+=(--dir "$dir")
+fi
+
+field() {
+	printf '%s\n' "$2" | grep -o -E '"'"$1"'"[[:space:]]*:[[:space:]]*-?[0-9][0-9.eE+-]*' | head -n 1 | sed -E 's/.*:[[:space:]]*//'
+}
+
+# run Q WORKERS [flags]: the last line (JSON) of a run that succeeded.
+run() {
+	local q=$1 n=$2 out line rc=0
+	shift 2
+	# shellcheck disable=SC2086 # SABER_FLAGS is a list of flags
+	out=$("$OUT/saber-hx" nexmark "$q" --workers "$n" "${src[@]}" --json "$@" $SABER_FLAGS 2>>"$log") || rc=$?
+	line=$(printf '%s\n' "$out" | awk 'NF { l = $0 } END { print l }')
+	if [[ $rc -ne 0 ]] || ! printf '%s\n' "$line" | grep -q '"interrupted":[[:space:]]*false'; then
+		tail -n 5 "$log" >&2
+		die "saber-hx nexmark $q --workers $n $*: failed or interrupted (exit $rc): $line"
+	fi
+	printf '%s\n' "$line" >>"$log"
+	echo "$line"
+}
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+echo "CPU: $cpu; $(nproc) CPUs; source $SOURCE; $ROUNDS rounds of ${SECS} s after ${WARMUP} s"
+table=()
+for q in "${qs[@]}"; do
+	line=$(run "$q" 2 --validate --duration 1s --warmup 0s --events 100000)
+	printf '%s\n' "$line" | grep -q '"validated":[[:space:]]*true' || die "nexmark $q: not validated: $line"
+	one=() two=() ratios=() percore=() serial=0
+	for r in $(seq "$ROUNDS"); do
+		a=$(run "$q" 1 --duration "${SECS}s" --warmup "${WARMUP}s" --events "$EVENTS")
+		b=$(run "$q" 2 --duration "${SECS}s" --warmup "${WARMUP}s" --events "$EVENTS")
+		ea=$(field events_per_s "$a") eb=$(field events_per_s "$b")
+		one+=("$ea") two+=("$eb") percore+=("$(field events_per_s_per_core "$b")")
+		ratios+=("$(awk -v a="$ea" -v b="$eb" 'BEGIN { printf "%.3f", b / a }')")
+		serial=$(awk -v s="$serial" -v x="$(field serial_fraction "$b")" 'BEGIN { print (x > s ? x : s) }')
+		printf '%s round %d: %.2f M events/s at 1 worker, %.2f M at 2\n' "$q" "$r" "$(awk -v x="$ea" 'BEGIN{print x/1e6}')" "$(awk -v x="$eb" 'BEGIN{print x/1e6}')"
+	done
+	med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+	lo=$(printf '%s\n' "${ratios[@]}" | sort -g | head -n 1) hi=$(printf '%s\n' "${ratios[@]}" | sort -g | tail -n 1)
+	table+=("$(printf '| %s | %.2f | %.2f | %.2f | %.2f (%s-%s) | %.3f |' "$q" "$(awk -v x="$(med "${one[@]}")" 'BEGIN{print x/1e6}')" \
+		"$(awk -v x="$(med "${two[@]}")" 'BEGIN{print x/1e6}')" "$(awk -v x="$(med "${percore[@]}")" 'BEGIN{print x/1e6}')" \
+		"$(med "${ratios[@]}")" "$lo" "$hi" "$serial")")
+done
+echo
+echo "| query | 1 worker (M events/s) | 2 workers | per core at 2 | 2/1 (spread) | serial fraction |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+printf '%s\n' "${table[@]}"
