@@ -6,10 +6,11 @@ package kernels
 // node per tuple. It fills a register of the vectorised kernels (vRow) or
 // narrows a selection (pRow): the vectorised operators stay one loop per
 // chunk where they apply, and everything else is still evaluated without
-// an interface call, an allocation or a lock per tuple (but for
-// REGEXP_EXTRACT, whose matcher allocates its result).
+// an interface call, an allocation or a lock per tuple (REGEXP_EXTRACT's
+// patterns but the shapes of regex.go run Go's regexp, which allocates).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -749,6 +750,11 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 			if size == 0 {
 				return rval{}
 			}
+			if c < utf8.RuneSelf {
+				// An ASCII byte is never part of another character's
+				// encoding, nor of an invalid sequence's.
+				return rval{i: int64(bytes.Count(v[0].s, v[1].s[:1]))}
+			}
 			n, b := int64(0), v[0].s
 			for len(b) > 0 {
 				r, w := utf8.DecodeRune(b)
@@ -803,7 +809,7 @@ func roundFloat(f float64, d int64) float64 {
 	var buf [48]byte
 	b := strconv.AppendFloat(buf[:0], math.Abs(f), 'e', -1, 64)
 	// b is "D[.DDD]e±X": the digits, and the exponent of the first.
-	e := indexBytes(b, []byte("e"))
+	e := bytes.IndexByte(b, 'e')
 	exp, _ := strconv.Atoi(string(b[e+1:]))
 	var digits [24]byte
 	nd := 0
@@ -939,7 +945,7 @@ func splitIndex(s, sep []byte, i int64) ([]byte, bool) {
 		return s, i == 0
 	}
 	for ; ; i-- {
-		k := indexBytes(s, sep)
+		k := bytes.Index(s, sep)
 		if i == 0 {
 			if k < 0 {
 				return s, true
@@ -951,14 +957,4 @@ func splitIndex(s, sep []byte, i int64) ([]byte, bool) {
 		}
 		s = s[k+len(sep):]
 	}
-}
-
-func indexBytes(s, sep []byte) int {
-	n := len(sep)
-	for i := 0; i+n <= len(s); i++ {
-		if s[i] == sep[0] && string(s[i:i+n]) == string(sep) {
-			return i
-		}
-	}
-	return -1
 }
