@@ -12,10 +12,11 @@ import (
 )
 
 // parallelDecoder decodes a CSV or JSON input on several goroutines, so
-// that decoding, the cost of such a source, grows with the cores: the
-// feed goroutine reads blocks of whole records (source.CutRecords), the
-// decoders each decode blocks into tuples (long strings in the block's
-// arena), and Fill hands the tuples on in the input's order, so that event
+// that decoding, the cost of such a source, grows with the cores: a
+// reader goroutine cuts the input into blocks of whole records
+// (source.CutRecords), the decoders each decode blocks into tuples (long
+// strings in the block's arena), and Fill, on the source's feed
+// goroutine, hands the tuples on in the input's order, so that event
 // time, lateness and the first malformed record are as one decoder gives
 // them. The blocks are decoded on goroutines of their own beside the
 // engine's workers, rather than by the workers as part of a task: a task
