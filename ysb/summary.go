@@ -39,6 +39,10 @@ type Summary struct {
 	Tasks      uint64 `json:"tasks"`
 	Windows    uint64 `json:"windows"`
 	Rows       uint64 `json:"rows"`
+	// SerialFraction is the share of the query's worker time, over the
+	// whole run, spent where no other worker could progress on it
+	// (engine.Stats.SerialFraction): the Amdahl bound.
+	SerialFraction float64 `json:"serial_fraction"`
 	TupleCounts
 	Validated bool   `json:"validated"`
 	Output    string `json:"output,omitempty"`
@@ -58,7 +62,7 @@ func NewSummary(mode string, st engine.Stats, seconds float64, workers, taskSize
 	s := Summary{
 		Mode:    mode,
 		Workers: workers, Pinned: st.Pinned, TaskSize: taskSize, BufferSize: bufferSize,
-		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows,
+		Tasks: st.Tasks, Windows: st.Windows, Rows: st.Rows, SerialFraction: st.SerialFraction(),
 	}
 	s.SetMeasured(Measured{
 		Tuples: st.Tuples, Bytes: st.Bytes, Seconds: seconds,

@@ -304,9 +304,11 @@ func TestBenchmarkJSON(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s, m := parseSummary(t, stdout)
 	for _, k := range []string{"mode", "tuples", "bytes", "seconds", "tuples_per_s", "mb_per_s", "workers", "pinned_cpus", "task_size", "buffer_size",
-		"tasks", "windows", "rows", "filtered_tuples", "unmatched_tuples", "late_tuples", "counted_tuples", "validated"} {
+		"tasks", "windows", "rows", "filtered_tuples", "unmatched_tuples", "late_tuples", "counted_tuples", "validated", "serial_fraction"} {
 		assert.Contains(t, m, k)
 	}
+	assert.GreaterOrEqual(t, m["serial_fraction"], 0.0)
+	assert.LessOrEqual(t, m["serial_fraction"], 1.0)
 	assert.Equal(t, "benchmark", s.Mode)
 	assert.True(t, s.Validated)
 	assert.Equal(t, workers, strconv.Itoa(s.Workers))

@@ -48,7 +48,7 @@ func printSummary(s ysbSummary, asJSON bool, w io.Writer) error {
 		fmt.Fprintf(w, "  gc cycles %d, heap allocated %d B\n", *s.GCCycles, *s.HeapAllocBytes)
 	}
 	fmt.Fprintf(w, "  workers %d (%s), task %d B, buffer %d B, %d tasks\n", s.Workers, pinnedText(s.Pinned), s.TaskSize, s.BufferSize, s.Tasks)
-	fmt.Fprintf(w, "  windows %d, rows %d; tuples counted %d, filtered %d, unmatched %d, late %d\n", s.Windows, s.Rows, s.Counted, s.Filtered, s.Unmatched, s.Late)
+	fmt.Fprintf(w, "  windows %d, rows %d; tuples counted %d, filtered %d, unmatched %d, late %d; serial fraction %.3f\n", s.Windows, s.Rows, s.Counted, s.Filtered, s.Unmatched, s.Late, s.SerialFraction)
 	fmt.Fprint(w, gpuLine(s.Processors))
 	if s.Mode == "benchmark" {
 		fmt.Fprintf(w, "  validated: %v\n", s.Validated)
