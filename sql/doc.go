@@ -320,6 +320,23 @@
 // views, of the same slide, whose ON equates their times runs as a window
 // join in the same tumbling window (Nexmark's q5 and q8 as written).
 //
+// An interval join (Nexmark's q7 as written): a stream S joined, without
+// windows, with a view V of TUMBLE windows of size W, where ON and WHERE
+// (terms ANDed at their top) bound S's event time by V's window_start or
+// window_end plus or minus constants within [start, start + W], as
+// S.ts BETWEEN V.window_end - INTERVAL 'W' AND V.window_end. It outputs
+// each pair for which ON and WHERE hold, once: a window join in tumbling
+// windows of W, S's tuples timed through a part that times a tuple on a
+// bound a second time, 1 ms before it, into the window that ends there
+// (compile_interval.go). Its windows wait W plus S's watermark delay, so
+// that it drops as late only what V's aggregation drops.
+//
+// A view that adds a processing time to a csv or json source as it is
+// (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM src, as Nexmark's q12
+// writes it) gives the source a column p AS PROCTIME() visible in the
+// view only; a window over p is a processing-time window
+// (compile_proctime.go).
+//
 // A view's output feeds the queries that name it in FROM: its columns are
 // its select list (an aggregation's window start is also visible as
 // window_start, and a column that is the window start or the input's
@@ -341,17 +358,19 @@
 // window functions (OVER); CUMULATE windows and the window TVFs' offset
 // argument; subqueries in expressions (x IN (SELECT ...), scalar
 // subqueries); outer, cross and non-equi joins with a table; a join of two
-// streams without a window on each side (Flink's regular and interval
-// joins, as Nexmark's q7: but two views of windows joined on their window
-// starts), with different windows, or over SESSION windows; an aggregation
-// over a window join with a sliding or ROWS window; a ROWS window over an
+// streams without a window on each side (Flink's regular joins, and
+// interval joins but of the shape above; two views of windows joined on
+// their window starts run), with different windows, or over SESSION
+// windows; an aggregation over a window join with a sliding or ROWS
+// window, or over an interval join; a ROWS window over an
 // aggregation that runs as a lookup join; ORDER BY, LIMIT, UNION; DATE,
 // TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
 // computed columns other than PROCTIME(); CAST to UUID, BYTES or ENUM;
 // EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters
 // other than the space; functions whose value depends on when a query runs
 // (NOW, CURRENT_TIMESTAMP, LOCALTIMESTAMP, RAND, UUID, and PROCTIME() in
-// a query, as Nexmark's q12 writes it: a view's SELECT *, PROCTIME()); TUMBLE_PROCTIME and its kin; a window in a query without
+// a query but a view's SELECT *, PROCTIME() AS p over a source as it is);
+// TUMBLE_PROCTIME and its kin; a window in a query without
 // aggregates; two windows in one query (FROM's and GROUP BY's, or two in
 // GROUP BY); GROUP BY a float, a constant, or a UUID/BYTES expression;
 // group keys wider than 16 bytes; HAVING over a GROUP BY expression (name
