@@ -11,6 +11,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -71,6 +72,68 @@ func TestTaskPathDoesNotAllocate(t *testing.T) {
 				assert.Zero(t, allocs, "allocations per %d tasks", perRun)
 			})
 		}
+	}
+}
+
+// TestStringTaskPathDoesNotAllocate: with string columns (a key of 1,000
+// distinct long strings, copied into the stream's heap by CommitCopy) a
+// grouped aggregation's tasks, at one result partition and at several,
+// and a selection's cost no allocation in steady state: the heap, the
+// dictionaries, the groups' states and the windows' rows are reused
+// (#25).
+func TestStringTaskPathDoesNotAllocate(t *testing.T) {
+	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
+	require.NoError(t, err)
+	names := make([][]byte, 1000)
+	for i := range names {
+		names[i] = fmt.Appendf(nil, "a string longer than a view holds inline, key %04d", i)
+	}
+	const tupleTasks, perRun = 256, 8 * 256
+	for _, tc := range []struct {
+		name  string
+		q     *query.Query
+		parts int
+	}{
+		{"group by string", &query.Query{Name: "bykey", Schema: s, Window: query.Tumbling(512), GroupBy: []query.Expr{query.C("s")},
+			Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}, 1},
+		{"group by string, partitioned", &query.Query{Name: "bykey", Schema: s, Window: query.Window{Type: query.Range, Size: 1024, Slide: 256},
+			GroupBy: []query.Expr{query.C("s")}, Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}, 4},
+		{"string selection", &query.Query{Name: "like", Schema: s, Where: query.Cmp(query.C("s"), query.Gt, query.Str("a string longer than a view holds inline, key 05"))}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := WithResultParts(Config{Workers: 2, TaskSize: 24 * tupleTasks, BufferSize: 1 << 16}, tc.parts)
+			e, err := Start(cfg, []Spec{{Query: tc.q, Windows: func(*Window) error { return nil }, Tuples: func([]byte) error { return nil }}})
+			require.NoError(t, err)
+			st := e.Stream(0)
+			var next int64
+			run := func() {
+				for left := perRun; left > 0; {
+					buf, err := st.Buffer()
+					if err != nil {
+						panic(err)
+					}
+					k := 0
+					for ; k+24 <= len(buf) && left > 0; k, left = k+24, left-1 {
+						binary.LittleEndian.PutUint64(buf[k:], uint64(next))
+						strview.PutRef(buf[k+8:k+24], names[next%int64(len(names))])
+						next++
+					}
+					if err := st.CommitCopy(buf[:k]); err != nil {
+						panic(err)
+					}
+				}
+				for st.InFlight() > 0 {
+					runtime.Gosched()
+				}
+			}
+			for range 20 { // warm up: every record used, every table grown
+				run()
+			}
+			allocs := testing.AllocsPerRun(50, run)
+			_, err = e.Close()
+			require.NoError(t, err)
+			assert.Zero(t, allocs, "allocations per %d tuples", perRun)
+		})
 	}
 }
 
