@@ -76,17 +76,59 @@ func (d *Strings) AppendAll(dst [][]byte) [][]byte {
 	return append(dst, d.strs...)
 }
 
-// internCache is one kernel's: the numbers of the strings it met.
+// internCache is one kernel's: the numbers of the strings it met, in an
+// open-addressed table keyed by the strings' hashes (linear probing, at
+// most half full), whose slots hold the dictionary's copy of each string:
+// a hit costs a hash, a probe or two and one comparison, with no lock.
 type internCache struct {
-	dict *Strings
-	ids  map[string]int64
+	dict  *Strings
+	slots []internSlot // a power of two long; id 0: empty
+	n     int
+}
+
+type internSlot struct {
+	hash uint64
+	id   int64
+	s    []byte // the dictionary's copy, valid for its life
+}
+
+func newInternCache(dict *Strings) *internCache {
+	return &internCache{dict: dict, slots: make([]internSlot, 64)}
 }
 
 func (c *internCache) id(s []byte) int64 {
-	if id, ok := c.ids[string(s)]; ok {
-		return id
+	h := strview.HashBytes(s, 0)
+	mask := uint64(len(c.slots) - 1)
+	i := h & mask
+	for ; c.slots[i].id != 0; i = (i + 1) & mask {
+		if sl := &c.slots[i]; sl.hash == h && string(sl.s) == string(s) {
+			return sl.id
+		}
 	}
+	// Not met before by this kernel: the dictionary's number (under its
+	// lock), kept here.
 	id := c.dict.intern(s)
-	c.ids[string(s)] = id
+	c.slots[i] = internSlot{hash: h, id: id, s: c.dict.String(id)}
+	c.n++
+	if 2*c.n > len(c.slots) {
+		c.grow()
+	}
 	return id
+}
+
+// grow doubles the table.
+func (c *internCache) grow() {
+	old := c.slots
+	c.slots = make([]internSlot, 2*len(old))
+	mask := uint64(len(c.slots) - 1)
+	for _, sl := range old {
+		if sl.id == 0 {
+			continue
+		}
+		i := sl.hash & mask
+		for c.slots[i].id != 0 {
+			i = (i + 1) & mask
+		}
+		c.slots[i] = sl
+	}
 }

@@ -52,7 +52,7 @@ type vexpr struct {
 
 // internExpr is the register of string register l's numbers in dict.
 func internExpr(l *vexpr, dict *Strings) *vexpr {
-	return &vexpr{kind: vIntern, l: l, ints: make([]int64, chunk), intern: &internCache{dict: dict, ids: map[string]int64{}}}
+	return &vexpr{kind: vIntern, l: l, ints: make([]int64, chunk), intern: newInternCache(dict)}
 }
 
 type vkind uint8
