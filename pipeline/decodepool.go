@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -93,7 +94,7 @@ func (p *parallelDecoder) read() {
 		buf = buf[:len(buf)+n]
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
-			p.send(&decodeBlock{err: err, last: true, ready: closedChan})
+			p.send(&decodeBlock{err: fmt.Errorf("read %s after line %d: %w", p.name, line-1+int64(bytes.Count(buf, []byte{'\n'})), err), last: true, ready: closedChan})
 			return
 		}
 		if first && p.csv && p.src.Header {

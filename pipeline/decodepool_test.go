@@ -206,6 +206,7 @@ func TestParallelDecoderReadError(t *testing.T) {
 		total += n
 		if err != nil {
 			assert.ErrorIs(t, err, broken)
+			assert.ErrorContains(t, err, "read in after line ")
 			break
 		}
 	}
