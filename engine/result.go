@@ -94,6 +94,11 @@ func (s *Stream) merge(t *task, w *worker) {
 		if err != nil {
 			s.e.fail(err)
 		}
+		if s.asm != nil || t.partial {
+			for _, d := range s.downstream {
+				d.flushPartial()
+			}
+		}
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
 	if s.heap != nil {

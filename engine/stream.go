@@ -92,6 +92,8 @@ type producerState struct {
 	filled    int                          // bytes of it committed
 	nextID    uint64                       // ID of the next task to dispatch
 	inClosed  bool
+	cutShort  bool  // the next dispatch is flushPartial's (task.partial)
+	firstAt   int64 // nanotime of the first commit into the task being filled
 	// helper runs tasks for Snapshot while it drains chained queries and
 	// joins (stream 0's, made at the first such snapshot).
 	helper *worker
@@ -149,6 +151,9 @@ type task struct {
 	// heapEnd is where the stream's string heap stood at the dispatch:
 	// the merge frees it up to there.
 	heapEnd uint64
+	// partial: flushPartial cut the task short, of rows an aggregation
+	// emitted; its output is handed on as promptly (merge).
+	partial bool
 	// parts is the task's in a partitioned result stage (assembly.go).
 	parts partsTask
 }
