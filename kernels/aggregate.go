@@ -17,6 +17,31 @@ type keyPart struct {
 	pos   int
 }
 
+// compileKeyParts compiles q's GROUP BY into the key parts of plan p's
+// layout: an integer expression (a string's number in the query's
+// dictionary), or a bytes column read as it is.
+func compileKeyParts(p *Plan, q *query.Query) ([]keyPart, error) {
+	var keys []keyPart
+	for i, g := range q.GroupBy {
+		kp := keyPart{width: p.KeyParts[i].Width, pos: p.KeyParts[i].Pos}
+		if p.KeyParts[i].Int {
+			e, err := compileExpr(g, q.Schema)
+			if err != nil {
+				return nil, err
+			}
+			if p.KeyParts[i].Kind == KeyString {
+				e = internExpr(e, p.strings)
+			}
+			kp.expr = e
+		} else {
+			a, _ := q.Schema.Lookup(g.(query.Column).Name)
+			kp.off = a.Offset
+		}
+		keys = append(keys, kp)
+	}
+	return keys, nil
+}
+
 // aggArg is one aggregate's argument and how it combines.
 type aggArg struct {
 	expr *vexpr
@@ -117,25 +142,11 @@ func newAggregateKernel(p *Plan, q *query.Query, where *vpred) (*aggregateKernel
 		k.joinOff, k.joinWidth = a.Offset, a.Size
 		k.jk, k.jkSlow = newJoinKey(p.join, a), a.Type == query.String || a.Nullable
 	}
-	{
-		for i, g := range q.GroupBy {
-			kp := keyPart{width: p.KeyParts[i].Width, pos: p.KeyParts[i].Pos}
-			if p.KeyParts[i].Int {
-				e, err := compileExpr(g, q.Schema)
-				if err != nil {
-					return nil, err
-				}
-				if p.KeyParts[i].Kind == KeyString {
-					e = internExpr(e, p.strings)
-				}
-				kp.expr = e
-			} else {
-				a, _ := q.Schema.Lookup(g.(query.Column).Name)
-				kp.off = a.Offset
-			}
-			k.keys = append(k.keys, kp)
-		}
+	keys, err := compileKeyParts(p, q)
+	if err != nil {
+		return nil, err
 	}
+	k.keys = keys
 	for i, ag := range q.Aggregates {
 		if ag.Func == query.Count {
 			continue

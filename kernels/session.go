@@ -41,23 +41,11 @@ func newSessionKernel(p *Plan, q *query.Query, where *vpred) (*sessionKernel, er
 	for i := range k.all {
 		k.all[i] = int32(i)
 	}
-	for i, g := range q.GroupBy {
-		kp := keyPart{width: p.KeyParts[i].Width, pos: p.KeyParts[i].Pos}
-		if p.KeyParts[i].Int {
-			e, err := compileExpr(g, q.Schema)
-			if err != nil {
-				return nil, err
-			}
-			if p.KeyParts[i].Kind == KeyString {
-				e = internExpr(e, p.strings)
-			}
-			kp.expr = e
-		} else {
-			a, _ := q.Schema.Lookup(g.(query.Column).Name)
-			kp.off = a.Offset
-		}
-		k.keys = append(k.keys, kp)
+	keys, err := compileKeyParts(p, q)
+	if err != nil {
+		return nil, err
 	}
+	k.keys = keys
 	for _, ag := range q.Aggregates {
 		e, err := compileExpr(ag.Arg, q.Schema)
 		if err != nil {
