@@ -121,26 +121,35 @@ func (r *TaskResult) DirectFragment(p int64, slots int, mapping uint32) *GroupSt
 			return r.Frags[i].State
 		}
 	}
+	st := r.spareDirectState(slots)
+	if len(st.Keys) < 2*slots {
+		st.Keys = make([]uint64, 2*slots)
+		st.keysFor = 0
+	}
+	st.direct, st.mask, st.dslots = mapping, 0, int32(slots)
+	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
+	return st
+}
+
+// spareDirectState is a direct table's state for slots slots: a spare
+// one, or a new one, its Vals and Touched ready (its Keys are the
+// caller's to size and fill).
+func (r *TaskResult) spareDirectState(slots int) *GroupState {
 	var st *GroupState
 	if n := len(r.spareDirect); n > 0 {
 		st, r.spareDirect = r.spareDirect[n-1], r.spareDirect[:n-1]
 	} else {
 		st = &GroupState{layout: r.layout, words: r.layout.Words()}
 	}
-	// The two are sized apart: an assembler may have swapped Vals for
-	// storage of another size (Assembler.MergeTake).
+	// Vals and Keys are sized apart: an assembler may have swapped Vals
+	// for storage of another size (Assembler.MergeTake), and a pane may
+	// have taken Vals and left storage of its own.
 	if len(st.Vals) < slots*st.words {
 		st.Vals = make([]int64, slots*st.words)
-	}
-	if len(st.Keys) < 2*slots {
-		st.Keys = make([]uint64, 2*slots)
-		st.keysFor = 0
 	}
 	if st.Touched == nil {
 		st.Touched = make([]int32, 0, min(slots, 1024))
 	}
-	st.direct, st.mask, st.dslots = mapping, 0, int32(slots)
-	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
 	return st
 }
 

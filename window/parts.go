@@ -259,25 +259,13 @@ func (p *Parts) splitDirect(src *GroupState, f *Fragment, m *slotMap, subs []Tas
 // k's direct table of mapping m, empty.
 func (r *TaskResult) subDirect(p int64, tuples uint64, m *slotMap, k int) *GroupState {
 	slots := len(m.keys[k]) / 2
-	var st *GroupState
-	if n := len(r.spareDirect); n > 0 {
-		st, r.spareDirect = r.spareDirect[n-1], r.spareDirect[:n-1]
-	} else {
-		st = &GroupState{layout: r.layout, words: r.layout.Words()}
-	}
-	// Sized apart: a pane may have taken Vals and left storage of its own.
-	if len(st.Vals) < slots*st.words {
-		st.Vals = make([]int64, slots*st.words)
-	}
+	st := r.spareDirectState(slots)
 	if st.keysFor != m.mapping || st.dslots != int32(slots) {
 		if len(st.Keys) < 2*slots {
 			st.Keys = make([]uint64, 2*slots)
 		}
 		copy(st.Keys, m.keys[k])
 		st.keysFor = m.mapping
-	}
-	if st.Touched == nil {
-		st.Touched = make([]int32, 0, min(slots, 1024))
 	}
 	st.direct, st.mask, st.dslots = m.mapping, 0, int32(slots)
 	r.Frags = append(r.Frags, Fragment{Pane: p, Tuples: tuples, State: st})
@@ -681,14 +669,7 @@ func (p *Parts) SetFilters(newKeep func() func(st *GroupState, group int32) bool
 func (p *Parts) AppendSnapshot(dst []byte) []byte {
 	a0 := p.asms[0]
 	le := binary.LittleEndian
-	dst = appendSnapshotHeader(dst, a0.spec, p.layout)
-	dst = le.AppendUint64(dst, uint64(a0.wm))
-	dst = le.AppendUint64(dst, uint64(a0.next))
-	dst = append(dst, boolByte(a0.started))
-	c := &p.c
-	for _, v := range []uint64{c.Tuples, c.Filtered, c.Unmatched, c.Late, c.Counted, c.Windows, c.Rows} {
-		dst = le.AppendUint64(dst, v)
-	}
+	dst = a0.appendSnapshotState(dst, p.layout, &p.c)
 	dst = le.AppendUint32(dst, uint32(len(a0.live)))
 	for i, pa := range a0.live {
 		dst = le.AppendUint64(dst, uint64(pa.pane))

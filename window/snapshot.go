@@ -25,14 +25,7 @@ const snapshotVersion = 1
 // u32) then its words i64.
 func (a *Assembler) AppendSnapshot(dst []byte) []byte {
 	le := binary.LittleEndian
-	dst = appendSnapshotHeader(dst, a.spec, a.layout)
-	dst = le.AppendUint64(dst, uint64(a.wm))
-	dst = le.AppendUint64(dst, uint64(a.next))
-	dst = append(dst, boolByte(a.started))
-	c := &a.Counters
-	for _, v := range []uint64{c.Tuples, c.Filtered, c.Unmatched, c.Late, c.Counted, c.Windows, c.Rows} {
-		dst = le.AppendUint64(dst, v)
-	}
+	dst = a.appendSnapshotState(dst, a.layout, &a.Counters)
 	dst = le.AppendUint32(dst, uint32(len(a.live)))
 	for _, pa := range a.live {
 		dst = le.AppendUint64(dst, uint64(pa.pane))
@@ -55,6 +48,22 @@ func (a *Assembler) AppendSnapshot(dst []byte) []byte {
 }
 
 // appendSnapshotHeader appends the version, spec and layout of a snapshot.
+// appendSnapshotState appends the header of layout l, then a's
+// watermark, next window and started flag, then the counters c: a
+// snapshot up to its panes (Parts writes its own layout and counters with
+// its first partition's progress).
+func (a *Assembler) appendSnapshotState(dst []byte, l *Layout, c *Counters) []byte {
+	le := binary.LittleEndian
+	dst = appendSnapshotHeader(dst, a.spec, l)
+	dst = le.AppendUint64(dst, uint64(a.wm))
+	dst = le.AppendUint64(dst, uint64(a.next))
+	dst = append(dst, boolByte(a.started))
+	for _, v := range []uint64{c.Tuples, c.Filtered, c.Unmatched, c.Late, c.Counted, c.Windows, c.Rows} {
+		dst = le.AppendUint64(dst, v)
+	}
+	return dst
+}
+
 func appendSnapshotHeader(dst []byte, spec Spec, l *Layout) []byte {
 	le := binary.LittleEndian
 	dst = append(dst, snapshotVersion)
