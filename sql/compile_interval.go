@@ -280,10 +280,8 @@ func constantUnits(n *node) (int64, bool) {
 func (c *compiler) boundsTwice(s *relation, w int64, of string, line int) *relation {
 	taken := func(n string) bool { _, err := s.schema.Lookup(n); return err == nil }
 	out, _ := prependTime(s.schema, procSlotName("$time", taken), s.schema.Attrs[0].Logical)
-	q := &Query{Name: of}
-	c.reading(q, s)
-	udf := &query.UDF{Name: fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d", s.schema.Attrs[0].Name, s.schema.Attrs[0].Name, w), Output: out, Fn: timeTwiceOnBounds(w)}
-	c.udfPart(q, &query.Query{Name: of, Schema: s.schema, UDF: udf}, of, line)
+	t := s.schema.Attrs[0].Name
+	q := c.udfPart(s, out, fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d", t, t, w), timeTwiceOnBounds(w), of, line)
 	return &relation{name: q.Name, schema: out, view: q, unitNs: s.unitNs, line: s.line, cols: slices.Clone(s.cols)}
 }
 

@@ -175,10 +175,7 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *
 		panic(fmt.Sprintf("sql: %s's processing time: %v", rel.name, err))
 	}
 	out, renamed := prependTime(rel.schema, rel.procTime, query.Time)
-	q := &Query{Name: of}
-	c.reading(q, rel)
-	udf := &query.UDF{Name: fmt.Sprintf("time := %s", rel.procTime), Output: out, Fn: timeFrom(a.Offset)}
-	c.udfPart(q, &query.Query{Name: of, Schema: rel.schema, UDF: udf}, of, line)
+	q := c.udfPart(rel, out, fmt.Sprintf("time := %s", rel.procTime), timeFrom(a.Offset), of, line)
 	r := &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line}
 	for _, col := range rel.cols {
 		if col.name == rel.procTime {
@@ -191,14 +188,19 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *
 	return r
 }
 
-// udfPart adds q, a part of query of running mq (a stateless query with a
-// UDF), to the program.
-func (c *compiler) udfPart(q *Query, mq *query.Query, of string, line int) {
+// udfPart adds to the program, and returns, a part of query of that reads
+// rel and runs a UDF called name whose function fn outputs tuples of
+// schema out.
+func (c *compiler) udfPart(rel *relation, out *query.Schema, name string, fn func(in []byte, tupleSize int, out []byte) []byte, of string, line int) *Query {
+	q := &Query{Name: of}
+	c.reading(q, rel)
+	mq := &query.Query{Name: of, Schema: rel.schema, UDF: &query.UDF{Name: name, Output: out, Fn: fn}}
 	if err := mq.Validate(); err != nil {
 		panic(fmt.Sprintf("sql: %s: %v", mq.Name, err))
 	}
-	q.Spec.Query, q.Output = mq, mq.UDF.Output
+	q.Spec.Query, q.Output = mq, out
 	c.addPart(q, of, line)
+	return q
 }
 
 // prependTime is schema s with a time attribute before its own: name at
