@@ -67,6 +67,9 @@ func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
 func compileLeaf(e query.Expr, s *query.Schema) (*vpred, error) {
 	switch e := e.(type) {
 	case query.Compare:
+		if foldsCase(e) {
+			return compileRowPred(e, s)
+		}
 		l, r, err := compileOperands(e.L, e.R, s)
 		if err != nil {
 			return compileRowPred(e, s)
@@ -104,6 +107,9 @@ func compileLeaf(e query.Expr, s *query.Schema) (*vpred, error) {
 		}
 		return &vpred{kind: pIsNull, l: l, not: e.Not}, nil
 	case query.InList:
+		if _, _, isCase := caseCall(e.X); isCase {
+			return compileRowPred(e, s) // inConsts compares without the copy
+		}
 		if p, ok, err := compileIn(e, s); ok || err != nil {
 			return p, err
 		}
@@ -237,7 +243,7 @@ func negateOp(op query.CmpOp) query.CmpOp {
 
 func compileTerms(kind vpkind, terms []query.Expr, s *query.Schema) (*vpred, error) {
 	p := &vpred{kind: kind}
-	for _, t := range terms {
+	for _, t := range cheapFirst(terms) {
 		c, err := compileLeaf(t, s)
 		if err != nil {
 			return nil, err
@@ -349,14 +355,23 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		}
 		return sel
 	default: // pOr: the union of what each term keeps of sel
+		// A term sees only the tuples that the terms before it did not
+		// keep (in), so that a dear term after a cheap one (cheapFirst)
+		// runs on what is left.
 		in := append(p.in[:0], sel...)
 		acc := p.acc[:0]
-		for _, t := range p.terms {
+		for k, t := range p.terms {
 			kept := t.filter(data, ts, append(p.buf[:0], in...))
 			merged := mergeSorted(p.tmp[:0], acc, kept)
 			p.tmp, p.acc = acc[:0], merged
 			acc = merged
+			if k < len(p.terms)-1 {
+				if in = subtractSorted(in, kept); len(in) == 0 {
+					break
+				}
+			}
 		}
+		p.in = in[:0]
 		return append(sel[:0], acc...)
 	}
 }
@@ -380,6 +395,20 @@ func mergeSorted(dst, a, b []int32) []int32 {
 	}
 	dst = append(dst, a[i:]...)
 	return append(dst, b[j:]...)
+}
+
+// subtractSorted removes ascending b, a subset of ascending a, from a in
+// place.
+func subtractSorted(a, b []int32) []int32 {
+	out, j := a[:0], 0
+	for _, x := range a {
+		if j < len(b) && b[j] == x {
+			j++
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // dropNulls keeps the tuples of sel where neither operand is NULL (a nil

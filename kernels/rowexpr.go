@@ -340,6 +340,9 @@ func cmpHolds(op query.CmpOp, c int) bool {
 }
 
 func rowCompare(e query.Compare, s *query.Schema) (rowFn, error) {
+	if f, ok, err := compareConst(e, s); ok || err != nil {
+		return f, err
+	}
 	l, r, float, err := operands(e.L, e.R, s)
 	if err != nil {
 		return nil, err
@@ -365,6 +368,7 @@ func rowLogic(e query.Expr, s *query.Schema) (rowFn, error) {
 	case query.OrExpr:
 		terms = x.Terms
 	}
+	terms = cheapFirst(terms)
 	fs := make([]rowFn, len(terms))
 	for i, t := range terms {
 		f, err := rowOf(t, s)
@@ -405,6 +409,9 @@ func rowIn(e query.InList, s *query.Schema) (rowFn, error) {
 	}
 	float := lt == query.FloatValue
 	str := lt == query.StringValue
+	if f, ok, err := inConsts(e, s, float, str); ok || err != nil {
+		return f, err
+	}
 	x, err := rowOf(e.X, s)
 	if err != nil {
 		return nil, err
@@ -478,6 +485,9 @@ func rowCase(e query.Case, s *query.Schema) (rowFn, error) {
 		if els, err = conv(e.Else); err != nil {
 			return nil, err
 		}
+	}
+	if f, ok, err := caseOnOneValue(e, s, thens, els); ok || err != nil {
+		return f, err
 	}
 	return func(tu []byte, sc *rowScratch) rval {
 		for i, c := range conds {
@@ -627,22 +637,7 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 		}
 		args[i], types[i] = f, typeIn(a, s)
 	}
-	// strict wraps a function of non-NULL arguments: NULL where any is.
-	// The arguments' values go to vs, the node's own: a kernel, and so
-	// its closures, belongs to one worker.
-	strict := func(f func(vs []rval, sc *rowScratch) rval) rowFn {
-		vs := make([]rval, len(args))
-		return func(t []byte, sc *rowScratch) rval {
-			for i, a := range args {
-				v := a(t, sc)
-				if v.null {
-					return rnull
-				}
-				vs[i] = v
-			}
-			return f(vs, sc)
-		}
-	}
+	strict := func(f func(vs []rval, sc *rowScratch) rval) rowFn { return strictCall(e.Args, args, f) }
 	switch e.Fn {
 	case "abs", "floor", "ceil":
 		float := types[0] == query.FloatValue
@@ -721,6 +716,9 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 			return rval{s: append(sc.str(len(out)), out...)}
 		}), nil
 	case "split_index":
+		if f, ok := splitIndexByte(e, args[0]); ok {
+			return f, nil
+		}
 		return strict(func(v []rval, _ *rowScratch) rval {
 			b, ok := splitIndex(v[0].s, v[1].s, v[2].i)
 			if !ok {
