@@ -250,27 +250,46 @@ func (k *statelessKernel) appendGeneral(out, cd []byte, sel []int32, strs *strvi
 	}
 	for c, e := range k.project {
 		a := k.out.Attrs[c+1]
-		for j, i := range sel {
-			t := dst[j*ots : (j+1)*ots]
-			if e.nulls != nil && e.nulls[i] {
-				a.SetNull(t, true)
-				continue
-			}
-			v := t[a.Offset : a.Offset+a.Size]
-			switch {
-			case k.views[c] >= 0:
+		off, end := a.Offset, a.Offset+a.Size
+		// One loop per kind of column, so that a tuple's write is not a
+		// switch; a NULL's slot is cleared after.
+		switch {
+		case k.views[c] >= 0:
+			for j, i := range sel {
 				o := int(i)*ts + k.views[c]
-				copy(v, cd[o:o+strview.Size])
-			case a.Type == query.String:
-				strview.Put(v, e.strs[i], strs)
-			case a.Type == query.Bytes:
-				copy(v, e.strs[i])
-			case a.Type == query.Float64:
-				binary.LittleEndian.PutUint64(v, math.Float64bits(e.flts[i]))
-			case a.Type == query.Int32:
-				binary.LittleEndian.PutUint32(v, uint32(e.ints[i]))
-			default:
-				binary.LittleEndian.PutUint64(v, uint64(e.ints[i]))
+				copy(dst[j*ots+off:j*ots+end], cd[o:o+strview.Size])
+			}
+		case a.Type == query.String:
+			for j, i := range sel {
+				if e.nulls == nil || !e.nulls[i] { // a NULL's bytes are not read
+					strview.Put(dst[j*ots+off:j*ots+end], e.strs[i], strs)
+				}
+			}
+		case a.Type == query.Bytes:
+			for j, i := range sel {
+				copy(dst[j*ots+off:j*ots+end], e.strs[i])
+			}
+		case a.Type == query.Float64:
+			for j, i := range sel {
+				binary.LittleEndian.PutUint64(dst[j*ots+off:j*ots+end], math.Float64bits(e.flts[i]))
+			}
+		case a.Type == query.Int32:
+			for j, i := range sel {
+				binary.LittleEndian.PutUint32(dst[j*ots+off:j*ots+end], uint32(e.ints[i]))
+			}
+		default:
+			for j, i := range sel {
+				binary.LittleEndian.PutUint64(dst[j*ots+off:j*ots+end], uint64(e.ints[i]))
+			}
+		}
+		if e.nulls == nil {
+			continue
+		}
+		for j, i := range sel {
+			if e.nulls[i] {
+				t := dst[j*ots : (j+1)*ots]
+				clear(t[off:end])
+				a.SetNull(t, true)
 			}
 		}
 	}
