@@ -48,6 +48,9 @@ type vexpr struct {
 	scratch *rowScratch
 	// vIntern's cache of the query's string numbers.
 	intern *internCache
+	// vSplit: piece `piece` of l's strings split at byte sep.
+	sep   byte
+	piece int64
 }
 
 // internExpr is the register of string register l's numbers in dict.
@@ -69,6 +72,7 @@ const (
 	vColStr  // a string column: its views' bytes
 	vRow     // the row evaluator's value (rexpr)
 	vIntern  // l's strings as their numbers in the query's Strings (NULL: 0)
+	vSplit   // SPLIT_INDEX(l, 'c', k) for a one-byte separator and k >= 0
 )
 
 // compileExpr compiles e over schema s. Constants become registers filled
@@ -151,8 +155,33 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 			v.nulls = make([]bool, chunk)
 		}
 		return v, nil
+	case query.Call:
+		if v, ok, err := splitExpr(e, s); ok || err != nil {
+			return v, err
+		}
 	}
 	return compileRowExpr(e, s)
+}
+
+// splitExpr compiles SPLIT_INDEX(x, 'c', k) of a one-byte separator and a
+// literal k >= 0 into one loop over x's register (NULL past the last
+// piece), without the row evaluator's call per tuple.
+func splitExpr(e query.Call, s *query.Schema) (*vexpr, bool, error) {
+	if e.Fn != "split_index" || len(e.Args) != 3 {
+		return nil, false, nil
+	}
+	sep, sepOK := e.Args[1].(query.StrConst)
+	k, kOK := e.Args[2].(query.IntConst)
+	if !sepOK || !kOK || len(sep.V) != 1 || k.V < 0 {
+		return nil, false, nil
+	}
+	l, err := compileExpr(e.Args[0], s)
+	if err != nil || !l.str {
+		return nil, false, err
+	}
+	v := &vexpr{kind: vSplit, str: true, l: l, sep: sep.V[0], piece: k.V, nulls: make([]bool, chunk)}
+	v.alloc()
+	return v, true, nil
 }
 
 // compileRowExpr makes e a register of the row evaluator.
@@ -233,6 +262,16 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		v.loadNulls(data, ts, sel)
 	case vRow:
 		v.evalRow(data, ts, sel)
+	case vSplit:
+		v.l.eval(data, ts, sel)
+		for _, i := range sel {
+			if v.l.nulls != nil && v.l.nulls[i] {
+				v.nulls[i] = true
+				continue
+			}
+			b, ok := splitAtByte(v.l.strs[i], v.sep, v.piece)
+			v.strs[i], v.nulls[i] = b, !ok
+		}
 	case vIntern:
 		v.l.eval(data, ts, sel)
 		for _, i := range sel {
