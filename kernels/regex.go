@@ -271,6 +271,7 @@ type litMatcher struct {
 	headCap int // the group that is the head, 0 for none
 	maxHead int // the most bytes a head choice takes
 	lit     []byte
+	find    litFinder
 	litCaps []litCap
 	tail    *runeClass
 	tailMin int
@@ -361,6 +362,7 @@ func litShape(t *syntax.Regexp) (*litMatcher, bool) {
 	if len(m.lit) == 0 {
 		return nil, false
 	}
+	m.find = newLitFinder(m.lit)
 	// The tail.
 	if i < len(items) {
 		x, cap := items[i], 0
@@ -447,7 +449,7 @@ func (m *litMatcher) match(s []byte, loc []int) bool {
 	}
 	best, bestAlt, bestK, bestEnd := -1, 0, 0, 0
 	for from := 0; from <= len(s); {
-		j := bytes.Index(s[from:], m.lit)
+		j := m.find.index(s[from:])
 		if j < 0 {
 			break
 		}
@@ -502,6 +504,11 @@ func (m *litMatcher) match(s []byte, loc []int) bool {
 			continue
 		}
 		best, bestAlt, bestK, bestEnd = p, alt, k, end
+		if k-p == m.maxHead {
+			// A later k' > k starts at k' - w' >= k' - maxHead > best:
+			// nothing after can start before this match.
+			break
+		}
 	}
 	if best < 0 {
 		return false
@@ -520,4 +527,65 @@ func (m *litMatcher) match(s []byte, loc []int) bool {
 		loc[2*m.tailCap], loc[2*m.tailCap+1] = bestK+len(m.lit), bestEnd
 	}
 	return true
+}
+
+// litFinder finds a literal by its rarest byte, memchr's heuristic: a
+// text's letters and digits are common and its punctuation rare, so that
+// IndexByte runs over the text for a byte that seldom stops it, and each
+// stop is checked in place (bytes.Index stops at every first byte).
+type litFinder struct {
+	lit  []byte
+	rare byte
+	at   int // rare's index in lit
+}
+
+func newLitFinder(lit []byte) litFinder {
+	f := litFinder{lit: lit, rare: lit[0]}
+	for i, b := range lit {
+		if byteRank(b) < byteRank(f.rare) {
+			f.rare, f.at = b, i
+		}
+	}
+	return f
+}
+
+// byteRank is how often byte b occurs in text, roughly (higher: more).
+func byteRank(b byte) int {
+	switch {
+	case b == ' ' || b == 'e' || b == 't' || b == 'a' || b == 'o' || b == 'i' || b == 'n' || b == 's':
+		return 250
+	case 'a' <= b && b <= 'z':
+		return 200
+	case '0' <= b && b <= '9', b == '/' || b == '.' || b == ':':
+		return 170
+	case 'A' <= b && b <= 'Z':
+		return 120
+	case b >= utf8.RuneSelf:
+		return 100
+	case b == '_' || b == '-' || b == ',':
+		return 80
+	case b < ' ':
+		return 10
+	}
+	return 40 // other punctuation: = & ? ; ...
+}
+
+// index is the index of the literal's first occurrence in s, or -1.
+func (f *litFinder) index(s []byte) int {
+	n := len(f.lit)
+	for from := f.at; from < len(s); {
+		j := bytes.IndexByte(s[from:], f.rare)
+		if j < 0 {
+			return -1
+		}
+		start := from + j - f.at
+		if start+n > len(s) {
+			return -1
+		}
+		if string(s[start:start+n]) == string(f.lit) {
+			return start
+		}
+		from += j + 1
+	}
+	return -1
 }
