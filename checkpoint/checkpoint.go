@@ -120,11 +120,16 @@ func Decode(b []byte) (epoch uint64, payload []byte, err error) {
 	return epoch, payload, nil
 }
 
-// Write stores payload as checkpoint epoch, atomically, and then removes
-// all but the newest Keep checkpoints and any temporary file left by an
-// earlier crash.
+// Write removes any temporary file left by an earlier crash (one writer
+// per directory: none is another's), stores payload as checkpoint epoch,
+// atomically, and then removes all but the newest Keep checkpoints. A
+// crash in the middle of a write so leaves one temporary file at most,
+// however many crashes came before.
 func (d *Dir) Write(epoch uint64, payload []byte) error {
 	if err := os.MkdirAll(d.Path, 0o755); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+	}
+	if err := d.removeLeftovers(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", epoch, err)
 	}
 	f, err := os.CreateTemp(d.Path, tmpPrefix+"*"+tmpSuffix)
@@ -158,7 +163,24 @@ func (d *Dir) Write(epoch uint64, payload []byte) error {
 	if err := syncDir(d.Path); err != nil {
 		return fmt.Errorf("checkpoint %d: sync directory %s: %w", epoch, d.Path, err)
 	}
-	return d.prune(epoch, filepath.Base(tmp))
+	return d.prune(epoch)
+}
+
+// removeLeftovers removes the temporary files of writes that a crash cut
+// short.
+func (d *Dir) removeLeftovers() error {
+	ents, err := os.ReadDir(d.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if name := e.Name(); strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, tmpSuffix) {
+			if err := os.Remove(filepath.Join(d.Path, name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func syncDir(path string) error {
@@ -170,9 +192,8 @@ func syncDir(path string) error {
 	return f.Sync()
 }
 
-// prune removes checkpoints older than the newest Keep and temporary
-// files other than ours (a crash's leftovers: one writer per directory).
-func (d *Dir) prune(epoch uint64, ours string) error {
+// prune removes checkpoints older than the newest Keep.
+func (d *Dir) prune(epoch uint64) error {
 	keep := d.Keep
 	if keep <= 0 {
 		keep = 2
@@ -183,12 +204,7 @@ func (d *Dir) prune(epoch uint64, ours string) error {
 	}
 	epochs := []uint64{}
 	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, tmpSuffix) && name != ours {
-			os.Remove(filepath.Join(d.Path, name))
-			continue
-		}
-		if ep, ok := parseName(name); ok {
+		if ep, ok := parseName(e.Name()); ok {
 			epochs = append(epochs, ep)
 		}
 	}

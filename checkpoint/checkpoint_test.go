@@ -153,6 +153,24 @@ func TestCrashBeforeRename(t *testing.T) {
 	assert.Equal(t, []string{Name(1), Name(2)}, files(t, dir))
 }
 
+// TestCrashesLeaveOneTemporaryFile: crashes in the middle of two writes
+// in a row leave one temporary file, not two: a write first removes what
+// the crashes before it left.
+func TestCrashesLeaveOneTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, Write(dir, 1, payloadOf(1)))
+	crash := errors.New("crash")
+	d := &Dir{Path: dir, BeforeRename: func() { panic(crash) }}
+	for ep := uint64(2); ep <= 3; ep++ {
+		func() {
+			defer func() { assert.Equal(t, crash, recover()) }()
+			_ = d.Write(ep, payloadOf(ep))
+		}()
+		names := files(t, dir)
+		assert.Len(t, names, 2, "the checkpoint and one temporary file: %v", names)
+	}
+}
+
 func TestRead(t *testing.T) {
 	dir := t.TempDir()
 	d := &Dir{Path: dir}
