@@ -38,13 +38,15 @@ type Stream struct {
 	spec   Spec
 	ring   *buffer.Ring
 	// heap holds the long strings of the tuples in ring (strings.go); nil
-	// where the input has no String attribute, whose are heapAttrs.
-	heap      *buffer.Ring
-	heapAttrs []query.Attribute
-	records   []*task    // the stream's tasks, by Task.Ref
-	free      chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
-	taskSize  int
-	node      int // index of the NUMA node of the ring's memory (0 if unknown)
+	// where the input has no String attribute. heapAttrs are those the
+	// query reads, blankAttrs those it does not (copyStrings).
+	heap       *buffer.Ring
+	heapAttrs  []query.Attribute
+	blankAttrs []query.Attribute
+	records    []*task    // the stream's tasks, by Task.Ref
+	free       chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	taskSize   int
+	node       int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
 	// no GPU).
 	gpuErr error
@@ -201,7 +203,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		ready:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}
-	if s.heap, s.heapAttrs, err = e.newHeap(plan.Query.Schema); err != nil {
+	if s.heap, s.heapAttrs, s.blankAttrs, err = e.newHeap(plan.Query); err != nil {
 		ring.Close()
 		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
 	}

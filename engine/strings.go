@@ -24,23 +24,27 @@ const minHeapSize = 4 << 20
 
 // newHeap makes the heap of a stream of schema s, or nil where s has no
 // String attribute.
-func (e *Engine) newHeap(s *query.Schema) (*buffer.Ring, []query.Attribute, error) {
-	var strs []query.Attribute
-	for _, a := range s.Attrs {
-		if a.Type == query.String {
+func (e *Engine) newHeap(q *query.Query) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
+	var strs, blank []query.Attribute
+	for _, a := range q.Schema.Attrs {
+		switch {
+		case a.Type != query.String:
+		case q.Reads(a.Name):
 			strs = append(strs, a)
+		default:
+			blank = append(blank, a)
 		}
 	}
-	if len(strs) == 0 {
-		return nil, nil, nil
+	if len(strs)+len(blank) == 0 {
+		return nil, nil, nil, nil
 	}
 	size := max(minHeapSize, 4*e.cfg.BufferSize)
 	size = 1 << bits.Len(uint(size-1))
 	h, err := buffer.NewRing(size)
 	if err != nil {
-		return nil, nil, fmt.Errorf("string heap: %w", err)
+		return nil, nil, nil, fmt.Errorf("string heap: %w", err)
 	}
-	return h, strs, nil
+	return h, strs, blank, nil
 }
 
 // Strings returns n bytes of the stream's string heap for the long
@@ -77,7 +81,11 @@ func (s *Stream) Strings(n int) ([]byte, error) {
 // stream's schema, just written to its ring) into its heap and points
 // their views there: what a producer does for tuples whose strings live
 // elsewhere. alloc is where the bytes come from (Strings, or push's
-// version that does not block).
+// version that does not block). A long string of an attribute that the
+// query never reads (blankAttrs: a view's column that the query over it
+// does not use, Nexmark q12's URLs) is not copied: its view becomes the
+// empty string, so that nothing is left pointing at memory the producer
+// reuses.
 func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) error {
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
@@ -94,6 +102,11 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 			}
 			copy(b, src)
 			strview.PutRef(v, b)
+		}
+		for _, a := range s.blankAttrs {
+			if v := t[a.Offset : a.Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
+				clear(v)
+			}
 		}
 	}
 	return nil

@@ -525,6 +525,36 @@ type Query struct {
 // Stateless reports whether q has no aggregation: its output is tuples.
 func (q *Query) Stateless() bool { return len(q.Aggregates) == 0 }
 
+// Reads reports whether q reads its input's attribute name: in WHERE, the
+// projection, GROUP BY, an aggregate's argument or FILTER, HAVING, or as
+// the lookup join's key; and every attribute where q passes its tuples on
+// whole (a stateless query without a projection) or hands them to a UDF.
+func (q *Query) Reads(name string) bool {
+	if q.UDF != nil || (q.Stateless() && len(q.Project) == 0) || (q.Join != nil && q.Join.Column == name) {
+		return true
+	}
+	found := false
+	find := func(x Expr) bool {
+		if c, ok := x.(Column); ok && c.Name == name {
+			found = true
+		}
+		return !found
+	}
+	Walk(q.Where, find)
+	Walk(q.Having, find)
+	for _, p := range q.Project {
+		Walk(p.Expr, find)
+	}
+	for _, g := range q.GroupBy {
+		Walk(g, find)
+	}
+	for _, a := range q.Aggregates {
+		Walk(a.Arg, find)
+		Walk(a.Filter, find)
+	}
+	return found
+}
+
 // Validate refuses a query that the engine cannot run, with an error naming
 // the query and what is wrong.
 func (q *Query) Validate() error {

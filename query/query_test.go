@@ -216,3 +216,43 @@ func TestWindowDelay(t *testing.T) {
 	j.Window.Delay = 3
 	require.NoError(t, j.Validate())
 }
+
+// TestReads: a query reads the attributes its expressions name, wherever
+// they are (WHERE, a projection, GROUP BY, an aggregate's argument and
+// FILTER, HAVING, deep inside CASE, IN and calls), the lookup join's key,
+// and every attribute where it passes tuples on whole or to a UDF.
+func TestReads(t *testing.T) {
+	s, err := NewSchema(64, Attribute{Name: "ts", Type: Int64},
+		Attribute{Name: "a", Type: Int64, Offset: 8}, Attribute{Name: "b", Type: String, Offset: 16},
+		Attribute{Name: "c", Type: String, Offset: 32}, Attribute{Name: "d", Type: Int64, Offset: 48})
+	require.NoError(t, err)
+	lower := func(x Expr) Expr { return Call{Fn: "lower", Args: []Expr{x}} }
+	for _, c := range []struct {
+		name  string
+		q     Query
+		reads []string
+	}{
+		{"select star", Query{}, []string{"ts", "a", "b", "c", "d"}},
+		{"select star where", Query{Where: Cmp(C("a"), Gt, Int(1))}, []string{"ts", "a", "b", "c", "d"}},
+		{"udf", Query{UDF: &UDF{}}, []string{"ts", "a", "b", "c", "d"}},
+		{"projection", Query{Project: []Projection{{Expr: Case{Whens: []When{{
+			Cond: InList{X: lower(C("b")), List: []Expr{Str("x")}}, Then: Str("1")}}, Else: C("d")}}}},
+			[]string{"b", "d"}},
+		{"where and projection", Query{Where: Or(IsNull{X: C("c")}, Cmp(C("a"), Lt, Int(0))),
+			Project: []Projection{{Expr: C("d")}}}, []string{"a", "c", "d"}},
+		{"aggregation", Query{GroupBy: []Expr{lower(C("b"))},
+			Aggregates: []Aggregate{{Func: Count, As: "n"}, {Func: Sum, Arg: C("d"), Filter: Like{X: C("c"), Pattern: "x%"}}},
+			Having:     Cmp(C("n"), Gt, Int(1))}, []string{"b", "c", "d"}},
+		{"count only", Query{Aggregates: []Aggregate{{Func: Count, As: "n"}}}, nil},
+	} {
+		q := c.q
+		q.Schema = s
+		var got []string
+		for _, a := range s.Attrs {
+			if q.Reads(a.Name) {
+				got = append(got, a.Name)
+			}
+		}
+		assert.Equal(t, c.reads, got, c.name)
+	}
+}
