@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,7 +110,7 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 		strview.Put(tuples[i*40+24:i*40+40], []byte(unread), arena)
 	}
 	copied := 0
-	require.NoError(t, st.copyStrings(tuples, func(n int) ([]byte, error) { copied += n; return make([]byte, n), nil }))
+	require.NoError(t, st.copyStrings(tuples, func(n int) ([]byte, error) { copied += n; return arena.Alloc(n), nil }))
 	want := 0
 	for i := range 10 {
 		want += len(key(i))
@@ -145,5 +146,146 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 	require.NoError(t, err)
 	arena.Free()
 	assert.Equal(t, map[string]int64{key(0): n / 3, key(1): n / 3, key(2): n / 3}, got)
+	assertNoLeak(t, base)
+}
+
+// TestWriteSharedKeepsTheViews: WriteShared leaves a long string's view
+// pointing where the producer put it (memory that outlives the stream),
+// where Write points it at a copy in the stream's heap; the query counts
+// the same strings either way.
+func TestWriteSharedKeepsTheViews(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
+	require.NoError(t, err)
+	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	const long = "a string that lives as long as the process"
+	// Off the Go heap, as strings that views point at are.
+	held := strview.NewArena(0)
+	defer held.Free()
+	longBytes := held.Copy([]byte(long))
+	for _, shared := range []bool{false, true} {
+		got := map[string]int64{}
+		e, err := Start(Config{Workers: 2, TaskSize: 240, BufferSize: 1 << 16}, []Spec{{Query: q, Windows: func(w *Window) error {
+			for i := range w.Rows() {
+				got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
+			}
+			return nil
+		}}})
+		require.NoError(t, err)
+		st := e.Stream(0)
+		var pointed []uint64
+		err = <-e.Produce(func() error {
+			tuples := make([]byte, 100*24)
+			for i := range 100 {
+				binary.LittleEndian.PutUint64(tuples[i*24:], uint64(i))
+				strview.PutRef(tuples[i*24+8:i*24+24], longBytes)
+			}
+			write := st.Write
+			if shared {
+				write = st.WriteShared
+			}
+			b, err := st.Buffer() // where write puts the first tuple
+			if err != nil {
+				return err
+			}
+			if err := write(tuples); err != nil {
+				return err
+			}
+			pointed = append(pointed, binary.LittleEndian.Uint64(b[8+8:8+16]))
+			return nil
+		})
+		require.NoError(t, err)
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{long: 100}, got, "shared %v", shared)
+		addr := uint64(uintptr(unsafe.Pointer(&longBytes[0])))
+		if shared {
+			assert.Equal(t, []uint64{addr}, pointed)
+		} else {
+			assert.NotEqual(t, []uint64{addr}, pointed)
+		}
+	}
+	assertNoLeak(t, base)
+}
+
+// TestJoinSidesCopyOnlyTheStringsReadAfter: a window join's input streams
+// copy the long strings that its WHERE or the queries after it read, and
+// empty the others; a join whose pairs go to a sink of its own copies
+// them all. The strings read come out as written.
+func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(48, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "k", Type: query.Int64, Offset: 8},
+		query.Attribute{Name: "a", Type: query.String, Offset: 16}, query.Attribute{Name: "b", Type: query.String, Offset: 32})
+	require.NoError(t, err)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(100),
+		Where: query.Cmp(query.C("l.k"), query.Eq, query.C("r.k"))}
+	out := j.OutputSchemaUnchecked()
+	down := &query.Query{Name: "down", Schema: out, Project: []query.Projection{{Expr: query.C("l.a"), As: "a"}, {Expr: query.C("r.k"), As: "k"}}}
+	names := func(as []query.Attribute) []string {
+		var n []string
+		for _, a := range as {
+			n = append(n, a.Name)
+		}
+		return n
+	}
+	long := func(side string, i int) string {
+		return fmt.Sprintf("the %s string number %d, longer than inline", side, i)
+	}
+	const n = 200
+	for _, ownSink := range []bool{false, true} {
+		var rows []string
+		sp := []Spec{{Join: j}, {Query: down, Upstream: Output(0), Tuples: func(b []byte) error {
+			for o := 0; o < len(b); o += 32 {
+				rows = append(rows, string(strview.Bytes(b[o+8:o+24])))
+			}
+			return nil
+		}}}
+		if ownSink {
+			sp[0].Tuples = func([]byte) error { return nil }
+		}
+		e, err := Start(Config{Workers: 2, TaskSize: 480, BufferSize: 1 << 16}, sp)
+		require.NoError(t, err)
+		l, r := e.Stream(0), e.Stream(0).Right()
+		if ownSink {
+			assert.Equal(t, []string{"a", "b"}, names(l.heapAttrs))
+			assert.Empty(t, l.blankAttrs)
+		} else {
+			assert.Equal(t, []string{"a"}, names(l.heapAttrs))
+			assert.Equal(t, []string{"b"}, names(l.blankAttrs))
+			assert.Empty(t, r.heapAttrs)
+			assert.Equal(t, []string{"a", "b"}, names(r.blankAttrs))
+		}
+		write := func(st *Stream, side string) error {
+			arena := strview.NewArena(0)
+			defer arena.Free()
+			tuples := make([]byte, 48)
+			for i := range n {
+				binary.LittleEndian.PutUint64(tuples, uint64(i))
+				binary.LittleEndian.PutUint64(tuples[8:], uint64(i))
+				strview.Put(tuples[16:32], []byte(long(side+" a", i)), arena)
+				strview.Put(tuples[32:48], []byte(long(side+" b", i)), arena)
+				if err := st.Write(tuples); err != nil {
+					return err
+				}
+				arena.Reset()
+				clear(arena.Alloc(256))
+				arena.Reset()
+			}
+			return nil
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- write(l, "left") }()
+		go func() { errs <- write(r, "right") }()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+		var want []string
+		for i := range n {
+			want = append(want, long("left a", i))
+		}
+		assert.Equal(t, want, rows, "own sink %v", ownSink)
+	}
 	assertNoLeak(t, base)
 }

@@ -106,7 +106,14 @@ func (s *Stream) CommitUnfilled(n int) error {
 // are copied into the stream's own heap: they may live in memory another
 // stream frees (a source that feeds several queries writes the same
 // tuples to each).
-func (s *Stream) Write(p []byte) error {
+func (s *Stream) Write(p []byte) error { return s.write(p, true) }
+
+// WriteShared is Write for tuples whose long strings stay where they are
+// until the stream is closed (a replayed bundle's): their views are kept
+// as written, and nothing is copied into the stream's heap.
+func (s *Stream) WriteShared(p []byte) error { return s.write(p, false) }
+
+func (s *Stream) write(p []byte, copyStrings bool) error {
 	if s.heap != nil {
 		if len(p)%s.plan.TupleSize != 0 || s.filled%s.plan.TupleSize != 0 {
 			return fmt.Errorf("engine: query %q: Write of %d bytes: a stream with strings takes whole tuples", s.win.Query, len(p))
@@ -119,7 +126,7 @@ func (s *Stream) Write(p []byte) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
-		if s.heap != nil {
+		if s.heap != nil && copyStrings {
 			if err := s.copyStrings(b[:n], s.Strings); err != nil {
 				return err
 			}

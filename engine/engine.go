@@ -99,6 +99,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 			return nil, asConfigError(err)
 		}
 	}
+	e.narrowJoinSides()
 	for _, s := range e.streams {
 		s.initParts()
 	}

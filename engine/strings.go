@@ -47,6 +47,55 @@ func (e *Engine) newHeap(q *query.Query) (*buffer.Ring, []query.Attribute, []que
 	return h, strs, blank, nil
 }
 
+// narrowJoinSides makes each window join's input streams copy (and the
+// join pin) only the long strings that are read after it: by the join's
+// WHERE, or by the queries downstream of it (which read the pairs' columns
+// by position: their schemas have the join's layout). A join whose pairs
+// go to a sink of their own has every column read. Before the engine runs:
+// copyStrings reads the lists without a lock.
+func (e *Engine) narrowJoinSides() {
+	for _, en := range e.entries {
+		js := en.join
+		if js == nil || js.sink != nil {
+			continue
+		}
+		out := js.j.OutputSchemaUnchecked()
+		read := make([]bool, len(out.Attrs))
+		query.Walk(js.j.Where, func(x query.Expr) bool {
+			if c, ok := x.(query.Column); ok {
+				for i, a := range out.Attrs {
+					read[i] = read[i] || a.Name == c.Name
+				}
+			}
+			return true
+		})
+		for _, d := range js.down {
+			for i, a := range d.plan.Query.Schema.Attrs {
+				read[i] = read[i] || d.plan.Query.Reads(a.Name)
+			}
+		}
+		left := en.stream
+		n := len(left.plan.Query.Schema.Attrs)
+		left.readStrings(read[:n])
+		left.right.readStrings(read[n:])
+	}
+}
+
+// readStrings sets which of the stream's string attributes are copied
+// (heapAttrs) and which are emptied (blankAttrs): read says, by index.
+func (s *Stream) readStrings(read []bool) {
+	s.heapAttrs, s.blankAttrs = nil, nil
+	for i, a := range s.plan.Query.Schema.Attrs {
+		switch {
+		case a.Type != query.String:
+		case read[i]:
+			s.heapAttrs = append(s.heapAttrs, a)
+		default:
+			s.blankAttrs = append(s.blankAttrs, a)
+		}
+	}
+}
+
 // Strings returns n bytes of the stream's string heap for the long
 // strings of tuples the producer is about to commit, blocking while the
 // heap is full (back-pressure); the task being filled is dispatched first

@@ -345,8 +345,15 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		}
 		n, err := s.next(ctx, buf[:min(len(buf), chunk)], offset)
 		if n > 0 {
+			// A replayed bundle's strings stay in the bundle: the streams
+			// point at them, as the first does (Commit, not CommitCopy).
+			shared := s.nex != nil && !s.nex.copies()
 			for _, st := range rest {
-				if werr := st.Write(buf[:n]); werr != nil {
+				write := st.Write
+				if shared {
+					write = st.WriteShared
+				}
+				if werr := write(buf[:n]); werr != nil {
 					return werr
 				}
 			}
