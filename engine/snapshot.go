@@ -13,8 +13,9 @@ import (
 
 // engineSnapshotVersion is the version of Snapshot's encoding. Version 1
 // (queries fed by producers, range windows or stateless; no stream
-// positions) and 2 (no strings of string keys) are still restored.
-const engineSnapshotVersion = 3
+// positions) is still restored, and 3 where no query has string group
+// keys (version 3 held their numbers in 8 bytes of a key, 4 now).
+const engineSnapshotVersion = 4
 
 // The kinds of query in a snapshot.
 const (
@@ -221,8 +222,11 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 	var version byte
 	if v := take(1); v != nil {
 		version = v[0]
-		if version != 1 && version != engineSnapshotVersion {
-			return nil, fmt.Errorf("snapshot version %d, want 1 or %d", v[0], engineSnapshotVersion)
+		if version == 3 && e.stringKeys() {
+			return nil, fmt.Errorf("snapshot version 3 holds string group keys in 8 bytes, this saber-hx in %d: start without this checkpoint", query.StringKeyWidth)
+		}
+		if version != 1 && version != 3 && version != engineSnapshotVersion {
+			return nil, fmt.Errorf("snapshot version %d, want 1, 3 or %d", v[0], engineSnapshotVersion)
 		}
 	}
 	n := take(4)
@@ -438,4 +442,14 @@ func restoreStrings(b []byte, d *kernels.Strings) ([]byte, error) {
 		d.Restore(strs)
 	}
 	return b, nil
+}
+
+// stringKeys reports whether a query of the engine has string group keys.
+func (e *Engine) stringKeys() bool {
+	for _, en := range e.entries {
+		if en.stream != nil && en.stream.plan.StringKeys() {
+			return true
+		}
+	}
+	return false
 }

@@ -188,3 +188,38 @@ func TestSnapshotRefusals(t *testing.T) {
 	}
 	assertNoLeak(t, base)
 }
+
+// TestSnapshotVersion3WithStringKeys: a version 3 snapshot (string group
+// keys in 8 bytes) is refused by an engine with a string group key, with
+// what to do, and restored by one without.
+func TestSnapshotVersion3WithStringKeys(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		group []query.Expr
+		err   string
+	}{{[]query.Expr{query.C("s")}, "snapshot version 3 holds string group keys in 8 bytes"}, {nil, ""}} {
+		q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: c.group,
+			Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+		e, err := Start(Config{Workers: 1, TaskSize: 2400}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+		require.NoError(t, err)
+		snap, err := e.Snapshot(nil)
+		require.NoError(t, err)
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+		snap[0] = 3
+		e2, err := Start(Config{Workers: 1, TaskSize: 2400}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+		require.NoError(t, err)
+		_, err = e2.Restore(snap)
+		if c.err != "" {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.err)
+		} else {
+			assert.NoError(t, err)
+		}
+		_, err = e2.CloseAll()
+		require.NoError(t, err)
+	}
+	assertNoLeak(t, base)
+}

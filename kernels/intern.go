@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"sync"
 
 	"github.com/saber-hx/saber-hx/strview"
@@ -33,6 +34,11 @@ func (d *Strings) intern(s []byte) int64 {
 	defer d.mu.Unlock()
 	if id, ok := d.ids[string(s)]; ok {
 		return id
+	}
+	if len(d.strs) >= math.MaxInt32 {
+		// Unreachable in practice (query.StringKeyWidth): a key of 4
+		// bytes holds numbers below 2^31.
+		panic("kernels: more than 2^31 distinct strings in one query's group keys")
 	}
 	c := d.arena.Copy(s)
 	d.strs = append(d.strs, c)

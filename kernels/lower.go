@@ -54,7 +54,7 @@ func lowerGroups(q *query.Query) ([]query.Expr, []KeyPart, error) {
 		isNull := query.IsNull{X: g}
 		switch {
 		case t == query.StringValue:
-			add(g, KeyPart{Name: name, Width: 8, Int: true, Key: i, Kind: KeyString})
+			add(g, KeyPart{Name: name, Width: query.StringKeyWidth, Int: true, Key: i, Kind: KeyString})
 		case t == query.BoolValue:
 			e := query.Case{Whens: []query.When{{Cond: isNull, Then: query.Int(0)}, {Cond: g, Then: query.Int(2)}}, Else: query.Int(1)}
 			add(e, KeyPart{Name: name, Width: 4, Int: true, Key: i, Kind: KeyBool})

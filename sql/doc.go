@@ -259,8 +259,9 @@
 // (aggregates, GROUP BY or HAVING) needs a window. GROUP BY takes columns
 // and expressions of integers, timestamps, booleans and strings, UUID
 // and BYTES columns (at most 16 bytes of keys: an int32 4, another integer
-// or time 8, a string 8, a boolean 1, a NULL-able one 4 more); window_start
-// and window_end in GROUP BY say nothing (the window is FROM's). Its
+// or time 8, a string 4 (its number in the query's dictionary), a boolean
+// 1, a NULL-able one 4 more); window_start and window_end in GROUP BY say
+// nothing (the window is FROM's). Its
 // select list holds any expressions over the window's bounds
 // (window_start, window_end, window_time = window_end - 1 ms, TUMBLE_START,
 // TUMBLE_END, TUMBLE_ROWTIME, HOP_START, HOP_END, HOP_ROWTIME,

@@ -113,6 +113,18 @@ func TestGenerateFilesAndRunJSON(t *testing.T) {
 	assert.Equal(t, uint64(18_400), run.Tuples)
 	assert.Equal(t, uint64(20_000), run.Events)
 	assert.Equal(t, wantQ2(t, nc), run.Rows)
+
+	// Every query runs over the files as written, validated (the files'
+	// columns can be NULL, where the generator's cannot: q8's keys, a
+	// BIGINT that can be NULL and a string, take 16 bytes).
+	for _, q := range Queries() {
+		run, err := Run(context.Background(), Config{Query: q, Source: "json", Dir: dir, Engine: engine.Config{Workers: 2},
+			Validate: true, ValidateEvents: 20_000})
+		require.NoError(t, err, q)
+		require.NotNil(t, run.Validated, q)
+		assert.True(t, *run.Validated, q)
+		assert.Equal(t, uint64(20_000), run.Events, q)
+	}
 }
 
 // wantQ2 counts q2's rows over the bids of nc's sequence.
