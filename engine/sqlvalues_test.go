@@ -426,7 +426,7 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config) *refere
 // 3 workers and any task size.
 func TestSQLValuesMatchReference(t *testing.T) {
 	s := sqlSchema(t)
-	seeds := testenv.Scale(60, 300)
+	seeds := testenv.Scale(30, 300)
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 25))
 		var a strview.Arena
