@@ -2,15 +2,17 @@
 # bench-nexmark.sh: saber-hx on the Nexmark queries of examples/nexmark
 # (issue #28), at 1 and 2 workers, and the table docs/nexmark.md keeps.
 #
-# Usage: build/bench-nexmark.sh [-q q0,q1,...] [-r ROUNDS] [-d SECS] [-u SECS] [-s nexmark|json] [-e EVENTS]
+# Usage: build/bench-nexmark.sh [-q q0,q1,...] [-r ROUNDS] [-d SECS] [-u SECS] [-s nexmark|json|kafka] [-e EVENTS]
 #
 #   -q  queries, comma-separated (default: every query of examples/nexmark)
 #   -r  rounds per query (default 3)
 #   -d  seconds measured per run (default 5)
 #   -u  warm-up seconds before each measured run (default 2)
-#   -s  source: nexmark (a replayed bundle; the default) or json (files
+#   -s  source: nexmark (a replayed bundle; the default), json (files
 #       that `saber-hx nexmark generate` writes once into $OUT, read whole)
-#   -e  events: the bundle's, or the JSON files' (default 2097152)
+#       or kafka (topics of 4 partitions on a kafka-local broker on
+#       loopback, started here and generated into once, read to their end)
+#   -e  events: the bundle's, the JSON files' or the topics' (default 2097152)
 #
 # Per query it first runs `saber-hx nexmark Q --validate` (every query of
 # the program checked against the reference evaluator over a prefix) and
@@ -43,7 +45,7 @@ die() {
 }
 
 usage() {
-	sed -n '5,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '5,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -64,7 +66,7 @@ shift $((OPTIND - 1))
 [[ $SECS =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-d $SECS: want a number of seconds"
 [[ $WARMUP =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-u $WARMUP: want a number of seconds"
 [[ $EVENTS =~ ^[1-9][0-9]*$ ]] || die "-e $EVENTS: want a positive integer"
-[[ $SOURCE == nexmark || $SOURCE == json ]] || die "-s $SOURCE: want nexmark or json"
+[[ $SOURCE == nexmark || $SOURCE == json || $SOURCE == kafka ]] || die "-s $SOURCE: want nexmark, json or kafka"
 
 mkdir -p "$OUT"
 echo "building saber-hx into $OUT" >&2
@@ -85,6 +87,17 @@ if [[ $SOURCE == json ]]; then
 		"$OUT/saber-hx" nexmark generate --events "$EVENTS" --out "$dir" >>"$log" 2>&1 || die "nexmark generate failed (see $log)"
 	fi
 	src+=(--dir "$dir")
+fi
+if [[ $SOURCE == kafka ]]; then
+	go build -o "$OUT/kafka-local" ./cmd/kafka-local
+	broker=127.0.0.1:$((30000 + $$ % 10000))
+	"$OUT/kafka-local" --addr "$broker" --partitions 4 >"$OUT/kafka-local.log" 2>&1 &
+	kpid=$!
+	trap 'kill "$kpid" 2>/dev/null || true; wait "$kpid" 2>/dev/null || true' EXIT
+	sleep 1
+	echo "generating $EVENTS events into the topics of $broker (4 partitions)" >&2
+	"$OUT/saber-hx" nexmark generate --events "$EVENTS" --brokers "$broker" >>"$log" 2>&1 || die "nexmark generate failed (see $log)"
+	src+=(--brokers "$broker")
 fi
 
 field() {
