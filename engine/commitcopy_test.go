@@ -15,6 +15,49 @@ import (
 	"github.com/saber-hx/saber-hx/strview"
 )
 
+// countStrings starts an engine of cfg running q (a COUNT grouped by one
+// string key) whose windows add their counts into the map it returns, by
+// string.
+func countStrings(t *testing.T, cfg Config, q *query.Query) (*Engine, map[string]int64) {
+	got := map[string]int64{}
+	e, err := Start(cfg, []Spec{{Query: q, Windows: func(w *Window) error {
+		for i := range w.Rows() {
+			// A string key's canonical form: a non-NULL mark, the bytes, zeros.
+			got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
+		}
+		return nil
+	}}})
+	require.NoError(t, err)
+	return e, got
+}
+
+// commitCopyAll writes n tuples of ts bytes into st by Buffer and
+// CommitCopy, fill writing tuple i (its long strings into arena); after
+// each commit the arena is reset and its memory overwritten, as a
+// producer that reuses it does.
+func commitCopyAll(st *Stream, n, ts int, arena *strview.Arena, fill func(t []byte, i int)) error {
+	for i := 0; i < n; {
+		buf, err := st.Buffer()
+		if err != nil {
+			return err
+		}
+		k := 0
+		for ; k+ts <= len(buf) && i < n; k, i = k+ts, i+1 {
+			fill(buf[k:k+ts], i)
+		}
+		if err := st.CommitCopy(buf[:k]); err != nil {
+			return err
+		}
+		arena.Reset()
+		garble := arena.Alloc(4096)
+		for j := range garble {
+			garble[j] = '#'
+		}
+		arena.Reset()
+	}
+	return nil
+}
+
 // TestCommitCopy: tuples whose long strings sit in an arena that the
 // producer resets and overwrites after each CommitCopy are counted by
 // their strings as written, at any task size.
@@ -27,40 +70,14 @@ func TestCommitCopy(t *testing.T) {
 		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
 	name := func(i int) string { return fmt.Sprintf("a string longer than inline, number %d", i%7) }
 	for _, task := range []int{24, 240, 24 << 10} {
-		got := map[string]int64{}
-		e, err := Start(Config{Workers: 2, TaskSize: task, BufferSize: 1 << 16}, []Spec{{Query: q, Windows: func(w *Window) error {
-			for i := range w.Rows() {
-				// A string key's canonical form: a non-NULL mark, the bytes, zeros.
-				got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
-			}
-			return nil
-		}}})
-		require.NoError(t, err)
+		e, got := countStrings(t, Config{Workers: 2, TaskSize: task, BufferSize: 1 << 16}, q)
 		arena := strview.NewArena(0)
 		const n = 5000
 		err = <-e.Produce(func() error {
-			st := e.Stream(0)
-			for i := 0; i < n; {
-				buf, err := st.Buffer()
-				if err != nil {
-					return err
-				}
-				k := 0
-				for ; k+24 <= len(buf) && i < n; k, i = k+24, i+1 {
-					binary.LittleEndian.PutUint64(buf[k:], uint64(i))
-					strview.Put(buf[k+8:k+24], []byte(name(i)), arena)
-				}
-				if err := st.CommitCopy(buf[:k]); err != nil {
-					return err
-				}
-				arena.Reset()
-				garble := arena.Alloc(4096)
-				for j := range garble {
-					garble[j] = '#'
-				}
-				arena.Reset()
-			}
-			return nil
+			return commitCopyAll(e.Stream(0), n, 24, arena, func(t []byte, i int) {
+				binary.LittleEndian.PutUint64(t, uint64(i))
+				strview.Put(t[8:24], []byte(name(i)), arena)
+			})
 		})
 		require.NoError(t, err)
 		_, err = e.CloseAll()
@@ -87,14 +104,7 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 	require.NoError(t, err)
 	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
 		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
-	got := map[string]int64{}
-	e, err := Start(Config{Workers: 2, TaskSize: 400, BufferSize: 1 << 16}, []Spec{{Query: q, Windows: func(w *Window) error {
-		for i := range w.Rows() {
-			got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
-		}
-		return nil
-	}}})
-	require.NoError(t, err)
+	e, got := countStrings(t, Config{Workers: 2, TaskSize: 400, BufferSize: 1 << 16}, q)
 	st := e.Stream(0)
 	require.Len(t, st.heapAttrs, 1)
 	require.Len(t, st.blankAttrs, 1)
@@ -121,25 +131,11 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 
 	const n = 3000
 	err = <-e.Produce(func() error {
-		for i := 0; i < n; {
-			buf, err := st.Buffer()
-			if err != nil {
-				return err
-			}
-			k := 0
-			for ; k+40 <= len(buf) && i < n; k, i = k+40, i+1 {
-				binary.LittleEndian.PutUint64(buf[k:], uint64(i))
-				strview.Put(buf[k+8:k+24], []byte(key(i)), arena)
-				strview.Put(buf[k+24:k+40], []byte(unread), arena)
-			}
-			if err := st.CommitCopy(buf[:k]); err != nil {
-				return err
-			}
-			arena.Reset()
-			clear(arena.Alloc(4096))
-			arena.Reset()
-		}
-		return nil
+		return commitCopyAll(st, n, 40, arena, func(t []byte, i int) {
+			binary.LittleEndian.PutUint64(t, uint64(i))
+			strview.Put(t[8:24], []byte(key(i)), arena)
+			strview.Put(t[24:40], []byte(unread), arena)
+		})
 	})
 	require.NoError(t, err)
 	_, err = e.CloseAll()
@@ -165,14 +161,7 @@ func TestWriteSharedKeepsTheViews(t *testing.T) {
 	defer held.Free()
 	longBytes := held.Copy([]byte(long))
 	for _, shared := range []bool{false, true} {
-		got := map[string]int64{}
-		e, err := Start(Config{Workers: 2, TaskSize: 240, BufferSize: 1 << 16}, []Spec{{Query: q, Windows: func(w *Window) error {
-			for i := range w.Rows() {
-				got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
-			}
-			return nil
-		}}})
-		require.NoError(t, err)
+		e, got := countStrings(t, Config{Workers: 2, TaskSize: 240, BufferSize: 1 << 16}, q)
 		st := e.Stream(0)
 		var pointed []uint64
 		err = <-e.Produce(func() error {
