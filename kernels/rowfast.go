@@ -35,8 +35,9 @@ func constOf(e query.Expr) (rval, bool) {
 	return rval{}, false
 }
 
-// constAs is constOf's value as an operand of type t where the operator
-// meets its operands as floats (asFloat's conversion, done once).
+// constAs is constOf's value as an operand, converted to a float where
+// the operator meets its operands as floats (asFloat's conversion, done
+// once rather than per tuple).
 func constAs(e query.Expr, s *query.Schema, float bool) (rval, bool) {
 	v, ok := constOf(e)
 	if ok && float && !v.null && typeIn(e, s) != query.FloatValue {
@@ -88,9 +89,9 @@ func strictCall(exprs []query.Expr, args []rowFn, f func(vs []rval, sc *rowScrat
 }
 
 // splitIndexByte is SPLIT_INDEX(x, 'c', i) for a one-byte separator and a
-// literal index: one closure, and the pieces found by a byte loop (the
-// pieces of URLs and paths are short, where a call of IndexByte per piece
-// costs more than the bytes).
+// literal index, in the row evaluator (inside a CASE, say; a projection or
+// a condition of its own is vSplit): one closure, the pieces found by
+// splitAtByte.
 func splitIndexByte(e query.Call, x rowFn) (rowFn, bool) {
 	sep, sepOK := e.Args[1].(query.StrConst)
 	idx, idxOK := e.Args[2].(query.IntConst)
