@@ -25,16 +25,7 @@ const minHeapSize = 4 << 20
 // newHeap makes the heap of a stream of schema s, or nil where s has no
 // String attribute.
 func (e *Engine) newHeap(q *query.Query) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
-	var strs, blank []query.Attribute
-	for _, a := range q.Schema.Attrs {
-		switch {
-		case a.Type != query.String:
-		case q.Reads(a.Name):
-			strs = append(strs, a)
-		default:
-			blank = append(blank, a)
-		}
-	}
+	strs, blank := splitStrings(q.Schema, func(_ int, a query.Attribute) bool { return q.Reads(a.Name) })
 	if len(strs)+len(blank) == 0 {
 		return nil, nil, nil, nil
 	}
@@ -84,16 +75,22 @@ func (e *Engine) narrowJoinSides() {
 // readStrings sets which of the stream's string attributes are copied
 // (heapAttrs) and which are emptied (blankAttrs): read says, by index.
 func (s *Stream) readStrings(read []bool) {
-	s.heapAttrs, s.blankAttrs = nil, nil
-	for i, a := range s.plan.Query.Schema.Attrs {
+	s.heapAttrs, s.blankAttrs = splitStrings(s.plan.Query.Schema, func(i int, _ query.Attribute) bool { return read[i] })
+}
+
+// splitStrings divides the String attributes of schema s into those that
+// are read (read of the attribute and its index) and those that are not.
+func splitStrings(s *query.Schema, read func(i int, a query.Attribute) bool) (strs, blank []query.Attribute) {
+	for i, a := range s.Attrs {
 		switch {
 		case a.Type != query.String:
-		case read[i]:
-			s.heapAttrs = append(s.heapAttrs, a)
+		case read(i, a):
+			strs = append(strs, a)
 		default:
-			s.blankAttrs = append(s.blankAttrs, a)
+			blank = append(blank, a)
 		}
 	}
+	return strs, blank
 }
 
 // Strings returns n bytes of the stream's string heap for the long
