@@ -47,7 +47,6 @@ func (a *Assembler) AppendSnapshot(dst []byte) []byte {
 	return dst
 }
 
-// appendSnapshotHeader appends the version, spec and layout of a snapshot.
 // appendSnapshotState appends the header of layout l, then a's
 // watermark, next window and started flag, then the counters c: a
 // snapshot up to its panes (Parts writes its own layout and counters with
@@ -64,6 +63,7 @@ func (a *Assembler) appendSnapshotState(dst []byte, l *Layout, c *Counters) []by
 	return dst
 }
 
+// appendSnapshotHeader appends the version, spec and layout of a snapshot.
 func appendSnapshotHeader(dst []byte, spec Spec, l *Layout) []byte {
 	le := binary.LittleEndian
 	dst = append(dst, snapshotVersion)
