@@ -93,12 +93,10 @@ func strictCall(exprs []query.Expr, args []rowFn, f func(vs []rval, sc *rowScrat
 // a condition of its own is vSplit): one closure, the pieces found by
 // splitAtByte.
 func splitIndexByte(e query.Call, x rowFn) (rowFn, bool) {
-	sep, sepOK := e.Args[1].(query.StrConst)
-	idx, idxOK := e.Args[2].(query.IntConst)
-	if !sepOK || !idxOK || len(sep.V) != 1 {
+	c, i, ok := byteSplit(e)
+	if !ok {
 		return nil, false
 	}
-	c, i := sep.V[0], idx.V
 	if i < 0 {
 		return func([]byte, *rowScratch) rval { return rnull }, true
 	}
@@ -113,6 +111,20 @@ func splitIndexByte(e query.Call, x rowFn) (rowFn, bool) {
 		}
 		return rval{s: b}
 	}, true
+}
+
+// byteSplit reads SPLIT_INDEX(x, 'c', i) of a one-byte separator and a
+// literal index: the separator and the index.
+func byteSplit(e query.Call) (sep byte, piece int64, ok bool) {
+	if e.Fn != "split_index" || len(e.Args) != 3 {
+		return 0, 0, false
+	}
+	c, cOK := e.Args[1].(query.StrConst)
+	i, iOK := e.Args[2].(query.IntConst)
+	if !cOK || !iOK || len(c.V) != 1 {
+		return 0, 0, false
+	}
+	return c.V[0], i.V, true
 }
 
 // splitAtByte is piece i >= 0 (zero-based) of s split at every c. It
@@ -168,16 +180,21 @@ func caseCall(e query.Expr) (x query.Expr, upper, ok bool) {
 // foldsCase reports whether e is LOWER(x) or UPPER(x) = or <> a string
 // literal, which compareConst compiles to compare without the copy.
 func foldsCase(e query.Compare) bool {
-	if e.Op != query.Eq && e.Op != query.Ne {
-		return false
+	x, _, ok := withStringLiteral(e)
+	_, _, isCase := caseCall(x)
+	return ok && isCase && (e.Op == query.Eq || e.Op == query.Ne)
+}
+
+// withStringLiteral reads a comparison of an expression with a string
+// literal, either side: the expression and the literal.
+func withStringLiteral(e query.Compare) (x query.Expr, lit string, ok bool) {
+	if c, isLit := e.L.(query.StrConst); isLit {
+		return e.R, c.V, true
 	}
-	l, r := e.L, e.R
-	if _, lStr := l.(query.StrConst); lStr {
-		l, r = r, l
+	if c, isLit := e.R.(query.StrConst); isLit {
+		return e.L, c.V, true
 	}
-	_, rStr := r.(query.StrConst)
-	_, _, isCase := caseCall(l)
-	return rStr && isCase
+	return nil, "", false
 }
 
 // isASCII reports whether b has no byte of a multi-byte character.
@@ -421,12 +438,8 @@ func caseOnOneValue(e query.Case, s *query.Schema, thens []rowFn, els rowFn) (ro
 		if !ok || c.Op != query.Eq {
 			return nil, false, nil
 		}
-		l, r := c.L, c.R
-		if _, lStr := l.(query.StrConst); lStr {
-			l, r = r, l
-		}
-		lit, rStr := r.(query.StrConst)
-		if !rStr || typeIn(l, s) != query.StringValue {
+		l, lit, ok := withStringLiteral(c)
+		if !ok || typeIn(l, s) != query.StringValue {
 			return nil, false, nil
 		}
 		inner, up, isCase := caseCall(l)
@@ -438,7 +451,7 @@ func caseOnOneValue(e query.Case, s *query.Schema, thens []rowFn, els rowFn) (ro
 		} else if isCase != folded || up != upper || inner.String() != x.String() {
 			return nil, false, nil
 		}
-		lits[i] = []byte(lit.V)
+		lits[i] = []byte(lit)
 	}
 	if x == nil {
 		return nil, false, nil

@@ -167,19 +167,15 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 // literal k >= 0 into one loop over x's register (NULL past the last
 // piece), without the row evaluator's call per tuple.
 func splitExpr(e query.Call, s *query.Schema) (*vexpr, bool, error) {
-	if e.Fn != "split_index" || len(e.Args) != 3 {
-		return nil, false, nil
-	}
-	sep, sepOK := e.Args[1].(query.StrConst)
-	k, kOK := e.Args[2].(query.IntConst)
-	if !sepOK || !kOK || len(sep.V) != 1 || k.V < 0 {
+	sep, piece, ok := byteSplit(e)
+	if !ok || piece < 0 {
 		return nil, false, nil
 	}
 	l, err := compileExpr(e.Args[0], s)
 	if err != nil || !l.str {
 		return nil, false, err
 	}
-	v := &vexpr{kind: vSplit, str: true, l: l, sep: sep.V[0], piece: k.V, nulls: make([]bool, chunk)}
+	v := &vexpr{kind: vSplit, str: true, l: l, sep: sep, piece: piece, nulls: make([]bool, chunk)}
 	v.alloc()
 	return v, true, nil
 }
