@@ -50,7 +50,7 @@ func TestTaskPathDoesNotAllocate(t *testing.T) {
 				// Event times i, so that windows close as the tasks go.
 				var next int64
 				chunk := make([]byte, perRun*tupleTasks*randTuple)
-				run := func() {
+				feed := func() {
 					for o := 0; o < len(chunk); o += randTuple {
 						binary.LittleEndian.PutUint64(chunk[o:], uint64(next))
 						binary.LittleEndian.PutUint32(chunk[o+8:], uint32(next%7))
@@ -59,20 +59,30 @@ func TestTaskPathDoesNotAllocate(t *testing.T) {
 					if err := st.Write(chunk); err != nil {
 						panic(err)
 					}
-					for st.InFlight() > 0 {
-						runtime.Gosched()
-					}
 				}
-				for range 20 { // warm up: every record used, every slot grown
-					run()
-				}
-				allocs := testing.AllocsPerRun(50, run)
+				allocs := steadyAllocs(st, feed)
 				_, err = e.Close()
 				require.NoError(t, err)
 				assert.Zero(t, allocs, "allocations per %d tasks", perRun)
 			})
 		}
 	}
+}
+
+// steadyAllocs is the allocations of a call of feed and of the tasks it
+// gave st, until st has none in flight, in steady state: after a warm-up
+// in which every task record is used and every table and slot grown.
+func steadyAllocs(st *Stream, feed func()) float64 {
+	run := func() {
+		feed()
+		for st.InFlight() > 0 {
+			runtime.Gosched()
+		}
+	}
+	for range 20 {
+		run()
+	}
+	return testing.AllocsPerRun(50, run)
 }
 
 // TestStringTaskPathDoesNotAllocate: with string columns (a key of 1,000
@@ -110,7 +120,7 @@ func TestStringTaskPathDoesNotAllocate(t *testing.T) {
 			require.NoError(t, err)
 			st := e.Stream(0)
 			var next int64
-			run := func() {
+			feed := func() {
 				for left := perRun; left > 0; {
 					buf, err := st.Buffer()
 					if err != nil {
@@ -126,14 +136,8 @@ func TestStringTaskPathDoesNotAllocate(t *testing.T) {
 						panic(err)
 					}
 				}
-				for st.InFlight() > 0 {
-					runtime.Gosched()
-				}
 			}
-			for range 20 { // warm up: every record used, every table grown
-				run()
-			}
-			allocs := testing.AllocsPerRun(50, run)
+			allocs := steadyAllocs(st, feed)
 			_, err = e.Close()
 			require.NoError(t, err)
 			assert.Zero(t, allocs, "allocations per %d tuples", perRun)

@@ -124,19 +124,13 @@ func TestFeedDoesNotAllocate(t *testing.T) {
 			f := Feed{TupleSize: randTuple, Ingest: ingest, Workers: 2, Fill: feedFill,
 				Task: func(b []byte, k uint64, _ bool) { produced = k + uint64(len(b)/randTuple) }}
 			var k uint64
-			run := func() {
+			feed := func() {
 				f.Limit = k + perRun*taskTuples
 				if k, err = f.Run(st, k); err != nil {
 					panic(err)
 				}
-				for st.InFlight() > 0 {
-					runtime.Gosched()
-				}
 			}
-			for range 20 { // warm up: every record used, every slot grown
-				run()
-			}
-			allocs := testing.AllocsPerRun(50, run)
+			allocs := steadyAllocs(st, feed)
 			_, err = e.CloseAll()
 			require.NoError(t, err)
 			assert.Equal(t, k, produced)

@@ -7,10 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
-	"github.com/saber-hx/saber-hx/window"
 )
 
 // BenchmarkGroupByKey: COUNT and SUM per group in a tumbling window, one
@@ -42,17 +40,7 @@ func BenchmarkGroupByKey(b *testing.B) {
 		b.Run(key, func(b *testing.B) {
 			q := &query.Query{Name: "g", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C(key)},
 				Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}, {Func: query.Sum, Arg: query.C("ts"), As: "s"}}}
-			plan, err := kernels.Compile(q)
-			require.NoError(b, err)
-			k := plan.NewKernel()
-			var r window.TaskResult
-			b.SetBytes(int64(len(task)))
-			b.ReportAllocs()
-			for b.Loop() {
-				r.Reset(plan.Layout)
-				k.Process(task, 0, &r)
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(n), "ns/tuple")
+			benchKernel(b, q, task)
 		})
 	}
 }
