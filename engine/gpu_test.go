@@ -225,7 +225,13 @@ func testModesMatchReference(t *testing.T, newDevice func() gpu.Device, seeds in
 							assert.True(t, warned, "query %d: warned once; warnings %q", i, warns.all())
 							assert.Zero(t, stats[i].GPUFallbackTasks)
 						}
-						assert.Positive(t, gpuTasks, "the GPU ran tasks")
+						if mode == "gpu" || policy != scheduler.FCFS {
+							// fcfs hands a task to whichever worker asks
+							// first: on a loaded machine the CPU worker
+							// may take them all. hls owes the GPU a run
+							// after SwitchThreshold tasks elsewhere.
+							assert.Positive(t, gpuTasks, "the GPU ran tasks")
+						}
 						for i := range qs {
 							fallbacks += stats[i].GPUFallbackTasks
 						}

@@ -119,6 +119,8 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
 	duration := fs.Duration("duration", pipeline.DefaultGeneratorDuration, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
 		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
+	stopAtEnd := fs.Bool("stop-at-end", false, "kafka sources read each partition to the end it had when the run started, then drain and exit "+
+		"(a bounded run over a backlog, as Flink's scan.bounded.mode = 'latest-offset'; with --duration, whichever comes first)")
 	ckptDir := fs.String("checkpoint-dir", "", "checkpoint the run into this directory (a Kafka source's offsets and the open windows, the last two kept) and restore "+
 		"from its newest valid checkpoint on start; needs one Kafka source and outputs in Kafka, Redis or regular files; a file output P is written as "+
 		"parts P.part-EPOCH, one per checkpoint, committed with it (cat P.part-* is the output; stdout, FIFOs and devices refused) (docs/operations.md)")
@@ -160,7 +162,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	o := pipeline.Options{Engine: cfg, Stdout: stdout, Output: *output, Log: stderr, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery,
-		Instance: *instance, Instances: *instances, SinkRetryTimeout: retry}
+		Instance: *instance, Instances: *instances, SinkRetryTimeout: retry, StopAtEnd: *stopAtEnd}
 	if given(fs, "duration") {
 		o.Duration = *duration // else generators run their default, Kafka until a signal
 	}

@@ -42,6 +42,22 @@ func outageOracle(n int) map[outageKey]outageAgg {
 	return want
 }
 
+// committedOracle is outageOracle as a bounded run (--stop-at-end) with
+// checkpoints commits it to Kafka: its last checkpoint, taken at the end
+// of the records, keeps the last window open (no record after it closes
+// it), so the drain's rows of it are not committed; a next run restores
+// the window and emits it once complete.
+func committedOracle(n int) map[outageKey]outageAgg {
+	want := outageOracle(n)
+	ts, _, _ := outageRecord(n - 1)
+	for k := range want {
+		if k.start == ts/100*100 {
+			delete(want, k)
+		}
+	}
+	return want
+}
+
 // produceOutage produces the outage tests' records, batches of perBatch
 // every 100 ms, in a goroutine; its error comes on the channel. A batch
 // produced while the broker is down waits for it (kgo retries).
@@ -330,7 +346,7 @@ CREATE SINK to_kafka AS
 	calmSQL := strings.ReplaceAll(strings.ReplaceAll(sqlText, "'counts'", "'calm'"), "'outage'", "'calm'")
 	var calmOut strings.Builder
 	var calmErr lockedBuffer
-	calmCode := runAsync([]string{"run", "-e", calmSQL, "--duration", "4s", "--workers", "2", "--json",
+	calmCode := runAsync([]string{"run", "-e", calmSQL, "--stop-at-end", "--workers", "2", "--json",
 		"--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}, &calmOut, &calmErr)
 	require.Equal(t, 0, waitCode(t, calmCode, &calmErr), calmErr.String())
 
@@ -338,11 +354,7 @@ CREATE SINK to_kafka AS
 	assert.Zero(t, dups, "rows committed twice")
 	calm, calmDups := committedRows(t, cluster.Addr, "calm")
 	assert.Zero(t, calmDups)
-	require.NotEmpty(t, calm)
-	want := outageOracle(batches * perBatch)
-	for k, a := range calm {
-		assert.Equal(t, want[k], a, "crash-free run, window %+v", k)
-	}
+	assert.Equal(t, committedOracle(batches*perBatch), calm, "crash-free run against the query's result")
 	assert.Equal(t, calm, got, "through the broker's restart against crash-free")
 }
 
@@ -356,7 +368,12 @@ func committedRows(t *testing.T, broker, topic string) (rows map[outageKey]outag
 // for a commit cut by a broker going away: kgo cannot retry it) fails
 // the run, naming it, rather than going on with an epoch the output may
 // lack; run again, it resumes from the checkpoint the output stands at,
-// and the output, read committed, equals a crash-free run's.
+// and the output, read committed, equals a crash-free run's. The runs
+// after the failure are bounded (--stop-at-end), and idle_timeout is long:
+// on a loaded machine a partition whose fetch stalls would otherwise turn
+// idle, the merge go on without it and its records come late, and a run
+// cut by --duration leave a tail unread, either making the two outputs
+// differ by timing alone.
 func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
 	testenv.Long(t)
 	t.Parallel()
@@ -366,7 +383,7 @@ func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
 	sqlText := fmt.Sprintf(`
 CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '1s');
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '30s');
 CREATE SINK to_kafka AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
@@ -387,21 +404,21 @@ CREATE SINK to_kafka AS
 
 	var stdout2 strings.Builder
 	var stderr2 lockedBuffer
-	code = runAsync(append(args, "--duration", "4s"), &stdout2, &stderr2)
+	code = runAsync(append(args, "--stop-at-end"), &stdout2, &stderr2)
 	require.Equal(t, 0, waitCode(t, code, &stderr2), stderr2.String())
 	assert.Contains(t, stderr2.String(), "the Kafka output stands at checkpoint", "the checkpoint whose commit failed is not the one resumed")
 
 	calmSQL := strings.ReplaceAll(strings.ReplaceAll(sqlText, "'counts'", "'calm'"), "'unconfirmed'", "'calm'")
 	var calmOut strings.Builder
 	var calmErr lockedBuffer
-	calmCode := runAsync([]string{"run", "-e", calmSQL, "--duration", "4s", "--workers", "2", "--json",
+	calmCode := runAsync([]string{"run", "-e", calmSQL, "--stop-at-end", "--workers", "2", "--json",
 		"--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}, &calmOut, &calmErr)
 	require.Equal(t, 0, waitCode(t, calmCode, &calmErr), calmErr.String())
 
 	got, dups := committedRows(t, cluster.Addr, "counts")
 	assert.Zero(t, dups, "rows committed twice")
 	calm, _ := committedRows(t, cluster.Addr, "calm")
-	require.NotEmpty(t, calm)
+	assert.Equal(t, committedOracle(batches*perBatch), calm, "crash-free run against the query's result")
 	assert.Equal(t, calm, got, "after the failed commit against crash-free")
 }
 
