@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"github.com/saber-hx/saber-hx/query"
 )
 
 // regexMatcher finds the first match of a pattern and its groups.
@@ -588,4 +590,14 @@ func (f *litFinder) index(s []byte) int {
 		from += j + 1
 	}
 	return -1
+}
+
+// regexGroup is REGEXP_EXTRACT's group where it is a literal (0 where it
+// is not given), false where it is computed or NULL.
+func regexGroup(e query.Call) (int64, bool) {
+	if len(e.Args) < 3 {
+		return 0, true
+	}
+	c, ok := e.Args[2].(query.IntConst)
+	return c.V, ok
 }

@@ -40,6 +40,10 @@ var rnull = rval{null: true}
 type rowScratch struct {
 	arena strview.Arena
 	buf   []byte
+	// memo, where set (a projection's registers), holds WHERE's values of
+	// dear calls for the tuple at row of the chunk (memoizedCall).
+	memo *chunkMemo
+	row  int
 }
 
 // str returns n bytes of scratch memory for a computed string.
@@ -151,7 +155,11 @@ func rowOf(e query.Expr, s *query.Schema) (rowFn, error) {
 	case query.Cast:
 		return rowCast(e, s)
 	case query.Call:
-		return rowCall(e, s)
+		fn, err := rowCall(e, s)
+		if err != nil {
+			return nil, err
+		}
+		return memoizedCall(e, fn), nil
 	}
 	return nil, fmt.Errorf("%s: no row evaluator for %T", e, e)
 }
@@ -730,6 +738,22 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 		m, err := compileRegex(e.Args[1].(query.StrConst).V)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e, err)
+		}
+		if g, ok := regexGroup(e); ok {
+			// The group a literal (or none): one closure, no argument
+			// values to fill.
+			x := args[0]
+			return func(t []byte, sc *rowScratch) rval {
+				v := x(t, sc)
+				if v.null {
+					return rnull
+				}
+				lo, hi, ok := m.group(v.s, g)
+				if !ok {
+					return rnull
+				}
+				return rval{s: v.s[lo:hi]}
+			}, nil
 		}
 		return strict(func(v []rval, _ *rowScratch) rval {
 			g := int64(0)

@@ -28,6 +28,9 @@ type statelessKernel struct {
 	// views: per projection, the offset of the input view it copies (a
 	// string column passed through), -1 else.
 	views []int
+	// memo, where set, carries WHERE's values of dear calls to the
+	// projection's calls of them (chunkMemo).
+	memo *chunkMemo
 	// A lookup join: each tuple's key found in the table, and WHERE and
 	// the projection run over the matched tuples with their values
 	// appended (joined, the query's JoinedSchema).
@@ -54,6 +57,7 @@ func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel
 		k.join, k.values, k.inTS = &jk, j.Table.Values, q.Schema.TupleSize
 		k.tupleSize = in.TupleSize // WHERE and the projection read joined tuples
 	}
+	var exprs []query.Expr
 	for i, pr := range q.Project {
 		e, err := compileProjection(pr.Expr, in)
 		if err != nil {
@@ -69,7 +73,9 @@ func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel
 		if a.Nullable || (a.Type != query.Int64 && a.Type != query.Float64) || a.Logical == query.Boolean {
 			k.general = true
 		}
+		exprs = append(exprs, pr.Expr)
 	}
+	k.memo = linkMemo(where, k.project, exprs)
 	return k, nil
 }
 
@@ -117,6 +123,9 @@ func (k *statelessKernel) processChunks(data []byte, r *window.TaskResult) (filt
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
 		cd := data[c0*ts : (c0+cn)*ts]
+		if k.memo != nil {
+			k.memo.startChunk(cd, ts)
+		}
 		sel, f := selectRows(k.where, k.sel, cd, ts)
 		filtered += f
 		switch {

@@ -46,6 +46,13 @@ type vexpr struct {
 	// row: the register is filled by the row evaluator, tuple by tuple.
 	row     *rexpr
 	scratch *rowScratch
+	// memoKey is a vRow register's expression where it is a call that a
+	// projection may read from the register (chunkMemo); memo and stamps
+	// are set where one does: stamps[i] is the chunk number when row i
+	// was last evaluated.
+	memoKey string
+	memo    *chunkMemo
+	stamps  []uint64
 	// vIntern's cache of the query's string numbers.
 	intern *internCache
 	// vSplit: piece `piece` of l's strings split at byte sep.
@@ -190,6 +197,9 @@ func compileRowExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 	// a string's.
 	str := rx.t == query.StringValue || rx.t == query.BytesValue
 	v := &vexpr{kind: vRow, row: rx, float: rx.t == query.FloatValue, str: str, scratch: &rowScratch{}}
+	if c, ok := e.(query.Call); ok && rowCost(c) >= memoCost {
+		v.memoKey = c.String()
+	}
 	v.alloc()
 	if query.MayBeNull(e, query.SchemaNulls(s)) {
 		v.nulls = make([]bool, chunk)
@@ -375,7 +385,13 @@ func (v *vexpr) evalRow(data []byte, ts int, sel []int32) {
 	sc := v.scratch
 	sc.arena.Reset()
 	fn := v.row.fn
+	if v.stamps != nil {
+		for _, i := range sel {
+			v.stamps[i] = v.memo.chunk
+		}
+	}
 	for _, i := range sel {
+		sc.row = int(i)
 		r := fn(data[int(i)*ts:int(i+1)*ts], sc)
 		switch {
 		case v.str:
