@@ -267,17 +267,17 @@ func compareConst(e query.Compare, s *query.Schema) (rowFn, bool, error) {
 		return func([]byte, *rowScratch) rval { return rnull }, true, nil
 	}
 	if inner, upper, isCase := caseCall(l); isCase && str && (op == query.Eq || op == query.Ne) {
-		x, err := rowOf(inner, s)
+		x, err := newStrArg(inner, s)
 		if err != nil {
 			return nil, false, err
 		}
-		list, ne := [][]byte{c.s}, op == query.Ne
+		set, ne := newFoldSet([][]byte{c.s}, upper), op == query.Ne
 		return func(t []byte, sc *rowScratch) rval {
-			v := x(t, sc)
-			if v.null {
+			b, null := x.read(t, sc)
+			if null {
 				return rnull
 			}
-			return boolVal((foldedIndex(v.s, list, upper, sc) >= 0) != ne)
+			return boolVal((set.index(b, sc) >= 0) != ne)
 		}, true, nil
 	}
 	x, err := rowOf(l, s)
@@ -320,7 +320,7 @@ func inConsts(e query.InList, s *query.Schema, float, str bool) (rowFn, bool, er
 		miss = rnull
 	}
 	if inner, upper, isCase := caseCall(e.X); isCase && str {
-		x, err := rowOf(inner, s)
+		x, err := newStrArg(inner, s)
 		if err != nil {
 			return nil, false, err
 		}
@@ -328,12 +328,13 @@ func inConsts(e query.InList, s *query.Schema, float, str bool) (rowFn, bool, er
 		for i, v := range vals {
 			list[i] = v.s
 		}
+		set := newFoldSet(list, upper)
 		return func(t []byte, sc *rowScratch) rval {
-			v := x(t, sc)
-			if v.null {
+			b, null := x.read(t, sc)
+			if null {
 				return rnull
 			}
-			if foldedIndex(v.s, list, upper, sc) >= 0 {
+			if set.index(b, sc) >= 0 {
 				return boolVal(!not)
 			}
 			return miss
@@ -456,23 +457,27 @@ func caseOnOneValue(e query.Case, s *query.Schema, thens []rowFn, els rowFn) (ro
 	if x == nil {
 		return nil, false, nil
 	}
-	xf, err := rowOf(x, s)
+	xa, err := newStrArg(x, s)
 	if err != nil {
 		return nil, false, err
 	}
+	var set *foldSet
+	if folded {
+		set = newFoldSet(lits, upper)
+	}
 	return func(t []byte, sc *rowScratch) rval {
-		v := xf(t, sc)
-		if v.null {
+		b, null := xa.read(t, sc)
+		if null {
 			return els(t, sc)
 		}
-		if folded {
-			if i := foldedIndex(v.s, lits, upper, sc); i >= 0 {
+		if set != nil {
+			if i := set.index(b, sc); i >= 0 {
 				return thens[i](t, sc)
 			}
 			return els(t, sc)
 		}
 		for i, c := range lits {
-			if bytes.Equal(v.s, c) {
+			if bytes.Equal(b, c) {
 				return thens[i](t, sc)
 			}
 		}

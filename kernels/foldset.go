@@ -1,0 +1,126 @@
+package kernels
+
+import (
+	"encoding/binary"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
+)
+
+// foldSet is the literals that LOWER(x) (UPPER(x)) is compared with by =,
+// <>, IN or a CASE's WHENs. An ASCII x of at most 16 bytes (a channel, a
+// city, a category) is compared as two words, its case folded eight bytes
+// at a time, with the literals' words: no loop per byte, nor per literal
+// of another length. Any other x is compared as foldedIndex does.
+type foldSet struct {
+	lits  [][]byte
+	upper bool
+	short []foldWords // the literals of at most 16 bytes, in list order
+}
+
+// foldWords is a literal of at most 16 bytes as shortWords reads it, and
+// its index in the list.
+type foldWords struct {
+	n      int
+	lo, hi uint64
+	i      int
+}
+
+func newFoldSet(lits [][]byte, upper bool) *foldSet {
+	f := &foldSet{lits: lits, upper: upper}
+	for i, l := range lits {
+		if len(l) <= 16 {
+			lo, hi := shortWords(l)
+			f.short = append(f.short, foldWords{n: len(l), lo: lo, hi: hi, i: i})
+		}
+	}
+	return f
+}
+
+// index is the index of the first literal that x case-mapped is, or -1.
+func (f *foldSet) index(x []byte, sc *rowScratch) int {
+	if n := len(x); n <= 16 {
+		lo, hi := shortWords(x)
+		if (lo|hi)&highBits == 0 {
+			// ASCII: its case maps byte for byte, so only a literal of
+			// its length can be it.
+			lo, hi = foldWord(lo, f.upper), foldWord(hi, f.upper)
+			for _, w := range f.short {
+				if w.n == n && w.lo == lo && w.hi == hi {
+					return w.i
+				}
+			}
+			return -1
+		}
+	}
+	return foldedIndex(x, f.lits, f.upper, sc)
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// shortWords reads b, at most 16 bytes, into two words such that two
+// strings of one length are equal exactly where their words are: the
+// first and last eight bytes where there are eight or more (overlapping),
+// else the bytes in place in lo, without reading past b.
+func shortWords(b []byte) (lo, hi uint64) {
+	n := len(b)
+	switch {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4)), 0
+	case n > 0:
+		return uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1)), 0
+	}
+	return 0, 0
+}
+
+// foldWord lower-cases (upper-cases) the ASCII bytes of w: a byte has
+// 0x80 added past 'A'-1 ('a'-1) and not past 'Z' ('z'), which no byte
+// below 0x80 carries out of, and its 0x20 bit set (cleared) where so.
+func foldWord(w uint64, upper bool) uint64 {
+	first, last := uint64('A'), uint64('Z')
+	if upper {
+		first, last = 'a', 'z'
+	}
+	in := (w + lowBits*(0x80-first)) &^ (w + lowBits*(0x80-last-1)) & highBits
+	if upper {
+		return w &^ (in >> 2)
+	}
+	return w | in>>2
+}
+
+// strArg reads a string operand: a string column's view in place, with
+// no call, or else its row function's value.
+type strArg struct {
+	fn       rowFn
+	col      bool
+	off      int
+	nullable bool
+	nullBit  int
+}
+
+func newStrArg(e query.Expr, s *query.Schema) (strArg, error) {
+	if c, ok := e.(query.Column); ok {
+		if a, err := s.Lookup(c.Name); err == nil && a.Type == query.String {
+			return strArg{col: true, off: a.Offset, nullable: a.Nullable, nullBit: a.NullBit}, nil
+		}
+	}
+	fn, err := rowOf(e, s)
+	return strArg{fn: fn}, err
+}
+
+// read returns the operand's bytes in tuple t, and whether it is NULL.
+func (a *strArg) read(t []byte, sc *rowScratch) ([]byte, bool) {
+	if !a.col {
+		v := a.fn(t, sc)
+		return v.s, v.null
+	}
+	if a.nullable && t[a.nullBit>>3]&(1<<(a.nullBit&7)) != 0 {
+		return nil, true
+	}
+	return strview.Bytes(t[a.off : a.off+strview.Size]), false
+}
