@@ -274,7 +274,15 @@ type litMatcher struct {
 	maxHead int // the most bytes a head choice takes
 	lit     []byte
 	find    litFinder
-	litCaps []litCap
+	// byHead: the head's choices are one literal and the start of the
+	// text, and the literal is found by the head's literal, which is no
+	// commoner than lit's rarest byte (URL parameters: `(&|^)name=`,
+	// found at each '&', where lit's '=' stops at every parameter).
+	byHead   bool
+	headFind litFinder
+	headLen  int
+	begins   bool // a head choice is the start of the text
+	litCaps  []litCap
 	tail    *runeClass
 	tailMin int
 	tailMax int // 1 or -1 (no bound)
@@ -365,6 +373,7 @@ func litShape(t *syntax.Regexp) (*litMatcher, bool) {
 		return nil, false
 	}
 	m.find = newLitFinder(m.lit)
+	m.findByHead()
 	// The tail.
 	if i < len(items) {
 		x, cap := items[i], 0
@@ -451,11 +460,10 @@ func (m *litMatcher) match(s []byte, loc []int) bool {
 	}
 	best, bestAlt, bestK, bestEnd := -1, 0, 0, 0
 	for from := 0; from <= len(s); {
-		j := m.find.index(s[from:])
-		if j < 0 {
+		k := m.nextAt(s, from)
+		if k < 0 {
 			break
 		}
-		k := from + j
 		if best >= 0 && k-m.maxHead > best {
 			break // no head choice reaches back to best
 		}
@@ -529,6 +537,57 @@ func (m *litMatcher) match(s []byte, loc []int) bool {
 		loc[2*m.tailCap], loc[2*m.tailCap+1] = bestK+len(m.lit), bestEnd
 	}
 	return true
+}
+
+// findByHead sets byHead where the head is a literal or the start of the
+// text and the head's literal is no commoner than lit's rarest byte.
+func (m *litMatcher) findByHead() {
+	var lit []byte
+	for _, a := range m.head {
+		switch {
+		case a.begin:
+			m.begins = true
+		case a.lit != nil && lit == nil:
+			lit = a.lit
+		default:
+			return // a class, or a second literal
+		}
+	}
+	if lit == nil {
+		return
+	}
+	f := newLitFinder(lit)
+	if byteRank(f.rare) > byteRank(m.find.rare) {
+		return
+	}
+	m.byHead, m.headFind, m.headLen = true, f, len(lit)
+}
+
+// nextAt is the first k >= from at which lit occurs in s, -1 where there
+// is none. With byHead it skips the k where no head choice ends (neither
+// the start of the text nor the end of the head's literal): those match
+// nothing, so that match, which tries each k in turn, finds the same.
+func (m *litMatcher) nextAt(s []byte, from int) int {
+	if !m.byHead {
+		if j := m.find.index(s[from:]); j >= 0 {
+			return from + j
+		}
+		return -1
+	}
+	if from == 0 && m.begins && bytes.HasPrefix(s, m.lit) {
+		return 0
+	}
+	for at := max(from-m.headLen, 0); at < len(s); {
+		j := m.headFind.index(s[at:])
+		if j < 0 {
+			return -1
+		}
+		if k := at + j + m.headLen; k >= from && bytes.HasPrefix(s[k:], m.lit) {
+			return k
+		}
+		at += j + 1
+	}
+	return -1
 }
 
 // litFinder finds a literal by its rarest byte, memchr's heuristic: a
