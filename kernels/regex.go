@@ -283,12 +283,12 @@ type litMatcher struct {
 	headLen  int
 	begins   bool // a head choice is the start of the text
 	litCaps  []litCap
-	tail    *runeClass
-	tailMin int
-	tailMax int // 1 or -1 (no bound)
-	lazy    bool
-	tailCap int
-	ncap    int
+	tail     *runeClass
+	tailMin  int
+	tailMax  int // 1 or -1 (no bound)
+	lazy     bool
+	tailCap  int
+	ncap     int
 }
 
 // litCap is a group of lit: bytes lo to hi of it.
