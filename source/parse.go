@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/saber-hx/saber-hx/temporal"
 )
 
 // parseInt parses a decimal integer with an optional sign ('+' or '-'):
@@ -335,6 +337,7 @@ type field struct {
 	nullAt   int  // nullable: the byte of its NULL bit
 	nullMask byte // nullable: the bit
 	unit     TimeUnit
+	dates    temporal.DateCache // Timestamp: the last date read
 
 	tooLong    string // Bytes: the message of a value over size
 	labelsNote string // Enum: the labels, for the message of an unknown one
@@ -377,7 +380,7 @@ func prepare(l *Layout) []field {
 func putText(t []byte, f *field, fi int, s []byte, col int, e *errState) bool {
 	switch f.kind {
 	case Timestamp:
-		v, ok, ovf := parseTime(s, f.unit)
+		v, ok, ovf := parseTime(s, f.unit, &f.dates)
 		if !ok {
 			if ovf {
 				return e.set(col, fi, "timestamp out of range", s)

@@ -37,15 +37,16 @@ func parseBool(s []byte) (uint32, bool) {
 // temporal.ParseTimestamp reads; milliseconds since the epoch, the
 // epoch's fraction of a millisecond dropped toward negative infinity.
 // overflow: a number out of int64 milliseconds.
-func parseTime(s []byte, unit TimeUnit) (ms int64, ok, overflow bool) {
+// dates, where not nil, is the column's last date (temporal.DateCache).
+func parseTime(s []byte, unit TimeUnit, dates *temporal.DateCache) (ms int64, ok, overflow bool) {
 	if len(s) > 4 && s[4] == '-' { // yyyy-: a date
-		v, ok := parseTimeText(s)
+		v, ok := dates.ParseTimestamp(s)
 		return v, ok, false
 	}
 	if v, isNum, ovf := parseEpoch(s, unit); isNum {
 		return v, !ovf, ovf
 	}
-	v, ok := parseTimeText(s)
+	v, ok := dates.ParseTimestamp(s)
 	return v, ok, false
 }
 
@@ -162,11 +163,6 @@ func nonzero(digits []byte) bool {
 		}
 	}
 	return false
-}
-
-// parseTimeText reads a time's text: temporal.ParseTimestamp.
-func parseTimeText(s []byte) (int64, bool) {
-	return temporal.ParseTimestamp(s)
 }
 
 // SWAR (8 bytes at a time) helpers, bytes in a uint64 little-endian.

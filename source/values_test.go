@@ -68,7 +68,7 @@ func TestParseTime(t *testing.T) {
 		{"2024-02-30", Milliseconds, 0, false, false},
 		{"now", Milliseconds, 0, false, false},
 	} {
-		ms, ok, ovf := parseTime([]byte(tc.s), tc.unit)
+		ms, ok, ovf := parseTime([]byte(tc.s), tc.unit, nil)
 		assert.Equal(t, [3]any{tc.ms, tc.ok, tc.ovf}, [3]any{ms, ok, ovf}, "%q in %s", tc.s, tc.unit)
 		if v, n := scanInt([]byte(tc.s)); n == len(tc.s) && ok {
 			got, eok := epochInt(v, tc.unit)

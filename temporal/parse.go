@@ -1,5 +1,7 @@
 package temporal
 
+import "encoding/binary"
+
 // ParseTimestamp parses a timestamp in one of the forms event streams
 // carry, and reports whether b is one:
 //
@@ -21,7 +23,44 @@ package temporal
 // instant toward negative infinity (floor), also before 1970: the
 // fraction adds to a whole second.
 func ParseTimestamp(b []byte) (ms int64, ok bool) {
+	return parseTimestamp(b, nil)
+}
+
+// DateCache holds the last date a decoder's column parsed: a stream's
+// timestamps run in order, so most share the date before them, and are
+// then read as their time of day alone.
+type DateCache struct {
+	w0   uint64 // the date's first eight bytes
+	w1   uint16 // and its last two
+	days int64
+	set  bool
+}
+
+// ParseTimestamp is the package's ParseTimestamp, with the date taken from
+// the cache where it is the last one parsed.
+// A nil c caches nothing.
+func (c *DateCache) ParseTimestamp(b []byte) (ms int64, ok bool) {
+	return parseTimestamp(b, c)
+}
+
+// date is parseDate's, through c where c is not nil.
+func (c *DateCache) date(b []byte) (int64, bool) {
+	if c == nil || len(b) < 10 {
+		return parseDate(b)
+	}
+	w0, w1 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint16(b[8:])
+	if c.set && w0 == c.w0 && w1 == c.w1 {
+		return c.days, true
+	}
 	days, ok := parseDate(b)
+	if ok {
+		c.w0, c.w1, c.days, c.set = w0, w1, days, true
+	}
+	return days, ok
+}
+
+func parseTimestamp(b []byte, c *DateCache) (ms int64, ok bool) {
+	days, ok := c.date(b)
 	if !ok {
 		return 0, false
 	}

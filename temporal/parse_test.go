@@ -500,3 +500,44 @@ func ExampleParseTimestamp() {
 	fmt.Println(ms, ok, string(AppendTimestamp(nil, ms)))
 	// Output: 1709280001250 true 2024-03-01 08:00:01.250
 }
+
+// TestDateCacheMatchesParse: a DateCache's parse is ParseTimestamp's over
+// a sequence whose dates repeat, change, and share a cached date with
+// times and zones that are not valid, and with dates that are not.
+func TestDateCacheMatchesParse(t *testing.T) {
+	seq := []string{
+		"2024-03-01 10:00:01.250", "2024-03-01 10:00:02", "2024-03-01T23:59:59.999Z", "2024-03-01 24:00:00",
+		"2024-03-01 10:00", "2024-03-01", "2024-03-01x", "2024-03-01 10:00:01+02:00", "2024-03-02 00:00:00",
+		"2024-03-01 10:00:01", "2023-02-29 10:00:00", "2023-02-29", "2024-02-29 10:00:00", "2024-02-2910:00:00",
+		"1700000000000", "", "2024-13-01 00:00:00", "2024-03-01 10:00:01",
+	}
+	var c DateCache
+	for _, s := range seq {
+		want, wantOK := ParseTimestamp([]byte(s))
+		got, ok := c.ParseTimestamp([]byte(s))
+		assert.Equal(t, wantOK, ok, "%q", s)
+		assert.Equal(t, want, got, "%q", s)
+	}
+	var none *DateCache
+	got, ok := none.ParseTimestamp([]byte(seq[0]))
+	want, _ := ParseTimestamp([]byte(seq[0]))
+	assert.True(t, ok)
+	assert.Equal(t, want, got, "a nil cache parses")
+}
+
+// FuzzDateCache: two timestamps parsed in turn through one DateCache read
+// as ParseTimestamp reads each.
+func FuzzDateCache(f *testing.F) {
+	f.Add([]byte("2024-03-01 10:00:01.250"), []byte("2024-03-01 25:00:00"))
+	f.Add([]byte("2024-02-29T10:00:00Z"), []byte("2024-02-29"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var c DateCache
+		for _, s := range [][]byte{a, b, a} {
+			want, wantOK := ParseTimestamp(s)
+			got, ok := c.ParseTimestamp(s)
+			if ok != wantOK || got != want {
+				t.Fatalf("%q through the cache: %d %v; ParseTimestamp: %d %v", s, got, ok, want, wantOK)
+			}
+		}
+	})
+}
