@@ -211,13 +211,6 @@ func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
 		Where: query.Cmp(query.C("l.k"), query.Eq, query.C("r.k"))}
 	out := j.OutputSchemaUnchecked()
 	down := &query.Query{Name: "down", Schema: out, Project: []query.Projection{{Expr: query.C("l.a"), As: "a"}, {Expr: query.C("r.k"), As: "k"}}}
-	names := func(as []query.Attribute) []string {
-		var n []string
-		for _, a := range as {
-			n = append(n, a.Name)
-		}
-		return n
-	}
 	long := func(side string, i int) string {
 		return fmt.Sprintf("the %s string number %d, longer than inline", side, i)
 	}
@@ -277,4 +270,116 @@ func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
 		assert.Equal(t, want, rows, "own sink %v", ownSink)
 	}
 	assertNoLeak(t, base)
+}
+
+// TestStatelessUpstreamEmptiesWhatDownstreamDoesNotRead: a stateless
+// query whose output feeds only queries downstream empties, on its
+// workers, the long strings of the columns none of them reads (outBlank),
+// so that its ordered push has nothing to empty; a column one of them
+// reads, or an output that a sink also takes, is left whole. The counts
+// are those of the strings as written.
+func TestStatelessUpstreamEmptiesWhatDownstreamDoesNotRead(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(40, query.Attribute{Name: "ts", Type: query.Int64},
+		query.Attribute{Name: "s", Type: query.String, Offset: 8}, query.Attribute{Name: "u", Type: query.String, Offset: 24})
+	require.NoError(t, err)
+	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}
+	out, err := up.OutputSchema()
+	require.NoError(t, err)
+	count := func(by string) *query.Query {
+		return &query.Query{Name: "by_" + by, Schema: out, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C(by)},
+			Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	}
+	key := func(i int) string { return fmt.Sprintf("a key longer than inline, number %d", i%3) }
+	other := func(i int) string { return fmt.Sprintf("another string longer than inline, %d", i%2) }
+	const n = 3000
+	for _, c := range []struct {
+		name      string
+		downs     []string // the columns the queries downstream group by
+		sink      bool     // the upstream's output also goes to a sink
+		wantBlank []string
+	}{
+		{"u read by none", []string{"s"}, false, []string{"u"}},
+		{"u read by one", []string{"s", "u"}, false, nil},
+		{"a sink takes the output", []string{"s"}, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			counts := make([]map[string]int64, len(c.downs))
+			upSpec := Spec{Query: up}
+			sunk := 0
+			if c.sink {
+				upSpec.Tuples = func(b []byte) error {
+					for o := 0; o < len(b); o += out.TupleSize {
+						if u := string(strview.Bytes(b[o+24 : o+40])); u == other(0) || u == other(1) {
+							sunk++
+						}
+					}
+					return nil
+				}
+			}
+			specs := []Spec{upSpec}
+			for i, by := range c.downs {
+				counts[i] = map[string]int64{}
+				m := counts[i]
+				specs = append(specs, Spec{Query: count(by), Upstream: Output(0), Windows: func(w *Window) error {
+					for r := range w.Rows() {
+						m[string(bytes.TrimRight(w.CanonicalKey(r)[1:], "\x00"))] += w.Agg(r, 0)
+					}
+					return nil
+				}})
+			}
+			e, err := Start(Config{Workers: 2, TaskSize: 400, BufferSize: 1 << 16}, specs)
+			require.NoError(t, err)
+			upStream := e.Stream(0)
+			assert.Equal(t, c.wantBlank, names(upStream.outBlank))
+			for i := range c.downs {
+				for _, b := range c.wantBlank {
+					assert.NotContains(t, names(e.Stream(i+1).blankAttrs), b, "downstream %d empties nothing the upstream did", i)
+				}
+			}
+			if c.wantBlank != nil {
+				// The upstream's workers empty a task's output in place.
+				arena := strview.NewArena(0)
+				tu := make([]byte, out.TupleSize)
+				strview.Put(tu[8:24], []byte(key(0)), arena)
+				strview.Put(tu[24:40], []byte(other(0)), arena)
+				upStream.blankOutput(tu)
+				assert.Equal(t, key(0), string(strview.Bytes(tu[8:24])))
+				assert.Empty(t, strview.Bytes(tu[24:40]))
+				arena.Free()
+			}
+			arena := strview.NewArena(0)
+			err = <-e.Produce(func() error {
+				return commitCopyAll(upStream, n, 40, arena, func(t []byte, i int) {
+					binary.LittleEndian.PutUint64(t, uint64(i))
+					strview.Put(t[8:24], []byte(key(i)), arena)
+					strview.Put(t[24:40], []byte(other(i)), arena)
+				})
+			})
+			require.NoError(t, err)
+			_, err = e.CloseAll()
+			require.NoError(t, err)
+			arena.Free()
+			for i, by := range c.downs {
+				want := map[string]int64{key(0): n / 3, key(1): n / 3, key(2): n / 3}
+				if by == "u" {
+					want = map[string]int64{other(0): n / 2, other(1): n / 2}
+				}
+				assert.Equal(t, want, counts[i], "grouped by %s", by)
+			}
+			if c.sink {
+				assert.Equal(t, n, sunk, "the sink read every u")
+			}
+		})
+	}
+	assertNoLeak(t, base)
+}
+
+// names are the attributes' names, in order.
+func names(as []query.Attribute) []string {
+	var n []string
+	for _, a := range as {
+		n = append(n, a.Name)
+	}
+	return n
 }

@@ -100,6 +100,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		}
 	}
 	e.narrowJoinSides()
+	e.narrowViews()
 	for _, s := range e.streams {
 		s.initParts()
 	}

@@ -15,6 +15,9 @@ import (
 // finish hands a processed task to the result stage and merges every task
 // that is next in order.
 func (s *Stream) finish(t *task, w *worker) {
+	if s.outBlank != nil {
+		s.blankOutput(t.result.Out)
+	}
 	if s.parts != nil {
 		// The partitions' merges push nowhere: they need no deferring.
 		s.finishParts(t, w)

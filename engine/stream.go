@@ -43,6 +43,11 @@ type Stream struct {
 	heap       *buffer.Ring
 	heapAttrs  []query.Attribute
 	blankAttrs []query.Attribute
+	// outBlank are the String columns of a stateless query's output that
+	// no query downstream reads: the worker that ran a task empties their
+	// long strings (narrowViews).
+	outBlank []query.Attribute
+	outTS    int
 	records    []*task    // the stream's tasks, by Task.Ref
 	free       chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize   int

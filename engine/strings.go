@@ -12,6 +12,7 @@ package engine
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/saber-hx/saber-hx/buffer"
 	"github.com/saber-hx/saber-hx/query"
@@ -69,6 +70,56 @@ func (e *Engine) narrowJoinSides() {
 		n := len(left.plan.Query.Schema.Attrs)
 		left.readStrings(read[:n])
 		left.right.readStrings(read[n:])
+	}
+}
+
+// narrowViews makes a stateless query whose output only feeds queries
+// downstream empty, on the worker that ran each task, the long strings of
+// the output's columns that none of them reads (outBlank), rather than
+// have its result stage's push, which runs in the stream's order, empty
+// them (the downstream streams' blankAttrs). Nexmark q12's view stamps
+// bids with the processing time: the query after it reads two numbers of
+// them, and the views of three strings were emptied one tuple after
+// another in the ordered stage. Before the engine runs.
+func (e *Engine) narrowViews() {
+	for _, u := range e.streams {
+		if !u.plan.Stateless() || len(u.downstream) == 0 || u.spec.Tuples != nil || u.joinSide != nil {
+			continue
+		}
+		out, err := u.plan.Query.OutputSchema()
+		if err != nil {
+			continue
+		}
+		_, blank := splitStrings(out, func(_ int, a query.Attribute) bool {
+			return slices.ContainsFunc(u.downstream, func(d *Stream) bool { return d.plan.Query.Reads(a.Name) })
+		})
+		if len(blank) == 0 {
+			continue
+		}
+		u.outBlank, u.outTS = blank, out.TupleSize
+		for _, d := range u.downstream {
+			d.blankAttrs = slices.DeleteFunc(d.blankAttrs, func(a query.Attribute) bool {
+				return slices.ContainsFunc(blank, func(b query.Attribute) bool { return b.Name == a.Name })
+			})
+		}
+	}
+}
+
+// blankOutput empties the long strings of the outBlank columns of tuples,
+// a task's output.
+func (s *Stream) blankOutput(tuples []byte) {
+	for o := 0; o+s.outTS <= len(tuples); o += s.outTS {
+		clearLong(tuples[o:o+s.outTS], s.outBlank)
+	}
+}
+
+// clearLong makes the view of each of attrs in tuple t that holds a long
+// string the empty string.
+func clearLong(t []byte, attrs []query.Attribute) {
+	for _, a := range attrs {
+		if v := t[a.Offset : a.Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
+			clear(v)
+		}
 	}
 }
 
@@ -133,6 +184,9 @@ func (s *Stream) Strings(n int) ([]byte, error) {
 // empty string, so that nothing is left pointing at memory the producer
 // reuses.
 func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) error {
+	if len(s.heapAttrs)+len(s.blankAttrs) == 0 {
+		return nil // the strings this query does not read were emptied upstream (narrowViews)
+	}
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
@@ -149,11 +203,7 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 			copy(b, src)
 			strview.PutRef(v, b)
 		}
-		for _, a := range s.blankAttrs {
-			if v := t[a.Offset : a.Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
-				clear(v)
-			}
-		}
+		clearLong(t, s.blankAttrs)
 	}
 	return nil
 }
