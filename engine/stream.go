@@ -48,10 +48,10 @@ type Stream struct {
 	// long strings (narrowViews).
 	outBlank []query.Attribute
 	outTS    int
-	records    []*task    // the stream's tasks, by Task.Ref
-	free       chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
-	taskSize   int
-	node       int // index of the NUMA node of the ring's memory (0 if unknown)
+	records  []*task    // the stream's tasks, by Task.Ref
+	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	taskSize int
+	node     int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
 	// no GPU).
 	gpuErr error
