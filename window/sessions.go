@@ -2,7 +2,6 @@ package window
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -36,10 +35,11 @@ type Sessions struct {
 
 	wm     int64
 	haveWM bool
-	open   map[[16]byte][]*session // by key, ordered by start
+	open   map[[16]byte]*sessionList // by key
 	closes closeHeap
 	out    *GroupState // the emitted row
 	free   []*session
+	lists  []*sessionList // free lists of keys no longer open
 	keep   func(st *GroupState, group int32) bool // HAVING; nil: every session
 	res    Result                                 // the emitted session, reused
 	// keyOrder orders sessions of one end and start by their keys (nil:
@@ -61,6 +61,10 @@ type session struct {
 	at          int // index in the heap
 }
 
+// sessionList is a key's open sessions, ordered by start: held in the map
+// by pointer, so that a tuple that extends one looks its key up once.
+type sessionList struct{ s []*session }
+
 // end is where a session ends: its last tuple plus the gap, saturated.
 func (s *Sessions) end(ss *session) int64 {
 	if ss.last > math.MaxInt64-s.Gap {
@@ -76,7 +80,7 @@ func SessionRecordSize(l *Layout) int { return 32 + 8*len(l.Kinds) }
 // NewSessions returns the result stage of sessions of gap, delay and
 // layout l (its Kinds: the aggregate words; hashed or one group).
 func NewSessions(gap, delay int64, l *Layout) *Sessions {
-	s := &Sessions{Gap: gap, Delay: delay, layout: l, words: l.Words(), open: map[[16]byte][]*session{}, wm: math.MinInt64}
+	s := &Sessions{Gap: gap, Delay: delay, layout: l, words: l.Words(), open: map[[16]byte]*sessionList{}, wm: math.MinInt64}
 	s.closes.s = s
 	s.out = NewGroupState(l)
 	return s
@@ -144,7 +148,12 @@ func (s *Sessions) MergeTake(r *TaskResult, emit func(*Result) error) error {
 
 // add files a tuple of time t, key k and aggregate words w.
 func (s *Sessions) add(t int64, k [16]byte, w []byte) {
-	list := s.open[k]
+	l := s.open[k]
+	if l == nil {
+		l = s.newList()
+		s.open[k] = l
+	}
+	list := l.s
 	// The sessions t lies within the gap of: a run of the list.
 	// (Differences as uint64: the true ones, whatever the int64s.)
 	gap := uint64(s.Gap)
@@ -160,20 +169,20 @@ func (s *Sessions) add(t int64, k [16]byte, w []byte) {
 	if hi == lo {
 		ss = s.newSession(k, t)
 		list = slices.Insert(list, lo, ss)
-		heap.Push(&s.closes, ss)
+		s.closes.push(ss)
 	} else {
 		ss = list[lo]
 		for _, o := range list[lo+1 : hi] {
 			ss.start, ss.last = min(ss.start, o.start), max(ss.last, o.last)
 			s.combine(ss.row, o.row)
-			heap.Remove(&s.closes, o.at)
+			s.closes.remove(o.at)
 			s.release(o)
 		}
 		list = slices.Delete(list, lo+1, hi)
 		ss.start, ss.last = min(ss.start, t), max(ss.last, t)
-		heap.Fix(&s.closes, ss.at)
+		s.closes.fix(ss.at)
 	}
-	s.open[k] = list
+	l.s = list
 	ss.row[0]++
 	for i, kind := range s.layout.Kinds {
 		v := int64(binary.LittleEndian.Uint64(w[8*i:]))
@@ -214,6 +223,15 @@ func (s *Sessions) newSession(k [16]byte, t int64) *session {
 
 func (s *Sessions) release(ss *session) { s.free = append(s.free, ss) }
 
+func (s *Sessions) newList() *sessionList {
+	if n := len(s.lists); n > 0 {
+		l := s.lists[n-1]
+		s.lists = s.lists[:n-1]
+		return l
+	}
+	return &sessionList{}
+}
+
 // closeReached emits, in order, every open session whose end the
 // watermark wm minus the delay has reached.
 func (s *Sessions) closeReached(wm int64, emit func(*Result) error) error {
@@ -231,14 +249,13 @@ func (s *Sessions) closeReached(wm int64, emit func(*Result) error) error {
 
 // close emits session ss and forgets it.
 func (s *Sessions) close(ss *session, emit func(*Result) error) error {
-	heap.Remove(&s.closes, ss.at)
-	list := s.open[ss.key]
-	i := slices.Index(list, ss)
-	list = slices.Delete(list, i, i+1)
-	if len(list) == 0 {
+	s.closes.remove(ss.at)
+	l := s.open[ss.key]
+	i := slices.Index(l.s, ss)
+	l.s = slices.Delete(l.s, i, i+1)
+	if len(l.s) == 0 {
 		delete(s.open, ss.key)
-	} else {
-		s.open[ss.key] = list
+		s.lists = append(s.lists, l)
 	}
 	st := s.out
 	st.Reset()
@@ -277,11 +294,10 @@ type closeHeap struct {
 	h []*session
 }
 
-func (c *closeHeap) Len() int { return len(c.h) }
-func (c *closeHeap) Less(i, j int) bool {
-	a, b := c.h[i], c.h[j]
-	if d := cmp.Compare(c.s.end(a), c.s.end(b)); d != 0 {
-		return d < 0
+// less orders a before b: by end, start, then key.
+func (c *closeHeap) less(a, b *session) bool {
+	if ea, eb := c.s.end(a), c.s.end(b); ea != eb {
+		return ea < eb
 	}
 	if a.start != b.start {
 		return a.start < b.start
@@ -291,21 +307,71 @@ func (c *closeHeap) Less(i, j int) bool {
 	}
 	return string(a.key[:]) < string(b.key[:])
 }
-func (c *closeHeap) Swap(i, j int) {
-	c.h[i], c.h[j] = c.h[j], c.h[i]
-	c.h[i].at, c.h[j].at = i, j
+
+// set puts ss at index i.
+func (c *closeHeap) set(i int, ss *session) {
+	c.h[i] = ss
+	ss.at = i
 }
-func (c *closeHeap) Push(x any) {
-	ss := x.(*session)
-	ss.at = len(c.h)
+
+func (c *closeHeap) push(ss *session) {
 	c.h = append(c.h, ss)
+	c.up(len(c.h) - 1)
 }
-func (c *closeHeap) Pop() any {
-	n := len(c.h)
-	ss := c.h[n-1]
-	c.h[n-1] = nil
-	c.h = c.h[:n-1]
-	return ss
+
+// remove takes out the session at index i.
+func (c *closeHeap) remove(i int) {
+	n := len(c.h) - 1
+	last := c.h[n]
+	c.h[n] = nil
+	c.h = c.h[:n]
+	if i == n {
+		return
+	}
+	c.set(i, last)
+	c.fix(i)
+}
+
+// fix restores the order after the session at index i changed.
+func (c *closeHeap) fix(i int) {
+	if !c.down(i) {
+		c.up(i)
+	}
+}
+
+func (c *closeHeap) up(i int) {
+	ss := c.h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !c.less(ss, c.h[p]) {
+			break
+		}
+		c.set(i, c.h[p])
+		i = p
+	}
+	c.set(i, ss)
+}
+
+// down sifts the session at index i down; it reports whether it moved.
+func (c *closeHeap) down(i int) bool {
+	ss, n, start := c.h[i], len(c.h), i
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && c.less(c.h[r], c.h[l]) {
+			m = r
+		}
+		if !c.less(c.h[m], ss) {
+			break
+		}
+		c.set(i, c.h[m])
+		i = m
+	}
+	c.set(i, ss)
+	return i > start
 }
 
 // sessionSnapshotVersion is the version of AppendSnapshot's encoding.
@@ -349,10 +415,10 @@ func (s *Sessions) AppendSnapshot(dst []byte) []byte {
 // the same gap, delay and layout, and returns the bytes after it. On an
 // error the state is left empty, as NewSessions returns it.
 func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
-	s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte][]*session{}, nil, Counters{}, math.MinInt64, false
+	s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte]*sessionList{}, nil, Counters{}, math.MinInt64, false
 	defer func() {
 		if err != nil {
-			s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte][]*session{}, nil, Counters{}, math.MinInt64, false
+			s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte]*sessionList{}, nil, Counters{}, math.MinInt64, false
 		}
 	}()
 	r := NewSnapshotReader(b)
@@ -386,10 +452,14 @@ func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		if ss.last < ss.start || ss.row[0] <= 0 {
 			return nil, fmt.Errorf("sessions: a session [%d, %d] of %d tuples", ss.start, ss.last, ss.row[0])
 		}
-		list := s.open[ss.key]
-		i, _ := slices.BinarySearchFunc(list, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
-		s.open[ss.key] = slices.Insert(list, i, ss)
-		heap.Push(&s.closes, ss)
+		l := s.open[ss.key]
+		if l == nil {
+			l = s.newList()
+			s.open[ss.key] = l
+		}
+		i, _ := slices.BinarySearchFunc(l.s, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
+		l.s = slices.Insert(l.s, i, ss)
+		s.closes.push(ss)
 	}
 	if r.Err() != nil {
 		return nil, fmt.Errorf("sessions: %w", r.Err())
