@@ -39,7 +39,7 @@ type Sessions struct {
 	closes closeHeap
 	out    *GroupState // the emitted row
 	free   []*session
-	lists  []*sessionList // free lists of keys no longer open
+	lists  []*sessionList                         // free lists of keys no longer open
 	keep   func(st *GroupState, group int32) bool // HAVING; nil: every session
 	res    Result                                 // the emitted session, reused
 	// keyOrder orders sessions of one end and start by their keys (nil:
