@@ -35,7 +35,7 @@ type Sessions struct {
 
 	wm     int64
 	haveWM bool
-	open   map[[16]byte]*sessionList // by key
+	open   sessionKeys // by key
 	closes closeHeap
 	out    *GroupState // the emitted row
 	free   []*session
@@ -80,7 +80,7 @@ func SessionRecordSize(l *Layout) int { return 32 + 8*len(l.Kinds) }
 // NewSessions returns the result stage of sessions of gap, delay and
 // layout l (its Kinds: the aggregate words; hashed or one group).
 func NewSessions(gap, delay int64, l *Layout) *Sessions {
-	s := &Sessions{Gap: gap, Delay: delay, layout: l, words: l.Words(), open: map[[16]byte]*sessionList{}, wm: math.MinInt64}
+	s := &Sessions{Gap: gap, Delay: delay, layout: l, words: l.Words(), wm: math.MinInt64}
 	s.closes.s = s
 	s.out = NewGroupState(l)
 	return s
@@ -148,10 +148,10 @@ func (s *Sessions) MergeTake(r *TaskResult, emit func(*Result) error) error {
 
 // add files a tuple of time t, key k and aggregate words w.
 func (s *Sessions) add(t int64, k [16]byte, w []byte) {
-	l := s.open[k]
+	l := s.open.get(k)
 	if l == nil {
 		l = s.newList()
-		s.open[k] = l
+		s.open.put(k, l)
 	}
 	list := l.s
 	// The sessions t lies within the gap of: a run of the list.
@@ -250,11 +250,11 @@ func (s *Sessions) closeReached(wm int64, emit func(*Result) error) error {
 // close emits session ss and forgets it.
 func (s *Sessions) close(ss *session, emit func(*Result) error) error {
 	s.closes.remove(ss.at)
-	l := s.open[ss.key]
+	l := s.open.get(ss.key)
 	i := slices.Index(l.s, ss)
 	l.s = slices.Delete(l.s, i, i+1)
 	if len(l.s) == 0 {
-		delete(s.open, ss.key)
+		s.open.remove(ss.key)
 		s.lists = append(s.lists, l)
 	}
 	st := s.out
@@ -415,10 +415,10 @@ func (s *Sessions) AppendSnapshot(dst []byte) []byte {
 // the same gap, delay and layout, and returns the bytes after it. On an
 // error the state is left empty, as NewSessions returns it.
 func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
-	s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte]*sessionList{}, nil, Counters{}, math.MinInt64, false
+	s.open, s.closes.h, s.Counters, s.wm, s.haveWM = sessionKeys{}, nil, Counters{}, math.MinInt64, false
 	defer func() {
 		if err != nil {
-			s.open, s.closes.h, s.Counters, s.wm, s.haveWM = map[[16]byte]*sessionList{}, nil, Counters{}, math.MinInt64, false
+			s.open, s.closes.h, s.Counters, s.wm, s.haveWM = sessionKeys{}, nil, Counters{}, math.MinInt64, false
 		}
 	}()
 	r := NewSnapshotReader(b)
@@ -452,10 +452,10 @@ func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		if ss.last < ss.start || ss.row[0] <= 0 {
 			return nil, fmt.Errorf("sessions: a session [%d, %d] of %d tuples", ss.start, ss.last, ss.row[0])
 		}
-		l := s.open[ss.key]
+		l := s.open.get(ss.key)
 		if l == nil {
 			l = s.newList()
-			s.open[ss.key] = l
+			s.open.put(ss.key, l)
 		}
 		i, _ := slices.BinarySearchFunc(l.s, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
 		l.s = slices.Insert(l.s, i, ss)
