@@ -95,12 +95,3 @@ func (t *sessionKeys) grow() {
 		}
 	}
 }
-
-// each calls f with every key's sessions.
-func (t *sessionKeys) each(f func(*sessionList)) {
-	for _, s := range t.slots {
-		if s.l != nil {
-			f(s.l)
-		}
-	}
-}
