@@ -103,8 +103,8 @@ func crashAndCompare(t *testing.T, program func(broker, redisAddr, group, prefix
 		p.kill9(t)
 	}
 	require.NoError(t, <-produced)
-	p := startCLI(t, nil, append(args, "--duration", "4s")...)
-	ref := startCLI(t, nil, "run", "-e", program(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
+	p := startCLI(t, nil, append(args, "--stop-at-end")...)
+	ref := startCLI(t, nil, "run", "-e", program(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--stop-at-end")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "restored checkpoint")

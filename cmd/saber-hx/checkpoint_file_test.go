@@ -171,10 +171,10 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	// run without checkpoints, at the same time.
 	require.NoError(t, <-produced)
 	calm, plain := filepath.Join(tmp, "calm.csv"), filepath.Join(tmp, "plain.csv")
-	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	p = startCLI(t, nil, append(args, "--stop-at-end")...)
 	ref := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "calm", calm), "--workers", "2", "--task-size", "4096",
-		"--checkpoint-dir", filepath.Join(tmp, "calm"), "--checkpoint-interval", "150ms", "--duration", "4s")
-	noCkpt := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "plain", plain), "--workers", "2", "--task-size", "4096", "--duration", "4s")
+		"--checkpoint-dir", filepath.Join(tmp, "calm"), "--checkpoint-interval", "150ms", "--stop-at-end")
+	noCkpt := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "plain", plain), "--workers", "2", "--task-size", "4096", "--stop-at-end")
 	for _, q := range []*cliProcess{p, ref, noCkpt} {
 		q.wait(t, 2*time.Minute)
 	}

@@ -98,9 +98,9 @@ func TestRunCheckpointCrashesKafkaExactlyOnce(t *testing.T) {
 	p.waitLine(t, regexp.MustCompile(`written, committing the outputs`), time.Minute)
 	p.kill9(t)
 	require.NoError(t, <-produced)
-	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	p = startCLI(t, nil, append(args, "--stop-at-end")...)
 	ref := startCLI(t, nil, "run", "-e", crashKafkaSQL(cluster.Addr, "calm", "calm"), "--workers", "2", "--task-size", "4096",
-		"--checkpoint-dir", filepath.Join(t.TempDir(), "calm"), "--checkpoint-interval", "150ms", "--duration", "4s")
+		"--checkpoint-dir", filepath.Join(t.TempDir(), "calm"), "--checkpoint-interval", "150ms", "--stop-at-end")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "the Kafka output stands at checkpoint", "the last crash left a checkpoint newer than the output")

@@ -266,8 +266,8 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	require.NoError(t, <-produced)
 	// The same query without a crash (nor checkpoints), into other keys,
 	// at the same time.
-	p = startCLI(t, nil, append(args, "--duration", "4s", "--json")...)
-	ref := startCLI(t, nil, "run", "-e", crashSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--duration", "4s")
+	p = startCLI(t, nil, append(args, "--stop-at-end", "--json")...)
+	ref := startCLI(t, nil, "run", "-e", crashSQL(cluster.Addr, rds.Addr, "calm", "b"), "--workers", "2", "--task-size", "4096", "--stop-at-end")
 	p.wait(t, 2*time.Minute)
 	ref.wait(t, 2*time.Minute)
 	assert.Contains(t, p.log(), "using the previous checkpoint")
