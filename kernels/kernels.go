@@ -104,6 +104,16 @@ type Plan struct {
 	// direct is the widest direct mapping the kernels learnt (hashed
 	// layouts merged by key), shared by them.
 	direct *sharedDirect
+	// canonInt is, per GROUP BY value, how AppendCanonicalKey writes it
+	// where it is an integer (the query's types, worked out once).
+	canonInt []canonInt
+}
+
+// canonInt is an integer key's canonical form: its width, and whether it
+// has a NULL byte.
+type canonInt struct {
+	width    int
+	nullable bool
 }
 
 // Stateless reports whether the query outputs tuples rather than windows.
@@ -150,6 +160,9 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 		}
 		if err := p.compileGroups(); err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Name, err)
+		}
+		for _, g := range q.GroupBy {
+			p.canonInt = append(p.canonInt, canonInt{width: q.KeyWidth(g), nullable: q.KeyNullable(g)})
 		}
 	}
 	if readsNullable(q) {

@@ -85,8 +85,7 @@ func (p *Plan) EncodeKeys(t []byte, attrs []query.Attribute, kb []byte) {
 // AppendCanonicalKey appends the canonical form of the GROUP BY values of
 // key bytes kb (query's key forms: what the reference's rows hold).
 func (p *Plan) AppendCanonicalKey(dst, kb []byte) []byte {
-	q := p.Query
-	for v, g := range q.GroupBy {
+	for v, c := range p.canonInt {
 		i, b, kind, null := p.keyValue(kb, v)
 		switch kind {
 		case KeyBytes:
@@ -96,10 +95,10 @@ func (p *Plan) AppendCanonicalKey(dst, kb []byte) []byte {
 		case KeyBool:
 			dst = query.AppendBoolKey(dst, i == 1, null)
 		default:
-			if q.KeyNullable(g) {
-				dst = query.AppendNullableIntKey(dst, i, q.KeyWidth(g)-1, null)
+			if c.nullable {
+				dst = query.AppendNullableIntKey(dst, i, c.width-1, null)
 			} else {
-				dst = query.AppendIntKey(dst, i, q.KeyWidth(g))
+				dst = query.AppendIntKey(dst, i, c.width)
 			}
 		}
 	}
