@@ -172,7 +172,7 @@ CREATE SINK out AS
   SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
   WITH (connector = 'redis', addr = '%s', key = 'w:{window_start}:{cat}', flush = '100ms');
 `, cluster.Addr, rds.Addr)
-	args := []string{"run", "-e", sqlText, "--duration", "8s", "--workers", "2", "--json"}
+	args := []string{"run", "-e", sqlText, "--duration", "12s", "--workers", "2", "--json"}
 	if ckpt {
 		args = append(args, "--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms")
 	}
@@ -279,10 +279,11 @@ func brokerRestartMidRun(t *testing.T, outage time.Duration) {
 	sqlText := countsProgram(cluster.Addr, rds.Addr, "outage")
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	// The run reads for the outage and 10 s more: what a run's duration
+	// The run reads for the outage and 20 s more: what a run's duration
 	// leaves unread is not lost (its offsets are not committed), but the
-	// test counts every record in this one run.
-	duration := (outage + 10*time.Second).String()
+	// test counts every record in this one run, and on a loaded machine the
+	// clients take seconds to come back after the restart.
+	duration := (outage + 20*time.Second).String()
 	code := runAsync([]string{"run", "-e", sqlText, "--duration", duration, "--workers", "2", "--json"}, &stdout, &stderr)
 
 	require.Eventually(t, func() bool { return len(redisRows(t, rds.Addr)) > 0 }, 30*time.Second, 10*time.Millisecond, "rows written before the outage")
@@ -324,9 +325,9 @@ CREATE SINK to_kafka AS
 `, cluster.Addr)
 	var stdout strings.Builder
 	var stderr lockedBuffer
-	// The run reads for the outage and 12 s more (as brokerRestartMidRun):
+	// The run reads for the outage and 22 s more (as brokerRestartMidRun):
 	// the test counts every record in this one run.
-	code := runAsync([]string{"run", "-e", sqlText, "--duration", "15s", "--workers", "2", "--json",
+	code := runAsync([]string{"run", "-e", sqlText, "--duration", "25s", "--workers", "2", "--json",
 		"--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}, &stdout, &stderr)
 
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "checkpoint 3:") }, 30*time.Second, 10*time.Millisecond,
