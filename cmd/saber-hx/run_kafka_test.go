@@ -51,7 +51,7 @@ func TestRunKafkaToKafkaAndRedis(t *testing.T) {
 
 	sqlText := countsProgram(cluster.Addr, rds.Addr, "run-test")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "-e", sqlText, "--duration", "3s", "--workers", "2", "--json"}, &stdout, &stderr)
+	code := run([]string{"run", "-e", sqlText, "--stop-at-end", "--workers", "2", "--json"}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	var sum runSummary
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
