@@ -47,7 +47,6 @@ type Stream struct {
 	// no query downstream reads: the worker that ran a task empties their
 	// long strings (narrowViews).
 	outBlank []query.Attribute
-	outTS    int
 	records  []*task    // the stream's tasks, by Task.Ref
 	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize int

@@ -96,7 +96,7 @@ func (e *Engine) narrowViews() {
 		if len(blank) == 0 {
 			continue
 		}
-		u.outBlank, u.outTS = blank, out.TupleSize
+		u.outBlank = blank
 		for _, d := range u.downstream {
 			d.blankAttrs = slices.DeleteFunc(d.blankAttrs, func(a query.Attribute) bool {
 				return slices.ContainsFunc(blank, func(b query.Attribute) bool { return b.Name == a.Name })
@@ -108,8 +108,9 @@ func (e *Engine) narrowViews() {
 // blankOutput empties the long strings of the outBlank columns of tuples,
 // a task's output.
 func (s *Stream) blankOutput(tuples []byte) {
-	for o := 0; o+s.outTS <= len(tuples); o += s.outTS {
-		clearLong(tuples[o:o+s.outTS], s.outBlank)
+	ts := s.plan.OutTupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		clearLong(tuples[o:o+ts], s.outBlank)
 	}
 }
 

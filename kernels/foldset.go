@@ -96,17 +96,14 @@ func foldWord(w uint64, upper bool) uint64 {
 // strArg reads a string operand: a string column's view in place, with
 // no call, or else its row function's value.
 type strArg struct {
-	fn       rowFn
-	col      bool
-	off      int
-	nullable bool
-	nullBit  int
+	fn  rowFn // nil: the column col
+	col query.Attribute
 }
 
 func newStrArg(e query.Expr, s *query.Schema) (strArg, error) {
 	if c, ok := e.(query.Column); ok {
 		if a, err := s.Lookup(c.Name); err == nil && a.Type == query.String {
-			return strArg{col: true, off: a.Offset, nullable: a.Nullable, nullBit: a.NullBit}, nil
+			return strArg{col: a}, nil
 		}
 	}
 	fn, err := rowOf(e, s)
@@ -115,12 +112,12 @@ func newStrArg(e query.Expr, s *query.Schema) (strArg, error) {
 
 // read returns the operand's bytes in tuple t, and whether it is NULL.
 func (a *strArg) read(t []byte, sc *rowScratch) ([]byte, bool) {
-	if !a.col {
+	if a.fn != nil {
 		v := a.fn(t, sc)
 		return v.s, v.null
 	}
-	if a.nullable && t[a.nullBit>>3]&(1<<(a.nullBit&7)) != 0 {
+	if a.col.IsNull(t) {
 		return nil, true
 	}
-	return strview.Bytes(t[a.off : a.off+strview.Size]), false
+	return strview.Bytes(t[a.col.Offset : a.col.Offset+strview.Size]), false
 }

@@ -39,7 +39,7 @@ type Sessions struct {
 	closes closeHeap
 	out    *GroupState // the emitted row
 	free   []*session
-	lists  []*sessionList                         // free lists of keys no longer open
+	lists  []*sessionList                         // sessionLists of keys no longer open, for reuse
 	keep   func(st *GroupState, group int32) bool // HAVING; nil: every session
 	res    Result                                 // the emitted session, reused
 	// keyOrder orders sessions of one end and start by their keys (nil:
@@ -61,7 +61,7 @@ type session struct {
 	at          int // index in the heap
 }
 
-// sessionList is a key's open sessions, ordered by start: held in the map
+// sessionList is a key's open sessions, ordered by start: held in open
 // by pointer, so that a tuple that extends one looks its key up once.
 type sessionList struct{ s []*session }
 
