@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -68,17 +69,31 @@ func TestMemoMatchesReference(t *testing.T) {
 	require.NotNil(t, k.memo, "WHERE's REGEXP_EXTRACT linked to the projection's")
 	require.Len(t, k.memo.regs, 1, "only the call both make")
 
+	want, got := statelessRows(t, plan, k, data, 0)
+	assert.Equal(t, want, got)
+	assert.Positive(t, k.memo.hits, "the projection read WHERE's values")
+}
+
+// statelessRows runs the stateless kernel k of plan over data, in tasks of
+// task tuples (all of data where 0), and returns the rows the reference
+// evaluator gives and those k wrote, as text.
+func statelessRows(t *testing.T, plan *Plan, k Kernel, data []byte, task int) (want, got [][]string) {
+	t.Helper()
+	q := plan.Query
+	s := q.Schema
+	ts := s.TupleSize
 	out, err := q.OutputSchema()
 	require.NoError(t, err)
-	var want [][]string
-	for i := range n {
+	for i := range len(data) / ts {
 		tu := data[i*ts : (i+1)*ts]
-		w, err := reference.Eval(q.Where, s, tu)
-		require.NoError(t, err)
-		if w.Null || w.I == 0 {
-			continue
+		if q.Where != nil {
+			w, err := reference.Eval(q.Where, s, tu)
+			require.NoError(t, err)
+			if w.Null || w.I == 0 {
+				continue
+			}
 		}
-		var row []string
+		row := []string{fmt.Sprint(int64(binary.LittleEndian.Uint64(tu)))}
 		for _, p := range q.Project {
 			v, err := reference.Eval(p.Expr, s, tu)
 			require.NoError(t, err)
@@ -88,34 +103,41 @@ func TestMemoMatchesReference(t *testing.T) {
 	}
 	var res window.TaskResult
 	res.Reset(plan.Layout)
-	k.Process(data, 0, &res)
-	var got [][]string
+	if task == 0 {
+		task = len(data) / ts
+	}
+	for at := 0; at < len(data); at += task * ts {
+		k.Process(data[at:min(len(data), at+task*ts)], 0, &res)
+	}
 	for o := 0; o < len(res.Out); o += out.TupleSize {
 		tu := res.Out[o : o+out.TupleSize]
-		var row []string
+		row := []string{fmt.Sprint(int64(binary.LittleEndian.Uint64(tu)))}
 		for _, a := range out.Attrs[1:] {
 			switch {
 			case a.Nullable && a.IsNull(tu):
 				row = append(row, "NULL")
 			case a.Type == query.String:
 				row = append(row, string(strview.Bytes(tu[a.Offset:a.Offset+strview.Size])))
+			case a.Type == query.Float64:
+				row = append(row, fmt.Sprint(math.Float64frombits(binary.LittleEndian.Uint64(tu[a.Offset:]))))
 			default:
 				row = append(row, fmt.Sprint(int64(binary.LittleEndian.Uint64(tu[a.Offset:]))))
 			}
 		}
 		got = append(got, row)
 	}
-	assert.Equal(t, want, got)
-	assert.Positive(t, k.memo.hits, "the projection read WHERE's values")
+	return want, got
 }
 
-// refText is a reference value as TestMemoMatchesReference prints it.
+// refText is a reference value as statelessRows prints it.
 func refText(v reference.Value) string {
 	switch {
 	case v.Null:
 		return "NULL"
 	case v.Kind == reference.StringKind:
 		return v.Str
+	case v.Float:
+		return fmt.Sprint(v.F)
 	}
 	return fmt.Sprint(v.I)
 }

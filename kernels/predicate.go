@@ -39,6 +39,7 @@ type vpred struct {
 	not   bool
 	truth bool // pConst's value
 	row   *rexpr
+	fold  *foldIn // pFoldIn's
 	sc    *rowScratch
 }
 
@@ -54,6 +55,7 @@ const (
 	pIsNull // l IS [NOT] NULL
 	pConst  // TRUE or FALSE
 	pRow    // the row evaluator's condition is true
+	pFoldIn // LOWER(x) IN (string literals), foldIn
 )
 
 // compilePred compiles a condition: it keeps the tuples for which it is
@@ -107,6 +109,12 @@ func compileLeaf(e query.Expr, s *query.Schema) (*vpred, error) {
 		}
 		return &vpred{kind: pIsNull, l: l, not: e.Not}, nil
 	case query.InList:
+		switch f, ok, err := newFoldIn(e, s); {
+		case err != nil:
+			return nil, err
+		case ok:
+			return &vpred{kind: pFoldIn, fold: f, sc: &rowScratch{}}, nil
+		}
 		if _, _, isCase := caseCall(e.X); isCase {
 			return compileRowPred(e, s) // inConsts compares without the copy
 		}
@@ -337,6 +345,15 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		out := sel[:0]
 		for _, i := range sel {
 			if v := fn(data[int(i)*ts:int(i+1)*ts], p.sc); !v.null && v.i != 0 {
+				out = append(out, i)
+			}
+		}
+		return out
+	case pFoldIn:
+		p.sc.arena.Reset()
+		out := sel[:0]
+		for _, i := range sel {
+			if v, null := p.fold.eval(data[int(i)*ts:int(i+1)*ts], p.sc); v && !null {
 				out = append(out, i)
 			}
 		}

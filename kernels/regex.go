@@ -15,6 +15,7 @@ package kernels
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
@@ -455,7 +456,7 @@ func (m *litMatcher) tailEnd(s []byte, q int) int {
 // match finds the first match of the pattern in s (the leftmost, and of
 // those the first in the head's order), its groups' bounds in loc.
 func (m *litMatcher) match(s []byte, loc []int) bool {
-	if m.head != nil && m.maxHead == 0 && !bytes.HasPrefix(s, m.lit) {
+	if m.head != nil && m.maxHead == 0 && !m.find.occursAt(s, 0) {
 		return false // anchored at the start
 	}
 	best, bestAlt, bestK, bestEnd := -1, 0, 0, 0
@@ -574,7 +575,7 @@ func (m *litMatcher) nextAt(s []byte, from int) int {
 		}
 		return -1
 	}
-	if from == 0 && m.begins && bytes.HasPrefix(s, m.lit) {
+	if from == 0 && m.begins && m.find.occursAt(s, 0) {
 		return 0
 	}
 	for at := max(from-m.headLen, 0); at < len(s); {
@@ -582,7 +583,7 @@ func (m *litMatcher) nextAt(s []byte, from int) int {
 		if j < 0 {
 			return -1
 		}
-		if k := at + j + m.headLen; k >= from && bytes.HasPrefix(s[k:], m.lit) {
+		if k := at + j + m.headLen; k >= from && m.find.occursAt(s, k) {
 			return k
 		}
 		at += j + 1
@@ -598,6 +599,12 @@ type litFinder struct {
 	lit  []byte
 	rare byte
 	at   int // rare's index in lit
+	// words: lit is 8 to 16 bytes long, its first and last 8 bytes are
+	// first and last, so that a candidate is checked by two loads rather
+	// than a call to the runtime's memequal (a URL parameter's name and
+	// '=', checked at each '&').
+	words       bool
+	first, last uint64
 }
 
 func newLitFinder(lit []byte) litFinder {
@@ -607,7 +614,25 @@ func newLitFinder(lit []byte) litFinder {
 			f.rare, f.at = b, i
 		}
 	}
+	if n := len(lit); n >= 8 && n <= 16 {
+		f.words = true
+		f.first = binary.LittleEndian.Uint64(lit)
+		f.last = binary.LittleEndian.Uint64(lit[n-8:])
+	}
 	return f
+}
+
+// occursAt says whether the literal occurs in s at byte i.
+func (f *litFinder) occursAt(s []byte, i int) bool {
+	n := len(f.lit)
+	if i < 0 || i+n > len(s) {
+		return false
+	}
+	if f.words {
+		return binary.LittleEndian.Uint64(s[i:]) == f.first &&
+			binary.LittleEndian.Uint64(s[i+n-8:]) == f.last
+	}
+	return string(s[i:i+n]) == string(f.lit)
 }
 
 // byteRank is how often byte b occurs in text, roughly (higher: more).
@@ -643,7 +668,7 @@ func (f *litFinder) index(s []byte) int {
 		if start+n > len(s) {
 			return -1
 		}
-		if string(s[start:start+n]) == string(f.lit) {
+		if f.occursAt(s, start) {
 			return start
 		}
 		from += j + 1

@@ -319,26 +319,20 @@ func inConsts(e query.InList, s *query.Schema, float, str bool) (rowFn, bool, er
 	if null {
 		miss = rnull
 	}
-	if inner, upper, isCase := caseCall(e.X); isCase && str {
-		x, err := newStrArg(inner, s)
+	if str {
+		f, ok, err := newFoldIn(e, s)
 		if err != nil {
 			return nil, false, err
 		}
-		list := make([][]byte, len(vals))
-		for i, v := range vals {
-			list[i] = v.s
+		if ok {
+			return func(t []byte, sc *rowScratch) rval {
+				v, null := f.eval(t, sc)
+				if null {
+					return rnull
+				}
+				return boolVal(v)
+			}, true, nil
 		}
-		set := newFoldSet(list, upper)
-		return func(t []byte, sc *rowScratch) rval {
-			b, null := x.read(t, sc)
-			if null {
-				return rnull
-			}
-			if set.index(b, sc) >= 0 {
-				return boolVal(!not)
-			}
-			return miss
-		}, true, nil
 	}
 	x, err := rowOf(e.X, s)
 	if err != nil {
@@ -464,6 +458,28 @@ func caseOnOneValue(e query.Case, s *query.Schema, thens []rowFn, els rowFn) (ro
 	var set *foldSet
 	if folded {
 		set = newFoldSet(lits, upper)
+	}
+	// THENs that are literals (q21's '0' to '3') are values, not calls.
+	vals := make([]rval, len(thens))
+	for i, w := range e.Whens {
+		v, ok := constAs(w.Then, s, typeIn(e, s) == query.FloatValue)
+		if !ok {
+			vals = nil
+			break
+		}
+		vals[i] = v
+	}
+	if set != nil && vals != nil {
+		return func(t []byte, sc *rowScratch) rval {
+			b, null := xa.read(t, sc)
+			if null {
+				return els(t, sc)
+			}
+			if i := set.index(b, sc); i >= 0 {
+				return vals[i]
+			}
+			return els(t, sc)
+		}, true, nil
 	}
 	return func(t []byte, sc *rowScratch) rval {
 		b, null := xa.read(t, sc)

@@ -28,6 +28,13 @@ type statelessKernel struct {
 	// views: per projection, the offset of the input view it copies (a
 	// string column passed through), -1 else.
 	views []int
+	// direct: per projection, whether it is a column that is not NULL
+	// copied to an output column of its type and size; copies: the byte
+	// runs of the input tuple that those columns and the timestamp are,
+	// adjacent ones merged (Nexmark's bid columns passed through: one
+	// move a tuple rather than a register and a write per column).
+	direct []bool
+	copies []byteRun
 	// memo, where set, carries WHERE's values of dear calls to the
 	// projection's calls of them (chunkMemo).
 	memo *chunkMemo
@@ -76,7 +83,45 @@ func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel
 		exprs = append(exprs, pr.Expr)
 	}
 	k.memo = linkMemo(where, k.project, exprs)
+	k.direct = make([]bool, len(k.project))
+	k.copies = []byteRun{{from: 0, to: 0, n: 8}}
+	for c, e := range k.project {
+		if n := directSize(e, out.Attrs[c+1]); n > 0 {
+			k.direct[c] = true
+			k.copies = addRun(k.copies, byteRun{from: e.off, to: out.Attrs[c+1].Offset, n: n})
+		}
+	}
 	return k, nil
+}
+
+// byteRun is n bytes at from in an input tuple copied to to in the output
+// tuple.
+type byteRun struct{ from, to, n int }
+
+// addRun appends r to runs, merged with the last run where it continues
+// it in both tuples.
+func addRun(runs []byteRun, r byteRun) []byteRun {
+	if l := &runs[len(runs)-1]; l.from+l.n == r.from && l.to+l.n == r.to {
+		l.n += r.n
+		return runs
+	}
+	return append(runs, r)
+}
+
+// directSize is the size of the column that e reads where the output
+// column a is the same bytes (same type and size, the input not NULL: the
+// output's NULL bit stays clear), 0 where the value must be computed.
+func directSize(e *vexpr, a query.Attribute) int {
+	if e.nulls != nil {
+		return 0
+	}
+	switch {
+	case e.kind == vColI64 && a.Type == query.Int64, e.kind == vColF64 && a.Type == query.Float64:
+		return 8
+	case e.kind == vColStr && a.Type == query.String:
+		return strview.Size
+	}
+	return 0
 }
 
 // compileProjection compiles a projected expression: a bytes column is
@@ -131,8 +176,10 @@ func (k *statelessKernel) processChunks(data []byte, r *window.TaskResult) (filt
 		switch {
 		case len(sel) == 0:
 		case len(k.project) > 0:
-			for _, e := range k.project {
-				e.eval(cd, ts, sel)
+			for c, e := range k.project {
+				if !k.general || !k.direct[c] { // appendGeneral copies those
+					e.eval(cd, ts, sel)
+				}
 			}
 			if k.general {
 				r.Out = k.appendGeneral(r.Out, cd, sel, &r.Strings)
@@ -254,10 +301,16 @@ func (k *statelessKernel) appendGeneral(out, cd []byte, sel []int32, strs *strvi
 	ts, ots := k.tupleSize, k.out.TupleSize
 	out, dst := grow(out, len(sel)*ots)
 	clear(dst)
-	for j, i := range sel {
-		copy(dst[j*ots:j*ots+8], cd[int(i)*ts:int(i)*ts+8])
+	for _, r := range k.copies {
+		for j, i := range sel {
+			o := int(i)*ts + r.from
+			copy(dst[j*ots+r.to:j*ots+r.to+r.n], cd[o:o+r.n])
+		}
 	}
 	for c, e := range k.project {
+		if k.direct[c] {
+			continue
+		}
 		a := k.out.Attrs[c+1]
 		off, end := a.Offset, a.Offset+a.Size
 		// One loop per kind of column, so that a tuple's write is not a
