@@ -53,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/scheduler"
@@ -61,6 +62,8 @@ import (
 // Engine runs queries on a shared set of CPU workers.
 type Engine struct {
 	cfg Config
+	// producerGroups numbers SameProducer's groups.
+	producerGroups atomic.Int64
 	// NUMA (pinned workers on a machine of several nodes): the index of
 	// each node ID, and of each CPU's node; nil on one node.
 	nodeIndex map[int]int

@@ -129,6 +129,7 @@ func (e *Engine) add(sp Spec) error {
 		sides[i] = s
 	}
 	sides[0].right = sides[1]
+	js.sides = sides
 	js.clock = &sides[0].lat.clock
 	e.entries = append(e.entries, entry{stream: sides[0], join: js})
 	return nil
@@ -154,7 +155,9 @@ func (e *Engine) connect(s *Stream, up int) error {
 	if en.join != nil {
 		en.join.down = append(en.join.down, s)
 		s.feeder = &en.join.drainMu
+		s.ups = []*Stream{en.stream, en.stream.right}
 	} else {
+		s.ups = []*Stream{en.stream}
 		en.stream.downstream = append(en.stream.downstream, s)
 		s.feeder = &en.stream.mergeMu
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,7 +42,10 @@ type joinStage struct {
 	gpuErr error          // why the GPU does not join (nil: it does, or there is no GPU)
 	sink   TupleSink
 	down   []*Stream
+	sides  [2]*Stream // the inputs' streams
 	e      *Engine
+	// heldBack counts holdBack's pauses (a side ahead held for the other).
+	heldBack atomic.Uint64
 
 	maxTake int // maxTaken
 	workers int // the CPU workers
@@ -221,6 +225,9 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	}
 	w.holding = true
 	defer func() { w.holding = false }()
+	if js.sidesShareProducer() {
+		return
+	}
 	limit := js.e.cfg.BufferSize
 	var last uint64
 	idle := 0
@@ -248,7 +255,59 @@ func (js *joinStage) holdBack(side int, w *worker) {
 			js.e.fail(err)
 			return
 		}
+		js.heldBack.Add(1)
 		js.pause(w)
+	}
+}
+
+// sidesShareProducer says whether both sides descend from streams that one
+// producer writes (SameProducer): then a side ahead is not held back. The
+// other side's input comes only as fast as that producer writes, which
+// waits on this side's ring while its result stage is held: Nexmark q7
+// joins the bids with a view of their TUMBLE windows' MAX, whose rows come
+// a window and the watermark delay after the bids they summarise, and
+// were held back on every window (2 workers ran slower than 1).
+func (js *joinStage) sidesShareProducer() bool {
+	var left []int64
+	left = js.sides[0].producers(left)
+	right := js.sides[1].producers(nil)
+	for _, p := range left {
+		if slices.Contains(right, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// producers appends the producer groups of the streams without upstream
+// that s descends from.
+func (s *Stream) producers(dst []int64) []int64 {
+	if len(s.ups) == 0 {
+		if p := s.producer.Load(); p != 0 {
+			dst = append(dst, p)
+		}
+		return dst
+	}
+	for _, u := range s.ups {
+		dst = u.producers(dst)
+	}
+	return dst
+}
+
+// SameProducer marks streams that one producer writes (a source that
+// several queries read, each from a stream of its own): a window join
+// whose two sides descend from them does not hold one side back for the
+// other (joinStage.holdBack), which could only move when the producer
+// does. The streams take their input from producers, not from upstream
+// queries.
+func SameProducer(streams ...*Stream) {
+	if len(streams) < 2 {
+		return
+	}
+	e := streams[0].e
+	g := e.producerGroups.Add(1)
+	for _, s := range streams {
+		s.producer.Store(g)
 	}
 }
 

@@ -212,3 +212,47 @@ func TestJoinPauseWaitsForTheDoorbell(t *testing.T) {
 	js.pause(w)
 	assert.GreaterOrEqual(t, time.Since(start), pauseLook, "after a ring, the timer again")
 }
+
+// TestJoinOfOneProducerIsNotHeldBack is Nexmark q7's shape: one producer
+// writes the same tuples to a query that passes them through and to one
+// that takes each window's MAX, and the join of the two finds the tuples
+// that hold their window's MAX. The MAX of a window comes a window after
+// its tuples, so the passed-through side runs ahead; holding it back would
+// stall the producer, and the MAX side with it (unmarked, the join below
+// held it thousands of times, each a pause). Marked SameProducer, the side
+// is never held, and the pairs are the reference's.
+func TestJoinOfOneProducerIsNotHeldBack(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	w := query.Tumbling(50)
+	max := &query.Query{Name: "max", Schema: s, Window: w, Aggregates: []query.Aggregate{{Func: query.Max, Arg: query.C("c"), As: "m"}}}
+	ms, err := max.OutputSchema()
+	require.NoError(t, err)
+	pass := &query.Query{Name: "all", Schema: s}
+	j := &query.WindowJoin{Name: "top", Left: s, Right: ms, Window: w, Where: query.Cmp(query.C("l.c"), query.Eq, query.C("r.m"))}
+	data := randData(rand.New(rand.NewPCG(7, 70)), 30000)
+	var lt, mt, got []byte
+	e, err := Start(Config{Workers: 2, TaskSize: randTuple * 32, BufferSize: 1 << 12}, []Spec{
+		{Query: pass, Tuples: func(b []byte) error { lt = append(lt, b...); return nil }},
+		{Query: max, Tuples: func(b []byte) error { mt = append(mt, b...); return nil }},
+		{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = append(got, b...); return nil }},
+	})
+	require.NoError(t, err)
+	js := e.entries[2].join
+	assert.False(t, js.sidesShareProducer(), "before SameProducer")
+	SameProducer(e.Stream(0), e.Stream(1))
+	assert.True(t, js.sidesShareProducer(), "after SameProducer")
+	for o := 0; o < len(data); o += 64 * randTuple {
+		chunk := data[o:min(len(data), o+64*randTuple)]
+		require.NoError(t, e.Stream(0).Write(chunk))
+		require.NoError(t, e.Stream(1).Write(chunk))
+	}
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	want, err := reference.EvaluateJoin(j, lt, mt)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Tuples)
+	assert.True(t, string(want.Tuples) == string(got), "pairs differ")
+	assert.Zero(t, js.heldBack.Load(), "a side of one producer held back")
+	assertNoLeak(t, base)
+}

@@ -57,6 +57,10 @@ type Stream struct {
 	// Chaining.
 	upstream   string    // the query that feeds this stream; "": an external producer
 	downstream []*Stream // take this stream's output tuples
+	ups        []*Stream // feed this stream: its upstream query's stream, or both of its upstream join's
+	// producer is the group of streams one producer writes (SameProducer),
+	// 0 for none; set before the producer writes, read by the workers.
+	producer atomic.Int64
 	// feeder is the lock its upstream pushes into this stream under (the
 	// upstream's mergeMu, or its join's drainMu): what Snapshot takes to
 	// dispatch the task the upstream left partly filled.

@@ -286,6 +286,7 @@ func (s *sqlSource) malformed() uint64 {
 // duration) or ctx is cancelled. A blocked read of standard input (or a
 // FIFO) is ended on cancellation through its read deadline.
 func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk int) error {
+	engine.SameProducer(streams...)
 	var err error
 	if s.fn != nil {
 		err = s.fn(ctx, &TupleWriter{s: s, streams: streams})
