@@ -22,6 +22,10 @@ import (
 const (
 	rankMaxRight = 1024
 	rankMinLeft  = 8
+	// eqMinRight: an equality's right side of at least this many tuples,
+	// not ranked for the bitmaps, is ranked for binary searches (equal)
+	// rather than compared with each left tuple.
+	eqMinRight = 64
 )
 
 // rankIndex is one window's right side ranked on a cross term's right
@@ -41,6 +45,38 @@ type rankedValue struct {
 }
 
 func cmpRanked(a, b rankedValue) int { return cmp.Compare(a.v, b.v) }
+
+// rankOnly ranks the values g without the bitmaps, by value and then by
+// position: equal's index for a join on equality whose right side is too
+// large for the bitmaps (Nexmark q8's persons and sellers of a window).
+func (x *rankIndex) rankOnly(g []int64) {
+	n := len(g)
+	r := slices.Grow(x.ranked[:0], n)[:n]
+	if !x.sortPacked(g, r) { // sortPacked's keys hold the position below the value
+		for j, v := range g {
+			r[j] = rankedValue{v: v, j: int32(j)}
+		}
+		slices.SortFunc(r, func(a, b rankedValue) int {
+			if c := cmp.Compare(a.v, b.v); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.j, b.j)
+		})
+	}
+	x.ranked = r
+}
+
+// equal writes into sel the positions (ascending) of the values that
+// rankOnly ranked that equal v, and returns them.
+func (x *rankIndex) equal(v int64, sel []int32) []int32 {
+	r := x.ranked
+	k, _ := slices.BinarySearchFunc(r, v, func(a rankedValue, v int64) int { return cmp.Compare(a.v, v) })
+	sel = sel[:0]
+	for ; k < len(r) && r[k].v == v; k++ {
+		sel = append(sel, r[k].j)
+	}
+	return sel
+}
 
 // build ranks the values g (one per right tuple).
 func (x *rankIndex) build(g []int64) {

@@ -117,3 +117,42 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 		x.build(g)
 	}
 }
+
+// TestRankEqualMatchesCompare: the positions equal finds after rankOnly
+// are cmpFirst's for equality, in the same order, over right sides of
+// every size around eqMinRight and past rankMaxRight, with few and many
+// distinct values, spans for each sort (radix, pdqsort, and past the
+// packed keys' 32 bits), and left values on, between and beyond them.
+func TestRankEqualMatchesCompare(t *testing.T) {
+	for seed := range 30 {
+		r := rand.New(rand.NewPCG(uint64(seed), 41))
+		nr := []int{0, 1, 63, 64, 65, 1100, 3000}[seed%7]
+		spread := []int64{1, 3, 50, 5000, 1 << 20, 1 << 40, 1 << 62}[seed%7]
+		g := make([]int64, nr)
+		for j := range g {
+			switch r.IntN(20) {
+			case 0:
+				g[j] = math.MinInt64
+			case 1:
+				g[j] = math.MaxInt64
+			default:
+				g[j] = r.Int64N(spread) - spread/2
+			}
+		}
+		var x rankIndex
+		x.rankOnly(g)
+		lefts := []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}
+		for range 30 {
+			if nr > 0 && r.IntN(2) == 0 {
+				lefts = append(lefts, g[r.IntN(nr)])
+			} else {
+				lefts = append(lefts, r.Int64N(spread+2)-spread/2-1)
+			}
+		}
+		sel := make([]int32, nr)
+		for _, v := range lefts {
+			want := slices.Clone(cmpFirst(query.Eq, v, g, make([]int32, nr)))
+			assert.Equal(t, want, x.equal(v, sel[:0]), "seed %d: %d in %d values", seed, v, nr)
+		}
+	}
+}

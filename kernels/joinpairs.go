@@ -307,8 +307,12 @@ func (st *pairState) join(p *pairPlan, left, right, out []byte) []byte {
 	}
 	c0, rest := &st.cross[0], st.cross[1:]
 	byRank := !c0.float && nr <= rankMaxRight && nl >= rankMinLeft
-	if byRank {
+	byEq := !byRank && !c0.float && c0.op == query.Eq && nr >= eqMinRight && nl >= rankMinLeft
+	switch {
+	case byRank:
 		st.rank.build(c0.ri)
+	case byEq:
+		st.rank.rankOnly(c0.ri)
 	}
 	for i := range nl {
 		var sel []int32
@@ -319,6 +323,8 @@ func (st *pairState) join(p *pairPlan, left, right, out []byte) []byte {
 				continue
 			}
 			sel = selectRanks(from, minus, all, st.sel[:nr])
+		} else if byEq {
+			sel = st.rank.equal(c0.li[i], st.sel[:0])
 		} else if c0.float {
 			sel = cmpFirst(c0.op, c0.lf[i], c0.rf, st.sel[:nr])
 		} else {
