@@ -188,7 +188,7 @@ func (s *Stream) output(tuples []byte) error {
 		return nil
 	}
 	if s.joinSide != nil {
-		return s.joinSide.add(s.side, tuples, s.worker)
+		return s.joinSide.add(s.side, tuples, nil, s.worker)
 	}
 	if s.spec.Tuples != nil {
 		if err := s.spec.Tuples(tuples); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // joinStage is a window join's stage (query.WindowJoin): the glue around
@@ -113,11 +114,20 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 
 // add files a side's tuples (in stream order), closes the windows that
 // both watermarks have closed, runs the tasks that wait and hands the
-// joined windows on. A tuple whose first window would start below
-// math.MinInt64 is refused: an InputError.
-func (js *joinStage) add(side int, tuples []byte, w *worker) error {
+// joined windows on. strs, where not nil, holds the tuples' long strings
+// (pinJoinInput): the join takes its memory rather than copying them. A
+// tuple whose first window would start below math.MinInt64 is refused: an
+// InputError.
+func (js *joinStage) add(side int, tuples []byte, strs *strview.Arena, w *worker) error {
 	js.mu.Lock()
-	if r, ok := js.op.Add(side, tuples); !ok {
+	var r kernels.Refused
+	var ok bool
+	if strs != nil {
+		r, ok = js.op.AddPinned(side, tuples, strs)
+	} else {
+		r, ok = js.op.Add(side, tuples)
+	}
+	if !ok {
 		ts := [2]int{js.j.Left.TupleSize, js.j.Right.TupleSize}[side]
 		js.mu.Unlock()
 		return &InputError{Query: js.j.Name, Input: [2]string{"left", "right"}[side],
@@ -376,7 +386,7 @@ func (js *joinStage) process(w *worker) error {
 
 // taken is how many closed windows were taken and not handed on: joining,
 // or joined and waiting for an older one. It runs under mu.
-func (js *joinStage) taken() int { return js.op.Pending() - js.op.Runnable() }
+func (js *joinStage) taken() int { return js.op.Taken() }
 
 // maxTaken bounds taken: each such window holds its output (a JOIN_1
 // window's is half a MiB), and a worker descheduled in the oldest window

@@ -18,6 +18,9 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.outBlank != nil {
 		s.blankOutput(t.result.Out)
 	}
+	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused {
+		s.pinJoinInput(t.result.Out, &t.result.Strings)
+	}
 	if s.parts != nil {
 		// The partitions' merges push nowhere: they need no deferring.
 		s.finishParts(t, w)
@@ -92,7 +95,11 @@ func (s *Stream) merge(t *task, w *worker) {
 			// The result stage of a stateless query: the task's output
 			// handed on in order.
 			counted = &t.result
-			err = s.output(t.result.Out)
+			if s.joinSide != nil {
+				err = s.joinSide.add(s.side, t.result.Out, &t.result.Strings, w)
+			} else {
+				err = s.output(t.result.Out)
+			}
 		}
 		if err != nil {
 			s.e.fail(err)

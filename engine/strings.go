@@ -114,6 +114,26 @@ func (s *Stream) blankOutput(tuples []byte) {
 	}
 }
 
+// pinJoinInput copies the long strings of a window join's input tuples, a
+// task's output, into the task's own arena strs and points their views
+// there: on the worker that ran the task, so that the join, under its
+// lock, takes the arena (WindowJoin.AddPinned) rather than copying each
+// string into its panes. The strings read nowhere were emptied when the
+// tuples were pushed (copyStrings).
+func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena) {
+	ts := s.plan.TupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		for _, a := range s.heapAttrs {
+			v := t[a.Offset : a.Offset+strview.Size]
+			if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
+				continue
+			}
+			strview.PutRef(v, strs.Copy(strview.Bytes(v)))
+		}
+	}
+}
+
 // clearLong makes the view of each of attrs in tuple t that holds a long
 // string the empty string.
 func clearLong(t []byte, attrs []query.Attribute) {

@@ -25,10 +25,67 @@ func stringAttrs(s *query.Schema) []query.Attribute {
 	return out
 }
 
-// heldArena is an arena of dropped panes, free once windows are released.
+// heldArena is an arena of dropped panes, free once windows are released,
+// or a dropped pane's hold on strings AddPinned's tuples point into.
 type heldArena struct {
-	after uint64 // the windows closed when it was dropped
-	arena *strview.Arena
+	after  uint64 // the windows closed when it was dropped
+	arena  *strview.Arena
+	shared *sharedStrings
+}
+
+// sharedStrings is the long strings of the tuples of one AddPinned: the
+// engine's worker that ran their task copied them there (the join's input
+// stage pins its strings on the workers, not under the join's lock). The
+// panes its tuples were filed into share it: it is reset for reuse once
+// the last of them is released.
+type sharedStrings struct {
+	arena strview.Arena
+	refs  int // the panes (dropped ones until released) that hold it
+}
+
+// AddPinned is Add for tuples whose long strings the caller copied into
+// strs, an arena of its own: the join takes strs's memory (strs is left
+// an empty arena the join recycled) and keeps it until the windows of the
+// panes the tuples were filed into are released, rather than copying each
+// string into a pane's arena.
+func (wj *WindowJoin) AddPinned(side int, tuples []byte, strs *strview.Arena) (Refused, bool) {
+	if strs.Bytes() == 0 || len(wj.sides[side].strs) == 0 {
+		return wj.Add(side, tuples) // no long string: nothing to pin or hold
+	}
+	var ss *sharedStrings
+	if n := len(wj.shared); n > 0 {
+		ss, wj.shared = wj.shared[n-1], wj.shared[:n-1]
+	} else {
+		ss = &sharedStrings{}
+	}
+	ss.arena, *strs = *strs, ss.arena
+	wj.adding = ss
+	r, ok := wj.Add(side, tuples)
+	wj.adding = nil
+	if ss.refs == 0 { // every tuple late, or the first refused
+		wj.recycleShared(ss)
+	}
+	return r, ok
+}
+
+// holdRefs holds pane pn's shared strings as a dropped pane's arena, and
+// keeps its list for a new pane.
+func (wj *WindowJoin) holdRefs(sd *joinSide, pn *joinPane) {
+	if pn.refs == nil {
+		return
+	}
+	for _, ss := range pn.refs {
+		wj.held = append(wj.held, heldArena{after: wj.closed, shared: ss})
+	}
+	clear(pn.refs)
+	sd.spareRefs = append(sd.spareRefs, pn.refs[:0])
+	pn.refs = nil
+	wj.releaseHeld()
+}
+
+func (wj *WindowJoin) recycleShared(ss *sharedStrings) {
+	ss.arena.Reset()
+	wj.shared = append(wj.shared, ss)
 }
 
 // newArena is a pane's arena: a recycled one, or a new one.
@@ -80,9 +137,15 @@ func (wj *WindowJoin) released() {
 func (wj *WindowJoin) releaseHeld() {
 	k := 0
 	for k < len(wj.held) && wj.held[k].after <= wj.released_ {
-		a := wj.held[k].arena
-		a.Reset()
-		wj.arenas = append(wj.arenas, a)
+		if a := wj.held[k].arena; a != nil {
+			a.Reset()
+			wj.arenas = append(wj.arenas, a)
+		}
+		if ss := wj.held[k].shared; ss != nil {
+			if ss.refs--; ss.refs == 0 {
+				wj.recycleShared(ss)
+			}
+		}
 		k++
 	}
 	if k > 0 {

@@ -18,6 +18,7 @@ type JoinTask struct {
 	sides [2]taskSide
 	out   []byte
 	done  bool
+	empty bool       // a window with no tuples on a side, queued to be released in order
 	st    *pairState // compiled at the first Run
 	views [2][][]byte
 }

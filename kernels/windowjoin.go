@@ -47,6 +47,7 @@ type WindowJoin struct {
 	runnable    int // tasks from taken on that are not done
 	freeTasks   []*JoinTask
 	free        [][]byte // output buffers
+	emptyQueued int      // queued windows with no tuples on a side (Taken)
 	windows     uint64
 	joined      uint64 // windows done (Joined)
 	outPairs    uint64
@@ -59,6 +60,10 @@ type WindowJoin struct {
 	closed, released_ uint64
 	held              []heldArena
 	arenas            []*strview.Arena
+	// adding is the strings AddPinned's tuples point into, while it
+	// files them (nil: Add's, which file copies); shared the free ones.
+	adding *sharedStrings
+	shared []*sharedStrings
 }
 
 // PairJoiner computes a window's pairs elsewhere (the GPU's join program).
@@ -80,7 +85,8 @@ type joinSide struct {
 	panes     []joinPane // sorted by pane
 	base      []joinPane // the array under panes, all of it (insert)
 	spare     [][]byte   // the data buffers of dropped panes, for new ones
-	hint      int        // the most bytes a dropped pane held: a new pane's capacity
+	spareRefs [][]*sharedStrings
+	hint      int // the most bytes a dropped pane held: a new pane's capacity
 	tuples    uint64
 	late      uint64
 	dropped   uint64 // tuples of the panes dropped
@@ -90,6 +96,9 @@ type joinPane struct {
 	pane  int64
 	data  []byte
 	arena *strview.Arena // the long strings of data's tuples (nil: none)
+	// refs are the strings of tuples AddPinned filed, which stay where
+	// the worker that pinned them put them.
+	refs []*sharedStrings
 }
 
 // NewWindowJoin validates j and compiles its WHERE.
@@ -183,11 +192,24 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 }
 
 // file appends tuples to pane pn of side sd, their long strings copied
-// into the pane's arena where the side has strings.
+// into the pane's arena where the side has strings, or, for AddPinned's,
+// left where they are and their memory held by the pane.
 func (wj *WindowJoin) file(sd *joinSide, pn *joinPane, tuples []byte) {
 	n := len(pn.data)
 	pn.data = append(pn.data, tuples...)
-	if len(sd.strs) > 0 {
+	switch {
+	case len(sd.strs) == 0:
+	case wj.adding != nil:
+		if k := len(pn.refs); k == 0 || pn.refs[k-1] != wj.adding {
+			if pn.refs == nil {
+				if m := len(sd.spareRefs); m > 0 {
+					pn.refs, sd.spareRefs = sd.spareRefs[m-1], sd.spareRefs[:m-1]
+				}
+			}
+			pn.refs = append(pn.refs, wj.adding)
+			wj.adding.refs++
+		}
+	default:
 		wj.pinStrings(sd, pn, pn.data[n:])
 	}
 }
@@ -274,12 +296,14 @@ func (wj *WindowJoin) drop(sd *joinSide, k int) {
 	if k == 0 {
 		return
 	}
-	for _, pn := range sd.panes[:k] {
+	for i := range sd.panes[:k] {
+		pn := &sd.panes[i]
 		sd.retire(pn.data)
 		if pn.data != nil {
 			sd.spare = append(sd.spare, pn.data[:0])
 		}
 		wj.hold(pn.arena)
+		wj.holdRefs(sd, pn)
 	}
 	clear(sd.panes[:k])
 	sd.panes = sd.panes[k:]
@@ -353,6 +377,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 		t = &JoinTask{plan: wj.plan}
 	}
 	var taken [2]*strview.Arena
+	var takenRefs [2]joinPane
 	for i := range t.sides {
 		ts := &t.sides[i]
 		sd := &wj.sides[i]
@@ -362,6 +387,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 			// this window counts as closed (the pane keeps no arena, as
 			// it keeps no tuples).
 			taken[i], pn.arena = pn.arena, nil
+			takenRefs[i].refs, pn.refs = pn.refs, nil
 		} else {
 			ts.data = sd.gather(ts.data[:0], lo, last)
 		}
@@ -372,9 +398,21 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	wj.closed++
 	wj.hold(taken[0])
 	wj.hold(taken[1])
+	wj.holdRefs(&wj.sides[0], &takenRefs[0])
+	wj.holdRefs(&wj.sides[1], &takenRefs[1])
 	if len(t.sides[0].data) == 0 || len(t.sides[1].data) == 0 {
-		wj.freeTasks = append(wj.freeTasks, t)
-		wj.released()
+		if wj.head == len(wj.queue) {
+			wj.freeTasks = append(wj.freeTasks, t)
+			wj.released()
+			return nil
+		}
+		// Windows before it wait to be handed on: it is released after
+		// them (Next skips it), as releaseHeld's count of windows
+		// released in order needs; released now, it would free the
+		// strings of panes that their tasks may still read.
+		t.w, t.done, t.out, t.empty = w, true, t.out[:0], true
+		wj.queue = append(wj.queue, t)
+		wj.emptyQueued++
 		return nil
 	}
 	t.w, t.done = w, false
@@ -480,6 +518,12 @@ func (wj *WindowJoin) Done(t *JoinTask) {
 // queue by Next: waiting to be taken, running, or joined.
 func (wj *WindowJoin) Pending() int { return len(wj.queue) - wj.head }
 
+// Taken is how many closed windows were taken and not handed on: running,
+// or joined and waiting for an older one. Windows with no tuples on a side,
+// queued only to be released in order, are not counted: they hold no
+// output.
+func (wj *WindowJoin) Taken() int { return wj.Pending() - wj.runnable - wj.emptyQueued }
+
 // Ready reports whether Next has a window's output, or an empty window to
 // drop: whether the oldest pending window is joined.
 func (wj *WindowJoin) Ready() bool {
@@ -507,6 +551,10 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 		wj.freeTasks = append(wj.freeTasks, t)
 		if len(out) > 0 {
 			return out, true
+		}
+		if t.empty {
+			t.empty = false
+			wj.emptyQueued--
 		}
 		if out != nil {
 			wj.free = append(wj.free, out)
