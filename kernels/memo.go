@@ -101,7 +101,7 @@ func linkMemo(where *vpred, project []*vexpr, exprs []query.Expr) *chunkMemo {
 	}
 	m := &chunkMemo{}
 	where.registers(func(v *vexpr) {
-		if v.kind == vRow && v.memoKey != "" && calls[v.memoKey] && v.stamps == nil {
+		if (v.kind == vRow || v.kind == vRegex) && v.memoKey != "" && calls[v.memoKey] && v.stamps == nil {
 			v.stamps, v.memo = make([]uint64, chunk), m
 			m.regs = append(m.regs, v)
 		}
