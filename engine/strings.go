@@ -125,13 +125,21 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena) {
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
 		for _, a := range s.heapAttrs {
-			v := t[a.Offset : a.Offset+strview.Size]
-			if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
-				continue
+			if v := longView(t, a); v != nil {
+				strview.PutRef(v, strs.Copy(strview.Bytes(v)))
 			}
-			strview.PutRef(v, strs.Copy(strview.Bytes(v)))
 		}
 	}
+}
+
+// longView is the view of attribute a in tuple t where it holds a long
+// string (not inline, not NULL), nil otherwise.
+func longView(t []byte, a query.Attribute) []byte {
+	v := t[a.Offset : a.Offset+strview.Size]
+	if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
+		return nil
+	}
+	return v
 }
 
 // clearLong makes the view of each of attrs in tuple t that holds a long
@@ -212,8 +220,8 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
 		for _, a := range s.heapAttrs {
-			v := t[a.Offset : a.Offset+strview.Size]
-			if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
+			v := longView(t, a)
+			if v == nil {
 				continue
 			}
 			src := strview.Bytes(v)

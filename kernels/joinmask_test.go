@@ -28,27 +28,10 @@ func TestRankIndexMatchesCompare(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 31))
 		nr := []int{0, 1, 63, 64, 65, 128, 200}[seed%7]
 		spread := []int64{1, 3, 50, 5000, 1 << 20, 1 << 62}[seed%6]
-		g := make([]int64, nr)
-		for j := range g {
-			switch r.IntN(20) + 20*(seed%2) { // extremes in even seeds only
-			case 0:
-				g[j] = math.MinInt64
-			case 1:
-				g[j] = math.MaxInt64
-			default:
-				g[j] = r.Int64N(spread) - spread/2
-			}
-		}
+		g := rankValues(r, nr, spread, seed%2 == 0) // extremes in even seeds only
 		var x rankIndex
 		x.build(g)
-		lefts := []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}
-		for range 20 {
-			if nr > 0 && r.IntN(2) == 0 {
-				lefts = append(lefts, g[r.IntN(nr)])
-			} else {
-				lefts = append(lefts, r.Int64N(spread+2)-spread/2-1)
-			}
-		}
+		lefts := rankLefts(r, g, spread, 20)
 		for _, ts := range []int{8, 32, 12} {
 			right := make([]byte, nr*ts)
 			for i := range right {
@@ -127,32 +110,47 @@ func TestRankEqualMatchesCompare(t *testing.T) {
 	for seed := range 30 {
 		r := rand.New(rand.NewPCG(uint64(seed), 41))
 		nr := []int{0, 1, 63, 64, 65, 1100, 3000}[seed%7]
-		spread := []int64{1, 3, 50, 5000, 1 << 20, 1 << 40, 1 << 62}[seed%7]
-		g := make([]int64, nr)
-		for j := range g {
-			switch r.IntN(20) {
-			case 0:
-				g[j] = math.MinInt64
-			case 1:
-				g[j] = math.MaxInt64
-			default:
-				g[j] = r.Int64N(spread) - spread/2
-			}
-		}
+		spread := []int64{1, 3, 50, 5000, 1 << 20, 1 << 40, 1 << 62}[(seed+seed/7)%7]
+		g := rankValues(r, nr, spread, true)
 		var x rankIndex
 		x.rankOnly(g)
-		lefts := []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}
-		for range 30 {
-			if nr > 0 && r.IntN(2) == 0 {
-				lefts = append(lefts, g[r.IntN(nr)])
-			} else {
-				lefts = append(lefts, r.Int64N(spread+2)-spread/2-1)
-			}
-		}
+		lefts := rankLefts(r, g, spread, 30)
 		sel := make([]int32, nr)
 		for _, v := range lefts {
 			want := slices.Clone(cmpFirst(query.Eq, v, g, make([]int32, nr)))
 			assert.Equal(t, want, x.equal(v, sel[:0]), "seed %d: %d in %d values", seed, v, nr)
 		}
 	}
+}
+
+// rankValues is nr right-side values spread over [-spread/2, spread/2),
+// one in ten an extreme (math.MinInt64 or math.MaxInt64) where extremes.
+func rankValues(r *rand.Rand, nr int, spread int64, extremes bool) []int64 {
+	g := make([]int64, nr)
+	for j := range g {
+		k := r.IntN(20)
+		switch {
+		case extremes && k == 0:
+			g[j] = math.MinInt64
+		case extremes && k == 1:
+			g[j] = math.MaxInt64
+		default:
+			g[j] = r.Int64N(spread) - spread/2
+		}
+	}
+	return g
+}
+
+// rankLefts is left values for the right side g: the extremes, around 0,
+// and n more, half of them values of g, half anywhere in its spread.
+func rankLefts(r *rand.Rand, g []int64, spread int64, n int) []int64 {
+	lefts := []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}
+	for range n {
+		if len(g) > 0 && r.IntN(2) == 0 {
+			lefts = append(lefts, g[r.IntN(len(g))])
+		} else {
+			lefts = append(lefts, r.Int64N(spread+2)-spread/2-1)
+		}
+	}
+	return lefts
 }
