@@ -75,7 +75,11 @@ func TestWindowJoinLargeWindows(t *testing.T) {
 		case 1:
 			j.Where = query.And(query.Cmp(query.C("l.b"), query.Eq, query.C("r.b")), query.Cmp(query.C("l.c"), query.Le, query.C("r.c")))
 		}
-		left, right := wjData(r, 2200), wjData(r, 2300)
+		n := 2200
+		if seed == 1 {
+			n = 1300 // one window past the bitmaps' bound is enough
+		}
+		left, right := wjData(r, n), wjData(r, n+100)
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			want, err := reference.EvaluateJoin(j, left, right)
 			require.NoError(t, err)
