@@ -235,9 +235,6 @@ func (js *joinStage) holdBack(side int, w *worker) {
 	}
 	w.holding = true
 	defer func() { w.holding = false }()
-	if js.sidesShareProducer() {
-		return
-	}
 	limit := js.e.cfg.BufferSize
 	var last uint64
 	idle := 0
@@ -248,7 +245,7 @@ func (js *joinStage) holdBack(side int, w *worker) {
 		// merge joins the windows it closed (a long while, for many).
 		other := js.op.Added(1-side) + js.op.Joined()
 		js.mu.Unlock()
-		if !ahead || held <= limit {
+		if !ahead || held <= limit || js.sidesShareProducer() {
 			return
 		}
 		gu := &js.gaveUp[side]
