@@ -300,6 +300,21 @@ func compareConst(e query.Compare, s *query.Schema) (rowFn, bool, error) {
 // and LOWER(x) IN ('a', 'b') (UPPER too) without the lower-cased copy
 // where x is ASCII.
 func inConsts(e query.InList, s *query.Schema, float, str bool) (rowFn, bool, error) {
+	if str {
+		f, ok, err := newFoldIn(e, s)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return func(t []byte, sc *rowScratch) rval {
+				v, null := f.eval(t, sc)
+				if null {
+					return rnull
+				}
+				return boolVal(v)
+			}, true, nil
+		}
+	}
 	vals := make([]rval, 0, len(e.List))
 	null := false
 	for _, v := range e.List {
@@ -318,21 +333,6 @@ func inConsts(e query.InList, s *query.Schema, float, str bool) (rowFn, bool, er
 	miss := boolVal(not)
 	if null {
 		miss = rnull
-	}
-	if str {
-		f, ok, err := newFoldIn(e, s)
-		if err != nil {
-			return nil, false, err
-		}
-		if ok {
-			return func(t []byte, sc *rowScratch) rval {
-				v, null := f.eval(t, sc)
-				if null {
-					return rnull
-				}
-				return boolVal(v)
-			}, true, nil
-		}
 	}
 	x, err := rowOf(e.X, s)
 	if err != nil {
