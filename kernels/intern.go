@@ -1,8 +1,11 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -83,43 +86,167 @@ func (d *Strings) AppendAll(dst [][]byte) [][]byte {
 }
 
 // internCache is one kernel's: the numbers of the strings it met, in an
-// open-addressed table keyed by the strings' hashes (linear probing, at
-// most half full), whose slots hold the dictionary's copy of each string:
-// a hit costs a hash, a probe or two and one comparison, with no lock.
+// open-addressed table (linear probing, at most half full) with no lock,
+// keyed by the strings' views, so that a tuple's key is found from its
+// view's two words. A string of at most strview.MaxInline bytes is its
+// view (zero-padded): hashed and compared as two words, without reading
+// anywhere else. A longer one is hashed over its bytes and compared with
+// the dictionary's copy, which its slot references, once its hash and its
+// length and first four bytes (the view's first word) matched.
 type internCache struct {
 	dict  *Strings
-	slots []internSlot // a power of two long; id 0: empty
+	slots []internSlot // a power of two long; id 0: free
 	n     int
+	// hashes is viewIDs' register of a chunk's hashes.
+	hashes []uint64
 }
 
 type internSlot struct {
-	hash uint64
-	id   int64
-	s    []byte // the dictionary's copy, valid for its life
+	hash   uint64
+	w0, w1 uint64 // the view of the dictionary's copy, valid for its life
+	id     int64
 }
 
 func newInternCache(dict *Strings) *internCache {
-	return &internCache{dict: dict, slots: make([]internSlot, 64)}
+	return &internCache{dict: dict, slots: make([]internSlot, 64), hashes: make([]uint64, chunk)}
 }
 
+// Multipliers of the inline strings' hash (wyhash's).
+const (
+	internK0 = 0xa0761d6478bd642f
+	internK1 = 0xe7037ed1a0b428db
+)
+
+// viewHash hashes the string of the view whose words are w0, w1; long is
+// its bytes where it is longer than strview.MaxInline (nil otherwise).
+// Only the cache's own lookups use it: equal strings hash equally whatever
+// their views' addresses, which is all a table needs. viewIDs has it
+// written out.
+func viewHash(w0, w1 uint64, long []byte) uint64 {
+	if long == nil {
+		hi, lo := bits.Mul64(w0^internK0, w1^internK1)
+		return hi ^ lo
+	}
+	return strview.HashBytes(long, w0)
+}
+
+// viewIDs sets dst[i] to the number of the string of the view at
+// data[i*ts+off:] for each i of sel (0 where nulls[i]), in two passes: the
+// hashes first, then the probes, which then depend on nothing but their
+// own slot and overlap one another's loads.
+func (c *internCache) viewIDs(dst []int64, data []byte, ts, off int, sel []int32, nulls []bool) {
+	hashes := c.hashes
+	for _, i := range sel {
+		o := int(i)*ts + off
+		v := data[o : o+strview.Size]
+		w0, w1 := binary.LittleEndian.Uint64(v[0:8]), binary.LittleEndian.Uint64(v[8:16])
+		if uint32(w0) <= strview.MaxInline {
+			hi, lo := bits.Mul64(w0^internK0, w1^internK1)
+			hashes[i] = hi ^ lo
+		} else {
+			hashes[i] = strview.HashBytes(strview.Referenced(uint32(w0), w1), w0)
+		}
+	}
+	mask := uint64(len(c.slots) - 1)
+	for _, i := range sel {
+		if nulls != nil && nulls[i] {
+			dst[i] = 0
+			continue
+		}
+		o := int(i)*ts + off
+		v := data[o : o+strview.Size]
+		w0, w1 := binary.LittleEndian.Uint64(v[0:8]), binary.LittleEndian.Uint64(v[8:16])
+		h := hashes[i]
+		j := h & mask
+		for ; c.slots[j].id != 0; j = (j + 1) & mask {
+			sl := &c.slots[j]
+			if sl.hash != h || sl.w0 != w0 {
+				continue
+			}
+			if sl.w1 == w1 || (uint32(w0) > strview.MaxInline && equalTail(strview.Referenced(uint32(w0), w1), strview.Referenced(uint32(w0), sl.w1))) {
+				break
+			}
+		}
+		if c.slots[j].id != 0 {
+			dst[i] = c.slots[j].id
+			continue
+		}
+		var long []byte
+		if uint32(w0) > strview.MaxInline {
+			long = strview.Referenced(uint32(w0), w1)
+		}
+		dst[i] = c.add(j, h, w0, w1, long)
+		mask = uint64(len(c.slots) - 1)
+	}
+}
+
+// id is the number of string s.
 func (c *internCache) id(s []byte) int64 {
-	h := strview.HashBytes(s, 0)
+	var v [strview.Size]byte
+	if len(s) <= strview.MaxInline {
+		strview.PutRef(v[:], s)
+		return c.find(binary.LittleEndian.Uint64(v[0:8]), binary.LittleEndian.Uint64(v[8:16]), nil)
+	}
+	// A long string's second word is only compared with the slots' own
+	// (the dictionary's copies' addresses) as a shortcut, never read as an
+	// address: zero never matches one.
+	copy(v[4:8], s)
+	return c.find(uint64(len(s))|uint64(binary.LittleEndian.Uint32(v[4:8]))<<32, 0, s)
+}
+
+// find is the number of the string of view words w0, w1 (long: its bytes
+// where it is long).
+func (c *internCache) find(w0, w1 uint64, long []byte) int64 {
+	h := viewHash(w0, w1, long)
 	mask := uint64(len(c.slots) - 1)
 	i := h & mask
 	for ; c.slots[i].id != 0; i = (i + 1) & mask {
-		if sl := &c.slots[i]; sl.hash == h && string(sl.s) == string(s) {
+		sl := &c.slots[i]
+		if sl.hash != h || sl.w0 != w0 {
+			continue
+		}
+		if sl.w1 == w1 || (long != nil && equalTail(long, strview.Referenced(uint32(w0), sl.w1))) {
 			return sl.id
 		}
 	}
-	// Not met before by this kernel: the dictionary's number (under its
-	// lock), kept here.
-	id := c.dict.intern(s)
-	c.slots[i] = internSlot{hash: h, id: id, s: c.dict.String(id)}
+	return c.add(i, h, w0, w1, long)
+}
+
+// add numbers a string this kernel had not met (the dictionary's number,
+// under its lock) and keeps it in free slot i.
+func (c *internCache) add(i, h, w0, w1 uint64, long []byte) int64 {
+	var id int64
+	if long == nil {
+		var v [strview.Size]byte
+		binary.LittleEndian.PutUint64(v[0:8], w0)
+		binary.LittleEndian.PutUint64(v[8:16], w1)
+		id = c.dict.intern(strview.Bytes(v[:]))
+	} else {
+		id = c.dict.intern(long)
+		w1 = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.dict.String(id)))))
+	}
+	c.slots[i] = internSlot{hash: h, w0: w0, w1: w1, id: id}
 	c.n++
 	if 2*c.n > len(c.slots) {
 		c.grow()
 	}
 	return id
+}
+
+// equalTail reports whether a and b, of one length over strview.MaxInline
+// and equal in their first 4 bytes, are equal: word by word, the last word
+// overlapping.
+func equalTail(a, b []byte) bool {
+	n := len(a)
+	if len(b) != n {
+		return false
+	}
+	for p := 4; p < n-8; p += 8 {
+		if binary.LittleEndian.Uint64(a[p:]) != binary.LittleEndian.Uint64(b[p:]) {
+			return false
+		}
+	}
+	return binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
 }
 
 // grow doubles the table.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // TestInternCache: kernels' caches over one dictionary give every string
@@ -47,4 +49,64 @@ func TestInternCache(t *testing.T) {
 	}
 	b := []byte(strs[100])
 	assert.Zero(t, testing.AllocsPerRun(100, func() { c.id(b) }))
+}
+
+// TestInternCacheViews: a chunk's views (inline and long, each occurrence
+// of a long string at an address of its own, NULLs among them) get the
+// numbers their strings get as bytes from another cache of the same
+// dictionary, over strings that share their lengths and first bytes (the
+// views' first words) and differ in one byte anywhere.
+func TestInternCacheViews(t *testing.T) {
+	d := newStrings()
+	byView, byBytes := newInternCache(d), newInternCache(d)
+	r := rand.New(rand.NewPCG(3, 4))
+	var strs []string
+	for n := range 40 {
+		base := []byte(fmt.Sprintf("%040d", n))[:n]
+		strs = append(strs, string(base))
+		for p := range n {
+			s := append([]byte(nil), base...)
+			s[p] = 'x'
+			strs = append(strs, string(s))
+		}
+	}
+	a := strview.NewArena(0)
+	defer a.Free()
+	const ts, off = 24, 8
+	data := make([]byte, chunk*ts)
+	strOf := make([]string, chunk)
+	nulls := make([]bool, chunk)
+	dst := make([]int64, chunk)
+	seen := map[string]bool{}
+	for round := range 20 {
+		a.Reset()
+		for i := range chunk {
+			strOf[i] = strs[r.IntN(len(strs))]
+			strview.Put(data[i*ts+off:], []byte(strOf[i]), a)
+			nulls[i] = r.IntN(10) == 0
+		}
+		var sel []int32
+		for i := range chunk {
+			if r.IntN(4) != 0 {
+				sel = append(sel, int32(i))
+			}
+		}
+		n := nulls
+		if round%2 == 0 {
+			n = nil
+		}
+		byView.viewIDs(dst, data, ts, off, sel, n)
+		for _, i := range sel {
+			if n != nil && n[i] {
+				assert.Zero(t, dst[i], "round %d row %d: NULL", round, i)
+				continue
+			}
+			require.Equal(t, byBytes.id([]byte(strOf[i])), dst[i], "round %d row %d %q", round, i, strOf[i])
+			seen[strOf[i]] = true
+		}
+	}
+	assert.Equal(t, len(seen), byView.n, "one slot per string")
+	assert.Equal(t, len(strs), d.Len())
+	sel := []int32{0, 1, 2, 3}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { byView.viewIDs(dst, data, ts, off, sel, nil) }))
 }

@@ -332,6 +332,12 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 			v.strs[i], v.nulls[i] = b, !ok
 		}
 	case vIntern:
+		if v.l.kind == vColStr {
+			// The views themselves: no register of the strings' bytes.
+			v.l.loadNulls(data, ts, sel)
+			v.intern.viewIDs(v.ints, data, ts, v.l.off, sel, v.l.nulls)
+			return
+		}
 		v.l.eval(data, ts, sel)
 		for _, i := range sel {
 			if v.l.nulls != nil && v.l.nulls[i] {

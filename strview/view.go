@@ -75,6 +75,11 @@ func Bytes(v []byte) []byte {
 	return pointed(binary.LittleEndian.Uint64(v[8:16]), n)
 }
 
+// Referenced is the string of a view longer than MaxInline given its
+// words: its length n (the first word's low half) and its address (the
+// second word). Callers that keep views as words use it instead of Bytes.
+func Referenced(n uint32, addr uint64) []byte { return pointed(addr, n) }
+
 // pointed is the n bytes at addr. unsafe.Add from nil rather than a
 // conversion of a uintptr: go vet accepts it, and checkptr accepts the
 // result because it lies outside the Go heap.
