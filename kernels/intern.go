@@ -137,6 +137,9 @@ func viewHash(w0, w1 uint64, long []byte) uint64 {
 func (c *internCache) viewIDs(dst []int64, data []byte, ts, off int, sel []int32, nulls []bool) {
 	hashes := c.hashes
 	for _, i := range sel {
+		if nulls != nil && nulls[i] {
+			continue // a NULL's view may be anything: not read
+		}
 		o := int(i)*ts + off
 		v := data[o : o+strview.Size]
 		w0, w1 := binary.LittleEndian.Uint64(v[0:8]), binary.LittleEndian.Uint64(v[8:16])
