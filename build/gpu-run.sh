@@ -29,12 +29,16 @@
 # "cpu gpu hybrid"), T_TEST (seconds per test binary, default 120),
 # T_SHORT (default 30), T_RUN (per saber-hx run, default SECS + 15; after
 # three runs in a row time out, SECS + 6 for the rest, so that a hanging
-# GPU does not eat the budget).
+# GPU does not eat the budget), SCALING (the workloads of the CPU scaling
+# curve, run after the first task size's matrix, cpu mode, one run per
+# worker count; default "ysb sg2 lrb1 join nexmark-q5 nexmark-q7
+# nexmark-q8"; empty: none), SCALING_WORKERS (default "1 2 4 8 15"; a count
+# above the CPUs becomes their number), NCPU (default: nproc).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
 
 quick=0 full=0 dry=0
 for a in "$@"; do
@@ -64,7 +68,9 @@ T_TEST=${T_TEST:-120}
 T_SHORT=${T_SHORT:-30}
 secs_int=${SECS%%.*}
 T_RUN=${T_RUN:-$((${secs_int:-1} + 15))}
-NCPU=$(nproc 2>/dev/null || echo 1)
+SCALING=${SCALING-"ysb sg2 lrb1 join nexmark-q5 nexmark-q7 nexmark-q8"}
+SCALING_WORKERS=${SCALING_WORKERS:-"1 2 4 8 15"}
+NCPU=${NCPU:-$(nproc 2>/dev/null || echo 1)}
 HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
@@ -180,11 +186,14 @@ sbx() {
 	local args=()
 	case $w in
 	ysb) args=(ysb --warmup 0.5s) ;;
+	nexmark-*) args=(nexmark "${w#nexmark-}" --warmup 0.5s) ;;
 	select) args=(bench select --predicates 256) ;;
 	proj) args=(bench proj --attributes 16 --expr-depth 8) ;;
 	*) args=(bench "$w") ;;
 	esac
-	args+=(--mode "$mode" --duration "${SECS}s" --task-size "$ts" --buffer-size "$buf" --json)
+	args+=(--mode "$mode" --duration "${SECS}s" --json)
+	# Task size 0: the command's own (Nexmark's depends on its tuples).
+	[ "$ts" -gt 0 ] && args+=(--task-size "$ts" --buffer-size "$buf")
 	[ "$mode" = hybrid ] && args+=(--workers "$HYBRID_WORKERS" --policy "$pol")
 	[ -n "$static" ] && args+=(--static "$static")
 	args+=("$@")
@@ -268,6 +277,31 @@ names_of() { # the query names of a warm-up's summary, or the workload
 	echo "${n:-$2}"
 }
 
+# scaling: the CPU scaling curve, throughput against workers (SABER's
+# figure), cpu mode at the CPU's default task size (Nexmark's queries at
+# theirs); run once the first task
+# size's matrix is measured, so that a budget cut loses the other sizes
+# first.
+scaling() {
+	local counts=() n w c
+	for n in $SCALING_WORKERS; do
+		[ "$n" -gt "$NCPU" ] && n=$NCPU
+		case " ${counts[*]} " in *" $n "*) ;; *) counts+=("$n") ;; esac
+	done
+	for w in $SCALING; do
+		# bench warms up as ysb and nexmark do (sbx); Nexmark's task
+		# size is the command's own.
+		local ts=262144 warm=" --warmup 0.5s"
+		case $w in
+		ysb) warm= ;;
+		nexmark-*) ts=0 warm= ;;
+		esac
+		for c in "${counts[@]}"; do
+			sbx "scaling-$w-w$c" scaling "$w" cpu "$ts" hls "" 1 "--workers $c$warm"
+		done
+	done
+}
+
 first_size=${SIZES%% *}
 declare -A qname
 for w in $WORKLOADS; do
@@ -289,6 +323,7 @@ for ts in $SIZES; do
 			done
 		fi
 	done
+	[ "$ts" = "$first_size" ] && scaling
 done
 # The GPU's wait: spinning against blocking synchronisation, gpu mode.
 for w in $WORKLOADS; do

@@ -129,3 +129,57 @@ func ratios(figs []Figure) []Ratio {
 	}
 	return out
 }
+
+// scalingCurve is the scaling group's runs as points, in run order: per
+// workload and worker count (the --workers of the run's flags) the median
+// of the runs that passed, in events/s for Nexmark's queries and tuples/s
+// for the others, and its speedup over 1 worker.
+func scalingCurve(runs []Run) []Scaling {
+	type key struct {
+		w string
+		n int
+	}
+	var order []key
+	rates, serial := map[key][]float64{}, map[key][]float64{}
+	unit := map[string]string{}
+	for _, r := range runs {
+		if r.Group != "scaling" {
+			continue
+		}
+		k := key{r.Workload, workersOf(r.Extra)}
+		if _, ok := rates[k]; !ok {
+			order = append(order, k)
+			rates[k] = []float64{}
+		}
+		unit[r.Workload] = "tuples/s"
+		rate := r.TuplesPerS
+		if strings.HasPrefix(r.Workload, "nexmark-") {
+			unit[r.Workload], rate = "events/s", r.EventsPerS
+		}
+		if r.Status == "pass" && rate > 0 {
+			rates[k] = append(rates[k], rate)
+			serial[k] = append(serial[k], r.SerialFraction)
+		}
+	}
+	out := make([]Scaling, 0, len(order))
+	for _, k := range order {
+		p := Scaling{Workload: k.w, Workers: k.n, Unit: unit[k.w], PerS: median(rates[k]), SerialFraction: median(serial[k]),
+			Failed: len(rates[k]) == 0}
+		if one := median(rates[key{k.w, 1}]); one > 0 {
+			p.Speedup = p.PerS / one
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// workersOf is the --workers N of a run's extra flags (0: none).
+func workersOf(extra string) int {
+	f := strings.Fields(extra)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "--workers" {
+			return atoi(f[i+1])
+		}
+	}
+	return 0
+}

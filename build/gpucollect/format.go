@@ -43,7 +43,13 @@ type Run struct {
 	Status   string `json:"status"`
 
 	TuplesPerS float64 `json:"tuples_per_s"`
+	// EventsPerS: Nexmark's unit (nexmark's summary), 0 for the others.
+	EventsPerS float64 `json:"events_per_s,omitempty"`
 	Validated  *bool   `json:"validated,omitempty"`
+	Workers    int     `json:"workers,omitempty"`
+	// SerialFraction: the summary's, the largest of its queries' where it
+	// has one per query.
+	SerialFraction float64 `json:"serial_fraction"`
 	// Tasks per processor kind (cpu, gpu) over every query.
 	TasksCPU         uint64  `json:"tasks_cpu"`
 	TasksGPU         uint64  `json:"tasks_gpu"`
@@ -103,6 +109,19 @@ type Bandwidth struct {
 	D2HGBs float64 `json:"d2h_gb_s"`
 }
 
+// Scaling is one point of the CPU scaling curve (run.sh's scaling group):
+// a workload's throughput at a number of workers, cpu mode.
+type Scaling struct {
+	Workload string  `json:"workload"`
+	Workers  int     `json:"workers"`
+	Unit     string  `json:"unit"` // "tuples/s", or Nexmark's "events/s"
+	PerS     float64 `json:"per_s"`
+	// Speedup: PerS over the workload's at 1 worker (0: none passed).
+	Speedup        float64 `json:"speedup"`
+	SerialFraction float64 `json:"serial_fraction"`
+	Failed         bool    `json:"failed,omitempty"`
+}
+
 // Results is results.json.
 type Results struct {
 	Schema int `json:"schema"`
@@ -118,5 +137,6 @@ type Results struct {
 	Bandwidth []Bandwidth       `json:"bandwidth"`
 	Figures   []Figure          `json:"figures"`
 	Ratios    []Ratio           `json:"ratios"`
+	Scaling   []Scaling         `json:"scaling"`
 	Runs      []Run             `json:"runs"`
 }

@@ -124,15 +124,25 @@ func queryNames(path string) ([]string, error) {
 // summaryFields fills r's figures from a --json summary (ysb's or bench's).
 func summaryFields(r *Run, j json.RawMessage) {
 	var s struct {
-		TuplesPerS float64         `json:"tuples_per_s"`
-		Validated  *bool           `json:"validated"`
+		TuplesPerS     float64 `json:"tuples_per_s"`
+		EventsPerS     float64 `json:"events_per_s"`
+		Validated      *bool   `json:"validated"`
+		Workers        int     `json:"workers"`
+		SerialFraction float64 `json:"serial_fraction"`
+		Queries        []struct {
+			SerialFraction float64 `json:"serial_fraction"`
+		} `json:"queries"`
 		Processors json.RawMessage `json:"processors"`
 	}
 	if json.Unmarshal(j, &s) != nil {
 		return
 	}
 	r.Summary = j
-	r.TuplesPerS, r.Validated = s.TuplesPerS, s.Validated
+	r.TuplesPerS, r.EventsPerS, r.Validated, r.Workers = s.TuplesPerS, s.EventsPerS, s.Validated, s.Workers
+	r.SerialFraction = s.SerialFraction
+	for _, q := range s.Queries {
+		r.SerialFraction = max(r.SerialFraction, q.SerialFraction)
+	}
 	var p struct {
 		Kinds    []string   `json:"kinds"`
 		Tasks    [][]uint64 `json:"tasks"`

@@ -14,9 +14,10 @@
 // test, measure), status (pass, fail, timeout, skipped), exit status,
 // seconds, log file (relative to WORK), command. WORK/runs.tsv has one line
 // per saber-hx run: step name, group (matrix, static, warmup, sync,
-// variant), workload, mode, task size, policy, static binding, repetition
-// (0: the warm-up), extra (an environment variable set for the run, e.g.
-// SABER_HX_GPU_SYNC=spin). WORK/meta.tsv holds
+// variant, scaling), workload, mode, task size, policy, static binding,
+// repetition (0: the warm-up), extra (an environment variable set for the
+// run, e.g. SABER_HX_GPU_SYNC=spin, or more flags, e.g. --workers 4).
+// WORK/meta.tsv holds
 // key, value lines (started, budget_s, quick, host facts).
 //
 // It needs nothing but the files: no GPU, no cgo.
@@ -57,7 +58,7 @@ func run(args []string, stdout io.Writer) error {
 
 func results(work, out string, stdout io.Writer) error {
 	res := Results{Schema: 1, Passed: true, Failed: []string{}, Skipped: []string{}, Meta: map[string]string{}, GPU: map[string]string{},
-		Steps: []Step{}, Bandwidth: []Bandwidth{}, Figures: []Figure{}, Ratios: []Ratio{}, Runs: []Run{}}
+		Steps: []Step{}, Bandwidth: []Bandwidth{}, Figures: []Figure{}, Ratios: []Ratio{}, Scaling: []Scaling{}, Runs: []Run{}}
 	meta, err := readTSV(filepath.Join(work, "meta.tsv"))
 	if err != nil {
 		return err
@@ -130,6 +131,7 @@ func results(work, out string, stdout io.Writer) error {
 	}
 	res.Figures = figures(res.Runs)
 	res.Ratios = ratios(res.Figures)
+	res.Scaling = scalingCurve(res.Runs)
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,24 +40,27 @@ cmd=$1; shift
 [ "$cmd" = topology ] && { echo "GPUs: 1 (fake)"; exit 0; }
 w=ysb
 [ "$cmd" = bench ] && { w=$1; shift; }
-mode=cpu ts=0 static=
+[ "$cmd" = nexmark ] && { w=nexmark-$1; shift; }
+mode=cpu ts=0 static= workers=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift ;;
 	--task-size) ts=$2; shift ;;
 	--static) static=$2; shift ;;
+	--workers) workers=$2; shift ;;
 	esac
 	shift
 done
-case ",${FAKE_FAIL:-}," in *",$w:$mode,"*) echo "saber-hx: error: fake failure of $w in $mode mode" >&2; exit 1 ;; esac
+case ",${FAKE_FAIL:-}," in *",$w:$mode,"* | *",$w:w$workers,"*) echo "saber-hx: error: fake failure of $w in $mode mode" >&2; exit 1 ;; esac
 case ",${FAKE_HANG:-}," in *",$w:$mode:$ts,"*) sleep 60 ;; esac
-case $mode in cpu) r=100000000 ;; gpu) r=200000000 ;; *) r=250000000 ;; esac
+case $mode in cpu) r=$((100000000 * workers)) ;; gpu) r=200000000 ;; *) r=250000000 ;; esac
 case $static in *=cpu) r=90000000 ;; *=gpu) r=190000000 ;; esac
 kinds='["cpu","gpu"]' tasks='[[10],[30]]'
 [ "$mode" = cpu ] && { kinds='["cpu"]' tasks='[[40]]'; }
 [ "$mode" = gpu ] && { kinds='["gpu"]' tasks='[[40]]'; }
 echo "progress line"
-echo "{\"tuples_per_s\":$r,\"validated\":true,\"task_size\":$ts,\"processors\":{\"mode\":\"$mode\",\"kinds\":$kinds,\"queries\":[\"Q_$w\"],\"tasks\":$tasks,\"gpu_copy_in_us_p50\":11.5,\"gpu_kernel_us_p50\":22.5,\"gpu_copy_out_us_p50\":3.5,\"gpu_sync\":\"${SABER_HX_GPU_SYNC:-blocking}\"}}"
+case $w in nexmark-*) echo "{\"query\":\"${w#nexmark-}\",\"workers\":$workers,\"events_per_s\":$((2 * r)),\"tuples_per_s\":$r,\"serial_fraction\":0.25}"; exit 0 ;; esac
+echo "{\"tuples_per_s\":$r,\"workers\":$workers,\"queries\":[{\"serial_fraction\":0.5},{\"serial_fraction\":0.125}],\"validated\":true,\"task_size\":$ts,\"processors\":{\"mode\":\"$mode\",\"kinds\":$kinds,\"queries\":[\"Q_$w\"],\"tasks\":$tasks,\"gpu_copy_in_us_p50\":11.5,\"gpu_kernel_us_p50\":22.5,\"gpu_copy_out_us_p50\":3.5,\"gpu_sync\":\"${SABER_HX_GPU_SYNC:-blocking}\"}}"
 `
 
 // fakeTest is a Go test binary stand-in: PASS, or what FAKE_<NAME> says.
@@ -125,7 +129,7 @@ func runSh(t *testing.T, dir, path string, env []string, args ...string) (int, s
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(filepath.Join(dir, "run.sh"), args...)
 	cmd.Env = append(os.Environ(), "PATH="+path, "OUT="+out, "SIZES=1048576 262144", "REPS=2", "WORKLOADS=ysb select",
-		"T_TEST=2", "T_SHORT=3", "T_RUN=2", "TMPDIR="+t.TempDir())
+		"T_TEST=2", "T_SHORT=3", "T_RUN=2", "SCALING=", "TMPDIR="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -143,7 +147,7 @@ func runSh(t *testing.T, dir, path string, env []string, args ...string) (int, s
 	require.True(t, json.Valid(b), "results.json is JSON")
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal(b, &raw))
-	for _, k := range []string{"schema", "passed", "failed", "skipped", "meta", "gpu", "steps", "bandwidth", "figures", "ratios", "runs"} {
+	for _, k := range []string{"schema", "passed", "failed", "skipped", "meta", "gpu", "steps", "bandwidth", "figures", "ratios", "scaling", "runs"} {
 		assert.Contains(t, raw, k)
 	}
 	var r Results
@@ -328,4 +332,56 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 	// A wrong argument.
 	code, _, _, _ = runSh(t, dir, path, nil, "--bogus")
 	assert.Equal(t, 2, code)
+}
+
+// TestRunShScalingCurve: the CPU scaling curve runs once the first task
+// size's matrix is measured, one cpu-mode run per worker count (a count
+// above the CPUs becomes their number, once), and results.json and the
+// table have its points: Nexmark's in events/s, speedups over 1 worker,
+// the serial fraction (a summary's largest), a failed point marked.
+func TestRunShScalingCurve(t *testing.T) {
+	t.Parallel()
+	dir, path := fakeBundle(t)
+	code, stdout, r, _ := runSh(t, dir, path, []string{"WORKLOADS=ysb", "SIZES=262144 1048576", "REPS=1", "MODES=cpu",
+		"SCALING=sg2 nexmark-q5", "SCALING_WORKERS=1 2 4 64 8", "NCPU=8", "FAKE_FAIL=sg2:w4"}, "--quick")
+	require.NotNil(t, r, "stdout: %s", stdout)
+	assert.Equal(t, 1, code, "a scaling run failed")
+	var names []string
+	for _, s := range r.Steps {
+		if s.Kind == "measure" {
+			names = append(names, s.Name)
+		}
+	}
+	assert.Equal(t, []string{"warmup-ysb", "ysb-cpu-262144-1", "ysb-static-cpu-262144-1", "ysb-static-gpu-262144-1",
+		"scaling-sg2-w1", "scaling-sg2-w2", "scaling-sg2-w4", "scaling-sg2-w8",
+		"scaling-nexmark-q5-w1", "scaling-nexmark-q5-w2", "scaling-nexmark-q5-w4", "scaling-nexmark-q5-w8",
+		"ysb-cpu-1048576-1", "ysb-gpu-spin-262144-1", "ysb-gpu-REGISTER=0-262144-1",
+		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1"}, names)
+	assert.Contains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "./saber-hx nexmark q5 --warmup 0.5s --mode cpu")
+	assert.NotContains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "--task-size", "Nexmark's own task size")
+	assert.Contains(t, stepOf(t, r, "scaling-sg2-w2").Command, "--task-size 262144")
+	assert.Contains(t, stepOf(t, r, "scaling-sg2-w8").Command, "--workers 8 --warmup 0.5s")
+	assert.Equal(t, 1, strings.Count(stepOf(t, r, "scaling-nexmark-q5-w8").Command, "--warmup"))
+
+	want := []Scaling{
+		{Workload: "sg2", Workers: 1, Unit: "tuples/s", PerS: 1e8, Speedup: 1, SerialFraction: 0.5},
+		{Workload: "sg2", Workers: 2, Unit: "tuples/s", PerS: 2e8, Speedup: 2, SerialFraction: 0.5},
+		{Workload: "sg2", Workers: 4, Unit: "tuples/s", Failed: true},
+		{Workload: "sg2", Workers: 8, Unit: "tuples/s", PerS: 8e8, Speedup: 8, SerialFraction: 0.5},
+		{Workload: "nexmark-q5", Workers: 1, Unit: "events/s", PerS: 2e8, Speedup: 1, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 2, Unit: "events/s", PerS: 4e8, Speedup: 2, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 4, Unit: "events/s", PerS: 8e8, Speedup: 4, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 8, Unit: "events/s", PerS: 16e8, Speedup: 8, SerialFraction: 0.25},
+	}
+	assert.Equal(t, want, r.Scaling)
+	assert.Contains(t, stdout, "== CPU scaling")
+	assert.Contains(t, stdout, "nexmark-q5   events/s  1: 200.00 (1.00x, 0.25)  2: 400.00 (2.00x, 0.25)")
+	assert.Contains(t, stdout, "4: failed")
+
+	// The plan lists the curve; SCALING empty runs none (runSh's default).
+	code, stdout, _, _ = runSh(t, dir, path, []string{"WORKLOADS=ysb", "SCALING=join", "NCPU=16"}, "--dry-run")
+	assert.Equal(t, 0, code, stdout)
+	for _, n := range []string{"1", "2", "4", "8", "15"} {
+		assert.Contains(t, stdout, "scaling-join-w"+n+" ")
+	}
 }

@@ -72,6 +72,25 @@ func table(w io.Writer, r *Results) {
 			fmt.Fprintln(w)
 		}
 	}
+	if len(r.Scaling) > 0 {
+		fmt.Fprintf(w, "== CPU scaling, cpu mode (M/s at each number of workers, speedup over 1, serial fraction)\n")
+		last := ""
+		for _, p := range r.Scaling {
+			if p.Workload != last {
+				if last != "" {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "%-12s %-8s", p.Workload, p.Unit)
+				last = p.Workload
+			}
+			if p.Failed {
+				fmt.Fprintf(w, "  %d: failed", p.Workers)
+				continue
+			}
+			fmt.Fprintf(w, "  %d: %.2f (%.2fx, %.2f)", p.Workers, p.PerS/1e6, p.Speedup, p.SerialFraction)
+		}
+		fmt.Fprintln(w)
+	}
 	verdict := "ALL PASSED"
 	if !r.Passed {
 		verdict = "FAILED: " + strings.Join(r.Failed, " ")
