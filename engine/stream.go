@@ -264,13 +264,26 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		if plan.Stateless() {
 			t.result.Out = make([]byte, 0, cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
 		}
-		t.result.Prealloc(plan.Layout, spares)
+		if i < preallocRecords {
+			t.result.Prealloc(plan.Layout, spares)
+		} else {
+			t.result.Reset(plan.Layout) // its states come with its first task
+		}
 		s.records[i] = t
 		s.free <- t
 	}
 	e.streams = append(e.streams, s)
 	return s, nil
 }
+
+// preallocRecords bounds the task records whose group states newStream
+// allocates up front: the records of a ring of the default sizes, and more
+// than run at once on any machine. Tiny tasks in a big ring make thousands
+// of records, whose states, allocated and cleared at start, would cost
+// more than the run (hundreds of MB for a task of a few tuples); past the
+// bound a record gets its states when its first task needs them, and
+// keeps them.
+const preallocRecords = 64
 
 // Right returns a window join's right input (nil for other streams).
 func (s *Stream) Right() *Stream { return s.right }
