@@ -223,9 +223,7 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 		if w == nil {
 			w = e.newWorker(-1)
 		}
-		for s.next.Load() != s.nextID && e.failed() == nil {
-			w.help()
-		}
+		w.helpUntil(func() bool { return s.next.Load() == s.nextID })
 		s.flush(w)
 		if s.joinSide != nil && e.failed() == nil {
 			if err := s.joinSide.finishSide(s.side, w); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/saber-hx/saber-hx/kernels"
@@ -103,16 +104,29 @@ func (w *worker) deferMerge(s *Stream) {
 }
 
 // drainDeferred merges what deferMerge left, once the worker holds no
-// merge and waits for no ring.
+// merge and waits for no ring, the last stream in the streams' order
+// first. A merge may push into a later stream's ring and wait for it
+// there, where only that stream's merges free it and nothing else drains
+// (draining): merged first, no later stream's merge is left in the list
+// behind it, and none is added while it pushes (a task of the stream it
+// pushes into, or of a later one, merges at once: finish). Last in, first
+// out instead deadlocked: a merge of stream 0 pushed into the full ring of
+// stream 2, whose merges waited deferred behind it
+// (TestJoinOfOneProducerIsNotHeldBack, about one run in five).
 func (w *worker) drainDeferred() {
 	if w.draining || w.merging > 0 || w.pushing > 0 {
 		return
 	}
 	w.draining = true
 	for len(w.deferred) > 0 {
-		last := len(w.deferred) - 1
+		last := 0
+		for i, d := range w.deferred {
+			if d.id > w.deferred[last].id {
+				last = i
+			}
+		}
 		s := w.deferred[last]
-		w.deferred = w.deferred[:last]
+		w.deferred = slices.Delete(w.deferred, last, last+1)
 		f := w.beginFrame()
 		s.mergeReady(w)
 		w.endFrame(f, s.clock())
@@ -189,15 +203,42 @@ func (w *worker) ingestBuffer(n int) []byte {
 // even on one worker. The GPU worker takes one step of its pipeline
 // instead (gpuWorker.help).
 func (w *worker) help() {
+	if !w.tryHelp() {
+		time.Sleep(helpWait)
+	}
+}
+
+// helpWait is help's wait when no task is queued: short, since the worker
+// waits for a ring that another worker frees within a task's time.
+const helpWait = 20 * time.Microsecond
+
+// tryHelp is help without the wait: whether it ran a task (or a GPU step).
+func (w *worker) tryHelp() bool {
 	if w.gpu != nil {
 		w.gpu.help()
-		return
+		return true
 	}
 	if w.proc.Kind >= 0 {
 		if t := w.e.queue.TryPop(w.proc); t != nil {
 			w.runFrame(w.e.taskOf(t))
-			return
+			return true
 		}
 	}
-	time.Sleep(20 * time.Microsecond)
+	return false
+}
+
+// helpUntil helps until done reports true or the run fails. It waits as
+// help does while tasks come, and longer (up to a millisecond) while none
+// does: CloseAll's wait for the last tasks of a stream, which the workers
+// run, would otherwise wake the runtime's poller 50,000 times a second.
+func (w *worker) helpUntil(done func() bool) {
+	wait := helpWait
+	for !done() && w.e.failed() == nil {
+		if w.tryHelp() {
+			wait = helpWait
+			continue
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Millisecond)
+	}
 }
