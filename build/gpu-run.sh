@@ -279,9 +279,8 @@ names_of() { # the query names of a warm-up's summary, or the workload
 
 # scaling: the CPU scaling curve, throughput against workers (SABER's
 # figure), cpu mode at the CPU's default task size (Nexmark's queries at
-# theirs); run once the first task
-# size's matrix is measured, so that a budget cut loses the other sizes
-# first.
+# theirs); run once the first task size's matrix is measured, so that a
+# budget cut loses the other sizes first.
 scaling() {
 	local counts=() n w c
 	for n in $SCALING_WORKERS; do
