@@ -62,12 +62,13 @@ func figures(runs []Run) []Figure {
 		if f.Median > 0 {
 			f.Spread = (slices.Max(f.TuplesPerS) - slices.Min(f.TuplesPerS)) / f.Median
 		}
-		var share, in, k, o, sub, wait []float64
+		var share, in, k, o, sub, wait, events, serial []float64
 		for _, r := range runs {
 			key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
 			if key != f.key || r.Rep == 0 || r.Status != "pass" || r.TuplesPerS == 0 {
 				continue
 			}
+			events, serial = append(events, r.EventsPerS), append(serial, r.SerialFraction)
 			share = append(share, r.GPUShare)
 			in = append(in, gpuNum(r, "gpu_copy_in_us_p50"))
 			k = append(k, gpuNum(r, "gpu_kernel_us_p50"))
@@ -77,6 +78,7 @@ func figures(runs []Run) []Figure {
 		}
 		f.GPUShare, f.CopyInUsP50, f.KernelUsP50, f.CopyOutUsP50 = median(share), median(in), median(k), median(o)
 		f.SubmitUsP50, f.WaitUsP50 = median(sub), median(wait)
+		f.EventsPerS, f.SerialFraction = median(events), median(serial)
 		out = append(out, *f)
 	}
 	return out
@@ -130,45 +132,31 @@ func ratios(figs []Figure) []Ratio {
 	return out
 }
 
-// scalingCurve is the scaling group's runs as points, in run order: per
-// workload and worker count (the --workers of the run's flags) the median
-// of the runs that passed, in events/s for Nexmark's queries and tuples/s
-// for the others, and its speedup over 1 worker.
-func scalingCurve(runs []Run) []Scaling {
-	type key struct {
-		w string
-		n int
-	}
-	var order []key
-	rates, serial := map[key][]float64{}, map[key][]float64{}
-	unit := map[string]string{}
-	for _, r := range runs {
-		if r.Group != "scaling" {
+// scalingCurve is the scaling group's figures as points, in run order: per
+// workload and worker count (the --workers of the runs' flags) the median,
+// in events/s for Nexmark's queries and tuples/s for the others, and its
+// speedup over 1 worker.
+func scalingCurve(figs []Figure) []Scaling {
+	out := []Scaling{}
+	one := map[string]float64{}
+	for _, f := range figs {
+		if f.Group != "scaling" {
 			continue
 		}
-		k := key{r.Workload, workersOf(r.Extra)}
-		if _, ok := rates[k]; !ok {
-			order = append(order, k)
-			rates[k] = []float64{}
+		p := Scaling{Workload: f.Workload, Workers: workersOf(f.Extra), Unit: "tuples/s", PerS: f.Median, SerialFraction: f.SerialFraction}
+		if strings.HasPrefix(f.Workload, "nexmark-") {
+			p.Unit, p.PerS = "events/s", f.EventsPerS
 		}
-		unit[r.Workload] = "tuples/s"
-		rate := r.TuplesPerS
-		if strings.HasPrefix(r.Workload, "nexmark-") {
-			unit[r.Workload], rate = "events/s", r.EventsPerS
-		}
-		if r.Status == "pass" && rate > 0 {
-			rates[k] = append(rates[k], rate)
-			serial[k] = append(serial[k], r.SerialFraction)
-		}
-	}
-	out := make([]Scaling, 0, len(order))
-	for _, k := range order {
-		p := Scaling{Workload: k.w, Workers: k.n, Unit: unit[k.w], PerS: median(rates[k]), SerialFraction: median(serial[k]),
-			Failed: len(rates[k]) == 0}
-		if one := median(rates[key{k.w, 1}]); one > 0 {
-			p.Speedup = p.PerS / one
+		p.Failed = p.PerS == 0
+		if p.Workers == 1 {
+			one[p.Workload] = p.PerS
 		}
 		out = append(out, p)
+	}
+	for i := range out {
+		if b := one[out[i].Workload]; b > 0 && !out[i].Failed {
+			out[i].Speedup = out[i].PerS / b
+		}
 	}
 	return out
 }

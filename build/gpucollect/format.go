@@ -63,26 +63,30 @@ type Run struct {
 
 // Figure is the repetitions of one configuration.
 type Figure struct {
-	Group         string    `json:"group"`
-	Workload      string    `json:"workload"`
-	Mode          string    `json:"mode"`
-	TaskSize      int       `json:"task_size"`
-	Policy        string    `json:"policy"`
-	Static        string    `json:"static,omitempty"`
-	Extra         string    `json:"extra,omitempty"`
-	Reps          int       `json:"reps"`
-	TuplesPerS    []float64 `json:"tuples_per_s"`
-	Median        float64   `json:"tuples_per_s_median"`
-	Spread        float64   `json:"spread"` // (max - min) / median
-	GPUShare      float64   `json:"gpu_share_median"`
-	CopyInUsP50   float64   `json:"gpu_copy_in_us_p50"`
-	KernelUsP50   float64   `json:"gpu_kernel_us_p50"`
-	CopyOutUsP50  float64   `json:"gpu_copy_out_us_p50"`
-	SubmitUsP50   float64   `json:"gpu_submit_us_p50"` // the host's, per task
-	WaitUsP50     float64   `json:"gpu_wait_us_p50"`
-	AllValidated  bool      `json:"all_validated"` // ysb: every run validated; bench: not checked (true)
-	FailedRuns    int       `json:"failed_runs"`
-	key, baseline string
+	Group        string    `json:"group"`
+	Workload     string    `json:"workload"`
+	Mode         string    `json:"mode"`
+	TaskSize     int       `json:"task_size"`
+	Policy       string    `json:"policy"`
+	Static       string    `json:"static,omitempty"`
+	Extra        string    `json:"extra,omitempty"`
+	Reps         int       `json:"reps"`
+	TuplesPerS   []float64 `json:"tuples_per_s"`
+	Median       float64   `json:"tuples_per_s_median"`
+	Spread       float64   `json:"spread"` // (max - min) / median
+	GPUShare     float64   `json:"gpu_share_median"`
+	CopyInUsP50  float64   `json:"gpu_copy_in_us_p50"`
+	KernelUsP50  float64   `json:"gpu_kernel_us_p50"`
+	CopyOutUsP50 float64   `json:"gpu_copy_out_us_p50"`
+	SubmitUsP50  float64   `json:"gpu_submit_us_p50"` // the host's, per task
+	WaitUsP50    float64   `json:"gpu_wait_us_p50"`
+	// EventsPerS: the median of Nexmark's events/s (0 for the others);
+	// SerialFraction: the median of the runs' serial fractions.
+	EventsPerS     float64 `json:"events_per_s_median,omitempty"`
+	SerialFraction float64 `json:"serial_fraction_median"`
+	AllValidated   bool    `json:"all_validated"` // ysb: every run validated; bench: not checked (true)
+	FailedRuns     int     `json:"failed_runs"`
+	key, baseline  string
 }
 
 // Ratio compares hybrid with the best single processor and with the best

@@ -131,7 +131,7 @@ func results(work, out string, stdout io.Writer) error {
 	}
 	res.Figures = figures(res.Runs)
 	res.Ratios = ratios(res.Figures)
-	res.Scaling = scalingCurve(res.Runs)
+	res.Scaling = scalingCurve(res.Figures)
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
