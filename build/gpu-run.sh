@@ -10,7 +10,8 @@
 #
 # Everything lands in $OUT (default: ./out next to this file): run.log
 # (every command's output), results.json (every step and figure; rewritten
-# after each step, so it is whole whenever the run stops), summary.txt (the
+# after a step once COLLECT_EVERY seconds, default 5, have passed since the
+# last time, and at the end, so that it is whole whenever the run stops), summary.txt (the
 # table printed last), nvidia-smi.txt (nvidia-smi -q: driver, clocks, PCIe
 # link) and logs.tar.gz (one log per step). Five files, none in a
 # subfolder: the device tool brings back at most 8.
@@ -33,12 +34,13 @@
 # curve, run after the first task size's matrix, cpu mode, one run per
 # worker count; default "ysb sg2 lrb1 join nexmark-q5 nexmark-q7
 # nexmark-q8"; empty: none), SCALING_WORKERS (default "1 2 4 8 15"; a count
-# above the CPUs becomes their number), NCPU (default: nproc).
+# above the CPUs becomes their number), NCPU (default: nproc),
+# COLLECT_EVERY (default 5).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 
 quick=0 full=0 dry=0
 for a in "$@"; do
@@ -71,6 +73,7 @@ T_RUN=${T_RUN:-$((${secs_int:-1} + 15))}
 SCALING=${SCALING-"ysb sg2 lrb1 join nexmark-q5 nexmark-q7 nexmark-q8"}
 SCALING_WORKERS=${SCALING_WORKERS:-"1 2 4 8 15"}
 NCPU=${NCPU:-$(nproc 2>/dev/null || echo 1)}
+COLLECT_EVERY=${COLLECT_EVERY:-5}
 HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
@@ -102,8 +105,12 @@ left() { echo $((BUDGET - (SECONDS - start))); }
 	printf 'gpu_sync\t%s\n' "${SABER_HX_GPU_SYNC:-default}"
 } >"$work/meta.tsv"
 
-# collect rewrites results.json and summary.txt, and logs.tar.gz.
+# collect rewrites results.json and summary.txt, and logs.tar.gz. It reads
+# every log so far, so after each of a hundred short steps it would cost
+# more than they do; step calls it once COLLECT_EVERY seconds have passed.
+collected=$SECONDS
 collect() {
+	collected=$SECONDS
 	if [ -x ./collect ]; then
 		./collect results "$work" "$OUT" >"$work/table.txt" 2>>"$OUT/run.log" || echo "run.sh: collect failed (see run.log)" >>"$OUT/run.log"
 	fi
@@ -153,7 +160,7 @@ step() {
 		failed_any=1
 		tail -n 15 "$work/$lf" | sed 's/^/    | /'
 	fi
-	collect
+	[ $((SECONDS - collected)) -ge "$COLLECT_EVERY" ] && collect
 	[ "$st" = pass ]
 }
 

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,4 +385,42 @@ func TestRunShScalingCurve(t *testing.T) {
 	for _, n := range []string{"1", "2", "4", "8", "15"} {
 		assert.Contains(t, stdout, "scaling-join-w"+n+" ")
 	}
+}
+
+// TestRunShKilledKeepsResults: run.sh killed in the middle of a step (the
+// device's time spent) leaves a whole results.json with the steps before
+// it, as collect last wrote it.
+func TestRunShKilledKeepsResults(t *testing.T) {
+	t.Parallel()
+	dir, path := fakeBundle(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(filepath.Join(dir, "run.sh"), "--quick")
+	cmd.Env = append(os.Environ(), "PATH="+path, "OUT="+out, "SIZES=262144", "REPS=1", "WORKLOADS=ysb", "MODES=cpu",
+		"FAKE_HANG=ysb:cpu:262144", "T_RUN=60", "SCALING=", "COLLECT_EVERY=0", "TMPDIR="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	defer kill()
+
+	// The hanging run's log appears once the steps before it are collected.
+	hanging := filepath.Join(out, "run.log")
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(hanging)
+		return err == nil && bytes.Contains(b, []byte("=== ysb-cpu-262144-1 (limit"))
+	}, 20*time.Second, 20*time.Millisecond)
+	kill()
+	<-done
+
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	require.NoError(t, err)
+	var r Results
+	require.NoError(t, json.Unmarshal(b, &r))
+	assert.Equal(t, "pass", stepOf(t, &r, "topology").Status)
+	assert.Equal(t, "pass", stepOf(t, &r, "bandwidth").Status)
+	for _, s := range r.Steps {
+		assert.NotEqual(t, "ysb-cpu-262144-1", s.Name, "the step cut short is not recorded")
+	}
+	assert.FileExists(t, filepath.Join(out, "logs.tar.gz"))
 }
