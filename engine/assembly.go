@@ -88,17 +88,23 @@ func (s *Stream) initParts() {
 	if s.parts == nil {
 		return
 	}
-	rows := s.spec.Windows != nil || s.spec.Tuples != nil || len(s.downstream) > 0
-	n := s.parts.N()
-	s.parts.SetRows(rows) // the flush's, at the end of the input
-	s.pstages = make([]partStage, n)
+	s.partRows = s.spec.Windows != nil || s.spec.Tuples != nil || len(s.downstream) > 0
+	s.parts.SetRows(s.partRows) // the flush's, at the end of the input
+	s.pstages = make([]partStage, s.parts.N())
 	s.ready = make([]atomic.Pointer[task], len(s.slots))
-	for _, t := range s.records {
-		t.parts.subs = make([]window.TaskResult, n)
-		t.parts.outs = make([]window.PartOut, n)
-		for k := range t.parts.outs {
-			t.parts.outs[k].Rows = rows
-		}
+	for _, t := range s.records[:s.made] {
+		s.initTaskParts(t)
+	}
+}
+
+// initTaskParts readies task record t of a partitioned stream, after
+// initParts (newRecord's later records too).
+func (s *Stream) initTaskParts(t *task) {
+	n := len(s.pstages)
+	t.parts.subs = make([]window.TaskResult, n)
+	t.parts.outs = make([]window.PartOut, n)
+	for k := range t.parts.outs {
+		t.parts.outs[k].Rows = s.partRows
 	}
 }
 

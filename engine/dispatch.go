@@ -143,7 +143,12 @@ func (s *Stream) dispatch() {
 	var t *task
 	select {
 	case t = <-s.free:
-	default: // every record in flight: wait for the merger to recycle one
+	default:
+		if s.made < len(s.records) {
+			t = s.newRecord()
+			break
+		}
+		// Every record in flight: wait for the merger to recycle one.
 		start := time.Now()
 		t = <-s.free
 		s.lat.waited(start)
@@ -182,7 +187,7 @@ func (s *Stream) flushPartial() {
 	// Not before the task's first rows are partialAge old: a task of rows
 	// from every merge would cost more than the rows (Nexmark's q8 ran at
 	// half its speed so).
-	if s.filled > 0 && !s.unfilled && s.filled%s.plan.TupleSize == 0 && len(s.free) > 0 && nanotime()-s.firstAt >= partialAge {
+	if s.filled > 0 && !s.unfilled && s.filled%s.plan.TupleSize == 0 && (len(s.free) > 0 || s.made < len(s.records)) && nanotime()-s.firstAt >= partialAge {
 		s.cutShort = true
 		s.dispatch()
 	}

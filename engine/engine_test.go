@@ -349,6 +349,34 @@ func TestEmptyWindowsEmitNothing(t *testing.T) {
 	assert.Less(t, st.Windows, uint64(100), "only windows with rows are emitted")
 }
 
+// TestTaskRecordsMadeOnDemand: a ring of thousands of one-tuple tasks
+// starts with preallocRecords task records; the producer makes more while
+// every record is in flight (here: held by a sink that waits), and the
+// windows are the naive evaluation's.
+func TestTaskRecordsMadeOnDemand(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	tt := newTestTable(r, 4, 2)
+	data := genStream(r, 1000, tt, 1, 0)
+	w := query.Tumbling(10)
+	want, _ := naive(data, w, tt)
+	var rows []row
+	sink, release := rowSink(&rows), make(chan struct{})
+	e, err := New(Config{Workers: 2, TaskSize: testTuple, BufferSize: 1 << 16}, testQuery(testSchema(t), w, tt), func(w *Window) error {
+		<-release
+		return sink(w)
+	})
+	require.NoError(t, err)
+	s := e.streams[0]
+	require.Len(t, s.records, 1<<16/testTuple+1)
+	assert.Equal(t, preallocRecords, s.made, "records made at the start")
+	require.NoError(t, e.Write(data))
+	assert.Greater(t, s.made, preallocRecords, "records made while the sink held the first window")
+	close(release)
+	_, err = e.Close()
+	require.NoError(t, err)
+	assertRows(t, want, rows)
+}
+
 func TestConfigValidate(t *testing.T) {
 	ok := Config{Workers: 1, TaskSize: 256, BufferSize: 1024}
 	require.NoError(t, ok.Validate(128))

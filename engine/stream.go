@@ -47,9 +47,14 @@ type Stream struct {
 	// no query downstream reads: the worker that ran a task empties their
 	// long strings (narrowViews).
 	outBlank []query.Attribute
-	records  []*task    // the stream's tasks, by Task.Ref
+	// records are the stream's tasks, by Task.Ref: the first
+	// preallocRecords made by newStream, the rest by the producer when it
+	// first needs them (newRecord); a record is read by the workers only
+	// once the queue hands its task over.
+	records  []*task
 	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
 	taskSize int
+	spares   int // group states a record's result gets up front (TaskResult.Prealloc)
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
 	// no GPU).
@@ -75,9 +80,10 @@ type Stream struct {
 	// A hashed aggregation's partitioned result stage (assembly.go), nil
 	// for others: slots hold its finished tasks for the partitions, which
 	// move them to ready once assembled.
-	parts   *window.Parts
-	pstages []partStage
-	slots   []atomic.Pointer[task]
+	parts    *window.Parts
+	pstages  []partStage
+	slots    []atomic.Pointer[task]
+	partRows bool // the partitions copy their rows out (initParts)
 
 	_ [cacheLine]byte
 	producerState
@@ -101,6 +107,7 @@ type producerState struct {
 	taskStart uint64                       // ring offset of the task being filled
 	filled    int                          // bytes of it committed
 	nextID    uint64                       // ID of the next task to dispatch
+	made      int                          // records made (newRecord)
 	inClosed  bool
 	cutShort  bool  // the next dispatch is flushPartial's (task.partial)
 	firstAt   int64 // nanotime of the first commit into the task being filled
@@ -218,7 +225,6 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	s.win = Window{Query: sp.Query.Name, plan: plan}
 	s.watermark.Store(-1 << 63)
 	s.complete.Store(-1 << 63)
-	spares := 0
 	if !plan.Stateless() {
 		if w := plan.Query.Window; w.Type == query.Session {
 			ss := window.NewSessions(w.Size, w.Delay, plan.Layout)
@@ -253,37 +259,49 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		// give each task two group states up front where they are small,
 		// so that steady state is reached without allocating in the run.
 		if plan.Layout.Groups*plan.Layout.Words()*8 <= 1<<20 {
-			spares = 2
+			s.spares = 2
 		}
 	}
-	for i := range inFlight {
-		// One allocation per task record, not one array of them: records
-		// run on different workers, and each its own allocation keeps
-		// their results' writes off each other's lines.
-		t := &task{Task: scheduler.Task{Query: id, Ref: i}}
-		if plan.Stateless() {
-			t.result.Out = make([]byte, 0, cfg.TaskSize/plan.TupleSize*plan.OutTupleSize)
-		}
-		if i < preallocRecords {
-			t.result.Prealloc(plan.Layout, spares)
-		} else {
-			t.result.Reset(plan.Layout) // its states come with its first task
-		}
-		s.records[i] = t
-		s.free <- t
+	for range min(inFlight, preallocRecords) {
+		s.free <- s.newRecord()
 	}
 	e.streams = append(e.streams, s)
 	return s, nil
 }
 
-// preallocRecords bounds the task records whose group states newStream
-// allocates up front: the records of a ring of the default sizes, and more
-// than run at once on any machine. Tiny tasks in a big ring make thousands
-// of records, whose states, allocated and cleared at start, would cost
-// more than the run (hundreds of MB for a task of a few tuples); past the
-// bound a record gets its states when its first task needs them, and
-// keeps them.
+// preallocRecords bounds the task records newStream makes, with their
+// group states: the records of a ring of the default sizes, and more than
+// run at once on any machine. Tiny tasks in a big ring allow thousands of
+// records in flight, whose making, states allocated and cleared at start,
+// would cost more than the run (hundreds of MB for a task of a few
+// tuples); past the bound the producer makes a record when every record
+// is in flight and the ring has room for more (dispatch), and its states
+// come with its first task.
 const preallocRecords = 64
+
+// newRecord makes the stream's next task record. Producer only (and
+// newStream).
+func (s *Stream) newRecord() *task {
+	i := s.made
+	// One allocation per task record, not one array of them: records run
+	// on different workers, and each its own allocation keeps their
+	// results' writes off each other's lines.
+	t := &task{Task: scheduler.Task{Query: s.id, Ref: i}}
+	if s.plan.Stateless() {
+		t.result.Out = make([]byte, 0, s.taskSize/s.plan.TupleSize*s.plan.OutTupleSize)
+	}
+	if i < preallocRecords {
+		t.result.Prealloc(s.plan.Layout, s.spares)
+	} else {
+		t.result.Reset(s.plan.Layout) // its states come with its first task
+	}
+	if s.pstages != nil {
+		s.initTaskParts(t)
+	}
+	s.records[i] = t
+	s.made++
+	return t
+}
 
 // Right returns a window join's right input (nil for other streams).
 func (s *Stream) Right() *Stream { return s.right }
