@@ -86,28 +86,31 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 		l, r := perWindow[0][w], perWindow[1][w]
 		sort.SliceStable(l, func(a, b int) bool { return l[a].pos < l[b].pos })
 		sort.SliceStable(r, func(a, b int) bool { return r[a].pos < r[b].pos })
+		// Each tuple decoded once, not once per pair.
+		rvs := make([][]Value, len(r))
+		for k, rt := range r {
+			var err error
+			if rvs[k], err = decodeTuple(j.Right, rt.tuple); err != nil {
+				return nil, fmt.Errorf("reference: join %q: right tuple: %w", j.Name, err)
+			}
+		}
 		for _, lt := range l {
-			for _, rt := range r {
+			lv, err := decodeTuple(j.Left, lt.tuple)
+			if err != nil {
+				return nil, fmt.Errorf("reference: join %q: left tuple: %w", j.Name, err)
+			}
+			for k, rt := range r {
 				copy(pair, lt.tuple)
 				copy(pair[len(lt.tuple):], rt.tuple)
 				keep := true
 				if j.Where != nil {
-					var err error
 					if keep, err = pairEnv(j, scope, lt.tuple, rt.tuple).holds(j.Where); err != nil {
 						return nil, fmt.Errorf("reference: join %q: where: %w", j.Name, err)
 					}
 				}
 				if keep {
-					lv, err := decodeTuple(j.Left, lt.tuple)
-					if err != nil {
-						return nil, fmt.Errorf("reference: join %q: left tuple: %w", j.Name, err)
-					}
-					rv, err := decodeTuple(j.Right, rt.tuple)
-					if err != nil {
-						return nil, fmt.Errorf("reference: join %q: right tuple: %w", j.Name, err)
-					}
 					res.Tuples = append(res.Tuples, pair...)
-					res.Values = append(res.Values, append(lv, rv...))
+					res.Values = append(res.Values, slices.Concat(lv, rvs[k]))
 				}
 			}
 		}

@@ -20,9 +20,10 @@ type BenchConfig struct {
 	// run ingests for Warmup + Duration; every window of the whole run is
 	// validated, but BenchResult.Measured counts only what follows it.
 	Warmup time.Duration
-	// Progress, if set, is called about once per second from another
-	// goroutine with the live counters.
-	Progress func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
+	// Progress, if set, is called every ProgressInterval (0: a second)
+	// from another goroutine with the live counters.
+	Progress         func(st engine.Stats, sched scheduler.Stats, elapsed time.Duration)
+	ProgressInterval time.Duration
 
 	// Ingest says who copies the bundle into the engine (engine.IngestAuto:
 	// see engine.Ingest.Resolve).
@@ -123,7 +124,11 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	if cfg.Progress != nil {
 		go func() {
 			defer close(done)
-			tick := time.NewTicker(time.Second)
+			every := cfg.ProgressInterval
+			if every <= 0 {
+				every = time.Second
+			}
+			tick := time.NewTicker(every)
 			defer tick.Stop()
 			for {
 				select {

@@ -43,7 +43,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	b, err := workloads.NewBench(workloads.BenchConfig{
 		Workloads: strings.Split(names, ","), Params: f.params, Window: f.window, Engine: cfg, Ingest: ingestMode, BundleSize: f.bundleSize,
 		Warmup: f.warmup, Duration: f.duration, Validate: f.validate, ValidateTuples: f.validateTuples, Log: stderr,
-		Progress: func(e *engine.Engine, start time.Time) func() { return startProgress(stderr, "bench", e, start) },
+		Progress: func(e *engine.Engine, start time.Time) func() { return ef.startProgress(stderr, "bench", e, start) },
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ type engineFlags struct {
 	pipeline.EngineSettings
 	pin                    pinFlag
 	cpuProfile, memProfile string
+	progress               time.Duration // --progress-interval
 
 	metricsAddr *string         // --metrics-addr
 	metrics     *metrics.Server // serving it while the command runs (begin); nil: off
@@ -58,6 +59,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.IngestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
 	fs.StringVar(&f.Kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
 	f.metricsAddr = addMetricsFlag(fs)
+	fs.DurationVar(&f.progress, "progress-interval", time.Second, "how often a progress line goes to stderr while the run goes on (0: none)")
 	fs.StringVar(&f.MemPolicy, "mem-policy", "preferred", "rings' memory on the workers' first NUMA node: default (first touch), preferred or bind")
 }
 
@@ -69,6 +71,9 @@ func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config,
 	f.WorkersSet, f.Pin = given(fs, "workers"), string(f.pin)
 	f.Warn = func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
 	f.Name = func(setting string) string { return "--" + setting }
+	if f.progress < 0 {
+		return engine.Config{}, usagef("--progress-interval %v: must be 0 (no progress lines) or more", f.progress)
+	}
 	c, err := f.Config()
 	f.Workers = c.Workers
 	return c, err
@@ -131,9 +136,13 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	}, nil
 }
 
-// startProgress prints pipeline.ProgressLine a second on w until stop.
-func startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
-	return pipeline.WatchProgress(eng, start, time.Second, func(el time.Duration, streams []pipeline.StreamProgress) {
+// startProgress prints pipeline.ProgressLine every --progress-interval on
+// w until stop (never with 0).
+func (f *engineFlags) startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
+	if f.progress == 0 {
+		return func() {}
+	}
+	return pipeline.WatchProgress(eng, start, f.progress, func(el time.Duration, streams []pipeline.StreamProgress) {
 		fmt.Fprintln(w, pipeline.ProgressLine(label, el, streams, eng.Scheduling()))
 	})
 }

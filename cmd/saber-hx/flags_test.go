@@ -5,11 +5,14 @@ import (
 	"flag"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
 )
 
@@ -36,6 +39,7 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 			{[]string{"--ingest-core", "4000"}, []string{"--ingest-core 4000"}},
 			{[]string{"--mem-policy", "interleave"}, []string{"default", "preferred", "bind"}},
 			{[]string{"--kernel", "jit"}, []string{"auto, vector"}},
+			{[]string{"--progress-interval", "-1s"}, []string{"--progress-interval -1s", "0 (no progress lines)"}},
 		} {
 			if gpu.Built() && tc.args[0] == "--mode" && tc.args[1] != "quantum" {
 				continue // a cuda build runs them (gpu_cuda_test.go)
@@ -137,4 +141,60 @@ func TestTimeFlagsTakeDurations(t *testing.T) {
 	code, _, stderr := cli(t, "ysb", "check", "--redis", "127.0.0.1:1", "--events", filepath.Join(t.TempDir(), "none"), "--watermark-delay", "200ms")
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "events:", "the delay was taken; the log is what is missing")
+}
+
+// TestProgressInterval: --progress-interval sets how often the progress
+// line goes to stderr while the run goes on (0: TestStartProgressOff).
+func TestProgressInterval(t *testing.T) {
+	t.Parallel()
+	run := []string{"run", "-e", `CREATE SOURCE task_events (timestamp BIGINT, jobId BIGINT, taskId BIGINT, machineId BIGINT, userId INT, eventType INT,
+  category INT, priority INT, cpu REAL, ram REAL, disk REAL, constraints INT) WITH (connector = 'generator', workload = 'cm1');
+SELECT window_start, category, SUM(cpu) AS sum_cpu FROM task_events [RANGE INTERVAL '60' SECOND SLIDE INTERVAL '1' SECOND] GROUP BY category;`,
+		"--output", "/dev/null"}
+	for name, tc := range map[string]struct {
+		args   []string
+		prefix string
+	}{
+		"ysb":   {[]string{"ysb", "--warmup", "0s"}, "ysb "},
+		"bench": {[]string{"bench", "groupby"}, "bench "},
+		"run":   {run, "run "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			lines := func(every string) int {
+				code, _, stderr := cli(t, append(tc.args, "--duration", "400ms", "--workers", "1", "--progress-interval", every)...)
+				require.Equal(t, 0, code, stderr)
+				n := 0
+				for l := range strings.Lines(stderr) {
+					if strings.HasPrefix(l, tc.prefix) && strings.Contains(l, "M tuples/s") {
+						n++
+					}
+				}
+				return n
+			}
+			assert.GreaterOrEqual(t, lines("50ms"), 3, "a line every 50 ms of a 400 ms run")
+		})
+	}
+}
+
+// TestStartProgressOff: with --progress-interval 0 no progress line is
+// written however long the run; with an interval, one per interval.
+func TestStartProgressOff(t *testing.T) {
+	t.Parallel()
+	q, _ := metricsQuery(t, 0)
+	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: 16 * 128, BufferSize: 1 << 14}, []engine.Spec{{Query: q}})
+	require.NoError(t, err)
+	defer eng.CloseAll()
+	for _, every := range []time.Duration{0, 5 * time.Millisecond} {
+		var out lockedBuffer
+		f := engineFlags{progress: every}
+		stop := f.startProgress(&out, "test", eng, time.Now())
+		time.Sleep(60 * time.Millisecond)
+		stop()
+		if every == 0 {
+			assert.Empty(t, out.String())
+		} else {
+			assert.GreaterOrEqual(t, strings.Count(out.String(), "test "), 3, out.String())
+		}
+	}
 }

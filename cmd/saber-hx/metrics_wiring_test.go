@@ -71,9 +71,9 @@ func scrapeUntil(t *testing.T, client *http.Client, url, want string) (body stri
 func TestMetricsAddrServesEveryCommand(t *testing.T) {
 	t.Parallel()
 	for name, args := range map[string][]string{
-		"ysb":   {"ysb", "--duration", "1s", "--warmup", "0s", "--workers", "1"},
-		"bench": {"bench", "groupby", "--duration", "1s", "--workers", "1"},
-		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "1s", "--workers", "1"},
+		"ysb":   {"ysb", "--duration", "500ms", "--warmup", "0s", "--workers", "1"},
+		"bench": {"bench", "groupby", "--duration", "500ms", "--workers", "1"},
+		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "500ms", "--workers", "1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stderr lockedBuffer

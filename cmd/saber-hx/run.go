@@ -186,7 +186,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 
 // runProgram runs prog as the command line does: --metrics-addr served,
 // the GPU of --mode opened and SIGINT and SIGTERM watched (ef.begin), a
-// progress line a second on stderr unless quiet; opened says so (nil:
+// progress line every --progress-interval on stderr unless quiet; opened says so (nil:
 // nothing) once the job is open and a signal would be answered; then
 // report prints the summary. The error is the run's, or after the summary
 // the signal's (exit 130, 143).
@@ -204,7 +204,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, qui
 	stopProgress := func() {}
 	if !quiet {
 		o.Engine.Started = func(e *engine.Engine) {
-			stopProgress = startProgress(stderr, "run", e, time.Now())
+			stopProgress = ef.startProgress(stderr, "run", e, time.Now())
 		}
 	}
 	job, err := prog.Open(o)

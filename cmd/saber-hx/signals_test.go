@@ -105,7 +105,7 @@ func TestYSBInterrupted(t *testing.T) {
 		name string
 	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := signalCommand(t, tc.sig, "measured", time.Minute, "ysb", "--duration", "10m", "--warmup", "0s", "--workers", workers,
+			s := signalCommand(t, tc.sig, "measured", time.Minute, "ysb", "--duration", "10m", "--warmup", "0s", "--workers", workers, "--progress-interval", "50ms",
 				"--bundle-size", "1048576", "--json")
 			assert.Equal(t, tc.code, s.code, "stderr:\n%s", s.stderr)
 			var m map[string]any
@@ -122,7 +122,7 @@ func TestYSBInterrupted(t *testing.T) {
 
 func TestYSBInterruptedInWarmup(t *testing.T) {
 	t.Parallel()
-	s := signalCommand(t, syscall.SIGINT, "warm-up", time.Minute, "ysb", "--duration", "10m", "--warmup", "10m", "--workers", workers,
+	s := signalCommand(t, syscall.SIGINT, "warm-up", time.Minute, "ysb", "--duration", "10m", "--warmup", "10m", "--workers", workers, "--progress-interval", "50ms",
 		"--bundle-size", "1048576")
 	assert.Equal(t, 130, s.code, "stderr:\n%s", s.stderr)
 	assert.Contains(t, s.stdout, "interrupted by SIGINT")
@@ -133,7 +133,7 @@ func TestYSBInterruptedInWarmup(t *testing.T) {
 
 func TestBenchInterrupted(t *testing.T) {
 	t.Parallel()
-	s := signalCommand(t, syscall.SIGTERM, "bench", time.Minute, "bench", "cm1", "--duration", "10m", "--workers", workers, "--json")
+	s := signalCommand(t, syscall.SIGTERM, "bench", time.Minute, "bench", "cm1", "--duration", "10m", "--workers", workers, "--progress-interval", "50ms", "--json")
 	assert.Equal(t, 143, s.code, "stderr:\n%s", s.stderr)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lastLine(s.stdout)), &m), "stdout: %s", s.stdout)

@@ -143,18 +143,22 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 
 	var last engine.Stats
 	var lastT time.Duration
+	progress := func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
+		phase := "measured"
+		if el < *warmup {
+			phase = "warm-up "
+		}
+		dt := (el - lastT).Seconds()
+		fmt.Fprintf(stderr, "ysb %6.1fs %s %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(), phase,
+			float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, pipeline.SplitText(sched))
+		last, lastT = st, el
+	}
+	if ef.progress == 0 {
+		progress = nil
+	}
 	res, runErr := ysb.RunBenchmark(sig.Context(), ysb.BenchConfig{
 		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup, Ingest: ingest,
-		Progress: func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
-			phase := "measured"
-			if el < *warmup {
-				phase = "warm-up "
-			}
-			dt := (el - lastT).Seconds()
-			fmt.Fprintf(stderr, "ysb %5.0fs %s %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(), phase,
-				float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, pipeline.SplitText(sched))
-			last, lastT = st, el
-		},
+		Progress: progress, ProgressInterval: ef.progress,
 	})
 	if runErr != nil && !(res.Interrupted && errors.Is(runErr, context.Canceled)) {
 		return runErr
