@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -19,8 +20,11 @@ type StreamProgress struct {
 
 // WatchProgress calls report every interval, on a goroutine of its own,
 // until stop: with the time since start and the progress of each of
-// eng's streams.
+// eng's streams. An interval of 0 or less reports nothing.
 func WatchProgress(eng *engine.Engine, start time.Time, interval time.Duration, report func(elapsed time.Duration, streams []StreamProgress)) (stop func()) {
+	if interval <= 0 {
+		return func() {}
+	}
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -93,4 +97,22 @@ func ProgressLine(label string, elapsed time.Duration, streams []StreamProgress,
 		parts = append(parts, fmt.Sprintf("%s %.2f M tuples/s, windows %d", st.Query, st.TuplesPerS/1e6, st.Windows))
 	}
 	return fmt.Sprintf("%s %6.1fs  %s%s", label, elapsed.Seconds(), strings.Join(parts, "; "), SplitText(s))
+}
+
+// YSBProgress returns a ysb.BenchConfig.Progress that writes the YSB
+// benchmark's progress line to w: the phase (warm-up or measured), tuples
+// and bytes per second since the last line, windows and late tuples.
+func YSBProgress(w io.Writer, warmup time.Duration) func(engine.Stats, scheduler.Stats, time.Duration) {
+	var last engine.Stats
+	var lastT time.Duration
+	return func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
+		phase := "measured"
+		if el < warmup {
+			phase = "warm-up "
+		}
+		dt := (el - lastT).Seconds()
+		fmt.Fprintf(w, "ysb %6.1fs %s %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(), phase,
+			float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, SplitText(sched))
+		last, lastT = st, el
+	}
 }

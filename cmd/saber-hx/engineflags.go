@@ -139,9 +139,6 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 // startProgress prints pipeline.ProgressLine every --progress-interval on
 // w until stop (never with 0).
 func (f *engineFlags) startProgress(w io.Writer, label string, eng *engine.Engine, start time.Time) (stop func()) {
-	if f.progress == 0 {
-		return func() {}
-	}
 	return pipeline.WatchProgress(eng, start, f.progress, func(el time.Duration, streams []pipeline.StreamProgress) {
 		fmt.Fprintln(w, pipeline.ProgressLine(label, el, streams, eng.Scheduling()))
 	})

@@ -141,20 +141,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)
 	}
 
-	var last engine.Stats
-	var lastT time.Duration
-	progress := func(st engine.Stats, sched scheduler.Stats, el time.Duration) {
-		phase := "measured"
-		if el < *warmup {
-			phase = "warm-up "
-		}
-		dt := (el - lastT).Seconds()
-		fmt.Fprintf(stderr, "ysb %6.1fs %s %8.2f M tuples/s  %8.0f MB/s  windows %d  late %d%s\n", el.Seconds(), phase,
-			float64(st.Tuples-last.Tuples)/dt/1e6, float64(st.Bytes-last.Bytes)/dt/1e6, st.Windows, st.Late, pipeline.SplitText(sched))
-		last, lastT = st, el
-	}
-	if ef.progress == 0 {
-		progress = nil
+	var progress func(engine.Stats, scheduler.Stats, time.Duration)
+	if ef.progress > 0 {
+		progress = pipeline.YSBProgress(stderr, *warmup)
 	}
 	res, runErr := ysb.RunBenchmark(sig.Context(), ysb.BenchConfig{
 		Engine: cfg, Gen: gc, BundleSize: *bundle, Duration: *duration, Warmup: *warmup, Ingest: ingest,
