@@ -62,7 +62,7 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	t.Parallel()
 	// The matrix is refreshed every --monitor-interval: a run of many
 	// intervals has a measured entry even on a loaded machine.
-	code, stdout, stderr := cli(t, "ysb", "--duration", "1s", "--warmup", "100ms", "--workers", "2", "--json", "--policy", "hls",
+	code, stdout, stderr := cli(t, "ysb", "--duration", "400ms", "--warmup", "100ms", "--workers", "2", "--json", "--policy", "hls",
 		"--monitor-interval", "20ms", "--ingest-core", "0", "--placement", "spread")
 	require.Equal(t, 0, code, stderr)
 	var s struct {

@@ -75,7 +75,7 @@ func decodeProcessors(t *testing.T, stdout string) (gpuProcessors, map[string]an
 }
 
 func TestYSBHybridEmulated(t *testing.T) {
-	code, stdout, stderr := cli(t, "ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "1s", "--warmup", "0s", "--json",
+	code, stdout, stderr := cli(t, "ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "400ms", "--warmup", "0s", "--json",
 		"--workers", "1", "--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s, m := parseSummary(t, stdout)
