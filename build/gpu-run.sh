@@ -285,8 +285,8 @@ names_of() { # the query names of a warm-up's summary, or the workload
 }
 
 # scaling: the CPU scaling curve, throughput against workers (SABER's
-# figure), cpu mode at the CPU's default task size (Nexmark's queries at
-# theirs); run once the first task size's matrix is measured, so that a
+# figure), cpu mode at each command's default task and ring sizes; run
+# once the first task size's matrix is measured, so that a
 # budget cut loses the other sizes first.
 scaling() {
 	local counts=() n w c
@@ -295,12 +295,12 @@ scaling() {
 		case " ${counts[*]} " in *" $n "*) ;; *) counts+=("$n") ;; esac
 	done
 	for w in $SCALING; do
-		# bench warms up as ysb and nexmark do (sbx); Nexmark's task
-		# size is the command's own.
-		local ts=262144 warm=" --warmup 0.5s"
+		# bench warms up as ysb and nexmark do (sbx); task and ring
+		# sizes are each command's defaults (the ring grows with the
+		# workers).
+		local ts=0 warm=" --warmup 0.5s"
 		case $w in
-		ysb) warm= ;;
-		nexmark-*) ts=0 warm= ;;
+		ysb | nexmark-*) warm= ;;
 		esac
 		for c in "${counts[@]}"; do
 			sbx "scaling-$w-w$c" scaling "$w" cpu "$ts" hls "" 1 "--workers $c$warm"

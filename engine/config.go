@@ -13,7 +13,7 @@ import (
 // Config tunes the engine. Its zero value is the command line's defaults
 // (saber-hx run and bench without flags): a zero Workers, TaskSize,
 // BufferSize or Policy takes DefaultWorkers, DefaultTaskSize,
-// DefaultBufferSize or hls (see Defaults). Pin and MemPolicy have no
+// DefaultBufferSizeFor or hls (see Defaults). Pin and MemPolicy have no
 // "unset": the command line's --pin=auto and --mem-policy=preferred are
 // its own choices.
 type Config struct {
@@ -24,8 +24,7 @@ type Config struct {
 	// size; 0: DefaultTaskSize.
 	TaskSize int
 	// BufferSize is the ring bytes per stream: a power of two, at least 2
-	// tasks; 0: DefaultBufferSize, or the least power of two holding two
-	// tasks where that is more.
+	// tasks; 0: DefaultBufferSizeFor the workers and TaskSize.
 	BufferSize int
 	Warn       func(msg string) // warnings (pinning refused); nil: dropped
 	// Started, if set, is called with the engine once Start has started
@@ -90,11 +89,26 @@ type Config struct {
 const DefaultGPUDepth = 4
 
 // The defaults of a zero Config.TaskSize and BufferSize (the command line's
-// --task-size and --buffer-size).
+// --task-size and --buffer-size): a zero BufferSize is
+// DefaultBufferSizeFor the workers and the task size, at least
+// DefaultBufferSize. docs/performance.md has the measurements behind them.
 const (
-	DefaultTaskSize   = 256 << 10
+	DefaultTaskSize   = 1 << 20
 	DefaultBufferSize = 4 << 20
 )
+
+// DefaultBufferSizeFor is the ring of a zero Config.BufferSize: the least
+// power of two of at least DefaultBufferSize that holds two tasks per
+// worker, so that every worker has a task of the stream to run while the
+// producer fills the next ones (a ring of a few tasks would idle the
+// workers of a big machine).
+func DefaultBufferSizeFor(workers, taskSize int) int {
+	size := DefaultBufferSize
+	for (size < 2*workers*taskSize || size/2 < taskSize) && size < 1<<62 {
+		size <<= 1
+	}
+	return size
+}
 
 // DefaultWorkers is the workers of a zero Config.Workers in mode (Mode), as
 // the command line's --workers: one per CPU this process may use, one fewer
@@ -118,10 +132,11 @@ func (c Config) Defaults() Config {
 		c.TaskSize = DefaultTaskSize
 	}
 	if c.BufferSize == 0 {
-		c.BufferSize = DefaultBufferSize
-		for c.BufferSize/2 < c.TaskSize && c.BufferSize < 1<<62 {
-			c.BufferSize <<= 1
+		workers := 0
+		for _, g := range c.cpuGroups() {
+			workers += g.Workers
 		}
+		c.BufferSize = DefaultBufferSizeFor(max(workers, 1), c.TaskSize)
 	}
 	if c.Policy == "" {
 		c.Policy = scheduler.HLS

@@ -14,13 +14,20 @@ import (
 )
 
 // TestConfigDefaults: a zero Config is the command line's defaults; set
-// fields stay; a zero BufferSize grows to hold two tasks.
+// fields stay; a zero BufferSize grows to hold two tasks, and two tasks
+// per worker.
 func TestConfigDefaults(t *testing.T) {
 	cpus := len(cpu.AllowedCPUs())
-	assert.Equal(t, Config{Workers: cpus, TaskSize: 256 << 10, BufferSize: 4 << 20, Policy: scheduler.HLS}, Config{}.Defaults())
+	assert.Equal(t, Config{Workers: cpus, TaskSize: 1 << 20, BufferSize: DefaultBufferSizeFor(cpus, 1<<20), Policy: scheduler.HLS}, Config{}.Defaults())
 	set := Config{Workers: 3, TaskSize: 640, BufferSize: 4096, Policy: scheduler.FCFS}
 	assert.Equal(t, set, set.Defaults())
-	assert.Equal(t, 16<<20, Config{TaskSize: 8 << 20}.Defaults().BufferSize)
+	assert.Equal(t, 16<<20, Config{Workers: 1, TaskSize: 8 << 20}.Defaults().BufferSize)
+	assert.Equal(t, 4<<20, Config{Workers: 1}.Defaults().BufferSize)
+	assert.Equal(t, 4<<20, Config{Workers: 2}.Defaults().BufferSize)
+	assert.Equal(t, 8<<20, Config{Workers: 4}.Defaults().BufferSize, "two 1 MiB tasks per worker")
+	assert.Equal(t, 16<<20, Config{Workers: 5}.Defaults().BufferSize)
+	assert.Equal(t, 32<<20, Config{Workers: 15}.Defaults().BufferSize)
+	assert.Equal(t, 4<<20, Config{Workers: 15, TaskSize: 64 << 10}.Defaults().BufferSize)
 	assert.Equal(t, max(cpus-1, 1), DefaultWorkers("hybrid"))
 	assert.Equal(t, cpus, DefaultWorkers("cpu"))
 	require.NoError(t, Config{}.Defaults().Validate(32))

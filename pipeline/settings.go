@@ -25,7 +25,7 @@ type EngineSettings struct {
 	WorkersSet bool
 	// Pin is "true", "false" or "auto" (PinWorkers).
 	Pin                  string
-	TaskSize, BufferSize int
+	TaskSize, BufferSize int // 0: the engine's defaults (engine.Config.Defaults)
 	// Mode is the processors: cpu, gpu or hybrid. GPUDepth is the tasks
 	// in flight on the GPU; GPUEmulate runs the GPU kind on the emulator
 	// (no GPU needed).
@@ -148,6 +148,9 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	if s.TaskSize > math.MaxInt/2 {
 		return c, s.errorf("task-size", "task size %[2]d: buffer size %[3]d must hold at least two tasks (%[1]s at most half of %[4]s)",
 			s.TaskSize, s.BufferSize, s.name("buffer-size"))
+	}
+	if c.BufferSize == 0 {
+		c.BufferSize = c.Defaults().BufferSize // engine.DefaultBufferSizeFor the workers, here for the summaries
 	}
 	if s.SwitchThreshold < 1 {
 		return c, s.errorf("switch-threshold", "%s %d: must be >= 1", s.SwitchThreshold)

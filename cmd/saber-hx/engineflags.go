@@ -40,9 +40,9 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
 		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
 	fs.IntVar(&f.TaskSize, "task-size", engine.DefaultTaskSize, "bytes per task: a multiple of the tuple size, independent of the window")
-	fs.IntVar(&f.BufferSize, "buffer-size", engine.DefaultBufferSize, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
-		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap) "+
-		"(4 MiB: the ring and YSB's 16 MiB bundle stay in a 32 MiB L3; docs/performance.md)")
+	fs.IntVar(&f.BufferSize, "buffer-size", 0, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
+		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap); "+
+		"0: the least power of two of at least "+strconv.Itoa(engine.DefaultBufferSize>>20)+" MiB holding two tasks per worker (docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the heap allocations of the whole process (set-up included) to this file when the run ends (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&f.Mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
@@ -75,7 +75,7 @@ func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config,
 		return engine.Config{}, usagef("--progress-interval %v: must be 0 (no progress lines) or more", f.progress)
 	}
 	c, err := f.Config()
-	f.Workers = c.Workers
+	f.Workers, f.BufferSize = c.Workers, c.BufferSize // the summaries print them
 	return c, err
 }
 

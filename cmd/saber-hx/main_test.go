@@ -195,8 +195,8 @@ func TestFlagHelp(t *testing.T) {
 		{[]string{"ysb", "-h"}, map[string]string{
 			"workers":          "(default ", // depends on the machine
 			"pin":              "(default auto)",
-			"task-size":        "(default 262144)",
-			"buffer-size":      "(default 4194304)",
+			"task-size":        "(default 1048576)",
+			"buffer-size":      "",
 			"bundle-size":      "(default 16777216)",
 			"ingest":           `(default "auto")`,
 			"duration":         "(default 30s)",
