@@ -90,7 +90,6 @@ start=$SECONDS
 failed_any=0
 
 log() { echo "$*" | tee -a "$OUT/run.log"; }
-left() { echo $((BUDGET - (SECONDS - start))); }
 
 {
 	printf 'started\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -124,7 +123,7 @@ step() {
 	local name=$1 kind=$2 limit=$3
 	shift 3
 	local rem
-	rem=$(left)
+	rem=$((BUDGET - (SECONDS - start))) # the budget's seconds left
 	if [ "$dry" -eq 1 ]; then
 		printf '%-34s %-8s %4ss  %s\n' "$name" "$kind" "$limit" "$*"
 		return 0
