@@ -89,8 +89,9 @@ func SplitText(s scheduler.Stats) string {
 }
 
 // ProgressLine is the line a command prints every --progress-interval
-// while a run goes on: label, the time since the start, each stream's tuples per second
-// over the last interval and its windows, then SplitText of s.
+// while a run goes on: label, the time since the start, each stream's
+// tuples per second over the last interval and its windows, then
+// SplitText of s.
 func ProgressLine(label string, elapsed time.Duration, streams []StreamProgress, s scheduler.Stats) string {
 	var parts []string
 	for _, st := range streams {
