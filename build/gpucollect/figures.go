@@ -3,7 +3,6 @@ package main
 // The figures (medians over repetitions) and the ratios between them.
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -31,17 +30,16 @@ func gpuNum(r Run, k string) float64 {
 
 func figures(runs []Run) []Figure {
 	var figs []*Figure
-	by := map[string]*Figure{}
+	by := map[Config]*Figure{}
+	passed := map[Config][]Run{} // the runs each figure's medians are of
 	for _, r := range runs {
 		if r.Rep == 0 || r.Group == "warmup" {
 			continue
 		}
-		key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
-		f := by[key]
+		f := by[r.Config]
 		if f == nil {
-			f = &Figure{Group: r.Group, Workload: r.Workload, Mode: r.Mode, TaskSize: r.TaskSize, Policy: r.Policy, Static: r.Static,
-				Extra: r.Extra, AllValidated: true, TuplesPerS: []float64{}, key: key}
-			by[key] = f
+			f = &Figure{Config: r.Config, AllValidated: true, TuplesPerS: []float64{}}
+			by[r.Config] = f
 			figs = append(figs, f)
 		}
 		f.Reps++
@@ -50,6 +48,7 @@ func figures(runs []Run) []Figure {
 			continue
 		}
 		f.TuplesPerS = append(f.TuplesPerS, r.TuplesPerS)
+		passed[r.Config] = append(passed[r.Config], r)
 		// ysb validates every run; bench only with --validate, which
 		// run.sh does not pass (it bounds the input).
 		if r.Workload == "ysb" && r.Validated != nil && !*r.Validated {
@@ -63,11 +62,7 @@ func figures(runs []Run) []Figure {
 			f.Spread = (slices.Max(f.TuplesPerS) - slices.Min(f.TuplesPerS)) / f.Median
 		}
 		var share, in, k, o, sub, wait, events, serial []float64
-		for _, r := range runs {
-			key := fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s", r.Group, r.Workload, r.Mode, r.TaskSize, r.Policy, r.Static, r.Extra)
-			if key != f.key || r.Rep == 0 || r.Status != "pass" || r.TuplesPerS == 0 {
-				continue
-			}
+		for _, r := range passed[f.Config] {
 			events, serial = append(events, r.EventsPerS), append(serial, r.SerialFraction)
 			share = append(share, r.GPUShare)
 			in = append(in, gpuNum(r, "gpu_copy_in_us_p50"))

@@ -29,18 +29,24 @@ type TestCounts struct {
 	Failed []string `json:"failed"`
 }
 
-// Run is one saber-hx run of the measurements.
-type Run struct {
-	Step     string `json:"step"`
+// Config is what a run measured, as runs.tsv gives it: the figures are
+// the repetitions of one.
+type Config struct {
 	Group    string `json:"group"`
 	Workload string `json:"workload"`
 	Mode     string `json:"mode"`
 	TaskSize int    `json:"task_size"`
 	Policy   string `json:"policy"`
 	Static   string `json:"static,omitempty"`
-	Rep      int    `json:"rep"`
 	Extra    string `json:"extra,omitempty"`
-	Status   string `json:"status"`
+}
+
+// Run is one saber-hx run of the measurements.
+type Run struct {
+	Step string `json:"step"`
+	Config
+	Rep    int    `json:"rep"`
+	Status string `json:"status"`
 
 	TuplesPerS float64 `json:"tuples_per_s"`
 	// EventsPerS: Nexmark's unit (nexmark's summary), 0 for the others.
@@ -63,13 +69,7 @@ type Run struct {
 
 // Figure is the repetitions of one configuration.
 type Figure struct {
-	Group        string    `json:"group"`
-	Workload     string    `json:"workload"`
-	Mode         string    `json:"mode"`
-	TaskSize     int       `json:"task_size"`
-	Policy       string    `json:"policy"`
-	Static       string    `json:"static,omitempty"`
-	Extra        string    `json:"extra,omitempty"`
+	Config
 	Reps         int       `json:"reps"`
 	TuplesPerS   []float64 `json:"tuples_per_s"`
 	Median       float64   `json:"tuples_per_s_median"`
@@ -86,7 +86,6 @@ type Figure struct {
 	SerialFraction float64 `json:"serial_fraction_median"`
 	AllValidated   bool    `json:"all_validated"` // ysb: every run validated; bench: not checked (true)
 	FailedRuns     int     `json:"failed_runs"`
-	key, baseline  string
 }
 
 // Ratio compares hybrid with the best single processor and with the best

@@ -121,8 +121,8 @@ func results(work, out string, stdout io.Writer) error {
 		return err
 	}
 	for _, r := range runs {
-		ru := Run{Step: field(r, 0), Group: field(r, 1), Workload: field(r, 2), Mode: field(r, 3), TaskSize: atoi(field(r, 4)),
-			Policy: field(r, 5), Static: field(r, 6), Rep: atoi(field(r, 7)), Extra: field(r, 8)}
+		ru := Run{Step: field(r, 0), Config: Config{Group: field(r, 1), Workload: field(r, 2), Mode: field(r, 3), TaskSize: atoi(field(r, 4)),
+			Policy: field(r, 5), Static: field(r, 6), Extra: field(r, 8)}, Rep: atoi(field(r, 7))}
 		ru.Status = cmp.Or(status[ru.Step], "missing")
 		if j := lastJSON(logs[ru.Step]); j != nil {
 			summaryFields(&ru, j)
