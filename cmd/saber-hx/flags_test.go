@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/gpu"
 )
 
@@ -223,10 +222,7 @@ SELECT window_start, k, COUNT(*) AS n FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GR
 // written however long the run; with an interval, one per interval.
 func TestStartProgressOff(t *testing.T) {
 	t.Parallel()
-	q, _ := metricsQuery(t, 0)
-	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: 16 * 128, BufferSize: 1 << 14}, []engine.Spec{{Query: q}})
-	require.NoError(t, err)
-	defer eng.CloseAll()
+	eng := idleEngine(t)
 	for _, every := range []time.Duration{0, 5 * time.Millisecond} {
 		var out lockedBuffer
 		f := engineFlags{progress: every}

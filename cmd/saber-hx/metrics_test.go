@@ -148,12 +148,19 @@ func TestStartMetricsScrapesARun(t *testing.T) {
 	}
 }
 
-func TestStartMetricsOffAndBadAddresses(t *testing.T) {
-	t.Parallel()
+// idleEngine starts an engine of metricsQuery's query with no input, on
+// one worker; it is closed when t ends.
+func idleEngine(t *testing.T) *engine.Engine {
 	q, _ := metricsQuery(t, 0)
 	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: 16 * 128, BufferSize: 1 << 14}, []engine.Spec{{Query: q}})
 	require.NoError(t, err)
-	defer eng.CloseAll()
+	t.Cleanup(func() { eng.CloseAll() })
+	return eng
+}
+
+func TestStartMetricsOffAndBadAddresses(t *testing.T) {
+	t.Parallel()
+	eng := idleEngine(t)
 
 	var stderr bytes.Buffer
 	stop, err := startMetrics("", eng, &stderr)
