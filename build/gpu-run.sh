@@ -10,11 +10,11 @@
 #
 # Everything lands in $OUT (default: ./out next to this file): run.log
 # (every command's output), results.json (every step and figure; rewritten
-# after a step once COLLECT_EVERY seconds, default 5, have passed since the
-# last time, and at the end, so that it is whole whenever the run stops), summary.txt (the
-# table printed last), nvidia-smi.txt (nvidia-smi -q: driver, clocks, PCIe
-# link) and logs.tar.gz (one log per step). Five files, none in a
-# subfolder: the device tool brings back at most 8.
+# after a step once COLLECT_EVERY seconds, default 5, have passed since
+# the last time, and at the end, so that it is whole whenever the run
+# stops), summary.txt (the table printed last), nvidia-smi.txt (nvidia-smi
+# -q: driver, clocks, PCIe link) and logs.tar.gz (one log per step). Five
+# files, none in a subfolder: the device tool brings back at most 8.
 #
 # Every step runs under `timeout`, every Go test binary with -test.timeout
 # a little under it; a step that fails or times out is reported and the
@@ -295,14 +295,14 @@ scaling() {
 	done
 	for w in $SCALING; do
 		# bench warms up as ysb and nexmark do (sbx); task and ring
-		# sizes are each command's defaults (the ring grows with the
-		# workers).
-		local ts=0 warm=" --warmup 0.5s"
+		# sizes are each command's defaults (task size 0: the ring grows
+		# with the workers).
+		local warm=" --warmup 0.5s"
 		case $w in
 		ysb | nexmark-*) warm= ;;
 		esac
 		for c in "${counts[@]}"; do
-			sbx "scaling-$w-w$c" scaling "$w" cpu "$ts" hls "" 1 "--workers $c$warm"
+			sbx "scaling-$w-w$c" scaling "$w" cpu 0 hls "" 1 "--workers $c$warm"
 		done
 	done
 }
