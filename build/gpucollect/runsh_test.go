@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,7 +135,7 @@ func runSh(t *testing.T, dir, path string, env []string, args ...string) (int, s
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := startRetrying(t, cmd).Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -154,6 +155,25 @@ func runSh(t *testing.T, dir, path string, env []string, args ...string) (int, s
 	var r Results
 	require.NoError(t, json.Unmarshal(b, &r))
 	return code, stdout.String(), &r, out
+}
+
+// startRetrying starts cmd, again while exec says "text file busy": a
+// process another test forks while this one writes its scripts holds them
+// open for writing until it execs (golang.org/issue/22315). It returns
+// the command started (a copy of cmd).
+func startRetrying(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	for i := 0; ; i++ {
+		c := exec.Command(cmd.Path, cmd.Args[1:]...)
+		c.Env, c.Stdout, c.Stderr, c.SysProcAttr = cmd.Env, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr
+		err := c.Start()
+		if errors.Is(err, syscall.ETXTBSY) && i < 100 {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		return c
+	}
 }
 
 func stepOf(t *testing.T, r *Results, name string) Step {
@@ -398,7 +418,7 @@ func TestRunShKilledKeepsResults(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PATH="+path, "OUT="+out, "SIZES=262144", "REPS=1", "WORKLOADS=ysb", "MODES=cpu",
 		"FAKE_HANG=ysb:cpu:262144", "T_RUN=60", "SCALING=", "COLLECT_EVERY=0", "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
+	cmd = startRetrying(t, cmd)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
