@@ -17,9 +17,16 @@ import (
 // "unset": the command line's --pin=auto and --mem-policy=preferred are
 // its own choices.
 type Config struct {
-	Workers int   // CPU worker goroutines, >= 1; 0: DefaultWorkers(Mode)
-	Pin     bool  // pin each worker to its own core
-	CPUs    []int // cores to pin to, in worker order; nil: pinned, the compact placement over the NUMA nodes (cpu.Topology.Plan, as --placement compact), else the process's affinity mask
+	Workers int  // CPU worker goroutines, >= 1; 0: DefaultWorkers(Mode)
+	Pin     bool // pin each worker to its own core
+	// CPUs is the cores to pin to, in worker order; nil: Placement over
+	// the NUMA nodes (cpu.Topology.Plan), else the process's affinity
+	// mask, over the CPUs that no other engine of the process has pinned
+	// workers to (unpinned, with a warning, where too few are left).
+	CPUs []int
+	// Placement is the placement of pinned workers without CPUs: "" or
+	// cpu.Compact, or cpu.Spread.
+	Placement cpu.Placement
 	// TaskSize is the bytes per task, a multiple of every input's tuple
 	// size; 0: DefaultTaskSize.
 	TaskSize int
@@ -39,8 +46,9 @@ type Config struct {
 	SwitchThreshold int               // hls: 0 means scheduler.DefaultSwitchThreshold
 	MonitorInterval time.Duration     // hls: 0 means scheduler.DefaultMonitorInterval
 	// Placement: rings' memory on NUMA node MemNode with MemPolicy
-	// (MemDefault: first touch), and the producers' core (IngestCore, if
-	// PinIngest; for the producers Engine.Produce runs).
+	// (MemDefault: first touch; where the engine places pinned workers
+	// itself, MemNode is the first worker's node), and the producers' core
+	// (IngestCore, if PinIngest; for the producers Engine.Produce runs).
 	MemNode    int
 	MemPolicy  cpu.MemPolicy
 	PinIngest  bool

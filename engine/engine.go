@@ -68,10 +68,11 @@ type Engine struct {
 	// each node ID, and of each CPU's node; nil on one node.
 	nodeIndex map[int]int
 	cpuNode   map[int]int
-	ringNodes []int     // node IDs of the workers' CPUs, in order: stream i's ring goes on ringNodes[i % len]
-	cpus      []int     // the CPUs the workers are pinned to, in worker order (cycled)
-	streams   []*Stream // every input stream; a window join has two
-	entries   []entry   // per Spec
+	ringNodes []int      // node IDs of the workers' CPUs, in order: stream i's ring goes on ringNodes[i % len]
+	cpus      []int      // the CPUs the workers are pinned to, in worker order (cycled)
+	claim     *cpu.Claim // the pinned workers' CPUs, held until they stop
+	streams   []*Stream  // every input stream; a window join has two
+	entries   []entry    // per Spec
 	queue     scheduler.Queue
 	workers   *cpu.Group // nil in gpu mode: no CPU worker
 	gpu       *gpuWorker // nil without a GPU
@@ -91,14 +92,17 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		return nil, asConfigError(errors.New("engine: gpu mode (GPUOnly) without a GPU device"))
 	}
 	cfg = cfg.Defaults()
-	placeWorkers(&cfg)
-	e := &Engine{cfg: cfg, gpuKind: -1}
+	claim, err := placeWorkers(&cfg)
+	if err != nil {
+		return nil, asConfigError(err)
+	}
+	e := &Engine{cfg: cfg, gpuKind: -1, claim: claim}
 	if cfg.Mode() != "gpu" {
 		e.discoverNodes()
 	}
 	for _, sp := range specs {
 		if err := e.add(sp); err != nil {
-			e.releaseRings()
+			e.release()
 			return nil, asConfigError(err)
 		}
 	}
@@ -109,7 +113,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	}
 	cpuOnly, err := e.checkGPU()
 	if err != nil {
-		e.releaseRings()
+		e.release()
 		return nil, asConfigError(err)
 	}
 	capacity := 0
@@ -117,7 +121,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		capacity += cap(s.free)
 	}
 	if e.queue, err = e.newQueue(capacity); err != nil {
-		e.releaseRings()
+		e.release()
 		return nil, asConfigError(err)
 	}
 	if cfg.Warn != nil {
@@ -131,7 +135,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	}
 	if cfg.GPU != nil {
 		if err := e.startGPU(total); err != nil {
-			e.releaseRings()
+			e.release()
 			return nil, err
 		}
 	}
@@ -142,7 +146,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 				e.queue.Close()
 				<-e.gpu.done
 			}
-			e.releaseRings()
+			e.release()
 			return nil, err
 		}
 	}
@@ -152,7 +156,10 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) releaseRings() {
+// release closes the rings and gives back the workers' CPUs: the engine
+// is done, or never started.
+func (e *Engine) release() {
+	e.claim.Release()
 	for _, s := range e.streams {
 		s.ring.Close()
 		if s.heap != nil {
@@ -241,7 +248,7 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 	for _, s := range e.streams {
 		s.finishAll()
 	}
-	e.releaseRings()
+	e.release()
 	return e.stats(), e.failed()
 }
 

@@ -9,28 +9,59 @@ import (
 	"github.com/saber-hx/saber-hx/cpu"
 )
 
-// placeWorkers gives pinned workers without Config.CPUs the command line's
-// default placement: compact over the NUMA nodes, SMT siblings last
-// (cpu.Topology.Plan). Where the topology cannot be read, cpu.Start pins
-// them in the affinity mask's order.
-func placeWorkers(c *Config) {
-	if !c.Pin || len(c.CPUs) > 0 || c.Mode() == "gpu" {
-		return
+// placeWorkers claims the CPUs of pinned workers (cpu.Claim), so that the
+// automatic placement of another engine in this process avoids them. Workers
+// without Config.CPUs are placed by Config.Placement over the NUMA nodes,
+// SMT siblings last (cpu.Topology.Plan), or in the affinity mask's order
+// where the topology cannot be read, over the CPUs no other engine holds;
+// where too few are free they run unpinned, with a warning.
+func placeWorkers(c *Config) (*cpu.Claim, error) {
+	p := c.Placement
+	if p == "" {
+		p = cpu.Compact
+	}
+	if p != cpu.Compact && p != cpu.Spread {
+		return nil, fmt.Errorf("engine: placement %q: want %q or %q", c.Placement, cpu.Compact, cpu.Spread)
+	}
+	if !c.Pin || c.Mode() == "gpu" {
+		return nil, nil
 	}
 	n := 0
 	for _, g := range c.cpuGroups() {
 		n += g.Workers
 	}
+	if len(c.CPUs) > 0 {
+		named := make([]int, n) // as cpu.Start cycles them
+		for i := range named {
+			named[i] = c.CPUs[i%len(c.CPUs)]
+		}
+		return cpu.ClaimCPUs(named), nil
+	}
+	order := cpu.AllowedCPUs()
 	topo := c.Topology
 	if topo == nil {
-		var err error
-		if topo, err = cpu.Discover(); err != nil {
-			return
+		topo, _ = cpu.Discover()
+	}
+	if topo != nil {
+		if all, err := topo.Plan(p, len(topo.CPUs), nil); err == nil {
+			order, c.Topology = all, topo
 		}
 	}
-	if plan, err := topo.Plan(cpu.Compact, n, nil); err == nil {
-		c.CPUs, c.Topology = plan, topo
+	claim, err := cpu.ClaimFree(order, n)
+	if err != nil {
+		if c.Warn != nil {
+			c.Warn(fmt.Sprintf("workers run unpinned: %v", err))
+		}
+		c.Pin = false
+		return nil, nil
 	}
+	c.CPUs = claim.CPUs()
+	if c.MemPolicy != cpu.MemDefault && c.Topology != nil {
+		if node := c.Topology.NodeOfCPU(c.CPUs[0]); node >= 0 {
+			c.MemNode = node
+		}
+	}
+	return claim, nil
 }
 
 // discoverNodes finds the NUMA nodes when workers are pinned on a machine

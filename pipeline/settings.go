@@ -195,17 +195,22 @@ func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
 	if s.Placement != string(cpu.Compact) && s.Placement != string(cpu.Spread) {
 		return s.errorf("placement", "%s %q: valid: compact, spread", s.Placement)
 	}
-	if topo != nil {
-		c.Topology = topo
+	// Without --cores the engine places the workers (Config.Placement), on
+	// the CPUs no other engine of the process holds, and puts the rings
+	// on the first one's node.
+	c.Placement, c.Topology = cpu.Placement(s.Placement), topo
+	if mp != cpu.MemDefault && c.Pin && topo != nil {
+		c.MemPolicy = mp
+	}
+	switch {
+	case topo != nil && cores != nil:
 		plan, err := topo.Plan(cpu.Placement(s.Placement), s.Workers, cores)
 		if err != nil {
 			return &SettingError{Setting: "placement", Msg: fmt.Sprintf("placement: %v", err)}
 		}
 		c.CPUs = plan
-		if mp != cpu.MemDefault && c.Pin {
-			c.MemNode, c.MemPolicy = topo.NodeOfCPU(plan[0]), mp
-		}
-	} else if cores != nil {
+		c.MemNode = topo.NodeOfCPU(plan[0])
+	case cores != nil:
 		c.CPUs = cores
 	}
 	if s.IngestCore >= 0 {

@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/cpu"
 	"github.com/saber-hx/saber-hx/engine"
 )
 
@@ -23,6 +25,19 @@ func TestEngineSettings(t *testing.T) {
 	assert.Equal(t, 1, c.Workers)
 	assert.True(t, c.Vectorised)
 	assert.False(t, c.Pin)
+
+	// Without --cores the engine places pinned workers (on the CPUs no
+	// other engine holds); with them, they are the plan.
+	pinned := ok
+	pinned.Pin, pinned.Placement = "true", "spread"
+	c, err = pinned.Config()
+	require.NoError(t, err)
+	assert.Nil(t, c.CPUs)
+	assert.Equal(t, cpu.Spread, c.Placement)
+	pinned.Cores = strconv.Itoa(cpu.AllowedCPUs()[0])
+	c, err = pinned.Config()
+	require.NoError(t, err)
+	assert.Equal(t, cpu.AllowedCPUs()[:1], c.CPUs)
 
 	def := ok
 	def.WorkersSet = false
