@@ -223,8 +223,12 @@ func (p *parallelDecoder) decodeBlock(b *decodeBlock) {
 		return
 	}
 	ts := d.TupleSize()
-	if cap(b.tuples) < ts {
-		b.tuples = make([]byte, 0, max(len(b.raw)/8, 64)/ts*ts+ts)
+	// A record is at least a line (a CSV field may hold newlines, JSON
+	// lines have one record each): room for a tuple per line, so that the
+	// buffer is made once, at its size, rather than grown by copies into
+	// fresh memory.
+	if need := (bytes.Count(b.raw, []byte{'\n'}) + 1) * ts; cap(b.tuples) < need {
+		b.tuples = make([]byte, 0, need)
 	}
 	for src := b.raw; ; {
 		if len(b.tuples) == cap(b.tuples) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,4 +235,34 @@ func TestParallelDecoderFillAfterClose(t *testing.T) {
 	p.Close()
 	_, err = p.Fill(buf)
 	assert.ErrorIs(t, err, errDecoderClosed)
+}
+
+// TestDecodeBlockMakesItsTuplesOnce: a block's tuple buffer is made at
+// the size of a tuple per line at once (it was grown by doubling, each
+// step a copy into fresh memory, which cost more than the decoding of a
+// file of short records), and a recycled block decodes into the same one.
+func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"csv", "json"} {
+		src := csvSource(t, format, false, "fail")
+		p := &parallelDecoder{src: src, name: "in", csv: format == "csv"}
+		raw := randomRecords(rand.New(rand.NewPCG(5, 6)), 2000, format, false, false)
+		a := strview.NewArena(0)
+		b := &decodeBlock{raw: raw, strings: a}
+		p.decodeBlock(b)
+		require.NoError(t, b.err)
+		ts := src.Schema.TupleSize
+		lines := bytes.Count(raw, []byte{'\n'})
+		assert.Equal(t, 2000*ts, len(b.tuples), format)
+		assert.Equal(t, (lines+1)*ts, cap(b.tuples), format)
+		first := &b.tuples[:1][0]
+		want := slices.Clone(b.tuples)
+		a.Reset()
+		b.tuples = b.tuples[:0]
+		p.decodeBlock(b)
+		require.NoError(t, b.err)
+		assert.Same(t, first, &b.tuples[:1][0], "%s: the recycled block's buffer", format)
+		assert.Equal(t, len(want), len(b.tuples), format)
+		a.Free()
+	}
 }
