@@ -12,9 +12,12 @@
 // which tuples are late. The source makes that order depend only on each
 // partition's records, not on fetch timing: per-partition sequences in
 // offset order, merged by smallest head event time, ties by lowest
-// partition, no partition idle. Each partition keeps a small buffer of
-// decoded tuples; the next tuple is the head with the smallest event time
-// (ties: the lowest partition number), taken only while every assigned
+// offset, then lowest partition, no partition idle. Each partition keeps
+// a small buffer of decoded tuples; the next tuple is the head with the
+// smallest event time (ties: the head whose record has the lowest offset,
+// so that a burst of one event time is taken from the partitions in turn
+// and every partition's buffer drains; then the lowest partition
+// number), taken only while every assigned
 // partition that is not idle has a buffered head. This is Flink's rule
 // that a stream's watermark is the minimum of its partitions' watermarks,
 // in the form this engine needs.

@@ -44,6 +44,7 @@ type rec struct {
 	time int64
 	id   int64
 	val  int32
+	off  int64 // the offset of its record (the merge's order at equal times)
 }
 
 func (r rec) json() []byte {
@@ -70,7 +71,7 @@ func genRecords(rnd func(int) int, parts, perPart int) [][]rec {
 		tm := int64(rnd(100))
 		for i := 0; i < n; i++ {
 			tm += int64(rnd(20)) - 5 // mostly forward, sometimes back
-			out[p] = append(out[p], rec{part: int32(p), time: tm, id: int64(p)*1_000_000 + int64(i), val: int32(rnd(1000))})
+			out[p] = append(out[p], rec{part: int32(p), time: tm, id: int64(p)*1_000_000 + int64(i), val: int32(rnd(1000)), off: int64(i)})
 		}
 	}
 	return out
@@ -78,7 +79,7 @@ func genRecords(rnd func(int) int, parts, perPart int) [][]rec {
 
 // oracle is the stream order the package promises: per-partition
 // sequences in offset order, merged by smallest head event time, ties by
-// lowest partition, no partition idle.
+// lowest offset, then lowest partition, no partition idle.
 func oracle(parts [][]rec) []byte {
 	heads := make([]int, len(parts))
 	var out []byte
@@ -88,7 +89,12 @@ func oracle(parts [][]rec) []byte {
 			if heads[p] == len(parts[p]) {
 				continue
 			}
-			if best < 0 || parts[p][heads[p]].time < parts[best][heads[best]].time {
+			if best < 0 {
+				best = p
+				continue
+			}
+			r, b := parts[p][heads[p]], parts[best][heads[best]]
+			if r.time < b.time || r.time == b.time && r.off < b.off {
 				best = p
 			}
 		}

@@ -178,11 +178,25 @@ func (s *Source) refresh(p *part) {
 	}
 }
 
-// less orders partitions a and b by head event time, then partition.
+// less orders partitions a and b by head event time, then by the offset
+// of the head's record, then partition. Equal times so go to the
+// partitions in turn: a burst of records of one millisecond (a producer
+// that fell behind its rate stamps a whole batch so) was drained one
+// partition after the other, the rest paused with full buffers, so that
+// each fetch brought one partition's records where it could bring all.
+// Any order of equal times is the event-time order; this one is the
+// data's own, so that a run resumed from a checkpoint merges as the run
+// it resumes would have.
 func (s *Source) less(a, b int32) bool {
 	pa, pb := s.parts[a], s.parts[b]
 	ta, tb := pa.times[pa.head], pb.times[pb.head]
-	return ta < tb || ta == tb && a < b
+	if ta != tb {
+		return ta < tb
+	}
+	if ra, rb := pa.recs[pa.head], pb.recs[pb.head]; ra != rb {
+		return ra < rb
+	}
+	return a < b
 }
 
 func (s *Source) heapPush(id int32) {

@@ -215,3 +215,21 @@ func BenchmarkFillSomeJSON(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestMergeTiesTakeThePartitionsInTurn: records of one event time go out
+// by offset, the partitions in turn, where they went out a partition at a
+// time (each drained before the next, the others' buffers full).
+func TestMergeTiesTakeThePartitionsInTurn(t *testing.T) {
+	s := offline(t, 3, Config{})
+	for p := range 3 {
+		for off := range 3 {
+			r := rec{part: int32(p), time: 5, id: int64(10*p + off)}
+			require.NoError(t, s.add(s.parts[p], &kgo.Record{Value: r.tuple(), Offset: int64(off)}))
+		}
+		s.parts[p].ended = true
+		s.refresh(s.parts[p])
+	}
+	dst := make([]byte, 9*testTS)
+	require.Equal(t, 9*testTS, s.merge(dst, 0))
+	assert.Equal(t, []int64{0, 10, 20, 1, 11, 21, 2, 12, 22}, ids(dst))
+}

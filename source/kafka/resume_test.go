@@ -17,12 +17,16 @@ import (
 )
 
 // produceLines writes each partition's records, some several to a value
-// (a value of several lines: a tuple each, at one offset).
+// (a value of several lines: a tuple each, at one offset), and sets their
+// offsets.
 func produceLines(t *testing.T, cl *kgo.Client, topic string, data [][]rec, rnd func(int) int) {
 	var batch []*kgo.Record
 	for _, rs := range data {
-		for len(rs) > 0 {
+		for off := int64(0); len(rs) > 0; off++ {
 			k := min(len(rs), 1+rnd(3))
+			for i := range rs[:k] {
+				rs[i].off = off // data's own: the oracle's order
+			}
 			var v []byte
 			for i, r := range rs[:k] {
 				if i > 0 {
@@ -49,11 +53,11 @@ func TestResumeAtPositions(t *testing.T) {
 			rnd := rndOf(seed + 100)
 			parts := 2 + rnd(4)
 			data := genRecords(rnd, parts, 120)
-			want := oracle(data)
 			c := kafkatest.Start(t, parts)
 			pr := producer(t, c.Addr)
 			require.NoError(t, c.CreateTopic("t", int32(parts), nil))
 			produceLines(t, pr, "t", data, rnd)
+			want := oracle(data)
 			total := len(want) / testTS
 			for _, k := range []int{0, 1, rnd(total), rnd(total), total} {
 				cfg := Config{Brokers: []string{c.Addr}, Topic: "t", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,

@@ -465,10 +465,10 @@ func newSource(cfg Config) (*Source, error) {
 	if s.cfg.CommitInterval <= 0 {
 		s.cfg.CommitInterval = DefaultCommitInterval
 	}
+	// A poll takes every record the client has buffered (maxPoll 0):
+	// the client sends the next fetch only once the last is taken, so
+	// that a fetch taken in parts was not overlapped with decoding.
 	s.maxPoll = cfg.maxPoll
-	if s.maxPoll <= 0 {
-		s.maxPoll = 4096
-	}
 	s.bufCap = cfg.bufferTuples
 	if s.bufCap <= 0 {
 		s.bufCap = max(256, min(8192, (1<<20)/s.ts))

@@ -21,10 +21,11 @@ import (
 
 // produceStr writes each partition's records in a random interleaving of
 // the partitions, with multi some several to a value (a tuple a line, at
-// one offset), in several produce calls.
+// one offset), in several produce calls, and sets the records' offsets.
 func produceStr(t testing.TB, cl *kgo.Client, topic string, data [][]srec, rnd func(int) int, multi bool) {
 	t.Helper()
 	heads := make([]int, len(data))
+	offs := make([]int64, len(data)) // the records' offsets, in a topic written by this call alone
 	left := 0
 	for _, p := range data {
 		left += len(p)
@@ -46,7 +47,9 @@ func produceStr(t testing.TB, cl *kgo.Client, topic string, data [][]srec, rnd f
 				v = append(v, '\n')
 			}
 			v = append(v, r.json()...)
+			rs[i].off = offs[p]
 		}
+		offs[p]++
 		batch = append(batch, &kgo.Record{Topic: topic, Partition: int32(p), Value: v})
 		heads[p] += k
 		left -= k
@@ -145,9 +148,9 @@ func TestStringsResume(t *testing.T) {
 			parts := 2 + rnd(3)
 			data := genStrRecords(rnd, parts, 100)
 			want := byID(data)
-			order := strOracle(data)
 			c := kafkatest.Start(t, parts, "r")
 			produceStr(t, producer(t, c.Addr), "r", data, rnd, true)
+			order := strOracle(data)
 			for _, k := range []int{1, rnd(len(order)), rnd(len(order))} {
 				var s *Source
 				cfg := Config{Brokers: []string{c.Addr}, Topic: "r", Decoder: strDecoder(t, &s, source.Fail), StopAtEnd: true,

@@ -48,6 +48,7 @@ type srec struct {
 	id   int64
 	a, b string
 	val  int32
+	off  int64 // the offset of its record (values and produceStr set it)
 }
 
 func (r srec) json() []byte {
@@ -111,7 +112,7 @@ func strOracle(parts [][]srec) []int64 {
 	for _, p := range parts {
 		var x []rec
 		for _, r := range p {
-			x = append(x, rec{part: r.part, time: r.time, id: r.id, val: r.val})
+			x = append(x, rec{part: r.part, time: r.time, id: r.id, val: r.val, off: r.off})
 		}
 		rs = append(rs, x)
 	}
@@ -206,7 +207,7 @@ func newFeeder(s *Source, vals [][][]byte) *feeder {
 }
 
 // values groups each partition's records into values, with multi of one
-// to three lines.
+// to three lines, and sets the records' offsets.
 func values(data [][]srec, rnd func(int) int, multi bool) [][][]byte {
 	out := make([][][]byte, len(data))
 	for p, rs := range data {
@@ -214,6 +215,9 @@ func values(data [][]srec, rnd func(int) int, multi bool) [][][]byte {
 			k := 1
 			if multi {
 				k = min(len(rs), 1+rnd(3))
+			}
+			for i := range rs[:k] {
+				rs[i].off = int64(len(out[p]))
 			}
 			var v []byte
 			for i, r := range rs[:k] {
@@ -345,8 +349,8 @@ func TestStringsPositions(t *testing.T) {
 			}
 		}
 		want := byID(data)
-		order := strOracle(data)
 		vals := values(data, rnd, true)
+		order := strOracle(data)
 		var got []int64
 		var pos map[int32]Position
 		cfg := Config{StringBytes: 4096, bufferTuples: 1 + rnd(20)}
