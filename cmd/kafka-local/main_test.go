@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -30,20 +31,44 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
 }
 
-// build returns the path of the command, to run as a process: a script
-// that execs this test binary as the command (the process is the
-// command's, signals included), where a go build of the package took
-// about a second a test.
-func build(t *testing.T) string {
+// command is the path of the command, to run as a process: a script that
+// execs this test binary as the command (the process is the command's,
+// signals included), where a go build of the package took about a second
+// a test. It is written once, before any test runs: a script written
+// while a parallel test forks is held open for writing by the child
+// until it execs, and running it then fails with "text file busy"
+// (golang.org/issue/22315).
+var command string
+
+func runTests(m *testing.M) int {
 	self, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "kafka-local")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "kafka-local-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	command = filepath.Join(dir, "kafka-local")
 	script := "#!/bin/sh\n" + asMain + "=1 exec '" + self + "' \"$@\"\n"
-	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
-	return bin
+	if err := os.WriteFile(command, []byte(script), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// build returns the path of the command (written by TestMain).
+func build(t *testing.T) string {
+	t.Helper()
+	require.NotEmpty(t, command)
+	return command
 }
 
 // TestBroker runs the command as a process, writes and reads a record
