@@ -107,6 +107,7 @@ func TestMetricsAddrYSBKafka(t *testing.T) {
 		{"checkpointed", "ysb_redis", []string{"--checkpoint-dir", "CKPT", "--group", "metrics"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			rs := redistest.Start(t)
 			k := kafkatest.Start(t, 2)
 			code, _, errs := cli(t, "ysb", "setup", "--redis", rs.Addr, "--num-campaigns", "5", "--ads-per-campaign", "2")
@@ -118,7 +119,7 @@ func TestMetricsAddrYSBKafka(t *testing.T) {
 			_, err := fmt.Sscanf(out[strings.Index(out, "produce done: "):], "produce done: %d events", &produced)
 			require.NoError(t, err, out)
 			args := []string{"ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
-				"--duration", "3s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}
+				"--duration", "2s", "--workers", "1", "--metrics-addr", "127.0.0.1:0"}
 			for _, a := range tc.extra {
 				if a == "CKPT" {
 					a = t.TempDir()
