@@ -30,6 +30,9 @@ func placeWorkers(c *Config) (*cpu.Claim, error) {
 	for _, g := range c.cpuGroups() {
 		n += g.Workers
 	}
+	if n == 0 {
+		return nil, nil
+	}
 	if len(c.CPUs) > 0 {
 		named := make([]int, n) // as cpu.Start cycles them
 		for i := range named {

@@ -465,9 +465,10 @@ func newSource(cfg Config) (*Source, error) {
 	if s.cfg.CommitInterval <= 0 {
 		s.cfg.CommitInterval = DefaultCommitInterval
 	}
-	// A poll takes every record the client has buffered (maxPoll 0):
-	// the client sends the next fetch only once the last is taken, so
-	// that a fetch taken in parts was not overlapped with decoding.
+	// A poll takes every record the client has buffered (maxPoll 0): the
+	// client sends its next fetch only once the last one is all taken, so
+	// a fetch taken in parts held the next one back while its rest was
+	// decoded.
 	s.maxPoll = cfg.maxPoll
 	s.bufCap = cfg.bufferTuples
 	if s.bufCap <= 0 {
