@@ -57,12 +57,16 @@ type partsTask struct {
 // handed on.
 type linked struct {
 	asm  window.Assembled
-	rows []int32       // the windows' Result.Rows, in asm's rows
-	enc  []byte        // the windows' rows as output tuples
-	ends []int         // window i's tuples end at enc[ends[i]]
-	res  window.Result // a window's, handed to the sinks
-	sort []sortKey     // sortRows' scratch
-	buf  []byte        // sortRows' scratch
+	rows []int32 // the windows' Result.Rows, in asm's rows
+	enc  []byte  // the windows' rows as output tuples
+	ends []int   // window i's tuples end at enc[ends[i]]
+	// text is the windows' rows as Spec.Encoded encodes them, window i's
+	// ending at text[textEnds[i]].
+	text     []byte
+	textEnds []int
+	res      window.Result // a window's, handed to the sinks
+	sort     []sortKey     // sortRows' scratch
+	buf      []byte        // sortRows' scratch
 }
 
 // resultParts is how many partitions a hashed aggregation's result stage
@@ -88,7 +92,7 @@ func (s *Stream) initParts() {
 	if s.parts == nil {
 		return
 	}
-	s.partRows = s.spec.Windows != nil || s.spec.Tuples != nil || len(s.downstream) > 0
+	s.partRows = s.spec.Windows != nil || s.sinksTuples() || len(s.downstream) > 0
 	s.parts.SetRows(s.partRows) // the flush's, at the end of the input
 	s.pstages = make([]partStage, s.parts.N())
 	s.ready = make([]atomic.Pointer[task], len(s.slots))
@@ -206,19 +210,26 @@ func (s *Stream) assemble(t *task) {
 func (s *Stream) finishLinked(p *linked) {
 	a := &p.asm
 	p.enc, p.ends = p.enc[:0], p.ends[:0]
+	p.text, p.textEnds = p.text[:0], p.textEnds[:0]
 	if a.Rows {
 		if n := int(a.RowsOut); len(p.rows) < n {
 			p.rows = make([]int32, n+n/4)
 		}
-		tuples := s.spec.Tuples != nil || len(s.downstream) > 0
+		tuples := s.sinksTuples() || len(s.downstream) > 0
+		e := s.spec.Encoded
 		for i := range a.Wins {
 			a.Result(i, &p.res, p.rows)
 			if s.plan.StringKeys() && len(p.res.Rows) > 1 {
 				p.sort, p.buf = sortRows(s.plan, &p.res, p.sort, p.buf)
 			}
 			if tuples {
+				from := len(p.enc)
 				p.enc = s.encodeRows(p.enc, &p.res)
 				p.ends = append(p.ends, len(p.enc))
+				if e != nil {
+					p.text = e.Encode(p.text, p.enc[from:])
+					p.textEnds = append(p.textEnds, len(p.text))
+				}
 			}
 		}
 	}
@@ -231,7 +242,7 @@ func (s *Stream) handOff(t *task) error { return s.handOffLinked(&t.parts.linked
 func (s *Stream) handOffLinked(p *linked) error {
 	a := &p.asm
 	if a.Rows {
-		from := 0
+		from, textFrom := 0, 0
 		for i := range a.Wins {
 			// The Result only points into a and p.rows, which assemble
 			// made: set again, with the rows in the order assemble left.
@@ -245,7 +256,14 @@ func (s *Stream) handOffLinked(p *linked) error {
 			}
 			if len(p.ends) > 0 {
 				to := p.ends[i]
-				if err := s.output(p.enc[from:to]); err != nil {
+				var err error
+				if len(p.textEnds) > 0 {
+					err = s.outputEncoded(p.enc[from:to], p.text[textFrom:p.textEnds[i]], true)
+					textFrom = p.textEnds[i]
+				} else {
+					err = s.output(p.enc[from:to])
+				}
+				if err != nil {
 					return err
 				}
 				from = to
@@ -269,7 +287,7 @@ func (s *Stream) flushParts() (wall, work int64, err error) {
 	p := s.parts
 	n := p.N()
 	outs := make([]window.PartOut, n)
-	rows := s.spec.Windows != nil || s.spec.Tuples != nil || len(s.downstream) > 0
+	rows := s.spec.Windows != nil || s.sinksTuples() || len(s.downstream) > 0
 	for k := range outs {
 		outs[k].Rows = rows
 	}

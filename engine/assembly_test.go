@@ -24,6 +24,18 @@ type outputs struct {
 	stats              Stats
 }
 
+// bracket is a TupleEncoder's Encode for tests: each whole tuple of ts
+// bytes between '[' and ']', so that an encoding cut or joined at another
+// place than a batch of tuples shows.
+func bracket(ts int) func(dst, tuples []byte) []byte {
+	return func(dst, tuples []byte) []byte {
+		for o := 0; o+ts <= len(tuples); o += ts {
+			dst = append(append(append(dst, '['), tuples[o:o+ts]...), ']')
+		}
+		return dst
+	}
+}
+
 // runParts runs q, then a stateless query over its output, on cfg with
 // result partitions parts (1: one assembler), feeding data in random
 // chunks.
@@ -34,6 +46,18 @@ func runParts(t *testing.T, cfg Config, parts int, q *query.Query, data []byte, 
 	out, err := q.OutputSchema()
 	require.NoError(t, err)
 	down := &query.Query{Name: "down", Schema: out, Where: query.Cmp(query.C(out.Attrs[0].Name), query.Ge, query.Int(math.MinInt64))}
+	// Both also write through encoders (Spec.Encoded), whose output must
+	// be the encoding of the tuples, in order: made by the workers for the
+	// partitioned stage and the stateless query, in order for one
+	// assembler.
+	var enc, downEnc []byte
+	encoder := func(dst *[]byte) *TupleEncoder {
+		return &TupleEncoder{Encode: bracket(out.TupleSize), Write: func(b []byte) error { *dst = append(*dst, b...); return nil }}
+	}
+	defer func() {
+		assert.Equal(t, bracket(out.TupleSize)(nil, o.tuples), enc, "the aggregation's encoded output")
+		assert.Equal(t, bracket(out.TupleSize)(nil, o.down), downEnc, "the stateless query's encoded output")
+	}()
 	e, err := Start(cfg, []Spec{
 		{Query: q, Windows: func(w *Window) error {
 			o.rows = fmt.Appendf(o.rows, "[%d %d)", w.Start, w.End)
@@ -49,8 +73,8 @@ func runParts(t *testing.T, cfg Config, parts int, q *query.Query, data []byte, 
 			}
 			o.rows = append(o.rows, '\n')
 			return nil
-		}, Tuples: func(b []byte) error { o.tuples = append(o.tuples, b...); return nil }},
-		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = append(o.down, b...); return nil }},
+		}, Tuples: func(b []byte) error { o.tuples = append(o.tuples, b...); return nil }, Encoded: encoder(&enc)},
+		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = append(o.down, b...); return nil }, Encoded: encoder(&downEnc)},
 	})
 	require.NoError(t, err)
 	if parts > 1 {

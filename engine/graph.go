@@ -15,6 +15,10 @@ type Spec struct {
 	Query   *query.Query
 	Windows Sink      // aggregations: each closed window
 	Tuples  TupleSink // output tuples (query.OutputSchema): a stateless query's, or one per aggregation row
+	// Encoded, where set, also receives the output tuples, encoded: by the
+	// worker that ran the task for a stateless query, by the one that
+	// linked the windows for a partitioned aggregation, else in order.
+	Encoded *TupleEncoder
 	// Upstream, if set (Output(i)), is the earlier spec i of the same Start
 	// whose output tuples are this query's input (SABER's connectTo): its
 	// output schema must have this query's input layout. Such a stream has
@@ -182,8 +186,15 @@ func (s *Stream) specName() string {
 	return s.win.Query
 }
 
+// sinksTuples says whether the spec's sinks take output tuples.
+func (s *Stream) sinksTuples() bool { return s.spec.Tuples != nil || s.spec.Encoded != nil }
+
 // output hands output tuples to the TupleSink and the downstream queries.
-func (s *Stream) output(tuples []byte) error {
+func (s *Stream) output(tuples []byte) error { return s.outputEncoded(tuples, nil, false) }
+
+// outputEncoded is output with the tuples' encoding for Spec.Encoded
+// (where encoded is set: made before the ordered stage; else made here).
+func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool) error {
 	if len(tuples) == 0 {
 		return nil
 	}
@@ -192,6 +203,15 @@ func (s *Stream) output(tuples []byte) error {
 	}
 	if s.spec.Tuples != nil {
 		if err := s.spec.Tuples(tuples); err != nil {
+			return fmt.Errorf("query %q output: %w", s.win.Query, err)
+		}
+	}
+	if e := s.spec.Encoded; e != nil {
+		if !encoded {
+			s.encBuf = e.Encode(s.encBuf[:0], tuples)
+			enc = s.encBuf
+		}
+		if err := e.Write(enc); err != nil {
 			return fmt.Errorf("query %q output: %w", s.win.Query, err)
 		}
 	}

@@ -42,6 +42,8 @@ type joinStage struct {
 	gpu    GPUJoinProgram // nil: the CPU joins
 	gpuErr error          // why the GPU does not join (nil: it does, or there is no GPU)
 	sink   TupleSink
+	enc    *TupleEncoder // Spec.Encoded: encoded in order, on the drainer
+	encBuf []byte
 	down   []*Stream
 	sides  [2]*Stream // the inputs' streams
 	e      *Engine
@@ -87,7 +89,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, op: op, maxTake: 4,
+	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, enc: sp.Encoded, op: op, maxTake: 4,
 		moved: make(chan struct{}, 1)}
 	if e != nil {
 		workers := 0
@@ -510,6 +512,12 @@ func (js *joinStage) drain(w *worker) error {
 func (js *joinStage) output(tuples []byte, w *worker) error {
 	if js.sink != nil {
 		if err := js.sink(tuples); err != nil {
+			return fmt.Errorf("join %q output: %w", js.j.Name, err)
+		}
+	}
+	if js.enc != nil && len(tuples) > 0 {
+		js.encBuf = js.enc.Encode(js.encBuf[:0], tuples)
+		if err := js.enc.Write(js.encBuf); err != nil {
 			return fmt.Errorf("join %q output: %w", js.j.Name, err)
 		}
 	}

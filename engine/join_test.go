@@ -105,11 +105,14 @@ func TestJoinOfChainedAggregations(t *testing.T) {
 }
 
 // runJoin runs window join j over left and right, fed concurrently, and
-// returns its pairs and its stats.
+// returns its pairs and its stats. The pairs are read through an encoder
+// (Spec.Encoded) that copies them.
 func runJoin(t *testing.T, cfg Config, j *query.WindowJoin, left, right []byte) ([]byte, Stats) {
 	t.Helper()
 	var got []byte
-	e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
+	copyPairs := &TupleEncoder{Encode: func(dst, b []byte) []byte { return append(dst, b...) },
+		Write: func(b []byte) error { got = append(got, b...); return nil }}
+	e, err := Start(cfg, []Spec{{Join: j, Encoded: copyPairs}})
 	require.NoError(t, err)
 	errs := make(chan error, 2)
 	go func() { errs <- e.Stream(0).Write(left) }()

@@ -214,6 +214,19 @@ type Sink func(w *Window) error
 // stops the run.
 type TupleSink func(tuples []byte) error
 
+// TupleEncoder is a sink that writes its own encoding of the output tuples
+// (lines of text, say): the workers encode them before the ordered stage,
+// which only writes, so that a sink's formatting is not serial. Encode
+// appends the encoding of whole output tuples to dst; it runs on any
+// worker, any number at once, and must read only its arguments and what
+// does not change while the engine runs. Write receives the encodings in
+// output order, as TupleSink the tuples; enc is only valid during the
+// call, and an error stops the run.
+type TupleEncoder struct {
+	Encode func(dst, tuples []byte) []byte
+	Write  func(enc []byte) error
+}
+
 // encodeRows appends the rows of window o as output tuples
 // (query.OutputSchema).
 func (s *Stream) encodeRows(dst []byte, o *window.Result) []byte {

@@ -21,6 +21,12 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused {
 		s.pinJoinInput(t.result.Out, &t.result.Strings)
 	}
+	t.encoded = false
+	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {
+		// The sink's encoding of a stateless query's output, here rather
+		// than in the ordered merge.
+		t.enc, t.encoded = e.Encode(t.enc[:0], t.result.Out), true
+	}
 	if s.parts != nil {
 		// The partitions' merges push nowhere: they need no deferring.
 		s.finishParts(t, w)
@@ -98,7 +104,7 @@ func (s *Stream) merge(t *task, w *worker) {
 			if s.joinSide != nil {
 				err = s.joinSide.add(s.side, t.result.Out, &t.result.Strings, w)
 			} else {
-				err = s.output(t.result.Out)
+				err = s.outputEncoded(t.result.Out, t.enc, t.encoded)
 			}
 		}
 		if err != nil {
@@ -138,7 +144,7 @@ func (s *Stream) emit(o *window.Result) error {
 			return windowError(s, o.Start, o.End, err)
 		}
 	}
-	if s.spec.Tuples != nil || len(s.downstream) > 0 {
+	if s.sinksTuples() || len(s.downstream) > 0 {
 		s.outBuf = s.encodeRows(s.outBuf[:0], o)
 		return s.output(s.outBuf)
 	}

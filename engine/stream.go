@@ -127,6 +127,7 @@ type mergerState struct {
 	win     Window
 	emitFn  func(*window.Result) error // s.emit, bound once: no closure per task
 	outBuf  []byte                     // an aggregation's rows encoded as tuples
+	encBuf  []byte                     // Spec.Encoded's encoding made in order
 	// outSchema is an aggregation's output schema; outGeneral says
 	// encodeNumeric cannot write it (strings, booleans, NULLs).
 	outSchema  *query.Schema
@@ -173,6 +174,10 @@ type task struct {
 	partial bool
 	// parts is the task's in a partitioned result stage (assembly.go).
 	parts partsTask
+	// enc is a stateless query's output encoded for Spec.Encoded by the
+	// worker that ran the task (encoded set), for the merge to write.
+	enc     []byte
+	encoded bool
 }
 
 // taskOf is the record of a task the queue handed back.

@@ -48,7 +48,7 @@ func (e *Engine) newHeap(q *query.Query) (*buffer.Ring, []query.Attribute, []que
 func (e *Engine) narrowJoinSides() {
 	for _, en := range e.entries {
 		js := en.join
-		if js == nil || js.sink != nil {
+		if js == nil || js.sink != nil || js.enc != nil {
 			continue
 		}
 		out := js.j.OutputSchemaUnchecked()
@@ -83,7 +83,7 @@ func (e *Engine) narrowJoinSides() {
 // another in the ordered stage. Before the engine runs.
 func (e *Engine) narrowViews() {
 	for _, u := range e.streams {
-		if !u.plan.Stateless() || len(u.downstream) == 0 || u.spec.Tuples != nil || u.joinSide != nil {
+		if !u.plan.Stateless() || len(u.downstream) == 0 || u.sinksTuples() || u.joinSide != nil {
 			continue
 		}
 		out, err := u.plan.Query.OutputSchema()

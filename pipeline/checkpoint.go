@@ -461,6 +461,13 @@ func (c *checkpointer) wrapSpecs(specs []engine.Spec) []engine.Spec {
 				return f(b)
 			}
 		}
+		if enc := out[i].Encoded; enc != nil {
+			write := enc.Write
+			out[i].Encoded = &engine.TupleEncoder{Encode: enc.Encode, Write: func(b []byte) error {
+				c.noteFirst()
+				return write(b)
+			}}
+		}
 		if f := out[i].Windows; f != nil {
 			out[i].Windows = func(w *engine.Window) error {
 				c.noteFirst()

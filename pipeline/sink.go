@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
@@ -28,8 +29,11 @@ import (
 // select list's names or as JSON (an object a line), to stdout or to a
 // file (package sink: committed only when the run succeeds; under
 // checkpoints a part per checkpoint, committed with it). It reads the
-// engine's output tuples (Spec.Tuples: for an aggregation one tuple per
-// row, the window start first), so that every query shape goes one way.
+// engine's output tuples (for an aggregation one tuple per row, the window
+// start first), so that every query shape goes one way: a file's or
+// stdout's lines are formatted by the workers (Spec.Encoded: lines) and
+// written in order (write); the other outputs take the tuples in order
+// (Spec.Tuples: tuples).
 //
 // Rows may instead go to a Kafka topic (one record a row, its key the text
 // of the key column) or to Redis (a hash a row, or YSB's layout). The
@@ -161,6 +165,28 @@ func (s *rowSink) tuples(b []byte) error {
 				return fmt.Errorf("write %s: %w", s.where, err)
 			}
 		}
+	}
+	return nil
+}
+
+// lines is the Spec.Encoded's Encode of a sink of lines (a file or
+// stdout): tuples as CSV or JSON lines, appended to dst. It reads only its
+// arguments and the sink's columns, which do not change: any worker runs
+// it, any number at once.
+func (s *rowSink) lines(dst, tuples []byte) []byte {
+	for off := 0; off+s.size <= len(tuples); off += s.size {
+		dst = s.row(dst, tuples[off:off+s.size])
+	}
+	return dst
+}
+
+// write is the Spec.Encoded's Write of a sink of lines: lines made by
+// lines, in output order.
+func (s *rowSink) write(lines []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.w.Write(lines); err != nil {
+		return fmt.Errorf("write %s: %w", s.where, err)
 	}
 	return nil
 }
@@ -502,7 +528,13 @@ func (j *Job) openSinks() error {
 		}
 		s.bound = retry.flushBound()
 		j.sinks[i] = s
-		j.specs[i].Tuples = s.tuples
+		if s.w != nil {
+			// Lines of text: the workers format them, the ordered stage
+			// writes them.
+			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.lines, Write: s.write}
+		} else {
+			j.specs[i].Tuples = s.tuples
+		}
 	}
 	return nil
 }
