@@ -127,7 +127,8 @@ func newRowSink(q *sql.Query, format, where string, w io.Writer, f *sink.File) (
 	return s, nil
 }
 
-// tuples is the query's Spec.Tuples: b holds whole output tuples.
+// tuples is the Spec.Tuples of a Go callback's, Kafka's or Redis' sink: b
+// holds whole output tuples.
 func (s *rowSink) tuples(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,10 +161,8 @@ func (s *rowSink) tuples(b []byte) error {
 			copy(campaign[:], s.bytes(s.cols[s.campaign], t))
 			s.ysbOut.Add(campaign, s.int(s.cols[s.start], t), s.int(s.cols[s.count], t))
 		default:
-			s.line = s.row(s.line[:0], t)
-			if _, err := s.w.Write(s.line); err != nil {
-				return fmt.Errorf("write %s: %w", s.where, err)
-			}
+			// A file's or stdout's lines go through lines and write.
+			panic(fmt.Sprintf("pipeline: query %s: rows of a sink of lines given as tuples", s.q.Name))
 		}
 	}
 	return nil
