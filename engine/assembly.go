@@ -256,14 +256,12 @@ func (s *Stream) handOffLinked(p *linked) error {
 			}
 			if len(p.ends) > 0 {
 				to := p.ends[i]
-				var err error
-				if len(p.textEnds) > 0 {
-					err = s.outputEncoded(p.enc[from:to], p.text[textFrom:p.textEnds[i]], true)
-					textFrom = p.textEnds[i]
-				} else {
-					err = s.output(p.enc[from:to])
+				var text []byte
+				encoded := len(p.textEnds) > 0
+				if encoded {
+					text, textFrom = p.text[textFrom:p.textEnds[i]], p.textEnds[i]
 				}
-				if err != nil {
+				if err := s.outputEncoded(p.enc[from:to], text, encoded); err != nil {
 					return err
 				}
 				from = to
