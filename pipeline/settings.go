@@ -209,7 +209,9 @@ func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
 			return &SettingError{Setting: "placement", Msg: fmt.Sprintf("placement: %v", err)}
 		}
 		c.CPUs = plan
-		c.MemNode = topo.NodeOfCPU(plan[0])
+		if c.MemPolicy != cpu.MemDefault {
+			c.MemNode = topo.NodeOfCPU(plan[0])
+		}
 	case cores != nil:
 		c.CPUs = cores
 	}
