@@ -44,24 +44,28 @@ func TestMain(m *testing.M) {
 var command string
 
 func runTests(m *testing.M) int {
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	dir, err := os.MkdirTemp("", "kafka-local-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	command = filepath.Join(dir, "kafka-local")
-	script := "#!/bin/sh\n" + asMain + "=1 exec '" + self + "' \"$@\"\n"
-	if err := os.WriteFile(command, []byte(script), 0o755); err != nil {
+	if command, err = writeCommand(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
+}
+
+// writeCommand writes the command's script in dir.
+func writeCommand(dir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kafka-local")
+	script := "#!/bin/sh\n" + asMain + "=1 exec '" + self + "' \"$@\"\n"
+	return path, os.WriteFile(path, []byte(script), 0o755)
 }
 
 // build returns the path of the command (written by TestMain).
