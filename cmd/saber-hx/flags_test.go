@@ -227,7 +227,12 @@ func TestStartProgressOff(t *testing.T) {
 		var out lockedBuffer
 		f := engineFlags{progress: every}
 		stop := f.startProgress(&out, "test", eng, time.Now())
+		// Twelve intervals, or, where a loaded machine starves the
+		// ticker, until three lines came (at most 10 s).
 		time.Sleep(60 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); every > 0 && strings.Count(out.String(), "test ") < 3 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		stop()
 		if every == 0 {
 			assert.Empty(t, out.String())
