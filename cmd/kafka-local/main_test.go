@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -146,25 +144,37 @@ func TestUsage(t *testing.T) {
 // again on its address has the records it had.
 func TestDataDirRestart(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
 	dir := t.TempDir()
-	start := func() (stop func() string) {
+	// start runs the broker on addr and returns the address it listens on
+	// (its first line: a broker that cannot listen fails the test at once)
+	// and a stop that returns its whole output. The first start takes a
+	// free port itself: a port found free and closed before the broker
+	// took it could be another test's broker by then.
+	start := func(addr string) (string, func() string) {
 		ctx, cancel := context.WithCancel(context.Background())
-		var out strings.Builder
+		pr, pw := io.Pipe()
 		done := make(chan int, 1)
 		go func() {
-			done <- run(ctx, []string{"--addr", addr, "--topic", "t", "--data-dir", dir}, &out, io.Discard)
+			done <- run(ctx, []string{"--addr", addr, "--topic", "t", "--data-dir", dir}, pw, io.Discard)
+			pw.Close()
 		}()
-		return func() string {
+		br := bufio.NewReader(pr)
+		line, err := br.ReadString('\n')
+		require.NoError(t, err, "the broker's first line")
+		m := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
+		require.NotNil(t, m, line)
+		rest := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(br)
+			rest <- string(b)
+		}()
+		return m[1], func() string {
 			cancel()
 			assert.Equal(t, 0, <-done)
-			return out.String()
+			return line + <-rest
 		}
 	}
-	stop := start()
+	addr, stop := start("127.0.0.1:0")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -173,7 +183,7 @@ func TestDataDirRestart(t *testing.T) {
 	cl.Close()
 	assert.Contains(t, stop(), "data kept in "+dir)
 
-	stop = start()
+	_, stop = start(addr)
 	defer stop()
 	cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	require.NoError(t, err)
