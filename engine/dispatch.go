@@ -18,6 +18,9 @@ func (s *Stream) Buffer() ([]byte, error) {
 	if s.upstream != "" {
 		return nil, fmt.Errorf("engine: query %q takes its input from %q, not from a producer", s.win.Query, s.upstream)
 	}
+	if s.filled == 0 && len(s.gates) > 0 {
+		s.waitJoins()
+	}
 	// Try first, so that only a wait reads the clock (Metrics'
 	// back-pressure time).
 	n := s.taskSize - s.filled

@@ -26,7 +26,8 @@ import (
 // worker between two of its own tasks runs the tasks that wait (work, and
 // the worker loop's helpJoins), so that the windows of one join are joined
 // in parallel. The output is handed on in window order by whichever worker
-// finds the oldest window joined (drain).
+// finds the oldest window joined (drain). A side that runs ahead of the
+// other makes its producers wait (joingate.go).
 //
 // With a GPU (Config.GPU, hybrid or gpu mode) whose device compiles the
 // join (GPU.SupportsJoin: its WHERE has a GPU form), the operator sends
@@ -47,11 +48,12 @@ type joinStage struct {
 	down   []*Stream
 	sides  [2]*Stream // the inputs' streams
 	e      *Engine
-	// heldBack counts holdBack's pauses (a side ahead held for the other).
-	heldBack atomic.Uint64
+	// lead is each side's state for the producers that feed it
+	// (joingate.go); producerWaits counts their waits.
+	lead          [2]sideLead
+	producerWaits atomic.Uint64
 
 	maxTake int // maxTaken
-	workers int // the CPU workers
 	// clock is the join's serial_fraction (clock.go): its left stream's,
 	// which both inputs' merges, the pair tasks and the hand-off count on.
 	clock *serialClock
@@ -66,7 +68,7 @@ type joinStage struct {
 	// drainer is the worker that holds drainMu (nil: none). Its push of a
 	// window's output may merge this join's own inputs (a deferred merge,
 	// worker.drainDeferred) and so come back into add: there it must not
-	// wait for windows to be handed on (catchUp, holdBack), which only it
+	// wait for windows to be handed on (catchUp), which only it
 	// can do.
 	drainer atomic.Pointer[worker]
 
@@ -74,14 +76,6 @@ type joinStage struct {
 	// (pause): rung when a side's tuples are filed, a window is joined or
 	// one is handed on.
 	moved chan struct{}
-
-	// gaveUp is, per side, the other side's progress (holdBack) when
-	// holdBack last stopped waiting for it; only that side's result stage
-	// uses it.
-	gaveUp [2]struct {
-		set bool
-		at  uint64
-	}
 }
 
 func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
@@ -96,7 +90,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		for _, g := range e.cfg.cpuGroups() {
 			workers += g.Workers
 		}
-		js.maxTake, js.workers = 4*max(1, workers), workers
+		js.maxTake = 4 * max(1, workers)
 	}
 	if e != nil && e.cfg.GPU != nil {
 		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
@@ -142,7 +136,6 @@ func (js *joinStage) add(side int, tuples []byte, strs *strview.Arena, w *worker
 	if err == nil {
 		err = js.catchUp(w)
 	}
-	js.holdBack(side, w)
 	return err
 }
 
@@ -208,74 +201,12 @@ func (js *joinStage) pause(w *worker) {
 	}
 }
 
-// holdBackIdle is how many rounds of help a side ahead waits for the other
-// side to move (bring tuples, or join windows) before it goes on
-// regardless.
-const holdBackIdle = 50
-
-// holdBack keeps a side that runs ahead of the other (kernels'
-// WindowJoin.Lead: its watermark past the other's by more than a window)
-// while it holds more than a ring's bytes in panes in its result stage,
-// running the join's tasks (no other: see pauseLook), until the other side
-// catches up, ends, or neither brings a tuple nor has a window joined for
-// holdBackIdle rounds (and then not again until it moves). With one CPU
-// worker it is not held: the worker that would move the other side is
-// the one holding it (nor is the skew there, the one worker taking both
-// sides' tasks in turn). Nothing else holds it back: its ring
-// is freed as its tuples are filed, and a side whose merges close no
-// window (the other side's watermark is the lower) runs faster than the
-// one that closes them and would race ahead, its panes growing without
-// bound. Holding its result stage fills its ring and so stalls its
-// producer. The idle bound keeps it from waiting on a side that cannot
-// move until this one does (CloseAll ends the inputs one after the other).
-func (js *joinStage) holdBack(side int, w *worker) {
-	// Not from within another hold-back on this goroutine: its help may
-	// merge the other side's tasks (or another join's), and holding that
-	// one back would wait on the merge this goroutine holds below.
-	if w == nil || w.holding || js.workers < 2 || js.drainer.Load() == w {
-		return
-	}
-	w.holding = true
-	defer func() { w.holding = false }()
-	limit := js.e.cfg.BufferSize
-	var last uint64
-	idle := 0
-	for js.e.failed() == nil {
-		js.mu.Lock()
-		held, ahead := js.op.Lead(side)
-		// The other side moves when it brings tuples, or while its
-		// merge joins the windows it closed (a long while, for many).
-		other := js.op.Added(1-side) + js.op.Joined()
-		js.mu.Unlock()
-		if !ahead || held <= limit || js.sidesShareProducer() {
-			return
-		}
-		gu := &js.gaveUp[side]
-		if gu.set && gu.at == other {
-			return // waited for the other side in vain, and it has not moved since
-		}
-		if other != last {
-			last, idle = other, 0
-		} else if idle++; idle > holdBackIdle {
-			gu.set, gu.at = true, other
-			return
-		}
-		if err := js.process(w); err != nil {
-			js.e.fail(err)
-			return
-		}
-		js.heldBack.Add(1)
-		js.pause(w)
-	}
-}
-
 // sidesShareProducer says whether both sides descend from streams that one
-// producer writes (SameProducer): then a side ahead is not held back. The
-// other side's input comes only as fast as that producer writes, which
-// waits on this side's ring while its result stage is held: Nexmark q7
-// joins the bids with a view of their TUMBLE windows' MAX, whose rows come
-// a window and the watermark delay after the bids they summarise, and
-// were held back on every window (2 workers ran slower than 1).
+// producer writes (SameProducer): then a side ahead does not make its
+// producer wait (waitLead). The other side's input comes only as fast as
+// that producer writes: Nexmark q7 joins the bids with a view of their
+// TUMBLE windows' MAX, whose rows come a window and the watermark delay
+// after the bids they summarise, so the bids' side is always ahead.
 func (js *joinStage) sidesShareProducer() bool {
 	var left []int64
 	left = js.sides[0].producers(left)
@@ -305,9 +236,9 @@ func (s *Stream) producers(dst []int64) []int64 {
 
 // SameProducer marks streams that one producer writes (a source that
 // several queries read, each from a stream of its own): a window join
-// whose two sides descend from them does not hold one side back for the
-// other (joinStage.holdBack), which could only move when the producer
-// does. The streams take their input from producers, not from upstream
+// whose two sides descend from them does not make the producer wait for
+// one side to catch up with the other (joinStage.waitLead), which could
+// only move when the producer does. The streams take their input from producers, not from upstream
 // queries.
 func SameProducer(streams ...*Stream) {
 	if len(streams) < 2 {
@@ -434,6 +365,7 @@ func (js *joinStage) run(t *kernels.JoinTask, w *worker) {
 func (js *joinStage) joinClosed(all bool) {
 	w, err := js.op.JoinClosed(all)
 	js.runnable.Store(int64(js.op.Runnable()))
+	js.updateLeads()
 	if err == nil {
 		return
 	}

@@ -220,10 +220,9 @@ func TestJoinPauseWaitsForTheDoorbell(t *testing.T) {
 // writes the same tuples to a query that passes them through and to one
 // that takes each window's MAX, and the join of the two finds the tuples
 // that hold their window's MAX. The MAX of a window comes a window after
-// its tuples, so the passed-through side runs ahead; holding it back would
-// stall the producer, and the MAX side with it (unmarked, the join below
-// held it thousands of times, each a pause). Marked SameProducer, the side
-// is never held, and the pairs are the reference's.
+// its tuples, so the passed-through side runs ahead; making its producer
+// wait would stall the MAX side with it. Marked SameProducer, the producer
+// never waits, and the pairs are the reference's.
 func TestJoinOfOneProducerIsNotHeldBack(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
@@ -256,6 +255,6 @@ func TestJoinOfOneProducerIsNotHeldBack(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, want.Tuples)
 	assert.True(t, string(want.Tuples) == string(got), "pairs differ")
-	assert.Zero(t, js.heldBack.Load(), "a side of one producer held back")
+	assert.Zero(t, js.producerWaits.Load(), "the producer of both sides waited for one")
 	assertNoLeak(t, base)
 }

@@ -71,8 +71,12 @@ type Stream struct {
 	// dispatch the task the upstream left partly filled.
 	feeder   *sync.Mutex
 	joinSide *joinStage
-	side     int     // 0 left, 1 right
-	right    *Stream // a join's left input: the right one
+	side     int // 0 left, 1 right
+	// gates are the window-join sides this stream's producer feeds
+	// (gateJoins; only for a stream without upstream): Buffer waits while
+	// one runs ahead of its other side.
+	gates []joinGate
+	right *Stream // a join's left input: the right one
 	// ready holds finished tasks by ID & mask: the slice is read-only, its
 	// elements are stored by the finishing worker and taken by the merger.
 	ready []atomic.Pointer[task]

@@ -26,9 +26,6 @@ type worker struct {
 	// joins are the engine's window joins, whose waiting tasks (closed
 	// windows' pairs) the worker runs between two of its own.
 	joins []*joinStage
-	// holding is set while the worker holds back a join's side
-	// (joinStage.holdBack), which it does not do again within.
-	holding bool
 	// pushing is one more than the index of the stream whose full ring
 	// the worker waits for in its innermost push (0: none). While it
 	// waits, the tasks it runs merge only if their stream comes at or
