@@ -38,6 +38,18 @@ func gateJoin(t *testing.T, got *[]byte) (*Engine, *joinStage, *query.WindowJoin
 	return e, e.entries[0].join, j
 }
 
+// closeAndCompare ends the run and compares the pairs got with the
+// reference's over left and right.
+func closeAndCompare(t *testing.T, e *Engine, j *query.WindowJoin, left, right []byte, got *[]byte) {
+	t.Helper()
+	_, err := e.CloseAll()
+	require.NoError(t, err)
+	want, err := reference.EvaluateJoin(j, left, right)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Tuples)
+	assert.True(t, string(want.Tuples) == string(*got), "pairs differ: %d bytes, want %d", len(*got), len(want.Tuples))
+}
+
 // TestJoinSideAheadWaitsForTheOther: the left producer writes as fast as
 // it can, the right one a chunk a millisecond; the left side's producer
 // waits for the right side, so the join holds a bounded part of the left
@@ -72,12 +84,7 @@ func TestJoinSideAheadWaitsForTheOther(t *testing.T) {
 		maxHeld = max(maxHeld, held)
 	}
 	require.NoError(t, <-errs)
-	_, err := e.CloseAll()
-	require.NoError(t, err)
-	want, err := reference.EvaluateJoin(j, left, right)
-	require.NoError(t, err)
-	require.NotEmpty(t, want.Tuples)
-	assert.True(t, string(want.Tuples) == string(got), "pairs differ: %d bytes, want %d", len(got), len(want.Tuples))
+	closeAndCompare(t, e, j, left, right, &got)
 	assert.Positive(t, js.producerWaits.Load(), "the left producer never waited")
 	assert.Less(t, maxHeld, len(left)/4, "bytes the join held for the left side (its input: %d)", len(left))
 	assertNoLeak(t, base)
@@ -97,11 +104,6 @@ func TestJoinProducerDoesNotWaitForAQuietSide(t *testing.T) {
 	}
 	assert.Equal(t, uint64(1), js.producerWaits.Load(), "waits of the left producer for a side that never moved")
 	require.NoError(t, e.Stream(0).Right().Write(right))
-	_, err := e.CloseAll()
-	require.NoError(t, err)
-	want, err := reference.EvaluateJoin(j, left, right)
-	require.NoError(t, err)
-	require.NotEmpty(t, want.Tuples)
-	assert.True(t, string(want.Tuples) == string(got), "pairs differ: %d bytes, want %d", len(got), len(want.Tuples))
+	closeAndCompare(t, e, j, left, right, &got)
 	assertNoLeak(t, base)
 }
