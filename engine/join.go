@@ -238,8 +238,8 @@ func (s *Stream) producers(dst []int64) []int64 {
 // several queries read, each from a stream of its own): a window join
 // whose two sides descend from them does not make the producer wait for
 // one side to catch up with the other (joinStage.waitLead), which could
-// only move when the producer does. The streams take their input from producers, not from upstream
-// queries.
+// only move when the producer does. The streams take their input from
+// producers, not from upstream queries.
 func SameProducer(streams ...*Stream) {
 	if len(streams) < 2 {
 		return

@@ -11,12 +11,12 @@ import (
 // tuples in panes until the other catches up: without a bound its memory
 // grows with its lead, and every new pane is memory touched for the first
 // time (Nexmark q8's person side ran thousands of windows ahead of its
-// auction side, docs/performance.md). holdBack stalls such a side's result
-// stage, but that is a worker, which the other side may need: it gives up
-// after a millisecond without progress, and with one worker it is never
-// used. The producer of a stream that the side descends from is no worker:
-// it waits in Buffer, before its next task, while the side is ahead, and
-// the workers meanwhile finish what is queued and move the other side.
+// auction side: docs/performance.md). Holding the side's result stage
+// back is no answer: that is a worker, which the other side may need, and
+// with one worker the only one. The producer of a stream that the side
+// descends from is no worker: it waits in Buffer, before its next task,
+// while the side is ahead, and the workers meanwhile finish what is
+// queued and move the other side.
 
 // joinGate is a window-join side that a stream's producer feeds.
 type joinGate struct {
@@ -87,10 +87,17 @@ func (s *Stream) roots(dst []*Stream) []*Stream {
 	return dst
 }
 
-// waitJoins holds s's producer while a join side it feeds runs ahead.
+// waitJoins holds s's producer while a join side it feeds runs ahead, the
+// wait counted as back-pressure (Metrics).
 func (s *Stream) waitJoins() {
 	for _, g := range s.gates {
-		g.js.waitLead(g.side)
+		if !g.js.lead[g.side].ahead.Load() {
+			continue
+		}
+		start := time.Now()
+		if g.js.waitLead(g.side) {
+			s.lat.waited(start)
+		}
 	}
 }
 
@@ -120,18 +127,18 @@ func (js *joinStage) updateLeads() {
 
 // waitLead waits, on a producer, while side runs ahead, unless both sides
 // have one producer (sidesShareProducer), or until the other side has not
-// moved for gateIdle.
-func (js *joinStage) waitLead(side int) {
+// moved for gateIdle. It reports whether it waited.
+func (js *joinStage) waitLead(side int) bool {
 	l := &js.lead[side]
 	if !l.ahead.Load() || js.sidesShareProducer() {
-		return
+		return false
 	}
 	js.mu.Lock()
 	moved := js.op.Added(1-side) + js.op.Joined()
 	gaveUp := l.gaveUp.set && l.gaveUp.at == moved
 	js.mu.Unlock()
 	if gaveUp {
-		return
+		return false
 	}
 	js.producerWaits.Add(1)
 	t := time.NewTimer(gateLook)
@@ -151,8 +158,9 @@ func (js *joinStage) waitLead(side int) {
 		case time.Since(since) > l.idle:
 			l.gaveUp.set, l.gaveUp.at = true, now
 			js.mu.Unlock()
-			return
+			return true
 		}
 		js.mu.Unlock()
 	}
+	return true
 }

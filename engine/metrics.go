@@ -18,7 +18,9 @@ type Metrics struct {
 	// that Stats' quantiles are read from.
 	Latency LatencyHistogram
 	// BackPressure is the time the stream's producer waited in Buffer for
-	// ring space, or in dispatch for a task record (every one in flight);
+	// ring space or for a window-join side it feeds to stop running ahead
+	// of the other (joingate.go), or in dispatch for a task record (every
+	// one in flight);
 	// BackPressureWaits counts those waits. A chained stream's upstream
 	// waits for ring space by helping the workers: not counted.
 	BackPressure      time.Duration
