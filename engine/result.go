@@ -21,6 +21,9 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused {
 		s.pinJoinInput(t.result.Out, &t.result.Strings)
 	}
+	if d := s.joinFeed; d != nil && len(d.heapAttrs)+len(d.blankAttrs) > 0 && !t.result.Refused {
+		d.pinJoinInput(t.result.Out, &t.result.Strings)
+	}
 	t.encoded = false
 	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {
 		// The sink's encoding of a stateless query's output, here rather
@@ -103,6 +106,8 @@ func (s *Stream) merge(t *task, w *worker) {
 			counted = &t.result
 			if s.joinSide != nil {
 				err = s.joinSide.add(s.side, t.result.Out, &t.result.Strings, w)
+			} else if d := s.joinFeed; d != nil {
+				err = d.addFed(t.result.Out, &t.result.Strings, w)
 			} else {
 				err = s.outputEncoded(t.result.Out, t.enc, t.encoded)
 			}

@@ -270,7 +270,8 @@ func TestSnapshotRowWindows(t *testing.T) {
 // tumbling and sliding, theta predicates) of two producers' inputs, cut
 // at a random point of each, against the reference and the uninterrupted
 // run; and now and then a join of two aggregations chained to one input,
-// the join's output feeding a later query. Without the join's part of the
+// the join's output feeding a later query, or a join of two filters that
+// add their output to it themselves (joinFeed). Without the join's part of the
 // snapshot (its open panes) the restored join loses every pair of a
 // window open at the snapshot; without its drain the pairs of windows
 // closed before it and not yet handed on.
@@ -279,8 +280,12 @@ func TestSnapshotWindowJoins(t *testing.T) {
 	s := randSchema(t)
 	for seed := range seeds(6, 12, 40) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1820))
-		if r.IntN(3) == 0 {
+		switch r.IntN(4) {
+		case 0:
 			snapJoinOfChains(t, r, s, seed)
+			continue
+		case 1:
+			snapJoinOfFilters(t, r, s, seed)
 			continue
 		}
 		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: randWindow(r, 60)}
@@ -309,6 +314,36 @@ func TestSnapshotWindowJoins(t *testing.T) {
 		c.run(t, r, cut, fmt.Sprintf("seed %d (workers %d, task %d, window %+v, cut %v)", seed, c.cfg.Workers, c.cfg.TaskSize, j.Window, cut))
 	}
 	assertNoLeak(t, base)
+}
+
+// snapJoinOfFilters is a window join of two filters' outputs, each filter
+// over a producer's input and with no sink of its own: the filters' result
+// stages add their output to the join (joinFeed).
+func snapJoinOfFilters(t *testing.T, r *rand.Rand, s *query.Schema, seed int) {
+	lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("a"), query.Lt, query.Int(int64(r.IntN(12))))}
+	rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("b"), query.Ne, query.Int(int64(r.IntN(7))))}
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: randWindow(r, 60), Where: query.Cmp(query.C("l.c"), query.Lt, query.C("r.c"))}
+	left, right := randData(r, 100+r.IntN(800)), randData(r, 100+r.IntN(800))
+	c := &snapCase{
+		cfg: randConfig(r, 40), n: 3, data: [][]byte{left, right},
+		specs: func(res []*reference.Result) []Spec {
+			return []Spec{{Query: lq}, {Query: rq},
+				{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { res[2].Tuples = append(res[2].Tuples, b...); return nil }}}
+		},
+		inputs: func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(1)} },
+		query:  func(int) *query.Query { return nil },
+		check: func(a []*reference.Result) {
+			lo, err := reference.Evaluate(lq, left)
+			require.NoError(t, err)
+			ro, err := reference.Evaluate(rq, right)
+			require.NoError(t, err)
+			want, err := reference.EvaluateJoin(j, lo.Tuples, ro.Tuples)
+			require.NoError(t, err)
+			assert.True(t, string(want.Tuples) == string(a[2].Tuples), "seed %d: pairs of the filters against the reference", seed)
+		},
+	}
+	cut := randCut(r, c.data)
+	c.run(t, r, cut, fmt.Sprintf("seed %d: join of filters (workers %d, task %d, window %+v, cut %v)", seed, c.cfg.Workers, c.cfg.TaskSize, j.Window, cut))
 }
 
 // snapJoinOfChains is sg3's shape with a query after the join: two

@@ -72,6 +72,10 @@ type Stream struct {
 	feeder   *sync.Mutex
 	joinSide *joinStage
 	side     int // 0 left, 1 right
+	// joinFeed is the window join's side stream that this stateless
+	// query's output goes to, added to the join by this stream's result
+	// stage rather than pushed through that stream (feedJoins); nil: none.
+	joinFeed *Stream
 	// gates are the window-join sides this stream's producer feeds
 	// (gateJoins; only for a stream without upstream): Buffer waits while
 	// one runs ahead of its other side.

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+	"github.com/saber-hx/saber-hx/strview"
+)
+
+// TestJoinFedByStatelessQueries: each side of a window join is the output
+// of a filter over a stream of its own, strings and NULLs included, with
+// no sink: the filters' result stages add their output to the join
+// (joinFeed), the sides' streams run no task, and the pairs are the
+// reference's, over worker counts, task sizes and windows.
+func TestJoinFedByStatelessQueries(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := sqlSchema(t)
+	pairs := 0
+	for seed := range testenv.Scale(12, 60) {
+		r := rand.New(rand.NewPCG(uint64(seed), 31))
+		var a strview.Arena
+		left := sqlData(r, s, &a, 300+r.IntN(700), []int{0, 3}[r.IntN(2)])
+		right := sqlData(r, s, &a, 300+r.IntN(700), []int{0, 3}[r.IntN(2)])
+		g := sqlGen{r}
+		lq := &query.Query{Name: "lq", Schema: s, Where: g.cond(2)}
+		rq := &query.Query{Name: "rq", Schema: s, Where: g.cond(2)}
+		size := []int64{2000, 10000, 50000}[r.IntN(3)]
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(size, size/[]int64{1, 2}[r.IntN(2)]),
+			Where: query.And(query.Compare{Op: query.Eq, L: query.C("l.n"), R: query.C("r.n")}, query.Compare{Op: query.Le, L: query.C("l.t"), R: query.C("r.t")})}
+		require.NoError(t, j.Validate())
+		lOut, err := reference.Evaluate(lq, left)
+		require.NoError(t, err)
+		rOut, err := reference.Evaluate(rq, right)
+		require.NoError(t, err)
+		want, err := reference.EvaluateJoin(j, lOut.Tuples, rOut.Tuples)
+		require.NoError(t, err)
+		out, err := j.OutputSchema()
+		require.NoError(t, err)
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(28)), BufferSize: 1 << 12}
+		got := &reference.Result{}
+		var decodeErr error
+		e, err := Start(cfg, []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error {
+			vs, err := reference.DecodeTuples(out, b)
+			decodeErr = errors.Join(decodeErr, err)
+			got.Values = append(got.Values, vs...)
+			return nil
+		}}})
+		require.NoError(t, err)
+		require.NotNil(t, e.Stream(0).joinFeed, "the left filter feeds the join")
+		require.NotNil(t, e.Stream(1).joinFeed, "the right filter feeds the join")
+		done := e.Produce(func() error { return e.Stream(0).Write(left) })
+		require.NoError(t, <-e.Produce(func() error { return e.Stream(1).Write(right) }))
+		require.NoError(t, <-done)
+		stats, err := e.CloseAll()
+		require.NoError(t, err)
+		require.NoError(t, decodeErr)
+		st := stats[2]
+		got.Counts = reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Counted}
+		q := &query.Query{Name: "pairs", Schema: out}
+		if d := reference.Diff(q, want, got, 0); d != "" {
+			t.Fatalf("seed %d, %d workers, task %d B, window %+v, filters %v / %v: %s", seed, cfg.Workers, cfg.TaskSize, j.Window, lq.Where, rq.Where, d)
+		}
+		pairs += len(want.Values)
+		tasks := e.Scheduling().Tasks[0]
+		require.Len(t, tasks, 4)
+		assert.Zero(t, tasks[2]+tasks[3], "tasks of the join's side streams")
+		a.Free()
+	}
+	assert.Positive(t, pairs, "no seed made a pair")
+	assertNoLeak(t, base)
+}
