@@ -47,9 +47,11 @@ type Options struct {
 	// n bytes (at least), outside the Go heap (strview's rule: an Arena's,
 	// a ring's mapping), that stay valid and unchanged for as long as the
 	// tuples are read. A decoder asks once per record that has long
-	// strings, for all of them together, after the record parsed. It may
-	// block (back-pressure); an error stops Decode and is returned. It
-	// must be set for a layout with String columns (NewCSVDecoder and
+	// strings, for all of them together, after the record parsed (where
+	// they lie close together in the text, for the stretch from the
+	// first to the end of the last, at most twice their bytes, copied as
+	// one). It may block (back-pressure); an error stops Decode and is
+	// returned. It must be set for a layout with String columns (NewCSVDecoder and
 	// NewJSONDecoder refuse one without it); ArenaStrings adapts an Arena.
 	Strings func(n int) ([]byte, error)
 }
@@ -239,6 +241,9 @@ func (c *core) flush(t []byte) error {
 	if n == 0 {
 		return nil
 	}
+	if lo, hi, ok := c.pendSpan(); ok && hi-lo <= 2*n {
+		return c.flushSpan(t, lo, hi)
+	}
 	mem, err := c.strings(n)
 	if err != nil {
 		return err
@@ -259,6 +264,48 @@ func (c *core) flush(t []byte) error {
 		mem = mem[len(s):]
 		copy(m, s)
 		strview.PutRef(t[p.off:p.off+strview.Size], m)
+	}
+	return nil
+}
+
+// pendSpan is the stretch of the record's text from its first long
+// string to the end of its last, ok false where one is unescaped (in
+// strBuf, not in the text).
+func (c *core) pendSpan() (lo, hi int, ok bool) {
+	lo, hi = len(c.base), 0
+	for i := range c.pend {
+		p := &c.pend[i]
+		if p.off < 0 {
+			continue
+		}
+		if p.inBuf {
+			return 0, 0, false
+		}
+		lo, hi = min(lo, p.pos), max(hi, p.pos+p.n)
+	}
+	return lo, hi, hi > lo
+}
+
+// flushSpan is flush for long strings that lie in the record's text
+// base[lo:hi], most of it theirs (a record's long strings are often
+// neighbours): one copy of the stretch, the views pointing into it, where
+// a copy per string cost a call and its bounds per string.
+func (c *core) flushSpan(t []byte, lo, hi int) error {
+	mem, err := c.strings(hi - lo)
+	if err != nil {
+		return err
+	}
+	if len(mem) < hi-lo {
+		return fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), hi-lo)
+	}
+	copy(mem, c.base[lo:hi])
+	for i := range c.pend {
+		p := &c.pend[i]
+		if p.off < 0 {
+			continue
+		}
+		a := p.pos - lo
+		strview.PutRef(t[p.off:p.off+strview.Size], mem[a:a+p.n:a+p.n])
 	}
 	return nil
 }

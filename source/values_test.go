@@ -253,12 +253,14 @@ func TestStringsMemory(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = d.Decode(dst, src, true)
 	assert.EqualError(t, err, "source: Options.Strings gave 19 bytes for 20")
-	// JSON: two long strings, one call for both.
+	// JSON: two long strings, one call for both: for the stretch of text
+	// from the first to the end of the second, no more than twice theirs,
+	// copied as one.
 	jl := jsonLayout(t)
 	asked = nil
 	jd, err := NewJSONDecoder(jl, JSONOptions{Options: Options{Strings: strs}})
 	require.NoError(t, err)
 	_, err = decodeAll(t, jd, []byte(`{"t": 1, "s": "`+long+`", "ns": "`+long+`x", "k": 1}`))
 	require.NoError(t, err)
-	assert.Equal(t, []int{41}, asked)
+	assert.Equal(t, []int{20 + len(`", "ns": "`) + 21}, asked)
 }
