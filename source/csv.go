@@ -408,7 +408,22 @@ func (d *CSVDecoder) fastField(t, line []byte, p int, f *field) (int, bool) {
 		le.PutUint32(t[f.off:], v)
 		n = k
 	case Timestamp:
-		// An integer epoch; a time's text or a fraction: the general way.
+		if len(s) > 4 && s[4] == '-' {
+			// A time's text (yyyy-...), up to the separator: parsed
+			// here, not after the general way's search and switch.
+			k := indexComma(s, d.comma)
+			if k < 0 {
+				k = len(s)
+			}
+			ms, ok := f.dates.ParseTimestamp(s[:k])
+			if !ok {
+				return 0, false // the general way reports it
+			}
+			le.PutUint64(t[f.off:], uint64(ms))
+			n = k
+			break
+		}
+		// An integer epoch; a fraction: the general way.
 		v, k := scanInt(s)
 		if k == 0 {
 			return 0, false
