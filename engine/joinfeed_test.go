@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -14,6 +13,19 @@ import (
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/strview"
 )
+
+// joinOfQueries is the reference's pairs of window join j over the outputs
+// of stateless queries lq over left and rq over right.
+func joinOfQueries(t *testing.T, j *query.WindowJoin, lq, rq *query.Query, left, right []byte) *reference.Result {
+	t.Helper()
+	lo, err := reference.Evaluate(lq, left)
+	require.NoError(t, err)
+	ro, err := reference.Evaluate(rq, right)
+	require.NoError(t, err)
+	want, err := reference.EvaluateJoin(j, lo.Tuples, ro.Tuples)
+	require.NoError(t, err)
+	return want
+}
 
 // TestJoinFedByStatelessQueries: each side of a window join is the output
 // of a filter over a stream of its own, strings and NULLs included, with
@@ -36,23 +48,13 @@ func TestJoinFedByStatelessQueries(t *testing.T) {
 		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(size, size/[]int64{1, 2}[r.IntN(2)]),
 			Where: query.And(query.Compare{Op: query.Eq, L: query.C("l.n"), R: query.C("r.n")}, query.Compare{Op: query.Le, L: query.C("l.t"), R: query.C("r.t")})}
 		require.NoError(t, j.Validate())
-		lOut, err := reference.Evaluate(lq, left)
-		require.NoError(t, err)
-		rOut, err := reference.Evaluate(rq, right)
-		require.NoError(t, err)
-		want, err := reference.EvaluateJoin(j, lOut.Tuples, rOut.Tuples)
-		require.NoError(t, err)
+		want := joinOfQueries(t, j, lq, rq, left, right)
 		out, err := j.OutputSchema()
 		require.NoError(t, err)
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(28)), BufferSize: 1 << 12}
 		got := &reference.Result{}
 		var decodeErr error
-		e, err := Start(cfg, []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error {
-			vs, err := reference.DecodeTuples(out, b)
-			decodeErr = errors.Join(decodeErr, err)
-			got.Values = append(got.Values, vs...)
-			return nil
-		}}})
+		e, err := Start(cfg, []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: valuesInto(out, got, &decodeErr)}})
 		require.NoError(t, err)
 		require.NotNil(t, e.Stream(0).joinFeed, "the left filter feeds the join")
 		require.NotNil(t, e.Stream(1).joinFeed, "the right filter feeds the join")

@@ -333,12 +333,7 @@ func snapJoinOfFilters(t *testing.T, r *rand.Rand, s *query.Schema, seed int) {
 		inputs: func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(1)} },
 		query:  func(int) *query.Query { return nil },
 		check: func(a []*reference.Result) {
-			lo, err := reference.Evaluate(lq, left)
-			require.NoError(t, err)
-			ro, err := reference.Evaluate(rq, right)
-			require.NoError(t, err)
-			want, err := reference.EvaluateJoin(j, lo.Tuples, ro.Tuples)
-			require.NoError(t, err)
+			want := joinOfQueries(t, j, lq, rq, left, right)
 			assert.True(t, string(want.Tuples) == string(a[2].Tuples), "seed %d: pairs of the filters against the reference", seed)
 		},
 	}

@@ -478,12 +478,7 @@ func TestSQLWindowJoinMatchesReference(t *testing.T) {
 		require.NoError(t, err)
 		got := &reference.Result{}
 		var decodeErr error
-		e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error {
-			vs, err := reference.DecodeTuples(out, b)
-			decodeErr = errors.Join(decodeErr, err)
-			got.Values = append(got.Values, vs...)
-			return nil
-		}}})
+		e, err := Start(cfg, []Spec{{Join: j, Tuples: valuesInto(out, got, &decodeErr)}})
 		require.NoError(t, err)
 		done := e.Produce(func() error { return e.Stream(0).Write(left) })
 		require.NoError(t, <-e.Produce(func() error { return e.Stream(0).Right().Write(right) }))
@@ -500,6 +495,18 @@ func TestSQLWindowJoinMatchesReference(t *testing.T) {
 		a.Free()
 	}
 	assertNoLeak(t, base)
+}
+
+// valuesInto is a sink that decodes tuples of schema s into res's values
+// (their strings point into the engine's memory, valid during the call),
+// joining its errors into *errs.
+func valuesInto(s *query.Schema, res *reference.Result, errs *error) TupleSink {
+	return func(b []byte) error {
+		vs, err := reference.DecodeTuples(s, b)
+		*errs = errors.Join(*errs, err)
+		res.Values = append(res.Values, vs...)
+		return nil
+	}
 }
 
 // TestSessionWindowsByHand: sessions as Flink's: two tuples exactly the gap
