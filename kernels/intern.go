@@ -27,10 +27,10 @@ import (
 // String takes no lock: the result stages read a key's string per row
 // (sorting a window's rows, writing them) on every worker at once, and a
 // read lock's shared counter moved between the cores at every call
-// (docs/performance.md, Nexmark q8). Numbers are only
-// added, under mu: strs is appended to (a new array where it is full) and
-// published as a new header; a number is known only after the intern that
-// gave it, so every header a reader can load of it holds it.
+// (docs/performance.md, Nexmark q8). Numbers are only added, under mu:
+// strs is appended to (a new array where it is full) and published as a
+// new header; a number is known only after the intern that gave it, so
+// every header a reader can load of it holds it.
 type Strings struct {
 	mu    sync.Mutex
 	ids   map[string]int64

@@ -51,8 +51,9 @@ type Options struct {
 	// they lie close together in the text, for the stretch from the
 	// first to the end of the last, at most twice their bytes, copied as
 	// one). It may block (back-pressure); an error stops Decode and is
-	// returned. It must be set for a layout with String columns (NewCSVDecoder and
-	// NewJSONDecoder refuse one without it); ArenaStrings adapts an Arena.
+	// returned. It must be set for a layout with String columns
+	// (NewCSVDecoder and NewJSONDecoder refuse one without it);
+	// ArenaStrings adapts an Arena.
 	Strings func(n int) ([]byte, error)
 }
 
