@@ -245,12 +245,9 @@ func (c *core) flush(t []byte) error {
 	if lo, hi, ok := c.pendSpan(); ok && hi-lo <= 2*n {
 		return c.flushSpan(t, lo, hi)
 	}
-	mem, err := c.strings(n)
+	mem, err := c.memory(n)
 	if err != nil {
 		return err
-	}
-	if len(mem) < n {
-		return fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), n)
 	}
 	for i := range c.pend {
 		p := &c.pend[i]
@@ -267,6 +264,18 @@ func (c *core) flush(t []byte) error {
 		strview.PutRef(t[p.off:p.off+strview.Size], m)
 	}
 	return nil
+}
+
+// memory is n bytes from Options.Strings, an error where it gave fewer.
+func (c *core) memory(n int) ([]byte, error) {
+	mem, err := c.strings(n)
+	if err != nil {
+		return nil, err
+	}
+	if len(mem) < n {
+		return nil, fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), n)
+	}
+	return mem, nil
 }
 
 // pendSpan is the stretch of the record's text from its first long
@@ -292,12 +301,9 @@ func (c *core) pendSpan() (lo, hi int, ok bool) {
 // neighbours): one copy of the stretch, the views pointing into it, where
 // a copy per string cost a call and its bounds per string.
 func (c *core) flushSpan(t []byte, lo, hi int) error {
-	mem, err := c.strings(hi - lo)
+	mem, err := c.memory(hi - lo)
 	if err != nil {
 		return err
-	}
-	if len(mem) < hi-lo {
-		return fmt.Errorf("source: Options.Strings gave %d bytes for %d", len(mem), hi-lo)
 	}
 	copy(mem, c.base[lo:hi])
 	for i := range c.pend {
