@@ -48,8 +48,10 @@ type joinStage struct {
 	down   []*Stream
 	sides  [2]*Stream // the inputs' streams
 	e      *Engine
-	// lead is each side's state for the producers that feed it
+	// roots are, per side, the streams without upstream it descends from;
+	// lead is each side's state for the producers that feed them
 	// (joingate.go); producerWaits counts their waits.
+	roots         [2][]*Stream
 	lead          [2]sideLead
 	producerWaits atomic.Uint64
 
@@ -241,31 +243,16 @@ func (js *joinStage) pause(w *worker) {
 // that producer writes: Nexmark q7 joins the bids with a view of their
 // TUMBLE windows' MAX, whose rows come a window and the watermark delay
 // after the bids they summarise, so the bids' side is always ahead.
+// Producers are marked once they start (SameProducer), so they are read
+// here, not when the roots are found (gateJoins).
 func (js *joinStage) sidesShareProducer() bool {
-	var left []int64
-	left = js.sides[0].producers(left)
-	right := js.sides[1].producers(nil)
-	for _, p := range left {
-		if slices.Contains(right, p) {
+	for _, l := range js.roots[0] {
+		p := l.producer.Load()
+		if p != 0 && slices.ContainsFunc(js.roots[1], func(r *Stream) bool { return r.producer.Load() == p }) {
 			return true
 		}
 	}
 	return false
-}
-
-// producers appends the producer groups of the streams without upstream
-// that s descends from.
-func (s *Stream) producers(dst []int64) []int64 {
-	if len(s.ups) == 0 {
-		if p := s.producer.Load(); p != 0 {
-			dst = append(dst, p)
-		}
-		return dst
-	}
-	for _, u := range s.ups {
-		dst = u.producers(dst)
-	}
-	return dst
 }
 
 // SameProducer marks streams that one producer writes (a source that

@@ -27,7 +27,7 @@ type joinGate struct {
 // sideLead is a join side's state for the producers that feed it.
 type sideLead struct {
 	// ahead: the side holds more than a ring's bytes in panes and its
-	// watermark leads the other's by more than a window (holdBack's test).
+	// watermark leads the other's by more than a window (WindowJoin.Lead).
 	ahead atomic.Bool
 	// caughtUp is rung when ahead turns false (one ring waits).
 	caughtUp chan struct{}
@@ -52,19 +52,20 @@ const gateIdle = 20 * time.Millisecond
 // gateLook bounds a wait between two looks at the other side's progress.
 const gateLook = time.Millisecond
 
-// gateJoins gives every stream without upstream the join sides it feeds,
-// except a side whose other side it feeds too (it would wait for itself).
+// gateJoins finds each join side's roots and gives every stream without
+// upstream the join sides it feeds, except a side whose other side it
+// feeds too (it would wait for itself).
 func (e *Engine) gateJoins() {
 	for _, en := range e.entries {
 		js := en.join
 		if js == nil {
 			continue
 		}
-		roots := [2][]*Stream{js.sides[0].roots(nil), js.sides[1].roots(nil)}
+		js.roots = [2][]*Stream{js.sides[0].roots(nil), js.sides[1].roots(nil)}
 		for side := range js.lead {
 			js.lead[side].caughtUp, js.lead[side].idle = make(chan struct{}, 1), gateIdle
-			for _, r := range roots[side] {
-				if !slices.Contains(roots[1-side], r) {
+			for _, r := range js.roots[side] {
+				if !slices.Contains(js.roots[1-side], r) {
 					r.gates = append(r.gates, joinGate{js: js, side: side})
 				}
 			}
