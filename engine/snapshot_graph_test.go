@@ -271,9 +271,9 @@ func TestSnapshotRowWindows(t *testing.T) {
 // at a random point of each, against the reference and the uninterrupted
 // run; and now and then a join of two aggregations chained to one input,
 // the join's output feeding a later query, or a join of two filters that
-// add their output to it themselves (joinFeed). Without the join's part of the
-// snapshot (its open panes) the restored join loses every pair of a
-// window open at the snapshot; without its drain the pairs of windows
+// add their output to it themselves (joinFeed). Without the join's part
+// of the snapshot (its open panes) the restored join loses every pair of
+// a window open at the snapshot; without its drain the pairs of windows
 // closed before it and not yet handed on.
 func TestSnapshotWindowJoins(t *testing.T) {
 	base := runtime.NumGoroutine()
