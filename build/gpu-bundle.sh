@@ -7,7 +7,8 @@
 #   DIR/run.sh                     the single entry point (build/gpu-run.sh):
 #                                  the CUDA tests, then the measurements, all
 #                                  bounded in time; results into $OUT
-#   DIR/saber-hx                   the binary, built with -tags cuda
+#   DIR/saber-hx                   the binary, built with -tags cuda (each
+#                                  binary gzipped: run.sh unpacks them)
 #   DIR/collect                    build/gpucollect: run.sh's results.json
 #   DIR/tests/<pkg>/<name>.test    `go test -c -tags cuda` for every package
 #                                  whose tests differ with the tag, at the
@@ -112,6 +113,11 @@ for p in "${pkgs[@]}"; do
 		echo "gpu-bundle.sh:   with ${src#"$root"/} (read by $rel's tests)" >&2
 	done < <(cd "$dir" && grep -ho '"\.\./[^"]*"' -- *_test.go 2>/dev/null | tr -d '"' | sort -u)
 done
+
+# The binaries travel gzipped (about a third of their size: the test binary
+# of cmd/saber-hx alone is larger than the working tree); run.sh unpacks
+# them in place before its first step.
+find "$out" -type f \( -name '*.test' -o -name saber-hx -o -name collect \) -exec gzip -6 {} +
 
 bytes=$(du -sb "$out" | cut -f1)
 mib=$(((bytes + (1 << 20) - 1) >> 20))

@@ -76,6 +76,17 @@ NCPU=${NCPU:-$(nproc 2>/dev/null || echo 1)}
 COLLECT_EVERY=${COLLECT_EVERY:-5}
 HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
 
+# gpu-bundle.sh gzips the binaries to fit the device tool's carry limit:
+# unpack them where they lie, once (a rerun finds them unpacked).
+if [ "$dry" -eq 0 ]; then
+	while IFS= read -r -d '' gz; do
+		gunzip -f "$gz" || {
+			echo "run.sh: cannot unpack $gz" >&2
+			exit 2
+		}
+	done < <(find . -type f \( -name '*.test.gz' -o -path ./saber-hx.gz -o -path ./collect.gz \) -print0)
+fi
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
 mkdir -p "$work/logs"
 : >"$work/steps.tsv"
