@@ -39,10 +39,13 @@ func ParseIngest(s string) (Ingest, error) {
 }
 
 // Resolve turns IngestAuto into the mode for cfg: producer in gpu mode (its
-// one GPU goroutine should not copy too); shared where the producer has a
-// CPU of its own (fewer CPU workers than CPUs); else workers (a producer
-// copying on the workers' CPUs takes them from the kernels). Measured on
-// two CPUs in docs/performance.md.
+// one GPU goroutine should not copy too); shared for a single CPU worker
+// with a CPU to spare, where the producer's copy doubles the CPUs at work;
+// else workers. With more workers the producer's CPU adds little and its
+// copy costs them: they read the task from the ring, out of another core's
+// cache, instead of copying it into their own buffer (16 cores: workers
+// 1.4-1.6x shared for YSB at 4, 8 and 15 workers, equal or better for sg2
+// and lrb1; docs/performance.md).
 func (i Ingest) Resolve(cfg Config) Ingest {
 	cfg = cfg.Defaults()
 	switch {
@@ -50,7 +53,7 @@ func (i Ingest) Resolve(cfg Config) Ingest {
 		return i
 	case cfg.GPUOnly:
 		return IngestProducer
-	case cfg.Workers < len(cpu.AllowedCPUs()):
+	case cfg.Workers == 1 && len(cpu.AllowedCPUs()) > 1:
 		return IngestShared
 	}
 	return IngestWorkers

@@ -19,12 +19,19 @@ func TestParseIngest(t *testing.T) {
 	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers, shared`)
 }
 
-// TestIngestResolve: auto is the producer in gpu mode, shared where the
-// producer has a CPU of its own, the workers otherwise; a set mode stays.
+// TestIngestResolve: auto is the producer in gpu mode, shared for one
+// worker with a CPU to spare for the producer, the workers otherwise; a set
+// mode stays.
 func TestIngestResolve(t *testing.T) {
 	cpus := len(cpu.AllowedCPUs())
 	assert.Equal(t, IngestProducer, IngestAuto.Resolve(Config{GPUOnly: true}))
-	assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{Workers: cpus - 1}))
+	if cpus > 1 {
+		assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{Workers: 1}))
+	} else {
+		assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: 1}), "no CPU for the producer")
+	}
+	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: 2}), "the producer's CPU would add a half at most")
+	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: max(2, cpus-1)}))
 	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{Workers: cpus}))
 	assert.Equal(t, IngestWorkers, IngestAuto.Resolve(Config{}), "the default: a worker per CPU")
 	for _, i := range []Ingest{IngestProducer, IngestWorkers, IngestShared} {

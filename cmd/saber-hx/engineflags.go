@@ -177,4 +177,4 @@ func (p *pinFlag) Set(v string) error {
 const ingestUsage = "who copies the replayed bundle into the engine: producer (one goroutine copies every task into the ring), " +
 	"workers (each worker copies the task it runs, just before running it, into a task-sized buffer of its own that stays in its cache), " +
 	"shared (the producer copies while the workers have tasks queued, and leaves tasks to them when they would wait), " +
-	"auto (shared with fewer workers than CPUs, else workers; producer in gpu mode; see docs/performance.md)"
+	"auto (shared for one worker with a CPU to spare, else workers; producer in gpu mode; see docs/performance.md)"
