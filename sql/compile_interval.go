@@ -281,7 +281,7 @@ func (c *compiler) boundsTwice(s *relation, w int64, of string, line int) *relat
 	taken := func(n string) bool { _, err := s.schema.Lookup(n); return err == nil }
 	out, _ := prependTime(s.schema, procSlotName("$time", taken), s.schema.Attrs[0].Logical)
 	t := s.schema.Attrs[0].Name
-	q := c.udfPart(s, out, fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d", t, t, w), timeTwiceOnBounds(w), of, line)
+	q := c.udfPart(s, out, fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d, then the input tuple", t, t, w), timeTwiceOnBounds(w), of, line)
 	return &relation{name: q.Name, schema: out, view: q, unitNs: s.unitNs, line: s.line, cols: slices.Clone(s.cols)}
 }
 

@@ -322,7 +322,7 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	if err != nil {
 		return nil, nil, err
 	}
-	right = c.procTimed(right, sel.join.win, name, sel.pos.line)
+	right = c.procTimed(right, sel.join.win, nil, name, sel.pos.line)
 	wl, okl, err := c.window(sel.from.win, left)
 	if err != nil {
 		return nil, nil, err

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -165,7 +166,11 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 // procTimed is rel, or where window w is over rel's processing time (a
 // view's PROCTIME() column, not its time), a part of query of that reads
 // rel and makes the processing time its time: a processing-time window.
-func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *relation {
+// The part outputs the processing time and then the columns the query
+// reads (reads; nil: the input tuple whole): its tuples are what the
+// part's ordered stage copies into the query's ring, one for every input
+// tuple, so the columns the query does not read are left out there.
+func (c *compiler) procTimed(rel *relation, w windowSpec, reads *readNames, of string, line int) *relation {
 	if rel.procTime == "" || w.timeCol == nil || w.timeCol.name != rel.procTime || rel.timeName == rel.procTime || w.kind == winRows || w.kind == winNone {
 		return rel
 	}
@@ -174,8 +179,13 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *
 	if err != nil {
 		panic(fmt.Sprintf("sql: %s's processing time: %v", rel.name, err))
 	}
+	if reads != nil {
+		if read, only := reads.of(rel); only {
+			return c.procTimedColumns(rel, a, func(col string) bool { return read[col] }, of, line)
+		}
+	}
 	out, renamed := prependTime(rel.schema, rel.procTime, query.Time)
-	q := c.udfPart(rel, out, fmt.Sprintf("time := %s", rel.procTime), timeFrom(a.Offset), of, line)
+	q := c.udfPart(rel, out, fmt.Sprintf("time := %s, then the input tuple", rel.procTime), timeFrom(a.Offset), of, line)
 	r := &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line}
 	for _, col := range rel.cols {
 		if col.name == rel.procTime {
@@ -186,6 +196,88 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, of string, line int) *
 		r.cols = append(r.cols, col)
 	}
 	return r
+}
+
+// procTimedColumns is procTimed's part for a query that reads only some of
+// rel's columns: the processing time (attribute p of rel's schema), then
+// the attributes of the columns read, laid out anew.
+func (c *compiler) procTimedColumns(rel *relation, p query.Attribute, reads func(col string) bool, of string, line int) *relation {
+	var b query.OutputBuilder
+	b.Add(query.Attribute{Name: rel.procTime, Type: query.Int64, Logical: query.Time}, false)
+	var cols []relCol
+	var names []string
+	var from []query.Attribute
+	added := map[string]bool{rel.procTime: true}
+	for _, col := range rel.cols {
+		switch {
+		case col.name == rel.procTime:
+			col.attr = rel.procTime
+		case !reads(col.name):
+			continue
+		case !added[col.attr]:
+			added[col.attr] = true
+			a, err := rel.schema.Lookup(col.attr)
+			if err != nil {
+				panic(fmt.Sprintf("sql: %s's column %s: %v", rel.name, col.name, err))
+			}
+			b.Add(a, a.Nullable)
+			from = append(from, a)
+			names = append(names, col.name)
+		}
+		cols = append(cols, col)
+	}
+	out, err := b.Schema()
+	if err != nil {
+		panic(fmt.Sprintf("sql: %s's processing-time part: %v", rel.name, err))
+	}
+	name := fmt.Sprintf("time := %s, then %s", rel.procTime, strings.Join(names, ", "))
+	if len(names) == 0 {
+		name = fmt.Sprintf("time := %s alone", rel.procTime)
+	}
+	q := c.udfPart(rel, out, name, timeAndColumns(p.Offset, from, out), of, line)
+	return &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line, cols: cols}
+}
+
+// timeAndColumns is a UDF's function that outputs, for each input tuple,
+// the int64 at offset off, then the attributes from (their bytes and NULL
+// bits) where schema out lays them out (its attributes after the time).
+func timeAndColumns(off int, from []query.Attribute, out *query.Schema) func(in []byte, tupleSize int, out []byte) []byte {
+	to := out.Attrs[1:]
+	// Attributes next to each other in both layouts are copied as one run.
+	type run struct{ from, to, n int }
+	var runs []run
+	var nullable []int
+	for i, a := range from {
+		if l := len(runs) - 1; l >= 0 && runs[l].from+runs[l].n == a.Offset && runs[l].to+runs[l].n == to[i].Offset {
+			runs[l].n += a.Size
+		} else {
+			runs = append(runs, run{a.Offset, to[i].Offset, a.Size})
+		}
+		if a.Nullable {
+			nullable = append(nullable, i)
+		}
+	}
+	size := out.TupleSize
+	return func(in []byte, ts int, dst []byte) []byte {
+		n := len(in) / ts
+		base := len(dst)
+		dst = slices.Grow(dst, n*size)[:base+n*size]
+		clear(dst[base:])
+		for i := range n {
+			t := in[i*ts : (i+1)*ts]
+			o := dst[base+i*size : base+(i+1)*size]
+			copy(o[:8], t[off:off+8])
+			for _, r := range runs {
+				copy(o[r.to:r.to+r.n], t[r.from:r.from+r.n])
+			}
+			for _, k := range nullable {
+				if from[k].IsNull(t) {
+					to[k].SetNull(o, true)
+				}
+			}
+		}
+		return dst
+	}
 }
 
 // udfPart adds to the program, and returns, a part of query of that reads

@@ -122,6 +122,72 @@ func (in *input) ctx(callErr string) *exprCtx {
 	}}
 }
 
+// columnsRead is the columns sel's select list, WHERE, GROUP BY, HAVING
+// and aggregates' FILTERs name, and the names it defines (its select
+// list's aliases), or nil where it reads every column of its FROM (a * in
+// its select list) or another relation too (a join).
+func columnsRead(sel *selectStmt) *readNames {
+	if sel.join != nil {
+		return nil
+	}
+	r := &readNames{defined: map[string]bool{}}
+	var walk func(n *node)
+	walk = func(n *node) {
+		walkNodes(n, func(x *node) {
+			if x.kind == eCol {
+				r.cols = append(r.cols, x)
+			}
+			if x.filter != nil {
+				walk(x.filter)
+			}
+		})
+	}
+	for _, it := range sel.items {
+		if it.star {
+			return nil
+		}
+		walk(it.expr)
+		if it.alias != nil {
+			r.defined[it.alias.name] = true
+		}
+	}
+	walk(sel.where)
+	walk(sel.having)
+	for _, g := range sel.groupBy {
+		walk(g)
+	}
+	return r
+}
+
+// readNames is what columnsRead found.
+type readNames struct {
+	cols    []*node
+	defined map[string]bool
+}
+
+// of is the columns of rel that r reads (a column named qual.name where a
+// view of a join names it so), and whether r names only those, names it
+// defines and a window's (window_start, ...). Where it names another, the
+// query will fail, and the error should list every column of rel.
+func (r *readNames) of(rel *relation) (read map[string]bool, only bool) {
+	read = map[string]bool{}
+	has := func(name string) bool {
+		return slices.ContainsFunc(rel.cols, func(c relCol) bool { return c.name == name })
+	}
+	for _, n := range r.cols {
+		switch {
+		case has(n.name):
+			read[n.name] = true
+		case n.qual != "" && has(n.qual+"."+n.name):
+			read[n.qual+"."+n.name] = true
+		case n.qual == "" && (r.defined[n.name] || isPseudo(n) != ""):
+		default:
+			return nil, false
+		}
+	}
+	return read, true
+}
+
 // selectQuery compiles sel as the query called name (its parts are added
 // to the program as they are compiled; the query itself is not): a view
 // when view is set. It returns the query and the relation its output is.
@@ -134,7 +200,7 @@ func (c *compiler) selectQuery(name string, sel *selectStmt, view bool) (*Query,
 	if gw, at, err := groupWindow(sel); err == nil && at != nil {
 		ws = gw
 	}
-	rel = c.procTimed(rel, ws, name, sel.pos.line)
+	rel = c.procTimed(rel, ws, columnsRead(sel), name, sel.pos.line)
 	if sel.join != nil {
 		if t, ok := c.tables[sel.join.name.name]; ok && sel.join.sub == nil {
 			return c.staticJoin(name, sel, rel, t, view)

@@ -126,7 +126,7 @@ func (p *Program) Explain() string {
 				fmt.Fprintf(&b, "  project %s: %s\n", pr.As, pr.Expr)
 			}
 			if mq.UDF != nil {
-				fmt.Fprintf(&b, "  udf: %s, then the input tuple\n", mq.UDF.Name)
+				fmt.Fprintf(&b, "  udf: %s\n", mq.UDF.Name)
 			}
 		}
 		names := make([]string, len(q.Columns))

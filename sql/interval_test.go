@@ -77,7 +77,7 @@ func TestNexmarkQ7Lowering(t *testing.T) {
 	assert.Equal(t, "nexmark_q7$1", end.From)
 	require.NotNil(t, retime.Spec.Query.UDF)
 	assert.Equal(t, "bid", retime.Input)
-	assert.Equal(t, "time := dateTime, and dateTime - 1 where a multiple of 10000", retime.Spec.Query.UDF.Name)
+	assert.Equal(t, "time := dateTime, and dateTime - 1 where a multiple of 10000, then the input tuple", retime.Spec.Query.UDF.Name)
 	assert.Equal(t, []string{"$time", "dateTime", "auction", "bidder", "price", "channel", "url", "extra"}, attrNames(retime.Output))
 	j := join.Spec.Join
 	require.NotNil(t, j)

@@ -2,15 +2,21 @@ package sql
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // TestNexmarkQ12Lowering: q12's view adds PROCTIME() AS p_time to bid:
 // the source lays out a slot for it after the generator's tuple, and the
-// window over p_time reads a part that makes it the tuples' time.
+// window over p_time reads a part that makes it the tuples' time, followed
+// by the one column the query reads.
 func TestNexmarkQ12Lowering(t *testing.T) {
 	text, err := os.ReadFile("../examples/nexmark/q12.sql")
 	require.NoError(t, err)
@@ -28,7 +34,8 @@ func TestNexmarkQ12Lowering(t *testing.T) {
 	assert.Equal(t, 80, slot.Offset, "after the generator's 80-byte tuple")
 	assert.Equal(t, 88, bid.Schema.TupleSize)
 	ex := p.Explain()
-	assert.Contains(t, ex, "  udf: time := p_time, then the input tuple\n")
+	assert.Contains(t, ex, "  udf: time := p_time, then bidder\n", "the part outputs what the query reads")
+	assert.Contains(t, ex, "  columns: p_time, bidder\n")
 	assert.Contains(t, ex, "tumbling range 10000")
 }
 
@@ -59,4 +66,70 @@ func TestProcTimeViewErrors(t *testing.T) {
 			checkErrorPosition(t, tc.text, e)
 		})
 	}
+}
+
+// TestProcTimePartOutputsColumnsRead: the part before a window over a
+// view's PROCTIME() outputs the processing time, then the columns the
+// query reads (strings and NULLs included), each equal to the input's; a
+// query that names a column the view does not have gets the input tuple
+// whole, and the error lists every column.
+func TestProcTimePartOutputsColumnsRead(t *testing.T) {
+	const view = "CREATE VIEW pv AS SELECT *, PROCTIME() AS pt FROM e;\n"
+	for _, tc := range []struct {
+		name, sql string
+		cols      []string // the part's columns after pt
+	}{
+		{"group by a string, aggregates, FILTER", `SELECT window_start, k, COUNT(*) AS cnt, SUM(n) AS sn, COUNT(s) AS cs,
+			COUNT(*) FILTER (WHERE b) AS cb FROM TUMBLE(pv, pt, INTERVAL '1' HOUR) GROUP BY k`, []string{"k", "n", "b", "s"}},
+		{"WHERE, HAVING, an alias named as a column", `SELECT window_end, m AS x, COUNT(*) AS cnt, COUNT(u) AS cu FROM TUMBLE(pv, pt, INTERVAL '1' HOUR)
+			WHERE pv.c = 'red' OR s IS NULL GROUP BY m HAVING MIN(x) > 0`, []string{"m", "x", "s", "c", "u"}},
+		{"the time alone", `SELECT window_start, COUNT(*) AS cnt FROM TUMBLE(pv, pt, INTERVAL '1' HOUR) GROUP BY window_start`, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a strview.Arena
+			p, data := compileValues(t, view+tc.sql, 7, 5, &a)
+			var part *Query
+			for _, q := range p.Queries {
+				if q.Spec.Query != nil && q.Spec.Query.UDF != nil {
+					part = q
+				}
+			}
+			require.NotNil(t, part, p.Explain())
+			out := part.Spec.Query.UDF.Output
+			names := []string{}
+			for _, at := range out.Attrs[1:] {
+				names = append(names, at.Name)
+			}
+			assert.Equal(t, tc.cols, names)
+			in := p.Source("e").Schema
+			tuples := data["e"]
+			got := part.Spec.Query.UDF.Fn(tuples, in.TupleSize, nil)
+			require.Len(t, got, len(tuples)/in.TupleSize*out.TupleSize)
+			iv, err := reference.DecodeTuples(in, tuples)
+			require.NoError(t, err)
+			ov, err := reference.DecodeTuples(out, got)
+			require.NoError(t, err)
+			pt := slices.IndexFunc(in.Attrs, func(at query.Attribute) bool { return at.Name == "pt" })
+			require.GreaterOrEqual(t, pt, 0)
+			nulls := 0
+			for i := range ov {
+				assert.Equal(t, iv[i][pt], ov[i][0], "tuple %d: the time", i)
+				for j, at := range out.Attrs[1:] {
+					k := slices.IndexFunc(in.Attrs, func(x query.Attribute) bool { return x.Name == at.Name })
+					require.GreaterOrEqual(t, k, 0, at.Name)
+					assert.Equal(t, iv[i][k], ov[i][j+1], "tuple %d, column %s", i, at.Name)
+					if iv[i][k].Null {
+						nulls++
+					}
+				}
+			}
+			if len(tc.cols) > 0 {
+				assert.Positive(t, nulls, "the data has NULLs in the columns read")
+			}
+			checkProgram(t, p, data, &a, 97)
+		})
+	}
+	e := compileErr(t, valuesBase+view+"SELECT window_start, COUNT(*) AS cnt, SUM(nn) AS s FROM TUMBLE(pv, pt, INTERVAL '1' HOUR) GROUP BY window_start")
+	assert.Contains(t, e.Msg, "unknown column nn")
+	assert.Contains(t, e.Msg, "pv.s, pv.c, pv.u", "every column of the view is listed")
 }
