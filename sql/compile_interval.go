@@ -81,7 +81,7 @@ func (c *compiler) intervalJoin(name string, sel *selectStmt, left, right *relat
 		if s.source != nil {
 			win.Delay += s.source.WatermarkDelay
 		}
-		st := c.boundsTwice(s, w, name, sel.pos.line)
+		st := c.boundsTwice(s, w, sideColumnsRead(sel, sc, sideOf(s == left), sq), name, sel.pos.line)
 		if vRight {
 			return st, v, win, nil
 		}
@@ -276,13 +276,100 @@ func constantUnits(n *node) (int64, bool) {
 // boundsTwice is a part of query of that reads s and outputs its tuples
 // after a time (prepended: s's columns keep their values, its own time
 // too): a tuple's time t, and a tuple whose t is a multiple of w a second
-// time, after t - 1 (first, as it is earlier).
-func (c *compiler) boundsTwice(s *relation, w int64, of string, line int) *relation {
+// time, after t - 1 (first, as it is earlier). Where reads is not nil, of
+// s's columns only those it is true for follow the time.
+func (c *compiler) boundsTwice(s *relation, w int64, reads func(col string) bool, of string, line int) *relation {
 	taken := func(n string) bool { _, err := s.schema.Lookup(n); return err == nil }
-	out, _ := prependTime(s.schema, procSlotName("$time", taken), s.schema.Attrs[0].Logical)
-	t := s.schema.Attrs[0].Name
-	q := c.udfPart(s, out, fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d, then the input tuple", t, t, w), timeTwiceOnBounds(w), of, line)
+	tname, t := procSlotName("$time", taken), s.schema.Attrs[0].Name
+	name := fmt.Sprintf("time := %s, and %s - 1 where a multiple of %d, then ", t, t, w)
+	if reads != nil {
+		out, cols, from, names := timedColumns(s, tname, s.schema.Attrs[0].Logical, reads)
+		q := c.udfPart(s, out, name+names, timeTwiceAndColumns(w, newColumnCopy(from, out)), of, line)
+		return &relation{name: q.Name, schema: out, view: q, unitNs: s.unitNs, line: s.line, cols: cols}
+	}
+	out, _ := prependTime(s.schema, tname, s.schema.Attrs[0].Logical)
+	q := c.udfPart(s, out, name+"the input tuple", timeTwiceOnBounds(w), of, line)
 	return &relation{name: q.Name, schema: out, view: q, unitNs: s.unitNs, line: s.line, cols: slices.Clone(s.cols)}
+}
+
+// sideOf is the side of a join's left input (left) or its right.
+func sideOf(left bool) side {
+	if left {
+		return sideLeft
+	}
+	return sideRight
+}
+
+// sideColumnsRead is whether the join sel reads the column of the side sd
+// of scope sc (called sq) by that name: in its select list, ON, WHERE,
+// GROUP BY, HAVING or aggregates' FILTERs. It is nil where the join may
+// read them all: a * over that side, or a name sc does not resolve (the
+// error that says so lists every column).
+func sideColumnsRead(sel *selectStmt, sc *scope, sd side, sq string) func(col string) bool {
+	read, defined := map[string]bool{}, map[string]bool{}
+	for _, it := range sel.items {
+		if it.star && (it.qual == "" || it.qual == sq) {
+			return nil
+		}
+		if it.alias != nil {
+			defined[it.alias.name] = true
+		}
+	}
+	ok := true
+	var walk func(n *node)
+	walk = func(n *node) {
+		walkNodes(n, func(x *node) {
+			if x.kind == eCol {
+				f, err := sc.resolve(x)
+				switch {
+				case err == nil:
+					if f.side == sd {
+						read[f.col.name] = true
+					}
+				case x.qual == "" && (defined[x.name] || isPseudo(x) != ""):
+				default:
+					ok = false
+				}
+			}
+			if x.filter != nil {
+				walk(x.filter)
+			}
+		})
+	}
+	for _, it := range sel.items {
+		walk(it.expr)
+	}
+	walk(sel.on)
+	walk(sel.where)
+	walk(sel.having)
+	for _, g := range sel.groupBy {
+		walk(g)
+	}
+	if !ok {
+		return nil
+	}
+	return func(col string) bool { return read[col] }
+}
+
+// timeTwiceAndColumns is timeTwiceOnBounds with cc's attributes of each
+// tuple after the time, not the tuple whole.
+func timeTwiceAndColumns(w int64, cc *columnCopy) func(in []byte, tupleSize int, out []byte) []byte {
+	le := binary.LittleEndian
+	return func(in []byte, ts int, dst []byte) []byte {
+		n := len(in) / ts
+		dst, o := cc.grow(dst, 2*n)
+		for i := range n {
+			t := in[i*ts : (i+1)*ts]
+			at := int64(le.Uint64(t))
+			if at%w == 0 && at != math.MinInt64 {
+				cc.put(dst[o:o+cc.size], uint64(at-1), t)
+				o += cc.size
+			}
+			cc.put(dst[o:o+cc.size], uint64(at), t)
+			o += cc.size
+		}
+		return dst[:o]
+	}
 }
 
 // timeTwiceOnBounds is a UDF's function that outputs each input tuple

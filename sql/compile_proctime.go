@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -200,18 +201,27 @@ func (c *compiler) procTimed(rel *relation, w windowSpec, reads *readNames, of s
 
 // procTimedColumns is procTimed's part for a query that reads only some of
 // rel's columns: the processing time (attribute p of rel's schema), then
-// the attributes of the columns read, laid out anew.
+// those columns.
 func (c *compiler) procTimedColumns(rel *relation, p query.Attribute, reads func(col string) bool, of string, line int) *relation {
+	out, cols, from, names := timedColumns(rel, rel.procTime, query.Time, reads)
+	q := c.udfPart(rel, out, fmt.Sprintf("time := %s, then %s", rel.procTime, names), timeAndColumns(p.Offset, newColumnCopy(from, out)), of, line)
+	return &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line, cols: cols}
+}
+
+// timedColumns lays out a part's output of a time called name (logical
+// lg), then the attributes of rel's columns for which reads is true: the
+// schema, the part's columns (a column called name is the time), the
+// attributes copied (from rel's schema) and their columns' names, for the
+// part's name in plans.
+func timedColumns(rel *relation, name string, lg query.Logical, reads func(col string) bool) (out *query.Schema, cols []relCol, from []query.Attribute, names string) {
 	var b query.OutputBuilder
-	b.Add(query.Attribute{Name: rel.procTime, Type: query.Int64, Logical: query.Time}, false)
-	var cols []relCol
-	var names []string
-	var from []query.Attribute
-	added := map[string]bool{rel.procTime: true}
+	b.Add(query.Attribute{Name: name, Type: query.Int64, Logical: lg}, false)
+	var read []string
+	added := map[string]bool{name: true}
 	for _, col := range rel.cols {
 		switch {
-		case col.name == rel.procTime:
-			col.attr = rel.procTime
+		case col.name == name:
+			col.attr = name
 		case !reads(col.name):
 			continue
 		case !added[col.attr]:
@@ -222,59 +232,79 @@ func (c *compiler) procTimedColumns(rel *relation, p query.Attribute, reads func
 			}
 			b.Add(a, a.Nullable)
 			from = append(from, a)
-			names = append(names, col.name)
+			read = append(read, col.name)
 		}
 		cols = append(cols, col)
 	}
 	out, err := b.Schema()
 	if err != nil {
-		panic(fmt.Sprintf("sql: %s's processing-time part: %v", rel.name, err))
+		panic(fmt.Sprintf("sql: %s's timed part: %v", rel.name, err))
 	}
-	name := fmt.Sprintf("time := %s, then %s", rel.procTime, strings.Join(names, ", "))
-	if len(names) == 0 {
-		name = fmt.Sprintf("time := %s alone", rel.procTime)
+	if len(read) == 0 {
+		return out, cols, from, "nothing else"
 	}
-	q := c.udfPart(rel, out, name, timeAndColumns(p.Offset, from, out), of, line)
-	return &relation{name: q.Name, schema: out, view: q, unitNs: 1e6, timeName: rel.procTime, line: rel.line, cols: cols}
+	return out, cols, from, strings.Join(read, ", ")
+}
+
+// columnCopy copies attributes of an input tuple (from) to where an output
+// schema lays them out (its attributes after the time, in order), NULL
+// bits included. Attributes next to each other in both layouts are copied
+// as one run.
+type columnCopy struct {
+	from, to []query.Attribute
+	runs     []struct{ from, to, n int }
+	nullable []int // indexes in from
+	size     int   // the output's tuple size
+}
+
+func newColumnCopy(from []query.Attribute, out *query.Schema) *columnCopy {
+	cc := &columnCopy{from: from, to: out.Attrs[1:], size: out.TupleSize}
+	for i, a := range from {
+		if l := len(cc.runs) - 1; l >= 0 && cc.runs[l].from+cc.runs[l].n == a.Offset && cc.runs[l].to+cc.runs[l].n == cc.to[i].Offset {
+			cc.runs[l].n += a.Size
+		} else {
+			cc.runs = append(cc.runs, struct{ from, to, n int }{a.Offset, cc.to[i].Offset, a.Size})
+		}
+		if a.Nullable {
+			cc.nullable = append(cc.nullable, i)
+		}
+	}
+	return cc
+}
+
+// put writes time at and the attributes of input tuple t into o, an output
+// tuple of zeros.
+func (cc *columnCopy) put(o []byte, at uint64, t []byte) {
+	binary.LittleEndian.PutUint64(o, at)
+	for _, r := range cc.runs {
+		copy(o[r.to:r.to+r.n], t[r.from:r.from+r.n])
+	}
+	for _, k := range cc.nullable {
+		if cc.from[k].IsNull(t) {
+			cc.to[k].SetNull(o, true)
+		}
+	}
+}
+
+// grow extends dst by n output tuples of zeros and returns it, and where
+// they start.
+func (cc *columnCopy) grow(dst []byte, n int) ([]byte, int) {
+	base := len(dst)
+	dst = slices.Grow(dst, n*cc.size)[:base+n*cc.size]
+	clear(dst[base:])
+	return dst, base
 }
 
 // timeAndColumns is a UDF's function that outputs, for each input tuple,
-// the int64 at offset off, then the attributes from (their bytes and NULL
-// bits) where schema out lays them out (its attributes after the time).
-func timeAndColumns(off int, from []query.Attribute, out *query.Schema) func(in []byte, tupleSize int, out []byte) []byte {
-	to := out.Attrs[1:]
-	// Attributes next to each other in both layouts are copied as one run.
-	type run struct{ from, to, n int }
-	var runs []run
-	var nullable []int
-	for i, a := range from {
-		if l := len(runs) - 1; l >= 0 && runs[l].from+runs[l].n == a.Offset && runs[l].to+runs[l].n == to[i].Offset {
-			runs[l].n += a.Size
-		} else {
-			runs = append(runs, run{a.Offset, to[i].Offset, a.Size})
-		}
-		if a.Nullable {
-			nullable = append(nullable, i)
-		}
-	}
-	size := out.TupleSize
+// the int64 at offset off as the time, then cc's attributes.
+func timeAndColumns(off int, cc *columnCopy) func(in []byte, tupleSize int, out []byte) []byte {
 	return func(in []byte, ts int, dst []byte) []byte {
 		n := len(in) / ts
-		base := len(dst)
-		dst = slices.Grow(dst, n*size)[:base+n*size]
-		clear(dst[base:])
+		dst, base := cc.grow(dst, n)
 		for i := range n {
 			t := in[i*ts : (i+1)*ts]
-			o := dst[base+i*size : base+(i+1)*size]
-			copy(o[:8], t[off:off+8])
-			for _, r := range runs {
-				copy(o[r.to:r.to+r.n], t[r.from:r.from+r.n])
-			}
-			for _, k := range nullable {
-				if from[k].IsNull(t) {
-					to[k].SetNull(o, true)
-				}
-			}
+			o := base + i*cc.size
+			cc.put(dst[o:o+cc.size], binary.LittleEndian.Uint64(t[off:]), t)
 		}
 		return dst
 	}

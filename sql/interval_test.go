@@ -77,8 +77,8 @@ func TestNexmarkQ7Lowering(t *testing.T) {
 	assert.Equal(t, "nexmark_q7$1", end.From)
 	require.NotNil(t, retime.Spec.Query.UDF)
 	assert.Equal(t, "bid", retime.Input)
-	assert.Equal(t, "time := dateTime, and dateTime - 1 where a multiple of 10000, then the input tuple", retime.Spec.Query.UDF.Name)
-	assert.Equal(t, []string{"$time", "dateTime", "auction", "bidder", "price", "channel", "url", "extra"}, attrNames(retime.Output))
+	assert.Equal(t, "time := dateTime, and dateTime - 1 where a multiple of 10000, then auction, bidder, price, dateTime, extra", retime.Spec.Query.UDF.Name)
+	assert.Equal(t, []string{"$time", "auction", "bidder", "price", "dateTime", "extra"}, attrNames(retime.Output), "the bids' columns the join reads")
 	j := join.Spec.Join
 	require.NotNil(t, j)
 	assert.Equal(t, "nexmark_q7$3", join.From, "the bids, on the left as q7 writes them")
@@ -92,7 +92,7 @@ func TestNexmarkQ7Lowering(t *testing.T) {
 	}
 	assert.Equal(t, []string{"auction := auction", "bidder := price", "price := bidder", "dateTime := B.dateTime", "extra := extra"}, proj)
 	assert.Contains(t, p.Explain(), "  window: tumbling range 10000 (event-time units), delay 14000\n")
-	assert.Contains(t, p.Explain(), "  udf: time := dateTime, and dateTime - 1 where a multiple of 10000, then the input tuple\n")
+	assert.Contains(t, p.Explain(), "  udf: time := dateTime, and dateTime - 1 where a multiple of 10000, then auction, bidder, price, dateTime, extra\n")
 }
 
 // TestNexmarkQ7Meaning: q7 over generated bids, some crafted to lie on
@@ -377,4 +377,29 @@ func TestIntervalJoinErrors(t *testing.T) {
 		})
 	}
 	_ = rand.New // the generators above seed their own
+}
+
+// TestIntervalJoinStarKeepsTheTuple: a join that reads every column of the
+// stream (S.*) times its tuples whole; one that reads some, only those.
+func TestIntervalJoinStarKeepsTheTuple(t *testing.T) {
+	const v = `CREATE VIEW v AS SELECT k, MAX(n) AS top, window_end AS we FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GROUP BY k, window_start, window_end;
+`
+	for _, c := range []struct{ sel, udf string }{
+		{"SELECT e.*, v.top FROM e JOIN v ON e.k = v.k AND e.n = v.top WHERE e.ts BETWEEN v.we - INTERVAL '1' SECOND AND v.we", "then the input tuple"},
+		{"SELECT e.s, e.u, v.top FROM e JOIN v ON e.k = v.k AND e.n = v.top WHERE e.ts BETWEEN v.we - INTERVAL '1' SECOND AND v.we", "then ts, k, n, s, u"},
+	} {
+		var a strview.Arena
+		p, data := compileValues(t, v+c.sel, 3, 7, &a)
+		var retime *Query
+		for _, q := range p.Queries {
+			if q.Spec.Query != nil && q.Spec.Query.UDF != nil {
+				retime = q
+			}
+		}
+		require.NotNil(t, retime, c.sel)
+		assert.True(t, strings.HasSuffix(retime.Spec.Query.UDF.Name, c.udf), retime.Spec.Query.UDF.Name)
+		outs := checkProgram(t, p, data, &a, 16)
+		assert.NotEmpty(t, outs[len(outs)-1].tuples, c.sel)
+		a.Free()
+	}
 }
