@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -259,14 +260,13 @@ func (c *compiler) selectName() string {
 	}
 }
 
-// addPart appends q, a part of the query called of, to the program: its
-// name is of$1, of$2, ...
-func (c *compiler) addPart(q *Query, of string, line int) {
-	if c.parts == nil {
-		c.parts = map[string]int{}
-	}
-	c.parts[of]++
-	q.Name, q.Part, q.Line = fmt.Sprintf("%s$%d", of, c.parts[of]), of, line
+// addPart appends q, a part of the query called of, to the program, and
+// returns it: its name is of$1, of$2, ... Where of already has a part
+// that computes what q does (the same input, query and output: Nexmark
+// q5's two subqueries count the same bids in the same windows), it
+// returns that one, which then feeds both, as Flink and RisingWave reuse
+// such a sub-plan.
+func (c *compiler) addPart(q *Query, of string, line int) *Query {
 	if len(q.Columns) == 0 || slices.ContainsFunc(q.Columns, func(oc OutputColumn) bool { return oc.Attr < 0 }) {
 		// a part's columns are its output tuple's attributes
 		q.Columns = q.Columns[:0]
@@ -274,6 +274,16 @@ func (c *compiler) addPart(q *Query, of string, line int) {
 			q.Columns = append(q.Columns, OutputColumn{Name: a.Name, Kind: Attribute, Index: i, Attr: i, Type: typeText(a, sqlType{})})
 		}
 	}
+	for _, p := range c.prog.Queries {
+		if p.Part == of && samePart(p, q) {
+			return p
+		}
+	}
+	if c.parts == nil {
+		c.parts = map[string]int{}
+	}
+	c.parts[of]++
+	q.Name, q.Part, q.Line = fmt.Sprintf("%s$%d", of, c.parts[of]), of, line
 	if q.Spec.Query != nil {
 		q.Spec.Query.Name = q.Name
 	}
@@ -281,6 +291,28 @@ func (c *compiler) addPart(q *Query, of string, line int) {
 		q.Spec.Join.Name = q.Name
 	}
 	c.prog.Queries = append(c.prog.Queries, q)
+	return q
+}
+
+// samePart says whether parts a and b compute the same output from the
+// same input: their queries, names aside, equal value for value (a UDF's
+// function never does: functions are never equal). Window joins are not
+// shared (their relations name the part before it is added).
+func samePart(a, b *Query) bool {
+	if a.Spec.Join != nil || b.Spec.Join != nil || a.Input != b.Input || a.InputRight != b.InputRight || a.From != b.From || a.FromRight != b.FromRight ||
+		a.Spec.Upstream != b.Spec.Upstream || a.Spec.UpstreamRight != b.Spec.UpstreamRight || a.Sink != nil || b.Sink != nil ||
+		a.Spec.Tuples != nil || b.Spec.Tuples != nil || a.Spec.Windows != nil || b.Spec.Windows != nil || a.Spec.Encoded != nil || b.Spec.Encoded != nil {
+		return false
+	}
+	unnamed := func(q *Query) *query.Query {
+		if q.Spec.Query == nil {
+			return nil
+		}
+		c := *q.Spec.Query
+		c.Name = ""
+		return &c
+	}
+	return reflect.DeepEqual(unnamed(a), unnamed(b)) && reflect.DeepEqual(a.Output, b.Output) && reflect.DeepEqual(a.Columns, b.Columns)
 }
 
 // output refers to the output of view, a query compiled before.

@@ -210,7 +210,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 		if err := c.finishQuery(inner, mq, sel); err != nil {
 			return nil, nil, err
 		}
-		c.addPart(inner, name, sel.pos.line)
+		inner = c.addPart(inner, name, sel.pos.line)
 		outer := &query.Query{Name: name, Schema: inner.Output, Window: query.Tumbling(win.Slide), Aggregates: a.outer, Having: having}
 		for _, g := range a.groups {
 			outer.GroupBy = append(outer.GroupBy, query.C(g.out))
@@ -276,7 +276,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 		return top, out, nil
 	}
 	// the select list computed over the top aggregation's output
-	c.addPart(top, name, sel.pos.line)
+	top = c.addPart(top, name, sel.pos.line)
 	q := &Query{Name: name, From: top.Name}
 	q.Spec.Upstream = c.output(top)
 	pq := &query.Query{Name: name, Schema: top.Output}

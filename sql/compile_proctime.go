@@ -321,8 +321,7 @@ func (c *compiler) udfPart(rel *relation, out *query.Schema, name string, fn fun
 		panic(fmt.Sprintf("sql: %s: %v", mq.Name, err))
 	}
 	q.Spec.Query, q.Output = mq, out
-	c.addPart(q, of, line)
-	return q
+	return c.addPart(q, of, line)
 }
 
 // prependTime is schema s with a time attribute before its own: name at

@@ -15,7 +15,7 @@ func (c *compiler) fromRel(f *fromItem, of string) (*relation, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.addPart(q, of, f.sub.pos.line)
+		q = c.addPart(q, of, f.sub.pos.line)
 		rel.name, rel.view = q.Name, q
 		return rel, nil
 	}

@@ -128,7 +128,7 @@ func (c *compiler) insert(s *stmt) error {
 	}
 	line := s.pos.line
 	if anyCast {
-		c.addPart(q, name, line)
+		q = c.addPart(q, name, line)
 		pq := &query.Query{Name: name, Schema: q.Output}
 		fq := &Query{Name: name, From: q.Name}
 		fq.Spec.Upstream = c.output(q)
