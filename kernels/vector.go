@@ -109,7 +109,9 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 		case query.String:
 			v.kind, v.str = vColStr, true
 		default:
-			return nil, fmt.Errorf("column %q is %s, not a number", e.Name, a.Type)
+			// A bytes column (a UUID) has no register of its own: the row
+			// evaluator reads it (its NULL bit, its value as text).
+			return compileRowExpr(e, s)
 		}
 		v.alloc()
 		if a.Nullable {

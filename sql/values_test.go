@@ -277,6 +277,9 @@ func TestSQLValuesMatchReference(t *testing.T) {
 		{"between", `SELECT n, x FROM e WHERE n BETWEEN 0 AND 10 AND x NOT BETWEEN -5 AND 5.5`},
 		{"like", `SELECT s FROM e WHERE s LIKE '%a%' OR s NOT LIKE 'p_r%' OR s LIKE '!%!_%' ESCAPE '!'`},
 		{"is null", `SELECT n IS NULL AS nn, k IS NOT NULL AS kk, b IS TRUE AS bt, b IS NOT FALSE AS bnf FROM e`},
+		{"a UUID's NULLs", `SELECT u, u IS NULL AS un FROM e WHERE u IS NOT NULL OR n > 3`},
+		{"a UUID's NULLs in an aggregation", `SELECT window_start, COUNT(*) AS cnt, COUNT(u) AS cu, COUNT(*) FILTER (WHERE u IS NULL) AS nu
+			FROM TUMBLE(e, ts, INTERVAL '10' SECOND) WHERE u IS NULL OR n > 3 GROUP BY window_start`},
 		{"casts", `SELECT CAST(n AS DOUBLE) AS d, CAST(x AS BIGINT) AS i, CAST(n AS VARCHAR) AS ns, CAST(ts AS VARCHAR) AS tss,
 			CAST(b AS INT) AS bi, CAST(k AS BIGINT) AS kn, CAST(c AS VARCHAR) AS cs, CAST(m AS BOOLEAN) AS mb FROM e`},
 		{"concat", `SELECT k || '-' || s AS ks, CONCAT(k, n, b, c) AS all4 FROM e`},
