@@ -34,13 +34,15 @@
 # curve, run after the first task size's matrix, cpu mode, one run per
 # worker count; default "ysb sg2 lrb1 join nexmark-q5 nexmark-q7
 # nexmark-q8"; empty: none), SCALING_WORKERS (default "1 2 4 8 15"; a count
-# above the CPUs becomes their number), NCPU (default: nproc),
-# COLLECT_EVERY (default 5).
+# above the CPUs becomes their number; after the curve, with more than
+# two CPUs and SCALING not empty, group cpuvariant: pinned against
+# unpinned at NCPU - 1 workers and shared against the workers' ingestion
+# at 2 and 4), NCPU (default: nproc), COLLECT_EVERY (default 5).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,40p' "$here/$(basename "$0")" | sed 's/^# \{0,1\}//'; }
 
 quick=0 full=0 dry=0
 for a in "$@"; do
@@ -318,6 +320,28 @@ scaling() {
 	done
 }
 
+# cpuvariants: what the 16-core curve left open (docs/performance.md,
+# "Sixteen cores"): at one worker fewer than the CPUs, pinned (--pin
+# auto's choice there) against --pin false; and YSB's ingestion shared
+# against the workers' at 2 and 4 workers (--ingest auto: workers). cpu
+# mode, each command's sizes, two rounds.
+cpuvariants() {
+	[ "$NCPU" -gt 2 ] && [ -n "$SCALING" ] || return 0
+	local last=$((NCPU - 1)) rep w c warm
+	for rep in 1 2; do
+		for w in ysb sg2; do
+			warm=
+			[ "$w" = sg2 ] && warm=" --warmup 0.5s"
+			sbx "pin-$w-w$last-auto-$rep" cpuvariant "$w" cpu 0 hls "" "$rep" "--workers $last$warm"
+			sbx "pin-$w-w$last-false-$rep" cpuvariant "$w" cpu 0 hls "" "$rep" "--workers $last --pin false$warm"
+		done
+		for c in 2 4; do
+			sbx "ingest-ysb-w$c-shared-$rep" cpuvariant ysb cpu 0 hls "" "$rep" "--workers $c --ingest shared"
+			sbx "ingest-ysb-w$c-workers-$rep" cpuvariant ysb cpu 0 hls "" "$rep" "--workers $c --ingest workers"
+		done
+	done
+}
+
 first_size=${SIZES%% *}
 declare -A qname
 for w in $WORKLOADS; do
@@ -339,7 +363,10 @@ for ts in $SIZES; do
 			done
 		fi
 	done
-	[ "$ts" = "$first_size" ] && scaling
+	if [ "$ts" = "$first_size" ]; then
+		scaling
+		cpuvariants
+	fi
 done
 # The GPU's wait: spinning against blocking synchronisation, gpu mode.
 for w in $WORKLOADS; do

@@ -359,7 +359,8 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 // size's matrix is measured, one cpu-mode run per worker count (a count
 // above the CPUs becomes their number, once), and results.json and the
 // table have its points: Nexmark's in events/s, speedups over 1 worker,
-// the serial fraction (a summary's largest), a failed point marked.
+// the serial fraction (a summary's largest), a failed point marked; the
+// CPU variants (pinning, ingestion) follow it.
 func TestRunShScalingCurve(t *testing.T) {
 	t.Parallel()
 	dir, path := fakeBundle(t)
@@ -376,8 +377,14 @@ func TestRunShScalingCurve(t *testing.T) {
 	assert.Equal(t, []string{"warmup-ysb", "ysb-cpu-262144-1", "ysb-static-cpu-262144-1", "ysb-static-gpu-262144-1",
 		"scaling-sg2-w1", "scaling-sg2-w2", "scaling-sg2-w4", "scaling-sg2-w8",
 		"scaling-nexmark-q5-w1", "scaling-nexmark-q5-w2", "scaling-nexmark-q5-w4", "scaling-nexmark-q5-w8",
+		"pin-ysb-w7-auto-1", "pin-ysb-w7-false-1", "pin-sg2-w7-auto-1", "pin-sg2-w7-false-1",
+		"ingest-ysb-w2-shared-1", "ingest-ysb-w2-workers-1", "ingest-ysb-w4-shared-1", "ingest-ysb-w4-workers-1",
+		"pin-ysb-w7-auto-2", "pin-ysb-w7-false-2", "pin-sg2-w7-auto-2", "pin-sg2-w7-false-2",
+		"ingest-ysb-w2-shared-2", "ingest-ysb-w2-workers-2", "ingest-ysb-w4-shared-2", "ingest-ysb-w4-workers-2",
 		"ysb-cpu-1048576-1", "ysb-gpu-spin-262144-1", "ysb-gpu-REGISTER=0-262144-1",
-		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1"}, names)
+		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1"}, names, "the curve, then the CPU variants it left open")
+	assert.Contains(t, stepOf(t, r, "pin-sg2-w7-false-1").Command, "--workers 7 --pin false --warmup 0.5s")
+	assert.Contains(t, stepOf(t, r, "ingest-ysb-w4-shared-2").Command, "--workers 4 --ingest shared")
 	assert.Contains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "./saber-hx nexmark q5 --warmup 0.5s --mode cpu")
 	assert.NotContains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "--task-size", "Nexmark's own task size")
 	assert.NotContains(t, stepOf(t, r, "scaling-sg2-w2").Command, "--task-size", "the defaults: the ring grows with the workers")
