@@ -390,12 +390,7 @@ func TestIntervalJoinStarKeepsTheTuple(t *testing.T) {
 	} {
 		var a strview.Arena
 		p, data := compileValues(t, v+c.sel, 3, 7, &a)
-		var retime *Query
-		for _, q := range p.Queries {
-			if q.Spec.Query != nil && q.Spec.Query.UDF != nil {
-				retime = q
-			}
-		}
+		retime := udfQuery(p)
 		require.NotNil(t, retime, c.sel)
 		assert.True(t, strings.HasSuffix(retime.Spec.Query.UDF.Name, c.udf), retime.Spec.Query.UDF.Name)
 		outs := checkProgram(t, p, data, &a, 16)

@@ -88,12 +88,7 @@ func TestProcTimePartOutputsColumnsRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var a strview.Arena
 			p, data := compileValues(t, view+tc.sql, 7, 5, &a)
-			var part *Query
-			for _, q := range p.Queries {
-				if q.Spec.Query != nil && q.Spec.Query.UDF != nil {
-					part = q
-				}
-			}
+			part := udfQuery(p)
 			require.NotNil(t, part, p.Explain())
 			out := part.Spec.Query.UDF.Output
 			names := []string{}
@@ -132,4 +127,16 @@ func TestProcTimePartOutputsColumnsRead(t *testing.T) {
 	e := compileErr(t, valuesBase+view+"SELECT window_start, COUNT(*) AS cnt, SUM(nn) AS s FROM TUMBLE(pv, pt, INTERVAL '1' HOUR) GROUP BY window_start")
 	assert.Contains(t, e.Msg, "unknown column nn")
 	assert.Contains(t, e.Msg, "pv.s, pv.c, pv.u", "every column of the view is listed")
+}
+
+// udfQuery is p's last query that runs a UDF (a part that times its
+// input's tuples), nil where none does.
+func udfQuery(p *Program) *Query {
+	var found *Query
+	for _, q := range p.Queries {
+		if q.Spec.Query != nil && q.Spec.Query.UDF != nil {
+			found = q
+		}
+	}
+	return found
 }
