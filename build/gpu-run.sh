@@ -386,13 +386,16 @@ for w in $WORKLOADS; do
 		sbx "$w-gpu-${v#SABER_HX_GPU_}-$first_size-$rep" variant "$w" gpu "$first_size" hls "" "$rep" "$v"
 	done
 done
-# The pipeline's depth (default 4), YSB in gpu mode.
+# The pipeline's depth (default 4), YSB in gpu mode; and its ingestion
+# shared with the GPU's goroutine (gpu mode's default is the producer
+# alone, which copied as fast as one goroutine does: docs/gpu.md).
 case " $WORKLOADS " in
 *" ysb "*)
 	for rep in $(seq 1 "$REPS"); do
 		for depth in 1 8; do
 			sbx "ysb-gpu-depth$depth-$first_size-$rep" variant ysb gpu "$first_size" hls "" "$rep" "--gpu-pipeline-depth $depth"
 		done
+		sbx "ysb-gpu-ingest-shared-$first_size-$rep" variant ysb gpu "$first_size" hls "" "$rep" "--ingest shared"
 	done
 	;;
 esac

@@ -222,8 +222,9 @@ func TestRunShAllPass(t *testing.T) {
 
 	// Every run's figure, the repetitions' medians, the ratios.
 	// 2 warm-ups, 2 workloads x 2 sizes x 3 modes x 2 reps, static 2 x 2
-	// kinds x 2 reps, sync 2 x 2, variants 2 x 2, depths 2 x 2.
-	assert.Len(t, r.Runs, 2+24+8+4+4+4)
+	// kinds x 2 reps, sync 2 x 2, variants 2 x 2, depths 2 x 2, YSB's
+	// shared ingestion 2.
+	assert.Len(t, r.Runs, 2+24+8+4+4+4+2)
 	for _, ru := range r.Runs {
 		assert.Equal(t, "pass", ru.Status, ru.Step)
 		assert.Positive(t, ru.TuplesPerS, ru.Step)
@@ -337,7 +338,7 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 		assert.NotContains(t, s.Name, "-cuda", "--quick runs no CUDA test")
 	}
 	assert.Equal(t, "1", r.Meta["quick"])
-	assert.Len(t, r.Runs, 1+6+4+2+2+4)
+	assert.Len(t, r.Runs, 1+6+4+2+2+4+2)
 
 	// --dry-run: the plan; nothing run, nothing written to $OUT.
 	code, stdout, r, out := runSh(t, dir, path, []string{"WORKLOADS=ysb select proj"}, "--dry-run")
@@ -382,7 +383,7 @@ func TestRunShScalingCurve(t *testing.T) {
 		"pin-ysb-w7-auto-2", "pin-ysb-w7-false-2", "pin-sg2-w7-auto-2", "pin-sg2-w7-false-2",
 		"ingest-ysb-w2-shared-2", "ingest-ysb-w2-workers-2", "ingest-ysb-w4-shared-2", "ingest-ysb-w4-workers-2",
 		"ysb-cpu-1048576-1", "ysb-gpu-spin-262144-1", "ysb-gpu-REGISTER=0-262144-1",
-		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1"}, names, "the curve, then the CPU variants it left open")
+		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1", "ysb-gpu-ingest-shared-262144-1"}, names, "the curve, then the CPU variants it left open")
 	assert.Contains(t, stepOf(t, r, "pin-sg2-w7-false-1").Command, "--workers 7 --pin false --warmup 0.5s")
 	assert.Contains(t, stepOf(t, r, "ingest-ysb-w4-shared-2").Command, "--workers 4 --ingest shared")
 	assert.Contains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "./saber-hx nexmark q5 --warmup 0.5s --mode cpu")
