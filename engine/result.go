@@ -19,10 +19,10 @@ func (s *Stream) finish(t *task, w *worker) {
 		s.blankOutput(t.result.Out)
 	}
 	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused {
-		s.pinJoinInput(t.result.Out, &t.result.Strings)
+		s.pinJoinInput(t.result.Out, &t.result.Strings, nil)
 	}
 	if d := s.joinFeed; d != nil && len(d.heapAttrs)+len(d.blankAttrs) > 0 && !t.result.Refused {
-		d.pinJoinInput(t.result.Out, &t.result.Strings)
+		d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
 	}
 	t.encoded = false
 	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {

@@ -118,10 +118,10 @@ func (s *Stream) blankOutput(tuples []byte) {
 // task's output, into the task's own arena strs and points their views
 // there: on the worker that ran the task, so that the join, under its
 // lock, takes the arena (WindowJoin.AddPinned) rather than copying each
-// string into its panes. The strings read nowhere are emptied (those of
-// tuples pushed into s were, by copyStrings; a joinFeed's output is not
-// pushed).
-func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena) {
+// string into its panes. It empties the long strings of blank, those read
+// nowhere: s.blankAttrs for a joinFeed's output, which is not pushed into
+// s; nil for tuples pushed into s, which copyStrings emptied already.
+func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena, blank []query.Attribute) {
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
@@ -130,7 +130,7 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena) {
 				strview.PutRef(v, strs.Copy(strview.Bytes(v)))
 			}
 		}
-		clearLong(t, s.blankAttrs)
+		clearLong(t, blank)
 	}
 }
 
