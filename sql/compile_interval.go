@@ -306,45 +306,23 @@ func sideOf(left bool) side {
 // read them all: a * over that side, or a name sc does not resolve (the
 // error that says so lists every column).
 func sideColumnsRead(sel *selectStmt, sc *scope, sd side, sq string) func(col string) bool {
-	read, defined := map[string]bool{}, map[string]bool{}
-	for _, it := range sel.items {
-		if it.star && (it.qual == "" || it.qual == sq) {
-			return nil
-		}
-		if it.alias != nil {
-			defined[it.alias.name] = true
-		}
+	if slices.ContainsFunc(sel.items, func(it selectItem) bool { return it.star && (it.qual == "" || it.qual == sq) }) {
+		return nil
 	}
+	read, defined := map[string]bool{}, selectAliases(sel)
 	ok := true
-	var walk func(n *node)
-	walk = func(n *node) {
-		walkNodes(n, func(x *node) {
-			if x.kind == eCol {
-				f, err := sc.resolve(x)
-				switch {
-				case err == nil:
-					if f.side == sd {
-						read[f.col.name] = true
-					}
-				case x.qual == "" && (defined[x.name] || isPseudo(x) != ""):
-				default:
-					ok = false
-				}
+	selectColumns(sel, func(x *node) {
+		f, err := sc.resolve(x)
+		switch {
+		case err == nil:
+			if f.side == sd {
+				read[f.col.name] = true
 			}
-			if x.filter != nil {
-				walk(x.filter)
-			}
-		})
-	}
-	for _, it := range sel.items {
-		walk(it.expr)
-	}
-	walk(sel.on)
-	walk(sel.where)
-	walk(sel.having)
-	for _, g := range sel.groupBy {
-		walk(g)
-	}
+		case x.qual == "" && (defined[x.name] || isPseudo(x) != ""):
+		default:
+			ok = false
+		}
+	})
 	if !ok {
 		return nil
 	}

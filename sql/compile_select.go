@@ -122,20 +122,26 @@ func (in *input) ctx(callErr string) *exprCtx {
 	}}
 }
 
-// columnsRead is the columns sel's select list, WHERE, GROUP BY, HAVING
-// and aggregates' FILTERs name, and the names it defines (its select
-// list's aliases), or nil where it reads every column of its FROM (a * in
-// its select list) or another relation too (a join).
+// columnsRead is the columns sel names (selectColumns), and the names it
+// defines (its select list's aliases), or nil where it reads every column
+// of its FROM (a * in its select list) or another relation too (a join).
 func columnsRead(sel *selectStmt) *readNames {
-	if sel.join != nil {
+	if sel.join != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return it.star }) {
 		return nil
 	}
-	r := &readNames{defined: map[string]bool{}}
+	r := &readNames{defined: selectAliases(sel)}
+	selectColumns(sel, func(n *node) { r.cols = append(r.cols, n) })
+	return r
+}
+
+// selectColumns calls f on each column that sel's select list, ON, WHERE,
+// GROUP BY, HAVING and aggregates' FILTERs name.
+func selectColumns(sel *selectStmt, f func(*node)) {
 	var walk func(n *node)
 	walk = func(n *node) {
 		walkNodes(n, func(x *node) {
 			if x.kind == eCol {
-				r.cols = append(r.cols, x)
+				f(x)
 			}
 			if x.filter != nil {
 				walk(x.filter)
@@ -143,20 +149,25 @@ func columnsRead(sel *selectStmt) *readNames {
 		})
 	}
 	for _, it := range sel.items {
-		if it.star {
-			return nil
-		}
 		walk(it.expr)
-		if it.alias != nil {
-			r.defined[it.alias.name] = true
-		}
 	}
+	walk(sel.on)
 	walk(sel.where)
 	walk(sel.having)
 	for _, g := range sel.groupBy {
 		walk(g)
 	}
-	return r
+}
+
+// selectAliases is the names sel's select list gives with AS.
+func selectAliases(sel *selectStmt) map[string]bool {
+	m := map[string]bool{}
+	for _, it := range sel.items {
+		if it.alias != nil {
+			m[it.alias.name] = true
+		}
+	}
+	return m
 }
 
 // readNames is what columnsRead found.
