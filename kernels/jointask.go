@@ -21,6 +21,9 @@ type JoinTask struct {
 	empty bool       // a window with no tuples on a side, queued to be released in order
 	st    *pairState // compiled at the first Run
 	views [2][][]byte
+	// sortInTask: the sides' tuples are to be ordered by position
+	// (sortByPosition) before the pairs (a range window's).
+	sortInTask bool
 }
 
 type taskSide struct {
@@ -77,6 +80,17 @@ func (s *taskSide) sortByPosition(ts int) {
 	s.keys, s.spare, s.data = keys, d, dst
 }
 
+// sortSides orders each side's tuples by position where the task is to
+// (sortInTask), once.
+func (t *JoinTask) sortSides(lts, rts int) {
+	if !t.sortInTask {
+		return
+	}
+	t.sides[0].sortByPosition(lts)
+	t.sides[1].sortByPosition(rts)
+	t.sortInTask = false
+}
+
 // tupleViews returns the task's tuples as the PairJoiner takes them.
 func (t *JoinTask) tupleViews(lts, rts int) (l, r [][]byte) {
 	for i, ts := range [2]int{lts, rts} {
@@ -100,5 +114,6 @@ func (t *JoinTask) Run() {
 	if t.st == nil {
 		t.st = t.plan.newState()
 	}
+	t.sortSides(t.plan.lts, t.plan.rts)
 	t.out = t.st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
 }

@@ -364,8 +364,8 @@ func (wj *WindowJoin) JoinClosed(all bool) (failed int64, err error) {
 	}
 }
 
-// closeWindow copies window w's tuples into a task (left tuples ordered by
-// position, stably, then right ones) and queues it, or has the PairJoiner
+// closeWindow copies window w's tuples into a task (left tuples, then
+// right ones, which the task orders by position, stably) and queues it, or has the PairJoiner
 // compute its pairs. It returns the PairJoiner's error, having dropped it
 // and queued the window as a task.
 func (wj *WindowJoin) closeWindow(w int64) error {
@@ -391,10 +391,11 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 		} else {
 			ts.data = sd.gather(ts.data[:0], lo, last)
 		}
-		if !wj.rows {
-			ts.sortByPosition(wj.sides[i].tupleSize)
-		}
 	}
+	// A range window's tuples are put in position order by the task
+	// (sortInTask), on the worker that runs it: here, under the caller's
+	// lock, the check of their order was a serial stage of every tuple.
+	t.sortInTask = !wj.rows
 	wj.closed++
 	wj.hold(taken[0])
 	wj.hold(taken[1])
@@ -421,6 +422,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	if wj.pj != nil {
 		wj.outBuffer(t)
 		// The PairJoiner runs here, and the task is done: Take skips it.
+		t.sortSides(wj.sides[0].tupleSize, wj.sides[1].tupleSize)
 		l, r := t.tupleViews(wj.sides[0].tupleSize, wj.sides[1].tupleSize)
 		res, ok, jerr := wj.pj.Join(l, r, t.out)
 		switch {
