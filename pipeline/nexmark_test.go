@@ -164,5 +164,25 @@ func TestNexmarkExamplesValidate(t *testing.T) {
 		}
 		assert.True(t, *sum.Validated, q)
 		assert.Positive(t, sum.Queries[len(sum.Queries)-1].Counted, q)
+		checkSerialTimes(t, q, sum)
 	}
+}
+
+// checkSerialTimes: each query's serial time is part of its worker time
+// and its fraction their ratio; the program's fraction is all the serial
+// time against all the worker time, so at most the largest query's.
+func checkSerialTimes(t *testing.T, name string, sum *pipeline.Summary) {
+	t.Helper()
+	var serial, work, largest float64
+	for _, qs := range sum.Queries {
+		assert.GreaterOrEqual(t, qs.SerialSeconds, 0.0, "%s: %s", name, qs.Name)
+		assert.LessOrEqual(t, qs.SerialSeconds, qs.WorkerSeconds, "%s: %s", name, qs.Name)
+		if qs.WorkerSeconds > 0 {
+			assert.InDelta(t, qs.SerialSeconds/qs.WorkerSeconds, qs.SerialFraction, 1e-6, "%s: %s", name, qs.Name)
+		}
+		serial, work, largest = serial+qs.SerialSeconds, work+qs.WorkerSeconds, max(largest, qs.SerialFraction)
+	}
+	require.Positive(t, work, name)
+	assert.InDelta(t, serial/work, sum.SerialFraction, 1e-6, name)
+	assert.LessOrEqual(t, sum.SerialFraction, largest+1e-9, name)
 }

@@ -215,6 +215,13 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Checkpoints, with Options.CheckpointDir.
 	Checkpoints *CheckpointSummary `json:"checkpoints,omitempty"`
+	// SerialFraction is the program's: all its queries' serial time
+	// against all their worker time (QuerySummary's seconds added up).
+	// A program whose queries' serial stages run one after another
+	// cannot speed up more than 1/SerialFraction with any number of
+	// cores; where they overlap (each query's is its own) it may, up to
+	// the worker time against its largest serial time.
+	SerialFraction float64 `json:"serial_fraction"`
 	// Validated, with Options.Validate: every query's output is the
 	// reference evaluator's (QuerySummary.Mismatch says where not).
 	Validated *bool `json:"validated,omitempty"`
@@ -237,6 +244,11 @@ type QuerySummary struct {
 	// SerialFraction is the share of the query's worker time spent where
 	// no other worker can progress on it (engine.Stats.SerialFraction).
 	SerialFraction float64 `json:"serial_fraction"`
+	// SerialSeconds and WorkerSeconds are the two times of that ratio
+	// (engine.Stats.SerialTime, WorkerTime), so that a program's parts
+	// can be added up.
+	SerialSeconds float64 `json:"serial_s"`
+	WorkerSeconds float64 `json:"worker_s"`
 	// Mismatch is, with Options.Validate, how the query's output differs
 	// from the reference evaluator's ("" where it does not).
 	Mismatch string `json:"mismatch,omitempty"`

@@ -359,15 +359,20 @@ func (j *Job) source(name string) *sqlSource {
 
 func (j *Job) summarize(stats []engine.Stats, seconds float64) *Summary {
 	sum := &Summary{File: j.p.name, Seconds: seconds, Stats: stats}
+	var serial, work time.Duration
 	for i, q := range j.prog.Queries {
 		st := stats[i]
 		qs := QuerySummary{Name: q.Name, Tuples: st.Tuples, Windows: st.Windows, Rows: st.Rows,
 			Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted,
-			SerialFraction: st.SerialFraction()}
+			SerialFraction: st.SerialFraction(), SerialSeconds: st.SerialTime.Seconds(), WorkerSeconds: st.WorkerTime.Seconds()}
 		if s := j.sinks[i]; s != nil {
 			qs.Output = s.where
 		}
 		sum.Queries = append(sum.Queries, qs)
+		serial, work = serial+st.SerialTime, work+st.WorkerTime
+	}
+	if work > 0 {
+		sum.SerialFraction = float64(serial) / float64(work)
 	}
 	for _, s := range j.sources {
 		sum.Tuples += s.tuples

@@ -249,11 +249,14 @@ func (s *runSummary) print(w io.Writer) {
 		printCheckpoints(w, s.Checkpoints)
 	}
 	for _, q := range s.Queries {
-		fmt.Fprintf(w, "  query %s: %d tuples, windows %d, rows %d; counted %d, filtered %d, unmatched %d, late %d", q.Name, q.Tuples, q.Windows, q.Rows, q.Counted, q.Filtered, q.Unmatched, q.Late)
+		fmt.Fprintf(w, "  query %s: %d tuples, windows %d, rows %d; counted %d, filtered %d, unmatched %d, late %d; serial fraction %.3f", q.Name, q.Tuples, q.Windows, q.Rows, q.Counted, q.Filtered, q.Unmatched, q.Late, q.SerialFraction)
 		if q.Output != "" {
 			fmt.Fprintf(w, "; output %s", q.Output)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(s.Queries) > 1 {
+		fmt.Fprintf(w, "  serial fraction of the whole program %.3f\n", s.SerialFraction)
 	}
 }
 
