@@ -59,7 +59,13 @@ type decodeBlock struct {
 	ready     chan struct{}
 }
 
-const decodeBlockSize = 1 << 20
+// decodeBlockSize is the bytes of input a block holds. The blocks in
+// flight (a few per decoder: read ahead, decoding, waiting for Fill) are
+// memory touched fresh at the start of a run, at the cost of a page fault
+// per page, which a short run over a file pays in full; smaller blocks
+// cost more per byte in hand-offs and decoders made (docs/performance.md,
+// "Decoding blocks").
+const decodeBlockSize = 512 << 10
 
 // newParallelDecoder starts decoders goroutines over r, the input of a
 // csv or json source called name, read block bytes at a time; Close
@@ -227,8 +233,12 @@ func (p *parallelDecoder) decodeBlock(b *decodeBlock) {
 	// lines have one record each): room for a tuple per line, so that the
 	// buffer is made once, at its size, rather than grown by copies into
 	// fresh memory.
+	// An eighth more than this block needs, so that the next blocks
+	// this one's buffer serves, whose lines are as many give or take a
+	// few, fit in it: a buffer made anew per block was fresh memory
+	// faulted in on every first touch.
 	if need := (bytes.Count(b.raw, []byte{'\n'}) + 1) * ts; cap(b.tuples) < need {
-		b.tuples = make([]byte, 0, need)
+		b.tuples = make([]byte, 0, need+need/8)
 	}
 	for src := b.raw; ; {
 		if len(b.tuples) == cap(b.tuples) {

@@ -238,9 +238,11 @@ func TestParallelDecoderFillAfterClose(t *testing.T) {
 }
 
 // TestDecodeBlockMakesItsTuplesOnce: a block's tuple buffer is made at
-// the size of a tuple per line at once (it was grown by doubling, each
-// step a copy into fresh memory, which cost more than the decoding of a
-// file of short records), and a recycled block decodes into the same one.
+// the size of a tuple per line, and an eighth more, at once (it was grown
+// by doubling, each step a copy into fresh memory, which cost more than
+// the decoding of a file of short records), and a recycled block decodes
+// into the same one, even where it holds a few more lines than the block
+// the buffer was made for.
 func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"csv", "json"} {
@@ -254,7 +256,8 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		ts := src.Schema.TupleSize
 		lines := bytes.Count(raw, []byte{'\n'})
 		assert.Equal(t, 2000*ts, len(b.tuples), format)
-		assert.Equal(t, (lines+1)*ts, cap(b.tuples), format)
+		need := (lines + 1) * ts
+		assert.Equal(t, need+need/8, cap(b.tuples), format)
 		first := &b.tuples[:1][0]
 		want := slices.Clone(b.tuples)
 		a.Reset()
@@ -262,7 +265,15 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		p.decodeBlock(b)
 		require.NoError(t, b.err)
 		assert.Same(t, first, &b.tuples[:1][0], "%s: the recycled block's buffer", format)
-		assert.Equal(t, len(want), len(b.tuples), format)
+		assert.Equal(t, want, b.tuples, format)
+
+		more := randomRecords(rand.New(rand.NewPCG(7, 8)), 2100, format, false, false)
+		a.Reset()
+		b.raw, b.tuples = more, b.tuples[:0]
+		p.decodeBlock(b)
+		require.NoError(t, b.err)
+		assert.Same(t, first, &b.tuples[:1][0], "%s: a block of 5%% more lines in the same buffer", format)
+		assert.Equal(t, 2100*ts, len(b.tuples), format)
 		a.Free()
 	}
 }
