@@ -447,6 +447,65 @@ func TestSQLValuesMatchReference(t *testing.T) {
 	}
 }
 
+// TestSessionOrderAfterAnEarlierStart: sessions that end together close
+// in the order of their starts, also where a tuple out of order moved a
+// session's start earlier without moving its end (k=2's 1 after its 5),
+// which changes its place among them.
+func TestSessionOrderAfterAnEarlierStart(t *testing.T) {
+	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
+		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
+	require.NoError(t, err)
+	var data []byte
+	for _, tk := range [][2]int64{{5, 2}, {5, 1}, {1, 2}, {100, 3}} {
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[0]))
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[1]))
+	}
+	q := &query.Query{Name: "s", Schema: s, Window: query.Sessions(10), GroupBy: []query.Expr{query.C("k")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	var got [][3]int64
+	e, err := Start(Config{Workers: 1, TaskSize: 64, BufferSize: 1 << 12}, []Spec{{Query: q, Windows: func(w *Window) error {
+		for i := range w.Rows() {
+			got = append(got, [3]int64{w.Start, w.End, w.GroupInt(i, 0)})
+		}
+		return nil
+	}}})
+	require.NoError(t, err)
+	require.NoError(t, <-e.Produce(func() error { return e.Stream(0).Write(data) }))
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	assert.Equal(t, [][3]int64{{1, 15, 2}, {5, 15, 1}, {100, 110, 3}}, got)
+}
+
+// TestSessionWindowsMatchReference: random aggregations over session
+// windows (gaps shorter and longer than the data's disorder, watermark
+// delays, string, numeric and computed keys, several aggregates, HAVING)
+// over tuples out of order give the reference's sessions, in its order,
+// with its late tuples, whatever the workers and the task size.
+func TestSessionWindowsMatchReference(t *testing.T) {
+	s := sqlSchema(t)
+	for seed := range testenv.Scale(40, 400) {
+		r := rand.New(rand.NewPCG(uint64(seed), 77))
+		var a strview.Arena
+		data := sqlData(r, s, &a, 200+r.IntN(1500), []int{0, 3}[r.IntN(2)])
+		q := sqlQuery(r, s)
+		for q.Stateless() || q.Validate() != nil {
+			q = sqlQuery(r, s)
+		}
+		q.Window = query.Sessions([]int64{50, 300, 1000, 3000}[r.IntN(4)])
+		q.Window.Delay = []int64{0, 0, 200, 1500}[r.IntN(4)]
+		require.NoError(t, q.Validate(), "seed %d", seed)
+		want, err := reference.Evaluate(q, data)
+		require.NoError(t, err, "seed %d: %v", seed, q)
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
+		got := runSQLValues(t, q, data, cfg)
+		if d := reference.Diff(q, want, got, 1e-9); d != "" {
+			t.Fatalf("seed %d, %d workers, task %d B: %s\nquery: where %v group %v aggs %+v having %v window %+v",
+				seed, cfg.Workers, cfg.TaskSize, d, q.Where, q.GroupBy, q.Aggregates, q.Having, q.Window)
+		}
+		a.Free()
+	}
+}
+
 // TestSQLWindowJoinMatchesReference: window joins of tuples with strings
 // and NULLs (the panes keep their long strings after the input's memory
 // is freed) and predicates over them give the reference's pairs.
