@@ -234,7 +234,7 @@ func given(fs *flag.FlagSet, name string) bool {
 }
 
 func (s *runSummary) print(w io.Writer) {
-	fmt.Fprintf(w, "run %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B)\n", s.File, s.Tuples, s.Seconds, float64(s.Tuples)/max(s.Seconds, 1e-9)/1e6, s.Workers, s.TaskSize)
+	fmt.Fprintf(w, "run %s: %d tuples in %.3f s: %.2f M tuples/s (%d workers, task %d B); serial fraction %.3f\n", s.File, s.Tuples, s.Seconds, float64(s.Tuples)/max(s.Seconds, 1e-9)/1e6, s.Workers, s.TaskSize, s.SerialFraction)
 	if s.Interrupted {
 		fmt.Fprintf(w, "  interrupted by %s: the figures are those of what ran before it\n", s.Signal)
 	}
@@ -254,9 +254,6 @@ func (s *runSummary) print(w io.Writer) {
 			fmt.Fprintf(w, "; output %s", q.Output)
 		}
 		fmt.Fprintln(w)
-	}
-	if len(s.Queries) > 1 {
-		fmt.Fprintf(w, "  serial fraction of the whole program %.3f\n", s.SerialFraction)
 	}
 }
 
