@@ -112,18 +112,20 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 
 // add files a side's tuples (in stream order), closes the windows that
 // both watermarks have closed, runs the tasks that wait and hands the
-// joined windows on. strs, where not nil, holds the tuples' long strings
-// (pinJoinInput): the join takes its memory rather than copying them. A
-// tuple whose first window would start below math.MinInt64 is refused: an
-// InputError.
-func (js *joinStage) add(side int, tuples []byte, strs *strview.Arena, w *worker) error {
+// joined windows on. Where owned, the join takes the buffer *tuples as it
+// is and leaves a recycled one there (a task's output, which it files
+// without a copy), and strs, where not nil, holds the tuples' long strings
+// (pinJoinInput), whose memory it takes too; else it copies the tuples and
+// their strings. A tuple whose first window would start below
+// math.MinInt64 is refused: an InputError.
+func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, w *worker) error {
 	js.mu.Lock()
 	var r kernels.Refused
 	var ok bool
-	if strs != nil {
-		r, ok = js.op.AddPinned(side, tuples, strs)
+	if owned {
+		r, ok = js.op.AddOwned(side, tuples, strs)
 	} else {
-		r, ok = js.op.Add(side, tuples)
+		r, ok = js.op.Add(side, *tuples)
 	}
 	if !ok {
 		ts := [2]int{js.j.Left.TupleSize, js.j.Right.TupleSize}[side]
@@ -163,13 +165,13 @@ func (e *Engine) feedJoins() {
 // stream's result stage: the join's ordered stage, which it was when d's
 // own result stage added it, so counted on the join's clock (a frame of
 // the join's in the feeding query's serial section).
-func (d *Stream) addFed(out []byte, strs *strview.Arena, w *worker) error {
+func (d *Stream) addFed(out *[]byte, strs *strview.Arena, w *worker) error {
 	if w == nil {
-		return d.joinSide.add(d.side, out, strs, w)
+		return d.joinSide.add(d.side, out, true, strs, w)
 	}
 	f := w.beginFrame()
 	sc := w.beginSerial()
-	err := d.joinSide.add(d.side, out, strs, w)
+	err := d.joinSide.add(d.side, out, true, strs, w)
 	w.endSerial(sc, d.clock())
 	w.endFrame(f, d.clock())
 	return err

@@ -105,9 +105,9 @@ func (s *Stream) merge(t *task, w *worker) {
 			// handed on in order.
 			counted = &t.result
 			if s.joinSide != nil {
-				err = s.joinSide.add(s.side, t.result.Out, &t.result.Strings, w)
+				err = s.joinSide.add(s.side, &t.result.Out, true, &t.result.Strings, w)
 			} else if d := s.joinFeed; d != nil {
-				err = d.addFed(t.result.Out, &t.result.Strings, w)
+				err = d.addFed(&t.result.Out, &t.result.Strings, w)
 			} else {
 				err = s.outputEncoded(t.result.Out, t.enc, t.encoded)
 			}

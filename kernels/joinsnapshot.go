@@ -54,9 +54,13 @@ func (wj *WindowJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 		dst = le.AppendUint32(dst, uint32(len(sd.panes)))
 		for _, pn := range sd.panes {
 			dst = le.AppendUint64(dst, uint64(pn.pane))
-			dst = le.AppendUint32(dst, uint32(len(pn.data)))
-			dst = append(dst, pn.data...)
-			dst = sd.appendStrings(dst, pn.data)
+			dst = le.AppendUint32(dst, uint32(pn.n))
+			for _, c := range pn.chunks {
+				dst = append(dst, c...)
+			}
+			for _, c := range pn.chunks {
+				dst = sd.appendStrings(dst, c)
+			}
 		}
 	}
 	return dst, nil
@@ -139,17 +143,18 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			}
 			last = p
 			held += uint64(l / sd.tupleSize)
-			pn := joinPane{pane: p, data: append([]byte(nil), data...)}
+			in := wj.newInput()
+			in.tuples = append(in.tuples, data...)
+			in.refs = 1
+			sd.insert(len(sd.panes), joinPane{pane: p, chunks: [][]byte{in.tuples}, n: l, refs: []*sharedInput{in}})
 			if len(sd.strs) > 0 {
 				if version < 2 {
 					return nil, fmt.Errorf("side %d: a snapshot of version %d, before strings, of tuples with strings", i, version)
 				}
-				pn.arena = wj.newArena()
-				if err := sd.restoreStrings(r, pn.data, pn.arena); err != nil {
+				if err := sd.restoreStrings(r, in.tuples, &in.arena); err != nil {
 					return nil, fmt.Errorf("side %d: pane %d: %w", i, p, err)
 				}
 			}
-			sd.insert(len(sd.panes), pn)
 		}
 		if sd.late > sd.tuples || sd.dropped > sd.tuples-sd.late || held != sd.tuples-sd.late-sd.dropped {
 			return nil, fmt.Errorf("side %d: %d tuples, %d late, %d dropped and %d in panes do not add up", i, sd.tuples, sd.late, sd.dropped, held)
@@ -164,7 +169,8 @@ func (wj *WindowJoin) clear() {
 	for i := range wj.sides {
 		sd := &wj.sides[i]
 		wj.drop(sd, len(sd.panes))
-		*sd = joinSide{tupleSize: sd.tupleSize, strs: sd.strs, wm: math.MinInt64, spare: sd.spare, base: sd.base[:0], panes: sd.base[:0]}
+		*sd = joinSide{tupleSize: sd.tupleSize, strs: sd.strs, wm: math.MinInt64, base: sd.base[:0], panes: sd.base[:0],
+			spareChunks: sd.spareChunks, spareRefs: sd.spareRefs}
 	}
 	wj.next, wj.started = 0, false
 	wj.windows, wj.joined, wj.outPairs, wj.pjWindows, wj.pjFallbacks = 0, 0, 0, 0, 0

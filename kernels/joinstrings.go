@@ -1,13 +1,15 @@
 package kernels
 
-// A window join's strings. A side's tuples are kept in panes after the
-// task that brought them is merged and its memory freed, so their long
-// strings are copied into an arena of the pane (pinStrings). A pane's
-// tuples are read by the tasks of its windows and their output (pairs
-// whose views point into the arena) until the last of those windows is
-// handed on and recycled: a dropped or taken pane's arena waits in a queue
-// until every window closed so far is released (Next skipped it, or
-// Recycle took its output back), then is reset for a new pane.
+// A window join's inputs. A side's tuples are kept in panes after the
+// task that brought them is merged and its memory freed, so the join
+// keeps each input's tuples and their long strings (sharedInput): copied
+// (Add, pinStrings), or the caller's memory taken (AddPinned's strings,
+// AddOwned's tuples too). A pane's tuples are read by the tasks of its
+// windows and their output (pairs whose views point into the inputs'
+// arenas) until the last of those windows is handed on and recycled: a
+// dropped or taken pane's inputs wait in a queue until every window closed
+// so far is released (Next skipped it, or Recycle took its output back),
+// then are reset for reuse once no pane holds them.
 
 import (
 	"github.com/saber-hx/saber-hx/query"
@@ -25,57 +27,88 @@ func stringAttrs(s *query.Schema) []query.Attribute {
 	return out
 }
 
-// heldArena is an arena of dropped panes, free once windows are released,
-// or a dropped pane's hold on strings AddPinned's tuples point into.
-type heldArena struct {
-	after  uint64 // the windows closed when it was dropped
-	arena  *strview.Arena
-	shared *sharedStrings
+// sharedInput is the tuples of one Add, AddPinned or AddOwned and their
+// long strings: the panes its tuples were filed into refer to runs of
+// tuples and share it, and it is reset for reuse once the last of them is
+// released. AddOwned's tuples are the caller's buffer, taken as it is;
+// AddPinned's strings the caller's arena (the join's input stage pins its
+// strings on the workers, not under the join's lock).
+type sharedInput struct {
+	tuples []byte
+	arena  strview.Arena
+	refs   int // the panes (dropped ones until released) that hold it
 }
 
-// sharedStrings is the long strings of the tuples of one AddPinned: the
-// engine's worker that ran their task copied them there (the join's input
-// stage pins its strings on the workers, not under the join's lock). The
-// panes its tuples were filed into share it: it is reset for reuse once
-// the last of them is released.
-type sharedStrings struct {
-	arena strview.Arena
-	refs  int // the panes (dropped ones until released) that hold it
+// heldInput is a dropped pane's hold on an input, free once the windows
+// closed when it was dropped are released.
+type heldInput struct {
+	after uint64
+	in    *sharedInput
 }
 
 // AddPinned is Add for tuples whose long strings the caller copied into
 // strs, an arena of its own: the join takes strs's memory (strs is left
 // an empty arena the join recycled) and keeps it until the windows of the
 // panes the tuples were filed into are released, rather than copying each
-// string into a pane's arena.
+// string. The tuples are copied.
 func (wj *WindowJoin) AddPinned(side int, tuples []byte, strs *strview.Arena) (Refused, bool) {
-	if strs.Bytes() == 0 || len(wj.sides[side].strs) == 0 {
-		return wj.Add(side, tuples) // no long string: nothing to pin or hold
+	in := wj.newInput()
+	in.tuples = append(in.tuples, tuples...)
+	if strs.Bytes() > 0 {
+		in.arena, *strs = *strs, in.arena
 	}
-	var ss *sharedStrings
-	if n := len(wj.shared); n > 0 {
-		ss, wj.shared = wj.shared[n-1], wj.shared[:n-1]
-	} else {
-		ss = &sharedStrings{}
+	return wj.addInput(side, in)
+}
+
+// AddOwned is AddPinned for tuples in a buffer the join may keep: it
+// takes *tuples as it is (*tuples is left an empty buffer the join
+// recycled, or nil), so that filing copies nothing. strs may be nil (no
+// long strings).
+func (wj *WindowJoin) AddOwned(side int, tuples *[]byte, strs *strview.Arena) (Refused, bool) {
+	in := wj.newInput()
+	in.tuples, *tuples = *tuples, in.tuples
+	if strs != nil && strs.Bytes() > 0 {
+		in.arena, *strs = *strs, in.arena
 	}
-	ss.arena, *strs = *strs, ss.arena
-	wj.adding = ss
-	r, ok := wj.Add(side, tuples)
+	return wj.addInput(side, in)
+}
+
+// addInput files in's tuples; an input none of whose tuples were filed
+// (every one late, or the first refused) is free again at once.
+func (wj *WindowJoin) addInput(side int, in *sharedInput) (Refused, bool) {
+	wj.adding = in
+	r, ok := wj.fileInput(side)
 	wj.adding = nil
-	if ss.refs == 0 { // every tuple late, or the first refused
-		wj.recycleShared(ss)
+	if in.refs == 0 {
+		wj.recycleInput(in)
 	}
 	return r, ok
 }
 
-// holdRefs holds pane pn's shared strings as a dropped pane's arena, and
-// keeps its list for a new pane.
+// newInput is a free input, empty (its buffer kept), or a new one.
+func (wj *WindowJoin) newInput() *sharedInput {
+	if n := len(wj.shared); n > 0 {
+		in := wj.shared[n-1]
+		wj.shared = wj.shared[:n-1]
+		return in
+	}
+	return &sharedInput{}
+}
+
+func (wj *WindowJoin) recycleInput(in *sharedInput) {
+	in.arena.Reset()
+	in.tuples = in.tuples[:0]
+	wj.shared = append(wj.shared, in)
+}
+
+// holdRefs holds pane pn's inputs as a dropped pane's, and keeps its list
+// for a new pane.
 func (wj *WindowJoin) holdRefs(sd *joinSide, pn *joinPane) {
 	if pn.refs == nil {
 		return
 	}
-	for _, ss := range pn.refs {
-		wj.held = append(wj.held, heldArena{after: wj.closed, shared: ss})
+	for _, in := range pn.refs {
+		wj.held = append(wj.held, heldInput{after: wj.closed, in: in})
 	}
 	clear(pn.refs)
 	sd.spareRefs = append(sd.spareRefs, pn.refs[:0])
@@ -83,28 +116,14 @@ func (wj *WindowJoin) holdRefs(sd *joinSide, pn *joinPane) {
 	wj.releaseHeld()
 }
 
-func (wj *WindowJoin) recycleShared(ss *sharedStrings) {
-	ss.arena.Reset()
-	wj.shared = append(wj.shared, ss)
-}
-
-// newArena is a pane's arena: a recycled one, or a new one.
-func (wj *WindowJoin) newArena() *strview.Arena {
-	if n := len(wj.arenas); n > 0 {
-		a := wj.arenas[n-1]
-		wj.arenas = wj.arenas[:n-1]
-		return a
-	}
-	return strview.NewArena(64 << 10)
-}
-
-// pinStrings copies the long strings of the tuples data (just filed into
-// pane pn of side sd) into the pane's arena and points their views there.
-func (wj *WindowJoin) pinStrings(sd *joinSide, pn *joinPane, data []byte) {
-	if pn.arena == nil {
-		pn.arena = wj.newArena()
+// pinStrings copies the long strings of in's tuples (side sd's) into its
+// arena and points their views there.
+func (wj *WindowJoin) pinStrings(sd *joinSide, in *sharedInput) {
+	if len(sd.strs) == 0 {
+		return
 	}
 	ts := sd.tupleSize
+	data := in.tuples
 	for o := 0; o+ts <= len(data); o += ts {
 		t := data[o : o+ts]
 		for _, a := range sd.strs {
@@ -112,23 +131,13 @@ func (wj *WindowJoin) pinStrings(sd *joinSide, pn *joinPane, data []byte) {
 			if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
 				continue
 			}
-			strview.PutRef(v, pn.arena.Copy(strview.Bytes(v)))
+			strview.PutRef(v, in.arena.Copy(strview.Bytes(v)))
 		}
 	}
 }
 
-// hold queues a retired pane's arena until the windows closed so far are
-// released.
-func (wj *WindowJoin) hold(a *strview.Arena) {
-	if a == nil {
-		return
-	}
-	wj.held = append(wj.held, heldArena{after: wj.closed, arena: a})
-	wj.releaseHeld()
-}
-
 // released notes one more window handed on (its output recycled, or
-// nothing to hand on) and frees the arenas no window needs any more.
+// nothing to hand on) and frees the inputs no window needs any more.
 func (wj *WindowJoin) released() {
 	wj.released_++
 	wj.releaseHeld()
@@ -137,14 +146,9 @@ func (wj *WindowJoin) released() {
 func (wj *WindowJoin) releaseHeld() {
 	k := 0
 	for k < len(wj.held) && wj.held[k].after <= wj.released_ {
-		if a := wj.held[k].arena; a != nil {
-			a.Reset()
-			wj.arenas = append(wj.arenas, a)
-		}
-		if ss := wj.held[k].shared; ss != nil {
-			if ss.refs--; ss.refs == 0 {
-				wj.recycleShared(ss)
-			}
+		in := wj.held[k].in
+		if in.refs--; in.refs == 0 {
+			wj.recycleInput(in)
 		}
 		k++
 	}

@@ -1,6 +1,6 @@
 package kernels
 
-// A window join's tasks: a closed window's tuples, copied out of the
+// A window join's tasks: a closed window's tuples, gathered out of the
 // panes, whose pairs any worker computes without the join's lock.
 
 import (
@@ -9,8 +9,8 @@ import (
 	"slices"
 )
 
-// JoinTask is one closed window's pair computation: its tuples, copied out
-// of the panes, and its output. Tasks are reused from window to window,
+// JoinTask is one closed window's pair computation: its tuples, in the
+// panes' memory, and its output. Tasks are reused from window to window,
 // with their buffers and compiled predicate.
 type JoinTask struct {
 	plan  *pairPlan
@@ -21,15 +21,18 @@ type JoinTask struct {
 	empty bool       // a window with no tuples on a side, queued to be released in order
 	st    *pairState // compiled at the first Run
 	views [2][][]byte
-	// sortInTask: the sides' tuples are to be ordered by position
-	// (sortByPosition) before the pairs (a range window's).
-	sortInTask bool
+	// prepared: the sides' data are gathered (prepare); sortInTask:
+	// and to be ordered by position (a range window's).
+	prepared, sortInTask bool
 }
 
 type taskSide struct {
-	data  []byte // the window's tuples in position order
-	spare []byte // the sort's second buffer
-	keys  []sortKey
+	chunks [][]byte // the window's tuples, runs in its panes' inputs, in order
+	n      int      // their bytes
+	data   []byte   // the tuples in position order: a chunk, buf or sorted
+	buf    []byte   // the chunks copied into one
+	sorted []byte   // sortByPosition's copy
+	keys   []sortKey
 }
 
 // sortKey orders a range window's tuples by event time, ties by their
@@ -49,8 +52,24 @@ func cmpSortKey(a, b sortKey) int {
 	return int(a.i - b.i)
 }
 
+// gather sets data to the side's tuples: its one chunk as it is where
+// borrow says the join only reads them (the panes' memory, which other
+// windows read too), else the chunks copied into buf.
+func (s *taskSide) gather(borrow bool) {
+	if borrow && len(s.chunks) == 1 {
+		s.data = s.chunks[0]
+		return
+	}
+	b := slices.Grow(s.buf[:0], s.n)
+	for _, c := range s.chunks {
+		b = append(b, c...)
+	}
+	s.buf, s.data = b, b
+}
+
 // sortByPosition orders the side's tuples (ts bytes each) by event time,
-// stably; tuples in order (the common case) are left as they are.
+// stably, into a copy of its own; tuples in order (the common case) are
+// left as they are.
 func (s *taskSide) sortByPosition(ts int) {
 	d := s.data
 	n := len(d) / ts
@@ -72,23 +91,30 @@ func (s *taskSide) sortByPosition(ts int) {
 		keys[i] = sortKey{pos: int64(binary.LittleEndian.Uint64(d[i*ts:])), i: int32(i)}
 	}
 	slices.SortFunc(keys, cmpSortKey)
-	dst := slices.Grow(s.spare[:0], len(d))
+	dst := slices.Grow(s.sorted[:0], len(d))
 	for _, k := range keys {
 		o := int(k.i) * ts
 		dst = append(dst, d[o:o+ts]...)
 	}
-	s.keys, s.spare, s.data = keys, d, dst
+	s.keys, s.sorted, s.data = keys, dst, dst
 }
 
-// sortSides orders each side's tuples by position where the task is to
-// (sortInTask), once.
-func (t *JoinTask) sortSides(lts, rts int) {
-	if !t.sortInTask {
+// prepare gathers each side's tuples and orders them by position where
+// the task is to (sortInTask), once.
+func (t *JoinTask) prepare() {
+	if t.prepared {
 		return
 	}
-	t.sides[0].sortByPosition(lts)
-	t.sides[1].sortByPosition(rts)
-	t.sortInTask = false
+	t.prepared = true
+	for i, ts := range [2]int{t.plan.lts, t.plan.rts} {
+		s := &t.sides[i]
+		// The pairs' filter of one side's terms compacts that side's
+		// tuples in place (pairState.keep): a copy of its own.
+		s.gather(!t.plan.special || len(t.plan.side[i]) == 0)
+		if t.sortInTask {
+			s.sortByPosition(ts)
+		}
+	}
 }
 
 // tupleViews returns the task's tuples as the PairJoiner takes them.
@@ -114,6 +140,6 @@ func (t *JoinTask) Run() {
 	if t.st == nil {
 		t.st = t.plan.newState()
 	}
-	t.sortSides(t.plan.lts, t.plan.rts)
+	t.prepare()
 	t.out = t.st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
 }

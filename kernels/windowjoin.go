@@ -7,19 +7,25 @@ import (
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
-	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
 // WindowJoin is the operator of a window join (query.WindowJoin): it files
 // each side's tuples, in stream order, into panes, and once both
 // watermarks have passed a window's end closes the window into a JoinTask:
-// the window's left and right tuples, copied out of the panes in position
-// order. A task's pairs are computed by JoinTask.Run, outside the caller's
-// lock, by whichever goroutine takes it (Take), so that the windows of one
-// join are joined in parallel; Done hands the task back, and each window's
-// output waits in a queue (Next) in window order, whatever order the tasks
-// finish in. Its buffer comes back through Recycle.
+// the window's left and right tuples, which the task gathers out of the
+// panes in position order. A task's pairs are computed by JoinTask.Run,
+// outside the caller's lock, by whichever goroutine takes it (Take), so
+// that the windows of one join are joined in parallel; Done hands the task
+// back, and each window's output waits in a queue (Next) in window order,
+// whatever order the tasks finish in. Its buffer comes back through
+// Recycle.
+//
+// A pane holds its tuples where the Add that brought them put them: runs
+// of an input's buffer (joinstrings.go, sharedInput), which AddOwned takes
+// from the caller as it is, so that filing a tuple, under the caller's
+// lock, copies nothing; the copies into a window's task are made by the
+// task.
 //
 // With a PairJoiner (the GPU's join program), JoinClosed has it compute
 // each window's pairs as it closes the window (the program is not safe for
@@ -55,15 +61,13 @@ type WindowJoin struct {
 	// pjFallbacks the windows it refused (too many pairs).
 	pjWindows, pjFallbacks uint64
 
-	// Strings (joinstrings.go): the windows closed and released, the
-	// retired panes' arenas waiting for them, and free arenas.
+	// Inputs (joinstrings.go): the windows closed and released, the
+	// retired panes' inputs waiting for them, the input being filed, and
+	// free ones.
 	closed, released_ uint64
-	held              []heldArena
-	arenas            []*strview.Arena
-	// adding is the strings AddPinned's tuples point into, while it
-	// files them (nil: Add's, which file copies); shared the free ones.
-	adding *sharedStrings
-	shared []*sharedStrings
+	held              []heldInput
+	adding            *sharedInput
+	shared            []*sharedInput
 }
 
 // PairJoiner computes a window's pairs elsewhere (the GPU's join program).
@@ -84,21 +88,21 @@ type joinSide struct {
 	done      bool
 	panes     []joinPane // sorted by pane
 	base      []joinPane // the array under panes, all of it (insert)
-	spare     [][]byte   // the data buffers of dropped panes, for new ones
-	spareRefs [][]*sharedStrings
-	hint      int // the most bytes a dropped pane held: a new pane's capacity
-	tuples    uint64
-	late      uint64
-	dropped   uint64 // tuples of the panes dropped
+	// spareChunks and spareRefs are dropped panes' lists, for new ones.
+	spareChunks [][][]byte
+	spareRefs   [][]*sharedInput
+	tuples      uint64
+	late        uint64
+	dropped     uint64 // tuples of the panes dropped
 }
 
 type joinPane struct {
-	pane  int64
-	data  []byte
-	arena *strview.Arena // the long strings of data's tuples (nil: none)
-	// refs are the strings of tuples AddPinned filed, which stay where
-	// the worker that pinned them put them.
-	refs []*sharedStrings
+	pane int64
+	// chunks are the pane's tuples, in the order they came: runs of the
+	// inputs of refs, which hold their memory and their long strings.
+	chunks [][]byte
+	n      int // bytes in chunks
+	refs   []*sharedInput
 }
 
 // NewWindowJoin validates j and compiles its WHERE.
@@ -140,7 +144,19 @@ type Refused struct {
 // it are filed. Tuples behind the side's watermark by more than a window's
 // reach are counted late and dropped. Add joins nothing: JoinClosed closes
 // the windows, the tasks join them.
+//
+// Add copies the tuples and their long strings, which the join keeps
+// (AddPinned and AddOwned take the caller's memory instead).
 func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
+	in := wj.newInput()
+	in.tuples = append(in.tuples, tuples...)
+	wj.pinStrings(&wj.sides[side], in)
+	return wj.addInput(side, in)
+}
+
+// fileInput files the tuples of wj.adding, as Add says.
+func (wj *WindowJoin) fileInput(side int) (r Refused, ok bool) {
+	tuples := wj.adding.tuples
 	sd := &wj.sides[side]
 	ts := sd.tupleSize
 	// The pane of the tuple before, its positions and its Open: the next
@@ -191,26 +207,24 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	return Refused{}, true
 }
 
-// file appends tuples to pane pn of side sd, their long strings copied
-// into the pane's arena where the side has strings, or, for AddPinned's,
-// left where they are and their memory held by the pane.
+// file appends tuples, a run of wj.adding's, to pane pn of side sd: the
+// pane refers to them where they are and holds their input.
 func (wj *WindowJoin) file(sd *joinSide, pn *joinPane, tuples []byte) {
-	n := len(pn.data)
-	pn.data = append(pn.data, tuples...)
-	switch {
-	case len(sd.strs) == 0:
-	case wj.adding != nil:
-		if k := len(pn.refs); k == 0 || pn.refs[k-1] != wj.adding {
-			if pn.refs == nil {
-				if m := len(sd.spareRefs); m > 0 {
-					pn.refs, sd.spareRefs = sd.spareRefs[m-1], sd.spareRefs[:m-1]
-				}
-			}
-			pn.refs = append(pn.refs, wj.adding)
-			wj.adding.refs++
+	if pn.chunks == nil {
+		if m := len(sd.spareChunks); m > 0 {
+			pn.chunks, sd.spareChunks = sd.spareChunks[m-1], sd.spareChunks[:m-1]
 		}
-	default:
-		wj.pinStrings(sd, pn, pn.data[n:])
+	}
+	pn.chunks = append(pn.chunks, tuples)
+	pn.n += len(tuples)
+	if k := len(pn.refs); k == 0 || pn.refs[k-1] != wj.adding {
+		if pn.refs == nil {
+			if m := len(sd.spareRefs); m > 0 {
+				pn.refs, sd.spareRefs = sd.spareRefs[m-1], sd.spareRefs[:m-1]
+			}
+		}
+		pn.refs = append(pn.refs, wj.adding)
+		wj.adding.refs++
 	}
 }
 
@@ -251,13 +265,7 @@ func (sd *joinSide) pane(p int64) *joinPane {
 		return 0
 	})
 	if !found {
-		pn := joinPane{pane: p}
-		if n := len(sd.spare); n > 0 {
-			pn.data, sd.spare = sd.spare[n-1][:0], sd.spare[:n-1]
-		} else if sd.hint > 0 {
-			pn.data = make([]byte, 0, sd.hint)
-		}
-		sd.insert(i, pn)
+		sd.insert(i, joinPane{pane: p})
 	}
 	return &sd.panes[i]
 }
@@ -282,27 +290,25 @@ func (sd *joinSide) insert(i int, pn joinPane) {
 	sd.panes = slices.Insert(sd.panes, i, pn)
 }
 
-// retire counts a pane's tuples dropped, its last window closed, and keeps
-// its size as new panes' capacity (drop, and take for a pane whose tuples
-// its task takes).
-func (sd *joinSide) retire(data []byte) {
-	sd.dropped += uint64(len(data) / sd.tupleSize)
-	sd.hint = max(sd.hint, len(data))
+// retire counts a pane's n bytes of tuples dropped, its last window
+// closed (drop, and closeWindow for a pane whose tuples its task takes).
+func (sd *joinSide) retire(n int) {
+	sd.dropped += uint64(n / sd.tupleSize)
 }
 
-// drop removes the first k panes, keeping their buffers for new panes
-// (their arenas are held until their windows are released).
+// drop removes the first k panes, keeping their lists for new panes
+// (their inputs are held until their windows are released).
 func (wj *WindowJoin) drop(sd *joinSide, k int) {
 	if k == 0 {
 		return
 	}
 	for i := range sd.panes[:k] {
 		pn := &sd.panes[i]
-		sd.retire(pn.data)
-		if pn.data != nil {
-			sd.spare = append(sd.spare, pn.data[:0])
+		sd.retire(pn.n)
+		if pn.chunks != nil {
+			clear(pn.chunks)
+			sd.spareChunks = append(sd.spareChunks, pn.chunks[:0])
 		}
-		wj.hold(pn.arena)
 		wj.holdRefs(sd, pn)
 	}
 	clear(sd.panes[:k])
@@ -376,32 +382,31 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	} else {
 		t = &JoinTask{plan: wj.plan}
 	}
-	var taken [2]*strview.Arena
 	var takenRefs [2]joinPane
 	for i := range t.sides {
 		ts := &t.sides[i]
 		sd := &wj.sides[i]
 		if pn := sd.soleLast(lo, last, wj.spec, w); pn != nil {
-			ts.data = sd.take(pn, ts.data)
-			// The task reads the strings: held as a dropped pane's, once
-			// this window counts as closed (the pane keeps no arena, as
-			// it keeps no tuples).
-			taken[i], pn.arena = pn.arena, nil
+			// The pane's last window: the task takes its list, and its
+			// inputs are held as a dropped pane's, once this window
+			// counts as closed.
+			ts.chunks, pn.chunks = pn.chunks, ts.chunks[:0]
+			ts.n, pn.n = pn.n, 0
+			sd.retire(ts.n)
 			takenRefs[i].refs, pn.refs = pn.refs, nil
 		} else {
-			ts.data = sd.gather(ts.data[:0], lo, last)
+			ts.chunks, ts.n = sd.gather(ts.chunks[:0], lo, last)
 		}
 	}
-	// A range window's tuples are put in position order by the task
-	// (sortInTask), on the worker that runs it: here, under the caller's
-	// lock, the check of their order was a serial stage of every tuple.
-	t.sortInTask = !wj.rows
+	// The task gathers its tuples out of the chunks and, for a range
+	// window, puts them in position order (prepare), on the worker that
+	// runs it: here, under the caller's lock, the copies and the check
+	// of the order were a serial stage of every tuple.
+	t.prepared, t.sortInTask = false, !wj.rows
 	wj.closed++
-	wj.hold(taken[0])
-	wj.hold(taken[1])
 	wj.holdRefs(&wj.sides[0], &takenRefs[0])
 	wj.holdRefs(&wj.sides[1], &takenRefs[1])
-	if len(t.sides[0].data) == 0 || len(t.sides[1].data) == 0 {
+	if t.sides[0].n == 0 || t.sides[1].n == 0 {
 		if wj.head == len(wj.queue) {
 			wj.freeTasks = append(wj.freeTasks, t)
 			wj.released()
@@ -422,7 +427,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	if wj.pj != nil {
 		wj.outBuffer(t)
 		// The PairJoiner runs here, and the task is done: Take skips it.
-		t.sortSides(wj.sides[0].tupleSize, wj.sides[1].tupleSize)
+		t.prepare()
 		l, r := t.tupleViews(wj.sides[0].tupleSize, wj.sides[1].tupleSize)
 		res, ok, jerr := wj.pj.Join(l, r, t.out)
 		switch {
@@ -453,28 +458,20 @@ func (sd *joinSide) soleLast(lo, last int64, s window.Spec, w int64) *joinPane {
 	return &sd.panes[0]
 }
 
-// take hands a pane's tuples, which its window's task is the last to read,
-// to the task without copying them: the task's buffer from the window
-// before (buf) becomes the pane's, empty, and drop keeps it for a new
-// pane. The pane's tuples are retired here, in drop's stead.
-func (sd *joinSide) take(pn *joinPane, buf []byte) []byte {
-	data := pn.data
-	sd.retire(data)
-	pn.data = buf[:0]
-	return data
-}
-
-// gather appends the side's tuples in panes [lo, last] to dst.
-func (sd *joinSide) gather(dst []byte, lo, last int64) []byte {
+// gather appends the chunks of the side's panes [lo, last] to dst, and
+// returns it and their bytes.
+func (sd *joinSide) gather(dst [][]byte, lo, last int64) ([][]byte, int) {
+	n := 0
 	for _, pn := range sd.panes {
 		if pn.pane > last {
 			break
 		}
 		if pn.pane >= lo {
-			dst = append(dst, pn.data...)
+			dst = append(dst, pn.chunks...)
+			n += pn.n
 		}
 	}
-	return dst
+	return dst, n
 }
 
 // Take returns the next closed window's task to run (JoinTask.Run, without
