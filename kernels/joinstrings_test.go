@@ -58,11 +58,13 @@ func garble(a *strview.Arena) {
 // joinStrRun adds the inputs in chunks, each copied with its strings into
 // an arena garbled right after the Add, and returns the pairs decoded;
 // snapAt, where >= 0, snapshots the join after that many chunks and goes
-// on in a join restored from it, the old join's memory garbled. pinned
-// adds by AddPinned, the chunk's arena handed to the join: what it hands
-// back is garbled, and at the end every window released leaves no
-// strings held.
-func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt int, pinned bool) [][]reference.Value {
+// on in a join restored from it, the old join's memory garbled. add says
+// how the chunks are added: "copy" (Add), "pinned" (AddPinned, the
+// chunk's arena handed to the join: what it hands back is garbled) or
+// "owned" (AddOwned, the chunk's buffer too: the buffer it hands back is
+// garbled to its capacity); at the end every window released leaves no
+// input held.
+func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt int, add string) [][]reference.Value {
 	out, err := j.OutputSchema()
 	require.NoError(t, err)
 	wj, err := NewWindowJoin(j)
@@ -109,9 +111,17 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 			}
 			var in strview.Arena
 			var ok bool
-			if pinned {
+			switch add {
+			case "pinned":
 				_, ok = wj.AddPinned(side, copyWithStrings((*d)[:n], &in), &in)
-			} else {
+			case "owned":
+				buf := copyWithStrings((*d)[:n], &in)
+				_, ok = wj.AddOwned(side, &buf, &in)
+				buf = buf[:cap(buf)]
+				for k := range buf {
+					buf[k] = 0xa5
+				}
+			default:
 				_, ok = wj.Add(side, copyWithStrings((*d)[:n], &in))
 			}
 			require.True(t, ok)
@@ -162,8 +172,8 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 
 // TestWindowJoinStringsOutliveTheirInput: the panes keep the long strings
 // of their tuples after the memory they came in is reused (Add's copies;
-// AddPinned's, in the memory the join took from the caller), and a
-// snapshot carries them to the restored join.
+// AddPinned's, in the memory the join took from the caller; AddOwned's
+// tuples too), and a snapshot carries them to the restored join.
 func TestWindowJoinStringsOutliveTheirInput(t *testing.T) {
 	s := joinStrSchema(t)
 	for seed := range 10 {
@@ -174,12 +184,12 @@ func TestWindowJoinStringsOutliveTheirInput(t *testing.T) {
 			Where: query.Compare{Op: query.Eq, L: query.C("l.s"), R: query.C("r.s")}}
 		want, err := reference.EvaluateJoin(j, left, right)
 		require.NoError(t, err)
-		for _, pinned := range []bool{false, true} {
+		for _, add := range []string{"copy", "pinned", "owned"} {
 			for _, snapAt := range []int{-1, 3} {
-				got := joinStrRun(t, j, left, right, snapAt, pinned)
-				assert.Equal(t, len(want.Values), len(got), "seed %d, pinned %v, snapshot at %d: pairs", seed, pinned, snapAt)
+				got := joinStrRun(t, j, left, right, snapAt, add)
+				assert.Equal(t, len(want.Values), len(got), "seed %d, %s, snapshot at %d: pairs", seed, add, snapAt)
 				for i := range min(len(got), len(want.Values)) {
-					if !assert.Equal(t, want.Values[i], got[i], "seed %d, pinned %v, snapshot at %d: pair %d", seed, pinned, snapAt, i) {
+					if !assert.Equal(t, want.Values[i], got[i], "seed %d, %s, snapshot at %d: pair %d", seed, add, snapAt, i) {
 						break
 					}
 				}
