@@ -419,6 +419,20 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config) *refere
 	return got
 }
 
+// matchReference runs q over data with 1 to 3 workers and a task size
+// drawn from r, and fails unless its output is the reference's.
+func matchReference(t *testing.T, r *rand.Rand, seed int, q *query.Query, data []byte) {
+	t.Helper()
+	want, err := reference.Evaluate(q, data)
+	require.NoError(t, err, "seed %d: %v", seed, q)
+	cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
+	got := runSQLValues(t, q, data, cfg)
+	if d := reference.Diff(q, want, got, 1e-9); d != "" {
+		t.Fatalf("seed %d, %d workers, task %d B: %s\nquery: where %v project %v group %v aggs %+v having %v window %+v",
+			seed, cfg.Workers, cfg.TaskSize, d, q.Where, q.Project, q.GroupBy, q.Aggregates, q.Having, q.Window)
+	}
+}
+
 // TestSQLValuesMatchReference: random queries over strings, times,
 // booleans and NULLs (CASE, casts, string and time functions, LIKE, IN,
 // IS NULL, aggregates over NULLs and under FILTER, string and nullable
@@ -435,14 +449,7 @@ func TestSQLValuesMatchReference(t *testing.T) {
 		for q.Validate() != nil { // keys too wide for the engine
 			q = sqlQueryJoined(t, r, s, &a)
 		}
-		want, err := reference.Evaluate(q, data)
-		require.NoError(t, err, "seed %d: %v", seed, q)
-		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
-		got := runSQLValues(t, q, data, cfg)
-		if d := reference.Diff(q, want, got, 1e-9); d != "" {
-			t.Fatalf("seed %d, %d workers, task %d B: %s\nquery: where %v project %v group %v aggs %+v having %v window %+v",
-				seed, cfg.Workers, cfg.TaskSize, d, q.Where, q.Project, q.GroupBy, q.Aggregates, q.Having, q.Window)
-		}
+		matchReference(t, r, seed, q, data)
 		a.Free()
 	}
 }
@@ -494,14 +501,7 @@ func TestSessionWindowsMatchReference(t *testing.T) {
 		q.Window = query.Sessions([]int64{50, 300, 1000, 3000}[r.IntN(4)])
 		q.Window.Delay = []int64{0, 0, 200, 1500}[r.IntN(4)]
 		require.NoError(t, q.Validate(), "seed %d", seed)
-		want, err := reference.Evaluate(q, data)
-		require.NoError(t, err, "seed %d: %v", seed, q)
-		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
-		got := runSQLValues(t, q, data, cfg)
-		if d := reference.Diff(q, want, got, 1e-9); d != "" {
-			t.Fatalf("seed %d, %d workers, task %d B: %s\nquery: where %v group %v aggs %+v having %v window %+v",
-				seed, cfg.Workers, cfg.TaskSize, d, q.Where, q.GroupBy, q.Aggregates, q.Having, q.Window)
-		}
+		matchReference(t, r, seed, q, data)
 		a.Free()
 	}
 }
