@@ -232,11 +232,9 @@ func (p *parallelDecoder) decodeBlock(b *decodeBlock) {
 	// A record is at least a line (a CSV field may hold newlines, JSON
 	// lines have one record each): room for a tuple per line, so that the
 	// buffer is made once, at its size, rather than grown by copies into
-	// fresh memory.
-	// An eighth more than this block needs, so that the next blocks
-	// this one's buffer serves, whose lines are as many give or take a
-	// few, fit in it: a buffer made anew per block was fresh memory
-	// faulted in on every first touch.
+	// fresh memory; and an eighth more, so that the later blocks this
+	// one's buffer serves, whose lines are as many give or take a few,
+	// fit in it (made anew for each, it was fresh memory every time).
 	if need := (bytes.Count(b.raw, []byte{'\n'}) + 1) * ts; cap(b.tuples) < need {
 		b.tuples = make([]byte, 0, need+need/8)
 	}
