@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/strview"
@@ -176,7 +177,7 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 // tuples too), and a snapshot carries them to the restored join.
 func TestWindowJoinStringsOutliveTheirInput(t *testing.T) {
 	s := joinStrSchema(t)
-	for seed := range 10 {
+	for seed := range testenv.Scale(6, 20) {
 		r := rand.New(rand.NewPCG(uint64(seed), 9))
 		var la, ra strview.Arena
 		left, right := joinStrData(r, &la, 200+r.IntN(300)), joinStrData(r, &ra, 200+r.IntN(300))
