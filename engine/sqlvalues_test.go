@@ -483,6 +483,49 @@ func TestSessionOrderAfterAnEarlierStart(t *testing.T) {
 	assert.Equal(t, [][3]int64{{1, 15, 2}, {5, 15, 1}, {100, 110, 3}}, got)
 }
 
+// TestSessionBridgeKeepsTheOrder: a tuple out of order that bridges two
+// sessions of its key (p's 127979 between its 126985 and 128099) merges
+// them while other keys' sessions wait in the heap of closes; they still
+// close in the order of their ends. The merge changed the first
+// session's end before taking the second out of the heap, whose removal
+// then sifted another session (a's) past e's to the top: a closed first.
+func TestSessionBridgeKeepsTheOrder(t *testing.T) {
+	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
+		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
+	require.NoError(t, err)
+	const p, e, l, a, z = 1, 2, 3, 4, 5
+	var data []byte
+	for _, tk := range [][2]int64{{126985, p}, {127118, e}, {128099, p}, {127264, l}, {127558, a}, {127979, p}, {200000, z}} {
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[0]))
+		data = binary.LittleEndian.AppendUint64(data, uint64(tk[1]))
+	}
+	w := query.Sessions(1000)
+	w.Delay = 200
+	q := &query.Query{Name: "s", Schema: s, Window: w, GroupBy: []query.Expr{query.C("k")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	want := [][4]int64{{127118, 128118, e, 1}, {127264, 128264, l, 1}, {127558, 128558, a, 1}, {126985, 129099, p, 3}, {200000, 201000, z, 1}}
+	for _, task := range []int{16, 112} {
+		var got [][4]int64
+		en, err := Start(Config{Workers: 1, TaskSize: task, BufferSize: 1 << 12}, []Spec{{Query: q, Windows: func(w *Window) error {
+			for i := range w.Rows() {
+				got = append(got, [4]int64{w.Start, w.End, w.GroupInt(i, 0), w.Agg(i, 0)})
+			}
+			return nil
+		}}})
+		require.NoError(t, err)
+		require.NoError(t, <-en.Produce(func() error { return en.Stream(0).Write(data) }))
+		_, err = en.CloseAll()
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "task %d B", task)
+	}
+	ref, err := reference.Evaluate(q, data)
+	require.NoError(t, err)
+	require.Len(t, ref.Rows, len(want))
+	for i, r := range ref.Rows {
+		assert.Equal(t, [2]int64{want[i][0], want[i][1]}, [2]int64{r.Start, r.End}, "the reference's row %d", i)
+	}
+}
+
 // TestSessionWindowsMatchReference: random aggregations over session
 // windows (gaps shorter and longer than the data's disorder, watermark
 // delays, string, numeric and computed keys, several aggregates, HAVING)

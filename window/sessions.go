@@ -171,15 +171,19 @@ func (s *Sessions) add(t int64, k [16]byte, w []byte) {
 		list = slices.Insert(list, lo, ss)
 		s.closes.push(ss)
 	} else {
+		// The sessions t bridges are taken out of the heap before the
+		// first one's bounds change: a removal sifts the heap around
+		// it, which needs its place to be its order.
 		ss = list[lo]
+		start, last := min(ss.start, t), max(ss.last, t)
 		for _, o := range list[lo+1 : hi] {
-			ss.start, ss.last = min(ss.start, o.start), max(ss.last, o.last)
+			start, last = min(start, o.start), max(last, o.last)
 			s.combine(ss.row, o.row)
 			s.closes.remove(o.at)
 			s.release(o)
 		}
 		list = slices.Delete(list, lo+1, hi)
-		ss.start, ss.last = min(ss.start, t), max(ss.last, t)
+		ss.start, ss.last = start, last
 		s.closes.fix(ss.at)
 	}
 	l.s = list
