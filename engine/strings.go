@@ -117,7 +117,7 @@ func (s *Stream) blankOutput(tuples []byte) {
 // pinJoinInput copies the long strings of a window join's input tuples, a
 // task's output, into the task's own arena strs and points their views
 // there: on the worker that ran the task, so that the join, under its
-// lock, takes the arena (WindowJoin.AddPinned) rather than copying each
+// lock, takes the arena (WindowJoin.AddOwned) rather than copying each
 // string into its panes. It empties the long strings of blank, those read
 // nowhere: s.blankAttrs for a joinFeed's output, which is not pushed into
 // s; nil for tuples pushed into s, which copyStrings emptied already.

@@ -3,8 +3,7 @@ package kernels
 // A window join's inputs. A side's tuples are kept in panes after the
 // task that brought them is merged and its memory freed, so the join
 // keeps each input's tuples and their long strings (sharedInput): copied
-// (Add, pinStrings), or the caller's memory taken (AddPinned's strings,
-// AddOwned's tuples too). A pane's tuples are read by the tasks of its
+// (Add, pinStrings), or the caller's memory taken (AddOwned). A pane's tuples are read by the tasks of its
 // windows and their output (pairs whose views point into the inputs'
 // arenas) until the last of those windows is handed on and recycled: a
 // dropped or taken pane's inputs wait in a queue until every window closed
@@ -27,12 +26,12 @@ func stringAttrs(s *query.Schema) []query.Attribute {
 	return out
 }
 
-// sharedInput is the tuples of one Add, AddPinned or AddOwned and their
-// long strings: the panes its tuples were filed into refer to runs of
-// tuples and share it, and it is reset for reuse once the last of them is
-// released. AddOwned's tuples are the caller's buffer, taken as it is;
-// AddPinned's strings the caller's arena (the join's input stage pins its
-// strings on the workers, not under the join's lock).
+// sharedInput is the tuples of one Add or AddOwned and their long
+// strings: the panes its tuples were filed into refer to runs of tuples
+// and share it, and it is reset for reuse once the last of them is
+// released. AddOwned's tuples and strings are the caller's buffer and
+// arena, taken as they are (the join's input stage pins its strings on the
+// workers, not under the join's lock).
 type sharedInput struct {
 	tuples []byte
 	arena  strview.Arena
@@ -46,24 +45,12 @@ type heldInput struct {
 	in    *sharedInput
 }
 
-// AddPinned is Add for tuples whose long strings the caller copied into
-// strs, an arena of its own: the join takes strs's memory (strs is left
-// an empty arena the join recycled) and keeps it until the windows of the
-// panes the tuples were filed into are released, rather than copying each
-// string. The tuples are copied.
-func (wj *WindowJoin) AddPinned(side int, tuples []byte, strs *strview.Arena) (Refused, bool) {
-	in := wj.newInput()
-	in.tuples = append(in.tuples, tuples...)
-	if strs.Bytes() > 0 {
-		in.arena, *strs = *strs, in.arena
-	}
-	return wj.addInput(side, in)
-}
-
-// AddOwned is AddPinned for tuples in a buffer the join may keep: it
-// takes *tuples as it is (*tuples is left an empty buffer the join
-// recycled, or nil), so that filing copies nothing. strs may be nil (no
-// long strings).
+// AddOwned is Add for tuples in a buffer the join may keep, whose long
+// strings the caller copied into strs, an arena of its own: the join
+// takes *tuples and strs's memory as they are (*tuples is left an empty
+// buffer the join recycled, or nil; strs an empty arena) and keeps them
+// until the windows of the panes the tuples were filed into are released,
+// so that filing copies nothing. strs may be nil (no long strings).
 func (wj *WindowJoin) AddOwned(side int, tuples *[]byte, strs *strview.Arena) (Refused, bool) {
 	in := wj.newInput()
 	in.tuples, *tuples = *tuples, in.tuples

@@ -60,11 +60,10 @@ func garble(a *strview.Arena) {
 // an arena garbled right after the Add, and returns the pairs decoded;
 // snapAt, where >= 0, snapshots the join after that many chunks and goes
 // on in a join restored from it, the old join's memory garbled. add says
-// how the chunks are added: "copy" (Add), "pinned" (AddPinned, the
-// chunk's arena handed to the join: what it hands back is garbled) or
-// "owned" (AddOwned, the chunk's buffer too: the buffer it hands back is
-// garbled to its capacity); at the end every window released leaves no
-// input held.
+// how the chunks are added: "copy" (Add) or "owned" (AddOwned, the
+// chunk's buffer and arena handed to the join: the buffer it hands back is
+// garbled to its capacity, and the arena); at the end every window
+// released leaves no input held.
 func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt int, add string) [][]reference.Value {
 	out, err := j.OutputSchema()
 	require.NoError(t, err)
@@ -113,8 +112,6 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 			var in strview.Arena
 			var ok bool
 			switch add {
-			case "pinned":
-				_, ok = wj.AddPinned(side, copyWithStrings((*d)[:n], &in), &in)
 			case "owned":
 				buf := copyWithStrings((*d)[:n], &in)
 				_, ok = wj.AddOwned(side, &buf, &in)
@@ -173,8 +170,8 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 
 // TestWindowJoinStringsOutliveTheirInput: the panes keep the long strings
 // of their tuples after the memory they came in is reused (Add's copies;
-// AddPinned's, in the memory the join took from the caller; AddOwned's
-// tuples too), and a snapshot carries them to the restored join.
+// AddOwned's, in the memory the join took from the caller, tuples and
+// strings), and a snapshot carries them to the restored join.
 func TestWindowJoinStringsOutliveTheirInput(t *testing.T) {
 	s := joinStrSchema(t)
 	for seed := range testenv.Scale(6, 20) {
@@ -185,7 +182,7 @@ func TestWindowJoinStringsOutliveTheirInput(t *testing.T) {
 			Where: query.Compare{Op: query.Eq, L: query.C("l.s"), R: query.C("r.s")}}
 		want, err := reference.EvaluateJoin(j, left, right)
 		require.NoError(t, err)
-		for _, add := range []string{"copy", "pinned", "owned"} {
+		for _, add := range []string{"copy", "owned"} {
 			for _, snapAt := range []int{-1, 3} {
 				got := joinStrRun(t, j, left, right, snapAt, add)
 				assert.Equal(t, len(want.Values), len(got), "seed %d, %s, snapshot at %d: pairs", seed, add, snapAt)

@@ -146,7 +146,7 @@ type Refused struct {
 // the windows, the tasks join them.
 //
 // Add copies the tuples and their long strings, which the join keeps
-// (AddPinned and AddOwned take the caller's memory instead).
+// (AddOwned takes the caller's memory instead).
 func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	in := wj.newInput()
 	in.tuples = append(in.tuples, tuples...)
@@ -160,8 +160,8 @@ func (wj *WindowJoin) fileInput(side int) (r Refused, ok bool) {
 	sd := &wj.sides[side]
 	ts := sd.tupleSize
 	// The pane of the tuple before, its positions and its Open: the next
-	// tuple mostly falls in it. run is where the tuples filed into pane p
-	// and not yet copied begin (-1: none), copied in one append each.
+	// tuple mostly falls in it. run is where the tuples of pane p not yet
+	// filed begin (-1: none), filed as one run each.
 	var p, pStart, pLast, open int64
 	have, run := false, -1
 	var pn *joinPane
