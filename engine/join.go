@@ -136,6 +136,7 @@ func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Are
 	js.joinClosed(false)
 	js.mu.Unlock()
 	js.ring()
+	js.wakeHelpers()
 	err := js.process(w)
 	if err == nil {
 		err = js.catchUp(w)
@@ -287,6 +288,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 	}
 	js.mu.Unlock()
 	js.ring()
+	js.wakeHelpers()
 	for {
 		if perr := js.process(w); err == nil {
 			err = perr
@@ -379,6 +381,14 @@ func (js *joinStage) run(t *kernels.JoinTask, w *worker) {
 	f := w.beginFrame()
 	t.Run()
 	w.endFrame(f, js.clock)
+}
+
+// wakeHelpers wakes idle workers for the windows that wait beyond the one
+// the caller joins next (engine.wakeForJoins).
+func (js *joinStage) wakeHelpers() {
+	if n := int(js.runnable.Load()) - 1; n > 0 && js.e != nil {
+		js.e.wakeForJoins(n)
+	}
 }
 
 // joinClosed has the operator join the windows both watermarks closed

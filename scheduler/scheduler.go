@@ -50,6 +50,10 @@ type Task struct {
 	Ref int
 }
 
+// Woken is what Pop returns to a processor that Wake woke: not a task (its
+// Query is -1), never returned by TryPop.
+var Woken = &Task{Query: -1}
+
 // epoch is the origin of Nanotime: the package's initialisation, early in
 // the process.
 var epoch = time.Now()
@@ -80,6 +84,14 @@ type Queue interface {
 	Pop(p Processor) *Task
 	// TryPop returns the next task p may take without waiting, or nil.
 	TryPop(p Processor) *Task
+	// Wake has up to n processors of kind k that wait in Pop with nothing
+	// queued for them return Woken instead of a task, so that they look for
+	// work the queue does not hold (the engine's window joins: closed
+	// windows whose pairs any worker may compute) and then call Pop again.
+	// A processor that does not wait is not woken: it finds such work
+	// between two tasks. It costs an atomic load when none waits, and is a
+	// no-op after Close.
+	Wake(k, n int)
 	// Done reports that p finished t after busy time of work. It feeds the
 	// counters and, under hls, the throughput matrix. t must still hold its
 	// Data (its length is the task's bytes): call Done before the task is
@@ -354,16 +366,13 @@ func NewQueue(cfg Config) (Queue, error) {
 		// ring, without the matrix.
 		return newHLS(cfg, c), nil
 	case cfg.Kinds == 1 || cfg.Policy == FCFS:
-		return &chanQueue{cfg: cfg, c: c, chans: []chan *Task{make(chan *Task, cfg.Capacity)}}, nil
+		return newChanQueue(cfg, c, nil), nil
 	case cfg.Policy == Static:
-		q := &chanQueue{cfg: cfg, c: c, chans: make([]chan *Task, cfg.Kinds), bind: make([]int, cfg.Queries)}
-		for k := range q.chans {
-			q.chans[k] = make(chan *Task, cfg.Capacity)
-		}
+		bind := make([]int, cfg.Queries)
 		for qu, k := range cfg.Static {
-			q.bind[qu] = k
+			bind[qu] = k
 		}
-		return q, nil
+		return newChanQueue(cfg, c, bind), nil
 	}
 	return newHLS(cfg, c), nil
 }
@@ -482,12 +491,46 @@ func (cfg *Config) checkKind(p Processor) {
 // kind runs every query) and static with two kinds or more (one channel per
 // kind; a task goes to its query's kind, which Validate made sure can run
 // it).
+//
+// Wake sends Woken through a channel: each channel has room for one Woken
+// per processor that reads it besides Capacity tasks, so that a Woken never
+// makes Push block; woken counts those in flight and idle the processors
+// blocked in Pop.
 type chanQueue struct {
 	cfg   Config
 	c     *counters
 	chans []chan *Task
 	bind  []int // static: query -> kind; nil: everything in chans[0]
-	once  sync.Once
+	idle  []atomic.Int32
+	woken []atomic.Int32
+	room  []int32 // per channel: the processors that read it
+
+	mu     sync.Mutex // Wake against Close: no send on a closed channel
+	closed bool
+}
+
+func newChanQueue(cfg Config, c *counters, bind []int) *chanQueue {
+	n := 1
+	if bind != nil {
+		n = cfg.Kinds
+	}
+	q := &chanQueue{cfg: cfg, c: c, chans: make([]chan *Task, n), bind: bind,
+		idle: make([]atomic.Int32, n), woken: make([]atomic.Int32, n), room: make([]int32, n)}
+	for k, w := range cfg.Workers {
+		q.room[q.chanOf(k)] += int32(w)
+	}
+	for i := range q.chans {
+		q.chans[i] = make(chan *Task, cfg.Capacity+int(q.room[i]))
+	}
+	return q
+}
+
+// chanOf is the index of the channel kind k reads.
+func (q *chanQueue) chanOf(k int) int {
+	if q.bind == nil {
+		return 0
+	}
+	return k
 }
 
 func (q *chanQueue) Push(t *Task) {
@@ -500,22 +543,59 @@ func (q *chanQueue) Push(t *Task) {
 	ch <- t
 }
 
-func (q *chanQueue) ch(p Processor) chan *Task {
+func (q *chanQueue) Pop(p Processor) *Task {
 	q.cfg.checkKind(p)
-	if q.bind == nil {
-		return q.chans[0]
+	i := q.chanOf(p.Kind)
+	var t *Task
+	select {
+	case t = <-q.chans[i]:
+	default:
+		q.idle[i].Add(1)
+		t = <-q.chans[i]
+		q.idle[i].Add(-1)
 	}
-	return q.chans[p.Kind]
+	if t == Woken {
+		q.woken[i].Add(-1)
+	}
+	return t
 }
 
-func (q *chanQueue) Pop(p Processor) *Task { return <-q.ch(p) }
-
 func (q *chanQueue) TryPop(p Processor) *Task {
-	select {
-	case t := <-q.ch(p):
-		return t
-	default:
-		return nil
+	q.cfg.checkKind(p)
+	i := q.chanOf(p.Kind)
+	for {
+		select {
+		case t := <-q.chans[i]:
+			if t != Woken {
+				return t
+			}
+			q.woken[i].Add(-1) // meant for an idle processor: p is not
+		default:
+			return nil
+		}
+	}
+}
+
+func (q *chanQueue) Wake(k, n int) {
+	q.cfg.checkKind(Processor{Kind: k})
+	i := q.chanOf(k)
+	if q.idle[i].Load() <= q.woken[i].Load() {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for ; n > 0 && !q.closed; n-- {
+		w := q.woken[i].Load()
+		if w >= q.idle[i].Load() || w >= q.room[i] {
+			return
+		}
+		q.woken[i].Add(1)
+		select {
+		case q.chans[i] <- Woken:
+		default: // full of tasks: nobody waits
+			q.woken[i].Add(-1)
+			return
+		}
 	}
 }
 
@@ -525,11 +605,15 @@ func (q *chanQueue) Done(p Processor, t *Task, busy time.Duration) {
 }
 
 func (q *chanQueue) Close() {
-	q.once.Do(func() {
-		for _, ch := range q.chans {
-			close(ch)
-		}
-	})
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	for _, ch := range q.chans {
+		close(ch)
+	}
 }
 
 // Stats of fcfs and static: their matrix is the average throughput since
