@@ -118,6 +118,23 @@ func DefaultBufferSizeFor(workers, taskSize int) int {
 	return size
 }
 
+// HybridBufferSizeFor is the ring of a zero Config.BufferSize in hybrid mode:
+// 32 tasks per CPU worker, up to 512 MiB, and never less than
+// DefaultBufferSizeFor. The ring holds the tasks the CPU workers finish
+// while a task the GPU runs, older than theirs, holds up the ordered
+// result stage: a GPU task's round trip lasts tens of CPU tasks. On
+// sixteen cores with an H200 (docs/gpu.md), 32 MiB rings ran hybrid mode
+// at 0.4-0.5x cpu mode and 512 MiB ones at 0.8-1.5x.
+func HybridBufferSizeFor(workers, taskSize int) int {
+	size := DefaultBufferSizeFor(workers, taskSize)
+	for size < 16*2*workers*taskSize && size < maxHybridBuffer {
+		size <<= 1
+	}
+	return size
+}
+
+const maxHybridBuffer = 512 << 20
+
 // DefaultWorkers is the workers of a zero Config.Workers in mode (Mode), as
 // the command line's --workers: one per CPU this process may use, one fewer
 // in hybrid mode, where the GPU worker needs a CPU of its own.
@@ -145,6 +162,9 @@ func (c Config) Defaults() Config {
 			workers += g.Workers
 		}
 		c.BufferSize = DefaultBufferSizeFor(max(workers, 1), c.TaskSize)
+		if c.Mode() == "hybrid" {
+			c.BufferSize = HybridBufferSizeFor(max(workers, 1), c.TaskSize)
+		}
 	}
 	if c.Policy == "" {
 		c.Policy = scheduler.HLS

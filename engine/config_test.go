@@ -28,6 +28,11 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 16<<20, Config{Workers: 5}.Defaults().BufferSize)
 	assert.Equal(t, 32<<20, Config{Workers: 15}.Defaults().BufferSize)
 	assert.Equal(t, 4<<20, Config{Workers: 15, TaskSize: 64 << 10}.Defaults().BufferSize)
+	hybrid := Config{GPU: kernelGPU{}}
+	assert.Equal(t, 512<<20, Config{Workers: 15, GPU: hybrid.GPU}.Defaults().BufferSize, "hybrid: 32 tasks per worker, at most 512 MiB")
+	assert.Equal(t, 64<<20, Config{Workers: 2, GPU: hybrid.GPU}.Defaults().BufferSize)
+	assert.Equal(t, 1<<30, Config{Workers: 15, TaskSize: 32 << 20, GPU: hybrid.GPU}.Defaults().BufferSize, "two tasks per worker at the least")
+	assert.Equal(t, 4<<20, Config{Workers: 15, GPU: hybrid.GPU, GPUOnly: true}.Defaults().BufferSize, "gpu mode: as cpu mode")
 	assert.Equal(t, max(cpus-1, 1), DefaultWorkers("hybrid"))
 	assert.Equal(t, cpus, DefaultWorkers("cpu"))
 	require.NoError(t, Config{}.Defaults().Validate(32))

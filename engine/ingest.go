@@ -38,10 +38,10 @@ func ParseIngest(s string) (Ingest, error) {
 	return "", fmt.Errorf("ingest %q: want one of %s", s, strings.Join(Ingests, ", "))
 }
 
-// Resolve turns IngestAuto into the mode for cfg: producer in gpu mode (its
-// one GPU goroutine should not copy too); shared for a single CPU worker
-// with a CPU to spare, where the producer's copy doubles the CPUs at work;
-// else workers. With more workers the producer's CPU adds little and its
+// Resolve turns IngestAuto into the mode for cfg: shared in gpu mode and
+// for a single CPU worker with a CPU to spare, where the producer's copy
+// doubles the CPUs at work (gpu mode on an H200: YSB 1.6x the producer
+// alone, whose one goroutine's copy bound it; docs/gpu.md); else workers. With more workers the producer's CPU adds little and its
 // copy costs them: they read the task from the ring, out of another core's
 // cache, instead of copying it into their own buffer (16 cores: workers
 // 1.4-1.6x shared for YSB at 4, 8 and 15 workers, equal or better for sg2
@@ -51,9 +51,7 @@ func (i Ingest) Resolve(cfg Config) Ingest {
 	switch {
 	case i != IngestAuto:
 		return i
-	case cfg.GPUOnly:
-		return IngestProducer
-	case cfg.Workers == 1 && len(cpu.AllowedCPUs()) > 1:
+	case cfg.GPUOnly, cfg.Workers == 1 && len(cpu.AllowedCPUs()) > 1:
 		return IngestShared
 	}
 	return IngestWorkers

@@ -19,12 +19,12 @@ func TestParseIngest(t *testing.T) {
 	assert.EqualError(t, err, `ingest "gpu": want one of auto, producer, workers, shared`)
 }
 
-// TestIngestResolve: auto is the producer in gpu mode, shared for one
-// worker with a CPU to spare for the producer, the workers otherwise; a set
+// TestIngestResolve: auto is shared in gpu mode and for one worker with a
+// CPU to spare for the producer, the workers otherwise; a set
 // mode stays.
 func TestIngestResolve(t *testing.T) {
 	cpus := len(cpu.AllowedCPUs())
-	assert.Equal(t, IngestProducer, IngestAuto.Resolve(Config{GPUOnly: true}))
+	assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{GPUOnly: true}))
 	if cpus > 1 {
 		assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{Workers: 1}))
 	} else {

@@ -72,12 +72,13 @@ const minWorkerLimit = 1024
 func MaxWorkers() int { return max(minWorkerLimit, 64*len(cpu.AllowedCPUs())) }
 
 // PinWorkers says whether workers are pinned where Pin is pin: auto pins
-// them only when each of them and the ingestion goroutine can have a CPU
-// of its own. Measured on two CPUs (docs/performance.md): with two
-// workers, unpinned goroutines won two batches of alternating runs of
-// three (medians 1.19 and 1.14; a pinned worker is locked to its thread,
-// and with three busy goroutines on two CPUs every wait hands the CPU
-// over between threads); with one worker the two were within the noise.
+// them only when at most half the CPUs this process may use run workers.
+// Measured (docs/performance.md): on two CPUs, two unpinned workers won
+// two batches of alternating runs of three (medians 1.19 and 1.14; a
+// pinned worker is locked to its thread, and with three busy goroutines on
+// two CPUs every wait hands the CPU over between threads), one worker was
+// within the noise either way; on sixteen, pinned workers won at 4 and 8
+// (1.04-1.25x) and lost at 15 (YSB 0.70x, the join 0.77-0.88x).
 func PinWorkers(pin string, workers int) bool {
 	switch pin {
 	case "true":
@@ -85,7 +86,7 @@ func PinWorkers(pin string, workers int) bool {
 	case "false":
 		return false
 	}
-	return workers < len(cpu.AllowedCPUs())
+	return workers <= len(cpu.AllowedCPUs())/2
 }
 
 // CPUWorkers is the CPU workers that run: Workers, none in gpu mode.
@@ -149,8 +150,11 @@ func (s EngineSettings) Config() (engine.Config, error) {
 		return c, s.errorf("task-size", "task size %[2]d: buffer size %[3]d must hold at least two tasks (%[1]s at most half of %[4]s)",
 			s.TaskSize, s.BufferSize, s.name("buffer-size"))
 	}
-	if c.BufferSize == 0 {
-		c.BufferSize = c.Defaults().BufferSize // engine.DefaultBufferSizeFor the workers, here for the summaries
+	if c.BufferSize == 0 { // the engine's default, here for the summaries (c has no GPU yet)
+		c.BufferSize = c.Defaults().BufferSize
+		if s.Mode == "hybrid" {
+			c.BufferSize = engine.HybridBufferSizeFor(s.Workers, c.Defaults().TaskSize)
+		}
 	}
 	if s.SwitchThreshold < 1 {
 		return c, s.errorf("switch-threshold", "%s %d: must be >= 1", s.SwitchThreshold)

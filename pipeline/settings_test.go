@@ -45,6 +45,18 @@ func TestEngineSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, engine.DefaultWorkers("cpu"), c.Workers)
 
+	// A zero ring is the engine's default for the mode: larger in hybrid
+	// mode, where the GPU's tasks hold up the CPU workers' results.
+	ring := ok
+	ring.BufferSize, ring.TaskSize, ring.Workers = 0, 1<<20, 3
+	c, err = ring.Config()
+	require.NoError(t, err)
+	assert.Equal(t, engine.DefaultBufferSizeFor(3, 1<<20), c.BufferSize)
+	ring.Mode, ring.GPUEmulate = "hybrid", true
+	c, err = ring.Config()
+	require.NoError(t, err)
+	assert.Equal(t, 128<<20, c.BufferSize, "hybrid: 32 tasks per worker")
+
 	for _, tc := range []struct {
 		set     func(*EngineSettings)
 		setting string

@@ -300,6 +300,8 @@ func TestRunShFailuresAndTimeouts(t *testing.T) {
 	assert.Equal(t, "pass", stepOf(t, r, "select-cpu-262144-1").Status)
 	assert.Equal(t, "fail", stepOf(t, r, "select-gpu-1048576-2").Status)
 	assert.Equal(t, "pass", stepOf(t, r, "select-hybrid-1048576-2").Status)
+	assert.Contains(t, stepOf(t, r, "ysb-gpu-1048576-1").Command, "--task-size 1048576 --buffer-size 33554432")
+	assert.NotContains(t, stepOf(t, r, "ysb-hybrid-1048576-1").Command, "--buffer-size", "hybrid mode: the engine's ring")
 	for _, want := range []string{"test-engine-cuda", "test-cmd-cuda", "ysb-hybrid-262144-2", "select-gpu-1048576-1"} {
 		assert.Contains(t, r.Failed, want)
 	}
@@ -378,13 +380,14 @@ func TestRunShScalingCurve(t *testing.T) {
 	assert.Equal(t, []string{"warmup-ysb", "ysb-cpu-262144-1", "ysb-static-cpu-262144-1", "ysb-static-gpu-262144-1",
 		"scaling-sg2-w1", "scaling-sg2-w2", "scaling-sg2-w4", "scaling-sg2-w8",
 		"scaling-nexmark-q5-w1", "scaling-nexmark-q5-w2", "scaling-nexmark-q5-w4", "scaling-nexmark-q5-w8",
-		"pin-ysb-w7-auto-1", "pin-ysb-w7-false-1", "pin-sg2-w7-auto-1", "pin-sg2-w7-false-1",
+		"pin-ysb-w6-true-1", "pin-ysb-w6-false-1", "pin-sg2-w6-true-1", "pin-sg2-w6-false-1", "pin-join-w6-true-1", "pin-join-w6-false-1",
 		"ingest-ysb-w2-shared-1", "ingest-ysb-w2-workers-1", "ingest-ysb-w4-shared-1", "ingest-ysb-w4-workers-1",
-		"pin-ysb-w7-auto-2", "pin-ysb-w7-false-2", "pin-sg2-w7-auto-2", "pin-sg2-w7-false-2",
+		"pin-ysb-w6-true-2", "pin-ysb-w6-false-2", "pin-sg2-w6-true-2", "pin-sg2-w6-false-2", "pin-join-w6-true-2", "pin-join-w6-false-2",
 		"ingest-ysb-w2-shared-2", "ingest-ysb-w2-workers-2", "ingest-ysb-w4-shared-2", "ingest-ysb-w4-workers-2",
 		"ysb-cpu-1048576-1", "ysb-gpu-spin-262144-1", "ysb-gpu-REGISTER=0-262144-1",
 		"ysb-gpu-depth1-262144-1", "ysb-gpu-depth8-262144-1", "ysb-gpu-ingest-shared-262144-1"}, names, "the curve, then the CPU variants it left open")
-	assert.Contains(t, stepOf(t, r, "pin-sg2-w7-false-1").Command, "--workers 7 --pin false --warmup 0.5s")
+	assert.Contains(t, stepOf(t, r, "pin-sg2-w6-false-1").Command, "--workers 6 --pin false --warmup 0.5s")
+	assert.Contains(t, stepOf(t, r, "pin-ysb-w6-true-1").Command, "--workers 6 --pin true")
 	assert.Contains(t, stepOf(t, r, "ingest-ysb-w4-shared-2").Command, "--workers 4 --ingest shared")
 	assert.Contains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "./saber-hx nexmark q5 --warmup 0.5s --mode cpu")
 	assert.NotContains(t, stepOf(t, r, "scaling-nexmark-q5-w2").Command, "--task-size", "Nexmark's own task size")

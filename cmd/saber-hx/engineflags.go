@@ -37,12 +37,13 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 		"at most "+strconv.Itoa(pipeline.MaxWorkers())+")")
 	f.pin = pinAuto
 	fs.Var(&f.pin, "pin", "pin each worker to its own core (a warning, not a failure, where the OS refuses): true, false or auto "+
-		"(pinned when every worker and the ingestion goroutine have a CPU of their own, --workers < CPUs: with more goroutines "+
-		"than CPUs, locked threads hand their CPU over at every wait; docs/performance.md)")
+		"(pinned when --workers is at most half the CPUs: with more, locked threads hand their CPU over at waits "+
+		"and pinned workers ran slower; docs/performance.md)")
 	fs.IntVar(&f.TaskSize, "task-size", engine.DefaultTaskSize, "bytes per task: a multiple of the tuple size, independent of the window")
 	fs.IntVar(&f.BufferSize, "buffer-size", 0, "bytes of each input stream's ring buffer: a power of two, at least two tasks, and a multiple of "+
 		"the page size ("+strconv.Itoa(os.Getpagesize())+" B here: the ring is mapped twice back to back, so that a task is one slice across the wrap); "+
-		"0: the least power of two of at least "+strconv.Itoa(engine.DefaultBufferSize>>20)+" MiB holding two tasks per worker (docs/performance.md)")
+		"0: the least power of two of at least "+strconv.Itoa(engine.DefaultBufferSize>>20)+" MiB holding two tasks per worker, "+
+		"in hybrid mode 32 tasks per worker up to 512 MiB (docs/performance.md)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the heap allocations of the whole process (set-up included) to this file when the run ends (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&f.Mode, "mode", "cpu", "processors: cpu (CPU workers), gpu (the GPU alone: every query needs a GPU kernel) or hybrid "+
@@ -177,4 +178,4 @@ func (p *pinFlag) Set(v string) error {
 const ingestUsage = "who copies the replayed bundle into the engine: producer (one goroutine copies every task into the ring), " +
 	"workers (each worker copies the task it runs, just before running it, into a task-sized buffer of its own that stays in its cache), " +
 	"shared (the producer copies while the workers have tasks queued, and leaves tasks to them when they would wait), " +
-	"auto (shared for one worker with a CPU to spare, else workers; producer in gpu mode; see docs/performance.md)"
+	"auto (shared in gpu mode and for one worker with a CPU to spare, else workers; see docs/performance.md)"

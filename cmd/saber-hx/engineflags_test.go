@@ -20,8 +20,9 @@ func TestPinFlag(t *testing.T) {
 		workers int
 		want    bool
 	}{
-		{nil, cpus - 1, cpus > 1},       // auto: a CPU left for ingestion
-		{nil, cpus, false},              // auto: no CPU left
+		{nil, cpus / 2, cpus > 1}, // auto: at most half the CPUs
+		{nil, cpus/2 + 1, false},  // auto: more than half
+		{nil, cpus, false},
 		{[]string{"--pin"}, cpus, true}, // a bare --pin is true
 		{[]string{"--pin=true"}, cpus, true},
 		{[]string{"--pin=false"}, 1, false},
