@@ -379,7 +379,7 @@ func (js *joinStage) run(t *kernels.JoinTask, w *worker) {
 		return
 	}
 	f := w.beginFrame()
-	t.Run()
+	t.RunWith(w.joinScratch(js))
 	w.endFrame(f, js.clock)
 }
 

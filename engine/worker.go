@@ -24,8 +24,10 @@ type worker struct {
 	// task, on the worker's thread: on its NUMA node where it is pinned.
 	ingest []byte
 	// joins are the engine's window joins, whose waiting tasks (closed
-	// windows' pairs) the worker runs between two of its own.
-	joins []*joinStage
+	// windows' pairs) the worker runs between two of its own; scratch is
+	// the worker's own working memory for each one's tasks (joinScratch).
+	joins   []*joinStage
+	scratch map[*joinStage]*kernels.JoinScratch
 	// pushing is one more than the index of the stream whose full ring
 	// the worker waits for in its innermost push (0: none). While it
 	// waits, the tasks it runs merge only if their stream comes at or
@@ -162,6 +164,19 @@ func (e *Engine) wakeForJoins(n int) {
 	for k := range e.cfg.cpuGroups() {
 		e.queue.Wake(k, n)
 	}
+}
+
+// joinScratch is w's scratch for the tasks of js, made at its first.
+func (w *worker) joinScratch(js *joinStage) *kernels.JoinScratch {
+	s := w.scratch[js]
+	if s == nil {
+		if w.scratch == nil {
+			w.scratch = map[*joinStage]*kernels.JoinScratch{}
+		}
+		s = js.op.NewScratch()
+		w.scratch[js] = s
+	}
+	return s
 }
 
 // runFrame is run as a frame of t's query (clock.go).

@@ -140,6 +140,25 @@ func (t *JoinTask) Run() {
 	if t.st == nil {
 		t.st = t.plan.newState()
 	}
-	t.prepare()
-	t.out = t.st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
+	t.run(t.st)
 }
+
+// RunWith is Run on the caller's scratch (WindowJoin.NewScratch), which
+// it uses alone while it runs: a worker's own, so that the predicate's
+// columns, ranks and bitmaps stay in its cache from window to window
+// instead of following the task from core to core.
+func (t *JoinTask) RunWith(s *JoinScratch) {
+	t.run(s.st)
+}
+
+func (t *JoinTask) run(st *pairState) {
+	t.prepare()
+	t.out = st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
+}
+
+// JoinScratch is the working memory of a window's pair computation, for
+// one goroutine at a time (JoinTask.RunWith).
+type JoinScratch struct{ st *pairState }
+
+// NewScratch returns scratch for the join's tasks.
+func (wj *WindowJoin) NewScratch() *JoinScratch { return &JoinScratch{st: wj.plan.newState()} }

@@ -122,12 +122,14 @@ func wjRandWhere(r *rand.Rand) query.Expr {
 // JoinClosed after every chunk and every Finish, the closed windows' tasks
 // taken now and then and run and handed back in random order (as several
 // workers would finish them), the output taken off the queue (and
-// recycled) now and then. It returns the pairs in order and the first
-// PairJoiner failure.
+// recycled) now and then. A task runs on its own scratch or on one of two
+// that every task shares (RunWith: a worker's), at random. It returns the
+// pairs in order and the first PairJoiner failure.
 func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte) (out []byte, failedAt int64, err error) {
 	t.Helper()
 	data := [2][]byte{left, right}
 	var running []*kernels.JoinTask
+	scratch := []*kernels.JoinScratch{wj.NewScratch(), wj.NewScratch()}
 	work := func(all bool) {
 		for {
 			if tk := wj.Take(); tk != nil {
@@ -137,7 +139,11 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 				i := r.IntN(len(running))
 				tk := running[i]
 				running = append(running[:i], running[i+1:]...)
-				tk.Run()
+				if k := r.IntN(3); k < len(scratch) {
+					tk.RunWith(scratch[k])
+				} else {
+					tk.Run()
+				}
 				wj.Done(tk)
 			}
 			if wj.Runnable() == 0 && (!all || len(running) == 0) {
