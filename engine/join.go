@@ -352,6 +352,10 @@ func (js *joinStage) maxTaken() int { return js.maxTake }
 // reaches its bound; the tasks other goroutines took are theirs to finish.
 func (js *joinStage) work(w *worker) {
 	var t *kernels.JoinTask
+	var sc *kernels.JoinScratch // w's, for its cache (nil: Run's own)
+	if w != nil {
+		sc = w.joinScratch(js)
+	}
 	for {
 		js.mu.Lock()
 		if t != nil {
@@ -360,7 +364,7 @@ func (js *joinStage) work(w *worker) {
 			t = nil
 		}
 		if js.taken() < js.maxTaken() {
-			t = js.op.Take()
+			t = js.op.TakeFor(sc)
 		}
 		js.runnable.Store(int64(js.op.Runnable()))
 		js.mu.Unlock()

@@ -5,3 +5,10 @@ package kernels
 func (wj *WindowJoin) PairLoop() (special bool, cross int) {
 	return wj.plan.special, len(wj.plan.cross)
 }
+
+// Lent is how many output buffers Next handed out that Recycle has not
+// taken back to their scratch.
+func (wj *WindowJoin) Lent() int { return len(wj.lent) }
+
+// Buffers is how many output buffers the scratch keeps.
+func (s *JoinScratch) Buffers() int { return len(s.free) }

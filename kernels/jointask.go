@@ -20,6 +20,7 @@ type JoinTask struct {
 	done  bool
 	empty bool       // a window with no tuples on a side, queued to be released in order
 	st    *pairState // compiled at the first Run
+	owner *JoinScratch // TakeFor's: where its output buffer goes back (Recycle)
 	views [2][][]byte
 	// prepared: the sides' data are gathered (prepare); sortInTask:
 	// and to be ordered by position (a range window's).
@@ -157,8 +158,13 @@ func (t *JoinTask) run(st *pairState) {
 }
 
 // JoinScratch is the working memory of a window's pair computation, for
-// one goroutine at a time (JoinTask.RunWith).
-type JoinScratch struct{ st *pairState }
+// one goroutine at a time (JoinTask.RunWith), and the output buffers of
+// the windows it ran, once handed back (free: under the WindowJoin's
+// caller's lock, as TakeFor and Recycle are).
+type JoinScratch struct {
+	st   *pairState
+	free [][]byte
+}
 
 // NewScratch returns scratch for the join's tasks.
 func (wj *WindowJoin) NewScratch() *JoinScratch { return &JoinScratch{st: wj.plan.newState()} }

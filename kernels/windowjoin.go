@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -53,6 +54,10 @@ type WindowJoin struct {
 	runnable    int // tasks from taken on that are not done
 	freeTasks   []*JoinTask
 	free        [][]byte // output buffers
+	// lent are the output buffers Next handed out of tasks that ran on a
+	// scratch (TakeFor), by their first byte: Recycle gives each back to
+	// its scratch.
+	lent map[*byte]*JoinScratch
 	emptyQueued int      // queued windows with no tuples on a side (Taken)
 	windows     uint64
 	joined      uint64 // windows done (Joined)
@@ -425,7 +430,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	wj.queue = append(wj.queue, t)
 	var err error
 	if wj.pj != nil {
-		wj.outBuffer(t)
+		wj.outBuffer(t, nil)
 		// The PairJoiner runs here, and the task is done: Take skips it.
 		t.prepare()
 		l, r := t.tupleViews(wj.sides[0].tupleSize, wj.sides[1].tupleSize)
@@ -476,13 +481,19 @@ func (sd *joinSide) gather(dst [][]byte, lo, last int64) ([][]byte, int) {
 
 // Take returns the next closed window's task to run (JoinTask.Run, without
 // the caller's lock), or nil when none waits. Hand it back with Done.
-func (wj *WindowJoin) Take() *JoinTask {
+func (wj *WindowJoin) Take() *JoinTask { return wj.TakeFor(nil) }
+
+// TakeFor is Take for a task to run on scratch s (JoinTask.RunWith): its
+// output goes into a buffer that a window run on s wrote before, where s
+// has one, so that a worker writes its windows' pairs into memory its own
+// cache holds rather than into buffers last written on other cores.
+func (wj *WindowJoin) TakeFor(s *JoinScratch) *JoinTask {
 	for wj.taken < len(wj.queue) {
 		t := wj.queue[wj.taken]
 		wj.taken++
 		if !t.done { // done: the PairJoiner's
 			wj.runnable--
-			wj.outBuffer(t)
+			wj.outBuffer(t, s)
 			return t
 		}
 	}
@@ -490,11 +501,21 @@ func (wj *WindowJoin) Take() *JoinTask {
 }
 
 // outBuffer gives t a recycled output buffer, if there is one (and t has
-// none: the PairJoiner refused its window). Buffers go to tasks as they
-// start rather than as windows close, so that a catching-up side closing
-// many windows at once does not hold a buffer for each.
-func (wj *WindowJoin) outBuffer(t *JoinTask) {
-	if n := len(wj.free); t.out == nil && n > 0 {
+// none: the PairJoiner refused its window), s's first. Buffers go to tasks
+// as they start rather than as windows close, so that a catching-up side
+// closing many windows at once does not hold a buffer for each.
+func (wj *WindowJoin) outBuffer(t *JoinTask, s *JoinScratch) {
+	t.owner = s
+	if t.out != nil {
+		return
+	}
+	if s != nil {
+		if n := len(s.free); n > 0 {
+			t.out, s.free = s.free[n-1][:0], s.free[:n-1]
+			return
+		}
+	}
+	if n := len(wj.free); n > 0 {
 		t.out, wj.free = wj.free[n-1][:0], wj.free[:n-1]
 	}
 }
@@ -547,8 +568,16 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 			wj.queue, wj.taken, wj.head = wj.queue[:n], wj.taken-wj.head, 0
 		}
 		out, t.out = t.out, nil
+		owner := t.owner
+		t.owner = nil
 		wj.freeTasks = append(wj.freeTasks, t)
 		if len(out) > 0 {
+			if owner != nil {
+				if wj.lent == nil {
+					wj.lent = map[*byte]*JoinScratch{}
+				}
+				wj.lent[unsafe.SliceData(out)] = owner
+			}
 			return out, true
 		}
 		if t.empty {
@@ -556,18 +585,38 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 			wj.emptyQueued--
 		}
 		if out != nil {
-			wj.free = append(wj.free, out)
+			wj.giveBack(out, owner)
 		}
 		wj.released()
 	}
 	return nil, false
 }
 
-// Recycle takes back a buffer Next returned, for a later window's output.
-// The strings of its pairs are then free: call it once they are used.
+// Recycle takes back a buffer Next returned, for a later window's output
+// (on the scratch whose window wrote it, if any). The strings of its pairs
+// are then free: call it once they are used.
 func (wj *WindowJoin) Recycle(out []byte) {
-	wj.free = append(wj.free, out)
+	s := wj.lent[unsafe.SliceData(out)]
+	if s != nil {
+		delete(wj.lent, unsafe.SliceData(out))
+	}
+	wj.giveBack(out, s)
 	wj.released()
+}
+
+// scratchBuffers bounds the output buffers a scratch keeps (a worker has
+// a few windows taken at a time); the others go to every worker's pool, so
+// that a worker that stops joining does not hold buffers the others need.
+const scratchBuffers = 4
+
+// giveBack puts an output buffer back: on scratch s (nil: none) while it
+// has room, else in the pool.
+func (wj *WindowJoin) giveBack(out []byte, s *JoinScratch) {
+	if s != nil && len(s.free) < scratchBuffers {
+		s.free = append(s.free, out)
+		return
+	}
+	wj.free = append(wj.free, out)
 }
 
 // WindowJoinStats are a WindowJoin's counters, both inputs together.

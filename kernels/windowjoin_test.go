@@ -122,29 +122,37 @@ func wjRandWhere(r *rand.Rand) query.Expr {
 // JoinClosed after every chunk and every Finish, the closed windows' tasks
 // taken now and then and run and handed back in random order (as several
 // workers would finish them), the output taken off the queue (and
-// recycled) now and then. A task runs on its own scratch or on one of two
-// that every task shares (RunWith: a worker's), at random. It returns the
-// pairs in order and the first PairJoiner failure.
+// recycled) now and then. A task is taken and run on its own scratch or on
+// one of two that every task shares (TakeFor and RunWith: a worker's), at
+// random. It returns the pairs in order and the first PairJoiner failure.
 func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte) (out []byte, failedAt int64, err error) {
 	t.Helper()
 	data := [2][]byte{left, right}
-	var running []*kernels.JoinTask
+	type taken struct {
+		tk *kernels.JoinTask
+		sc *kernels.JoinScratch
+	}
+	var running []taken
 	scratch := []*kernels.JoinScratch{wj.NewScratch(), wj.NewScratch()}
 	work := func(all bool) {
 		for {
-			if tk := wj.Take(); tk != nil {
-				running = append(running, tk)
+			var sc *kernels.JoinScratch
+			if k := r.IntN(3); k < len(scratch) {
+				sc = scratch[k]
+			}
+			if tk := wj.TakeFor(sc); tk != nil {
+				running = append(running, taken{tk, sc})
 			}
 			if len(running) > 0 && (all || r.IntN(3) == 0 || len(running) > 4) {
 				i := r.IntN(len(running))
 				tk := running[i]
 				running = append(running[:i], running[i+1:]...)
-				if k := r.IntN(3); k < len(scratch) {
-					tk.RunWith(scratch[k])
+				if tk.sc != nil {
+					tk.tk.RunWith(tk.sc)
 				} else {
-					tk.Run()
+					tk.tk.Run()
 				}
-				wj.Done(tk)
+				wj.Done(tk.tk)
 			}
 			if wj.Runnable() == 0 && (!all || len(running) == 0) {
 				return
@@ -192,6 +200,10 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 	work(true)
 	take()
 	require.Zero(t, wj.Pending(), "every window handed on")
+	assert.Zero(t, wj.Lent(), "every buffer back")
+	for _, sc := range scratch {
+		assert.LessOrEqual(t, sc.Buffers(), 4, "a scratch's buffers")
+	}
 	return out, failedAt, err
 }
 
