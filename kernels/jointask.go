@@ -18,8 +18,8 @@ type JoinTask struct {
 	sides [2]taskSide
 	out   []byte
 	done  bool
-	empty bool       // a window with no tuples on a side, queued to be released in order
-	st    *pairState // compiled at the first Run
+	empty bool         // a window with no tuples on a side, queued to be released in order
+	st    *pairState   // compiled at the first Run
 	owner *JoinScratch // TakeFor's: where its output buffer goes back (Recycle)
 	views [2][][]byte
 	// prepared: the sides' data are gathered (prepare); sortInTask:

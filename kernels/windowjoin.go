@@ -57,8 +57,8 @@ type WindowJoin struct {
 	// lent are the output buffers Next handed out of tasks that ran on a
 	// scratch (TakeFor), by their first byte: Recycle gives each back to
 	// its scratch.
-	lent map[*byte]*JoinScratch
-	emptyQueued int      // queued windows with no tuples on a side (Taken)
+	lent        map[*byte]*JoinScratch
+	emptyQueued int // queued windows with no tuples on a side (Taken)
 	windows     uint64
 	joined      uint64 // windows done (Joined)
 	outPairs    uint64
