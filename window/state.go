@@ -110,6 +110,7 @@ type GroupState struct {
 	// DropEmpty's arrays of the last rebuild, for the next.
 	spareVals []int64
 	spareKeys []uint64
+	sortBuf   []keyRef // SortTouched's
 
 	// direct, where not 0, makes a hashed state a direct table: the
 	// kernel computes each key's slot from the key itself (a dense index
@@ -321,8 +322,88 @@ func (g *GroupState) SortTouched() {
 		}
 		return
 	}
-	if !slices.IsSortedFunc(g.Touched, g.compareKeys) {
+	if slices.IsSortedFunc(g.Touched, g.compareKeys) {
+		return
+	}
+	if len(g.Touched) < radixMinGroups {
 		slices.SortFunc(g.Touched, g.compareKeys)
+		return
+	}
+	g.sortBuf = sortByKeys(g.Touched, g.keys(), g.sortBuf)
+}
+
+// radixMinGroups is the fewest groups sortByKeys orders: below it the
+// comparison sort's few passes cost less than the radix sort's counts.
+const radixMinGroups = 64
+
+// keyRef is a group's key words and ordinal, sortByKeys's unit: the
+// comparison sort read both words through the ordinal at each comparison.
+type keyRef struct {
+	k0, k1 uint64
+	g      int32
+}
+
+// sortByKeys orders touched (distinct ordinals) by their key words in
+// keys (two per ordinal, compared as unsigned, the first first), with a
+// least-significant-digit radix sort of the bytes that differ, in buf (its
+// storage, returned for the next call). Ordinals with equal keys keep
+// their order (stable), though a state's groups have distinct keys.
+func sortByKeys(touched []int32, keys []uint64, buf []keyRef) []keyRef {
+	n := len(touched)
+	buf = slices.Grow(buf[:0], 2*n)[:2*n]
+	src, dst := buf[:n], buf[n:]
+	var or0, and0, or1, and1 uint64 = 0, ^uint64(0), 0, ^uint64(0)
+	for i, g := range touched {
+		k0, k1 := keys[2*g], keys[2*g+1]
+		src[i] = keyRef{k0, k1, g}
+		or0, and0, or1, and1 = or0|k0, and0&k0, or1|k1, and1&k1
+	}
+	// A byte that no two keys differ in orders nothing: skipped.
+	for _, w := range [2]struct {
+		first bool
+		vary  uint64
+	}{{false, or1 ^ and1}, {true, or0 ^ and0}} {
+		for shift := uint(0); shift < 64; shift += 8 {
+			if (w.vary>>shift)&0xff == 0 {
+				continue
+			}
+			radixPass(src, dst, w.first, shift)
+			src, dst = dst, src
+		}
+	}
+	for i := range src {
+		touched[i] = src[i].g
+	}
+	return buf
+}
+
+// radixPass moves src into dst ordered by byte shift/8 of each one's
+// first key word (first) or second, stably.
+func radixPass(src, dst []keyRef, first bool, shift uint) {
+	var count [256]int
+	if first {
+		for i := range src {
+			count[byte(src[i].k0>>shift)]++
+		}
+	} else {
+		for i := range src {
+			count[byte(src[i].k1>>shift)]++
+		}
+	}
+	sum := 0
+	for b, c := range count {
+		count[b] = sum
+		sum += c
+	}
+	dst = dst[:len(src)]
+	for i := range src {
+		k := src[i].k1
+		if first {
+			k = src[i].k0
+		}
+		b := byte(k >> shift)
+		dst[count[b]] = src[i]
+		count[b]++
 	}
 }
 
