@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/workloads"
 )
 
@@ -239,11 +240,16 @@ func benchArgs(name string) (tuples int, extra []string) {
 // TestBenchEveryWorkloadValidates: every workload validates with the
 // producer's ingestion; the workers' and the shared ingestion with a
 // workload of each shape (stateless, sliding aggregation, hashed groups,
-// the window join's two inputs, chained queries). Who copies the input
-// does not depend on the query beyond those shapes (engine's tests cover
-// the ingestion modes against the reference).
+// the window join's two inputs, chained queries; by default the join and
+// the chain, the others in the long tests). Who copies the input does not
+// depend on the query beyond those shapes (engine's tests cover the
+// ingestion modes against the reference).
 func TestBenchEveryWorkloadValidates(t *testing.T) {
-	every := map[string]bool{"select": true, "cm1": true, "sg2": true, "join": true, "sg3": true}
+	t.Parallel()
+	every := map[string]bool{"join": true, "sg3": true}
+	if testenv.Full() {
+		every["select"], every["cm1"], every["sg2"] = true, true, true
+	}
 	for _, name := range workloads.Names() {
 		for _, ingest := range []string{"producer", "workers", "shared"} {
 			if ingest != "producer" && !every[name] {

@@ -129,6 +129,7 @@ func TestYSBFileGPUEmulated(t *testing.T) {
 }
 
 func TestBenchGPUEmulated(t *testing.T) {
+	t.Parallel()
 	// agg has a GPU kernel: gpu mode, validated.
 	args := append([]string{"agg", "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "30000", "--duration", "60s", "--json"}, benchSmall...)
 	code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
@@ -251,6 +252,7 @@ func decodeBench(t *testing.T, stdout string) benchOut {
 // emulator: the GPU runs tasks of them, none falls back, every output
 // matches the reference evaluator.
 func TestBenchComputeHeavyEmulated(t *testing.T) {
+	t.Parallel()
 	for _, w := range [][]string{{"select", "--predicates", "256"}, {"proj", "--attributes", "16", "--expr-depth", "8"}} {
 		for _, mode := range []string{"gpu", "hybrid"} {
 			args := append(append([]string{"bench"}, w...), "--mode", mode, "--gpu-emulate", "--gpu-pipeline-depth", "2", "--policy", "fcfs",

@@ -13,6 +13,7 @@ import (
 // (on a server's outage, a client's backoff, a process's timeout) behind
 // each other. A package whose parallel tests mostly wait calls this.
 func MainParallel(m *testing.M, n int) int {
+	reexecLazyFree() // first: the flags below are set in the process that runs
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -27,5 +28,5 @@ func MainParallel(m *testing.M, n int) int {
 			_ = f.Value.Set(strconv.Itoa(n))
 		}
 	}
-	return m.Run()
+	return Main(m)
 }

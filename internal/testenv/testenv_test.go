@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +31,13 @@ func TestScale(t *testing.T) {
 	} else {
 		assert.Equal(t, 4, Scale(4, 40))
 	}
+}
+
+// TestMainFreesLazily: TestMain (through MainParallel and Main) re-ran the
+// binary with the runtime's lazy freeing in GODEBUG, the setting kept
+// once, after what GODEBUG held before.
+func TestMainFreesLazily(t *testing.T) {
+	godebug := os.Getenv("GODEBUG")
+	assert.Contains(t, godebug, "madvdontneed=", "the process was not re-executed with the setting")
+	assert.Equal(t, 1, strings.Count(godebug, "madvdontneed="), godebug)
 }
