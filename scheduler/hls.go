@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,11 +34,7 @@ type hlsQueue struct {
 	scan    uint64        // pick's scan number
 	owed    []int         // per kind: queries whose since[kind] >= SwitchThreshold-1
 	avail   []int         // per kind: queued tasks of queries the kind can run
-	// idle counts per kind the processors waiting in Pop, wakes those of
-	// them that Wake woke and that have not yet left; waiting is idle's sum,
-	// for Wake's look without the lock.
-	idle, wakes []int
-	waiting     atomic.Int32
+	idle    []idlers      // per kind: the processors waiting in Pop (Wake)
 }
 
 // hlsQuery is the per-query state of hls, under hlsQueue.mu.
@@ -73,8 +68,7 @@ func newHLS(cfg Config, c *counters) *hlsQueue {
 		probes: make([]int, cfg.Kinds),
 		owed:   make([]int, cfg.Kinds),
 		avail:  make([]int, cfg.Kinds),
-		idle:   make([]int, cfg.Kinds),
-		wakes:  make([]int, cfg.Kinds),
+		idle:   make([]idlers, cfg.Kinds),
 	}
 	for k := range q.conds {
 		q.conds[k] = sync.NewCond(&q.mu)
@@ -149,7 +143,7 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 		}
 		if t := q.pick(p.Kind); t != nil {
 			// A wake is for a processor that waits, and p leaves with a task.
-			q.wakes[p.Kind] = min(q.wakes[p.Kind], q.idle[p.Kind])
+			q.idle[p.Kind].left()
 			// The claim moved the switch counters and the head: let one
 			// waiter of each kind that can run a queued task look again
 			// (each claim passes it on).
@@ -167,36 +161,17 @@ func (q *hlsQueue) pop(p Processor, wait bool) *Task {
 			q.mu.Unlock()
 			return nil
 		}
-		if q.wakes[p.Kind] > 0 {
-			q.wakes[p.Kind]--
+		if q.idle[p.Kind].woken() {
 			q.mu.Unlock()
 			return Woken
 		}
-		q.idle[p.Kind]++
-		q.waiting.Add(1)
-		q.conds[p.Kind].Wait()
-		q.idle[p.Kind]--
-		q.waiting.Add(-1)
+		q.idle[p.Kind].wait(q.conds[p.Kind])
 	}
 }
 
 func (q *hlsQueue) Wake(k, n int) {
 	q.cfg.checkKind(Processor{Kind: k})
-	if q.waiting.Load() == 0 {
-		return
-	}
-	q.mu.Lock()
-	add := 0
-	if !q.closed {
-		add = min(n, q.idle[k]-q.wakes[k])
-	}
-	if add > 0 {
-		q.wakes[k] += add
-	}
-	q.mu.Unlock()
-	for range add {
-		q.conds[k].Signal()
-	}
+	q.idle[k].wake(&q.mu, q.conds[k], &q.closed, n)
 }
 
 // pick claims the task kind k may take, or returns nil. Under q.mu.

@@ -24,11 +24,7 @@ type numaQueue struct {
 	queues [][]*Task // per node, FIFO from heads[node]
 	heads  []int
 	closed bool
-	// idle counts the processors waiting in Pop, wakes those of them that
-	// Wake woke and that have not yet left; waiting is idle, for Wake's
-	// look without the lock.
-	idle, wakes int
-	waiting     atomic.Int32
+	idle   idlers // the processors waiting in Pop (Wake)
 
 	local, stolen atomic.Uint64
 }
@@ -84,7 +80,7 @@ func (q *numaQueue) pop(p Processor, wait bool) *Task {
 			} else {
 				q.heads[n] = h + 1
 			}
-			q.wakes = min(q.wakes, q.idle) // a wake is for a processor that waits, and p leaves with a task
+			q.idle.left()
 			if i == 0 {
 				q.local.Add(1)
 			} else {
@@ -95,35 +91,16 @@ func (q *numaQueue) pop(p Processor, wait bool) *Task {
 		if q.closed || !wait {
 			return nil
 		}
-		if q.wakes > 0 {
-			q.wakes--
+		if q.idle.woken() {
 			return Woken
 		}
-		q.idle++
-		q.waiting.Add(1)
-		q.cond.Wait()
-		q.idle--
-		q.waiting.Add(-1)
+		q.idle.wait(q.cond)
 	}
 }
 
 func (q *numaQueue) Wake(k, n int) {
 	q.cfg.checkKind(Processor{Kind: k})
-	if q.waiting.Load() == 0 {
-		return
-	}
-	q.mu.Lock()
-	add := 0
-	if !q.closed {
-		add = min(n, q.idle-q.wakes)
-	}
-	if add > 0 {
-		q.wakes += add
-	}
-	q.mu.Unlock()
-	for range add {
-		q.cond.Signal()
-	}
+	q.idle.wake(&q.mu, q.cond, &q.closed, n)
 }
 
 func (q *numaQueue) Done(p Processor, t *Task, busy time.Duration) {

@@ -30,11 +30,11 @@ func waiting(q Queue, k int) int {
 	case *hlsQueue:
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		return q.idle[k]
+		return q.idle[k].idle
 	case *numaQueue:
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		return q.idle
+		return q.idle.idle
 	}
 	panic("unknown queue")
 }
