@@ -41,11 +41,12 @@ func ParseIngest(s string) (Ingest, error) {
 // Resolve turns IngestAuto into the mode for cfg: shared in gpu mode and
 // for a single CPU worker with a CPU to spare, where the producer's copy
 // doubles the CPUs at work (gpu mode on an H200: YSB 1.6x the producer
-// alone, whose one goroutine's copy bound it; docs/gpu.md); else workers. With more workers the producer's CPU adds little and its
-// copy costs them: they read the task from the ring, out of another core's
-// cache, instead of copying it into their own buffer (16 cores: workers
-// 1.4-1.6x shared for YSB at 4, 8 and 15 workers, equal or better for sg2
-// and lrb1; docs/performance.md).
+// alone, whose one goroutine's copy bound it; docs/gpu.md); else workers.
+// With more workers the producer's CPU adds little and its copy costs
+// them: they read the task from the ring, out of another core's cache,
+// instead of copying it into their own buffer (16 cores: workers 1.4-1.6x
+// shared for YSB at 4, 8 and 15 workers, equal or better for sg2 and
+// lrb1; docs/performance.md).
 func (i Ingest) Resolve(cfg Config) Ingest {
 	cfg = cfg.Defaults()
 	switch {
