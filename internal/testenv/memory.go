@@ -22,7 +22,8 @@ const lazyFree = "madvdontneed=0"
 // microseconds each on a VM, and was a third of the suite's system time
 // (docs/performance.md, "The test suite"). Where the binary cannot be
 // re-executed, or GODEBUG already names the setting, the tests run as
-// they are.
+// they are: GODEBUG=madvdontneed=1 keeps the process (under a debugger)
+// and Go's default.
 func Main(m *testing.M) int {
 	if reexecLazyFree() {
 		return 1 // not reached: Exec replaced the process
