@@ -88,9 +88,10 @@ type Queue interface {
 	// queued for them return Woken instead of a task, so that they look for
 	// work the queue does not hold (the engine's window joins: closed
 	// windows whose pairs any worker may compute) and then call Pop again.
-	// A processor that does not wait is not woken: it finds such work
-	// between two tasks. It costs an atomic load when none waits, and is a
-	// no-op after Close.
+	// With no processor waiting it does nothing: a busy one finds such
+	// work between two tasks (in the channel queues, a wake sent to a
+	// waiter that a task reached first goes to the next Pop). It costs an
+	// atomic load when none waits, and is a no-op after Close.
 	Wake(k, n int)
 	// Done reports that p finished t after busy time of work. It feeds the
 	// counters and, under hls, the throughput matrix. t must still hold its
