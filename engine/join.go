@@ -371,19 +371,19 @@ func (js *joinStage) work(w *worker) {
 		if t == nil {
 			return
 		}
-		js.run(t, w)
+		js.run(t, w, sc)
 	}
 }
 
-// run runs pair task t on w: a frame of the join's (clock.go), parallel
-// work, also where it runs inside an input's merge.
-func (js *joinStage) run(t *kernels.JoinTask, w *worker) {
+// run runs pair task t on w, on w's scratch sc: a frame of the join's
+// (clock.go), parallel work, also where it runs inside an input's merge.
+func (js *joinStage) run(t *kernels.JoinTask, w *worker, sc *kernels.JoinScratch) {
 	if w == nil {
 		t.Run()
 		return
 	}
 	f := w.beginFrame()
-	t.RunWith(w.joinScratch(js))
+	t.RunWith(sc)
 	w.endFrame(f, js.clock)
 }
 

@@ -3,12 +3,13 @@ package kernels
 // A window join's inputs. A side's tuples are kept in panes after the
 // task that brought them is merged and its memory freed, so the join
 // keeps each input's tuples and their long strings (sharedInput): copied
-// (Add, pinStrings), or the caller's memory taken (AddOwned). A pane's tuples are read by the tasks of its
-// windows and their output (pairs whose views point into the inputs'
-// arenas) until the last of those windows is handed on and recycled: a
-// dropped or taken pane's inputs wait in a queue until every window closed
-// so far is released (Next skipped it, or Recycle took its output back),
-// then are reset for reuse once no pane holds them.
+// (Add, pinStrings), or the caller's memory taken (AddOwned). A pane's
+// tuples are read by the tasks of its windows and their output (pairs
+// whose views point into the inputs' arenas) until the last of those
+// windows is handed on and recycled: a dropped or taken pane's inputs
+// wait in a queue until every window closed so far is released (Next
+// skipped it, or Recycle took its output back), then are reset for reuse
+// once no pane holds them.
 
 import (
 	"github.com/saber-hx/saber-hx/query"

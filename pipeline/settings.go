@@ -151,9 +151,10 @@ func (s EngineSettings) Config() (engine.Config, error) {
 			s.TaskSize, s.BufferSize, s.name("buffer-size"))
 	}
 	if c.BufferSize == 0 { // the engine's default, here for the summaries (c has no GPU yet)
-		c.BufferSize = c.Defaults().BufferSize
+		d := c.Defaults()
+		c.BufferSize = d.BufferSize
 		if s.Mode == "hybrid" {
-			c.BufferSize = engine.HybridBufferSizeFor(s.Workers, c.Defaults().TaskSize)
+			c.BufferSize = engine.HybridBufferSizeFor(d.Workers, d.TaskSize)
 		}
 	}
 	if s.SwitchThreshold < 1 {

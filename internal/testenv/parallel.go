@@ -11,9 +11,9 @@ import (
 // was given. The default, GOMAXPROCS, is 2 on a 2-core machine: right for
 // tests that keep the cores busy, but it queues tests that mostly wait
 // (on a server's outage, a client's backoff, a process's timeout) behind
-// each other. A package whose parallel tests mostly wait calls this.
+// each other. A package whose parallel tests mostly wait calls this. It
+// runs m as Main does (memory freed lazily).
 func MainParallel(m *testing.M, n int) int {
-	reexecLazyFree() // first: the flags below are set in the process that runs
 	if !flag.Parsed() {
 		flag.Parse()
 	}
