@@ -9,9 +9,10 @@ import (
 	"github.com/saber-hx/saber-hx/window"
 )
 
-// The parallel result stage of a hashed aggregation (window.Parts): the
-// groups are cut into partitions, and the ordered stage under mergeMu only
-// links what the workers assembled and hands it on.
+// The parallel result stage of a hashed aggregation (window.Parts) or of
+// keyed session windows (window.SessionParts): the groups are cut into
+// partitions, and the ordered stage under mergeMu only links what the
+// workers assembled and hands it on.
 //
 // A task's way through it:
 //
@@ -36,6 +37,23 @@ import (
 // groups split (window.Parts). The tasks' order holds in each partition
 // and in the hand-off, so windows leave once each, complete, in order,
 // and the output is the one Assembler's, whatever the workers' timing.
+
+// partsStage is a result stage cut into partitions that the engine
+// drives as above: a hashed aggregation's (window.Parts, cut by group) or
+// session windows' (window.SessionParts, cut by key).
+type partsStage interface {
+	window.Stage
+	N() int
+	SetRows(rows bool)
+	SetFilters(newKeep func() func(st *window.GroupState, group int32) bool)
+	Split(r *window.TaskResult, subs []window.TaskResult)
+	MergePart(k int, sub *window.TaskResult, out *window.PartOut) error
+	Assemble(outs []window.PartOut, dst *window.Assembled)
+	AssembleRange(outs []window.PartOut, lo, hi int64, tmp []window.PartOut, dst *window.Assembled)
+	Commit(a *window.Assembled)
+	FlushLimit(n int64) (limit int64, ok bool)
+	FlushPart(k int, limit int64, out *window.PartOut) error
+}
 
 // partStage is one partition's lock and progress.
 type partStage struct {

@@ -85,10 +85,10 @@ type Stream struct {
 	// elements are stored by the finishing worker and taken by the merger.
 	ready []atomic.Pointer[task]
 	mask  uint64
-	// A hashed aggregation's partitioned result stage (assembly.go), nil
-	// for others: slots hold its finished tasks for the partitions, which
+	// A hashed aggregation's or keyed sessions' partitioned result stage
+	// (assembly.go), nil for others: slots hold its finished tasks for the partitions, which
 	// move them to ready once assembled.
-	parts    *window.Parts
+	parts    partsStage
 	pstages  []partStage
 	slots    []atomic.Pointer[task]
 	partRows bool // the partitions copy their rows out (initParts)
@@ -240,15 +240,28 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	s.complete.Store(-1 << 63)
 	if !plan.Stateless() {
 		if w := plan.Query.Window; w.Type == query.Session {
-			ss := window.NewSessions(w.Size, w.Delay, plan.Layout)
+			var keyOrder func() func(a, b []byte) int
 			if plan.StringKeys() {
-				var ab, bb []byte
-				ss.SetKeyOrder(func(a, b []byte) int {
-					ab, bb = plan.AppendCanonicalKey(ab[:0], a), plan.AppendCanonicalKey(bb[:0], b)
-					return bytes.Compare(ab, bb)
-				})
+				keyOrder = func() func(a, b []byte) int {
+					var ab, bb []byte
+					return func(a, b []byte) int {
+						ab, bb = plan.AppendCanonicalKey(ab[:0], a), plan.AppendCanonicalKey(bb[:0], b)
+						return bytes.Compare(ab, bb)
+					}
+				}
 			}
-			s.asm = ss
+			if n := e.resultParts(); n > 1 && plan.Layout.Hashed {
+				sp := window.NewSessionParts(w.Size, w.Delay, plan.Layout, n)
+				sp.SetKeyOrder(keyOrder)
+				s.parts, s.asm = sp, sp
+				s.slots = make([]atomic.Pointer[task], nslots)
+			} else {
+				ss := window.NewSessions(w.Size, w.Delay, plan.Layout)
+				if keyOrder != nil {
+					ss.SetKeyOrder(keyOrder())
+				}
+				s.asm = ss
+			}
 		} else if n := e.resultParts(); n > 1 && plan.Layout.Hashed {
 			s.parts = window.NewParts(plan.Spec, plan.Layout, n)
 			s.asm = s.parts

@@ -14,6 +14,8 @@ import (
 // shared with later windows: sinks must not change it.
 // A Result, its Rows and its State are only valid during the emit call.
 type Result struct {
+	// Window is the window's index (Spec), or a session's end (Sessions:
+	// the order sessions close in).
 	Window     int64
 	Start, End int64 // Spec.Start and Spec.End: End is MaxInt64 where the window ends past it
 	State      *GroupState

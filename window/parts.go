@@ -448,19 +448,29 @@ type Assembled struct {
 	rowHeads   []int32
 	rowEnds    []int32
 	rowSources []int
+	// keyOrder and keyBytes order SessionParts' string keys (nil: by key
+	// bytes): a comparison of this Assembled's own, with its scratch.
+	keyOrder func(a, b []byte) int
+	keyBytes [32]byte
 }
 
 // AssembleRange is Assemble of the windows lo <= W <= hi of outs only,
 // with tmp (one per partition) as scratch: a flush's windows, assembled
 // by several goroutines at once, each a range of them.
 func (p *Parts) AssembleRange(outs []PartOut, lo, hi int64, tmp []PartOut, dst *Assembled) {
+	p.Assemble(cutRange(outs, lo, hi, tmp), dst)
+}
+
+// cutRange sets tmp to outs cut to their windows lo <= W <= hi (each
+// out's windows in order of W) and returns it.
+func cutRange(outs []PartOut, lo, hi int64, tmp []PartOut) []PartOut {
 	for k := range outs {
 		o := &outs[k]
 		i := sort.Search(len(o.Wins), func(i int) bool { return o.Wins[i].W >= lo })
 		j := i + sort.Search(len(o.Wins)-i, func(j int) bool { return o.Wins[i+j].W > hi })
 		tmp[k] = PartOut{Rows: o.Rows, Wins: o.Wins[i:j], Keys: o.Keys, Vals: o.Vals, Delta: o.Delta, WM: o.WM, Complete: o.Complete}
 	}
-	p.Assemble(tmp[:len(outs)], dst)
+	return tmp[:len(outs)]
 }
 
 // Assemble links outs, the partitions' windows of one task (every
@@ -561,7 +571,12 @@ func (a *Assembled) State() *GroupState {
 // Commit counts a task the result stage handed on, in task order: its
 // counters, windows and rows, and the watermark and Complete after it.
 func (p *Parts) Commit(a *Assembled) {
-	c := &p.c
+	commitAssembled(&p.c, a)
+	p.wm, p.complete = a.WM, a.Complete
+}
+
+// commitAssembled adds a's counters, windows and rows to c.
+func commitAssembled(c *Counters, a *Assembled) {
 	d := &a.Delta
 	c.Tuples += d.Tuples
 	c.Filtered += d.Filtered
@@ -570,7 +585,6 @@ func (p *Parts) Commit(a *Assembled) {
 	c.Counted += d.Counted
 	c.Windows += a.Windows
 	c.Rows += a.RowsOut
-	p.wm, p.complete = a.WM, a.Complete
 }
 
 // MergeTake splits r, merges it into every partition, assembles and
@@ -615,6 +629,12 @@ func (p *Parts) emitAssembled(emit func(*Result) error) error {
 	a := &p.seqAsm
 	p.Assemble(p.seqOuts, a)
 	p.Commit(a)
+	return a.emitAll(&p.out, emit)
+}
+
+// emitAll hands each of a's windows to emit, as out (nothing where a kept
+// no rows).
+func (a *Assembled) emitAll(out *Result, emit func(*Result) error) error {
 	if !a.Rows {
 		return nil
 	}
@@ -622,8 +642,8 @@ func (p *Parts) emitAssembled(emit func(*Result) error) error {
 		a.rows = make([]int32, n+n/4)
 	}
 	for i := range a.Wins {
-		a.Result(i, &p.out, a.rows)
-		if err := emit(&p.out); err != nil {
+		a.Result(i, out, a.rows)
+		if err := emit(out); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,7 @@ import (
 // each record, and at the end of each task, every session whose end the
 // watermark minus Delay has reached is emitted: in order of end, then
 // start, then key bytes, one Result of one row each (Start the session's
-// first tuple, End its last plus Gap).
+// first tuple, End and Window its last plus Gap).
 type Sessions struct {
 	Gap, Delay int64
 	layout     *Layout
@@ -277,7 +277,7 @@ func (s *Sessions) close(ss *session, emit func(*Result) error) error {
 	}
 	s.Windows++
 	s.Rows++
-	s.res = Result{Window: start, Start: start, End: end, State: st, Rows: append(s.res.Rows[:0], g)}
+	s.res = Result{Window: end, Start: start, End: end, State: st, Rows: append(s.res.Rows[:0], g)}
 	return emit(&s.res)
 }
 
@@ -289,6 +289,18 @@ func (s *Sessions) Flush(emit func(*Result) error) error {
 		}
 	}
 	return nil
+}
+
+// insert files ss, a session of a snapshot, among the open ones.
+func (s *Sessions) insert(ss *session) {
+	l := s.open.get(ss.key)
+	if l == nil {
+		l = s.newList()
+		s.open.put(ss.key, l)
+	}
+	i, _ := slices.BinarySearchFunc(l.s, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
+	l.s = slices.Insert(l.s, i, ss)
+	s.closes.push(ss)
 }
 
 // closeHeap orders open sessions by end, start, then key bytes: the order
@@ -386,17 +398,23 @@ const sessionSnapshotVersion = 1
 // sessions u32, each its key (16 bytes), start and last i64 and its row's
 // words (i64 each).
 func (s *Sessions) AppendSnapshot(dst []byte) []byte {
+	return appendSessionsSnapshot(dst, s.Gap, s.Delay, s.wm, s.haveWM, &s.Counters, s.closes.h)
+}
+
+// appendSessionsSnapshot is AppendSnapshot's encoding of open sessions
+// open (left as they are) with the stage's gap, delay, watermark and
+// counters.
+func appendSessionsSnapshot(dst []byte, gap, delay, wm int64, haveWM bool, c *Counters, open []*session) []byte {
 	le := binary.LittleEndian
 	dst = append(dst, sessionSnapshotVersion)
-	for _, v := range []int64{s.Gap, s.Delay, s.wm} {
+	for _, v := range []int64{gap, delay, wm} {
 		dst = le.AppendUint64(dst, uint64(v))
 	}
-	dst = append(dst, boolByte(s.haveWM))
-	c := s.Counters
+	dst = append(dst, boolByte(haveWM))
 	for _, v := range []uint64{c.Tuples, c.Filtered, c.Unmatched, c.Late, c.Counted, c.Windows, c.Rows} {
 		dst = le.AppendUint64(dst, v)
 	}
-	all := slices.Clone(s.closes.h)
+	all := slices.Clone(open)
 	slices.SortFunc(all, func(a, b *session) int {
 		if d := cmp.Compare(a.start, b.start); d != 0 {
 			return d
@@ -456,14 +474,7 @@ func (s *Sessions) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		if ss.last < ss.start || ss.row[0] <= 0 {
 			return nil, fmt.Errorf("sessions: a session [%d, %d] of %d tuples", ss.start, ss.last, ss.row[0])
 		}
-		l := s.open.get(ss.key)
-		if l == nil {
-			l = s.newList()
-			s.open.put(ss.key, l)
-		}
-		i, _ := slices.BinarySearchFunc(l.s, ss.start, func(a *session, t int64) int { return cmp.Compare(a.start, t) })
-		l.s = slices.Insert(l.s, i, ss)
-		s.closes.push(ss)
+		s.insert(ss)
 	}
 	if r.Err() != nil {
 		return nil, fmt.Errorf("sessions: %w", r.Err())
