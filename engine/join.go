@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -119,7 +120,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 // their strings. A tuple whose first window would start below
 // math.MinInt64 is refused: an InputError.
 func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, w *worker) error {
-	js.mu.Lock()
+	js.lock()
 	var r kernels.Refused
 	var ok bool
 	if owned {
@@ -182,7 +183,10 @@ func (d *Stream) addFed(out *[]byte, strs *strview.Arena, w *worker) error {
 // to be taken (the work bound of maxTaken stops process before it has run
 // them all: a worker was descheduled in the oldest window), running other
 // tasks and the join's, so that its producer waits for the join rather
-// than closing window after window into tasks without bound.
+// than closing window after window into tasks without bound. Where the
+// bound stops it, it joins one window at a time up to twice the bound
+// before it waits for the oldest: idle, it held its input's merge for
+// nothing (docs/performance.md, twentieth session).
 func (js *joinStage) catchUp(w *worker) error {
 	if w == nil || js.drainer.Load() == w {
 		return nil
@@ -191,11 +195,16 @@ func (js *joinStage) catchUp(w *worker) error {
 		if err := js.process(w); err != nil {
 			return err
 		}
-		js.mu.Lock()
+		js.lock()
 		backlog := js.op.Runnable() > 4*js.maxTake
 		js.mu.Unlock()
 		if !backlog {
 			return nil
+		}
+		// Rather than wait for the oldest window, join one past the
+		// bound: the backlog has windows to spare.
+		if js.work(w, 2*js.maxTaken(), 1) {
+			continue
 		}
 		js.pause(w)
 	}
@@ -279,7 +288,7 @@ func SameProducer(streams ...*Stream) {
 // is closed, and finishSide returns once every one is joined and handed on
 // (CloseAll then ends the input of the queries downstream).
 func (js *joinStage) finishSide(side int, w *worker) error {
-	js.mu.Lock()
+	js.lock()
 	all := js.op.Finish(side)
 	js.joinClosed(all)
 	var err error
@@ -293,7 +302,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 		if perr := js.process(w); err == nil {
 			err = perr
 		}
-		js.mu.Lock()
+		js.lock()
 		pending := js.op.Pending()
 		js.mu.Unlock()
 		if !all || err != nil || js.e.failed() != nil {
@@ -326,11 +335,11 @@ func (js *joinStage) drainIdle() bool {
 // reach the bound of work: the worker that joins that one goes on.
 func (js *joinStage) process(w *worker) error {
 	for {
-		js.work(w)
+		js.work(w, js.maxTaken(), math.MaxInt)
 		if err := js.drain(w); err != nil {
 			return err
 		}
-		js.mu.Lock()
+		js.lock()
 		more := js.op.Runnable() > 0 && js.taken() < js.maxTaken()
 		js.mu.Unlock()
 		if !more {
@@ -348,28 +357,30 @@ func (js *joinStage) taken() int { return js.op.Taken() }
 // would otherwise let the others join hundreds behind it.
 func (js *joinStage) maxTaken() int { return js.maxTake }
 
-// work runs the tasks that wait, one at a time, until none does or taken
-// reaches its bound; the tasks other goroutines took are theirs to finish.
-func (js *joinStage) work(w *worker) {
+// work runs the tasks that wait, one at a time, until none does, taken
+// reaches limit (maxTaken, or catchUp's more) or it ran most; the tasks
+// other goroutines took are theirs to finish. It reports whether it ran
+// one.
+func (js *joinStage) work(w *worker, limit, most int) (ran bool) {
 	var t *kernels.JoinTask
 	var sc *kernels.JoinScratch // w's, for its cache (nil: Run's own)
 	if w != nil {
 		sc = w.joinScratch(js)
 	}
-	for {
-		js.mu.Lock()
+	for n := 0; ; n++ {
+		js.lock()
 		if t != nil {
 			js.op.Done(t)
 			js.ring()
 			t = nil
 		}
-		if js.taken() < js.maxTaken() {
+		if js.taken() < limit && n < most {
 			t = js.op.TakeFor(sc)
 		}
 		js.runnable.Store(int64(js.op.Runnable()))
 		js.mu.Unlock()
 		if t == nil {
-			return
+			return n > 0
 		}
 		js.run(t, w, sc)
 	}
@@ -430,7 +441,7 @@ func (js *joinStage) closeGPU() error {
 // gpuJoined is how many windows the GPU joined, and how many it left to
 // the CPU for their size.
 func (js *joinStage) gpuJoined() (windows, fallbacks uint64) {
-	js.mu.Lock()
+	js.lock()
 	defer js.mu.Unlock()
 	st := js.op.Stats()
 	return st.PairJoined, st.PairFallbacks
@@ -449,14 +460,14 @@ func (js *joinStage) drain(w *worker) error {
 		sc := w.beginSerial()
 		var err error
 		for err == nil {
-			js.mu.Lock()
+			js.lock()
 			out, ok := js.op.Next()
 			js.mu.Unlock()
 			if !ok {
 				break
 			}
 			err = js.output(out, w)
-			js.mu.Lock()
+			js.lock()
 			js.op.Recycle(out)
 			js.mu.Unlock()
 			js.ring()
@@ -469,7 +480,7 @@ func (js *joinStage) drain(w *worker) error {
 		}
 		// A window joined after Next found none, while drainMu was held,
 		// was left to us by the goroutine that joined it.
-		js.mu.Lock()
+		js.lock()
 		more := js.op.Ready()
 		js.mu.Unlock()
 		if !more {
@@ -500,8 +511,23 @@ func (js *joinStage) output(tuples []byte, w *worker) error {
 
 // stats are the join's counters, both inputs together.
 func (js *joinStage) stats() (tuples, late, windows, pairs uint64) {
-	js.mu.Lock()
+	js.lock()
 	defer js.mu.Unlock()
 	st := js.op.Stats()
 	return st.Tuples, st.Late, st.Windows, st.Pairs
+}
+
+// lock takes mu, trying for a while before it sleeps: its holders keep it
+// for a few microseconds, and a worker that sleeps on it waits for its
+// thread to be woken, which on a virtual machine takes far longer.
+func (js *joinStage) lock() {
+	for range 200 {
+		if js.mu.TryLock() {
+			return
+		}
+		for range 30 {
+			js.runnable.Load() // a read of a shared line: a pause, no write
+		}
+	}
+	js.mu.Lock()
 }
