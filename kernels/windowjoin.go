@@ -161,6 +161,50 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 
 // fileInput files the tuples of wj.adding, as Add says.
 func (wj *WindowJoin) fileInput(side int) (r Refused, ok bool) {
+	if wj.rows {
+		return wj.fileRows(side)
+	}
+	return wj.fileTuples(side)
+}
+
+// fileRows is fileInput for row windows, whose positions are the side's
+// tuple indexes: a pane's tuples are one run whose bounds are sums, filed
+// without reading a tuple, by the rule of fileTuples.
+func (wj *WindowJoin) fileRows(side int) (r Refused, ok bool) {
+	tuples := wj.adding.tuples
+	sd := &wj.sides[side]
+	ts := sd.tupleSize
+	n := int64(len(tuples) / ts)
+	for i := int64(0); i < n; {
+		pos := sd.index
+		p := wj.spec.PaneOf(pos)
+		if p < wj.lowest {
+			return Refused{Tuple: uint64(sd.index), Pos: pos}, false
+		}
+		// The run: pos up to the pane's last position or the input's end.
+		cnt := n - i
+		if rest := uint64(wj.spec.PaneLast(p)) - uint64(pos); rest < uint64(cnt) {
+			cnt = int64(rest) + 1
+		}
+		// A tuple is late if the watermark before it passed its pane's
+		// Open. Within the run the tuples' own indexes never do (a pane's
+		// Open is at or past its last position), so the run is late whole,
+		// where the side's watermark before it did, or not at all.
+		if sd.wm > wj.spec.Open(p) {
+			sd.late += uint64(cnt)
+		} else {
+			wj.file(sd, sd.pane(p), tuples[i*int64(ts):(i+cnt)*int64(ts)])
+		}
+		sd.index += cnt
+		sd.tuples += uint64(cnt)
+		sd.wm = max(sd.wm, pos+cnt-1)
+		i += cnt
+	}
+	return Refused{}, true
+}
+
+// fileTuples is fileInput for time windows: each tuple's position is read.
+func (wj *WindowJoin) fileTuples(side int) (r Refused, ok bool) {
 	tuples := wj.adding.tuples
 	sd := &wj.sides[side]
 	ts := sd.tupleSize
