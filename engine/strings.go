@@ -125,8 +125,8 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena, blank []query.
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
-		for _, a := range s.heapAttrs {
-			if v := longView(t, a); v != nil {
+		for k := range s.heapAttrs {
+			if v := longView(t, &s.heapAttrs[k]); v != nil {
 				strview.PutRef(v, strs.Copy(strview.Bytes(v)))
 			}
 		}
@@ -136,7 +136,7 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena, blank []query.
 
 // longView is the view of attribute a in tuple t where it holds a long
 // string (not inline, not NULL), nil otherwise.
-func longView(t []byte, a query.Attribute) []byte {
+func longView(t []byte, a *query.Attribute) []byte {
 	v := t[a.Offset : a.Offset+strview.Size]
 	if strview.Len(v) <= strview.MaxInline || a.IsNull(t) {
 		return nil
@@ -147,8 +147,8 @@ func longView(t []byte, a query.Attribute) []byte {
 // clearLong makes the view of each of attrs in tuple t that holds a long
 // string the empty string.
 func clearLong(t []byte, attrs []query.Attribute) {
-	for _, a := range attrs {
-		if v := t[a.Offset : a.Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
+	for k := range attrs {
+		if v := t[attrs[k].Offset : attrs[k].Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
 			clear(v)
 		}
 	}
@@ -221,8 +221,8 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
-		for _, a := range s.heapAttrs {
-			v := longView(t, a)
+		for k := range s.heapAttrs {
+			v := longView(t, &s.heapAttrs[k])
 			if v == nil {
 				continue
 			}
