@@ -12,12 +12,13 @@ import (
 // sessionKernel is the kernel of a query over session windows: sessions
 // depend on the order of the tuples and the watermark before each, so the
 // kernel only evaluates what each tuple brings, in parallel, and
-// window.Sessions assembles them in task order. Per chunk, WHERE narrows
-// the selection, the keys and the aggregates' arguments are evaluated as
-// the aggregate kernel evaluates them, and each counted tuple becomes a
-// record (window.SessionRecordSize): its time, the largest time of the
-// task's tuples before it (filtered ones too), its key bytes and its
-// aggregate words.
+// window.Sessions (window.SessionParts, cut by key, at several workers)
+// assembles them in task order. Per chunk, WHERE narrows the selection,
+// the keys and the aggregates' arguments are evaluated as the aggregate
+// kernel evaluates them, and each counted tuple becomes a record
+// (window.SessionRecordSize): its time, the largest time of the task's
+// tuples before it (filtered ones too), its key bytes and its aggregate
+// words.
 type sessionKernel struct {
 	tupleSize int
 	where     *vpred
