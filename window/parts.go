@@ -44,17 +44,99 @@ type Parts struct {
 	maps  atomic.Pointer[[]*slotMap]
 	mapMu sync.Mutex
 
-	// The result stage's: the counters, watermark and Complete of the
-	// tasks committed (Commit), in task order.
+	partsResult
+}
+
+// partsResult is what Parts and SessionParts keep alike: the result
+// stage's counters, watermark and Complete of the tasks committed
+// (Commit), in task order, and the scratch of the Stage methods, which
+// run on one goroutine.
+type partsResult struct {
 	c        Counters
 	wm       int64
 	complete int64
 
-	// For the Stage methods, on one goroutine.
 	seqSubs []TaskResult
 	seqOuts []PartOut
 	seqAsm  Assembled
 	out     Result
+}
+
+// newPartsResult is the state of n partitions before any task, complete
+// its Complete.
+func newPartsResult(n int, complete int64) partsResult {
+	r := partsResult{wm: math.MinInt64, complete: complete, seqSubs: make([]TaskResult, n), seqOuts: make([]PartOut, n)}
+	r.SetRows(true)
+	return r
+}
+
+// SetRows says whether the windows the Stage methods emit are read (by
+// default they are). Where nothing reads them, the partitions count their
+// rows and copy none, and MergeTake and Flush call emit for no window:
+// they only count.
+func (p *partsResult) SetRows(rows bool) {
+	for k := range p.seqOuts {
+		p.seqOuts[k].Rows = rows
+	}
+}
+
+// Commit counts a task the result stage handed on, in task order: its
+// counters, windows and rows, and the watermark and Complete after it.
+func (p *partsResult) Commit(a *Assembled) {
+	d := &a.Delta
+	c := &p.c
+	c.Tuples += d.Tuples
+	c.Filtered += d.Filtered
+	c.Unmatched += d.Unmatched
+	c.Late += d.Late
+	c.Counted += d.Counted
+	c.Windows += a.Windows
+	c.Rows += a.RowsOut
+	p.wm, p.complete = a.WM, a.Complete
+}
+
+// Watermark is the watermark of the tasks committed.
+func (p *partsResult) Watermark() int64 { return p.wm }
+
+// Complete is the committed tasks' Complete (Assembler.Complete,
+// Sessions.Complete).
+func (p *partsResult) Complete() int64 { return p.complete }
+
+// Counts are the committed tasks' counters.
+func (p *partsResult) Counts() *Counters { return &p.c }
+
+// emitAssembled assembles the partitions' outputs of the Stage methods
+// with assemble, commits them and hands each window to emit.
+func (p *partsResult) emitAssembled(assemble func(outs []PartOut, dst *Assembled), emit func(*Result) error) error {
+	a := &p.seqAsm
+	assemble(p.seqOuts, a)
+	p.Commit(a)
+	if !a.Rows {
+		return nil
+	}
+	if n := int(a.RowsOut); len(a.rows) < n {
+		a.rows = make([]int32, n+n/4)
+	}
+	for i := range a.Wins {
+		a.Result(i, &p.out, a.rows)
+		if err := emit(&p.out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setFilters gives each of stages a filter of newKeep's (nil: none).
+func setFilters[S interface {
+	SetFilter(keep func(st *GroupState, group int32) bool)
+}](stages []S, newKeep func() func(st *GroupState, group int32) bool) {
+	for _, st := range stages {
+		var keep func(st *GroupState, group int32) bool
+		if newKeep != nil {
+			keep = newKeep()
+		}
+		st.SetFilter(keep)
+	}
 }
 
 // NewParts returns the n-partition stage of a hashed layout l (n >= 1).
@@ -64,26 +146,13 @@ func NewParts(spec Spec, l *Layout, n int) *Parts {
 	}
 	// The kernels may lay groups out as they like: Split reads keys.
 	l.byKey.Store(true)
-	p := &Parts{spec: spec, layout: l, wm: math.MinInt64, complete: math.MinInt64}
+	p := &Parts{spec: spec, layout: l, partsResult: newPartsResult(n, math.MinInt64)}
 	for range n {
 		sub := &Layout{Groups: max(1, (l.Groups+n-1)/n), Hashed: true, Kinds: l.Kinds}
 		p.subs = append(p.subs, sub)
 		p.asms = append(p.asms, NewAssembler(spec, sub))
 	}
-	p.seqSubs = make([]TaskResult, n)
-	p.seqOuts = make([]PartOut, n)
-	p.SetRows(true)
 	return p
-}
-
-// SetRows says whether the windows the Stage methods emit are read (by
-// default they are). Where nothing reads them, the partitions count their
-// rows and copy none, and MergeTake and Flush call emit for no window:
-// they only count.
-func (p *Parts) SetRows(rows bool) {
-	for k := range p.seqOuts {
-		p.seqOuts[k].Rows = rows
-	}
 }
 
 // N is the number of partitions.
@@ -568,25 +637,6 @@ func (a *Assembled) State() *GroupState {
 	return &a.state
 }
 
-// Commit counts a task the result stage handed on, in task order: its
-// counters, windows and rows, and the watermark and Complete after it.
-func (p *Parts) Commit(a *Assembled) {
-	commitAssembled(&p.c, a)
-	p.wm, p.complete = a.WM, a.Complete
-}
-
-// commitAssembled adds a's counters, windows and rows to c.
-func commitAssembled(c *Counters, a *Assembled) {
-	d := &a.Delta
-	c.Tuples += d.Tuples
-	c.Filtered += d.Filtered
-	c.Unmatched += d.Unmatched
-	c.Late += d.Late
-	c.Counted += d.Counted
-	c.Windows += a.Windows
-	c.Rows += a.RowsOut
-}
-
 // MergeTake splits r, merges it into every partition, assembles and
 // commits it, and emits its windows: the engine's steps, in turn. r's
 // fragments are left as they were (their rows are copied by Split).
@@ -600,7 +650,7 @@ func (p *Parts) MergeTake(r *TaskResult, emit func(*Result) error) error {
 			return err
 		}
 	}
-	return p.emitAssembled(emit)
+	return p.emitAssembled(p.Assemble, emit)
 }
 
 // FlushStep is how many windows a step of Flush emits.
@@ -619,45 +669,11 @@ func (p *Parts) Flush(emit func(*Result) error) error {
 				return err
 			}
 		}
-		if err := p.emitAssembled(emit); err != nil {
+		if err := p.emitAssembled(p.Assemble, emit); err != nil {
 			return err
 		}
 	}
 }
-
-func (p *Parts) emitAssembled(emit func(*Result) error) error {
-	a := &p.seqAsm
-	p.Assemble(p.seqOuts, a)
-	p.Commit(a)
-	return a.emitAll(&p.out, emit)
-}
-
-// emitAll hands each of a's windows to emit, as out (nothing where a kept
-// no rows).
-func (a *Assembled) emitAll(out *Result, emit func(*Result) error) error {
-	if !a.Rows {
-		return nil
-	}
-	if n := int(a.RowsOut); len(a.rows) < n {
-		a.rows = make([]int32, n+n/4)
-	}
-	for i := range a.Wins {
-		a.Result(i, out, a.rows)
-		if err := emit(out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Watermark is the watermark of the tasks committed.
-func (p *Parts) Watermark() int64 { return p.wm }
-
-// Complete is the committed tasks' Complete (Assembler.Complete).
-func (p *Parts) Complete() int64 { return p.complete }
-
-// Counts are the committed tasks' counters.
-func (p *Parts) Counts() *Counters { return &p.c }
 
 // SetFilter is not for Parts: its partitions filter at once, each with a
 // filter of its own (SetFilters).
@@ -672,13 +688,7 @@ func (p *Parts) SetFilter(keep func(st *GroupState, group int32) bool) {
 // Assembler.SetFilter): a filter may keep scratch of its own, and the
 // partitions filter at once. nil keeps every row.
 func (p *Parts) SetFilters(newKeep func() func(st *GroupState, group int32) bool) {
-	for _, a := range p.asms {
-		var keep func(st *GroupState, group int32) bool
-		if newKeep != nil {
-			keep = newKeep()
-		}
-		a.SetFilter(keep)
-	}
+	setFilters(p.asms, newKeep)
 }
 
 // AppendSnapshot appends the stage's state as one Assembler of p's layout

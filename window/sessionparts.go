@@ -37,17 +37,7 @@ type SessionParts struct {
 	// and each Assembled (each keeps scratch of its own); nil: key bytes.
 	newKeyOrder func() func(a, b []byte) int
 
-	// The result stage's: the counters, watermark and Complete of the
-	// tasks committed (Commit), in task order.
-	c        Counters
-	wm       int64
-	complete int64
-
-	// For the Stage methods, on one goroutine.
-	seqSubs []TaskResult
-	seqOuts []PartOut
-	seqAsm  Assembled
-	out     Result
+	partsResult
 }
 
 // NewSessionParts returns the n-partition stage of sessions of gap, delay
@@ -56,22 +46,11 @@ func NewSessionParts(gap, delay int64, l *Layout, n int) *SessionParts {
 	if !l.Hashed {
 		panic("window: SessionParts of sessions without keys")
 	}
-	p := &SessionParts{gap: gap, delay: delay, layout: l, wm: math.MinInt64, complete: math.MaxInt64}
+	p := &SessionParts{gap: gap, delay: delay, layout: l, partsResult: newPartsResult(n, math.MaxInt64)}
 	for range n {
 		p.parts = append(p.parts, NewSessions(gap, delay, l))
 	}
-	p.seqSubs = make([]TaskResult, n)
-	p.seqOuts = make([]PartOut, n)
-	p.SetRows(true)
 	return p
-}
-
-// SetRows says whether the sessions the Stage methods emit are read (by
-// default they are); where not, only their number is kept.
-func (p *SessionParts) SetRows(rows bool) {
-	for k := range p.seqOuts {
-		p.seqOuts[k].Rows = rows
-	}
 }
 
 // SetKeyOrder orders sessions that end and start together by comparisons
@@ -240,12 +219,6 @@ func (p *SessionParts) AssembleRange(outs []PartOut, lo, hi int64, tmp []PartOut
 	p.Assemble(cutRange(outs, lo, hi, tmp), dst)
 }
 
-// Commit counts a task the result stage handed on, in task order.
-func (p *SessionParts) Commit(a *Assembled) {
-	commitAssembled(&p.c, a)
-	p.wm, p.complete = a.WM, a.Complete
-}
-
 // MergeTake splits r, merges it into every partition, assembles and
 // commits it, and emits its sessions: the engine's steps, in turn.
 func (p *SessionParts) MergeTake(r *TaskResult, emit func(*Result) error) error {
@@ -258,7 +231,7 @@ func (p *SessionParts) MergeTake(r *TaskResult, emit func(*Result) error) error 
 			return err
 		}
 	}
-	return p.emitAssembled(emit)
+	return p.emitAssembled(p.Assemble, emit)
 }
 
 // Flush emits every session still open: the end of the input closes them.
@@ -271,25 +244,8 @@ func (p *SessionParts) Flush(emit func(*Result) error) error {
 			return err
 		}
 	}
-	return p.emitAssembled(emit)
+	return p.emitAssembled(p.Assemble, emit)
 }
-
-func (p *SessionParts) emitAssembled(emit func(*Result) error) error {
-	a := &p.seqAsm
-	p.Assemble(p.seqOuts, a)
-	p.Commit(a)
-	return a.emitAll(&p.out, emit)
-}
-
-// Watermark is the watermark of the tasks committed.
-func (p *SessionParts) Watermark() int64 { return p.wm }
-
-// Complete is the start of the earliest session open after the tasks
-// committed (Sessions.Complete).
-func (p *SessionParts) Complete() int64 { return p.complete }
-
-// Counts are the committed tasks' counters.
-func (p *SessionParts) Counts() *Counters { return &p.c }
 
 // SetFilter is not for SessionParts: its partitions filter at once, each
 // with a filter of its own (SetFilters).
@@ -303,13 +259,7 @@ func (p *SessionParts) SetFilter(keep func(st *GroupState, group int32) bool) {
 // SetFilters gives each partition a filter of newKeep's (HAVING): the
 // partitions filter at once. nil keeps every session.
 func (p *SessionParts) SetFilters(newKeep func() func(st *GroupState, group int32) bool) {
-	for _, s := range p.parts {
-		var keep func(st *GroupState, group int32) bool
-		if newKeep != nil {
-			keep = newKeep()
-		}
-		s.SetFilter(keep)
-	}
+	setFilters(p.parts, newKeep)
 }
 
 // AppendSnapshot appends the open sessions of every partition as one
