@@ -517,9 +517,12 @@ func (js *joinStage) stats() (tuples, late, windows, pairs uint64) {
 	return st.Tuples, st.Late, st.Windows, st.Pairs
 }
 
-// lock takes mu, trying for a while before it sleeps: its holders keep it
-// for a few microseconds, and a worker that sleeps on it waits for its
-// thread to be woken, which on a virtual machine takes far longer.
+// lock takes mu, trying for a few microseconds before it sleeps: its
+// holders keep it for about as long, and a worker that sleeps on it waits
+// for its thread to be woken, which on a virtual machine took 160 µs on
+// average (docs/performance.md, twentieth session). sync.Mutex spins
+// only while its P has nothing else to run, which a woken producer
+// often denies it.
 func (js *joinStage) lock() {
 	for range 200 {
 		if js.mu.TryLock() {

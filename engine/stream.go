@@ -86,8 +86,8 @@ type Stream struct {
 	ready []atomic.Pointer[task]
 	mask  uint64
 	// A hashed aggregation's or keyed sessions' partitioned result stage
-	// (assembly.go), nil for others: slots hold its finished tasks for the partitions, which
-	// move them to ready once assembled.
+	// (assembly.go), nil for others: slots hold its finished tasks for
+	// the partitions, which move them to ready once assembled.
 	parts    partsStage
 	pstages  []partStage
 	slots    []atomic.Pointer[task]

@@ -401,9 +401,9 @@ func (s *Sessions) AppendSnapshot(dst []byte) []byte {
 	return appendSessionsSnapshot(dst, s.Gap, s.Delay, s.wm, s.haveWM, &s.Counters, s.closes.h)
 }
 
-// appendSessionsSnapshot is AppendSnapshot's encoding of open sessions
-// open (left as they are) with the stage's gap, delay, watermark and
-// counters.
+// appendSessionsSnapshot is AppendSnapshot's encoding of the sessions
+// open (which it leaves as they are), with the stage's gap, delay,
+// watermark and counters.
 func appendSessionsSnapshot(dst []byte, gap, delay, wm int64, haveWM bool, c *Counters, open []*session) []byte {
 	le := binary.LittleEndian
 	dst = append(dst, sessionSnapshotVersion)
