@@ -108,6 +108,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	}
 	e.narrowJoinSides()
 	e.narrowViews()
+	e.stableInputs()
 	e.feedJoins()
 	e.gateJoins()
 	for _, s := range e.streams {

@@ -248,7 +248,7 @@ func (s *Stream) push(p []byte, w *worker) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
-		if s.heap != nil {
+		if s.heap != nil && !s.inputStable {
 			if err := s.copyStrings(b[:n], func(n int) ([]byte, error) { return s.pushStrings(n, w) }); err != nil {
 				return err
 			}

@@ -43,6 +43,9 @@ type Stream struct {
 	heap       *buffer.Ring
 	heapAttrs  []query.Attribute
 	blankAttrs []query.Attribute
+	// inputStable: the stream's input is aggregations' rows, whose
+	// strings outlive it (stableInputs): push copies none.
+	inputStable bool
 	// outBlank are the String columns of a stateless query's output that
 	// no query downstream reads: the worker that ran a task empties their
 	// long strings (narrowViews).

@@ -105,6 +105,19 @@ func (e *Engine) narrowViews() {
 	}
 }
 
+// stableInputs marks the streams whose every input is an aggregation's
+// output (inputStable): the strings of such rows are GROUP BY values,
+// whose views point into the upstream query's dictionary (kernels.Strings,
+// Plan.EncodeKeys), which keeps its strings for the engine's life, so push
+// neither copies them into the stream's heap nor empties those the query
+// does not read. Nexmark q8's aggregation of the people copied each
+// person's name into its view's heap, in order. Before the engine runs.
+func (e *Engine) stableInputs() {
+	for _, d := range e.streams {
+		d.inputStable = len(d.ups) > 0 && !slices.ContainsFunc(d.ups, func(u *Stream) bool { return u.asm == nil || u.joinSide != nil })
+	}
+}
+
 // blankOutput empties the long strings of the outBlank columns of tuples,
 // a task's output.
 func (s *Stream) blankOutput(tuples []byte) {
