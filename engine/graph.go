@@ -199,7 +199,7 @@ func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool) error {
 		return nil
 	}
 	if s.joinSide != nil {
-		return s.joinSide.add(s.side, &tuples, false, nil, s.worker)
+		return s.joinSide.add(s.side, &tuples, false, nil, nil, s.worker)
 	}
 	if s.spec.Tuples != nil {
 		if err := s.spec.Tuples(tuples); err != nil {

@@ -116,15 +116,16 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 // joined windows on. Where owned, the join takes the buffer *tuples as it
 // is and leaves a recycled one there (a task's output, which it files
 // without a copy), and strs, where not nil, holds the tuples' long strings
-// (pinJoinInput), whose memory it takes too; else it copies the tuples and
-// their strings. A tuple whose first window would start below
+// (pinJoinInput), whose memory it takes too, and cut, where not nil, is
+// the tuples cut into panes' runs on the worker that made them
+// (cutJoinInput); else it copies the tuples and their strings. A tuple whose first window would start below
 // math.MinInt64 is refused: an InputError.
-func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, w *worker) error {
+func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, cut *kernels.JoinCut, w *worker) error {
 	js.lock()
 	var r kernels.Refused
 	var ok bool
 	if owned {
-		r, ok = js.op.AddOwned(side, tuples, strs)
+		r, ok = js.op.AddOwnedCut(side, tuples, strs, cut)
 	} else {
 		r, ok = js.op.Add(side, *tuples)
 	}
@@ -167,13 +168,13 @@ func (e *Engine) feedJoins() {
 // stream's result stage: the join's ordered stage, which it was when d's
 // own result stage added it, so counted on the join's clock (a frame of
 // the join's in the feeding query's serial section).
-func (d *Stream) addFed(out *[]byte, strs *strview.Arena, w *worker) error {
+func (d *Stream) addFed(out *[]byte, strs *strview.Arena, cut *kernels.JoinCut, w *worker) error {
 	if w == nil {
-		return d.joinSide.add(d.side, out, true, strs, w)
+		return d.joinSide.add(d.side, out, true, strs, cut, w)
 	}
 	f := w.beginFrame()
 	sc := w.beginSerial()
-	err := d.joinSide.add(d.side, out, true, strs, w)
+	err := d.joinSide.add(d.side, out, true, strs, cut, w)
 	w.endSerial(sc, d.clock())
 	w.endFrame(f, d.clock())
 	return err

@@ -24,6 +24,7 @@ func (s *Stream) finish(t *task, w *worker) {
 	if d := s.joinFeed; d != nil && len(d.heapAttrs)+len(d.blankAttrs) > 0 && !t.result.Refused {
 		d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
 	}
+	s.cutJoinInput(t)
 	t.encoded = false
 	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {
 		// The sink's encoding of a stateless query's output, here rather
@@ -105,9 +106,9 @@ func (s *Stream) merge(t *task, w *worker) {
 			// handed on in order.
 			counted = &t.result
 			if s.joinSide != nil {
-				err = s.joinSide.add(s.side, &t.result.Out, true, &t.result.Strings, w)
+				err = s.joinSide.add(s.side, &t.result.Out, true, &t.result.Strings, &t.cut, w)
 			} else if d := s.joinFeed; d != nil {
-				err = d.addFed(&t.result.Out, &t.result.Strings, w)
+				err = d.addFed(&t.result.Out, &t.result.Strings, &t.cut, w)
 			} else {
 				err = s.outputEncoded(t.result.Out, t.enc, t.encoded)
 			}

@@ -189,6 +189,9 @@ type task struct {
 	// worker that ran the task (encoded set), for the merge to write.
 	enc     []byte
 	encoded bool
+	// cut is the output cut into panes' runs where a window join files
+	// it (cutJoinInput).
+	cut kernels.JoinCut
 }
 
 // taskOf is the record of a task the queue handed back.

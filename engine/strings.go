@@ -147,6 +147,21 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena, blank []query.
 	}
 }
 
+// cutJoinInput cuts the output of task t of s, which a window join files
+// (s is one of its inputs, or feeds one: joinFeed), into the runs of its
+// panes (kernels.WindowJoin.Cut), on the worker that ran t: the join,
+// under its lock, files run by run rather than tuple by tuple.
+func (s *Stream) cutJoinInput(t *task) {
+	if t.result.Refused {
+		return
+	}
+	if js := s.joinSide; js != nil {
+		js.op.Cut(s.side, t.result.Out, &t.cut)
+	} else if d := s.joinFeed; d != nil {
+		d.joinSide.op.Cut(d.side, t.result.Out, &t.cut)
+	}
+}
+
 // longView is the view of attribute a in tuple t where it holds a long
 // string (not inline, not NULL), nil otherwise.
 func longView(t []byte, a *query.Attribute) []byte {

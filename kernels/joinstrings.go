@@ -53,19 +53,30 @@ type heldInput struct {
 // until the windows of the panes the tuples were filed into are released,
 // so that filing copies nothing. strs may be nil (no long strings).
 func (wj *WindowJoin) AddOwned(side int, tuples *[]byte, strs *strview.Arena) (Refused, bool) {
+	return wj.AddOwnedCut(side, tuples, strs, nil)
+}
+
+// AddOwnedCut is AddOwned of tuples that c cut (Cut, off the lock): they
+// are filed run by run. A nil or empty c files them as AddOwned does.
+func (wj *WindowJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena, c *JoinCut) (Refused, bool) {
 	in := wj.newInput()
 	in.tuples, *tuples = *tuples, in.tuples
 	if strs != nil && strs.Bytes() > 0 {
 		in.arena, *strs = *strs, in.arena
 	}
-	return wj.addInput(side, in)
+	return wj.addInput(side, in, c)
 }
 
-// addInput files in's tuples; an input none of whose tuples were filed
-// (every one late, or the first refused) is free again at once.
-func (wj *WindowJoin) addInput(side int, in *sharedInput) (Refused, bool) {
+// addInput files in's tuples, by the runs of c where it cut them (Cut);
+// an input none of whose tuples were filed (every one late, or the first
+// refused) is free again at once.
+func (wj *WindowJoin) addInput(side int, in *sharedInput, c *JoinCut) (r Refused, ok bool) {
 	wj.adding = in
-	r, ok := wj.fileInput(side)
+	if c != nil && (len(c.runs) > 0 || c.refused) {
+		r, ok = wj.fileCut(side, c)
+	} else {
+		r, ok = wj.fileInput(side)
+	}
 	wj.adding = nil
 	if in.refs == 0 {
 		wj.recycleInput(in)

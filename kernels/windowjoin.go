@@ -156,7 +156,7 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	in := wj.newInput()
 	in.tuples = append(in.tuples, tuples...)
 	wj.pinStrings(&wj.sides[side], in)
-	return wj.addInput(side, in)
+	return wj.addInput(side, in, nil)
 }
 
 // fileInput files the tuples of wj.adding, as Add says.
@@ -199,6 +199,98 @@ func (wj *WindowJoin) fileRows(side int) (r Refused, ok bool) {
 		sd.tuples += uint64(cnt)
 		sd.wm = max(sd.wm, pos+cnt-1)
 		i += cnt
+	}
+	return Refused{}, true
+}
+
+// JoinCut is a side's input cut, off the join's lock, into runs of
+// tuples of one pane each (Cut), so that the join files it run by run
+// (AddOwnedCut) where fileTuples reads every tuple under the lock. Its
+// storage is reused from input to input.
+type JoinCut struct {
+	runs []cutRun
+	n    int64 // the tuples cut: all of them, or those before a refused one
+	max  int64 // their largest position
+	// refused: the tuple after the n cut is refused, at position pos.
+	refused bool
+	pos     int64
+}
+
+// cutRun is a run of one pane's tuples, bytes from up to to of the input.
+// From lateAt on, the positions of the input's tuples before each passed
+// the pane's Open: late whatever the side's watermark; the run's tuples
+// before it are late only where the side's watermark before the input
+// passed Open.
+type cutRun struct {
+	pane, open       int64
+	from, lateAt, to int
+}
+
+// Cut cuts side's input tuples into c for AddOwnedCut, or leaves c empty
+// where the join files tuple by tuple anyway (row windows, whose runs
+// fileRows finds by arithmetic). It reads only what the join was made
+// with: any goroutine may cut while another holds the join.
+func (wj *WindowJoin) Cut(side int, tuples []byte, c *JoinCut) {
+	c.runs, c.n, c.max, c.refused = c.runs[:0], 0, math.MinInt64, false
+	if wj.rows {
+		return
+	}
+	ts := wj.sides[side].tupleSize
+	local := int64(math.MinInt64) // the largest position before the tuple
+	var run *cutRun
+	var pStart, pLast int64
+	for o := 0; o+ts <= len(tuples); o += ts {
+		pos := int64(binary.LittleEndian.Uint64(tuples[o:]))
+		if run == nil || pos < pStart || pos > pLast {
+			p := wj.spec.PaneOf(pos)
+			if p < wj.lowest {
+				c.refused, c.pos = true, pos
+				break
+			}
+			pStart, pLast = wj.spec.PaneStart(p), wj.spec.PaneLast(p)
+			c.runs = append(c.runs, cutRun{pane: p, open: wj.spec.Open(p), from: o, lateAt: -1})
+			run = &c.runs[len(c.runs)-1]
+		}
+		if run.lateAt < 0 && local > run.open {
+			run.lateAt = o
+		}
+		run.to = o + ts
+		local = max(local, pos)
+		c.n++
+	}
+	for i := range c.runs {
+		if r := &c.runs[i]; r.lateAt < 0 {
+			r.lateAt = r.to
+		}
+	}
+	c.max = local
+}
+
+// fileCut files wj.adding's tuples as fileTuples would, run by run of c
+// (Cut of these tuples).
+func (wj *WindowJoin) fileCut(side int, c *JoinCut) (r Refused, ok bool) {
+	tuples := wj.adding.tuples
+	sd := &wj.sides[side]
+	ts := sd.tupleSize
+	w0 := sd.wm
+	for i := range c.runs {
+		run := &c.runs[i]
+		filed := run.lateAt
+		if w0 > run.open {
+			filed = run.from
+		}
+		if filed > run.from {
+			wj.file(sd, sd.pane(run.pane), tuples[run.from:filed])
+		}
+		sd.late += uint64((run.to - filed) / ts)
+	}
+	sd.index += c.n
+	sd.tuples += uint64(c.n)
+	if c.n > 0 {
+		sd.wm = max(w0, c.max)
+	}
+	if c.refused {
+		return Refused{Tuple: uint64(sd.index), Pos: c.pos}, false
 	}
 	return Refused{}, true
 }

@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -16,18 +18,12 @@ import (
 // same panes, runs, counters and watermark.
 func TestFileRowsMatchesFileTuples(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 20))
-	s, err := query.NewSchema(16, query.Attribute{Name: "x", Type: query.Int64, Offset: 0})
-	require.NoError(t, err)
 	for c := range 200 {
 		size := 1 + r.Int64N(40)
 		w := query.Sliding(size, 1+r.Int64N(size))
 		w.Type = query.Rows
 		w.Delay = r.Int64N(3) * r.Int64N(10)
-		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: w}
-		fast, err := NewWindowJoin(j)
-		require.NoError(t, err)
-		slow, err := NewWindowJoin(j)
-		require.NoError(t, err)
+		fast, slow := twinJoins(t, w)
 		for range 20 {
 			side := r.IntN(2)
 			if r.IntN(4) == 0 { // a watermark ahead of the index
@@ -38,25 +34,84 @@ func TestFileRowsMatchesFileTuples(t *testing.T) {
 			for i := range in {
 				in[i] = byte(r.Uint32())
 			}
-			for _, x := range []*WindowJoin{fast, slow} {
-				x.adding = x.newInput()
-				x.adding.tuples = append(x.adding.tuples, in...)
-			}
-			rf, okf := fast.fileRows(side)
-			rs, oks := slow.fileTuples(side)
+			rf, okf := fileBoth(fast, side, in, func() (Refused, bool) { return fast.fileRows(side) })
+			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileTuples(side) })
 			require.Equal(t, oks, okf)
 			require.Equal(t, rs, rf)
-			fast.adding, slow.adding = nil, nil
-			for k := range 2 {
-				a, b := &fast.sides[k], &slow.sides[k]
-				require.Equal(t, [4]int64{b.index, int64(b.tuples), int64(b.late), b.wm}, [4]int64{a.index, int64(a.tuples), int64(a.late), a.wm}, "case %d side %d", c, k)
-				require.Equal(t, len(b.panes), len(a.panes))
-				for i := range a.panes {
-					assert.Equal(t, b.panes[i].pane, a.panes[i].pane)
-					assert.Equal(t, b.panes[i].n, a.panes[i].n)
-					assert.Equal(t, concat(b.panes[i].chunks), concat(a.panes[i].chunks), "case %d side %d pane %d", c, k, a.panes[i].pane)
+			sameSides(t, slow, fast, c)
+		}
+	}
+}
+
+// TestFileCutMatchesFileTuples: time windows' tuples cut off the lock and
+// filed run by run (Cut, fileCut) land as they do tuple by tuple
+// (fileTuples): inputs out of order, late against the side's watermark
+// or against their own input's earlier tuples, refused ones (below the
+// lowest position), empty ones.
+func TestFileCutMatchesFileTuples(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 21))
+	var cut JoinCut
+	for c := range 200 {
+		size := 1 + r.Int64N(40)
+		w := query.Sliding(size, 1+r.Int64N(size))
+		w.Delay = r.Int64N(3) * r.Int64N(10)
+		fast, slow := twinJoins(t, w)
+		now := r.Int64N(100)
+		for range 20 {
+			side := r.IntN(2)
+			in := make([]byte, 16*r.IntN(3*int(size)))
+			for o := 0; o < len(in); o += 16 {
+				now += r.Int64N(3)
+				pos := now - r.Int64N(2*size+10)
+				if r.IntN(200) == 0 {
+					pos = math.MinInt64 + r.Int64N(5) // refused
 				}
+				binary.LittleEndian.PutUint64(in[o:], uint64(pos))
+				binary.LittleEndian.PutUint64(in[o+8:], r.Uint64())
 			}
+			fast.Cut(side, in, &cut)
+			rf, okf := fileBoth(fast, side, in, func() (Refused, bool) { return fast.fileCut(side, &cut) })
+			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileTuples(side) })
+			require.Equal(t, oks, okf, "case %d", c)
+			require.Equal(t, rs, rf, "case %d", c)
+			sameSides(t, slow, fast, c)
+		}
+	}
+}
+
+// twinJoins are two joins of one window over 16-byte tuples.
+func twinJoins(t *testing.T, w query.Window) (*WindowJoin, *WindowJoin) {
+	s, err := query.NewSchema(16, query.Attribute{Name: "x", Type: query.Int64, Offset: 0})
+	require.NoError(t, err)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: w}
+	a, err := NewWindowJoin(j)
+	require.NoError(t, err)
+	b, err := NewWindowJoin(j)
+	require.NoError(t, err)
+	return a, b
+}
+
+// fileBoth files a copy of in into side of wj with file.
+func fileBoth(wj *WindowJoin, side int, in []byte, file func() (Refused, bool)) (Refused, bool) {
+	wj.adding = wj.newInput()
+	wj.adding.tuples = append(wj.adding.tuples, in...)
+	r, ok := file()
+	wj.adding = nil
+	return r, ok
+}
+
+// sameSides: want's and got's sides hold the same panes, runs, counters
+// and watermarks.
+func sameSides(t *testing.T, want, got *WindowJoin, c int) {
+	t.Helper()
+	for k := range 2 {
+		a, b := &got.sides[k], &want.sides[k]
+		require.Equal(t, [4]int64{b.index, int64(b.tuples), int64(b.late), b.wm}, [4]int64{a.index, int64(a.tuples), int64(a.late), a.wm}, "case %d side %d", c, k)
+		require.Equal(t, len(b.panes), len(a.panes), "case %d side %d", c, k)
+		for i := range a.panes {
+			assert.Equal(t, b.panes[i].pane, a.panes[i].pane)
+			assert.Equal(t, b.panes[i].n, a.panes[i].n)
+			assert.Equal(t, concat(b.panes[i].chunks), concat(a.panes[i].chunks), "case %d side %d pane %d", c, k, a.panes[i].pane)
 		}
 	}
 }
