@@ -393,8 +393,13 @@ func (wj *WindowJoin) Finish(side int) (all bool) {
 }
 
 func (sd *joinSide) pane(p int64) *joinPane {
-	if n := len(sd.panes); n > 0 && sd.panes[n-1].pane == p {
+	n := len(sd.panes)
+	switch {
+	case n > 0 && sd.panes[n-1].pane == p:
 		return &sd.panes[n-1]
+	case n == 0 || sd.panes[n-1].pane < p: // a new last pane, the common case
+		sd.insert(n, joinPane{pane: p})
+		return &sd.panes[n]
 	}
 	i, found := slices.BinarySearchFunc(sd.panes, p, func(a joinPane, p int64) int {
 		switch {
