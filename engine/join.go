@@ -118,8 +118,9 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 // without a copy), and strs, where not nil, holds the tuples' long strings
 // (pinJoinInput), whose memory it takes too, and cut, where not nil, is
 // the tuples cut into panes' runs on the worker that made them
-// (cutJoinInput); else it copies the tuples and their strings. A tuple whose first window would start below
-// math.MinInt64 is refused: an InputError.
+// (cutJoinInput); else it copies the tuples and their strings. A tuple
+// whose first window would start below math.MinInt64 is refused: an
+// InputError.
 func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, cut *kernels.JoinCut, w *worker) error {
 	js.lock()
 	var r kernels.Refused
