@@ -73,6 +73,8 @@ type WindowJoin struct {
 	held              []heldInput
 	adding            *sharedInput
 	shared            []*sharedInput
+	// cut is fileInput's, for inputs no worker cut (Add, AddOwned).
+	cut JoinCut
 }
 
 // PairJoiner computes a window's pairs elsewhere (the GPU's join program).
@@ -159,17 +161,20 @@ func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	return wj.addInput(side, in, nil)
 }
 
-// fileInput files the tuples of wj.adding, as Add says.
+// fileInput files the tuples of wj.adding, as Add says: row windows' by
+// arithmetic (fileRows), time windows' cut into runs here, under the
+// lock, where no worker cut them before (Cut, fileCut).
 func (wj *WindowJoin) fileInput(side int) (r Refused, ok bool) {
 	if wj.rows {
 		return wj.fileRows(side)
 	}
-	return wj.fileTuples(side)
+	wj.Cut(side, wj.adding.tuples, &wj.cut)
+	return wj.fileCut(side, &wj.cut)
 }
 
 // fileRows is fileInput for row windows, whose positions are the side's
 // tuple indexes: a pane's tuples are one run whose bounds are sums, filed
-// without reading a tuple, by the rule of fileTuples.
+// without reading a tuple, by fileCut's rule.
 func (wj *WindowJoin) fileRows(side int) (r Refused, ok bool) {
 	tuples := wj.adding.tuples
 	sd := &wj.sides[side]
@@ -203,10 +208,10 @@ func (wj *WindowJoin) fileRows(side int) (r Refused, ok bool) {
 	return Refused{}, true
 }
 
-// JoinCut is a side's input cut, off the join's lock, into runs of
-// tuples of one pane each (Cut), so that the join files it run by run
-// (AddOwnedCut) where fileTuples reads every tuple under the lock. Its
-// storage is reused from input to input.
+// JoinCut is a side's input cut into runs of tuples of one pane each
+// (Cut): off the join's lock by the worker that made the input, so that
+// the join, under its lock, files it run by run (AddOwnedCut) rather
+// than read every tuple. Its storage is reused from input to input.
 type JoinCut struct {
 	runs []cutRun
 	n    int64 // the tuples cut: all of them, or those before a refused one
@@ -227,9 +232,9 @@ type cutRun struct {
 }
 
 // Cut cuts side's input tuples into c for AddOwnedCut, or leaves c empty
-// where the join files tuple by tuple anyway (row windows, whose runs
-// fileRows finds by arithmetic). It reads only what the join was made
-// with: any goroutine may cut while another holds the join.
+// for row windows, whose runs fileRows finds by arithmetic. It reads only
+// what the join was made with: any goroutine may cut while another holds
+// the join.
 func (wj *WindowJoin) Cut(side int, tuples []byte, c *JoinCut) {
 	c.runs, c.n, c.max, c.refused = c.runs[:0], 0, math.MinInt64, false
 	if wj.rows {
@@ -266,8 +271,9 @@ func (wj *WindowJoin) Cut(side int, tuples []byte, c *JoinCut) {
 	c.max = local
 }
 
-// fileCut files wj.adding's tuples as fileTuples would, run by run of c
-// (Cut of these tuples).
+// fileCut files wj.adding's tuples run by run of c (Cut of these
+// tuples): a run whole, up to its lateAt, or not at all where the side's
+// watermark before the input passed its pane's Open; the rest is late.
 func (wj *WindowJoin) fileCut(side int, c *JoinCut) (r Refused, ok bool) {
 	tuples := wj.adding.tuples
 	sd := &wj.sides[side]
@@ -291,59 +297,6 @@ func (wj *WindowJoin) fileCut(side int, c *JoinCut) (r Refused, ok bool) {
 	}
 	if c.refused {
 		return Refused{Tuple: uint64(sd.index), Pos: c.pos}, false
-	}
-	return Refused{}, true
-}
-
-// fileTuples is fileInput for time windows: each tuple's position is read.
-func (wj *WindowJoin) fileTuples(side int) (r Refused, ok bool) {
-	tuples := wj.adding.tuples
-	sd := &wj.sides[side]
-	ts := sd.tupleSize
-	// The pane of the tuple before, its positions and its Open: the next
-	// tuple mostly falls in it. run is where the tuples of pane p not yet
-	// filed begin (-1: none), filed as one run each.
-	var p, pStart, pLast, open int64
-	have, run := false, -1
-	var pn *joinPane
-	for o := 0; o+ts <= len(tuples); o += ts {
-		pos := sd.index
-		if !wj.rows {
-			pos = int64(binary.LittleEndian.Uint64(tuples[o:]))
-		}
-		if !have || pos < pStart || pos > pLast {
-			if run >= 0 {
-				wj.file(sd, pn, tuples[run:o])
-				run = -1
-			}
-			np := wj.spec.PaneOf(pos)
-			if np < wj.lowest {
-				return Refused{Tuple: uint64(sd.index), Pos: pos}, false
-			}
-			p, pStart, pLast, open = np, wj.spec.PaneStart(np), wj.spec.PaneLast(np), wj.spec.Open(np)
-			have, pn = true, nil
-		}
-		sd.index++
-		sd.tuples++
-		prev := sd.wm
-		sd.wm = max(sd.wm, pos)
-		if prev > open {
-			if run >= 0 {
-				wj.file(sd, pn, tuples[run:o])
-				run = -1
-			}
-			sd.late++
-			continue
-		}
-		if run < 0 {
-			if pn == nil {
-				pn = sd.pane(p)
-			}
-			run = o
-		}
-	}
-	if run >= 0 {
-		wj.file(sd, pn, tuples[run:len(tuples)/ts*ts])
 	}
 	return Refused{}, true
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/saber-hx/saber-hx/query"
 )
 
-// TestFileRowsMatchesFileTuples: row windows' tuples filed pane by pane
-// (fileRows) land as they do tuple by tuple (fileTuples), with watermarks
+// TestFileRowsMatchesOneByOne: row windows' tuples filed pane by pane
+// (fileRows) land as they do tuple by tuple (fileOneByOne), with watermarks
 // set around the panes' Open, so that runs late whole are taken too: the
 // same panes, runs, counters and watermark.
-func TestFileRowsMatchesFileTuples(t *testing.T) {
+func TestFileRowsMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 20))
 	for c := range 200 {
 		size := 1 + r.Int64N(40)
@@ -35,7 +35,7 @@ func TestFileRowsMatchesFileTuples(t *testing.T) {
 				in[i] = byte(r.Uint32())
 			}
 			rf, okf := fileBoth(fast, side, in, func() (Refused, bool) { return fast.fileRows(side) })
-			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileTuples(side) })
+			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileOneByOne(side) })
 			require.Equal(t, oks, okf)
 			require.Equal(t, rs, rf)
 			sameSides(t, slow, fast, c)
@@ -43,12 +43,12 @@ func TestFileRowsMatchesFileTuples(t *testing.T) {
 	}
 }
 
-// TestFileCutMatchesFileTuples: time windows' tuples cut off the lock and
+// TestFileCutMatchesOneByOne: time windows' tuples cut off the lock and
 // filed run by run (Cut, fileCut) land as they do tuple by tuple
-// (fileTuples): inputs out of order, late against the side's watermark
+// (fileOneByOne): inputs out of order, late against the side's watermark
 // or against their own input's earlier tuples, refused ones (below the
 // lowest position), empty ones.
-func TestFileCutMatchesFileTuples(t *testing.T) {
+func TestFileCutMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 21))
 	var cut JoinCut
 	for c := range 200 {
@@ -71,7 +71,7 @@ func TestFileCutMatchesFileTuples(t *testing.T) {
 			}
 			fast.Cut(side, in, &cut)
 			rf, okf := fileBoth(fast, side, in, func() (Refused, bool) { return fast.fileCut(side, &cut) })
-			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileTuples(side) })
+			rs, oks := fileBoth(slow, side, in, func() (Refused, bool) { return slow.fileOneByOne(side) })
 			require.Equal(t, oks, okf, "case %d", c)
 			require.Equal(t, rs, rf, "case %d", c)
 			sameSides(t, slow, fast, c)
@@ -122,4 +122,59 @@ func concat(chunks [][]byte) []byte {
 		b = append(b, c...)
 	}
 	return b
+}
+
+// fileOneByOne is the oracle of the join's filing: each tuple's position
+// read, its pane found and its lateness checked in turn (the join filed
+// so before it cut its inputs into runs), row windows' too.
+func (wj *WindowJoin) fileOneByOne(side int) (r Refused, ok bool) {
+	tuples := wj.adding.tuples
+	sd := &wj.sides[side]
+	ts := sd.tupleSize
+	// The pane of the tuple before, its positions and its Open: the next
+	// tuple mostly falls in it. run is where the tuples of pane p not yet
+	// filed begin (-1: none), filed as one run each.
+	var p, pStart, pLast, open int64
+	have, run := false, -1
+	var pn *joinPane
+	for o := 0; o+ts <= len(tuples); o += ts {
+		pos := sd.index
+		if !wj.rows {
+			pos = int64(binary.LittleEndian.Uint64(tuples[o:]))
+		}
+		if !have || pos < pStart || pos > pLast {
+			if run >= 0 {
+				wj.file(sd, pn, tuples[run:o])
+				run = -1
+			}
+			np := wj.spec.PaneOf(pos)
+			if np < wj.lowest {
+				return Refused{Tuple: uint64(sd.index), Pos: pos}, false
+			}
+			p, pStart, pLast, open = np, wj.spec.PaneStart(np), wj.spec.PaneLast(np), wj.spec.Open(np)
+			have, pn = true, nil
+		}
+		sd.index++
+		sd.tuples++
+		prev := sd.wm
+		sd.wm = max(sd.wm, pos)
+		if prev > open {
+			if run >= 0 {
+				wj.file(sd, pn, tuples[run:o])
+				run = -1
+			}
+			sd.late++
+			continue
+		}
+		if run < 0 {
+			if pn == nil {
+				pn = sd.pane(p)
+			}
+			run = o
+		}
+	}
+	if run >= 0 {
+		wj.file(sd, pn, tuples[run:len(tuples)/ts*ts])
+	}
+	return Refused{}, true
 }
