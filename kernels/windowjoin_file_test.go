@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -111,17 +112,9 @@ func sameSides(t *testing.T, want, got *WindowJoin, c int) {
 		for i := range a.panes {
 			assert.Equal(t, b.panes[i].pane, a.panes[i].pane)
 			assert.Equal(t, b.panes[i].n, a.panes[i].n)
-			assert.Equal(t, concat(b.panes[i].chunks), concat(a.panes[i].chunks), "case %d side %d pane %d", c, k, a.panes[i].pane)
+			assert.Equal(t, bytes.Join(b.panes[i].chunks, nil), bytes.Join(a.panes[i].chunks, nil), "case %d side %d pane %d", c, k, a.panes[i].pane)
 		}
 	}
-}
-
-func concat(chunks [][]byte) []byte {
-	var b []byte
-	for _, c := range chunks {
-		b = append(b, c...)
-	}
-	return b
 }
 
 // fileOneByOne is the oracle of the join's filing: each tuple's position
