@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -24,6 +25,12 @@ type Spec struct {
 	// output schema must have this query's input layout. Such a stream has
 	// no producer of its own. The zero Ref: an external producer.
 	Upstream Ref
+	// DictColumns, where set, says which string columns of the producer's
+	// tuples carry their numbers in a dictionary beside their views (a
+	// source's decoders encode them: source.Column.Dict): the query groups
+	// by those numbers (kernels.DictColumns). Not for a query with
+	// Upstream.
+	DictColumns *kernels.DictColumns
 
 	// Join, instead of Query, makes this entry a window join of two
 	// streams: Stream(i) is its left input and Stream(i).Right() its right

@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // engineSnapshotVersion is the version of Snapshot's encoding. Version 1
@@ -400,7 +400,7 @@ func (e *Engine) clearRestore() {
 // appendStrings appends the strings of an aggregation's string keys (nil:
 // none), in number order, that its groups' states refer to: a count, then
 // each one's length and bytes.
-func appendStrings(dst []byte, d *kernels.Strings) []byte {
+func appendStrings(dst []byte, d *strview.Dict) []byte {
 	var strs [][]byte
 	if d != nil {
 		strs = d.AppendAll(nil)
@@ -414,7 +414,7 @@ func appendStrings(dst []byte, d *kernels.Strings) []byte {
 }
 
 // restoreStrings reads appendStrings' strings into d.
-func restoreStrings(b []byte, d *kernels.Strings) ([]byte, error) {
+func restoreStrings(b []byte, d *strview.Dict) ([]byte, error) {
 	le := binary.LittleEndian
 	if len(b) < 4 {
 		return nil, errors.New("snapshot truncated: the strings of the keys are cut short")
@@ -436,10 +436,12 @@ func restoreStrings(b []byte, d *kernels.Strings) ([]byte, error) {
 		strs[i], b = b[4:4+l], b[4+l:]
 	}
 	if d != nil {
-		if d.Len() != 0 {
-			return nil, errors.New("snapshot: restored into a query whose string keys are already numbered")
+		// A dictionary that holds strings already is shared (a source's
+		// decoders', restored by another query over the source): the
+		// snapshot must agree with them.
+		if err := d.Restore(strs); err != nil {
+			return nil, fmt.Errorf("snapshot: the strings of the keys: %w", err)
 		}
-		d.Restore(strs)
 	}
 	return b, nil
 }

@@ -13,14 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/strview"
 )
 
 // The schema of the SQL-values property test: a time, integers, a float,
-// two strings and a boolean, all but the time and t able to be NULL.
-const sqlTuple = 72
+// two strings and a boolean, all but the time and t able to be NULL; the
+// strings' numbers in a dictionary at 72 and 76 where the tuples are
+// dictionary-encoded (encodeSQLData), as a source's decoders write them.
+const sqlTuple = 80
 
 func sqlSchema(t testing.TB) *query.Schema {
 	bit := func(i int) int { return 68*8 + i }
@@ -67,6 +70,30 @@ func sqlData(r *rand.Rand, s *query.Schema, a *strview.Arena, n int, nullRate in
 		set("b", func(v []byte) { binary.LittleEndian.PutUint32(v, uint32(r.IntN(2))) })
 	}
 	return b
+}
+
+// sqlDictColumns are sqlSchema's dictionary-encoded columns.
+func sqlDictColumns(d *strview.Dict) *kernels.DictColumns {
+	return &kernels.DictColumns{Dict: d, Numbers: map[string]int{"s": 72, "t": 76}}
+}
+
+// encodeSQLData dictionary-encodes the strings of sqlData's tuples, as a
+// source's decoders do: each view pointing into dc's dictionary, its
+// number beside it (0 for NULL).
+func encodeSQLData(s *query.Schema, dc *kernels.DictColumns, data []byte) {
+	c := strview.NewDictCache(dc.Dict)
+	for o := 0; o < len(data); o += sqlTuple {
+		t := data[o : o+sqlTuple]
+		for name, at := range dc.Numbers {
+			a, _ := s.Lookup(name)
+			var id int64
+			if !a.IsNull(t) {
+				v := t[a.Offset : a.Offset+strview.Size]
+				id = c.Put(v, strview.Bytes(v))
+			}
+			binary.LittleEndian.PutUint32(t[at:], uint32(id))
+		}
+	}
 }
 
 // sqlGen makes random typed expressions over sqlSchema.
@@ -364,7 +391,7 @@ func sqlQueryJoined(t testing.TB, r *rand.Rand, s *query.Schema, a *strview.Aren
 
 // runSQLValues runs q over data in an engine and returns what it output,
 // as the reference evaluator's Result holds it.
-func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config) *reference.Result {
+func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config, dc *kernels.DictColumns) *reference.Result {
 	got := &reference.Result{}
 	var decodeErr error
 	var out *query.Schema
@@ -383,31 +410,9 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config) *refere
 		return nil
 	}}
 	if !q.Stateless() {
-		sp.Tuples = nil
-		sp.Windows = func(w *Window) error {
-			for i := range w.Rows() {
-				row := reference.Row{Start: w.Start, End: w.End, Key: string(w.CanonicalKey(i))}
-				for a, ag := range q.Aggregates {
-					t := q.AggType(ag)
-					var v reference.Value
-					switch {
-					case t == query.FloatValue:
-						v = reference.Float(w.AggFloat(i, a))
-					case t == query.TimeValue:
-						v = reference.Time(w.Agg(i, a))
-					default:
-						v = reference.Int(w.Agg(i, a))
-					}
-					if w.AggNull(i, a) {
-						v = reference.Null(v.Kind)
-					}
-					row.Values = append(row.Values, v)
-				}
-				got.Rows = append(got.Rows, row)
-			}
-			return nil
-		}
+		sp.Tuples, sp.Windows = nil, sqlRowsInto(q, got)
 	}
+	sp.DictColumns = dc
 	e, err := Start(cfg, []Spec{sp})
 	require.NoError(t, err)
 	require.NoError(t, <-e.Produce(func() error { return e.Stream(0).Write(data) }))
@@ -419,17 +424,51 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config) *refere
 	return got
 }
 
+// sqlRowsInto is a Sink appending every row to res in the reference's
+// form, with its canonical key and its aggregates' types and NULLs.
+func sqlRowsInto(q *query.Query, res *reference.Result) Sink {
+	return func(w *Window) error {
+		for i := range w.Rows() {
+			row := reference.Row{Start: w.Start, End: w.End, Key: string(w.CanonicalKey(i))}
+			for a, ag := range q.Aggregates {
+				t := q.AggType(ag)
+				var v reference.Value
+				switch {
+				case t == query.FloatValue:
+					v = reference.Float(w.AggFloat(i, a))
+				case t == query.TimeValue:
+					v = reference.Time(w.Agg(i, a))
+				default:
+					v = reference.Int(w.Agg(i, a))
+				}
+				if w.AggNull(i, a) {
+					v = reference.Null(v.Kind)
+				}
+				row.Values = append(row.Values, v)
+			}
+			res.Rows = append(res.Rows, row)
+		}
+		return nil
+	}
+}
+
 // matchReference runs q over data with 1 to 3 workers and a task size
-// drawn from r, and fails unless its output is the reference's.
+// drawn from r, and fails unless its output is the reference's. On one
+// run in two the data's strings are dictionary-encoded first.
 func matchReference(t *testing.T, r *rand.Rand, seed int, q *query.Query, data []byte) {
 	t.Helper()
 	want, err := reference.Evaluate(q, data)
 	require.NoError(t, err, "seed %d: %v", seed, q)
 	cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
-	got := runSQLValues(t, q, data, cfg)
+	var dc *kernels.DictColumns
+	if r.IntN(2) == 0 {
+		dc = sqlDictColumns(strview.NewDict())
+		encodeSQLData(q.Schema, dc, data)
+	}
+	got := runSQLValues(t, q, data, cfg, dc)
 	if d := reference.Diff(q, want, got, 1e-9); d != "" {
-		t.Fatalf("seed %d, %d workers, task %d B: %s\nquery: where %v project %v group %v aggs %+v having %v window %+v",
-			seed, cfg.Workers, cfg.TaskSize, d, q.Where, q.Project, q.GroupBy, q.Aggregates, q.Having, q.Window)
+		t.Fatalf("seed %d, %d workers, task %d B, encoded %v: %s\nquery: where %v project %v group %v aggs %+v having %v window %+v",
+			seed, cfg.Workers, cfg.TaskSize, dc != nil, d, q.Where, q.Project, q.GroupBy, q.Aggregates, q.Having, q.Window)
 	}
 }
 
@@ -702,7 +741,7 @@ func TestNullableColumnRanges(t *testing.T) {
 			want, err := reference.Evaluate(q, data)
 			require.NoError(t, err)
 			for _, task := range []int{24, 240, 24 << 10} {
-				got := runSQLValues(t, q, data, Config{Workers: 2, TaskSize: task, BufferSize: 1 << 16})
+				got := runSQLValues(t, q, data, Config{Workers: 2, TaskSize: task, BufferSize: 1 << 16}, nil)
 				assert.Empty(t, reference.Diff(q, want, got, 1e-9), "where %v, group %v, task %d", where, group, task)
 			}
 		}

@@ -203,7 +203,10 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	if sp.Query == nil {
 		return nil, fmt.Errorf("engine: spec %d has no query", len(e.entries))
 	}
-	plan, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: e.cfg.Vectorised})
+	if sp.DictColumns != nil && chained {
+		return nil, fmt.Errorf("engine: spec %d (%s): dictionary-encoded columns (Spec.DictColumns) are a producer's, and its tuples are an upstream's", len(e.entries), sp.Query.Name)
+	}
+	plan, err := kernels.CompileWith(sp.Query, kernels.Options{Vectorised: e.cfg.Vectorised, DictColumns: sp.DictColumns})
 	if err != nil {
 		return nil, err
 	}

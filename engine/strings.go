@@ -107,7 +107,7 @@ func (e *Engine) narrowViews() {
 
 // stableInputs marks the streams whose every input is an aggregation's
 // output (inputStable): the strings of such rows are GROUP BY values,
-// whose views point into the upstream query's dictionary (kernels.Strings,
+// whose views point into the upstream query's dictionary (strview.Dict,
 // Plan.EncodeKeys), which keeps its strings for the engine's life, so push
 // neither copies them into the stream's heap nor empties those the query
 // does not read. Nexmark q8's aggregation of the people copied each

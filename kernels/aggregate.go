@@ -30,7 +30,12 @@ func compileKeyParts(p *Plan, q *query.Query) ([]keyPart, error) {
 				return nil, err
 			}
 			if p.KeyParts[i].Kind == KeyString {
-				e = internExpr(e, p.strings)
+				if at, ok := p.numberAt(g); ok {
+					e = &vexpr{kind: vColI32, off: at}
+					e.alloc()
+				} else {
+					e = internExpr(e, p.strings)
+				}
 			}
 			kp.expr = e
 		} else {

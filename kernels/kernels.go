@@ -21,6 +21,7 @@ import (
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -97,8 +98,10 @@ type Plan struct {
 	kq, nq *query.Query
 	// nullBytes are the tuple bytes that hold NULL bits (nq's test).
 	nullBytes []int
-	// strings numbers the strings the query groups by (nil: none).
-	strings *Strings
+	// strings numbers the strings the query groups by (nil: none): the
+	// input's (Options.DictColumns) where a key is one of its encoded columns.
+	strings *strview.Dict
+	dicts   *DictColumns
 
 	join *joinTable // shared by the kernels, read-only
 	// direct is the widest direct mapping the kernels learnt (hashed
@@ -124,6 +127,33 @@ type Options struct {
 	// Vectorised forces the general vectorised kernel even where the fused
 	// one fits the query (to compare them, and in tests of both).
 	Vectorised bool
+	// DictColumns, where set, describes the input's dictionary-encoded
+	// string columns: a GROUP BY of one of them reads its number rather
+	// than hashing its string.
+	DictColumns *DictColumns
+}
+
+// DictColumns describes the dictionary-encoded string columns of a query's
+// input tuples (a source's decoders write them: source.Column.Dict): beside
+// each one's view, an int32 at Numbers[column] holds the string's number
+// in Dict, 0 where the value is NULL. The query groups by that number, an
+// integer key, and Dict is its dictionary of strings: the kernels neither
+// hash a string nor probe a cache of their own for it, which is what a
+// string key costs them otherwise (docs/performance.md).
+type DictColumns struct {
+	Dict    *strview.Dict
+	Numbers map[string]int
+}
+
+// numberAt is the offset of the number of string key g where g is an
+// encoded column of the input.
+func (p *Plan) numberAt(g query.Expr) (int, bool) {
+	c, ok := g.(query.Column)
+	if !ok || p.dicts == nil {
+		return 0, false
+	}
+	at, ok := p.dicts.Numbers[c.Name]
+	return at, ok
 }
 
 // Compile checks q and prepares its kernels.
@@ -135,6 +165,14 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize, direct: &sharedDirect{}}
+	if e := o.DictColumns; e != nil {
+		for name, at := range e.Numbers {
+			if a, err := q.Schema.Lookup(name); err != nil || a.Type != query.String || at < 0 || at+4 > q.Schema.TupleSize {
+				return nil, fmt.Errorf("query %q: encoded column %q: its number at byte %d is not in the input's %d-byte string tuples", q.Name, name, at, q.Schema.TupleSize)
+			}
+		}
+		p.dicts = e
+	}
 	out, err := q.OutputSchema()
 	if err != nil {
 		return nil, err
@@ -305,8 +343,15 @@ func (p *Plan) compileGroups() error {
 		kq.GroupBy = exprs
 		p.kq = &kq
 		for _, kp := range parts {
-			if kp.Kind == KeyString {
-				p.strings = newStrings()
+			if kp.Kind != KeyString {
+				continue
+			}
+			p.strings = strview.NewDict()
+			if slices.ContainsFunc(q.GroupBy, func(g query.Expr) bool { _, ok := p.numberAt(g); return ok }) {
+				// One dictionary for all the string keys: the encoded
+				// columns' numbers are its.
+				p.strings = p.dicts.Dict
+				break
 			}
 		}
 	}

@@ -20,7 +20,7 @@ import (
 func (p *Plan) StringKeys() bool { return p.strings != nil }
 
 // Strings is the dictionary of the query's string keys (nil: none).
-func (p *Plan) Strings() *Strings { return p.strings }
+func (p *Plan) Strings() *strview.Dict { return p.strings }
 
 // KeyValue is GROUP BY value v of key bytes kb: an integer (a time; a
 // boolean as 0 or 1; a string's number, with the string in b), or a bytes

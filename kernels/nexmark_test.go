@@ -84,7 +84,11 @@ func BenchmarkNexmarkKernels(b *testing.B) {
 // benchKernel runs one kernel of q over task per op, reporting bytes/s,
 // allocations and the time per tuple.
 func benchKernel(b *testing.B, q *query.Query, task []byte) {
-	plan, err := kernels.Compile(q)
+	benchKernelWith(b, q, task, kernels.Options{})
+}
+
+func benchKernelWith(b *testing.B, q *query.Query, task []byte, o kernels.Options) {
+	plan, err := kernels.CompileWith(q, o)
 	require.NoError(b, err)
 	k := plan.NewKernel()
 	var r window.TaskResult

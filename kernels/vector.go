@@ -54,7 +54,7 @@ type vexpr struct {
 	memo    *chunkMemo
 	stamps  []uint64
 	// vIntern's cache of the query's string numbers.
-	intern *internCache
+	intern *strview.DictCache
 	// vSplit: piece `piece` of l's strings split at byte sep. vRegex:
 	// group `piece` of regex's match in l's strings.
 	sep   byte
@@ -63,8 +63,8 @@ type vexpr struct {
 }
 
 // internExpr is the register of string register l's numbers in dict.
-func internExpr(l *vexpr, dict *Strings) *vexpr {
-	return &vexpr{kind: vIntern, l: l, ints: make([]int64, chunk), intern: newInternCache(dict)}
+func internExpr(l *vexpr, dict *strview.Dict) *vexpr {
+	return &vexpr{kind: vIntern, l: l, ints: make([]int64, chunk), intern: strview.NewDictCache(dict)}
 }
 
 type vkind uint8
@@ -337,7 +337,7 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		if v.l.kind == vColStr {
 			// The views themselves: no register of the strings' bytes.
 			v.l.loadNulls(data, ts, sel)
-			v.intern.viewIDs(v.ints, data, ts, v.l.off, sel, v.l.nulls)
+			v.intern.IDs(v.ints, data, ts, v.l.off, sel, v.l.nulls)
 			return
 		}
 		v.l.eval(data, ts, sel)
@@ -345,7 +345,7 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 			if v.l.nulls != nil && v.l.nulls[i] {
 				v.ints[i] = 0
 			} else {
-				v.ints[i] = v.intern.id(v.l.strs[i])
+				v.ints[i] = v.intern.ID(v.l.strs[i])
 			}
 		}
 	case vConst:
