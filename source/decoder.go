@@ -201,6 +201,14 @@ func (c *core) putString(t []byte, f *field, s []byte, inBuf bool, b0 int) {
 
 // putNew is putString for a column with no value yet in t.
 func (c *core) putNew(t []byte, f *field, s []byte, inBuf bool, b0 int) {
+	if f.dict != nil {
+		// The view points into the dictionary: nothing left for flush.
+		le.PutUint32(t[f.numAt:], uint32(f.dict.Put(t[f.off:f.off+strview.Size], s)))
+		if inBuf {
+			c.strBuf = c.strBuf[:b0]
+		}
+		return
+	}
 	if len(s) <= strview.MaxInline {
 		strview.PutRef(t[f.off:f.off+strview.Size], s)
 		if inBuf {
@@ -232,6 +240,9 @@ func (c *core) setNull(t []byte, f *field) {
 		c.unpend(f.off)
 	}
 	clear(t[f.off : f.off+f.size])
+	if f.dict != nil {
+		clear(t[f.numAt : f.numAt+4])
+	}
 	t[f.nullAt] |= f.nullMask
 }
 

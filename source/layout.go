@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // Kind is how a column's text is parsed and stored in the tuple.
@@ -102,6 +103,16 @@ type Column struct {
 	Labels   []string // Enum only: label i is stored as int32 i
 	Nullable bool
 	NullBit  int // Nullable only: the bit of the tuple set when NULL
+	// Dict, on a String column, dictionary-encodes it: the decoders give
+	// each string its number in Dict and write it, an int32, at NumberAt
+	// (0 where the value is NULL), and the view points to Dict's copy of
+	// a long string rather than to a copy of its own. A query grouping by
+	// the column then reads the number (kernels.DictColumns); the strings
+	// of a column of few distinct values are stored once. Dict keeps every
+	// string it is given for its life: a column of that many distinct
+	// values, each grouped by, costs a query's dictionary as much.
+	Dict     *strview.Dict
+	NumberAt int
 }
 
 // Layout is the tuple a decoder writes: each column at its offset, every
@@ -209,6 +220,14 @@ func NewLayout(tupleSize int, cols ...Column) (*Layout, error) {
 				return nil, fmt.Errorf("layout: columns %q and %q overlap", b.Name, c.Name)
 			}
 		}
+		if c.Dict != nil {
+			if c.Kind != String {
+				return nil, fmt.Errorf("layout: column %q of kind %s has a dictionary; only string columns do", c.Name, c.Kind)
+			}
+			if c.NumberAt < 0 || c.NumberAt+4 > tupleSize {
+				return nil, fmt.Errorf("layout: the number of column %q at offset %d does not fit a %d-byte tuple", c.Name, c.NumberAt, tupleSize)
+			}
+		}
 		if c.Nullable && c.Offset == 0 {
 			return nil, fmt.Errorf("layout: column %q at offset 0 is the event time, never NULL: it cannot be nullable", c.Name)
 		}
@@ -232,6 +251,23 @@ func NewLayout(tupleSize int, cols ...Column) (*Layout, error) {
 			}
 			if j < i && b.Nullable && b.NullBit == c.NullBit {
 				return nil, fmt.Errorf("layout: columns %q and %q share NULL bit %d", b.Name, c.Name, c.NullBit)
+			}
+		}
+	}
+	// A dictionary number lies in 4 bytes of its own.
+	for i, c := range l.Columns {
+		if c.Dict == nil {
+			continue
+		}
+		lo, hi := c.NumberAt, c.NumberAt+4
+		for j, b := range l.Columns {
+			switch {
+			case lo < b.Offset+b.Size && b.Offset < hi:
+				return nil, fmt.Errorf("layout: the number of column %q at offset %d overlaps column %q", c.Name, lo, b.Name)
+			case b.Nullable && b.NullBit>>3 >= lo && b.NullBit>>3 < hi:
+				return nil, fmt.Errorf("layout: the number of column %q at offset %d holds the NULL bit of column %q", c.Name, lo, b.Name)
+			case j < i && b.Dict != nil && lo < b.NumberAt+4 && b.NumberAt < hi:
+				return nil, fmt.Errorf("layout: the numbers of columns %q and %q overlap", b.Name, c.Name)
 			}
 		}
 	}

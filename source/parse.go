@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/temporal"
 )
 
@@ -338,6 +339,10 @@ type field struct {
 	nullMask byte // nullable: the bit
 	unit     TimeUnit
 	dates    temporal.DateCache // Timestamp: the last date read
+	// dict, on a dictionary-encoded String column (Column.Dict), is the
+	// decoder's own cache of the dictionary; numAt the number's offset.
+	dict  *strview.DictCache
+	numAt int
 
 	tooLong    string // Bytes: the message of a value over size
 	labelsNote string // Enum: the labels, for the message of an unknown one
@@ -354,6 +359,9 @@ func prepare(l *Layout) []field {
 		f.ext = c.Nullable || c.Kind == String || c.Kind == Bool || c.Kind == Timestamp
 		if c.Nullable {
 			f.nullable, f.nullAt, f.nullMask = true, c.NullBit>>3, 1<<(c.NullBit&7)
+		}
+		if c.Dict != nil {
+			f.dict, f.numAt = strview.NewDictCache(c.Dict), c.NumberAt
 		}
 		if c.Kind == Bytes {
 			f.tooLong = "too long for bytes(" + strconv.Itoa(c.Size) + ")"
