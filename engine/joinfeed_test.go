@@ -51,7 +51,7 @@ func TestJoinFedByStatelessQueries(t *testing.T) {
 		want := joinOfQueries(t, j, lq, rq, left, right)
 		out, err := j.OutputSchema()
 		require.NoError(t, err)
-		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(28)), BufferSize: 1 << 12}
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(28)), BufferSize: 1 << 13}
 		got := &reference.Result{}
 		var decodeErr error
 		e, err := Start(cfg, []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: valuesInto(out, got, &decodeErr)}})

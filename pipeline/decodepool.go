@@ -26,6 +26,7 @@ import (
 type parallelDecoder struct {
 	src    *sql.Source
 	name   string
+	dict   *strview.Dict // the source's dictionary-encoded columns' (nil: none)
 	r      io.Reader
 	csv    bool
 	header []byte // a CSV header line, given again to every block's decoder
@@ -70,12 +71,12 @@ const decodeBlockSize = 512 << 10
 // newParallelDecoder starts decoders goroutines over r, the input of a
 // csv or json source called name, read block bytes at a time; Close
 // stops them.
-func newParallelDecoder(src *sql.Source, name string, r io.Reader, decoders, block int) (*parallelDecoder, error) {
+func newParallelDecoder(src *sql.Source, name string, dict *strview.Dict, r io.Reader, decoders, block int) (*parallelDecoder, error) {
 	// Check the layout and options once, as the decoders will make them.
-	if _, err := newDecoder(src, name, func(int) ([]byte, error) { return nil, nil }); err != nil {
+	if _, err := newDecoder(src, name, dict, nil, func(int) ([]byte, error) { return nil, nil }); err != nil {
 		return nil, err
 	}
-	p := &parallelDecoder{src: src, name: name, r: r, csv: src.Format == "csv", block: block,
+	p := &parallelDecoder{src: src, name: name, dict: dict, r: r, csv: src.Format == "csv", block: block,
 		work: make(chan *decodeBlock, decoders), order: make(chan *decodeBlock, 2*decoders), stop: make(chan struct{}),
 		free: make(chan *decodeBlock, 3*decoders+2)}
 	p.wg.Add(decoders + 1)
@@ -216,14 +217,17 @@ func (p *parallelDecoder) send(b *decodeBlock) bool {
 // decode decodes blocks until the input ends.
 func (p *parallelDecoder) decode() {
 	defer p.wg.Done()
+	// The goroutine's caches of the dictionary, which each block's
+	// decoder uses in turn: made per block, they met every string anew.
+	caches := source.DictCaches{}
 	for b := range p.work {
-		p.decodeBlock(b)
+		p.decodeBlock(b, caches)
 		close(b.ready)
 	}
 }
 
-func (p *parallelDecoder) decodeBlock(b *decodeBlock) {
-	d, err := newDecoder(p.src, p.name, source.ArenaStrings(b.strings))
+func (p *parallelDecoder) decodeBlock(b *decodeBlock, caches source.DictCaches) {
+	d, err := newDecoder(p.src, p.name, p.dict, caches, source.ArenaStrings(b.strings))
 	if err != nil {
 		b.err = err
 		return

@@ -25,7 +25,7 @@ func decodeOne(t *testing.T, src *sql.Source, in []byte) ([][]reference.Value, i
 	t.Helper()
 	a := strview.NewArena(0)
 	defer a.Free()
-	d, err := newDecoder(src, "in", source.ArenaStrings(a))
+	d, err := newDecoder(src, "in", nil, nil, source.ArenaStrings(a))
 	require.NoError(t, err)
 	ts := d.TupleSize()
 	var out [][]reference.Value
@@ -52,7 +52,7 @@ func decodeOne(t *testing.T, src *sql.Source, in []byte) ([][]reference.Value, i
 // sizes, and decodes each fill before the next (its strings live so long).
 func decodePool(t *testing.T, src *sql.Source, in []byte, decoders, block int, rng *rand.Rand) ([][]reference.Value, int64, error) {
 	t.Helper()
-	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), decoders, block)
+	p, err := newParallelDecoder(src, "in", nil, bytes.NewReader(in), decoders, block)
 	require.NoError(t, err)
 	defer p.Close()
 	ts := src.Schema.TupleSize
@@ -181,7 +181,7 @@ func TestParallelDecoderEdges(t *testing.T) {
 	// Close with blocks decoded and waiting returns: it waits for every
 	// goroutine of the pool.
 	in := randomRecords(rng, 5000, "csv", true, false)
-	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), 2, 256)
+	p, err := newParallelDecoder(src, "in", nil, bytes.NewReader(in), 2, 256)
 	require.NoError(t, err)
 	n, err := p.Fill(make([]byte, 10*src.Schema.TupleSize))
 	require.NoError(t, err)
@@ -198,7 +198,7 @@ func TestParallelDecoderReadError(t *testing.T) {
 	in := randomRecords(rand.New(rand.NewPCG(3, 4)), 200, "json", false, false)
 	broken := errors.New("disk gone")
 	r := io.MultiReader(bytes.NewReader(in), iotestErrReader{broken})
-	p, err := newParallelDecoder(src, "in", r, 2, 512)
+	p, err := newParallelDecoder(src, "in", nil, r, 2, 512)
 	require.NoError(t, err)
 	defer p.Close()
 	total := 0
@@ -225,7 +225,7 @@ func TestParallelDecoderFillAfterClose(t *testing.T) {
 	t.Parallel()
 	src := csvSource(t, "csv", false, "fail")
 	in := randomRecords(rand.New(rand.NewPCG(5, 6)), 3000, "csv", false, false)
-	p, err := newParallelDecoder(src, "in", bytes.NewReader(in), 2, 128)
+	p, err := newParallelDecoder(src, "in", nil, bytes.NewReader(in), 2, 128)
 	require.NoError(t, err)
 	buf := make([]byte, 7*src.Schema.TupleSize)
 	for range 20 {
@@ -251,7 +251,7 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		raw := randomRecords(rand.New(rand.NewPCG(5, 6)), 2000, format, false, false)
 		a := strview.NewArena(0)
 		b := &decodeBlock{raw: raw, strings: a}
-		p.decodeBlock(b)
+		p.decodeBlock(b, nil)
 		require.NoError(t, b.err)
 		ts := src.Schema.TupleSize
 		lines := bytes.Count(raw, []byte{'\n'})
@@ -262,7 +262,7 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		want := slices.Clone(b.tuples)
 		a.Reset()
 		b.tuples = b.tuples[:0]
-		p.decodeBlock(b)
+		p.decodeBlock(b, nil)
 		require.NoError(t, b.err)
 		assert.Same(t, first, &b.tuples[:1][0], "%s: the recycled block's buffer", format)
 		assert.Equal(t, want, b.tuples, format)
@@ -270,7 +270,7 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		more := randomRecords(rand.New(rand.NewPCG(7, 8)), 2100, format, false, false)
 		a.Reset()
 		b.raw, b.tuples = more, b.tuples[:0]
-		p.decodeBlock(b)
+		p.decodeBlock(b, nil)
 		require.NoError(t, b.err)
 		assert.Same(t, first, &b.tuples[:1][0], "%s: a block of 5%% more lines in the same buffer", format)
 		assert.Equal(t, 2100*ts, len(b.tuples), format)

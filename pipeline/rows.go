@@ -94,13 +94,17 @@ func (w *TupleWriter) TupleSize() int { return w.s.src.Schema.TupleSize }
 // Write writes whole tuples (len(tuples) a multiple of TupleSize),
 // blocking while the engine is full. A VARCHAR's long string may live
 // anywhere outside the Go heap (package strview) until Write returns: it
-// is copied. A processing-time column (PROCTIME()) is filled in place.
+// is copied. A processing-time column (PROCTIME()) is filled in place,
+// and so are the numbers of the dictionary-encoded VARCHAR columns (the
+// bytes past the columns, sql.Source.DictNumbers), whose views then point
+// into the source's dictionary.
 func (w *TupleWriter) Write(tuples []byte) error {
 	ts := w.TupleSize()
 	if len(tuples)%ts != 0 {
 		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)
 	}
 	w.s.stampProcTime(tuples)
+	w.s.encodeDicts(tuples)
 	if w.s.val != nil {
 		w.s.val.fed(w.s.src, tuples)
 	}
@@ -237,4 +241,41 @@ func encodeValue(t []byte, a query.Attribute, v any, strs *strview.Arena) error 
 		copy(b, x)
 	}
 	return nil
+}
+
+// encodeDicts dictionary-encodes the VARCHAR columns of tuples that the
+// source's decoders would (sql.Source.DictNumbers), for tuples that no
+// decoder made (a SourceFunc's): each string's view pointed into the
+// source's dictionary, its number written beside it.
+func (s *sqlSource) encodeDicts(tuples []byte) {
+	if s.dict == nil {
+		return
+	}
+	if s.dictCache == nil {
+		s.dictCache = strview.NewDictCache(s.dict)
+		for name, at := range s.src.DictNumbers {
+			a, _ := s.src.Schema.Lookup(name)
+			s.dictCols = append(s.dictCols, dictCol{attr: a, at: at})
+		}
+	}
+	ts := s.src.Schema.TupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		for i := range s.dictCols {
+			c := &s.dictCols[i]
+			var id int64
+			if !c.attr.IsNull(t) {
+				v := t[c.attr.Offset : c.attr.Offset+strview.Size]
+				id = s.dictCache.Put(v, strview.Bytes(v))
+			}
+			binary.LittleEndian.PutUint32(t[c.at:], uint32(id))
+		}
+	}
+}
+
+// dictCol is a dictionary-encoded column: its attribute and the offset
+// of its number.
+type dictCol struct {
+	attr query.Attribute
+	at   int
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/strview"
 	"github.com/saber-hx/saber-hx/workloads"
 )
 
@@ -45,6 +46,12 @@ type sqlSource struct {
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
 	fed      atomic.Uint64 // tuples, for Job.Fed from other goroutines
+	// dict is the dictionary of the source's dictionary-encoded columns
+	// (sql.Source.DictNumbers; nil: none), the queries' too; dictCache
+	// and dictCols encodeDicts', for tuples no decoder made.
+	dict      *strview.Dict
+	dictCache *strview.DictCache
+	dictCols  []dictCol
 	// first is the stream the records are decoded into, set before the
 	// first read: its string heap holds their long strings (heapStrings).
 	first *engine.Stream
@@ -59,11 +66,29 @@ type kafkaShare struct {
 	resume              map[int32]kafka.Position
 }
 
+// dictOf is the dictionary of source s's dictionary-encoded columns, made
+// at the first call (nil where s has none): one for the run, which its
+// decoders and the queries that group by those columns share.
+func (j *Job) dictOf(s *sql.Source) *strview.Dict {
+	if len(s.DictNumbers) == 0 {
+		return nil
+	}
+	if j.dicts == nil {
+		j.dicts = map[*sql.Source]*strview.Dict{}
+	}
+	d := j.dicts[s]
+	if d == nil {
+		d = strview.NewDict()
+		j.dicts[s] = d
+	}
+	return d
+}
+
 // openSources opens every source before anything runs, so that a missing
 // file is reported first.
 func (j *Job) openSources() error {
 	for _, s := range j.prog.Sources {
-		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1}
+		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1, dict: j.dictOf(s)}
 		if s.ProcTime != "" {
 			a, err := s.Schema.Lookup(s.ProcTime)
 			if err != nil {
@@ -126,14 +151,14 @@ func (j *Job) openSources() error {
 		if s.Format == "csv" || s.Format == "json" {
 			if !ss.live && j.opts.Engine.Workers > 1 {
 				// Decoding grows with the cores: one decoder per worker.
-				p, err := newParallelDecoder(s, ss.name, ss.r, j.opts.Engine.Workers, decodeBlockSize)
+				p, err := newParallelDecoder(s, ss.name, ss.dict, ss.r, j.opts.Engine.Workers, decodeBlockSize)
 				if err != nil {
 					return usagef("source %s: %v", s.Name, err)
 				}
 				ss.pool = p
 				continue
 			}
-			d, err := newDecoder(s, ss.name, ss.heapStrings)
+			d, err := newDecoder(s, ss.name, ss.dict, nil, ss.heapStrings)
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
@@ -144,10 +169,11 @@ func (j *Job) openSources() error {
 }
 
 // newDecoder is the record decoder of a csv or json source: its columns
-// where the compiler laid them out, the long strings of its VARCHAR
-// columns in the memory strings gives.
-func newDecoder(s *sql.Source, input string, strings func(n int) ([]byte, error)) (source.Decoder, error) {
-	l, err := s.Layout()
+// where the compiler laid them out, its dictionary-encoded columns in
+// dict (through caches where set: source.Options.DictCaches), the long
+// strings of its other VARCHAR columns in the memory strings gives.
+func newDecoder(s *sql.Source, input string, dict *strview.Dict, caches source.DictCaches, strings func(n int) ([]byte, error)) (source.Decoder, error) {
+	l, err := s.Layout(dict)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +181,7 @@ func newDecoder(s *sql.Source, input string, strings func(n int) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	o := source.Options{Input: input, OnError: onErr, Strings: strings}
+	o := source.Options{Input: input, OnError: onErr, Strings: strings, DictCaches: caches}
 	if s.Format == "csv" {
 		return source.NewCSVDecoder(l, source.CSVOptions{Options: o, Header: s.Header})
 	}
@@ -188,7 +214,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		// The records' long strings wait in the source's memory (each
 		// partition's) until the next FillSome: feedAll copies them into
 		// the streams' heaps as it commits (CommitCopy).
-		d, err := newDecoder(src, s.name, func(n int) ([]byte, error) { return s.kafka.Strings(n) })
+		d, err := newDecoder(src, s.name, s.dict, nil, func(n int) ([]byte, error) { return s.kafka.Strings(n) })
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}

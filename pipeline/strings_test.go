@@ -17,15 +17,22 @@ import (
 
 // TestStringsFromCSV: VARCHAR columns decoded from CSV (short strings
 // inline, long ones in the first stream's string heap, copied into the
-// other's), grouped by, filtered on and printed by two queries over the
-// same source, across many tasks: every row is what a plain Go count
-// of the same records gives.
+// other's; the grouped one dictionary-encoded), grouped by, filtered on
+// and printed by two queries over the same source, across many tasks:
+// every row is what a plain Go count of the same records gives. The
+// records come as CSV text (the decoders encode the grouped column) or
+// from a Go function (TupleWriter.Append: Write encodes it).
 func TestStringsFromCSV(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	names := []string{"a", "bb", "a-name-longer-than-twelve", strings.Repeat("x", 300), "\"quoted\", with a comma", "ünïcødé-ünïcødé"}
 	var csv strings.Builder
 	csv.WriteString("ts,name,note\n")
+	type record struct {
+		ts         int64
+		name, note string
+	}
+	var recs []record
 	count := map[[2]string]int{}
 	hits := map[string]int{}
 	const n = 20000
@@ -34,12 +41,16 @@ func TestStringsFromCSV(t *testing.T) {
 		note := fmt.Sprintf("note %d %s", i, strings.Repeat("y", r.IntN(40)))
 		ts := int64(i) // 1 ms apart: windows of 1 s hold 1000 records
 		fmt.Fprintf(&csv, "%d,%s,%s\n", ts, quote(name), quote(note))
+		recs = append(recs, record{ts, name, note})
 		count[[2]string{fmt.Sprint(ts / 1000 * 1000), name}]++
 		if strings.HasPrefix(note, "note 1") {
 			hits[name]++
 		}
 	}
-	prog, err := pipeline.Compile("strings.sql", `
+	for _, feed := range []string{"reader", "func"} {
+		t.Run(feed, func(t *testing.T) {
+			t.Parallel()
+			prog, err := pipeline.Compile("strings.sql", `
 CREATE SOURCE s (ts BIGINT, name VARCHAR, note VARCHAR)
   WITH (connector = 'go', format = 'csv', header = 'true');
 CREATE VIEW per_name AS
@@ -48,36 +59,50 @@ CREATE VIEW per_name AS
   GROUP BY window_start, name;
 CREATE VIEW notes AS
   SELECT name, note FROM s WHERE note LIKE 'note 1%';`)
-	require.NoError(t, err)
-	require.NoError(t, prog.AttachReader("s", strings.NewReader(csv.String())))
-	got := map[[2]string]int{}
-	require.NoError(t, prog.OnRows("per_name", func(rows *pipeline.Rows) error {
-		for i := range rows.Len() {
-			got[[2]string{rows.Text(i, 0), rows.Text(i, 1)}] += int(rows.Int(i, 2))
-		}
-		return nil
-	}))
-	gotHits := map[string]int{}
-	var bad []string
-	require.NoError(t, prog.OnRows("notes", func(rows *pipeline.Rows) error {
-		for i := range rows.Len() {
-			name, note := rows.Text(i, 0), rows.Text(i, 1)
-			if !slices.Contains(names, name) || !strings.HasPrefix(note, "note 1") {
-				bad = append(bad, name+" / "+note)
+			require.NoError(t, err)
+			assert.Contains(t, prog.SQL().Explain(), "name             VARCHAR      at 8, NULL bit 320, dictionary-encoded (number at 44)")
+			if feed == "reader" {
+				require.NoError(t, prog.AttachReader("s", strings.NewReader(csv.String())))
+			} else {
+				require.NoError(t, prog.AttachSource("s", func(_ context.Context, w *pipeline.TupleWriter) error {
+					for _, rec := range recs {
+						if err := w.Append(rec.ts, rec.name, rec.note); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
 			}
-			gotHits[name]++
-		}
-		return nil
-	}))
-	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 4 << 10, BufferSize: 1 << 16}})
-	require.NoError(t, err)
-	defer job.Close()
-	sum, err := job.Run(context.Background())
-	require.NoError(t, err)
-	assert.Equal(t, uint64(n), sum.Tuples)
-	assert.Equal(t, count, got)
-	assert.Equal(t, hits, gotHits)
-	assert.Empty(t, bad)
+			got := map[[2]string]int{}
+			require.NoError(t, prog.OnRows("per_name", func(rows *pipeline.Rows) error {
+				for i := range rows.Len() {
+					got[[2]string{rows.Text(i, 0), rows.Text(i, 1)}] += int(rows.Int(i, 2))
+				}
+				return nil
+			}))
+			gotHits := map[string]int{}
+			var bad []string
+			require.NoError(t, prog.OnRows("notes", func(rows *pipeline.Rows) error {
+				for i := range rows.Len() {
+					name, note := rows.Text(i, 0), rows.Text(i, 1)
+					if !slices.Contains(names, name) || !strings.HasPrefix(note, "note 1") {
+						bad = append(bad, name+" / "+note)
+					}
+					gotHits[name]++
+				}
+				return nil
+			}))
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 4 << 10, BufferSize: 1 << 16}})
+			require.NoError(t, err)
+			defer job.Close()
+			sum, err := job.Run(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, uint64(n), sum.Tuples)
+			assert.Equal(t, count, got)
+			assert.Equal(t, hits, gotHits)
+			assert.Empty(t, bad)
+		})
+	}
 }
 
 // quote writes s as an RFC 4180 CSV field.

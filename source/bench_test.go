@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,31 @@ func BenchmarkJSONFastStrings(b *testing.B) {
 	if d.SlowLines() > 1 {
 		b.Fatalf("%d lines by the general decoder", d.SlowLines())
 	}
+}
+
+// dictBidLayout is bidLayout with its channel dictionary-encoded (a
+// column a query groups by), its number at 84.
+func dictBidLayout(t testing.TB) *Layout {
+	cols := slices.Clone(bidLayout(t).Columns)
+	cols[4].Dict, cols[4].NumberAt = strview.NewDict(), 84
+	l, err := NewLayout(96, cols...)
+	require.NoError(t, err)
+	return l
+}
+
+// BenchmarkCSVDictStrings and BenchmarkJSONFastDictStrings are
+// BenchmarkCSVStrings and BenchmarkJSONFastStrings with the channel
+// dictionary-encoded: what encoding costs the decoders.
+func BenchmarkCSVDictStrings(b *testing.B) {
+	_, cs := bidInput(benchLines)
+	l := dictBidLayout(b)
+	benchStrings(b, func(o Options) Decoder { d, _ := NewCSVDecoder(l, CSVOptions{Options: o}); return d }, cs)
+}
+
+func BenchmarkJSONFastDictStrings(b *testing.B) {
+	js, _ := bidInput(benchLines)
+	l := dictBidLayout(b)
+	benchStrings(b, func(o Options) Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: o}); return d }, js)
 }
 
 func BenchmarkJSONGeneralStrings(b *testing.B) {

@@ -55,6 +55,27 @@ type Options struct {
 	// (NewCSVDecoder and NewJSONDecoder refuse one without it);
 	// ArenaStrings adapts an Arena.
 	Strings func(n int) ([]byte, error)
+	// DictCaches, where set, are the caches of the dictionaries of the
+	// layout's encoded columns (Column.Dict) that the decoder uses, kept
+	// by its caller from one decoder to the next it makes on the same
+	// goroutine (a decoder per block of input): each string is then
+	// looked up in its dictionary once per goroutine rather than once per
+	// decoder. nil: the decoder makes caches of its own.
+	DictCaches DictCaches
+}
+
+// DictCaches are one goroutine's caches of dictionaries, by dictionary
+// (Options.DictCaches).
+type DictCaches map[*strview.Dict]*strview.DictCache
+
+// of is d's cache, made where there is none.
+func (c DictCaches) of(d *strview.Dict) *strview.DictCache {
+	dc := c[d]
+	if dc == nil {
+		dc = strview.NewDictCache(d)
+		c[d] = dc
+	}
+	return dc
 }
 
 // ArenaStrings is an Options.Strings that takes the memory from a: the
@@ -100,7 +121,11 @@ func newCore(l *Layout, o Options) (core, error) {
 	if l.TimeUnit > Nanoseconds {
 		return c, fmt.Errorf("source: layout has unknown time unit %d", uint8(l.TimeUnit))
 	}
-	c.fields = prepare(l)
+	caches := o.DictCaches
+	if caches == nil {
+		caches = DictCaches{}
+	}
+	c.fields = prepare(l, caches)
 	for _, f := range c.fields {
 		if f.kind == String {
 			if o.Strings == nil {

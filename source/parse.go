@@ -348,7 +348,7 @@ type field struct {
 	labelsNote string // Enum: the labels, for the message of an unknown one
 }
 
-func prepare(l *Layout) []field {
+func prepare(l *Layout, caches DictCaches) []field {
 	fs := make([]field, len(l.Columns))
 	for i, c := range l.Columns {
 		f := field{kind: c.Kind, off: c.Offset, size: c.Size, name: c.Name, fastOK: true, unit: l.TimeUnit}
@@ -361,7 +361,7 @@ func prepare(l *Layout) []field {
 			f.nullable, f.nullAt, f.nullMask = true, c.NullBit>>3, 1<<(c.NullBit&7)
 		}
 		if c.Dict != nil {
-			f.dict, f.numAt = strview.NewDictCache(c.Dict), c.NumberAt
+			f.dict, f.numAt = caches.of(c.Dict), c.NumberAt
 		}
 		if c.Kind == Bytes {
 			f.tooLong = "too long for bytes(" + strconv.Itoa(c.Size) + ")"

@@ -59,6 +59,7 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 	}
 	c.timeCols = eventTimeUses(stmts)
 	c.procSlots = procTimeSlots(stmts)
+	c.grouped = groupedColumns(stmts)
 	for _, s := range stmts {
 		if s.kind == stInsert {
 			c.targets[s.name.name] = true
@@ -135,8 +136,11 @@ type compiler struct {
 	// to it (SELECT *, PROCTIME() AS p FROM source): the source lays out
 	// a slot for it.
 	procSlots map[string]ident
-	nSelect   int
-	parts     map[string]int // query -> its parts so far
+	// grouped: source -> the columns that queries over it group by
+	// (groupedColumns): its dictionary-encoded columns where VARCHAR.
+	grouped map[string][]string
+	nSelect int
+	parts   map[string]int // query -> its parts so far
 }
 
 // eventTimeUses finds, per FROM name, the first time column named in a

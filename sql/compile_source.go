@@ -154,6 +154,9 @@ func (c *compiler) source(s *stmt) error {
 		}
 	}
 	end := (bit + 7) / 8
+	if text {
+		end = c.dictNumbers(src, s.cols, attrs, end)
+	}
 	if tupleSize == 0 {
 		tupleSize = int64(end)
 		if text {
@@ -324,4 +327,64 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 		win.Delay = rel.source.WatermarkDelay
 	}
 	return win, true, nil
+}
+
+// groupedColumns are, by source name, the columns that a query reading
+// the source itself (its FROM, with no join) groups by, by name: the
+// source's VARCHAR columns among them are dictionary-encoded
+// (dictNumbers), laid out with the tuple before any query is compiled,
+// since the queries' schemas are the source's. A name that turns out to
+// be no VARCHAR column, or a query that reads the source otherwise, costs
+// the decoders a number they write and no query reads.
+func groupedColumns(stmts []*stmt) map[string][]string {
+	m := map[string][]string{}
+	var walk func(sel *selectStmt)
+	walk = func(sel *selectStmt) {
+		if sel == nil {
+			return
+		}
+		walk(sel.from.sub)
+		if sel.join != nil {
+			walk(sel.join.sub)
+			return
+		}
+		if sel.from.sub != nil {
+			return
+		}
+		src := sel.from.name.name
+		for _, g := range sel.groupBy {
+			if g.kind == eCol && !slices.Contains(m[src], g.name) {
+				m[src] = append(m[src], g.name)
+			}
+		}
+	}
+	for _, s := range stmts {
+		walk(s.sel)
+	}
+	return m
+}
+
+// dictNumbers lays out the numbers of the dictionary-encoded columns of
+// text source src (Source.DictNumbers): its VARCHAR columns that a query
+// groups by (groupedColumns), their numbers 4 bytes each from byte end,
+// the end of the columns and NULL bits. It returns the new end. The
+// decoders write each string's number there (source.Column.Dict) and the
+// queries group by the number rather than hash the string
+// (kernels.DictColumns; docs/performance.md).
+func (c *compiler) dictNumbers(src *Source, cols []colDef, attrs []query.Attribute, end int) int {
+	at := (end + 3) &^ 3
+	for i, col := range cols {
+		if attrs[i].Type != query.String || col.proctime || !slices.Contains(c.grouped[src.Name], col.name.name) {
+			continue
+		}
+		if src.DictNumbers == nil {
+			src.DictNumbers = map[string]int{}
+		}
+		src.DictNumbers[attrs[i].Name] = at
+		at += 4
+	}
+	if src.DictNumbers == nil {
+		return end
+	}
+	return at
 }

@@ -47,6 +47,9 @@ func (p *Program) Explain() string {
 			case c.Attr.Nullable:
 				fmt.Fprintf(&b, ", NULL bit %d", c.Attr.NullBit)
 			}
+			if at, ok := s.DictNumbers[c.Attr.Name]; ok {
+				fmt.Fprintf(&b, ", dictionary-encoded (number at %d)", at)
+			}
 			b.WriteByte('\n')
 		}
 	}

@@ -68,7 +68,7 @@ func TestTypes(t *testing.T) {
 	assert.Equal(t, "s", s.TimeUnit)
 	assert.Equal(t, "p_time", s.ProcTime)
 	assert.Equal(t, query.Time, s.Schema.Attrs[0].Logical)
-	l, err := s.Layout()
+	l, err := s.Layout(nil)
 	require.NoError(t, err)
 	assert.Equal(t, -1, l.Lookup("p_time"), "the processing time is no record's")
 	assert.Equal(t, len(s.Columns)-1, len(l.Columns))

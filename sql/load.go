@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,7 +47,7 @@ func (t *Table) LoadCSV(r io.Reader) error {
 // readCSV decodes the rows of a CSV text, RowSize bytes each, their long
 // strings in t.strings.
 func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
-	l, err := sourceLayout(t.RowSize(), t.Columns, "")
+	l, err := sourceLayout(t.RowSize(), t.Columns, "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -73,7 +74,7 @@ func (t *Table) readCSV(r io.Reader) ([][]byte, error) {
 // json source's (package source): a member missing or null is NULL in a
 // column not declared NOT NULL. A bad line is refused naming its line.
 func (t *Table) LoadJSON(r io.Reader) error {
-	l, err := sourceLayout(t.RowSize(), t.Columns, "")
+	l, err := sourceLayout(t.RowSize(), t.Columns, "", nil)
 	if err != nil {
 		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -159,9 +160,17 @@ func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
 // Layout is the source's tuple layout for package source's CSV and JSON
 // decoders: each column where the compiler laid it out, with its NULL
 // bit, but the processing time (ProcTime), which no record holds; epoch
-// numbers in TIMESTAMP columns in TimeUnit.
-func (s *Source) Layout() (*source.Layout, error) {
-	l, err := sourceLayout(s.Schema.TupleSize, s.Columns, s.ProcTime)
+// numbers in TIMESTAMP columns in TimeUnit; the DictNumbers columns
+// encoded in dict (nil: the source has none).
+func (s *Source) Layout(dict *strview.Dict) (*source.Layout, error) {
+	if len(s.DictNumbers) > 0 && dict == nil {
+		return nil, fmt.Errorf("source %s: its columns %v are dictionary-encoded: a dictionary is needed", s.Name, slices.Sorted(maps.Keys(s.DictNumbers)))
+	}
+	l, err := sourceLayout(s.Schema.TupleSize, s.Columns, s.ProcTime, func(c *source.Column, attr string) {
+		if at, ok := s.DictNumbers[attr]; ok {
+			c.Dict, c.NumberAt = dict, at
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +181,9 @@ func (s *Source) Layout() (*source.Layout, error) {
 }
 
 // sourceLayout is package source's layout of columns in a tuple of
-// tupleSize bytes, for its decoders, without the column skip.
-func sourceLayout(tupleSize int, cols []Column, skip string) (*source.Layout, error) {
+// tupleSize bytes, for its decoders, without the column skip; edit, where
+// set, completes each column (the attribute's name given).
+func sourceLayout(tupleSize int, cols []Column, skip string, edit func(c *source.Column, attr string)) (*source.Layout, error) {
 	sc := make([]source.Column, 0, len(cols))
 	for _, c := range cols {
 		if c.Name == skip && skip != "" {
@@ -204,6 +214,9 @@ func sourceLayout(tupleSize int, cols []Column, skip string) (*source.Layout, er
 			sc[i].Kind = source.Bool
 		default:
 			return nil, fmt.Errorf("column %s: type %s cannot be decoded from text", c.Name, c.Type)
+		}
+		if edit != nil {
+			edit(&sc[i], c.Attr.Name)
 		}
 	}
 	return source.NewLayout(tupleSize, sc...)

@@ -32,7 +32,7 @@ func TestNexmarkExample(t *testing.T) {
 		require.True(t, g.NextOf(nexmark.BidTable, &ev))
 		lines = append(nexmark.AppendJSON(lines, &ev), '\n')
 	}
-	l, err := src.Layout()
+	l, err := src.Layout(nil)
 	require.NoError(t, err)
 	var a strview.Arena
 	defer a.Free()

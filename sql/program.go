@@ -78,6 +78,21 @@ type Source struct {
 	// with their ${NAME} placeholders read, passwords as ***), so that
 	// connectors can read their own.
 	Options map[string]string
+	// DictNumbers are the VARCHAR columns of a CSV or JSON source that a
+	// query over it groups by, by attribute name: the decoders
+	// dictionary-encode them (Layout, source.Column.Dict), writing each
+	// string's number at this offset, in bytes the compiler added to the
+	// tuple; the queries read the numbers (engine.Spec.DictColumns,
+	// DictQuery). nil: none.
+	DictNumbers map[string]int
+}
+
+// DictQuery reports whether query q reads source s's tuples as the
+// decoders write them, so that it may read the numbers of s's
+// dictionary-encoded columns (engine.Spec.DictColumns).
+func (s *Source) DictQuery(q *Query) bool {
+	return q.Input == s.Name && q.Spec.Query != nil && q.Spec.Query.Schema == s.Schema && !q.Spec.Query.Stateless() &&
+		(s.Format == "csv" || s.Format == "json")
 }
 
 // Kind is a column's declared type.
