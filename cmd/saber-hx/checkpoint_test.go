@@ -189,7 +189,7 @@ func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-c
 			for i := b * perBatch; i < (b+1)*perBatch; i++ {
 				ts, cat, v := crashRecord(i)
 				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(cat % 4), Key: fmt.Append(nil, cat),
-					Value: fmt.Appendf(nil, `{"ts": %d, "cat": %d, "v": %d}`, ts, cat, v)})
+					Value: fmt.Appendf(nil, `{"ts": %d, "cat": "%d", "v": %d}`, ts, cat, v)})
 			}
 			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 				produced <- err
