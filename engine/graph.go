@@ -27,9 +27,11 @@ type Spec struct {
 	Upstream Ref
 	// DictColumns, where set, says which string columns of the producer's
 	// tuples carry their numbers in a dictionary beside their views (a
-	// source's decoders encode them: source.Column.Dict): the query groups
-	// by those numbers (kernels.DictColumns). Not for a query with
-	// Upstream.
+	// source's decoders encode them: source.Column.Dict), the views
+	// pointing into the dictionary where long: the query groups by those
+	// numbers (kernels.DictColumns), and the stream copies none of those
+	// strings, which outlive the run with the dictionary. Not for a query
+	// with Upstream.
 	DictColumns *kernels.DictColumns
 
 	// Join, instead of Query, makes this entry a window join of two

@@ -240,7 +240,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		ready:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}
-	if s.heap, s.heapAttrs, s.blankAttrs, err = e.newHeap(plan.Query); err != nil {
+	if s.heap, s.heapAttrs, s.blankAttrs, err = e.newHeap(plan.Query, sp.DictColumns); err != nil {
 		ring.Close()
 		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/saber-hx/saber-hx/buffer"
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -24,9 +25,13 @@ import (
 const minHeapSize = 4 << 20
 
 // newHeap makes the heap of a stream of schema s, or nil where s has no
-// String attribute.
-func (e *Engine) newHeap(q *query.Query) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
+// String attribute but dictionary-encoded ones (dc), whose views point
+// into their dictionary, which outlives the run: they are not copied.
+func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
 	strs, blank := splitStrings(q.Schema, func(_ int, a query.Attribute) bool { return q.Reads(a.Name) })
+	if dc != nil {
+		strs = slices.DeleteFunc(strs, func(a query.Attribute) bool { _, ok := dc.Numbers[a.Name]; return ok })
+	}
 	if len(strs)+len(blank) == 0 {
 		return nil, nil, nil, nil
 	}
