@@ -135,3 +135,26 @@ func TestDictColumnsSnapshotRestore(t *testing.T) {
 	}
 	assertNoLeak(t, base)
 }
+
+// TestDictColumnsRefused: dictionary-encoded columns are a producer's
+// tuples': a query fed by an upstream's output with them, or with a
+// number outside the tuple or for a column that is not a string, is
+// refused, naming the query and the column.
+func TestDictColumnsRefused(t *testing.T) {
+	s := sqlSchema(t)
+	q := &query.Query{Name: "by_s", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	view := &query.Query{Name: "all", Schema: s}
+	d := strview.NewDict()
+	cfg := Config{Workers: 1, TaskSize: sqlTuple * 64, BufferSize: 1 << 16}
+	_, err := Start(cfg, []Spec{{Query: view}, {Query: q, Upstream: Output(0), DictColumns: sqlDictColumns(d)}})
+	assert.ErrorContains(t, err, `spec 1 (by_s): dictionary-encoded columns (Spec.DictColumns) are a producer's`)
+	for _, dc := range []*kernels.DictColumns{
+		{Dict: d, Numbers: map[string]int{"s": sqlTuple - 2}},
+		{Dict: d, Numbers: map[string]int{"n": 72}},
+		{Dict: d, Numbers: map[string]int{"nope": 72}},
+	} {
+		_, err := Start(cfg, []Spec{{Query: q, DictColumns: dc}})
+		assert.ErrorContains(t, err, `query "by_s": encoded column`)
+	}
+}
