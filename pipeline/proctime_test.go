@@ -51,8 +51,10 @@ CREATE VIEW per_second AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(sp, p, 
 				return nil
 			}))
 			var counted int64
+			var starts []int64
 			require.NoError(t, prog.OnRows("per_second", func(rows *pipeline.Rows) error {
 				for i := range rows.Len() {
+					starts = append(starts, rows.Int(i, 0))
 					counted += rows.Int(i, 1)
 				}
 				return nil
@@ -73,6 +75,11 @@ CREATE VIEW per_second AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(sp, p, 
 				}
 			}
 			assert.Equal(t, int64(5000), counted, "%s at %d workers", c.name, workers)
+			// Every query over the source sees the stamps, not only the
+			// one its reads go to first.
+			for _, ws := range starts {
+				assert.True(t, ws > before-1000 && ws <= after, "%s at %d workers: a window at %d, outside the run [%d, %d]", c.name, workers, ws, before, after)
+			}
 		}
 	}
 }

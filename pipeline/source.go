@@ -372,6 +372,8 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		}
 		n, err := s.next(ctx, buf[:min(len(buf), chunk)], offset)
 		if n > 0 {
+			// Stamped before the copies: every stream sees the time.
+			s.stampProcTime(buf[:n])
 			// A replayed bundle's strings stay in the bundle: the streams
 			// point at them, as the first does (Commit, not CommitCopy).
 			shared := s.nex != nil && !s.nex.copies()
@@ -384,7 +386,6 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 					return werr
 				}
 			}
-			s.stampProcTime(buf[:n])
 			if s.val != nil {
 				s.val.fed(s.src, buf[:n])
 			}
