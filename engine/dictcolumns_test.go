@@ -158,3 +158,38 @@ func TestDictColumnsRefused(t *testing.T) {
 		assert.ErrorContains(t, err, `query "by_s": encoded column`)
 	}
 }
+
+// TestDictColumnsRefuseVersion4: a snapshot of version 4, whose queries
+// numbered their strings each in a dictionary of its own, restores into
+// queries that hash their string keys, and is refused, with a message
+// that says what to do, by queries that read a source's shared one.
+func TestDictColumnsRefuseVersion4(t *testing.T) {
+	s := sqlSchema(t)
+	q := &query.Query{Name: "by_s", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	cfg := Config{Workers: 1, TaskSize: sqlTuple * 64, BufferSize: 1 << 16}
+	var a strview.Arena
+	defer a.Free()
+	data := sqlData(rand.New(rand.NewPCG(1, 2)), s, &a, 500, 4)
+	e, err := Start(cfg, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+	require.NoError(t, err)
+	require.NoError(t, e.Stream(0).Write(data))
+	require.NoError(t, e.Stream(0).Flush())
+	snap, err := e.Snapshot(nil)
+	require.NoError(t, err)
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	require.Equal(t, byte(engineSnapshotVersion), snap[0])
+	snap[0] = 4
+	for _, dc := range []*kernels.DictColumns{nil, sqlDictColumns(strview.NewDict())} {
+		e, err := Start(cfg, []Spec{{Query: q, Windows: func(*Window) error { return nil }, DictColumns: dc}})
+		require.NoError(t, err)
+		_, err = e.Restore(snap)
+		if dc == nil {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorContains(t, err, "snapshot version 4 numbers each query's string group keys in a dictionary of its own")
+		}
+		_, _ = e.CloseAll()
+	}
+}

@@ -13,9 +13,13 @@ import (
 
 // engineSnapshotVersion is the version of Snapshot's encoding. Version 1
 // (queries fed by producers, range windows or stateless; no stream
-// positions) is still restored, and 3 where no query has string group
-// keys (version 3 held their numbers in 8 bytes of a key, 4 now).
-const engineSnapshotVersion = 4
+// positions) is still restored, 3 where no query has string group keys
+// (version 3 held their numbers in 8 bytes of a key, 4 on), and 4 where
+// no query reads dictionary-encoded columns (Spec.DictColumns: in 5, the
+// queries over one source number their strings in the source's one
+// dictionary; in 4 each in its own, whose numbers the source's cannot
+// take). The encoding of 4 and 5 is the same.
+const engineSnapshotVersion = 5
 
 // The kinds of query in a snapshot.
 const (
@@ -225,8 +229,11 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 		if version == 3 && e.stringKeys() {
 			return nil, fmt.Errorf("snapshot version 3 holds string group keys in 8 bytes, this saber-hx in %d: start without this checkpoint", query.StringKeyWidth)
 		}
-		if version != 1 && version != 3 && version != engineSnapshotVersion {
-			return nil, fmt.Errorf("snapshot version %d, want 1, 3 or %d", v[0], engineSnapshotVersion)
+		if version == 4 && e.dictColumns() {
+			return nil, errors.New("snapshot version 4 numbers each query's string group keys in a dictionary of its own, this saber-hx a source's grouped VARCHAR columns in one dictionary that its queries share: start without this checkpoint")
+		}
+		if version != 1 && version != 3 && version != 4 && version != engineSnapshotVersion {
+			return nil, fmt.Errorf("snapshot version %d, want 1, 3, 4 or %d", v[0], engineSnapshotVersion)
 		}
 	}
 	n := take(4)
@@ -444,6 +451,17 @@ func restoreStrings(b []byte, d *strview.Dict) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// dictColumns reports whether a query of the engine reads
+// dictionary-encoded columns (Spec.DictColumns).
+func (e *Engine) dictColumns() bool {
+	for _, en := range e.entries {
+		if en.stream != nil && en.stream.spec.DictColumns != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stringKeys reports whether a query of the engine has string group keys.

@@ -167,8 +167,14 @@ func CompileWith(q *query.Query, o Options) (*Plan, error) {
 	p := &Plan{Query: q, TupleSize: q.Schema.TupleSize, direct: &sharedDirect{}}
 	if e := o.DictColumns; e != nil {
 		for name, at := range e.Numbers {
-			if a, err := q.Schema.Lookup(name); err != nil || a.Type != query.String || at < 0 || at+4 > q.Schema.TupleSize {
-				return nil, fmt.Errorf("query %q: encoded column %q: its number at byte %d is not in the input's %d-byte string tuples", q.Name, name, at, q.Schema.TupleSize)
+			a, err := q.Schema.Lookup(name)
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("query %q: encoded column %q: %w", q.Name, name, err)
+			case a.Type != query.String:
+				return nil, fmt.Errorf("query %q: encoded column %q is a %s column, not a string", q.Name, name, a.Type)
+			case at < 0 || at+4 > q.Schema.TupleSize:
+				return nil, fmt.Errorf("query %q: encoded column %q: its number at byte %d is outside the %d-byte tuple", q.Name, name, at, q.Schema.TupleSize)
 			}
 		}
 		p.dicts = e

@@ -119,6 +119,7 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 	if err := j.openSources(); err != nil {
 		return nil, err
 	}
+	j.readDictColumns()
 	if o.Validate {
 		j.val = newValidator(len(j.prog.Queries))
 		for i, q := range j.prog.Queries {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
-	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
 	kafkasink "github.com/saber-hx/saber-hx/sink/kafka"
@@ -475,13 +474,6 @@ func appendCSVField[S ~string | ~[]byte](dst []byte, s S) []byte {
 func (j *Job) openSinks() error {
 	retry := j.sinkRetry()
 	j.specs = j.prog.Specs()
-	for i, q := range j.prog.Queries {
-		for _, s := range j.prog.Sources {
-			if d := j.dictOf(s); d != nil && s.DictQuery(q) {
-				j.specs[i].DictColumns = &kernels.DictColumns{Dict: d, Numbers: s.DictNumbers}
-			}
-		}
-	}
 	j.sinks = make([]*rowSink, len(j.prog.Queries))
 	for i, q := range j.prog.Queries {
 		if fn := j.p.rows[q.Name]; fn != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/metrics"
 	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/source/kafka"
@@ -82,6 +83,19 @@ func (j *Job) dictOf(s *sql.Source) *strview.Dict {
 		j.dicts[s] = d
 	}
 	return d
+}
+
+// readDictColumns makes the queries that read a source's tuples as its
+// decoders write them group by the numbers of its dictionary-encoded
+// columns (sql.Source.DictQuery, engine.Spec.DictColumns).
+func (j *Job) readDictColumns() {
+	for i, q := range j.prog.Queries {
+		for _, s := range j.prog.Sources {
+			if d := j.dictOf(s); d != nil && s.DictQuery(q) {
+				j.specs[i].DictColumns = &kernels.DictColumns{Dict: d, Numbers: s.DictNumbers}
+			}
+		}
+	}
 }
 
 // openSources opens every source before anything runs, so that a missing

@@ -330,12 +330,17 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 }
 
 // groupedColumns are, by source name, the columns that a query reading
-// the source itself (its FROM, with no join) groups by, by name: the
-// source's VARCHAR columns among them are dictionary-encoded
+// the source itself (its FROM, with no join and no WHERE) groups by, or
+// counts the distinct values of (COUNT(DISTINCT x) groups by x), by name:
+// the source's VARCHAR columns among them are dictionary-encoded
 // (dictNumbers), laid out with the tuple before any query is compiled,
-// since the queries' schemas are the source's. A name that turns out to
-// be no VARCHAR column, or a query that reads the source otherwise, costs
-// the decoders a number they write and no query reads.
+// since the queries' schemas are the source's. The source's dictionary
+// then holds what that query's own would: every value of the column. A
+// query with a WHERE keeps only some, and does not make the column
+// encoded on its own (though it reads the numbers where another query
+// made it so). A name that turns out to be no VARCHAR column, or a query
+// that reads the source otherwise, costs the decoders a number they
+// write and no query reads.
 func groupedColumns(stmts []*stmt) map[string][]string {
 	m := map[string][]string{}
 	var walk func(sel *selectStmt)
@@ -348,15 +353,27 @@ func groupedColumns(stmts []*stmt) map[string][]string {
 			walk(sel.join.sub)
 			return
 		}
-		if sel.from.sub != nil {
+		if sel.from.sub != nil || sel.where != nil {
 			return
 		}
 		src := sel.from.name.name
-		for _, g := range sel.groupBy {
-			if g.kind == eCol && !slices.Contains(m[src], g.name) {
-				m[src] = append(m[src], g.name)
+		add := func(n *node) {
+			if n != nil && n.kind == eCol && !slices.Contains(m[src], n.name) {
+				m[src] = append(m[src], n.name)
 			}
 		}
+		for _, g := range sel.groupBy {
+			add(g)
+		}
+		distinct := func(n *node) {
+			if n.kind == eCall && n.distinct {
+				add(n.l)
+			}
+		}
+		for _, it := range sel.items {
+			walkNodes(it.expr, distinct)
+		}
+		walkNodes(sel.having, distinct)
 	}
 	for _, s := range stmts {
 		walk(s.sel)

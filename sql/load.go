@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 
@@ -161,13 +160,11 @@ func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
 // decoders: each column where the compiler laid it out, with its NULL
 // bit, but the processing time (ProcTime), which no record holds; epoch
 // numbers in TIMESTAMP columns in TimeUnit; the DictNumbers columns
-// encoded in dict (nil: the source has none).
+// encoded in dict. With dict nil they are not: their numbers stay 0, for
+// queries that hash the strings (specs without engine.Spec.DictColumns).
 func (s *Source) Layout(dict *strview.Dict) (*source.Layout, error) {
-	if len(s.DictNumbers) > 0 && dict == nil {
-		return nil, fmt.Errorf("source %s: its columns %v are dictionary-encoded: a dictionary is needed", s.Name, slices.Sorted(maps.Keys(s.DictNumbers)))
-	}
 	l, err := sourceLayout(s.Schema.TupleSize, s.Columns, s.ProcTime, func(c *source.Column, attr string) {
-		if at, ok := s.DictNumbers[attr]; ok {
+		if at, ok := s.DictNumbers[attr]; ok && dict != nil {
 			c.Dict, c.NumberAt = dict, at
 		}
 	})

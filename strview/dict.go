@@ -134,8 +134,9 @@ func (d *Dict) AppendAll(dst [][]byte) [][]byte {
 // the dictionary's copy, which its slot references, once its hash and its
 // length and first four bytes (the view's first word) matched.
 //
-// A DictCache is not safe for concurrent use: each worker's kernel and
-// each decoder has its own.
+// A DictCache is not safe for concurrent use: each worker's kernel has
+// its own, and so has each goroutine that decodes (its decoders take it
+// in turn: source.Options.DictCaches).
 type DictCache struct {
 	dict  *Dict
 	slots []dictSlot // a power of two long; id 0: free
@@ -154,9 +155,6 @@ type dictSlot struct {
 func NewDictCache(dict *Dict) *DictCache {
 	return &DictCache{dict: dict, slots: make([]dictSlot, 64)}
 }
-
-// Dict is the cache's dictionary.
-func (c *DictCache) Dict() *Dict { return c.dict }
 
 // Multipliers of the inline strings' hash (wyhash's).
 const (
