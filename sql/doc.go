@@ -262,8 +262,8 @@
 // or time 8, a string 4 (its number in the query's dictionary), a boolean
 // 1, a NULL-able one 4 more); window_start and window_end in GROUP BY say
 // nothing (the window is FROM's). A VARCHAR column of a CSV or JSON
-// source that a query over the source itself groups by is
-// dictionary-encoded (Source.DictNumbers, laid out before the queries
+// source that a query over the source itself, without WHERE, groups by
+// (or counts the distinct values of) is dictionary-encoded (Source.DictNumbers, laid out before the queries
 // compile): the decoders write each string's number beside its view, and
 // such queries group by the number instead of hashing the string. Its
 // select list holds any expressions over the window's bounds
