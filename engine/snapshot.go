@@ -18,7 +18,8 @@ import (
 // no query reads dictionary-encoded columns (Spec.DictColumns: in 5, the
 // queries over one source number their strings in the source's one
 // dictionary; in 4 each in its own, whose numbers the source's cannot
-// take). The encoding of 4 and 5 is the same.
+// take). Version 5 also holds a dictionary that queries share once
+// (sharedDicts).
 const engineSnapshotVersion = 5
 
 // The kinds of query in a snapshot.
@@ -61,7 +62,8 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, error) {
 	le := binary.LittleEndian
 	dst = append(dst, engineSnapshotVersion)
 	dst = le.AppendUint32(dst, uint32(len(e.entries)))
-	for _, en := range e.entries {
+	var dicts sharedDicts
+	for i, en := range e.entries {
 		s := en.stream
 		name := s.specName()
 		dst = le.AppendUint16(dst, uint16(len(name)))
@@ -85,7 +87,7 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, error) {
 			s.mergeMu.Lock()
 			dst = s.asm.AppendSnapshot(dst)
 			s.mergeMu.Unlock()
-			dst = appendStrings(dst, s.plan.Strings())
+			dst = dicts.append(dst, i, s.plan.Strings())
 		default:
 			dst = append(dst, snapStateless)
 			dst = s.appendCounters(dst)
@@ -256,6 +258,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 	}
 	restored := make([]Restored, len(e.entries))
 	saved := map[*Stream][7]uint64{}
+	var dicts sharedDicts
 	for i, en := range e.entries {
 		s := en.stream
 		name := s.specName()
@@ -312,7 +315,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			b, err = s.asm.RestoreSnapshot(b)
 			s.mergeMu.Unlock()
 			if err == nil && version >= 3 {
-				b, err = restoreStrings(b, s.plan.Strings())
+				b, err = dicts.restore(b, i, s.plan.Strings())
 			}
 		}
 		if err != nil {
@@ -404,30 +407,69 @@ func (e *Engine) clearRestore() {
 	}
 }
 
-// appendStrings appends the strings of an aggregation's string keys (nil:
-// none), in number order, that its groups' states refer to: a count, then
-// each one's length and bytes.
-func appendStrings(dst []byte, d *strview.Dict) []byte {
+// sharedDicts are the dictionaries of string keys a snapshot holds, by
+// the query whose entry holds them: queries over one source's
+// dictionary-encoded columns share one (Spec.DictColumns), which a
+// snapshot holds once. A later query's entry refers to the earlier one
+// (sameStrings, then its index) where the dictionary has not grown since
+// (a decoding pool may number strings while the snapshot is taken: then
+// the later entry holds the longer list, of which the earlier is a
+// prefix, as Dict.Restore takes it).
+type sharedDicts struct {
+	at  map[*strview.Dict][2]int // the entry that holds it, and its length there
+	got map[int][][]byte         // restore: the strings of an entry
+}
+
+// sameStrings, in place of a count of strings, says that the strings of
+// another entry's (its index follows) are this one's.
+const sameStrings = math.MaxUint32
+
+// append appends the strings of entry i's string keys (d; nil: none), in
+// number order, that its groups' states refer to: a count, then each
+// one's length and bytes; or sameStrings and the entry that holds them.
+func (sd *sharedDicts) append(dst []byte, i int, d *strview.Dict) []byte {
+	le := binary.LittleEndian
+	if d != nil {
+		if w, ok := sd.at[d]; ok && w[1] == d.Len() {
+			dst = le.AppendUint32(dst, sameStrings)
+			return le.AppendUint32(dst, uint32(w[0]))
+		}
+	}
 	var strs [][]byte
 	if d != nil {
 		strs = d.AppendAll(nil)
+		if sd.at == nil {
+			sd.at = map[*strview.Dict][2]int{}
+		}
+		sd.at[d] = [2]int{i, len(strs)}
 	}
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(strs)))
+	dst = le.AppendUint32(dst, uint32(len(strs)))
 	for _, s := range strs {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
+		dst = le.AppendUint32(dst, uint32(len(s)))
 		dst = append(dst, s...)
 	}
 	return dst
 }
 
-// restoreStrings reads appendStrings' strings into d.
-func restoreStrings(b []byte, d *strview.Dict) ([]byte, error) {
+// restore reads append's strings of entry i into d.
+func (sd *sharedDicts) restore(b []byte, i int, d *strview.Dict) ([]byte, error) {
 	le := binary.LittleEndian
 	if len(b) < 4 {
 		return nil, errors.New("snapshot truncated: the strings of the keys are cut short")
 	}
 	n := int(le.Uint32(b))
 	b = b[4:]
+	if n == sameStrings {
+		if len(b) < 4 {
+			return nil, errors.New("snapshot truncated: the strings of the keys are cut short")
+		}
+		j := int(le.Uint32(b))
+		strs, ok := sd.got[j]
+		if !ok || j >= i {
+			return nil, fmt.Errorf("snapshot: the strings of the keys are those of entry %d, which holds none", j)
+		}
+		return b[4:], restoreDict(d, strs)
+	}
 	if n > 0 && d == nil {
 		return nil, fmt.Errorf("snapshot: %d strings of keys for a query without string keys", n)
 	}
@@ -435,22 +477,34 @@ func restoreStrings(b []byte, d *strview.Dict) ([]byte, error) {
 		return nil, fmt.Errorf("snapshot: %d strings of keys in %d bytes", n, len(b))
 	}
 	strs := make([][]byte, n)
-	for i := range strs {
+	for k := range strs {
 		if len(b) < 4 || uint64(len(b)-4) < uint64(le.Uint32(b)) {
-			return nil, fmt.Errorf("snapshot truncated: string %d of the keys is cut short", i)
+			return nil, fmt.Errorf("snapshot truncated: string %d of the keys is cut short", k)
 		}
 		l := int(le.Uint32(b))
-		strs[i], b = b[4:4+l], b[4+l:]
+		strs[k], b = b[4:4+l], b[4+l:]
 	}
-	if d != nil {
-		// A dictionary that holds strings already is shared (a source's
-		// decoders', restored by another query over the source): the
-		// snapshot must agree with them.
-		if err := d.Restore(strs); err != nil {
-			return nil, fmt.Errorf("snapshot: the strings of the keys: %w", err)
+	if sd.got == nil {
+		sd.got = map[int][][]byte{}
+	}
+	sd.got[i] = strs
+	return b, restoreDict(d, strs)
+}
+
+// restoreDict makes d (nil: none) hold strs. A dictionary that holds
+// strings already is shared (a source's, restored by another query over
+// the source): the snapshot must agree with them.
+func restoreDict(d *strview.Dict, strs [][]byte) error {
+	if d == nil {
+		if len(strs) > 0 {
+			return fmt.Errorf("snapshot: %d strings of keys for a query without string keys", len(strs))
 		}
+		return nil
 	}
-	return b, nil
+	if err := d.Restore(strs); err != nil {
+		return fmt.Errorf("snapshot: the strings of the keys: %w", err)
+	}
+	return nil
 }
 
 // dictColumns reports whether a query of the engine reads
