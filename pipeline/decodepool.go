@@ -48,7 +48,10 @@ type parallelDecoder struct {
 
 // decodeBlock is a stretch of whole records and what decoding it gave.
 type decodeBlock struct {
-	raw       []byte // the header (CSV with one), then the records
+	// raw is the header (CSV with one), then the records, in the block's
+	// arena (strings): the views of their long strings point into it
+	// (source.Options.RefInput), valid as long as the tuples.
+	raw       []byte
 	skipLines int64  // lines of raw before the records: the header's
 	firstLine int64  // the input's line number of the records' first line
 	last      bool   // the input ends with it
@@ -73,7 +76,7 @@ const decodeBlockSize = 512 << 10
 // stops them.
 func newParallelDecoder(src *sql.Source, name string, dict *strview.Dict, r io.Reader, decoders, block int) (*parallelDecoder, error) {
 	// Check the layout and options once, as the decoders will make them.
-	if _, err := newDecoder(src, name, dict, nil, func(int) ([]byte, error) { return nil, nil }); err != nil {
+	if _, err := newDecoder(src, name, decoderMemory{dict: dict, strings: func(int) ([]byte, error) { return nil, nil }}); err != nil {
 		return nil, err
 	}
 	p := &parallelDecoder{src: src, name: name, dict: dict, r: r, csv: src.Format == "csv", block: block,
@@ -140,11 +143,10 @@ func (p *parallelDecoder) read() {
 		}
 		b := p.newBlock()
 		b.firstLine, b.last = line, eof
+		b.raw = b.strings.Alloc(len(p.header) + cut)
+		copy(b.raw[copy(b.raw, p.header):], buf[:cut])
 		if p.header != nil {
-			b.raw = append(append(b.raw, p.header...), buf[:cut]...)
 			b.skipLines = 1
-		} else {
-			b.raw = append(b.raw, buf[:cut]...)
 		}
 		line += int64(bytes.Count(buf[:cut], []byte{'\n'}))
 		rest := copy(buf, buf[cut:])
@@ -168,7 +170,7 @@ func (p *parallelDecoder) read() {
 func (p *parallelDecoder) newBlock() *decodeBlock {
 	select {
 	case b := <-p.free:
-		*b = decodeBlock{raw: b.raw[:0], tuples: b.tuples[:0], strings: b.strings, ready: make(chan struct{})}
+		*b = decodeBlock{tuples: b.tuples[:0], strings: b.strings, ready: make(chan struct{})}
 		b.strings.Reset()
 		return b
 	default:
@@ -227,7 +229,7 @@ func (p *parallelDecoder) decode() {
 }
 
 func (p *parallelDecoder) decodeBlock(b *decodeBlock, caches source.DictCaches) {
-	d, err := newDecoder(p.src, p.name, p.dict, caches, source.ArenaStrings(b.strings))
+	d, err := newDecoder(p.src, p.name, decoderMemory{dict: p.dict, caches: caches, strings: source.ArenaStrings(b.strings), refInput: true})
 	if err != nil {
 		b.err = err
 		return

@@ -172,7 +172,7 @@ func (j *Job) openSources() error {
 				ss.pool = p
 				continue
 			}
-			d, err := newDecoder(s, ss.name, ss.dict, nil, ss.heapStrings)
+			d, err := newDecoder(s, ss.name, decoderMemory{dict: ss.dict, strings: ss.heapStrings})
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
@@ -182,12 +182,22 @@ func (j *Job) openSources() error {
 	return nil
 }
 
+// decoderMemory is where a decoder's strings go: its dictionary-encoded
+// columns into dict (through caches where set: source.Options.DictCaches),
+// the long strings of its other VARCHAR columns into the memory strings
+// gives, or, with refInput, those that need no unescaping nowhere: their
+// views point into the input (source.Options.RefInput).
+type decoderMemory struct {
+	dict     *strview.Dict
+	caches   source.DictCaches
+	strings  func(n int) ([]byte, error)
+	refInput bool
+}
+
 // newDecoder is the record decoder of a csv or json source: its columns
-// where the compiler laid them out, its dictionary-encoded columns in
-// dict (through caches where set: source.Options.DictCaches), the long
-// strings of its other VARCHAR columns in the memory strings gives.
-func newDecoder(s *sql.Source, input string, dict *strview.Dict, caches source.DictCaches, strings func(n int) ([]byte, error)) (source.Decoder, error) {
-	l, err := s.Layout(dict)
+// where the compiler laid them out, its strings where m says.
+func newDecoder(s *sql.Source, input string, m decoderMemory) (source.Decoder, error) {
+	l, err := s.Layout(m.dict)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +205,7 @@ func newDecoder(s *sql.Source, input string, dict *strview.Dict, caches source.D
 	if err != nil {
 		return nil, err
 	}
-	o := source.Options{Input: input, OnError: onErr, Strings: strings, DictCaches: caches}
+	o := source.Options{Input: input, OnError: onErr, Strings: m.strings, DictCaches: m.caches, RefInput: m.refInput}
 	if s.Format == "csv" {
 		return source.NewCSVDecoder(l, source.CSVOptions{Options: o, Header: s.Header})
 	}
@@ -228,7 +238,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		// The records' long strings wait in the source's memory (each
 		// partition's) until the next FillSome: feedAll copies them into
 		// the streams' heaps as it commits (CommitCopy).
-		d, err := newDecoder(src, s.name, s.dict, nil, func(n int) ([]byte, error) { return s.kafka.Strings(n) })
+		d, err := newDecoder(src, s.name, decoderMemory{dict: s.dict, strings: func(n int) ([]byte, error) { return s.kafka.Strings(n) }})
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}

@@ -113,9 +113,21 @@ func bidInput(n int) (jsonText, csvText []byte) {
 // benchStrings is benchDecode with the Strings memory from an arena,
 // reset every call (as the engine frees a task's).
 func benchStrings(b *testing.B, mk func(Options) Decoder, src []byte) {
+	benchStringsOpts(b, mk, src, false)
+}
+
+// benchStringsOpts is benchStrings, with the long strings that need no
+// unescaping referenced in the input where ref (Options.RefInput, as a
+// decoding pool's blocks decode: the input in an arena).
+func benchStringsOpts(b *testing.B, mk func(Options) Decoder, src []byte, ref bool) {
 	a := strview.NewArena(0)
 	defer a.Free()
-	d := mk(Options{Strings: ArenaStrings(a)})
+	if ref {
+		text := strview.NewArena(0)
+		defer text.Free()
+		src = text.Copy(src)
+	}
+	d := mk(Options{Strings: ArenaStrings(a), RefInput: ref})
 	dst := make([]byte, benchLines*d.TupleSize())
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
@@ -212,4 +224,30 @@ func BenchmarkJSONFastYSBStrings(b *testing.B) {
 	if d.SlowLines() > 1 {
 		b.Fatalf("%d lines by the general decoder", d.SlowLines())
 	}
+}
+
+// The Ref benchmarks are the strings' ones as a decoding pool's blocks
+// decode: long strings referenced in the input (Options.RefInput).
+func BenchmarkCSVYSBStringsRef(b *testing.B) {
+	_, cs, _ := ysbInput(benchLines, 1)
+	l := ysbStringLayout(b)
+	benchStringsOpts(b, func(o Options) Decoder { d, _ := NewCSVDecoder(l, CSVOptions{Options: o}); return d }, cs, true)
+}
+
+func BenchmarkJSONFastYSBStringsRef(b *testing.B) {
+	js, _, _ := ysbInput(benchLines, 1)
+	l := ysbStringLayout(b)
+	benchStringsOpts(b, func(o Options) Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: o}); return d }, js, true)
+}
+
+func BenchmarkCSVStringsRef(b *testing.B) {
+	_, cs := bidInput(benchLines)
+	l := bidLayout(b)
+	benchStringsOpts(b, func(o Options) Decoder { d, _ := NewCSVDecoder(l, CSVOptions{Options: o}); return d }, cs, true)
+}
+
+func BenchmarkJSONFastStringsRef(b *testing.B) {
+	js, _ := bidInput(benchLines)
+	l := bidLayout(b)
+	benchStringsOpts(b, func(o Options) Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: o}); return d }, js, true)
 }

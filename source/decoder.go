@@ -62,6 +62,14 @@ type Options struct {
 	// looked up in its dictionary once per goroutine rather than once per
 	// decoder. nil: the decoder makes caches of its own.
 	DictCaches DictCaches
+	// RefInput lets the views of long strings that need no unescaping
+	// point where the strings lie in the text given to Decode rather
+	// than into a copy in Strings' memory (which then holds the
+	// unescaped ones alone). The caller keeps that text unchanged, and
+	// outside the Go heap (strview's rule: an Arena's memory), for as
+	// long as the tuples are read: a pool's block of input, freed with
+	// the block's tuples. Not for a Reader, whose buffer moves on.
+	RefInput bool
 }
 
 // DictCaches are one goroutine's caches of dictionaries, by dictionary
@@ -100,6 +108,7 @@ type core struct {
 	e         errState
 
 	strings    func(n int) ([]byte, error)
+	refInput   bool      // Options.RefInput
 	hasStrings bool      // the layout has String columns
 	base       []byte    // the current record's text in src
 	pend       []pending // the current record's long strings
@@ -117,7 +126,7 @@ type pending struct {
 }
 
 func newCore(l *Layout, o Options) (core, error) {
-	c := core{layout: l, ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip, strings: o.Strings}
+	c := core{layout: l, ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip, strings: o.Strings, refInput: o.RefInput}
 	if l.TimeUnit > Nanoseconds {
 		return c, fmt.Errorf("source: layout has unknown time unit %d", uint8(l.TimeUnit))
 	}
@@ -234,7 +243,7 @@ func (c *core) putNew(t []byte, f *field, s []byte, inBuf bool, b0 int) {
 		}
 		return
 	}
-	if len(s) <= strview.MaxInline {
+	if len(s) <= strview.MaxInline || (c.refInput && !inBuf) {
 		strview.PutRef(t[f.off:f.off+strview.Size], s)
 		if inBuf {
 			c.strBuf = c.strBuf[:b0]

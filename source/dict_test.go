@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -138,5 +139,75 @@ func TestDictColumnsLayoutRefusals(t *testing.T) {
 		c.edit(cols)
 		_, err := NewLayout(64, cols...)
 		assert.ErrorContains(t, err, c.want)
+	}
+}
+
+// TestRefInput: with Options.RefInput the views of long strings that need
+// no unescaping point into the text given to Decode, those unescaped
+// (CSV's "" and JSON's escapes) into Strings' memory, and every value is
+// what the decoding without it gives, in CSV (both field paths) and JSON
+// (both paths).
+func TestRefInput(t *testing.T) {
+	l := strLayout(t)
+	_, strs := testArena(t)
+	text := strview.NewArena(0)
+	defer text.Free()
+	r := rand.New(rand.NewPCG(21, 22))
+	var csvRecs []strRecord
+	var js []byte
+	for range 400 {
+		csvRecs = append(csvRecs, randStrRecord(r, l, true))
+		js = append(append(js, strJSON(r, l, randStrRecord(r, l, false))...), '\n')
+	}
+	for i := range 100 { // long strings with no escape
+		js = fmt.Appendf(js, `{"ts": %d, "name": "a plain name number %d", "note": "%s", "id": 7, "flag": false}`+"\n",
+			1700000000000+i, i, strings.Repeat("y", 13+i%30))
+	}
+	inputs := map[string][]byte{"csv": text.Copy(strCSV(r, csvRecs, "\n")), "json": text.Copy(js)}
+	within := func(v, src []byte) bool {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(strview.Bytes(v))))
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(src)))
+		return p >= lo && p < lo+uintptr(len(src))
+	}
+	for _, c := range []struct {
+		name   string
+		format string
+		mk     func(o Options) Decoder
+	}{
+		{"csv", "csv", func(o Options) Decoder { d, _ := NewCSVDecoder(l, CSVOptions{Options: o}); return d }},
+		{"csv slow", "csv", func(o Options) Decoder {
+			d, _ := NewCSVDecoder(l, CSVOptions{Options: o})
+			d.noFastFields = true
+			return d
+		}},
+		{"json", "json", func(o Options) Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: o}); return d }},
+		{"json general", "json", func(o Options) Decoder {
+			d, _ := NewJSONDecoder(l, JSONOptions{NoFastPath: true, Options: o})
+			return d
+		}},
+	} {
+		src := inputs[c.format]
+		want, err := decodeAll(t, c.mk(Options{Strings: strs}), src)
+		require.NoError(t, err, c.name)
+		got, err := decodeAll(t, c.mk(Options{Strings: strs, RefInput: true}), src)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, canonical(l, want), canonical(l, got), c.name)
+		refs := 0
+		for o := 0; o < len(got); o += l.TupleSize {
+			for _, col := range l.Columns {
+				if col.Kind != String || (col.Nullable && got[o+col.NullBit>>3]&(1<<(col.NullBit&7)) != 0) {
+					continue
+				}
+				v := got[o+col.Offset : o+col.Offset+strview.Size]
+				s := strview.Bytes(v)
+				if len(s) <= strview.MaxInline {
+					continue
+				}
+				if within(v, src) {
+					refs++
+				}
+			}
+		}
+		assert.Positive(t, refs, "%s: long strings referenced in the text", c.name)
 	}
 }
