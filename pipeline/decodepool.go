@@ -52,9 +52,9 @@ type decodeBlock struct {
 	// arena (strings): the views of their long strings point into it
 	// (source.Options.RefInput), valid as long as the tuples.
 	raw       []byte
-	skipLines int64  // lines of raw before the records: the header's
-	firstLine int64  // the input's line number of the records' first line
-	last      bool   // the input ends with it
+	skipLines int64 // lines of raw before the records: the header's
+	firstLine int64 // the input's line number of the records' first line
+	last      bool  // the input ends with it
 
 	tuples    []byte
 	strings   *strview.Arena
