@@ -348,17 +348,13 @@ func (p *Plan) compileGroups() error {
 		kq := *p.kq
 		kq.GroupBy = exprs
 		p.kq = &kq
-		for _, kp := range parts {
-			if kp.Kind != KeyString {
-				continue
-			}
+		switch {
+		case slices.ContainsFunc(q.GroupBy, func(g query.Expr) bool { _, ok := p.numberAt(g); return ok }):
+			// One dictionary for all the string keys: the encoded
+			// columns' numbers are its.
+			p.strings = p.dicts.Dict
+		case slices.ContainsFunc(parts, func(kp KeyPart) bool { return kp.Kind == KeyString }):
 			p.strings = strview.NewDict()
-			if slices.ContainsFunc(q.GroupBy, func(g query.Expr) bool { _, ok := p.numberAt(g); return ok }) {
-				// One dictionary for all the string keys: the encoded
-				// columns' numbers are its.
-				p.strings = p.dicts.Dict
-				break
-			}
 		}
 	}
 	// One word per aggregate of the lowered query (p.Aggs says how the
