@@ -51,7 +51,7 @@ func TestDictColumnsMatchReference(t *testing.T) {
 			q.GroupBy = q.GroupBy[:1]
 		}
 		require.NoError(t, q.Validate(), "seed %d", seed)
-		encodeSQLData(s, dc, data)
+		encodeSQLData(t, s, dc, data)
 		want, err := reference.Evaluate(q, data)
 		require.NoError(t, err, "seed %d", seed)
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: sqlTuple * (1 + r.IntN(64)), BufferSize: 1 << 16}
@@ -105,7 +105,7 @@ func TestDictColumnsSnapshotRestore(t *testing.T) {
 		}
 		write := func(e *Engine, dc *kernels.DictColumns, part []byte) {
 			part = append([]byte(nil), part...)
-			encodeSQLData(s, dc, part)
+			encodeSQLData(t, s, dc, part)
 			for i := range qs {
 				require.NoError(t, e.Stream(i).Write(part))
 				require.NoError(t, e.Stream(i).Flush())

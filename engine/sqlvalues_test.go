@@ -80,20 +80,8 @@ func sqlDictColumns(d *strview.Dict) *kernels.DictColumns {
 // encodeSQLData dictionary-encodes the strings of sqlData's tuples, as a
 // source's decoders do: each view pointing into dc's dictionary, its
 // number beside it (0 for NULL).
-func encodeSQLData(s *query.Schema, dc *kernels.DictColumns, data []byte) {
-	c := strview.NewDictCache(dc.Dict)
-	for o := 0; o < len(data); o += sqlTuple {
-		t := data[o : o+sqlTuple]
-		for name, at := range dc.Numbers {
-			a, _ := s.Lookup(name)
-			var id int64
-			if !a.IsNull(t) {
-				v := t[a.Offset : a.Offset+strview.Size]
-				id = c.Put(v, strview.Bytes(v))
-			}
-			binary.LittleEndian.PutUint32(t[at:], uint32(id))
-		}
-	}
+func encodeSQLData(t testing.TB, s *query.Schema, dc *kernels.DictColumns, data []byte) {
+	require.NoError(t, dc.Encode(s, strview.NewDictCache(dc.Dict), data))
 }
 
 // sqlGen makes random typed expressions over sqlSchema.
@@ -463,7 +451,7 @@ func matchReference(t *testing.T, r *rand.Rand, seed int, q *query.Query, data [
 	var dc *kernels.DictColumns
 	if r.IntN(2) == 0 {
 		dc = sqlDictColumns(strview.NewDict())
-		encodeSQLData(q.Schema, dc, data)
+		encodeSQLData(t, q.Schema, dc, data)
 	}
 	got := runSQLValues(t, q, data, cfg, dc)
 	if d := reference.Diff(q, want, got, 1e-9); d != "" {

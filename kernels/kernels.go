@@ -16,6 +16,7 @@ package kernels
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -143,6 +144,30 @@ type Options struct {
 type DictColumns struct {
 	Dict    *strview.Dict
 	Numbers map[string]int
+}
+
+// Encode dictionary-encodes the columns of tuples of schema s that no
+// decoder encoded (a Go program's): through c, a cache of Dict, each
+// string's view pointed into Dict and its number written beside it, 0 for
+// a NULL.
+func (dc *DictColumns) Encode(s *query.Schema, c *strview.DictCache, tuples []byte) error {
+	ts := s.TupleSize
+	for name, at := range dc.Numbers {
+		a, err := s.Lookup(name)
+		if err != nil {
+			return fmt.Errorf("encoded column %q: %w", name, err)
+		}
+		for o := 0; o+ts <= len(tuples); o += ts {
+			t := tuples[o : o+ts]
+			var id int64
+			if !a.IsNull(t) {
+				v := t[a.Offset : a.Offset+strview.Size]
+				id = c.Put(v, strview.Bytes(v))
+			}
+			binary.LittleEndian.PutUint32(t[at:], uint32(id))
+		}
+	}
+	return nil
 }
 
 // numberAt is the offset of the number of string key g where g is an

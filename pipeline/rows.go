@@ -104,7 +104,9 @@ func (w *TupleWriter) Write(tuples []byte) error {
 		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)
 	}
 	w.s.stampProcTime(tuples)
-	w.s.encodeDicts(tuples)
+	if err := w.s.encodeDicts(tuples); err != nil {
+		return err
+	}
 	if w.s.val != nil {
 		w.s.val.fed(w.s.src, tuples)
 	}
@@ -245,37 +247,16 @@ func encodeValue(t []byte, a query.Attribute, v any, strs *strview.Arena) error 
 
 // encodeDicts dictionary-encodes the VARCHAR columns of tuples that the
 // source's decoders would (sql.Source.DictNumbers), for tuples that no
-// decoder made (a SourceFunc's): each string's view pointed into the
-// source's dictionary, its number written beside it.
-func (s *sqlSource) encodeDicts(tuples []byte) {
-	if s.dict == nil {
-		return
+// decoder made (a SourceFunc's).
+func (s *sqlSource) encodeDicts(tuples []byte) error {
+	if s.dicts == nil {
+		return nil
 	}
 	if s.dictCache == nil {
-		s.dictCache = strview.NewDictCache(s.dict)
-		for name, at := range s.src.DictNumbers {
-			a, _ := s.src.Schema.Lookup(name)
-			s.dictCols = append(s.dictCols, dictCol{attr: a, at: at})
-		}
+		s.dictCache = strview.NewDictCache(s.dicts.Dict)
 	}
-	ts := s.src.Schema.TupleSize
-	for o := 0; o+ts <= len(tuples); o += ts {
-		t := tuples[o : o+ts]
-		for i := range s.dictCols {
-			c := &s.dictCols[i]
-			var id int64
-			if !c.attr.IsNull(t) {
-				v := t[c.attr.Offset : c.attr.Offset+strview.Size]
-				id = s.dictCache.Put(v, strview.Bytes(v))
-			}
-			binary.LittleEndian.PutUint32(t[c.at:], uint32(id))
-		}
+	if err := s.dicts.Encode(s.src.Schema, s.dictCache, tuples); err != nil {
+		return fmt.Errorf("source %s: %w", s.src.Name, err)
 	}
-}
-
-// dictCol is a dictionary-encoded column: its attribute and the offset
-// of its number.
-type dictCol struct {
-	attr query.Attribute
-	at   int
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
-	"github.com/saber-hx/saber-hx/strview"
 )
 
 // Job is an opened program: its outputs and sources open, its checkpoint
@@ -28,7 +27,6 @@ type Job struct {
 	sinks     []*rowSink // per query, nil where its output goes nowhere (a view)
 	toStdout  bool       // a query's rows go to Options.Stdout
 	sources   []*sqlSource
-	dicts     map[*sql.Source]*strview.Dict   // dictOf's
 	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
 	eng       *engine.Engine
 	running   atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines

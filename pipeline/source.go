@@ -47,12 +47,11 @@ type sqlSource struct {
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
 	tuples   uint64        // tuples fed
 	fed      atomic.Uint64 // tuples, for Job.Fed from other goroutines
-	// dict is the dictionary of the source's dictionary-encoded columns
-	// (sql.Source.DictNumbers; nil: none), the queries' too; dictCache
-	// and dictCols encodeDicts', for tuples no decoder made.
-	dict      *strview.Dict
+	// dicts are the source's dictionary-encoded columns
+	// (sql.Source.DictNumbers; nil: none) and their dictionary, the
+	// queries' too; dictCache is encodeDicts', for tuples no decoder made.
+	dicts     *kernels.DictColumns
 	dictCache *strview.DictCache
-	dictCols  []dictCol
 	// first is the stream the records are decoded into, set before the
 	// first read: its string heap holds their long strings (heapStrings).
 	first *engine.Stream
@@ -67,42 +66,37 @@ type kafkaShare struct {
 	resume              map[int32]kafka.Position
 }
 
-// dictOf is the dictionary of source s's dictionary-encoded columns, made
-// at the first call (nil where s has none): one for the run, which its
-// decoders and the queries that group by those columns share.
-func (j *Job) dictOf(s *sql.Source) *strview.Dict {
-	if len(s.DictNumbers) == 0 {
-		return nil
-	}
-	if j.dicts == nil {
-		j.dicts = map[*sql.Source]*strview.Dict{}
-	}
-	d := j.dicts[s]
-	if d == nil {
-		d = strview.NewDict()
-		j.dicts[s] = d
-	}
-	return d
-}
-
 // readDictColumns makes the queries that read a source's tuples as its
 // decoders write them group by the numbers of its dictionary-encoded
 // columns (sql.Source.DictQuery, engine.Spec.DictColumns).
 func (j *Job) readDictColumns() {
 	for i, q := range j.prog.Queries {
-		for _, s := range j.prog.Sources {
-			if d := j.dictOf(s); d != nil && s.DictQuery(q) {
-				j.specs[i].DictColumns = &kernels.DictColumns{Dict: d, Numbers: s.DictNumbers}
+		for _, ss := range j.sources {
+			if ss.dicts != nil && ss.src.DictQuery(q) {
+				j.specs[i].DictColumns = ss.dicts
 			}
 		}
 	}
+}
+
+// dict is the dictionary of the source's encoded columns (nil: none).
+func (s *sqlSource) dict() *strview.Dict {
+	if s.dicts == nil {
+		return nil
+	}
+	return s.dicts.Dict
 }
 
 // openSources opens every source before anything runs, so that a missing
 // file is reported first.
 func (j *Job) openSources() error {
 	for _, s := range j.prog.Sources {
-		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1, dict: j.dictOf(s)}
+		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1}
+		if len(s.DictNumbers) > 0 {
+			// One dictionary for the run, which the source's decoders and
+			// the queries that group by its columns share.
+			ss.dicts = &kernels.DictColumns{Dict: strview.NewDict(), Numbers: s.DictNumbers}
+		}
 		if s.ProcTime != "" {
 			a, err := s.Schema.Lookup(s.ProcTime)
 			if err != nil {
@@ -165,14 +159,14 @@ func (j *Job) openSources() error {
 		if s.Format == "csv" || s.Format == "json" {
 			if !ss.live && j.opts.Engine.Workers > 1 {
 				// Decoding grows with the cores: one decoder per worker.
-				p, err := newParallelDecoder(s, ss.name, ss.dict, ss.r, j.opts.Engine.Workers, decodeBlockSize)
+				p, err := newParallelDecoder(s, ss.name, ss.dict(), ss.r, j.opts.Engine.Workers, decodeBlockSize)
 				if err != nil {
 					return usagef("source %s: %v", s.Name, err)
 				}
 				ss.pool = p
 				continue
 			}
-			d, err := newDecoder(s, ss.name, decoderMemory{dict: ss.dict, strings: ss.heapStrings})
+			d, err := newDecoder(s, ss.name, decoderMemory{dict: ss.dict(), strings: ss.heapStrings})
 			if err != nil {
 				return usagef("source %s: %v", s.Name, err)
 			}
@@ -238,7 +232,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		// The records' long strings wait in the source's memory (each
 		// partition's) until the next FillSome: feedAll copies them into
 		// the streams' heaps as it commits (CommitCopy).
-		d, err := newDecoder(src, s.name, decoderMemory{dict: s.dict, strings: func(n int) ([]byte, error) { return s.kafka.Strings(n) }})
+		d, err := newDecoder(src, s.name, decoderMemory{dict: s.dict(), strings: func(n int) ([]byte, error) { return s.kafka.Strings(n) }})
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}
