@@ -237,6 +237,12 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 			return usagef("source %s: %v", src.Name, err)
 		}
 		cfg.Decoder = d
+		// The fetchers decode records too, each with a decoder of its
+		// own over the same dictionary; those with long strings are left
+		// to d (the partitions' memory is FillSome's to give).
+		cfg.NewDecoder = func(strings func(int) ([]byte, error)) (source.Decoder, error) {
+			return newDecoder(src, s.name, decoderMemory{dict: s.dict(), strings: strings})
+		}
 	}
 	// Open only checks the brokers and the topic: give it a bound.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -103,27 +103,65 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 		pctx, dcancel = context.WithDeadline(pctx, deadline)
 		defer dcancel()
 	}
-	fetches := s.cl.PollRecords(pctx, s.maxPoll)
+	if s.fetchers == nil {
+		fetches := s.cl.PollRecords(pctx, s.maxPoll)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.wake = nil
+		return s.take(ctx, &polled{fetches: fetches})
+	}
+	s.startFetchers()
+	var got bool
+	s.taking, got = s.waitPolled(pctx, s.taking[:0])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wake = nil
+	if !got {
+		// The idle deadline, a wake, ctx done or Close.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-s.stop:
+			return fmt.Errorf("kafka source %s: %w", s.cfg.Topic, kgo.ErrClientClosed)
+		default:
+			return nil
+		}
+	}
+	var err error
+	for i, b := range s.taking {
+		if err == nil {
+			err = s.take(ctx, b)
+		}
+		s.recycle(b)
+		s.taking[i] = nil
+	}
+	return err
+}
+
+// take decodes what a poll gave into the partitions' buffers (s.mu
+// held).
+func (s *Source) take(ctx context.Context, b *polled) error {
 	// Every record polled is decoded even when another partition reports
 	// an error: kgo will not return it again. A decode error (sticky)
 	// ends the decoding.
 	var ferr, ctxErr error
-	polled := time.Now()
-	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+	polledAt := time.Now()
+	rec := 0 // the index in b.recs of fp's first record
+	b.fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if ferr != nil {
 			return
 		}
+		first := rec
+		rec += len(fp.Records)
 		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
 			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
 				p.high = fp.HighWatermark
 				if len(fp.Records) > 0 {
-					p.lastRecords = polled
+					p.lastRecords = polledAt
 				}
-				for _, r := range fp.Records {
-					if err := s.add(p, r); err != nil {
+				for i, r := range fp.Records {
+					if err := s.addPolled(p, r, b, first+i); err != nil {
 						ferr = err
 						return
 					}
@@ -206,12 +244,25 @@ func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
 // records of p polled after it wait in p.backlog, p paused, until
 // FillSome frees memory (drain).
 func (s *Source) add(p *part, r *kgo.Record) error {
+	return s.addPolled(p, r, nil, 0)
+}
+
+// addPolled is add of the i-th record of b, whose fetcher may have
+// decoded it already (b nil: r is not a fetcher's).
+func (s *Source) addPolled(p *part, r *kgo.Record, b *polled, i int) error {
 	if p.bhead < len(p.backlog) {
 		p.backlog = append(p.backlog, r)
 		return nil
 	}
 	if !s.admit(p, r) {
 		return nil
+	}
+	if b != nil && len(b.recs) > 0 && !b.recs[i].serial {
+		got, err := s.replay(p, r, b, i)
+		if err == nil {
+			s.decoded(p, r, got)
+		}
+		return err
 	}
 	waits, err := s.decode(p, r, 0, 0, false)
 	if waits {
@@ -264,22 +315,8 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 				return false, recordError(s.cfg.Topic, p.id, r.Offset, err)
 			}
 			val = val[c:]
-			if t == 1 && p.skip > 0 && r.Offset == p.skipAt {
-				// Taken before the checkpoint this source resumes from.
-				p.skip--
-				t = 0
-			}
 			if t == 1 {
-				if got > 0 && p.n > 0 {
-					// An earlier line of this record (the last tuple
-					// buffered, unless produced already): producing it does
-					// not finish the record, so it completes only the
-					// records before (the commit stops at this one until
-					// its last line is out).
-					p.offs[p.head+p.n-1] = r.Offset - 1
-				}
-				s.push(p, nil, r.Offset)
-				got++
+				got = s.pushLine(p, r, got)
 			}
 			if c == 0 {
 				break
@@ -289,6 +326,32 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 			s.malformed++ // an empty value
 		}
 	}
+	s.decoded(p, r, got)
+	return false, nil
+}
+
+// pushLine pushes the tuple decoded into p's reserved slot from a line
+// of record r, got of whose tuples were pushed before, and returns got
+// with it counted.
+func (s *Source) pushLine(p *part, r *kgo.Record, got int) int {
+	if p.skip > 0 && r.Offset == p.skipAt {
+		// Taken before the checkpoint this source resumes from.
+		p.skip--
+		return got
+	}
+	if got > 0 && p.n > 0 {
+		// An earlier line of this record (the last tuple buffered,
+		// unless produced already): producing it does not finish the
+		// record, so it completes only the records before (the commit
+		// stops at this one until its last line is out).
+		p.offs[p.head+p.n-1] = r.Offset - 1
+	}
+	s.push(p, nil, r.Offset)
+	return got + 1
+}
+
+// decoded moves p on past record r, which gave got tuples.
+func (s *Source) decoded(p *part, r *kgo.Record, got int) {
 	p.next = r.Offset + 1
 	if r.Offset >= p.skipAt {
 		p.skip = 0
@@ -304,7 +367,6 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 		p.skipped(r.Offset, s)
 	}
 	s.refresh(p)
-	return false, nil
 }
 
 // wait makes record r of p wait for string memory from byte off of its
@@ -386,10 +448,24 @@ func (s *Source) applyPauses(cl *kgo.Client) {
 	pause, resume := s.pauseReq, s.resumeReq
 	s.pauseReq, s.resumeReq = nil, nil
 	s.mu.Unlock()
-	if len(pause) > 0 {
-		cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: pause})
+	if len(pause) == 0 && len(resume) == 0 {
+		return
 	}
-	if len(resume) > 0 {
-		cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: resume})
+	if s.fetchers == nil {
+		if len(pause) > 0 {
+			cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: pause})
+		}
+		if len(resume) > 0 {
+			cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: resume})
+		}
+		return
+	}
+	for _, f := range s.fetchers {
+		if ids := f.own(pause); len(ids) > 0 {
+			f.cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: ids})
+		}
+		if ids := f.own(resume); len(ids) > 0 {
+			f.cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: ids})
+		}
 	}
 }

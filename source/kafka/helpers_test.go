@@ -38,6 +38,14 @@ func jsonDecoder(t testing.TB, onErr source.OnError) source.Decoder {
 	return d
 }
 
+// jsonNewDecoder makes decoders like jsonDecoder's, for the fetchers
+// (Config.NewDecoder).
+func jsonNewDecoder(t testing.TB, onErr source.OnError) func(func(int) ([]byte, error)) (source.Decoder, error) {
+	return func(strings func(int) ([]byte, error)) (source.Decoder, error) {
+		return source.NewJSONDecoder(testLayout(t), source.JSONOptions{Options: source.Options{Input: "kafka", OnError: onErr, Strings: strings}})
+	}
+}
+
 // rec is one test record.
 type rec struct {
 	part int32
@@ -241,4 +249,15 @@ func allIDs(parts [][]rec) []int64 {
 	}
 	slices.Sort(x)
 	return x
+}
+
+// predecoded sums the fetchers' counts of records they decoded and of
+// those they left to FillSome (Close first: the fetchers have stopped).
+func (s *Source) predecoded() (pre, fellBack int) {
+	s.Close()
+	for _, f := range s.fetchers {
+		pre += f.predecoded
+		fellBack += f.fellBack
+	}
+	return pre, fellBack
 }

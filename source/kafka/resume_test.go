@@ -62,7 +62,11 @@ func TestResumeAtPositions(t *testing.T) {
 			for _, k := range []int{0, 1, rnd(total), rnd(total), total} {
 				cfg := Config{Brokers: []string{c.Addr}, Topic: "t", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
 					fetchPartitionBytes: int32(200 + rnd(4000)), maxPoll: 1 + rnd(50), bufferTuples: 1 + rnd(40),
-					Resume: map[int32]Position{}} // static: every partition, from the start
+					Resume:   map[int32]Position{}, // static: every partition, from the start
+					Fetchers: 1 + rnd(parts)}
+				if rnd(2) == 0 {
+					cfg.NewDecoder = jsonNewDecoder(t, source.Fail)
+				}
 				s := openT(t, cfg)
 				var got []byte
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -87,6 +87,18 @@ type Config struct {
 	// decoder is called only from FillSome); the long strings of the
 	// tuples FillSome returns are valid until the next FillSome or Close.
 	Decoder source.Decoder
+	// NewDecoder, where set, makes another decoder like Decoder (a
+	// Decoder of its own for each fetcher, see Fetchers): they decode on
+	// the fetchers' goroutines. Their Options.Strings is strings, which
+	// leaves any record with long strings to Decoder. nil: Decoder
+	// decodes every record, on FillSome's goroutine.
+	NewDecoder func(strings func(n int) ([]byte, error)) (source.Decoder, error)
+	// Fetchers is how many consumer clients read the partitions of a
+	// source that is not a group member, each polled (and its records
+	// decoded, with NewDecoder) by a goroutine of its own, so that
+	// fetching and decoding grow with the cores (0: one per partition,
+	// at most GOMAXPROCS and MaxFetchers). A group member has one.
+	Fetchers int
 	// StringBytes is the memory of each partition's long strings (those
 	// of its tuples buffered, and of those FillSome last returned),
 	// mapped outside the Go heap on the first one: rounded up to a power
@@ -167,11 +179,20 @@ type Source struct {
 	bufCap  int
 	strSize int // a partition's string memory
 
-	cl     *kgo.Client
-	meta   *kgo.Client
-	adm    *kadm.Client
-	member bool // a group member (commits through cl); else static commits through adm
-	static bool // Partitions, Instances or Resume: no group membership
+	cl   *kgo.Client // a group member's (nil: fetchers)
+	meta *kgo.Client
+	// fetchers read the partitions where the source is not a group
+	// member: what they polled comes through polled, and goes back to
+	// them through free once taken (taking: those FillSome takes now);
+	// stopFetchers ends their polls (Close).
+	fetchers     []*fetcher
+	polled       chan *polled
+	free         chan *polled
+	taking       []*polled
+	stopFetchers context.CancelFunc
+	adm          *kadm.Client
+	member       bool // a group member (commits through cl); else static commits through adm
+	static       bool // Partitions, Instances or Resume: no group membership
 	// left: where the stream of each partition this member lost or gave
 	// up stood then (adjustOffsets).
 	left map[int32]Position
@@ -202,7 +223,10 @@ type Source struct {
 	rebalances uint64
 	stats      Stats
 	malformed  int64 // binary values of the wrong size, empty values
-	err        error // sticky FillSome error
+	// preMalformed counts the malformed lines of the records fetchers
+	// decoded and FillSome took.
+	preMalformed int64
+	err          error // sticky FillSome error
 	// cur is the partition whose record the decoder is decoding (for
 	// Strings); strParts lists the partitions with string memory mapped.
 	cur      *part
@@ -392,7 +416,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			offs[p] = o
 			next[p] = n
 		}
-		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: offs}))
+		if err := s.openFetchers(opts, offs, want); err != nil {
+			return fail(fmt.Errorf("%s: %w", where, err))
+		}
 		s.mu.Lock()
 		for _, p := range want {
 			s.assign(p, next[p])
@@ -402,8 +428,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		}
 		s.mu.Unlock()
 	}
-	if s.cl, err = kgo.NewClient(opts...); err != nil {
-		return fail(fmt.Errorf("%s: %w", where, err))
+	if s.member {
+		if s.cl, err = kgo.NewClient(opts...); err != nil {
+			return fail(fmt.Errorf("%s: %w", where, err))
+		}
 	}
 	s.applyPauses(s.cl)
 	// Refused once open (the brokers restarted with other credentials):
@@ -551,7 +579,7 @@ func (s *Source) Stats() Stats {
 	st.Position = s.pos
 	st.Malformed = s.malformed
 	if s.dec != nil && !s.binary {
-		st.Malformed += s.dec.Malformed()
+		st.Malformed += s.dec.Malformed() + s.preMalformed
 	}
 	st.Partitions = nil
 	for _, p := range s.parts {
@@ -574,6 +602,12 @@ func (s *Source) Stats() Stats {
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
+		s.mu.Lock() // after close(s.stop): no fetcher starts now (startFetchers)
+		stop := s.stopFetchers
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
 		s.wg.Wait()
 		if s.stopGuard != nil {
 			s.stopGuard()
@@ -588,6 +622,9 @@ func (s *Source) Close() error {
 		}
 		if s.cl != nil {
 			s.cl.Close()
+		}
+		for _, f := range s.fetchers {
+			f.cl.Close()
 		}
 		s.meta.Close()
 		s.mu.Lock()

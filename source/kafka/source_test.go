@@ -34,23 +34,36 @@ func rndOf(seed uint64) func(int) int {
 func TestReadJSON(t *testing.T) {
 	t.Parallel()
 	for _, parts := range []int{1, 4} {
-		t.Run(fmt.Sprint(parts), func(t *testing.T) {
-			t.Parallel()
-			c := kafkatest.Start(t, parts, "ev")
-			data := genRecords(rndOf(uint64(parts)), parts, 300)
-			produce(t, producer(t, c.Addr), "ev", interleave(data, 2, rndOf(1)), false)
-			s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
-			got := readAll(t, s, 64)
-			want := oracle(data)
-			assert.True(t, bytes.Equal(want, got), "stream differs from the merge rule: %s", firstDiff(want, got))
-			st := s.Stats()
-			assert.Equal(t, int64(len(want)/testTS), st.Tuples)
-			assert.Equal(t, st.Tuples, st.Records)
-			assert.Equal(t, uint64(len(want)), st.Position)
-			for _, ps := range st.Partitions {
-				assert.Equal(t, ps.High, ps.Next, "partition %d read to its high watermark", ps.Partition)
-			}
-		})
+		for _, predecode := range []bool{false, true} {
+			t.Run(fmt.Sprint(parts, predecode), func(t *testing.T) {
+				t.Parallel()
+				c := kafkatest.Start(t, parts, "ev")
+				data := genRecords(rndOf(uint64(parts)), parts, 300)
+				produce(t, producer(t, c.Addr), "ev", interleave(data, 2, rndOf(1)), false)
+				cfg := Config{Brokers: []string{c.Addr}, Topic: "ev", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true}
+				if predecode {
+					cfg.NewDecoder = jsonNewDecoder(t, source.Fail)
+				}
+				s := openT(t, cfg)
+				got := readAll(t, s, 64)
+				want := oracle(data)
+				assert.True(t, bytes.Equal(want, got), "stream differs from the merge rule: %s", firstDiff(want, got))
+				st := s.Stats()
+				assert.Equal(t, int64(len(want)/testTS), st.Tuples)
+				assert.Equal(t, st.Tuples, st.Records)
+				assert.Equal(t, uint64(len(want)), st.Position)
+				for _, ps := range st.Partitions {
+					assert.Equal(t, ps.High, ps.Next, "partition %d read to its high watermark", ps.Partition)
+				}
+				pre, fell := s.predecoded()
+				if predecode {
+					assert.Equal(t, len(want)/testTS, pre, "every record decoded by a fetcher")
+				} else {
+					assert.Zero(t, pre)
+				}
+				assert.Zero(t, fell)
+			})
+		}
 	}
 }
 
@@ -97,7 +110,10 @@ func TestDeterministicMerge(t *testing.T) {
 					rs = rs[k:]
 				}
 				cfg := Config{Brokers: []string{c.Addr}, Topic: topic, Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
-					fetchPartitionBytes: int32(200 + rnd(4000)), maxPoll: 1 + rnd(50), bufferTuples: 1 + rnd(40)}
+					fetchPartitionBytes: int32(200 + rnd(4000)), maxPoll: 1 + rnd(50), bufferTuples: 1 + rnd(40), Fetchers: 1 + rnd(parts)}
+				if rnd(2) == 0 {
+					cfg.NewDecoder = jsonNewDecoder(t, source.Fail)
+				}
 				s := openT(t, cfg)
 				got := readAll(t, s, 1+rnd(30))
 				assert.True(t, bytes.Equal(want, got), "interleaving %d (%+v): %s", how, cfg, firstDiff(want, got))
@@ -212,7 +228,17 @@ func TestMalformed(t *testing.T) {
 	for _, v := range values {
 		require.NoError(t, pr.ProduceSync(context.Background(), &kgo.Record{Topic: "bad", Value: v}).FirstErr())
 	}
-	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	for _, predecode := range []bool{false, true} {
+		t.Run(fmt.Sprint(predecode), func(t *testing.T) { testMalformed(t, c.Addr, good, predecode) })
+	}
+}
+
+func testMalformed(t *testing.T, addr string, good []rec, predecode bool) {
+	cfg := Config{Brokers: []string{addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true}
+	if predecode {
+		cfg.NewDecoder = jsonNewDecoder(t, source.Fail)
+	}
+	s := openT(t, cfg)
 	dst := make([]byte, 10*testTS)
 	var err error
 	for err == nil {
@@ -225,7 +251,11 @@ func TestMalformed(t *testing.T) {
 	_, again := s.FillSome(context.Background(), dst)
 	assert.Equal(t, err, again, "the error sticks")
 
-	s = openT(t, Config{Brokers: []string{c.Addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true})
+	cfg = Config{Brokers: []string{addr}, Topic: "bad", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true}
+	if predecode {
+		cfg.NewDecoder = jsonNewDecoder(t, source.Skip)
+	}
+	s = openT(t, cfg)
 	got := readAll(t, s, 10)
 	assert.Equal(t, oracle([][]rec{good}), got)
 	assert.Equal(t, int64(2), s.Stats().Malformed, "a bad value and an empty one")
@@ -428,7 +458,8 @@ func TestBackPressure(t *testing.T) {
 	c := kafkatest.Start(t, 2, "bp")
 	data := genRecords(rndOf(4), 2, 5000)
 	produce(t, producer(t, c.Addr), "bp", interleave(data, 0, nil), false)
-	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bp", Decoder: jsonDecoder(t, source.Fail), bufferTuples: 100, maxPoll: 50, fetchPartitionBytes: 4096})
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bp", Decoder: jsonDecoder(t, source.Fail), NewDecoder: jsonNewDecoder(t, source.Fail),
+		bufferTuples: 100, maxPoll: 50, fetchPartitionBytes: 4096})
 	dst := make([]byte, 10*testTS)
 	for range 20 {
 		_, err := s.FillSome(context.Background(), dst)

@@ -108,6 +108,11 @@ func TestReadStrings(t *testing.T) {
 			if seed == 3 {
 				cfg.fetchPartitionBytes, cfg.maxPoll, cfg.bufferTuples = int32(20000+rnd(100000)), 1+rnd(50), 1+rnd(40)
 			}
+			if seed != 1 {
+				// Records without long strings decoded by the fetchers, the
+				// others by FillSome.
+				cfg.NewDecoder, cfg.Fetchers = strNewDecoder(t, source.Fail), int(seed)
+			}
 			s = openT(t, cfg)
 			got := readStr(t, s, -1, want, rnd)
 			assert.Equal(t, strOracle(data), got)
@@ -128,7 +133,11 @@ func TestReadStrings(t *testing.T) {
 			assert.Greater(t, total, uint64(parts)*2*(128<<10), "the regions are reused")
 			t.Logf("%d partitions, %d tuples, %d KiB of strings through %d regions of 128 KiB, %d waits",
 				parts, len(got), total>>10, parts, st.StringWaits)
-			require.NoError(t, s.Close())
+			pre, fell := s.predecoded()
+			if seed != 1 {
+				assert.Positive(t, pre, "records without long strings decoded by the fetchers")
+				assert.Positive(t, fell, "records with long strings left to FillSome")
+			}
 			_, err := s.FillSome(context.Background(), make([]byte, strTS))
 			assert.ErrorIs(t, err, kgo.ErrClientClosed, "no tuple after Close")
 		})
@@ -154,7 +163,10 @@ func TestStringsResume(t *testing.T) {
 			for _, k := range []int{1, rnd(len(order)), rnd(len(order))} {
 				var s *Source
 				cfg := Config{Brokers: []string{c.Addr}, Topic: "r", Decoder: strDecoder(t, &s, source.Fail), StopAtEnd: true,
-					StringBytes: 128 << 10, Resume: map[int32]Position{}, maxPoll: 1 + rnd(50)}
+					StringBytes: 128 << 10, Resume: map[int32]Position{}, maxPoll: 1 + rnd(50), Fetchers: 1 + rnd(parts)}
+				if rnd(2) == 0 {
+					cfg.NewDecoder = strNewDecoder(t, source.Fail)
+				}
 				s = openT(t, cfg)
 				got := readStr(t, s, k, want, rnd)
 				pos := s.Positions()

@@ -41,6 +41,14 @@ func strDecoder(t testing.TB, src **Source, onErr source.OnError) source.Decoder
 	return d
 }
 
+// strNewDecoder makes decoders like strDecoder's for the fetchers
+// (Config.NewDecoder).
+func strNewDecoder(t testing.TB, onErr source.OnError) func(func(int) ([]byte, error)) (source.Decoder, error) {
+	return func(strings func(int) ([]byte, error)) (source.Decoder, error) {
+		return source.NewJSONDecoder(strLayout(t), source.JSONOptions{Options: source.Options{Input: "kafka", OnError: onErr, Strings: strings}})
+	}
+}
+
 // srec is one string test record.
 type srec struct {
 	part int32

@@ -1,0 +1,98 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/source"
+)
+
+// TestFetchersDecodeAsFillSome: values of one line or several, some of
+// their lines malformed, some values empty, read with OnError Skip by
+// FillSome's decoder alone and by the fetchers' (1 to 4 of them), give
+// the same stream, the same count of malformed lines and the same
+// commits' positions; with OnError Fail, the same first error.
+func TestFetchersDecodeAsFillSome(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			rnd := rndOf(seed + 400)
+			parts := 1 + rnd(4)
+			c := kafkatest.Start(t, parts, "m")
+			data := genRecords(rnd, parts, 200)
+			var batch []*kgo.Record
+			for p, rs := range data {
+				for len(rs) > 0 {
+					k := min(len(rs), 1+rnd(3))
+					var v []byte
+					for i, r := range rs[:k] {
+						if i > 0 {
+							v = append(v, '\n')
+						}
+						switch rnd(20) {
+						case 0:
+							v = append(v, `{"event_time": "late", "id": 1}`...)
+						case 1:
+							v = append(v, `{"event_time": 1, "id": `...) // cut short
+						default:
+							v = append(v, r.json()...)
+						}
+					}
+					if rnd(30) == 0 {
+						v = nil
+					}
+					batch = append(batch, &kgo.Record{Topic: "m", Partition: int32(p), Value: v})
+					rs = rs[k:]
+				}
+			}
+			require.NoError(t, producer(t, c.Addr).ProduceSync(context.Background(), batch...).FirstErr())
+
+			read := func(onErr source.OnError, fetchers int, predecode bool) ([]byte, Stats, error) {
+				cfg := Config{Brokers: []string{c.Addr}, Topic: "m", Decoder: jsonDecoder(t, onErr), StopAtEnd: true,
+					Fetchers: fetchers, maxPoll: 1 + rnd(100), fetchPartitionBytes: int32(500 + rnd(5000))}
+				if predecode {
+					cfg.NewDecoder = jsonNewDecoder(t, onErr)
+				}
+				s := openT(t, cfg)
+				dst := make([]byte, (1+rnd(20))*testTS)
+				var out []byte
+				var err error
+				for err == nil {
+					var n int
+					n, err = s.FillSome(context.Background(), dst)
+					out = append(out, dst[:n]...)
+				}
+				st := s.Stats()
+				pre, _ := s.predecoded()
+				if predecode && len(out) > 0 {
+					assert.Positive(t, pre, "the fetchers decoded")
+				}
+				return out, st, err
+			}
+			want, wantSt, err := read(source.Skip, 1, false)
+			require.ErrorContains(t, err, "EOF")
+			_, _, wantErr := read(source.Fail, 1, false)
+			for fetchers := 1; fetchers <= parts; fetchers++ {
+				got, st, err := read(source.Skip, fetchers, true)
+				require.ErrorContains(t, err, "EOF")
+				assert.True(t, bytes.Equal(want, got), "%d fetchers: %s", fetchers, firstDiff(want, got))
+				assert.Equal(t, wantSt.Malformed, st.Malformed, "%d fetchers", fetchers)
+				assert.Equal(t, wantSt.Records, st.Records, "%d fetchers", fetchers)
+				assert.Equal(t, wantSt.Tuples, st.Tuples, "%d fetchers", fetchers)
+				if parts == 1 {
+					// One partition: the first error is the same record's.
+					_, _, err = read(source.Fail, fetchers, true)
+					assert.Equal(t, wantErr.Error(), err.Error())
+				}
+			}
+		})
+	}
+}
