@@ -13,7 +13,10 @@
 #    `ysb produce --rate 1000000` goes for 5 s, then times
 #    `ysb --source kafka --stop-at-end` over them (fetch from the broker,
 #    JSON decoding, the query, the windows to Redis), and checks the
-#    windows. The broker runs in its own process on loopback.
+#    windows. The broker runs in its own process on loopback. Then
+#    internal/cmd/kafka-ceiling reads the same topic with franz-go alone,
+#    decoding nothing, with 1 client and with as many as the source has
+#    fetchers: the ceiling of any consumer of the topic on this machine.
 # 2. Live: `ysb --source kafka` while `ysb produce --rate N --skew 50`
 #    runs for D seconds; once the partitions went idle the run is stopped
 #    with SIGINT, and `ysb check` prints the windows' latency
@@ -34,6 +37,7 @@ out=${OUT:-build/out}/pipeline
 mkdir -p "$out"
 go build -o "$out/saber-hx" ./cmd/saber-hx
 go build -o "$out/kafka-local" ./cmd/kafka-local
+go build -o "$out/kafka-ceiling" ./internal/cmd/kafka-ceiling
 grep -m1 'model name' /proc/cpuinfo || true
 echo "cores: $(nproc)"
 port=$(( 30000 + $$ % 10000 ))
@@ -57,6 +61,11 @@ start_servers
 "$sh" ysb produce --brokers "$kafka" --topic ad-events --rate 1000000 --duration 5s --partitions "$parts" --log "$out/backlog.log" 2>/dev/null
 "$sh" ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --stop-at-end --json 2>/dev/null | tail -1 | tee "$out/backlog.json"
 "$sh" ysb check --redis "$redis" --events "$out/backlog.log" | sed -n 1p
+fetchers=$(( parts < $(nproc) ? parts : $(nproc) ))
+fetchers=$(( fetchers < 8 ? fetchers : 8 )) # the source's default (kafka.MaxFetchers)
+for c in $(printf '%s\n' 1 "$fetchers" | sort -un); do
+	"$out/kafka-ceiling" --brokers "$kafka" --topic ad-events --clients "$c"
+done
 
 echo "== live: $rate events/s for $secs s over $parts partitions, skew 50 ms, watermark delay 100 ms"
 start_servers

@@ -1,0 +1,119 @@
+// Command kafka-ceiling reads a topic from its start as fast as franz-go
+// fetches it, decoding nothing, and prints the records per second: the
+// ceiling of any consumer of that topic on this machine, against which
+// build/bench-pipeline.sh puts the YSB pipeline's events per second.
+// Each of --clients consumer clients reads every --clients-th partition,
+// as the Kafka source's fetchers do.
+//
+//	go run ./internal/cmd/kafka-ceiling --brokers 127.0.0.1:9092 --topic ad-events --clients 2
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func main() {
+	brokers := flag.String("brokers", "127.0.0.1:9092", "the brokers, a comma list")
+	topic := flag.String("topic", "ad-events", "the topic, read from its start to the end it has when the command starts")
+	clients := flag.Int("clients", 1, "consumer clients, each reading every clients-th partition")
+	flag.Parse()
+	if flag.NArg() > 0 || *clients < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(strings.Split(*brokers, ","), *topic, *clients); err != nil {
+		fmt.Fprintf(os.Stderr, "kafka-ceiling: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(brokers []string, topic string, clients int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	meta, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return err
+	}
+	adm := kadm.NewClient(meta)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	var ends kadm.ListedOffsets
+	if err == nil {
+		if ends, err = adm.ListEndOffsets(ctx, topic); err == nil {
+			err = ends.Error()
+		}
+	}
+	meta.Close()
+	if err != nil {
+		return fmt.Errorf("list offsets of %s: %w", topic, err)
+	}
+	var total int64
+	var parts []int32
+	ends.Each(func(o kadm.ListedOffset) {
+		s, _ := starts.Lookup(topic, o.Partition)
+		total += o.Offset - s.Offset
+		parts = append(parts, o.Partition)
+	})
+	if total == 0 {
+		return fmt.Errorf("topic %s is empty", topic)
+	}
+	var read atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	rctx, done := context.WithCancel(ctx)
+	defer done()
+	start := time.Now()
+	for c := range min(clients, len(parts)) {
+		mine := map[int32]kgo.Offset{}
+		for i := c; i < len(parts); i += clients {
+			mine[parts[i]] = kgo.NewOffset().AtStart()
+		}
+		// The Kafka source's fetch sizes.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchMaxBytes(8<<20), kgo.FetchMaxPartitionBytes(1<<20),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: mine}))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rctx.Err() == nil {
+				fs := cl.PollRecords(rctx, 0)
+				if err := fs.Err0(); err != nil && !errors.Is(err, context.Canceled) {
+					errs <- err
+					done()
+					return
+				}
+				if read.Add(int64(fs.NumRecords())) >= total {
+					done()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	if n := read.Load(); n < total {
+		return fmt.Errorf("read %d of %d records before the deadline", n, total)
+	}
+	fmt.Printf("read %d records with %d clients in %.3f s: %.3f M records/s\n", total, clients, took.Seconds(), float64(total)/took.Seconds()/1e6)
+	return nil
+}
