@@ -118,6 +118,17 @@ func (w *worker) parallelWork(sc *section, wall, work int64, c *serialClock) {
 	c.work.Add(work)
 }
 
+// idle counts d nanoseconds of w's time in which it waited, inside
+// whatever section or frame encloses it, for work that other workers do
+// in parallel (a join's result stage that waits for the join to catch up:
+// joinStage.catchUp): no query's time, neither serial nor work, and taken
+// out of what encloses it as a frame's time is.
+func (w *worker) idle(d int64) {
+	if w != nil {
+		w.clk.inner += d
+	}
+}
+
 // clock is the serialClock the stream's time counts on: a join input's
 // is the join's (the left stream's).
 func (s *Stream) clock() *serialClock {

@@ -248,7 +248,9 @@ func (s *Stream) push(p []byte, w *worker) error {
 		if !ok {
 			prev := w.pushing
 			w.pushing = max(prev, s.id+1)
-			w.help()
+			if !w.tryHelp() {
+				w.waitBell(s.room) // for s's merge to free the ring
+			}
 			w.pushing = prev
 			// A push outside any merge (a join's output) has no merge
 			// to return to that would take up what it deferred.
@@ -293,7 +295,9 @@ func (s *Stream) pushStrings(n int, w *worker) ([]byte, error) {
 		}
 		prev := w.pushing
 		w.pushing = max(prev, s.id+1)
-		w.help()
+		if !w.tryHelp() {
+			w.waitBell(s.room) // for s's merge to free the heap
+		}
 		w.pushing = prev
 		w.drainDeferred()
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -208,7 +207,8 @@ func (js *joinStage) catchUp(w *worker) error {
 		if js.work(w, 2*js.maxTaken(), 1) {
 			continue
 		}
-		js.pause(w)
+		// The windows ahead are the other workers' to join meanwhile.
+		w.waitBell(js.moved)
 	}
 	return nil
 }
@@ -217,39 +217,11 @@ func (js *joinStage) catchUp(w *worker) error {
 // meanwhile, as help would: a task of an upstream query may push into this
 // stage's own ring, full while this result stage is held, and wait for it
 // for ever. It looks again when the join moves (moved: a side's tuples
-// filed, a window joined or handed on), or after pauseLook at the latest.
-//
-// A plain sleep of pauseLook lasted many times longer than asked (the Go
-// runtime's idle wait has a resolution of a millisecond), long past the
-// moment the join moved. Yielding the CPU in a loop instead cost a thread
-// switch per yield, the workers being locked to their threads, and ran
-// either faster or much slower from run to run (docs/scheduling.md).
-const pauseLook = 20 * time.Microsecond
+// filed, a window joined or handed on), or after bellWait at the latest
+// (worker.waitBell).
 
-// ring tells one result stage that waits (pause) that the join moved. It
-// does not block: the doorbell holds one ring, and a second waiter looks
-// again after pauseLook.
-func (js *joinStage) ring() {
-	select {
-	case js.moved <- struct{}{}:
-	default:
-	}
-}
-
-// pause waits until the join moves (ring) or pauseLook passes, on w's
-// timer.
-func (js *joinStage) pause(w *worker) {
-	if w.pauseTimer == nil {
-		w.pauseTimer = time.NewTimer(pauseLook)
-	} else {
-		w.pauseTimer.Reset(pauseLook)
-	}
-	select {
-	case <-js.moved:
-		w.pauseTimer.Stop()
-	case <-w.pauseTimer.C:
-	}
-}
+// ring tells one result stage that waits (waitBell) that the join moved.
+func (js *joinStage) ring() { ringBell(js.moved) }
 
 // sidesShareProducer says whether both sides descend from streams that one
 // producer writes (SameProducer): then a side ahead does not make its

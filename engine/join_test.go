@@ -195,25 +195,33 @@ func TestJoinFeedsDownstream(t *testing.T) {
 	assertNoLeak(t, base)
 }
 
-// TestJoinPauseWaitsForTheDoorbell: a result stage's pause on a join
-// lasts pauseLook when nothing rings, ends at a ring (one waits in the
-// doorbell, taken by the pause; rings beyond it do not block), and a pause
-// that a ring ended leaves no stale timer for the next one, which again
-// lasts pauseLook.
-func TestJoinPauseWaitsForTheDoorbell(t *testing.T) {
-	js := &joinStage{moved: make(chan struct{}, 1)}
+// TestWaitBell: a worker's wait on a doorbell lasts bellWait when
+// nothing rings, ends at a ring (one waits in the doorbell, taken by the
+// wait; rings beyond it do not block), and a wait that a ring ended
+// leaves no stale timer for the next one, which again lasts bellWait. The
+// wait is idle time: the serial section it is in counts none of it,
+// neither as serial time nor as work.
+func TestWaitBell(t *testing.T) {
+	bell := make(chan struct{}, 1)
 	w := &worker{}
+	var c serialClock
+	sc := w.beginSerial()
 	start := time.Now()
-	js.pause(w)
-	assert.GreaterOrEqual(t, time.Since(start), pauseLook, "nothing rang")
-	js.ring()
-	js.ring() // the doorbell is full: no wait
-	require.Len(t, js.moved, 1)
-	js.pause(w)
-	assert.Empty(t, js.moved, "the pause took the ring")
+	w.waitBell(bell)
+	waited := time.Since(start)
+	w.endSerial(sc, &c)
+	assert.GreaterOrEqual(t, waited, bellWait, "nothing rang")
+	serial, work := c.times()
+	assert.Less(t, serial, waited, "the wait is not serial time")
+	assert.Equal(t, serial, work, "nor work: the section's own time is both")
+	ringBell(bell)
+	ringBell(bell) // the doorbell is full: no wait
+	require.Len(t, bell, 1)
+	w.waitBell(bell)
+	assert.Empty(t, bell, "the wait took the ring")
 	start = time.Now()
-	js.pause(w)
-	assert.GreaterOrEqual(t, time.Since(start), pauseLook, "after a ring, the timer again")
+	w.waitBell(bell)
+	assert.GreaterOrEqual(t, time.Since(start), bellWait, "after a ring, the timer again")
 }
 
 // TestJoinOfOneProducerIsNotHeldBack is Nexmark q7's shape: one producer

@@ -126,6 +126,7 @@ func (s *Stream) merge(t *task, w *worker) {
 	if s.heap != nil {
 		s.heap.Free(t.heapEnd)
 	}
+	ringBell(s.room)
 	s.lat.record(time.Duration(scheduler.Nanotime() - t.Dispatched))
 	s.publish(t, counted)
 	t.Data = nil

@@ -54,8 +54,11 @@ type Stream struct {
 	// preallocRecords made by newStream, the rest by the producer when it
 	// first needs them (newRecord); a record is read by the workers only
 	// once the queue hands its task over.
-	records  []*task
-	free     chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	records []*task
+	free    chan *task // recycled tasks (the producer takes, the merger gives back); its capacity bounds tasks in flight
+	// room is rung when a merge freed ring and heap space: a push that
+	// found them full waits on it (worker.waitBell).
+	room     chan struct{}
 	taskSize int
 	spares   int // group states a record's result gets up front (TaskResult.Prealloc)
 	node     int // index of the NUMA node of the ring's memory (0 if unknown)
@@ -237,6 +240,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		ring:    ring,
 		records: make([]*task, inFlight),
 		free:    make(chan *task, inFlight),
+		room:    make(chan struct{}, 1),
 		ready:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}

@@ -43,8 +43,8 @@ type worker struct {
 	// worker left for when it holds no merge (drainDeferred).
 	deferred []*Stream
 	draining bool
-	// pauseTimer bounds the worker's waits on a join (joinStage.pause).
-	pauseTimer *time.Timer
+	// bellTimer bounds the worker's waits on a doorbell (waitBell).
+	bellTimer *time.Timer
 	// clk nests the worker's time for the queries' serial_fraction.
 	clk workClock
 	// assemble are the tasks the worker merged last in every partition,
@@ -234,6 +234,46 @@ func (w *worker) help() {
 	if !w.tryHelp() {
 		time.Sleep(helpWait)
 	}
+}
+
+// A worker that waits for other workers (a join's result stage for the
+// windows ahead to be joined, a push for a task of the full stream it
+// pushes into to be merged) waits on a doorbell that they ring once they
+// moved on: a channel of one, rung without blocking (ringBell), so that a
+// second waiter looks again after bellWait.
+//
+// A plain sleep of bellWait lasted many times longer than asked (the Go
+// runtime's idle wait has a resolution of a millisecond), long past the
+// moment the other worker moved. Yielding the CPU in a loop instead cost
+// a thread switch per yield, the workers being locked to their threads,
+// and ran either faster or much slower from run to run
+// (docs/scheduling.md).
+const bellWait = 20 * time.Microsecond
+
+// ringBell rings doorbell bell without blocking.
+func ringBell(bell chan struct{}) {
+	select {
+	case bell <- struct{}{}:
+	default:
+	}
+}
+
+// waitBell waits until bell rings or bellWait passes, on w's timer. The
+// other workers progress meanwhile, which the wait is for: it is idle
+// time (clock.go), not serial time of the section that waits.
+func (w *worker) waitBell(bell chan struct{}) {
+	t0 := nanotime()
+	if w.bellTimer == nil {
+		w.bellTimer = time.NewTimer(bellWait)
+	} else {
+		w.bellTimer.Reset(bellWait)
+	}
+	select {
+	case <-bell:
+		w.bellTimer.Stop()
+	case <-w.bellTimer.C:
+	}
+	w.idle(nanotime() - t0)
 }
 
 // helpWait is help's wait when no task is queued: short, since the worker
