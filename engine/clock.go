@@ -20,7 +20,10 @@ import (
 // and a join's merge runs the join's pair tasks. Such nested stretches
 // are frames: each counts for its own query, and is taken out of the time
 // of whatever encloses it (workClock.inner), so that every nanosecond of a
-// worker counts once, for one query.
+// worker counts once, for one query. A worker's waits for other workers
+// to move on (worker.waitBell) count for none: idle time is neither serial
+// nor work, so that back-pressure, which more cores relieve, does not
+// read as a serial stage, which they do not.
 
 // serialClock is a query's two sums, in nanoseconds: serial (inside its
 // serial sections) and work (all its worker time, serial included). A

@@ -30,8 +30,11 @@ type Stats struct {
 	// worker can progress on it (its ordered result stage, a join's
 	// ordered hand-off), WorkerTime all the workers' time spent on it;
 	// SerialFraction is their ratio, the Amdahl bound of the query's
-	// speed-up with more cores. Both count from the start, and a
-	// difference of two snapshots is the time between them.
+	// speed-up with more cores. A worker's waits for others to move on
+	// (a push into a full downstream ring, a join's result stage waiting
+	// for the windows ahead to be joined) are neither: idle, not work.
+	// Both count from the start, and a difference of two snapshots is
+	// the time between them.
 	SerialTime, WorkerTime time.Duration
 }
 

@@ -156,7 +156,7 @@ var (
 	descKindTasks  = newDesc("saber_processor_tasks_total", "Tasks run, per processor kind.", "query", "kind")
 	descKindBusy   = newDesc("saber_processor_busy_seconds_total", "Busy time, per processor kind.", "query", "kind")
 	descSerial     = newDesc("saber_serial_seconds_total", "Workers' time on the query where no other worker can progress on it (its ordered result stage); over saber_worker_seconds_total: serial_fraction.", "query")
-	descWorker     = newDesc("saber_worker_seconds_total", "Workers' time on the query, serial included.", "query")
+	descWorker     = newDesc("saber_worker_seconds_total", "Workers' time on the query, serial included (their waits for other workers, idle, not).", "query")
 
 	descSrcRecords   = newDesc("saber_source_records_total", "Records the source read.", "source")
 	descSrcBytes     = newDesc("saber_source_bytes_total", "Bytes the source read.", "source")
