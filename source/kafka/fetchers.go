@@ -71,12 +71,11 @@ type predecodedRecord struct {
 }
 
 // decodeCall is one Decoder.Decode call's result: tuples (0 or 1, the
-// tuple the next in polled.tuples), consumed the bytes of the value it
-// read, err its error (the record's decoding ends there).
+// tuple the next in polled.tuples) and err (the record's decoding ends
+// there).
 type decodeCall struct {
-	consumed int32
-	tuples   int8
-	err      error
+	tuples int8
+	err    error
 }
 
 // errPredecodeStrings is the fetchers' decoders' Strings: a record with
@@ -137,7 +136,7 @@ func (f *fetcher) predecode(b *polled) {
 					b.calls, b.tuples = b.calls[:calls], b.tuples[:tuples]
 					break
 				}
-				b.calls = append(b.calls, decodeCall{consumed: int32(c), tuples: int8(t), err: err})
+				b.calls = append(b.calls, decodeCall{tuples: int8(t), err: err})
 				if err != nil || c == 0 {
 					break
 				}
@@ -165,7 +164,9 @@ func (f *fetcher) predecode(b *polled) {
 func growTuple(tuples []byte, ts int) []byte {
 	n := len(tuples)
 	if n+ts > cap(tuples) {
-		tuples = append(tuples[:cap(tuples)], make([]byte, max(n+ts, 2*cap(tuples), 64*ts)-cap(tuples))...)
+		grown := make([]byte, n, max(n+ts, 2*cap(tuples), 64*ts))
+		copy(grown, tuples)
+		tuples = grown
 	}
 	return tuples[:n+ts]
 }
