@@ -34,13 +34,34 @@
 //
 // # Back-pressure
 //
-// Records are polled only when the merge waits on a partition that has
-// nothing buffered. kgo buffers at most one fetch per broker (bounded by
-// FetchMaxBytes); a partition whose buffer of decoded tuples is full is
+// A group member polls records only when the merge waits on a partition
+// that has nothing buffered; a source that is not one has each fetcher
+// (below) poll ahead, one poll handed to FillSome and one being decoded
+// at most. kgo buffers at most one fetch per broker and client (bounded
+// by FetchMaxBytes); a partition whose buffer of decoded tuples is full is
 // paused (kgo drops what it has buffered of it and fetches it again from
 // the first record not polled once resumed), so a slow engine makes the
 // source stop fetching rather than buffer without bound. So is a
 // partition whose string memory is full (see Strings).
+//
+// # Fetchers
+//
+// A source that is not a group member (no Group, or a static assignment)
+// splits its partitions among Config.Fetchers consumer clients (by
+// default one per partition, up to GOMAXPROCS and MaxFetchers), each
+// polled by a goroutine of its own that, given Config.NewDecoder, also
+// decodes the records it polled with a decoder of its own. kgo
+// decompresses and parses fetched batches on one goroutine per broker and
+// client, so fetching and decoding both grow with the fetchers, while
+// FillSome only takes the decoded tuples into the partitions' buffers and
+// merges them: it replays each record's decoding as its own decoder would
+// have run it (the same tuples, malformed lines, errors and resume
+// positions). A record with long strings is left to FillSome's decoder,
+// for a partition's string memory is FillSome's to give. The fetchers
+// start on the first FillSome, not at Open: decoding may write state (a
+// dictionary of encoded columns) that a checkpoint restores in between. A
+// group member keeps one client, polled by FillSome, within whose polls
+// the group's callbacks run.
 //
 // # Strings
 //
