@@ -15,8 +15,8 @@
 #    JSON decoding, the query, the windows to Redis), and checks the
 #    windows. The broker runs in its own process on loopback. Then
 #    internal/cmd/kafka-ceiling reads the same topic with franz-go alone,
-#    decoding nothing, with 1 client and with as many as the source has
-#    fetchers: the ceiling of any consumer of the topic on this machine.
+#    decoding nothing, with 1 client and with one per partition up to the
+#    cores: the ceiling of any consumer of the topic on this machine.
 # 2. Live: `ysb --source kafka` while `ysb produce --rate N --skew 50`
 #    runs for D seconds; once the partitions went idle the run is stopped
 #    with SIGINT, and `ysb check` prints the windows' latency
@@ -62,7 +62,6 @@ start_servers
 "$sh" ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --stop-at-end --json 2>/dev/null | tail -1 | tee "$out/backlog.json"
 "$sh" ysb check --redis "$redis" --events "$out/backlog.log" | sed -n 1p
 fetchers=$(( parts < $(nproc) ? parts : $(nproc) ))
-fetchers=$(( fetchers < 8 ? fetchers : 8 )) # the source's default (kafka.MaxFetchers)
 for c in $(printf '%s\n' 1 "$fetchers" | sort -un); do
 	"$out/kafka-ceiling" --brokers "$kafka" --topic ad-events --clients "$c"
 done

@@ -217,7 +217,7 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 	if src.Start == "latest" {
 		start = kafka.Latest
 	}
-	cfg := kafka.Config{Brokers: src.Brokers, Topic: src.Topic, Group: src.Group, Start: start, IdleTimeout: src.IdleTimeout, Security: src.KafkaSecurity,
+	cfg := kafka.Config{Brokers: src.Brokers, Topic: src.Topic, Group: src.Group, Start: start, IdleTimeout: src.IdleTimeout, Fetchers: src.Fetchers, Security: src.KafkaSecurity,
 		TupleSize: src.Schema.TupleSize, Logger: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
 		},

@@ -37,6 +37,8 @@ func ysbKafkaSQL(a YSBKafka) string {
 	group := ""
 	if a.Group != "" {
 		group = "group = " + sqlQuote(a.Group) + ", "
+	} else if a.Fetchers > 1 {
+		group = fmt.Sprintf("fetchers = '%d', ", a.Fetchers)
 	}
 	return fmt.Sprintf(`CREATE SOURCE events (
   event_time BIGINT, user_id UUID NOT NULL, page_id UUID NOT NULL, ad_id UUID NOT NULL,
@@ -90,8 +92,11 @@ type YSBKafka struct {
 	Brokers []string
 	Topic   string
 	Group   string // the consumer group whose offsets are committed; "": none
-	Redis   string // host:port
-	DelayMs int64  // the watermark delay
+	// Fetchers is the source's fetchers option without a group (0 or 1:
+	// one consumer client).
+	Fetchers int
+	Redis    string // host:port
+	DelayMs  int64  // the watermark delay
 	// KafkaSecurity and RedisSecurity secure the connections (the zero
 	// values: plaintext, no password). RedisSecurity's Addr is Redis.
 	KafkaSecurity security.Kafka

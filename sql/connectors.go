@@ -17,6 +17,9 @@ import (
 // DefaultIdleTimeout is a kafka source's idle_timeout where not given.
 const DefaultIdleTimeout = 5 * time.Second
 
+// MaxFetchers bounds a kafka source's fetchers option.
+const MaxFetchers = 64
+
 // DefaultRedisFlush is a redis sink's flush where not given.
 const DefaultRedisFlush = time.Second
 
@@ -127,7 +130,7 @@ func (s *optionSet) brokersKey() string {
 
 // kafkaSource checks a kafka source's options into src.
 func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, err error) {
-	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "on_error", "time_unit",
+	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
 		flinkBrokers, flinkGroup, flinkStart}, security.KafkaOptions...)
 	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}} {
 		if o, ok := s.get(pair[1]); ok && s.has(pair[0]) {
@@ -178,6 +181,15 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 	if src.IdleTimeout, err = s.duration("idle_timeout", DefaultIdleTimeout); err != nil {
 		return nil, 0, err
 	}
+	fetchers, given, err := s.positive("fetchers", MaxFetchers)
+	if err != nil {
+		return nil, 0, err
+	}
+	if given && src.Group != "" {
+		o, _ := s.get("fetchers")
+		return nil, 0, errAt(o.keyPos, "option fetchers does not apply with a group: a group member reads through one client")
+	}
+	src.Fetchers = int(fetchers)
 	if src.OnError, err = s.oneOf("on_error", "fail", "fail", "skip"); err != nil {
 		return nil, 0, err
 	}

@@ -38,6 +38,10 @@ func TestKafkaSourceOptions(t *testing.T) {
 	assert.Equal(t, "", s.Group)
 	assert.Equal(t, DefaultIdleTimeout, s.IdleTimeout)
 	assert.Equal(t, "fail", s.OnError)
+	assert.Zero(t, s.Fetchers, "one consumer client")
+
+	p = mustCompile(t, "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = 'localhost:9092', topic = 't', fetchers = '4'); SELECT * FROM ev")
+	assert.Equal(t, 4, p.Source("ev").Fetchers)
 	assert.Equal(t, "ms", s.TimeUnit)
 
 	// binary: as declared, tuple_size allowed.
@@ -112,8 +116,10 @@ func TestConnectorErrors(t *testing.T) {
 		{ks + "brokers = 'h:1', topic = 't', idle_timeout = '5')", 1, 101, "idle_timeout = '5': want a positive duration"},
 		{ks + "brokers = 'h:1', topic = 't', idle_timeout = '-1s')", 1, 101, "idle_timeout = '-1s': want a positive duration"},
 		{ks + "brokers = 'h:1', topic = 't', header = 'true')", 1, 86, "option header does not apply to a kafka source"},
+		{ks + "brokers = 'h:1', topic = 't', fetchers = '0')", 1, 97, "fetchers = '0': must be an integer in [1, 64]"},
+		{ks + "brokers = 'h:1', topic = 't', group = 'g', fetchers = '2')", 1, 99, "option fetchers does not apply with a group"},
 		{ks + "brokers = 'h:1', topic = 't', tuple_size = '8')", 1, 86, "option tuple_size applies to format = 'binary'; for 'json'"},
-		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, on_error, time_unit, properties.bootstrap.servers, properties.group.id, scan.startup.mode, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
+		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, fetchers, on_error, time_unit, properties.bootstrap.servers, properties.group.id, scan.startup.mode, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
 		{ks + "brokers = 'h:1', topic = 't', on_error = 'x')", 1, 97, "on_error = 'x' is not valid for a kafka source (valid: fail, skip)"},
 		{ks + "brokers = 'h:1', topic = 't', time_unit = 'min')", 1, 98, "time_unit = 'min' is not valid for a kafka source"},
 

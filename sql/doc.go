@@ -87,7 +87,12 @@
 // 'group-offsets', which is earliest), format ('json', the default, 'csv'
 // without a header, or 'binary': the value is the tuple), tuple_size
 // (binary), idle_timeout (a Go duration, '5s' by default: how long a
-// partition with nothing buffered holds the merge back), on_error and
+// partition with nothing buffered holds the merge back), fetchers (without
+// a group: how many consumer clients read the partitions, each with a
+// goroutine that decodes what it polls, 1 by default; more make fetching
+// and decoding grow with the cores, but partitions that went idle
+// together may then wake in different polls, and a record of one still
+// idle when another woke may be late), on_error and
 // time_unit as for files, and the security options below. They are kept
 // in Source fields (Brokers, Topic, Group, Start, IdleTimeout,
 // KafkaSecurity); every option is also kept as written in Source.Options

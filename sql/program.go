@@ -66,6 +66,10 @@ type Source struct {
 	Group       string
 	Start       string
 	IdleTimeout time.Duration
+	// Fetchers is how many consumer clients, each with a goroutine that
+	// decodes what it polls, read a kafka source without a group (0: one;
+	// kafka.Config.Fetchers).
+	Fetchers int
 	// KafkaSecurity is how a kafka source's connections are secured
 	// (properties.security.protocol, properties.sasl.*,
 	// properties.ssl.*; the zero value is PLAINTEXT).

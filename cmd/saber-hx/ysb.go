@@ -10,6 +10,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/pipeline"
+	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -59,6 +60,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	brokers := fs.String("brokers", "", "--source kafka: Kafka brokers, host:port[,host:port...]")
 	fs.StringVar(&ka.Topic, "topic", "ad-events", "--source kafka: the topic of JSON events")
 	fs.StringVar(&ka.Group, "group", "", "--source kafka: consumer group whose offsets are committed once their windows are in Redis (\"\": none)")
+	fs.IntVar(&ka.Fetchers, "fetchers", 1, "--source kafka without --group: consumer clients reading the partitions, each with a goroutine that decodes what it polls (the source's fetchers option); more make fetching and decoding grow with the cores")
 	var kf, rf secFlags
 	kf.register(fs, kafkaFlags, kafkaPasswordEnv)
 	redisServer := rf.registerRedis(fs, "--source kafka: Redis server (campaigns in, windows out)")
@@ -91,6 +93,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fileMode := *input != "" || *campaigns != ""
 	if ko.Instances < 1 || ko.Instance < 0 || ko.Instance >= ko.Instances {
 		return usagef("--instance %d --instances %d: want 0 <= instance < instances", ko.Instance, ko.Instances)
+	}
+	if ka.Fetchers < 1 || ka.Fetchers > sql.MaxFetchers || ka.Fetchers > 1 && ka.Group != "" {
+		return usagef("--fetchers %d: want 1 to %d, and 1 with --group (a group member reads through one client)", ka.Fetchers, sql.MaxFetchers)
 	}
 	if !kafkaMode && (ko.CheckpointDir != "" || ko.Instances > 1) {
 		return usagef("--checkpoint-dir and --instances are for --source kafka")

@@ -47,8 +47,10 @@ func TestYSBPipelineCLI(t *testing.T) {
 			assert.Contains(t, out, "produce done:")
 			assert.Contains(t, errs, "produce     1s")
 
+			// Over 4 partitions, two fetchers (each decoding what it
+			// polls): ysb check finds the windows as one client gives them.
 			code, out, errs = cli(t, "ysb", "--source", "kafka", "--brokers", k.Addr, "--topic", "ad-events", "--redis", rs.Addr,
-				"--stop-at-end", "--workers", workers, "--task-size", "2048", "--json")
+				"--stop-at-end", "--workers", workers, "--task-size", "2048", "--json", "--fetchers", map[string]string{"1": "1", "4": "2"}[parts])
 			require.Equal(t, 0, code, errs)
 			s, _ := parseSummary(t, out)
 			assert.Equal(t, "kafka", s.Mode)
@@ -103,6 +105,8 @@ func TestYSBPipelineUsage(t *testing.T) {
 		{[]string{"ysb", "--source", "kafka", "--brokers", "x:1"}, "needs --redis"},
 		{[]string{"ysb", "--source", "file"}, `--source "file"`},
 		{[]string{"ysb", "--source", "kafka", "--input", "x"}, "not with --input"},
+		{[]string{"ysb", "--source", "kafka", "--fetchers", "0"}, "--fetchers 0: want 1 to 64"},
+		{[]string{"ysb", "--source", "kafka", "--fetchers", "2", "--group", "g"}, "and 1 with --group"},
 	} {
 		code, _, errs := cli(t, tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errs)

@@ -47,9 +47,9 @@
 // # Fetchers
 //
 // A source that is not a group member (no Group, or a static assignment)
-// splits its partitions among Config.Fetchers consumer clients (by
-// default one per partition, up to GOMAXPROCS and MaxFetchers), each
-// polled by a goroutine of its own that, given Config.NewDecoder, also
+// splits its partitions among Config.Fetchers consumer clients (one by
+// default: see Fetchers for what more of them do to idle partitions),
+// each polled by a goroutine of its own that, given Config.NewDecoder, also
 // decodes the records it polled with a decoder of its own. kgo
 // decompresses and parses fetched batches on one goroutine per broker and
 // client, so fetching and decoding both grow with the fetchers, while

@@ -14,17 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/source"
 )
-
-// MaxFetchers bounds the default count of fetchers (Config.Fetchers):
-// each is a client with connections of its own to the brokers.
-const MaxFetchers = 8
 
 // fetcher is one consumer client of a source that is not a group
 // member, and the goroutine (run) that polls it.
@@ -81,11 +76,6 @@ type decodeCall struct {
 // errPredecodeStrings is the fetchers' decoders' Strings: a record with
 // long strings is left to FillSome's goroutine.
 var errPredecodeStrings = errors.New("kafka source: strings are decoded by FillSome")
-
-// defaultFetchers is how many fetchers read parts partitions.
-func defaultFetchers(parts int) int {
-	return max(1, min(parts, runtime.GOMAXPROCS(0), MaxFetchers))
-}
 
 // run polls the fetcher's client and hands what it polled to FillSome
 // (s.polled) until ctx is done (Close).
@@ -253,11 +243,7 @@ func (f *fetcher) own(ids []int32) []int32 {
 // member: Config.Fetchers of them (or the default), partition want[i]
 // read by client i mod their count from offs, with opts.
 func (s *Source) openFetchers(opts []kgo.Opt, offs map[int32]kgo.Offset, want []int32) error {
-	n := s.cfg.Fetchers
-	if n <= 0 {
-		n = defaultFetchers(len(want))
-	}
-	n = min(n, len(want))
+	n := min(max(s.cfg.Fetchers, 1), len(want))
 	s.fetchers = make([]*fetcher, n)
 	for i := range s.fetchers {
 		s.fetchers[i] = &fetcher{s: s, slot: make(chan struct{}, 1)}

@@ -96,8 +96,11 @@ type Config struct {
 	// Fetchers is how many consumer clients read the partitions of a
 	// source that is not a group member, each polled (and its records
 	// decoded, with NewDecoder) by a goroutine of its own, so that
-	// fetching and decoding grow with the cores (0: one per partition,
-	// at most GOMAXPROCS and MaxFetchers). A group member has one.
+	// fetching and decoding grow with the cores (0: one; at most one per
+	// partition). A group member has one client. Partitions that went
+	// idle together wake in the same poll of one client (kgo fetches the
+	// partitions of a broker together); with several, a record of one
+	// still idle when another woke may be late.
 	Fetchers int
 	// StringBytes is the memory of each partition's long strings (those
 	// of its tuples buffered, and of those FillSome last returned),
