@@ -10,8 +10,8 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/pipeline"
-	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
