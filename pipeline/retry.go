@@ -14,6 +14,18 @@ import (
 // DefaultSinkRetryTimeout is Options.SinkRetryTimeout's default.
 const DefaultSinkRetryTimeout = redissink.DefaultRetryTimeout
 
+// SinkRetryTimeout is Options.SinkRetryTimeout for a command line's
+// --sink-retry-timeout d, where 0 means no retry.
+func SinkRetryTimeout(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", d)
+	case d == 0:
+		return -1, nil // no retry
+	}
+	return d, nil
+}
+
 // sinkRetry is how the run's outputs retry.
 type sinkRetry struct {
 	timeout time.Duration

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -108,6 +109,9 @@ type YSBKafka struct {
 func YSBKafkaProgram(ctx context.Context, a YSBKafka) (p *Program, campaigns, ads int, err error) {
 	if a.DelayMs < 0 {
 		return nil, 0, 0, usagef("watermark delay %d ms: must not be negative", a.DelayMs)
+	}
+	if a.Fetchers < 0 || a.Fetchers > sql.MaxFetchers || a.Fetchers > 1 && a.Group != "" {
+		return nil, 0, 0, usagef("--fetchers %d: want 1 to %d, and 1 with --group (a group member reads through one client)", a.Fetchers, sql.MaxFetchers)
 	}
 	p, err = Compile("ysb", ysbKafkaSQL(a))
 	if err != nil {

@@ -146,7 +146,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if *duration <= 0 {
 		return usagef("duration %v: must be positive", *duration)
 	}
-	retry, err := sinkRetryOption(*retryTimeout)
+	retry, err := pipeline.SinkRetryTimeout(*retryTimeout)
 	if err != nil {
 		return err
 	}
@@ -271,15 +271,4 @@ func addSinkRetryFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("sink-retry-timeout", pipeline.DefaultSinkRetryTimeout,
 		"how long an output retries, with backoff, a write that fails because its server is unreachable (down, restarting) "+
 			"before the run fails; meanwhile its rows are held and the run waits; 0: fail at once")
-}
-
-// sinkRetryOption is --sink-retry-timeout as pipeline.Options takes it.
-func sinkRetryOption(d time.Duration) (time.Duration, error) {
-	switch {
-	case d < 0:
-		return 0, usagef("--sink-retry-timeout %v: want a duration of 0 or more, e.g. 2m", d)
-	case d == 0:
-		return -1, nil // no retry
-	}
-	return d, nil
 }

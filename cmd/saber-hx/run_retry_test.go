@@ -20,6 +20,7 @@ import (
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
 	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/pipeline"
 )
 
 // outageKey and outageAgg are a row of the outage tests' query: per
@@ -460,13 +461,12 @@ func TestSinkRetrySetting(t *testing.T) {
 	assert.Zero(t, *d)
 
 	for _, c := range []struct{ flag, option time.Duration }{{0, -1}, {5 * time.Second, 5 * time.Second}, {2 * time.Minute, 2 * time.Minute}} {
-		got, err := sinkRetryOption(c.flag)
+		got, err := pipeline.SinkRetryTimeout(c.flag)
 		require.NoError(t, err)
 		assert.Equal(t, c.option, got, "--sink-retry-timeout %v", c.flag)
 	}
-	_, err := sinkRetryOption(-time.Second)
-	var ue usageError
-	assert.ErrorAs(t, err, &ue)
+	_, err := pipeline.SinkRetryTimeout(-time.Second)
+	assert.ErrorIs(t, err, pipeline.ErrUsage)
 
 	for _, cmd := range []string{"run", "ysb"} {
 		args := []string{cmd, "-e", "SELECT * FROM s", "--sink-retry-timeout", "soon"}

@@ -11,7 +11,6 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/scheduler"
-	"github.com/saber-hx/saber-hx/sql"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -93,9 +92,6 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	fileMode := *input != "" || *campaigns != ""
 	if ko.Instances < 1 || ko.Instance < 0 || ko.Instance >= ko.Instances {
 		return usagef("--instance %d --instances %d: want 0 <= instance < instances", ko.Instance, ko.Instances)
-	}
-	if ka.Fetchers < 1 || ka.Fetchers > sql.MaxFetchers || ka.Fetchers > 1 && ka.Group != "" {
-		return usagef("--fetchers %d: want 1 to %d, and 1 with --group (a group member reads through one client)", ka.Fetchers, sql.MaxFetchers)
 	}
 	if !kafkaMode && (ko.CheckpointDir != "" || ko.Instances > 1) {
 		return usagef("--checkpoint-dir and --instances are for --source kafka")

@@ -254,7 +254,7 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 	case durationSet && o.Duration <= 0:
 		return usagef("--duration %v: must be positive", o.Duration)
 	}
-	if o.SinkRetryTimeout, err = sinkRetryOption(retryTimeout); err != nil {
+	if o.SinkRetryTimeout, err = pipeline.SinkRetryTimeout(retryTimeout); err != nil {
 		return err
 	}
 	prog, campaigns, ads, err := pipeline.YSBKafkaProgram(context.Background(), a)

@@ -105,8 +105,8 @@ func TestYSBPipelineUsage(t *testing.T) {
 		{[]string{"ysb", "--source", "kafka", "--brokers", "x:1"}, "needs --redis"},
 		{[]string{"ysb", "--source", "file"}, `--source "file"`},
 		{[]string{"ysb", "--source", "kafka", "--input", "x"}, "not with --input"},
-		{[]string{"ysb", "--source", "kafka", "--fetchers", "0"}, "--fetchers 0: want 1 to 64"},
-		{[]string{"ysb", "--source", "kafka", "--fetchers", "2", "--group", "g"}, "and 1 with --group"},
+		{[]string{"ysb", "--source", "kafka", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--fetchers", "-1"}, "--fetchers -1: want 1 to 64"},
+		{[]string{"ysb", "--source", "kafka", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--fetchers", "2", "--group", "g"}, "and 1 with --group"},
 	} {
 		code, _, errs := cli(t, tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errs)
