@@ -121,7 +121,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 // whose first window would start below math.MinInt64 is refused: an
 // InputError.
 func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Arena, cut *kernels.JoinCut, w *worker) error {
-	js.lock()
+	js.lock(w)
 	var r kernels.Refused
 	var ok bool
 	if owned {
@@ -196,7 +196,7 @@ func (js *joinStage) catchUp(w *worker) error {
 		if err := js.process(w); err != nil {
 			return err
 		}
-		js.lock()
+		js.lock(w)
 		backlog := js.op.Runnable() > 4*js.maxTake
 		js.mu.Unlock()
 		if !backlog {
@@ -262,7 +262,7 @@ func SameProducer(streams ...*Stream) {
 // is closed, and finishSide returns once every one is joined and handed on
 // (CloseAll then ends the input of the queries downstream).
 func (js *joinStage) finishSide(side int, w *worker) error {
-	js.lock()
+	js.lock(w)
 	all := js.op.Finish(side)
 	js.joinClosed(all)
 	var err error
@@ -276,7 +276,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 		if perr := js.process(w); err == nil {
 			err = perr
 		}
-		js.lock()
+		js.lock(w)
 		pending := js.op.Pending()
 		js.mu.Unlock()
 		if !all || err != nil || js.e.failed() != nil {
@@ -313,7 +313,7 @@ func (js *joinStage) process(w *worker) error {
 		if err := js.drain(w); err != nil {
 			return err
 		}
-		js.lock()
+		js.lock(w)
 		more := js.op.Runnable() > 0 && js.taken() < js.maxTaken()
 		js.mu.Unlock()
 		if !more {
@@ -342,7 +342,7 @@ func (js *joinStage) work(w *worker, limit, most int) (ran bool) {
 		sc = w.joinScratch(js)
 	}
 	for n := 0; ; n++ {
-		js.lock()
+		js.lock(w)
 		if t != nil {
 			js.op.Done(t)
 			js.ring()
@@ -415,7 +415,7 @@ func (js *joinStage) closeGPU() error {
 // gpuJoined is how many windows the GPU joined, and how many it left to
 // the CPU for their size.
 func (js *joinStage) gpuJoined() (windows, fallbacks uint64) {
-	js.lock()
+	js.lock(nil)
 	defer js.mu.Unlock()
 	st := js.op.Stats()
 	return st.PairJoined, st.PairFallbacks
@@ -434,14 +434,14 @@ func (js *joinStage) drain(w *worker) error {
 		sc := w.beginSerial()
 		var err error
 		for err == nil {
-			js.lock()
+			js.lock(w)
 			out, ok := js.op.Next()
 			js.mu.Unlock()
 			if !ok {
 				break
 			}
 			err = js.output(out, w)
-			js.lock()
+			js.lock(w)
 			js.op.Recycle(out)
 			js.mu.Unlock()
 			js.ring()
@@ -454,7 +454,7 @@ func (js *joinStage) drain(w *worker) error {
 		}
 		// A window joined after Next found none, while drainMu was held,
 		// was left to us by the goroutine that joined it.
-		js.lock()
+		js.lock(w)
 		more := js.op.Ready()
 		js.mu.Unlock()
 		if !more {
@@ -485,19 +485,21 @@ func (js *joinStage) output(tuples []byte, w *worker) error {
 
 // stats are the join's counters, both inputs together.
 func (js *joinStage) stats() (tuples, late, windows, pairs uint64) {
-	js.lock()
+	js.lock(nil)
 	defer js.mu.Unlock()
 	st := js.op.Stats()
 	return st.Tuples, st.Late, st.Windows, st.Pairs
 }
 
-// lock takes mu, trying for a few microseconds before it sleeps: its
-// holders keep it for about as long, and a worker that sleeps on it waits
-// for its thread to be woken, which on a virtual machine took 160 µs on
-// average (docs/performance.md, twentieth session). sync.Mutex spins
-// only while its P has nothing else to run, which a woken producer
-// often denies it.
-func (js *joinStage) lock() {
+// lock takes mu for w (nil: no worker), trying for a few microseconds
+// before it sleeps: its holders keep it for about as long, and a worker
+// that sleeps on it waits for its thread to be woken, which on a virtual
+// machine took 160 µs on average (docs/performance.md, twentieth
+// session). sync.Mutex spins only while its P has nothing else to run,
+// which a woken producer often denies it. The sleep is w's idle time
+// (clock.go): the holder's time under mu is serial on its own clock, and
+// while w sleeps the holder, then the woken, progress.
+func (js *joinStage) lock(w *worker) {
 	for range 200 {
 		if js.mu.TryLock() {
 			return
@@ -506,5 +508,7 @@ func (js *joinStage) lock() {
 			js.runnable.Load() // a read of a shared line: a pause, no write
 		}
 	}
+	t0 := nanotime()
 	js.mu.Lock()
+	w.idle(nanotime() - t0)
 }
