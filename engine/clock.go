@@ -21,9 +21,10 @@ import (
 // are frames: each counts for its own query, and is taken out of the time
 // of whatever encloses it (workClock.inner), so that every nanosecond of a
 // worker counts once, for one query. A worker's waits for other workers
-// to move on (worker.waitBell) count for none: idle time is neither serial
-// nor work, so that back-pressure, which more cores relieve, does not
-// read as a serial stage, which they do not.
+// to move on (worker.waitBell, its sleep on a join's lock) count for none:
+// idle time is neither serial nor work, so that back-pressure and lock
+// waits, whose holder's time is serial on its own clock, do not read as
+// serial stages of their own.
 
 // serialClock is a query's two sums, in nanoseconds: serial (inside its
 // serial sections) and work (all its worker time, serial included). A
@@ -122,10 +123,9 @@ func (w *worker) parallelWork(sc *section, wall, work int64, c *serialClock) {
 }
 
 // idle counts d nanoseconds of w's time in which it waited, inside
-// whatever section or frame encloses it, for work that other workers do
-// in parallel (a join's result stage that waits for the join to catch up:
-// joinStage.catchUp): no query's time, neither serial nor work, and taken
-// out of what encloses it as a frame's time is.
+// whatever section or frame encloses it, for other workers to move on
+// (worker.waitBell, joinStage.lock): no query's time, neither serial nor
+// work, and taken out of what encloses it as a frame's time is.
 func (w *worker) idle(d int64) {
 	if w != nil {
 		w.clk.inner += d

@@ -497,8 +497,8 @@ func (js *joinStage) stats() (tuples, late, windows, pairs uint64) {
 // machine took 160 µs on average (docs/performance.md, twentieth
 // session). sync.Mutex spins only while its P has nothing else to run,
 // which a woken producer often denies it. The sleep is w's idle time
-// (clock.go): the holder's time under mu is serial on its own clock, and
-// while w sleeps the holder, then the woken, progress.
+// (clock.go): meanwhile the holder works under mu, serial time on its own
+// clock, and once it lets go the others progress until w wakes.
 func (js *joinStage) lock(w *worker) {
 	for range 200 {
 		if js.mu.TryLock() {

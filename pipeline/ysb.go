@@ -29,17 +29,17 @@ func sqlQuote(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, "'", "''"), "${", "$${") + "'"
 }
 
-// ysbKafkaSQL is examples/ysb_kafka.sql for a's servers, topic, group and
-// watermark delay. Records that do not decode are skipped and counted
+// ysbKafkaSQL is examples/ysb_kafka.sql for a's servers, topic, group or
+// fetchers and watermark delay. Records that do not decode are skipped and counted
 // (ysb check reads the same log). Its columns are NOT NULL, as the
 // example's: 64-byte tuples without NULL bits, which the fused kernel
 // takes.
 func ysbKafkaSQL(a YSBKafka) string {
-	group := ""
+	reading := "" // how the source reads the topic: its group or fetchers
 	if a.Group != "" {
-		group = "group = " + sqlQuote(a.Group) + ", "
+		reading = "group = " + sqlQuote(a.Group) + ", "
 	} else if a.Fetchers > 1 {
-		group = fmt.Sprintf("fetchers = '%d', ", a.Fetchers)
+		reading = fmt.Sprintf("fetchers = '%d', ", a.Fetchers)
 	}
 	return fmt.Sprintf(`CREATE SOURCE events (
   event_time BIGINT, user_id UUID NOT NULL, page_id UUID NOT NULL, ad_id UUID NOT NULL,
@@ -58,7 +58,7 @@ JOIN campaigns ON events.ad_id = campaigns.ad_id
 WHERE event_type = 'view'
 GROUP BY window_start, campaign_id
 WITH (connector = 'redis', addr = %s, layout = 'ysb');
-`, a.DelayMs, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), group, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
+`, a.DelayMs, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), reading, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
 }
 
 // ysbCampaignsCSV reads the campaigns from Redis as ysb.RunKafka does and

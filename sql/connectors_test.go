@@ -39,10 +39,9 @@ func TestKafkaSourceOptions(t *testing.T) {
 	assert.Equal(t, DefaultIdleTimeout, s.IdleTimeout)
 	assert.Equal(t, "fail", s.OnError)
 	assert.Zero(t, s.Fetchers, "one consumer client")
-
+	assert.Equal(t, "ms", s.TimeUnit)
 	p = mustCompile(t, "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = 'localhost:9092', topic = 't', fetchers = '4'); SELECT * FROM ev")
 	assert.Equal(t, 4, p.Source("ev").Fetchers)
-	assert.Equal(t, "ms", s.TimeUnit)
 
 	// binary: as declared, tuple_size allowed.
 	p = mustCompile(t, "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = '[::1]:9092', topic = 't', format = 'binary', tuple_size = '16'); SELECT * FROM ev")
