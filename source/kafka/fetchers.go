@@ -32,8 +32,9 @@ type fetcher struct {
 	dec source.Decoder
 	// slot holds a token while a poll of the fetcher waits for FillSome
 	// (in Source.polled): one at a time, so that a poll of FillSome
-	// takes at most one of each fetcher, and a partition gets no more
-	// than one poll's records before it can be paused.
+	// takes at most one of each fetcher. The fetcher polls its next one
+	// meanwhile: a partition paused by FillSome may still get the
+	// records of that poll, two polls' worth in all.
 	slot chan struct{}
 	// predecoded and fellBack count the records dec decoded and those
 	// it left to FillSome (they need string memory, which is the
