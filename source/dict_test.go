@@ -75,14 +75,7 @@ func TestDictColumnsDecode(t *testing.T) {
 	d := strview.NewDict()
 	l := dictStrLayout(t, d)
 	a, strs := testArena(t)
-	r := rand.New(rand.NewPCG(15, 16))
-	var csvRecs []strRecord
-	var jsonSrc []byte
-	for range 400 {
-		csvRecs = append(csvRecs, randStrRecord(r, l, true))
-		jsonSrc = append(append(jsonSrc, strJSON(r, l, randStrRecord(r, l, false))...), '\n')
-	}
-	csvSrc := strCSV(r, csvRecs, "\n")
+	csvSrc, jsonSrc := randStrInputs(rand.New(rand.NewPCG(15, 16)), l, 400)
 	for _, slow := range []bool{false, true} {
 		plain, err := NewCSVDecoder(plainL, CSVOptions{Options: Options{Strings: strs}})
 		require.NoError(t, err)
@@ -152,18 +145,12 @@ func TestRefInput(t *testing.T) {
 	_, strs := testArena(t)
 	text := strview.NewArena(0)
 	defer text.Free()
-	r := rand.New(rand.NewPCG(21, 22))
-	var csvRecs []strRecord
-	var js []byte
-	for range 400 {
-		csvRecs = append(csvRecs, randStrRecord(r, l, true))
-		js = append(append(js, strJSON(r, l, randStrRecord(r, l, false))...), '\n')
-	}
+	cs, js := randStrInputs(rand.New(rand.NewPCG(21, 22)), l, 400)
 	for i := range 100 { // long strings with no escape
 		js = fmt.Appendf(js, `{"ts": %d, "name": "a plain name number %d", "note": "%s", "id": 7, "flag": false}`+"\n",
 			1700000000000+i, i, strings.Repeat("y", 13+i%30))
 	}
-	inputs := map[string][]byte{"csv": text.Copy(strCSV(r, csvRecs, "\n")), "json": text.Copy(js)}
+	inputs := map[string][]byte{"csv": text.Copy(cs), "json": text.Copy(js)}
 	within := func(v, src []byte) bool {
 		p := uintptr(unsafe.Pointer(unsafe.SliceData(strview.Bytes(v))))
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(src)))

@@ -110,6 +110,17 @@ func randString(r *rand.Rand, invalid bool) string {
 	return string(b)
 }
 
+// randStrInputs is n random records of l as CSV (invalid UTF-8 among
+// them) and n others as JSON lines.
+func randStrInputs(r *rand.Rand, l *Layout, n int) (csv, json []byte) {
+	var csvRecs []strRecord
+	for range n {
+		csvRecs = append(csvRecs, randStrRecord(r, l, true))
+		json = append(append(json, strJSON(r, l, randStrRecord(r, l, false))...), '\n')
+	}
+	return strCSV(r, csvRecs, "\n"), json
+}
+
 // randStrRecord is a random record of strLayout (l).
 func randStrRecord(r *rand.Rand, l *Layout, invalidUTF8 bool) strRecord {
 	rec := strRecord{want: canon{Fixed: make([]byte, l.TupleSize)}}
