@@ -229,20 +229,19 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		}
 		cfg.Binary, cfg.OnError = true, onErr
 	} else {
-		// The records' long strings wait in the source's memory (each
+		// The fetchers decode records too, each with a decoder of its
+		// own over the same dictionary; those with long strings are left
+		// to FillSome's, whose strings wait in the source's memory (each
 		// partition's) until the next FillSome: feedAll copies them into
 		// the streams' heaps as it commits (CommitCopy).
-		d, err := newDecoder(src, s.name, decoderMemory{dict: s.dict(), strings: func(n int) ([]byte, error) { return s.kafka.Strings(n) }})
+		cfg.NewDecoder = func(strings func(int) ([]byte, error)) (source.Decoder, error) {
+			return newDecoder(src, s.name, decoderMemory{dict: s.dict(), strings: strings})
+		}
+		d, err := cfg.NewDecoder(func(n int) ([]byte, error) { return s.kafka.Strings(n) })
 		if err != nil {
 			return usagef("source %s: %v", src.Name, err)
 		}
 		cfg.Decoder = d
-		// The fetchers decode records too, each with a decoder of its
-		// own over the same dictionary; those with long strings are left
-		// to d (the partitions' memory is FillSome's to give).
-		cfg.NewDecoder = func(strings func(int) ([]byte, error)) (source.Decoder, error) {
-			return newDecoder(src, s.name, decoderMemory{dict: s.dict(), strings: strings})
-		}
 	}
 	// Open only checks the brokers and the topic: give it a bound.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
