@@ -59,7 +59,8 @@ func TestDeepChains(t *testing.T) {
 				t.Run(fmt.Sprintf("levels%d/workers%d/seed%d", levels, workers, seed), func(t *testing.T) {
 					qs := deepChain(t, levels)
 					data := randData(rand.New(rand.NewPCG(seed, uint64(levels))), 6000)
-					cfg := Config{Workers: workers, TaskSize: 96 * 8, BufferSize: 4096}
+					// Two workers lend the stateless outputs (handoff.go).
+					cfg := Config{Workers: workers, TaskSize: 96 * 8, BufferSize: 4096, lendMin: workers - 1}
 					outs := make([][]byte, levels)
 					rows := make([]*reference.Result, levels)
 					specs := make([]Spec, levels)

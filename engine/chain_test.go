@@ -42,7 +42,8 @@ func TestChainedQueries(t *testing.T) {
 					GroupBy:    []query.Expr{query.C(out.Attrs[1].Name)},
 					Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C(out.Attrs[2].Name)}}}
 				data := randData(r, 5000)
-				cfg := Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 4096}
+				// Three workers lend the stateless output (handoff.go).
+				cfg := Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 4096, lendMin: workers / 3}
 				var upTuples []byte
 				got := &reference.Result{}
 				e, err := Start(cfg, []Spec{

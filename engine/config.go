@@ -70,6 +70,10 @@ type Config struct {
 	// resultParts, if set, is the partitions of a hashed aggregation's
 	// result stage (Engine.resultParts): the tests use it.
 	resultParts int
+	// lendMin, if set, is the smallest stateless output lent to the query
+	// downstream rather than copied (handoff.go): the tests lower it, so
+	// that their small tasks lend too.
+	lendMin int
 
 	// GPU is the device of the GPU processor kind, named "gpu"; nil means
 	// no GPU kind (cpu mode). With a GPU and without GPUOnly (hybrid mode)

@@ -165,6 +165,10 @@ func (s *Stream) dispatch() {
 	if s.unfilled {
 		t.fill = s.fill
 	}
+	t.handed = false
+	if s.hand != nil {
+		t.handFirst, t.handLast, t.handed = s.hand.cut(s.taskStart, s.taskStart+uint64(s.filled))
+	}
 	if s.heap != nil {
 		t.heapEnd = s.heap.Written()
 	}

@@ -110,6 +110,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	e.narrowViews()
 	e.stableInputs()
 	e.feedJoins()
+	e.lendOutputs()
 	e.gateJoins()
 	for _, s := range e.streams {
 		s.initParts()

@@ -199,11 +199,14 @@ func (s *Stream) specName() string {
 func (s *Stream) sinksTuples() bool { return s.spec.Tuples != nil || s.spec.Encoded != nil }
 
 // output hands output tuples to the TupleSink and the downstream queries.
-func (s *Stream) output(tuples []byte) error { return s.outputEncoded(tuples, nil, false) }
+func (s *Stream) output(tuples []byte) error { return s.outputEncoded(tuples, nil, false, nil) }
 
 // outputEncoded is output with the tuples' encoding for Spec.Encoded
 // (where encoded is set: made before the ordered stage; else made here).
-func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool) error {
+// lend, where set, is the buffer that holds tuples, which a downstream
+// stream with a hand-off may keep (pushLent), leaving another in its
+// place.
+func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool, lend *[]byte) error {
 	if len(tuples) == 0 {
 		return nil
 	}
@@ -225,7 +228,13 @@ func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool) error {
 		}
 	}
 	for _, d := range s.downstream {
-		if err := d.push(tuples, s.worker); err != nil {
+		var err error
+		if d.hand != nil && lend != nil {
+			err = d.pushLent(lend, s.worker)
+		} else {
+			err = d.push(tuples, s.worker)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -237,25 +246,13 @@ func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool) error {
 // the ring is full, the worker runs other tasks (the ones that free it),
 // merging only those of this stream or later ones (worker.pushing).
 func (s *Stream) push(p []byte, w *worker) error {
+	if s.hand != nil {
+		s.hand.copied(s.taskStart + uint64(s.filled))
+	}
 	for len(p) > 0 {
-		b, ok, err := s.ring.TryReserve(s.taskSize - s.filled)
+		b, err := s.reserve(w)
 		if err != nil {
-			if ferr := s.e.failed(); ferr != nil {
-				return ferr
-			}
 			return err
-		}
-		if !ok {
-			prev := w.pushing
-			w.pushing = max(prev, s.id+1)
-			if !w.tryHelp() {
-				w.waitBell(s.room) // for s's merge to free the ring
-			}
-			w.pushing = prev
-			// A push outside any merge (a join's output) has no merge
-			// to return to that would take up what it deferred.
-			w.drainDeferred()
-			continue
 		}
 		n := copy(b, p)
 		p = p[n:]
@@ -269,6 +266,67 @@ func (s *Stream) push(p []byte, w *worker) error {
 		}
 	}
 	return nil
+}
+
+// pushLent is push for a stream with a hand-off: *out, a stateless
+// query's output, stays in its buffer, which the stream keeps until its
+// tasks that read it are merged, and *out becomes a buffer of the
+// hand-off's pool; only the positions are reserved and committed (small
+// outputs are copied, as push does).
+func (s *Stream) pushLent(out *[]byte, w *worker) error {
+	p, h := *out, s.hand
+	if !h.lends(p) {
+		return s.push(p, w)
+	}
+	h.add(s.taskStart+uint64(s.filled), p)
+	h.lent++
+	*out = h.take(cap(p))
+	for n := len(p); n > 0; {
+		b, err := s.reserve(w)
+		if err != nil {
+			return err
+		}
+		k := min(n, len(b))
+		if err := s.commit(k); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// reserve returns the rest of the task being filled in the ring, for push,
+// which must not block: while the ring is full, the worker runs other
+// tasks or waits for the stream's merge to free it.
+func (s *Stream) reserve(w *worker) ([]byte, error) {
+	for {
+		b, ok, err := s.ring.TryReserve(s.taskSize - s.filled)
+		if err != nil {
+			if ferr := s.e.failed(); ferr != nil {
+				return nil, ferr
+			}
+			return nil, err
+		}
+		if ok {
+			return b, nil
+		}
+		s.waitRoom(w)
+	}
+}
+
+// waitRoom runs other tasks, or else waits for s's merge to free its ring
+// and heap, merging meanwhile only the tasks of s or of later streams
+// (worker.pushing).
+func (s *Stream) waitRoom(w *worker) {
+	prev := w.pushing
+	w.pushing = max(prev, s.id+1)
+	if !w.tryHelp() {
+		w.waitBell(s.room)
+	}
+	w.pushing = prev
+	// A push outside any merge (a join's output) has no merge to return
+	// to that would take up what it deferred.
+	w.drainDeferred()
 }
 
 // pushStrings is Strings for push, which must not block: while the heap
@@ -293,12 +351,6 @@ func (s *Stream) pushStrings(n int, w *worker) ([]byte, error) {
 		if s.filled > 0 {
 			s.dispatch()
 		}
-		prev := w.pushing
-		w.pushing = max(prev, s.id+1)
-		if !w.tryHelp() {
-			w.waitBell(s.room) // for s's merge to free the heap
-		}
-		w.pushing = prev
-		w.drainDeferred()
+		s.waitRoom(w)
 	}
 }

@@ -110,7 +110,7 @@ func (s *Stream) merge(t *task, w *worker) {
 			} else if d := s.joinFeed; d != nil {
 				err = d.addFed(&t.result.Out, &t.result.Strings, &t.cut, w)
 			} else {
-				err = s.outputEncoded(t.result.Out, t.enc, t.encoded)
+				err = s.outputEncoded(t.result.Out, t.enc, t.encoded, &t.result.Out)
 			}
 		}
 		if err != nil {
@@ -123,6 +123,9 @@ func (s *Stream) merge(t *task, w *worker) {
 		}
 	}
 	s.ring.Free(t.Start + uint64(len(t.Data)))
+	if s.hand != nil {
+		s.hand.release(t.Start + uint64(len(t.Data)))
+	}
 	if s.heap != nil {
 		s.heap.Free(t.heapEnd)
 	}

@@ -200,8 +200,10 @@ func TestSnapshotChainedQueries(t *testing.T) {
 		require.NoError(t, down.Validate())
 		qs := []*query.Query{up, down}
 		data := randData(r, 200+r.IntN(3000))
+		cfg := randConfig(r, 60)
+		cfg.lendMin = 1 // a stateless upstream lends its outputs at any size (handoff.go)
 		c := &snapCase{
-			cfg: randConfig(r, 60), n: len(qs), data: [][]byte{data},
+			cfg: cfg, n: len(qs), data: [][]byte{data},
 			specs: func(res []*reference.Result) []Spec {
 				var sp []Spec
 				for i, q := range qs {

@@ -82,6 +82,9 @@ type Stream struct {
 	// query's output goes to, added to the join by this stream's result
 	// stage rather than pushed through that stream (feedJoins); nil: none.
 	joinFeed *Stream
+	// hand is the lent input of a stream fed by a stateless query alone
+	// (lendOutputs, handoff.go); nil: its input is copied into its ring.
+	hand *handOff
 	// gates are the window-join sides this stream's producer feeds
 	// (gateJoins; only for a stream without upstream): Buffer waits while
 	// one runs ahead of its other side.
@@ -178,8 +181,12 @@ type task struct {
 	// the stream offset of Data[0], as Start): the stream is ingested by
 	// the processor that runs the task (Stream.CommitUnfilled), into Data
 	// or into a buffer of its own (a CPU worker's).
-	fill   func(dst []byte, pos uint64)
-	result window.TaskResult
+	fill func(dst []byte, pos uint64)
+	// handed: the task's bytes are the hand-off entries [handFirst,
+	// handLast) of its stream's (handOff.fill), some of them lent.
+	handed              bool
+	handFirst, handLast uint64
+	result              window.TaskResult
 	// heapEnd is where the stream's string heap stood at the dispatch:
 	// the merge frees it up to there.
 	heapEnd uint64

@@ -196,6 +196,9 @@ func (w *worker) run(t *task) {
 		if t.fill != nil {
 			data = w.ingestBuffer(len(data))
 			t.fill(data, t.Start)
+		} else if t.handed {
+			data = w.ingestBuffer(len(data))
+			s.hand.fill(s, data, t)
 		}
 		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.result)
 		if w.delay > 0 {

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+// TestHandOff: a stateless query's output handed to the aggregation
+// downstream (handoff.go) at the default threshold, through phases where
+// the upstream passes every tuple (its outputs lent), half of them or few
+// (copied into the ring) or none, on rings that wrap many times, on CPU
+// workers and on an emulated GPU (which fills the task's place in the
+// ring). The downstream's windows must equal the reference's over the
+// upstream's output, and both ways must have been taken. Breaking the
+// entries' spans (handOff.cut keeping the last entry for the next task
+// only where it is lent) shifts bytes between tasks: the windows differ.
+func TestHandOff(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	up := &query.Query{Name: "up", Schema: s, Where: query.ColGe("a", 0),
+		Project: []query.Projection{{Expr: query.C("ts")}, {Expr: query.C("b")}, {Expr: query.C("c")}}}
+	out, err := up.OutputSchema()
+	require.NoError(t, err)
+	for seed := range seeds(4, 3, 12) {
+		r := rand.New(rand.NewPCG(uint64(seed), 2026))
+		n := 30000 + r.IntN(20000)
+		data := randData(r, n)
+		for i := 0; i < n; {
+			end := min(n, i+50+r.IntN(4000))
+			pass := []float64{1, 1, 0.5, 0.02, 0}[r.IntN(5)]
+			for ; i < end; i++ {
+				a := int32(-1)
+				if r.Float64() < pass {
+					a = 1
+				}
+				binary.LittleEndian.PutUint32(data[i*randTuple+8:], uint32(a))
+			}
+		}
+		// Panes of 20 or more: the point is the input, not tiny panes' cost.
+		slide := 20 + r.Int64N(200)
+		w := query.Sliding(slide*(1+r.Int64N(4)), slide)
+		if r.IntN(3) == 0 {
+			w.Type = query.Rows
+		}
+		down := &query.Query{Name: "down", Schema: out, Window: w,
+			GroupBy:    []query.Expr{query.C(out.Attrs[1].Name)},
+			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C(out.Attrs[2].Name)}}}
+		require.NoError(t, down.Validate())
+		cfg := Config{Workers: 1 + seed%3, TaskSize: randTuple * (512 + r.IntN(800)), BufferSize: 128 << 10}
+		if seed%4 == 3 {
+			cfg.GPU = gpu.NewEmulator()
+		}
+		t.Run(fmt.Sprintf("seed%d/workers%d/task%d/gpu%v/%v", seed, cfg.Workers, cfg.TaskSize, cfg.GPU != nil, down.Window), func(t *testing.T) {
+			var upTuples []byte
+			got := &reference.Result{}
+			e, err := Start(cfg, []Spec{
+				{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
+				{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
+			})
+			require.NoError(t, err)
+			require.NotNil(t, e.Stream(1).hand, "the aggregation takes the stateless query's output by a hand-off")
+			require.NoError(t, e.Write(data))
+			stats, err := e.CloseAll()
+			require.NoError(t, err)
+
+			wantUp, err := reference.Evaluate(up, data)
+			require.NoError(t, err)
+			require.Equal(t, wantUp.Tuples, upTuples)
+			want, err := reference.Evaluate(down, upTuples)
+			require.NoError(t, err)
+			st := stats[1]
+			got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+			assert.Empty(t, reference.Diff(down, want, got, 1e-9))
+			lent := e.Stream(1).hand.lent
+			assert.Positive(t, lent, "outputs lent")
+			assert.Less(t, uint64(lent), stats[0].Tasks, "outputs copied")
+		})
+		if cfg.GPU != nil {
+			require.NoError(t, cfg.GPU.(gpu.Device).Close())
+		}
+	}
+	assertNoLeak(t, base)
+}
