@@ -134,8 +134,8 @@ for q in "${qs[@]}"; do
 		ea=$(field events_per_s "$a") eb=$(field events_per_s "$b")
 		one+=("$ea") two+=("$eb") percore+=("$(field events_per_s_per_core "$b")")
 		ratios+=("$(awk -v a="$ea" -v b="$eb" 'BEGIN { printf "%.3f", b / a }')")
-		serial=$(awk -v s="$serial" -v x="$(field serial_fraction "$b")" 'BEGIN { print (x > s ? x : s) }')
-		program=$(awk -v s="$program" -v x="$(field program_serial_fraction "$b")" 'BEGIN { print (x > s ? x : s) }')
+		serial=$(awk -v s="$serial" -v x="$(field largest_part_serial_fraction "$b")" 'BEGIN { print (x > s ? x : s) }')
+		program=$(awk -v s="$program" -v x="$(field serial_fraction "$b")" 'BEGIN { print (x > s ? x : s) }')
 		printf '%s round %d: %.2f M events/s at 1 worker, %.2f M at 2\n' "$q" "$r" "$(awk -v x="$ea" 'BEGIN{print x/1e6}')" "$(awk -v x="$eb" 'BEGIN{print x/1e6}')"
 	done
 	med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -32,6 +32,7 @@
 //	config.go      Config, its validation and defaults; the error kinds (ErrConfig, ErrInput, ErrAborted)
 //	engine.go      the Engine and its lifecycle: Start, the first failure, Abort, CloseAll's drain
 //	graph.go       the specs as a graph: streams, window joins, chaining (Upstream: a Ref, Output(i)) and the push downstream
+//	handoff.go     a stateless query's output lent to the one query it feeds: positions pushed in order, bytes copied by that query's workers
 //	placement.go   NUMA discovery, the workers' default placement, the rings' memory placement, the producer's pinning (Produce)
 //	scheduling.go  the wiring to package scheduler: processor kinds, Runnable, static bindings
 //	stream.go      the Stream: its fields grouped by owner, and its construction
