@@ -44,17 +44,7 @@ func TestChainedQueries(t *testing.T) {
 				data := randData(r, 5000)
 				// Three workers lend the stateless output (handoff.go).
 				cfg := Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 4096, lendMin: workers / 3}
-				var upTuples []byte
-				got := &reference.Result{}
-				e, err := Start(cfg, []Spec{
-					{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
-					{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
-				})
-				require.NoError(t, err)
-				require.NoError(t, e.Write(data))
-				stats, err := e.CloseAll()
-				require.NoError(t, err)
-
+				upTuples, _, stats := runChain(t, cfg, up, down, data)
 				wantUp, err := reference.Evaluate(up, data)
 				require.NoError(t, err)
 				if up.Stateless() {
@@ -63,16 +53,35 @@ func TestChainedQueries(t *testing.T) {
 					gotUp := &reference.Result{Rows: decodeRows(t, up, out, upTuples), Counts: wantUp.Counts}
 					assert.Empty(t, reference.Diff(up, wantUp, gotUp, 1e-9))
 				}
-				wantDown, err := reference.Evaluate(down, upTuples)
-				require.NoError(t, err)
 				st := stats[1]
-				got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
-				assert.Empty(t, reference.Diff(down, wantDown, got, 1e-9))
 				assert.Positive(t, st.Windows)
 			})
 		}
 	}
 	assertNoLeak(t, base)
+}
+
+// runChain runs up and down, which takes up's output, over data, checks
+// down's windows against the reference over up's output, and returns
+// that output, the closed engine and its stats.
+func runChain(t *testing.T, cfg Config, up, down *query.Query, data []byte) ([]byte, *Engine, []Stats) {
+	t.Helper()
+	var upTuples []byte
+	got := &reference.Result{}
+	e, err := Start(cfg, []Spec{
+		{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
+		{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
+	})
+	require.NoError(t, err)
+	require.NoError(t, e.Write(data))
+	stats, err := e.CloseAll()
+	require.NoError(t, err)
+	want, err := reference.Evaluate(down, upTuples)
+	require.NoError(t, err)
+	st := stats[1]
+	got.Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
+	assert.Empty(t, reference.Diff(down, want, got, 1e-9))
+	return upTuples, e, stats
 }
 
 // decodeRows reads an aggregation's output tuples (query.OutputSchema) of a
