@@ -76,3 +76,38 @@ func TestHandOff(t *testing.T) {
 	}
 	assertNoLeak(t, base)
 }
+
+// TestLentChainDoesNotAllocate: in steady state a stateless query's task
+// lent to the aggregation downstream costs no allocation: the buffers
+// its tasks take come back to the hand-off's pool as the downstream
+// frees them.
+func TestLentChainDoesNotAllocate(t *testing.T) {
+	s := randSchema(t)
+	const tupleTasks, perRun = 64, 8
+	up := &query.Query{Name: "up", Schema: s, Where: query.ColGe("a", 0)}
+	down := &query.Query{Name: "down", Schema: s, Window: query.Tumbling(32),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}
+	cfg := Config{Workers: 2, TaskSize: randTuple * tupleTasks, BufferSize: 1 << 16, lendMin: 1}
+	e, err := Start(cfg, []Spec{{Query: up}, {Query: down, Upstream: Output(0), Windows: func(*Window) error { return nil }}})
+	require.NoError(t, err)
+	st, ds := e.Stream(0), e.Stream(1)
+	require.NotNil(t, ds.hand)
+	var next int64
+	chunk := make([]byte, perRun*tupleTasks*randTuple)
+	feed := func() {
+		for o := 0; o < len(chunk); o += randTuple {
+			binary.LittleEndian.PutUint64(chunk[o:], uint64(next))
+			binary.LittleEndian.PutUint32(chunk[o+8:], uint32(next%7)) // every tuple passes
+			next++
+		}
+		require.NoError(t, st.Write(chunk))
+		for st.InFlight() > 0 || ds.InFlight() > 0 {
+			runtime.Gosched()
+		}
+	}
+	allocs := steadyAllocs(st, feed)
+	_, err = e.Close()
+	require.NoError(t, err)
+	assert.Zero(t, allocs, "allocations per %d tasks", perRun)
+	assert.Positive(t, ds.hand.lent)
+}
