@@ -65,10 +65,12 @@ type handEntry struct {
 // newHandOff makes the lending state of a stream whose ring has ringSize
 // bytes, lending outputs of minLend bytes or more (0: a 256th of the ring,
 // at least 16 KiB: the copy of a smaller one costs less than its task,
-// and the slots' number stays small). Lent outputs hold ring positions of their own, at least minLend
-// each, and in-ring entries alternate with lent ones: a slot count of
-// 2*ringSize/minLend and a few more is never exceeded (entries are
-// released as the positions they end at are freed).
+// and the slots' number stays small). The entries alive are the oldest,
+// which may begin below the freed position, and entries inside the
+// ring's positions from there: a merge releases entries before the ring
+// frees their positions, so the producer never reserves past a ring's
+// size ahead of them. Each lent one holds minLend positions or more, and
+// in-ring ones alternate with lent ones: at most 2*ringSize/minLend+5.
 func newHandOff(ringSize, minLend int) *handOff {
 	if minLend <= 0 {
 		minLend = max(16<<10, ringSize/256)

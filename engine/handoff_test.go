@@ -111,3 +111,29 @@ func TestLentChainDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, allocs, "allocations per %d tasks", perRun)
 	assert.Positive(t, ds.hand.lent)
 }
+
+// TestLentUDFOutputOfItsInput: a UDF that returns its input, against its
+// contract (query.UDF), is copied by the kernel: lent, the slice would be
+// the ring's or the worker's memory, reused before the query downstream
+// reads it, and the pool would hand it on as a task's output buffer.
+// Without the copy (kernels' processUDF) the windows differ.
+func TestLentUDFOutputOfItsInput(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	identity := &query.UDF{Name: "identity", Output: s, Fn: func(in []byte, _ int, _ []byte) []byte { return in }}
+	for _, where := range []query.Expr{nil, query.ColGe("a", 0)} {
+		up := &query.Query{Name: "up", Schema: s, Where: where, UDF: identity}
+		down := &query.Query{Name: "down", Schema: s, Window: query.Tumbling(50),
+			GroupBy: []query.Expr{query.C("b")}, Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("c")}}}
+		data := randData(rand.New(rand.NewPCG(5, 8)), 20000)
+		for _, workers := range []int{1, 2} {
+			cfg := Config{Workers: workers, TaskSize: randTuple * 64, BufferSize: 1 << 14, lendMin: 1}
+			upTuples, e, _ := runChain(t, cfg, up, down, data)
+			wantUp, err := reference.Evaluate(&query.Query{Name: "up", Schema: s, Where: where}, data)
+			require.NoError(t, err)
+			assert.Equal(t, wantUp.Tuples, upTuples, "where %v, %d workers", where, workers)
+			assert.Positive(t, e.Stream(1).hand.lent)
+		}
+	}
+	assertNoLeak(t, base)
+}

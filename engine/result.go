@@ -122,10 +122,12 @@ func (s *Stream) merge(t *task, w *worker) {
 			}
 		}
 	}
-	s.ring.Free(t.Start + uint64(len(t.Data)))
 	if s.hand != nil {
+		// Before the ring's Free: the producer reserves no position past
+		// the ring's size ahead of an entry not yet released (newHandOff).
 		s.hand.release(t.Start + uint64(len(t.Data)))
 	}
+	s.ring.Free(t.Start + uint64(len(t.Data)))
 	if s.heap != nil {
 		s.heap.Free(t.heapEnd)
 	}

@@ -285,11 +285,27 @@ func (k *statelessKernel) processUDF(data []byte, r *window.TaskResult) {
 		}
 		in = k.gather
 	}
-	r.Out = k.udf.Fn(in, ts, r.Out)
+	out := k.udf.Fn(in, ts, r.Out)
+	if overlaps(out, in) {
+		// Fn returned (part of) its input, which the ring or this worker
+		// reuses, where the engine may keep r.Out past the task (a
+		// hand-off to the query downstream): a copy of it instead.
+		out = append(r.Out[:0], out...)
+	}
+	r.Out = out
 	r.Tuples += uint64(n)
 	if n > 0 {
 		r.MaxTS = max(r.MaxTS, int64(binary.LittleEndian.Uint64(data[(n-1)*ts:])))
 	}
+}
+
+// overlaps reports whether a's bytes lie in b's memory, up to its capacity.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || cap(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(cap(b)) && pb < pa+uintptr(len(a))
 }
 
 // appendGeneral appends the output tuples of sel by the output schema, a

@@ -7,9 +7,9 @@ import (
 
 // UDF is a user-defined operator: a Go function over a task's batch of
 // input tuples (those that pass WHERE) that appends its output tuples, of
-// schema Output, to out and returns it (never a slice of in: the engine
-// may hand what it returns to the query downstream, uncopied, after in is
-// reused). Fn is called once per task, from
+// schema Output, to out and returns it (not a slice of in: the engine may
+// hand what it returns to the query downstream, uncopied, after in is
+// reused, so a slice of in costs a copy). Fn is called once per task, from
 // several workers at once: it must be safe for concurrent use and keep no
 // state between calls (a query with state is a windowed aggregation).
 type UDF struct {
