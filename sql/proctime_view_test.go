@@ -1,6 +1,9 @@
 package sql
 
 import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -139,4 +142,41 @@ func udfQuery(p *Program) *Query {
 		}
 	}
 	return found
+}
+
+// TestColumnCopyPut: a part's copy of the columns read (columnCopy.put,
+// a copy per run of adjacent columns) writes each column where the output
+// schema has it, and the time first, against a column by column copy,
+// over random layouts.
+func TestColumnCopyPut(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 25))
+	sizes := []int{1, 2, 4, 8, 8, 16, 24, 3}
+	for round := range 200 {
+		var from, to []query.Attribute
+		in, out := 0, 8
+		for i := range 1 + r.IntN(6) {
+			n := sizes[r.IntN(len(sizes))]
+			in += r.IntN(2) * 8 // now and then a gap: runs end there
+			name := fmt.Sprint("c", i)
+			from = append(from, query.Attribute{Name: name, Type: query.Bytes, Offset: in, Size: n})
+			to = append(to, query.Attribute{Name: name, Type: query.Bytes, Offset: out, Size: n})
+			in, out = in+n, out+n
+		}
+		schema, err := query.NewSchema(out, append([]query.Attribute{{Name: "t", Type: query.Int64, Offset: 0}}, to...)...)
+		require.NoError(t, err, "round %d", round)
+		cc := newColumnCopy(from, schema)
+		tuple := make([]byte, in)
+		for i := range tuple {
+			tuple[i] = byte(r.Uint32())
+		}
+		at := r.Uint64()
+		got := make([]byte, out)
+		cc.put(got, at, tuple)
+		want := binary.LittleEndian.AppendUint64(nil, at)
+		for i, a := range from {
+			want = append(want, tuple[a.Offset:a.Offset+a.Size]...)
+			require.Equal(t, len(want), to[i].Offset+to[i].Size)
+		}
+		assert.Equal(t, want, got, "round %d: %v", round, from)
+	}
 }
