@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // A stateless query's result stage hands its output on in task order,
@@ -21,7 +23,10 @@ import (
 // order and the back-pressure, and does O(1) per task.
 //
 // Outputs too small to be worth a buffer of their own (a filter that
-// passed few tuples) are copied into the ring as before, their bytes
+// passed few tuples), and outputs with a long string that the push would
+// copy into the downstream's heap (Stream.lendable: its view points at
+// memory the upstream frees with its task), are copied into the ring as
+// before, their bytes
 // described by an in-ring entry (buf nil) that runs up to the next
 // entry's position; so every byte of the downstream stream lies in one
 // entry, and the entries are contiguous, in position order.
@@ -186,15 +191,41 @@ func (h *handOff) release(freed uint64) {
 }
 
 // lendOutputs gives a hand-off to every stream fed by a stateless query
-// alone, whose tuples have no strings in a heap (whose long strings the
-// push copies into the stream's heap, in order). Before the engine runs.
+// alone. Before the engine runs.
 func (e *Engine) lendOutputs() {
 	for _, u := range e.streams {
 		if len(u.downstream) != 1 || !u.plan.Stateless() || u.joinSide != nil || u.joinFeed != nil {
 			continue
 		}
-		if d := u.downstream[0]; d.joinSide == nil && d.heap == nil && len(d.ups) == 1 {
+		if d := u.downstream[0]; d.joinSide == nil && len(d.ups) == 1 {
 			d.hand = newHandOff(d.ring.Size(), e.cfg.lendMin)
 		}
 	}
+}
+
+// lendable says whether stateless output tuples may be lent to s, which
+// has a hand-off: where s's input has strings, none of the tuples holds a
+// long one that s's push would copy into its heap or empty (copyStrings),
+// as such a view points at memory the upstream frees with its task (a
+// processing-time view grouped by a short string lends: Nexmark's
+// channels). The upstream's worker asks, before the ordered stage.
+func (s *Stream) lendable(tuples []byte) bool {
+	if s.heap == nil || s.inputStable || len(s.heapAttrs)+len(s.blankAttrs) == 0 {
+		return true
+	}
+	ts := s.plan.TupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		for k := range s.heapAttrs {
+			if longView(t, &s.heapAttrs[k]) != nil {
+				return false
+			}
+		}
+		for k := range s.blankAttrs {
+			if v := t[s.blankAttrs[k].Offset : s.blankAttrs[k].Offset+strview.Size]; strview.Len(v) > strview.MaxInline {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // TestHandOff: a stateless query's output handed to the aggregation
@@ -134,6 +136,85 @@ func TestLentUDFOutputOfItsInput(t *testing.T) {
 			assert.Equal(t, wantUp.Tuples, upTuples, "where %v, %d workers", where, workers)
 			assert.Positive(t, e.Stream(1).hand.lent)
 		}
+	}
+	assertNoLeak(t, base)
+}
+
+// TestHandOffStrings: a stateless query's output with strings, grouped
+// by one of them downstream, through phases where that string is short
+// (held in its view: the output is lent) and long (in the upstream's heap,
+// which frees it with the task: the output is copied, and its strings
+// into the downstream's heap), the producer's memory overwritten after
+// each commit. The counts by string must be those written. Lending a
+// task with long strings (Stream.lendable always true) leaves views
+// pointing at freed memory: the counts differ.
+func TestHandOffStrings(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(40, query.Attribute{Name: "ts", Type: query.Int64},
+		query.Attribute{Name: "s", Type: query.String, Offset: 8}, query.Attribute{Name: "u", Type: query.String, Offset: 24})
+	require.NoError(t, err)
+	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("ts")}, {Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}
+	out, err := up.OutputSchema()
+	require.NoError(t, err)
+	down := &query.Query{Name: "down", Schema: out, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	r := rand.New(rand.NewPCG(4, 12))
+	const n = 40000
+	long := make([]bool, n)
+	for i := 0; i < n; {
+		end, l := min(n, i+200+r.IntN(5000)), r.IntN(2) == 0
+		for ; i < end; i++ {
+			long[i] = l
+		}
+	}
+	key := func(i int) string {
+		if long[i] {
+			return fmt.Sprintf("a key longer than inline, number %d", i%3)
+		}
+		return fmt.Sprintf("k%d", i%5)
+	}
+	for _, workers := range []int{1, 2} {
+		got := map[string]int64{}
+		e, err := Start(Config{Workers: workers, TaskSize: 40 * 1024, BufferSize: 1 << 17}, []Spec{{Query: up},
+			{Query: down, Upstream: Output(0), Windows: func(w *Window) error {
+				for i := range w.Rows() {
+					got[string(bytes.TrimRight(w.CanonicalKey(i)[1:], "\x00"))] += w.Agg(i, 0)
+				}
+				return nil
+			}}})
+		require.NoError(t, err)
+		require.NotNil(t, e.Stream(1).hand)
+		require.NotNil(t, e.Stream(1).heap, "the downstream keeps long strings in a heap")
+		arena := strview.NewArena(0)
+		ots := out.TupleSize
+		at, err := out.Lookup("s")
+		require.NoError(t, err)
+		two := make([]byte, 2*ots)
+		strview.Put(two[at.Offset:at.Offset+strview.Size], []byte("k1"), arena)
+		strview.Put(two[ots+at.Offset:ots+at.Offset+strview.Size], []byte("k2"), arena)
+		assert.True(t, e.Stream(1).lendable(two), "short keys")
+		strview.Put(two[ots+at.Offset:ots+at.Offset+strview.Size], []byte("a key longer than inline"), arena)
+		assert.False(t, e.Stream(1).lendable(two), "a long key in the second tuple")
+		arena.Reset()
+		err = <-e.Produce(func() error {
+			return commitCopyAll(e.Stream(0), n, 40, arena, func(t []byte, i int) {
+				binary.LittleEndian.PutUint64(t, uint64(i))
+				strview.Put(t[8:24], []byte(key(i)), arena)
+				strview.Put(t[24:40], []byte("a string no query downstream reads"), arena)
+			})
+		})
+		require.NoError(t, err)
+		stats, err := e.CloseAll()
+		require.NoError(t, err)
+		arena.Free()
+		want := map[string]int64{}
+		for i := range n {
+			want[key(i)]++
+		}
+		assert.Equal(t, want, got, "%d workers", workers)
+		lent := e.Stream(1).hand.lent
+		assert.Positive(t, lent, "outputs of short keys lent")
+		assert.Less(t, uint64(lent), stats[0].Tasks, "outputs of long keys copied")
 	}
 	assertNoLeak(t, base)
 }

@@ -25,6 +25,10 @@ func (s *Stream) finish(t *task, w *worker) {
 		d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
 	}
 	s.cutJoinInput(t)
+	t.lendable = false
+	if len(s.downstream) == 1 && s.downstream[0].hand != nil && !t.result.Refused {
+		t.lendable = s.downstream[0].lendable(t.result.Out)
+	}
 	t.encoded = false
 	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {
 		// The sink's encoding of a stateless query's output, here rather
@@ -110,7 +114,11 @@ func (s *Stream) merge(t *task, w *worker) {
 			} else if d := s.joinFeed; d != nil {
 				err = d.addFed(&t.result.Out, &t.result.Strings, &t.cut, w)
 			} else {
-				err = s.outputEncoded(t.result.Out, t.enc, t.encoded, &t.result.Out)
+				var lend *[]byte
+				if t.lendable {
+					lend = &t.result.Out
+				}
+				err = s.outputEncoded(t.result.Out, t.enc, t.encoded, lend)
 			}
 		}
 		if err != nil {

@@ -186,7 +186,10 @@ type task struct {
 	// handLast) of its stream's (handOff.fill), some of them lent.
 	handed              bool
 	handFirst, handLast uint64
-	result              window.TaskResult
+	// lendable: a stateless task's output may be lent to the query
+	// downstream (Stream.lendable, asked by the worker that ran it).
+	lendable bool
+	result   window.TaskResult
 	// heapEnd is where the stream's string heap stood at the dispatch:
 	// the merge frees it up to there.
 	heapEnd uint64
