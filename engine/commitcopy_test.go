@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -382,4 +383,66 @@ func names(as []query.Attribute) []string {
 		n = append(n, a.Name)
 	}
 	return n
+}
+
+// TestDispatchFreesOnlyCommittedStrings: a task dispatched while the
+// strings of the producer's next tuples are in the heap but the tuples
+// not committed (Strings dispatches so when the heap is full: the task
+// being filled holds it) frees, at its merge, the heap up to its own
+// tuples' strings only; the next tuples, committed into the next task,
+// keep theirs. It freed up to where the heap stood at the dispatch, and
+// the strings of the next tuples were overwritten once the heap wrapped
+// while their task waited.
+func TestDispatchFreesOnlyCommittedStrings(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "s", Type: query.String, Offset: 8})
+	require.NoError(t, err)
+	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	e, got := countStrings(t, Config{Workers: 1, TaskSize: 24 * 4, BufferSize: 1 << 16}, q)
+	st := e.Stream(0)
+	long := strings.Repeat("a long string ", 8)
+	var committed, heapEnd, written uint64
+	err = <-e.Produce(func() error {
+		put := func(i int) error {
+			buf, err := st.Buffer()
+			if err != nil {
+				return err
+			}
+			binary.LittleEndian.PutUint64(buf, uint64(i))
+			b, err := st.Strings(len(long))
+			if err != nil {
+				return err
+			}
+			copy(b, long)
+			strview.PutRef(buf[8:24], b)
+			return nil
+		}
+		if err := put(0); err != nil {
+			return err
+		}
+		if err := st.Commit(24); err != nil {
+			return err
+		}
+		committed = st.heap.Written()
+		if err := put(1); err != nil { // its string placed, the tuple not committed
+			return err
+		}
+		st.dispatch()
+		for _, r := range st.records[:st.made] {
+			if r.ID == st.nextID-1 && r.Dispatched != 0 {
+				heapEnd = r.heapEnd
+			}
+		}
+		written = st.heap.Written()
+		return st.Commit(24)
+	})
+	require.NoError(t, err)
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	assert.Equal(t, committed, heapEnd, "the dispatched task frees its own tuple's string")
+	assert.Less(t, heapEnd, written, "and not the next one's")
+	assert.Equal(t, map[string]int64{long: 2}, got)
+	assertNoLeak(t, base)
 }

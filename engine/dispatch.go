@@ -56,6 +56,9 @@ func (s *Stream) commit(n int) error {
 		return fmt.Errorf("engine: commit of %d bytes with %d of %d in the task", n, s.filled, s.taskSize)
 	}
 	s.ring.Commit(n)
+	if s.heap != nil {
+		s.heapCommitted = s.heap.Written()
+	}
 	if s.filled == 0 {
 		s.firstAt = nanotime()
 	}
@@ -170,7 +173,7 @@ func (s *Stream) dispatch() {
 		t.handFirst, t.handLast, t.handed = s.hand.cut(s.taskStart, s.taskStart+uint64(s.filled))
 	}
 	if s.heap != nil {
-		t.heapEnd = s.heap.Written()
+		t.heapEnd = s.heapCommitted
 	}
 	t.partial, s.cutShort = s.cutShort, false
 	s.nextID++

@@ -24,9 +24,9 @@ import (
 //
 // Outputs too small to be worth a buffer of their own (a filter that
 // passed few tuples), and outputs with a long string that the push would
-// copy into the downstream's heap (Stream.lendable: its view points at
-// memory the upstream frees with its task), are copied into the ring as
-// before, their bytes
+// copy into the downstream's heap or empty (Stream.lendable: its view
+// points at memory the upstream frees with its task), are copied into the
+// ring as before, their bytes
 // described by an in-ring entry (buf nil) that runs up to the next
 // entry's position; so every byte of the downstream stream lies in one
 // entry, and the entries are contiguous, in position order.

@@ -27,7 +27,8 @@ func (s *Stream) finish(t *task, w *worker) {
 	s.cutJoinInput(t)
 	t.lendable = false
 	if len(s.downstream) == 1 && s.downstream[0].hand != nil && !t.result.Refused {
-		t.lendable = s.downstream[0].lendable(t.result.Out)
+		d := s.downstream[0]
+		t.lendable = d.hand.lends(t.result.Out) && d.lendable(t.result.Out)
 	}
 	t.encoded = false
 	if e := s.spec.Encoded; e != nil && s.parts == nil && s.asm == nil && s.joinSide == nil && !t.result.Refused {

@@ -128,6 +128,11 @@ type producerState struct {
 	inClosed  bool
 	cutShort  bool  // the next dispatch is flushPartial's (task.partial)
 	firstAt   int64 // nanotime of the first commit into the task being filled
+	// heapCommitted is where the string heap stood at the last commit:
+	// past it lie only the strings of tuples not committed yet (those of
+	// a batch whose strings Strings or a push's copy is still placing),
+	// which belong to the next task, whatever is dispatched before them.
+	heapCommitted uint64
 	// helper runs tasks for Snapshot while it drains chained queries and
 	// joins (stream 0's, made at the first such snapshot).
 	helper *worker
@@ -190,8 +195,9 @@ type task struct {
 	// downstream (Stream.lendable, asked by the worker that ran it).
 	lendable bool
 	result   window.TaskResult
-	// heapEnd is where the stream's string heap stood at the dispatch:
-	// the merge frees it up to there.
+	// heapEnd is where the stream's string heap stood at the task's last
+	// commit (producerState.heapCommitted): the merge frees it up to
+	// there.
 	heapEnd uint64
 	// partial: flushPartial cut the task short, of rows an aggregation
 	// emitted; its output is handed on as promptly (merge).
