@@ -16,6 +16,25 @@ import (
 	"github.com/saber-hx/saber-hx/strview"
 )
 
+// stringSchema is ts, an Int64, then s (and, with two, u): strings.
+func stringSchema(t *testing.T, two bool) *query.Schema {
+	attrs := []query.Attribute{{Name: "ts", Type: query.Int64}, {Name: "s", Type: query.String, Offset: 8}}
+	size := 24
+	if two {
+		attrs, size = append(attrs, query.Attribute{Name: "u", Type: query.String, Offset: 24}), 40
+	}
+	s, err := query.NewSchema(size, attrs...)
+	require.NoError(t, err)
+	return s
+}
+
+// countByS is a COUNT of s's tuples, as n, in tumbling windows of 1000,
+// grouped by column s.
+func countByS(name string, s *query.Schema) *query.Query {
+	return &query.Query{Name: name, Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
+		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+}
+
 // countStrings starts an engine of cfg running q (a COUNT grouped by one
 // string key) whose windows add their counts into the map it returns, by
 // string.
@@ -64,17 +83,13 @@ func commitCopyAll(st *Stream, n, ts int, arena *strview.Arena, fill func(t []by
 // their strings as written, at any task size.
 func TestCommitCopy(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
-		query.Attribute{Name: "s", Type: query.String, Offset: 8})
-	require.NoError(t, err)
-	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
-		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	q := countByS("c", stringSchema(t, false))
 	name := func(i int) string { return fmt.Sprintf("a string longer than inline, number %d", i%7) }
 	for _, task := range []int{24, 240, 24 << 10} {
 		e, got := countStrings(t, Config{Workers: 2, TaskSize: task, BufferSize: 1 << 16}, q)
 		arena := strview.NewArena(0)
 		const n = 5000
-		err = <-e.Produce(func() error {
+		err := <-e.Produce(func() error {
 			return commitCopyAll(e.Stream(0), n, 24, arena, func(t []byte, i int) {
 				binary.LittleEndian.PutUint64(t, uint64(i))
 				strview.Put(t[8:24], []byte(name(i)), arena)
@@ -100,11 +115,7 @@ func TestCommitCopy(t *testing.T) {
 // results are those of the strings as written.
 func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(40, query.Attribute{Name: "ts", Type: query.Int64},
-		query.Attribute{Name: "s", Type: query.String, Offset: 8}, query.Attribute{Name: "u", Type: query.String, Offset: 24})
-	require.NoError(t, err)
-	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
-		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	q := countByS("c", stringSchema(t, true))
 	e, got := countStrings(t, Config{Workers: 2, TaskSize: 400, BufferSize: 1 << 16}, q)
 	st := e.Stream(0)
 	require.Len(t, st.heapAttrs, 1)
@@ -131,7 +142,7 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 	assert.Equal(t, want, copied)
 
 	const n = 3000
-	err = <-e.Produce(func() error {
+	err := <-e.Produce(func() error {
 		return commitCopyAll(st, n, 40, arena, func(t []byte, i int) {
 			binary.LittleEndian.PutUint64(t, uint64(i))
 			strview.Put(t[8:24], []byte(key(i)), arena)
@@ -152,10 +163,7 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 // the same strings either way.
 func TestWriteSharedKeepsTheViews(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
-	require.NoError(t, err)
-	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
-		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	q := countByS("c", stringSchema(t, false))
 	const long = "a string that lives as long as the process"
 	// Off the Go heap, as strings that views point at are.
 	held := strview.NewArena(0)
@@ -165,7 +173,7 @@ func TestWriteSharedKeepsTheViews(t *testing.T) {
 		e, got := countStrings(t, Config{Workers: 2, TaskSize: 240, BufferSize: 1 << 16}, q)
 		st := e.Stream(0)
 		var pointed []uint64
-		err = <-e.Produce(func() error {
+		err := <-e.Produce(func() error {
 			tuples := make([]byte, 100*24)
 			for i := range 100 {
 				binary.LittleEndian.PutUint64(tuples[i*24:], uint64(i))
@@ -281,9 +289,7 @@ func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
 // are those of the strings as written.
 func TestStatelessUpstreamEmptiesWhatDownstreamDoesNotRead(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(40, query.Attribute{Name: "ts", Type: query.Int64},
-		query.Attribute{Name: "s", Type: query.String, Offset: 8}, query.Attribute{Name: "u", Type: query.String, Offset: 24})
-	require.NoError(t, err)
+	s := stringSchema(t, true)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}
 	out, err := up.OutputSchema()
 	require.NoError(t, err)
@@ -395,16 +401,12 @@ func names(as []query.Attribute) []string {
 // while their task waited.
 func TestDispatchFreesOnlyCommittedStrings(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
-		query.Attribute{Name: "s", Type: query.String, Offset: 8})
-	require.NoError(t, err)
-	q := &query.Query{Name: "c", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
-		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	q := countByS("c", stringSchema(t, false))
 	e, got := countStrings(t, Config{Workers: 1, TaskSize: 24 * 4, BufferSize: 1 << 16}, q)
 	st := e.Stream(0)
 	long := strings.Repeat("a long string ", 8)
 	var committed, heapEnd, written uint64
-	err = <-e.Produce(func() error {
+	err := <-e.Produce(func() error {
 		put := func(i int) error {
 			buf, err := st.Buffer()
 			if err != nil {

@@ -150,14 +150,11 @@ func TestLentUDFOutputOfItsInput(t *testing.T) {
 // pointing at freed memory: the counts differ.
 func TestHandOffStrings(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(40, query.Attribute{Name: "ts", Type: query.Int64},
-		query.Attribute{Name: "s", Type: query.String, Offset: 8}, query.Attribute{Name: "u", Type: query.String, Offset: 24})
-	require.NoError(t, err)
+	s := stringSchema(t, true)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("ts")}, {Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}
 	out, err := up.OutputSchema()
 	require.NoError(t, err)
-	down := &query.Query{Name: "down", Schema: out, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
-		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+	down := countByS("down", out)
 	r := rand.New(rand.NewPCG(4, 12))
 	const n = 40000
 	long := make([]bool, n)
