@@ -26,10 +26,10 @@ import (
 // passed few tuples), and outputs with a long string that the push would
 // copy into the downstream's heap or empty (Stream.lendable: its view
 // points at memory the upstream frees with its task), are copied into the
-// ring as before, their bytes
-// described by an in-ring entry (buf nil) that runs up to the next
-// entry's position; so every byte of the downstream stream lies in one
-// entry, and the entries are contiguous, in position order.
+// ring as before, their bytes described by an in-ring entry (buf nil)
+// that runs up to the next entry's position; so every byte of the
+// downstream stream lies in one entry, and the entries are contiguous, in
+// position order.
 //
 // Entries live in a fixed ring of slots. The upstream's result stage
 // appends them (it is the downstream stream's producer: dispatch cuts a
