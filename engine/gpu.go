@@ -383,7 +383,7 @@ func (g *gpuWorker) submit(t *task) {
 	if t.fill != nil {
 		t.fill(t.Data, t.Start)
 	} else if t.handed {
-		s.hand.fill(s, t.Data, t)
+		s.hand.fill(t.Data, t)
 	}
 	if err := pr.Submit(i, t.Data, t.Start/uint64(s.plan.TupleSize)); err != nil {
 		e.fail(fmt.Errorf("GPU %s: query %q: task %d: %w", e.cfg.GPU.Name(), s.win.Query, t.ID, err))

@@ -269,15 +269,13 @@ func (s *Stream) push(p []byte, w *worker) error {
 }
 
 // pushLent is push for a stream with a hand-off: *out, a stateless
-// query's output, stays in its buffer, which the stream keeps until its
-// tasks that read it are merged, and *out becomes a buffer of the
-// hand-off's pool; only the positions are reserved and committed (small
-// outputs are copied, as push does).
+// query's output that the worker which ran its task found lendable
+// (task.lendable: handOff.lends and Stream.lendable), stays in its
+// buffer, which the stream keeps until its tasks that read it are merged,
+// and *out becomes a buffer of the hand-off's pool; only the positions
+// are reserved and committed.
 func (s *Stream) pushLent(out *[]byte, w *worker) error {
 	p, h := *out, s.hand
-	if !h.lends(p) {
-		return s.push(p, w)
-	}
 	h.add(s.taskStart+uint64(s.filled), p)
 	h.lent++
 	*out = h.take(cap(p))

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/saber-hx/saber-hx/buffer"
 	"github.com/saber-hx/saber-hx/strview"
 )
 
@@ -41,6 +42,7 @@ import (
 
 // handOff is a downstream stream's lent input (Stream.hand).
 type handOff struct {
+	ring  *buffer.Ring // the stream's: where the in-ring entries' bytes lie
 	slots []handEntry
 	mask  uint64
 	// minLend is the smallest output lent rather than copied: with it,
@@ -67,8 +69,8 @@ type handEntry struct {
 	buf []byte
 }
 
-// newHandOff makes the lending state of a stream whose ring has ringSize
-// bytes, lending outputs of minLend bytes or more (0: a 256th of the ring,
+// newHandOff makes the lending state of a stream whose ring is ring (of
+// ringSize bytes), lending outputs of minLend bytes or more (0: a 256th of the ring,
 // at least 16 KiB: the copy of a smaller one costs less than its task,
 // and the slots' number stays small). The entries alive are the oldest,
 // which may begin below the freed position, and entries inside the
@@ -76,12 +78,13 @@ type handEntry struct {
 // frees their positions, so the producer never reserves past a ring's
 // size ahead of them. Each lent one holds minLend positions or more, and
 // in-ring ones alternate with lent ones: at most 2*ringSize/minLend+5.
-func newHandOff(ringSize, minLend int) *handOff {
+func newHandOff(ring *buffer.Ring, minLend int) *handOff {
+	ringSize := ring.Size()
 	if minLend <= 0 {
 		minLend = max(16<<10, ringSize/256)
 	}
 	n := uint64(1) << bits.Len64(uint64(2*ringSize/minLend+8))
-	return &handOff{slots: make([]handEntry, n), mask: n - 1, minLend: minLend}
+	return &handOff{ring: ring, slots: make([]handEntry, n), mask: n - 1, minLend: minLend}
 }
 
 // lends says whether output p is lent rather than copied: large enough
@@ -142,9 +145,9 @@ func (h *handOff) cut(start, end uint64) (first, last uint64, lent bool) {
 	return first, last, lent
 }
 
-// fill writes the bytes of task t of stream s, at stream position
-// t.Start, into dst: from the lent buffers and the ring.
-func (h *handOff) fill(s *Stream, dst []byte, t *task) {
+// fill writes the bytes of task t, at stream position t.Start, into dst:
+// from the lent buffers and the ring.
+func (h *handOff) fill(dst []byte, t *task) {
 	start, end := t.Start, t.Start+uint64(len(dst))
 	for i := t.handFirst; i < t.handLast; i++ {
 		e := &h.slots[i&h.mask]
@@ -164,7 +167,7 @@ func (h *handOff) fill(s *Stream, dst []byte, t *task) {
 		if e.buf != nil {
 			from = e.buf[lo-e.pos : stop-e.pos]
 		} else {
-			from = s.ring.Slice(lo, int(stop-lo))
+			from = h.ring.Slice(lo, int(stop-lo))
 		}
 		if &to[0] != &from[0] { // the GPU fills the task's place in the ring
 			copy(to, from)
@@ -198,7 +201,7 @@ func (e *Engine) lendOutputs() {
 			continue
 		}
 		if d := u.downstream[0]; d.joinSide == nil && len(d.ups) == 1 {
-			d.hand = newHandOff(d.ring.Size(), e.cfg.lendMin)
+			d.hand = newHandOff(d.ring, e.cfg.lendMin)
 		}
 	}
 }

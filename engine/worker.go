@@ -198,7 +198,7 @@ func (w *worker) run(t *task) {
 			t.fill(data, t.Start)
 		} else if t.handed {
 			data = w.ingestBuffer(len(data))
-			s.hand.fill(s, data, t)
+			s.hand.fill(data, t)
 		}
 		w.kernels[t.Query].Process(data, t.Start/uint64(s.plan.TupleSize), &t.result)
 		if w.delay > 0 {
