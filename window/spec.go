@@ -146,6 +146,16 @@ func (s Spec) FirstWindow(p int64) int64 {
 	// With k panes per slide and m per window, window w holds panes
 	// [w*k, w*k+m): the first holding p is floor((p-m)/k)+1, computed as
 	// floor(p/k) + floor((p mod k - m)/k) + 1 so that p-m cannot overflow.
+	if s.Slide == s.Pane {
+		// k = 1 (tumbling windows, or a slide that divides the size):
+		// p-m+1 without its divisions, which a window join's filing and
+		// closing pay per pane.
+		m := s.Size / s.Pane
+		if p < math.MinInt64+(m-1) {
+			return math.MinInt64
+		}
+		return p - (m - 1)
+	}
 	k, m := s.Slide/s.Pane, s.Size/s.Pane
 	r := p % k
 	if r < 0 {
@@ -159,7 +169,12 @@ func (s Spec) FirstWindow(p int64) int64 {
 }
 
 // LastWindow is the last window containing pane p.
-func (s Spec) LastWindow(p int64) int64 { return FloorDiv(p, s.Slide/s.Pane) }
+func (s Spec) LastWindow(p int64) int64 {
+	if s.Slide == s.Pane {
+		return p
+	}
+	return FloorDiv(p, s.Slide/s.Pane)
+}
 
 // Open is the largest watermark at which pane p still accepts tuples: the
 // end of its first window plus Delay minus one, math.MaxInt64 where that
