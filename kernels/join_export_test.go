@@ -8,7 +8,7 @@ func (wj *WindowJoin) PairLoop() (special bool, cross int) {
 
 // Lent is how many output buffers Next handed out that Recycle has not
 // taken back to their scratch.
-func (wj *WindowJoin) Lent() int { return len(wj.lent) }
+func (wj *WindowJoin) Lent() int { return wj.lent }
 
 // Buffers is how many output buffers the scratch keeps.
 func (s *JoinScratch) Buffers() int { return len(s.free) }

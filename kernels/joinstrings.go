@@ -142,18 +142,27 @@ func (wj *WindowJoin) released() {
 	wj.releaseHeld()
 }
 
+// releaseHeld frees the held inputs whose windows are all released. They
+// leave from heldHead, which moves on; the slice is moved down only once
+// half of it is behind heldHead (a copy per window was as long as the
+// holds).
 func (wj *WindowJoin) releaseHeld() {
-	k := 0
+	k := wj.heldHead
 	for k < len(wj.held) && wj.held[k].after <= wj.released_ {
 		in := wj.held[k].in
 		if in.refs--; in.refs == 0 {
 			wj.recycleInput(in)
 		}
+		wj.held[k] = heldInput{}
 		k++
 	}
-	if k > 0 {
+	switch {
+	case k == len(wj.held):
+		wj.held, k = wj.held[:0], 0
+	case k >= 64 && 2*k >= len(wj.held):
 		n := copy(wj.held, wj.held[k:])
 		clear(wj.held[n:])
-		wj.held = wj.held[:n]
+		wj.held, k = wj.held[:n], 0
 	}
+	wj.heldHead = k
 }

@@ -96,7 +96,7 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 			if !ok {
 				return
 			}
-			vs, err := reference.DecodeTuples(out, b)
+			vs, err := reference.DecodeTuples(out, b.Pairs)
 			require.NoError(t, err)
 			vals = append(vals, vs...)
 			wj.Recycle(b)
@@ -161,7 +161,7 @@ func joinStrRun(t *testing.T, j *query.WindowJoin, left, right []byte, snapAt in
 		}
 	}
 	drain(true)
-	assert.Empty(t, wj.held, "inputs held after every window was released")
+	assert.Empty(t, wj.held[wj.heldHead:], "inputs held after every window was released")
 	for _, in := range wj.shared {
 		assert.Zero(t, in.refs)
 	}

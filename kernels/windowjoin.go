@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unsafe"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/window"
@@ -54,11 +53,8 @@ type WindowJoin struct {
 	runnable    int // tasks from taken on that are not done
 	freeTasks   []*JoinTask
 	free        [][]byte // output buffers
-	// lent are the output buffers Next handed out of tasks that ran on a
-	// scratch (TakeFor), by their first byte: Recycle gives each back to
-	// its scratch.
-	lent        map[*byte]*JoinScratch
-	emptyQueued int // queued windows with no tuples on a side (Taken)
+	lent        int      // outputs Next handed out and Recycle did not take back
+	emptyQueued int      // queued windows with no tuples on a side (Taken)
 	windows     uint64
 	joined      uint64 // windows done (Joined)
 	outPairs    uint64
@@ -70,7 +66,8 @@ type WindowJoin struct {
 	// retired panes' inputs waiting for them, the input being filed, and
 	// free ones.
 	closed, released_ uint64
-	held              []heldInput
+	held              []heldInput // from heldHead on
+	heldHead          int
 	adding            *sharedInput
 	shared            []*sharedInput
 	// cut is fileInput's, for inputs no worker cut (Add, AddOwned).
@@ -644,11 +641,18 @@ func (wj *WindowJoin) Ready() bool {
 	return wj.head < len(wj.queue) && wj.queue[wj.head].done
 }
 
-// Next takes the oldest closed window's output (its pairs, each the left
-// tuple's bytes then the right one's) off the queue once it is joined; ok
-// false when none is (or none waits). Windows without pairs are skipped.
-// Hand the buffer back with Recycle once it is used.
-func (wj *WindowJoin) Next() (out []byte, ok bool) {
+// JoinOutput is a joined window's output as Next hands it out: its pairs,
+// each the left tuple's bytes then the right one's, in a buffer that
+// Recycle takes back (to the scratch whose task wrote it, if any).
+type JoinOutput struct {
+	Pairs []byte
+	owner *JoinScratch
+}
+
+// Next takes the oldest closed window's output off the queue once it is
+// joined; ok false when none is (or none waits). Windows without pairs are
+// skipped. Hand it back with Recycle once it is used.
+func (wj *WindowJoin) Next() (o JoinOutput, ok bool) {
 	for wj.Ready() {
 		t := wj.queue[wj.head]
 		wj.queue[wj.head] = nil
@@ -661,18 +665,12 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 			clear(wj.queue[n:])
 			wj.queue, wj.taken, wj.head = wj.queue[:n], wj.taken-wj.head, 0
 		}
-		out, t.out = t.out, nil
-		owner := t.owner
-		t.owner = nil
+		out, owner := t.out, t.owner
+		t.out, t.owner = nil, nil
 		wj.freeTasks = append(wj.freeTasks, t)
 		if len(out) > 0 {
-			if owner != nil {
-				if wj.lent == nil {
-					wj.lent = map[*byte]*JoinScratch{}
-				}
-				wj.lent[unsafe.SliceData(out)] = owner
-			}
-			return out, true
+			wj.lent++
+			return JoinOutput{Pairs: out, owner: owner}, true
 		}
 		if t.empty {
 			t.empty = false
@@ -683,18 +681,14 @@ func (wj *WindowJoin) Next() (out []byte, ok bool) {
 		}
 		wj.released()
 	}
-	return nil, false
+	return JoinOutput{}, false
 }
 
-// Recycle takes back a buffer Next returned, for a later window's output
-// (on the scratch whose window wrote it, if any). The strings of its pairs
-// are then free: call it once they are used.
-func (wj *WindowJoin) Recycle(out []byte) {
-	s := wj.lent[unsafe.SliceData(out)]
-	if s != nil {
-		delete(wj.lent, unsafe.SliceData(out))
-	}
-	wj.giveBack(out, s)
+// Recycle takes back an output Next returned, for a later window's output.
+// The strings of its pairs are then free: call it once they are used.
+func (wj *WindowJoin) Recycle(o JoinOutput) {
+	wj.lent--
+	wj.giveBack(o.Pairs, o.owner)
 	wj.released()
 }
 

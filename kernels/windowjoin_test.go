@@ -166,7 +166,7 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 				require.False(t, wj.Ready())
 				return
 			}
-			out = append(out, b...)
+			out = append(out, b.Pairs...)
 			wj.Recycle(b)
 		}
 	}
