@@ -67,6 +67,7 @@ type joinStage struct {
 	runnable atomic.Int64
 
 	drainMu sync.Mutex
+	drained []kernels.JoinOutput // drain's batch, under drainMu
 	// drainer is the worker that holds drainMu (nil: none). Its push of a
 	// window's output may merge this join's own inputs (a deferred merge,
 	// worker.drainDeferred) and so come back into add: there it must not
@@ -112,7 +113,8 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 
 // add files a side's tuples (in stream order), closes the windows that
 // both watermarks have closed, runs the tasks that wait and hands the
-// joined windows on. Where owned, the join takes the buffer *tuples as it
+// joined windows on (from a worker's outermost merge, once it lets go of
+// it: runDueJoins). Where owned, the join takes the buffer *tuples as it
 // is and leaves a recycled one there (a task's output, which it files
 // without a copy), and strs, where not nil, holds the tuples' long strings
 // (pinJoinInput), whose memory it takes too, and cut, where not nil, is
@@ -139,6 +141,19 @@ func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Are
 	js.mu.Unlock()
 	js.ring()
 	js.wakeHelpers()
+	if w != nil && w.merging == 1 && w.pushing == 0 {
+		// Filed in the input's merge: its windows are joined once the
+		// worker lets go of the merge (worker.runDueJoins), so that
+		// another worker merges the input's next task meanwhile.
+		w.dueJoin(js)
+		return nil
+	}
+	return js.processAndCatchUp(w)
+}
+
+// processAndCatchUp is what a worker does after it filed an input's
+// tuples: process, then catchUp.
+func (js *joinStage) processAndCatchUp(w *worker) error {
 	err := js.process(w)
 	if err == nil {
 		err = js.catchUp(w)
@@ -180,14 +195,13 @@ func (d *Stream) addFed(out *[]byte, strs *strview.Arena, cut *kernels.JoinCut, 
 	return err
 }
 
-// catchUp keeps the result stage that closed windows while too many wait
+// catchUp keeps the worker whose merge closed windows while too many wait
 // to be taken (the work bound of maxTaken stops process before it has run
-// them all: a worker was descheduled in the oldest window), running other
-// tasks and the join's, so that its producer waits for the join rather
-// than closing window after window into tasks without bound. Where the
+// them all: a worker was descheduled in the oldest window), running the
+// join's tasks, so that its producer waits for the join rather than
+// closing window after window into tasks without bound. Where the
 // bound stops it, it joins one window at a time up to twice the bound
-// before it waits for the oldest: idle, it held its input's merge for
-// nothing (docs/performance.md, twentieth session).
+// before it waits for the oldest (docs/performance.md, twentieth session).
 func (js *joinStage) catchUp(w *worker) error {
 	if w == nil || js.drainer.Load() == w {
 		return nil
@@ -213,10 +227,11 @@ func (js *joinStage) catchUp(w *worker) error {
 	return nil
 }
 
-// A result stage that waits on the join's other workers runs no task
-// meanwhile, as help would: a task of an upstream query may push into this
-// stage's own ring, full while this result stage is held, and wait for it
-// for ever. It looks again when the join moves (moved: a side's tuples
+// A worker that waits on the join's other workers runs no task meanwhile,
+// as help would: where it still holds a result stage (catchUp run inside
+// a merge nested in a push), a task of an upstream query may push into
+// that stage's own ring, full while the stage is held, and wait for it for
+// ever. It looks again when the join moves (moved: a side's tuples
 // filed, a window joined or handed on), or after bellWait at the latest
 // (worker.waitBell).
 
@@ -433,19 +448,38 @@ func (js *joinStage) drain(w *worker) error {
 		js.drainer.Store(w)
 		sc := w.beginSerial()
 		var err error
-		for err == nil {
+		outs := js.drained[:0]
+		for {
+			// One hold of mu takes back the last batch, handed on, and
+			// takes the next.
 			js.lock(w)
-			out, ok := js.op.Next()
+			for i, o := range outs {
+				js.op.Recycle(o)
+				outs[i] = kernels.JoinOutput{}
+			}
+			recycled := len(outs) > 0
+			outs = outs[:0]
+			for err == nil && len(outs) < drainBatch {
+				o, ok := js.op.Next()
+				if !ok {
+					break
+				}
+				outs = append(outs, o)
+			}
 			js.mu.Unlock()
-			if !ok {
+			if recycled {
+				js.ring()
+			}
+			if len(outs) == 0 {
 				break
 			}
-			err = js.output(out, w)
-			js.lock(w)
-			js.op.Recycle(out)
-			js.mu.Unlock()
-			js.ring()
+			for _, o := range outs {
+				if err = js.output(o.Pairs, w); err != nil {
+					break
+				}
+			}
 		}
+		js.drained = outs
 		w.endSerial(sc, js.clock)
 		js.drainer.Store(nil)
 		js.drainMu.Unlock()
@@ -462,6 +496,12 @@ func (js *joinStage) drain(w *worker) error {
 		}
 	}
 }
+
+// drainBatch is how many joined windows drain takes off the queue under
+// one hold of mu: their outputs are handed on without it, and recycled
+// under one more. A few, not all that wait: each holds an output buffer
+// until the batch is recycled.
+const drainBatch = 8
 
 func (js *joinStage) output(tuples []byte, w *worker) error {
 	if js.sink != nil {

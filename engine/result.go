@@ -60,7 +60,11 @@ func (s *Stream) finish(t *task, w *worker) {
 func (s *Stream) mergeReady(w *worker) {
 	if w != nil {
 		w.merging++
-		defer func() { w.merging-- }()
+		defer func() {
+			if w.merging--; w.merging == 0 {
+				w.runDueJoins()
+			}
+		}()
 	}
 	for {
 		if !s.mergeMu.TryLock() {

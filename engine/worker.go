@@ -39,6 +39,9 @@ type worker struct {
 	pushing int
 	// merging counts the merges and flushes the worker holds.
 	merging int
+	// joinsDue are the joins whose input the worker's outermost merge
+	// filed, to process once it lets go of that merge (runDueJoins).
+	joinsDue []*joinStage
 	// deferred are the streams with a finished task whose merge the
 	// worker left for when it holds no merge (drainDeferred).
 	deferred []*Stream
@@ -134,6 +137,31 @@ func (w *worker) drainDeferred() {
 		w.endFrame(f, s.clock())
 	}
 	w.draining = false
+}
+
+// dueJoin leaves js's processing for runDueJoins.
+func (w *worker) dueJoin(js *joinStage) {
+	if !slices.Contains(w.joinsDue, js) {
+		w.joinsDue = append(w.joinsDue, js)
+	}
+}
+
+// runDueJoins joins the windows that the worker's last merge closed and
+// hands them on, and keeps it (catchUp) while too many wait, as the merge
+// did before it let go of the input: the input's serial stage only files
+// its tuples, and the joining, a frame of the join's, runs beside the
+// input's next merge on another worker.
+func (w *worker) runDueJoins() {
+	for len(w.joinsDue) > 0 {
+		js := w.joinsDue[len(w.joinsDue)-1]
+		w.joinsDue = w.joinsDue[:len(w.joinsDue)-1]
+		f := w.beginFrame()
+		err := js.processAndCatchUp(w)
+		w.endFrame(f, js.clock)
+		if err != nil {
+			w.e.fail(err)
+		}
+	}
 }
 
 // helpJoins runs the window joins' waiting tasks and hands their output
