@@ -12,3 +12,6 @@ func (wj *WindowJoin) Lent() int { return wj.lent }
 
 // Buffers is how many output buffers the scratch keeps.
 func (s *JoinScratch) Buffers() int { return len(s.free) }
+
+// NoBatch makes every window a task of its own.
+func (wj *WindowJoin) NoBatch() { wj.noBatch = true }

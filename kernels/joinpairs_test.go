@@ -197,6 +197,7 @@ func BenchmarkJoinTask(b *testing.B) {
 			}
 			wj, err := kernels.NewWindowJoin(j)
 			require.NoError(b, err)
+			wj.NoBatch()
 			wj.Add(0, left)
 			wj.Add(1, right)
 			wj.JoinClosed(true)

@@ -135,10 +135,10 @@ func (wj *WindowJoin) pinStrings(sd *joinSide, in *sharedInput) {
 	}
 }
 
-// released notes one more window handed on (its output recycled, or
+// released notes n more windows handed on (their output recycled, or
 // nothing to hand on) and frees the inputs no window needs any more.
-func (wj *WindowJoin) released() {
-	wj.released_++
+func (wj *WindowJoin) released(n int) {
+	wj.released_ += uint64(n)
 	wj.releaseHeld()
 }
 

@@ -9,22 +9,44 @@ import (
 	"slices"
 )
 
-// JoinTask is one closed window's pair computation: its tuples, in the
-// panes' memory, and its output. Tasks are reused from window to window,
-// with their buffers and compiled predicate.
+// JoinTask is the pair computation of one closed window, or of a few
+// consecutive ones (a batch: WindowJoin.batchPairs), whose pairs it
+// writes in window order into one output: their tuples, in the panes'
+// memory, and that output. A batch takes, hands back and hands on its
+// windows at once, so that the join's lock and its ordered hand-off are
+// paid per batch rather than per window. Tasks are reused from window to
+// window, with their buffers and compiled predicate.
 type JoinTask struct {
 	plan  *pairPlan
-	w     int64
-	sides [2]taskSide
+	wins  []taskWindow // in window order; their buffers reused
 	out   []byte
 	done  bool
 	empty bool         // a window with no tuples on a side, queued to be released in order
 	st    *pairState   // compiled at the first Run
 	owner *JoinScratch // TakeFor's: where its output buffer goes back (Recycle)
 	views [2][][]byte
+	cands int // the pairs its windows compare (openBatch)
+}
+
+// taskWindow is one window of a task.
+type taskWindow struct {
+	w     int64
+	sides [2]taskSide
+	pairs int // the window's bytes of the task's output (run)
 	// prepared: the sides' data are gathered (prepare); sortInTask:
 	// and to be ordered by position (a range window's).
 	prepared, sortInTask bool
+}
+
+// window returns the task's next window, its buffers reused, for
+// closeWindow to fill.
+func (t *JoinTask) window() *taskWindow {
+	if n := len(t.wins); n < cap(t.wins) {
+		t.wins = t.wins[:n+1]
+	} else {
+		t.wins = append(t.wins, taskWindow{})
+	}
+	return &t.wins[len(t.wins)-1]
 }
 
 type taskSide struct {
@@ -101,28 +123,29 @@ func (s *taskSide) sortByPosition(ts int) {
 }
 
 // prepare gathers each side's tuples and orders them by position where
-// the task is to (sortInTask), once.
-func (t *JoinTask) prepare() {
-	if t.prepared {
+// the window is to (sortInTask), once.
+func (tw *taskWindow) prepare(p *pairPlan) {
+	if tw.prepared {
 		return
 	}
-	t.prepared = true
-	for i, ts := range [2]int{t.plan.lts, t.plan.rts} {
-		s := &t.sides[i]
+	tw.prepared = true
+	for i, ts := range [2]int{p.lts, p.rts} {
+		s := &tw.sides[i]
 		// The pairs' filter of one side's terms compacts that side's
 		// tuples in place (pairState.keep): a copy of its own.
-		s.gather(!t.plan.special || len(t.plan.side[i]) == 0)
-		if t.sortInTask {
+		s.gather(!p.special || len(p.side[i]) == 0)
+		if tw.sortInTask {
 			s.sortByPosition(ts)
 		}
 	}
 }
 
-// tupleViews returns the task's tuples as the PairJoiner takes them.
+// tupleViews returns the tuples of the task's one window as the
+// PairJoiner takes them.
 func (t *JoinTask) tupleViews(lts, rts int) (l, r [][]byte) {
 	for i, ts := range [2]int{lts, rts} {
 		v := t.views[i][:0]
-		d := t.sides[i].data
+		d := t.wins[0].sides[i].data
 		for o := 0; o < len(d); o += ts {
 			v = append(v, d[o:o+ts:o+ts])
 		}
@@ -131,12 +154,16 @@ func (t *JoinTask) tupleViews(lts, rts int) (l, r [][]byte) {
 	return t.views[0], t.views[1]
 }
 
-// Window is the task's window.
-func (t *JoinTask) Window() int64 { return t.w }
+// Window is the task's (first) window.
+func (t *JoinTask) Window() int64 { return t.wins[0].w }
 
-// Run computes the window's pairs: left tuples outer, right ones inner,
-// in position order, the pairs for which WHERE holds. It touches only the
-// task: any goroutine may run it, without the WindowJoin's lock.
+// Windows is how many windows the task joins.
+func (t *JoinTask) Windows() int { return len(t.wins) }
+
+// Run computes the windows' pairs: per window, left tuples outer, right
+// ones inner, in position order, the pairs for which WHERE holds. It
+// touches only the task: any goroutine may run it, without the
+// WindowJoin's lock.
 func (t *JoinTask) Run() {
 	if t.st == nil {
 		t.st = t.plan.newState()
@@ -153,8 +180,14 @@ func (t *JoinTask) RunWith(s *JoinScratch) {
 }
 
 func (t *JoinTask) run(st *pairState) {
-	t.prepare()
-	t.out = st.join(t.plan, t.sides[0].data, t.sides[1].data, t.out[:0])
+	t.out = t.out[:0]
+	for i := range t.wins {
+		tw := &t.wins[i]
+		tw.prepare(t.plan)
+		n := len(t.out)
+		t.out = st.join(t.plan, tw.sides[0].data, tw.sides[1].data, t.out)
+		tw.pairs = len(t.out) - n
+	}
 }
 
 // JoinScratch is the working memory of a window's pair computation, for

@@ -209,7 +209,9 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 
 // TestWindowJoinMatchesReference: random window joins (range and row,
 // tumbling and sliding, with and without a watermark delay, theta
-// predicates over both sides) fed in random chunks, against the reference.
+// predicates over both sides) fed in random chunks, against the reference;
+// its windows' tasks in batches (the default) and one by one, which count
+// the same windows.
 func TestWindowJoinMatchesReference(t *testing.T) {
 	s := wjSchema(t)
 	n := testenv.Scale(15, 60)
@@ -223,20 +225,28 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			want, err := reference.EvaluateJoin(j, left, right)
 			require.NoError(t, err)
-			wj, err := kernels.NewWindowJoin(j)
-			require.NoError(t, err)
-			got, _, err := feed(t, r, wj, left, right)
-			require.NoError(t, err)
-			assert.Equal(t, len(want.Tuples), len(got), "pairs")
-			assert.True(t, string(want.Tuples) == string(got), "pairs differ")
-			st := wj.Stats()
-			assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Tuples - st.Late})
-			assert.Equal(t, uint64(len(got)/(2*wjTuple)), st.Pairs)
-			assert.Zero(t, st.PairJoined+st.PairFallbacks)
-			for side := range 2 {
-				held, _ := wj.Lead(side)
-				assert.Zero(t, held, "side %d: tuples held once every window closed", side)
+			var windows [2]uint64
+			for single := range 2 {
+				wj, err := kernels.NewWindowJoin(j)
+				require.NoError(t, err)
+				if single == 1 {
+					wj.NoBatch()
+				}
+				got, _, err := feed(t, r, wj, left, right)
+				require.NoError(t, err)
+				assert.Equal(t, len(want.Tuples), len(got), "pairs")
+				assert.True(t, string(want.Tuples) == string(got), "pairs differ")
+				st := wj.Stats()
+				assert.Equal(t, want.Counts, reference.Counts{Tuples: st.Tuples, Late: st.Late, Counted: st.Tuples - st.Late})
+				assert.Equal(t, uint64(len(got)/(2*wjTuple)), st.Pairs)
+				assert.Zero(t, st.PairJoined+st.PairFallbacks)
+				for side := range 2 {
+					held, _ := wj.Lead(side)
+					assert.Zero(t, held, "side %d: tuples held once every window closed", side)
+				}
+				windows[single] = st.Windows
 			}
+			assert.Equal(t, windows[1], windows[0], "windows with pairs, batched and one by one")
 		})
 	}
 }
