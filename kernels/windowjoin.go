@@ -665,14 +665,15 @@ func (wj *WindowJoin) Done(t *JoinTask) {
 	wj.outPairs += uint64(len(t.out) / wj.outSize)
 }
 
-// Pending is how many closed windows' outputs are not yet taken off the
-// queue by Next: waiting to be taken, running, or joined.
+// Pending is how many tasks' outputs (a closed window's, or a batch's) are
+// not yet taken off the queue by Next: waiting to be taken, running, or
+// joined.
 func (wj *WindowJoin) Pending() int { return len(wj.queue) - wj.head }
 
-// Taken is how many closed windows were taken and not handed on: running,
-// or joined and waiting for an older one. Windows with no tuples on a side,
-// queued only to be released in order, are not counted: they hold no
-// output.
+// Taken is how many tasks (a closed window, or a batch of them) were taken
+// and not handed on: running, or joined and waiting for an older one.
+// Windows with no tuples on a side, queued only to be released in order,
+// are not counted: they hold no output.
 func (wj *WindowJoin) Taken() int { return wj.Pending() - wj.runnable - wj.emptyQueued }
 
 // Ready reports whether Next has a window's output, or an empty window to
