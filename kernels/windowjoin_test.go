@@ -218,6 +218,7 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 	if testing.Short() {
 		n = 15
 	}
+	var tasks [2]uint64 // all seeds', batched and one by one
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
 		j := wjRandJoin(r, s)
@@ -245,10 +246,12 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 					assert.Zero(t, held, "side %d: tuples held once every window closed", side)
 				}
 				windows[single] = st.Windows
+				tasks[single] += st.Tasks
 			}
 			assert.Equal(t, windows[1], windows[0], "windows with pairs, batched and one by one")
 		})
 	}
+	assert.Less(t, tasks[0], tasks[1], "tasks, batched and one by one")
 }
 
 // refPairs is a PairJoiner that computes a window's pairs tuple by tuple
