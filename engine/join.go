@@ -61,7 +61,11 @@ type joinStage struct {
 	clock *serialClock
 
 	mu sync.Mutex
-	op *kernels.WindowJoin
+	// ready is op.Ready() as of the last change under mu that can move
+	// it (noteReady): drain's look before it takes drainMu. Beside mu, on
+	// the line its holder writes anyway.
+	ready atomic.Bool
+	op    *kernels.WindowJoin
 	// runnable is op.Runnable(), set under mu: the workers' unlocked look
 	// for tasks (helpJoins).
 	runnable atomic.Int64
@@ -138,6 +142,7 @@ func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Are
 			Offset: r.Tuple * uint64(ts), Tuple: r.Tuple, Pos: r.Pos, Rows: js.rows}
 	}
 	js.joinClosed(false)
+	js.noteReady()
 	js.mu.Unlock()
 	js.ring()
 	js.wakeHelpers()
@@ -280,6 +285,7 @@ func (js *joinStage) finishSide(side int, w *worker) error {
 	js.lock(w)
 	all := js.op.Finish(side)
 	js.joinClosed(all)
+	js.noteReady()
 	var err error
 	if all {
 		err = js.closeGPU()
@@ -362,6 +368,7 @@ func (js *joinStage) work(w *worker, limit, most int) (ran bool) {
 		js.lock(w)
 		if t != nil {
 			js.op.Done(t)
+			js.noteReady()
 			js.ring()
 			t = nil
 		}
@@ -438,12 +445,20 @@ func (js *joinStage) gpuJoined() (windows, fallbacks uint64) {
 	return st.PairJoined, st.PairFallbacks
 }
 
+// noteReady records op.Ready() for drain's look; under mu, wherever
+// windows are joined (Done, a PairJoiner's in joinClosed) or taken off the
+// queue (Next).
+func (js *joinStage) noteReady() { js.ready.Store(js.op.Ready()) }
+
 // drain hands the joined windows' output on, in order, from one goroutine
 // at a time: pushing downstream may run tasks that add to this stage, so it
 // must not hold mu. A window still being joined stops it: the worker that
 // joins it drains once it is done.
 func (js *joinStage) drain(w *worker) error {
 	for {
+		if !js.ready.Load() {
+			return nil // the oldest window is not joined: nothing to hand on
+		}
 		if !js.drainMu.TryLock() {
 			return nil
 		}
@@ -468,6 +483,7 @@ func (js *joinStage) drain(w *worker) error {
 				}
 				outs = append(outs, o)
 			}
+			js.noteReady()
 			js.mu.Unlock()
 			if recycled {
 				js.ring()
