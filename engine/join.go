@@ -216,7 +216,7 @@ func (js *joinStage) catchUp(w *worker) error {
 			return err
 		}
 		js.lock(w)
-		backlog := js.op.Runnable() > 4*js.maxTake
+		backlog := js.op.RunnableWindows() > 4*js.maxTake
 		js.mu.Unlock()
 		if !backlog {
 			return nil
@@ -343,15 +343,14 @@ func (js *joinStage) process(w *worker) error {
 	}
 }
 
-// taken is how many tasks of closed windows (one window, or a batch of a
-// few: kernels.JoinTask) were taken and not handed on: joining, or joined
-// and waiting for an older one. It runs under mu.
+// taken is how many closed windows were taken and not handed on: joining,
+// or joined and waiting for an older one. It runs under mu.
 func (js *joinStage) taken() int { return js.op.Taken() }
 
-// maxTaken bounds taken: each such task holds its output (a JOIN_1
-// window's is half a MiB, a batch of four's two), and a worker descheduled
-// in the oldest task would otherwise let the others join hundreds behind
-// it.
+// maxTaken bounds taken: each such window holds its output (a JOIN_1
+// window's is half a MiB), and a worker descheduled in the oldest window
+// would otherwise let the others join hundreds behind it. A task taken
+// whole may pass it by the rest of its batch.
 func (js *joinStage) maxTaken() int { return js.maxTake }
 
 // work runs the tasks that wait, one at a time, until none does, taken

@@ -55,9 +55,11 @@ type WindowJoin struct {
 	free        [][]byte // output buffers
 	lent        int      // outputs Next handed out and Recycle did not take back
 	emptyQueued int      // queued windows with no tuples on a side (Taken)
-	windows     uint64
-	joined      uint64 // windows done (Joined)
-	outPairs    uint64
+	// pendingWins and runnableWins are Pending and Runnable in windows.
+	pendingWins, runnableWins int
+	windows                   uint64
+	joined                    uint64 // windows done (Joined)
+	outPairs                  uint64
 	// pjWindows counts the windows whose pairs the PairJoiner computed;
 	// pjFallbacks the windows it refused (too many pairs).
 	pjWindows, pjFallbacks uint64
@@ -514,6 +516,8 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 	wj.holdRefs(&wj.sides[1], &takenRefs[1])
 	t.cands += (tw.sides[0].n / wj.sides[0].tupleSize) * (tw.sides[1].n / wj.sides[1].tupleSize)
 	if !fresh {
+		wj.pendingWins++
+		wj.runnableWins++
 		return nil // joined with the batch's windows before it
 	}
 	if tw.sides[0].n == 0 || tw.sides[1].n == 0 {
@@ -528,11 +532,13 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 		// strings of panes that their tasks may still read.
 		t.done, t.out, t.empty = true, t.out[:0], true
 		wj.queue = append(wj.queue, t)
+		wj.pendingWins++
 		wj.emptyQueued++
 		return nil
 	}
 	t.done = false
 	wj.queue = append(wj.queue, t)
+	wj.pendingWins++
 	var err error
 	if wj.pj != nil {
 		wj.outBuffer(t, nil)
@@ -555,6 +561,7 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 		}
 	}
 	wj.runnable++
+	wj.runnableWins++
 	return err
 }
 
@@ -639,6 +646,7 @@ func (wj *WindowJoin) TakeFor(s *JoinScratch) *JoinTask {
 		wj.taken++
 		if !t.done { // done: the PairJoiner's
 			wj.runnable--
+			wj.runnableWins -= len(t.wins)
 			wj.outBuffer(t, s)
 			return t
 		}
@@ -689,11 +697,15 @@ func (wj *WindowJoin) Done(t *JoinTask) {
 // joined.
 func (wj *WindowJoin) Pending() int { return len(wj.queue) - wj.head }
 
-// Taken is how many tasks (a closed window, or a batch of them) were taken
-// and not handed on: running, or joined and waiting for an older one.
-// Windows with no tuples on a side, queued only to be released in order,
-// are not counted: they hold no output.
-func (wj *WindowJoin) Taken() int { return wj.Pending() - wj.runnable - wj.emptyQueued }
+// Taken is how many closed windows were taken and not handed on: running,
+// or joined and waiting for an older one (in tasks of a window or a
+// batch). Windows with no tuples on a side, queued only to be released in
+// order, are not counted: they hold no output.
+func (wj *WindowJoin) Taken() int { return wj.pendingWins - wj.runnableWins - wj.emptyQueued }
+
+// RunnableWindows is how many windows the tasks that wait to be taken
+// hold.
+func (wj *WindowJoin) RunnableWindows() int { return wj.runnableWins }
 
 // Ready reports whether Next has a window's output, or an empty window to
 // drop: whether the oldest pending window is joined.
@@ -727,6 +739,7 @@ func (wj *WindowJoin) Next() (o JoinOutput, ok bool) {
 			wj.queue, wj.taken, wj.head = wj.queue[:n], wj.taken-wj.head, 0
 		}
 		out, owner, windows := t.out, t.owner, len(t.wins)
+		wj.pendingWins -= windows
 		t.out, t.owner = nil, nil
 		wj.freeTasks = append(wj.freeTasks, t)
 		if len(out) > 0 {

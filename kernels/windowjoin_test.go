@@ -200,6 +200,8 @@ func feed(t *testing.T, r *rand.Rand, wj *kernels.WindowJoin, left, right []byte
 	work(true)
 	take()
 	require.Zero(t, wj.Pending(), "every window handed on")
+	assert.Zero(t, wj.Taken(), "windows taken")
+	assert.Zero(t, wj.RunnableWindows(), "windows to take")
 	assert.Zero(t, wj.Lent(), "every buffer back")
 	for _, sc := range scratch {
 		assert.LessOrEqual(t, sc.Buffers(), 4, "a scratch's buffers")
