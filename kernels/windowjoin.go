@@ -571,12 +571,13 @@ func (wj *WindowJoin) closeWindow(w int64) error {
 // compare none). A window of 128 tuples a side compares 16,384 pairs in
 // about as many nanoseconds on a core; the lock, the hand-off and the
 // task's bookkeeping around it cost a few hundred, paid once for a batch.
-// The output bound keeps a task's output in the cache of the core that
-// writes it: JOIN_1's windows, whose pairs are half a MiB, are tasks of
-// their own (batched four at a time, they ran 0.9x).
+// The output bound keeps a task's output near the cache of the core that
+// writes it: JOIN_1's windows, whose pairs are half a MiB, go two by two
+// (four at a time, they ran 0.9x in the VM's fast mode;
+// docs/performance.md, twenty-fourth session).
 const (
 	batchPairs   = 1 << 16
-	batchBytes   = 256 << 10
+	batchBytes   = 1 << 20
 	batchWindows = 1024
 )
 
