@@ -20,9 +20,11 @@ import (
 // task, and pushes the windows' output downstream in window order.
 //
 // A closed window's pairs are computed by a worker, without the stage's
-// lock, which covers only the operator's bookkeeping (filing tuples into
-// panes, closing windows, handing tasks out and back): the worker that
-// closed windows runs their tasks once it let go of the lock, and every
+// lock (in a task of its own or of a batch of consecutive windows:
+// kernels.JoinTask), which covers only the operator's bookkeeping (filing
+// tuples into panes, closing windows, handing tasks out and back): the
+// worker that closed windows runs their tasks once it let go of the lock
+// and of the input's merge (runDueJoins), and every
 // worker between two of its own tasks runs the tasks that wait (work, and
 // the worker loop's helpJoins), so that the windows of one join are joined
 // in parallel. The output is handed on in window order by whichever worker

@@ -1,7 +1,8 @@
 package kernels
 
-// A window join's tasks: a closed window's tuples, gathered out of the
-// panes, whose pairs any worker computes without the join's lock.
+// A window join's tasks: a closed window's tuples (or a batch of
+// consecutive windows'), gathered out of the panes, whose pairs any worker
+// computes without the join's lock.
 
 import (
 	"encoding/binary"

@@ -474,7 +474,8 @@ func (wj *WindowJoin) JoinClosed(all bool) (failed int64, err error) {
 }
 
 // closeWindow copies window w's tuples into a task (left tuples, then
-// right ones, which the task orders by position, stably) and queues it, or has the PairJoiner
+// right ones, which the task orders by position, stably): the open batch
+// (openBatch), or a new task that it queues, or has the PairJoiner
 // compute its pairs. It returns the PairJoiner's error, having dropped it
 // and queued the window as a task.
 func (wj *WindowJoin) closeWindow(w int64) error {
@@ -633,7 +634,7 @@ func (sd *joinSide) gather(dst [][]byte, lo, last int64) ([][]byte, int) {
 	return dst, n
 }
 
-// Take returns the next closed window's task to run (JoinTask.Run, without
+// Take returns the next task of closed windows to run (JoinTask.Run, without
 // the caller's lock), or nil when none waits. Hand it back with Done.
 func (wj *WindowJoin) Take() *JoinTask { return wj.TakeFor(nil) }
 
