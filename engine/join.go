@@ -207,7 +207,7 @@ func (d *Stream) addFed(out *[]byte, strs *strview.Arena, cut *kernels.JoinCut, 
 // them all: a worker was descheduled in the oldest window), running the
 // join's tasks, so that its producer waits for the join rather than
 // closing window after window into tasks without bound. Where the
-// bound stops it, it joins one window at a time up to twice the bound
+// bound stops it, it joins one task at a time up to twice the bound
 // before it waits for the oldest (docs/performance.md, twentieth session).
 func (js *joinStage) catchUp(w *worker) error {
 	if w == nil || js.drainer.Load() == w {

@@ -11,7 +11,7 @@ import (
 )
 
 // JoinTask is the pair computation of one closed window, or of a few
-// consecutive ones (a batch: WindowJoin.batchPairs), whose pairs it
+// consecutive ones (a batch: WindowJoin.openBatch), whose pairs it
 // writes in window order into one output: their tuples, in the panes'
 // memory, and that output. A batch takes, hands back and hands on its
 // windows at once, so that the join's lock and its ordered hand-off are

@@ -715,7 +715,7 @@ func (wj *WindowJoin) Ready() bool {
 	return wj.head < len(wj.queue) && wj.queue[wj.head].done
 }
 
-// JoinOutput is a joined window's output as Next hands it out: its pairs,
+// JoinOutput is a joined task's output as Next hands it out: its pairs,
 // each the left tuple's bytes then the right one's, in a buffer that
 // Recycle takes back (to the scratch whose task wrote it, if any).
 type JoinOutput struct {
@@ -726,7 +726,8 @@ type JoinOutput struct {
 
 // Next takes the oldest closed window's output (or a batch's: its
 // windows' pairs in window order) off the queue once it is joined; ok
-// false when none is (or none waits). Windows without pairs are skipped. Hand it back with Recycle once it is used.
+// false when none is (or none waits). Windows without pairs are skipped.
+// Hand it back with Recycle once it is used.
 func (wj *WindowJoin) Next() (o JoinOutput, ok bool) {
 	for wj.Ready() {
 		t := wj.queue[wj.head]
