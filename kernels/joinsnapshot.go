@@ -174,7 +174,7 @@ func (wj *WindowJoin) clear() {
 	}
 	wj.next, wj.started = 0, false
 	wj.windows, wj.joined, wj.outPairs, wj.pjWindows, wj.pjFallbacks = 0, 0, 0, 0, 0
-	wj.candsJoined, wj.tasks = 0, 0
+	wj.candsJoined, wj.bytesJoined, wj.tasks = 0, 0, 0
 }
 
 // appendStrings appends the long strings of the tuples data, in order.

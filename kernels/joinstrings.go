@@ -136,9 +136,19 @@ func (wj *WindowJoin) pinStrings(sd *joinSide, in *sharedInput) {
 }
 
 // released notes n more windows handed on (their output recycled, or
-// nothing to hand on) and frees the inputs no window needs any more.
+// nothing to hand on) and frees the inputs no window needs any more. While
+// an output Next lent is out (the engine's drain hands a few on at once),
+// the windows are released only once it is back: releaseHeld counts
+// windows released in order, and a window without pairs after a lent one
+// would free the inputs, long strings included, whose pairs the lent
+// output still holds.
 func (wj *WindowJoin) released(n int) {
-	wj.released_ += uint64(n)
+	if wj.lent > 0 {
+		wj.unreleased += n
+		return
+	}
+	wj.released_ += uint64(n + wj.unreleased)
+	wj.unreleased = 0
 	wj.releaseHeld()
 }
 

@@ -64,15 +64,17 @@ type WindowJoin struct {
 	// pjFallbacks the windows it refused (too many pairs).
 	pjWindows, pjFallbacks uint64
 	// noBatch makes every window a task of its own (tests);
-	// candsJoined counts the pairs of tuples the tasks done compared
-	// (openBatch).
-	noBatch            bool
-	candsJoined, tasks uint64
+	// candsJoined and bytesJoined count the pairs of tuples the tasks
+	// done compared and the bytes of output they wrote (openBatch), since
+	// the start or the last restore.
+	noBatch                         bool
+	candsJoined, bytesJoined, tasks uint64
 
 	// Inputs (joinstrings.go): the windows closed and released, the
 	// retired panes' inputs waiting for them, the input being filed, and
 	// free ones.
 	closed, released_ uint64
+	unreleased        int         // windows handed on while an output was lent (released)
 	held              []heldInput // from heldHead on
 	heldHead          int
 	adding            *sharedInput
@@ -605,7 +607,7 @@ func (wj *WindowJoin) outputOf(cands int) float64 {
 	if wj.candsJoined == 0 {
 		return math.Inf(1)
 	}
-	return float64(cands) * float64(wj.outPairs) * float64(wj.outSize) / float64(wj.candsJoined)
+	return float64(cands) * float64(wj.bytesJoined) / float64(wj.candsJoined)
 }
 
 // soleLast returns the pane of the window w spanning panes [lo, last]
@@ -684,6 +686,7 @@ func (wj *WindowJoin) Runnable() int { return wj.runnable }
 func (wj *WindowJoin) Done(t *JoinTask) {
 	t.done = true
 	wj.candsJoined += uint64(t.cands)
+	wj.bytesJoined += uint64(len(t.out))
 	wj.tasks++
 	wj.joined += uint64(len(t.wins))
 	for i := range t.wins {
@@ -790,7 +793,7 @@ type WindowJoinStats struct {
 	Late    uint64 // of them, dropped as late
 	Windows uint64 // windows with at least one pair
 	Pairs   uint64 // output pairs
-	Tasks   uint64 // tasks done: a window each, or a batch of windows
+	Tasks   uint64 // tasks done (since the start or the last restore): a window each, or a batch
 	// PairJoined counts the windows whose pairs the PairJoiner computed,
 	// PairFallbacks the ones it refused (too many pairs), joined by tasks.
 	PairJoined, PairFallbacks uint64
