@@ -229,6 +229,28 @@ func lentEqJoin(t *testing.T) *WindowJoin {
 	return wj
 }
 
+// lentIn is a tuple of lentTuple's for a side.
+type lentIn struct {
+	side int
+	ts   int64
+	s    string
+}
+
+// lentJoined adds the tuples to wj, closes the windows they close and runs
+// their tasks.
+func lentJoined(t *testing.T, wj *WindowJoin, a *strview.Arena, in []lentIn) {
+	for _, tp := range in {
+		_, ok := wj.Add(tp.side, lentTuple(tp.ts, tp.s, a))
+		require.True(t, ok)
+	}
+	_, err := wj.JoinClosed(false)
+	require.NoError(t, err)
+	for tk := wj.Take(); tk != nil; tk = wj.Take() {
+		tk.Run()
+		wj.Done(tk)
+	}
+}
+
 // overwriteInputs files tuples whose long strings would take the memory of
 // any input freed before its time.
 func overwriteInputs(t *testing.T, wj *WindowJoin, a *strview.Arena) {
@@ -249,21 +271,8 @@ func TestLentOutputKeepsItsStrings(t *testing.T) {
 	t.Run("a window without pairs after it", func(t *testing.T) {
 		wj := lentEqJoin(t)
 		var a strview.Arena
-		for _, tp := range []struct {
-			side int
-			ts   int64
-			s    string
-		}{{0, 1, long}, {1, 2, long}, {0, 12, "a string long enough, left, window one"},
-			{1, 13, "a string long enough, right, window one"}, {0, 25, "x"}, {1, 25, "y"}} {
-			_, ok := wj.Add(tp.side, lentTuple(tp.ts, tp.s, &a))
-			require.True(t, ok)
-		}
-		_, err := wj.JoinClosed(false)
-		require.NoError(t, err)
-		for tk := wj.Take(); tk != nil; tk = wj.Take() {
-			tk.Run()
-			wj.Done(tk)
-		}
+		lentJoined(t, wj, &a, []lentIn{{0, 1, long}, {1, 2, long}, {0, 12, "a string long enough, left, window one"},
+			{1, 13, "a string long enough, right, window one"}, {0, 25, "x"}, {1, 25, "y"}})
 		o, ok := wj.Next()
 		require.True(t, ok)
 		_, ok = wj.Next() // window 1: no pairs, skipped
@@ -275,21 +284,8 @@ func TestLentOutputKeepsItsStrings(t *testing.T) {
 	t.Run("an empty window closed meanwhile", func(t *testing.T) {
 		wj := lentEqJoin(t)
 		var a strview.Arena
-		for _, tp := range []struct {
-			side int
-			ts   int64
-			s    string
-		}{{0, 1, long}, {1, 2, long}, {1, 11, "a string long enough, right, window one"},
-			{0, 21, "a string long enough, left, window two"}} {
-			_, ok := wj.Add(tp.side, lentTuple(tp.ts, tp.s, &a))
-			require.True(t, ok)
-		}
-		_, err := wj.JoinClosed(false)
-		require.NoError(t, err)
-		for tk := wj.Take(); tk != nil; tk = wj.Take() {
-			tk.Run()
-			wj.Done(tk)
-		}
+		lentJoined(t, wj, &a, []lentIn{{0, 1, long}, {1, 2, long}, {1, 11, "a string long enough, right, window one"},
+			{0, 21, "a string long enough, left, window two"}})
 		o, ok := wj.Next()
 		require.True(t, ok)
 		require.Zero(t, wj.Pending())
@@ -297,7 +293,7 @@ func TestLentOutputKeepsItsStrings(t *testing.T) {
 			_, ok := wj.Add(1-side, lentTuple(25, s, &a))
 			require.True(t, ok)
 		}
-		_, err = wj.JoinClosed(false) // window 1: no left tuple, released as it closes
+		_, err := wj.JoinClosed(false) // window 1: no left tuple, released as it closes
 		require.NoError(t, err)
 		overwriteInputs(t, wj, &a)
 		assert.Equal(t, long, string(strview.Bytes(o.Pairs[8:24])), "window 0's left string, its output lent")
