@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -213,16 +214,9 @@ func TestWriteSharedKeepsTheViews(t *testing.T) {
 // them all. The strings read come out as written.
 func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, err := query.NewSchema(48, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "k", Type: query.Int64, Offset: 8},
-		query.Attribute{Name: "a", Type: query.String, Offset: 16}, query.Attribute{Name: "b", Type: query.String, Offset: 32})
-	require.NoError(t, err)
-	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(100),
-		Where: query.Cmp(query.C("l.k"), query.Eq, query.C("r.k"))}
+	j := stringJoin(t, 100)
 	out := j.OutputSchemaUnchecked()
 	down := &query.Query{Name: "down", Schema: out, Project: []query.Projection{{Expr: query.C("l.a"), As: "a"}, {Expr: query.C("r.k"), As: "k"}}}
-	long := func(side string, i int) string {
-		return fmt.Sprintf("the %s string number %d, longer than inline", side, i)
-	}
 	const n = 200
 	for _, ownSink := range []bool{false, true} {
 		var rows []string
@@ -247,38 +241,63 @@ func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
 			assert.Empty(t, r.heapAttrs)
 			assert.Equal(t, []string{"a", "b"}, names(r.blankAttrs))
 		}
-		write := func(st *Stream, side string) error {
-			arena := strview.NewArena(0)
-			defer arena.Free()
-			tuples := make([]byte, 48)
-			for i := range n {
-				binary.LittleEndian.PutUint64(tuples, uint64(i))
-				binary.LittleEndian.PutUint64(tuples[8:], uint64(i))
-				strview.Put(tuples[16:32], []byte(long(side+" a", i)), arena)
-				strview.Put(tuples[32:48], []byte(long(side+" b", i)), arena)
-				if err := st.Write(tuples); err != nil {
-					return err
-				}
-				arena.Reset()
-				clear(arena.Alloc(256))
-				arena.Reset()
-			}
-			return nil
-		}
-		errs := make(chan error, 2)
-		go func() { errs <- write(l, "left") }()
-		go func() { errs <- write(r, "right") }()
-		require.NoError(t, <-errs)
-		require.NoError(t, <-errs)
+		require.NoError(t, writeStringJoin(e, n, func(_ string, i int64) int64 { return i }))
 		_, err = e.CloseAll()
 		require.NoError(t, err)
 		var want []string
-		for i := range n {
-			want = append(want, long("left a", i))
+		for i := range int64(n) {
+			want = append(want, longString("left a", i))
 		}
 		assert.Equal(t, want, rows, "own sink %v", ownSink)
 	}
 	assertNoLeak(t, base)
+}
+
+// stringJoin joins two streams of tuples of an event time, a key k and two
+// strings a and b (48 bytes) on their keys, in tumbling windows of size.
+func stringJoin(t *testing.T, size int64) *query.WindowJoin {
+	s, err := query.NewSchema(48, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "k", Type: query.Int64, Offset: 8},
+		query.Attribute{Name: "a", Type: query.String, Offset: 16}, query.Attribute{Name: "b", Type: query.String, Offset: 32})
+	require.NoError(t, err)
+	return &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(size),
+		Where: query.Cmp(query.C("l.k"), query.Eq, query.C("r.k"))}
+}
+
+// longString is column col's string for key k (col: "left a", say),
+// longer than inline.
+func longString(col string, k int64) string {
+	return fmt.Sprintf("the %s string number %d, longer than inline", col, k)
+}
+
+// writeStringJoin writes n tuples of stringJoin's into each input of e's
+// first query, concurrently: tuple i at event time i, its key key(side,
+// i) and its strings longString(side+" a", key) and (side+" b", key).
+// Each string's memory is scribbled over once the tuple is written, so
+// that a view kept past its copy reads something else.
+func writeStringJoin(e *Engine, n int64, key func(side string, i int64) int64) error {
+	write := func(st *Stream, side string) error {
+		arena := strview.NewArena(0)
+		defer arena.Free()
+		tuple := make([]byte, 48)
+		for i := range n {
+			k := key(side, i)
+			binary.LittleEndian.PutUint64(tuple, uint64(i))
+			binary.LittleEndian.PutUint64(tuple[8:], uint64(k))
+			strview.Put(tuple[16:32], []byte(longString(side+" a", k)), arena)
+			strview.Put(tuple[32:48], []byte(longString(side+" b", k)), arena)
+			if err := st.Write(tuple); err != nil {
+				return err
+			}
+			arena.Reset()
+			clear(arena.Alloc(256))
+			arena.Reset()
+		}
+		return nil
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- write(e.Stream(0), "left") }()
+	go func() { errs <- write(e.Stream(0).Right(), "right") }()
+	return errors.Join(<-errs, <-errs)
 }
 
 // TestStatelessUpstreamEmptiesWhatDownstreamDoesNotRead: a stateless
