@@ -516,10 +516,10 @@ func (js *joinStage) drain(w *worker) error {
 	}
 }
 
-// drainBatch is how many joined windows drain takes off the queue under
-// one hold of mu: their outputs are handed on without it, and recycled
-// under one more. A few, not all that wait: each holds an output buffer
-// until the batch is recycled.
+// drainBatch is how many joined tasks' outputs (a window's, or a batch's)
+// drain takes off the queue under one hold of mu: they are handed on
+// without it, and recycled under one more. A few, not all that wait: each
+// holds an output buffer until they are recycled.
 const drainBatch = 8
 
 func (js *joinStage) output(tuples []byte, w *worker) error {

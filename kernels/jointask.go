@@ -158,9 +158,6 @@ func (t *JoinTask) tupleViews(lts, rts int) (l, r [][]byte) {
 // Window is the task's (first) window.
 func (t *JoinTask) Window() int64 { return t.wins[0].w }
 
-// Windows is how many windows the task joins.
-func (t *JoinTask) Windows() int { return len(t.wins) }
-
 // Run computes the windows' pairs: per window, left tuples outer, right
 // ones inner, in position order, the pairs for which WHERE holds. It
 // touches only the task: any goroutine may run it, without the
