@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
@@ -344,7 +345,12 @@ func interruptedRun(t *testing.T, fx fileFixture, out string, r, w *os.File) {
 		done <- result{res, err}
 	}()
 	require.NoError(t, <-wrote)
-	time.Sleep(300 * time.Millisecond) // the run has read what was sent and is blocked reading the pipe
+	// The run has read what was sent (the pipe is empty; a loaded machine
+	// may take a while) and is blocked reading the pipe.
+	for deadline := time.Now().Add(10 * time.Second); unread(t, r) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
 	cancel()
 	var got result
 	select {
@@ -362,4 +368,18 @@ func interruptedRun(t *testing.T, fx fileFixture, out string, r, w *os.File) {
 	require.NoError(t, err)
 	assert.Equal(t, "old results\n", string(b), "an interrupted run commits nothing")
 	assertOnlyFiles(t, fx.dir, "events.bin", "campaigns.csv", "results.csv")
+}
+
+// unread returns how many bytes the pipe r reads from holds (TIOCINQ, that is FIONREAD),
+// through SyscallConn: Fd would make r blocking, and the run's read of it
+// then could not be interrupted.
+func unread(t *testing.T, r *os.File) int {
+	t.Helper()
+	rc, err := r.SyscallConn()
+	require.NoError(t, err)
+	var n int
+	var ioErr error
+	require.NoError(t, rc.Control(func(fd uintptr) { n, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }))
+	require.NoError(t, ioErr)
+	return n
 }

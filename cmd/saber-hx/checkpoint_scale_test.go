@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -55,17 +56,38 @@ func TestRunInstancesSplitPartitions(t *testing.T) {
 	}
 	// Instances 0 and 2 run until told to stop (SIGTERM: they drain);
 	// instance 1 checkpoints, and is killed mid-run.
-	p0, p2 := split(0), split(2)
+	// They serve their metrics, so that the test can see when they read
+	// all of their partitions' records.
+	p0, p2 := split(0, "--metrics-addr", "127.0.0.1:0"), split(2, "--metrics-addr", "127.0.0.1:0")
+	urls := []string{urlOf(t, p0), urlOf(t, p2)}
 	p1 := split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms")
 	p1.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
 	time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
 	p1.kill9(t)
 	produce(n/2, n)
-	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--duration", "4s")
-	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--duration", "4s"}, common...)...)
+	// Both read the whole topic, produced by now, however long a loaded
+	// machine takes to start them.
+	p1 = split(1, "--checkpoint-dir", dir, "--checkpoint-interval", "100ms", "--stop-at-end")
+	one := startCLI(t, nil, append([]string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "one", "one"), "--stop-at-end"}, common...)...)
 	one.wait(t, 2*time.Minute)
 	p1.wait(t, 2*time.Minute)
-	for _, p := range []*cliProcess{p0, p2} {
+	// Instance 2i reads partitions 2i and 2i+3.
+	records := func(i int) int {
+		parts := map[int64]bool{int64(2 * i): true, int64(2*i + 3): true}
+		count := 0
+		for r := range n {
+			if _, cat, _ := crashRecord(r); parts[cat%6] {
+				count++
+			}
+		}
+		return count
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for i, p := range []*cliProcess{p0, p2} {
+		// The merge holds a partition's last records until the others go
+		// idle: wait for the query to have them.
+		scrapeUntil(t, client, urls[i], fmt.Sprintf("saber_records_in_total{query=\"out\"} %d\n", records(i)))
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 		select {
 		case <-p.done:
@@ -78,18 +100,18 @@ func TestRunInstancesSplitPartitions(t *testing.T) {
 	assert.Contains(t, p1.log(), "restored checkpoint")
 	// Each instance read its partitions only.
 	for i, p := range []*cliProcess{p0, p2} {
-		parts := map[int64]bool{int64(2 * i): true, int64(2*i + 3): true}
-		records := 0
-		for r := range n {
-			if _, cat, _ := crashRecord(r); parts[cat%6] {
-				records++
-			}
-		}
-		assert.Contains(t, p.stdout.String(), fmt.Sprintf("source events: %d tuples", records), "instance %d", 2*i)
+		assert.Contains(t, p.stdout.String(), fmt.Sprintf("source events: %d tuples", records(i)), "instance %d", 2*i)
 	}
 
 	got, want := redisHashes(t, rc, "split"), redisHashes(t, rc, "one")
 	assert.Len(t, want, len(crashOracle(n)))
 	assert.Equal(t, len(want), len(got))
 	assert.Equal(t, want, got, "three instances against one")
+}
+
+// urlOf waits for the metrics URL that p prints on stderr.
+func urlOf(t *testing.T, p *cliProcess) string {
+	t.Helper()
+	l := p.waitLine(t, regexp.MustCompile(`http://\S+`), time.Minute)
+	return regexp.MustCompile(`http://\S+`).FindString(l)
 }

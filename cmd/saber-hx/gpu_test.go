@@ -249,8 +249,8 @@ func decodeBench(t *testing.T, stdout string) benchOut {
 // TestBenchComputeHeavyEmulated: the compute-heavy cases that the GPU
 // bundle's run.sh measures (select with 256 predicates, proj with 16
 // attributes of depth 8) run validated in gpu and hybrid mode on the
-// emulator: the GPU runs tasks of them, none falls back, every output
-// matches the reference evaluator.
+// emulator: in gpu mode the GPU runs their tasks; none falls back; every
+// output matches the reference evaluator.
 func TestBenchComputeHeavyEmulated(t *testing.T) {
 	t.Parallel()
 	for _, w := range [][]string{{"select", "--predicates", "256"}, {"proj", "--attributes", "16", "--expr-depth", "8"}} {
@@ -269,7 +269,12 @@ func TestBenchComputeHeavyEmulated(t *testing.T) {
 			assert.Empty(t, p.CannotRun, "%v: the GPU has its kernel", args)
 			gpu := slices.Index(p.Kinds, "gpu")
 			require.GreaterOrEqual(t, gpu, 0)
-			assert.Positive(t, p.Tasks[gpu][0], "%v: the GPU ran tasks", args)
+			if mode == "gpu" {
+				// In hybrid mode fcfs hands each task to whichever
+				// worker asks first: on a loaded machine the CPU
+				// workers may take all of a run this short.
+				assert.Positive(t, p.Tasks[gpu][0], "%v: the GPU ran tasks", args)
+			}
 			assert.Zero(t, *p.Fallback, "%v", args)
 		}
 	}
