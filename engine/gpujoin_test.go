@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,6 +87,85 @@ func TestGPUWindowJoin(t *testing.T) {
 				assert.Nil(t, js.gpu, "the join program is closed")
 			})
 		}
+	}
+	assertNoLeak(t, base)
+}
+
+// refusingJoinGPU is the emulator with a join program that refuses its
+// first window, as a device refuses one whose pairs do not fit it: the
+// engine joins that window on the CPU.
+type refusingJoinGPU struct{ gpu.Device }
+
+func (d refusingJoinGPU) CompileJoin(j *query.WindowJoin) (GPUJoinProgram, error) {
+	p, err := d.Device.CompileJoin(j)
+	if err != nil {
+		return nil, err
+	}
+	return &refuseFirstJoin{JoinProgram: p}, nil
+}
+
+type refuseFirstJoin struct {
+	gpu.JoinProgram
+	refused bool
+}
+
+func (p *refuseFirstJoin) Join(left, right [][]byte, out []byte) ([]byte, bool, error) {
+	if !p.refused {
+		p.refused = true
+		return out, false, nil
+	}
+	return p.JoinProgram.Join(left, right, out)
+}
+
+// TestGPUJoinRefusedOldestWindow: a window the device refuses waits for a
+// worker to join it while the device joins every window after it, more
+// than the bound of windows in flight (maxTaken): the oldest is still
+// taken (it is what the others wait for), and the run ends with the
+// reference's pairs.
+func TestGPUJoinRefusedOldestWindow(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := randSchema(t)
+	r := rand.New(rand.NewPCG(43, 44))
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(10)}
+	// The left side first, a tuple a millisecond; then the right side in
+	// one task of 16 tuples across the same second: its merge closes
+	// every window at once, 16 of them with pairs.
+	left, right := randData(r, 1000), randData(r, 16)
+	for i := range 1000 {
+		binary.LittleEndian.PutUint64(left[i*randTuple:], uint64(i))
+	}
+	for i := range 16 {
+		binary.LittleEndian.PutUint64(right[i*randTuple:], uint64(i*64))
+	}
+	for _, mode := range []string{"gpu", "hybrid"} {
+		t.Run(mode, func(t *testing.T) {
+			dev := refusingJoinGPU{gpu.NewEmulator()}
+			defer dev.Close()
+			cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
+			var pairs []byte
+			e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }}})
+			require.NoError(t, err)
+			js := e.entries[0].join
+			require.NoError(t, e.Stream(0).Write(left))
+			require.NoError(t, e.Stream(0).Right().Write(right))
+			closed := make(chan error, 1)
+			go func() {
+				_, err := e.CloseAll()
+				closed <- err
+			}()
+			select {
+			case err = <-closed:
+				require.NoError(t, err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("CloseAll did not return: the refused window was never joined")
+			}
+			want, err := reference.EvaluateJoin(j, left, right)
+			require.NoError(t, err)
+			assert.True(t, string(want.Tuples) == string(pairs), "join pairs differ: %d bytes, want %d", len(pairs), len(want.Tuples))
+			windows, fallbacks := js.gpuJoined()
+			assert.Equal(t, uint64(1), fallbacks, "the refused window")
+			assert.Positive(t, windows)
+		})
 	}
 	assertNoLeak(t, base)
 }

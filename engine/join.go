@@ -337,7 +337,7 @@ func (js *joinStage) process(w *worker) error {
 			return err
 		}
 		js.lock(w)
-		more := js.op.Runnable() > 0 && js.taken() < js.maxTaken()
+		more := js.op.Runnable() > 0 && js.mayTake(js.maxTaken())
 		js.mu.Unlock()
 		if !more {
 			return nil
@@ -348,6 +348,11 @@ func (js *joinStage) process(w *worker) error {
 // taken is how many closed windows were taken and not handed on: joining,
 // or joined and waiting for an older one. It runs under mu.
 func (js *joinStage) taken() int { return js.op.Taken() }
+
+// mayTake says whether a task may be taken with limit windows taken at
+// most; the oldest window is taken whatever the count, the others waiting
+// for it (a device joined those after one it refused). It runs under mu.
+func (js *joinStage) mayTake(limit int) bool { return js.taken() < limit || js.op.OldestWaits() }
 
 // maxTaken bounds taken: each such window holds its output (a JOIN_1
 // window's is half a MiB), and a worker descheduled in the oldest window
@@ -373,7 +378,7 @@ func (js *joinStage) work(w *worker, limit, most int) (ran bool) {
 			js.ring()
 			t = nil
 		}
-		if js.taken() < limit && n < most {
+		if js.mayTake(limit) && n < most {
 			t = js.op.TakeFor(sc)
 		}
 		js.runnable.Store(int64(js.op.Runnable()))

@@ -708,6 +708,14 @@ func (wj *WindowJoin) Pending() int { return len(wj.queue) - wj.head }
 // order, are not counted: they hold no output.
 func (wj *WindowJoin) Taken() int { return wj.pendingWins - wj.runnableWins - wj.emptyQueued }
 
+// OldestWaits reports whether the oldest pending task waits to be taken.
+// No window after it can be handed on before it runs, so a bound on the
+// windows taken (Taken) must not keep it waiting: with a PairJoiner the
+// windows after one it refused are joined at once and count as Taken.
+func (wj *WindowJoin) OldestWaits() bool {
+	return wj.taken == wj.head && wj.head < len(wj.queue) && !wj.queue[wj.head].done
+}
+
 // RunnableWindows is how many windows the tasks that wait to be taken
 // hold.
 func (wj *WindowJoin) RunnableWindows() int { return wj.runnableWins }

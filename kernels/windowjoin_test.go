@@ -331,6 +331,70 @@ func TestWindowJoinPairJoiner(t *testing.T) {
 	}
 }
 
+// refuseFirst is a PairJoiner that refuses its first window, as a device
+// refuses one whose pairs do not fit it, and joins the others with pj.
+type refuseFirst struct {
+	pj      *refPairs
+	refused bool
+}
+
+func (p *refuseFirst) Join(left, right [][]byte, out []byte) ([]byte, bool, error) {
+	if !p.refused {
+		p.refused = true
+		return out, false, nil
+	}
+	return p.pj.Join(left, right, out)
+}
+
+// TestWindowJoinOldestWaits: the windows after one the PairJoiner refused
+// are joined at once and count as taken, however many; the refused one,
+// the oldest, waits to be taken (OldestWaits) until a worker takes it, and
+// then every window is handed on in order.
+func TestWindowJoinOldestWaits(t *testing.T) {
+	s := wjSchema(t)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(10)}
+	r := rand.New(rand.NewPCG(7, 7))
+	left, right := wjData(r, 400), wjData(r, 400)
+	for i := range 400 {
+		binary.LittleEndian.PutUint64(left[i*wjTuple:], uint64(i))
+		binary.LittleEndian.PutUint64(right[i*wjTuple:], uint64(i))
+	}
+	want, err := reference.EvaluateJoin(j, left, right)
+	require.NoError(t, err)
+	wj, err := kernels.NewWindowJoin(j)
+	require.NoError(t, err)
+	wj.UsePairJoiner(&refuseFirst{pj: &refPairs{t: t, j: j, limit: math.MaxInt, fail: -1}})
+	for side, data := range [][]byte{left, right} {
+		_, ok := wj.Add(side, data)
+		require.True(t, ok)
+	}
+	wj.Finish(0)
+	require.True(t, wj.Finish(1))
+	_, err = wj.JoinClosed(true)
+	require.NoError(t, err)
+	assert.False(t, wj.Ready())
+	assert.Equal(t, 1, wj.Runnable())
+	assert.Equal(t, 39, wj.Taken(), "the device's windows, behind the refused one")
+	require.True(t, wj.OldestWaits())
+	tk := wj.TakeFor(nil)
+	require.NotNil(t, tk)
+	assert.False(t, wj.OldestWaits())
+	tk.Run()
+	wj.Done(tk)
+	var got []byte
+	for {
+		o, ok := wj.Next()
+		if !ok {
+			break
+		}
+		got = append(got, o.Pairs...)
+		wj.Recycle(o)
+	}
+	assert.Zero(t, wj.Pending())
+	assert.False(t, wj.OldestWaits())
+	assert.True(t, string(want.Tuples) == string(got), "pairs differ: %d bytes, want %d", len(got), len(want.Tuples))
+}
+
 // TestWindowJoinRefusesBelowRange: a tuple whose first window would start
 // below math.MinInt64 stops Add, which files the ones before it.
 func TestWindowJoinRefusesBelowRange(t *testing.T) {
