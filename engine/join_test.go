@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -307,4 +308,40 @@ func TestJoinStringsAcrossWindowsWithoutPairs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(n/2), rows, "pairs")
 	assert.Zero(t, bad, "pairs whose left string is not theirs; the first: %s", first)
+}
+
+// TestJoinSinkErrorStopsRun: a sink that fails while the drain holds
+// several joined windows' outputs (it takes up to drainBatch of them per
+// hold of the join's lock) stops the run with its error: the writers and
+// CloseAll return it, no goroutine is left behind.
+func TestJoinSinkErrorStopsRun(t *testing.T) {
+	base := runtime.NumGoroutine()
+	boom := errors.New("boom")
+	calls := 0
+	sp := []Spec{{Join: stringJoin(t, 10), Tuples: func([]byte) error {
+		// The join's output is drained by one goroutine at a time.
+		if calls++; calls > 20 {
+			return boom
+		}
+		return nil
+	}}}
+	e, err := Start(Config{Workers: 4, TaskSize: 48 * 10, BufferSize: 1 << 16}, sp)
+	require.NoError(t, err)
+	werr := writeStringJoin(e, 100000, func(_ string, i int64) int64 { return i })
+	closed := make(chan error, 1)
+	go func() {
+		_, err := e.CloseAll()
+		closed <- err
+	}()
+	select {
+	case err = <-closed:
+		assert.ErrorIs(t, err, boom)
+	case <-time.After(20 * time.Second):
+		t.Fatal("CloseAll did not return after the sink failed")
+	}
+	if werr != nil {
+		assert.ErrorIs(t, werr, boom)
+	}
+	assert.Greater(t, calls, 20)
+	assertNoLeak(t, base)
 }
