@@ -148,17 +148,7 @@ func TestGPUJoinRefusedOldestWindow(t *testing.T) {
 			js := e.entries[0].join
 			require.NoError(t, e.Stream(0).Write(left))
 			require.NoError(t, e.Stream(0).Right().Write(right))
-			closed := make(chan error, 1)
-			go func() {
-				_, err := e.CloseAll()
-				closed <- err
-			}()
-			select {
-			case err = <-closed:
-				require.NoError(t, err)
-			case <-time.After(20 * time.Second):
-				t.Fatal("CloseAll did not return: the refused window was never joined")
-			}
+			require.NoError(t, closeAllWithin(t, e, 20*time.Second), "the refused window joined")
 			want, err := reference.EvaluateJoin(j, left, right)
 			require.NoError(t, err)
 			assert.True(t, string(want.Tuples) == string(pairs), "join pairs differ: %d bytes, want %d", len(pairs), len(want.Tuples))

@@ -328,20 +328,28 @@ func TestJoinSinkErrorStopsRun(t *testing.T) {
 	e, err := Start(Config{Workers: 4, TaskSize: 48 * 10, BufferSize: 1 << 16}, sp)
 	require.NoError(t, err)
 	werr := writeStringJoin(e, 100000, func(_ string, i int64) int64 { return i })
+	assert.ErrorIs(t, closeAllWithin(t, e, 20*time.Second), boom)
+	if werr != nil {
+		assert.ErrorIs(t, werr, boom)
+	}
+	assert.Greater(t, calls, 20)
+	assertNoLeak(t, base)
+}
+
+// closeAllWithin returns CloseAll's error, failing the test if it does not
+// return within d: a hang, which would otherwise stall the whole suite.
+func closeAllWithin(t *testing.T, e *Engine, d time.Duration) error {
+	t.Helper()
 	closed := make(chan error, 1)
 	go func() {
 		_, err := e.CloseAll()
 		closed <- err
 	}()
 	select {
-	case err = <-closed:
-		assert.ErrorIs(t, err, boom)
-	case <-time.After(20 * time.Second):
-		t.Fatal("CloseAll did not return after the sink failed")
+	case err := <-closed:
+		return err
+	case <-time.After(d):
+		t.Fatalf("CloseAll did not return in %v", d)
+		return nil
 	}
-	if werr != nil {
-		assert.ErrorIs(t, werr, boom)
-	}
-	assert.Greater(t, calls, 20)
-	assertNoLeak(t, base)
 }
