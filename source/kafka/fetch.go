@@ -129,14 +129,37 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 		}
 	}
 	var err error
-	for i, b := range s.taking {
+	for _, b := range s.taking {
 		if err == nil {
 			err = s.take(ctx, b)
 		}
+	}
+	// A fetcher given its slot back polls again at once, from what its
+	// client buffered: the partitions these polls filled are paused
+	// first, or that poll brings them a third poll's records.
+	s.pauseFetchers()
+	for i, b := range s.taking {
 		s.recycle(b)
 		s.taking[i] = nil
 	}
+	if s.cfg.afterTake != nil {
+		s.cfg.afterTake(s)
+	}
 	return err
+}
+
+// pauseFetchers has the fetchers' clients stop fetching the partitions
+// whose pauses are queued (s.mu held). Their resumes are applyPauses'.
+func (s *Source) pauseFetchers() {
+	if len(s.pauseReq) == 0 {
+		return
+	}
+	for _, f := range s.fetchers {
+		if ids := f.own(s.pauseReq); len(ids) > 0 {
+			f.cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: ids})
+		}
+	}
+	s.pauseReq = nil
 }
 
 // take decodes what a poll gave into the partitions' buffers (s.mu

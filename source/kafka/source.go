@@ -132,6 +132,9 @@ type Config struct {
 	fetchPartitionBytes int32
 	maxPoll             int
 	bufferTuples        int
+	// afterTake, in tests, runs (s.mu held) once the fetchers have their
+	// polls' slots back: they may poll again from then on.
+	afterTake func(*Source)
 }
 
 // Stats are a source's counters.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -452,26 +453,48 @@ func sortedKeys(m map[int64]bool) []int64 {
 }
 
 // TestBackPressure: with FillSome not called, what the source buffers
-// stays bounded however much the topic holds.
+// stays bounded however much the topic holds: after every FillSome, a
+// partition buffers at most its cap and two polls (the fetcher polls while
+// FillSome takes; the partitions a take fills are paused before the
+// fetcher polls again). Over caps smaller and larger than a poll.
 func TestBackPressure(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.Start(t, 2, "bp")
 	data := genRecords(rndOf(4), 2, 5000)
 	produce(t, producer(t, c.Addr), "bp", interleave(data, 0, nil), false)
-	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bp", Decoder: jsonDecoder(t, source.Fail), NewDecoder: jsonNewDecoder(t, source.Fail),
-		bufferTuples: 100, maxPoll: 50, fetchPartitionBytes: 4096})
-	dst := make([]byte, 10*testTS)
-	for range 20 {
-		_, err := s.FillSome(context.Background(), dst)
-		require.NoError(t, err)
+	for _, tc := range []struct{ bufCap, maxPoll, fetchBytes int }{{100, 50, 4096}, {50, 100, 1 << 16}, {20, 30, 1 << 20}} {
+		// Once the fetchers may poll again, every partition paused is
+		// paused in its fetcher's client.
+		var unpaused []int32
+		afterTake := func(s *Source) {
+			for _, f := range s.fetchers {
+				paused := f.cl.PauseFetchPartitions(nil)[s.cfg.Topic]
+				for _, id := range f.ids {
+					if p := s.parts[id]; p != nil && p.paused && !slices.Contains(paused, id) {
+						unpaused = append(unpaused, id)
+					}
+				}
+			}
+		}
+		s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "bp", Decoder: jsonDecoder(t, source.Fail), NewDecoder: jsonNewDecoder(t, source.Fail),
+			bufferTuples: tc.bufCap, maxPoll: tc.maxPoll, fetchPartitionBytes: int32(tc.fetchBytes), afterTake: afterTake})
+		dst := make([]byte, 10*testTS)
+		most := 0
+		for range 100 {
+			_, err := s.FillSome(context.Background(), dst)
+			require.NoError(t, err)
+			for _, ps := range s.Stats().Partitions {
+				most = max(most, ps.Buffered)
+			}
+		}
+		assert.LessOrEqual(t, most, tc.bufCap+2*tc.maxPoll, "%+v: the most a partition buffered", tc)
+		assert.Empty(t, unpaused, "%+v: partitions a take paused, not paused in their clients when the fetchers could poll again", tc)
+		st := s.Stats()
+		time.Sleep(200 * time.Millisecond)
+		assert.Equal(t, st.Records, s.Stats().Records, "%+v: nothing is decoded while FillSome is not called", tc)
+		assert.Less(t, st.Records, int64(3000), "%+v: records polled are a few polls' worth, not the topic", tc)
+		require.NoError(t, s.Close())
 	}
-	st := s.Stats()
-	time.Sleep(200 * time.Millisecond)
-	assert.Equal(t, st.Records, s.Stats().Records, "nothing is decoded while FillSome is not called")
-	for _, ps := range st.Partitions {
-		assert.LessOrEqual(t, ps.Buffered, 100+2*50, "partition %d buffers at most its cap and two polls (the fetcher polls while FillSome takes)", ps.Partition)
-	}
-	assert.Less(t, st.Records, int64(2000), "records polled are a few polls' worth, not the topic")
 }
 
 // TestCloseNoGoroutines: Close leaves no goroutine of the source's.
