@@ -302,6 +302,9 @@ func (s *Source) admit(p *part, r *kgo.Record) bool {
 	if p.next >= 0 && r.Offset < p.next {
 		return false // already read (a fetch from before a reset)
 	}
+	if r.Attrs.IsControl() {
+		return true // read (decode moves past it), not a record of the topic's
+	}
 	s.stats.Records++
 	s.stats.Bytes += int64(len(r.Value))
 	return true
@@ -313,6 +316,13 @@ func (s *Source) admit(p *part, r *kgo.Record) bool {
 // a line found p's string memory full: decoding goes on from that line
 // once FillSome has freed memory.
 func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits bool, err error) {
+	if r.Attrs.IsControl() {
+		// A transaction's commit or abort marker takes an offset: the
+		// partition's end offset counts it, so StopAtEnd ends only once
+		// it is read.
+		s.decoded(p, r, 0)
+		return false, nil
+	}
 	if s.binary {
 		if len(r.Value) == s.ts {
 			s.push(p, r.Value, r.Offset)

@@ -61,8 +61,9 @@ type polled struct {
 type predecodedRecord struct {
 	call, tuple int32
 	malformed   int32 // the lines of it the decoder skipped as malformed
-	// serial: the record needs string memory and is decoded by
-	// FillSome's goroutine (it has no calls).
+	// serial: the record needs string memory, or is a transaction's
+	// marker (never decoded), and is left to FillSome's goroutine (it
+	// has no calls).
 	serial bool
 }
 
@@ -114,6 +115,11 @@ func (f *fetcher) predecode(b *polled) {
 		for _, r := range fp.Records {
 			calls, tuples := len(b.calls), len(b.tuples)
 			rec := predecodedRecord{call: int32(calls), tuple: int32(tuples / ts)}
+			if r.Attrs.IsControl() {
+				rec.serial = true // a transaction's marker: decode moves past it
+				b.recs = append(b.recs, rec)
+				continue
+			}
 			m0 := dec.Malformed()
 			for val := r.Value; len(val) > 0; {
 				n := len(b.tuples)

@@ -366,6 +366,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		kgo.FetchMaxBytes(8 << 20),
 		kgo.FetchMaxPartitionBytes(1 << 20),
 		kgo.FetchMaxWait(500 * time.Millisecond),
+		// Transactions' markers take offsets: StopAtEnd reads up to the
+		// end offset, which counts the last one.
+		kgo.KeepControlRecords(),
 	}
 	opts = append(opts, secure...)
 	if cfg.fetchPartitionBytes > 0 {

@@ -637,3 +637,43 @@ func TestContextDoneLosesNothing(t *testing.T) {
 	assert.Equal(t, oracle(data), got, "%s", firstDiff(oracle(data), got))
 	t.Logf("%d calls cut short", cut)
 }
+
+// TestStopAtEndAfterTransactions: records written in transactions end in
+// a commit marker, which takes an offset that the end offset counts but
+// that no record carries: StopAtEnd reads past the markers and ends, with
+// the records, through FillSome's decoding, the fetchers' and a group's.
+func TestStopAtEndAfterTransactions(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 2, "tx")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("tx"))
+	require.NoError(t, err)
+	defer cl.Close()
+	data := genRecords(rndOf(3), 2, 20)
+	ctx := context.Background()
+	for _, half := range [][2]int{{0, 10}, {10, math.MaxInt}} { // two transactions, each over both partitions
+		require.NoError(t, cl.BeginTransaction())
+		for p := range data {
+			for _, r := range data[p][half[0]:min(half[1], len(data[p]))] {
+				require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "tx", Partition: r.part, Value: r.json()}).FirstErr())
+			}
+		}
+		require.NoError(t, cl.EndTransaction(ctx, kgo.TryCommit))
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"FillSome", Config{}},
+		{"fetchers", Config{Fetchers: 2, NewDecoder: jsonNewDecoder(t, source.Fail)}},
+		{"group", Config{Group: "txg"}},
+	} {
+		cfg := tc.cfg
+		cfg.Brokers, cfg.Topic, cfg.Decoder, cfg.StopAtEnd = []string{c.Addr}, "tx", jsonDecoder(t, source.Fail), true
+		s := openT(t, cfg)
+		got, want := readAll(t, s, 16), oracle(data)
+		assert.True(t, bytes.Equal(want, got), "%s: %d tuples, want %d", tc.name, len(got)/testTS, len(want)/testTS)
+		st := s.Stats()
+		assert.Equal(t, int64(len(data[0])+len(data[1])), st.Records, "%s: the markers are not records", tc.name)
+		assert.Zero(t, st.Malformed, tc.name)
+	}
+}
