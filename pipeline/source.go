@@ -218,7 +218,8 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 		start = kafka.Latest
 	}
 	cfg := kafka.Config{Brokers: src.Brokers, Topic: src.Topic, Group: src.Group, Start: start, IdleTimeout: src.IdleTimeout, Fetchers: src.Fetchers, Security: src.KafkaSecurity,
-		TupleSize: src.Schema.TupleSize, Logger: func(format string, args ...any) {
+		ReadUncommitted: src.IsolationLevel == "read_uncommitted",
+		TupleSize:       src.Schema.TupleSize, Logger: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
 		},
 		Instance: share.instance, Instances: share.instances, Resume: share.resume, StopAtEnd: stopAtEnd}

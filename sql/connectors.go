@@ -117,6 +117,9 @@ const (
 	flinkBrokers = "properties.bootstrap.servers"
 	flinkGroup   = "properties.group.id"
 	flinkStart   = "scan.startup.mode"
+	// Flink and RisingWave pass the Kafka client's isolation.level
+	// through as this property.
+	flinkIsolation = "properties.isolation.level"
 )
 
 // brokersKey is the option that gives the brokers: brokers, or Flink's
@@ -131,8 +134,8 @@ func (s *optionSet) brokersKey() string {
 // kafkaSource checks a kafka source's options into src.
 func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, err error) {
 	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
-		flinkBrokers, flinkGroup, flinkStart}, security.KafkaOptions...)
-	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}} {
+		"isolation_level", flinkBrokers, flinkGroup, flinkStart, flinkIsolation}, security.KafkaOptions...)
+	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}, {"isolation_level", flinkIsolation}} {
 		if o, ok := s.get(pair[1]); ok && s.has(pair[0]) {
 			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", pair[0], pair[1])
 		}
@@ -165,6 +168,13 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 			return nil, 0, err
 		}
 		src.Start = map[string]string{"earliest-offset": "earliest", "latest-offset": "latest", "group-offsets": "earliest"}[mode]
+	}
+	isolation := "isolation_level"
+	if s.has(flinkIsolation) {
+		isolation = flinkIsolation
+	}
+	if src.IsolationLevel, err = s.oneOf(isolation, "read_committed", "read_committed", "read_uncommitted"); err != nil {
+		return nil, 0, err
 	}
 	if src.Format, err = s.oneOf("format", "json", "json", "csv", "binary"); err != nil {
 		return nil, 0, err

@@ -40,6 +40,9 @@ func TestKafkaSourceOptions(t *testing.T) {
 	assert.Equal(t, "fail", s.OnError)
 	assert.Zero(t, s.Fetchers, "one consumer client")
 	assert.Equal(t, "ms", s.TimeUnit)
+	assert.Equal(t, "read_committed", s.IsolationLevel)
+	p = mustCompile(t, "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = 'localhost:9092', topic = 't', isolation_level = 'READ_UNCOMMITTED'); SELECT * FROM ev")
+	assert.Equal(t, "read_uncommitted", p.Source("ev").IsolationLevel)
 	p = mustCompile(t, "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', brokers = 'localhost:9092', topic = 't', fetchers = '4'); SELECT * FROM ev")
 	assert.Equal(t, 4, p.Source("ev").Fetchers)
 
@@ -118,7 +121,8 @@ func TestConnectorErrors(t *testing.T) {
 		{ks + "brokers = 'h:1', topic = 't', fetchers = '0')", 1, 97, "fetchers = '0': must be an integer in [1, 64]"},
 		{ks + "brokers = 'h:1', topic = 't', group = 'g', fetchers = '2')", 1, 99, "option fetchers does not apply with a group"},
 		{ks + "brokers = 'h:1', topic = 't', tuple_size = '8')", 1, 86, "option tuple_size applies to format = 'binary'; for 'json'"},
-		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, fetchers, on_error, time_unit, properties.bootstrap.servers, properties.group.id, scan.startup.mode, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
+		{ks + "brokers = 'h:1', topic = 't', isolation_level = 'serializable')", 1, 104, "isolation_level = 'serializable' is not valid for a kafka source (valid: read_committed, read_uncommitted)"},
+		{ks + "brokers = 'h:1', topic = 't', path = 'x')", 1, 86, "unknown option path for a kafka source (valid: connector, brokers, topic, group, start, format, tuple_size, idle_timeout, fetchers, on_error, time_unit, isolation_level, properties.bootstrap.servers, properties.group.id, scan.startup.mode, properties.isolation.level, properties.security.protocol, properties.sasl.mechanism, properties.sasl.username, properties.sasl.password, properties.ssl.ca.location, properties.ssl.certificate.location, properties.ssl.key.location, properties.ssl.endpoint.identification.algorithm)"},
 		{ks + "brokers = 'h:1', topic = 't', on_error = 'x')", 1, 97, "on_error = 'x' is not valid for a kafka source (valid: fail, skip)"},
 		{ks + "brokers = 'h:1', topic = 't', time_unit = 'min')", 1, 98, "time_unit = 'min' is not valid for a kafka source"},
 

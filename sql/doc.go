@@ -92,9 +92,13 @@
 // goroutine that decodes what it polls, 1 by default; more make fetching
 // and decoding grow with the cores, but partitions that went idle
 // together may then wake in different polls, and a record of one still
-// idle when another woke may be late), on_error and
-// time_unit as for files, and the security options below. They are kept
-// in Source fields (Brokers, Topic, Group, Start, IdleTimeout,
+// idle when another woke may be late), isolation_level
+// ('read_committed', the default: only the records of committed
+// transactions, and StopAtEnd ends at the last stable offset; or
+// 'read_uncommitted': every record, aborted transactions' included;
+// Flink's properties.isolation.level), on_error and time_unit as for
+// files, and the security options below. They are kept in Source fields
+// (Brokers, Topic, Group, Start, IdleTimeout, Fetchers, IsolationLevel,
 // KafkaSecurity); every option is also kept as written in Source.Options
 // (passwords as ***). An unknown option or a bad value is an error at it.
 // Option names may be quoted ('connector' = 'kafka').

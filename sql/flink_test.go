@@ -118,13 +118,15 @@ func TestProcTime(t *testing.T) {
 func TestFlinkKafkaOptions(t *testing.T) {
 	p := mustCompile(t, `CREATE TABLE bid (auction BIGINT, price BIGINT, dateTime TIMESTAMP(3), WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND)
 		WITH ('connector' = 'kafka', 'topic' = 'nexmark', 'properties.bootstrap.servers' = 'k1:9092,k2:9092',
-		      'properties.group.id' = 'nx', 'scan.startup.mode' = 'latest-offset', 'format' = 'json');
+		      'properties.group.id' = 'nx', 'scan.startup.mode' = 'latest-offset', 'format' = 'json',
+		      'properties.isolation.level' = 'read_uncommitted');
 		CREATE TABLE out (auction BIGINT, price BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = 'k1:9092', 'format' = 'csv');
 		INSERT INTO out SELECT auction, price FROM bid`)
 	s := p.Source("bid")
 	assert.Equal(t, []string{"k1:9092", "k2:9092"}, s.Brokers)
 	assert.Equal(t, "nx", s.Group)
 	assert.Equal(t, "latest", s.Start)
+	assert.Equal(t, "read_uncommitted", s.IsolationLevel)
 	q := p.Query("out")
 	require.NotNil(t, q)
 	assert.Equal(t, "kafka", q.Sink.Connector)
@@ -133,6 +135,8 @@ func TestFlinkKafkaOptions(t *testing.T) {
 	e := compileErr(t, "CREATE SOURCE k (ts BIGINT) WITH (connector = 'kafka', topic = 't', brokers = 'a:1', 'properties.bootstrap.servers' = 'b:2')")
 	assert.Equal(t, 86, e.Column)
 	assert.Contains(t, e.Msg, "options brokers and properties.bootstrap.servers say the same: give one")
+	e = compileErr(t, "CREATE SOURCE k (ts BIGINT) WITH (connector = 'kafka', topic = 't', brokers = 'a:1', isolation_level = 'read_committed', 'properties.isolation.level' = 'read_committed')")
+	assert.Contains(t, e.Msg, "options isolation_level and properties.isolation.level say the same: give one")
 	e = compileErr(t, "CREATE SOURCE k (ts BIGINT) WITH (connector = 'kafka', topic = 't', brokers = 'a:1', 'scan.startup.mode' = 'timestamp')")
 	assert.Contains(t, e.Msg, "scan.startup.mode = 'timestamp' is not valid for a kafka source (valid: earliest-offset, latest-offset, group-offsets)")
 }

@@ -70,6 +70,10 @@ type Source struct {
 	// decodes what it polls, read a kafka source without a group (0: one;
 	// kafka.Config.Fetchers).
 	Fetchers int
+	// IsolationLevel is which records of transactions a kafka source
+	// reads: "read_committed" (the default: the committed ones) or
+	// "read_uncommitted" (every one, aborted ones included).
+	IsolationLevel string
 	// KafkaSecurity is how a kafka source's connections are secured
 	// (properties.security.protocol, properties.sasl.*,
 	// properties.ssl.*; the zero value is PLAINTEXT).

@@ -122,6 +122,13 @@ type Config struct {
 	// StopAtEnd reads each partition up to the end offset it had when the
 	// source opened; then FillSome returns io.EOF.
 	StopAtEnd bool
+	// ReadUncommitted reads the records of transactions not committed,
+	// aborted ones included (Kafka's read_uncommitted). By default only
+	// committed records are read (read_committed): a transactional
+	// producer's output, saber-hx's Kafka sink with checkpoints among
+	// them, exactly once; the end offsets (StopAtEnd, Latest) are then
+	// the last stable ones, before any transaction still open.
+	ReadUncommitted bool
 	// CommitInterval is how often done offsets are committed (0:
 	// DefaultCommitInterval).
 	CommitInterval time.Duration
@@ -350,7 +357,11 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.start = map[int32]int64{}
 	starts.Each(func(o kadm.ListedOffset) { s.start[o.Partition] = o.Offset })
-	ends, err := s.adm.ListEndOffsets(octx, cfg.Topic)
+	listEnds := s.adm.ListCommittedOffsets
+	if cfg.ReadUncommitted {
+		listEnds = s.adm.ListEndOffsets
+	}
+	ends, err := listEnds(octx, cfg.Topic)
 	if err == nil {
 		err = ends.Error()
 	}
@@ -369,6 +380,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		// Transactions' markers take offsets: StopAtEnd reads up to the
 		// end offset, which counts the last one.
 		kgo.KeepControlRecords(),
+	}
+	if !cfg.ReadUncommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	opts = append(opts, secure...)
 	if cfg.fetchPartitionBytes > 0 {

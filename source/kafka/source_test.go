@@ -638,42 +638,62 @@ func TestContextDoneLosesNothing(t *testing.T) {
 	t.Logf("%d calls cut short", cut)
 }
 
-// TestStopAtEndAfterTransactions: records written in transactions end in
-// a commit marker, which takes an offset that the end offset counts but
-// that no record carries: StopAtEnd reads past the markers and ends, with
-// the records, through FillSome's decoding, the fetchers' and a group's.
+// TestStopAtEndAfterTransactions: records written in transactions, one
+// of them aborted and the last still open, read to the end. By default
+// (read_committed) the committed records are read and the end is the last
+// stable offset, before the open transaction; with ReadUncommitted every
+// record. Each transaction ends in a marker, which takes an offset that
+// the end offset counts but that no record carries: StopAtEnd reads past
+// the markers and ends, through FillSome's decoding, the fetchers' and a
+// group's.
 func TestStopAtEndAfterTransactions(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.Start(t, 2, "tx")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("tx"))
 	require.NoError(t, err)
 	defer cl.Close()
-	data := genRecords(rndOf(3), 2, 20)
+	data := genRecords(rndOf(3), 2, 40)
 	ctx := context.Background()
-	for _, half := range [][2]int{{0, 10}, {10, math.MaxInt}} { // two transactions, each over both partitions
+	// Each partition's records in four transactions: committed, aborted,
+	// committed, left open. Each record's offset is the one the broker
+	// gave it (markers and aborted records take offsets too).
+	committed, all := make([][]rec, 2), make([][]rec, 2)
+	for txn := range 4 {
 		require.NoError(t, cl.BeginTransaction())
 		for p := range data {
-			for _, r := range data[p][half[0]:min(half[1], len(data[p]))] {
-				require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "tx", Partition: r.part, Value: r.json()}).FirstErr())
+			n := len(data[p])
+			for _, r := range data[p][txn*n/4 : (txn+1)*n/4] {
+				res := cl.ProduceSync(ctx, &kgo.Record{Topic: "tx", Partition: r.part, Value: r.json()})
+				require.NoError(t, res.FirstErr())
+				r.off = res[0].Record.Offset
+				all[p] = append(all[p], r)
+				if txn == 0 || txn == 2 {
+					committed[p] = append(committed[p], r)
+				}
 			}
 		}
-		require.NoError(t, cl.EndTransaction(ctx, kgo.TryCommit))
+		if txn < 3 {
+			require.NoError(t, cl.EndTransaction(ctx, kgo.TransactionEndTry(txn != 1)))
+		}
 	}
+	defer func() { assert.NoError(t, cl.EndTransaction(ctx, kgo.TryAbort)) }()
 	for _, tc := range []struct {
 		name string
 		cfg  Config
+		want [][]rec
 	}{
-		{"FillSome", Config{}},
-		{"fetchers", Config{Fetchers: 2, NewDecoder: jsonNewDecoder(t, source.Fail)}},
-		{"group", Config{Group: "txg"}},
+		{"FillSome", Config{}, committed},
+		{"fetchers", Config{Fetchers: 2, NewDecoder: jsonNewDecoder(t, source.Fail)}, committed},
+		{"group", Config{Group: "txg"}, committed},
+		{"uncommitted", Config{ReadUncommitted: true}, all},
 	} {
 		cfg := tc.cfg
 		cfg.Brokers, cfg.Topic, cfg.Decoder, cfg.StopAtEnd = []string{c.Addr}, "tx", jsonDecoder(t, source.Fail), true
 		s := openT(t, cfg)
-		got, want := readAll(t, s, 16), oracle(data)
+		got, want := readAll(t, s, 16), oracle(tc.want)
 		assert.True(t, bytes.Equal(want, got), "%s: %d tuples, want %d", tc.name, len(got)/testTS, len(want)/testTS)
 		st := s.Stats()
-		assert.Equal(t, int64(len(data[0])+len(data[1])), st.Records, "%s: the markers are not records", tc.name)
+		assert.Equal(t, int64(len(tc.want[0])+len(tc.want[1])), st.Records, "%s: the markers are not records", tc.name)
 		assert.Zero(t, st.Malformed, tc.name)
 	}
 }
