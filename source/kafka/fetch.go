@@ -5,6 +5,7 @@ package kafka
 // are the source's back-pressure. The merge of the buffers is merge.go's.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -215,7 +216,9 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 		}
 	})
 	if ferr != nil {
-		s.err = ferr
+		if s.err == nil { // the first stays: Close's, say
+			s.err = ferr
+		}
 		return ferr
 	}
 	return ctxErr
@@ -334,6 +337,9 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 		}
 	} else {
 		val := r.Value[off:]
+		if off == 0 {
+			val = valueText(val)
+		}
 		m0 := s.dec.Malformed()
 		for len(val) > 0 {
 			slot := p.reserve(s.ts)
@@ -362,6 +368,16 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 	s.decoded(p, r, got)
 	return false, nil
 }
+
+// utf8BOM is the UTF-8 byte order mark.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// valueText is a record's value as text to decode: without a byte order
+// mark at its start. Every value is a document of its own, and some
+// producers start each with one; a decoder would drop it only on the
+// first line it decodes, which with fetchers is one record of each
+// fetcher's decoder and one of FillSome's.
+func valueText(v []byte) []byte { return bytes.TrimPrefix(v, utf8BOM) }
 
 // pushLine pushes the tuple decoded into p's reserved slot from a line
 // of record r, got of whose tuples were pushed before, and returns got

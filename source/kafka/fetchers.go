@@ -121,7 +121,7 @@ func (f *fetcher) predecode(b *polled) {
 				continue
 			}
 			m0 := dec.Malformed()
-			for val := r.Value; len(val) > 0; {
+			for val := valueText(r.Value); len(val) > 0; {
 				n := len(b.tuples)
 				b.tuples = growTuple(b.tuples, ts)
 				t, c, err := dec.Decode(b.tuples[n:], val, true)

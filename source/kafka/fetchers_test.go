@@ -96,3 +96,32 @@ func TestFetchersDecodeAsFillSome(t *testing.T) {
 		})
 	}
 }
+
+// TestValuesWithByteOrderMark: values that each start with a UTF-8 byte
+// order mark (as some producers write every document) decode as without
+// it, whichever decoder decodes them: FillSome's, or each fetcher's, whose
+// first line would otherwise be the only one to lose it.
+func TestValuesWithByteOrderMark(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 2, "bom")
+	data := genRecords(rndOf(5), 2, 30)
+	var batch []*kgo.Record
+	for p := range data {
+		for _, r := range data[p] {
+			batch = append(batch, &kgo.Record{Topic: "bom", Partition: int32(p), Value: append([]byte("\xef\xbb\xbf"), r.json()...)})
+		}
+	}
+	require.NoError(t, producer(t, c.Addr).ProduceSync(context.Background(), batch...).FirstErr())
+	for _, fetchers := range []int{1, 2} {
+		for _, predecode := range []bool{false, true} {
+			cfg := Config{Brokers: []string{c.Addr}, Topic: "bom", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true, Fetchers: fetchers}
+			if predecode {
+				cfg.NewDecoder = jsonNewDecoder(t, source.Skip)
+			}
+			s := openT(t, cfg)
+			got, want := readAll(t, s, 8), oracle(data)
+			assert.True(t, bytes.Equal(want, got), "fetchers %d, predecode %v: %d tuples, want %d", fetchers, predecode, len(got)/testTS, len(want)/testTS)
+			assert.Zero(t, s.Stats().Malformed, "fetchers %d, predecode %v", fetchers, predecode)
+		}
+	}
+}
