@@ -3,7 +3,13 @@
 // source's format (a line of JSON or CSV, decoded by a source.Decoder, or
 // with Binary the tuple itself), and FillSome fills the engine's buffers
 // with whole tuples. A value of several lines gives a tuple per line, all
-// at the record's offset; an empty value is malformed.
+// at the record's offset; an empty value is malformed; a byte order mark
+// at a value's start is dropped.
+//
+// Only committed transactions' records are read (read_committed; Config.
+// ReadUncommitted reads every record): a transactional producer's output,
+// saber-hx's Kafka sink among them, exactly once. Transactions' markers
+// take offsets without being records: they are read past, not decoded.
 //
 // # Stream order
 //
