@@ -28,31 +28,7 @@ func TestFetchersDecodeAsFillSome(t *testing.T) {
 			parts := 1 + rnd(4)
 			c := kafkatest.Start(t, parts, "m")
 			data := genRecords(rnd, parts, 200)
-			var batch []*kgo.Record
-			for p, rs := range data {
-				for len(rs) > 0 {
-					k := min(len(rs), 1+rnd(3))
-					var v []byte
-					for i, r := range rs[:k] {
-						if i > 0 {
-							v = append(v, '\n')
-						}
-						switch rnd(20) {
-						case 0:
-							v = append(v, `{"event_time": "late", "id": 1}`...)
-						case 1:
-							v = append(v, `{"event_time": 1, "id": `...) // cut short
-						default:
-							v = append(v, r.json()...)
-						}
-					}
-					if rnd(30) == 0 {
-						v = nil
-					}
-					batch = append(batch, &kgo.Record{Topic: "m", Partition: int32(p), Value: v})
-					rs = rs[k:]
-				}
-			}
+			batch := messyRecords(rnd, data, "m", 3, 20, 30)
 			require.NoError(t, producer(t, c.Addr).ProduceSync(context.Background(), batch...).FirstErr())
 
 			read := func(onErr source.OnError, fetchers int, predecode bool) ([]byte, Stats, error) {

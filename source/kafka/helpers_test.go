@@ -261,3 +261,36 @@ func (s *Source) predecoded() (pre, fellBack int) {
 	}
 	return pre, fellBack
 }
+
+// messyRecords is data as records of topic: up to perValue of them to a
+// value, a line at a time; about one line in oneInBad/2 malformed (an
+// event time that is a string, or a line cut short) and one value in
+// oneInEmpty empty.
+func messyRecords(rnd func(int) int, data [][]rec, topic string, perValue, oneInBad, oneInEmpty int) []*kgo.Record {
+	var batch []*kgo.Record
+	for p, rs := range data {
+		for len(rs) > 0 {
+			k := min(len(rs), 1+rnd(perValue))
+			var v []byte
+			for i, r := range rs[:k] {
+				if i > 0 {
+					v = append(v, '\n')
+				}
+				switch rnd(oneInBad) {
+				case 0:
+					v = append(v, `{"event_time": "late", "id": 1}`...)
+				case 1:
+					v = append(v, `{"event_time": 1, "id": `...) // cut short
+				default:
+					v = append(v, r.json()...)
+				}
+			}
+			if rnd(oneInEmpty) == 0 {
+				v = nil
+			}
+			batch = append(batch, &kgo.Record{Topic: topic, Partition: int32(p), Value: v})
+			rs = rs[k:]
+		}
+	}
+	return batch
+}

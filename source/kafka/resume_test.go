@@ -41,6 +41,21 @@ func produceLines(t *testing.T, cl *kgo.Client, topic string, data [][]rec, rnd 
 	require.NoError(t, cl.ProduceSync(context.Background(), batch...).FirstErr())
 }
 
+// readFirst reads s's first k tuples, at most most a FillSome.
+func readFirst(t *testing.T, s *Source, k int, rnd func(int) int, most int) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []byte
+	for len(got) < k*testTS {
+		dst := make([]byte, min(1+rnd(most), k-len(got)/testTS)*testTS)
+		n, err := s.FillSome(ctx, dst)
+		require.NoError(t, err)
+		got = append(got, dst[:n]...)
+	}
+	return got
+}
+
 // TestResumeAtPositions: a source read up to k tuples, its Positions
 // taken and closed, and a source opened with them as Resume, read to the
 // end, give together exactly the stream of one uninterrupted read (the
@@ -68,15 +83,7 @@ func TestResumeAtPositions(t *testing.T) {
 					cfg.NewDecoder = jsonNewDecoder(t, source.Fail)
 				}
 				s := openT(t, cfg)
-				var got []byte
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				for len(got) < k*testTS {
-					dst := make([]byte, min(1+rnd(20), k-len(got)/testTS)*testTS)
-					n, err := s.FillSome(ctx, dst)
-					require.NoError(t, err)
-					got = append(got, dst[:n]...)
-				}
-				cancel()
+				got := readFirst(t, s, k, rnd, 20)
 				pos := s.Positions()
 				assert.Len(t, pos, parts)
 				require.NoError(t, s.Close())
@@ -153,4 +160,41 @@ func TestPositionsAfterResumeInARecord(t *testing.T) {
 	s.mu.Unlock()
 	assert.Equal(t, []int64{rs[2].id}, ids(dst[:n]))
 	assert.Equal(t, map[int32]Position{0: {Offset: 5, Skip: 3}}, s.Positions())
+}
+
+// TestResumeWithFetchersAndMalformedLines: as TestResumeAtPositions, with
+// values of several lines, malformed lines skipped (on_error skip) and
+// empty values, the first source read through fetchers that decode (small
+// buffers and polls: partitions paused and resumed), and its Positions
+// resumed from: together the same stream as one uninterrupted read by
+// FillSome's own decoder.
+func TestResumeWithFetchersAndMalformedLines(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			rnd := rndOf(seed + 900)
+			parts := 2 + rnd(3)
+			c := kafkatest.Start(t, parts, "m")
+			batch := messyRecords(rnd, genRecords(rnd, parts, 150), "m", 4, 10, 20)
+			require.NoError(t, producer(t, c.Addr).ProduceSync(context.Background(), batch...).FirstErr())
+			base := Config{Brokers: []string{c.Addr}, Topic: "m", Decoder: jsonDecoder(t, source.Skip), StopAtEnd: true, Resume: map[int32]Position{}}
+			s := openT(t, base)
+			want := readAll(t, s, 7)
+			require.NoError(t, s.Close())
+			total := len(want) / testTS
+			for _, k := range []int{1, rnd(total), rnd(total), total - 1} {
+				cfg := base
+				cfg.Decoder, cfg.NewDecoder = jsonDecoder(t, source.Skip), jsonNewDecoder(t, source.Skip)
+				cfg.Fetchers, cfg.maxPoll, cfg.bufferTuples, cfg.fetchPartitionBytes = 1+rnd(parts), 1+rnd(30), 1+rnd(20), int32(200+rnd(3000))
+				s := openT(t, cfg)
+				got := readFirst(t, s, k, rnd, 10)
+				pos := s.Positions()
+				require.NoError(t, s.Close())
+				cfg.Decoder, cfg.Resume = jsonDecoder(t, source.Skip), pos
+				got = append(got, readAll(t, openT(t, cfg), 1+rnd(9))...)
+				assert.True(t, bytes.Equal(want, got), "cut after %d tuples at %v: %s", k, pos, firstDiff(want, got))
+			}
+		})
+	}
 }

@@ -697,3 +697,42 @@ func TestStopAtEndAfterTransactions(t *testing.T) {
 		assert.Zero(t, st.Malformed, tc.name)
 	}
 }
+
+// TestCloseWhileFetchersBlock: Close while the fetchers wait for FillSome
+// to take their polls (their slots full), with or without a FillSome
+// waiting meanwhile: that FillSome returns kgo.ErrClientClosed, and no
+// goroutine of the source's is left.
+func TestCloseWhileFetchersBlock(t *testing.T) {
+	c := kafkatest.Start(t, 4, "cb")
+	data := genRecords(rndOf(4), 4, 3000)
+	produce(t, producer(t, c.Addr), "cb", interleave(data, 2, rndOf(3)), false)
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	for i := range 6 {
+		s, err := Open(context.Background(), Config{Brokers: []string{c.Addr}, Topic: "cb", Decoder: jsonDecoder(t, source.Fail), NewDecoder: jsonNewDecoder(t, source.Fail),
+			Fetchers: 4, bufferTuples: 50, maxPoll: 20, IdleTimeout: -1})
+		require.NoError(t, err)
+		dst := make([]byte, 10*testTS)
+		_, err = s.FillSome(context.Background(), dst)
+		require.NoError(t, err)
+		time.Sleep(20 * time.Millisecond) // the fetchers fill the channel and wait on their slots
+		filled := make(chan error, 1)
+		if i%2 == 0 {
+			go func() {
+				for {
+					if _, err := s.FillSome(context.Background(), dst); err != nil {
+						filled <- err
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(i) * time.Millisecond)
+		require.NoError(t, s.Close())
+		if i%2 == 0 {
+			assert.ErrorIs(t, <-filled, kgo.ErrClientClosed, "FillSome once closed")
+		}
+	}
+	n, stacks := settleGoroutines(before)
+	assert.LessOrEqual(t, n, before, "goroutines left after Close:\n%s", stacks)
+}
