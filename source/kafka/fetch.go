@@ -302,6 +302,14 @@ func (s *Source) admit(p *part, r *kgo.Record) bool {
 	if s.cfg.StopAtEnd && p.ended {
 		return false // past the end offset seen at open
 	}
+	if s.cfg.StopAtEnd && p.end >= 0 && r.Offset >= p.end {
+		// Past the end with no record at it: the records before it were
+		// an aborted transaction's, which read_committed skips, and its
+		// marker lies past the end (another transaction was open).
+		s.ended(p)
+		s.refresh(p)
+		return false
+	}
 	if p.next >= 0 && r.Offset < p.next {
 		return false // already read (a fetch from before a reset)
 	}
@@ -406,16 +414,21 @@ func (s *Source) decoded(p *part, r *kgo.Record, got int) {
 		p.skip = 0
 	}
 	if s.cfg.StopAtEnd && p.end >= 0 && p.next >= p.end {
-		p.ended = true
-		if !p.paused {
-			p.paused = true
-			s.pauseReq = append(s.pauseReq, p.id)
-		}
+		s.ended(p)
 	}
 	if got == 0 {
 		p.skipped(r.Offset, s)
 	}
 	s.refresh(p)
+}
+
+// ended marks p read to its end (StopAtEnd) and stops fetching it.
+func (s *Source) ended(p *part) {
+	p.ended = true
+	if !p.paused {
+		p.paused = true
+		s.pauseReq = append(s.pauseReq, p.id)
+	}
 }
 
 // wait makes record r of p wait for string memory from byte off of its

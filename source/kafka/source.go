@@ -120,7 +120,11 @@ type Config struct {
 	// merge back (0: DefaultIdleTimeout; negative: for ever).
 	IdleTimeout time.Duration
 	// StopAtEnd reads each partition up to the end offset it had when the
-	// source opened; then FillSome returns io.EOF.
+	// source opened; then FillSome returns io.EOF. Reading committed
+	// records, a partition whose last records before its end are an
+	// aborted transaction's, aborted while another was open, ends only
+	// once that other one ends: nothing read before says where the
+	// aborted records stop.
 	StopAtEnd bool
 	// ReadUncommitted reads the records of transactions not committed,
 	// aborted ones included (Kafka's read_uncommitted). By default only

@@ -736,3 +736,41 @@ func TestCloseWhileFetchersBlock(t *testing.T) {
 	n, stacks := settleGoroutines(before)
 	assert.LessOrEqual(t, n, before, "goroutines left after Close:\n%s", stacks)
 }
+
+// TestStopAtEndBeforeAnOpenTransaction: two transactional writers on one
+// partition, A's transaction aborted while B's, begun after it, is still
+// open: the end offset (the last stable one) is B's first record, and A's
+// abort marker lies past it. StopAtEnd reads the records before the end
+// and, once B's transaction ends (its records then come), ends there
+// without them.
+func TestStopAtEndBeforeAnOpenTransaction(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 1, "ia")
+	ctx := context.Background()
+	writer := func(opts ...kgo.Opt) *kgo.Client {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+		require.NoError(t, err)
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	plain, a, b := writer(), writer(kgo.TransactionalID("A")), writer(kgo.TransactionalID("B"))
+	write := func(cl *kgo.Client, rs ...rec) {
+		for _, r := range rs {
+			require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "ia", Partition: 0, Value: r.json()}).FirstErr())
+		}
+	}
+	before := []rec{{time: 1, id: 1}, {time: 2, id: 2}}
+	write(plain, before...)
+	require.NoError(t, a.BeginTransaction())
+	write(a, rec{time: 3, id: 3}, rec{time: 4, id: 4})
+	require.NoError(t, b.BeginTransaction())
+	write(b, rec{time: 5, id: 5})
+	require.NoError(t, a.EndTransaction(ctx, kgo.TryAbort))
+
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "ia", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		assert.NoError(t, b.EndTransaction(ctx, kgo.TryCommit))
+	}()
+	assert.Equal(t, oracle([][]rec{before}), readAll(t, s, 8))
+}
