@@ -55,12 +55,7 @@ func TestGPUWindowJoin(t *testing.T) {
 				}
 				dev := gpu.NewEmulator()
 				defer dev.Close()
-				cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
-				var pairs []byte
-				e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }}})
-				require.NoError(t, err)
-				js := e.entries[0].join
-				require.NotNil(t, js)
+				e, js, pairs := startGPUJoin(t, dev, mode, j)
 				errs := make(chan error, 2)
 				go func() { errs <- e.Stream(0).Write(left) }()
 				go func() { errs <- e.Stream(0).Right().Write(right) }()
@@ -73,7 +68,7 @@ func TestGPUWindowJoin(t *testing.T) {
 				want, err := reference.EvaluateJoin(j, left, right)
 				require.NoError(t, err)
 				assert.NotEmpty(t, want.Tuples)
-				assert.True(t, string(want.Tuples) == string(pairs), "join pairs differ: %d bytes, want %d", len(pairs), len(want.Tuples))
+				assert.True(t, string(want.Tuples) == string(*pairs), "join pairs differ: %d bytes, want %d", len(*pairs), len(want.Tuples))
 				assert.Equal(t, want.Counts, reference.Counts{Tuples: stats[0].Tuples, Late: stats[0].Late, Counted: stats[0].Counted})
 				windows, fallbacks := js.gpuJoined()
 				assert.Zero(t, fallbacks)
@@ -141,21 +136,30 @@ func TestGPUJoinRefusedOldestWindow(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dev := refusingJoinGPU{gpu.NewEmulator()}
 			defer dev.Close()
-			cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
-			var pairs []byte
-			e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }}})
-			require.NoError(t, err)
-			js := e.entries[0].join
+			e, js, pairs := startGPUJoin(t, dev, mode, j)
 			require.NoError(t, e.Stream(0).Write(left))
 			require.NoError(t, e.Stream(0).Right().Write(right))
 			require.NoError(t, closeAllWithin(t, e, 20*time.Second), "the refused window joined")
 			want, err := reference.EvaluateJoin(j, left, right)
 			require.NoError(t, err)
-			assert.True(t, string(want.Tuples) == string(pairs), "join pairs differ: %d bytes, want %d", len(pairs), len(want.Tuples))
+			assert.True(t, string(want.Tuples) == string(*pairs), "join pairs differ: %d bytes, want %d", len(*pairs), len(want.Tuples))
 			windows, fallbacks := js.gpuJoined()
 			assert.Equal(t, uint64(1), fallbacks, "the refused window")
 			assert.Positive(t, windows)
 		})
 	}
 	assertNoLeak(t, base)
+}
+
+// startGPUJoin starts window join j alone on one worker and dev, in mode
+// gpu or hybrid; the join's output gathers in *pairs.
+func startGPUJoin(t *testing.T, dev GPU, mode string, j *query.WindowJoin) (e *Engine, js *joinStage, pairs *[]byte) {
+	t.Helper()
+	pairs = new([]byte)
+	cfg := Config{Workers: 1, TaskSize: randTuple * 16, BufferSize: 4096, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: 2}
+	e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { *pairs = append(*pairs, b...); return nil }}})
+	require.NoError(t, err)
+	js = e.entries[0].join
+	require.NotNil(t, js)
+	return e, js, pairs
 }
