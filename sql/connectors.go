@@ -117,8 +117,8 @@ const (
 	flinkBrokers = "properties.bootstrap.servers"
 	flinkGroup   = "properties.group.id"
 	flinkStart   = "scan.startup.mode"
-	// Flink and RisingWave pass the Kafka client's isolation.level
-	// through as this property.
+	// Flink hands its properties.* options to the Kafka client: this
+	// is the client's isolation.level.
 	flinkIsolation = "properties.isolation.level"
 )
 
