@@ -24,13 +24,14 @@ import (
 // is cut from the ring by bytes of tuples, and a block's count of tuples
 // is only known once it is decoded.
 type parallelDecoder struct {
-	src    *sql.Source
-	name   string
-	dict   *strview.Dict // the source's dictionary-encoded columns' (nil: none)
-	r      io.Reader
-	csv    bool
-	header []byte // a CSV header line, given again to every block's decoder
-	block  int    // the bytes read at a time: a block is its whole records
+	src         *sql.Source
+	name        string
+	dict        *strview.Dict // the source's dictionary-encoded columns' (nil: none)
+	r           io.Reader
+	csv         bool
+	header      []byte // a CSV header (and the empty lines before it), given again to every block's decoder
+	headerLines int64  // the lines of header
+	block       int    // the bytes read at a time: a block is its whole records
 
 	work  chan *decodeBlock // to the decoders
 	order chan *decodeBlock // the blocks in input order, for Fill
@@ -110,24 +111,25 @@ func (p *parallelDecoder) read() {
 		if first && p.csv && p.src.Header {
 			// The header stays with the decoders: each block's decoder
 			// maps its fields by it.
-			cut := bytes.IndexByte(buf, '\n')
+			cut := headerEnd(buf)
 			if len(buf) == 0 && eof {
 				p.send(&decodeBlock{last: true, ready: closedChan}) // no input at all
 				return
 			}
-			if cut < 0 && !eof {
+			if cut == 0 && !eof {
 				if len(buf) == cap(buf) && !p.grow(&buf) {
 					p.send(&decodeBlock{err: &source.Error{Input: p.name, Line: 1, Msg: "header longer than the longest line the reader takes"}, last: true, ready: closedChan})
 					return
 				}
 				continue
 			}
-			if cut < 0 {
-				cut = len(buf) - 1
+			if cut == 0 {
+				cut = len(buf)
 			}
-			p.header = append([]byte(nil), buf[:cut+1]...)
-			buf = buf[:copy(buf, buf[cut+1:])]
-			line++
+			p.header = append([]byte(nil), buf[:cut]...)
+			p.headerLines = int64(bytes.Count(p.header, []byte{'\n'}))
+			buf = buf[:copy(buf, buf[cut:])]
+			line += p.headerLines
 		}
 		first = false
 		cut := len(buf)
@@ -145,12 +147,16 @@ func (p *parallelDecoder) read() {
 		b.firstLine, b.last = line, eof
 		b.raw = b.strings.Alloc(len(p.header) + cut)
 		copy(b.raw[copy(b.raw, p.header):], buf[:cut])
-		if p.header != nil {
-			b.skipLines = 1
-		}
+		b.skipLines = p.headerLines
 		line += int64(bytes.Count(buf[:cut], []byte{'\n'}))
 		rest := copy(buf, buf[cut:])
 		buf = buf[:rest]
+		if cap(buf) > p.block && rest <= p.block/2 {
+			// Grown for a long record: back to blocks of the block size,
+			// or every later block would be as large (fewer blocks to
+			// share among the decoders, more memory in flight).
+			buf = append(make([]byte, 0, p.block), buf...)
+		}
 		if !p.send(b) {
 			return
 		}
@@ -163,6 +169,33 @@ func (p *parallelDecoder) read() {
 			return
 		}
 	}
+}
+
+// headerEnd returns the length of buf's prefix up to the end of its first
+// record that is not an empty line, a CSV header (the decoder skips empty
+// lines, a byte order mark at the input's start and a line's \r, and a
+// header's quoted field may hold a line break); 0 where it does not end in
+// buf.
+func headerEnd(buf []byte) int {
+	pos := 0
+	for {
+		line := buf[pos:]
+		nl := bytes.IndexByte(line, '\n')
+		if nl >= 0 {
+			line = line[:nl]
+		}
+		if pos == 0 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		if len(bytes.TrimSuffix(line, []byte{'\r'})) > 0 || nl < 0 {
+			break
+		}
+		pos += nl + 1
+	}
+	if n := source.FirstRecord(buf[pos:], true, ','); n > 0 {
+		return pos + n
+	}
+	return 0
 }
 
 // newBlock is a block handed on before, emptied, or a new one: reusing
@@ -229,7 +262,8 @@ func (p *parallelDecoder) decode() {
 }
 
 func (p *parallelDecoder) decodeBlock(b *decodeBlock, caches source.DictCaches) {
-	d, err := newDecoder(p.src, p.name, decoderMemory{dict: p.dict, caches: caches, strings: source.ArenaStrings(b.strings), refInput: true})
+	d, err := newDecoder(p.src, p.name, decoderMemory{dict: p.dict, caches: caches, strings: source.ArenaStrings(b.strings), refInput: true,
+		continues: p.header == nil && b.firstLine > 1})
 	if err != nil {
 		b.err = err
 		return

@@ -281,3 +281,102 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 		a.Free()
 	}
 }
+
+// TestParallelDecoderAwkwardInputs: inputs where a block's start or its
+// header could differ from one decoder's reading, at many block sizes:
+// text after a closing quote and then a quoted line break on the line
+// (the decoder ends that record with its line), empty lines before the
+// header, a header with a quoted line break, CRLF, a byte order mark in
+// the middle of the input (a record's text there, not the input's mark).
+func TestParallelDecoderAwkwardInputs(t *testing.T) {
+	t.Parallel()
+	rows := func(n int, crlf bool) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%d,%d,nm%d,1.5\n", 1000+i, i%7, i)
+		}
+		if crlf {
+			return strings.ReplaceAll(b.String(), "\n", "\r\n")
+		}
+		return b.String()
+	}
+	hrows := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "nm%d,1.5,%d,%d\n", i, 1000+i, i%7)
+		}
+		return b.String()
+	}
+	bom := "\xef\xbb\xbf"
+	jsonRows := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"ts": %d, "k": %d, "name": "nm%d", "x": 1.5}`+"\n", 1000+i, i%7, i)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name, format string
+		header       bool
+		in           string
+	}{
+		{"quote then text", "csv", false, rows(5, false) + "1,2,\"a\"x,\"b\n3,4,\"c\nd\",1.5\n" + rows(5, false)},
+		{"quote then text, no quote after", "csv", false, rows(5, false) + "1,2,\"a\"x,b\n" + rows(30, false)},
+		{"empty lines before the header", "csv", true, "\n\r\nname,x,ts,k\n" + hrows(40)},
+		{"header with a line break", "csv", true, "name,x,ts,k,\"ex\ntra\"\n" + strings.ReplaceAll(hrows(40), "\n", ",e\n")},
+		{"crlf", "csv", false, rows(40, true)},
+		{"mark at the start", "csv", false, bom + rows(40, false)},
+		{"mark in the middle", "csv", false, rows(20, false) + bom + rows(20, false)},
+		{"json mark in the middle", "json", false, jsonRows(20) + bom + jsonRows(20)},
+	} {
+		src := csvSource(t, c.format, c.header, "skip")
+		want, wantBad, wantErr := decodeOne(t, src, []byte(c.in))
+		require.NoError(t, wantErr, c.name)
+		rng := rand.New(rand.NewPCG(5, 6))
+		for block := 8; block < 400; block += 3 {
+			got, gotBad, gotErr := decodePool(t, src, []byte(c.in), 3, block, rng)
+			require.NoError(t, gotErr, "%s, block %d", c.name, block)
+			if !assert.Equal(t, want, got, "%s, block %d", c.name, block) || !assert.Equal(t, wantBad, gotBad, "%s, block %d: skipped", c.name, block) {
+				break
+			}
+		}
+	}
+}
+
+// TestParallelDecoderBlocksShrink: after a record longer than a block the
+// blocks are of the block size again: the records after it are shared
+// among the decoders as before it.
+func TestParallelDecoderBlocksShrink(t *testing.T) {
+	t.Parallel()
+	src := csvSource(t, "csv", false, "fail")
+	var in bytes.Buffer
+	fmt.Fprintf(&in, "1,1,%s,1.5\n", strings.Repeat("n", 64<<10))
+	for i := range 50000 {
+		fmt.Fprintf(&in, "%d,%d,nm%d,1.5\n", 2+i, i%7, i)
+	}
+	const block = 4096
+	p, err := newParallelDecoder(src, "in", nil, bytes.NewReader(in.Bytes()), 2, block)
+	require.NoError(t, err)
+	defer p.Close()
+	dst := make([]byte, 64*src.Schema.TupleSize)
+	sizes := map[int64]int{} // by first line
+	for {
+		n, err := p.Fill(dst)
+		if n == 0 || err != nil {
+			break
+		}
+		for _, b := range append(p.done, p.cur) { // the blocks this Fill took tuples of
+			if b != nil {
+				sizes[b.firstLine] = len(b.raw)
+			}
+		}
+	}
+	large := 0
+	for _, n := range sizes {
+		if n > 2*block {
+			large++
+		}
+	}
+	assert.Greater(t, len(sizes), 100)
+	assert.LessOrEqual(t, large, 2, "blocks larger than two block sizes (the long record's): %v", sizes)
+}

@@ -186,6 +186,9 @@ type decoderMemory struct {
 	caches   source.DictCaches
 	strings  func(n int) ([]byte, error)
 	refInput bool
+	// continues: the decoder's text does not start the input (a pool's
+	// block after the first, without a header before it).
+	continues bool
 }
 
 // newDecoder is the record decoder of a csv or json source: its columns
@@ -199,7 +202,7 @@ func newDecoder(s *sql.Source, input string, m decoderMemory) (source.Decoder, e
 	if err != nil {
 		return nil, err
 	}
-	o := source.Options{Input: input, OnError: onErr, Strings: m.strings, DictCaches: m.caches, RefInput: m.refInput}
+	o := source.Options{Input: input, OnError: onErr, Strings: m.strings, DictCaches: m.caches, RefInput: m.refInput, Continues: m.continues}
 	if s.Format == "csv" {
 		return source.NewCSVDecoder(l, source.CSVOptions{Options: o, Header: s.Header})
 	}

@@ -145,7 +145,7 @@ func (d *CSVDecoder) begin(rest []byte) (skip int, ok bool) {
 	}
 	d.line = d.lines + 1
 	d.colBase = 0
-	if d.lines == 0 && nl >= 3 && string(rest[:3]) == bom {
+	if d.lines == 0 && !d.continues && nl >= 3 && string(rest[:3]) == bom {
 		rest, nl, skip = rest[3:], nl-3, 3
 		d.colBase = 3
 	}

@@ -8,10 +8,25 @@ import "bytes"
 // '\n'. A CSV record's '\n' may sit inside a quoted field: the fields are
 // followed as the decoder reads them (a field that opens with a quote is
 // quoted until a lone quote, "" being a quote in it; a quote anywhere
-// else is a character), so that a cut never falls inside a record.
-// Parallel decoding cuts its input into blocks so.
+// else is a character; text after a closing quote makes the record
+// malformed, and the decoder ends it with its line), so that a cut never
+// falls inside a record. Parallel decoding cuts its input into blocks so.
 func CutRecords(b []byte, csv bool, comma byte) int {
+	return cutRecords(b, csv, comma, false)
+}
+
+// FirstRecord returns the length of b's first record, which starts b, with
+// its '\n' (as CutRecords follows records); 0 where it does not end in b.
+func FirstRecord(b []byte, csv bool, comma byte) int {
+	return cutRecords(b, csv, comma, true)
+}
+
+// cutRecords is CutRecords, or with first FirstRecord.
+func cutRecords(b []byte, csv bool, comma byte, first bool) int {
 	if !csv || bytes.IndexByte(b, '"') < 0 {
+		if first {
+			return bytes.IndexByte(b, '\n') + 1
+		}
 		return bytes.LastIndexByte(b, '\n') + 1
 	}
 	const (
@@ -19,6 +34,7 @@ func CutRecords(b []byte, csv bool, comma byte) int {
 		unquoted
 		quoted
 		quoteSeen // a quote inside a quoted field: its end, or the first of ""
+		badLine   // text after a closing quote: the record ends with the line
 	)
 	state, cut := fieldStart, 0
 	for i, c := range b {
@@ -27,18 +43,32 @@ func CutRecords(b []byte, csv bool, comma byte) int {
 			switch {
 			case c == '\n':
 				state, cut = fieldStart, i+1
+				if first {
+					return cut
+				}
 			case c == comma:
 				state = fieldStart
 			case c == '"' && state == fieldStart:
 				state = quoted
 			case c == '"' && state == quoteSeen:
 				state = quoted // "" inside a quoted field
+			case state == quoteSeen:
+				// The decoder's error: no quote after it opens a field
+				// (\r too, where no \n follows it at once).
+				state = badLine
 			default:
-				state = unquoted // text after a closing quote is the decoder's error
+				state = unquoted
 			}
 		case quoted:
 			if c == '"' {
 				state = quoteSeen
+			}
+		case badLine:
+			if c == '\n' {
+				state, cut = fieldStart, i+1
+				if first {
+					return cut
+				}
 			}
 		}
 	}

@@ -70,6 +70,10 @@ type Options struct {
 	// long as the tuples are read: a pool's block of input, freed with
 	// the block's tuples. Not for a Reader, whose buffer moves on.
 	RefInput bool
+	// Continues says that the text given to Decode does not start the
+	// input (a pool's block after the first): a byte order mark at its
+	// start is a record's text, not the input's mark.
+	Continues bool
 }
 
 // DictCaches are one goroutine's caches of dictionaries, by dictionary
@@ -104,7 +108,8 @@ type core struct {
 	line      int64 // the line the current record starts on
 	malformed int64
 	first     error
-	colBase   int // added to columns: 3 on a first line that had a BOM
+	colBase   int  // added to columns: 3 on a first line that had a BOM
+	continues bool // Options.Continues: no BOM at the start
 	e         errState
 
 	strings    func(n int) ([]byte, error)
@@ -126,7 +131,7 @@ type pending struct {
 }
 
 func newCore(l *Layout, o Options) (core, error) {
-	c := core{layout: l, ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip, strings: o.Strings, refInput: o.RefInput}
+	c := core{layout: l, ts: l.TupleSize, input: o.Input, skip: o.OnError == Skip, strings: o.Strings, refInput: o.RefInput, continues: o.Continues}
 	if l.TimeUnit > Nanoseconds {
 		return c, fmt.Errorf("source: layout has unknown time unit %d", uint8(l.TimeUnit))
 	}
@@ -207,7 +212,7 @@ func (c *core) nextLine(src []byte, pos int, atEOF bool) (line []byte, next int,
 	}
 	c.line = c.lines + 1
 	c.colBase = 0
-	if c.lines == 0 && len(line) >= 3 && string(line[:3]) == bom {
+	if c.lines == 0 && !c.continues && len(line) >= 3 && string(line[:3]) == bom {
 		line = line[3:]
 		c.colBase = 3
 	}
