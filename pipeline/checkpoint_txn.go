@@ -54,10 +54,23 @@ type txnSink struct {
 
 type span struct{ k0, k1, v1 int }
 
-// txnTimeout is the transactions' timeout: a process that dies with one
-// open leaves it to the broker for at most that long (a restart fences it
-// at once).
+// txnTimeout is the transactions' timeout at the least: a process that
+// dies with one open leaves it to the broker for at most that long (a
+// restart fences it at once).
 var txnTimeout = time.Minute
+
+// maxTxnTimeout is the longest transaction Kafka's brokers take by
+// default (transaction.max.timeout.ms).
+const maxTxnTimeout = 15 * time.Minute
+
+// txnTimeoutFor is the transactions' timeout where checkpoints come every
+// interval: a transaction stays open from the first row after one
+// checkpoint to the next, and one that outlives its timeout is aborted by
+// the broker, failing the checkpoint that would commit it (and every one
+// after: the run never commits).
+func txnTimeoutFor(every time.Duration) time.Duration {
+	return max(txnTimeout, 2*every+30*time.Second)
+}
 
 // txnID is a transactional Kafka sink's ID where the run checkpoints (""
 // otherwise): stable across restarts of one instance of the program, one

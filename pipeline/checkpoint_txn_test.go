@@ -80,3 +80,22 @@ func TestCommittedEpoch(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint64(399), e)
 }
+
+// TestTxnTimeoutFollowsTheInterval: a Kafka output's transaction stays
+// open from one checkpoint to the next, so its timeout grows with the
+// checkpoint interval; an interval whose transactions brokers would refuse
+// is a usage error at Open, before anything is read.
+func TestTxnTimeoutFollowsTheInterval(t *testing.T) {
+	assert.Equal(t, time.Minute, txnTimeoutFor(5*time.Second))
+	assert.Equal(t, 4*time.Minute+30*time.Second, txnTimeoutFor(2*time.Minute))
+	assert.LessOrEqual(t, txnTimeoutFor(7*time.Minute), maxTxnTimeout)
+
+	addr := kafkatest.Broker(t, 1, "in")
+	prog, err := Compile("txn.sql", `CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'in');
+CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'out');`)
+	require.NoError(t, err)
+	_, err = prog.Open(Options{CheckpointDir: t.TempDir(), CheckpointInterval: 8 * time.Minute})
+	var usage usageError
+	require.ErrorAs(t, err, &usage)
+	assert.ErrorContains(t, err, "--checkpoint-interval 8m0s is longer than its transaction may stay open (at most 7m15s")
+}

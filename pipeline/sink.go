@@ -505,7 +505,14 @@ func (j *Job) openSinks() error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			s, err = openServiceSink(q, j.txnID(q), retry)
+			var timeout time.Duration
+			if j.ckpt != nil {
+				if timeout = txnTimeoutFor(j.ckpt.every); timeout > maxTxnTimeout && q.Sink.Connector == "kafka" {
+					return usagef("query %s: a Kafka output commits once per checkpoint: --checkpoint-interval %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
+						q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
+				}
+			}
+			s, err = openServiceSink(q, j.txnID(q), timeout, retry)
 		case path == "-":
 			if j.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
@@ -539,10 +546,10 @@ func (j *Job) openSinks() error {
 }
 
 // openServiceSink opens a kafka or redis sink, its client connected.
-// txnID, where not empty, makes a Kafka sink transactional (txnSink).
-// retry says how a Redis sink's flush is retried through an outage, and
-// where a sink reports one.
-func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, error) {
+// txnID, where not empty, makes a Kafka sink transactional (txnSink), its
+// transactions' timeout timeout. retry says how a Redis sink's flush is
+// retried through an outage, and where a sink reports one.
+func openServiceSink(q *sql.Query, txnID string, timeout time.Duration, retry sinkRetry) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -567,7 +574,7 @@ func openServiceSink(q *sql.Query, txnID string, retry sinkRetry) (*rowSink, err
 			s.keyCol = col(k.Key)
 		}
 		if txnID != "" {
-			if s.txn, err = openTxnSink(ctx, k.Brokers, k.KafkaSecurity, k.Topic, txnID, txnTimeout, retry.logf); err != nil {
+			if s.txn, err = openTxnSink(ctx, k.Brokers, k.KafkaSecurity, k.Topic, txnID, timeout, retry.logf); err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.Name, err)
 			}
 			return s, nil
