@@ -230,6 +230,25 @@ func parseName(name string) (uint64, bool) {
 	return ep, err == nil
 }
 
+// Highest returns the highest epoch a checkpoint file in the directory is
+// named for, whether or not it checks (0: none, or no directory).
+func (d *Dir) Highest() (uint64, error) {
+	ents, err := os.ReadDir(d.Path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint directory %s: %w", d.Path, err)
+	}
+	var most uint64
+	for _, e := range ents {
+		if ep, ok := parseName(e.Name()); ok {
+			most = max(most, ep)
+		}
+	}
+	return most, nil
+}
+
 // Read reads checkpoint epoch, checked as Latest checks it.
 func (d *Dir) Read(epoch uint64) (*Checkpoint, error) {
 	path := filepath.Join(d.Path, Name(epoch))

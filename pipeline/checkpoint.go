@@ -245,11 +245,20 @@ func (c *checkpointer) alignKafka() error {
 	if len(c.j.txnSinks()) == 0 || (ok && c.restored != nil && c.restored.epoch == epoch) {
 		return nil
 	}
+	// Where the run does not go on from the output's checkpoint, its
+	// checkpoints are numbered above every one in the directory and the
+	// output's: numbered from 1 they were pruned as soon as written (the
+	// directory keeps its highest two), and the next restart restored a
+	// stale one.
+	highest, err := c.dir.Highest()
+	if err != nil {
+		return err
+	}
 	if !ok {
 		if c.restored != nil {
 			fmt.Fprintf(c.stderr, "saber-hx: the Kafka output has committed no checkpoint: starting afresh, not from checkpoint %d\n", c.restored.epoch)
 		}
-		c.restored, c.epoch = nil, 0
+		c.restored, c.epoch = nil, highest
 		c.j.share.resume = map[int32]kafka.Position{}
 		return nil
 	}
@@ -264,6 +273,7 @@ func (c *checkpointer) alignKafka() error {
 			newest = fmt.Sprint(c.restored.epoch)
 		}
 		fmt.Fprintf(c.stderr, "saber-hx: warning: the Kafka output stands at checkpoint %d, which cannot be read (%v): restoring the newest valid one (%s); the output may repeat rows\n", epoch, err, newest)
+		c.epoch = max(c.epoch, highest, epoch)
 		return nil
 	}
 	fmt.Fprintf(c.stderr, "saber-hx: the Kafka output stands at checkpoint %d: restoring it\n", epoch)
