@@ -268,6 +268,12 @@ func (c *checkpointer) alignKafka() error {
 		st, err = decodeCkpt(cp.Payload)
 	}
 	if err != nil {
+		if c.restored != nil && c.restored.epoch > epoch {
+			// The newest valid one is past the output's: its rows were
+			// aborted, and restoring it would never write them again.
+			return fmt.Errorf("the Kafka output stands at checkpoint %d, which cannot be read (%v), and the newest valid one, %d, is past it: restoring it would lose the rows in between (remove %s to start afresh, at least once)",
+				epoch, err, c.restored.epoch, c.dir.Path)
+		}
 		newest := "none"
 		if c.restored != nil {
 			newest = fmt.Sprint(c.restored.epoch)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +97,40 @@ CREATE SINK to_kafka AS
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(ents), 3, "the directory keeps two checkpoints (and maybe a part file)")
+}
+
+// TestRunCheckpointOutputBehindUnreadable: a run killed between writing a
+// checkpoint and committing its Kafka output's transaction leaves the
+// output at the checkpoint before; where that one cannot be read, the
+// newest valid checkpoint is past the output's, and restoring it would
+// never write the aborted rows again: the run refuses, naming both and
+// the directory, rather than lose them.
+func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 4, "events", "out")
+	produced := produceCrashRecords(t, cluster.Addr, 30, 500)
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	args := []string{"run", "-e", crashKafkaSQL(cluster.Addr, "behind", "out"), "--workers", "2", "--task-size", "4096",
+		"--checkpoint-dir", dir, "--checkpoint-interval", "150ms"}
+	p := startCLI(t, nil, args...)
+	p.waitLine(t, regexp.MustCompile(`checkpoint 2:`), time.Minute)
+	p.kill9(t)
+	p = startCLI(t, []string{"SABER_HX_COMMIT_PAUSE=5s"}, args...)
+	line := p.waitLine(t, regexp.MustCompile(`checkpoint \d+: written, committing the outputs`), time.Minute)
+	p.kill9(t)
+	require.NoError(t, <-produced)
+	var newest uint64
+	_, err := fmt.Sscanf(line[strings.Index(line, "checkpoint "):], "checkpoint %d:", &newest)
+	require.NoError(t, err, line)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, checkpoint.Name(newest-1)), []byte("not a checkpoint"), 0o644))
+
+	p = startCLI(t, nil, append(args, "--stop-at-end")...)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running:\n%s", p.log())
+	}
+	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
+	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest-1))
+	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is past it: restoring it would lose the rows in between", newest))
 }
