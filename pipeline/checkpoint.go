@@ -414,10 +414,8 @@ func (c *checkpointer) take(streams []*engine.Stream) (err error) {
 		fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: written, committing the outputs in %v\n", st.epoch, c.commitPause)
 		time.Sleep(c.commitPause)
 	}
-	for _, s := range c.j.txnSinks() {
-		if err := s.commitEpoch(context.Background(), st.epoch); err != nil {
-			return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
-		}
+	if err := c.j.commitTxns(context.Background(), st.epoch); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", st.epoch, err)
 	}
 	if err := c.commitFiles(st.epoch); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -34,22 +35,37 @@ const epochTopic = "__saber_hx_epochs"
 // producer, which aborts its open transaction: the rows after the last
 // committed epoch are then emitted again from that epoch's checkpoint,
 // and a read-committed consumer sees each row once.
+//
+// The outputs of a program to one cluster share their producer (its
+// transactional ID, its transaction): a checkpoint's rows in all of them
+// commit together, or none does. Committed one after another, a crash
+// between two commits left the outputs at different checkpoints, and the
+// restart, from the older, wrote that checkpoint's rows again in those
+// that had committed it.
 type txnSink struct {
+	*txnProducer
+	topic string
+	where string
+
+	arena []byte
+	spans []span
+	recs  []*kgo.Record
+}
+
+// txnProducer is the transactional producer of the outputs to one cluster
+// (txnSink).
+type txnProducer struct {
 	cl      *kgo.Client
 	sec     security.Kafka
 	guard   *security.Guard // ends a secured client's waits on a refused connection
 	brokers []string
 	id      string
-	topic   string
 	where   string
 	begun   bool
 	// outage reports the brokers' outages (kgo's connect hook) and counts
 	// the failed connections, which kgo retries.
 	outage *retry.Outage
-
-	arena []byte
-	spans []span
-	recs  []*kgo.Record
+	closed sync.Once
 }
 
 type span struct{ k0, k1, v1 int }
@@ -72,19 +88,63 @@ func txnTimeoutFor(every time.Duration) time.Duration {
 	return max(txnTimeout, 2*every+30*time.Second)
 }
 
-// txnID is a transactional Kafka sink's ID where the run checkpoints (""
-// otherwise): stable across restarts of one instance of the program, one
-// per query.
-func (j *Job) txnID(q *sql.Query) string {
-	if j.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
-		return ""
-	}
+// txnID is the transactional ID of a checkpointed run's Kafka outputs to
+// one cluster, the queries qs: stable across restarts of one instance of
+// the program (a single output's is named after its query, as it was
+// before outputs shared their producer).
+func (j *Job) txnID(qs []*sql.Query) string {
 	src := j.prog.Sources[0]
 	group := src.Group
 	if group == "" {
 		group = src.Topic
 	}
-	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, q.Name, j.share.instance, j.share.instances)
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.Name
+	}
+	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, strings.Join(names, "+"), j.share.instance, j.share.instances)
+}
+
+// kafkaCluster names the cluster a Kafka output writes to, as far as the
+// program says: its brokers and how it connects.
+func kafkaCluster(k *sql.Sink) string {
+	sec := k.KafkaSecurity
+	return fmt.Sprint(k.Brokers, sec.Protocol, sec.Mechanism, sec.Username, sec.CA, sec.Cert, sec.Key, sec.NoHostnameCheck)
+}
+
+// txnProducerOf is the transactional producer of q's output where the run
+// checkpoints and q writes to Kafka (nil otherwise): the one of every
+// Kafka output of the program to that cluster, opened by the first.
+func (j *Job) txnProducerOf(q *sql.Query, retry sinkRetry) (*txnProducer, error) {
+	if j.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
+		return nil, nil
+	}
+	timeout := txnTimeoutFor(j.ckpt.every)
+	if timeout > maxTxnTimeout {
+		return nil, usagef("query %s: a Kafka output commits once per checkpoint: --checkpoint-interval %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
+			q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
+	}
+	cluster := kafkaCluster(q.Sink)
+	if p := j.txnByCluster[cluster]; p != nil {
+		return p, nil
+	}
+	var shared []*sql.Query
+	for _, o := range j.prog.Queries {
+		if o.Sink != nil && o.Sink.Connector == "kafka" && kafkaCluster(o.Sink) == cluster {
+			shared = append(shared, o)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := openTxnProducer(ctx, q.Sink.Brokers, q.Sink.KafkaSecurity, j.txnID(shared), timeout, retry.logf)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	if j.txnOutputs == nil {
+		j.txnOutputs, j.txnByCluster = map[*txnProducer][]*rowSink{}, map[string]*txnProducer{}
+	}
+	j.txnOutputs[p], j.txnByCluster[cluster] = nil, p
+	return p, nil
 }
 
 // txnSinks are the run's transactional Kafka sinks.
@@ -98,36 +158,101 @@ func (j *Job) txnSinks() []*rowSink {
 	return out
 }
 
+// commitTxns commits epoch in every transactional producer: its outputs
+// held (no row appended meanwhile) and flushed, then one transaction for
+// them all.
+func (j *Job) commitTxns(ctx context.Context, epoch uint64) error {
+	for p, outs := range j.txnOutputs {
+		if err := j.withOutputs(outs, ctx, func(ctx context.Context) error {
+			for _, s := range outs {
+				if err := s.txn.Flush(ctx); err != nil {
+					return err
+				}
+			}
+			return p.Commit(ctx, epoch)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abortTxns drops every transactional producer's open transaction and
+// its outputs' rows not flushed.
+func (j *Job) abortTxns(ctx context.Context) error {
+	for p, outs := range j.txnOutputs {
+		if err := j.withOutputs(outs, ctx, func(ctx context.Context) error {
+			for _, s := range outs {
+				s.txn.drop()
+			}
+			return p.Abort(ctx)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withOutputs runs f with outs held, in their order, and ctx bounded by
+// the first's bound (every output of a producer has the same).
+func (j *Job) withOutputs(outs []*rowSink, ctx context.Context, f func(context.Context) error) error {
+	if len(outs) == 0 {
+		return nil
+	}
+	for _, s := range outs {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	ctx, cancel := outs[0].bounded(ctx)
+	defer cancel()
+	return f(ctx)
+}
+
 // outputEpoch is the checkpoint epoch the transactional Kafka outputs
-// stand at: the least their markers say (ok false: one has none, or there
-// is no such output).
+// stand at: the least their producers' markers say (ok false: one has
+// none, or there is no such output).
 func (j *Job) outputEpoch() (epoch uint64, ok bool, err error) {
-	sinks := j.txnSinks()
-	if len(sinks) == 0 {
+	if len(j.txnOutputs) == 0 {
 		return 0, false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for i, s := range sinks {
-		e, has, err := s.txn.CommittedEpoch(ctx)
+	first := true
+	for p := range j.txnOutputs {
+		e, has, err := p.CommittedEpoch(ctx)
 		if err != nil || !has {
 			return 0, false, err
 		}
-		if i == 0 || e < epoch {
-			epoch = e
+		if first || e < epoch {
+			epoch, first = e, false
 		}
 	}
 	return epoch, true, nil
 }
 
-// openTxnSink opens a transactional Kafka output, its connections secured
-// as sec says; logf (nil: none) receives its outage reports.
+// openTxnSink opens a transactional Kafka output with a producer of its
+// own, its connections secured as sec says; logf (nil: none) receives its
+// outage reports.
 func openTxnSink(ctx context.Context, brokers []string, sec security.Kafka, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
-	where := fmt.Sprintf("kafka sink %s (brokers %s, transactional id %s)", topic, strings.Join(brokers, ","), id)
+	p, err := openTxnProducer(ctx, brokers, sec, id, timeout, logf)
+	if err != nil {
+		return nil, err
+	}
+	return p.sink(topic), nil
+}
+
+// sink is an output of p's to topic.
+func (p *txnProducer) sink(topic string) *txnSink {
+	return &txnSink{txnProducer: p, topic: topic, where: fmt.Sprintf("kafka sink %s (brokers %s, transactional id %s)", topic, strings.Join(p.brokers, ","), p.id)}
+}
+
+// openTxnProducer opens the transactional producer of the Kafka outputs
+// to one cluster.
+func openTxnProducer(ctx context.Context, brokers []string, sec security.Kafka, id string, timeout time.Duration, logf func(string, ...any)) (*txnProducer, error) {
+	where := fmt.Sprintf("kafka output (brokers %s, transactional id %s)", strings.Join(brokers, ","), id)
 	outage := retry.NewOutage(where, logf, 0)
 	cl, guard, err := sec.Connect(ctx, brokers,
 		kgo.WithHooks(retry.BrokerHook{O: outage}),
-		kgo.DefaultProduceTopic(topic),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
 		kgo.TransactionalID(id),
@@ -136,33 +261,33 @@ func openTxnSink(ctx context.Context, brokers []string, sec security.Kafka, topi
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	s := &txnSink{cl: cl, sec: sec, guard: guard, brokers: brokers, id: id, topic: topic, where: where, outage: outage}
+	p := &txnProducer{cl: cl, sec: sec, guard: guard, brokers: brokers, id: id, where: where, outage: outage}
 	// The producer ID, under the transactional ID: it fences an earlier
 	// process of the same ID and aborts its open transaction.
-	pctx, unbind := s.bind(ctx)
+	pctx, unbind := p.bind(ctx)
 	defer unbind()
 	if _, _, err := cl.ProducerID(pctx); err != nil {
 		cl.Close()
-		return nil, fmt.Errorf("%s: init producer: %w", where, s.guard.Err(err))
+		return nil, fmt.Errorf("%s: init producer: %w", where, p.guard.Err(err))
 	}
-	return s, nil
+	return p, nil
 }
 
 // bind makes ctx end where the guard finds the brokers refuse a secured
 // connection (kgo would retry it as an outage).
-func (s *txnSink) bind(ctx context.Context) (context.Context, context.CancelFunc) {
-	if !s.sec.Secured() {
+func (p *txnProducer) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !p.sec.Secured() {
 		return ctx, func() {}
 	}
-	return s.guard.Bind(ctx)
+	return p.guard.Bind(ctx)
 }
 
 // Retries is the number of failed connections to the brokers, each
 // retried by kgo.
-func (s *txnSink) Retries() uint64 { return s.outage.Retries() }
+func (p *txnProducer) Retries() uint64 { return p.outage.Retries() }
 
 // Down says whether the brokers are unreachable now.
-func (s *txnSink) Down() bool { return s.outage.Down() }
+func (p *txnProducer) Down() bool { return p.outage.Down() }
 
 // Append buffers one record (bytes copied).
 func (s *txnSink) Append(key, value []byte) {
@@ -173,14 +298,14 @@ func (s *txnSink) Append(key, value []byte) {
 	s.spans = append(s.spans, span{k0, k1, len(s.arena)})
 }
 
-func (s *txnSink) begin() error {
-	if s.begun {
+func (p *txnProducer) begin() error {
+	if p.begun {
 		return nil
 	}
-	if err := s.cl.BeginTransaction(); err != nil {
-		return fmt.Errorf("%s: begin transaction: %w", s.where, err)
+	if err := p.cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("%s: begin transaction: %w", p.where, err)
 	}
-	s.begun = true
+	p.begun = true
 	return nil
 }
 
@@ -212,56 +337,72 @@ func (s *txnSink) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Commit ends epoch's transaction: its rows and its marker, committed
-// together.
+// Commit ends epoch's transaction, s's rows flushed: with its marker, the
+// rows of every output of s's producer, flushed before, commit together.
 func (s *txnSink) Commit(ctx context.Context, epoch uint64) error {
 	if err := s.Flush(ctx); err != nil {
 		return err
 	}
-	ctx, unbind := s.bind(ctx)
+	return s.txnProducer.Commit(ctx, epoch)
+}
+
+// Commit ends epoch's transaction: the rows its outputs flushed and its
+// marker, committed together.
+func (p *txnProducer) Commit(ctx context.Context, epoch uint64) error {
+	ctx, unbind := p.bind(ctx)
 	defer unbind()
-	if err := s.begin(); err != nil {
+	if err := p.begin(); err != nil {
 		return err
 	}
-	marker := &kgo.Record{Topic: epochTopic, Key: []byte(s.id), Value: strconv.AppendUint(nil, epoch, 10)}
-	if err := s.cl.ProduceSync(ctx, marker).FirstErr(); err != nil {
-		return fmt.Errorf("%s: epoch %d marker: %w", s.where, epoch, s.guard.Err(err))
+	marker := &kgo.Record{Topic: epochTopic, Key: []byte(p.id), Value: strconv.AppendUint(nil, epoch, 10)}
+	if err := p.cl.ProduceSync(ctx, marker).FirstErr(); err != nil {
+		return fmt.Errorf("%s: epoch %d marker: %w", p.where, epoch, p.guard.Err(err))
 	}
-	if err := s.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("%s: flush: %w", s.where, s.guard.Err(err))
+	if err := p.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("%s: flush: %w", p.where, p.guard.Err(err))
 	}
-	s.begun = false
-	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("%s: commit epoch %d: %w", s.where, epoch, s.guard.Err(err))
+	p.begun = false
+	if err := p.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("%s: commit epoch %d: %w", p.where, epoch, p.guard.Err(err))
 	}
 	return nil
 }
 
 // Abort drops the open transaction's rows (a run that stops: they are
-// emitted again by the run that resumes from its last checkpoint).
+// emitted again by the run that resumes from its last checkpoint), s's
+// unflushed ones too.
 func (s *txnSink) Abort(ctx context.Context) error {
-	s.arena, s.spans = s.arena[:0], s.spans[:0]
-	if !s.begun {
+	s.drop()
+	return s.txnProducer.Abort(ctx)
+}
+
+// drop forgets the rows appended and not flushed.
+func (s *txnSink) drop() { s.arena, s.spans = s.arena[:0], s.spans[:0] }
+
+// Abort drops the open transaction: what every output of p's flushed.
+func (p *txnProducer) Abort(ctx context.Context) error {
+	if !p.begun {
 		return nil
 	}
-	ctx, unbind := s.bind(ctx)
+	ctx, unbind := p.bind(ctx)
 	defer unbind()
-	s.begun = false
-	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
-		return fmt.Errorf("%s: abort: %w", s.where, err)
+	p.begun = false
+	if err := p.cl.AbortBufferedRecords(ctx); err != nil {
+		return fmt.Errorf("%s: abort: %w", p.where, err)
 	}
-	if err := s.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		return fmt.Errorf("%s: abort: %w", s.where, err)
+	if err := p.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		return fmt.Errorf("%s: abort: %w", p.where, err)
 	}
 	return nil
 }
 
-func (s *txnSink) Close() error {
-	s.cl.Close()
+// Close closes p's client, once whatever its outputs' closes.
+func (p *txnProducer) Close() error {
+	p.closed.Do(p.cl.Close)
 	return nil
 }
 
-// CommittedEpoch reads the last epoch this sink's transactional ID
+// CommittedEpoch reads the last epoch p's transactional ID
 // committed (ok false: none). Call it after openTxnSink, which aborted any
 // transaction left open.
 //
@@ -274,11 +415,11 @@ func (s *txnSink) Close() error {
 // records, and could never reach an end behind them); which markers were
 // committed it decides itself, from the transactions' control records
 // (txnMarkers).
-func (s *txnSink) CommittedEpoch(ctx context.Context) (epoch uint64, ok bool, err error) {
+func (p *txnProducer) CommittedEpoch(ctx context.Context) (epoch uint64, ok bool, err error) {
 	fail := func(err error) (uint64, bool, error) {
-		return 0, false, fmt.Errorf("%s: read epochs from %s: %w", s.where, epochTopic, err)
+		return 0, false, fmt.Errorf("%s: read epochs from %s: %w", p.where, epochTopic, err)
 	}
-	cl, _, err := s.sec.Connect(ctx, s.brokers, kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
+	cl, _, err := p.sec.Connect(ctx, p.brokers, kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return fail(err)
 	}
@@ -330,7 +471,7 @@ func (s *txnSink) CommittedEpoch(ctx context.Context) (epoch uint64, ok bool, er
 			return fail(ferr)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			m.add(r, s.id)
+			m.add(r, p.id)
 			if end, ok := unread[r.Partition]; ok && r.Offset >= end-1 {
 				delete(unread, r.Partition)
 			}

@@ -217,19 +217,6 @@ func (s *rowSink) flush(ctx context.Context) error {
 	return nil
 }
 
-// commitEpoch commits a transactional Kafka sink's epoch (nothing for
-// the others: what they flushed is written).
-func (s *rowSink) commitEpoch(ctx context.Context, epoch uint64) error {
-	if s.txn == nil {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx, cancel := s.bounded(ctx)
-	defer cancel()
-	return s.txn.Commit(ctx, epoch)
-}
-
 // bounded is ctx bounded by the sink's bound. A flush waits for the
 // broker's acknowledgements or Redis' replies, holding the sink (and so
 // the merging worker that writes to it): through an outage it waits, the
@@ -240,15 +227,6 @@ func (s *rowSink) bounded(ctx context.Context) (context.Context, context.CancelF
 		d = flushTimeout
 	}
 	return context.WithTimeout(ctx, d)
-}
-
-// abortEpoch drops a transactional Kafka sink's open transaction.
-func (s *rowSink) abortEpoch(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx, cancel := s.bounded(ctx)
-	defer cancel()
-	return s.txn.Abort(ctx)
 }
 
 // close closes a kafka or redis sink's client.
@@ -505,14 +483,14 @@ func (j *Job) openSinks() error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			var timeout time.Duration
-			if j.ckpt != nil {
-				if timeout = txnTimeoutFor(j.ckpt.every); timeout > maxTxnTimeout && q.Sink.Connector == "kafka" {
-					return usagef("query %s: a Kafka output commits once per checkpoint: --checkpoint-interval %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
-						q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
-				}
+			var p *txnProducer
+			if p, err = j.txnProducerOf(q, retry); err != nil {
+				return err
 			}
-			s, err = openServiceSink(q, j.txnID(q), timeout, retry)
+			s, err = openServiceSink(q, p, retry)
+			if s != nil && s.txn != nil {
+				j.txnOutputs[p] = append(j.txnOutputs[p], s)
+			}
 		case path == "-":
 			if j.toStdout {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
@@ -546,10 +524,10 @@ func (j *Job) openSinks() error {
 }
 
 // openServiceSink opens a kafka or redis sink, its client connected.
-// txnID, where not empty, makes a Kafka sink transactional (txnSink), its
-// transactions' timeout timeout. retry says how a Redis sink's flush is
-// retried through an outage, and where a sink reports one.
-func openServiceSink(q *sql.Query, txnID string, timeout time.Duration, retry sinkRetry) (*rowSink, error) {
+// txn, where not nil, makes a Kafka sink transactional, an output of that
+// producer (txnSink). retry says how a Redis sink's flush is retried
+// through an outage, and where a sink reports one.
+func openServiceSink(q *sql.Query, txn *txnProducer, retry sinkRetry) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -573,10 +551,8 @@ func openServiceSink(q *sql.Query, txnID string, timeout time.Duration, retry si
 		if k.Key != "" {
 			s.keyCol = col(k.Key)
 		}
-		if txnID != "" {
-			if s.txn, err = openTxnSink(ctx, k.Brokers, k.KafkaSecurity, k.Topic, txnID, timeout, retry.logf); err != nil {
-				return nil, fmt.Errorf("query %s: %w", q.Name, err)
-			}
+		if txn != nil {
+			s.txn = txn.sink(k.Topic)
 			return s, nil
 		}
 		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic, Security: k.KafkaSecurity, Logger: retry.logf}); err != nil {
@@ -626,12 +602,7 @@ func (j *Job) commitSinks(files bool) error {
 			continue
 		}
 		if s.txn != nil {
-			// What the drain emitted after the last checkpoint: emitted
-			// again, complete, by the run that resumes from it.
-			if err := s.abortEpoch(ctx); err != nil {
-				return err
-			}
-			continue
+			continue // abortTxns, below
 		}
 		if err := s.flush(ctx); err != nil {
 			return err
@@ -647,7 +618,10 @@ func (j *Job) commitSinks(files bool) error {
 			}
 		}
 	}
-	return nil
+	// What the drain emitted to the transactional Kafka outputs after the
+	// last checkpoint: emitted again, complete, by the run that resumes
+	// from it.
+	return j.abortTxns(ctx)
 }
 
 // files reports whether a query writes to a file.

@@ -7,13 +7,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
@@ -133,4 +137,50 @@ func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
 	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
 	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest-1))
 	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is past it: restoring it would lose the rows in between", newest))
+}
+
+// TestRunCheckpointTwoKafkaOutputs: two Kafka outputs to one cluster
+// commit a checkpoint in one transaction: a commit that fails leaves both
+// at the checkpoint before, and the restart from it writes each row once
+// in each. Committed one after another, a failure between the two left
+// one output a checkpoint ahead, and the restart wrote that checkpoint's
+// rows in it again.
+func TestRunCheckpointTwoKafkaOutputs(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 2, "events", "counts_a", "counts_b")
+	const batches, perBatch = 30, 100
+	produced := produceOutage(t, cluster.Addr, batches, perBatch)
+	sqlText := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'two', format = 'json', idle_timeout = '30s');
+CREATE SINK to_a AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts_a', key = 'cat');
+CREATE SINK to_b AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts_b', key = 'cat');
+`, cluster.Addr)
+	args := []string{"run", "-e", sqlText, "--workers", "2", "--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}
+	var stdout strings.Builder
+	var stderr lockedBuffer
+	code := runAsync(append(args, "--duration", "20s"), &stdout, &stderr)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "checkpoint 2:") }, 30*time.Second, 10*time.Millisecond)
+	// The second commit from now fails: one output's, after the other's
+	// of the same checkpoint, where each commits its own.
+	var commits atomic.Int32
+	fault := cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.EndTxn}, TopLevel: true, Err: kerr.UnknownServerError,
+		When: func(r kmsg.Request) bool { return r.(*kmsg.EndTxnRequest).Commit && commits.Add(1) == 2 }})
+	assert.Equal(t, 1, waitCode(t, code, &stderr), "the failed commit fails the run: %s", stderr.String())
+	assert.Equal(t, 1, fault.Hits())
+	require.NoError(t, <-produced)
+
+	var stderr2 lockedBuffer
+	code = runAsync(append(args, "--stop-at-end"), &stdout, &stderr2)
+	require.Equal(t, 0, waitCode(t, code, &stderr2), stderr2.String())
+	want := committedOracle(batches * perBatch)
+	for _, topic := range []string{"counts_a", "counts_b"} {
+		got, dups := committedRows(t, cluster.Addr, topic)
+		assert.Zero(t, dups, "%s: rows committed twice", topic)
+		assert.Equal(t, want, got, topic)
+	}
 }
