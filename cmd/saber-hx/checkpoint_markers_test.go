@@ -34,13 +34,7 @@ import (
 func TestRunCheckpointMarkersLost(t *testing.T) {
 	t.Parallel()
 	cluster := kafkatest.Start(t, 2, "events", "counts")
-	sqlText := fmt.Sprintf(`
-CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'lost', format = 'json', idle_timeout = '30s');
-CREATE SINK to_kafka AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
-`, cluster.Addr)
+	sqlText := kafkaCountsSQL(cluster.Addr, "lost", "to_kafka", "counts")
 	dir := t.TempDir()
 	run := func(extra ...string) {
 		t.Helper()
@@ -150,16 +144,7 @@ func TestRunCheckpointTwoKafkaOutputs(t *testing.T) {
 	cluster := kafkatest.Start(t, 2, "events", "counts_a", "counts_b")
 	const batches, perBatch = 30, 100
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
-	sqlText := fmt.Sprintf(`
-CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'two', format = 'json', idle_timeout = '30s');
-CREATE SINK to_a AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts_a', key = 'cat');
-CREATE SINK to_b AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts_b', key = 'cat');
-`, cluster.Addr)
+	sqlText := kafkaCountsSQL(cluster.Addr, "two", "to_a", "counts_a", "to_b", "counts_b")
 	args := []string{"run", "-e", sqlText, "--workers", "2", "--checkpoint-dir", t.TempDir(), "--checkpoint-interval", "200ms"}
 	var stdout strings.Builder
 	var stderr lockedBuffer

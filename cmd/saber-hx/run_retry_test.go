@@ -32,6 +32,22 @@ type outageAgg struct{ n, sum int64 }
 // so that round robin over the partitions keeps each in order.
 func outageRecord(i int) (ts, cat, v int64) { return int64(i * 3), int64(i % 5), int64(i % 7) }
 
+// kafkaCountsSQL is a program over outageRecord's records in topic events
+// (consumer group group) whose sinks, pairs of a name and a Kafka topic,
+// each write the count and sum per cat of every 100 ms window.
+func kafkaCountsSQL(broker, group string, sinks ...string) string {
+	text := fmt.Sprintf(`CREATE SOURCE events (ts BIGINT, cat INT, v INT)
+  WITH (connector = 'kafka', brokers = '%s', topic = 'events', group = '%s', format = 'json', idle_timeout = '30s');
+`, broker, group)
+	for i := 0; i+1 < len(sinks); i += 2 {
+		text += fmt.Sprintf(`CREATE SINK %s AS
+  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%s', topic = '%s', key = 'cat');
+`, sinks[i], broker, sinks[i+1])
+	}
+	return text
+}
+
 func outageOracle(n int) map[outageKey]outageAgg {
 	want := map[outageKey]outageAgg{}
 	for i := range n {
@@ -383,13 +399,7 @@ func TestRunCheckpointCommitUnconfirmed(t *testing.T) {
 	cluster := kafkatest.Start(t, 2, "events", "counts", "calm")
 	const batches, perBatch = 30, 100
 	produced := produceOutage(t, cluster.Addr, batches, perBatch)
-	sqlText := fmt.Sprintf(`
-CREATE SOURCE events (ts BIGINT, cat INT, v INT)
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'unconfirmed', format = 'json', idle_timeout = '30s');
-CREATE SINK to_kafka AS
-  SELECT window_start, cat, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(events, ts, INTERVAL '100' MILLISECOND) GROUP BY window_start, cat
-  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'counts', key = 'cat');
-`, cluster.Addr)
+	sqlText := kafkaCountsSQL(cluster.Addr, "unconfirmed", "to_kafka", "counts")
 	dir := t.TempDir()
 	args := []string{"run", "-e", sqlText, "--workers", "2", "--json", "--checkpoint-dir", dir, "--checkpoint-interval", "200ms"}
 	var stdout strings.Builder
