@@ -487,9 +487,18 @@ func (p *txnProducer) CommittedEpoch(ctx context.Context) (epoch uint64, ok bool
 // does (a producer's transactions follow one another, so its open one is
 // the one the next control record ends).
 type txnMarkers struct {
-	open  map[int64]uint64 // producer ID: the highest epoch of its open transaction
+	// open: the highest epoch of each producer's open transaction, by
+	// partition (a transaction's control records are per partition, and
+	// a topic that gained partitions has a producer's markers in two).
+	open  map[txnOpen]uint64
 	epoch uint64
 	ok    bool
+}
+
+// txnOpen is a producer's transaction open in a partition.
+type txnOpen struct {
+	partition int32
+	producer  int64
 }
 
 func (m *txnMarkers) add(r *kgo.Record, id string) {
@@ -498,8 +507,9 @@ func (m *txnMarkers) add(r *kgo.Record, id string) {
 		if k.ReadFrom(r.Key) != nil {
 			return
 		}
-		e, open := m.open[r.ProducerID]
-		delete(m.open, r.ProducerID)
+		at := txnOpen{r.Partition, r.ProducerID}
+		e, open := m.open[at]
+		delete(m.open, at)
 		if open && k.Type == kmsg.ControlRecordKeyTypeCommit {
 			m.commit(e)
 		}
@@ -517,10 +527,11 @@ func (m *txnMarkers) add(r *kgo.Record, id string) {
 		return
 	}
 	if m.open == nil {
-		m.open = map[int64]uint64{}
+		m.open = map[txnOpen]uint64{}
 	}
-	if cur, ok := m.open[r.ProducerID]; !ok || e > cur {
-		m.open[r.ProducerID] = e
+	at := txnOpen{r.Partition, r.ProducerID}
+	if cur, ok := m.open[at]; !ok || e > cur {
+		m.open[at] = e
 	}
 }
 
