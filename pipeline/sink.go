@@ -653,6 +653,9 @@ func (j *Job) abortSinks() {
 			fmt.Fprintf(j.log, "saber-hx: warning: %s: %v\n", s.where, err)
 		}
 	}
+	for p := range j.txnOutputs {
+		_ = p.Close() // one whose outputs did not all open (closed once)
+	}
 }
 
 // redisServer is a redis sink's server and how to reach it: its settings
