@@ -55,6 +55,8 @@ var ErrNone = errors.New("no valid checkpoint")
 // Dir is a checkpoint directory.
 type Dir struct {
 	Path string
+	lock *os.File // Lock's
+	made bool     // Lock made the directory
 	// Keep is how many checkpoints Write leaves (the newest); 0: 2.
 	Keep int
 	// BeforeRename, if set, runs after the temporary file is written and

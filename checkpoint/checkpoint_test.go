@@ -222,3 +222,31 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestLock: a directory that one Dir locked cannot be locked by another
+// (another process: flock's locks are per open file) until it is let go;
+// Unlock without a lock does nothing.
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ckpt")
+	a, b := &Dir{Path: path}, &Dir{Path: path}
+	require.NoError(t, b.Unlock())
+	require.NoError(t, a.Lock())
+	err := b.Lock()
+	require.ErrorIs(t, err, ErrInUse)
+	assert.Contains(t, err.Error(), path)
+	require.NoError(t, a.Unlock())
+	_, err = os.Stat(path)
+	assert.True(t, os.IsNotExist(err), "the directory Lock made, left empty, is gone: %v", err)
+	require.NoError(t, b.Lock())
+	require.NoError(t, b.Unlock())
+	// The lock file is not a checkpoint; a directory with checkpoints
+	// stays.
+	require.NoError(t, a.Lock())
+	require.NoError(t, a.Write(1, []byte("x")))
+	cp, err := a.Latest()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), cp.Epoch)
+	require.NoError(t, a.Unlock())
+	_, err = a.Latest()
+	assert.NoError(t, err)
+}

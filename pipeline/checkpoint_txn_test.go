@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/security"
 )
@@ -98,4 +99,24 @@ CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+add
 	var usage usageError
 	require.ErrorAs(t, err, &usage)
 	assert.ErrorContains(t, err, "--checkpoint-interval 8m0s is longer than its transaction may stay open (at most 7m15s")
+}
+
+// TestCheckpointDirOneRun: a run holds its checkpoint directory until it
+// closes: another opened on it meanwhile fails, naming it, and opens once
+// the first has closed.
+func TestCheckpointDirOneRun(t *testing.T) {
+	addr := kafkatest.Broker(t, 1, "in")
+	prog, err := Compile("one.sql", `CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'in');
+CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'out');`)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	first, err := prog.Open(Options{CheckpointDir: dir})
+	require.NoError(t, err)
+	_, err = prog.Open(Options{CheckpointDir: dir})
+	require.ErrorIs(t, err, checkpoint.ErrInUse)
+	assert.ErrorContains(t, err, dir)
+	first.Close()
+	again, err := prog.Open(Options{CheckpointDir: dir})
+	require.NoError(t, err)
+	again.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
@@ -37,6 +38,7 @@ type Job struct {
 	running      atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines
 	share        kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
 	ckpt         *checkpointer                 // Options.CheckpointDir; nil without
+	ckptLock     *checkpoint.Dir               // the directory, locked for the run
 	stopFeeds    context.CancelFunc
 	val          *validator // Options.Validate
 	ran          bool
@@ -94,6 +96,12 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 	}()
 	if o.CheckpointDir != "" {
 		if err := checkpointConfig(j); err != nil {
+			return nil, err
+		}
+		// One run a directory, until Close (or the process's end).
+		j.ckptLock = &checkpoint.Dir{Path: o.CheckpointDir}
+		if err := j.ckptLock.Lock(); err != nil {
+			j.ckptLock = nil
 			return nil, err
 		}
 		restored, err := loadCheckpoint(o.CheckpointDir, j.log)
@@ -155,6 +163,11 @@ func (j *Job) Close() {
 	j.closeSources()
 	if j.val != nil {
 		j.val.free()
+	}
+	if j.ckptLock != nil {
+		if err := j.ckptLock.Unlock(); err != nil {
+			fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
+		}
 	}
 }
 
