@@ -112,10 +112,18 @@ func kafkaCluster(k *sql.Sink) string {
 	return fmt.Sprint(k.Brokers, sec.Protocol, sec.Mechanism, sec.Username, sec.CA, sec.Cert, sec.Key, sec.NoHostnameCheck)
 }
 
-// txnProducerOf is the transactional producer of q's output where the run
-// checkpoints and q writes to Kafka (nil otherwise): the one of every
-// Kafka output of the program to that cluster, opened by the first.
-func (j *Job) txnProducerOf(q *sql.Query, retry sinkRetry) (*txnProducer, error) {
+// txnGroup is the Kafka outputs of a checkpointed run to one cluster
+// (kafkaCluster) and the transactional producer they share.
+type txnGroup struct {
+	cluster string
+	p       *txnProducer
+	outs    []*rowSink
+}
+
+// txnGroupOf is the group of q's output where the run checkpoints and q
+// writes to Kafka (nil otherwise): the one of every Kafka output of the
+// program to that cluster, its producer opened by the first.
+func (j *Job) txnGroupOf(q *sql.Query, retry sinkRetry) (*txnGroup, error) {
 	if j.ckpt == nil || q.Sink == nil || q.Sink.Connector != "kafka" {
 		return nil, nil
 	}
@@ -125,8 +133,10 @@ func (j *Job) txnProducerOf(q *sql.Query, retry sinkRetry) (*txnProducer, error)
 			q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
 	}
 	cluster := kafkaCluster(q.Sink)
-	if p := j.txnByCluster[cluster]; p != nil {
-		return p, nil
+	for _, g := range j.txns {
+		if g.cluster == cluster {
+			return g, nil
+		}
 	}
 	var shared []*sql.Query
 	for _, o := range j.prog.Queries {
@@ -140,11 +150,9 @@ func (j *Job) txnProducerOf(q *sql.Query, retry sinkRetry) (*txnProducer, error)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.Name, err)
 	}
-	if j.txnOutputs == nil {
-		j.txnOutputs, j.txnByCluster = map[*txnProducer][]*rowSink{}, map[string]*txnProducer{}
-	}
-	j.txnOutputs[p], j.txnByCluster[cluster] = nil, p
-	return p, nil
+	g := &txnGroup{cluster: cluster, p: p}
+	j.txns = append(j.txns, g)
+	return g, nil
 }
 
 // txnSinks are the run's transactional Kafka sinks.
@@ -162,14 +170,14 @@ func (j *Job) txnSinks() []*rowSink {
 // held (no row appended meanwhile) and flushed, then one transaction for
 // them all.
 func (j *Job) commitTxns(ctx context.Context, epoch uint64) error {
-	for p, outs := range j.txnOutputs {
-		if err := j.withOutputs(outs, ctx, func(ctx context.Context) error {
-			for _, s := range outs {
+	for _, g := range j.txns {
+		if err := g.holding(ctx, func(ctx context.Context) error {
+			for _, s := range g.outs {
 				if err := s.txn.Flush(ctx); err != nil {
 					return err
 				}
 			}
-			return p.Commit(ctx, epoch)
+			return g.p.Commit(ctx, epoch)
 		}); err != nil {
 			return err
 		}
@@ -180,12 +188,12 @@ func (j *Job) commitTxns(ctx context.Context, epoch uint64) error {
 // abortTxns drops every transactional producer's open transaction and
 // its outputs' rows not flushed.
 func (j *Job) abortTxns(ctx context.Context) error {
-	for p, outs := range j.txnOutputs {
-		if err := j.withOutputs(outs, ctx, func(ctx context.Context) error {
-			for _, s := range outs {
+	for _, g := range j.txns {
+		if err := g.holding(ctx, func(ctx context.Context) error {
+			for _, s := range g.outs {
 				s.txn.drop()
 			}
-			return p.Abort(ctx)
+			return g.p.Abort(ctx)
 		}); err != nil {
 			return err
 		}
@@ -193,17 +201,17 @@ func (j *Job) abortTxns(ctx context.Context) error {
 	return nil
 }
 
-// withOutputs runs f with outs held, in their order, and ctx bounded by
-// the first's bound (every output of a producer has the same).
-func (j *Job) withOutputs(outs []*rowSink, ctx context.Context, f func(context.Context) error) error {
-	if len(outs) == 0 {
+// holding runs f with g's outputs held, in their order, and ctx bounded
+// by the first's bound (every output of a group has the same).
+func (g *txnGroup) holding(ctx context.Context, f func(context.Context) error) error {
+	if len(g.outs) == 0 {
 		return nil
 	}
-	for _, s := range outs {
+	for _, s := range g.outs {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
-	ctx, cancel := outs[0].bounded(ctx)
+	ctx, cancel := g.outs[0].bounded(ctx)
 	defer cancel()
 	return f(ctx)
 }
@@ -212,33 +220,21 @@ func (j *Job) withOutputs(outs []*rowSink, ctx context.Context, f func(context.C
 // stand at: the least their producers' markers say (ok false: one has
 // none, or there is no such output).
 func (j *Job) outputEpoch() (epoch uint64, ok bool, err error) {
-	if len(j.txnOutputs) == 0 {
+	if len(j.txns) == 0 {
 		return 0, false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	first := true
-	for p := range j.txnOutputs {
-		e, has, err := p.CommittedEpoch(ctx)
+	for i, g := range j.txns {
+		e, has, err := g.p.CommittedEpoch(ctx)
 		if err != nil || !has {
 			return 0, false, err
 		}
-		if first || e < epoch {
-			epoch, first = e, false
+		if i == 0 || e < epoch {
+			epoch = e
 		}
 	}
 	return epoch, true, nil
-}
-
-// openTxnSink opens a transactional Kafka output with a producer of its
-// own, its connections secured as sec says; logf (nil: none) receives its
-// outage reports.
-func openTxnSink(ctx context.Context, brokers []string, sec security.Kafka, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
-	p, err := openTxnProducer(ctx, brokers, sec, id, timeout, logf)
-	if err != nil {
-		return nil, err
-	}
-	return p.sink(topic), nil
 }
 
 // sink is an output of p's to topic.
@@ -337,15 +333,6 @@ func (s *txnSink) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Commit ends epoch's transaction, s's rows flushed: with its marker, the
-// rows of every output of s's producer, flushed before, commit together.
-func (s *txnSink) Commit(ctx context.Context, epoch uint64) error {
-	if err := s.Flush(ctx); err != nil {
-		return err
-	}
-	return s.txnProducer.Commit(ctx, epoch)
-}
-
 // Commit ends epoch's transaction: the rows its outputs flushed and its
 // marker, committed together.
 func (p *txnProducer) Commit(ctx context.Context, epoch uint64) error {
@@ -368,18 +355,12 @@ func (p *txnProducer) Commit(ctx context.Context, epoch uint64) error {
 	return nil
 }
 
-// Abort drops the open transaction's rows (a run that stops: they are
-// emitted again by the run that resumes from its last checkpoint), s's
-// unflushed ones too.
-func (s *txnSink) Abort(ctx context.Context) error {
-	s.drop()
-	return s.txnProducer.Abort(ctx)
-}
-
 // drop forgets the rows appended and not flushed.
 func (s *txnSink) drop() { s.arena, s.spans = s.arena[:0], s.spans[:0] }
 
-// Abort drops the open transaction: what every output of p's flushed.
+// Abort drops the open transaction: what every output of p's flushed (a
+// run that stops: they are emitted again by the run that resumes from its
+// last checkpoint).
 func (p *txnProducer) Abort(ctx context.Context) error {
 	if !p.begun {
 		return nil
@@ -403,7 +384,7 @@ func (p *txnProducer) Close() error {
 }
 
 // CommittedEpoch reads the last epoch p's transactional ID
-// committed (ok false: none). Call it after openTxnSink, which aborted any
+// committed (ok false: none). Call it after openTxnProducer, which aborted any
 // transaction left open.
 //
 // It reads the marker topic to its end offsets, listed first: reading

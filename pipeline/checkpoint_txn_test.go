@@ -16,6 +16,32 @@ import (
 	"github.com/saber-hx/saber-hx/internal/security"
 )
 
+// openTxnSink opens a transactional Kafka output with a producer of its
+// own, as a run with one Kafka output has.
+func openTxnSink(ctx context.Context, brokers []string, sec security.Kafka, topic, id string, timeout time.Duration, logf func(string, ...any)) (*txnSink, error) {
+	p, err := openTxnProducer(ctx, brokers, sec, id, timeout, logf)
+	if err != nil {
+		return nil, err
+	}
+	return p.sink(topic), nil
+}
+
+// Commit ends epoch's transaction with s's rows flushed, as commitTxns
+// does for a group of one.
+func (s *txnSink) Commit(ctx context.Context, epoch uint64) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
+	return s.txnProducer.Commit(ctx, epoch)
+}
+
+// Abort drops the open transaction and s's rows not flushed, as
+// abortTxns does for a group of one.
+func (s *txnSink) Abort(ctx context.Context) error {
+	s.drop()
+	return s.txnProducer.Abort(ctx)
+}
+
 // TestCommittedEpoch: the epoch a transactional sink stands at is its
 // highest committed marker: not an aborted one, not one of a transaction
 // still open, not another sink's; none before any marker. It holds when

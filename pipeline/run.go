@@ -20,29 +20,25 @@ import (
 // (with Options.CheckpointDir) chosen. Run runs it once; Close releases
 // what Run did not commit. Checkpoint may be called while it runs.
 type Job struct {
-	p     *Program
-	prog  *sql.Program
-	opts  Options
-	log   io.Writer
-	specs []engine.Spec
-	sinks []*rowSink // per query, nil where its output goes nowhere (a view)
-	// txnOutputs are the transactional Kafka outputs (checkpointed runs)
-	// by the producer they share, txnByCluster those producers by
-	// kafkaCluster.
-	txnOutputs   map[*txnProducer][]*rowSink
-	txnByCluster map[string]*txnProducer
-	toStdout     bool // a query's rows go to Options.Stdout
-	sources      []*sqlSource
-	feeds        map[*sqlSource][]*engine.Stream // the streams each source writes to
-	eng          *engine.Engine
-	running      atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines
-	share        kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
-	ckpt         *checkpointer                 // Options.CheckpointDir; nil without
-	ckptLock     *checkpoint.Dir               // the directory, locked for the run
-	stopFeeds    context.CancelFunc
-	val          *validator // Options.Validate
-	ran          bool
-	closed       bool
+	p         *Program
+	prog      *sql.Program
+	opts      Options
+	log       io.Writer
+	specs     []engine.Spec
+	sinks     []*rowSink  // per query, nil where its output goes nowhere (a view)
+	txns      []*txnGroup // the transactional Kafka outputs (checkpointed runs), by cluster
+	toStdout  bool        // a query's rows go to Options.Stdout
+	sources   []*sqlSource
+	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
+	eng       *engine.Engine
+	running   atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines
+	share     kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
+	ckpt      *checkpointer                 // Options.CheckpointDir; nil without
+	ckptLock  *checkpoint.Dir               // the directory, locked for the run
+	stopFeeds context.CancelFunc
+	val       *validator // Options.Validate
+	ran       bool
+	closed    bool
 }
 
 // Open readies p to run: with Options.CheckpointDir its checkpointer and

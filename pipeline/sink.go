@@ -483,13 +483,13 @@ func (j *Job) openSinks() error {
 		var err error
 		switch {
 		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
-			var p *txnProducer
-			if p, err = j.txnProducerOf(q, retry); err != nil {
+			var g *txnGroup
+			if g, err = j.txnGroupOf(q, retry); err != nil {
 				return err
 			}
-			s, err = openServiceSink(q, p, retry)
-			if s != nil && s.txn != nil {
-				j.txnOutputs[p] = append(j.txnOutputs[p], s)
+			s, err = openServiceSink(q, g, retry)
+			if g != nil && err == nil {
+				g.outs = append(g.outs, s)
 			}
 		case path == "-":
 			if j.toStdout {
@@ -525,9 +525,9 @@ func (j *Job) openSinks() error {
 
 // openServiceSink opens a kafka or redis sink, its client connected.
 // txn, where not nil, makes a Kafka sink transactional, an output of that
-// producer (txnSink). retry says how a Redis sink's flush is retried
-// through an outage, and where a sink reports one.
-func openServiceSink(q *sql.Query, txn *txnProducer, retry sinkRetry) (*rowSink, error) {
+// group's producer (txnSink). retry says how a Redis sink's flush is
+// retried through an outage, and where a sink reports one.
+func openServiceSink(q *sql.Query, txn *txnGroup, retry sinkRetry) (*rowSink, error) {
 	k := q.Sink
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -552,7 +552,7 @@ func openServiceSink(q *sql.Query, txn *txnProducer, retry sinkRetry) (*rowSink,
 			s.keyCol = col(k.Key)
 		}
 		if txn != nil {
-			s.txn = txn.sink(k.Topic)
+			s.txn = txn.p.sink(k.Topic)
 			return s, nil
 		}
 		if s.kafka, err = kafkasink.NewSink(ctx, kafkasink.SinkConfig{Brokers: k.Brokers, Topic: k.Topic, Security: k.KafkaSecurity, Logger: retry.logf}); err != nil {
@@ -653,8 +653,8 @@ func (j *Job) abortSinks() {
 			fmt.Fprintf(j.log, "saber-hx: warning: %s: %v\n", s.where, err)
 		}
 	}
-	for p := range j.txnOutputs {
-		_ = p.Close() // one whose outputs did not all open (closed once)
+	for _, g := range j.txns {
+		_ = g.p.Close() // one whose outputs did not all open (closed once)
 	}
 }
 
