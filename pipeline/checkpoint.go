@@ -201,8 +201,8 @@ func checkpointConfig(j *Job) error {
 
 // loadCheckpoint reads the newest valid checkpoint of dir (nil where there
 // is none), warning of every newer one that did not check.
-func loadCheckpoint(dir string, stderr io.Writer) (*ckptState, error) {
-	c, err := checkpoint.Latest(dir)
+func loadCheckpoint(dir *checkpoint.Dir, stderr io.Writer) (*ckptState, error) {
+	c, err := dir.Latest()
 	if errors.Is(err, checkpoint.ErrNone) {
 		// Without a valid checkpoint the run reads from the group's
 		// committed offsets: at least once.
@@ -288,8 +288,8 @@ func (c *checkpointer) alignKafka() error {
 	return nil
 }
 
-func newCheckpointer(dir string, every time.Duration, j *Job, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
-	c := &checkpointer{dir: &checkpoint.Dir{Path: dir}, every: every, j: j, stderr: stderr, restored: restored, last: time.Now()}
+func newCheckpointer(dir *checkpoint.Dir, every time.Duration, j *Job, stderr io.Writer, restored *ckptState) (*checkpointer, error) {
+	c := &checkpointer{dir: dir, every: every, j: j, stderr: stderr, restored: restored, last: time.Now()}
 	if v := os.Getenv(checkpointPauseEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -34,7 +34,7 @@ type Job struct {
 	running   atomic.Pointer[engine.Engine] // eng, for Engine from other goroutines
 	share     kafkaShare                    // Options.Instance, Instances and a checkpoint's positions
 	ckpt      *checkpointer                 // Options.CheckpointDir; nil without
-	ckptLock  *checkpoint.Dir               // the directory, locked for the run
+	ckptDir   *checkpoint.Dir               // Options.CheckpointDir, locked for the run (the checkpointer writes it)
 	stopFeeds context.CancelFunc
 	val       *validator // Options.Validate
 	ran       bool
@@ -95,16 +95,16 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 			return nil, err
 		}
 		// One run a directory, until Close (or the process's end).
-		j.ckptLock = &checkpoint.Dir{Path: o.CheckpointDir}
-		if err := j.ckptLock.Lock(); err != nil {
-			j.ckptLock = nil
+		dir := &checkpoint.Dir{Path: o.CheckpointDir}
+		if err := dir.Lock(); err != nil {
 			return nil, err
 		}
-		restored, err := loadCheckpoint(o.CheckpointDir, j.log)
+		j.ckptDir = dir
+		restored, err := loadCheckpoint(dir, j.log)
 		if err != nil {
 			return nil, err
 		}
-		if j.ckpt, err = newCheckpointer(o.CheckpointDir, o.CheckpointInterval, j, j.log, restored); err != nil {
+		if j.ckpt, err = newCheckpointer(dir, o.CheckpointInterval, j, j.log, restored); err != nil {
 			return nil, usageError{err}
 		}
 		j.share.resume = map[int32]kafka.Position{}
@@ -160,8 +160,8 @@ func (j *Job) Close() {
 	if j.val != nil {
 		j.val.free()
 	}
-	if j.ckptLock != nil {
-		if err := j.ckptLock.Unlock(); err != nil {
+	if j.ckptDir != nil {
+		if err := j.ckptDir.Unlock(); err != nil {
 			fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
 		}
 	}
