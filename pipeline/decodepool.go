@@ -111,7 +111,7 @@ func (p *parallelDecoder) read() {
 		if first && p.csv && p.src.Header {
 			// The header stays with the decoders: each block's decoder
 			// maps its fields by it.
-			cut := headerEnd(buf)
+			cut := source.CutHeader(buf, ',')
 			if len(buf) == 0 && eof {
 				p.send(&decodeBlock{last: true, ready: closedChan}) // no input at all
 				return
@@ -169,33 +169,6 @@ func (p *parallelDecoder) read() {
 			return
 		}
 	}
-}
-
-// headerEnd returns the length of buf's prefix up to the end of its first
-// record that is not an empty line, a CSV header (the decoder skips empty
-// lines, a byte order mark at the input's start and a line's \r, and a
-// header's quoted field may hold a line break); 0 where it does not end in
-// buf.
-func headerEnd(buf []byte) int {
-	pos := 0
-	for {
-		line := buf[pos:]
-		nl := bytes.IndexByte(line, '\n')
-		if nl >= 0 {
-			line = line[:nl]
-		}
-		if pos == 0 {
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-		}
-		if len(bytes.TrimSuffix(line, []byte{'\r'})) > 0 || nl < 0 {
-			break
-		}
-		pos += nl + 1
-	}
-	if n := source.FirstRecord(buf[pos:], true, ','); n > 0 {
-		return pos + n
-	}
-	return 0
 }
 
 // newBlock is a block handed on before, emptied, or a new one: reusing

@@ -15,13 +15,35 @@ func CutRecords(b []byte, csv bool, comma byte) int {
 	return cutRecords(b, csv, comma, false)
 }
 
-// FirstRecord returns the length of b's first record, which starts b, with
-// its '\n' (as CutRecords follows records); 0 where it does not end in b.
-func FirstRecord(b []byte, csv bool, comma byte) int {
-	return cutRecords(b, csv, comma, true)
+// CutHeader returns the length of the prefix of b, CSV text that starts
+// the input, up to the end of its first record that is not an empty line:
+// the header, as the decoder finds it (it skips empty lines, a byte order
+// mark at the input's start and a line's \r; a quoted field may hold a
+// line break); 0 where it does not end in b.
+func CutHeader(b []byte, comma byte) int {
+	pos := 0
+	for {
+		line := b[pos:]
+		nl := bytes.IndexByte(line, '\n')
+		if nl >= 0 {
+			line = line[:nl]
+		}
+		if pos == 0 {
+			line = TrimBOM(line)
+		}
+		if len(bytes.TrimSuffix(line, []byte{'\r'})) > 0 || nl < 0 {
+			break
+		}
+		pos += nl + 1
+	}
+	if n := cutRecords(b[pos:], true, comma, true); n > 0 {
+		return pos + n
+	}
+	return 0
 }
 
-// cutRecords is CutRecords, or with first FirstRecord.
+// cutRecords is CutRecords, or with first the length of b's first record
+// alone.
 func cutRecords(b []byte, csv bool, comma byte, first bool) int {
 	if !csv || bytes.IndexByte(b, '"') < 0 {
 		if first {

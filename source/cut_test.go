@@ -108,3 +108,23 @@ func FuzzCutRecords(f *testing.F) {
 		}
 	})
 }
+
+// TestCutHeader: the header is the first record that is not an empty
+// line, to its end: after empty lines, a byte order mark alone on the
+// first, CRLF; with a quoted line break in it; 0 where it does not end.
+func TestCutHeader(t *testing.T) {
+	for in, want := range map[string]int{
+		"a,b\n1,2\n":                 4,
+		"\n\r\na,b\n1,2\n":           7,
+		"\xef\xbb\xbf\na,b\n":        8,
+		"\xef\xbb\xbfa,b\n1,2\n":     7,
+		"a,\"b\nc\"\n1,2\n":          8,
+		"a,b\r\n1,2\r\n":             5,
+		"a,b":                        0,
+		"\n\n":                       0,
+		"a,\"b\n":                    0,
+		"a,\"b\"x,\"c\nd\",e\n1,2\n": 10,
+	} {
+		assert.Equal(t, want, CutHeader([]byte(in), ','), "%q", in)
+	}
+}

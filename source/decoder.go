@@ -189,6 +189,14 @@ func (c *core) build() *Error {
 // bom is the UTF-8 byte order mark, dropped at the start of an input.
 const bom = "\xef\xbb\xbf"
 
+// TrimBOM returns b without a UTF-8 byte order mark at its start.
+func TrimBOM(b []byte) []byte {
+	if len(b) >= len(bom) && string(b[:len(bom)]) == bom {
+		return b[len(bom):]
+	}
+	return b
+}
+
 // nextLine cuts the next line of src at pos: the line without its "\n"
 // or "\r\n", the position after it, and false if src holds no whole line.
 // It makes it the current record's line (the caller counts it once it

@@ -5,7 +5,6 @@ package kafka
 // are the source's back-pressure. The merge of the buffers is merge.go's.
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -377,15 +376,12 @@ func (s *Source) decode(p *part, r *kgo.Record, off, got int, mal bool) (waits b
 	return false, nil
 }
 
-// utf8BOM is the UTF-8 byte order mark.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // valueText is a record's value as text to decode: without a byte order
 // mark at its start. Every value is a document of its own, and some
 // producers start each with one; a decoder would drop it only on the
 // first line it decodes, which with fetchers is one record of each
 // fetcher's decoder and one of FillSome's.
-func valueText(v []byte) []byte { return bytes.TrimPrefix(v, utf8BOM) }
+func valueText(v []byte) []byte { return source.TrimBOM(v) }
 
 // pushLine pushes the tuple decoded into p's reserved slot from a line
 // of record r, got of whose tuples were pushed before, and returns got
