@@ -137,7 +137,8 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 	// A fetcher given its slot back polls again at once, from what its
 	// client buffered: the partitions these polls filled are paused
 	// first, or that poll brings them a third poll's records.
-	s.pauseFetchers()
+	pause, resume := s.takePauses()
+	s.sendPauses(nil, pause, resume)
 	for i, b := range s.taking {
 		s.recycle(b)
 		s.taking[i] = nil
@@ -146,20 +147,6 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 		s.cfg.afterTake(s)
 	}
 	return err
-}
-
-// pauseFetchers has the fetchers' clients stop fetching the partitions
-// whose pauses are queued (s.mu held). Their resumes are applyPauses'.
-func (s *Source) pauseFetchers() {
-	if len(s.pauseReq) == 0 {
-		return
-	}
-	for _, f := range s.fetchers {
-		if ids := f.own(s.pauseReq); len(ids) > 0 {
-			f.cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: ids})
-		}
-	}
-	s.pauseReq = nil
 }
 
 // take decodes what a poll gave into the partitions' buffers (s.mu
@@ -503,9 +490,22 @@ func recordError(topic string, part int32, off int64, err error) error {
 // applyPauses tells kgo which partitions to stop and start fetching.
 func (s *Source) applyPauses(cl *kgo.Client) {
 	s.mu.Lock()
-	pause, resume := s.pauseReq, s.resumeReq
-	s.pauseReq, s.resumeReq = nil, nil
+	pause, resume := s.takePauses()
 	s.mu.Unlock()
+	s.sendPauses(cl, pause, resume)
+}
+
+// takePauses returns the partitions to stop and start fetching, asked
+// since the last call (s.mu held).
+func (s *Source) takePauses() (pause, resume []int32) {
+	pause, resume = s.pauseReq, s.resumeReq
+	s.pauseReq, s.resumeReq = nil, nil
+	return pause, resume
+}
+
+// sendPauses has kgo stop fetching pause and start fetching resume: cl,
+// or each fetcher's client its own (kgo's pauses take only its lock).
+func (s *Source) sendPauses(cl *kgo.Client, pause, resume []int32) {
 	if len(pause) == 0 && len(resume) == 0 {
 		return
 	}
