@@ -122,13 +122,13 @@ const (
 	flinkIsolation = "properties.isolation.level"
 )
 
-// brokersKey is the option that gives the brokers: brokers, or Flink's
-// properties.bootstrap.servers.
-func (s *optionSet) brokersKey() string {
-	if !s.has("brokers") && s.has(flinkBrokers) {
-		return flinkBrokers
+// keyOr is the option that gives what key says: key, or Flink's name for
+// it, alias, where only that is given.
+func (s *optionSet) keyOr(key, alias string) string {
+	if !s.has(key) && s.has(alias) {
+		return alias
 	}
-	return "brokers"
+	return key
 }
 
 // kafkaSource checks a kafka source's options into src.
@@ -140,7 +140,7 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", pair[0], pair[1])
 		}
 	}
-	if src.Brokers, err = s.brokerList(s.brokersKey()); err != nil {
+	if src.Brokers, err = s.brokerList(s.keyOr("brokers", flinkBrokers)); err != nil {
 		return nil, 0, err
 	}
 	if src.Topic, err = s.topicName("topic"); err != nil {
@@ -169,11 +169,7 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 		}
 		src.Start = map[string]string{"earliest-offset": "earliest", "latest-offset": "latest", "group-offsets": "earliest"}[mode]
 	}
-	isolation := "isolation_level"
-	if s.has(flinkIsolation) {
-		isolation = flinkIsolation
-	}
-	if src.IsolationLevel, err = s.oneOf(isolation, "read_committed", "read_committed", "read_uncommitted"); err != nil {
+	if src.IsolationLevel, err = s.oneOf(s.keyOr("isolation_level", flinkIsolation), "read_committed", "read_committed", "read_uncommitted"); err != nil {
 		return nil, 0, err
 	}
 	if src.Format, err = s.oneOf("format", "json", "json", "csv", "binary"); err != nil {
@@ -233,7 +229,7 @@ func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err
 	if o, ok := s.get(flinkBrokers); ok && s.has("brokers") {
 		return nil, errAt(o.keyPos, "options brokers and %s say the same: give one", flinkBrokers)
 	}
-	if sk.Brokers, err = s.brokerList(s.brokersKey()); err != nil {
+	if sk.Brokers, err = s.brokerList(s.keyOr("brokers", flinkBrokers)); err != nil {
 		return nil, err
 	}
 	if sk.Topic, err = s.topicName("topic"); err != nil {
