@@ -8,7 +8,6 @@ package pipeline
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/saber-hx/saber-hx/sink"
@@ -20,15 +19,6 @@ func (j *Job) openPartsSink(q *sql.Query, path, format string) (*rowSink, error)
 	p, err := sink.CreateParts(path, j.inputs()...)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: --checkpoint-dir: %w", q.Name, err)
-	}
-	// Two queries' parts in one place would interleave their epochs.
-	mine, _ := filepath.Abs(p.Pattern())
-	for i, o := range j.sinks {
-		if o != nil && o.parts != nil {
-			if theirs, _ := filepath.Abs(o.parts.Pattern()); theirs == mine {
-				return nil, usagef("queries %s and %s both write %s: give each its own file", j.prog.Queries[i].Name, q.Name, p.Pattern())
-			}
-		}
 	}
 	s, err := newRowSink(q, format, p.Pattern(), p, nil)
 	if err != nil {

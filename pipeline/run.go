@@ -25,9 +25,10 @@ type Job struct {
 	opts      Options
 	log       io.Writer
 	specs     []engine.Spec
-	sinks     []*rowSink  // per query, nil where its output goes nowhere (a view)
-	txns      []*txnGroup // the transactional Kafka outputs (checkpointed runs), by cluster
-	toStdout  bool        // a query's rows go to Options.Stdout
+	sinks     []*rowSink   // per query, nil where its output goes nowhere (a view)
+	txns      []*txnGroup  // the transactional Kafka outputs (checkpointed runs), by cluster
+	toStdout  bool         // a query's rows go to Options.Stdout
+	outFiles  []fileOutput // the queries' outputs to files, none twice
 	sources   []*sqlSource
 	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
 	eng       *engine.Engine

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -453,6 +454,7 @@ func (j *Job) openSinks() error {
 	retry := j.sinkRetry()
 	j.specs = j.prog.Specs()
 	j.sinks = make([]*rowSink, len(j.prog.Queries))
+	toOutput := false // a query writes to Options.Output
 	for i, q := range j.prog.Queries {
 		if fn := j.p.rows[q.Name]; fn != nil {
 			s, err := newRowSink(q, "csv", "a Go callback", nil, nil)
@@ -475,6 +477,7 @@ func (j *Job) openSinks() error {
 		path, format := q.Sink.Path, q.Sink.Format
 		if q.Sink.Connector == "stdout" || q.Sink.Connector == "print" {
 			path = j.opts.Output
+			toOutput = true
 		}
 		if format == "" {
 			format = "csv"
@@ -496,10 +499,17 @@ func (j *Job) openSinks() error {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
 			}
 			j.toStdout = true
-			s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
+			if err = j.claimFile(q, path); err == nil {
+				s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
+			}
 		case j.ckpt != nil:
-			s, err = j.openPartsSink(q, path, format)
+			if err = j.claimFile(q, path); err == nil {
+				s, err = j.openPartsSink(q, path, format)
+			}
 		default:
+			if err := j.claimFile(q, path); err != nil {
+				return err
+			}
 			var f *sink.File
 			if f, err = sink.Create(path, j.inputs()...); err != nil {
 				return fmt.Errorf("query %s: %w", q.Name, err)
@@ -520,7 +530,49 @@ func (j *Job) openSinks() error {
 			j.specs[i].Tuples = s.tuples
 		}
 	}
+	if !toOutput && j.opts.Output != "-" {
+		return usagef("output %s: no query writes there (each has a sink of its own)", j.opts.Output)
+	}
 	return nil
+}
+
+// fileOutput is a query's output to a file, or to Options.Stdout ("-").
+type fileOutput struct{ query, path string }
+
+// claimFile refuses q's output to path where an earlier query writes to
+// the same destination (sink.SameOutput): their lines would splice, or
+// the output committed last would replace the other's. "-" is
+// Options.Stdout: the process's standard output where that is os.Stdout.
+func (j *Job) claimFile(q *sql.Query, path string) error {
+	name := func(p string) string {
+		if p == "-" && j.opts.Stdout == io.Writer(os.Stdout) {
+			return "/dev/stdout"
+		}
+		return p
+	}
+	for _, o := range j.outFiles {
+		a, b := name(o.path), name(path)
+		same := a == b
+		if !same && a != "-" && b != "-" {
+			var err error
+			if same, err = sink.SameOutput(a, b); err != nil {
+				return fmt.Errorf("query %s: output %s: %w", q.Name, path, err)
+			}
+		}
+		if same {
+			return usagef("queries %s and %s both write to %s: give each its own output", o.query, q.Name, describeOutput(path))
+		}
+	}
+	j.outFiles = append(j.outFiles, fileOutput{q.Name, path})
+	return nil
+}
+
+// describeOutput names an output path for a message: "-" is stdout.
+func describeOutput(path string) string {
+	if path == "-" {
+		return "stdout"
+	}
+	return path
 }
 
 // openServiceSink opens a kafka or redis sink, its client connected.

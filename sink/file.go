@@ -253,6 +253,20 @@ func SameFile(a, b string) (bool, error) {
 	return canonical(ta) == canonical(tb), nil
 }
 
+// SameOutput reports whether outputs a and b write to one destination:
+// one of the process's descriptors named twice (/dev/stdout and
+// /proc/self/fd/1), or SameFile (a descriptor open on a file or a pipe is
+// that file or pipe). Two outputs to one destination splice their lines,
+// or the one committed last replaces the other's.
+func SameOutput(a, b string) (bool, error) {
+	fa, oka := processFD(a)
+	fb, okb := processFD(b)
+	if oka && okb && fa == fb {
+		return true, nil
+	}
+	return SameFile(a, b)
+}
+
 // canonical is p absolute, with the symlinks of its directory resolved
 // (the last element does not exist).
 func canonical(p string) string {

@@ -251,6 +251,21 @@ func TestCreateRefusesAnInput(t *testing.T) {
 	same, err = SameFile(filepath.Join(dir, "new"), in)
 	require.NoError(t, err)
 	assert.False(t, same)
+
+	// Outputs: a descriptor named twice is one destination, whatever it
+	// is open on (a terminal too, which SameFile never calls the same);
+	// /dev/null twice destroys nothing.
+	for _, pair := range [][2]string{{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/fd/2", "/dev/stderr"}, {filepath.Join(dir, "new"), filepath.Join(sub, "..", "new")}} {
+		same, err = SameOutput(pair[0], pair[1])
+		require.NoError(t, err)
+		assert.True(t, same, pair)
+	}
+	same, err = SameOutput("/dev/null", "/dev/null")
+	require.NoError(t, err)
+	assert.False(t, same)
+	same, err = SameOutput(filepath.Join(dir, "new"), "/dev/stdout")
+	require.NoError(t, err)
+	assert.False(t, same)
 }
 
 func TestSymlinkKept(t *testing.T) {

@@ -253,7 +253,7 @@ CREATE SINK again AS SELECT ts, cat FROM events WITH (connector = 'file', path =
 	var stdout, stderr strings.Builder
 	code := run([]string{"run", "-e", twice, "--checkpoint-dir", filepath.Join(tmp, "ckpt"), "--duration", "1s"}, &stdout, &stderr)
 	assert.Equal(t, 2, code, stderr.String())
-	assert.Contains(t, stderr.String(), "queries out and again both write "+filepath.Join(tmp, "o.csv")+".part-*: give each its own file")
+	assert.Contains(t, stderr.String(), "queries out and again both write to "+filepath.Join(tmp, "o.csv")+": give each its own output")
 	ents, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	var names []string

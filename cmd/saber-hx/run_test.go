@@ -153,6 +153,29 @@ SELECT ts, value * 2 AS twice FROM r WHERE value > 3;`
 	code, _, stderr = cli(t, "run", "-e", text+"\nSELECT ts FROM r;")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "both write to stdout")
+	// Nor two outputs one file, however spelt: the one committed last
+	// would replace the other's rows, or their lines splice.
+	twice := text + "\nCREATE SINK again AS SELECT ts FROM r WITH (connector = 'file', path = './old.json');"
+	for name, args := range map[string][]string{
+		"two sinks":           {"-e", twice},
+		"a sink and --output": {"-e", text, "--output", "old.json"},
+		"two descriptors": {"-e", strings.ReplaceAll(text, "'old.json'", "'/dev/stdout'") +
+			"\nCREATE SINK again AS SELECT ts FROM r WITH (connector = 'file', path = '/proc/self/fd/1');"},
+	} {
+		code, stdout, stderr = cli(t, append([]string{"run"}, args...)...)
+		assert.Equal(t, 2, code, name)
+		assert.Contains(t, stderr, "both write to", name)
+		assert.Empty(t, stdout, name)
+	}
+	// --output where every query has a sink of its own is no output.
+	sinksOnly := strings.TrimSuffix(text, "SELECT ts, value * 2 AS twice FROM r WHERE value > 3;")
+	code, _, stderr = cli(t, "run", "-e", sinksOnly, "--output", "more.csv")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "output more.csv: no query writes there")
+	b, err = os.ReadFile("old.json")
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"total":4`, "the refused runs left the file alone")
+	assertDirHolds(t, dir, "r.csv", "old.json")
 }
 
 func TestRunGeneratorSource(t *testing.T) {
