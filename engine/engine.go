@@ -82,6 +82,10 @@ type Engine struct {
 
 	errMu sync.Mutex
 	err   error
+	// failedCh is closed by the first fail: a producer that waits on
+	// something other than the rings (a live source's next record) stops
+	// on it.
+	failedCh chan struct{}
 }
 
 // Start compiles the queries, allocates their rings and starts the workers.
@@ -97,7 +101,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	if err != nil {
 		return nil, asConfigError(err)
 	}
-	e := &Engine{cfg: cfg, gpuKind: -1, claim: claim}
+	e := &Engine{cfg: cfg, gpuKind: -1, claim: claim, failedCh: make(chan struct{})}
 	if cfg.Mode() != "gpu" {
 		e.discoverNodes()
 	}
@@ -190,6 +194,7 @@ func (e *Engine) fail(err error) {
 	e.errMu.Lock()
 	if e.err == nil {
 		e.err = err
+		close(e.failedCh)
 	}
 	e.errMu.Unlock()
 	for _, s := range e.streams {
@@ -205,6 +210,11 @@ func (e *Engine) failed() error {
 	defer e.errMu.Unlock()
 	return e.err
 }
+
+// Failed is closed once the run fails (an output's error, Abort): the
+// producers' next writes return the error, and a producer waiting on
+// anything else should stop too.
+func (e *Engine) Failed() <-chan struct{} { return e.failedCh }
 
 // Abort stops the run with err (ErrAborted if nil); safe from any goroutine.
 // The producers' next calls return the error; Close still must be called.

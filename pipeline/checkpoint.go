@@ -137,6 +137,7 @@ type checkpointer struct {
 	// waiters are the Checkpoint calls waiting for the next checkpoint.
 	waitMu  sync.Mutex
 	waiters []chan error
+	ended   bool // the run's feeds have returned: no checkpoint will be taken
 
 	firstAfter atomic.Bool
 	recovery   atomic.Int64 // process start to the first window after the restore, ns
@@ -340,6 +341,10 @@ func (j *Job) Checkpoint(ctx context.Context) error {
 	}
 	done := make(chan error, 1)
 	c.waitMu.Lock()
+	if c.ended {
+		c.waitMu.Unlock()
+		return errRunEnded
+	}
 	c.waiters = append(c.waiters, done)
 	c.waitMu.Unlock()
 	select {
@@ -365,6 +370,18 @@ func (c *checkpointer) answer(err error) {
 		w <- err
 	}
 	c.waiters = nil
+}
+
+// errRunEnded answers a Checkpoint that no checkpoint will answer.
+var errRunEnded = errors.New("pipeline: Checkpoint: the run has ended")
+
+// end answers the waiting Checkpoint calls, and every later one, with
+// errRunEnded: the feeds, which take the checkpoints, have returned.
+func (c *checkpointer) end() {
+	c.waitMu.Lock()
+	c.ended = true
+	c.waitMu.Unlock()
+	c.answer(errRunEnded)
 }
 
 // take writes a checkpoint; it runs on the source's producer goroutine,

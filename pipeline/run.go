@@ -350,9 +350,9 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
 	stopFlusher := j.startFlusher()
-	var errs []error
-	for _, done := range produced {
-		errs = append(errs, <-done)
+	errs := j.waitFeeds(eng, produced)
+	if j.ckpt != nil {
+		j.ckpt.end() // no feed takes a checkpoint any more
 	}
 	stats, cerr := eng.CloseAll()
 	errs = append(errs, stopFlusher())
@@ -362,6 +362,32 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 		}
 	}
 	return stats, nil
+}
+
+// waitFeeds waits for every feed, their errors in the order they came:
+// the first to fail, or the engine's failure (an output's error), stops
+// the others, as a live source (Kafka, standard input, a FIFO) would
+// otherwise wait on its next record for ever.
+func (j *Job) waitFeeds(eng *engine.Engine, produced []<-chan error) []error {
+	ended := make(chan error, len(produced))
+	for _, done := range produced {
+		go func() { ended <- <-done }()
+	}
+	failed := eng.Failed()
+	errs := make([]error, 0, len(produced))
+	for len(errs) < len(produced) {
+		select {
+		case err := <-ended:
+			errs = append(errs, err)
+			if err != nil {
+				j.stopFeeds()
+			}
+		case <-failed:
+			j.stopFeeds()
+			failed = nil
+		}
+	}
+	return errs
 }
 
 func (j *Job) source(name string) *sqlSource {

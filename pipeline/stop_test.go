@@ -1,0 +1,117 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/pipeline"
+)
+
+// runWithin runs job, failing the test if Run has not returned within d.
+func runWithin(t *testing.T, job *pipeline.Job, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := job.Run(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		require.FailNow(t, "Run has not returned", "after %v", d)
+		return nil
+	}
+}
+
+// liveSource writes n tuples and waits for more that never come, as a
+// Kafka topic or standard input does between records.
+func liveSource(n int) func(context.Context, *pipeline.TupleWriter) error {
+	return func(ctx context.Context, w *pipeline.TupleWriter) error {
+		for i := range n {
+			if err := w.Append(int64(i), int32(i)); err != nil {
+				return err
+			}
+		}
+		<-ctx.Done()
+		return nil
+	}
+}
+
+// TestOutputErrorStopsALiveSource: an output's error stops a source that
+// waits for its next record, and Run returns the error.
+func TestOutputErrorStopsALiveSource(t *testing.T) {
+	t.Parallel()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`)
+	require.NoError(t, err)
+	down := errors.New("output down")
+	prog.AttachSource("r", liveSource(64))
+	prog.OnRows("all_r", func(*pipeline.Rows) error { return down })
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1, TaskSize: 12 * 4, BufferSize: 1 << 12}})
+	require.NoError(t, err)
+	defer job.Close()
+	assert.ErrorIs(t, runWithin(t, job, 5*time.Second), down)
+}
+
+// TestSourceErrorStopsTheOthers: one source's error stops the others,
+// live ones included, and Run returns it (not theirs).
+func TestSourceErrorStopsTheOthers(t *testing.T) {
+	t.Parallel()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE a (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE SOURCE b (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE VIEW qa AS SELECT ts, v FROM a;
+CREATE VIEW qb AS SELECT ts, v FROM b;`)
+	require.NoError(t, err)
+	broke := errors.New("source a broke")
+	prog.AttachSource("a", func(context.Context, *pipeline.TupleWriter) error {
+		time.Sleep(20 * time.Millisecond) // b is running
+		return broke
+	})
+	prog.AttachSource("b", liveSource(10))
+	prog.OnRows("qa", func(*pipeline.Rows) error { return nil })
+	prog.OnRows("qb", func(*pipeline.Rows) error { return nil })
+	job, err := prog.Open(pipeline.Options{})
+	require.NoError(t, err)
+	defer job.Close()
+	assert.ErrorIs(t, runWithin(t, job, 5*time.Second), broke)
+}
+
+// TestCheckpointAfterTheRun: a Checkpoint that no checkpoint will answer
+// (the run has ended) returns at once with an error.
+func TestCheckpointAfterTheRun(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Broker(t, 1, "ev")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	defer cl.Close()
+	var recs []*kgo.Record
+	for i := range 100 {
+		recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', format = 'json');
+CREATE VIEW q AS SELECT ts, v FROM ev;`, addr))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	job, err := prog.Open(pipeline.Options{StopAtEnd: true, CheckpointDir: filepath.Join(dir, "ckpt")})
+	require.NoError(t, err)
+	defer job.Close()
+	require.NoError(t, runWithin(t, job, 10*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = job.Checkpoint(ctx)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "the run has ended")
+}
