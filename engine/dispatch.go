@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/saber-hx/saber-hx/scheduler"
@@ -192,14 +193,92 @@ const partialAge = 2e6 // ns
 // stage). An aggregation's rows are few next to its input: a task of them
 // waits to fill for many windows, and the queries downstream (a join with
 // the stream the rows came from, as Nexmark's q7) would hold all their
-// other input meanwhile.
+// other input meanwhile. It runs under s.feeder.
+//
+// Not before the task's first rows are partialAge old: a task of rows from
+// every merge would cost more than the rows (Nexmark's q8 ran at half its
+// speed so). Where they are younger, or every record is in flight, the
+// partial timer brings a worker back to it (flushDue): no later merge may
+// come while the input pauses.
 func (s *Stream) flushPartial() {
-	// Not before the task's first rows are partialAge old: a task of rows
-	// from every merge would cost more than the rows (Nexmark's q8 ran at
-	// half its speed so).
-	if s.filled > 0 && !s.unfilled && s.filled%s.plan.TupleSize == 0 && (len(s.free) > 0 || s.made < len(s.records)) && nanotime()-s.firstAt >= partialAge {
-		s.cutShort = true
-		s.dispatch()
+	if s.filled == 0 || s.unfilled || s.filled%s.plan.TupleSize != 0 || s.inClosed {
+		return
+	}
+	age := nanotime() - s.firstAt
+	if age < partialAge || (len(s.free) == 0 && s.made == len(s.records)) {
+		s.armPartial(time.Duration(max(partialAge-age, partialAge/4)))
+		return
+	}
+	s.cutShort = true
+	s.dispatch()
+}
+
+// The partial task's timer is made stopped, with the chain (connect),
+// before any goroutine may arm it.
+func (s *Stream) initPartial() {
+	s.partialTimer = time.AfterFunc(time.Duration(math.MaxInt64), s.partialTimeout)
+	s.partialTimer.Stop()
+}
+
+// armPartial arms the partial task's timer to fire in d, unless it is
+// armed. Under s.feeder.
+func (s *Stream) armPartial(d time.Duration) {
+	if s.partialArmed.CompareAndSwap(false, true) {
+		s.partialTimer.Reset(d)
+	}
+}
+
+// partialTimeout marks the stream due and wakes a worker to flush it: a
+// worker may take s.feeder, which a timer's goroutine may not (its
+// holders leave to it the merges that found it taken, a worker's job). A
+// wake reaches only a worker that waits, and one about to wait misses it:
+// the timer fires again until a worker has taken the stream up (flushDue
+// stops it).
+func (s *Stream) partialTimeout() {
+	if s.partialStopped.Load() {
+		return
+	}
+	s.partialDue.Store(true)
+	s.e.partialsDue.Store(true)
+	s.e.wakeForJoins(1)
+	s.partialTimer.Reset(partialAge)
+}
+
+// stopPartial stops the partial task's timer for good. Under s.feeder.
+func (s *Stream) stopPartial() {
+	s.partialStopped.Store(true)
+	s.partialTimer.Stop()
+}
+
+// flushDue flushes the partial tasks of the streams whose timer fired, as
+// their upstream's merge would: under the feeder lock, taken only where
+// free (its holder is merging and comes back to the task), and then takes
+// up what a worker that found the lock taken left to it, as a holder must.
+func (w *worker) flushDue() {
+	e := w.e
+	if !e.partialsDue.Swap(false) {
+		return
+	}
+	for _, s := range e.streams {
+		if !s.partialDue.Swap(false) {
+			continue
+		}
+		if !s.feeder.TryLock() {
+			s.partialDue.Store(true)
+			e.partialsDue.Store(true)
+			continue
+		}
+		s.partialArmed.Store(false)
+		s.partialTimer.Stop()
+		s.flushPartial()
+		s.feeder.Unlock()
+		if js := s.feedJoin; js != nil {
+			if err := js.drain(w); err != nil {
+				e.fail(err)
+			}
+		} else {
+			s.ups[0].mergeReady(w)
+		}
 	}
 }
 
@@ -218,6 +297,9 @@ func (s *Stream) Flush() error {
 	case s.filled%s.plan.TupleSize != 0:
 		return fmt.Errorf("engine: query %q: Flush inside a tuple: %d bytes of a %d-byte tuple committed", s.win.Query, s.filled%s.plan.TupleSize, s.plan.TupleSize)
 	case s.filled > 0:
+		// Marked partial: the input pauses, and the queries downstream
+		// flush what they hold of it too (flushPartial).
+		s.cutShort = true
 		s.dispatch()
 	}
 	return nil

@@ -86,6 +86,9 @@ type Engine struct {
 	// something other than the rings (a live source's next record) stops
 	// on it.
 	failedCh chan struct{}
+	// partialsDue is set where a stream's partial timer fired
+	// (Stream.partialTimeout): the workers look for it between tasks.
+	partialsDue atomic.Bool
 }
 
 // Start compiles the queries, allocates their rings and starts the workers.
@@ -238,7 +241,15 @@ func (e *Engine) CloseAll() ([]Stats, error) {
 	// input closes them) into its downstream before ending that one's.
 	var w *worker
 	for _, s := range e.streams {
-		s.closeInput()
+		if s.feeder != nil {
+			// A worker may flush its partial task meanwhile (flushDue).
+			s.feeder.Lock()
+			s.closeInput()
+			s.stopPartial()
+			s.feeder.Unlock()
+		} else {
+			s.closeInput()
+		}
 		if len(s.downstream) == 0 && s.joinSide == nil {
 			continue
 		}

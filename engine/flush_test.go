@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
 )
 
 // TestFlush: a flushed partial task is merged (its windows out) without
@@ -55,4 +57,100 @@ func TestFlush(t *testing.T) {
 		return rows
 	}
 	assert.Equal(t, counts(false), counts(true))
+}
+
+// TestChainFlushesWhileTheInputPauses: rows that a chain's upstream
+// (an aggregation, a filter, a window join) emitted reach the query
+// downstream while the input pauses, without more input or the end of
+// it, once the producer flushes (a live source's linger): the last merge
+// before the pause leaves them in a task too young to dispatch, and no
+// later merge comes.
+func TestChainFlushesWhileTheInputPauses(t *testing.T) {
+	t.Parallel()
+	s := randSchema(t)
+	// ts 0..n-1, then one tuple far ahead: every window of the n closed.
+	input := func(n int) []byte {
+		b := make([]byte, (n+1)*randTuple)
+		for i := range n + 1 {
+			ts := int64(i)
+			if i == n {
+				ts = 1 << 20
+			}
+			binary.LittleEndian.PutUint64(b[i*randTuple:], uint64(ts))
+			binary.LittleEndian.PutUint32(b[i*randTuple+8:], uint32(i%7))
+		}
+		return b
+	}
+	count := func(schema *query.Schema, n *atomic.Int64) func([]byte) error {
+		return func(b []byte) error {
+			n.Add(int64(len(b) / schema.TupleSize))
+			return nil
+		}
+	}
+	cfg := Config{Workers: 2, TaskSize: randTuple * 256, BufferSize: 1 << 20}
+
+	t.Run("an aggregation, then a filter", func(t *testing.T) {
+		t.Parallel()
+		up := &query.Query{Name: "up", Schema: s, Window: query.Tumbling(64), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+		out, err := up.OutputSchema()
+		require.NoError(t, err)
+		var rows atomic.Int64
+		e, err := Start(cfg, []Spec{{Query: up}, {Query: &query.Query{Name: "down", Schema: out}, Upstream: Output(0), Tuples: count(out, &rows)}})
+		require.NoError(t, err)
+		require.NoError(t, e.Stream(0).Write(input(1000)))
+		require.NoError(t, e.Stream(0).Flush())
+		assert.Eventually(t, func() bool { return rows.Load() == 16 }, 5*time.Second, time.Millisecond, "the 16 windows' rows downstream: %d", rows.Load())
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+	})
+
+	t.Run("a filter, then an aggregation", func(t *testing.T) {
+		t.Parallel()
+		up := &query.Query{Name: "filter", Schema: s, Where: query.ColGe("a", 0)}
+		out, err := up.OutputSchema()
+		require.NoError(t, err)
+		var windows atomic.Int64
+		down := &query.Query{Name: "agg", Schema: out, Window: query.Tumbling(100), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+		e, err := Start(cfg, []Spec{{Query: up}, {Query: down, Upstream: Output(0), Windows: func(*Window) error { windows.Add(1); return nil }}})
+		require.NoError(t, err)
+		in := input(2000)
+		for b := in; len(b) > 0; b = b[min(len(b), 50*randTuple):] {
+			require.NoError(t, e.Stream(0).Write(b[:min(len(b), 50*randTuple)]))
+			require.NoError(t, e.Stream(0).Flush())
+		}
+		assert.Eventually(t, func() bool { return windows.Load() == 20 }, 5*time.Second, time.Millisecond, "the 20 windows: %d", windows.Load())
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+	})
+
+	t.Run("a window join, then a filter", func(t *testing.T) {
+		t.Parallel()
+		j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(10),
+			Where: query.Cmp(query.C("l.b"), query.Eq, query.C("r.b"))}
+		out, err := j.OutputSchema()
+		require.NoError(t, err)
+		var pairs atomic.Int64
+		e, err := Start(cfg, []Spec{{Join: j}, {Query: &query.Query{Name: "down", Schema: out}, Upstream: Output(0), Tuples: count(out, &pairs)}})
+		require.NoError(t, err)
+		in := input(1000)
+		want, err := reference.EvaluateJoin(j, in[:1000*randTuple], in[:1000*randTuple])
+		require.NoError(t, err)
+		require.NotEmpty(t, want.Tuples)
+		errs := make(chan error, 2)
+		for _, st := range []*Stream{e.Stream(0), e.Stream(0).Right()} {
+			go func() {
+				err := st.Write(in)
+				if err == nil {
+					err = st.Flush()
+				}
+				errs <- err
+			}()
+		}
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		wantPairs := int64(len(want.Tuples) / out.TupleSize)
+		assert.Eventually(t, func() bool { return pairs.Load() == wantPairs }, 5*time.Second, time.Millisecond, "the %d pairs downstream: %d", wantPairs, pairs.Load())
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+	})
 }

@@ -168,6 +168,7 @@ func (e *Engine) connect(s *Stream, up int) error {
 	if en.join != nil {
 		en.join.down = append(en.join.down, s)
 		s.feeder = &en.join.drainMu
+		s.feedJoin = en.join
 		s.ups = []*Stream{en.stream, en.stream.right}
 	} else {
 		s.ups = []*Stream{en.stream}
@@ -175,6 +176,7 @@ func (e *Engine) connect(s *Stream, up int) error {
 		s.feeder = &en.stream.mergeMu
 	}
 	s.upstream = from
+	s.initPartial()
 	return nil
 }
 

@@ -503,6 +503,9 @@ func (js *joinStage) drain(w *worker) error {
 				}
 			}
 		}
+		for _, d := range js.down {
+			d.flushPartial()
+		}
 		js.drained = outs
 		w.endSerial(sc, js.clock)
 		js.drainer.Store(nil)

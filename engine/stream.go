@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/saber-hx/saber-hx/buffer"
 	"github.com/saber-hx/saber-hx/kernels"
@@ -75,9 +76,19 @@ type Stream struct {
 	// feeder is the lock its upstream pushes into this stream under (the
 	// upstream's mergeMu, or its join's drainMu): what Snapshot takes to
 	// dispatch the task the upstream left partly filled.
-	feeder   *sync.Mutex
-	joinSide *joinStage
-	side     int // 0 left, 1 right
+	feeder *sync.Mutex
+	// feedJoin is the window join whose output feeds the stream (feeder
+	// is its drainMu); nil: an upstream query's stream does.
+	feedJoin *joinStage
+	// The partial task's timer (flushPartial, under feeder): armed while
+	// rows wait in a task too young to dispatch, it marks the stream due
+	// for a worker (worker.flushDue). Made by connect.
+	partialTimer   *time.Timer
+	partialArmed   atomic.Bool
+	partialDue     atomic.Bool
+	partialStopped atomic.Bool // the input has ended
+	joinSide       *joinStage
+	side           int // 0 left, 1 right
 	// joinFeed is the window join's side stream that this stateless
 	// query's output goes to, added to the join by this stream's result
 	// stage rather than pushed through that stream (feedJoins); nil: none.

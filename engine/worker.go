@@ -94,6 +94,7 @@ func (e *Engine) work(id int) {
 		}
 		w.helpJoins()
 		w.drainDeferred()
+		w.flushDue()
 	}
 }
 
