@@ -117,6 +117,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 	e.narrowJoinSides()
 	e.narrowViews()
 	e.stableInputs()
+	e.markChains()
 	e.feedJoins()
 	e.lendOutputs()
 	e.gateJoins()

@@ -1,11 +1,5 @@
 package engine
 
-import (
-	"math"
-
-	"github.com/saber-hx/saber-hx/query"
-)
-
 // Progress says how much of the stream's input is fully out: Merged is
 // the stream bytes (from its first) whose tasks have been merged, their
 // windows and tuples handed to the sink, and every window holding an event
@@ -16,28 +10,25 @@ import (
 // read Progress, then flush the sink, then commit.
 //
 // Complete is math.MaxInt64 for a stateless query (a merged tuple is
-// out), and math.MinInt64 where this stream alone cannot tell: a row
-// window (positions are not event times), a window join's input, and a
-// stream whose output feeds another query.
+// out), and math.MinInt64 where the stream cannot tell: a row window
+// (positions are not event times), a window join's input. Of a stream
+// whose output feeds other queries, they say what is out of those too
+// (chainprogress.go).
 type Progress struct {
 	Merged   uint64
 	Complete int64
 }
 
 // Progress reads the stream's progress from what the result stage
-// publishes after each merge (it takes no lock: a lock here would break
-// the result stage's hand-off, where a worker that finds the merge lock
-// taken leaves its task to the holder). Merged and Complete are read
+// publishes after each merge (it takes no lock the result stage holds: a
+// lock here would break its hand-off, where a worker that finds the merge
+// lock taken leaves its task to the holder). Merged and Complete are read
 // apart, each true when read: both only grow, and each alone says what
 // it says.
 func (s *Stream) Progress() Progress {
-	p := Progress{Merged: s.bytes.Load(), Complete: math.MinInt64}
-	switch {
-	case s.joinSide != nil || len(s.downstream) > 0:
-	case s.asm == nil:
-		p.Complete = math.MaxInt64
-	case s.plan.Query.Window.Type == query.Range:
-		p.Complete = s.complete.Load()
+	if len(s.downstream) > 0 {
+		o := s.out()
+		return Progress{Merged: o.bytes, Complete: o.complete}
 	}
-	return p
+	return Progress{Merged: s.bytes.Load(), Complete: s.ownComplete()}
 }

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,4 +99,119 @@ func TestProgressAllFiltered(t *testing.T) {
 	assert.Equal(t, first*50, st.Progress().Complete)
 	_, err = eng.Close()
 	require.NoError(t, err)
+}
+
+// TestProgressThroughAChain: the Progress of a stream whose output feeds
+// other queries says what is out of the whole chain (checked, while the
+// input goes on, against what the last query's sink has seen: every
+// input tuple it counts out lies in windows out there), and reaches the
+// whole input once the windows close.
+func TestProgressThroughAChain(t *testing.T) {
+	t.Parallel()
+	s := testSchema(t)
+	const n = 3000
+	for _, shape := range []string{"filter, then windows", "windows, then a filter", "filter, windows, filter"} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%d workers", shape, workers), func(t *testing.T) {
+				t.Parallel()
+				r := rand.New(rand.NewPCG(uint64(workers), uint64(len(shape))))
+				size, slide := 10+r.Int64N(90), int64(0)
+				slide = max(1, size/(1+r.Int64N(3)))
+				w := query.Sliding(size, slide)
+				filter := &query.Query{Name: "filter", Schema: s, Where: query.ColGe("kind", 0)}
+				fout, err := filter.OutputSchema()
+				require.NoError(t, err)
+				// last is the start of the newest window out at the end of
+				// the chain: windows leave in order.
+				var last atomic.Int64
+				last.Store(math.MinInt64)
+				var specs []Spec
+				var windowOf func(ts int64) int64 // the newest window of the chain's that holds ts
+				switch shape {
+				case "filter, then windows":
+					agg := &query.Query{Name: "agg", Schema: fout, Window: w, Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+					specs = []Spec{{Query: filter}, {Query: agg, Upstream: Output(0), Windows: func(win *Window) error { last.Store(win.Start); return nil }}}
+					windowOf = func(ts int64) int64 { return ts - ts%slide }
+				default:
+					agg := &query.Query{Name: "agg", Schema: s, Window: w, Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+					aout, err := agg.OutputSchema()
+					require.NoError(t, err)
+					rows := func(b []byte) error {
+						for o := 0; o < len(b); o += aout.TupleSize {
+							last.Store(int64(binary.LittleEndian.Uint64(b[o:])))
+						}
+						return nil
+					}
+					after := &query.Query{Name: "after", Schema: aout, Where: query.ColGe("n", 0)}
+					specs = []Spec{{Query: agg}, {Query: after, Upstream: Output(0), Tuples: rows}}
+					if shape == "filter, windows, filter" {
+						agg.Schema = fout
+						specs = []Spec{{Query: filter}, {Query: agg, Upstream: Output(0)}, {Query: after, Upstream: Output(1), Tuples: rows}}
+					}
+					windowOf = func(ts int64) int64 { return ts - ts%slide }
+				}
+				eng, err := Start(Config{Workers: workers, TaskSize: (1 + r.IntN(40)) * testTuple, BufferSize: 1 << 16}, specs)
+				require.NoError(t, err)
+				st := eng.Stream(0)
+				// n tuples, then a staircase of tuples each far ahead of
+				// the last: each closes the windows before it.
+				const stairs = 10
+				in := make([]byte, (n+stairs)*testTuple)
+				ts := make([]int64, n+stairs)
+				for i := range n + stairs {
+					switch {
+					case i >= n:
+						ts[i] = ts[i-1] + 10*size
+					case i > 0:
+						ts[i] = ts[i-1] + r.Int64N(4)
+					}
+					binary.LittleEndian.PutUint64(in[i*testTuple:], uint64(ts[i]))
+				}
+				check := func() {
+					p := st.Progress()
+					out := last.Load() // after Progress: the sink only gets further
+					for i := range min(int(p.Merged/testTuple), n) {
+						if ts[i] < p.Complete && windowOf(ts[i]) > out {
+							require.Failf(t, "a tuple counted out is not", "tuple %d (ts %d) of %d merged, Complete %d: its window %d is not out (the last out starts at %d)", i, ts[i], p.Merged/testTuple, p.Complete, windowOf(ts[i]), out)
+						}
+					}
+				}
+				for b := in[:n*testTuple]; len(b) > 0; {
+					k := min(len(b), (1+r.IntN(100))*testTuple)
+					require.NoError(t, st.Write(b[:k]))
+					b = b[k:]
+					if r.IntN(3) == 0 {
+						require.NoError(t, st.Flush())
+					}
+					check()
+				}
+				require.NoError(t, st.Flush())
+				// Each step of the staircase once the chain holds nothing
+				// of the last: else a task downstream may take several,
+				// and its windows the last of them closes none.
+				drained := func() bool {
+					for _, s := range eng.streams {
+						if s.ring.Freed() != s.ring.Written() {
+							return false
+						}
+					}
+					return true
+				}
+				for i := n; i < n+stairs; i++ {
+					require.Eventually(t, drained, 10*time.Second, time.Millisecond)
+					require.NoError(t, st.Write(in[i*testTuple:(i+1)*testTuple]))
+					require.NoError(t, st.Flush())
+					check()
+				}
+				assert.Eventually(t, func() bool {
+					check()
+					p := st.Progress()
+					return p.Merged >= n*testTuple && p.Complete > ts[n-1]
+				}, 10*time.Second, time.Millisecond, "the first %d tuples out: %+v", n, st.Progress())
+
+				_, err = eng.CloseAll()
+				require.NoError(t, err)
+			})
+		}
+	}
 }

@@ -147,6 +147,9 @@ func (s *Stream) merge(t *task, w *worker) {
 	ringBell(s.room)
 	s.lat.record(time.Duration(scheduler.Nanotime() - t.Dispatched))
 	s.publish(t, counted)
+	if s.chain != nil {
+		s.markChain(t)
+	}
 	t.Data = nil
 	s.free <- t
 }

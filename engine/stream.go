@@ -88,7 +88,8 @@ type Stream struct {
 	partialDue     atomic.Bool
 	partialStopped atomic.Bool // the input has ended
 	joinSide       *joinStage
-	side           int // 0 left, 1 right
+	chain          *chainMarks // a chained stream's (markChains); nil: none
+	side           int         // 0 left, 1 right
 	// joinFeed is the window join's side stream that this stateless
 	// query's output goes to, added to the join by this stream's result
 	// stage rather than pushed through that stream (feedJoins); nil: none.

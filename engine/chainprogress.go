@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"math"
+	"sync"
+
+	"github.com/saber-hx/saber-hx/query"
+)
+
+// A chained query's input is fully out only once the queries downstream
+// have emitted what it fed them: its Progress reads marks, one per merge,
+// of where it stood and of where it had filled each downstream stream,
+// and takes the newest mark whose positions every downstream has put out
+// in turn: merged through (recursively: out of its own downstream), and
+// its windows emitted past the event times it had merged by then. Marks
+// past maxChainMarks are thinned (the later of each pair kept), which
+// only makes what they say later, never wrong.
+
+const maxChainMarks = 128
+
+// chainMark is where a stream stood after a merge.
+type chainMark struct {
+	bytes    uint64   // Progress.Merged
+	pos      uint64   // ring position merged through
+	complete int64    // the stream's own Complete
+	wm       int64    // its watermark: the largest event time merged
+	down     []uint64 // per downstream stream: its ring position filled
+}
+
+// chainMarks are a chained stream's marks, oldest first: written by its
+// merge, read by Progress.
+type chainMarks struct {
+	mu    sync.Mutex
+	marks []chainMark
+}
+
+// markChains gives the streams of a chain their marks.
+func (e *Engine) markChains() {
+	for _, s := range e.streams {
+		if len(s.ups) > 0 || len(s.downstream) > 0 {
+			s.chain = newChainMarks(s)
+		}
+	}
+}
+
+// newChainMarks makes the marks of s, their downstream positions made
+// once.
+func newChainMarks(s *Stream) *chainMarks {
+	c := &chainMarks{marks: make([]chainMark, 0, maxChainMarks)}
+	down := make([]uint64, maxChainMarks*len(s.downstream))
+	for i := range maxChainMarks {
+		c.marks = append(c.marks, chainMark{down: down[i*len(s.downstream) : (i+1)*len(s.downstream)]})
+	}
+	c.marks = c.marks[:0]
+	return c
+}
+
+// markChain records where s stands after merging t. Under mergeMu, which
+// the downstream streams' positions are written under too (feeder).
+func (s *Stream) markChain(t *task) {
+	c := s.chain
+	c.mu.Lock()
+	n := len(c.marks)
+	if n == maxChainMarks {
+		// Keep the later of each pair: half as fine.
+		for i := range n / 2 {
+			c.marks[i], c.marks[2*i+1] = c.marks[2*i+1], c.marks[i]
+		}
+		n /= 2
+	}
+	c.marks = c.marks[:n+1]
+	m := &c.marks[n]
+	m.bytes, m.pos = s.bytes.Load(), t.Start+uint64(len(t.Data))
+	m.complete, m.wm = s.ownComplete(), s.watermark.Load()
+	for i, d := range s.downstream {
+		m.down[i] = d.taskStart + uint64(d.filled)
+	}
+	c.mu.Unlock()
+}
+
+// ownComplete is Progress's Complete for s's own windows: everything
+// merged is out of a stateless query, below its Complete of a range
+// window's aggregation, and nothing this stream can tell of the others (a
+// row window, a window join's input).
+func (s *Stream) ownComplete() int64 {
+	switch {
+	case s.joinSide != nil:
+		return math.MinInt64
+	case s.asm == nil:
+		return math.MaxInt64
+	case s.plan.Query.Window.Type == query.Range:
+		return s.complete.Load()
+	}
+	return math.MinInt64
+}
+
+// chainOut is how far s's input is out of the chain below it: bytes and
+// ring position merged through, and the event time below which its
+// windows are out.
+type chainOut struct {
+	bytes    uint64
+	pos      uint64
+	complete int64
+}
+
+// out is where s's input is out of every query below it.
+func (s *Stream) out() chainOut {
+	if len(s.downstream) == 0 || s.chain == nil {
+		return chainOut{s.bytes.Load(), s.ring.Freed(), s.ownComplete()}
+	}
+	downs := make([]chainOut, len(s.downstream))
+	for i, d := range s.downstream {
+		downs[i] = d.out()
+	}
+	c := s.chain
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best := -1
+	for i := range c.marks {
+		m := &c.marks[i]
+		ok := true
+		for k, d := range s.downstream {
+			if !d.outThrough(m.down[k], downs[k]) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			break
+		}
+		best = i
+	}
+	if best < 0 {
+		return chainOut{complete: math.MinInt64}
+	}
+	m := c.marks[best]
+	if len(s.ups) == 0 && best > 0 {
+		// No upstream looks its marks up (outThrough): the marks before
+		// the newest out are spent.
+		n := len(c.marks) - best
+		for i := range n {
+			c.marks[i], c.marks[best+i] = c.marks[best+i], c.marks[i]
+		}
+		c.marks = c.marks[:n]
+	}
+	return chainOut{m.bytes, m.pos, m.complete}
+}
+
+// outThrough says whether d's input below ring position p is out, o being
+// d.out(): merged through p, and its windows out past the event times
+// merged by then (the first mark at or past p says; none: d's watermark
+// now, which is later).
+func (d *Stream) outThrough(p uint64, o chainOut) bool {
+	if o.pos < p {
+		return false
+	}
+	if o.complete == math.MaxInt64 {
+		return true
+	}
+	wm := d.watermark.Load()
+	if c := d.chain; c != nil {
+		c.mu.Lock()
+		for i := range c.marks {
+			if c.marks[i].pos >= p {
+				wm = c.marks[i].wm
+				break
+			}
+		}
+		c.mu.Unlock()
+	}
+	return o.complete > wm
+}
