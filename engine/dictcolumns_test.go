@@ -183,6 +183,7 @@ func TestDictColumnsRefuseVersion4(t *testing.T) {
 	_, err = e.CloseAll()
 	require.NoError(t, err)
 	require.Equal(t, byte(engineSnapshotVersion), snap[0])
+	snap = asVersion5(snap)
 	snap[0] = 4
 	for _, dc := range []*kernels.DictColumns{nil, sqlDictColumns(strview.NewDict())} {
 		e, err := Start(cfg, []Spec{{Query: q, Windows: func(*Window) error { return nil }, DictColumns: dc}})

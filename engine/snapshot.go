@@ -19,8 +19,10 @@ import (
 // queries over one source number their strings in the source's one
 // dictionary; in 4 each in its own, whose numbers the source's cannot
 // take). Version 5 also holds a dictionary that queries share once
-// (sharedDicts).
-const engineSnapshotVersion = 5
+// (sharedDicts). Version 6 adds a stream's unmatched tuples (a lookup
+// join's) to its counters: before it a restored stateless query counted
+// them from the restore on only.
+const engineSnapshotVersion = 6
 
 // The kinds of query in a snapshot.
 const (
@@ -99,7 +101,7 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, error) {
 // appendCounters appends the stream's counters and its position.
 func (s *Stream) appendCounters(dst []byte) []byte {
 	st := s.stats()
-	for _, v := range []uint64{st.Tasks, st.Bytes, st.Tuples, st.Filtered, st.Counted, uint64(st.Watermark), s.taskStart} {
+	for _, v := range []uint64{st.Tasks, st.Bytes, st.Tuples, st.Filtered, st.Counted, uint64(st.Watermark), s.taskStart, st.Unmatched} {
 		dst = binary.LittleEndian.AppendUint64(dst, v)
 	}
 	return dst
@@ -234,8 +236,8 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 		if version == 4 && e.dictColumns() {
 			return nil, errors.New("snapshot version 4 numbers each query's string group keys in a dictionary of its own, this saber-hx a source's grouped VARCHAR columns in one dictionary that its queries share: start without this checkpoint")
 		}
-		if version != 1 && version != 3 && version != 4 && version != engineSnapshotVersion {
-			return nil, fmt.Errorf("snapshot version %d, want 1, 3, 4 or %d", v[0], engineSnapshotVersion)
+		if version != 1 && version != 3 && version != 4 && version != 5 && version != engineSnapshotVersion {
+			return nil, fmt.Errorf("snapshot version %d, want 1, 3, 4, 5 or %d", v[0], engineSnapshotVersion)
 		}
 	}
 	n := take(4)
@@ -247,17 +249,20 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 	}
 	// counters reads a stream's counters (and, from version 2 on, its
 	// position).
-	counters := func() (v [7]uint64) {
+	counters := func() (v [8]uint64) {
 		for j := range 6 {
 			v[j] = u64()
 		}
 		if version > 1 {
 			v[6] = u64()
 		}
+		if version > 5 {
+			v[7] = u64()
+		}
 		return v
 	}
 	restored := make([]Restored, len(e.entries))
-	saved := map[*Stream][7]uint64{}
+	saved := map[*Stream][8]uint64{}
 	var dicts sharedDicts
 	for i, en := range e.entries {
 		s := en.stream
@@ -267,7 +272,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			got = string(take(int(le.Uint16(l))))
 		}
 		var kind byte
-		var v [7]uint64
+		var v [8]uint64
 		if version == 1 {
 			v = counters()
 		}
@@ -358,6 +363,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			s.tuples.Store(v[2])
 			s.filtered.Store(v[3])
 			s.counted.Store(v[4])
+			s.unmatched.Store(v[7])
 			s.watermark.Store(int64(v[5]))
 			s.seq.Add(1)
 		}

@@ -111,7 +111,7 @@ func asVersion1(t *testing.T, snap []byte) []byte {
 	b := snap[5:]
 	name := b[:2+int(le.Uint16(b))]
 	b = b[len(name):]
-	kind, counters, rest := b[0], b[1:1+48], b[1+56:]
+	kind, counters, rest := b[0], b[1:1+48], b[1+64:]
 	if kind == snapAggregation {
 		// Version 3's strings of the keys (none: a count of 0) are
 		// not in version 1.
@@ -121,6 +121,13 @@ func asVersion1(t *testing.T, snap []byte) []byte {
 	out := append([]byte{1}, snap[1:5]...)
 	out = append(append(out, name...), counters...)
 	return append(append(out, kind), rest...)
+}
+
+// asVersion5 re-encodes a snapshot of one query that is not a join as
+// version 5 wrote it: its counters without the unmatched tuples.
+func asVersion5(snap []byte) []byte {
+	at := 5 + 2 + int(binary.LittleEndian.Uint16(snap[5:])) + 1 + 56
+	return append(append([]byte{5}, snap[1:at]...), snap[at+8:]...)
 }
 
 func itoa(n int) string {
@@ -208,6 +215,7 @@ func TestSnapshotVersion3WithStringKeys(t *testing.T) {
 		require.NoError(t, err)
 		_, err = e.CloseAll()
 		require.NoError(t, err)
+		snap = asVersion5(snap)
 		snap[0] = 3
 		e2, err := Start(Config{Workers: 1, TaskSize: 2400}, []Spec{{Query: q, Windows: func(*Window) error { return nil }}})
 		require.NoError(t, err)
@@ -222,4 +230,70 @@ func TestSnapshotVersion3WithStringKeys(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assertNoLeak(t, base)
+}
+
+// TestSnapshotKeepsUnmatched: a lookup join's unmatched tuples are in the
+// snapshot, so that a restored run's counters add up and equal the
+// uninterrupted run's; a version 5 snapshot, which had none, restores
+// them as 0.
+func TestSnapshotKeepsUnmatched(t *testing.T) {
+	s := randSchema(t)
+	vs, err := query.NewSchema(8, query.Attribute{Name: "v", Type: query.Int64, Offset: 0})
+	require.NoError(t, err)
+	tab := &query.StaticTable{KeyWidth: 8, ValueWidth: 8}
+	for i := range 4 { // k's first byte 0..3 match, 4..7 do not
+		k := make([]byte, 8)
+		k[0] = byte(i)
+		tab.Keys = append(tab.Keys, k)
+		tab.Values = append(tab.Values, binary.LittleEndian.AppendUint64(nil, uint64(100+i)))
+	}
+	q := &query.Query{Name: "lookup", Schema: s, Join: &query.StaticJoin{Column: "k", Table: tab, Values: vs},
+		Project: []query.Projection{{Expr: query.C("ts")}, {Expr: query.C("v")}}}
+	require.NoError(t, q.Validate())
+	data := make([]byte, 1000*randTuple)
+	for i := range 1000 {
+		binary.LittleEndian.PutUint64(data[i*randTuple:], uint64(i))
+		data[i*randTuple+40] = byte(i % 8)
+	}
+	cfg := Config{Workers: 1, TaskSize: randTuple * 50, BufferSize: 1 << 16}
+	start := func() *Engine {
+		e, err := Start(cfg, []Spec{{Query: q, Tuples: func([]byte) error { return nil }}})
+		require.NoError(t, err)
+		return e
+	}
+	e := start()
+	require.NoError(t, e.Stream(0).Write(data))
+	whole, err := e.CloseAll()
+	require.NoError(t, err)
+	require.Equal(t, uint64(500), whole[0].Unmatched)
+
+	e = start()
+	require.NoError(t, e.Stream(0).Write(data[:500*randTuple]))
+	require.NoError(t, e.Stream(0).Flush())
+	snap, err := e.Snapshot(nil)
+	require.NoError(t, err)
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+
+	resume := func(snap []byte) Stats {
+		e := start()
+		_, err := e.Restore(snap)
+		require.NoError(t, err)
+		require.NoError(t, e.Stream(0).Write(data[500*randTuple:]))
+		st, err := e.CloseAll()
+		require.NoError(t, err)
+		return st[0]
+	}
+	got := resume(snap)
+	assert.Equal(t, whole[0].Unmatched, got.Unmatched)
+	assert.Equal(t, got.Tuples, got.Filtered+got.Unmatched+got.Late+got.Counted, "the counters add up")
+
+	got = resume(asVersion5(snap))
+	after := uint64(0)
+	for i := 500; i < 1000; i++ {
+		if i%8 >= 4 {
+			after++
+		}
+	}
+	assert.Equal(t, after, got.Unmatched, "counted from the restore on")
 }
