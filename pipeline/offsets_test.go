@@ -82,3 +82,52 @@ SELECT window_start, n FROM w WHERE n > 0;`,
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestFlinkStartupModes: Flink's scan.startup.mode over a group that has
+// committed: 'earliest-offset' reads the topic again, 'group-offsets'
+// resumes where the group is, and without a committed offset fails
+// unless properties.auto.offset.reset says where to begin.
+func TestFlinkStartupModes(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Broker(t, 1, "ev")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	defer cl.Close()
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	read := func(group, options string) (uint64, error) {
+		prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', properties.group.id = '%s', format = 'json'%s);
+SELECT ts, v FROM ev;`, addr, group, options))
+		require.NoError(t, err)
+		job, err := prog.Open(pipeline.Options{Stdout: new(discard), StopAtEnd: true})
+		if err != nil {
+			return 0, err
+		}
+		defer job.Close()
+		sum, err := job.Run(context.Background())
+		if err != nil {
+			return 0, err
+		}
+		return sum.Tuples, nil
+	}
+	for _, c := range []struct {
+		group, options string
+		first, second  uint64
+	}{
+		{"a", `, scan.startup.mode = 'earliest-offset'`, 10, 10},
+		{"b", `, scan.startup.mode = 'group-offsets', properties.auto.offset.reset = 'earliest'`, 10, 0},
+		{"c", ``, 10, 0},
+	} {
+		n, err := read(c.group, c.options)
+		require.NoError(t, err, c.group)
+		assert.Equal(t, c.first, n, "group %s: first run", c.group)
+		n, err = read(c.group, c.options)
+		require.NoError(t, err, c.group)
+		assert.Equal(t, c.second, n, "group %s: second run", c.group)
+	}
+	_, err = read("d", `, scan.startup.mode = 'group-offsets'`)
+	assert.ErrorContains(t, err, "group d has no committed offset for partition 0")
+}

@@ -226,6 +226,12 @@ func (s *sqlSource) openKafka(stderr io.Writer, share kafkaShare, stopAtEnd bool
 			fmt.Fprintf(stderr, "saber-hx: warning: source %s: %s\n", src.Name, fmt.Sprintf(format, args...))
 		},
 		Instance: share.instance, Instances: share.instances, Resume: share.resume, StopAtEnd: stopAtEnd}
+	switch src.KafkaCommitted() {
+	case "ignore":
+		cfg.Committed = kafka.IgnoreCommitted
+	case "require":
+		cfg.Committed = kafka.RequireCommitted
+	}
 	if src.Format == "binary" {
 		onErr, err := source.ParseOnError(src.OnError)
 		if err != nil {

@@ -117,6 +117,10 @@ const (
 	flinkBrokers = "properties.bootstrap.servers"
 	flinkGroup   = "properties.group.id"
 	flinkStart   = "scan.startup.mode"
+	// flinkReset is the Kafka client's auto.offset.reset, which says
+	// where scan.startup.mode = 'group-offsets' begins a partition
+	// without a committed offset.
+	flinkReset = "properties.auto.offset.reset"
 	// Flink hands its properties.* options to the Kafka client: this
 	// is the client's isolation.level.
 	flinkIsolation = "properties.isolation.level"
@@ -131,10 +135,79 @@ func (s *optionSet) keyOr(key, alias string) string {
 	return key
 }
 
+// The options that a kafka source, a kafka sink and a redis sink take.
+var (
+	kafkaSourceOptions = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
+		"isolation_level", flinkBrokers, flinkGroup, flinkStart, flinkReset, flinkIsolation}, security.KafkaOptions...)
+	kafkaSinkOptions = append([]string{"connector", "brokers", "topic", "format", "key", flinkBrokers}, security.KafkaOptions...)
+	redisSinkOptions = append([]string{"connector", "addr", "layout", "key", "fields", "flush"}, security.RedisOptions...)
+)
+
+// flinkStartup reads Flink's scan.startup.mode and
+// properties.auto.offset.reset into src.Start (Source.KafkaCommitted
+// reads them again from Options).
+func (s *optionSet) flinkStartup(src *Source) error {
+	reset, hasReset := s.get(flinkReset)
+	o, ok := s.get(flinkStart)
+	if !ok {
+		if hasReset {
+			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets' (start says where a source begins without a committed offset)", flinkReset, flinkStart)
+		}
+		return nil
+	}
+	valid := []string{"earliest-offset", "latest-offset", "group-offsets"}
+	switch mode := strings.ToLower(o.val); mode {
+	case "earliest-offset", "latest-offset":
+		// Flink's: from the partitions' start or end, whatever the
+		// group committed (it still commits).
+		src.Start = strings.TrimSuffix(mode, "-offset")
+		if hasReset {
+			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets', not '%s'", flinkReset, flinkStart, o.val)
+		}
+	case "group-offsets":
+		// From the group's committed offsets; without one, where
+		// properties.auto.offset.reset says, else the source fails.
+		if src.Group == "" {
+			return errAt(o.valPos, "%s = '%s' needs a consumer group (%s or group) whose committed offsets to begin at", flinkStart, o.val, flinkGroup)
+		}
+		r, err := s.oneOf(flinkReset, "none", "earliest", "latest", "none")
+		if err != nil {
+			return err
+		}
+		if r != "none" {
+			src.Start = r
+		}
+	case "timestamp", "specific-offsets":
+		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s): beginning at a timestamp or at given offsets is not supported", flinkStart, o.val, s.what, strings.Join(valid, ", "))
+	default:
+		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", flinkStart, o.val, s.what, strings.Join(valid, ", "))
+	}
+	return nil
+}
+
+// KafkaCommitted is how the offsets that a kafka source's group committed
+// decide where it begins (package pipeline sets kafka.Config.Committed
+// so): "use" (the default: at the committed offset of each partition, at
+// Start where the group has none), "ignore" (scan.startup.mode
+// 'earliest-offset' or 'latest-offset': at Start whatever the group
+// committed; it still commits) or "require" (scan.startup.mode
+// 'group-offsets' without properties.auto.offset.reset: at the committed
+// offsets, the source failing to open where a partition has none).
+func (s *Source) KafkaCommitted() string {
+	switch strings.ToLower(s.Options[flinkStart]) {
+	case "earliest-offset", "latest-offset":
+		return "ignore"
+	case "group-offsets":
+		if r := strings.ToLower(s.Options[flinkReset]); r == "" || r == "none" {
+			return "require"
+		}
+	}
+	return "use"
+}
+
 // kafkaSource checks a kafka source's options into src.
 func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, err error) {
-	valid = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
-		"isolation_level", flinkBrokers, flinkGroup, flinkStart, flinkIsolation}, security.KafkaOptions...)
+	valid = slices.Clone(kafkaSourceOptions)
 	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}, {"isolation_level", flinkIsolation}} {
 		if o, ok := s.get(pair[1]); ok && s.has(pair[0]) {
 			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", pair[0], pair[1])
@@ -160,14 +233,8 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 	if src.Start, err = s.oneOf("start", "earliest", "earliest", "latest"); err != nil {
 		return nil, 0, err
 	}
-	if s.has(flinkStart) {
-		// Flink's modes: committed offsets are read wherever a group has
-		// them; earliest or latest says where to begin without one.
-		mode, err := s.oneOf(flinkStart, "", "earliest-offset", "latest-offset", "group-offsets")
-		if err != nil {
-			return nil, 0, err
-		}
-		src.Start = map[string]string{"earliest-offset": "earliest", "latest-offset": "latest", "group-offsets": "earliest"}[mode]
+	if err := s.flinkStartup(src); err != nil {
+		return nil, 0, err
 	}
 	if src.IsolationLevel, err = s.oneOf(s.keyOr("isolation_level", flinkIsolation), "read_committed", "read_committed", "read_uncommitted"); err != nil {
 		return nil, 0, err
@@ -225,7 +292,7 @@ func columnNames(cols []OutputColumn) string {
 
 // kafkaSink checks a kafka sink's options into sk.
 func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
-	valid = append([]string{"connector", "brokers", "topic", "format", "key", flinkBrokers}, security.KafkaOptions...)
+	valid = slices.Clone(kafkaSinkOptions)
 	if o, ok := s.get(flinkBrokers); ok && s.has("brokers") {
 		return nil, errAt(o.keyPos, "options brokers and %s say the same: give one", flinkBrokers)
 	}
@@ -252,7 +319,7 @@ func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err
 
 // redisSink checks a redis sink's options into sk.
 func redisSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
-	valid = append([]string{"connector", "addr", "layout", "key", "fields", "flush"}, security.RedisOptions...)
+	valid = slices.Clone(redisSinkOptions)
 	if sk.Redis, err = s.redisServer(); err != nil {
 		return nil, err
 	}

@@ -82,9 +82,21 @@
 // properties.bootstrap.servers is the same) and topic (required), group
 // (a consumer group whose offsets are committed; without one nothing is
 // committed; Flink's properties.group.id), start ('earliest', the default,
-// or 'latest': where to begin without a committed offset; Flink's
-// scan.startup.mode 'earliest-offset', 'latest-offset' or
-// 'group-offsets', which is earliest), format ('json', the default, 'csv'
+// or 'latest': where to begin without a committed offset; the group's
+// committed offsets are read wherever it has them), or in its place
+// Flink's scan.startup.mode as Flink reads it: 'earliest-offset' or
+// 'latest-offset' begin at the partitions' first record or end whatever
+// the group committed (the group still commits, and the source reads
+// every partition itself, as Flink does, not the group's share of them),
+// 'group-offsets' at the group's committed offsets (it needs a group);
+// where a partition has none, properties.auto.offset.reset (which
+// applies to 'group-offsets' only) says where to begin: 'earliest',
+// 'latest' or 'none', the default, with which the run fails naming the
+// partitions; 'timestamp' and 'specific-offsets' are refused. A run
+// restored from a checkpoint goes on from the checkpoint's positions
+// whatever the mode. Source.Start holds where to begin, and
+// Source.KafkaCommitted what the committed offsets decide ("use",
+// "ignore" or "require"). Then format ('json', the default, 'csv'
 // without a header, or 'binary': the value is the tuple), tuple_size
 // (binary), idle_timeout (a Go duration, '5s' by default: how long a
 // partition with nothing buffered holds the merge back), fetchers (without
@@ -190,7 +202,16 @@
 // is never shown: Options, Explain and the settings' String forms show
 // ***, errors do not quote it, and Error.Caret shows the line with ***
 // in its place. The settings hold it as a security.Secret, which prints
-// as *** however it is printed.
+// as *** however it is printed. Error.Caret hides so the value of every
+// option whose name holds password, passwd, pwd, secret, jaas, token,
+// credential or private, or a part (between '.', '_' or '-') beginning
+// or ending with key where no connector takes the option
+// (properties.ssl.key.pem, api_key; not a sink's key column, tls.key or
+// properties.ssl.key.location, which are shown), and in a WITH list the
+// value of every option that no connector takes, whatever its name: a
+// Kafka client property the engine does not read
+// (properties.sasl.jaas.config) or a misspelt password
+// (properties.sasl.pasword) is refused without being echoed.
 //
 // Layout and time: with format = 'binary' the declared order is the byte
 // layout, and the event time is the first column, a BIGINT or a TIMESTAMP

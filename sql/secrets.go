@@ -3,14 +3,18 @@ package sql
 import (
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/nexmark"
 )
 
 // Secrets in the text: option values read from the environment
 // (${NAME}), the connections' security options (security.Kafka,
 // security.Redis), and the values that are never shown again: in
-// Options, Explain, errors and Caret they read ***.
+// Options, Explain, errors and Caret they read *** (secretOption). Caret
+// also hides the value of every option in a WITH list that no connector
+// takes (maskedOption): its name says nothing of what it holds.
 
 // expandOptions replaces the ${NAME} placeholders of every option value
 // by the environment's values (env: os.LookupEnv); $${ is a literal ${.
@@ -36,14 +40,67 @@ func expandOptions(stmts []*stmt, env func(string) (string, bool)) error {
 	return nil
 }
 
+// secretWords are the words that make an option's value a secret
+// wherever its name holds one (in any case): Kafka client properties
+// such as properties.sasl.jaas.config, properties.ssl.key.password or
+// properties.sasl.oauthbearer.client.secret, a cloud token or
+// credentials.
+var secretWords = []string{"password", "passwd", "pwd", "secret", "jaas", "token", "credential", "private"}
+
 // secretOption is whether the value of option key is a secret: shown
-// as *** (a URL with its password as ***).
+// as *** (a URL with its password as ***). Those are the connections'
+// passwords and url, an option whose name holds one of secretWords, and
+// an option the engine does not take whose name has a part (between
+// '.', '_' or '-') that begins or ends with "key" (properties.ssl.key.pem,
+// properties.ssl.keystore.key, api_key); the options the engine takes
+// with "key" in their names (a sink's key column or template, tls.key
+// and properties.ssl.key.location, which are paths) are shown.
 func secretOption(key string) bool {
+	key = strings.ToLower(key)
 	switch key {
 	case security.KafkaPassword, security.RedisPassword, security.RedisURL:
 		return true
 	}
+	for _, w := range secretWords {
+		if strings.Contains(key, w) {
+			return true
+		}
+	}
+	if knownOption(key) {
+		return false
+	}
+	for _, part := range strings.FieldsFunc(key, func(r rune) bool { return r == '.' || r == '_' || r == '-' }) {
+		if strings.HasPrefix(part, "key") || strings.HasSuffix(part, "key") {
+			return true
+		}
+	}
 	return false
+}
+
+// knownOptions are the names of the options that some source, table or
+// sink takes (the "valid:" lists of their errors).
+var knownOptions = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, list := range [][]string{
+		{"connector", "format", "path", "header", "tuple_size", "time_unit", "on_error", "workload", "tuples_per_ms", "seed", "rate"},
+		kafkaSourceOptions, kafkaSinkOptions, redisSinkOptions, {security.RedisAddr}, nexmark.OptionNames(),
+	} {
+		for _, k := range list {
+			m[k] = true
+		}
+	}
+	return m
+})
+
+// knownOption is whether some source, table or sink takes option key.
+func knownOption(key string) bool { return knownOptions()[strings.ToLower(key)] }
+
+// maskedOption is whether Caret hides the value of option key: a secret
+// option's, and in a WITH list that of an option no connector takes (a
+// Kafka client property the engine does not read, a misspelt password:
+// properties.sasl.pasword), whatever its name.
+func maskedOption(key string, inWith bool) bool {
+	return secretOption(key) || inWith && !knownOption(key)
 }
 
 // redactOption is an option's value as it may be shown.
@@ -121,16 +178,27 @@ func (s *optionSet) redisServer() (security.Redis, error) {
 type span struct{ start, end int }
 
 // secretSpans are the byte ranges of text that hold the values of
-// secret options (password, properties.sasl.password, url), for Caret
-// to mask: what follows "key =" (or "key" and a string, the '='
-// forgotten) up to the option's end, wherever the tokens show one, even
-// in a text that does not parse; where it does not lex after such a key,
-// the rest of that line.
+// masked options (maskedOption: password, properties.sasl.password,
+// url, properties.sasl.jaas.config, any option that no connector takes
+// in a WITH list, ...), for Caret to mask: what follows "key =" (or
+// "key" and a string, the '=' forgotten) up to the option's end,
+// wherever the tokens show one, even in a text that does not parse;
+// where it does not lex after such a key, the rest of that line.
 func secretSpans(text string) []span {
 	toks, lerr := lex(text)
+	inWith := optionLists(toks)
+	masked := func(i int) bool {
+		key := keyBefore(toks, i)
+		if key == "" {
+			return false
+		}
+		// A key written as a string ('properties.sasl.jaas.config' =)
+		// is an option's, wherever it is.
+		return maskedOption(key, inWith[i-1] || toks[i-1].kind == tString)
+	}
 	var out []span
 	for i := 1; i < len(toks); i++ {
-		if !secretOption(keyBefore(toks, i)) {
+		if !masked(i) {
 			continue
 		}
 		j := i
@@ -153,11 +221,11 @@ func secretSpans(text string) []span {
 	}
 	var le *Error
 	if n := len(toks); n > 0 && errors.As(lerr, &le) {
-		key := keyBefore(toks, n)
+		at := n
 		if toks[n-1].op("=") && n > 1 {
-			key = keyBefore(toks, n-1)
+			at = n - 1
 		}
-		if secretOption(key) {
+		if masked(at) {
 			// From the key's '=' (or the key) on: the lexer may have
 			// stopped in the middle of the value.
 			from := tokenEnd(text, toks[n-1])
@@ -174,12 +242,32 @@ func secretSpans(text string) []span {
 	return out
 }
 
+// optionLists says for each token whether it is in an option list:
+// after "WITH (" and before the ')' that closes it.
+func optionLists(toks []token) []bool {
+	in := make([]bool, len(toks))
+	depth := 0
+	for i, t := range toks {
+		switch {
+		case depth == 0 && i > 0 && t.op("(") && toks[i-1].is("with"):
+			depth = 1
+			continue
+		case depth > 0 && t.op("("):
+			depth++
+		case depth > 0 && t.op(")"):
+			depth--
+		}
+		in[i] = depth > 0
+	}
+	return in
+}
+
 // hideSyntax replaces the message of a syntax error (the lexer's or the
 // parser's, which quote the text they stop at) where that is in a secret
-// span: its text may be the password's.
+// span: its text may be a password's.
 func hideSyntax(e *Error) {
 	if e.secretAt(e.Offset) >= 0 {
-		e.Msg = "a password option's value does not read here (it is not shown): write it as a quoted string, '...', or as '${VARIABLE}' to read it from the environment"
+		e.Msg = "an option's value that may be a secret does not read here (it is not shown): write it as a quoted string, '...', or as '${VARIABLE}' to read it from the environment"
 	}
 }
 

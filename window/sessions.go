@@ -65,13 +65,19 @@ type session struct {
 // by pointer, so that a tuple that extends one looks its key up once.
 type sessionList struct{ s []*session }
 
-// end is where a session ends: its last tuple plus the gap, saturated.
+// end is where a session ends: its last tuple plus the gap, saturated
+// (math.MaxInt64 is also the end of a session that ends past it: past
+// says which).
 func (s *Sessions) end(ss *session) int64 {
 	if ss.last > math.MaxInt64-s.Gap {
 		return math.MaxInt64
 	}
 	return ss.last + s.Gap
 }
+
+// past is whether session ss ends past math.MaxInt64: no watermark
+// reaches its end.
+func (s *Sessions) past(ss *session) bool { return ss.last > math.MaxInt64-s.Gap }
 
 // SessionRecordSize is the size of a session kernel's record for layout
 // l: time, watermark before, key (16 bytes), then l's aggregate words.
@@ -99,13 +105,17 @@ func (s *Sessions) Complete() int64 {
 	return c
 }
 
-// reached reports whether the watermark minus the delay has reached t.
+// reached reports whether the watermark minus the delay has reached t,
+// an end (math.MaxInt64 included: the callers leave out the ends past
+// it, which nothing reaches), exactly, without overflow.
 func (s *Sessions) reached(wm, t int64) bool {
-	if wm == math.MinInt64 || t == math.MaxInt64 {
+	switch {
+	case wm == math.MinInt64:
 		return false
-	}
-	if s.Delay > 0 && wm < math.MinInt64+s.Delay {
-		return false
+	case s.Delay > 0 && wm < math.MinInt64+s.Delay:
+		return false // wm - Delay is below every int64
+	case s.Delay < 0 && wm > math.MaxInt64+s.Delay:
+		return true // wm - Delay is past every int64
 	}
 	return wm-s.Delay >= t
 }
@@ -241,9 +251,41 @@ func (s *Sessions) newList() *sessionList {
 func (s *Sessions) closeReached(wm int64, emit func(*Result) error) error {
 	for len(s.closes.h) > 0 {
 		ss := s.closes.h[0]
-		if !s.reached(wm, s.end(ss)) {
+		end := s.end(ss)
+		if !s.reached(wm, end) {
 			return nil
 		}
+		if end == math.MaxInt64 {
+			return s.closeAtMax(emit)
+		}
+		if err := s.close(ss, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeAtMax emits, in order, the open sessions that end at
+// math.MaxInt64 exactly, once the watermark minus the delay has reached
+// it: those left open all end there or past it (their ends saturated,
+// the heap orders them by start and key), and those past it stay open.
+func (s *Sessions) closeAtMax(emit func(*Result) error) error {
+	var at []*session
+	for _, ss := range s.closes.h {
+		if !s.past(ss) {
+			at = append(at, ss)
+		}
+	}
+	slices.SortFunc(at, func(a, b *session) int {
+		switch {
+		case s.closes.less(a, b):
+			return -1
+		case s.closes.less(b, a):
+			return 1
+		}
+		return 0
+	})
+	for _, ss := range at {
 		if err := s.close(ss, emit); err != nil {
 			return err
 		}

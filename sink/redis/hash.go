@@ -57,8 +57,9 @@ type HashConfig struct {
 	// share one, or to add hooks); Close does not close it.
 	Client *redis.Client
 	// KeyTemplate builds each row's key: text with {column} placeholders,
-	// such as "cm1:{window_start}:{cat}". A literal brace is not
-	// supported.
+	// such as "cm1:{window_start}:{cat}"; "{{" and "}}" are a literal
+	// brace ("{{lit}}:{k}" is "{lit}:" and column k's text), as in the
+	// SQL key option.
 	KeyTemplate string
 	// Columns names the row's columns, by index (Row.AppendColumn's col).
 	Columns []string
@@ -138,36 +139,44 @@ func NewHash(ctx context.Context, cfg HashConfig) (*Hash, error) {
 	return h, nil
 }
 
-// parseTemplate cuts a key template into literals and columns.
+// parseTemplate cuts a key template into literals and columns: a
+// column's name in braces, "{{" and "}}" a literal brace (package sql's
+// templateColumns reads the key option so).
 func parseTemplate(t string, index map[string]int, cols []string) ([]keyPart, error) {
 	if t == "" {
 		return nil, errors.New("redis hash sink: empty key template")
 	}
 	var parts []keyPart
-	rest := t
-	for rest != "" {
-		open := strings.IndexAny(rest, "{}")
-		if open < 0 {
-			parts = append(parts, keyPart{lit: rest, col: -1})
-			break
+	var lit strings.Builder
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case (c == '{' || c == '}') && i+1 < len(t) && t[i+1] == c:
+			lit.WriteByte(c) // {{ or }}
+			i++
+		case c == '}':
+			return nil, fmt.Errorf("redis hash sink: key template %q: '}' without '{' at byte %d (write }} for a literal brace)", t, i)
+		case c == '{':
+			end := strings.IndexAny(t[i+1:], "{}")
+			if end < 0 || t[i+1+end] == '{' {
+				return nil, fmt.Errorf("redis hash sink: key template %q: '{' at byte %d is not closed (write {{ for a literal brace)", t, i)
+			}
+			name := t[i+1 : i+1+end]
+			col, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("redis hash sink: key template %q: unknown column %q (columns: %s)", t, name, strings.Join(cols, ", "))
+			}
+			if lit.Len() > 0 {
+				parts = append(parts, keyPart{lit: lit.String(), col: -1})
+				lit.Reset()
+			}
+			parts = append(parts, keyPart{col: col})
+			i += end + 1
+		default:
+			lit.WriteByte(c)
 		}
-		if rest[open] == '}' {
-			return nil, fmt.Errorf("redis hash sink: key template %q: '}' without '{' at byte %d", t, len(t)-len(rest)+open)
-		}
-		if open > 0 {
-			parts = append(parts, keyPart{lit: rest[:open], col: -1})
-		}
-		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 {
-			return nil, fmt.Errorf("redis hash sink: key template %q: '{' at byte %d is not closed", t, len(t)-len(rest)+open)
-		}
-		name := rest[open+1 : open+end]
-		i, ok := index[name]
-		if !ok {
-			return nil, fmt.Errorf("redis hash sink: key template %q: unknown column %q (columns: %s)", t, name, strings.Join(cols, ", "))
-		}
-		parts = append(parts, keyPart{col: i})
-		rest = rest[open+end+1:]
+	}
+	if lit.Len() > 0 {
+		parts = append(parts, keyPart{lit: lit.String(), col: -1})
 	}
 	return parts, nil
 }

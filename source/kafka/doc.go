@@ -129,6 +129,17 @@
 // membership); with a Group alone it joins the group with the
 // cooperative-sticky balancer.
 //
+// Config.Committed says what the group's committed offsets decide: by
+// default (UseCommitted) a partition begins at its committed offset, at
+// Start where there is none; IgnoreCommitted begins every partition at
+// Start whatever was committed, reading them all directly (a static
+// assignment, as Flink's scan.startup.mode 'earliest-offset' and
+// 'latest-offset' do) and still committing to the group;
+// RequireCommitted begins at the committed offsets and fails Open where
+// a partition has none (Flink's 'group-offsets' without
+// auto.offset.reset). Resume's positions win over every one of them: a
+// run restored from a checkpoint goes on where its state stands.
+//
 // # Malformed records
 //
 // A value that does not decode follows the decoder's OnError (Binary:

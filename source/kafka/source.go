@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,39 @@ func (s Start) String() string {
 	return "earliest"
 }
 
+// Committed is how a source with a Group begins its partitions with
+// respect to the offsets the group committed before it opened. A
+// checkpoint's positions (Config.Resume) win over all three.
+type Committed uint8
+
+const (
+	// UseCommitted begins each partition at the group's committed offset,
+	// at Start where the group has none for it (the default).
+	UseCommitted Committed = iota
+	// IgnoreCommitted begins every partition at Start whatever the group
+	// committed (Flink's scan.startup.mode 'earliest-offset' and
+	// 'latest-offset'); the source still commits to the group. Its
+	// assignment is static, as Flink's is: every partition (or those of
+	// Partitions and Instances), read directly, committed as a simple
+	// consumer, not the group's share of them.
+	IgnoreCommitted
+	// RequireCommitted begins each partition at the group's committed
+	// offset, and Open fails where the group has none for a partition
+	// the source reads (Flink's 'group-offsets' without
+	// auto.offset.reset); it needs a Group.
+	RequireCommitted
+)
+
+func (c Committed) String() string {
+	switch c {
+	case IgnoreCommitted:
+		return "ignore-committed"
+	case RequireCommitted:
+		return "require-committed"
+	}
+	return "use-committed"
+}
+
 // Defaults of Config's durations.
 const (
 	DefaultIdleTimeout    = 5 * time.Second
@@ -64,6 +98,11 @@ type Config struct {
 	// without a group (Partitions, or all of them) and commits nothing.
 	Group string
 	Start Start
+	// Committed is whether the group's committed offsets decide where a
+	// partition begins: UseCommitted (the default), IgnoreCommitted or
+	// RequireCommitted. Without a Group it does not apply
+	// (RequireCommitted is then an error).
+	Committed Committed
 	// Partitions is a static assignment (nil: all partitions, or the
 	// group's share of them when Group is set).
 	Partitions []int32
@@ -344,7 +383,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		}
 		want = share
 	}
-	s.static = cfg.Partitions != nil || cfg.Instances > 1 || cfg.Resume != nil
+	s.static = cfg.Partitions != nil || cfg.Instances > 1 || cfg.Resume != nil ||
+		cfg.Group != "" && cfg.Committed == IgnoreCommitted
 	for p := range cfg.Resume {
 		if !slices.Contains(want, p) {
 			// A checkpoint of other partitions (another --instances):
@@ -398,6 +438,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	if cfg.Group != "" && !s.static {
 		s.member = true
+	}
+	if s.member {
 		opts = append(opts,
 			kgo.ConsumerGroup(cfg.Group),
 			kgo.ConsumeTopics(cfg.Topic),
@@ -409,16 +451,35 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			kgo.OnPartitionsLost(s.onLost),
 			kgo.AdjustFetchOffsetsFn(s.adjustOffsets),
 		)
-	} else {
-		var committed kadm.OffsetResponses
-		if cfg.Group != "" {
-			if committed, err = s.adm.FetchOffsets(octx, cfg.Group); errors.Is(err, kerr.GroupIDNotFound) {
-				committed, err = nil, nil // nothing committed yet
+	}
+	var committed kadm.OffsetResponses
+	if cfg.Group != "" && (!s.member && cfg.Committed != IgnoreCommitted || cfg.Committed == RequireCommitted) {
+		if committed, err = s.adm.FetchOffsets(octx, cfg.Group); errors.Is(err, kerr.GroupIDNotFound) {
+			committed, err = nil, nil // nothing committed yet
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%s: fetch offsets of group %s: %w", where, cfg.Group, s.guard.Err(err)))
+		}
+	}
+	if cfg.Committed == RequireCommitted {
+		var none []int32
+		for _, p := range want {
+			if _, ok := cfg.Resume[p]; ok {
+				continue
 			}
-			if err != nil {
-				return fail(fmt.Errorf("%s: fetch offsets of group %s: %w", where, cfg.Group, s.guard.Err(err)))
+			if c, ok := committed.Lookup(cfg.Topic, p); !ok || c.Err != nil || c.At < 0 {
+				none = append(none, p)
 			}
 		}
+		if len(none) > 0 {
+			what := "partition"
+			if len(none) > 1 {
+				what = "partitions"
+			}
+			return fail(fmt.Errorf("%s: group %s has no committed offset for %s %s, and where to begin without one is not given (Flink's scan.startup.mode 'group-offsets' reads properties.auto.offset.reset: 'earliest' or 'latest')", where, cfg.Group, what, joinInts(none)))
+		}
+	}
+	if !s.member {
 		offs := map[int32]kgo.Offset{}
 		next := map[int32]int64{}
 		for _, p := range want {
@@ -503,6 +564,12 @@ func newSource(cfg Config) (*Source, error) {
 	}
 	if cfg.TimeOffset < 0 || cfg.TimeOffset+8 > s.ts {
 		return nil, fmt.Errorf("kafka source %s: event time at offset %d does not fit a %d-byte tuple", cfg.Topic, cfg.TimeOffset, s.ts)
+	}
+	if cfg.Committed > RequireCommitted {
+		return nil, fmt.Errorf("kafka source %s: Committed %d is not valid", cfg.Topic, cfg.Committed)
+	}
+	if cfg.Committed == RequireCommitted && cfg.Group == "" {
+		return nil, fmt.Errorf("kafka source %s: RequireCommitted needs a Group (the committed offsets to begin at)", cfg.Topic)
 	}
 	if cfg.Instances < 0 || cfg.Instances > 1 && (cfg.Instance < 0 || cfg.Instance >= cfg.Instances) {
 		return nil, fmt.Errorf("kafka source %s: instance %d of %d: want 0 <= instance < instances", cfg.Topic, cfg.Instance, cfg.Instances)
@@ -667,4 +734,13 @@ func (s *Source) Close() error {
 		s.mu.Unlock()
 	})
 	return s.closeErr
+}
+
+// joinInts is ids separated by commas.
+func joinInts(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,155 @@
+package sql
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const hunter = "hunter2-SECRET"
+
+// flinkKafka is a Flink DDL of a kafka source, its options one a line,
+// with more after them.
+func flinkKafka(more string) string {
+	return "CREATE TABLE ev (ts BIGINT, a INT) WITH (\n" +
+		"  'connector' = 'kafka',\n" +
+		"  'topic' = 'ev',\n" +
+		"  'properties.bootstrap.servers' = 'h:9092',\n" +
+		more + "\n)"
+}
+
+// TestCaretHidesUnknownOptions: the value of an option that no connector
+// takes, a Kafka client property such as properties.sasl.jaas.config or a
+// misspelt password, is not in the error or its Caret, on the error's
+// line or not, the error at its key or elsewhere; the values of the
+// options the engine takes still show.
+func TestCaretHidesUnknownOptions(t *testing.T) {
+	t.Parallel()
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="saber" password="` + hunter + `";`
+	const ks = "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', topic = 'ev', brokers = 'h:1', "
+	for _, tc := range []struct {
+		text  string
+		msg   string // in the error's message
+		shown string // the line Caret shows
+	}{
+		{
+			flinkKafka("  'properties.sasl.jaas.config' = '" + jaas + "'"),
+			"unknown option properties.sasl.jaas.config for a kafka source",
+			"  'properties.sasl.jaas.config' = ***",
+		},
+		{
+			ks + "properties.sasl.pasword='" + hunter + "')",
+			"unknown option properties.sasl.pasword for a kafka source",
+			ks + "properties.sasl.pasword=***)",
+		},
+		{
+			ks + "properties.ssl.key.password='" + hunter + "')",
+			"unknown option properties.ssl.key.password for a kafka source",
+			ks + "properties.ssl.key.password=***)",
+		},
+		{
+			// The error at another option of the line.
+			"CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', topic = 'e v', brokers = 'h:1', 'properties.sasl.jaas.config' = '" + jaas + "', properties.ssl.keystore.key = '" + hunter + "')",
+			"topic = 'e v': character ' ' is not allowed",
+			"CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', topic = 'e v', brokers = 'h:1', 'properties.sasl.jaas.config' = ***, properties.ssl.keystore.key = ***)",
+		},
+		{
+			// The '=' forgotten: the parser's error would quote the value.
+			flinkKafka("  'properties.sasl.jaas.config' '" + jaas + "'"),
+			"may be a secret",
+			"  'properties.sasl.jaas.config' ***",
+		},
+		{
+			// The value not closed: the lexer's error.
+			flinkKafka("  'properties.sasl.pasword' = '" + hunter),
+			"may be a secret",
+			"  'properties.sasl.pasword' = ***",
+		},
+		{
+			// Unquoted, two words: the parser's error would quote the second.
+			ks + "properties.sasl.pasword = x" + hunter + " " + hunter + ")",
+			"may be a secret",
+			ks + "properties.sasl.pasword = ***)",
+		},
+		{
+			// A sink's key column (an option taken) is shown.
+			"CREATE SINK o AS " + ysbAgg + " WITH (connector = 'kafka', brokers = 'h:1', topic = 'o', key = 'nope', properties.ssl.key.pem = '" + hunter + "')",
+			"key = 'nope' is not an output column",
+			"CREATE SINK o AS " + ysbAgg + " WITH (connector = 'kafka', brokers = 'h:1', topic = 'o', key = 'nope', properties.ssl.key.pem = ***)",
+		},
+	} {
+		t.Run(tc.msg, func(t *testing.T) {
+			t.Parallel()
+			text := base + tc.text
+			_, err := CompileEnv(text, envOf(nil))
+			require.Error(t, err)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			c := e.Caret(text)
+			assert.Contains(t, e.Msg, tc.msg, c)
+			assert.NotContains(t, err.Error(), hunter)
+			assert.NotContains(t, c, hunter)
+			lines := strings.Split(c, "\n")
+			require.Len(t, lines, 3, c)
+			assert.Equal(t, "  "+tc.shown, lines[1], c)
+		})
+	}
+}
+
+// TestSecretOption: which options' values are secrets wherever they are
+// (Options, Explain, Caret), whose are shown, and whose are hidden in a
+// WITH list only (those no connector takes).
+func TestSecretOption(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{
+		"password", "url", "properties.sasl.password", "properties.sasl.jaas.config", "PROPERTIES.SASL.JAAS.CONFIG",
+		"properties.ssl.key.password", "properties.ssl.keystore.password", "properties.ssl.truststore.password",
+		"properties.ssl.key.pem", "properties.ssl.keystore.key", "properties.ssl.keystore.location", "api_key", "apikey",
+		"aws.secret.access.key", "properties.sasl.oauthbearer.token.endpoint.url", "credentials", "db.passwd", "private.pem",
+	} {
+		assert.True(t, secretOption(k), k)
+		assert.True(t, maskedOption(k, false), k)
+		assert.True(t, maskedOption(k, true), k)
+	}
+	for _, k := range []string{"key", "tls.key", "properties.ssl.key.location", "topic", "connector", "brokers", "properties.sasl.username", "fields"} {
+		assert.False(t, secretOption(k), k)
+		assert.False(t, maskedOption(k, true), k)
+	}
+	for _, k := range []string{"properties.sasl.pasword", "properties.client.id", "scan.topic-partition-discovery.interval"} {
+		assert.False(t, secretOption(k), k)
+		assert.True(t, maskedOption(k, true), k)
+	}
+}
+
+// TestKnownOptionsTaken: every option that a source, table or sink takes
+// (the valid: list of its error for an unknown option) is known, so that
+// Caret shows its value where it is not a secret.
+func TestKnownOptionsTaken(t *testing.T) {
+	t.Parallel()
+	validList := regexp.MustCompile(`\(valid: ([^)]*)\)`)
+	for _, text := range []string{
+		"CREATE SOURCE q (ts BIGINT) WITH (connector = 'stdin', zz = '1')",
+		"CREATE SOURCE q (ts BIGINT) WITH (connector = 'file', path = 'x', zz = '1')",
+		"CREATE SOURCE q (ts BIGINT) WITH (connector = 'go', zz = '1')",
+		"CREATE SOURCE q (ts BIGINT) WITH (connector = 'generator', workload = 'ysb', zz = '1')",
+		"CREATE SOURCE q (ts BIGINT) WITH (connector = 'kafka', brokers = 'h:1', topic = 't', zz = '1')",
+		"CREATE TABLE q (ts BIGINT) WITH (connector = 'file', path = 'x', zz = '1')",
+		"CREATE SINK o AS " + ysbAgg + " WITH (connector = 'file', path = 'x', zz = '1')",
+		"CREATE SINK o AS " + ysbAgg + " WITH (connector = 'kafka', brokers = 'h:1', topic = 't', zz = '1')",
+		"CREATE SINK o AS " + ysbAgg + " WITH (connector = 'redis', addr = 'h:1', key = '{campaign_id}', zz = '1')",
+	} {
+		_, err := CompileEnv(base+text, envOf(nil))
+		require.Error(t, err, text)
+		m := validList.FindStringSubmatch(err.Error())
+		require.NotNil(t, m, err.Error())
+		for _, k := range strings.Split(m[1], ", ") {
+			assert.True(t, knownOption(k), "%s: %s", text, k)
+		}
+	}
+	for _, k := range []string{"seed", "nexmark.table.type", "table"} {
+		assert.True(t, knownOption(k), k)
+	}
+}
