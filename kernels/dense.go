@@ -489,13 +489,13 @@ func foldRange(kind window.AggKind, acc int64, n int, ints []int64, flts []float
 	case window.AggMinF:
 		f := math.Float64frombits(uint64(acc))
 		for _, v := range flts[:n] {
-			f = min(f, v)
+			f = window.MinF(f, v)
 		}
 		acc = int64(math.Float64bits(f))
 	default:
 		f := math.Float64frombits(uint64(acc))
 		for _, v := range flts[:n] {
-			f = max(f, v)
+			f = window.MaxF(f, v)
 		}
 		acc = int64(math.Float64bits(f))
 	}
@@ -529,12 +529,12 @@ func foldRows(kind window.AggKind, vals []int64, words, w int, grp, run []int32,
 	case window.AggMinF:
 		for r, i := range run {
 			o := int(grp[r])*words + w
-			vals[o] = int64(math.Float64bits(min(math.Float64frombits(uint64(vals[o])), flts[i])))
+			vals[o] = int64(math.Float64bits(window.MinF(math.Float64frombits(uint64(vals[o])), flts[i])))
 		}
 	default:
 		for r, i := range run {
 			o := int(grp[r])*words + w
-			vals[o] = int64(math.Float64bits(max(math.Float64frombits(uint64(vals[o])), flts[i])))
+			vals[o] = int64(math.Float64bits(window.MaxF(math.Float64frombits(uint64(vals[o])), flts[i])))
 		}
 	}
 }
@@ -569,13 +569,13 @@ func foldOne(kind window.AggKind, acc int64, run []int32, ints []int64, flts []f
 	case window.AggMinF:
 		f := math.Float64frombits(uint64(acc))
 		for _, i := range run {
-			f = min(f, flts[i])
+			f = window.MinF(f, flts[i])
 		}
 		acc = int64(math.Float64bits(f))
 	default:
 		f := math.Float64frombits(uint64(acc))
 		for _, i := range run {
-			f = max(f, flts[i])
+			f = window.MaxF(f, flts[i])
 		}
 		acc = int64(math.Float64bits(f))
 	}

@@ -19,7 +19,8 @@ type foldFunc func(vals []int64, words, w int, grp, run []int32, e *vexpr)
 
 // identity is the word a new group's row starts with for kind k: combining
 // it with the first value gives that value, bit for bit (-0 for float
-// sums, so that a sum of one -0 stays -0).
+// sums, so that a sum of one -0 stays -0; NaN for float MIN and MAX, which
+// skip a NaN: window.MinF).
 func identity(k window.AggKind) int64 {
 	switch k {
 	case window.AggMin:
@@ -28,10 +29,8 @@ func identity(k window.AggKind) int64 {
 		return math.MinInt64
 	case window.AggAddF:
 		return int64(math.Float64bits(math.Copysign(0, -1)))
-	case window.AggMinF:
-		return int64(math.Float64bits(math.Inf(1)))
-	case window.AggMaxF:
-		return int64(math.Float64bits(math.Inf(-1)))
+	case window.AggMinF, window.AggMaxF:
+		return int64(math.Float64bits(math.NaN()))
 	}
 	return 0
 }
@@ -94,7 +93,7 @@ func foldMinF(vals []int64, words, w int, grp, run []int32, e *vexpr) {
 	grp = grp[:len(run)]
 	for r, i := range run {
 		o := int(grp[r])*words + w
-		vals[o] = int64(math.Float64bits(min(math.Float64frombits(uint64(vals[o])), src[i])))
+		vals[o] = int64(math.Float64bits(window.MinF(math.Float64frombits(uint64(vals[o])), src[i])))
 	}
 }
 
@@ -103,7 +102,7 @@ func foldMaxF(vals []int64, words, w int, grp, run []int32, e *vexpr) {
 	grp = grp[:len(run)]
 	for r, i := range run {
 		o := int(grp[r])*words + w
-		vals[o] = int64(math.Float64bits(max(math.Float64frombits(uint64(vals[o])), src[i])))
+		vals[o] = int64(math.Float64bits(window.MaxF(math.Float64frombits(uint64(vals[o])), src[i])))
 	}
 }
 

@@ -137,12 +137,10 @@ func lowerAggregates(q *query.Query) (*query.Query, []AggOut) {
 // skipped is what a skipped tuple folds into an aggregate: nothing.
 func skipped(f query.AggFunc, float bool) query.Expr {
 	switch {
-	case f == query.Min && float:
-		return query.Float(math.Inf(1))
+	case (f == query.Min || f == query.Max) && float:
+		return query.Float(math.NaN()) // skipped (window.MinF)
 	case f == query.Min:
 		return query.Int(math.MaxInt64)
-	case f == query.Max && float:
-		return query.Float(math.Inf(-1))
 	case f == query.Max:
 		return query.Int(math.MinInt64)
 	case float:

@@ -63,11 +63,19 @@ const (
 // pushed down to the leaves first (pushNot), so that a leaf's NULL can be
 // read as false.
 func compilePred(e query.Expr, s *query.Schema) (*vpred, error) {
-	return compileLeaf(pushNot(e, false), s)
+	return compileLeaf(pushNot(e, false, query.SchemaScope(s)), s)
 }
 
 func compileLeaf(e query.Expr, s *query.Schema) (*vpred, error) {
 	switch e := e.(type) {
+	case query.NotExpr:
+		// NOT (x < y) of floats (pushNot): the tuples whose operands are
+		// not NULL and do not compare so, NaN's among them
+		if c, ok := e.X.(query.Compare); ok && !foldsCase(c) {
+			if l, r, err := compileOperands(c.L, c.R, s); err == nil && l.float {
+				return &vpred{kind: pCmp, op: c.Op, l: l, r: r, not: true}, nil
+			}
+		}
 	case query.Compare:
 		if foldsCase(e) {
 			return compileRowPred(e, s)
@@ -187,14 +195,15 @@ func compileIn(e query.InList, s *query.Schema) (*vpred, bool, error) {
 	return p, true, nil
 }
 
-// pushNot returns e with NOT pushed down to its leaves (De Morgan, and
-// each comparison, LIKE, IN and IS NULL negated in place); negate says
-// whether e is under an odd number of NOTs. A leaf that stays under NOT
-// (a CASE, a function) keeps a NotExpr for the row evaluator.
-func pushNot(e query.Expr, negate bool) query.Expr {
+// pushNot returns e (of scope) with NOT pushed down to its leaves (De
+// Morgan, and each comparison, LIKE, IN and IS NULL negated in place);
+// negate says whether e is under an odd number of NOTs. A leaf that stays
+// under NOT (a CASE, a function; an ordering comparison of floats, whose
+// negation differs for NaN) keeps a NotExpr.
+func pushNot(e query.Expr, negate bool, scope query.Scope) query.Expr {
 	switch x := e.(type) {
 	case query.NotExpr:
-		return pushNot(x.X, !negate)
+		return pushNot(x.X, !negate, scope)
 	case query.AndExpr, query.OrExpr:
 		var terms []query.Expr
 		isAnd := false
@@ -205,7 +214,7 @@ func pushNot(e query.Expr, negate bool) query.Expr {
 		}
 		out := make([]query.Expr, len(terms))
 		for i, t := range terms {
-			out[i] = pushNot(t, negate)
+			out[i] = pushNot(t, negate, scope)
 		}
 		if isAnd != negate {
 			return query.AndExpr{Terms: out}
@@ -217,6 +226,9 @@ func pushNot(e query.Expr, negate bool) query.Expr {
 	}
 	switch x := e.(type) {
 	case query.Compare:
+		if x.Op != query.Eq && x.Op != query.Ne && (isFloatIn(x.L, scope) || isFloatIn(x.R, scope)) {
+			return query.NotExpr{X: e} // NOT (NaN < y) holds, NaN >= y does not
+		}
 		return query.Compare{Op: negateOp(x.Op), L: x.L, R: x.R}
 	case query.Like:
 		x.Not = !x.Not
@@ -231,6 +243,12 @@ func pushNot(e query.Expr, negate bool) query.Expr {
 		return query.BoolConst{V: !x.V}
 	}
 	return query.NotExpr{X: e}
+}
+
+// isFloatIn reports whether e is a float in scope.
+func isFloatIn(e query.Expr, scope query.Scope) bool {
+	t, err := query.TypeOf(e, scope)
+	return err == nil && t == query.FloatValue
 }
 
 func negateOp(op query.CmpOp) query.CmpOp {
@@ -283,6 +301,8 @@ func (p *vpred) filter(data []byte, ts int, sel []int32) []int32 {
 		switch {
 		case p.l.str:
 			return cmpStrSel(p.op, p.l.strs, p.r.strs, sel)
+		case p.l.float && p.not:
+			return cmpSelNot(p.op, p.l.flts, p.r.flts, sel)
 		case p.l.float:
 			return cmpSel(p.op, p.l.flts, p.r.flts, sel)
 		}
@@ -490,6 +510,51 @@ func cmpSel[T number](op query.CmpOp, a, b []T, sel []int32) []int32 {
 	default:
 		for _, i := range sel {
 			if a[i] >= b[i] {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// cmpSelNot is the tuples of sel for which a op b does not hold: NOT (a
+// op b), where a NaN compares false.
+func cmpSelNot(op query.CmpOp, a, b []float64, sel []int32) []int32 {
+	out := sel[:0]
+	switch op {
+	case query.Eq:
+		for _, i := range sel {
+			if !(a[i] == b[i]) {
+				out = append(out, i)
+			}
+		}
+	case query.Ne:
+		for _, i := range sel {
+			if !(a[i] != b[i]) {
+				out = append(out, i)
+			}
+		}
+	case query.Lt:
+		for _, i := range sel {
+			if !(a[i] < b[i]) {
+				out = append(out, i)
+			}
+		}
+	case query.Le:
+		for _, i := range sel {
+			if !(a[i] <= b[i]) {
+				out = append(out, i)
+			}
+		}
+	case query.Gt:
+		for _, i := range sel {
+			if !(a[i] > b[i]) {
+				out = append(out, i)
+			}
+		}
+	default:
+		for _, i := range sel {
+			if !(a[i] >= b[i]) {
 				out = append(out, i)
 			}
 		}

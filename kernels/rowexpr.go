@@ -513,24 +513,44 @@ func rowCast(e query.Cast, s *query.Schema) (rowFn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.Real && e.To == query.FloatValue {
+		// CAST AS REAL: the float rounded to a float32's value
+		if from == query.FloatValue && query.IsReal(e.X, query.SchemaReal(s)) {
+			return x, nil
+		}
+		return func(t []byte, sc *rowScratch) rval {
+			v := x(t, sc)
+			if v.null {
+				return rnull
+			}
+			if from != query.FloatValue {
+				v = castVal(v, from, query.FloatValue, false, sc)
+				if v.null {
+					return rnull
+				}
+			}
+			return rval{f: float64(float32(v.f))}
+		}, nil
+	}
 	if from == e.To || from == 0 {
 		return x, nil
 	}
-	to := e.To
+	to, real := e.To, query.IsReal(e.X, query.SchemaReal(s))
 	return func(t []byte, sc *rowScratch) rval {
 		v := x(t, sc)
 		if v.null {
 			return rnull
 		}
-		return castVal(v, from, to, sc)
+		return castVal(v, from, to, real, sc)
 	}, nil
 }
 
-// castVal converts non-NULL v of type from to type to (query.Cast's rules).
-func castVal(v rval, from, to query.ValueType, sc *rowScratch) rval {
+// castVal converts non-NULL v of type from to type to (query.Cast's rules);
+// real says a float is SQL's REAL (query.IsReal), its text a float32's.
+func castVal(v rval, from, to query.ValueType, real bool, sc *rowScratch) rval {
 	switch to {
 	case query.StringValue:
-		return rval{s: appendText(sc.str(32), v, from)}
+		return rval{s: appendText(sc.str(32), v, from, real)}
 	case query.FloatValue:
 		switch from {
 		case query.StringValue:
@@ -565,10 +585,11 @@ func castVal(v rval, from, to query.ValueType, sc *rowScratch) rval {
 		return rval{i: v.i}
 	case query.BoolValue:
 		if from == query.StringValue {
+			// Flink's: t, true, y, yes, 1 and f, false, n, no, 0, any case
 			switch b := trimSpaces(v.s); {
-			case equalFold(b, "true"):
+			case equalFold(b, "true"), equalFold(b, "t"), equalFold(b, "yes"), equalFold(b, "y"), equalFold(b, "1"):
 				return rval{i: 1}
-			case equalFold(b, "false"):
+			case equalFold(b, "false"), equalFold(b, "f"), equalFold(b, "no"), equalFold(b, "n"), equalFold(b, "0"):
 				return rval{}
 			}
 			return rnull
@@ -617,12 +638,16 @@ func equalFold(b []byte, lower string) bool {
 	return true
 }
 
-// appendText appends v of type t as the outputs print it.
-func appendText(dst []byte, v rval, t query.ValueType) []byte {
+// appendText appends v of type t as the outputs print it: a float that
+// is SQL's REAL (real) as the float32 it is.
+func appendText(dst []byte, v rval, t query.ValueType, real bool) []byte {
 	switch t {
 	case query.StringValue, query.BytesValue:
 		return append(dst, v.s...)
 	case query.FloatValue:
+		if real {
+			return strconv.AppendFloat(dst, float64(float32(v.f)), 'g', -1, 32)
+		}
 		return strconv.AppendFloat(dst, v.f, 'g', -1, 64)
 	case query.TimeValue:
 		return temporal.AppendTimestamp(dst, v.i)
@@ -715,10 +740,14 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 			return rval{s: substring(v[0].s, v[1].i, n)}
 		}), nil
 	case "concat":
+		reals := make([]bool, len(e.Args))
+		for i, a := range e.Args {
+			reals[i] = types[i] == query.FloatValue && query.IsReal(a, query.SchemaReal(s))
+		}
 		return strict(func(v []rval, sc *rowScratch) rval {
 			out := sc.buf[:0]
 			for i, x := range v {
-				out = appendText(out, x, types[i])
+				out = appendText(out, x, types[i], reals[i])
 			}
 			sc.buf = out
 			return rval{s: append(sc.str(len(out)), out...)}

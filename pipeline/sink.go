@@ -335,9 +335,12 @@ func (s *rowSink) appendValue(dst []byte, c sinkColumn, t []byte, format string)
 	case query.Float32, query.Float64:
 		var f float64
 		bits := 64
-		if c.attr.Type == query.Float32 {
+		switch {
+		case c.attr.Type == query.Float32:
 			f, bits = float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), 32
-		} else {
+		case c.attr.Logical == query.Real: // a REAL's value as a float64: printed as the float32
+			f, bits = math.Float64frombits(binary.LittleEndian.Uint64(b)), 32
+		default:
 			f = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		}
 		if json && (math.IsNaN(f) || math.IsInf(f, 0)) {

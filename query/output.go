@@ -29,8 +29,9 @@ type UDF struct {
 //     key2, ...), then each aggregate (named by As, else agg1, agg2, ...),
 //     and for a session window its end, "window_end".
 //
-// A value is laid out by its type: integers as int64, floats as float64,
-// times as int64 (Logical Time), booleans as int32 (Logical Boolean),
+// A value is laid out by its type: integers as int64, floats as float64
+// (Logical Real where the value is SQL's REAL: IsReal, or MIN or MAX of
+// one), times as int64 (Logical Time), booleans as int32 (Logical Boolean),
 // strings as 16-byte views, a bytes column as it is; a value that can be
 // NULL is Nullable, its bit in the bytes after the attributes. The event
 // time "timestamp" is a Time where the input's is.
@@ -48,7 +49,7 @@ func (q *Query) OutputSchema() (*Schema, error) {
 	}
 	b := OutputBuilder{}
 	b.Add(Attribute{Name: "timestamp", Type: Int64, Logical: q.Schema.Attrs[0].Logical}, false)
-	scope := q.Scope()
+	scope, real := q.Scope(), SchemaReal(q.JoinedSchema())
 	for i, p := range q.Project {
 		t, _ := TypeOf(p.Expr, scope)
 		size := 0
@@ -57,6 +58,7 @@ func (q *Query) OutputSchema() (*Schema, error) {
 			size = a.Size
 		}
 		b.AddValue(nameOr(p.As, "p", i), t, size, MayBeNull(p.Expr, q.Nulls()))
+		b.real(t == FloatValue && IsReal(p.Expr, real))
 	}
 	for i, g := range q.GroupBy {
 		name := fmt.Sprintf("key%d", i+1)
@@ -69,9 +71,12 @@ func (q *Query) OutputSchema() (*Schema, error) {
 			null = false
 		}
 		b.AddValue(name, t, q.keyWidth(g), null)
+		b.real(t == FloatValue && IsReal(g, real))
 	}
 	for i, a := range q.Aggregates {
-		b.AddValue(nameOr(a.As, "agg", i), q.AggType(a), 0, q.AggNullable(a))
+		t := q.AggType(a)
+		b.AddValue(nameOr(a.As, "agg", i), t, 0, q.AggNullable(a))
+		b.real(t == FloatValue && q.AggReal(a))
 	}
 	if q.Window.Type == Session {
 		// A session's bounds are its own: its end comes last.
@@ -117,6 +122,14 @@ func (b *OutputBuilder) AddValue(name string, t ValueType, size int, nullable bo
 		a.Type, a.Size = Bytes, size
 	}
 	b.Add(a, nullable)
+}
+
+// real marks the float64 attribute added last as holding SQL's REAL
+// values (Logical Real) where r.
+func (b *OutputBuilder) real(r bool) {
+	if a := &b.attrs[len(b.attrs)-1]; r && a.Type == Float64 {
+		a.Logical = Real
+	}
 }
 
 // Schema is the schema laid out.

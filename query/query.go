@@ -44,6 +44,11 @@ const (
 	Time
 	// Boolean is an Int32 of 0 (false) or 1 (true) (SQL's BOOLEAN).
 	Boolean
+	// Real is a Float64 that holds a float32's value (SQL's REAL, FLOAT):
+	// an output's MIN of a REAL column, say. It is read as the float64 it
+	// is; the outputs print it as the float32 (0.1, not
+	// 0.10000000149011612), as they do a Float32.
+	Real
 )
 
 func (t Type) String() string {
@@ -96,6 +101,12 @@ type Attribute struct {
 	Logical  Logical
 	Nullable bool
 	NullBit  int
+}
+
+// IsReal reports whether a holds SQL's REAL values: a Float32, or a
+// Float64 of Logical Real. They print as float32s.
+func (a Attribute) IsReal() bool {
+	return a.Type == Float32 || (a.Type == Float64 && a.Logical == Real)
 }
 
 // IsNull reports whether a's value in tuple t is NULL.
@@ -155,7 +166,9 @@ func newSchema(tupleSize int, stream bool, attrs []Attribute) (*Schema, error) {
 			return nil, fmt.Errorf("schema: attribute %q is a time of type %s, want int64", a.Name, a.Type)
 		case a.Logical == Boolean && a.Type != Int32:
 			return nil, fmt.Errorf("schema: attribute %q is a boolean of type %s, want int32", a.Name, a.Type)
-		case a.Logical > Boolean:
+		case a.Logical == Real && a.Type != Float64:
+			return nil, fmt.Errorf("schema: attribute %q is a real of type %s, want float64", a.Name, a.Type)
+		case a.Logical > Real:
 			return nil, fmt.Errorf("schema: attribute %q has unknown logical type %d", a.Name, uint8(a.Logical))
 		}
 		if w := a.Type.width(); w > 0 {
@@ -586,6 +599,30 @@ func (q *Query) AggType(a Aggregate) ValueType {
 	}
 	t, _ := TypeOf(a.Arg, q.Scope())
 	return t
+}
+
+// AggReal reports whether aggregate a's result is SQL's REAL: MIN or MAX
+// of a REAL argument (IsReal).
+func (q *Query) AggReal(a Aggregate) bool {
+	return (a.Func == Min || a.Func == Max) && IsReal(a.Arg, SchemaReal(q.JoinedSchema()))
+}
+
+// HavingReal is the RealScope of HAVING's names (HavingScope): aggregates
+// by As, and GROUP BY columns.
+func (q *Query) HavingReal() RealScope {
+	return func(name string) bool {
+		for _, a := range q.Aggregates {
+			if a.As != "" && a.As == name {
+				return q.AggReal(a)
+			}
+		}
+		for _, g := range q.GroupBy {
+			if c, ok := g.(Column); ok && c.Name == name {
+				return SchemaReal(q.JoinedSchema())(name)
+			}
+		}
+		return false
+	}
 }
 
 // Nulls is the NullScope of WHERE, GROUP BY and the aggregates'

@@ -64,10 +64,13 @@ type NotExpr struct{ X Expr }
 // Cast is CAST(X AS To): numbers to numbers (float to integer truncates
 // toward zero, out of range saturates), anything to a string (as the
 // outputs print it), a string to a number or a time (NULL where it does
-// not parse), integers to times and back (milliseconds).
+// not parse), integers to times and back (milliseconds). Real (To
+// FloatValue only) is CAST AS REAL: the float rounded to the nearest
+// float32, and the value SQL's REAL (IsReal).
 type Cast struct {
-	X  Expr
-	To ValueType
+	X    Expr
+	To   ValueType
+	Real bool
 }
 
 // Call is a scalar function (Funcs lists them) applied to Args.
@@ -136,7 +139,12 @@ func (e IsNull) String() string {
 	return e.X.String() + " IS NULL"
 }
 func (e NotExpr) String() string { return "NOT (" + e.X.String() + ")" }
-func (e Cast) String() string    { return "CAST(" + e.X.String() + " AS " + castName(e.To) + ")" }
+func (e Cast) String() string {
+	if e.Real && e.To == FloatValue {
+		return "CAST(" + e.X.String() + " AS REAL)"
+	}
+	return "CAST(" + e.X.String() + " AS " + castName(e.To) + ")"
+}
 func (e Call) String() string {
 	s := make([]string, len(e.Args))
 	for i, x := range e.Args {
@@ -159,6 +167,33 @@ func castName(t ValueType) string {
 		return "BOOLEAN"
 	}
 	return t.String()
+}
+
+// RealScope reports whether a name in scope holds SQL's REAL values
+// (Attribute.IsReal); nil: none does.
+type RealScope func(name string) bool
+
+// SchemaReal is the RealScope of schema s's attributes.
+func SchemaReal(s *Schema) RealScope {
+	return func(name string) bool {
+		a, err := s.Lookup(name)
+		return err == nil && a.IsReal()
+	}
+}
+
+// IsReal reports whether float expression e is SQL's REAL (FLOAT), not
+// DOUBLE: a REAL column, or a CAST AS REAL. The engine computes every
+// float in float64 (a REAL's value is a float32's, exactly); a REAL is
+// printed, cast to a string and output (Logical Real) as the float32 it
+// is, as Flink prints 0.1 where float64 digits are 0.10000000149011612.
+func IsReal(e Expr, real RealScope) bool {
+	switch e := e.(type) {
+	case Column:
+		return real != nil && real(e.Name)
+	case Cast:
+		return e.Real && e.To == FloatValue
+	}
+	return false
 }
 
 // Str is a string constant.
@@ -390,10 +425,12 @@ type Func struct {
 // integers to timestamps and back as milliseconds; booleans to integers as
 // 0 and 1, integers to booleans as x <> 0; anything to a string as the
 // outputs print it (timestamps as 2006-01-02 15:04:05.000, booleans as
-// TRUE and FALSE, floats in the shortest form that reads back); a string
-// to a number, a timestamp or a boolean by parsing it (spaces around it
-// ignored; a timestamp in any form the sources read; TRUE or FALSE in any
-// case), NULL where it does not parse.
+// TRUE and FALSE, floats in the shortest form that reads back, a REAL's
+// as the float32 it is); a string to a number, a timestamp or a boolean
+// by parsing it (spaces around it ignored; a timestamp in any form the
+// sources read; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
+// no or 0, in any case, as Flink's), NULL where it does not parse. CAST AS
+// REAL (Cast.Real) rounds a float to the nearest float32.
 //
 // Comparisons of strings are byte-wise (code point order); LIKE is exact
 // (case-sensitive) over characters.

@@ -16,7 +16,8 @@ import (
 // NaN 0, out of range the nearest bound); integers and timestamps to one
 // another as milliseconds; booleans to integers 0 and 1, integers to
 // booleans x <> 0; anything to a string as text prints it; a string to a
-// number, a timestamp or a boolean by parsing it, NULL where it does not
+// number, a timestamp or a boolean by parsing it (a boolean from t, true,
+// y, yes, 1 or f, false, n, no, 0 in any case), NULL where it does not
 // parse.
 func cast(v Value, to query.ValueType) (Value, error) {
 	if v.Null {
@@ -73,10 +74,11 @@ func cast(v Value, to query.ValueType) (Value, error) {
 		case BoolKind:
 			return v, nil
 		case StringKind:
-			switch s := trimSpaces(v.Str); {
-			case strings.EqualFold(s, "true"):
+			// Flink's words, in any case (BinaryStringDataUtil.toBoolean)
+			switch strings.ToLower(trimSpaces(v.Str)) {
+			case "t", "true", "y", "yes", "1":
 				return Bool(true), nil
-			case strings.EqualFold(s, "false"):
+			case "f", "false", "n", "no", "0":
 				return Bool(false), nil
 			}
 			return Null(BoolKind), nil
@@ -122,6 +124,11 @@ func text(v Value) (string, error) {
 	}
 	return "", fmt.Errorf("a %s value has no text", v.kind())
 }
+
+// realText is the text of a value of SQL's REAL (query.IsReal): the
+// shortest form that reads back as the float32 it is (0.1, where its
+// float64 digits are 0.10000000149011612).
+func realText(f float64) string { return strconv.FormatFloat(float64(float32(f)), 'g', -1, 32) }
 
 // trimSpaces removes the spaces (U+0020, as TRIM) around a string that is
 // cast.

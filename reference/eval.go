@@ -15,6 +15,9 @@ import (
 type env struct {
 	col   func(name string) (Value, error)
 	scope query.Scope
+	// real says which names hold SQL's REAL values (query.IsReal: they
+	// print as float32s); nil: none.
+	real query.RealScope
 }
 
 // tupleEnv resolves the attributes of tuple t of schema s.
@@ -28,6 +31,7 @@ func tupleEnv(s *query.Schema, t []byte) env {
 			return readAttr(a, t)
 		},
 		scope: query.SchemaScope(s),
+		real:  query.SchemaReal(s),
 	}
 }
 
@@ -146,7 +150,14 @@ func (en env) eval(x query.Expr) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		return cast(v, e.To)
+		if e.To == query.StringValue && !v.Null && v.kind() == FloatKind && query.IsReal(e.X, en.real) {
+			return Str(realText(v.F)), nil
+		}
+		v, err = cast(v, e.To)
+		if err == nil && e.Real && e.To == query.FloatValue && !v.Null {
+			v = Float(float64(float32(v.F))) // CAST AS REAL: the nearest float32
+		}
+		return v, err
 	case query.Call:
 		return en.call(e)
 	}
@@ -406,6 +417,9 @@ func (en env) call(e query.Call) (Value, error) {
 	for i, a := range e.Args {
 		if args[i], err = en.eval(a); err != nil {
 			return Value{}, err
+		}
+		if v := args[i]; e.Fn == "concat" && !v.Null && v.kind() == FloatKind && query.IsReal(a, en.real) {
+			args[i] = Str(realText(v.F)) // a REAL's text is a float32's
 		}
 	}
 	v, err := callFunc(e.Fn, args)

@@ -138,5 +138,18 @@ func pairEnv(j *query.WindowJoin, scope query.Scope, l, r []byte) env {
 			return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
 		},
 		scope: scope,
+		real: func(name string) bool {
+			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
+				if a, err := j.Left.Lookup(n); err == nil {
+					return a.IsReal()
+				}
+			}
+			if n, ok := strings.CutPrefix(name, query.RightPrefix); ok {
+				if a, err := j.Right.Lookup(n); err == nil {
+					return a.IsReal()
+				}
+			}
+			return false
+		},
 	}
 }

@@ -113,10 +113,11 @@
 // that passes the FILTER); SUM the int64 wrapping sum of an integer argument
 // or the float64 sum (in input order) of a float argument; AVG the float64
 // (float64(integer sum) or float sum) / float64(count); MIN and MAX are of
-// the argument's type (an integer, a float or a timestamp; floats compared
-// with <, >: the first value starts the running minimum/maximum, and a later
-// value replaces it only when strictly less/greater). SUM, AVG, MIN and MAX
-// over no value are NULL.
+// the argument's type (an integer, a float or a timestamp; the first value
+// starts the running minimum/maximum, and a later value replaces it only
+// when strictly less/greater, but that a float NaN is skipped where there
+// is a number, before or after it, and MIN prefers -0 to +0, MAX +0 to -0:
+// floatBefore). SUM, AVG, MIN and MAX over no value are NULL.
 //
 // HAVING is evaluated per (window, key) after all input. Its columns are
 // aggregates (by Aggregate.As; looked up first) — their values — and GROUP BY
@@ -712,14 +713,35 @@ func accumulate(s *aggState, f query.AggFunc, v Value) {
 			s.acc.I += v.I // wraps
 		}
 	case query.Min:
-		if first || (v.Float && v.F < s.acc.F) || (!v.Float && v.I < s.acc.I) {
+		if first || (v.Float && floatBefore(v.F, s.acc.F, -1)) || (!v.Float && v.I < s.acc.I) {
 			s.acc = v
 		}
 	case query.Max:
-		if first || (v.Float && v.F > s.acc.F) || (!v.Float && v.I > s.acc.I) {
+		if first || (v.Float && floatBefore(v.F, s.acc.F, 1)) || (!v.Float && v.I > s.acc.I) {
 			s.acc = v
 		}
 	}
+}
+
+// floatBefore reports whether float x replaces acc, the float MIN (dir
+// -1) or MAX (dir 1) so far: where it is a number strictly smaller
+// (larger), or acc is NaN (a NaN is skipped where the group has a number:
+// MIN and MAX are NaN only over NaNs alone), or it is the zero of the
+// sign MIN (-0) or MAX (+0) prefers and acc the other zero. The engine
+// merges partial results in any grouping: a rule that keeps a first NaN
+// (Flink's single pass) is not associative.
+func floatBefore(x, acc float64, dir int) bool {
+	switch {
+	case math.IsNaN(x):
+		return false
+	case math.IsNaN(acc):
+		return true
+	case x == 0 && acc == 0:
+		return math.Signbit(x) == (dir < 0) && math.Signbit(acc) != math.Signbit(x)
+	case dir < 0:
+		return x < acc
+	}
+	return x > acc
 }
 
 // final is the value of function f, of type t, with running state s: the
@@ -759,6 +781,7 @@ func havingEnv(q *query.Query, vals []Value, first []byte) env {
 			return Value{}, fmt.Errorf("%q is neither an aggregate nor a GROUP BY column", name)
 		},
 		scope: q.HavingScope(),
+		real:  q.HavingReal(),
 	}
 }
 

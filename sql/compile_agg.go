@@ -154,33 +154,46 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 		a.direct, a.hidden = nil, "$having"
 		hctx := a.outCtx()
 		hctx.hook = nil
-		hctx.col = func(n *node) (val, error) {
-			if n.qual == "" {
-				for _, it := range items {
-					if it.name != n.name {
-						continue
-					}
-					switch it.kind {
-					case Aggregate:
-						return it.v, nil
-					case GroupKey:
-						g := a.groups[it.index]
-						if g.s == nil {
-							return val{}, errAt(n.pos, "HAVING can use a GROUP BY column, not the expression %s", g.v.e)
-						}
-						return val{e: query.C(g.out), t: g.v.t, typ: g.v.typ}, nil
-					}
-					return val{}, errAt(n.pos, "HAVING cannot use %s", n.name)
-				}
+		// A name is the input's column first, as in Flink (whose HAVING
+		// knows no select-list alias): a GROUP BY column; an alias of the
+		// select list only where no GROUP BY column has the name.
+		alias := func(n *node) (val, bool, error) {
+			if n.qual != "" {
+				return val{}, false, nil
 			}
+			for _, it := range items {
+				if it.name != n.name {
+					continue
+				}
+				switch it.kind {
+				case Aggregate:
+					return it.v, true, nil
+				case GroupKey:
+					g := a.groups[it.index]
+					if g.s == nil {
+						return val{}, true, errAt(n.pos, "HAVING can use a GROUP BY column, not the expression %s", g.v.e)
+					}
+					return val{e: query.C(g.out), t: g.v.t, typ: g.v.typ}, true, nil
+				}
+				return val{}, true, errAt(n.pos, "HAVING cannot use %s", n.name)
+			}
+			return val{}, false, nil
+		}
+		hctx.col = func(n *node) (val, error) {
 			s, err := in.sc.resolve(n)
 			if err != nil {
+				if v, ok, err := alias(n); ok {
+					return v, err
+				}
 				return val{}, errAt(n.pos, "HAVING can use aggregates, their aliases and GROUP BY columns; %s is none of them", exprText(n))
 			}
 			for _, g := range a.groups {
 				if g.s != nil && g.s.col.attr == s.col.attr && g.s.side == s.side {
 					return val{e: query.C(g.out), t: g.v.t, typ: g.v.typ}, nil
 				}
+			}
+			if v, ok, err := alias(n); ok {
+				return v, err
 			}
 			return val{}, errAt(n.pos, "HAVING can use aggregates, their aliases and GROUP BY columns; %s is not in GROUP BY", exprText(n))
 		}
@@ -495,6 +508,14 @@ func (a *aggState) aggAs(name string, n int) string {
 // output (window bounds, group keys, aggregates).
 func (a *aggState) outCtx() *exprCtx {
 	return &exprCtx{
+		timeUnit: func(e query.Expr) int64 {
+			if a.tsType != query.IntValue || a.in.rel == nil {
+				return 0
+			}
+			return timeIn(e, a.in.rel.unitNs, func(attr string) bool {
+				return attr == "timestamp" || (a.session && attr == "window_end")
+			})
+		},
 		scope: func(name string) (query.ValueType, error) {
 			if name == "timestamp" || (a.session && name == "window_end") {
 				return a.tsType, nil

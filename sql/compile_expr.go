@@ -93,6 +93,78 @@ type exprCtx struct {
 	callErr string
 	scope   query.Scope
 	hook    func(n *node) (val, bool, error)
+	// timeUnit is the unit (ns) of e where it is an integer event time
+	// (a BIGINT's, in its source's time_unit): the event time column, a
+	// window's bound, either plus or minus a constant; 0 where it is
+	// none or its unit is not known. nil: none is.
+	timeUnit func(e query.Expr) int64
+}
+
+// timeIn is the unit of e (timeUnit) where times holds the attributes
+// that are integer event times in unit unitNs.
+func timeIn(e query.Expr, unitNs int64, times func(attr string) bool) int64 {
+	switch x := e.(type) {
+	case query.Column:
+		if times(x.Name) {
+			return unitNs
+		}
+	case query.Arith:
+		_, lk := x.L.(query.IntConst)
+		_, rk := x.R.(query.IntConst)
+		switch {
+		case x.Op == query.OpAdd && lk:
+			return timeIn(x.R, unitNs, times)
+		case (x.Op == query.OpAdd || x.Op == query.OpSub) && rk:
+			return timeIn(x.L, unitNs, times)
+		}
+	}
+	return 0
+}
+
+// intervalArith compiles t + INTERVAL, INTERVAL + t and t - INTERVAL
+// where t is an integer (a BIGINT event time, or a window's bound over
+// one): the interval in t's unit (the source's time_unit), refused where
+// t's unit is not known. ok false: n is no such arithmetic (a TIMESTAMP
+// takes its interval in milliseconds, as eInterval compiles it).
+func (c *compiler) intervalArith(ctx *exprCtx, n *node) (val, bool, error) {
+	if n.op != "+" && n.op != "-" {
+		return val{}, false, nil
+	}
+	ivn, other, ivLeft := n.r, n.l, false
+	if n.op == "+" && n.l.kind == eInterval && n.r.kind != eInterval {
+		ivn, other, ivLeft = n.l, n.r, true
+	}
+	if ivn.kind != eInterval || other.kind == eInterval {
+		return val{}, false, nil
+	}
+	o, err := c.numeric(ctx, other)
+	if err != nil || o.t != query.IntValue {
+		return val{}, false, err
+	}
+	unit := int64(0)
+	if ctx.timeUnit != nil {
+		unit = ctx.timeUnit(o.e)
+	}
+	if unit <= 0 {
+		return val{}, true, errAt(ivn.pos, "%s %s %s: %s is a number of no known time unit (INTERVAL arithmetic takes a TIMESTAMP, or a BIGINT event time or window bound in its source's time_unit): CAST it AS TIMESTAMP (milliseconds) first", exprText(n.l), n.op, exprText(n.r), exprText(other))
+	}
+	k, err := toUnits(ivn.iv, unit, "the interval")
+	if err != nil {
+		return val{}, true, err
+	}
+	if ivn.i < 0 { // negated by the parser
+		k = -k
+	}
+	op := query.OpAdd
+	if n.op == "-" {
+		op = query.OpSub
+	}
+	if ivLeft {
+		v, err := typed(ctx, n, query.Arith{Op: op, L: query.Int(k), R: o.e})
+		return v, true, err
+	}
+	v, err := typed(ctx, n, query.Arith{Op: op, L: o.e, R: query.Int(k)})
+	return v, true, err
 }
 
 // typed types e, compiled from n, in ctx's scope: an error is at n.
@@ -158,7 +230,7 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		return val{e: negate(v.e), t: query.BoolValue}, nil
+		return val{e: negate(v.e, ctx.scope), t: query.BoolValue}, nil
 	case eFunc:
 		return c.function(ctx, n)
 	case eCase:
@@ -178,7 +250,7 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		}
 		x := v.e
 		if !n.b {
-			x = negate(x)
+			x = negate(x, ctx.scope)
 		}
 		var e query.Expr = query.Call{Fn: "coalesce", Args: []query.Expr{x, query.BoolConst{}}}
 		if n.not {
@@ -234,10 +306,12 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 				return val{}, err
 			}
 		}
+		between := query.And(query.Cmp(x.e, query.Ge, b[0].e), query.Cmp(x.e, query.Le, b[1].e))
 		if n.not {
-			return typed(ctx, n, query.Or(query.Cmp(x.e, query.Lt, b[0].e), query.Cmp(x.e, query.Gt, b[1].e)))
+			// NOT (x BETWEEN a AND b): x < a OR x > b but for a NaN
+			return typed(ctx, n, negate(between, ctx.scope))
 		}
-		return typed(ctx, n, query.And(query.Cmp(x.e, query.Ge, b[0].e), query.Cmp(x.e, query.Le, b[1].e)))
+		return typed(ctx, n, between)
 	}
 	switch n.op {
 	case "and", "or":
@@ -254,6 +328,9 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		}
 		return val{e: flatten(l.e, r.e, false), t: query.BoolValue}, nil
 	case "+", "-", "*", "/", "%":
+		if v, ok, err := c.intervalArith(ctx, n); ok || err != nil {
+			return v, err
+		}
 		l, err := c.numeric(ctx, n.l)
 		if err != nil {
 			return val{}, err
@@ -436,25 +513,30 @@ func flatten(l, r query.Expr, and bool) query.Expr {
 	return query.Or(terms...)
 }
 
-// negate is NOT e, pushed down to the comparisons (De Morgan) where it
-// can be, so that the kernels see comparisons; NOT of anything else is a
-// NotExpr. For floats, NOT (x < y) becomes x >= y, which differs for NaN
-// only; for NULL the two agree (NULL either way).
-func negate(e query.Expr) query.Expr {
+// negate is NOT e (of scope), pushed down to the comparisons (De Morgan)
+// where it can be, so that the kernels see comparisons; NOT of anything
+// else is a NotExpr. NULL agrees either way (NULL); NaN does not: NOT
+// (x < y) is TRUE where x is NaN, x >= y FALSE, so that an ordering
+// comparison of floats keeps its NOT (= and <> flip: NaN <> y is TRUE as
+// NOT (NaN = y) is).
+func negate(e query.Expr, scope query.Scope) query.Expr {
 	switch t := e.(type) {
 	case query.Compare:
+		if t.Op != query.Eq && t.Op != query.Ne && (isFloat(t.L, scope) || isFloat(t.R, scope)) {
+			return query.NotExpr{X: e}
+		}
 		op := map[query.CmpOp]query.CmpOp{query.Eq: query.Ne, query.Ne: query.Eq, query.Lt: query.Ge, query.Ge: query.Lt, query.Le: query.Gt, query.Gt: query.Le}[t.Op]
 		return query.Cmp(t.L, op, t.R)
 	case query.AndExpr:
 		terms := make([]query.Expr, len(t.Terms))
 		for i, x := range t.Terms {
-			terms[i] = negate(x)
+			terms[i] = negate(x, scope)
 		}
 		return query.Or(terms...)
 	case query.OrExpr:
 		terms := make([]query.Expr, len(t.Terms))
 		for i, x := range t.Terms {
-			terms[i] = negate(x)
+			terms[i] = negate(x, scope)
 		}
 		return query.And(terms...)
 	case query.NotExpr:
@@ -472,6 +554,12 @@ func negate(e query.Expr) query.Expr {
 		return query.BoolConst{V: !t.V}
 	}
 	return query.NotExpr{X: e}
+}
+
+// isFloat reports whether e is a float in scope.
+func isFloat(e query.Expr, scope query.Scope) bool {
+	t, err := query.TypeOf(e, scope)
+	return err == nil && t == query.FloatValue
 }
 
 func colVal(s scol, scope query.Scope) val {

@@ -259,5 +259,6 @@ func (c *compiler) cast(ctx *exprCtx, n *node) (val, error) {
 	if _, err := query.TypeOf(query.Cast{X: x.e, To: to}, ctx.scope); err != nil {
 		return val{}, errAt(n.pos, "CAST(%s AS %s): %s does not convert to %s", exprText(n.l), n.typ, typeName(x), n.typ)
 	}
-	return val{e: query.Cast{X: x.e, To: to}, t: to}, nil
+	// CAST AS REAL rounds to a float32, and the value prints as one
+	return val{e: query.Cast{X: x.e, To: to, Real: n.typ.kind == tyReal}, t: to}, nil
 }

@@ -95,6 +95,8 @@ func outType(v val) (string, []string) {
 		return v.typ.String(), nil
 	case v.typ.kind == tyEnum:
 		return "BIGINT", v.typ.labels
+	case realVal(v):
+		return "REAL", nil
 	}
 	return valueTypeText(v.t), nil
 }
@@ -114,6 +116,12 @@ func valueTypeText(t query.ValueType) string {
 	return "BIGINT"
 }
 
+// realVal reports whether v is a REAL (query.IsReal): a REAL column, or
+// a CAST AS REAL.
+func realVal(v val) bool {
+	return v.t == query.FloatValue && (v.typ.kind == tyReal || query.IsReal(v.e, nil))
+}
+
 // outDecl is the declared type of v as a view's column.
 func outDecl(v val) sqlType {
 	switch {
@@ -121,6 +129,8 @@ func outDecl(v val) sqlType {
 		return v.typ
 	case v.typ.kind == tyEnum:
 		return sqlType{kind: tyEnum, labels: v.typ.labels}
+	case realVal(v):
+		return sqlType{kind: tyReal}
 	}
 	switch v.t {
 	case query.FloatValue:
@@ -156,6 +166,8 @@ func outSQLType(a query.Attribute, labels []string) sqlType {
 		return sqlType{kind: tyTimestamp}
 	case a.Logical == query.Boolean:
 		return sqlType{kind: tyBool}
+	case a.IsReal():
+		return sqlType{kind: tyReal}
 	}
 	switch a.Type {
 	case query.Int32:

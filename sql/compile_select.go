@@ -102,7 +102,28 @@ func (in *input) scope() query.Scope {
 // callErr says why).
 func (in *input) ctx(callErr string) *exprCtx {
 	scope := in.scope()
-	return &exprCtx{callErr: callErr, scope: scope, col: func(n *node) (val, error) {
+	times := func(attr string) bool {
+		if in.rel == nil || in.schema == nil || len(in.schema.Attrs) == 0 {
+			return false
+		}
+		if a := in.schema.Attrs[0]; attr == a.Name {
+			return a.Logical != query.Time
+		}
+		for _, col := range in.rel.cols {
+			if col.attr == attr && (slices.Contains(in.rel.times, col.name) || slices.Contains(in.rel.ends, col.name)) {
+				a, err := in.schema.Lookup(attr)
+				return err == nil && a.Logical != query.Time
+			}
+		}
+		return false
+	}
+	timeUnit := func(e query.Expr) int64 {
+		if in.rel == nil {
+			return 0
+		}
+		return timeIn(e, in.rel.unitNs, times)
+	}
+	return &exprCtx{callErr: callErr, scope: scope, timeUnit: timeUnit, col: func(n *node) (val, error) {
 		s, err := in.sc.resolve(n)
 		if err != nil {
 			return val{}, err

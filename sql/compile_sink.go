@@ -116,12 +116,20 @@ func (c *compiler) insert(s *stmt) error {
 			if have != query.BytesValue || at.Size != tc.typ.size {
 				return errAt(itemPos(i), "column %s of table %s is %s; the SELECT's %s is %s, which does not convert", tc.name.name, name, tc.typ, oc.Name, oc.Type)
 			}
+		case have == query.FloatValue && want == query.FloatValue:
+			// a REAL column's value is a float32's (CAST AS REAL rounds a
+			// DOUBLE's), a DOUBLE's prints as a float64 (Flink's implicit
+			// casts)
+			if real := tc.typ.kind == tyReal; real != query.IsReal(e, query.SchemaReal(q.Output)) {
+				e = query.Cast{X: e, To: want, Real: real}
+				convs[i].cast, anyCast = true, true
+			}
 		case have == want:
 		default:
 			if _, err := query.TypeOf(query.Cast{X: e, To: want}, scope); err != nil || have == query.BytesValue {
 				return errAt(itemPos(i), "column %s of table %s is %s; the SELECT's %s is %s, which does not convert", tc.name.name, name, tc.typ, oc.Name, oc.Type)
 			}
-			e = query.Cast{X: e, To: want}
+			e = query.Cast{X: e, To: want, Real: tc.typ.kind == tyReal}
 			convs[i].cast, anyCast = true, true
 		}
 		convs[i].expr = e

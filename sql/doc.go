@@ -305,7 +305,30 @@
 // COUNT(*) + 1, CAST(SUM(x) AS DOUBLE), CASE over a key. GROUP BY without
 // aggregates (SELECT k ... GROUP BY k) outputs the groups. HAVING uses
 // aggregates (by alias or written again; one not selected is computed
-// hidden) and GROUP BY columns.
+// hidden) and GROUP BY columns; a name is the input's column (a GROUP BY
+// column) first, a select-list alias only where no column has it (in
+// SELECT k AS v, SUM(v) AS k ... GROUP BY k HAVING k > 6, k is the key).
+//
+// Floats: REAL (FLOAT) values are float32s: a REAL column, CAST(x AS
+// REAL) (which rounds a DOUBLE to the nearest float32), MIN or MAX of a
+// REAL and a REAL sink column print as the float32 (0.1, not
+// 0.10000000149011612), in the outputs, in CAST(x AS VARCHAR) and in ||;
+// other float expressions over a REAL (arithmetic, SUM, AVG, CASE) are
+// DOUBLE, computed in float64 (Flink computes REAL arithmetic in
+// float32). MIN and MAX of a float skip NaN: NaN only where every value
+// is, MIN preferring -0 to +0 and MAX +0 to -0 (Flink keeps a NaN that
+// comes first in a group; partial results merge in any grouping here,
+// and that rule is not associative). NOT of a float comparison is its
+// IEEE negation: NOT (x < 1) and x NOT BETWEEN a AND b are TRUE where x
+// is NaN (Calcite rewrites both into the opposite comparisons, FALSE).
+// CAST(s AS BOOLEAN) reads t, true, y, yes, 1 as TRUE and f, false, n,
+// no, 0 as FALSE, in any case, spaces around them ignored; another
+// string is NULL. INTERVAL arithmetic on a BIGINT event time, or on a
+// window's bound over one, is in the source's time_unit (with time_unit
+// = 's', window_start + INTERVAL '1' MINUTE adds 60); an integer whose
+// unit is not known (another BIGINT column, a literal, a view's column
+// computed from a time) takes no INTERVAL: CAST it AS TIMESTAMP
+// (milliseconds) first. A TIMESTAMP takes intervals in milliseconds.
 //
 // Where the select list is the window's start (and end, but in a view),
 // group keys and aggregates as they are, the aggregation is one

@@ -49,10 +49,41 @@ func (k AggKind) combineFloat(a, b int64) int64 {
 	case AggAddF:
 		return int64(math.Float64bits(x + y))
 	case AggMinF:
-		return int64(math.Float64bits(min(x, y)))
+		return int64(math.Float64bits(MinF(x, y)))
 	default: // AggMaxF
-		return int64(math.Float64bits(max(x, y)))
+		return int64(math.Float64bits(MaxF(x, y)))
 	}
+}
+
+// MinF is float MIN's combine: the smaller of a and b, a NaN skipped (NaN
+// only where both are: a MIN of NaNs alone), -0 below +0. NaN is its
+// identity. It is commutative and associative, as the merges of partial
+// rows need: Flink's rule (the first value, replaced by a later one only
+// where strictly smaller) is not, a first NaN staying where it meets the
+// values that follow in one slice, and not where they are merged from
+// another. Go's min, where a NaN wins, is the other order-free choice; a
+// MIN that skips NaN agrees with Flink wherever a group's first value is
+// not NaN.
+func MinF(a, b float64) float64 {
+	if b != b {
+		return a
+	}
+	if a != a {
+		return b
+	}
+	return min(a, b)
+}
+
+// MaxF is float MAX's combine, as MinF: the larger, a NaN skipped, +0
+// above -0.
+func MaxF(a, b float64) float64 {
+	if b != b {
+		return a
+	}
+	if a != a {
+		return b
+	}
+	return max(a, b)
 }
 
 // Layout is the shape of a GroupState. Groups are either dense ordinals

@@ -1,0 +1,40 @@
+package pipeline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
+)
+
+// A REAL prints as the float32 it is wherever an expression passes it on.
+func TestRealPrintsAsFloat32(t *testing.T) {
+	t.Parallel()
+	prog, err := pipeline.Compile("real.sql", `
+CREATE SOURCE src (ts BIGINT, f FLOAT, d DOUBLE) WITH (connector = 'go', format = 'csv', header = 'true');
+CREATE VIEW a AS SELECT f, CAST(d AS REAL) AS c, CAST(f AS VARCHAR) AS s, f || '' AS s2, d, CAST(f AS DOUBLE) AS fd FROM src;
+CREATE VIEW m AS SELECT window_start, MAX(f) AS mx FROM TUMBLE(src, ts, INTERVAL '1' SECOND) GROUP BY window_start;`)
+	require.NoError(t, err)
+	require.NoError(t, prog.AttachReader("src", strings.NewReader("ts,f,d\n1000,0.1,0.1\n")))
+	got := map[string]string{}
+	for _, v := range []string{"a", "m"} {
+		require.NoError(t, prog.OnRows(v, func(rows *pipeline.Rows) error {
+			for i := range rows.Len() {
+				got[v] += string(rows.AppendCSV(nil, i))
+			}
+			return nil
+		}))
+	}
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job.Close()
+	_, err = job.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "0.1,0.1,0.1,0.1,0.1,0.10000000149011612\n", got["a"])
+	assert.Equal(t, "1000,0.1\n", got["m"])
+}
