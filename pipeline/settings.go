@@ -23,7 +23,8 @@ type EngineSettings struct {
 	// engine.DefaultWorkers(Mode).
 	Workers    int
 	WorkersSet bool
-	// Pin is "true", "false" or "auto" (PinWorkers).
+	// Pin is "true", "false" or "auto" (PinWorkers); with Cores, "auto"
+	// means "true" and "false" is refused.
 	Pin                  string
 	TaskSize, BufferSize int // 0: the engine's defaults (engine.Config.Defaults)
 	// Mode is the processors: cpu, gpu or hybrid. GPUDepth is the tasks
@@ -33,14 +34,15 @@ type EngineSettings struct {
 	GPUDepth   int
 	GPUEmulate bool
 	// Policy is fcfs, static or hls; Static binds queries to processor
-	// kinds, QUERY=KIND,...; SwitchThreshold and MonitorInterval are
-	// hls's.
+	// kinds, QUERY=KIND,... (static's alone: refused with another policy);
+	// SwitchThreshold and MonitorInterval are hls's.
 	Policy, Static  string
 	SwitchThreshold int
 	MonitorInterval time.Duration
 	// Placement is compact or spread; Cores a CPU list that overrides
-	// it; MemPolicy the rings' memory policy (default, preferred, bind);
-	// IngestCore the CPU of the ingestion goroutine (-1: not pinned).
+	// it, worker i pinned to its CPU i mod its length; MemPolicy the
+	// rings' memory policy (default, preferred, bind); IngestCore the CPU
+	// of the ingestion goroutine (-1: not pinned).
 	Placement, Cores, MemPolicy string
 	IngestCore                  int
 	// Kernel is the CPU kernels: auto or vector.
@@ -121,8 +123,18 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	if !s.WorkersSet {
 		s.Workers = engine.DefaultWorkers(s.Mode)
 	}
+	pin := s.Pin
+	if s.Cores != "" { // a CPU list pins the workers: auto means true
+		if pin == "false" {
+			return engine.Config{}, s.errorf("cores", "%s pins the workers to the CPUs it lists: not with %s false", s.name("pin"))
+		}
+		if s.Mode == "gpu" {
+			return engine.Config{}, s.errorf("cores", "%s: %s gpu runs no CPU workers to pin", s.name("mode"))
+		}
+		pin = "true"
+	}
 	c := engine.Config{
-		Workers: s.Workers, Pin: PinWorkers(s.Pin, s.Workers), TaskSize: s.TaskSize, BufferSize: s.BufferSize, Warn: s.Warn,
+		Workers: s.Workers, Pin: PinWorkers(pin, s.Workers), TaskSize: s.TaskSize, BufferSize: s.BufferSize, Warn: s.Warn,
 		Policy: scheduler.Policy(s.Policy), SwitchThreshold: s.SwitchThreshold, MonitorInterval: s.MonitorInterval,
 	}
 	switch s.Kernel {
@@ -141,7 +153,7 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	if limit := MaxWorkers(); s.Workers > limit {
 		return c, s.errorf("workers", "%s %d: at most %d (64 per CPU this process may use, and never under %d)", s.Workers, limit, minWorkerLimit)
 	}
-	if c.Pin && s.Pin == "true" && s.Mode != "gpu" && s.Workers > len(cpu.AllowedCPUs()) {
+	if c.Pin && s.Pin == "true" && s.Cores == "" && s.Mode != "gpu" && s.Workers > len(cpu.AllowedCPUs()) {
 		warn(fmt.Sprintf("%s=true with %d workers on %d CPUs: several workers are pinned to each CPU and share it", s.name("pin"), s.Workers, len(cpu.AllowedCPUs())))
 	}
 	// Checked here, before the engine's own checks, because its "two
@@ -165,6 +177,9 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	}
 	if !slices.Contains(scheduler.Policies, scheduler.Policy(s.Policy)) {
 		return c, s.errorf("policy", "%s %q: valid: fcfs, static, hls", s.Policy)
+	}
+	if s.Static != "" && s.Policy != string(scheduler.Static) {
+		return c, s.errorf("static", "%s binds queries under %s static, not %[2]s %[3]s", s.name("policy"), s.Policy)
 	}
 	if s.Static != "" {
 		c.Static = map[string]string{}
@@ -195,6 +210,10 @@ func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
 	if s.Cores != "" {
 		if cores, err = cpu.ParseCPUList(s.Cores); err != nil {
 			return s.errorf("cores", "%s: %v", err)
+		}
+		// The engine pins worker i to the list's CPU i mod its length.
+		if n := len(slices.Compact(slices.Sorted(slices.Values(cores)))); n < s.Workers {
+			warn(fmt.Sprintf("%s %s: %d workers on %d distinct CPU(s): they are pinned in turn, several to a CPU", s.name("cores"), s.Cores, s.Workers, n))
 		}
 	}
 	if s.Placement != string(cpu.Compact) && s.Placement != string(cpu.Spread) {

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -66,8 +68,12 @@ func TestEngineSettings(t *testing.T) {
 		{func(s *EngineSettings) { s.Kernel = "jit" }, "kernel", `kernel "jit": valid: auto, vector`},
 		{func(s *EngineSettings) { s.GPUEmulate = true }, "gpu-emulate", "gpu-emulate: needs mode gpu or mode hybrid"},
 		{func(s *EngineSettings) { s.Policy = "lifo" }, "policy", `policy "lifo": valid: fcfs, static, hls`},
-		{func(s *EngineSettings) { s.Static = "x" }, "static", `static "x": want QUERY=KIND,...`},
-		{func(s *EngineSettings) { s.Cores = "0-x" }, "cores", "cores: "},
+		{func(s *EngineSettings) { s.Policy, s.Static = "static", "x" }, "static", `static "x": want QUERY=KIND,...`},
+		{func(s *EngineSettings) { s.Static = "ysb=cpu" }, "static", "static binds queries under policy static, not policy fcfs"},
+		{func(s *EngineSettings) { s.Policy, s.Static = "hls", "ysb=cpu" }, "static", "static binds queries under policy static, not policy hls"},
+		{func(s *EngineSettings) { s.Cores = "0" }, "cores", "cores pins the workers to the CPUs it lists: not with pin false"},
+		{func(s *EngineSettings) { s.Pin, s.Cores, s.Mode, s.GPUEmulate = "auto", "0", "gpu", true }, "cores", "cores: mode gpu runs no CPU workers"},
+		{func(s *EngineSettings) { s.Pin, s.Cores = "true", "0-x" }, "cores", "cores: "},
 		{func(s *EngineSettings) { s.IngestCore = 100000 }, "ingest-core", "ingest-core 100000: not among the CPUs"},
 	} {
 		s := ok
@@ -84,4 +90,36 @@ func TestEngineSettings(t *testing.T) {
 	s.Name = func(n string) string { return "--" + n }
 	_, err = s.Config()
 	require.EqualError(t, err, "--switch-threshold 0: must be >= 1")
+}
+
+// TestEngineSettingsCores: a CPU list pins the workers (auto means true
+// with it), each to the list's CPU in turn; a list of fewer CPUs than
+// workers is a warning, since they then share CPUs.
+func TestEngineSettingsCores(t *testing.T) {
+	t.Parallel()
+	first := cpu.AllowedCPUs()[0]
+	n := len(cpu.AllowedCPUs()) + 1 // more workers than CPUs: auto alone does not pin them
+	require.False(t, PinWorkers("auto", n))
+	var warnings []string
+	s := EngineSettings{Workers: n, WorkersSet: true, Pin: "auto", Cores: strconv.Itoa(first), TaskSize: 4096, BufferSize: 1 << 20, Mode: "cpu",
+		GPUDepth: 1, Policy: "hls", SwitchThreshold: 1, MonitorInterval: time.Second, Placement: "compact", MemPolicy: "default", IngestCore: -1,
+		Kernel: "auto", Warn: func(msg string) { warnings = append(warnings, msg) }}
+	c, err := s.Config()
+	require.NoError(t, err)
+	assert.True(t, c.Pin, "--cores pins")
+	assert.Equal(t, slices.Repeat([]int{first}, n), c.CPUs)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], fmt.Sprintf("cores %d: %d workers on 1 distinct CPU(s)", first, n))
+
+	// A CPU named twice is one CPU; as many CPUs as workers, no warning.
+	warnings, s.Workers = nil, 2
+	s.Cores = fmt.Sprintf("%d,%d", first, first)
+	_, err = s.Config()
+	require.NoError(t, err)
+	assert.Len(t, warnings, 1, "a CPU named twice is one CPU")
+	warnings, s.Workers = nil, 1
+	c, err = s.Config()
+	require.NoError(t, err)
+	assert.True(t, c.Pin)
+	assert.Empty(t, warnings)
 }

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/saber-hx/saber-hx/ysb"
@@ -56,6 +58,36 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
+}
+
+// flagScope is a form of a command, named as the messages say it, and the
+// flags it does not read ("x-*": every flag whose name begins with "x-").
+type flagScope struct {
+	name string
+	not  []string
+}
+
+// checkScope refuses (exit 2) the first flag given on fs that forms[at]
+// does not read, naming the forms that read it: none is silently ignored.
+func checkScope(fs *flag.FlagSet, forms []flagScope, at int) (err error) {
+	ignores := func(s flagScope, name string) bool {
+		return slices.ContainsFunc(s.not, func(n string) bool {
+			p, ok := strings.CutSuffix(n, "*")
+			return n == name || ok && strings.HasPrefix(name, p)
+		})
+	}
+	fs.Visit(func(f *flag.Flag) {
+		var where []string
+		for _, o := range forms {
+			if !ignores(o, f.Name) {
+				where = append(where, o.name)
+			}
+		}
+		if err == nil && ignores(forms[at], f.Name) {
+			err = usagef("%s: --%s applies to %s, not to %s", fs.Name(), f.Name, strings.Join(where, " and "), forms[at].name)
+		}
+	})
+	return err
 }
 
 // joinPinValue lets --pin take its value as the next argument, as in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,6 +155,17 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if !slices.ContainsFunc(prog.SQL().Sources, func(s *sql.Source) bool { return s.Connector == "kafka" }) {
+		switch {
+		case *instances > 1:
+			return usagef("--instances %d: shares Kafka sources' partitions, and %s has no Kafka source", *instances, name)
+		case *stopAtEnd:
+			return usagef("--stop-at-end: reads Kafka sources to their end, and %s has no Kafka source (files are read to their end, generators for --duration)", name)
+		}
+	}
+	if *ckptDir == "" && given(fs, "checkpoint-interval") {
+		return usagef("--checkpoint-interval: needs --checkpoint-dir")
+	}
 	if !given(fs, "task-size") {
 		ef.TaskSize = prog.FitTaskSize(ef.TaskSize) // a CSV source's layout can be any multiple of 4 bytes
 	}
@@ -166,7 +178,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if given(fs, "duration") {
 		o.Duration = *duration // else generators run their default, Kafka until a signal
 	}
-	return runProgram(prog, o, &ef, false, stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
+	return runProgram(prog, o, &ef, "run", stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
 		sum := runSummary{Summary: ps, Workers: ef.CPUWorkers(), TaskSize: ef.TaskSize, Policy: string(o.Engine.Policy),
 			Processors: pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, ef.GPUEmulate, ps.GPUFallbackTasks())}
 		if sum.Interrupted {
@@ -186,11 +198,11 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 
 // runProgram runs prog as the command line does: --metrics-addr served,
 // the GPU of --mode opened and SIGINT and SIGTERM watched (ef.begin), a
-// progress line every --progress-interval on stderr unless quiet; opened says so (nil:
-// nothing) once the job is open and a signal would be answered; then
-// report prints the summary. The error is the run's, or after the summary
-// the signal's (exit 130, 143).
-func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, quiet bool, stderr io.Writer, opened func(),
+// progress line beginning with label every --progress-interval on
+// stderr; opened says so (nil: nothing) once the job is open and a signal
+// would be answered; then report prints the summary. The error is the
+// run's, or after the summary the signal's (exit 130, 143).
+func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, label string, stderr io.Writer, opened func(),
 	report func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error) (err error) {
 	sig, end, err := ef.begin(&o.Engine, stderr)
 	if err != nil {
@@ -202,10 +214,8 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, qui
 		o.Engine.Started = nil
 	}
 	stopProgress := func() {}
-	if !quiet {
-		o.Engine.Started = func(e *engine.Engine) {
-			stopProgress = ef.startProgress(stderr, "run", e, time.Now())
-		}
+	o.Engine.Started = func(e *engine.Engine) {
+		stopProgress = ef.startProgress(stderr, label, e, time.Now())
 	}
 	job, err := prog.Open(o)
 	if err != nil {

@@ -27,6 +27,20 @@ const ysbSynopsis = `  saber-hx ysb [flags]                  the benchmark: YSB 
                                         Redis, each window's counts to Redis every second
 ` + setupSynopsis + produceSynopsis + checkSynopsis + securedSynopsis
 
+// ysbModes are the flags each mode of ysb does not read (checkScope).
+const ysbBenchmark, ysbFile, ysbKafka = 0, 1, 2
+
+var ysbModes = []flagScope{
+	ysbBenchmark: {"the generator benchmark", append([]string{"output", "campaigns", "input"}, ysbKafkaOnly...)},
+	ysbFile: {"file mode", append([]string{"duration", "warmup", "bundle-size", "ingest", "num-campaigns", "ads-per-campaign",
+		"progress-interval"}, ysbKafkaOnly...)},
+	ysbKafka: {"--source kafka", []string{"output", "campaigns", "input", "warmup", "bundle-size", "ingest", "num-campaigns", "ads-per-campaign"}},
+}
+
+// ysbKafkaOnly are the flags of --source kafka alone.
+var ysbKafkaOnly = []string{"brokers", "topic", "group", "fetchers", "kafka-*", "redis", "redis-*", "stop-at-end", "sink-retry-timeout",
+	"watermark-delay", "checkpoint-dir", "checkpoint-interval", "instance", "instances"}
+
 func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if sub := pipelineCommand(args); sub != nil {
 		return sub(args[1:], stdout, stderr)
@@ -37,7 +51,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	ef.register(fs)
 	gf.register(fs)
 	bundle := fs.Int("bundle-size", 16<<20, "bytes of pre-generated tuples replayed into the ring (rounded down to whole generator periods)")
-	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up")
+	duration := fs.Duration("duration", 30*time.Second, "benchmark: measured ingestion time, after the warm-up; --source kafka: how long to read (without it, until SIGINT or SIGTERM)")
 	warmup := fs.Duration("warmup", 3*time.Second, "benchmark: ingestion time before the measured interval (0: none); its windows are validated too")
 	ingestFlag := fs.String("ingest", "auto", "benchmark: "+ingestUsage)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout (of stderr in file mode when the "+
@@ -74,13 +88,22 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err := parseSecured(fs, args); err != nil {
 		return err
 	}
-	kafkaMode := false
+	mode := ysbBenchmark
 	switch *sourceFlag {
 	case "generator":
+		if *input != "" || *campaigns != "" {
+			mode = ysbFile
+		}
 	case "kafka":
-		kafkaMode = true
+		mode = ysbKafka
 	default:
 		return usagef("--source %q: want generator or kafka", *sourceFlag)
+	}
+	if err := checkScope(fs, ysbModes, mode); err != nil {
+		return err
+	}
+	if given(fs, "checkpoint-interval") && ko.CheckpointDir == "" {
+		return usagef("--checkpoint-interval: needs --checkpoint-dir")
 	}
 	cfg, err := ef.config(fs, stderr)
 	if err != nil {
@@ -89,17 +112,10 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err := cfg.Validate(ysb.TupleSize); err != nil {
 		return usageError{err}
 	}
-	fileMode := *input != "" || *campaigns != ""
 	if ko.Instances < 1 || ko.Instance < 0 || ko.Instance >= ko.Instances {
 		return usagef("--instance %d --instances %d: want 0 <= instance < instances", ko.Instance, ko.Instances)
 	}
-	if !kafkaMode && (ko.CheckpointDir != "" || ko.Instances > 1) {
-		return usagef("--checkpoint-dir and --instances are for --source kafka")
-	}
-	if kafkaMode && fileMode {
-		return usagef("--source kafka reads Kafka: not with --input or --campaigns")
-	}
-	if !fileMode && !kafkaMode {
+	if mode == ysbBenchmark {
 		if *bundle < ysb.TupleSize {
 			return usagef("bundle size %d: need at least one %d-byte tuple", *bundle, ysb.TupleSize)
 		}
@@ -118,7 +134,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	if kafkaMode {
+	if mode == ysbKafka {
 		if ka.KafkaSecurity, err = kf.settings(fs, os.LookupEnv).Kafka(); err != nil {
 			return err
 		}
@@ -138,7 +154,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer closeInto(&err, end)
-	if fileMode {
+	if mode == ysbFile {
 		return runYSBFile(sig, ysbFileArgs{input: *input, campaigns: *campaigns, output: *output}, cfg, &ef, *asJSON, stdout, stderr)
 	}
 

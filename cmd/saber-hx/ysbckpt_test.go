@@ -125,7 +125,7 @@ func TestYSBKafkaCheckpointUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"ysb", "--checkpoint-dir", "x", "--duration", "1s"}, "are for --source kafka"},
+		{[]string{"ysb", "--checkpoint-dir", "x", "--duration", "1s"}, "--checkpoint-dir applies to --source kafka, not to the generator benchmark"},
 		{[]string{"ysb", "--source", "kafka", "--instance", "2", "--instances", "2", "--brokers", "x:1", "--redis", "x:1"}, "--instance 2 --instances 2"},
 		{[]string{"ysb", "--source", "kafka", "--checkpoint-dir", "x", "--checkpoint-interval", "0s", "--brokers", "x:1", "--redis", "x:1"}, "--checkpoint-interval 0s"},
 	} {

@@ -274,7 +274,7 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", o.Instances)
 		}
 	}
-	return runProgram(prog, o, ef, true, stderr, opened, func(sum *pipeline.Summary, _ *pipeline.Job, sig *interrupt) error {
+	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, _ *pipeline.Job, sig *interrupt) error {
 		s := ysbKafkaSummary{ysbSummary: summarize("kafka", sum.Stats[0], sum.Seconds, ef), Checkpoints: sum.Checkpoints}
 		if sum.Interrupted {
 			s.Interrupted, s.Signal = true, signalOf(sig)

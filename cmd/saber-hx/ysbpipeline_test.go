@@ -104,7 +104,7 @@ func TestYSBPipelineUsage(t *testing.T) {
 		{[]string{"ysb", "--source", "kafka", "--redis", "x:1"}, "needs --brokers"},
 		{[]string{"ysb", "--source", "kafka", "--brokers", "x:1"}, "needs --redis"},
 		{[]string{"ysb", "--source", "file"}, `--source "file"`},
-		{[]string{"ysb", "--source", "kafka", "--input", "x"}, "not with --input"},
+		{[]string{"ysb", "--source", "kafka", "--input", "x"}, "--input applies to file mode, not to --source kafka"},
 		{[]string{"ysb", "--source", "kafka", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--fetchers", "-1"}, "--fetchers -1: want 1 to 64"},
 		{[]string{"ysb", "--source", "kafka", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--fetchers", "2", "--group", "g"}, "and 1 with --group"},
 	} {
