@@ -169,7 +169,8 @@ type Options struct {
 	Log io.Writer
 	// Duration bounds how long the unbounded sources are read: generators
 	// (0: DefaultGeneratorDuration) and Kafka topics (0: until the
-	// context of Run ends). Files and readers are read to their end.
+	// context of Run ends). Files and readers are read to their end, or
+	// for Duration where it is set.
 	Duration time.Duration
 	// StopAtEnd reads each Kafka partition to the end it had at the
 	// start, then drains and ends (a bounded run over a backlog).

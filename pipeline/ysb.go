@@ -61,7 +61,7 @@ WITH (connector = 'redis', addr = %s, layout = 'ysb');
 `, a.DelayMs, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), reading, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
 }
 
-// ysbCampaignsCSV reads the campaigns from Redis as ysb.RunKafka does and
+// ysbCampaignsCSV reads the campaigns that ysb setup wrote to Redis and
 // returns them as the table's CSV text.
 func ysbCampaignsCSV(ctx context.Context, server security.Redis) (text []byte, campaigns, ads int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)

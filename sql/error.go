@@ -15,7 +15,7 @@ type Error struct {
 	Offset       int
 	Msg          string
 	// secrets are the byte ranges of the text that Caret shows as ***
-	// (the values of password options, set by Compile).
+	// (the values of masked options, set by Compile).
 	secrets []span
 }
 
@@ -30,8 +30,9 @@ func (e *Error) Error() string {
 //	  c INT FROM
 //	        ^
 //
-// The value of a password option on that line (password,
-// properties.sasl.password, url) is shown as ***, as everywhere.
+// The value of an option on that line that may be a secret (password,
+// properties.sasl.password, url, properties.sasl.jaas.config, any option
+// in a WITH list that no connector takes: maskedOption) is shown as ***.
 func (e *Error) Caret(src string) string {
 	var b strings.Builder
 	b.WriteString(e.Error())

@@ -119,7 +119,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		"restored_epoch, recovery_ms)")
 	output := fs.String("output", "-", "where a plain SELECT's rows go (CSV with a header): - for stdout, or a file, written as ysb's --output")
 	duration := fs.Duration("duration", pipeline.DefaultGeneratorDuration, "how long generator sources produce (they are unbounded), and kafka sources read where given "+
-		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources run to their end")
+		"(without it they read until SIGINT or SIGTERM, then drain); file and stdin sources to their end, or for --duration where given")
 	stopAtEnd := fs.Bool("stop-at-end", false, "kafka sources read each partition to the end it had when the run started, then drain and exit "+
 		"(a bounded run over a backlog, as Flink's scan.bounded.mode = 'latest-offset'; with --duration, whichever comes first)")
 	ckptDir := fs.String("checkpoint-dir", "", "checkpoint the run into this directory (a Kafka source's offsets and the open windows, the last two kept) and restore "+
