@@ -30,15 +30,7 @@ SELECT window_start, n FROM w WHERE n > 0;`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			addr := kafkatest.Broker(t, 1, "ev")
-			cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-			require.NoError(t, err)
-			defer cl.Close()
-			var recs []*kgo.Record
-			for i := range 100 {
-				recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
-			}
-			require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+			addr, cl := eventsTopic(t, 100)
 			prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', group = 'g', format = 'json');
 %s`, addr, queries))
 			require.NoError(t, err)
@@ -89,15 +81,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // unless properties.auto.offset.reset says where to begin.
 func TestFlinkStartupModes(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Broker(t, 1, "ev")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	require.NoError(t, err)
-	defer cl.Close()
-	var recs []*kgo.Record
-	for i := range 10 {
-		recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
-	}
-	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	addr, _ := eventsTopic(t, 10)
 	read := func(group, options string) (uint64, error) {
 		prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', properties.group.id = '%s', format = 'json'%s);
 SELECT ts, v FROM ev;`, addr, group, options))
@@ -128,6 +112,22 @@ SELECT ts, v FROM ev;`, addr, group, options))
 		require.NoError(t, err, c.group)
 		assert.Equal(t, c.second, n, "group %s: second run", c.group)
 	}
-	_, err = read("d", `, scan.startup.mode = 'group-offsets'`)
+	_, err := read("d", `, scan.startup.mode = 'group-offsets'`)
 	assert.ErrorContains(t, err, "group d has no committed offset for partition 0")
+}
+
+// eventsTopic starts a broker with topic ev holding n JSON records
+// {"ts": i, "v": i}, and a client of it (closed with the test).
+func eventsTopic(t *testing.T, n int) (addr string, cl *kgo.Client) {
+	t.Helper()
+	addr = kafkatest.Broker(t, 1, "ev")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	return addr, cl
 }

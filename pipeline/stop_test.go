@@ -10,10 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/engine"
-	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/pipeline"
 )
 
@@ -91,15 +89,7 @@ CREATE VIEW qb AS SELECT ts, v FROM b;`)
 // (the run has ended) returns at once with an error.
 func TestCheckpointAfterTheRun(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Broker(t, 1, "ev")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	require.NoError(t, err)
-	defer cl.Close()
-	var recs []*kgo.Record
-	for i := range 100 {
-		recs = append(recs, &kgo.Record{Topic: "ev", Value: fmt.Appendf(nil, `{"ts": %d, "v": %d}`, i, i)})
-	}
-	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	addr, _ := eventsTopic(t, 100)
 	prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', format = 'json');
 CREATE VIEW q AS SELECT ts, v FROM ev;`, addr))
 	require.NoError(t, err)
