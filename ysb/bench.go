@@ -190,6 +190,9 @@ func RunBenchmark(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		m.GCCycles, m.HeapAllocBytes = gcs-warmGC, alloc-warmAlloc
 	}
 	res.Scheduling = eng.Scheduling()
+	if runErr == nil {
+		runErr = v.finish()
+	}
 	res.Validated = runErr == nil && v.windows == st.Windows && st.Tuples == k
 	return res, runErr
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -230,4 +231,47 @@ func TestBenchmarkWarmup(t *testing.T) {
 	assert.False(t, res.WarmedUp)
 	assert.True(t, res.Validated)
 	assert.Zero(t, res.Measured)
+}
+
+// TestBenchmarkCatchesMissingWindows: the validator checks the windows
+// that should have been emitted, not only those that were: a bundle whose
+// views in every other window are clicks (windows the engine then never
+// emits, and the generator says hold views), and an engine cutting 1 s
+// windows for the benchmark's 10 s ones, both fail.
+func TestBenchmarkCatchesMissingWindows(t *testing.T) {
+	t.Parallel()
+	cfg := BenchConfig{
+		Engine:     engine.Config{Workers: 1, TaskSize: 1 << 16, BufferSize: 1 << 20},
+		Gen:        DefaultGenConfig(),
+		BundleSize: 1 << 20,
+		Duration:   100 * time.Millisecond,
+		Ingest:     engine.IngestProducer,
+	}
+	cfg.corrupt = func(b []byte) {
+		le := binary.LittleEndian
+		for off := 0; off+TupleSize <= len(b); off += TupleSize {
+			if ts := int64(le.Uint64(b[off+OffEventTime:])); ts/WindowMs%2 == 1 {
+				le.PutUint32(b[off+OffEventType:], EventClick)
+			}
+		}
+	}
+	res, err := RunBenchmark(context.Background(), cfg)
+	assert.ErrorIs(t, err, ErrMismatch)
+	assert.ErrorContains(t, err, "in no window emitted")
+	assert.False(t, res.Validated)
+
+	gen, err := NewGenerator(DefaultGenConfig())
+	require.NoError(t, err)
+	src, err := newReplay(gen, BundleTuples(1<<20, gen.Config()), nil)
+	require.NoError(t, err)
+	v := &validator{gen: gen}
+	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: 1 << 16, BufferSize: 1 << 20},
+		[]engine.Spec{{Query: Query(gen.Campaigns(), 1000), Windows: v.check}})
+	require.NoError(t, err)
+	v.genIndex = genIndexOfGroups(eng.Stream(0).Plan().GroupKeys, gen)
+	var k uint64
+	now := time.Now()
+	_, err = produce(context.Background(), eng, now, func() {}, now.Add(50*time.Millisecond), src, engine.IngestProducer, 1, &k, v)
+	_, cerr := eng.CloseAll()
+	assert.ErrorIs(t, errors.Join(err, cerr), ErrMismatch, "1 s windows are not the benchmark's")
 }
