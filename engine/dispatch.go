@@ -66,6 +66,11 @@ func (s *Stream) commit(n int) error {
 	s.filled += n
 	if s.filled == s.taskSize {
 		s.dispatch()
+	} else if s.partialTimer != nil && !s.partialArmed.Load() {
+		// A chained stream's rows in a task not full: should no more
+		// come (the input pauses, wherever it was cut), the timer
+		// dispatches it (flushPartial, under the feeder that pushes).
+		s.armPartial(partialAge)
 	}
 	return nil
 }
@@ -240,7 +245,7 @@ func (s *Stream) partialTimeout() {
 	}
 	s.partialDue.Store(true)
 	s.e.partialsDue.Store(true)
-	s.e.wakeForJoins(1)
+	s.e.wakeOne()
 	s.partialTimer.Reset(partialAge)
 }
 

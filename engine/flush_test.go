@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/gpu"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -68,25 +70,7 @@ func TestFlush(t *testing.T) {
 func TestChainFlushesWhileTheInputPauses(t *testing.T) {
 	t.Parallel()
 	s := randSchema(t)
-	// ts 0..n-1, then one tuple far ahead: every window of the n closed.
-	input := func(n int) []byte {
-		b := make([]byte, (n+1)*randTuple)
-		for i := range n + 1 {
-			ts := int64(i)
-			if i == n {
-				ts = 1 << 20
-			}
-			binary.LittleEndian.PutUint64(b[i*randTuple:], uint64(ts))
-			binary.LittleEndian.PutUint32(b[i*randTuple+8:], uint32(i%7))
-		}
-		return b
-	}
-	count := func(schema *query.Schema, n *atomic.Int64) func([]byte) error {
-		return func(b []byte) error {
-			n.Add(int64(len(b) / schema.TupleSize))
-			return nil
-		}
-	}
+	input := pausedInput
 	cfg := Config{Workers: 2, TaskSize: randTuple * 256, BufferSize: 1 << 20}
 
 	t.Run("an aggregation, then a filter", func(t *testing.T) {
@@ -103,6 +87,80 @@ func TestChainFlushesWhileTheInputPauses(t *testing.T) {
 		_, err = e.CloseAll()
 		require.NoError(t, err)
 	})
+
+	t.Run("a pause on a task boundary", func(t *testing.T) {
+		// The producer's last task went out full (Commit), unmarked: the
+		// rows its merge pushed still wait downstream.
+		t.Parallel()
+		up := &query.Query{Name: "filter", Schema: s, Where: query.ColGe("a", 1)}
+		out, err := up.OutputSchema()
+		require.NoError(t, err)
+		for _, n := range []int{1022, 1023} { // 1023 and the one ahead: 4 whole tasks of 256
+			var windows atomic.Int64
+			down := &query.Query{Name: "agg", Schema: out, Window: query.Tumbling(100), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+			e, err := Start(cfg, []Spec{{Query: up}, {Query: down, Upstream: Output(0), Windows: func(*Window) error { windows.Add(1); return nil }}})
+			require.NoError(t, err)
+			require.NoError(t, e.Stream(0).Write(input(n)))
+			require.NoError(t, e.Stream(0).Flush())
+			want := int64(n+99) / 100
+			assert.Eventually(t, func() bool { return windows.Load() == want }, 5*time.Second, time.Millisecond, "%d tuples: the %d windows: %d", n, want, windows.Load())
+			_, err = e.CloseAll()
+			require.NoError(t, err)
+		}
+	})
+
+	t.Run("two filters, then an aggregation", func(t *testing.T) {
+		// The first filter's output fills the second's tasks to a
+		// boundary: the second's tasks go out full, unmarked.
+		t.Parallel()
+		const n = 1919
+		in := input(n)
+		want := map[int64]bool{}
+		for i := range n {
+			a, b := uint32(i%5), uint32(i%4)
+			binary.LittleEndian.PutUint32(in[i*randTuple+8:], a)
+			binary.LittleEndian.PutUint32(in[i*randTuple+12:], b)
+			if a >= 1 && b >= 1 {
+				want[int64(i)/100] = true
+			}
+		}
+		f1 := &query.Query{Name: "f1", Schema: s, Where: query.ColGe("a", 1)}
+		o1, err := f1.OutputSchema()
+		require.NoError(t, err)
+		f2 := &query.Query{Name: "f2", Schema: o1, Where: query.ColGe("b", 1)}
+		o2, err := f2.OutputSchema()
+		require.NoError(t, err)
+		var windows atomic.Int64
+		agg := &query.Query{Name: "agg", Schema: o2, Window: query.Tumbling(100), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+		e, err := Start(cfg, []Spec{{Query: f1}, {Query: f2, Upstream: Output(0)}, {Query: agg, Upstream: Output(1), Windows: func(*Window) error { windows.Add(1); return nil }}})
+		require.NoError(t, err)
+		require.NoError(t, e.Stream(0).Write(in))
+		require.NoError(t, e.Stream(0).Flush())
+		assert.Eventually(t, func() bool { return windows.Load() == int64(len(want)) }, 5*time.Second, time.Millisecond, "the %d windows: %d", len(want), windows.Load())
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+	})
+
+	for _, gpuOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("an aggregation on a GPU, then a filter, GPU only %v", gpuOnly), func(t *testing.T) {
+			// No CPU worker where the GPU runs alone: its worker flushes.
+			t.Parallel()
+			up := &query.Query{Name: "up", Schema: s, Window: query.Tumbling(64), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+			out, err := up.OutputSchema()
+			require.NoError(t, err)
+			var rows atomic.Int64
+			dev := &checkedDevice{Device: gpu.NewEmulator()}
+			defer dev.Close()
+			cfg := Config{TaskSize: randTuple * 256, BufferSize: 1 << 20, GPU: dev, GPUOnly: gpuOnly, Workers: 1, GPUDepth: 2}
+			e, err := Start(cfg, []Spec{{Query: up}, {Query: &query.Query{Name: "down", Schema: out, Where: query.ColGe("n", 0)}, Upstream: Output(0), Tuples: count(out, &rows)}})
+			require.NoError(t, err)
+			require.NoError(t, e.Stream(0).Write(input(1000)))
+			require.NoError(t, e.Stream(0).Flush())
+			assert.Eventually(t, func() bool { return rows.Load() == 16 }, 5*time.Second, time.Millisecond, "rows downstream: %d", rows.Load())
+			_, err = e.CloseAll()
+			require.NoError(t, err)
+		})
+	}
 
 	t.Run("a filter, then an aggregation", func(t *testing.T) {
 		t.Parallel()
@@ -153,4 +211,29 @@ func TestChainFlushesWhileTheInputPauses(t *testing.T) {
 		_, err = e.CloseAll()
 		require.NoError(t, err)
 	})
+}
+
+// pausedInput is n tuples of randSchema at ts 0..n-1 (a = i%7), then one
+// far ahead (a and b 1: past the tests' filters): every window of the n
+// closed.
+func pausedInput(n int) []byte {
+	b := make([]byte, (n+1)*randTuple)
+	for i := range n + 1 {
+		ts, a, bb := int64(i), uint32(i%7), uint32(0)
+		if i == n {
+			ts, a, bb = 1<<20, 1, 1
+		}
+		binary.LittleEndian.PutUint64(b[i*randTuple:], uint64(ts))
+		binary.LittleEndian.PutUint32(b[i*randTuple+8:], a)
+		binary.LittleEndian.PutUint32(b[i*randTuple+12:], bb)
+	}
+	return b
+}
+
+// count counts the tuples of schema handed to it into n.
+func count(schema *query.Schema, n *atomic.Int64) func([]byte) error {
+	return func(b []byte) error {
+		n.Add(int64(len(b) / schema.TupleSize))
+		return nil
+	}
 }

@@ -229,11 +229,17 @@ func (g *gpuWorker) loop(ready chan<- error) {
 	ready <- nil
 	q, p := g.e.queue, g.w.proc
 	for {
+		// A GPU-only engine has no CPU worker to flush a chain's partial
+		// tasks (wakeOne wakes this one).
+		g.w.flushDue()
 		if g.n < len(g.slots) {
 			var t *scheduler.Task
 			if g.n == 0 {
 				if t = q.Pop(p); t == nil {
 					break // closed and drained of what the GPU runs
+				}
+				if t == scheduler.Woken {
+					continue
 				}
 			} else {
 				t = q.TryPop(p)

@@ -195,6 +195,17 @@ func (e *Engine) wakeForJoins(n int) {
 	}
 }
 
+// wakeOne wakes an idle worker, a CPU worker where there is one, else
+// the GPU's (a GPU-only engine), to look at what is due (flushDue).
+func (e *Engine) wakeOne() {
+	switch {
+	case len(e.cfg.cpuGroups()) > 0:
+		e.wakeForJoins(1)
+	case e.gpuKind >= 0:
+		e.queue.Wake(e.gpuKind, 1)
+	}
+}
+
 // joinScratch is w's scratch for the tasks of js, made at its first.
 func (w *worker) joinScratch(js *joinStage) *kernels.JoinScratch {
 	s := w.scratch[js]
