@@ -7,7 +7,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/nexmark"
 	"github.com/saber-hx/saber-hx/nexmark/bench"
 )
@@ -20,7 +22,8 @@ const nexmarkGenSynopsis = "  saber-hx nexmark generate --events N (--out DIR | 
 // nexmarkFlags registers the generator's flags and Kafka's, the run's and generate's.
 func nexmarkFlags(fs *flag.FlagSet, nc *nexmark.Config, prefix *string) (brokers *string) {
 	*nc = nexmark.DefaultConfig()
-	fs.Int64Var(&nc.EventRate, "rate", nc.EventRate, "events per second of event time (Nexmark's first-event.rate)")
+	fs.Int64Var(&nc.EventRate, "rate", nc.EventRate, "events per second of event time (Nexmark's first-event.rate, the connector's default): "+
+		"how many events a window of event time holds; the project's published V2 figures ran 100000 (conf/nexmark_v2.yaml's tps), build/bench-nexmark.sh passes that")
 	fs.Uint64Var(&nc.Seed, "seed", nc.Seed, "the sequence's seed")
 	fs.StringVar(prefix, "topic-prefix", "nexmark-", "Kafka: the topics are PREFIXperson, PREFIXauction, PREFIXbid (PREFIXevents: generate --nested)")
 	return fs.String("brokers", "", "Kafka: the brokers, host:port[,host:port...]")
@@ -38,7 +41,8 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&c.Warmup, "warmup", bench.DefaultWarmup, "replayed run before the measured interval")
 	fs.DurationVar(&c.Duration, "duration", bench.DefaultDuration, "the measured interval")
 	fs.IntVar(&c.Events, "events", bench.DefaultEvents, "events generated into the bundle that the run replays (with later times and ids each pass)")
-	fs.BoolVar(&c.Inline, "inline", false, "generate the events as the sources read them (the generator in the loop), no bundle")
+	fs.BoolVar(&c.Inline, "inline", false, "generate the events as the sources read them (the generator in the loop), no bundle; "+
+		"like the bundle, only the tables the query reads: no mode generates the whole mix (docs/nexmark.md, \"What a run counts\")")
 	fs.BoolVar(&c.Validate, "validate", false, "first run the query over --validate-events events and check every query against the reference evaluator")
 	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run")
 	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
@@ -65,7 +69,12 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer closeInto(&err, end)
+	stopProgress := func() {}
+	c.Started = func(e *engine.Engine) { // on this goroutine, in bench.Run
+		stopProgress = ef.startProgress(stderr, "nexmark "+c.Query, e, time.Now())
+	}
 	res, err := bench.Run(sig.Context(), c)
+	stopProgress() // its last line is written before the summary
 	if err != nil {
 		return err
 	}

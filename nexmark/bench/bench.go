@@ -59,29 +59,70 @@ type Config struct {
 	Validate       bool
 	ValidateEvents int64
 	Log            io.Writer // progress; nil: none
+	// Started, if set, is called with the measured run's engine once it
+	// has started (not the validation run's): saber-hx nexmark's
+	// progress lines. Engine.Started is still called.
+	Started func(*engine.Engine)
 }
 
 // Result is a run's summary (saber-hx nexmark --json).
+//
+// What a run may claim: the Nexmark project counts the events its
+// datagen source generated, every event of the mix, each decoded by every
+// query (its views filter the one table by event_type). saber-hx's
+// sources generate (Mode "inline") or replay ("replay") only the tables
+// the query reads, and the json and kafka sources read one file or topic
+// per table: no mode reads the whole mix unless the query reads every
+// table (WholeMix). So Tuples, the records the sources read, are what the
+// run processed; Events, the sequence's events that those records span,
+// is the position in the sequence, counted as Nexmark counts it, and
+// claims events that were never generated nor read wherever WholeMix is
+// false (46 in 50 of them are bids: a query of people and auctions alone,
+// q8, reads 4 events in 50).
 type Result struct {
-	Query   string `json:"query"`
-	Source  string `json:"source"`
+	Query  string `json:"query"`
+	Source string `json:"source"`
+	// Mode is where the records come from: "replay" (a bundle generated
+	// before the run, the generator out of the loop), "inline" (the
+	// generator in the loop, as the project's datagen source), "json"
+	// (files) or "kafka" (topics).
+	Mode    string `json:"mode"`
 	CPU     string `json:"cpu"`
 	Workers int    `json:"workers"`
-	// Cores is the cores the workers had: min(workers, CPUs).
-	Cores        int     `json:"cores"`
-	Inline       bool    `json:"inline"`
-	BundleEvents int64   `json:"bundle_events,omitempty"`
-	Warmup       float64 `json:"warmup_s"`
-	Seconds      float64 `json:"seconds"` // the measured interval
-	// Events are Nexmark's events of the sequence that the query's
-	// sources covered in the measured interval, every table's counted as
-	// Nexmark counts them (a query of bids alone covers the people and
-	// auctions between them); Tuples are the tuples its sources fed.
-	Events            uint64  `json:"events"`
-	EventsPerS        float64 `json:"events_per_s"`
+	// Cores is the cores the workers had: min(workers, CPUs), not a
+	// measure (CPUsUsed is).
+	Cores        int   `json:"cores"`
+	Inline       bool  `json:"inline"`
+	BundleEvents int64 `json:"bundle_events,omitempty"`
+	// Rate is the generator's events per second of event time
+	// (first-event.rate): how many events a window of event time holds.
+	// 0 for files and topics (their times are generate's).
+	Rate    int64   `json:"rate,omitempty"`
+	Warmup  float64 `json:"warmup_s"`
+	Seconds float64 `json:"seconds"` // the measured interval
+	// TablesRead are the tables the program's sources read; WholeMix
+	// says they are every table of the mix, so that Tuples == Events.
+	TablesRead []string `json:"tables_read"`
+	WholeMix   bool     `json:"whole_mix"`
+	// Tuples are the records the sources read in the measured interval;
+	// Events the sequence's events they span (Result's comment).
+	Tuples     uint64  `json:"tuples"`
+	TuplesPerS float64 `json:"tuples_per_s"`
+	Events     uint64  `json:"events"`
+	EventsPerS float64 `json:"events_per_s"`
+	// EventsPerSPerCore is EventsPerS over Cores: per worker given a
+	// core, not per CPU used (the JSON name is kept for its readers).
 	EventsPerSPerCore float64 `json:"events_per_s_per_core"`
-	Tuples            uint64  `json:"tuples"`
-	TuplesPerS        float64 `json:"tuples_per_s"`
+	// CPUSeconds is the process's CPU time (user and system, getrusage
+	// RUSAGE_SELF: the generator or the replay, the engine, the sinks, the
+	// runtime) in the measured interval; CPUsUsed that over Seconds, the
+	// project's "Cores"; TuplesPerCPUSecond and EventsPerCPUSecond the
+	// records and events per CPU-second used, the project's throughput
+	// per core. Zero where the CPU time cannot be read.
+	CPUSeconds         float64 `json:"cpu_s"`
+	CPUsUsed           float64 `json:"cpus_used"`
+	TuplesPerCPUSecond float64 `json:"tuples_per_cpu_s"`
+	EventsPerCPUSecond float64 `json:"events_per_cpu_s"`
 	// Rows are the rows the program's sink tables (its INSERT INTOs)
 	// received in the whole run.
 	Rows uint64 `json:"rows"`
@@ -104,14 +145,29 @@ type Result struct {
 	Summary *pipeline.Summary `json:"-"`
 }
 
-// Text is the summary on a line, for a reader.
+// Text is the summary on a line, for a reader: the records read first,
+// then the sequence's events they span and whether those were all read.
 func (r *Result) Text() string {
 	v := "not asked (--validate)"
 	if r.Validated != nil {
 		v = fmt.Sprint(*r.Validated)
 	}
-	return fmt.Sprintf("nexmark %s (%s): %.2f M events/s, %.2f M per core (%d workers, %s), %d events in %.2f s, %d rows, serial fraction %.3f (its largest part's own, %s: %.3f), validated: %s",
-		r.Query, r.Source, r.EventsPerS/1e6, r.EventsPerSPerCore/1e6, r.Workers, r.CPU, r.Events, r.Seconds, r.Rows, r.SerialFraction, r.LargestPart, r.LargestPartSerialFraction, v)
+	mix := "the whole mix read"
+	if !r.WholeMix {
+		mix = strings.Join(r.TablesRead, ", ") + " read, not the whole mix: the other tables' events neither generated nor read"
+	}
+	cpu := "CPU time unknown"
+	if r.CPUSeconds > 0 {
+		cpu = fmt.Sprintf("%.2f M tuples per CPU-second (%.2f CPUs used)", r.TuplesPerCPUSecond/1e6, r.CPUsUsed)
+	}
+	mode := map[string]string{"replay": "a replayed bundle", "inline": "the generator in the loop", "json": "files", "kafka": "topics"}[r.Mode]
+	if r.Rate > 0 {
+		mode += fmt.Sprintf(", rate %d events/s of event time", r.Rate)
+	}
+	return fmt.Sprintf("nexmark %s (%s): %.2f M tuples/s, %s (%s); %.2f M events/s of the sequence spanned, %.2f M per worker (%d workers, %s); "+
+		"%s; %d tuples, %d events in %.2f s, %d rows, serial fraction %.3f (its largest part's own, %s: %.3f), validated: %s",
+		r.Query, r.Source, r.TuplesPerS/1e6, cpu, mix, r.EventsPerS/1e6, r.EventsPerSPerCore/1e6, r.Workers, r.CPU,
+		mode, r.Tuples, r.Events, r.Seconds, r.Rows, r.SerialFraction, r.LargestPart, r.LargestPartSerialFraction, v)
 }
 
 // Queries lists the queries of examples/nexmark, in order (q0, q1, ...).
@@ -222,8 +278,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	res := &Result{Query: cfg.Query, Source: cfg.Source, CPU: cpu.Model(), Workers: cfg.Engine.Workers,
+	res := &Result{Query: cfg.Query, Source: cfg.Source, Mode: cfg.Source, CPU: cpu.Model(), Workers: cfg.Engine.Workers,
 		Cores: min(cfg.Engine.Workers, runtime.NumCPU()), Inline: cfg.Inline || cfg.Source != "nexmark"}
+	if cfg.Source == "nexmark" {
+		res.Mode, res.Rate = "replay", cfg.Nexmark.EventRate
+		if cfg.Inline {
+			res.Mode = "inline"
+		}
+	}
 	if cfg.Validate {
 		fmt.Fprintf(log, "nexmark %s: validating over %d events against the reference evaluator\n", cfg.Query, cfg.ValidateEvents)
 		ok, mismatch, err := validate(ctx, cfg)
@@ -250,6 +312,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			opts.NexmarkBundle, res.BundleEvents = b, b.Events()
 		}
 	}
+	if started := cfg.Started; started != nil {
+		engineStarted := opts.Engine.Started
+		opts.Engine.Started = func(e *engine.Engine) {
+			if engineStarted != nil {
+				engineStarted(e)
+			}
+			started(e)
+		}
+	}
+	res.TablesRead, res.WholeMix = tablesRead(prog, cfg.Nexmark)
 	job, err := prog.Open(opts)
 	if err != nil {
 		return nil, err
@@ -260,9 +332,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		t0, t1   time.Time
 		e0, e1   uint64
 		tu0, tu1 uint64
+		c0, c1   time.Duration // the process's CPU time
 		sampled  = make(chan struct{})
 	)
-	start := time.Now()
+	start, cstart := time.Now(), processCPU()
 	if measured {
 		go func() {
 			defer close(sampled)
@@ -271,14 +344,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			case <-ctx.Done():
 				return
 			}
-			t0 = time.Now()
+			t0, c0 = time.Now(), processCPU()
 			e0, tu0 = events()
 			fmt.Fprintf(log, "nexmark %s: warmed up; measuring %v\n", cfg.Query, cfg.Duration)
 			select {
 			case <-time.After(cfg.Duration):
 			case <-ctx.Done():
 			}
-			t1 = time.Now()
+			t1, c1 = time.Now(), processCPU()
 			e1, tu1 = events()
 		}()
 	} else {
@@ -292,7 +365,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if !measured || t1.IsZero() {
 		// Files and topics: the whole run; an interrupted warm-up: all
 		// there is.
-		t0, t1, e0, tu0 = start, time.Now(), 0, 0
+		t0, t1, e0, tu0, c0, c1 = start, time.Now(), 0, 0, cstart, processCPU()
 		e1, tu1 = events()
 	}
 	res.Summary, res.Interrupted = sum, sum.Interrupted
@@ -303,6 +376,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.EventsPerS = float64(res.Events) / res.Seconds
 		res.TuplesPerS = float64(res.Tuples) / res.Seconds
 		res.EventsPerSPerCore = res.EventsPerS / float64(res.Cores)
+	}
+	if c0 > 0 && c1 > c0 {
+		res.CPUSeconds = (c1 - c0).Seconds()
+		res.TuplesPerCPUSecond = float64(res.Tuples) / res.CPUSeconds
+		res.EventsPerCPUSecond = float64(res.Events) / res.CPUSeconds
+		if res.Seconds > 0 {
+			res.CPUsUsed = res.CPUSeconds / res.Seconds
+		}
 	}
 	res.SerialFraction = sum.SerialFraction
 	for i, q := range sum.Queries {
@@ -348,6 +429,29 @@ func progress(job *pipeline.Job, prog *pipeline.Program, nc nexmark.Config) (eve
 		}
 	}
 	return events, tuples
+}
+
+// tablesRead is the Nexmark tables that prog's sources read, in the
+// mix's order, and whether they are every table with a share of it.
+func tablesRead(prog *pipeline.Program, nc nexmark.Config) (tables []string, whole bool) {
+	read := map[nexmark.Table]bool{}
+	for _, s := range prog.SQL().Sources {
+		if t, err := nexmark.ParseTable(s.Name); err == nil && reads(prog, s.Name) {
+			read[t] = true
+		}
+	}
+	whole = true
+	for _, tp := range []struct {
+		t    nexmark.Table
+		prop int64
+	}{{nexmark.PersonTable, nc.PersonProportion}, {nexmark.AuctionTable, nc.AuctionProportion}, {nexmark.BidTable, nc.BidProportion}} {
+		if read[tp.t] {
+			tables = append(tables, tp.t.String())
+		} else if tp.prop > 0 {
+			whole = false
+		}
+	}
+	return tables, whole
 }
 
 // reads reports whether a query of prog reads source name.

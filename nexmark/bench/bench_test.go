@@ -72,9 +72,12 @@ func TestText(t *testing.T) {
 func TestRunReplay(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
+	var started []*engine.Engine
 	res, err := Run(context.Background(), Config{Query: "q2", Events: 50_000, Warmup: 100 * time.Millisecond, Duration: 400 * time.Millisecond,
-		Validate: true, ValidateEvents: 30_000, Engine: engine.Config{Workers: 2}, Log: &log})
+		Validate: true, ValidateEvents: 30_000, Engine: engine.Config{Workers: 2}, Log: &log,
+		Started: func(e *engine.Engine) { started = append(started, e) }})
 	require.NoError(t, err)
+	assert.Len(t, started, 1, "Started: the measured run's engine, not the validation's")
 	require.NotNil(t, res.Validated)
 	assert.True(t, *res.Validated, res.Mismatch)
 	assert.Equal(t, int64(30_000), res.ValidateEvents)
@@ -86,6 +89,39 @@ func TestRunReplay(t *testing.T) {
 	assert.InDelta(t, float64(res.Tuples)*50/46, float64(res.Events), 50, "bids are 46 of every 50 events")
 	assert.InDelta(t, res.EventsPerS/float64(res.Cores), res.EventsPerSPerCore, 1e-6)
 	assert.Contains(t, log.String(), "validating over 30000 events")
+
+	// The records read and the mix: q2 reads the bids alone.
+	assert.Equal(t, "replay", res.Mode)
+	assert.Equal(t, nexmark.DefaultConfig().EventRate, res.Rate)
+	assert.Equal(t, []string{"bid"}, res.TablesRead)
+	assert.False(t, res.WholeMix)
+	// CPU time measured over the measured interval, per CPU-second used.
+	require.Positive(t, res.CPUSeconds)
+	assert.InDelta(t, res.CPUSeconds/res.Seconds, res.CPUsUsed, 1e-9)
+	assert.InDelta(t, float64(res.Tuples)/res.CPUSeconds, res.TuplesPerCPUSecond, 1e-3)
+	assert.InDelta(t, float64(res.Events)/res.CPUSeconds, res.EventsPerCPUSecond, 1e-3)
+	text := res.Text()
+	for _, w := range []string{"nexmark q2 (nexmark): ", " M tuples/s, ", " M tuples per CPU-second (", "bid read, not the whole mix",
+		" M events/s of the sequence spanned", "a replayed bundle, rate 10000 events/s of event time", " events in ", "validated: true"} {
+		assert.Contains(t, text, w)
+	}
+}
+
+// TestRunInlineRate: the generator in the loop at another rate: the
+// result says so.
+func TestRunInlineRate(t *testing.T) {
+	t.Parallel()
+	nc := nexmark.DefaultConfig()
+	nc.EventRate = 100_000
+	res, err := Run(context.Background(), Config{Query: "q1", Inline: true, Nexmark: nc, Warmup: 50 * time.Millisecond, Duration: 300 * time.Millisecond,
+		Engine: engine.Config{Workers: 2}})
+	require.NoError(t, err)
+	assert.Equal(t, "inline", res.Mode)
+	assert.Equal(t, int64(100_000), res.Rate)
+	assert.Zero(t, res.BundleEvents)
+	assert.Positive(t, res.Tuples)
+	assert.Positive(t, res.CPUSeconds)
+	assert.Contains(t, res.Text(), "the generator in the loop, rate 100000 events/s of event time")
 }
 
 // TestGenerateFilesAndRunJSON: generate writes each table's JSON lines
@@ -129,6 +165,15 @@ func TestGenerateFilesAndRunJSON(t *testing.T) {
 		require.NotNil(t, run.Validated, q)
 		assert.True(t, *run.Validated, q)
 		assert.Equal(t, uint64(20_000), run.Events, q)
+		if q == "q8" {
+			// People and auctions alone: 1,600 records read, the
+			// 20,000 events they span claimed.
+			assert.Equal(t, []string{"person", "auction"}, run.TablesRead)
+			assert.Equal(t, uint64(1600), run.Tuples)
+			assert.False(t, run.WholeMix)
+			assert.Equal(t, "json", run.Mode)
+			assert.Zero(t, run.Rate)
+		}
 	}
 }
 
