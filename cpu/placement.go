@@ -151,14 +151,18 @@ func (t *Topology) cpuIDs() []int {
 // CPU numbers in the order written (ranges ascending). Surrounding white
 // space is ignored and an empty list is valid (a CPU-less node's cpulist).
 // A malformed part, a reversed range or a CPU number of 65536 or more is an
-// error naming the part.
+// error naming the part, and so is a list of more than 65536 CPUs in all
+// (there are no more distinct numbers): a short text of many wide ranges
+// cannot make it allocate more than that.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	cpus := []int{}
 	if s == "" {
 		return cpus, nil
 	}
+	parts := 0
 	for part := range strings.SplitSeq(s, ",") {
+		parts++
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := parseCPUNum(lo)
 		if err != nil {
@@ -172,6 +176,9 @@ func ParseCPUList(s string) ([]int, error) {
 			if b < a {
 				return nil, fmt.Errorf("cpu list %q: bad part %q: range runs backwards", s, part)
 			}
+		}
+		if len(cpus)+(b-a+1) > maxCPUID {
+			return nil, fmt.Errorf("cpu list of %d bytes: part %d %q takes it past %d CPUs in all", len(s), parts, part, maxCPUID)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)

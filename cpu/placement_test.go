@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -161,4 +163,35 @@ func TestFormatCPUList(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, append([]int{}, in...), back, "round trip of %q", want)
 	}
+}
+
+// TestParseCPUListCapsTotal: many wide ranges in a short text are refused
+// once the list passes 65536 CPUs in all, before they are expanded (8 KB
+// of "0-65535," took 2.4 GB); 65536 CPUs are still a list.
+func TestParseCPUListCapsTotal(t *testing.T) {
+	all, err := ParseCPUList("0-65535")
+	require.NoError(t, err)
+	assert.Len(t, all, maxCPUID)
+
+	long := strings.Repeat("0-65535,", 20) + "0" // 1.3 M CPUs without the cap
+	for in, want := range map[string]string{
+		"0-65535,0":           `cpu list of 9 bytes: part 2 "0" takes it past 65536 CPUs in all`,
+		"0-40000,40000-65535": `part 2 "40000-65535" takes it past 65536 CPUs`,
+		long:                  `part 2 "0-65535" takes it past 65536 CPUs`,
+	} {
+		got, err := ParseCPUList(in)
+		require.Error(t, err, "%.40q", in)
+		assert.Nil(t, got)
+		assert.Contains(t, err.Error(), want)
+	}
+
+	// Refused before it is expanded: the one range's 512 KiB (and its
+	// growth), not 20 of them.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	_, err = ParseCPUList(long)
+	require.Error(t, err)
+	runtime.ReadMemStats(&ms)
+	assert.Less(t, ms.TotalAlloc-before, uint64(4<<20), "bytes allocated refusing %d bytes of list", len(long))
 }

@@ -21,8 +21,7 @@ type numaQueue struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	queues [][]*Task // per node, FIFO from heads[node]
-	heads  []int
+	queues []fifo // per node
 	closed bool
 	idle   idlers // the processors waiting in Pop (Wake)
 
@@ -30,9 +29,9 @@ type numaQueue struct {
 }
 
 func newNUMAQueue(cfg Config, c *counters) *numaQueue {
-	q := &numaQueue{cfg: cfg, c: c, queues: make([][]*Task, cfg.Nodes), heads: make([]int, cfg.Nodes)}
+	q := &numaQueue{cfg: cfg, c: c, queues: make([]fifo, cfg.Nodes)}
 	for n := range q.queues {
-		q.queues[n] = make([]*Task, 0, cfg.Capacity)
+		q.queues[n] = newFIFO(cfg.Capacity)
 	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
@@ -53,7 +52,7 @@ func (q *numaQueue) Push(t *Task) {
 		panic("scheduler: Push after Close")
 	}
 	n := q.node(t.Node)
-	q.queues[n] = append(q.queues[n], t)
+	q.queues[n].push(t)
 	q.mu.Unlock()
 	q.cond.Signal() // any waiting processor may take it: its own or stolen
 }
@@ -69,17 +68,10 @@ func (q *numaQueue) pop(p Processor, wait bool) *Task {
 	for {
 		for i := range q.queues {
 			n := (own + i) % len(q.queues)
-			h := q.heads[n]
-			if h == len(q.queues[n]) {
+			if q.queues[n].n == 0 {
 				continue
 			}
-			t := q.queues[n][h]
-			q.queues[n][h] = nil
-			if h+1 == len(q.queues[n]) { // drained: reuse the array from its start
-				q.queues[n], q.heads[n] = q.queues[n][:0], 0
-			} else {
-				q.heads[n] = h + 1
-			}
+			t := q.queues[n].pop()
 			q.idle.left()
 			if i == 0 {
 				q.local.Add(1)
@@ -119,4 +111,42 @@ func (q *numaQueue) Stats() Stats {
 	q.c.stats(&s, q.cfg.Queries, true)
 	s.Local, s.Stolen = q.local.Load(), q.stolen.Load()
 	return s
+}
+
+// fifo is one node's queue: a ring of a power-of-two size, at least the
+// queue's capacity, that doubles only when full. Its size is bounded by the
+// most tasks ever queued on the node at once, however many pass through
+// it, and neither push nor pop allocates once it is large enough.
+type fifo struct {
+	s       []*Task
+	head, n int // the oldest task's slot, and the tasks queued
+}
+
+func newFIFO(capacity int) fifo {
+	size := 1
+	for size < capacity {
+		size <<= 1
+	}
+	return fifo{s: make([]*Task, size)}
+}
+
+func (f *fifo) push(t *Task) {
+	if f.n == len(f.s) {
+		s := make([]*Task, 2*len(f.s))
+		for i := range f.n {
+			s[i] = f.s[(f.head+i)&(len(f.s)-1)]
+		}
+		f.s, f.head = s, 0
+	}
+	f.s[(f.head+f.n)&(len(f.s)-1)] = t
+	f.n++
+}
+
+// pop takes the oldest task; f must not be empty.
+func (f *fifo) pop() *Task {
+	t := f.s[f.head]
+	f.s[f.head] = nil // no reference kept to a task handed out
+	f.head = (f.head + 1) & (len(f.s) - 1)
+	f.n--
+	return t
 }

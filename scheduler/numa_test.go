@@ -78,3 +78,73 @@ func TestNUMAQueueEveryTaskOnce(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestNUMAQueueSteadyBacklog: a node's queue that never drains (one or two
+// tasks always queued) keeps its ring at the queue's capacity over 1 M
+// pushes and pops, allocating nothing; tasks come out in push order.
+func TestNUMAQueueSteadyBacklog(t *testing.T) {
+	qq, err := NewQueue(Config{Kinds: 1, Nodes: 2, Capacity: 4})
+	require.NoError(t, err)
+	q := qq.(*numaQueue)
+	tasks := make([]*Task, 3)
+	for i := range tasks {
+		tasks[i] = &Task{ID: uint64(i)}
+	}
+	q.Push(tasks[0])
+	next := uint64(0)
+	cycle := func(i int) {
+		q.Push(tasks[(i+1)%3])
+		if tk := q.TryPop(Processor{Node: 0}); tk == nil || tk.ID != next {
+			t.Fatalf("cycle %d: got %v, want task %d", i, tk, next)
+		}
+		next = (next + 1) % 3
+	}
+	for i := range 1_000_000 {
+		cycle(i)
+	}
+	assert.Equal(t, 4, cap(q.queues[0].s), "node 0's ring")
+	assert.Equal(t, 1, q.queues[0].n)
+	i := 1_000_000
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { cycle(i); i++ }))
+	assert.Equal(t, 4, cap(q.queues[1].s), "node 1's ring, never used")
+}
+
+// TestNUMAQueueBeyondCapacity: more tasks than the capacity queued on one
+// node grow its ring (by doubling, the order kept across the wrap), and a
+// steady backlog after that keeps the grown size.
+func TestNUMAQueueBeyondCapacity(t *testing.T) {
+	qq, err := NewQueue(Config{Kinds: 1, Nodes: 2, Capacity: 3})
+	require.NoError(t, err)
+	q := qq.(*numaQueue)
+	p := Processor{Node: 1}
+	var id uint64
+	push := func(k int) {
+		for range k {
+			q.Push(&Task{ID: id, Node: 1})
+			id++
+		}
+	}
+	var want uint64
+	pop := func(k int) {
+		for range k {
+			tk := q.TryPop(p)
+			require.NotNil(t, tk)
+			require.Equal(t, want, tk.ID)
+			want++
+		}
+	}
+	push(3)
+	pop(2) // head at slot 2 of 4: the next pushes wrap
+	push(7)
+	assert.Equal(t, 8, cap(q.queues[1].s), "8 queued: doubled once")
+	push(1)
+	assert.Equal(t, 16, cap(q.queues[1].s))
+	for range 10_000 {
+		push(2)
+		pop(2)
+	}
+	pop(9)
+	assert.Nil(t, q.TryPop(p))
+	assert.Equal(t, 16, cap(q.queues[1].s))
+	assert.Equal(t, 4, cap(q.queues[0].s))
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -201,37 +202,116 @@ type Latency struct {
 // CheckResult is the outcome of Check.
 type CheckResult struct {
 	Events     int64  // events in the log
+	DelayMs    int64  // the watermark delay of the engine's rule
+	Campaigns  int    // campaigns in Redis (the set campaigns)
+	Ads        int    // ads of those campaigns in Redis: the join table
 	Counts     Counts // the oracle's classification of them
 	Windows    int    // windows the oracle expects
 	Redis      int    // windows in Redis
 	Mismatches []Mismatch
-	Latency    Latency
+	YSB        YSBCounts
+	// Problems say why the check fails although no window differs: a
+	// comparison that would pass with nothing compared (no campaigns or ads
+	// in Redis, none of the log's views joining one, no window at all).
+	Problems []string
+	Latency  Latency
+}
+
+// YSBCounts compare Redis with the original YSB's counts: every view that
+// joins an ad counted into its 10 s window, none dropped as late. The
+// engine's rule, which Check holds Redis to, drops a view whose window the
+// watermark less the delay has passed. ysb produce --skew S offsets each
+// event's time by up to S either way, so two events sent together differ
+// by up to 2S: a watermark delay of at least 2S drops none of them, and
+// then the two agree; --late-fraction's events (10 to 20 s back) need a
+// delay of 20 s more.
+// JSON: ysb check's "ysb".
+type YSBCounts struct {
+	Windows      int    `json:"windows"`       // windows YSB counts
+	Views        uint64 `json:"views"`         // views YSB counts: every one that joins an ad
+	Late         uint64 `json:"late_views"`    // of those, the ones the engine's rule drops as late
+	ShortWindows int    `json:"short_windows"` // windows whose count in Redis is below YSB's, or missing
+	ShortViews   int64  `json:"short_views"`   // the sum of what they lack
 }
 
 // Check recomputes every window's count from the log, in the Kafka
 // source's stream order (KafkaOrder) with the oracle (ReferenceDelay,
 // delayMs), over the campaigns in Redis, and compares them with the
-// windows in Redis. It presumes that the run read the whole log.
+// windows in Redis. It presumes that the run read the whole log. It also
+// counts the log as the original YSB does (YSBCounts), and lists the
+// Problems that leave nothing to compare.
 func Check(ctx context.Context, cl *redis.Client, log *EventLog, delayMs int64) (CheckResult, error) {
-	var res CheckResult
+	res := CheckResult{Events: log.Events, DelayMs: delayMs}
 	c, camps, err := LoadCampaignsRedis(ctx, cl)
 	if err != nil {
 		return res, err
 	}
-	res.Events = log.Events
-	rows, counts, err := ReferenceDelay(KafkaOrder(log.Partitions), c, WindowMs, delayMs)
+	res.Campaigns, res.Ads = len(camps), len(c.AdIDs)
+	ordered := KafkaOrder(log.Partitions)
+	rows, counts, err := ReferenceDelay(ordered, c, WindowMs, delayMs)
 	if err != nil {
 		return res, err
 	}
 	res.Counts, res.Windows = counts, len(rows)
+	// No lateness: a view is late only 2^63 ms after its window.
+	ysbRows, ysbCounts, err := ReferenceDelay(ordered, c, WindowMs, math.MaxInt64)
+	if err != nil {
+		return res, err
+	}
 	got, err := ReadRedisWindows(ctx, cl, camps)
 	if err != nil {
 		return res, err
 	}
 	res.Redis = len(got)
 	res.Mismatches = compareWindows(rows, got)
+	res.YSB = YSBCounts{Windows: len(ysbRows), Views: ysbCounts.Counted, Late: counts.Late}
+	res.YSB.ShortWindows, res.YSB.ShortViews = shortOf(ysbRows, got)
+	res.Problems = problems(res, cl.Options().Addr)
 	res.Latency = latencyOf(got)
 	return res, nil
+}
+
+// problems are the reasons a check with no mismatch compared nothing.
+func problems(r CheckResult, addr string) []string {
+	views := r.Counts.Tuples - r.Counts.Filtered
+	var out []string
+	switch {
+	case r.Events == 0:
+		out = append(out, "the event log has no events: nothing to check")
+	case r.Campaigns == 0:
+		out = append(out, fmt.Sprintf("redis %s has no campaigns (the set %s is empty): run ysb setup there with the producer's generator flags", addr, CampaignsKey))
+	case r.Ads == 0:
+		out = append(out, fmt.Sprintf("redis %s has no ads of its %d campaigns (no SET <ad_id> <campaign_id>): run ysb setup there", addr, r.Campaigns))
+	case views > 0 && r.Counts.Unmatched == views:
+		out = append(out, fmt.Sprintf("none of the log's %d views joins one of the %d ads in redis %s: it holds other campaigns than the producer's (ysb setup with another --seed or --num-campaigns, or another database?)",
+			views, r.Ads, addr))
+	case r.Windows == 0:
+		out = append(out, fmt.Sprintf("the log's %d events (%d views) give no window to check", r.Events, views))
+	}
+	if r.Events > 0 && r.Redis == 0 && r.Windows > 0 {
+		out = append(out, fmt.Sprintf("redis %s holds no window of its %d campaigns: did the run write to this database?", addr, r.Campaigns))
+	}
+	return out
+}
+
+// shortOf counts the windows whose count in got is below want's (a window
+// missing in got counts 0), and the sum of what they lack.
+func shortOf(want []Row, got []RedisWindow) (windows int, views int64) {
+	type key struct {
+		c UUID
+		w int64
+	}
+	have := make(map[key]int64, len(got))
+	for _, g := range got {
+		have[key{g.Campaign, g.Start}] = g.Count
+	}
+	for _, r := range want {
+		if n := have[key{r.CampaignID, r.WindowStart}]; n < r.Count {
+			windows++
+			views += r.Count - n
+		}
+	}
+	return windows, views
 }
 
 // TupleCounts classify a query's input tuples (they add up to its
@@ -244,14 +324,19 @@ type TupleCounts struct {
 }
 
 // CheckSummary is a check's outcome as ysb check reports it (its --json
-// object): the figures, and the first mismatches.
+// object): the figures, the problems, and the first mismatches.
 type CheckSummary struct {
 	Events     int64           `json:"events"`
+	DelayMs    int64           `json:"watermark_delay_ms"`
+	Campaigns  int             `json:"campaigns"`
+	Ads        int             `json:"ads"`
 	Windows    int             `json:"windows"`
 	Redis      int             `json:"redis_windows"`
 	Mismatches int             `json:"mismatches"`
 	OK         bool            `json:"ok"`
+	Problems   []string        `json:"problems,omitempty"`
 	Counts     TupleCounts     `json:"counts"`
+	YSB        YSBCounts       `json:"ysb"`
 	Latency    Latency         `json:"latency_ms"`
 	First      []CheckMismatch `json:"first_mismatches,omitempty"`
 }
@@ -264,15 +349,65 @@ type CheckMismatch struct {
 	Got      int64  `json:"got"` // -1: missing
 }
 
-// Summary is r's summary, with its first mismatches (at most first).
+// Summary is r's summary, with its first mismatches (at most first). It is
+// OK when no window differs and there is no problem.
 func (r CheckResult) Summary(first int) CheckSummary {
-	s := CheckSummary{Events: r.Events, Windows: r.Windows, Redis: r.Redis, Mismatches: len(r.Mismatches), OK: len(r.Mismatches) == 0,
+	s := CheckSummary{Events: r.Events, DelayMs: r.DelayMs, Campaigns: r.Campaigns, Ads: r.Ads, Windows: r.Windows, Redis: r.Redis,
+		Mismatches: len(r.Mismatches), OK: len(r.Mismatches) == 0 && len(r.Problems) == 0, Problems: r.Problems,
 		Counts:  TupleCounts{Filtered: r.Counts.Filtered, Unmatched: r.Counts.Unmatched, Late: r.Counts.Late, Counted: r.Counts.Counted},
+		YSB:     r.YSB,
 		Latency: r.Latency}
 	for _, m := range r.Mismatches[:min(first, len(r.Mismatches))] {
 		s.First = append(s.First, CheckMismatch{m.Campaign.String(), m.Start, m.Expected, m.Got})
 	}
 	return s
+}
+
+// RequireYSBCounts makes s fail (ysb check --ysb-counts) where Redis is
+// short of YSB's counts, as the original benchmark's checker would find.
+func (s *CheckSummary) RequireYSBCounts() {
+	if y := s.YSB; y.ShortViews > 0 {
+		s.OK = false
+		s.Problems = append(s.Problems, fmt.Sprintf("redis is short of YSB's counts by %d views in %d windows (%d views late by the watermark delay of %d ms: "+
+			"none with a delay of at least twice the producer's --skew and no --late-fraction)", y.ShortViews, y.ShortWindows, y.Late, s.DelayMs))
+	}
+}
+
+// Err is nil where s is OK, else the error that says why it failed.
+func (s CheckSummary) Err() error {
+	if s.OK {
+		return nil
+	}
+	why := slices.Clone(s.Problems)
+	if s.Mismatches > 0 {
+		why = append(why, fmt.Sprintf("%d windows in redis differ from the oracle over the log", s.Mismatches))
+	}
+	return fmt.Errorf("check failed: %s", strings.Join(why, "; "))
+}
+
+// WriteText writes s as ysb check prints it without --json.
+func (s CheckSummary) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "ysb check: %d events, %d windows expected, %d in redis, %d mismatches\n", s.Events, s.Windows, s.Redis, s.Mismatches)
+	fmt.Fprintf(w, "  counted %d, late %d, filtered %d, unmatched %d (redis: %d campaigns, %d ads)\n",
+		s.Counts.Counted, s.Counts.Late, s.Counts.Filtered, s.Counts.Unmatched, s.Campaigns, s.Ads)
+	y := s.YSB
+	fmt.Fprintf(w, "  YSB's counts (every view in its window, none late): %d windows, %d views; redis short by %d views in %d windows, "+
+		"%d views late by the watermark delay of %d ms (none with a delay of at least twice the producer's --skew and no --late-fraction)\n",
+		y.Windows, y.Views, y.ShortViews, y.ShortWindows, y.Late, s.DelayMs)
+	for _, m := range s.First {
+		got := fmt.Sprint(m.Got)
+		if m.Got < 0 {
+			got = "missing"
+		}
+		fmt.Fprintf(w, "  mismatch: campaign %s window %d: expected %d, got %s\n", m.Campaign, m.Window, m.Expected, got)
+	}
+	for _, p := range s.Problems {
+		fmt.Fprintf(w, "  fail: %s\n", p)
+	}
+	l := s.Latency
+	fmt.Fprintf(w, "latency (time_updated - window_start - %d ms) over %d windows, ms:\n", WindowMs, l.Windows)
+	fmt.Fprintf(w, "  %8s %8s %8s %8s %8s\n", "min", "p50", "p90", "p99", "max")
+	fmt.Fprintf(w, "  %8d %8d %8d %8d %8d\n", l.Min, l.P50, l.P90, l.P99, l.Max)
 }
 
 // CheckServer is Check over a connection to server that server.Connect
