@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/saber-hx/saber-hx/query"
@@ -931,32 +930,6 @@ func roundInt(i, d int64) int64 {
 		q--
 	}
 	return q * p
-}
-
-// mapCase writes s lower- or upper-cased into dst's capacity (grown where
-// a rune's other case is longer).
-func mapCase(dst, s []byte, upper bool) []byte {
-	for len(s) > 0 {
-		c := s[0]
-		if c < utf8.RuneSelf {
-			if upper && 'a' <= c && c <= 'z' {
-				c -= 'a' - 'A'
-			} else if !upper && 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-			s = s[1:]
-			continue
-		}
-		r, w := utf8.DecodeRune(s)
-		if upper {
-			dst = utf8.AppendRune(dst, unicode.ToUpper(r))
-		} else {
-			dst = utf8.AppendRune(dst, unicode.ToLower(r))
-		}
-		s = s[w:]
-	}
-	return dst
 }
 
 // substring is SQL's SUBSTRING(s, start, n) over characters, 1-based.

@@ -393,8 +393,14 @@ type Func struct {
 //     is 2.68).
 //   - MOD(a, b): integers, the remainder with a's sign (as Go's %);
 //     MOD(a, 0) is 0, as a / 0 is (a stream cannot stop on one tuple).
-//   - LOWER(s), UPPER(s): Unicode case mapping (strings.ToLower/ToUpper:
-//     an invalid byte becomes U+FFFD).
+//   - LOWER(s), UPPER(s): Unicode's full case mapping, as Java's
+//     toLowerCase and toUpperCase (Locale.ROOT) do: ASCII byte for byte;
+//     UPPER('straße') is 'STRASSE', UPPER('ﬁ') 'FI'; LOWER('İ') is i and
+//     U+0307; Σ lowers to ς where it ends a word (Unicode's Final_Sigma:
+//     LOWER('ΟΔΟΣ') is 'οδος') and to σ elsewhere; any other character
+//     to its simple other case (Unicode 15). An invalid byte becomes
+//     U+FFFD. (Java decides a final Σ by word boundaries, which differs
+//     on strings such as 'Α_Σ' and 'Α1Σ': Java gives α_ς, here α_σ.)
 //     TRIM, LTRIM, RTRIM: spaces (U+0020) removed at both ends, the start,
 //     the end. CHAR_LENGTH(s): characters.
 //   - SUBSTRING(s, start[, len]): the characters from 1-based start, len
@@ -417,14 +423,17 @@ type Func struct {
 //   - DATE_FORMAT(ts, f): ts in UTC as the pattern f (a constant) prints it
 //     with java.time's DateTimeFormatter, which Flink runs for a timestamp
 //     (package temporal lists the letters; S is the fraction of the
-//     second, SSS its milliseconds; zone letters are refused).
+//     second, SSS its milliseconds; y is the year of the era, 1 BC 1, and
+//     u the proleptic year, 1 BC 0; zone letters are refused).
 //   - COALESCE(a, ...): the first argument that is not NULL.
 //
 // CAST(x AS t) (Cast): integers to floats exactly; floats to integers
 // truncated toward zero, NaN to 0, out of range to the nearest bound;
 // integers to timestamps and back as milliseconds; booleans to integers as
 // 0 and 1, integers to booleans as x <> 0; anything to a string as the
-// outputs print it (timestamps as 2006-01-02 15:04:05.000, booleans as
+// outputs print it (timestamps as 2006-01-02 15:04:05.000, a year past
+// 9999 or before 0 with a sign and at least four digits, as ISO 8601 and
+// java.time write it: +10000-01-01 00:00:00.000, -0001-12-31 ...; booleans as
 // TRUE and FALSE, floats in the shortest form that reads back, a REAL's
 // as the float32 it is); a string to a number, a timestamp or a boolean
 // by parsing it (spaces around it ignored; a timestamp in any form the

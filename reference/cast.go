@@ -104,7 +104,8 @@ func saturate(f float64) int64 {
 
 // text is v as a string, as the outputs print it: integers in decimal,
 // floats in the shortest form that reads back (strconv 'g' -1, as the
-// sinks print them), timestamps as 2006-01-02 15:04:05.000 in UTC,
+// sinks print them), timestamps as 2006-01-02 15:04:05.000 in UTC
+// (timestampText: a year past 9999 as +10000, one before 0 as -0001),
 // booleans TRUE and FALSE, strings as they are.
 func text(v Value) (string, error) {
 	switch v.kind() {
@@ -113,7 +114,7 @@ func text(v Value) (string, error) {
 	case FloatKind:
 		return strconv.FormatFloat(v.F, 'g', -1, 64), nil
 	case TimeKind:
-		return utc(v.I).Format(timeLayout), nil
+		return timestampText(v.I), nil
 	case BoolKind:
 		if v.I != 0 {
 			return "TRUE", nil

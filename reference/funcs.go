@@ -95,9 +95,9 @@ func callFunc(fn string, args []Value) (Value, error) {
 		}
 		return Int(a % b), nil // a's sign; MinInt64 % -1 is 0
 	case "lower":
-		return Str(strings.ToLower(arg(0).Str)), want(1)
+		return Str(lowerCase(arg(0).Str)), want(1)
 	case "upper":
-		return Str(strings.ToUpper(arg(0).Str)), want(1)
+		return Str(upperCase(arg(0).Str)), want(1)
 	case "trim":
 		return Str(strings.Trim(arg(0).Str, " ")), want(1)
 	case "ltrim":

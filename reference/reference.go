@@ -5,8 +5,8 @@
 // correct, not fast. It imports only package query (never package window,
 // strview or temporal): it finds the windows of a tuple by brute force, reads
 // string views, formats dates and applies the scalar functions with code of
-// its own and Go's standard library, so that it checks the engine instead of
-// sharing its code.
+// its own and Go's standard library (and golang.org/x/text/cases for UPPER
+// and LOWER), so that it checks the engine instead of sharing its code.
 //
 // # Values
 //

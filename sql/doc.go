@@ -278,7 +278,15 @@
 // SPLIT_INDEX, REGEXP_EXTRACT (a constant pattern, checked here), COUNT_CHAR,
 // YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFMONTH, DAYOFWEEK, DAYOFYEAR, HOUR,
 // MINUTE, SECOND, MILLISECOND, DATE_FORMAT (a constant format, checked
-// here), COALESCE. Aggregates: COUNT(*), COUNT(x) (its non-NULL values),
+// here), COALESCE. LOWER and UPPER apply Unicode's full case mapping as
+// Java's toLowerCase and toUpperCase do (UPPER('straße') is 'STRASSE',
+// LOWER('ΟΔΟΣ') 'οδος'), a final Σ decided by Unicode's Final_Sigma rule
+// where Java uses word boundaries ('Α_Σ' lowers to 'α_σ' here, 'α_ς' in
+// Java). DATE_FORMAT's y is the year of the era (1 BC is 1), u the
+// proleptic year (1 BC is 0), as in Java; CAST(ts AS VARCHAR) writes a
+// year past 9999 or before 0 with a sign and at least four digits
+// (+10000-01-01 00:00:00.000), as java.time does (Flink keeps only the
+// year's last four digits). Aggregates: COUNT(*), COUNT(x) (its non-NULL values),
 // SUM, AVG, MIN, MAX (MIN and MAX of numbers and timestamps), each with an
 // optional FILTER (WHERE cond) (query.Aggregate.Filter), and
 // COUNT(DISTINCT x) (below).

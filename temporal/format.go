@@ -16,8 +16,10 @@ type fmtKind uint8
 
 const (
 	fmtLiteral      fmtKind = iota
-	fmtYear                 // y, u; width the minimum digits
-	fmtYear2                // yy, uu: the last two digits
+	fmtYear                 // u: the proleptic year; width the minimum digits
+	fmtYear2                // uu: the last two digits
+	fmtYearOfEra            // y: the year of the era; width the minimum digits
+	fmtYearOfEra2           // yy: the last two digits
 	fmtMonth                // M, MM
 	fmtMonthShort           // MMM
 	fmtMonthLong            // MMMM
@@ -61,7 +63,9 @@ var (
 //
 //	y u    year: yy its last two digits; y one digit or more; yyy, yyyy, ...
 //	       that many at least, and a + before a year with more digits
-//	       than letters when there are four or more
+//	       than letters when there are four or more. y is the year of
+//	       the era (1 BC is 1, 2 BC 2: no sign), u the proleptic year
+//	       (1 BC is 0, 2 BC -1: a - before a year below 0), as in Java
 //	M L    month: M 3, MM 03, MMM Mar, MMMM March, MMMMM M
 //	d      day of the month: d 1, dd 01
 //	D      day of the year: D 5, DD 05, DDD 005
@@ -81,8 +85,7 @@ var (
 // among them the zone letters (z Z X x O V v: a TIMESTAMP has no zone, and
 // Flink fails on them when it formats) and the letters for eras and
 // week-based fields. A letter repeated more than its field allows (ddd) is
-// an error, as in Java. Years are proleptic (year 0 is 0 and 1 BC, where
-// Java's y counts 1 BC as 1), which matters only for years before 1.
+// an error, as in Java. y and u differ only for years before 1.
 func CompileFormat(pattern string) (*Format, error) {
 	f := &Format{pattern: pattern}
 	var lit []byte
@@ -185,11 +188,16 @@ func letterItem(c byte, n int) (fmtItem, error) {
 		return fmtItem{kind: kinds[n-1], width: n}, nil
 	}
 	switch c {
-	case 'y', 'u':
+	case 'u':
 		if n == 2 {
 			return fmtItem{kind: fmtYear2, width: 2}, nil
 		}
 		return num(fmtYear, 19)
+	case 'y':
+		if n == 2 {
+			return fmtItem{kind: fmtYearOfEra2, width: 2}, nil
+		}
+		return num(fmtYearOfEra, 19)
 	case 'M', 'L':
 		return pick(fmtMonth, fmtMonth, fmtMonthShort, fmtMonthLong, fmtMonthNarrow)
 	case 'd':
@@ -250,6 +258,14 @@ func (f *Format) Append(dst []byte, ms int64) []byte {
 			dst = appendPadded(dst, absU(year), it.width)
 		case fmtYear2:
 			dst = appendPadded(dst, absU(year)%100, 2)
+		case fmtYearOfEra:
+			yoe := uint64(yearOfEra(year))
+			if it.width >= 4 && digitCount(yoe) > it.width {
+				dst = append(dst, '+')
+			}
+			dst = appendPadded(dst, yoe, it.width)
+		case fmtYearOfEra2:
+			dst = appendPadded(dst, uint64(yearOfEra(year))%100, 2)
 		case fmtMonth:
 			dst = appendPadded(dst, uint64(month), it.width)
 		case fmtMonthShort:
@@ -313,6 +329,15 @@ func (f *Format) Append(dst []byte, ms int64) []byte {
 		}
 	}
 	return dst
+}
+
+// yearOfEra is proleptic year y counted in its era, as Java's y does:
+// itself from year 1 (AD), 1 - y before (0 is 1 BC).
+func yearOfEra(y int) int {
+	if y <= 0 {
+		return 1 - y
+	}
+	return y
 }
 
 func digitCount(v uint64) int {

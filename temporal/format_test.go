@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -52,7 +53,14 @@ func TestFormatTable(t *testing.T) {
 		{"", friday, ""},
 		{"yyyy-MM-dd HH:mm:ss.SSS", -1, "1969-12-31 23:59:59.999"},
 		{"yyyy yy y", utc(12345, 1, 1, 0, 0, 0, 0), "+12345 45 12345"},
-		{"yyyy yy y", utc(-5, 1, 1, 0, 0, 0, 0), "-0005 05 -5"},
+		// y is the year of the era (year -5 is 6 BC), u the proleptic year,
+		// as in Java.
+		{"yyyy yy y", utc(-5, 1, 1, 0, 0, 0, 0), "0006 06 6"},
+		{"uuuu uu u", utc(-5, 1, 1, 0, 0, 0, 0), "-0005 05 -5"},
+		{"yyyy yy y|uuuu uu u", utc(0, 1, 1, 0, 0, 0, 0), "0001 01 1|0000 00 0"},
+		{"yyyy|uuuu", utc(-12345, 1, 1, 0, 0, 0, 0), "+12346|-12345"},
+		{"yyyy-MM-dd HH:mm:ss.SSS|uuuu", math.MaxInt64, "+292278994-08-17 07:12:55.807|+292278994"},
+		{"yyyy-MM-dd HH:mm:ss.SSS|uuuu|yy|uu", math.MinInt64, "+292275056-05-16 16:47:04.192|-292275055|56|55"},
 		{"yyyy-MM-dd", utc(7, 1, 1, 0, 0, 0, 0), "0007-01-01"},
 	} {
 		f, err := CompileFormat(c.pattern)
@@ -108,7 +116,9 @@ var separators = []string{" ", "-", ":", "/", ", ", " | ", "'T'"}
 
 func TestFormatAgainstTime(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
-	lo, hi := utc(0, 1, 1, 0, 0, 0, 0), utc(9999, 12, 31, 23, 59, 59, 999000000)
+	// From year 1: Go's 2006 and 06 print year 0 as 0000 and 00, Java's y
+	// (the year of the era) as 0001 and 01.
+	lo, hi := utc(1, 1, 1, 0, 0, 0, 0), utc(9999, 12, 31, 23, 59, 59, 999000000)
 	for i := 0; i < testenv.Scale(5000, 50000); i++ {
 		var java, goLayout strings.Builder
 		for n := 1 + r.IntN(6); n > 0; n-- {
