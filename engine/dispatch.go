@@ -261,7 +261,9 @@ func (s *Stream) stopPartial() {
 // up what a worker that found the lock taken left to it, as a holder must.
 func (w *worker) flushDue() {
 	e := w.e
-	if !e.partialsDue.Swap(false) {
+	// A load first: every worker looks after every task, and a swap
+	// would write the flag's line each time.
+	if !e.partialsDue.Load() || !e.partialsDue.Swap(false) {
 		return
 	}
 	for _, s := range e.streams {
