@@ -297,7 +297,11 @@ func TestRunnableConcurrent(t *testing.T) {
 			st := q.Stats()
 			assert.Zero(t, st.Tasks[1][1])
 			assert.Equal(t, gpuless, st.Runnable)
-			assert.Positive(t, perKind[1].Load(), "the gpu ran something")
+			if p == Static {
+				// Only static promises each kind its tasks: under fcfs and
+				// hls the cpu's four may take every one on a loaded machine.
+				assert.Positive(t, perKind[1].Load(), "the gpu ran its bound queries")
+			}
 			t.Logf("%s: tasks [kind][query] %v", p, st.Tasks)
 			requireGoroutines(t, before)
 		})
