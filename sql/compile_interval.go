@@ -201,8 +201,8 @@ func timeBounds(sel *selectStmt, sc *scope, s, v *relation, vSide side) (lo, hi 
 	}
 	flip := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 	cmp := func(a *node, op string, b *node, at pos) {
-		sa, ka, oka := linearTime(sc, a)
-		sb, kb, okb := linearTime(sc, b)
+		sa, ka, oka := linearTime(sc, a, s.unitNs)
+		sb, kb, okb := linearTime(sc, b, s.unitNs)
 		if !oka || !okb {
 			return
 		}
@@ -232,22 +232,23 @@ func timeBounds(sel *selectStmt, sc *scope, s, v *relation, vSide side) (lo, hi 
 }
 
 // linearTime reads n as a column plus a constant: col, col + k, col - k,
-// k + col, nested; k an integer or an interval (its milliseconds).
-func linearTime(sc *scope, n *node) (scol, int64, bool) {
+// k + col, nested; k an integer or an interval (in unitNs, the time's
+// unit, as expressions compute it: intervalArith).
+func linearTime(sc *scope, n *node, unitNs int64) (scol, int64, bool) {
 	switch n.kind {
 	case eCol:
 		s, err := sc.resolve(n)
 		return s, 0, err == nil
 	case eBinary:
-		if k, ok := constantUnits(n.r); ok && (n.op == "+" || n.op == "-") {
-			s, k0, ok := linearTime(sc, n.l)
+		if k, ok := constantUnits(n.r, unitNs); ok && (n.op == "+" || n.op == "-") {
+			s, k0, ok := linearTime(sc, n.l, unitNs)
 			if n.op == "-" {
 				k = -k
 			}
 			return s, k0 + k, ok
 		}
-		if k, ok := constantUnits(n.l); ok && n.op == "+" {
-			s, k0, ok := linearTime(sc, n.r)
+		if k, ok := constantUnits(n.l, unitNs); ok && n.op == "+" {
+			s, k0, ok := linearTime(sc, n.r, unitNs)
 			return s, k0 + k, ok
 		}
 	}
@@ -255,20 +256,21 @@ func linearTime(sc *scope, n *node) (scol, int64, bool) {
 }
 
 // constantUnits is the value of an integer or interval constant, as
-// expressions compute it (an interval: its milliseconds).
-func constantUnits(n *node) (int64, bool) {
+// expressions compute it beside a time in unitNs (an interval: in that
+// unit).
+func constantUnits(n *node, unitNs int64) (int64, bool) {
 	switch n.kind {
 	case eInt:
 		return n.i, true
 	case eInterval:
-		ms, err := toUnits(n.iv, 1e6, "the interval")
+		k, err := toUnits(n.iv, unitNs, "the interval")
 		if err != nil {
 			return 0, false
 		}
 		if n.i < 0 {
-			ms = -ms
+			k = -k
 		}
-		return ms, true
+		return k, true
 	}
 	return 0, false
 }

@@ -372,7 +372,7 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	}
 	sc := &scope{cols: append(streamScope(left, lq, sideLeft, query.LeftPrefix), streamScope(right, rq, sideRight, query.RightPrefix)...)}
 	j := &query.WindowJoin{Name: name, Left: left.schema, Right: right.schema, Window: wl}
-	in := &input{sc: sc, schema: j.OutputSchemaUnchecked()}
+	in := &input{sc: sc, schema: j.OutputSchemaUnchecked(), sides: []*relation{sideLeft: left, sideRight: right}}
 	ctx := in.ctx("aggregates are not allowed in a join condition")
 	on, err := c.boolean(ctx, sel.on, "ON")
 	if err != nil {

@@ -76,10 +76,22 @@ type input struct {
 	sc     *scope
 	schema *query.Schema
 	join   *query.StaticJoin
+	// sides are a window join's two relations (rel nil), by scol.side:
+	// what a column's time unit is read from.
+	sides []*relation
 	// timeKey: GROUP BY's column that is the time of rel, a view of
 	// windows (relation.slide), which the aggregation's tumbling window of
 	// the slide folds into its window start.
 	timeKey *scol
+}
+
+// isTime reports whether the visible column name holds rel's event time
+// or a window's end over it, an integer (not a TIMESTAMP's).
+func (rel *relation) isTime(name string) bool {
+	if rel.unitNs == 0 || rel.schema == nil || len(rel.schema.Attrs) == 0 || rel.schema.Attrs[0].Logical == query.Time {
+		return false
+	}
+	return name == rel.timeName || slices.Contains(rel.times, name) || slices.Contains(rel.ends, name)
 }
 
 // isTime reports whether s is rel's time column.
@@ -118,10 +130,24 @@ func (in *input) ctx(callErr string) *exprCtx {
 		return false
 	}
 	timeUnit := func(e query.Expr) int64 {
-		if in.rel == nil {
-			return 0
+		switch {
+		case in.rel != nil:
+			return timeIn(e, in.rel.unitNs, times)
+		case in.sides != nil:
+			// A join's column is a time of the side it comes from.
+			unit := int64(0)
+			timeIn(e, 1, func(attr string) bool {
+				for _, s := range in.sc.cols {
+					if s.col.attr == attr && int(s.side) < len(in.sides) && in.sides[s.side].isTime(s.col.name) {
+						unit = in.sides[s.side].unitNs
+						return true
+					}
+				}
+				return false
+			})
+			return unit
 		}
-		return timeIn(e, in.rel.unitNs, times)
+		return 0
 	}
 	return &exprCtx{callErr: callErr, scope: scope, timeUnit: timeUnit, col: func(n *node) (val, error) {
 		s, err := in.sc.resolve(n)

@@ -183,7 +183,7 @@ type span struct{ start, end int }
 // in a WITH list, ...), for Caret to mask: what follows "key =" (or
 // "key" and a string, the '=' forgotten) up to the option's end,
 // wherever the tokens show one, even in a text that does not parse;
-// where it does not lex after such a key, the rest of that line.
+// where it does not lex after such a key, the rest of the text.
 func secretSpans(text string) []span {
 	toks, lerr := lex(text)
 	inWith := optionLists(toks)
@@ -192,9 +192,11 @@ func secretSpans(text string) []span {
 		if key == "" {
 			return false
 		}
-		// A key written as a string ('properties.sasl.jaas.config' =)
-		// is an option's, wherever it is.
-		return maskedOption(key, inWith[i-1] || toks[i-1].kind == tString)
+		// In a WITH list an option no connector takes is masked whatever
+		// its name; elsewhere a key written as a string
+		// ('properties.sasl.jaas.config' =) is an option's where its name
+		// says secret: 'bid' = kind in a query is no option.
+		return maskedOption(key, inWith[i-1]) || toks[i-1].kind == tString && secretOption(key)
 	}
 	var out []span
 	for i := 1; i < len(toks); i++ {
@@ -226,17 +228,14 @@ func secretSpans(text string) []span {
 			at = n - 1
 		}
 		if masked(at) {
-			// From the key's '=' (or the key) on: the lexer may have
-			// stopped in the middle of the value.
+			// From the key's '=' (or the key) to the end: the lexer
+			// stopped in the value, which may go on over the lines
+			// after (a string not closed).
 			from := tokenEnd(text, toks[n-1])
 			for from < len(text) && (text[from] == ' ' || text[from] == '\t') {
 				from++
 			}
-			end := strings.IndexByte(text[from:], '\n')
-			if end < 0 {
-				end = len(text) - from
-			}
-			out = append(out, span{from, from + end})
+			out = append(out, span{from, len(text)})
 		}
 	}
 	return out

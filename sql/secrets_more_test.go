@@ -153,3 +153,31 @@ func TestKnownOptionsTaken(t *testing.T) {
 		assert.True(t, knownOption(k), k)
 	}
 }
+
+// TestCaretMasksAValueOnTheNextLine: a secret's value that begins on the
+// line after "key =", its string not closed, is masked on that line,
+// which is the one the lexer's error shows.
+func TestCaretMasksAValueOnTheNextLine(t *testing.T) {
+	for _, kv := range []string{"password =\n  'hunter2-SECRET", "'properties.sasl.jaas.config' =\n  'x password=\"hunter2-SECRET\";"} {
+		text := "CREATE SOURCE ev (ts BIGINT, a INT) WITH (connector = 'kafka', topic = 'ev', brokers = 'h:1',\n  " + kv + "\n)"
+		_, err := CompileEnv(text, func(string) (string, bool) { return "", false })
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.NotContains(t, e.Caret(text), "hunter2", kv)
+		assert.NotContains(t, e.Error(), "hunter2", kv)
+	}
+}
+
+// TestCaretShowsAQuery: a string compared in a query is no option's key:
+// the query around it stays visible, and its syntax errors say what they
+// are.
+func TestCaretShowsAQuery(t *testing.T) {
+	const src = "CREATE SOURCE e (ts BIGINT, kind VARCHAR, price BIGINT) WITH (connector = 'stdin', format = 'json');\n"
+	for _, q := range []string{"SELECT kind FROM e WHERE 'bid' = kind AND pricee > 10", "SELECT kind FROM e WHERE 'bid' = kind AND price > > 10"} {
+		_, err := CompileEnv(src+q, func(string) (string, bool) { return "", false })
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.NotContains(t, e.Caret(src+q), "***", q)
+		assert.NotContains(t, e.Msg, "secret", q)
+	}
+}
