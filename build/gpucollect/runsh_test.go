@@ -362,7 +362,7 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 // TestRunShScalingCurve: the CPU scaling curve runs once the first task
 // size's matrix is measured, one cpu-mode run per worker count (a count
 // above the CPUs becomes their number, once), and results.json and the
-// table have its points: Nexmark's in events/s, speedups over 1 worker,
+// table have its points: Nexmark's in tuples/s, speedups over 1 worker,
 // the serial fraction (a summary's largest), a failed point marked; the
 // CPU variants (pinning, ingestion) follow it.
 func TestRunShScalingCurve(t *testing.T) {
@@ -401,14 +401,14 @@ func TestRunShScalingCurve(t *testing.T) {
 		{Workload: "sg2", Workers: 2, Unit: "tuples/s", PerS: 2e8, Speedup: 2, SerialFraction: 0.5},
 		{Workload: "sg2", Workers: 4, Unit: "tuples/s", Failed: true},
 		{Workload: "sg2", Workers: 8, Unit: "tuples/s", PerS: 8e8, Speedup: 8, SerialFraction: 0.5},
-		{Workload: "nexmark-q5", Workers: 1, Unit: "events/s", PerS: 2e8, Speedup: 1, SerialFraction: 0.25},
-		{Workload: "nexmark-q5", Workers: 2, Unit: "events/s", PerS: 4e8, Speedup: 2, SerialFraction: 0.25},
-		{Workload: "nexmark-q5", Workers: 4, Unit: "events/s", PerS: 8e8, Speedup: 4, SerialFraction: 0.25},
-		{Workload: "nexmark-q5", Workers: 8, Unit: "events/s", PerS: 16e8, Speedup: 8, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 1, Unit: "tuples/s", PerS: 1e8, Speedup: 1, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 2, Unit: "tuples/s", PerS: 2e8, Speedup: 2, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 4, Unit: "tuples/s", PerS: 4e8, Speedup: 4, SerialFraction: 0.25},
+		{Workload: "nexmark-q5", Workers: 8, Unit: "tuples/s", PerS: 8e8, Speedup: 8, SerialFraction: 0.25},
 	}
 	assert.Equal(t, want, r.Scaling)
 	assert.Contains(t, stdout, "== CPU scaling")
-	assert.Contains(t, stdout, "nexmark-q5   events/s  1: 200.00 (1.00x, 0.25)  2: 400.00 (2.00x, 0.25)")
+	assert.Contains(t, stdout, "nexmark-q5   tuples/s  1: 100.00 (1.00x, 0.25)  2: 200.00 (2.00x, 0.25)")
 	assert.Contains(t, stdout, "4: failed")
 
 	// The plan lists the curve; SCALING empty runs none (runSh's default).
