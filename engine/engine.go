@@ -89,6 +89,8 @@ type Engine struct {
 	// partialsDue is set where a stream's partial timer fired
 	// (Stream.partialTimeout): the workers look for it between tasks.
 	partialsDue atomic.Bool
+	// pausedUntil is the end of the pause window (nanotime; pause).
+	pausedUntil atomic.Int64
 }
 
 // Start compiles the queries, allocates their rings and starts the workers.

@@ -82,14 +82,12 @@ type Stream struct {
 	feedJoin *joinStage
 	// The partial task's timer (flushPartial, under feeder): armed while
 	// rows wait in a task too young to dispatch, it marks the stream due
-	// for a worker (worker.flushDue). Made by connect.
-	partialTimer   *time.Timer
-	partialArmed   atomic.Bool
-	partialDue     atomic.Bool
-	partialStopped atomic.Bool // the input has ended
-	joinSide       *joinStage
-	chain          *chainMarks // a chained stream's (markChains); nil: none
-	side           int         // 0 left, 1 right
+	// for a worker (worker.flushDue). Made by connect; its flags are
+	// partialState's.
+	partialTimer *time.Timer
+	joinSide     *joinStage
+	chain        *chainMarks // a chained stream's (markChains); nil: none
+	side         int         // 0 left, 1 right
 	// joinFeed is the window join's side stream that this stateless
 	// query's output goes to, added to the join by this stream's result
 	// stage rather than pushed through that stream (feedJoins); nil: none.
@@ -123,7 +121,19 @@ type Stream struct {
 	_ [cacheLine]byte
 	published
 
+	_ [cacheLine]byte
+	partialState
+
 	_ [cacheLine]byte // keep our lines off whatever follows us in its span
+}
+
+// partialState is the partial task's timer's flags: written by the timer's
+// goroutine, the pushes and the worker that flushes, on lines of their
+// own, off those every worker reads per task.
+type partialState struct {
+	partialArmed   atomic.Bool
+	partialDue     atomic.Bool
+	partialStopped atomic.Bool // the input has ended
 }
 
 // producerState is the dispatcher's: written only by the stream's producer
