@@ -97,7 +97,7 @@ func statelessRows(t *testing.T, plan *Plan, k Kernel, data []byte, task int) (w
 		for _, p := range q.Project {
 			v, err := reference.Eval(p.Expr, s, tu)
 			require.NoError(t, err)
-			row = append(row, refText(v))
+			row = append(row, v.Text())
 		}
 		want = append(want, row)
 	}
@@ -129,15 +129,3 @@ func statelessRows(t *testing.T, plan *Plan, k Kernel, data []byte, task int) (w
 	return want, got
 }
 
-// refText is a reference value as statelessRows prints it.
-func refText(v reference.Value) string {
-	switch {
-	case v.Null:
-		return "NULL"
-	case v.Kind == reference.StringKind:
-		return v.Str
-	case v.Float:
-		return fmt.Sprint(v.F)
-	}
-	return fmt.Sprint(v.I)
-}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
-	"github.com/saber-hx/saber-hx/window"
 	"github.com/saber-hx/saber-hx/workloads"
 )
 
@@ -27,24 +26,12 @@ func BenchmarkMinMaxFloat(b *testing.B) {
 				{Func: query.Min, Arg: query.C("cpu"), As: "mn"},
 				{Func: query.Max, Arg: query.C("ram"), As: "mx"},
 			}
-			plan, err := kernels.CompileWith(q, kernels.Options{Vectorised: true})
-			require.NoError(b, err)
 			gen, err := w.NewGenerator(p)
 			require.NoError(b, err)
 			ts := q.Schema.TupleSize
 			task := make([]byte, (256<<10)/ts*ts)
 			gen.Fill(task, 0)
-			if plan.Layout.Hashed {
-				window.NewAssembler(plan.Spec, plan.Layout)
-			}
-			k := plan.NewKernel()
-			var r window.TaskResult
-			b.SetBytes(int64(len(task)))
-			b.ReportAllocs()
-			for b.Loop() {
-				r.Reset(plan.Layout)
-				k.Process(task, 0, &r)
-			}
+			benchKernelWith(b, q, task, kernels.Options{Vectorised: true})
 		})
 	}
 }

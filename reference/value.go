@@ -125,6 +125,20 @@ func (v Value) String() string {
 	return fmt.Sprintf("%d (int)", v.I)
 }
 
+// Text is v's plain text, as tests compare rows: a string as it is, a
+// float by %v, NULL as NULL, anything else its integer.
+func (v Value) Text() string {
+	switch {
+	case v.Null:
+		return "NULL"
+	case v.Kind == StringKind:
+		return v.Str
+	case v.Float:
+		return fmt.Sprint(v.F)
+	}
+	return fmt.Sprint(v.I)
+}
+
 // asFloat is v as a float64, converting an integer or a timestamp.
 func (v Value) asFloat() float64 {
 	if v.Float {

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"testing"
 
@@ -92,7 +91,7 @@ func semRunTasks(t *testing.T, text string, taskTuples int, rows ...[]any) (*Pro
 		for _, row := range vs {
 			var r []string
 			for _, v := range row[1:] {
-				r = append(r, semText(v))
+				r = append(r, v.Text())
 			}
 			texts[i] = append(texts[i], r)
 		}
@@ -100,15 +99,3 @@ func semRunTasks(t *testing.T, text string, taskTuples int, rows ...[]any) (*Pro
 	return p, texts
 }
 
-// semText is v's text: a string as it is, a float by %v, NULL as NULL.
-func semText(v reference.Value) string {
-	switch {
-	case v.Null:
-		return "NULL"
-	case v.Kind == reference.StringKind:
-		return v.Str
-	case v.Float:
-		return fmt.Sprint(v.F)
-	}
-	return fmt.Sprint(v.I)
-}
