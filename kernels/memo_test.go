@@ -128,4 +128,3 @@ func statelessRows(t *testing.T, plan *Plan, k Kernel, data []byte, task int) (w
 	}
 	return want, got
 }
-

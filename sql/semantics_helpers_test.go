@@ -98,4 +98,3 @@ func semRunTasks(t *testing.T, text string, taskTuples int, rows ...[]any) (*Pro
 	}
 	return p, texts
 }
-
