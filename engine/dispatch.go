@@ -228,7 +228,7 @@ func (s *Stream) initPartial() {
 }
 
 // armPartial arms the partial task's timer to fire in d, unless it is
-// armed. Under s.feeder.
+// armed; from any goroutine (the feeder's holder, a producer's pause).
 func (s *Stream) armPartial(d time.Duration) {
 	if !s.partialArmed.Load() && s.partialArmed.CompareAndSwap(false, true) {
 		s.partialTimer.Reset(d)
@@ -295,8 +295,9 @@ func (w *worker) flushDue() {
 // (none: nothing to do), so that a live source whose records trickle in
 // sees them merged and their windows emitted without waiting for a task
 // to fill: call it when the input pauses (a Kafka source's linger), not
-// per record, as each call may cut a small task. The bytes committed must
-// be whole tuples.
+// per record, as each call may cut a small task. It also opens the pause
+// window, in which the queries chained below send on what they hold
+// (pause). The bytes committed must be whole tuples.
 func (s *Stream) Flush() error {
 	switch {
 	case s.inClosed:
