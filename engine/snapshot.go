@@ -358,6 +358,14 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			}
 		}
 		s.mergeMu.Lock()
+		// The counters carried over, set before they are published
+		// (RestoredStats).
+		r := Stats{Tuples: v[2], Filtered: v[3], Counted: v[4], Unmatched: v[7]}
+		if s.asm != nil {
+			c := s.asm.Counts()
+			r = Stats{Tuples: c.Tuples, Filtered: c.Filtered, Unmatched: c.Unmatched, Late: c.Late, Counted: c.Counted, Windows: c.Windows, Rows: c.Rows}
+		}
+		s.restored.Store(&r)
 		if s.asm == nil {
 			s.seq.Add(1)
 			s.tuples.Store(v[2])

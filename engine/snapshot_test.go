@@ -297,3 +297,37 @@ func TestSnapshotKeepsUnmatched(t *testing.T) {
 	}
 	assert.Equal(t, after, got.Unmatched, "counted from the restore on")
 }
+
+// TestRestoredStats: a restored engine's counters go on from the
+// snapshot's, RestoredStats holds what they carried over, and the
+// difference is what the engine counted itself.
+func TestRestoredStats(t *testing.T) {
+	q := snapshotQuery(t, query.Tumbling(10))
+	data := randData(rand.New(rand.NewPCG(3, 3)), 400)
+	cfg := Config{Workers: 1, TaskSize: randTuple * 8, BufferSize: 1 << 14}
+	spec := func() []Spec { return []Spec{{Query: q, Windows: func(*Window) error { return nil }}} }
+	e, err := Start(cfg, spec())
+	require.NoError(t, err)
+	require.NoError(t, e.Stream(0).Write(data[:200*randTuple]))
+	require.NoError(t, e.Stream(0).Flush())
+	snap, err := e.Snapshot(nil)
+	require.NoError(t, err)
+	before := e.Stream(0).Stats()
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	assert.Equal(t, Stats{}, e.Stream(0).RestoredStats(), "not restored")
+
+	e, err = Start(cfg, spec())
+	require.NoError(t, err)
+	_, err = e.Restore(snap)
+	require.NoError(t, err)
+	r := e.Stream(0).RestoredStats()
+	assert.Equal(t, before.Tuples, r.Tuples)
+	assert.Equal(t, before.Windows, r.Windows)
+	own := e.Stream(0).Stats().Since(r)
+	assert.Zero(t, own.Tuples+own.Filtered+own.Counted+own.Windows+own.Rows, "nothing counted yet: %+v", own)
+	require.NoError(t, e.Stream(0).Write(data[200*randTuple:]))
+	st, err := e.CloseAll()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(200), st[0].Since(r).Tuples, "the engine's own tuples")
+}

@@ -38,6 +38,33 @@ type Stats struct {
 	SerialTime, WorkerTime time.Duration
 }
 
+// Since is what the query counted from the snapshot from to s: each
+// counter's difference, none below zero (a snapshot read as a restore
+// published its counters: Stream.RestoredStats).
+func (s Stats) Since(from Stats) Stats {
+	sub := func(a, b uint64) uint64 { return a - min(a, b) }
+	m := s
+	m.Tasks, m.Bytes = sub(s.Tasks, from.Tasks), sub(s.Bytes, from.Bytes)
+	m.Tuples, m.Filtered, m.Unmatched = sub(s.Tuples, from.Tuples), sub(s.Filtered, from.Filtered), sub(s.Unmatched, from.Unmatched)
+	m.Late, m.Counted = sub(s.Late, from.Late), sub(s.Counted, from.Counted)
+	m.Windows, m.Rows = sub(s.Windows, from.Windows), sub(s.Rows, from.Rows)
+	m.GPUFallbackTasks = sub(s.GPUFallbackTasks, from.GPUFallbackTasks)
+	m.SerialTime, m.WorkerTime = s.SerialTime-min(s.SerialTime, from.SerialTime), s.WorkerTime-min(s.WorkerTime, from.WorkerTime)
+	return m
+}
+
+// RestoredStats are the counters a restore carried over from the
+// snapshot (Restore: tuples, windows and rows go on from it), zero where
+// the engine was not restored: Stats().Since(RestoredStats()) is what
+// this engine counted itself. Read it after Stats: Restore sets it before
+// it publishes the counters.
+func (s *Stream) RestoredStats() Stats {
+	if r := s.restored.Load(); r != nil {
+		return *r
+	}
+	return Stats{}
+}
+
 // publish copies the assembler's counters where Stats can read them.
 //
 // It runs under mergeMu (one writer) and brackets the stores with seq, odd

@@ -193,8 +193,9 @@ type published struct {
 	tuples, filtered, unmatched, late, counted atomic.Uint64
 	windows, rows                              atomic.Uint64
 	watermark                                  atomic.Int64
-	complete                                   atomic.Int64  // Progress's Complete, an aggregation's
-	gpuFallback                                atomic.Uint64 // tasks the GPU kind ran on its CPU fallback kernel
+	complete                                   atomic.Int64          // Progress's Complete, an aggregation's
+	restored                                   atomic.Pointer[Stats] // RestoredStats; set once, by Restore
+	gpuFallback                                atomic.Uint64         // tasks the GPU kind ran on its CPU fallback kernel
 }
 
 // task is the engine's record of one task: the scheduler's part, which the

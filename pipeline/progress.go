@@ -42,8 +42,11 @@ func WatchProgress(eng *engine.Engine, start time.Time, interval time.Duration, 
 				lastT = el
 				var streams []StreamProgress
 				for i, s := range eng.Streams() {
+					// This engine's own: a restored one's counters start
+					// at the snapshot's.
 					st := s.Stats()
-					streams = append(streams, StreamProgress{st.Query, float64(st.Tuples-last[i]) / dt, st.Windows})
+					st = st.Since(s.RestoredStats())
+					streams = append(streams, StreamProgress{st.Query, float64(st.Tuples-min(st.Tuples, last[i])) / dt, st.Windows})
 					last[i] = st.Tuples
 				}
 				report(el, streams)

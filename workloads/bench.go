@@ -342,7 +342,7 @@ func (b *Bench) run(ctx context.Context, cfg engine.Config) (whole, measured []e
 	b.gc = readGC().since(warmGC)
 	measured = make([]engine.Stats, len(whole))
 	for i := range whole {
-		measured[i] = statsSince(whole[i], warmStats[i])
+		measured[i] = whole[i].Since(warmStats[i])
 	}
 	return whole, measured, end.Sub(at).Seconds(), nil
 }
@@ -379,23 +379,6 @@ func (b *Bench) startWarmup(warmup time.Duration) func() (time.Time, []engine.St
 	}
 }
 
-// statsSince is what a query counted from the snapshot from to end.
-func statsSince(end, from engine.Stats) engine.Stats {
-	m := end
-	m.Tasks -= from.Tasks
-	m.Bytes -= from.Bytes
-	m.Tuples -= from.Tuples
-	m.Filtered -= from.Filtered
-	m.Unmatched -= from.Unmatched
-	m.Late -= from.Late
-	m.Counted -= from.Counted
-	m.Windows -= from.Windows
-	m.Rows -= from.Rows
-	m.GPUFallbackTasks -= from.GPUFallbackTasks
-	m.SerialTime -= from.SerialTime
-	m.WorkerTime -= from.WorkerTime
-	return m
-}
 
 // gcSample is the runtime's garbage-collection counters, so that a
 // benchmark can say whether its measured interval ran a GC cycle (issue

@@ -259,14 +259,17 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", o.Instances)
 		}
 	}
-	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, _ *pipeline.Job, sig *interrupt) error {
-		s := ysbKafkaSummary{ysbSummary: summarize("kafka", sum.Stats[0], sum.Seconds, ef), Checkpoints: sum.Checkpoints}
+	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
+		// This run's figures: a restored engine's counters go on from
+		// the checkpoint's.
+		st := sum.Stats[0].Since(job.Engine().Stream(0).RestoredStats())
+		s := ysbKafkaSummary{ysbSummary: summarize("kafka", st, sum.Seconds, ef), Checkpoints: sum.Checkpoints}
 		if sum.Interrupted {
 			s.Interrupted, s.Signal = true, signalOf(sig)
 		}
 		src := sum.Sources[0]
 		fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s\n",
-			src.Tuples+src.Malformed, a.Topic, src.Malformed, sum.Stats[0].Rows, a.Redis)
+			src.Tuples+src.Malformed, a.Topic, src.Malformed, st.Rows, a.Redis)
 		if asJSON {
 			return writeJSONLine(stdout, s)
 		}
