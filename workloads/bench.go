@@ -379,7 +379,6 @@ func (b *Bench) startWarmup(warmup time.Duration) func() (time.Time, []engine.St
 	}
 }
 
-
 // gcSample is the runtime's garbage-collection counters, so that a
 // benchmark can say whether its measured interval ran a GC cycle (issue
 // #15 asks for none in steady state) and how much it allocated.

@@ -215,7 +215,10 @@ func runYSBCheck(args []string, stdout, stderr io.Writer) error {
 // checkpoints (--json: "checkpoints").
 type ysbKafkaSummary struct {
 	ysbSummary
-	Checkpoints *pipeline.CheckpointSummary `json:"checkpoints,omitempty"`
+	// RestoredTuples are the tuples counted before the checkpoint the run
+	// restored: with the run's own (Tuples), the stream's.
+	RestoredTuples uint64                      `json:"restored_tuples,omitempty"`
+	Checkpoints    *pipeline.CheckpointSummary `json:"checkpoints,omitempty"`
 }
 
 // runYSBKafka is ysb --source kafka: the run of the original pipeline,
@@ -262,8 +265,9 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
 		// This run's figures: a restored engine's counters go on from
 		// the checkpoint's.
-		st := sum.Stats[0].Since(job.Engine().Stream(0).RestoredStats())
-		s := ysbKafkaSummary{ysbSummary: summarize("kafka", st, sum.Seconds, ef), Checkpoints: sum.Checkpoints}
+		restored := job.Engine().Stream(0).RestoredStats()
+		st := sum.Stats[0].Since(restored)
+		s := ysbKafkaSummary{ysbSummary: summarize("kafka", st, sum.Seconds, ef), RestoredTuples: restored.Tuples, Checkpoints: sum.Checkpoints}
 		if sum.Interrupted {
 			s.Interrupted, s.Signal = true, signalOf(sig)
 		}
