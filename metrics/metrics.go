@@ -28,6 +28,17 @@
 //	saber_event_time_lag_seconds        gauge      wall clock minus the watermark (Options.EventTimeUnit); range windows only
 //	saber_processor_tasks_total         counter    tasks run, per processor kind (label kind: cpu, gpu)
 //	saber_processor_busy_seconds_total  counter    busy time, per processor kind
+//	saber_serial_seconds_total          counter    workers' time where no other worker can progress on the query (Stats.SerialTime)
+//	saber_worker_seconds_total          counter    workers' time on the query, serial included (Stats.WorkerTime)
+//
+// The ratio of the last two is serial_fraction. Serial time counts as its
+// section ends and worker time as the task's frame does: between two
+// scrapes the serial counter can run ahead of the other by a frame, and a
+// ratio over a short range above 1 is that (the summaries clamp it).
+//
+// A query restored from a checkpoint goes on from the snapshot's tuple,
+// window and row counters (the whole stream's); its bytes, tasks and
+// times start at zero.
 //
 // The event-time lag is meaningful only for a live source whose event times
 // are the wall clock's (Kafka, a socket, a generator with timestamps now):
@@ -155,7 +166,7 @@ var (
 	descLag        = newDesc("saber_event_time_lag_seconds", "Wall clock minus the watermark; meaningful for live sources only.", "query")
 	descKindTasks  = newDesc("saber_processor_tasks_total", "Tasks run, per processor kind.", "query", "kind")
 	descKindBusy   = newDesc("saber_processor_busy_seconds_total", "Busy time, per processor kind.", "query", "kind")
-	descSerial     = newDesc("saber_serial_seconds_total", "Workers' time on the query where no other worker can progress on it (its ordered result stage); over saber_worker_seconds_total: serial_fraction.", "query")
+	descSerial     = newDesc("saber_serial_seconds_total", "Workers' time on the query where no other worker can progress on it (its ordered result stage); over saber_worker_seconds_total: serial_fraction (it counts as a section ends, the other as its task does: over a short range the ratio can pass 1).", "query")
 	descWorker     = newDesc("saber_worker_seconds_total", "Workers' time on the query, serial included (their waits for other workers, idle, not).", "query")
 
 	descSrcRecords   = newDesc("saber_source_records_total", "Records the source read.", "source")

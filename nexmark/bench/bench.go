@@ -473,7 +473,11 @@ func validate(ctx context.Context, cfg Config) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	job, err := prog.Open(pipeline.Options{Engine: cfg.Engine, Validate: true, Log: cfg.Log})
+	// Not the measured run's engine: its Started (the metrics' registry,
+	// the progress lines) would take this one's queries for that one's.
+	ec := cfg.Engine
+	ec.Started = nil
+	job, err := prog.Open(pipeline.Options{Engine: ec, Validate: true, Log: cfg.Log})
 	if err != nil {
 		return false, "", err
 	}

@@ -72,12 +72,16 @@ func TestText(t *testing.T) {
 func TestRunReplay(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
-	var started []*engine.Engine
+	var started, engineStarted []*engine.Engine
 	res, err := Run(context.Background(), Config{Query: "q2", Events: 50_000, Warmup: 100 * time.Millisecond, Duration: 400 * time.Millisecond,
-		Validate: true, ValidateEvents: 30_000, Engine: engine.Config{Workers: 2}, Log: &log,
+		Validate: true, ValidateEvents: 30_000, Log: &log,
+		Engine:  engine.Config{Workers: 2, Started: func(e *engine.Engine) { engineStarted = append(engineStarted, e) }},
 		Started: func(e *engine.Engine) { started = append(started, e) }})
 	require.NoError(t, err)
 	assert.Len(t, started, 1, "Started: the measured run's engine, not the validation's")
+	// Engine.Started (the command line's metrics registry) too: the
+	// validation's engine, of the same query names, would stand for it.
+	assert.Equal(t, started, engineStarted)
 	require.NotNil(t, res.Validated)
 	assert.True(t, *res.Validated, res.Mismatch)
 	assert.Equal(t, int64(30_000), res.ValidateEvents)
