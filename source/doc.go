@@ -91,8 +91,11 @@
 // or the line's end must follow. A quoted field with no closing quote
 // before the input's end is an error at its record's first line, and
 // only that line is passed over (OnError Skip): the lines after it are
-// read as records again. A '"' inside an unquoted field is taken as it
-// is. Nothing is trimmed. With a header (the
+// read as records again. Until the input ends such a record is still
+// open, and the reader holds it (for a stream, no later record comes
+// out): where more than the longest record the reader takes (64 MiB)
+// follows it, the run fails at its line, Skip or not. A '"' inside an
+// unquoted field is taken as it is. Nothing is trimmed. With a header (the
 // first non-empty line) the columns are named, in any order (names
 // trimmed of spaces, may be quoted); every layout column must be among
 // them, others are ignored; each record needs at least the fields up to
@@ -105,8 +108,10 @@
 // layout column are its value; other members are skipped, whatever their
 // value (nested to 10000 levels, as encoding/json), but must be valid
 // JSON. Every column that is not Nullable must be present, not null; a
-// key given twice takes its last value. Nothing but whitespace may follow
-// the object.
+// key given twice takes its last value, and every value given must be
+// one the column takes (a null for a column that is not Nullable, or a
+// bad number, fails the record wherever it stands). Nothing but
+// whitespace may follow the object.
 //
 // The fast path: the first line the general decoder reads becomes a
 // template (its keys, their order, the separators and spaces between

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"bufio"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
@@ -138,22 +139,36 @@ func (t *Table) checkHeader(br *bufio.Reader) (string, error) {
 	for i, c := range t.Columns {
 		want[i] = c.Name
 	}
-	line, err := br.ReadString('\n')
-	if err != nil && err != io.EOF {
-		return "", fmt.Errorf("table %s: line 1: %w", t.Name, err)
+	// The decoder's rules (source.CutHeader): empty lines before the
+	// header, a byte order mark, quoted names.
+	var read strings.Builder
+	var text string
+	n := 1
+	for ; ; n++ {
+		line, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return "", fmt.Errorf("table %s: line %d: %w", t.Name, n, err)
+		}
+		read.WriteString(line)
+		if line == "" {
+			return read.String(), nil // no header, no rows
+		}
+		text = strings.TrimRight(strings.TrimSuffix(line, "\n"), "\r")
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\xef\xbb\xbf")
+		}
+		if text != "" {
+			break
+		}
 	}
-	if line == "" {
-		return "", nil // no lines, no rows
-	}
-	text := strings.TrimRight(strings.TrimSuffix(line, "\n"), "\r")
-	got := strings.Split(strings.TrimPrefix(text, "\xef\xbb\xbf"), ",")
+	got, err := csv.NewReader(strings.NewReader(text)).Read()
 	for i := range got {
 		got[i] = strings.TrimSpace(got[i])
 	}
-	if !slices.Equal(got, want) {
-		return "", fmt.Errorf("table %s: line 1: header %q, want %q", t.Name, text, strings.Join(want, ","))
+	if err != nil || !slices.Equal(got, want) {
+		return "", fmt.Errorf("table %s: line %d: header %q, want %q", t.Name, n, text, strings.Join(want, ","))
 	}
-	return line, nil
+	return read.String(), nil
 }
 
 // Layout is the source's tuple layout for package source's CSV and JSON
