@@ -81,7 +81,9 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	}
 	slices.Sort(windows)
 	pair := make([]byte, out.TupleSize)
-	scope := j.Scope() // once: it lays out the joined schema
+	// Once: each lays out the joined schema.
+	joined := j.OutputSchemaUnchecked()
+	scope, real := query.SchemaScope(joined), query.SchemaReal(joined)
 	for _, w := range windows {
 		l, r := perWindow[0][w], perWindow[1][w]
 		sort.SliceStable(l, func(a, b int) bool { return l[a].pos < l[b].pos })
@@ -104,7 +106,7 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				copy(pair[len(lt.tuple):], rt.tuple)
 				keep := true
 				if j.Where != nil {
-					if keep, err = pairEnv(j, scope, lt.tuple, rt.tuple).holds(j.Where); err != nil {
+					if keep, err = pairEnv(j, scope, real, lt.tuple, rt.tuple).holds(j.Where); err != nil {
 						return nil, fmt.Errorf("reference: join %q: where: %w", j.Name, err)
 					}
 				}
@@ -121,8 +123,9 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 // pairEnv resolves the names of a join's predicate for the pair (l, r):
 // l.<name> is attribute <name> of l in j.Left, r.<name> of r in j.Right.
 // Each side is read with its own schema, so that a NULL bit is read where
-// that side's schema puts it. scope is j.Scope().
-func pairEnv(j *query.WindowJoin, scope query.Scope, l, r []byte) env {
+// that side's schema puts it. scope and real are the joined schema's
+// (j.Scope()).
+func pairEnv(j *query.WindowJoin, scope query.Scope, real query.RealScope, l, r []byte) env {
 	return env{
 		col: func(name string) (Value, error) {
 			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
@@ -138,18 +141,6 @@ func pairEnv(j *query.WindowJoin, scope query.Scope, l, r []byte) env {
 			return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
 		},
 		scope: scope,
-		real: func(name string) bool {
-			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
-				if a, err := j.Left.Lookup(n); err == nil {
-					return a.IsReal()
-				}
-			}
-			if n, ok := strings.CutPrefix(name, query.RightPrefix); ok {
-				if a, err := j.Right.Lookup(n); err == nil {
-					return a.IsReal()
-				}
-			}
-			return false
-		},
+		real:  real,
 	}
 }
