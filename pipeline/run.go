@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,6 @@ type Job struct {
 	specs     []engine.Spec
 	sinks     []*rowSink   // per query, nil where its output goes nowhere (a view)
 	txns      []*txnGroup  // the transactional Kafka outputs (checkpointed runs), by cluster
-	toStdout  bool         // a query's rows go to Options.Stdout
 	outFiles  []fileOutput // the queries' outputs to files, none twice
 	sources   []*sqlSource
 	feeds     map[*sqlSource][]*engine.Stream // the streams each source writes to
@@ -227,7 +227,9 @@ func (j *Job) Fed(name string) uint64 {
 }
 
 // ToStdout reports whether a query's rows go to Options.Stdout.
-func (j *Job) ToStdout() bool { return j.toStdout }
+func (j *Job) ToStdout() bool {
+	return slices.ContainsFunc(j.outFiles, func(o fileOutput) bool { return o.path == "-" })
+}
 
 // finish, once the run has drained, commits the outputs (files only when
 // it was not interrupted) and then the Kafka sources' offsets of what is

@@ -498,10 +498,9 @@ func (j *Job) openSinks() error {
 				g.outs = append(g.outs, s)
 			}
 		case path == "-":
-			if j.toStdout {
+			if j.ToStdout() {
 				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
 			}
-			j.toStdout = true
 			if err = j.claimFile(q, path); err == nil {
 				s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
 			}
