@@ -135,9 +135,13 @@ func (s *optionSet) keyOr(key, alias string) string {
 	return key
 }
 
-// The options that a kafka source, a kafka sink and a redis sink take.
+// The options that a source read from a file, standard input or a Go
+// program (a file's "path" besides), a generator source, a kafka source,
+// a kafka sink and a redis sink take.
 var (
-	kafkaSourceOptions = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
+	readerSourceOptions    = []string{"connector", "format", "tuple_size", "time_unit", "on_error", "header"}
+	generatorSourceOptions = []string{"connector", "workload", "tuples_per_ms", "seed", "format", "rate"}
+	kafkaSourceOptions     = append([]string{"connector", "brokers", "topic", "group", "start", "format", "tuple_size", "idle_timeout", "fetchers", "on_error", "time_unit",
 		"isolation_level", flinkBrokers, flinkGroup, flinkStart, flinkReset, flinkIsolation}, security.KafkaOptions...)
 	kafkaSinkOptions = append([]string{"connector", "brokers", "topic", "format", "key", flinkBrokers}, security.KafkaOptions...)
 	redisSinkOptions = append([]string{"connector", "addr", "layout", "key", "fields", "flush"}, security.RedisOptions...)

@@ -113,7 +113,7 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 	case "file", "stdin", "go":
 		// go: the embedding Go program feeds it (package pipeline's
 		// AttachSource or AttachReader), in the format declared.
-		valid = []string{"connector", "format", "tuple_size", "time_unit", "on_error", "header"}
+		valid = slices.Clone(readerSourceOptions)
 		if src.Connector == "file" {
 			valid = append(valid, "path")
 			p, err := s.required("path", "the file to read")
@@ -144,7 +144,7 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 	case "generator":
-		valid = []string{"connector", "workload", "tuples_per_ms", "seed", "format", "rate"}
+		valid = generatorSourceOptions
 		w, err := s.required("workload", "one of "+strings.Join(workloads.Names(), ", "))
 		if err != nil {
 			return 0, 0, err

@@ -82,7 +82,7 @@ func secretOption(key string) bool {
 var knownOptions = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, list := range [][]string{
-		{"connector", "format", "path", "header", "tuple_size", "time_unit", "on_error", "workload", "tuples_per_ms", "seed", "rate"},
+		readerSourceOptions, {"path"}, generatorSourceOptions,
 		kafkaSourceOptions, kafkaSinkOptions, redisSinkOptions, {security.RedisAddr}, nexmark.OptionNames(),
 	} {
 		for _, k := range list {
