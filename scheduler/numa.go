@@ -21,7 +21,7 @@ type numaQueue struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	queues []fifo // per node
+	queues []ring // per node, FIFO: pushed at the back, taken at the front (hls's ring)
 	closed bool
 	idle   idlers // the processors waiting in Pop (Wake)
 
@@ -29,9 +29,9 @@ type numaQueue struct {
 }
 
 func newNUMAQueue(cfg Config, c *counters) *numaQueue {
-	q := &numaQueue{cfg: cfg, c: c, queues: make([]fifo, cfg.Nodes)}
+	q := &numaQueue{cfg: cfg, c: c, queues: make([]ring, cfg.Nodes)}
 	for n := range q.queues {
-		q.queues[n] = newFIFO(cfg.Capacity)
+		q.queues[n] = newRing(cfg.Capacity)
 	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
@@ -68,10 +68,10 @@ func (q *numaQueue) pop(p Processor, wait bool) *Task {
 	for {
 		for i := range q.queues {
 			n := (own + i) % len(q.queues)
-			if q.queues[n].n == 0 {
+			if q.queues[n].live == 0 {
 				continue
 			}
-			t := q.queues[n].pop()
+			t := q.queues[n].take(0)
 			q.idle.left()
 			if i == 0 {
 				q.local.Add(1)
@@ -111,42 +111,4 @@ func (q *numaQueue) Stats() Stats {
 	q.c.stats(&s, q.cfg.Queries, true)
 	s.Local, s.Stolen = q.local.Load(), q.stolen.Load()
 	return s
-}
-
-// fifo is one node's queue: a ring of a power-of-two size, at least the
-// queue's capacity, that doubles only when full. Its size is bounded by the
-// most tasks ever queued on the node at once, however many pass through
-// it, and neither push nor pop allocates once it is large enough.
-type fifo struct {
-	s       []*Task
-	head, n int // the oldest task's slot, and the tasks queued
-}
-
-func newFIFO(capacity int) fifo {
-	size := 1
-	for size < capacity {
-		size <<= 1
-	}
-	return fifo{s: make([]*Task, size)}
-}
-
-func (f *fifo) push(t *Task) {
-	if f.n == len(f.s) {
-		s := make([]*Task, 2*len(f.s))
-		for i := range f.n {
-			s[i] = f.s[(f.head+i)&(len(f.s)-1)]
-		}
-		f.s, f.head = s, 0
-	}
-	f.s[(f.head+f.n)&(len(f.s)-1)] = t
-	f.n++
-}
-
-// pop takes the oldest task; f must not be empty.
-func (f *fifo) pop() *Task {
-	t := f.s[f.head]
-	f.s[f.head] = nil // no reference kept to a task handed out
-	f.head = (f.head + 1) & (len(f.s) - 1)
-	f.n--
-	return t
 }

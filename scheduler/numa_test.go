@@ -103,7 +103,7 @@ func TestNUMAQueueSteadyBacklog(t *testing.T) {
 		cycle(i)
 	}
 	assert.Equal(t, 4, cap(q.queues[0].s), "node 0's ring")
-	assert.Equal(t, 1, q.queues[0].n)
+	assert.Equal(t, 1, q.queues[0].live)
 	i := 1_000_000
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { cycle(i); i++ }))
 	assert.Equal(t, 4, cap(q.queues[1].s), "node 1's ring, never used")
