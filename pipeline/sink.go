@@ -485,10 +485,16 @@ func (j *Job) openSinks() error {
 		if format == "" {
 			format = "csv"
 		}
+		service := q.Sink.Connector == "kafka" || q.Sink.Connector == "redis"
+		if !service {
+			if err := j.claimFile(q, path); err != nil {
+				return err
+			}
+		}
 		var s *rowSink
 		var err error
 		switch {
-		case q.Sink.Connector == "kafka" || q.Sink.Connector == "redis":
+		case service:
 			var g *txnGroup
 			if g, err = j.txnGroupOf(q, retry); err != nil {
 				return err
@@ -498,20 +504,10 @@ func (j *Job) openSinks() error {
 				g.outs = append(g.outs, s)
 			}
 		case path == "-":
-			if j.ToStdout() {
-				return usagef("queries %s and another both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", q.Name)
-			}
-			if err = j.claimFile(q, path); err == nil {
-				s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
-			}
+			s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
 		case j.ckpt != nil:
-			if err = j.claimFile(q, path); err == nil {
-				s, err = j.openPartsSink(q, path, format)
-			}
+			s, err = j.openPartsSink(q, path, format)
 		default:
-			if err := j.claimFile(q, path); err != nil {
-				return err
-			}
 			var f *sink.File
 			if f, err = sink.Create(path, j.inputs()...); err != nil {
 				return fmt.Errorf("query %s: %w", q.Name, err)
@@ -561,7 +557,10 @@ func (j *Job) claimFile(q *sql.Query, path string) error {
 				return fmt.Errorf("query %s: output %s: %w", q.Name, path, err)
 			}
 		}
-		if same {
+		switch {
+		case same && path == "-" && o.path == "-":
+			return usagef("queries %s and %s both write to stdout: give one a CREATE SINK ... WITH (connector = 'file', ...)", o.query, q.Name)
+		case same:
 			return usagef("queries %s and %s both write to %s: give each its own output", o.query, q.Name, describeOutput(path))
 		}
 	}
