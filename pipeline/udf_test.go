@@ -5,7 +5,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +15,28 @@ import (
 	"github.com/saber-hx/saber-hx/query"
 )
 
-var registerUDFs sync.Once
+// The functions are registered as RegisterFunc asks, before anything
+// compiles: the package's other tests compile queries in parallel, and a
+// registration beside them races with their lookups.
+func init() {
+	for _, f := range []query.ScalarFunc{
+		{Name: "pipeline_test_tax", Args: []query.ValueType{query.FloatValue},
+			Result: query.FloatValue, Fn: func(a []query.Scalar) query.Scalar { return query.Scalar{F: a[0].F * 2} }},
+		{Name: "pipeline_test_shout", Args: []query.ValueType{query.StringValue},
+			Result: query.StringValue, Fn: func(a []query.Scalar) query.Scalar {
+				if len(a[0].S) == 0 {
+					return query.Scalar{Null: true}
+				}
+				return query.Scalar{S: append(bytes.ToUpper(a[0].S), '!')}
+			}},
+		{Name: "pipeline_test_even", Args: []query.ValueType{query.IntValue},
+			Result: query.BoolValue, Fn: func(a []query.Scalar) query.Scalar { return query.Scalar{I: 1 - a[0].I&1} }},
+	} {
+		if err := query.RegisterFunc(f); err != nil {
+			panic(err)
+		}
+	}
+}
 
 // TestGoScalarFunctions: functions written in Go, registered by name
 // (query.RegisterFunc), called from SQL (bound by CREATE FUNCTION too),
@@ -24,19 +44,6 @@ var registerUDFs sync.Once
 // against the reference evaluator, which calls the same functions.
 func TestGoScalarFunctions(t *testing.T) {
 	t.Parallel()
-	registerUDFs.Do(func() {
-		require.NoError(t, query.RegisterFunc(query.ScalarFunc{Name: "pipeline_test_tax", Args: []query.ValueType{query.FloatValue},
-			Result: query.FloatValue, Fn: func(a []query.Scalar) query.Scalar { return query.Scalar{F: a[0].F * 2} }}))
-		require.NoError(t, query.RegisterFunc(query.ScalarFunc{Name: "pipeline_test_shout", Args: []query.ValueType{query.StringValue},
-			Result: query.StringValue, Fn: func(a []query.Scalar) query.Scalar {
-				if len(a[0].S) == 0 {
-					return query.Scalar{Null: true}
-				}
-				return query.Scalar{S: append(bytes.ToUpper(a[0].S), '!')}
-			}}))
-		require.NoError(t, query.RegisterFunc(query.ScalarFunc{Name: "pipeline_test_even", Args: []query.ValueType{query.IntValue},
-			Result: query.BoolValue, Fn: func(a []query.Scalar) query.Scalar { return query.Scalar{I: 1 - a[0].I&1} }}))
-	})
 	var csv strings.Builder
 	csv.WriteString("ts,name,amount\n")
 	names := []string{"ann", "", "a much longer name than inline"}
