@@ -81,6 +81,14 @@ type joinStage struct {
 	// can do.
 	drainer atomic.Pointer[worker]
 
+	// filed is, per side, the largest event time filed (op.Watermark),
+	// published under mu for the marks of a stream that feeds the side
+	// from its result stage (joinFeed, markChain); chain are the join's
+	// marks where its output feeds other queries (markChains), written as
+	// it hands windows on.
+	filed [2]atomic.Int64
+	chain *chainMarks
+
 	// moved is the doorbell of the result stages that wait on the join
 	// (pause): rung when a side's tuples are filed, a window is joined or
 	// one is handed on.
@@ -94,6 +102,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 	}
 	js := &joinStage{j: j, rows: j.Window.Type == query.Rows, e: e, sink: sp.Tuples, enc: sp.Encoded, op: op, maxTake: 4,
 		moved: make(chan struct{}, 1)}
+	js.noteFiled()
 	if e != nil {
 		workers := 0
 		for _, g := range e.cfg.cpuGroups() {
@@ -143,6 +152,7 @@ func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Are
 		return &InputError{Query: js.j.Name, Input: [2]string{"left", "right"}[side],
 			Offset: r.Tuple * uint64(ts), Tuple: r.Tuple, Pos: r.Pos, Rows: js.rows}
 	}
+	js.filed[side].Store(js.op.Watermark(side))
 	js.joinClosed(false)
 	js.noteReady()
 	js.mu.Unlock()
@@ -481,6 +491,9 @@ func (js *joinStage) drain(w *worker) error {
 				outs[i] = kernels.JoinOutput{}
 			}
 			recycled := len(outs) > 0
+			if js.chain != nil {
+				js.markChain()
+			}
 			outs = outs[:0]
 			for err == nil && len(outs) < drainBatch {
 				o, ok := js.op.Next()
@@ -521,6 +534,75 @@ func (js *joinStage) drain(w *worker) error {
 		if !more {
 			return nil
 		}
+	}
+}
+
+// complete is Progress's Complete for the join's inputs: every window
+// holding an event time below it was handed on (kernels.WindowJoin's
+// Unreleased) and, where the join feeds other queries, is out of them too
+// (its newest mark they put out); math.MinInt64 for row windows, whose
+// positions are not event times.
+func (js *joinStage) complete() int64 {
+	switch {
+	case js.rows:
+		return math.MinInt64
+	case js.chain != nil:
+		m, ok := js.chain.newestOut(js.down, nil, true)
+		if !ok {
+			return math.MinInt64
+		}
+		return m.complete
+	}
+	js.lock(nil)
+	w, ok := js.op.Unreleased()
+	js.mu.Unlock()
+	return js.startOf(w, ok)
+}
+
+// noteFiled publishes both sides' largest event times filed (filed):
+// under mu, or before the engine runs.
+func (js *joinStage) noteFiled() {
+	js.filed[0].Store(js.op.Watermark(0))
+	js.filed[1].Store(js.op.Watermark(1))
+}
+
+// startOf is the start of window w (ok false: math.MinInt64), saturated.
+func (js *joinStage) startOf(w int64, ok bool) int64 {
+	slide := js.j.Window.Slide
+	switch {
+	case !ok || w < math.MinInt64/slide:
+		return math.MinInt64
+	case w > math.MaxInt64/slide:
+		return math.MaxInt64
+	}
+	return w * slide
+}
+
+// markChain marks what the join handed on: the start of its oldest window
+// not yet handed on, and where it had filled each downstream stream. Under
+// mu and drainMu (the downstream streams' feeder), between handing one
+// batch of windows on and taking the next; a mark like the last is not
+// repeated.
+func (js *joinStage) markChain() {
+	w, ok := js.op.Unreleased()
+	complete := js.startOf(w, ok)
+	c := js.chain
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.marks); n > 0 {
+		last := &c.marks[n-1]
+		same := last.complete == complete
+		for i, d := range js.down {
+			same = same && last.down[i] == d.taskStart+uint64(d.filled)
+		}
+		if same {
+			return
+		}
+	}
+	m := c.next()
+	m.complete = complete
+	for i, d := range js.down {
+		m.down[i] = d.taskStart + uint64(d.filled)
 	}
 }
 

@@ -10,9 +10,10 @@ package engine
 // read Progress, then flush the sink, then commit.
 //
 // Complete is math.MaxInt64 for a stateless query (a merged tuple is
-// out), and math.MinInt64 where the stream cannot tell: a row window
-// (positions are not event times), a window join's input. Of a stream
-// whose output feeds other queries, they say what is out of those too
+// out), the start of the oldest window not yet handed on for a window
+// join's input, and math.MinInt64 where the stream cannot tell: a row
+// window (positions are not event times). Of a stream whose output feeds
+// other queries (a window join's too), they say what is out of those too
 // (chainprogress.go).
 type Progress struct {
 	Merged   uint64

@@ -215,3 +215,131 @@ func TestProgressThroughAChain(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressThroughAJoin: a window join's inputs count a tuple out once
+// every window of the join that holds it was handed on, and out of the
+// queries over the join; the inputs fed directly, through views that add
+// to the join from their result stage (joinFeed), and under an
+// aggregation of the pairs. Each side has the same tuples, each matching
+// only itself, so that every window with tuples has pairs.
+func TestProgressThroughAJoin(t *testing.T) {
+	t.Parallel()
+	s := testSchema(t)
+	const n, stairs = 2000, 10
+	for _, shape := range []string{"join", "filters, join", "join, windows"} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%d workers", shape, workers), func(t *testing.T) {
+				t.Parallel()
+				r := rand.New(rand.NewPCG(uint64(workers), uint64(len(shape))))
+				size := 10 + r.Int64N(90)
+				filter := &query.Query{Name: "filter", Schema: s, Where: query.ColGe("kind", 0)}
+				j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(size),
+					Where: query.Cmp(query.C("l.val"), query.Eq, query.C("r.val"))}
+				jout, err := j.OutputSchema()
+				require.NoError(t, err)
+				// last is the start of the newest window out at the end
+				// of the chain: windows leave in order.
+				var last atomic.Int64
+				last.Store(math.MinInt64)
+				pairs := func(b []byte) error {
+					for o := 0; o < len(b); o += jout.TupleSize {
+						ts := int64(binary.LittleEndian.Uint64(b[o:]))
+						last.Store(ts - ts%size)
+					}
+					return nil
+				}
+				var specs []Spec
+				var sides [2]func(*Engine) *Stream
+				switch shape {
+				case "join":
+					specs = []Spec{{Join: j, Tuples: pairs}}
+					sides = [2]func(*Engine) *Stream{func(e *Engine) *Stream { return e.Stream(0) }, func(e *Engine) *Stream { return e.Stream(0).Right() }}
+				case "filters, join":
+					right := *filter
+					right.Name = "filter.right"
+					specs = []Spec{{Query: filter}, {Query: &right}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: pairs}}
+					sides = [2]func(*Engine) *Stream{func(e *Engine) *Stream { return e.Stream(0) }, func(e *Engine) *Stream { return e.Stream(1) }}
+				default:
+					agg := &query.Query{Name: "agg", Schema: jout, Window: query.Tumbling(size), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
+					specs = []Spec{{Join: j}, {Query: agg, Upstream: Output(0), Windows: func(win *Window) error { last.Store(win.Start); return nil }}}
+					sides = [2]func(*Engine) *Stream{func(e *Engine) *Stream { return e.Stream(0) }, func(e *Engine) *Stream { return e.Stream(0).Right() }}
+				}
+				eng, err := Start(Config{Workers: workers, TaskSize: (1 + r.IntN(40)) * testTuple, BufferSize: 1 << 16}, specs)
+				require.NoError(t, err)
+				in := [2]*Stream{sides[0](eng), sides[1](eng)}
+				SameProducer(in[0], in[1]) // one goroutine writes both
+				if shape == "filters, join" {
+					require.NotNil(t, eng.Stream(0).joinFeed, "the views feed the join from their result stage")
+				}
+				// n tuples, then a staircase of tuples each far ahead of
+				// the last: each closes the windows before it.
+				data := make([]byte, (n+stairs)*testTuple)
+				ts := make([]int64, n+stairs)
+				for i := range n + stairs {
+					switch {
+					case i >= n:
+						ts[i] = ts[i-1] + 10*size
+					case i > 0:
+						ts[i] = ts[i-1] + r.Int64N(4)
+					}
+					binary.LittleEndian.PutUint64(data[i*testTuple:], uint64(ts[i]))
+					binary.LittleEndian.PutUint32(data[i*testTuple+12:], uint32(i))
+				}
+				check := func() {
+					for side, st := range in {
+						p := st.Progress()
+						out := last.Load() // after Progress: the sink only gets further
+						for i := range min(int(p.Merged/testTuple), n) {
+							if ts[i] < p.Complete && ts[i]-ts[i]%size > out {
+								require.Failf(t, "a tuple counted out is not", "side %d: tuple %d (ts %d) of %d merged, Complete %d: its window is not out (the last out starts at %d)", side, i, ts[i], p.Merged/testTuple, p.Complete, out)
+							}
+						}
+					}
+				}
+				write := func(b []byte) {
+					require.NoError(t, in[0].Write(b))
+					require.NoError(t, in[1].Write(b))
+				}
+				flush := func() {
+					require.NoError(t, in[0].Flush())
+					require.NoError(t, in[1].Flush())
+				}
+				for b := data[:n*testTuple]; len(b) > 0; {
+					k := min(len(b), (1+r.IntN(100))*testTuple)
+					write(b[:k])
+					b = b[k:]
+					if r.IntN(3) == 0 {
+						flush()
+					}
+					check()
+				}
+				flush()
+				drained := func() bool {
+					for _, s := range eng.streams {
+						if s.ring.Freed() != s.ring.Written() {
+							return false
+						}
+					}
+					return true
+				}
+				for i := n; i < n+stairs; i++ {
+					require.Eventually(t, drained, 10*time.Second, time.Millisecond)
+					write(data[i*testTuple : (i+1)*testTuple])
+					flush()
+					check()
+				}
+				assert.Eventually(t, func() bool {
+					check()
+					for _, st := range in {
+						if p := st.Progress(); p.Merged < n*testTuple || p.Complete <= ts[n-1] {
+							return false
+						}
+					}
+					return true
+				}, 10*time.Second, time.Millisecond, "the first %d tuples out: %+v, %+v", n, in[0].Progress(), in[1].Progress())
+				_, err = eng.CloseAll()
+				require.NoError(t, err)
+			})
+		}
+	}
+}

@@ -314,6 +314,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			js := en.join
 			js.mu.Lock()
 			b, err = js.op.RestoreSnapshot(b)
+			js.noteFiled()
 			js.mu.Unlock()
 		case s.asm != nil:
 			s.mergeMu.Lock()
@@ -411,6 +412,7 @@ func (e *Engine) clearRestore() {
 		if js := en.join; js != nil {
 			js.mu.Lock()
 			_, _ = js.op.RestoreSnapshot(nil) // refused: leaves it empty
+			js.noteFiled()
 			js.mu.Unlock()
 		}
 		if s := en.stream; s.asm != nil {

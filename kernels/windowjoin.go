@@ -54,6 +54,7 @@ type WindowJoin struct {
 	freeTasks   []*JoinTask
 	free        [][]byte // output buffers
 	lent        int      // outputs Next handed out and Recycle did not take back
+	lentFrom    int64    // the first window of the outputs lent since lent was last 0
 	emptyQueued int      // queued windows with no tuples on a side (Taken)
 	// pendingWins and runnableWins are Pending and Runnable in windows.
 	pendingWins, runnableWins int
@@ -757,6 +758,9 @@ func (wj *WindowJoin) Next() (o JoinOutput, ok bool) {
 		t.out, t.owner = nil, nil
 		wj.freeTasks = append(wj.freeTasks, t)
 		if len(out) > 0 {
+			if wj.lent == 0 {
+				wj.lentFrom = t.wins[0].w
+			}
 			wj.lent++
 			return JoinOutput{Pairs: out, owner: owner, windows: windows}, true
 		}
@@ -771,6 +775,27 @@ func (wj *WindowJoin) Next() (o JoinOutput, ok bool) {
 	}
 	return JoinOutput{}, false
 }
+
+// Unreleased is the oldest window whose pairs may not be handed on yet:
+// the first of an output lent (Next, not yet Recycled), or of the oldest
+// window queued, or the first window not closed. Every window before it
+// was closed and its output taken back (or it had none); ok is false
+// where no window was closed yet. Windows start in window order, and a
+// tuple filed is never of a closed window (Add's lateness): a tuple whose
+// position lies before Unreleased's start is in no window still to come.
+func (wj *WindowJoin) Unreleased() (w int64, ok bool) {
+	switch {
+	case wj.lent > 0:
+		return wj.lentFrom, true
+	case wj.head < len(wj.queue):
+		return wj.queue[wj.head].wins[0].w, true
+	}
+	return wj.next, wj.started
+}
+
+// Watermark is side's largest position filed so far (late tuples
+// included), math.MinInt64 before any.
+func (wj *WindowJoin) Watermark(side int) int64 { return wj.sides[side].wm }
 
 // Recycle takes back an output Next returned, for a later window's output.
 // The strings of its pairs are then free: call it once they are used.

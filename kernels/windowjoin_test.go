@@ -425,3 +425,52 @@ func TestNewWindowJoinErrors(t *testing.T) {
 		Where: query.Cmp(query.C("l.nope"), query.Lt, query.C("r.a"))})
 	assert.Error(t, err)
 }
+
+// TestWindowJoinUnreleased: the oldest window whose pairs may not be
+// handed on is, in turn, none before any closes, the oldest queued one, an
+// output lent until Recycle takes it back, and the first not closed.
+func TestWindowJoinUnreleased(t *testing.T) {
+	s := wjSchema(t)
+	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Tumbling(10)}
+	wj, err := kernels.NewWindowJoin(j)
+	require.NoError(t, err)
+	wj.NoBatch()
+	data := wjData(rand.New(rand.NewPCG(1, 1)), 40)
+	for i := range 40 {
+		binary.LittleEndian.PutUint64(data[i*wjTuple:], uint64(i)) // windows 0 to 3
+	}
+	_, ok := wj.Unreleased()
+	assert.False(t, ok, "nothing closed")
+	for side := range 2 {
+		_, ok := wj.Add(side, data)
+		require.True(t, ok)
+	}
+	_, err = wj.JoinClosed(false) // the watermarks, 39, close windows 0 to 2
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{39, 39}, [2]int64{wj.Watermark(0), wj.Watermark(1)})
+	w, ok := wj.Unreleased()
+	assert.Equal(t, []any{int64(0), true}, []any{w, ok}, "window 0 queued")
+	var outs []kernels.JoinOutput
+	for tk := wj.Take(); tk != nil; tk = wj.Take() {
+		tk.Run()
+		wj.Done(tk)
+	}
+	for range 2 {
+		o, ok := wj.Next()
+		require.True(t, ok)
+		outs = append(outs, o)
+	}
+	w, _ = wj.Unreleased()
+	assert.Equal(t, int64(0), w, "windows 0 and 1 lent")
+	wj.Recycle(outs[0])
+	w, _ = wj.Unreleased()
+	assert.Equal(t, int64(0), w, "window 1 still lent: the first lent stands")
+	wj.Recycle(outs[1])
+	w, _ = wj.Unreleased()
+	assert.Equal(t, int64(2), w, "window 2 queued")
+	o, ok := wj.Next()
+	require.True(t, ok)
+	wj.Recycle(o)
+	w, _ = wj.Unreleased()
+	assert.Equal(t, int64(3), w, "window 3 not closed")
+}

@@ -17,9 +17,9 @@ import (
 )
 
 // TestOffsetsCommittedThroughViews: a Kafka source whose queries chain
-// (views) commits its group's offsets while the run goes on, as far as
-// the last query has put out what the records count in: the records in
-// closed windows, not the last one, whose window is open.
+// (views, window joins) commits its group's offsets while the run goes
+// on, as far as the last query has put out what the records count in: the
+// records in closed windows, not the last one, whose window is open.
 func TestOffsetsCommittedThroughViews(t *testing.T) {
 	t.Parallel()
 	for name, queries := range map[string]string{
@@ -27,6 +27,10 @@ func TestOffsetsCommittedThroughViews(t *testing.T) {
 SELECT window_start, COUNT(*) AS n FROM TUMBLE(f, ts, INTERVAL '10' MILLISECOND) GROUP BY window_start;`,
 		"windows, then a view": `CREATE VIEW w AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(ev, ts, INTERVAL '10' MILLISECOND) GROUP BY window_start;
 SELECT window_start, n FROM w WHERE n > 0;`,
+		"a window join": `SELECT * FROM ev [RANGE INTERVAL '10' MILLISECOND] AS a JOIN ev [RANGE INTERVAL '10' MILLISECOND] AS b ON a.v = b.v;`,
+		"views, then a window join": `CREATE VIEW f AS SELECT ts, v FROM ev WHERE v >= 0;
+SELECT * FROM f [RANGE INTERVAL '10' MILLISECOND] AS a JOIN f [RANGE INTERVAL '10' MILLISECOND] AS b ON a.v = b.v;`,
+		"a window join, then windows": `SELECT COUNT(*) AS n FROM ev [RANGE INTERVAL '10' MILLISECOND] AS a JOIN ev [RANGE INTERVAL '10' MILLISECOND] AS b ON a.v = b.v;`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
