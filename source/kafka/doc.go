@@ -30,8 +30,9 @@
 //
 // A partition is idle when the merge waits on it (nothing buffered) and no
 // poll has brought it records for IdleTimeout (counted from its last
-// records, or from when the merge first waited on it if it had none), or
-// with StopAtEnd when
+// records, or from when the merge first waited on it if it had none; the
+// time between FillSome's calls, while the engine is busy with what it
+// got, does not count), or with StopAtEnd when
 // it has been read up to the end offset it had when the source opened. An
 // idle partition does not hold the merge back; its next record ends its
 // idleness (and may then be late). So the order is deterministic as long

@@ -32,6 +32,14 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 		return 0, source.ErrShortBuffer
 	}
 	dst = dst[:len(dst)/ts*ts]
+	s.mu.Lock()
+	s.idleClock(time.Now())
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.outSince = time.Now()
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		if s.err != nil {
@@ -208,6 +216,32 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 		return ferr
 	}
 	return ctxErr
+}
+
+// idleClock moves the partitions' idle clocks on by the time since
+// FillSome last returned (s.mu held): a partition is idle when polls
+// bring it nothing for IdleTimeout, and nothing is polled for the merge
+// while the engine is busy with what FillSome gave it (back-pressure, a
+// flush, a checkpoint), when the partition's records wait in the client
+// or in Kafka. Flink's idleness stops its clock the same way while a
+// source is back-pressured (FLIP-471).
+func (s *Source) idleClock(now time.Time) {
+	if s.outSince.IsZero() {
+		return
+	}
+	away := now.Sub(s.outSince)
+	s.outSince = time.Time{}
+	for _, p := range s.parts {
+		if p == nil {
+			continue
+		}
+		if !p.lastRecords.IsZero() {
+			p.lastRecords = p.lastRecords.Add(away)
+		}
+		if !p.emptySince.IsZero() {
+			p.emptySince = p.emptySince.Add(away)
+		}
+	}
 }
 
 // idleDeadline is when the first partition the merge waits on turns idle;

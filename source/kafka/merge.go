@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -90,7 +89,9 @@ func (p *part) reset() {
 	p.head, p.n = 0, 0
 	p.marks, p.mhead = p.marks[:0], 0
 	p.touched = false
-	p.runMax = math.MinInt64
+	// runMax stays: the tuples produced from the partition before it was
+	// revoked are still in the engine, and a commit after it comes back
+	// must not pass one whose windows are not out.
 	p.done = -1
 	p.committed = -1
 	p.next = -1

@@ -182,6 +182,7 @@ type Config struct {
 	fetchPartitionBytes int32
 	maxPoll             int
 	bufferTuples        int
+	fetchMaxWait        time.Duration // how long a fetch waits for records (0: 500 ms)
 	// afterTake, in tests, runs (s.mu held) once the fetchers have their
 	// polls' slots back: they may poll again from then on.
 	afterTake func(*Source)
@@ -231,9 +232,12 @@ type Source struct {
 	skipBin bool
 	dec     source.Decoder
 	idle    time.Duration
-	maxPoll int
-	bufCap  int
-	strSize int // a partition's string memory
+	// outSince is when FillSome last returned (zero: in it, or never
+	// called): the idle clock stops while the engine is away (idleClock).
+	outSince time.Time
+	maxPoll  int
+	bufCap   int
+	strSize  int // a partition's string memory
 
 	cl   *kgo.Client // a group member's (nil: fetchers)
 	meta *kgo.Client
@@ -431,6 +435,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	opts = append(opts, secure...)
 	if cfg.fetchPartitionBytes > 0 {
 		opts = append(opts, kgo.FetchMaxPartitionBytes(cfg.fetchPartitionBytes), kgo.FetchMaxBytes(cfg.fetchPartitionBytes))
+	}
+	if cfg.fetchMaxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(cfg.fetchMaxWait))
 	}
 	reset := kgo.NewOffset().AtStart()
 	if cfg.Start == Latest {
