@@ -134,7 +134,15 @@ func (p *parallelDecoder) read() {
 		first = false
 		cut := len(buf)
 		if !eof {
-			cut = source.CutRecords(buf, p.csv, ',')
+			// The decoder drops a byte order mark that starts the input:
+			// a quote after it opens a quoted field for the cut too.
+			mark := 0
+			if line == 1 && p.header == nil {
+				mark = len(buf) - len(source.TrimBOM(buf))
+			}
+			if cut = source.CutRecords(buf[mark:], p.csv, ','); cut > 0 {
+				cut += mark
+			}
 			if cut == 0 { // a record longer than the block
 				if !p.grow(&buf) {
 					p.send(&decodeBlock{err: &source.Error{Input: p.name, Line: line, Msg: "record longer than the longest the reader takes"}, last: true, ready: closedChan})

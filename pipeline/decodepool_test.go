@@ -287,7 +287,9 @@ func TestDecodeBlockMakesItsTuplesOnce(t *testing.T) {
 // text after a closing quote and then a quoted line break on the line
 // (the decoder ends that record with its line), empty lines before the
 // header, a header with a quoted line break, CRLF, a byte order mark in
-// the middle of the input (a record's text there, not the input's mark).
+// the middle of the input (a record's text there, not the input's mark),
+// one at its start before a quoted field (the decoder drops the mark: the
+// quote opens the field).
 func TestParallelDecoderAwkwardInputs(t *testing.T) {
 	t.Parallel()
 	rows := func(n int, crlf bool) string {
@@ -326,6 +328,9 @@ func TestParallelDecoderAwkwardInputs(t *testing.T) {
 		{"header with a line break", "csv", true, "name,x,ts,k,\"ex\ntra\"\n" + strings.ReplaceAll(hrows(40), "\n", ",e\n")},
 		{"crlf", "csv", false, rows(40, true)},
 		{"mark at the start", "csv", false, bom + rows(40, false)},
+		{"mark, then a quoted line break", "csv", false, bom + "\"1\n\",2,a,1.5\n" + rows(40, false)},
+		{"mark, then a quoted comma", "csv", false, bom + "\"1,\",2,a,1.5\n" + "3,4,\"c\nd\",1.5\n" + rows(40, false)},
+		{"mark, then a header with a line break", "csv", true, bom + "\"ex\ntra\",name,x,ts,k\n" + strings.TrimSuffix(strings.ReplaceAll("\n"+hrows(40), "\n", "\ne,"), "e,")[1:]},
 		{"mark in the middle", "csv", false, rows(20, false) + bom + rows(20, false)},
 		{"json mark in the middle", "json", false, jsonRows(20) + bom + jsonRows(20)},
 	} {

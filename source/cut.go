@@ -36,8 +36,12 @@ func CutHeader(b []byte, comma byte) int {
 		}
 		pos += nl + 1
 	}
-	if n := cutRecords(b[pos:], true, comma, true); n > 0 {
-		return pos + n
+	rec := b[pos:]
+	if pos == 0 {
+		rec = TrimBOM(rec) // a quote after it opens a quoted name
+	}
+	if n := cutRecords(rec, true, comma, true); n > 0 {
+		return len(b) - len(rec) + n
 	}
 	return 0
 }

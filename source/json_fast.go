@@ -172,7 +172,9 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 		}
 		return p + n, true
 	case UUID:
-		if !parseUUID(t[f.off:f.off+16], s) {
+		// A UUID or an address is a JSON string; unquoted (where the
+		// template has null) it is not JSON, as the general decoder says.
+		if !quoted || !parseUUID(t[f.off:f.off+16], s) {
 			return 0, false
 		}
 		return p + uuidText, true
@@ -185,7 +187,7 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 		return p + n, true
 	case IPv4:
 		v, n := scanIPv4(s)
-		if n == 0 {
+		if n == 0 || !quoted {
 			return 0, false
 		}
 		le.PutUint32(t[f.off:], v)

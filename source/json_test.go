@@ -182,6 +182,32 @@ func TestFastPathIsGeneral(t *testing.T) {
 	}
 }
 
+// TestFastPathUnquotedAfterANullTemplate: where the template line had
+// null for a nullable UUID or IPv4 column, a later line with the value
+// unquoted is not JSON, for the fast path as for the general decoder.
+func TestFastPathUnquotedAfterANullTemplate(t *testing.T) {
+	l, err := NewLayout(32,
+		Column{Name: "t", Kind: Timestamp, Offset: 0},
+		Column{Name: "u", Kind: UUID, Offset: 8, Nullable: true, NullBit: 24 * 8},
+		Column{Name: "ip", Kind: IPv4, Offset: 28, Nullable: true, NullBit: 24*8 + 1},
+	)
+	require.NoError(t, err)
+	src := []byte(`{"t":1,"u":null,"ip":null}` + "\n" +
+		`{"t":2,"u":01234567-89ab-cdef-0123-456789abcdef,"ip":null}` + "\n" +
+		`{"t":3,"u":null,"ip":1.2.3.4}` + "\n" +
+		`{"t":4,"u":"01234567-89ab-cdef-0123-456789abcdef","ip":"1.2.3.4"}` + "\n")
+	var outs [2][]byte
+	for i, noFast := range []bool{false, true} {
+		d, err := NewJSONDecoder(l, JSONOptions{NoFastPath: noFast, Options: Options{Input: "x.json", OnError: Skip}})
+		require.NoError(t, err)
+		outs[i], err = decodeAll(t, d, src)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), d.Malformed(), "fast path %v: lines 2 and 3 are not JSON (fast %d, general %d)", !noFast, d.FastLines(), d.SlowLines())
+	}
+	assert.Equal(t, outs[1], outs[0])
+	assert.Len(t, outs[0], 2*32)
+}
+
 // TestJSONDepth: encoding/json's nesting limit, 10000 levels with the
 // line's object.
 func TestJSONDepth(t *testing.T) {
