@@ -120,6 +120,8 @@ type windowSpec struct {
 	// group: the window is GROUP BY TUMBLE(ts, ...) (Flink's group
 	// window), not FROM's.
 	group bool
+	// partition are SESSION's PARTITION BY columns (FROM's).
+	partition []ident
 }
 
 type fromItem struct {

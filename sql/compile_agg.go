@@ -86,6 +86,9 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	if err := a.groupBy(); err != nil {
 		return nil, nil, err
 	}
+	if err := a.sessionPartition(); err != nil {
+		return nil, nil, err
+	}
 	for _, at := range in.rel.schema.Attrs {
 		a.usedAs[at.Name] = true
 	}
@@ -404,6 +407,45 @@ func (a *aggState) groupBy() error {
 		}
 		a.groups = append(a.groups, gr)
 		a.mq.GroupBy = append(a.mq.GroupBy, v.e)
+	}
+	return nil
+}
+
+// sessionPartition checks FROM's SESSION against GROUP BY: the engine's
+// sessions are per group, Flink's SESSION table function's per PARTITION
+// BY key (without it, one session over the whole stream), and Flink
+// refuses an aggregation whose keys, window_start and window_end aside,
+// are not exactly the PARTITION BY columns. So does this.
+func (a *aggState) sessionPartition() error {
+	ws := a.ws
+	if ws.kind != winSession || ws.group {
+		return nil
+	}
+	var part []string
+	for _, id := range ws.partition {
+		s, err := a.in.sc.resolve(&node{kind: eCol, name: id.name, pos: id.pos})
+		if err != nil {
+			return err
+		}
+		if slices.Contains(part, s.col.name) {
+			return errAt(id.pos, "%s is in PARTITION BY twice", id.name)
+		}
+		part = append(part, s.col.name)
+	}
+	var keys []string
+	for _, g := range a.groups {
+		if g.s == nil || !slices.Contains(part, g.s.col.name) {
+			if len(part) == 0 {
+				return errAt(g.node.pos, "SESSION without PARTITION BY is one session over the whole stream, which GROUP BY %s would cut into sessions per key: partition the sessions, SESSION(TABLE src PARTITION BY key, ...) with GROUP BY window_start, window_end and the key (Flink's rule), or group them, GROUP BY SESSION(time, gap), %s", exprText(g.node), exprText(g.node))
+			}
+			return errAt(g.node.pos, "GROUP BY %s over SESSION(... PARTITION BY %s, ...): the sessions are per PARTITION BY key, so GROUP BY holds window_start, window_end and exactly the PARTITION BY columns (Flink's rule)", exprText(g.node), strings.Join(part, ", "))
+		}
+		keys = append(keys, g.s.col.name)
+	}
+	for i, name := range part {
+		if !slices.Contains(keys, name) {
+			return errAt(ws.partition[i].pos, "SESSION(... PARTITION BY %s, ...) needs %s in GROUP BY too: the sessions are per PARTITION BY key, so GROUP BY holds window_start, window_end and exactly the PARTITION BY columns (Flink's rule)", strings.Join(part, ", "), ws.partition[i].name)
+		}
 	}
 	return nil
 }

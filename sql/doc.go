@@ -225,7 +225,10 @@
 // AS ts - INTERVAL 'n' unit delays every time window over the source by
 // that much (query.Window.Delay): a window [s, e) closes when the largest
 // event time seen minus the delay reaches e, and a tuple is late when
-// that has passed the end of its first window; a ROWS window over a
+// that has passed the end of its first window (so a tuple late for the
+// first window of a HOP is in none of them, where Flink's slicing windows
+// still count it in those still open: a window is assembled from panes,
+// each whole or not at all); a ROWS window over a
 // source with a delay is refused (a delay in time cannot apply to counts
 // of tuples).
 //
@@ -238,7 +241,7 @@
 //	src                                              -- no window: a stateless query (or GROUP BY's window)
 //	TUMBLE(src, time_col, size)                      -- RisingWave's table functions
 //	HOP(src, time_col, slide, size)                  -- slide before size
-//	SESSION(src, time_col, gap)
+//	SESSION(src [PARTITION BY k, ...], time_col, gap)
 //	TABLE(TUMBLE(TABLE src, DESCRIPTOR(time_col), size))        -- Flink's window TVFs
 //	TABLE(HOP(TABLE src, DESCRIPTOR(time_col), slide, size))
 //	TABLE(SESSION(TABLE src [PARTITION BY k, ...], DESCRIPTOR(time_col), gap))
@@ -252,7 +255,11 @@
 // units MILLISECOND, SECOND, MINUTE, HOUR, DAY (and their plurals).
 // GROUP BY may hold the window instead, as Flink's group windows:
 // GROUP BY TUMBLE(time_col, size), HOP(time_col, slide, size) or
-// SESSION(time_col, gap), with the keys. Names and keywords are
+// SESSION(time_col, gap), with the keys. A SESSION in FROM is one
+// session over the stream without PARTITION BY (k, ... or (k, ...)), else
+// one per key, and its GROUP BY holds window_start, window_end and
+// exactly the PARTITION BY columns (Flink's rule: other keys are
+// refused); GROUP BY SESSION(time_col, gap), keys is one per group. Names and keywords are
 // case-insensitive; "name" and `name` quote a name.
 //
 // Expressions: columns (qualified or not); integer, decimal and string
@@ -287,7 +294,9 @@
 // year past 9999 or before 0 with a sign and at least four digits
 // (+10000-01-01 00:00:00.000), as java.time does (Flink keeps only the
 // year's last four digits). Aggregates: COUNT(*), COUNT(x) (its non-NULL values),
-// SUM, AVG, MIN, MAX (MIN and MAX of numbers and timestamps), each with an
+// SUM, AVG (a DOUBLE, of integers too: RisingWave and PostgreSQL give
+// the fraction, where Flink's AVG of an INT is an INT, truncated), MIN,
+// MAX (MIN and MAX of numbers and timestamps), each with an
 // optional FILTER (WHERE cond) (query.Aggregate.Filter), and
 // COUNT(DISTINCT x) (below).
 //

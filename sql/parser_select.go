@@ -215,11 +215,30 @@ func (p *parser) windowTVF(f *fromItem, flink bool) error {
 		if _, err := p.keyword("by", "BY after PARTITION"); err != nil {
 			return err
 		}
+		// PARTITION BY k, j or (k, j): unparenthesised, the list ends
+		// before DESCRIPTOR or before the time column, the name followed
+		// by the gap.
+		paren := p.peek().op("(")
+		if paren {
+			p.next()
+		}
 		for {
-			if _, err := p.name("a column after PARTITION BY"); err != nil {
+			col, err := p.name("a column after PARTITION BY")
+			if err != nil {
 				return err
 			}
-			if !p.peek().op(",") || p.peekAt(1).is("descriptor") {
+			f.win.partition = append(f.win.partition, col)
+			if paren {
+				if p.peek().op(",") {
+					p.next()
+					continue
+				}
+				if _, err := p.punct(")", "')' after PARTITION BY's columns"); err != nil {
+					return err
+				}
+				break
+			}
+			if !p.peek().op(",") || p.peekAt(1).is("descriptor") || (p.peekAt(2).op(",") && p.peekAt(3).is("interval")) {
 				break
 			}
 			p.next()

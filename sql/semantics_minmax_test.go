@@ -48,7 +48,7 @@ func TestMinMaxFloatNaN(t *testing.T) {
 	for _, tc := range []struct{ name, from, where string }{
 		{"tumble", "TUMBLE(e, ts, INTERVAL '1' MINUTE)", "TRUE"},
 		{"hop", "HOP(e, ts, INTERVAL '100' MILLISECOND, INTERVAL '1' MINUTE)", "window_start = TIMESTAMP '1970-01-01 00:00:00'"},
-		{"session", "SESSION(e, ts, INTERVAL '1' MINUTE)", "TRUE"},
+		{"session", "SESSION(e PARTITION BY k, ts, INTERVAL '1' MINUTE)", "TRUE"},
 	} {
 		for _, task := range []int{1, 3, 64} {
 			t.Run(fmt.Sprint(tc.name, task), func(t *testing.T) {

@@ -324,10 +324,12 @@ func TestSQLValuesMatchReference(t *testing.T) {
 			FROM e GROUP BY SESSION(ts, INTERVAL '300' MILLISECOND), k`},
 		{"session table function", `SELECT window_start, window_end, k, MAX(x) AS mx FROM TABLE(SESSION(TABLE e PARTITION BY k, DESCRIPTOR(ts), INTERVAL '200' MILLISECOND))
 			GROUP BY window_start, window_end, k`},
-		{"sessions in a view", `CREATE VIEW sess AS SELECT window_start, window_end, k, COUNT(*) AS cnt FROM SESSION(e, ts, INTERVAL '250' MILLISECOND) GROUP BY k;
+		{"sessions in a view", `CREATE VIEW sess AS SELECT window_start, window_end, k, COUNT(*) AS cnt FROM SESSION(e PARTITION BY k, ts, INTERVAL '250' MILLISECOND) GROUP BY k;
 			SELECT k, window_end - window_start AS span, cnt FROM sess WHERE cnt > 1`},
-		{"sessions over a lookup join", `SELECT window_start, window_end, u.country, COUNT(*) AS cnt
-			FROM SESSION(e, ts, INTERVAL '400' MILLISECOND) JOIN users AS u ON e.k = u.name GROUP BY u.country`},
+		{"sessions over a lookup join", `SELECT SESSION_START(e.ts, INTERVAL '400' MILLISECOND) AS st, SESSION_END(e.ts, INTERVAL '400' MILLISECOND) AS en, u.country, COUNT(*) AS cnt
+			FROM e JOIN users AS u ON e.k = u.name GROUP BY SESSION(e.ts, INTERVAL '400' MILLISECOND), u.country`},
+		{"global sessions over a lookup join", `SELECT window_start, window_end, COUNT(*) AS cnt
+			FROM SESSION(e, ts, INTERVAL '400' MILLISECOND) JOIN users AS u ON e.k = u.name GROUP BY window_start, window_end`},
 		{"views and window_end", `CREATE VIEW per_k AS SELECT window_start, window_end, k, COUNT(*) AS cnt
 				FROM TUMBLE(e, ts, INTERVAL '5' SECOND) GROUP BY k;
 			SELECT window_end, k, cnt * 2 AS c2 FROM per_k WHERE cnt > 1;
