@@ -642,13 +642,14 @@ func valuesInto(s *query.Schema, res *reference.Result, errs *error) TupleSink {
 // apart share a session, its end is the last tuple plus the gap, a tuple
 // between two open sessions of its key merges them, each key's sessions
 // are its own, a session closes when the watermark minus the delay reaches
-// its end, and a tuple whose own session would have closed is late.
+// its end, and a tuple whose own session would have closed is late unless
+// it joins an open session of its key (Flink merges first, then judges).
 func TestSessionWindowsByHand(t *testing.T) {
 	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
 		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
 	require.NoError(t, err)
 	var data []byte
-	for _, tk := range [][2]int64{{0, 1}, {5, 1}, {10, 1}, {2, 2}, {30, 1}, {20, 1}, {24, 1}, {26, 1}, {40, 2}, {3, 1}, {100, 3}} {
+	for _, tk := range [][2]int64{{0, 1}, {5, 1}, {10, 1}, {2, 2}, {30, 1}, {20, 1}, {24, 1}, {26, 1}, {40, 2}, {15, 1}, {3, 1}, {100, 3}} {
 		data = binary.LittleEndian.AppendUint64(data, uint64(tk[0]))
 		data = binary.LittleEndian.AppendUint64(data, uint64(tk[1]))
 	}
@@ -663,9 +664,11 @@ func TestSessionWindowsByHand(t *testing.T) {
 		// 40 takes it to 40: k=1's [0, 15) closes; 20 and 24 made
 		// [20, 29), and 26 bridged it to 30's [30, 35).
 		{0, 15, 1, 3, 10},
-		// 3 came after 40: 3+5 <= 40-20, late. 100 closes the rest in
-		// the order of their ends, and the end of the input the last.
-		{20, 35, 1, 4, 30}, {40, 45, 2, 1, 40}, {100, 105, 3, 1, 100},
+		// 15 came after 40: 15+5 <= 40-20, but it lies within the gap
+		// of k=1's open [20, 35), which it joins. 3 came after 40 too,
+		// within the gap of no open session: late. 100 closes the rest
+		// in the order of their ends, and the end of the input the last.
+		{15, 35, 1, 5, 30}, {40, 45, 2, 1, 40}, {100, 105, 3, 1, 100},
 	}
 	for workers := 1; workers <= 3; workers++ {
 		for _, task := range []int{16, 32, 160} {

@@ -286,9 +286,12 @@ func Sliding(size, slide int64) Window { return Window{Type: Range, Size: size, 
 // tuples exactly gap apart share a session); it ends gap after its last
 // tuple, and closes when the watermark minus the delay reaches that end.
 // A tuple is late when the watermark before it minus the delay has
-// reached its time plus gap (its own session would have closed). A tuple
-// that lands within gap of two open sessions of its group merges them. A
-// closed session is gone: a later tuple near it starts a new one.
+// reached its time plus gap (its own session would have closed) and no
+// open session of its group lies within gap of it: as Flink's merging
+// windows, which merge a tuple's window first and then judge the merged
+// one, a tuple that joins an open session is counted. A tuple that lands
+// within gap of two open sessions of its group merges them. A closed
+// session is gone: a later tuple near it starts a new one.
 func Sessions(gap int64) Window { return Window{Type: Session, Size: gap, Slide: gap} }
 
 // Validate refuses a window that cannot be evaluated.

@@ -888,15 +888,10 @@ func evalSessions(q *query.Query, data []byte) (*Result, error) {
 					return nil
 				}
 			}
-			if reached(wm, haveWM, new(big.Int).Add(big.NewInt(ts), big.NewInt(gap))) {
-				res.Counts.Late++
-				return nil
-			}
 			key, err := groupKey(q, parts, nil, en)
 			if err != nil {
 				return err
 			}
-			res.Counts.Counted++
 			// The open sessions of key that ts lies within the gap of,
 			// merged with the tuple into one.
 			near := func(s *sess) bool {
@@ -905,6 +900,14 @@ func evalSessions(q *query.Query, data []byte) (*Result, error) {
 				x := big.NewInt(ts)
 				return lo.Cmp(x) <= 0 && x.Cmp(hi) <= 0
 			}
+			// Late: its own session would have closed, and it joins no
+			// open one (query.Sessions).
+			if reached(wm, haveWM, new(big.Int).Add(big.NewInt(ts), big.NewInt(gap))) &&
+				!slices.ContainsFunc(open, func(s *sess) bool { return s.key == key && near(s) }) {
+				res.Counts.Late++
+				return nil
+			}
+			res.Counts.Counted++
 			merged := &sess{key: key, start: ts, last: ts, first: t, aggs: make([]aggState, len(q.Aggregates))}
 			var keep []*sess
 			var joined []*sess

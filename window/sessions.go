@@ -21,8 +21,9 @@ import (
 // every earlier tuple (filtered ones too), as for every window.
 //
 // A record is late when the watermark before it minus Delay has reached
-// its time plus Gap; else it joins the open sessions of its group it lies
-// within Gap of (merging them when it bridges two), or starts one. Before
+// its time plus Gap and no open session of its group lies within Gap of
+// it (query.Sessions); else it joins the open sessions of its group it
+// lies within Gap of (merging them when it bridges two), or starts one. Before
 // each record, and at the end of each task, every session whose end the
 // watermark minus Delay has reached is emitted: in order of end, then
 // start, then key bytes, one Result of one row each (Start the session's
@@ -143,17 +144,45 @@ func (s *Sessions) MergeTake(r *TaskResult, emit func(*Result) error) error {
 		if err := s.closeReached(wm, emit); err != nil {
 			return err
 		}
-		if t <= math.MaxInt64-s.Gap && s.reached(wm, t+s.Gap) {
+		k := [16]byte(rec[16:32])
+		if t <= math.MaxInt64-s.Gap && s.reached(wm, t+s.Gap) && !s.joinsOpen(t, k) {
 			s.Late++
 			continue
 		}
 		s.Counted++
-		s.add(t, [16]byte(rec[16:32]), rec[32:])
+		s.add(t, k, rec[32:])
 	}
 	if r.Tuples > 0 {
 		s.wm = max(s.wm, r.MaxTS)
 	}
 	return s.closeReached(s.wm, emit)
+}
+
+// near returns the run list[lo:hi] of the sessions (of one key, ordered
+// by start) that time t lies within the gap of: empty where none.
+func (s *Sessions) near(list []*session, t int64) (lo, hi int) {
+	// Differences as uint64: the true ones, whatever the int64s.
+	gap := uint64(s.Gap)
+	for lo < len(list) && list[lo].last < t && uint64(t)-uint64(list[lo].last) > gap {
+		lo++
+	}
+	hi = lo
+	for hi < len(list) && (list[hi].start <= t || uint64(list[hi].start)-uint64(t) <= gap) {
+		hi++
+	}
+	return lo, hi
+}
+
+// joinsOpen says whether a tuple of time t and key k lies within the gap
+// of an open session of k: one that the watermark has not closed, which
+// the tuple extends (or lies in).
+func (s *Sessions) joinsOpen(t int64, k [16]byte) bool {
+	l := s.open.get(k)
+	if l == nil {
+		return false
+	}
+	lo, hi := s.near(l.s, t)
+	return hi > lo
 }
 
 // add files a tuple of time t, key k and aggregate words w.
@@ -164,17 +193,7 @@ func (s *Sessions) add(t int64, k [16]byte, w []byte) {
 		s.open.put(k, l)
 	}
 	list := l.s
-	// The sessions t lies within the gap of: a run of the list.
-	// (Differences as uint64: the true ones, whatever the int64s.)
-	gap := uint64(s.Gap)
-	lo := 0
-	for lo < len(list) && list[lo].last < t && uint64(t)-uint64(list[lo].last) > gap {
-		lo++
-	}
-	hi := lo
-	for hi < len(list) && (list[hi].start <= t || uint64(list[hi].start)-uint64(t) <= gap) {
-		hi++
-	}
+	lo, hi := s.near(list, t)
 	var ss *session
 	if hi == lo {
 		ss = s.newSession(k, t)
