@@ -134,6 +134,9 @@ type checkpointer struct {
 
 	restored *ckptState // the checkpoint the run started from; nil: none
 	fromDir  bool       // the directory held a valid checkpoint at the start
+	// afresh: the transactional Kafka outputs committed no checkpoint, so
+	// the run starts afresh though the directory held some (alignKafka).
+	afresh bool
 	// waiters are the Checkpoint calls waiting for the next checkpoint.
 	waitMu  sync.Mutex
 	waiters []chan error
@@ -259,7 +262,7 @@ func (c *checkpointer) alignKafka() error {
 		if c.restored != nil {
 			fmt.Fprintf(c.stderr, "saber-hx: the Kafka output has committed no checkpoint: starting afresh, not from checkpoint %d\n", c.restored.epoch)
 		}
-		c.restored, c.epoch = nil, highest
+		c.restored, c.epoch, c.afresh = nil, highest, c.fromDir
 		c.j.share.resume = map[int32]kafka.Position{}
 		return nil
 	}

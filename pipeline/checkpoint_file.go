@@ -41,42 +41,48 @@ func (j *Job) partsSinks() []*rowSink {
 
 // recoverFiles settles the file outputs' parts on the checkpoint the run
 // resumes from (once alignOutputs has decided it): a pre-committed epoch
-// of it committed, later epochs removed. A directory without a checkpoint
-// does not own parts that exist: the start is refused rather than remove
-// what an earlier run wrote.
+// of it committed, later epochs removed; the next part is the run's next
+// checkpoint's. A directory without a checkpoint does not own parts that
+// exist, nor does a run that starts afresh because its Kafka outputs
+// committed none: the start is refused rather than remove what an earlier
+// run wrote.
 func (c *checkpointer) recoverFiles() error {
 	var epoch uint64
 	if c.restored != nil {
 		epoch = c.restored.epoch
 	}
 	for _, s := range c.j.partsSinks() {
-		if !c.fromDir {
-			committed, err := s.parts.Committed()
-			if err != nil {
-				return err
+		committed, err := s.parts.Committed()
+		if err != nil {
+			return err
+		}
+		if (!c.fromDir || c.afresh) && len(committed) > 0 {
+			var names []string
+			for _, p := range committed[:min(3, len(committed))] {
+				names = append(names, p.Path)
 			}
-			if len(committed) > 0 {
-				var names []string
-				for _, p := range committed[:min(3, len(committed))] {
-					names = append(names, p.Path)
-				}
-				if len(committed) > 3 {
-					names = append(names, fmt.Sprintf("and %d more", len(committed)-3))
-				}
-				return usagef("--checkpoint-dir %s holds no checkpoint, but %s already holds parts of an earlier run (%s): "+
-					"resume that run with its checkpoint directory, or remove its parts (rm %s) to start afresh",
-					c.dir.Path, s.parts.Name(), strings.Join(names, ", "), s.parts.Pattern())
+			if len(committed) > 3 {
+				names = append(names, fmt.Sprintf("and %d more", len(committed)-3))
 			}
+			why := fmt.Sprintf("--checkpoint-dir %s holds no checkpoint", c.dir.Path)
+			if c.afresh {
+				why = "the Kafka output has committed no checkpoint, so the run starts afresh"
+			}
+			return usagef("%s, but %s already holds parts of an earlier run (%s): "+
+				"resume that run with its checkpoint directory, or remove its parts (rm %s) to start afresh",
+				why, s.parts.Name(), strings.Join(names, ", "), s.parts.Pattern())
 		}
 		note := func(format string, args ...any) {
 			fmt.Fprintf(c.stderr, "saber-hx: "+format+"\n", args...)
 		}
-		if err := s.parts.Recover(epoch, note); err != nil {
+		if err := s.parts.Recover(epoch, c.epoch+1, note); err != nil {
 			return err
 		}
-		if epoch > 0 {
-			// The header went out in the first epoch, a part that stays:
-			// drop the one newRowSink wrote, so that it appears once.
+		if kept, err := s.parts.Committed(); err != nil {
+			return err
+		} else if len(kept) > 0 {
+			// The header went out in the first part, which stays: drop
+			// the one newRowSink wrote, so that it appears once.
 			s.w.Reset(s.parts)
 		}
 	}

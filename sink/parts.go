@@ -187,12 +187,17 @@ func (p *Parts) scan() (committed, inProgress []Part, err error) {
 // (0: none, a start afresh): an in-progress file of an epoch up to it is
 // committed (its checkpoint is durable, so it was pre-committed), the
 // parts and in-progress files of later epochs are removed; note (nil:
-// none) is told of each. The next epoch written is epoch+1.
-func (p *Parts) Recover(epoch uint64, note func(format string, args ...any)) error {
+// none) is told of each. The next epoch written is next, past epoch: the
+// run's checkpoints may be numbered past the one it resumes from (a start
+// afresh numbers them above those of the directory).
+func (p *Parts) Recover(epoch, next uint64, note func(format string, args ...any)) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cur != nil || p.pending != 0 {
 		return fmt.Errorf("recover %s: parts are being written", p.path)
+	}
+	if next <= epoch {
+		return fmt.Errorf("recover %s: next epoch %d is not past epoch %d", p.path, next, epoch)
 	}
 	if note == nil {
 		note = func(string, ...any) {}
@@ -238,7 +243,7 @@ func (p *Parts) Recover(epoch uint64, note func(format string, args ...any)) err
 			return fmt.Errorf("recover %s: %w", p.path, err)
 		}
 	}
-	p.epoch = epoch + 1
+	p.epoch = next
 	return nil
 }
 

@@ -67,7 +67,7 @@ func TestPartsEpochs(t *testing.T) {
 	dir := t.TempDir()
 	p, err := CreateParts(filepath.Join(dir, "out.csv"))
 	require.NoError(t, err)
-	require.NoError(t, p.Recover(8, nil))
+	require.NoError(t, p.Recover(8, 9, nil))
 	assert.Equal(t, uint64(9), p.Epoch())
 	assert.Empty(t, dirNames(t, dir), "nothing before the first write")
 
@@ -109,7 +109,7 @@ func TestPartsDirectorySync(t *testing.T) {
 	p, err := CreateParts(filepath.Join(dir, "out"))
 	require.NoError(t, err)
 	syncs := countSyncs(p)
-	require.NoError(t, p.Recover(0, nil))
+	require.NoError(t, p.Recover(0, 1, nil))
 	assert.Equal(t, 0, *syncs, "a recovery that changed nothing")
 	writeParts(t, p, "a")
 	require.NoError(t, p.PreCommit(1))
@@ -125,7 +125,7 @@ func TestPartsDirectorySync(t *testing.T) {
 	q, err := CreateParts(filepath.Join(dir, "out"))
 	require.NoError(t, err)
 	qs := countSyncs(q)
-	require.NoError(t, q.Recover(3, nil))
+	require.NoError(t, q.Recover(3, 4, nil))
 	assert.Equal(t, 1, *qs, "the recovery's roll-forward")
 
 	q.syncDir = func(string) error { return syscall.EIO }
@@ -145,7 +145,7 @@ func TestPartsRecover(t *testing.T) {
 	out := filepath.Join(dir, "out.csv")
 	p, err := CreateParts(out)
 	require.NoError(t, err)
-	require.NoError(t, p.Recover(0, nil))
+	require.NoError(t, p.Recover(0, 1, nil))
 	for e, s := range []string{"h\n", "a\n", "b\n"} {
 		writeParts(t, p, s)
 		require.NoError(t, p.PreCommit(uint64(e+1)))
@@ -164,7 +164,7 @@ func TestPartsRecover(t *testing.T) {
 	require.NoError(t, err)
 	var notes []string
 	note := func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }
-	require.NoError(t, q.Recover(4, note))
+	require.NoError(t, q.Recover(4, 5, note))
 	assert.Equal(t, uint64(5), q.Epoch())
 	assert.Equal(t, "h\na\nb\nc\n", catParts(t, q))
 	require.Len(t, notes, 2)
@@ -178,7 +178,7 @@ func TestPartsRecover(t *testing.T) {
 	notes = nil
 	r, err := CreateParts(out)
 	require.NoError(t, err)
-	require.NoError(t, r.Recover(2, note))
+	require.NoError(t, r.Recover(2, 3, note))
 	assert.Equal(t, "h\na\n", catParts(t, r))
 	require.Len(t, notes, 2)
 	assert.Contains(t, notes[0], partName("out.csv", 3)+": removed")
@@ -199,7 +199,7 @@ func TestPartsRecover(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, progName("out.csv", 3)), []byte("x"), 0o644))
 	s, err := CreateParts(out)
 	require.NoError(t, err)
-	assert.Error(t, s.Recover(3, nil))
+	assert.Error(t, s.Recover(3, 4, nil))
 	c, err := s.Committed()
 	require.NoError(t, err)
 	assert.Len(t, c, 3)
@@ -212,7 +212,7 @@ func TestPartsAbort(t *testing.T) {
 	dir := t.TempDir()
 	p, err := CreateParts(filepath.Join(dir, "out"))
 	require.NoError(t, err)
-	require.NoError(t, p.Recover(0, nil))
+	require.NoError(t, p.Recover(0, 1, nil))
 	writeParts(t, p, "a")
 	require.NoError(t, p.PreCommit(1))
 	require.NoError(t, p.Commit(1))
@@ -223,11 +223,27 @@ func TestPartsAbort(t *testing.T) {
 
 	q, err := CreateParts(filepath.Join(dir, "out"))
 	require.NoError(t, err)
-	require.NoError(t, q.Recover(1, nil))
+	require.NoError(t, q.Recover(1, 2, nil))
 	writeParts(t, q, "c")
 	require.NoError(t, q.PreCommit(2))
 	require.NoError(t, q.Abort())
 	assert.Equal(t, []string{progName("out", 2), partName("out", 1)}, dirNames(t, dir), "the pre-committed epoch stays")
+}
+
+// TestPartsRecoverNext: the next epoch written is the one Recover names,
+// past the one it settles on (a run started afresh numbers its
+// checkpoints past the directory's).
+func TestPartsRecoverNext(t *testing.T) {
+	dir := t.TempDir()
+	p, err := CreateParts(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	assert.Error(t, p.Recover(3, 3, nil), "next must be past epoch")
+	require.NoError(t, p.Recover(0, 5, nil))
+	writeParts(t, p, "a")
+	assert.Error(t, p.PreCommit(1), "epoch 5 is being written")
+	require.NoError(t, p.PreCommit(5))
+	require.NoError(t, p.Commit(5))
+	assert.Equal(t, []string{partName("out", 5)}, dirNames(t, dir))
 }
 
 // TestPartsRefused: outputs that cannot be taken back (a FIFO, a device,
@@ -275,7 +291,7 @@ func TestPartsSymlinkAndMode(t *testing.T) {
 	require.NoError(t, os.Symlink(target, link))
 	p, err := CreateParts(link)
 	require.NoError(t, err)
-	require.NoError(t, p.Recover(0, nil))
+	require.NoError(t, p.Recover(0, 1, nil))
 	writeParts(t, p, "a")
 	require.NoError(t, p.PreCommit(1))
 	require.NoError(t, p.Commit(1))
@@ -291,7 +307,7 @@ func TestPartsSymlinkAndMode(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(elsewhere, partName("real.csv", 1)), 0o600))
 	q, err := CreateParts(link)
 	require.NoError(t, err)
-	require.NoError(t, q.Recover(1, nil))
+	require.NoError(t, q.Recover(1, 2, nil))
 	writeParts(t, q, "b")
 	require.NoError(t, q.PreCommit(2))
 	require.NoError(t, q.Commit(2))

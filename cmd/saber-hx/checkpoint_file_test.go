@@ -19,6 +19,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // crashFileSQL is crashSQL's query into a CSV file, its group key a
@@ -261,4 +262,47 @@ CREATE SINK again AS SELECT ts, cat FROM events WITH (connector = 'file', path =
 		names = append(names, e.Name())
 	}
 	assert.ElementsMatch(t, []string{"fifo", "old.csv.part-00000000000000000001"}, names, "nothing written")
+}
+
+// TestRunKafkaAndFileCrashBeforeTheFirstCommit: a program with a Kafka
+// output and a file output, killed between its first checkpoint's write
+// and the outputs' commit. The Kafka output committed no checkpoint, so
+// the restart starts afresh, its checkpoints numbered past the directory's:
+// the file output's next part is that checkpoint's, where it was the
+// first's and every checkpoint of every restart failed its pre-commit.
+func TestRunKafkaAndFileCrashBeforeTheFirstCommit(t *testing.T) {
+	testenv.Long(t)
+	t.Parallel()
+	cluster := kafkatest.Start(t, 4, "events", "out")
+	produced := produceCrashRecords(t, cluster.Addr, 30, 200)
+	tmp := t.TempDir()
+	dir, out := filepath.Join(tmp, "ckpt"), filepath.Join(tmp, "out.csv")
+	program := fmt.Sprintf(`
+CREATE SOURCE events (ts BIGINT, cat VARCHAR, v INT)
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'events', group = 'kf', format = 'json', idle_timeout = '1s');
+CREATE SINK to_kafka AS
+  SELECT window_start, cat, COUNT(*) AS n FROM TUMBLE(events, ts, INTERVAL '50' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out', key = 'cat');
+CREATE SINK to_file AS
+  SELECT window_start, cat, COUNT(*) AS n FROM TUMBLE(events, ts, INTERVAL '50' MILLISECOND) GROUP BY window_start, cat
+  WITH (connector = 'file', path = '%[2]s', format = 'csv');
+`, cluster.Addr, out)
+	args := []string{"run", "-e", program, "--workers", "2", "--task-size", "4096", "--checkpoint-dir", dir, "--checkpoint-interval", "150ms"}
+	p := startCLI(t, []string{"SABER_HX_COMMIT_PAUSE=5s"}, args...)
+	p.waitLine(t, regexp.MustCompile(`checkpoint 1: written, committing the outputs`), time.Minute)
+	p.kill9(t)
+
+	p = startCLI(t, nil, append(args, "--duration", "4s")...)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running:\n%s", p.log())
+	}
+	require.NoError(t, <-produced)
+	assert.Equal(t, 0, p.cmd.ProcessState.ExitCode(), p.log())
+	assert.Contains(t, p.log(), "the Kafka output has committed no checkpoint: starting afresh")
+	assert.NotContains(t, p.log(), "is being written")
+	parts := catParts(t, out)
+	assert.Equal(t, 1, strings.Count(parts, "window_start,cat,n\n"), "the header once: %.200q", parts)
+	assert.True(t, strings.HasPrefix(parts, "window_start,cat,n\n"), "%.200q", parts)
 }
