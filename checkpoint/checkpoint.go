@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,23 +129,33 @@ func Decode(b []byte) (epoch uint64, payload []byte, err error) {
 // crash in the middle of a write so leaves one temporary file at most,
 // however many crashes came before.
 func (d *Dir) Write(epoch uint64, payload []byte) error {
-	if err := os.MkdirAll(d.Path, 0o755); err != nil {
+	if err := d.writeAtomic(Name(epoch), Encode(epoch, payload), d.BeforeRename); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", epoch, err)
 	}
+	return d.prune(epoch)
+}
+
+// writeAtomic stores data as the file name of the directory: through a
+// temporary file, synced, renamed into place (before, if set, runs just
+// before the rename), the directory synced.
+func (d *Dir) writeAtomic(name string, data []byte, before func()) error {
+	if err := os.MkdirAll(d.Path, 0o755); err != nil {
+		return err
+	}
 	if err := d.removeLeftovers(); err != nil {
-		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+		return err
 	}
 	f, err := os.CreateTemp(d.Path, tmpPrefix+"*"+tmpSuffix)
 	if err != nil {
-		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+		return err
 	}
 	tmp := f.Name()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("checkpoint %d: write %s: %w", epoch, tmp, err)
+		return fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if _, err := f.Write(Encode(epoch, payload)); err != nil {
+	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
@@ -152,20 +163,56 @@ func (d *Dir) Write(epoch uint64, payload []byte) error {
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("checkpoint %d: close %s: %w", epoch, tmp, err)
+		return fmt.Errorf("close %s: %w", tmp, err)
 	}
-	if d.BeforeRename != nil {
-		d.BeforeRename()
+	if before != nil {
+		before()
 	}
-	final := filepath.Join(d.Path, Name(epoch))
-	if err := os.Rename(tmp, final); err != nil {
+	if err := os.Rename(tmp, filepath.Join(d.Path, name)); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("checkpoint %d: %w", epoch, err)
+		return err
 	}
 	if err := syncDir(d.Path); err != nil {
-		return fmt.Errorf("checkpoint %d: sync directory %s: %w", epoch, d.Path, err)
+		return fmt.Errorf("sync directory %s: %w", d.Path, err)
 	}
-	return d.prune(epoch)
+	return nil
+}
+
+// A note is a small file a run keeps beside its checkpoints, for as long
+// as the directory (pipeline: the identity of its Kafka outputs'
+// transactions). Its name is neither a checkpoint's nor a temporary
+// file's.
+func noteName(name string) error {
+	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, prefix) || strings.HasPrefix(name, tmpPrefix) || name == LockName {
+		return fmt.Errorf("checkpoint note %q: not a note's name", name)
+	}
+	return nil
+}
+
+// ReadNote returns note name's contents (ok false: there is none).
+func (d *Dir) ReadNote(name string) (data []byte, ok bool, err error) {
+	if err := noteName(name); err != nil {
+		return nil, false, err
+	}
+	data, err = os.ReadFile(filepath.Join(d.Path, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("checkpoint note: %w", err)
+	}
+	return data, true, nil
+}
+
+// WriteNote stores note name, atomically and durably.
+func (d *Dir) WriteNote(name string, data []byte) error {
+	if err := noteName(name); err != nil {
+		return err
+	}
+	if err := d.writeAtomic(name, data, nil); err != nil {
+		return fmt.Errorf("checkpoint note %s: %w", name, err)
+	}
+	return nil
 }
 
 // removeLeftovers removes the temporary files of writes that a crash cut

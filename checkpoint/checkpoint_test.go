@@ -250,3 +250,28 @@ func TestLock(t *testing.T) {
 	_, err = a.Latest()
 	assert.NoError(t, err)
 }
+
+// TestNotes: a note is stored and read back, stays through checkpoints'
+// writes and pruning, and its name is neither a checkpoint's, a temporary
+// file's, the lock's nor a path.
+func TestNotes(t *testing.T) {
+	d := &Dir{Path: t.TempDir()}
+	_, ok, err := d.ReadNote("id")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	require.NoError(t, d.WriteNote("id", []byte("a\n")))
+	for e := uint64(1); e <= 4; e++ {
+		require.NoError(t, d.Write(e, []byte("p")))
+	}
+	require.NoError(t, d.WriteNote("id", []byte("b\n")))
+	b, ok, err := d.ReadNote("id")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "b\n", string(b))
+	c, err := d.Latest()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), c.Epoch)
+	for _, name := range []string{"", "ckpt-00000000000000000009.bin", ".ckpt-x.tmp", LockName, "a/b", "../x"} {
+		assert.Error(t, d.WriteNote(name, nil), "%q", name)
+	}
+}

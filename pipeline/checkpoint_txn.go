@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +63,10 @@ type txnProducer struct {
 	brokers []string
 	id      string
 	where   string
-	begun   bool
+	// begun says whether a transaction is open: its outputs' flushes,
+	// each under its output's lock, may begin it together (mu).
+	mu    sync.Mutex
+	begun bool
 	// outage reports the brokers' outages (kgo's connect hook) and counts
 	// the failed connections, which kgo retries.
 	outage *retry.Outage
@@ -91,8 +96,9 @@ func txnTimeoutFor(every time.Duration) time.Duration {
 // txnID is the transactional ID of a checkpointed run's Kafka outputs to
 // one cluster, the queries qs: stable across restarts of one instance of
 // the program (a single output's is named after its query, as it was
-// before outputs shared their producer).
-func (j *Job) txnID(qs []*sql.Query) string {
+// before outputs shared their producer), and its own, the checkpoint
+// directory's token at its end (txnToken).
+func (j *Job) txnID(qs []*sql.Query) (string, error) {
 	src := j.prog.Sources[0]
 	group := src.Group
 	if group == "" {
@@ -102,7 +108,53 @@ func (j *Job) txnID(qs []*sql.Query) string {
 	for i, q := range qs {
 		names[i] = q.Name
 	}
-	return fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, strings.Join(names, "+"), j.share.instance, j.share.instances)
+	id := fmt.Sprintf("saber-hx.%s.%s.%d-of-%d", group, strings.Join(names, "+"), j.share.instance, j.share.instances)
+	token, err := j.txnToken()
+	if token != "" {
+		id += "." + token
+	}
+	return id, err
+}
+
+// txnNote is the checkpoint directory's note of the token that makes its
+// run's transactional IDs its own: two programs over one topic (or
+// group), whose outputs had the same names, took the same IDs, each
+// fencing the other's producer and reading the other's epoch markers.
+// A directory holds one run's checkpoints (its lock), so its token is
+// that run's, kept across restarts and wherever the directory moves.
+// "-": none, a directory whose checkpoints were written before tokens
+// were kept, whose outputs' IDs stand as they were.
+const txnNote = "kafka-transactional-id"
+
+// txnToken reads the checkpoint directory's token, or makes it: random
+// in a directory without checkpoints, none ("-") in one with some.
+func (j *Job) txnToken() (string, error) {
+	d := j.ckptDir
+	b, ok, err := d.ReadNote(txnNote)
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(b))
+	if !ok {
+		highest, err := d.Highest()
+		if err != nil {
+			return "", err
+		}
+		token = "-"
+		if highest == 0 {
+			token = fmt.Sprintf("%016x", rand.Uint64())
+		}
+		if err := d.WriteNote(txnNote, []byte(token+"\n")); err != nil {
+			return "", err
+		}
+	}
+	if token == "-" {
+		return "", nil
+	}
+	if len(token) != 16 || strings.Trim(token, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%s: %q is not a token (16 hexadecimal digits, or - for none): remove the file to start afresh", filepath.Join(d.Path, txnNote), token)
+	}
+	return token, nil
 }
 
 // kafkaCluster names the cluster a Kafka output writes to, as far as the
@@ -146,7 +198,11 @@ func (j *Job) txnGroupOf(q *sql.Query, retry sinkRetry) (*txnGroup, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := openTxnProducer(ctx, q.Sink.Brokers, q.Sink.KafkaSecurity, j.txnID(shared), timeout, retry.logf)
+	id, err := j.txnID(shared)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	p, err := openTxnProducer(ctx, q.Sink.Brokers, q.Sink.KafkaSecurity, id, timeout, retry.logf)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.Name, err)
 	}
@@ -295,6 +351,8 @@ func (s *txnSink) Append(key, value []byte) {
 }
 
 func (p *txnProducer) begin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.begun {
 		return nil
 	}
@@ -348,7 +406,7 @@ func (p *txnProducer) Commit(ctx context.Context, epoch uint64) error {
 	if err := p.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("%s: flush: %w", p.where, p.guard.Err(err))
 	}
-	p.begun = false
+	p.ended()
 	if err := p.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return fmt.Errorf("%s: commit epoch %d: %w", p.where, epoch, p.guard.Err(err))
 	}
@@ -362,12 +420,11 @@ func (s *txnSink) drop() { s.arena, s.spans = s.arena[:0], s.spans[:0] }
 // run that stops: they are emitted again by the run that resumes from its
 // last checkpoint).
 func (p *txnProducer) Abort(ctx context.Context) error {
-	if !p.begun {
+	if !p.ended() {
 		return nil
 	}
 	ctx, unbind := p.bind(ctx)
 	defer unbind()
-	p.begun = false
 	if err := p.cl.AbortBufferedRecords(ctx); err != nil {
 		return fmt.Errorf("%s: abort: %w", p.where, err)
 	}
@@ -375,6 +432,15 @@ func (p *txnProducer) Abort(ctx context.Context) error {
 		return fmt.Errorf("%s: abort: %w", p.where, err)
 	}
 	return nil
+}
+
+// ended marks the open transaction ended (commit or abort: its outputs
+// held, no flush begins one meanwhile) and says whether one was open.
+func (p *txnProducer) ended() (was bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	was, p.begun = p.begun, false
+	return was
 }
 
 // Close closes p's client, once whatever its outputs' closes.

@@ -92,9 +92,9 @@ func TestRunCheckpointMarkersLost(t *testing.T) {
 	run("--stop-at-end")
 	_, dups3 := committedRows(t, cluster.Addr, "counts")
 	assert.Equal(t, dups, dups3, "rows the third run wrote again (the second may repeat some: it started afresh)")
-	ents, err := os.ReadDir(dir)
+	ckpts, err := filepath.Glob(filepath.Join(dir, "ckpt-*.bin"))
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(ents), 3, "the directory keeps two checkpoints (and maybe a part file)")
+	assert.LessOrEqual(t, len(ckpts), 2, "the directory keeps two checkpoints")
 }
 
 // TestRunCheckpointOutputBehindUnreadable: a run killed between writing a

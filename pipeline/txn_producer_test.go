@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/redistest"
+)
+
+// produceUntil writes records {"ts": i, "k": i%7} to topic until ctx ends.
+func produceUntil(ctx context.Context, t *testing.T, addr, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	go func() {
+		defer cl.Close()
+		for i := 0; ctx.Err() == nil; i++ {
+			_ = cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"ts": %d, "k": %d}`, i, i%7)}).FirstErr()
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+}
+
+// TestTxnBeginOnce: two Kafka outputs share their transactional producer,
+// and each flushes under its own lock: the run's flusher one, a
+// checkpoint the other, at once. The transaction is begun once (the race
+// pass caught both reading and writing whether it was).
+func TestTxnBeginOnce(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 1, "in", "out1", "out2")
+	rs := redistest.Start(t)
+	prog, err := Compile("race.sql", fmt.Sprintf(`
+CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', group = 'race', format = 'json', idle_timeout = '1s');
+CREATE SINK a AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out1');
+CREATE SINK b AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out2');
+CREATE SINK r AS SELECT ts, k FROM e WITH (connector = 'redis', addr = '%[2]s', key = 'r:{ts}', flush = '1ms');`, cluster.Addr, rs.Addr))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	produceUntil(ctx, t, cluster.Addr, "in")
+	job, err := prog.Open(Options{Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
+		CheckpointDir: t.TempDir(), CheckpointInterval: time.Millisecond, Duration: 2 * time.Second})
+	require.NoError(t, err)
+	defer job.Close()
+	_, err = job.Run(ctx)
+	require.NoError(t, err)
+}
+
+// TestTxnIDPerRun: two programs over one topic, without a group, whose
+// outputs have the same name, each with its checkpoint directory: their
+// transactional IDs differ (the directories' tokens), where the second
+// fenced the first's producer; the token stays across restarts.
+func TestTxnIDPerRun(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 1, "in", "outA", "outB")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	produceUntil(ctx, t, cluster.Addr, "in")
+	open := func(dir, sqlText string, d time.Duration) *Job {
+		prog, err := Compile("p.sql", sqlText)
+		require.NoError(t, err)
+		job, err := prog.Open(Options{Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
+			CheckpointDir: dir, CheckpointInterval: 100 * time.Millisecond, Duration: d})
+		require.NoError(t, err)
+		return job
+	}
+	program := func(k int, topic string) string {
+		return fmt.Sprintf(`CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', format = 'json');
+CREATE SINK out AS SELECT ts, k FROM e WHERE k = %[2]d WITH (connector = 'kafka', brokers = '%[1]s', topic = '%[3]s');`, cluster.Addr, k, topic)
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a := open(dirA, program(1, "outA"), 3*time.Second)
+	var wg sync.WaitGroup
+	var errA error
+	wg.Add(1)
+	go func() { defer wg.Done(); _, errA = a.Run(ctx) }()
+	time.Sleep(time.Second)
+	b := open(dirB, program(2, "outB"), 2*time.Second)
+	_, errB := b.Run(ctx)
+	wg.Wait()
+	assert.NoError(t, errA, "program A")
+	assert.NoError(t, errB, "program B")
+	idA, idB := a.txns[0].p.id, b.txns[0].p.id
+	assert.NotEqual(t, idA, idB)
+	a.Close()
+	b.Close()
+	a = open(dirA, program(1, "outA"), time.Millisecond)
+	defer a.Close()
+	assert.Equal(t, idA, a.txns[0].p.id, "a restart takes its directory's token")
+}
+
+// TestTxnIDOfAnOlderDirectory: a checkpoint directory whose checkpoints
+// were written before tokens were kept keeps its outputs' IDs (no token),
+// so that its restart finds its epoch markers; a token that is not one is
+// refused.
+func TestTxnIDOfAnOlderDirectory(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 1, "in", "out")
+	text := fmt.Sprintf(`CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', format = 'json');
+CREATE SINK out AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out');`, cluster.Addr)
+	prog, err := Compile("p.sql", text)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	job, err := prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	require.NoError(t, err)
+	job.Close()
+	require.NoError(t, os.Remove(filepath.Join(dir, txnNote)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ckpt-00000000000000000003.bin"), []byte("written before tokens"), 0o644))
+	job, err = prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, "saber-hx.in.out.0-of-1", job.txns[0].p.id)
+	job.Close()
+	note, err := os.ReadFile(filepath.Join(dir, txnNote))
+	require.NoError(t, err)
+	assert.Equal(t, "-\n", string(note))
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, txnNote), []byte("xyz\n"), 0o644))
+	_, err = prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	assert.ErrorContains(t, err, `"xyz" is not a token`)
+}
