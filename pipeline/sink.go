@@ -63,6 +63,12 @@ type rowSink struct {
 	ysbOut *redissink.YSB
 	// ysb: the columns of the campaign, the window start and the count.
 	campaign, start, count int
+	// held: a checkpointed run took its last checkpoint, and a Redis
+	// output drops the rows emitted after it (the drain's windows, as
+	// they stand), which the run that resumes emits complete: Redis keeps
+	// what is written, and a partial row that the complete one would not
+	// overwrite (a HAVING it fails, a key from an aggregate) stayed.
+	held bool
 	// bound bounds a flush or an epoch's commit (0: flushTimeout): the
 	// retry budget (--sink-retry-timeout) plus one write's time, so that
 	// a server gone away for longer fails the run instead of hanging it.
@@ -154,6 +160,8 @@ func (s *rowSink) tuples(b []byte) error {
 			} else {
 				s.kafka.Append(key, s.line[:len(s.line)-1]) // a record, not a line
 			}
+		case s.held && s.hash != nil:
+			return nil
 		case s.hash != nil:
 			s.view.t = t
 			s.hash.Add(&s.view)
@@ -675,6 +683,20 @@ func (j *Job) commitSinks(files bool) error {
 	// last checkpoint: emitted again, complete, by the run that resumes
 	// from it.
 	return j.abortTxns(ctx)
+}
+
+// holdRedis makes the Redis outputs of rows drop the rows emitted from
+// now on: the drain's, after the last checkpoint (rowSink.held). (YSB's
+// output, a window's count under the campaign and the window, is
+// overwritten by the complete count, whatever it was.)
+func (j *Job) holdRedis() {
+	for _, s := range j.sinks {
+		if s != nil && s.hash != nil {
+			s.mu.Lock()
+			s.held = true
+			s.mu.Unlock()
+		}
+	}
 }
 
 // files reports whether a query writes to a file.

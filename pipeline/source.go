@@ -45,6 +45,7 @@ type sqlSource struct {
 	lastProc int64
 	fn       SourceFunc    // attached by AttachSource
 	deadline time.Duration // a generator's or a Kafka source's; 0: none
+	ended    bool          // feedAll: the input ended (not a stop: a duration, a signal)
 	tuples   uint64        // tuples fed
 	fed      atomic.Uint64 // tuples, for Job.Fed from other goroutines
 	// dicts are the source's dictionary-encoded columns
@@ -356,9 +357,15 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		err = s.feedAll(ctx, streams, chunk)
 	}
 	if err == nil && s.ckpt != nil {
-		// The run ends (its duration, a signal): a last checkpoint of the
-		// open windows, before the drain emits them as they stand.
-		err = s.ckpt.take(streams)
+		// The run ends (its duration, a signal, the input's end): a last
+		// checkpoint of the open windows, before the drain emits them as
+		// they stand. Where the input goes on (a stop, not its end: the
+		// run that resumes emits them complete) Redis is not written
+		// them (Kafka's transaction is aborted, a file's part replaced by
+		// the run that resumes).
+		if err = s.ckpt.take(streams); err == nil && !s.ended {
+			s.ckpt.j.holdRedis()
+		}
 	}
 	return err
 }
@@ -463,6 +470,7 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			}
 		}
 		if err == io.EOF || ((s.gen != nil || s.nex != nil) && ctx.Err() != nil) {
+			s.ended = err == io.EOF
 			return nil
 		}
 		if s.kafka != nil && ctx.Err() != nil {

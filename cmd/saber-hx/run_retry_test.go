@@ -210,7 +210,22 @@ CREATE SINK out AS
 		"the outage's first failure reported once: %s", log)
 	assert.Contains(t, log, "redis "+rds.Addr+": recovered after ")
 	assert.Equal(t, uint64(batches*perBatch), summaryOf(t, stdout.String()).Tuples)
-	assert.Equal(t, outageOracle(batches*perBatch), redisRows(t, rds.Addr), "Redis against the query's result")
+	want := outageOracle(batches * perBatch)
+	if ckpt {
+		// Stopped by its duration, the run took a last checkpoint and
+		// drained: the window open then, the last, is the resumed run's
+		// to write complete, not written as it stood.
+		var last int64
+		for k := range want {
+			last = max(last, k.start)
+		}
+		for k := range want {
+			if k.start == last {
+				delete(want, k)
+			}
+		}
+	}
+	assert.Equal(t, want, redisRows(t, rds.Addr), "Redis against the query's result")
 }
 
 // kafkaRows reads a Kafka output back with kcat (an independent client):
