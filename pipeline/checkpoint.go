@@ -387,10 +387,20 @@ func (c *checkpointer) end() {
 	c.answer(errRunEnded)
 }
 
+// errRunFailed is take's where the engine failed (an output's error,
+// which the run returns): no checkpoint is taken.
+var errRunFailed = errors.New("checkpoint: not taken: the run failed")
+
 // take writes a checkpoint; it runs on the source's producer goroutine,
 // between two FillSome calls.
 func (c *checkpointer) take(streams []*engine.Stream) (err error) {
 	defer func() { c.answer(err) }()
+	select {
+	case <-c.j.eng.Failed():
+		// An output failed: what the engine counts as out may not be.
+		return errRunFailed
+	default:
+	}
 	start := time.Now()
 	c.last = start
 	for _, st := range streams {

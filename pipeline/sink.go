@@ -63,6 +63,11 @@ type rowSink struct {
 	ysbOut *redissink.YSB
 	// ysb: the columns of the campaign, the window start and the count.
 	campaign, start, count int
+	// failed is the first flush's error: every later flush returns it.
+	// A flush drops the rows it failed on (a Kafka transaction's, a
+	// producer's), and a checkpoint after it, its flush passing, counted
+	// them out: committed, they were lost.
+	failed error
 	// held: a checkpointed run took its last checkpoint, and a Redis
 	// output drops the rows emitted after it (the drain's windows, as
 	// they stand), which the run that resumes emits complete: Redis keeps
@@ -204,6 +209,9 @@ func (s *rowSink) write(lines []byte) error {
 func (s *rowSink) flush(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		return s.failed
+	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	var err error
@@ -221,7 +229,8 @@ func (s *rowSink) flush(ctx context.Context) error {
 		err = s.w.Flush()
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", s.where, err)
+		s.failed = fmt.Errorf("write %s: %w", s.where, err)
+		return s.failed
 	}
 	return nil
 }

@@ -367,6 +367,9 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 			s.ckpt.j.holdRedis()
 		}
 	}
+	if errors.Is(err, errRunFailed) {
+		return nil // the engine's error is the run's
+	}
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/security"
 )
 
 // produceUntil writes records {"ts": i, "k": i%7} to topic until ctx ends.
@@ -127,4 +128,21 @@ CREATE SINK out AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1
 	require.NoError(t, os.WriteFile(filepath.Join(dir, txnNote), []byte("xyz\n"), 0o644))
 	_, err = prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
 	assert.ErrorContains(t, err, `"xyz" is not a token`)
+}
+
+// TestFailedFlushStaysFailed: a flush that failed dropped its rows (a
+// Kafka transaction's): every later flush fails with its error, so that
+// no checkpoint after it counts those rows out.
+func TestFailedFlushStaysFailed(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.Start(t, 1, "out")
+	ctx := context.Background()
+	p, err := openTxnProducer(ctx, []string{cluster.Addr}, security.Kafka{}, "saber-hx.test.out.0-of-1", time.Minute, t.Logf)
+	require.NoError(t, err)
+	s := &rowSink{where: "kafka topic out", txn: p.sink("out"), bound: 5 * time.Second}
+	s.txn.Append(nil, []byte(`{"a":1}`))
+	require.NoError(t, p.Close()) // the next produce fails
+	err = s.flush(ctx)
+	require.Error(t, err)
+	assert.Equal(t, err, s.flush(ctx), "the rows are gone: the sink stays failed")
 }
