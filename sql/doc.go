@@ -294,8 +294,10 @@
 // year past 9999 or before 0 with a sign and at least four digits
 // (+10000-01-01 00:00:00.000), as java.time does (Flink keeps only the
 // year's last four digits). Aggregates: COUNT(*), COUNT(x) (its non-NULL values),
-// SUM, AVG (a DOUBLE, of integers too: RisingWave and PostgreSQL give
-// the fraction, where Flink's AVG of an INT is an INT, truncated), MIN,
+// SUM (of integers a BIGINT, an INT's too, as RisingWave's, where Flink
+// keeps INT; it wraps past the BIGINT range, as Flink's does), AVG (a
+// DOUBLE, of integers too: RisingWave and PostgreSQL give the fraction,
+// where Flink's AVG of an INT is an INT, truncated), MIN,
 // MAX (MIN and MAX of numbers and timestamps), each with an
 // optional FILTER (WHERE cond) (query.Aggregate.Filter), and
 // COUNT(DISTINCT x) (below).
