@@ -809,3 +809,24 @@ func TestGPURegistersHalfRings(t *testing.T) {
 		require.NoError(t, emu.Close())
 	}
 }
+
+// TestGPUSessions: a session window has no GPU kernel: in hybrid mode its
+// query runs on the CPU workers (and matches the reference), in gpu mode
+// it is refused; its compile for the device once divided by the session
+// spec's zero pane, a panic on the GPU worker that killed the process.
+func TestGPUSessions(t *testing.T) {
+	s := randSchema(t)
+	q := &query.Query{Name: "sess", Schema: s, Window: query.Sessions(5),
+		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("a")}}}
+	require.NoError(t, q.Validate())
+	data := randData(rand.New(rand.NewPCG(3, 3)), 5000)
+	dev := gpu.NewEmulator()
+	runQueries(t, Config{Workers: 1, TaskSize: randTuple * 37, BufferSize: 1 << 14, GPU: dev}, []*query.Query{q}, [][]byte{data})
+	require.NoError(t, dev.Close())
+	dev = gpu.NewEmulator()
+	_, err := Start(Config{Workers: 1, TaskSize: randTuple * 37, BufferSize: 1 << 14, GPU: dev, GPUOnly: true},
+		[]Spec{{Query: q, Windows: func(*Window) error { return nil }}})
+	assert.ErrorIs(t, err, ErrConfig)
+	assert.ErrorContains(t, err, "a session window")
+	require.NoError(t, dev.Close())
+}

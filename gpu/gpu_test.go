@@ -385,6 +385,9 @@ func TestSupportedNamesWhatIsMissing(t *testing.T) {
 		{query.Query{GroupBy: []query.Expr{deep}, Aggregates: count, Window: win}, "GROUP BY " + deep.String() + " (needs 18"},
 		{query.Query{Aggregates: []query.Aggregate{{Func: query.Max, Arg: deep}}, Window: win}, "MAX(" + deep.String() + ") (needs 18"},
 		{query.Query{UDF: &query.UDF{Name: "f", Output: ts.s, Fn: func(in []byte, ts int, out []byte) []byte { return out }}}, "UDF f (user code runs on the CPU only)"},
+		// The device's panes are fixed; a session spec's pane is 0, which
+		// Compile divided by (a panic that killed the process).
+		{query.Query{Aggregates: count, Window: query.Sessions(10)}, "a session window"},
 	} {
 		q := c.q
 		q.Name, q.Schema = "q", ts.s

@@ -185,6 +185,9 @@ func (sh *shape) analyseSelection(q *query.Query, c *exprCompiler) error {
 
 func (sh *shape) analyseAggregation(p *kernels.Plan, c *exprCompiler) error {
 	q := p.Query
+	if q.Window.Type == query.Session {
+		return noKernel(q, "a session window (the device's panes are fixed: a pane and a slide)")
+	}
 	sh.layout, sh.spec, sh.rows = p.Layout, p.Spec, q.Window.Type == query.Rows
 	if j := q.Join; j != nil {
 		if j.Table.KeyWidth != 16 {
