@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -277,5 +280,34 @@ func TestBenchComputeHeavyEmulated(t *testing.T) {
 			}
 			assert.Zero(t, *p.Fallback, "%v", args)
 		}
+	}
+}
+
+// TestRunSummaryGPUMode: run in hybrid and gpu mode summarises the
+// processors as ysb and bench do: the mode, the GPU's fields, and the
+// human summary's GPU line (the summary read the configuration before its
+// GPU was opened: mode cpu, no GPU).
+func TestRunSummaryGPUMode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("ts,k,v\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, "%d,%d,%d\n", i, i%7, i%100)
+	}
+	in := filepath.Join(dir, "in.csv")
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	text := fmt.Sprintf(`CREATE SOURCE src (ts BIGINT, k INT NOT NULL, v INT NOT NULL) WITH (connector = 'file', path = '%s', format = 'csv', header = 'true');
+SELECT window_start, k, COUNT(*) AS c, SUM(v) AS sv FROM TUMBLE(src, ts, INTERVAL '1' SECOND) GROUP BY window_start, k;`, in)
+	for _, mode := range []string{"hybrid", "gpu"} {
+		args := []string{"run", "-e", text, "--mode", mode, "--gpu-emulate", "--workers", "1", "--task-size", "4096", "--progress-interval", "0"}
+		code, stdout, stderr := cli(t, append(args, "--output", filepath.Join(dir, mode+".csv"), "--json")...)
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		p, raw := decodeProcessors(t, stdout)
+		assert.Equal(t, mode, p.Mode, "processors.mode")
+		assert.Contains(t, raw, "gpu_fallback_tasks")
+		code, stdout, stderr = cli(t, append(args, "--output", filepath.Join(dir, mode+"2.csv"))...)
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		assert.Contains(t, stdout, mode+" mode, GPU ", "the human summary's GPU line: %s", stdout)
 	}
 }

@@ -178,9 +178,9 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if given(fs, "duration") {
 		o.Duration = *duration // else generators run their default, Kafka until a signal
 	}
-	return runProgram(prog, o, &ef, "run", stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
-		sum := runSummary{Summary: ps, Workers: ef.CPUWorkers(), TaskSize: ef.TaskSize, Policy: string(o.Engine.Policy),
-			Processors: pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), o.Engine, ef.GPUEmulate, ps.GPUFallbackTasks())}
+	return runProgram(prog, o, &ef, "run", stderr, nil, func(ps *pipeline.Summary, job *pipeline.Job, sig *interrupt, cfg engine.Config) error {
+		sum := runSummary{Summary: ps, Workers: ef.CPUWorkers(), TaskSize: ef.TaskSize, Policy: string(cfg.Policy),
+			Processors: pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), cfg, ef.GPUEmulate, ps.GPUFallbackTasks())}
 		if sum.Interrupted {
 			sum.Signal = signalOf(sig)
 		}
@@ -200,10 +200,11 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 // the GPU of --mode opened and SIGINT and SIGTERM watched (ef.begin), a
 // progress line beginning with label every --progress-interval on
 // stderr; opened says so (nil: nothing) once the job is open and a signal
-// would be answered; then report prints the summary. The error is the
-// run's, or after the summary the signal's (exit 130, 143).
+// would be answered; then report prints the summary, given the engine's
+// configuration as run (its GPU opened). The error is the run's, or after
+// the summary the signal's (exit 130, 143).
 func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, label string, stderr io.Writer, opened func(),
-	report func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error) (err error) {
+	report func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt, cfg engine.Config) error) (err error) {
 	sig, end, err := ef.begin(&o.Engine, stderr)
 	if err != nil {
 		return err
@@ -230,7 +231,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, lab
 	if err != nil {
 		return err
 	}
-	if err := report(sum, job, sig); err != nil {
+	if err := report(sum, job, sig, o.Engine); err != nil {
 		return err
 	}
 	return exitSignal(sig)
@@ -265,6 +266,7 @@ func (s *runSummary) print(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprint(w, gpuLine(&s.Processors))
 }
 
 // printCheckpoints is the summary's line of the checkpoints.

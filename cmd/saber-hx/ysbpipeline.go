@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/ysb"
 )
@@ -262,12 +263,14 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 				"(ysb produce spreads them over every partition: each instance's partial seen_count overwrites the others')\n", o.Instances)
 		}
 	}
-	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt) error {
+	return runProgram(prog, o, ef, "ysb kafka", stderr, opened, func(sum *pipeline.Summary, job *pipeline.Job, sig *interrupt, cfg engine.Config) error {
 		// This run's figures: a restored engine's counters go on from
 		// the checkpoint's.
 		restored := job.Engine().Stream(0).RestoredStats()
 		st := sum.Stats[0].Since(restored)
 		s := ysbKafkaSummary{ysbSummary: summarize("kafka", st, sum.Seconds, ef), RestoredTuples: restored.Tuples, Checkpoints: sum.Checkpoints}
+		procs := pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), cfg, ef.GPUEmulate, sum.GPUFallbackTasks())
+		s.Processors, s.Policy = &procs, string(cfg.Policy)
 		if sum.Interrupted {
 			s.Interrupted, s.Signal = true, signalOf(sig)
 		}
