@@ -77,6 +77,15 @@ func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config,
 	}
 	c, err := f.Config()
 	f.Workers, f.BufferSize = c.Workers, c.BufferSize // the summaries print them
+	// Flags that would do nothing are refused, as --gpu-emulate without a
+	// GPU mode is (pipeline.EngineSettings).
+	switch {
+	case err != nil:
+	case f.Mode == "cpu" && given(fs, "gpu-pipeline-depth"):
+		err = usagef("--gpu-pipeline-depth: needs --mode gpu or --mode hybrid")
+	case given(fs, "switch-threshold") && (f.Mode != "hybrid" || f.Policy != string(scheduler.HLS)):
+		err = usagef("--switch-threshold: hls's share of tasks for each processor kind: needs --mode hybrid and --policy hls")
+	}
 	return c, err
 }
 

@@ -219,6 +219,9 @@ func TestGPUFlags(t *testing.T) {
 			{[]string{"--gpu-pipeline-depth", "-3"}, []string{"--gpu-pipeline-depth -3"}},
 			{[]string{"--gpu-pipeline-depth", "x"}, []string{"gpu-pipeline-depth"}},
 			{[]string{"--gpu-emulate"}, []string{"--gpu-emulate", "--mode gpu or --mode hybrid"}},
+			{[]string{"--gpu-pipeline-depth", "2"}, []string{"--gpu-pipeline-depth", "--mode gpu or --mode hybrid"}},
+			{[]string{"--mode", "hybrid", "--gpu-emulate", "--policy", "fcfs", "--switch-threshold", "5"}, []string{"--switch-threshold", "--policy hls"}},
+			{[]string{"--switch-threshold", "5"}, []string{"--switch-threshold", "--mode hybrid"}},
 			{[]string{"--mode", "gpu", "--gpu-emulate", "--policy", "static", "--static", "ysb=cpu,AGG_avg=cpu"}, []string{`no processor kind "cpu"`, "valid: gpu"}},
 		} {
 			if gpu.Built() && !slices.Contains(tc.args, "--gpu-emulate") && slices.Contains(tc.args, "--mode") {
