@@ -138,12 +138,14 @@ func (s *Stream) write(p []byte, copyStrings bool) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
+		done := 0
 		if s.heap != nil && copyStrings {
-			if err := s.copyStrings(b[:n], s.Strings); err != nil {
+			var err error
+			if done, err = s.copyStrings(b[:n], s.Strings); err != nil {
 				return err
 			}
 		}
-		if err := s.Commit(n); err != nil {
+		if err := s.Commit(n - done); err != nil {
 			return err
 		}
 	}

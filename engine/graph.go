@@ -258,12 +258,14 @@ func (s *Stream) push(p []byte, w *worker) error {
 		}
 		n := copy(b, p)
 		p = p[n:]
+		done := 0
 		if s.heap != nil && !s.inputStable {
-			if err := s.copyStrings(b[:n], func(n int) ([]byte, error) { return s.pushStrings(n, w) }); err != nil {
+			var err error
+			if done, err = s.copyStrings(b[:n], func(n int) ([]byte, error) { return s.pushStrings(n, w) }); err != nil {
 				return err
 			}
 		}
-		if err := s.commit(n); err != nil {
+		if err := s.commit(n - done); err != nil {
 			return err
 		}
 	}
@@ -347,6 +349,9 @@ func (s *Stream) pushStrings(n int, w *worker) ([]byte, error) {
 		if ok {
 			s.heap.Commit(n)
 			return b[:n:n], nil
+		}
+		if err := s.stringsFull(n); err != nil {
+			return nil, err
 		}
 		if s.filled > 0 {
 			s.dispatch()

@@ -10,6 +10,7 @@ package engine
 // streams) are copied into each stream's heap.
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -208,12 +209,21 @@ func splitStrings(s *query.Schema, read func(i int, a query.Attribute) bool) (st
 	return strs, blank
 }
 
+// ErrStringsFull is Strings' error where the long strings of the tuples
+// not yet committed fill the string heap with the string asked for: no
+// merge can free it, as no task holds them. Commit the tuples whose
+// strings are placed (their task then frees them), then ask again: a
+// decoder stops before the record that asked (source.Options.Strings).
+var ErrStringsFull = errors.New("the string heap is full of the strings of tuples not yet committed: commit them, then ask again")
+
 // Strings returns n bytes of the stream's string heap for the long
 // strings of tuples the producer is about to commit, blocking while the
 // heap is full (back-pressure); the task being filled is dispatched first
-// where its strings hold the heap, so that its merge frees them. The bytes
-// stay in place until the task that carries the tuples is merged. Call it
-// from the producer's goroutine, as Buffer.
+// where its strings hold the heap, so that its merge frees them. Where the
+// strings of tuples not yet committed hold so much of it that n would
+// never fit, it returns ErrStringsFull instead. The bytes stay in place
+// until the task that carries the tuples is merged. Call it from the
+// producer's goroutine, as Buffer.
 func (s *Stream) Strings(n int) ([]byte, error) {
 	if s.heap == nil {
 		return nil, fmt.Errorf("engine: query %q: its input has no string column", s.win.Query)
@@ -223,6 +233,9 @@ func (s *Stream) Strings(n int) ([]byte, error) {
 	}
 	b, ok, err := s.heap.TryReserve(n)
 	if err == nil && !ok {
+		if err := s.stringsFull(n); err != nil {
+			return nil, err
+		}
 		if s.filled > 0 && !s.unfilled {
 			s.dispatch()
 		}
@@ -238,6 +251,17 @@ func (s *Stream) Strings(n int) ([]byte, error) {
 	return b[:n:n], nil
 }
 
+// stringsFull is ErrStringsFull where n more bytes of strings can never
+// fit the heap beside those of the tuples not yet committed, which only
+// their commit puts in a task that frees them.
+func (s *Stream) stringsFull(n int) error {
+	if s.heap.Written()-s.heapCommitted+uint64(n) > uint64(s.heap.Size()) {
+		return fmt.Errorf("engine: query %q: %d bytes of strings asked, %d held by tuples not yet committed, in a %d-byte heap: %w",
+			s.win.Query, n, s.heap.Written()-s.heapCommitted, s.heap.Size(), ErrStringsFull)
+	}
+	return nil
+}
+
 // copyStrings copies the long strings of tuples (whole tuples of the
 // stream's schema, just written to its ring) into its heap and points
 // their views there: what a producer does for tuples whose strings live
@@ -247,13 +271,19 @@ func (s *Stream) Strings(n int) ([]byte, error) {
 // does not use, Nexmark q12's URLs) is not copied: its view becomes the
 // empty string, so that nothing is left pointing at memory the producer
 // reuses.
-func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) error {
+//
+// Where the tuples' strings together outgrow the heap (ErrStringsFull),
+// it commits the tuples before the one that asked and dispatches their
+// task, whose merge frees the heap, and goes on: committed is how many
+// bytes of tuples it committed so, the caller commits the rest.
+func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) (committed int, err error) {
 	if len(s.heapAttrs)+len(s.blankAttrs) == 0 {
-		return nil // the strings this query does not read were emptied upstream (narrowViews)
+		return 0, nil // the strings this query does not read were emptied upstream (narrowViews)
 	}
 	ts := s.plan.TupleSize
 	for o := 0; o+ts <= len(tuples); o += ts {
 		t := tuples[o : o+ts]
+		mark := s.heap.Written() // where this tuple's strings begin
 		for k := range s.heapAttrs {
 			v := longView(t, &s.heapAttrs[k])
 			if v == nil {
@@ -261,13 +291,35 @@ func (s *Stream) copyStrings(tuples []byte, alloc func(n int) ([]byte, error)) e
 			}
 			src := strview.Bytes(v)
 			b, err := alloc(len(src))
+			if errors.Is(err, ErrStringsFull) && o > committed {
+				if err := s.commitPlaced(o-committed, mark); err != nil {
+					return committed, err
+				}
+				committed = o
+				b, err = alloc(len(src))
+			}
 			if err != nil {
-				return err
+				return committed, err
 			}
 			copy(b, src)
 			strview.PutRef(v, b)
 		}
 		clearLong(t, s.blankAttrs)
+	}
+	return committed, nil
+}
+
+// commitPlaced commits n bytes of tuples whose strings are placed, those
+// before heap position mark (the strings after it are the next tuple's,
+// which another task carries), and dispatches their task, whose merge
+// frees the heap up to mark.
+func (s *Stream) commitPlaced(n int, mark uint64) error {
+	if err := s.commit(n); err != nil {
+		return err
+	}
+	s.heapCommitted = mark
+	if s.filled > 0 {
+		s.dispatch()
 	}
 	return nil
 }
@@ -282,9 +334,11 @@ func (s *Stream) CommitCopy(tuples []byte) error {
 		if len(tuples)%s.plan.TupleSize != 0 {
 			return fmt.Errorf("engine: query %q: CommitCopy of %d bytes: a stream with strings takes whole tuples", s.win.Query, len(tuples))
 		}
-		if err := s.copyStrings(tuples, s.Strings); err != nil {
+		done, err := s.copyStrings(tuples, s.Strings)
+		if err != nil {
 			return err
 		}
+		tuples = tuples[done:]
 	}
 	return s.Commit(len(tuples))
 }

@@ -289,7 +289,12 @@ func (s *sqlSource) heapStrings(n int) ([]byte, error) {
 	if s.first == nil {
 		return nil, fmt.Errorf("source %s: strings decoded before the source has a stream", s.src.Name)
 	}
-	return s.first.Strings(n)
+	b, err := s.first.Strings(n)
+	if errors.Is(err, engine.ErrStringsFull) {
+		// The tuples decoded so far hold the heap: feedAll commits them.
+		err = fmt.Errorf("%w: %w", source.ErrStringsLater, err)
+	}
+	return b, err
 }
 
 // kafkaCounts are a Kafka source's counters as the metrics server reads
@@ -478,6 +483,9 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		}
 		if s.kafka != nil && ctx.Err() != nil {
 			return nil // Options.Duration over, or interrupted
+		}
+		if errors.Is(err, source.ErrStringsLater) && n > 0 {
+			continue // committed: the record is decoded again
 		}
 		if err != nil {
 			if ctx.Err() != nil {

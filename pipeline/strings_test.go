@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,4 +115,51 @@ func quote(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// TestLongStringsOutgrowTheHeap: a file whose records' long strings, each
+// under half the string heap, together outgrow it within one task: read by
+// one decoder (its strings straight into the heap: the decoder stops
+// before the record the heap has no room for, the tuples before it are
+// committed, and it goes on) and by the pool (CommitCopy), every record
+// comes out with its string, where the run waited for ever.
+func TestLongStringsOutgrowTheHeap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.csv")
+	const records = 12
+	long := func(i int) string { return fmt.Sprint(i) + strings.Repeat("x", 1500<<10) } // 1.5 MiB
+	var b strings.Builder
+	for i := range records {
+		fmt.Fprintf(&b, "%d,%s\n", i, long(i))
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			prog, err := pipeline.Compile("big.sql", fmt.Sprintf(`CREATE SOURCE s (ts BIGINT, name VARCHAR) WITH (connector = 'file', path = '%s', format = 'csv');
+CREATE VIEW big AS SELECT ts, name FROM s;`, path))
+			require.NoError(t, err)
+			var mu sync.Mutex
+			got := map[int64]string{}
+			require.NoError(t, prog.OnRows("big", func(r *pipeline.Rows) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for i := range r.Len() {
+					got[r.Int(i, 0)] = r.Text(i, 1)
+				}
+				return nil
+			}))
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: workers}})
+			require.NoError(t, err)
+			defer job.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err = job.Run(ctx)
+			require.NoError(t, err)
+			require.Len(t, got, records)
+			for i := range records {
+				assert.True(t, got[int64(i)] == long(i), "record %d's string (%d bytes)", i, len(got[int64(i)]))
+			}
+		})
+	}
 }

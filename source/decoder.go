@@ -51,7 +51,7 @@ type Options struct {
 	// they lie close together in the text, for the stretch from the
 	// first to the end of the last, at most twice their bytes, copied as
 	// one). It may block (back-pressure); an error stops Decode and is
-	// returned. It must be set for a layout with String columns
+	// returned (ErrStringsLater: see there). It must be set for a layout with String columns
 	// (NewCSVDecoder and NewJSONDecoder refuse one without it);
 	// ArenaStrings adapts an Arena.
 	Strings func(n int) ([]byte, error)
@@ -188,6 +188,14 @@ func (c *core) build() *Error {
 
 // bom is the UTF-8 byte order mark, dropped at the start of an input.
 const bom = "\xef\xbb\xbf"
+
+// ErrStringsLater, wrapped in an error of Options.Strings, says that the
+// memory for the record's strings comes only once the tuples decoded so
+// far are handed on (a stream's string heap full of the strings of tuples
+// not yet committed, which only their commit lets it free): the caller
+// commits them and calls again, and the record is decoded then. Reader
+// returns it without keeping it, as it keeps other errors.
+var ErrStringsLater = errors.New("source: the memory of the strings comes once the tuples decoded are handed on")
 
 // TrimBOM returns b without a UTF-8 byte order mark at its start.
 func TrimBOM(b []byte) []byte {

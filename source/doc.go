@@ -145,5 +145,7 @@
 //
 // An error of Options.Strings is no record's fault: Decode stops before
 // the record that asked, returns the error as it is, and decodes that
-// record again on the next call.
+// record again on the next call (one wrapping ErrStringsLater asks the
+// caller to hand on the tuples decoded first: Reader returns it without
+// keeping it).
 package source

@@ -73,7 +73,9 @@ func (r *Reader) fill(dst []byte, some bool) (n int, err error) {
 		r.start += c
 		n += t * ts
 		if err != nil {
-			r.err = err
+			if !errors.Is(err, ErrStringsLater) {
+				r.err = err
+			}
 			return n, err
 		}
 		if n == len(dst) || (some && n > 0) {

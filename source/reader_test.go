@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // readAll fills dst-sized buffers from r until io.EOF or an error.
@@ -185,4 +188,36 @@ func TestFillSome(t *testing.T) {
 	n, err = r.FillSome(dst)
 	assert.Equal(t, 0, n)
 	assert.ErrorIs(t, err, io.EOF)
+}
+
+// TestReaderStringsLater: a Strings error wrapping ErrStringsLater stops
+// Fill before the record that asked, is returned, and is not kept: the
+// next Fill decodes that record (a stream's heap had room once the tuples
+// before it were committed).
+func TestReaderStringsLater(t *testing.T) {
+	arena := strview.NewArena(0)
+	defer arena.Free()
+	later := 2 // the second record's ask is refused once
+	asks := 0
+	d, err := NewCSVDecoder(csvLayout(t), CSVOptions{Options: Options{Strings: func(n int) ([]byte, error) {
+		asks++
+		if asks == later {
+			return nil, fmt.Errorf("heap full: %w", ErrStringsLater)
+		}
+		return arena.Alloc(n), nil
+	}}})
+	require.NoError(t, err)
+	long := strings.Repeat("s", 40)
+	src := fmt.Sprintf("1,a%s,,,1\n2,b%s,,,2\n3,c%s,,,3\n", long, long, long)
+	r := NewReader(strings.NewReader(src), d, 0)
+	dst := make([]byte, 10*48)
+	n, err := r.Fill(dst)
+	require.ErrorIs(t, err, ErrStringsLater)
+	assert.Equal(t, 48, n, "the record before the one that asked")
+	m, err := r.Fill(dst[n:])
+	require.NoError(t, err)
+	assert.Equal(t, 2*48, m, "the record that asked, and the next")
+	for i, want := range []string{"a" + long, "b" + long, "c" + long} {
+		assert.Equal(t, want, string(strview.Bytes(dst[i*48+8:i*48+24])))
+	}
 }
