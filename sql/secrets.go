@@ -163,6 +163,11 @@ func (s *optionSet) redisServer() (security.Redis, error) {
 		if o.val == "" {
 			return security.Redis{}, errAt(o.valPos, "option addr is empty")
 		}
+		if strings.Contains(o.val, "://") || strings.Contains(o.val, "@") {
+			// A URL may hold a password: not echoed (its caret line
+			// masks it too: secretSpans).
+			return security.Redis{}, errAt(o.valPos, "option addr is the server's host:port; a redis:// or rediss:// URL goes in url = '...'")
+		}
 		if msg := checkHostPort(o.val); msg != "" {
 			return security.Redis{}, errAt(o.valPos, "addr = '%s' %s", o.val, msg)
 		}
@@ -196,7 +201,7 @@ func secretSpans(text string) []span {
 		// its name; elsewhere a key written as a string
 		// ('properties.sasl.jaas.config' =) is an option's where its name
 		// says secret: 'bid' = kind in a query is no option.
-		return maskedOption(key, inWith[i-1]) || toks[i-1].kind == tString && secretOption(key)
+		return maskedOption(key, inWith[i-1]) || toks[i-1].kind == tString && secretOption(key) || key == security.RedisAddr
 	}
 	var out []span
 	for i := 1; i < len(toks); i++ {
@@ -213,6 +218,9 @@ func secretSpans(text string) []span {
 			continue
 		}
 		sp := span{toks[j].pos.off, tokenEnd(text, toks[j])}
+		if key := keyBefore(toks, i); key == security.RedisAddr && !strings.Contains(text[sp.start:sp.end], "@") && !maskedOption(key, inWith[i-1]) {
+			continue // a host:port, shown; a URL with a password in addr is masked
+		}
 		for _, n := range toks[j+1:] {
 			if n.kind == tEOF || n.op(",") || n.op(")") || n.op(";") {
 				break

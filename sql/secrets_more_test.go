@@ -181,3 +181,25 @@ func TestCaretShowsAQuery(t *testing.T) {
 		assert.NotContains(t, e.Msg, "secret", q)
 	}
 }
+
+// TestRedisAddrWithURLHidesPassword: a Redis URL given in addr (as the
+// command line's --redis takes one, or '${REDIS_URL}' from the
+// environment) is refused, and neither the error nor its caret line
+// shows the password in it.
+func TestRedisAddrWithURLHidesPassword(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		env  map[string]string
+	}{
+		{base + "CREATE SINK o AS " + ysbAgg + " WITH (connector = 'redis', key = 'k:{window_start}', addr = 'redis://:" + pw + "@cache:6379')", nil},
+		{base + "CREATE SINK o AS " + ysbAgg + " WITH (connector = 'redis', key = 'k:{window_start}', addr = '${REDIS_URL}')",
+			map[string]string{"REDIS_URL": "rediss://writer:" + pw + "@cache:6380/0"}},
+	} {
+		_, err := CompileEnv(tc.text, envOf(tc.env))
+		require.Error(t, err)
+		e := err.(*Error)
+		assert.Contains(t, e.Error(), "a redis:// or rediss:// URL goes in url")
+		assert.NotContains(t, e.Error(), pw)
+		assert.NotContains(t, e.Caret(tc.text), pw)
+	}
+}
