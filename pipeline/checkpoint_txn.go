@@ -382,7 +382,7 @@ func (s *txnSink) Flush(ctx context.Context) error {
 		}
 		s.recs = append(s.recs, r)
 	}
-	err := s.cl.ProduceSync(ctx, s.recs...).FirstErr()
+	err := retry.ProduceSync(ctx, s.cl, s.recs...)
 	clear(s.recs)
 	s.arena, s.spans = s.arena[:0], s.spans[:0]
 	if err != nil {
@@ -400,7 +400,7 @@ func (p *txnProducer) Commit(ctx context.Context, epoch uint64) error {
 		return err
 	}
 	marker := &kgo.Record{Topic: epochTopic, Key: []byte(p.id), Value: strconv.AppendUint(nil, epoch, 10)}
-	if err := p.cl.ProduceSync(ctx, marker).FirstErr(); err != nil {
+	if err := retry.ProduceSync(ctx, p.cl, marker); err != nil {
 		return fmt.Errorf("%s: epoch %d marker: %w", p.where, epoch, p.guard.Err(err))
 	}
 	if err := p.cl.Flush(ctx); err != nil {

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,4 +56,24 @@ func KafkaTransient(err error) bool {
 	}
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// ProduceSync is cl.ProduceSync bounded by ctx. kgo fails on its context
+// no record it may have sent already (an idempotent or transactional
+// producer's, a broker gone with the request in flight), and none while
+// the brokers are unreachable: such a wait outlived any bound. Where ctx
+// ends first, the client is closed, which fails every record buffered or
+// in flight and ends the wait: the client is then unusable. The error is
+// the first record's, or ctx's cause.
+func ProduceSync(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error {
+	done := make(chan error, 1)
+	go func() { done <- cl.ProduceSync(ctx, recs...).FirstErr() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		cl.Close()
+		<-done
+		return context.Cause(ctx)
+	}
 }

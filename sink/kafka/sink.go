@@ -11,7 +11,8 @@
 // context allows: through a broker's restart a Flush waits, and the
 // outage is reported to the Logger when it begins, every 10 s while it
 // lasts and when it ends. The first record that still fails is Flush's
-// error.
+// error; where the context ends first the client is closed (kgo would
+// wait on), and the Sink fails every later Flush.
 //
 // The connections are secured as SinkConfig.Security says (TLS, SASL).
 // Brokers that refuse it (a wrong password, a certificate not trusted)
@@ -60,6 +61,9 @@ type Sink struct {
 	spans []span       // each record's key and value in arena
 	recs  []kgo.Record // reused between Flushes
 	ptrs  []*kgo.Record
+	// failed is the error of a Flush that outlived its context: its
+	// client closed (retry.ProduceSync), every later Flush fails so.
+	failed error
 
 	closeOnce sync.Once
 }
@@ -122,6 +126,9 @@ func (s *Sink) Buffered() int { return len(s.spans) }
 // acknowledged (or has failed for good); the buffer is then empty either
 // way.
 func (s *Sink) Flush(ctx context.Context) error {
+	if s.failed != nil {
+		return s.failed
+	}
 	if len(s.spans) == 0 {
 		return nil
 	}
@@ -145,11 +152,15 @@ func (s *Sink) Flush(ctx context.Context) error {
 		ctx, unbind = s.guard.Bind(ctx)
 		defer unbind()
 	}
-	err := s.cl.ProduceSync(ctx, s.ptrs...).FirstErr()
+	err := retry.ProduceSync(ctx, s.cl, s.ptrs...)
 	clear(s.ptrs)
 	s.arena, s.spans = s.arena[:0], s.spans[:0]
 	if err != nil {
-		return fmt.Errorf("%s: produce: %w", s.where, s.guard.Err(err))
+		err = fmt.Errorf("%s: produce: %w", s.where, s.guard.Err(err))
+		if ctx.Err() != nil {
+			s.failed = err
+		}
+		return err
 	}
 	return nil
 }
