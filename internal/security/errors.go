@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -208,6 +209,34 @@ func handshake(ctx context.Context, addr string, tc *tls.Config) error {
 		return err
 	}
 	return c.Close()
+}
+
+// speaksKafka is whether the server at addr answers a plaintext Kafka
+// request (ApiVersions v0, its correlation ID read back): a listener
+// without TLS.
+func speaksKafka(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	// Length 10; API key 18 (ApiVersions), version 0, correlation ID 7,
+	// a null client ID; no body.
+	req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}
+	if _, err := c.Write(req); err != nil {
+		return false
+	}
+	var resp [8]byte // length, correlation ID
+	if _, err := io.ReadFull(c, resp[:]); err != nil {
+		return false
+	}
+	return binary.BigEndian.Uint32(resp[4:]) == 7
 }
 
 // speaksRESP is whether the server at addr answers an inline PING in

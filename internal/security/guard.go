@@ -137,6 +137,18 @@ func (g *Guard) fail(e *Error) {
 // a client without SASL where the broker requires it, or a plaintext
 // client at a TLS port (the port then answers a TLS handshake).
 func (g *Guard) Ping(ctx context.Context, cl *kgo.Client) error {
+	if g.sec.TLS() {
+		// A TLS client at a plaintext listener that does not close the
+		// connection (kfake, kafka-local: the ClientHello reads as the
+		// start of a long request) waits for an answer until the ping's
+		// end, and never learns why: ask the port.
+		for _, b := range g.brokers {
+			if !speaksTLS(ctx, b) && speaksKafka(ctx, b) {
+				return &Error{Server: "kafka broker " + b, Kind: TLSFailed, Err: fmt.Errorf("no answer to the TLS handshake within %v", probeTimeout),
+					Hint: "the broker answers Kafka in plaintext on this port: is it a PLAINTEXT or SASL_PLAINTEXT listener?"}
+			}
+		}
+	}
 	var err error
 	for range 2 {
 		if f := g.Failure(); f != nil {

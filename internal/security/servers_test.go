@@ -123,6 +123,11 @@ func TestKafkaRefused(t *testing.T) {
 		{"no SASL to SASL_PLAINTEXT", saslOnly.Addr, security.Kafka{}, security.AuthFailed, "requires SASL"},
 		{"SASL to a listener without", plain.Addr, named(sasl(security.Plain), func(k *security.Kafka) { k.Protocol = security.SASLPlaintext }), security.AuthFailed, ""},
 		{"no client certificate", mtls.Addr, security.Kafka{Protocol: security.SSL, CA: pki.CA}, security.TLSFailed, "client certificate"},
+		// A plaintext listener that keeps the connection open on a
+		// ClientHello (kfake, kafka-local) was waited out to the ping's
+		// end, the client made, the error none.
+		{"TLS to plaintext", plain.Addr, security.Kafka{Protocol: security.SSL, CA: pki.CA}, security.TLSFailed, "answers Kafka in plaintext"},
+		{"SASL_SSL to plaintext", plain.Addr, named(sasl(security.Plain), func(k *security.Kafka) { k.CA = pki.CA }), security.TLSFailed, "answers Kafka in plaintext"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
