@@ -153,20 +153,8 @@ func TestProgressThroughAChain(t *testing.T) {
 				eng, err := Start(Config{Workers: workers, TaskSize: (1 + r.IntN(40)) * testTuple, BufferSize: 1 << 16}, specs)
 				require.NoError(t, err)
 				st := eng.Stream(0)
-				// n tuples, then a staircase of tuples each far ahead of
-				// the last: each closes the windows before it.
 				const stairs = 10
-				in := make([]byte, (n+stairs)*testTuple)
-				ts := make([]int64, n+stairs)
-				for i := range n + stairs {
-					switch {
-					case i >= n:
-						ts[i] = ts[i-1] + 10*size
-					case i > 0:
-						ts[i] = ts[i-1] + r.Int64N(4)
-					}
-					binary.LittleEndian.PutUint64(in[i*testTuple:], uint64(ts[i]))
-				}
+				in, ts := staircase(r, n, stairs, size)
 				check := func() {
 					p := st.Progress()
 					out := last.Load() // after Progress: the sink only gets further
@@ -271,19 +259,9 @@ func TestProgressThroughAJoin(t *testing.T) {
 				if shape == "filters, join" {
 					require.NotNil(t, eng.Stream(0).joinFeed, "the views feed the join from their result stage")
 				}
-				// n tuples, then a staircase of tuples each far ahead of
-				// the last: each closes the windows before it.
-				data := make([]byte, (n+stairs)*testTuple)
-				ts := make([]int64, n+stairs)
+				data, ts := staircase(r, n, stairs, size)
 				for i := range n + stairs {
-					switch {
-					case i >= n:
-						ts[i] = ts[i-1] + 10*size
-					case i > 0:
-						ts[i] = ts[i-1] + r.Int64N(4)
-					}
-					binary.LittleEndian.PutUint64(data[i*testTuple:], uint64(ts[i]))
-					binary.LittleEndian.PutUint32(data[i*testTuple+12:], uint32(i))
+					binary.LittleEndian.PutUint32(data[i*testTuple+12:], uint32(i)) // val: each tuple matches only itself
 				}
 				check := func() {
 					for side, st := range in {
@@ -342,4 +320,22 @@ func TestProgressThroughAJoin(t *testing.T) {
 			})
 		}
 	}
+}
+
+// staircase is n tuples of testSchema's, times rising by 0 to 3, then
+// stairs tuples each 10 windows of size past the last: each closes the
+// windows before it. It returns the tuples and their times.
+func staircase(r *rand.Rand, n, stairs int, size int64) ([]byte, []int64) {
+	in := make([]byte, (n+stairs)*testTuple)
+	ts := make([]int64, n+stairs)
+	for i := range n + stairs {
+		switch {
+		case i >= n:
+			ts[i] = ts[i-1] + 10*size
+		case i > 0:
+			ts[i] = ts[i-1] + r.Int64N(4)
+		}
+		binary.LittleEndian.PutUint64(in[i*testTuple:], uint64(ts[i]))
+	}
+	return in, ts
 }

@@ -215,48 +215,37 @@ func handshake(ctx context.Context, addr string, tc *tls.Config) error {
 // request (ApiVersions v0, its correlation ID read back): a listener
 // without TLS.
 func speaksKafka(ctx context.Context, addr string) bool {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
-	}
 	// Length 10; API key 18 (ApiVersions), version 0, correlation ID 7,
-	// a null client ID; no body.
-	req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}
-	if _, err := c.Write(req); err != nil {
-		return false
-	}
-	var resp [8]byte // length, correlation ID
-	if _, err := io.ReadFull(c, resp[:]); err != nil {
-		return false
-	}
-	return binary.BigEndian.Uint32(resp[4:]) == 7
+	// a null client ID; no body. The answer: its length, the ID.
+	resp, ok := probe(ctx, addr, []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}, 8)
+	return ok && binary.BigEndian.Uint32(resp[4:]) == 7
 }
 
 // speaksRESP is whether the server at addr answers an inline PING in
 // plaintext (+PONG, or an error such as -NOAUTH): a Redis without TLS.
 func speaksRESP(ctx context.Context, addr string) bool {
+	resp, ok := probe(ctx, addr, []byte("PING\r\n"), 1)
+	return ok && (resp[0] == '+' || resp[0] == '-')
+}
+
+// probe sends req to addr in plaintext and reads the first n bytes of the
+// answer, within probeTimeout.
+func probe(ctx context.Context, addr string, req []byte, n int) ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
+	if _, err := c.Write(req); err != nil {
+		return nil, false
 	}
-	buf := make([]byte, 1)
-	n, _ := io.ReadFull(c, buf)
-	return n == 1 && (buf[0] == '+' || buf[0] == '-')
+	resp := make([]byte, n)
+	_, err = io.ReadFull(c, resp)
+	return resp, err == nil
 }
