@@ -177,16 +177,8 @@ func TestProgressThroughAChain(t *testing.T) {
 				// Each step of the staircase once the chain holds nothing
 				// of the last: else a task downstream may take several,
 				// and its windows the last of them closes none.
-				drained := func() bool {
-					for _, s := range eng.streams {
-						if s.ring.Freed() != s.ring.Written() {
-							return false
-						}
-					}
-					return true
-				}
 				for i := n; i < n+stairs; i++ {
-					require.Eventually(t, drained, 10*time.Second, time.Millisecond)
+					require.Eventually(t, eng.ringsDrained, 10*time.Second, time.Millisecond)
 					require.NoError(t, st.Write(in[i*testTuple:(i+1)*testTuple]))
 					require.NoError(t, st.Flush())
 					check()
@@ -292,16 +284,8 @@ func TestProgressThroughAJoin(t *testing.T) {
 					check()
 				}
 				flush()
-				drained := func() bool {
-					for _, s := range eng.streams {
-						if s.ring.Freed() != s.ring.Written() {
-							return false
-						}
-					}
-					return true
-				}
 				for i := n; i < n+stairs; i++ {
-					require.Eventually(t, drained, 10*time.Second, time.Millisecond)
+					require.Eventually(t, eng.ringsDrained, 10*time.Second, time.Millisecond)
 					write(data[i*testTuple : (i+1)*testTuple])
 					flush()
 					check()
@@ -338,4 +322,15 @@ func staircase(r *rand.Rand, n, stairs int, size int64) ([]byte, []int64) {
 		binary.LittleEndian.PutUint64(in[i*testTuple:], uint64(ts[i]))
 	}
 	return in, ts
+}
+
+// ringsDrained says whether every stream's ring is free: all its input
+// merged.
+func (e *Engine) ringsDrained() bool {
+	for _, s := range e.streams {
+		if s.ring.Freed() != s.ring.Written() {
+			return false
+		}
+	}
+	return true
 }
