@@ -357,6 +357,7 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		err = s.fn(ctx, &TupleWriter{s: s, streams: streams})
 		if err == nil {
 			err = s.flushAll(streams)
+			s.ended = ctx.Err() == nil // returned of itself, not stopped
 		}
 	} else {
 		err = s.feedAll(ctx, streams, chunk)
