@@ -23,10 +23,12 @@ import (
 // reading, not because it is idle: the idle clock must not run then.
 func TestSlowReaderDoesNotMakePartitionsIdle(t *testing.T) {
 	t.Parallel()
-	const parts = 2
+	// Long enough that the time spent polling in FillSome (slow under
+	// the race detector) stays under it.
+	const parts, idle = 2, time.Second
 	data := make([][]rec, parts)
 	for p := range data {
-		for i := range 100 {
+		for i := range 40 {
 			data[p] = append(data[p], rec{part: int32(p), time: int64(i), id: int64(p)*1_000_000 + int64(i), off: int64(i)})
 		}
 	}
@@ -36,13 +38,13 @@ func TestSlowReaderDoesNotMakePartitionsIdle(t *testing.T) {
 			c := kafkatest.Start(t, parts, "slow")
 			produce(t, producer(t, c.Addr), "slow", interleave(data, 0, nil), false)
 			s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "slow", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
-				IdleTimeout: 50 * time.Millisecond, Fetchers: fetchers, Logger: t.Logf, bufferTuples: 8, maxPoll: 4, fetchPartitionBytes: 256,
+				IdleTimeout: idle, Fetchers: fetchers, Logger: t.Logf, bufferTuples: 40, maxPoll: 10, fetchPartitionBytes: 1024,
 				// A fetch that waits for records of partitions with none
 				// holds back another, resumed meanwhile, for as long.
 				fetchMaxWait: 10 * time.Millisecond})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			dst := make([]byte, 16*testTS)
+			dst := make([]byte, 80*testTS)
 			var got []byte
 			for {
 				n, err := s.FillSome(ctx, dst)
@@ -51,7 +53,7 @@ func TestSlowReaderDoesNotMakePartitionsIdle(t *testing.T) {
 					break
 				}
 				require.NoError(t, err)
-				time.Sleep(60 * time.Millisecond) // the engine is busy with what it got
+				time.Sleep(idle + 200*time.Millisecond) // the engine is busy with what it got
 			}
 			require.Equal(t, sortedIDs(oracle(data)), sortedIDs(got), "every record once")
 			require.True(t, string(oracle(data)) == string(got), "merge order differs from the oracle: %s", firstDiff(oracle(data), got))
