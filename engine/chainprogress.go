@@ -185,25 +185,27 @@ func (c *chainMarks) newestOut(downs []*Stream, feed *Stream, spend bool) (m cha
 
 // outThrough says whether d's input below ring position p is out, o being
 // d.out(): merged through p, and its windows out past the event times
-// merged by then (the first mark at or past p says; none: d's watermark
-// now, which is later).
+// merged by then, which the first mark at or past p says. A merge frees
+// the ring, then publishes the watermark and marks: merged through p but
+// not marked yet, the watermark may not cover what it merged, and p is
+// not out yet (0: nothing was ever pushed, which is out).
 func (d *Stream) outThrough(p uint64, o chainOut) bool {
 	if o.pos < p {
 		return false
 	}
-	if o.complete == math.MaxInt64 {
+	if o.complete == math.MaxInt64 || p == 0 {
 		return true
 	}
-	wm := d.watermark.Load()
-	if c := d.chain; c != nil {
-		c.mu.Lock()
-		for i := range c.marks {
-			if c.marks[i].pos >= p {
-				wm = c.marks[i].wm
-				break
-			}
-		}
-		c.mu.Unlock()
+	c := d.chain
+	if c == nil {
+		return o.complete > d.watermark.Load()
 	}
-	return o.complete > wm
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.marks {
+		if c.marks[i].pos >= p {
+			return o.complete > c.marks[i].wm
+		}
+	}
+	return false
 }
