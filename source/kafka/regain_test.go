@@ -2,11 +2,14 @@ package kafka
 
 import (
 	"context"
+	"errors"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/source"
@@ -47,4 +50,47 @@ func TestRegainedPartitionCommitsNotPastOpenWindow(t *testing.T) {
 	require.NoError(t, a.Close())
 	// Neither partition's record of time 1000 is out: nothing is done.
 	assert.Empty(t, committed(t, c.Addr, "g", "rgn"), "committed past a record whose window is not out")
+}
+
+// TestStopAtEndOverANewPartition: a bounded group member (StopAtEnd)
+// assigned a partition made after it opened ends all the same: that
+// partition's end when the source opened was its start, where the member
+// waited on it for ever.
+func TestStopAtEndOverANewPartition(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 1, "grow")
+	pr := producer(t, c.Addr)
+	var recs []rec
+	const n0 = 3000
+	for i := range n0 {
+		recs = append(recs, rec{part: 0, time: int64(i), id: int64(i)})
+	}
+	produce(t, pr, "grow", recs, false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: "grow", Group: "g", Decoder: jsonDecoder(t, source.Fail), StopAtEnd: true,
+		IdleTimeout: 20 * time.Millisecond, metadataAge: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	one := make([]byte, testTS)
+	n, err := s.FillSome(ctx, one) // joined: partition 0 assigned
+	require.NoError(t, err)
+	got := n / testTS
+	_, err = kadm.NewClient(pr).CreatePartitions(ctx, 1, "grow")
+	require.NoError(t, err)
+	produce(t, producer(t, c.Addr), "grow", []rec{{part: 1, time: 1000, id: 1000}}, false) // a client that knows of partition 1
+	for len(s.Stats().Partitions) < 2 {
+		n, err := s.FillSome(ctx, one) // a tuple at a time: partition 0 not at its end
+		require.NoError(t, err, "partition 1 assigned before partition 0 is read")
+		got += n / testTS
+		time.Sleep(2 * time.Millisecond)
+	}
+	dst := make([]byte, 64*testTS)
+	for {
+		n, err := s.FillSome(ctx, dst)
+		got += n / testTS
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "the bounded read ends")
+	}
+	assert.Equal(t, n0, got, "partition 0's records, none of the new partition's (after its start)")
 }

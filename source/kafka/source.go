@@ -183,6 +183,7 @@ type Config struct {
 	maxPoll             int
 	bufferTuples        int
 	fetchMaxWait        time.Duration // how long a fetch waits for records (0: 500 ms)
+	metadataAge         time.Duration // how often the topic's partitions are looked up (0: kgo's 5 minutes)
 	// afterTake, in tests, runs (s.mu held) once the fetchers have their
 	// polls' slots back: they may poll again from then on.
 	afterTake func(*Source)
@@ -439,6 +440,9 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if cfg.fetchMaxWait > 0 {
 		opts = append(opts, kgo.FetchMaxWait(cfg.fetchMaxWait))
 	}
+	if cfg.metadataAge > 0 {
+		opts = append(opts, kgo.MetadataMinAge(cfg.metadataAge), kgo.MetadataMaxAge(cfg.metadataAge))
+	}
 	reset := kgo.NewOffset().AtStart()
 	if cfg.Start == Latest {
 		reset = kgo.NewOffset().AtEnd()
@@ -640,6 +644,10 @@ func (s *Source) assign(id int32, next int64) {
 	p.emptySince = time.Time{}
 	if e, ok := s.end[id]; ok {
 		p.end = e
+	} else if s.cfg.StopAtEnd {
+		// A partition made after the source opened: its end then was
+		// its start, and its records come after it.
+		p.end = 0
 	}
 	p.ended = s.cfg.StopAtEnd && next >= 0 && p.end >= 0 && next >= p.end
 	if p.ended && !p.paused {
