@@ -59,7 +59,9 @@ func TestPushBatchLongerThanHeap(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	rows, bad := 0, 0
-	long := strings.Repeat("y", 1500<<10) // 1.5 MiB < heap/2
+	// 1.5 MiB < heap/2, each tuple's its own: a string freed with an
+	// earlier task and written over by a later one would show.
+	long := func(i int64) string { return fmt.Sprint(i) + strings.Repeat("y", 1500<<10) }
 	down := &query.Query{Name: "down", Schema: out}
 	dout, err := down.OutputSchema()
 	require.NoError(t, err)
@@ -70,8 +72,9 @@ func TestPushBatchLongerThanHeap(t *testing.T) {
 			defer mu.Unlock()
 			for o := 0; o+dout.TupleSize <= len(b); o += dout.TupleSize {
 				rows++
+				want := long(int64(binary.LittleEndian.Uint64(b[o:])))
 				for _, a := range dout.Attrs[1:] {
-					if string(strview.Bytes(b[o+a.Offset:o+a.Offset+strview.Size])) != long {
+					if string(strview.Bytes(b[o+a.Offset:o+a.Offset+strview.Size])) != want {
 						bad++
 					}
 				}
@@ -90,7 +93,7 @@ func TestPushBatchLongerThanHeap(t *testing.T) {
 				return err
 			}
 			binary.LittleEndian.PutUint64(buf, uint64(i))
-			strview.Put(buf[8:24], []byte(long), arena)
+			strview.Put(buf[8:24], []byte(long(int64(i))), arena)
 			if err := st.CommitCopy(buf[:24]); err != nil { // one tuple a commit: the producer's side fits
 				return err
 			}
