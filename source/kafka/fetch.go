@@ -32,9 +32,6 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 		return 0, source.ErrShortBuffer
 	}
 	dst = dst[:len(dst)/ts*ts]
-	s.mu.Lock()
-	s.idleClock(time.Now())
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.outSince = time.Now()
@@ -42,6 +39,7 @@ func (s *Source) FillSome(ctx context.Context, dst []byte) (n int, err error) {
 	}()
 	for {
 		s.mu.Lock()
+		s.idleClock() // the first time round: the engine was away
 		if s.err != nil {
 			err := s.err
 			s.mu.Unlock()
@@ -225,11 +223,11 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 // flush, a checkpoint), when the partition's records wait in the client
 // or in Kafka. Flink's idleness stops its clock the same way while a
 // source is back-pressured (FLIP-471).
-func (s *Source) idleClock(now time.Time) {
+func (s *Source) idleClock() {
 	if s.outSince.IsZero() {
 		return
 	}
-	away := now.Sub(s.outSince)
+	away := time.Since(s.outSince)
 	s.outSince = time.Time{}
 	for _, p := range s.parts {
 		if p == nil {
