@@ -121,7 +121,7 @@ type windowSpec struct {
 	// window), not FROM's.
 	group bool
 	// partition are SESSION's PARTITION BY columns (FROM's).
-	partition []ident
+	partition []*node
 }
 
 type fromItem struct {

@@ -423,12 +423,15 @@ func (a *aggState) sessionPartition() error {
 	}
 	var part []string
 	for _, id := range ws.partition {
-		s, err := a.in.sc.resolve(&node{kind: eCol, name: id.name, pos: id.pos})
+		s, err := a.in.sc.resolve(id)
 		if err != nil {
 			return err
 		}
+		if s.side == sideTable {
+			return errAt(id.pos, "PARTITION BY %s: the sessions are partitioned by the windowed stream's columns, and %s is the joined table's", exprText(id), exprText(id))
+		}
 		if slices.Contains(part, s.col.name) {
-			return errAt(id.pos, "%s is in PARTITION BY twice", id.name)
+			return errAt(id.pos, "%s is in PARTITION BY twice", exprText(id))
 		}
 		part = append(part, s.col.name)
 	}
@@ -444,7 +447,7 @@ func (a *aggState) sessionPartition() error {
 	}
 	for i, name := range part {
 		if !slices.Contains(keys, name) {
-			return errAt(ws.partition[i].pos, "SESSION(... PARTITION BY %s, ...) needs %s in GROUP BY too: the sessions are per PARTITION BY key, so GROUP BY holds window_start, window_end and exactly the PARTITION BY columns (Flink's rule)", strings.Join(part, ", "), ws.partition[i].name)
+			return errAt(ws.partition[i].pos, "SESSION(... PARTITION BY %s, ...) needs %s in GROUP BY too: the sessions are per PARTITION BY key, so GROUP BY holds window_start, window_end and exactly the PARTITION BY columns (Flink's rule)", strings.Join(part, ", "), exprText(ws.partition[i]))
 		}
 	}
 	return nil

@@ -259,7 +259,8 @@
 // session over the stream without PARTITION BY (k, ... or (k, ...)), else
 // one per key, and its GROUP BY holds window_start, window_end and
 // exactly the PARTITION BY columns (Flink's rule: other keys are
-// refused); GROUP BY SESSION(time_col, gap), keys is one per group. A
+// refused), which are the stream's (src.k or k; not a joined table's);
+// GROUP BY SESSION(time_col, gap), keys is one per group. A
 // tuple of a session window is late where its own session would have
 // closed and it joins no open session of its key (Flink's merging
 // windows judge the merged one). Names and keywords are

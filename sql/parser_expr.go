@@ -298,22 +298,27 @@ func (p *parser) primary() (expr, error) {
 			p.next()
 			return &node{kind: eFunc, name: strings.ToLower(t.text), pos: t.pos}, nil
 		}
-		id, err := p.name("an expression")
+		return p.columnRef("an expression")
+	}
+	return nil, p.expected("an expression")
+}
+
+// columnRef parses a column's name, col or qual.col.
+func (p *parser) columnRef(what string) (*node, error) {
+	id, err := p.name(what)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: eCol, name: id.name, pos: id.pos}
+	if p.peek().op(".") && !p.peekAt(1).op("*") {
+		p.next()
+		c, err := p.name("a column name after '" + id.name + ".'")
 		if err != nil {
 			return nil, err
 		}
-		n := &node{kind: eCol, name: id.name, pos: id.pos}
-		if p.peek().op(".") && !p.peekAt(1).op("*") {
-			p.next()
-			c, err := p.name("a column name after '" + id.name + ".'")
-			if err != nil {
-				return nil, err
-			}
-			n.qual, n.name = id.name, c.name
-		}
-		return n, nil
+		n.qual, n.name = id.name, c.name
 	}
-	return nil, p.expected("an expression")
+	return n, nil
 }
 
 // keywordExpr parses the expressions that start with a keyword: TRUE,

@@ -223,9 +223,13 @@ func (p *parser) windowTVF(f *fromItem, flink bool) error {
 			p.next()
 		}
 		for {
-			col, err := p.name("a column after PARTITION BY")
+			col, err := p.columnRef("a column after PARTITION BY")
 			if err != nil {
 				return err
+			}
+			if strings.EqualFold(col.qual, f.name.name) {
+				// src.k, src being the table function's own input
+				col.qual = ""
 			}
 			f.win.partition = append(f.win.partition, col)
 			if paren {

@@ -324,6 +324,10 @@ func TestSQLValuesMatchReference(t *testing.T) {
 			FROM e GROUP BY SESSION(ts, INTERVAL '300' MILLISECOND), k`},
 		{"session table function", `SELECT window_start, window_end, k, MAX(x) AS mx FROM TABLE(SESSION(TABLE e PARTITION BY k, DESCRIPTOR(ts), INTERVAL '200' MILLISECOND))
 			GROUP BY window_start, window_end, k`},
+		{"session partitioned by a qualified column", `SELECT window_start, window_end, k, COUNT(*) AS cnt FROM TABLE(SESSION(TABLE e PARTITION BY e.k, DESCRIPTOR(ts), INTERVAL '200' MILLISECOND)) AS w
+			GROUP BY window_start, window_end, k`},
+		{"sessions of a lookup join partitioned by the stream's column", `SELECT window_start, window_end, e.k, COUNT(*) AS cnt, MAX(u.age) AS oldest
+			FROM SESSION(e PARTITION BY e.k, ts, INTERVAL '300' MILLISECOND) JOIN users AS u ON e.k = u.name GROUP BY window_start, window_end, e.k`},
 		{"sessions in a view", `CREATE VIEW sess AS SELECT window_start, window_end, k, COUNT(*) AS cnt FROM SESSION(e PARTITION BY k, ts, INTERVAL '250' MILLISECOND) GROUP BY k;
 			SELECT k, window_end - window_start AS span, cnt FROM sess WHERE cnt > 1`},
 		{"sessions over a lookup join", `SELECT SESSION_START(e.ts, INTERVAL '400' MILLISECOND) AS st, SESSION_END(e.ts, INTERVAL '400' MILLISECOND) AS en, u.country, COUNT(*) AS cnt
