@@ -157,17 +157,23 @@ func (j *Job) txnToken() (string, error) {
 	return token, nil
 }
 
-// kafkaCluster names the cluster a Kafka output writes to, as far as the
-// program says: its brokers and how it connects.
-func kafkaCluster(k *sql.Sink) string {
-	sec := k.KafkaSecurity
-	return fmt.Sprint(k.Brokers, sec.Protocol, sec.Mechanism, sec.Username, sec.CA, sec.Cert, sec.Key, sec.NoHostnameCheck)
+// kafkaCluster is the cluster a Kafka output writes to, as far as the
+// program says: its brokers and how it connects, credentials included
+// (outputs whose passwords differ do not share the first's connection:
+// the other's, wrong, would never be tried).
+type kafkaCluster struct {
+	brokers string
+	sec     security.Kafka
+}
+
+func clusterOf(k *sql.Sink) kafkaCluster {
+	return kafkaCluster{brokers: strings.Join(k.Brokers, ","), sec: k.KafkaSecurity}
 }
 
 // txnGroup is the Kafka outputs of a checkpointed run to one cluster
 // (kafkaCluster) and the transactional producer they share.
 type txnGroup struct {
-	cluster string
+	cluster kafkaCluster
 	p       *txnProducer
 	outs    []*rowSink
 }
@@ -184,7 +190,7 @@ func (j *Job) txnGroupOf(q *sql.Query, retry sinkRetry) (*txnGroup, error) {
 		return nil, usagef("query %s: a Kafka output commits once per checkpoint: --checkpoint-interval %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
 			q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
 	}
-	cluster := kafkaCluster(q.Sink)
+	cluster := clusterOf(q.Sink)
 	for _, g := range j.txns {
 		if g.cluster == cluster {
 			return g, nil
@@ -192,7 +198,7 @@ func (j *Job) txnGroupOf(q *sql.Query, retry sinkRetry) (*txnGroup, error) {
 	}
 	var shared []*sql.Query
 	for _, o := range j.prog.Queries {
-		if o.Sink != nil && o.Sink.Connector == "kafka" && kafkaCluster(o.Sink) == cluster {
+		if o.Sink != nil && o.Sink.Connector == "kafka" && clusterOf(o.Sink) == cluster {
 			shared = append(shared, o)
 		}
 	}

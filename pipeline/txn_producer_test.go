@@ -146,3 +146,30 @@ func TestFailedFlushStaysFailed(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, err, s.flush(ctx), "the rows are gone: the sink stays failed")
 }
+
+// TestTxnOutputsWithOtherPasswords: two Kafka outputs to one cluster
+// whose passwords differ do not share a producer: the second's wrong
+// password is refused, where its rows went through the first's
+// connection.
+func TestTxnOutputsWithOtherPasswords(t *testing.T) {
+	t.Parallel()
+	cluster := kafkatest.StartSecure(t, kafkatest.Secure{User: "saber", Password: "right", Mechanisms: []string{"PLAIN"}}, 1, "in", "out1", "out2")
+	sec := func(password string) string {
+		return fmt.Sprintf(`properties.security.protocol = 'SASL_PLAINTEXT', properties.sasl.mechanism = 'PLAIN',
+  properties.sasl.username = 'saber', properties.sasl.password = '%s'`, password)
+	}
+	prog, err := Compile("p.sql", fmt.Sprintf(`
+CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', format = 'json', %[2]s);
+CREATE SINK a AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out1', %[2]s);
+CREATE SINK b AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out2', %[3]s);`, cluster.Addr, sec("right"), sec("n0t-the-0ne")))
+	require.NoError(t, err)
+	job, err := prog.Open(Options{Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
+		CheckpointDir: t.TempDir(), CheckpointInterval: time.Second, Duration: time.Millisecond})
+	if err == nil {
+		job.Close()
+	}
+	require.Error(t, err)
+	assert.True(t, security.Failed(err), "%v", err)
+	assert.Contains(t, err.Error(), "query b")
+	assert.NotContains(t, err.Error(), "n0t-the-0ne")
+}

@@ -37,7 +37,11 @@ func (h BrokerHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 // its connection broken, a retriable Kafka error, or the group session
 // lost (kgo joins again). Others (decoding, authorization, a closed
 // client, a connection refused on its credentials or certificates:
-// security.Failed) are not.
+// security.Failed) are not. kgo's ErrFirstReadEOF (a broker that
+// closed the connection at once) counts as transient, where kgo itself
+// does not retry it: a client's missing SASL or TLS is told at open by
+// security.Guard's ping, and later a broker that restarts closes
+// connections so, which the outage's budget bounds.
 func KafkaTransient(err error) bool {
 	if err == nil || errors.Is(err, kgo.ErrClientClosed) || security.Failed(err) {
 		return false
