@@ -139,7 +139,12 @@
 // RequireCommitted begins at the committed offsets and fails Open where
 // a partition has none (Flink's 'group-offsets' without
 // auto.offset.reset). Resume's positions win over every one of them: a
-// run restored from a checkpoint goes on where its state stands.
+// run restored from a checkpoint goes on where its state stands. A
+// position (resumed or committed) outside the log at open is logged:
+// before the log's start (retention deleted those records), the
+// partition begins at the start, the least lost, whatever Start says;
+// past its end (the topic made again), at Start. An offset found out of
+// range while reading goes to Start, as Kafka's auto.offset.reset.
 //
 // # Malformed records
 //

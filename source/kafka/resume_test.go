@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
@@ -195,6 +198,59 @@ func TestResumeWithFetchersAndMalformedLines(t *testing.T) {
 				got = append(got, readAll(t, openT(t, cfg), 1+rnd(9))...)
 				assert.True(t, bytes.Equal(want, got), "cut after %d tuples at %v: %s", k, pos, firstDiff(want, got))
 			}
+		})
+	}
+}
+
+// TestResumeOutOfRange: a position outside the log's range at open. Before
+// its start (retention deleted the records), the source begins at the
+// start whatever Start says; past its end (the topic made again), at
+// Start: the earliest record, or only what comes after open. Each is
+// logged, with what is lost.
+func TestResumeOutOfRange(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 1)
+	pr := producer(t, c.Addr)
+	recs := func(from, to int64) []rec {
+		var rs []rec
+		for i := from; i < to; i++ {
+			rs = append(rs, rec{time: i, id: i, val: int32(i)})
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name   string
+		start  Start
+		resume int64
+		want   []int64
+		log    string
+	}{
+		{"before the start", Latest, 1, []int64{4, 5, 6, 7, 8, 9}, "the checkpoint's offset 1 is before the log's start 4 (deleted by retention): 3 records lost, reading from 4"},
+		{"past the end, earliest", Earliest, 50, []int64{4, 5, 6, 7, 8, 9, 10, 11}, "the checkpoint's offset 50 is past the log's end 10 (the topic made again, or truncated?): reading from 4 (earliest)"},
+		{"past the end, latest", Latest, 50, []int64{10, 11}, "the checkpoint's offset 50 is past the log's end 10 (the topic made again, or truncated?): reading from 10 (latest)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			topic := strings.ReplaceAll(tc.name, " ", "-")
+			require.NoError(t, c.CreateTopic(topic, 1, nil))
+			produce(t, pr, topic, recs(0, 10), false)
+			adm := kadm.NewClient(pr)
+			var del kadm.Offsets
+			del.Add(kadm.Offset{Topic: topic, Partition: 0, At: 4})
+			dr, err := adm.DeleteRecords(context.Background(), del)
+			require.NoError(t, err)
+			require.NoError(t, dr.Error())
+			var mu sync.Mutex
+			var logged []string
+			s := openT(t, Config{Brokers: []string{c.Addr}, Topic: topic, Decoder: jsonDecoder(t, source.Fail), Start: tc.start,
+				Resume: map[int32]Position{0: {Offset: tc.resume}}, fetchMaxWait: 20 * time.Millisecond,
+				Logger: func(f string, a ...any) { mu.Lock(); defer mu.Unlock(); logged = append(logged, fmt.Sprintf(f, a...)) }})
+			produce(t, pr, topic, recs(10, 12), false)
+			got := ids(readFirst(t, s, len(tc.want), func(int) int { return 0 }, 1))
+			assert.Equal(t, tc.want, got)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, []string{"kafka source " + topic + ": partition 0: " + tc.log}, logged)
 		})
 	}
 }

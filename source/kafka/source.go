@@ -447,6 +447,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if cfg.Start == Latest {
 		reset = kgo.NewOffset().AtEnd()
 	}
+	// An offset found out of range while reading (retention deleted
+	// what a slow reader had not read) goes to Start, as Kafka's
+	// auto.offset.reset.
+	opts = append(opts, kgo.ConsumeResetOffset(reset))
 	if cfg.Group != "" && !s.static {
 		s.member = true
 	}
@@ -456,7 +460,6 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			kgo.ConsumeTopics(cfg.Topic),
 			kgo.Balancers(kgo.CooperativeStickyBalancer()),
 			kgo.DisableAutoCommit(),
-			kgo.ConsumeResetOffset(reset),
 			kgo.OnPartitionsAssigned(s.onAssigned),
 			kgo.OnPartitionsRevoked(s.onRevoked),
 			kgo.OnPartitionsLost(s.onLost),
@@ -493,6 +496,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if !s.member {
 		offs := map[int32]kgo.Offset{}
 		next := map[int32]int64{}
+		var hwm map[int32]int64 // the partitions' high watermarks, where needed
 		for _, p := range want {
 			o, n := reset, int64(-1)
 			if cfg.Start == Latest {
@@ -509,9 +513,28 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			if c, ok := committed.Lookup(cfg.Topic, p); ok && c.Err == nil && c.At >= 0 {
 				o, n = kgo.NewOffset().At(c.At), c.At
 			}
+			from := "committed offset"
 			if r, ok := cfg.Resume[p]; ok {
-				o, n = kgo.NewOffset().At(r.Offset), r.Offset
+				o, n, from = kgo.NewOffset().At(r.Offset), r.Offset, "checkpoint's offset"
 			}
+			if n > s.end[p] && !cfg.ReadUncommitted && hwm == nil {
+				// s.end is the last stable offset; a position past it may
+				// still be in the log (another transaction open).
+				l, err := s.adm.ListEndOffsets(octx, cfg.Topic)
+				if err == nil {
+					err = l.Error()
+				}
+				if err != nil {
+					return fail(fmt.Errorf("%s: list end offsets: %w", where, s.guard.Err(err)))
+				}
+				hwm = map[int32]int64{}
+				l.Each(func(o kadm.ListedOffset) { hwm[o.Partition] = o.Offset })
+			}
+			end, ok := hwm[p]
+			if !ok {
+				end = s.end[p]
+			}
+			o, n = s.inRange(p, o, n, end, from)
 			offs[p] = o
 			next[p] = n
 		}
@@ -612,6 +635,31 @@ func newSource(cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("kafka source %s: %w", cfg.Topic, err)
 	}
 	return s, nil
+}
+
+// inRange is where partition p begins, given o at offset n (from names
+// where n came from), the log's start listed at open and its end. Before
+// the log's start (retention deleted those records), it begins at the
+// start, the least lost, whatever Start says; past its end (the topic made
+// again, or truncated), at Start. Either is logged: records are lost, or
+// read again.
+func (s *Source) inRange(p int32, o kgo.Offset, n, end int64, from string) (kgo.Offset, int64) {
+	start := s.start[p]
+	switch {
+	case n < 0 || start < 0:
+		return o, n
+	case n < start:
+		s.logf("kafka source %s: partition %d: the %s %d is before the log's start %d (deleted by retention): %d records lost, reading from %d", s.cfg.Topic, p, from, n, start, start-n, start)
+		return kgo.NewOffset().At(start), start
+	case end >= 0 && n > end:
+		at := start
+		if s.cfg.Start == Latest {
+			at = s.end[p]
+		}
+		s.logf("kafka source %s: partition %d: the %s %d is past the log's end %d (the topic made again, or truncated?): reading from %d (%s)", s.cfg.Topic, p, from, n, end, at, s.cfg.Start)
+		return kgo.NewOffset().At(at), at
+	}
+	return o, n
 }
 
 // TupleSize is the size of the tuples FillSome writes.
