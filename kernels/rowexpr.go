@@ -732,9 +732,11 @@ func rowCall(e query.Call, s *query.Schema) (rowFn, error) {
 		return strict(func(v []rval, _ *rowScratch) rval { return rval{i: int64(utf8.RuneCount(v[0].s))} }), nil
 	case "substring":
 		return strict(func(v []rval, _ *rowScratch) rval {
-			n := int64(math.MaxInt64)
+			n := int64(-1)
 			if len(v) == 3 {
-				n = v[2].i
+				if n = v[2].i; n < 0 {
+					return rnull
+				}
 			}
 			return rval{s: substring(v[0].s, v[1].i, n)}
 		}), nil
@@ -932,30 +934,31 @@ func roundInt(i, d int64) int64 {
 	return q * p
 }
 
-// substring is SQL's SUBSTRING(s, start, n) over characters, 1-based.
+// substring is Flink's SUBSTRING(s, start, n) over characters: from
+// 1-based start (0 is 1; a negative start counts back from the end, the
+// empty string where that is before the first), n of them (n < 0: to the
+// end). A negative length is NULL, its caller's.
 func substring(s []byte, start, n int64) []byte {
-	if n < 0 {
-		return s[:0]
-	}
-	if start < 1 {
-		// The characters before the first count against n.
-		if n != math.MaxInt64 {
-			n += start - 1
-			if n <= 0 {
-				return s[:0]
-			}
+	if start < 0 {
+		start += int64(utf8.RuneCount(s))
+		if start < 0 {
+			return s[:0]
 		}
-		start = 1
+	} else if start > 0 {
+		start--
 	}
 	i := 0
-	for c := int64(1); c < start && i < len(s); c++ {
+	for c := int64(0); c < start && i < len(s); c++ {
 		_, w := utf8.DecodeRune(s[i:])
 		i += w
 	}
-	j := i
-	for c := int64(0); c < n && j < len(s); c++ {
-		_, w := utf8.DecodeRune(s[j:])
-		j += w
+	j := len(s)
+	if n >= 0 {
+		j = i
+		for c := int64(0); c < n && j < len(s); c++ {
+			_, w := utf8.DecodeRune(s[j:])
+			j += w
+		}
 	}
 	return s[i:j]
 }

@@ -404,9 +404,11 @@ type Func struct {
 //     TRIM, LTRIM, RTRIM: spaces (U+0020) removed at both ends, the start,
 //     the end. CHAR_LENGTH(s): characters.
 //   - SUBSTRING(s, start[, len]): the characters from 1-based start, len
-//     of them (to the end without len); a start below 1 counts the
-//     characters before the first against len, as the SQL standard
-//     does; a negative len gives the empty string.
+//     of them (to the end without len), as Flink's: a start of 0 is 1, a
+//     negative start counts back from the end (SUBSTRING('hello', -3) is
+//     'llo'; the empty string where that is before the first character);
+//     a negative len is NULL. (The SQL standard, PostgreSQL and
+//     RisingWave count a start below 1 against len instead.)
 //   - CONCAT(a, ...) and a || b: the arguments' text (numbers, times and
 //     booleans as CAST to VARCHAR) joined; NULL where any is NULL.
 //   - SPLIT_INDEX(s, sep, i): the i-th (zero-based) of the pieces of s
@@ -701,6 +703,11 @@ func MayBeNull(e Expr, nulls NullScope) bool {
 				}
 			}
 			return true
+		}
+		if e.Fn == "substring" && len(e.Args) == 3 {
+			if n, ok := e.Args[2].(IntConst); !ok || n.V < 0 {
+				return true // a negative length is NULL
+			}
 		}
 		return Funcs[e.Fn].MayBeNull || any(e.Args...)
 	}

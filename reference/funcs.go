@@ -110,6 +110,9 @@ func callFunc(fn string, args []Value) (Value, error) {
 		if err := want(2, 3); err != nil {
 			return Value{}, err
 		}
+		if len(args) == 3 && arg(2).I < 0 {
+			return Null(StringKind), nil
+		}
 		return Str(substring(arg(0).Str, arg(1).I, arg(2).I, len(args) == 3)), nil
 	case "concat":
 		var b strings.Builder
@@ -323,19 +326,29 @@ func wrap(x *big.Int) int64 {
 	return int64(new(big.Int).And(x, mask).Uint64())
 }
 
-// substring is SUBSTRING(s, start[, n]) over characters: those at 1-based
-// positions p with start <= p < start+n (every p >= start without n). A
-// start below 1 thus counts the positions before the first against n; a
-// negative n is the empty string. start+n is computed unbounded.
+// substring is SUBSTRING(s, start[, n]) over characters, as Flink's
+// substringSQL: the characters at 0-based positions first <= p < first+n
+// (every p >= first without n), first being start-1 for a positive
+// start, 0 for 0, and len(s)+start for a negative one (none where that is
+// below 0). first+n is computed unbounded; n >= 0 (a negative n is NULL,
+// the caller's).
 func substring(s string, start, n int64, hasLen bool) string {
-	if hasLen && n < 0 {
-		return ""
+	chars := characters(s)
+	first := big.NewInt(start - 1)
+	switch {
+	case start == 0:
+		first = big.NewInt(0)
+	case start < 0:
+		first = new(big.Int).Add(big.NewInt(int64(len(chars))), big.NewInt(start))
+		if first.Sign() < 0 {
+			return ""
+		}
 	}
-	end := new(big.Int).Add(big.NewInt(start), big.NewInt(n))
+	end := new(big.Int).Add(first, big.NewInt(n))
 	var b strings.Builder
-	for i, c := range characters(s) {
-		p := int64(i) + 1
-		if p >= start && (!hasLen || big.NewInt(p).Cmp(end) < 0) {
+	for i, c := range chars {
+		p := big.NewInt(int64(i))
+		if p.Cmp(first) >= 0 && (!hasLen || p.Cmp(end) < 0) {
 			b.WriteString(c)
 		}
 	}

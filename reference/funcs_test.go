@@ -157,14 +157,19 @@ func TestSubstring(t *testing.T) {
 		{call("substring", S("hello"), I(2), I(3)), Str("ell")},
 		{call("substring", S("hello"), I(2)), Str("ello")},
 		{call("substring", S("hello"), I(1)), Str("hello")},
-		// A start below 1 counts the positions before the first against len.
-		{call("substring", S("hello"), I(0), I(3)), Str("he")},
-		{call("substring", S("hello"), I(-1), I(3)), Str("h")},
-		{call("substring", S("hello"), I(-2), I(3)), Str("")},
-		{call("substring", S("hello"), I(0)), Str("hello")},
+		// Flink's: a start of 0 is 1; a negative start counts back from
+		// the end, empty where that is before the first character.
+		{call("substring", S("hello"), I(0), I(3)), Str("hel")},
+		{call("substring", S("hello"), I(-1), I(3)), Str("o")},
+		{call("substring", S("hello"), I(-3)), Str("llo")},
+		{call("substring", S("hello"), I(-3), I(2)), Str("ll")},
 		{call("substring", S("hello"), I(-5)), Str("hello")},
-		// A negative len is empty; past the end is empty.
-		{call("substring", S("hello"), I(1), I(-1)), Str("")},
+		{call("substring", S("hello"), I(-6)), Str("")},
+		{call("substring", S("hello"), I(0)), Str("hello")},
+		{call("substring", S("héllo"), I(-4), I(2)), Str("él")},
+		// A negative len is NULL; past the end is empty.
+		{call("substring", S("hello"), I(1), I(-1)), Null(StringKind)},
+		{call("substring", S(""), I(1), I(-1)), Null(StringKind)},
 		{call("substring", S("hello"), I(2), I(0)), Str("")},
 		{call("substring", S("hello"), I(4), I(10)), Str("lo")},
 		{call("substring", S("hello"), I(6)), Str("")},
@@ -172,6 +177,8 @@ func TestSubstring(t *testing.T) {
 		// Bounds at the int64 edges: start+len computed unbounded.
 		{call("substring", S("hello"), I(2), I(math.MaxInt64)), Str("ello")},
 		{call("substring", S("hello"), I(math.MinInt64), I(math.MaxInt64)), Str("")},
+		{call("substring", S("hello"), I(-2), I(math.MaxInt64)), Str("lo")},
+		{call("substring", S("hello"), I(-9223372036854775807), I(math.MaxInt64)), Str("")},
 		{call("substring", S("hello"), I(math.MaxInt64), I(math.MaxInt64)), Str("")},
 		// Characters, not bytes.
 		{call("substring", S("héllo"), I(2), I(2)), Str("él")},

@@ -289,6 +289,7 @@ func TestSQLValuesMatchReference(t *testing.T) {
 			ROUND(x, 1) AS r1, ROUND(x) AS r0 FROM e`},
 		{"string functions", `SELECT LOWER(s) AS lo, UPPER(k) AS up, CHAR_LENGTH(s) AS cl, CHARACTER_LENGTH(k) AS cl2,
 			SUBSTRING(s, 2, 3) AS s1, SUBSTRING(s FROM 3) AS s2, SUBSTRING(s FROM 1 FOR 2) AS s3,
+			SUBSTRING(s, -3) AS s4, SUBSTR(s, 0, 2) AS s5, SUBSTR(s, -4, m) AS s6, SUBSTRING(k, m - 2, m - 3) AS s7,
 			TRIM(s) AS t1, TRIM(LEADING FROM s) AS t2, TRIM(TRAILING FROM s) AS t3, TRIM(BOTH ' ' FROM s) AS t4,
 			SPLIT_INDEX(s, ',', 1) AS si, REGEXP_EXTRACT(s, '(&|^)channel_id=([^&]*)', 2) AS re, COUNT_CHAR(s, 'a') AS cc FROM e`},
 		{"coalesce and friends", `SELECT COALESCE(k, s, 'none') AS k1, COALESCE(n, m) AS nm, IF(n > 3, k, s) AS ifv,
