@@ -575,8 +575,8 @@ func castVal(v rval, from, to query.ValueType, real bool, sc *rowScratch) rval {
 				}
 				return rval{i: ms}
 			}
-			i, err := strconv.ParseInt(string(b), 10, 64)
-			if err != nil {
+			i, ok := textToInt(b)
+			if !ok {
 				return rnull
 			}
 			return rval{i: i}
@@ -645,9 +645,9 @@ func appendText(dst []byte, v rval, t query.ValueType, real bool) []byte {
 		return append(dst, v.s...)
 	case query.FloatValue:
 		if real {
-			return strconv.AppendFloat(dst, float64(float32(v.f)), 'g', -1, 32)
+			return query.AppendFloat(dst, float64(float32(v.f)), 32)
 		}
-		return strconv.AppendFloat(dst, v.f, 'g', -1, 64)
+		return query.AppendFloat(dst, v.f, 64)
 	case query.TimeValue:
 		return temporal.AppendTimestamp(dst, v.i)
 	case query.BoolValue:
@@ -934,6 +934,25 @@ func roundInt(i, d int64) int64 {
 	return q * p
 }
 
+// textToInt reads a string cast to an integer as Flink does: an optional
+// sign and decimal digits, then an optional '.' and digits, which are
+// dropped (CAST('-7.9' AS BIGINT) is -7, '.5' is 0); anything else, or a
+// number out of int64's range, does not parse.
+func textToInt(b []byte) (int64, bool) {
+	if k := bytes.IndexByte(b, '.'); k >= 0 {
+		for _, c := range b[k+1:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+		if b = b[:k]; len(b) == 0 || len(b) == 1 && (b[0] == '+' || b[0] == '-') {
+			return 0, true
+		}
+	}
+	i, err := strconv.ParseInt(string(b), 10, 64)
+	return i, err == nil
+}
+
 // substring is Flink's SUBSTRING(s, start, n) over characters: from
 // 1-based start (0 is 1; a negative start counts back from the end, the
 // empty string where that is before the first), n of them (n < 0: to the
@@ -963,9 +982,10 @@ func substring(s []byte, start, n int64) []byte {
 	return s[i:j]
 }
 
-// splitIndex is piece i (zero-based) of s split at every sep.
+// splitIndex is piece i (zero-based) of s split at every sep; an empty s
+// has no pieces, as Flink's.
 func splitIndex(s, sep []byte, i int64) ([]byte, bool) {
-	if i < 0 {
+	if i < 0 || len(s) == 0 {
 		return nil, false
 	}
 	if len(sep) == 0 {

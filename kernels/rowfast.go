@@ -127,10 +127,14 @@ func byteSplit(e query.Call) (sep byte, piece int64, ok bool) {
 	return c.V[0], i.V, true
 }
 
-// splitAtByte is piece i >= 0 (zero-based) of s split at every c. It
+// splitAtByte is piece i >= 0 (zero-based) of s split at every c (an
+// empty s has none). It
 // reads s eight bytes at a time: a word's separators are a mask, and a
 // word with no more than the pieces still to skip is skipped whole.
 func splitAtByte(s []byte, c byte, i int64) ([]byte, bool) {
+	if len(s) == 0 {
+		return nil, false // no pieces (Flink's): NULL
+	}
 	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
 	pat := uint64(c) * 0x0101010101010101
 	start, j := 0, 0

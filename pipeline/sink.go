@@ -361,9 +361,10 @@ func (s *rowSink) appendValue(dst []byte, c sinkColumn, t []byte, format string)
 			f = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		}
 		if json && (math.IsNaN(f) || math.IsInf(f, 0)) {
-			return strconv.AppendQuote(dst, strconv.FormatFloat(f, 'g', -1, bits))
+			dst = append(dst, '"')
+			return append(query.AppendFloat(dst, f, bits), '"')
 		}
-		return strconv.AppendFloat(dst, f, 'g', -1, bits)
+		return query.AppendFloat(dst, f, bits)
 	case query.String:
 		return appendTextBytes(dst, strview.Bytes(b), format)
 	}

@@ -413,7 +413,7 @@ type Func struct {
 //     booleans as CAST to VARCHAR) joined; NULL where any is NULL.
 //   - SPLIT_INDEX(s, sep, i): the i-th (zero-based) of the pieces of s
 //     split at every sep; NULL for i < 0 or past the last piece. An empty
-//     sep leaves s one piece.
+//     sep leaves s one piece; an empty s has none (NULL), as Flink's.
 //   - REGEXP_EXTRACT(s, re[, g]): group g (default 0, the whole match) of
 //     the first match of re (Go's RE2 syntax) in s; NULL where there is no
 //     match, g is not a group of re, or the group did not take part.
@@ -437,8 +437,10 @@ type Func struct {
 // 9999 or before 0 with a sign and at least four digits, as ISO 8601 and
 // java.time write it: +10000-01-01 00:00:00.000, -0001-12-31 ...; booleans as
 // TRUE and FALSE, floats in the shortest form that reads back, a REAL's
-// as the float32 it is); a string to a number, a timestamp or a boolean
-// by parsing it (spaces around it ignored; a timestamp in any form the
+// as the float32 it is, the infinities as Infinity and -Infinity); a
+// string to a number, a timestamp or a boolean by parsing it (spaces
+// around it ignored; an integer's fraction of digits dropped, '-7.9' to
+// -7, as Flink's; a timestamp in any form the
 // sources read; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
 // no or 0, in any case, as Flink's), NULL where it does not parse. CAST AS
 // REAL (Cast.Real) rounds a float to the nearest float32.

@@ -104,7 +104,7 @@ func saturate(f float64) int64 {
 
 // text is v as a string, as the outputs print it: integers in decimal,
 // floats in the shortest form that reads back (strconv 'g' -1, as the
-// sinks print them), timestamps as 2006-01-02 15:04:05.000 in UTC
+// sinks print them; Infinity and -Infinity), timestamps as 2006-01-02 15:04:05.000 in UTC
 // (timestampText: a year past 9999 as +10000, one before 0 as -0001),
 // booleans TRUE and FALSE, strings as they are.
 func text(v Value) (string, error) {
@@ -112,7 +112,7 @@ func text(v Value) (string, error) {
 	case IntKind:
 		return strconv.FormatInt(v.I, 10), nil
 	case FloatKind:
-		return strconv.FormatFloat(v.F, 'g', -1, 64), nil
+		return floatText(v.F, 64), nil
 	case TimeKind:
 		return timestampText(v.I), nil
 	case BoolKind:
@@ -129,16 +129,39 @@ func text(v Value) (string, error) {
 // realText is the text of a value of SQL's REAL (query.IsReal): the
 // shortest form that reads back as the float32 it is (0.1, where its
 // float64 digits are 0.10000000149011612).
-func realText(f float64) string { return strconv.FormatFloat(float64(float32(f)), 'g', -1, 32) }
+func realText(f float64) string { return floatText(float64(float32(f)), 32) }
+
+// floatText is a float's text: the shortest form that reads back, and the
+// infinities as Java (Flink) and PostgreSQL spell them.
+func floatText(f float64, bitSize int) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return strconv.FormatFloat(f, 'g', -1, bitSize)
+}
 
 // trimSpaces removes the spaces (U+0020, as TRIM) around a string that is
 // cast.
 func trimSpaces(s string) string { return strings.Trim(s, " ") }
 
-// parseInt reads a decimal int64, an optional sign before it; out of range
-// does not parse.
+// parseInt reads a decimal int64, an optional sign before it, as Flink's
+// CAST: a fraction of digits after a '.' is dropped (the integral part
+// truncated; "-.5" and "." are 0); out of range does not parse.
 func parseInt(s string) (int64, bool) {
-	i, err := strconv.ParseInt(trimSpaces(s), 10, 64)
+	s = trimSpaces(s)
+	if whole, frac, ok := strings.Cut(s, "."); ok {
+		if strings.TrimLeft(frac, "0123456789") != "" {
+			return 0, false
+		}
+		if whole == "" || whole == "+" || whole == "-" {
+			return 0, true
+		}
+		s = whole
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
 	return i, err == nil
 }
 

@@ -356,12 +356,15 @@ func substring(s string, start, n int64, hasLen bool) string {
 }
 
 // splitIndex is SPLIT_INDEX(s, sep, i): piece i (zero-based) of s split at
-// every sep, empty pieces included; an empty sep leaves s one piece. NULL
-// for i < 0 or past the last piece.
+// every sep, empty pieces included; an empty sep leaves s one piece, and
+// an empty s has none (Flink's). NULL for i < 0 or past the last piece.
 func splitIndex(s, sep string, i int64) Value {
 	pieces := []string{s}
 	if sep != "" {
 		pieces = strings.Split(s, sep)
+	}
+	if s == "" {
+		pieces = nil
 	}
 	if i < 0 || i >= int64(len(pieces)) {
 		return Null(StringKind)

@@ -220,7 +220,9 @@ func TestSplitIndex(t *testing.T) {
 		{call("split_index", S(",a,"), S(","), I(0)), Str("")},
 		{call("split_index", S(",a,"), S(","), I(2)), Str("")},
 		{call("split_index", S("abc"), S(","), I(0)), Str("abc")},
-		{call("split_index", S(""), S(","), I(0)), Str("")},
+		// An empty string has no pieces (Flink's splitByWholeSeparatorPreserveAllTokens).
+		{call("split_index", S(""), S(","), I(0)), Null(StringKind)},
+		{call("split_index", S(""), S(""), I(0)), Null(StringKind)},
 		// An empty separator leaves s one piece.
 		{call("split_index", S("abc"), S(""), I(0)), Str("abc")},
 		{call("split_index", S("abc"), S(""), I(1)), Null(StringKind)},
@@ -396,7 +398,10 @@ func TestCast(t *testing.T) {
 		{cast(Fl(-2.5e-7), query.StringValue), Str("-2.5e-07")},
 		{cast(Fl(1e21), query.StringValue), Str("1e+21")},
 		{cast(Fl(math.NaN()), query.StringValue), Str("NaN")},
-		{cast(Fl(math.Inf(1)), query.StringValue), Str("+Inf")},
+		{cast(Fl(math.Inf(1)), query.StringValue), Str("Infinity")},
+		{cast(Fl(math.Inf(-1)), query.StringValue), Str("-Infinity")},
+		{cast(S("Infinity"), query.FloatValue), Float(math.Inf(1))},
+		{cast(S("-Infinity"), query.FloatValue), Float(math.Inf(-1))},
 		{cast(Ts(0), query.StringValue), Str("1970-01-01 00:00:00.000")},
 		{cast(Ts(leap), query.StringValue), Str("2024-02-29 13:45:06.789")},
 		{cast(T, query.StringValue), Str("TRUE")},
@@ -407,7 +412,16 @@ func TestCast(t *testing.T) {
 		{cast(S("+7"), query.IntValue), Int(7)},
 		{cast(S("-9223372036854775808"), query.IntValue), Int(math.MinInt64)},
 		{cast(S("9223372036854775808"), query.IntValue), Null(IntKind)}, // out of range
-		{cast(S("4.2"), query.IntValue), Null(IntKind)},
+		// A fraction of digits is dropped, the integral part truncated (Flink's toLong).
+		{cast(S("4.2"), query.IntValue), Int(4)},
+		{cast(S("-7.9"), query.IntValue), Int(-7)},
+		{cast(S("12."), query.IntValue), Int(12)},
+		{cast(S(" -.5 "), query.IntValue), Int(0)},
+		{cast(S("."), query.IntValue), Int(0)},
+		{cast(S("1.5e3"), query.IntValue), Null(IntKind)},
+		{cast(S("1.2.3"), query.IntValue), Null(IntKind)},
+		{cast(S("-"), query.IntValue), Null(IntKind)},
+		{cast(S("9223372036854775808.5"), query.IntValue), Null(IntKind)},
 		{cast(S("abc"), query.IntValue), Null(IntKind)},
 		{cast(S(""), query.IntValue), Null(IntKind)},
 		{cast(S("\t5"), query.IntValue), Null(IntKind)}, // a tab is not a space

@@ -353,6 +353,7 @@ func (c *compiler) expr(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
+		l, r = enumText(l), enumText(r) // CONCAT's rule: an ENUM's label
 		args := []query.Expr{l.e, r.e}
 		if lc, ok := l.e.(query.Call); ok && lc.Fn == "concat" {
 			args = append(slices.Clone(lc.Args), r.e)

@@ -85,7 +85,10 @@ func (c *compiler) function(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		return typed(ctx, n, query.Case{Whens: []query.When{{Cond: cond.e, Then: a.e}}, Else: b.e})
+		enum := enumBranches([]*val{&a, &b})
+		v, err := typed(ctx, n, query.Case{Whens: []query.When{{Cond: cond.e, Then: a.e}}, Else: b.e})
+		v.typ = enum
+		return v, err
 	case name == "nullif":
 		if len(n.args) != 2 {
 			return val{}, errAt(n.pos, "NULLIF takes 2 arguments, not %d", len(n.args))
@@ -176,7 +179,7 @@ func (c *compiler) caseExpr(ctx *exprCtx, n *node) (val, error) {
 		}
 	}
 	var whens []query.When
-	var labels *sqlType
+	var branches []*val
 	for i := 0; i < len(n.args); i += 2 {
 		var cond query.Expr
 		if n.l != nil {
@@ -203,24 +206,64 @@ func (c *compiler) caseExpr(ctx *exprCtx, n *node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		if then.typ.kind == tyEnum && (labels == nil || slices.Equal(labels.labels, then.typ.labels)) {
-			labels = &then.typ
-		}
-		whens = append(whens, query.When{Cond: cond, Then: then.e})
+		branches = append(branches, &then)
+		whens = append(whens, query.When{Cond: cond})
 	}
-	var els query.Expr
+	var els *val
 	if n.r != nil {
 		v, err := c.expr(ctx, n.r)
 		if err != nil {
 			return val{}, err
 		}
-		els = v.e
+		els = &v
+		branches = append(branches, els)
 	}
-	v, err := typed(ctx, n, query.Case{Whens: whens, Else: els})
+	enum := enumBranches(branches)
+	for i := range whens {
+		whens[i].Then = branches[i].e
+	}
+	cs := query.Case{Whens: whens}
+	if els != nil {
+		cs.Else = els.e
+	}
+	v, err := typed(ctx, n, cs)
 	if err != nil {
 		return val{}, errAt(n.pos, "CASE: its branches are of types that do not mix (THEN and ELSE must be numbers, strings, timestamps or conditions alike)")
 	}
+	v.typ = enum
 	return v, nil
+}
+
+// enumBranches makes the branches of a CASE or IF agree on ENUMs: where
+// every one is the same ENUM (or NULL), the result is that ENUM (its
+// labels printed); otherwise an ENUM among them is its label, a string,
+// as CONCAT takes it (its code would be a number among strings).
+func enumBranches(bs []*val) sqlType {
+	var enum *sqlType
+	same := true
+	for _, b := range bs {
+		if _, null := b.e.(query.Null); null {
+			continue
+		}
+		switch {
+		case b.typ.kind != tyEnum:
+			same = false
+		case enum == nil:
+			enum = &b.typ
+		case !slices.Equal(enum.labels, b.typ.labels):
+			same = false
+		}
+	}
+	if enum == nil {
+		return sqlType{}
+	}
+	if same {
+		return *enum
+	}
+	for _, b := range bs {
+		*b = enumText(*b)
+	}
+	return sqlType{}
 }
 
 // castTarget is the value type of a CAST to t; ok false for the types a
