@@ -410,7 +410,11 @@
 // windows of W, S's tuples timed through a part that times a tuple on a
 // bound a second time, 1 ms before it, into the window that ends there
 // (compile_interval.go). Its windows wait W plus S's watermark delay, so
-// that it drops as late only what V's aggregation drops.
+// that it drops as late only what V's aggregation drops. Flink plans the
+// same text as a regular join (its window_end is not a time attribute):
+// it keeps every tuple of both sides for good, and joins a tuple of S that
+// came after the watermark passed its window too, which this drops. The
+// rows are Flink's where no tuple of S is late; the state here is W's.
 //
 // A view that adds a processing time to a csv or json source as it is
 // (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM src, as Nexmark's q12
