@@ -44,7 +44,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&c.Inline, "inline", false, "generate the events as the sources read them (the generator in the loop), no bundle; "+
 		"like the bundle, only the tables the query reads: no mode generates the whole mix (docs/nexmark.md, \"What a run counts\")")
 	fs.BoolVar(&c.Validate, "validate", false, "first run the query over --validate-events events and check every query against the reference evaluator")
-	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run")
+	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run (at --rate, or lower where they would span less than 40 s of event time: windows must turn over)")
 	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
 	fs.StringVar(&c.Dir, "dir", "", "source json: the directory of generate's files")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")

@@ -29,8 +29,15 @@ import (
 const (
 	DefaultEvents         = 1 << 21 // about 2 M events: a bundle of some 200 MB
 	DefaultValidateEvents = 200_000 // 20 s of event time at the default rate
-	DefaultWarmup         = 2 * time.Second
-	DefaultDuration       = 10 * time.Second
+	// MinValidateSpan is the event time a validation run covers at the
+	// least, at a lower rate than the measured run's where its events
+	// would span less: three of the queries' 10 s windows past the
+	// sources' 4 s watermark delay, so that windows turn over and close
+	// by the watermark, not only at the input's end (200,000 events at
+	// 100,000/s spanned 2 s: one window, closed by the end).
+	MinValidateSpan = 40 * time.Second
+	DefaultWarmup   = 2 * time.Second
+	DefaultDuration = 10 * time.Second
 )
 
 // Config is one benchmark run.
@@ -139,6 +146,7 @@ type Result struct {
 	// Validated and Mismatch: with Config.Validate.
 	Validated      *bool  `json:"validated,omitempty"`
 	ValidateEvents int64  `json:"validate_events,omitempty"`
+	ValidateRate   int64  `json:"validate_rate,omitempty"` // events/s of event time
 	Mismatch       string `json:"mismatch,omitempty"`
 	Interrupted    bool   `json:"interrupted"`
 	// Summary is the measured run's pipeline summary.
@@ -287,12 +295,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if cfg.Validate {
-		fmt.Fprintf(log, "nexmark %s: validating over %d events against the reference evaluator\n", cfg.Query, cfg.ValidateEvents)
-		ok, mismatch, err := validate(ctx, cfg)
+		rate := validateRate(cfg.Nexmark.EventRate, cfg.ValidateEvents)
+		fmt.Fprintf(log, "nexmark %s: validating over %d events at %d events/s of event time against the reference evaluator\n", cfg.Query, cfg.ValidateEvents, rate)
+		ok, mismatch, err := validate(ctx, cfg, rate)
 		if err != nil {
 			return nil, err
 		}
-		res.Validated, res.Mismatch, res.ValidateEvents = &ok, mismatch, cfg.ValidateEvents
+		res.Validated, res.Mismatch, res.ValidateEvents, res.ValidateRate = &ok, mismatch, cfg.ValidateEvents, rate
 	}
 	prog, err := compile(cfg, 0)
 	if err != nil {
@@ -464,11 +473,18 @@ func reads(prog *pipeline.Program, name string) bool {
 	return false
 }
 
+// validateRate is the event rate of a validation run of events: rate, or
+// less where those events would span less than MinValidateSpan.
+func validateRate(rate, events int64) int64 {
+	return max(1, min(rate, events*int64(time.Second)/int64(MinValidateSpan)))
+}
+
 // validate runs the query over cfg.ValidateEvents events generated inline
-// with Options.Validate.
-func validate(ctx context.Context, cfg Config) (bool, string, error) {
+// at rate, with Options.Validate.
+func validate(ctx context.Context, cfg Config, rate int64) (bool, string, error) {
 	vc := cfg
 	vc.Source = "nexmark"
+	vc.Nexmark.EventRate = rate
 	prog, err := compile(vc, cfg.ValidateEvents)
 	if err != nil {
 		return false, "", err

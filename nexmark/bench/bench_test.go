@@ -92,7 +92,8 @@ func TestRunReplay(t *testing.T) {
 	assert.InDelta(t, 0.4, res.Seconds, 0.3)
 	assert.InDelta(t, float64(res.Tuples)*50/46, float64(res.Events), 50, "bids are 46 of every 50 events")
 	assert.InDelta(t, res.EventsPerS/float64(res.Cores), res.EventsPerSPerCore, 1e-6)
-	assert.Contains(t, log.String(), "validating over 30000 events")
+	assert.Equal(t, int64(750), res.ValidateRate, "30,000 events over 40 s of event time")
+	assert.Contains(t, log.String(), "validating over 30000 events at 750 events/s of event time")
 
 	// The records read and the mix: q2 reads the bids alone.
 	assert.Equal(t, "replay", res.Mode)
@@ -214,4 +215,17 @@ func TestGenerateKafkaAndRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(9200), run.Tuples)
 	assert.Equal(t, wantQ2(t, nc), run.Rows)
+}
+
+// TestValidateRate: a validation run spans MinValidateSpan of event time
+// at the least, at the measured run's rate where that does.
+func TestValidateRate(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, int64(5_000), validateRate(100_000, DefaultValidateEvents), "the V2 rate: 2 s at 100,000/s")
+	assert.Equal(t, int64(1_000), validateRate(1_000, DefaultValidateEvents), "200 s at 1,000/s")
+	assert.Equal(t, int64(1), validateRate(100_000, 10))
+	for _, ev := range []int64{200_000, 1_000_000, 45_678} {
+		r := validateRate(100_000, ev)
+		assert.GreaterOrEqual(t, time.Duration(ev)*time.Second/time.Duration(r), MinValidateSpan, "%d events at %d/s", ev, r)
+	}
 }
