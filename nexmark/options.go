@@ -1,39 +1,63 @@
 package nexmark
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// An option of the nexmark connector: the names a SQL source's WITH takes
-// (the Flink connector's, and RisingWave's nexmark.table.type and
-// nexmark.event.num),
-// and the field each sets.
+// An option of the nexmark connector: the names a SQL source's WITH takes,
+// and the field each sets. The project's Flink connector
+// (NexmarkSourceOptions) names first-event.rate, next-event.rate,
+// events.num, the proportions, the avg-sizes (a MemorySize: 200b, 1kb)
+// and the hot ratios; RisingWave names nexmark.table.type and
+// nexmark.event.num; auction.in-flight, person.active,
+// out-of-order.group-size, base-time, first-event.id and
+// first-event.number are saber-hx's own, for fields of the generator's
+// configuration (GeneratorConfig) that the connector does not expose.
 type option struct {
 	names []string
 	field func(c *Config) *int64
+	// memory: the value is a MemorySize (a number of bytes, a unit after
+	// it or not), as Flink's memoryType options.
+	memory bool
+}
+
+// runOptions are the project's connector options that say how its source
+// runs rather than what it generates, with the one value saber-hx runs as
+// (its sources emit as fast as they are read and end with their events):
+// a source that names them is accepted as long as it asks for that.
+type runOption struct{ name, value, why string }
+
+var runOptions = []runOption{
+	{"max-emit-speed", "true", "saber-hx's sources emit as fast as they are read, not at the wall clock's pace"},
+	{"rate.limited", "false", "saber-hx's sources emit as fast as they are read, not at the wall clock's pace"},
+	{"keep-alive", "false", "a source ends with its events (events.num); it does not stay open after them"},
+	{"stop-at", "-1", "a source stops at events.num only"},
 }
 
 var options = []option{
-	{[]string{"first-event.rate", "next-event.rate"}, func(c *Config) *int64 { return &c.EventRate }},
-	{[]string{"events.num", "nexmark.event.num"}, func(c *Config) *int64 { return &c.Events }},
-	{[]string{"person.proportion"}, func(c *Config) *int64 { return &c.PersonProportion }},
-	{[]string{"auction.proportion"}, func(c *Config) *int64 { return &c.AuctionProportion }},
-	{[]string{"bid.proportion"}, func(c *Config) *int64 { return &c.BidProportion }},
-	{[]string{"person.avg-size"}, func(c *Config) *int64 { return &c.AvgPersonByteSize }},
-	{[]string{"auction.avg-size"}, func(c *Config) *int64 { return &c.AvgAuctionByteSize }},
-	{[]string{"bid.avg-size"}, func(c *Config) *int64 { return &c.AvgBidByteSize }},
-	{[]string{"auction.hot-ratio.sellers"}, func(c *Config) *int64 { return &c.HotSellersRatio }},
-	{[]string{"bid.hot-ratio.auctions"}, func(c *Config) *int64 { return &c.HotAuctionRatio }},
-	{[]string{"bid.hot-ratio.bidders"}, func(c *Config) *int64 { return &c.HotBiddersRatio }},
-	{[]string{"auction.in-flight"}, func(c *Config) *int64 { return &c.NumInFlightAuctions }},
-	{[]string{"person.active"}, func(c *Config) *int64 { return &c.NumActivePeople }},
-	{[]string{"out-of-order.group-size"}, func(c *Config) *int64 { return &c.OutOfOrderGroupSize }},
-	{[]string{"base-time"}, func(c *Config) *int64 { return &c.BaseTime }},
-	{[]string{"first-event.id"}, func(c *Config) *int64 { return &c.FirstEventID }},
-	{[]string{"first-event.number"}, func(c *Config) *int64 { return &c.FirstEventNumber }},
+	{[]string{"first-event.rate", "next-event.rate"}, func(c *Config) *int64 { return &c.EventRate }, false},
+	{[]string{"events.num", "nexmark.event.num"}, func(c *Config) *int64 { return &c.Events }, false},
+	{[]string{"person.proportion"}, func(c *Config) *int64 { return &c.PersonProportion }, false},
+	{[]string{"auction.proportion"}, func(c *Config) *int64 { return &c.AuctionProportion }, false},
+	{[]string{"bid.proportion"}, func(c *Config) *int64 { return &c.BidProportion }, false},
+	{[]string{"person.avg-size"}, func(c *Config) *int64 { return &c.AvgPersonByteSize }, true},
+	{[]string{"auction.avg-size"}, func(c *Config) *int64 { return &c.AvgAuctionByteSize }, true},
+	{[]string{"bid.avg-size"}, func(c *Config) *int64 { return &c.AvgBidByteSize }, true},
+	{[]string{"auction.hot-ratio.sellers"}, func(c *Config) *int64 { return &c.HotSellersRatio }, false},
+	{[]string{"bid.hot-ratio.auctions"}, func(c *Config) *int64 { return &c.HotAuctionRatio }, false},
+	{[]string{"bid.hot-ratio.bidders"}, func(c *Config) *int64 { return &c.HotBiddersRatio }, false},
+	{[]string{"auction.in-flight"}, func(c *Config) *int64 { return &c.NumInFlightAuctions }, false},
+	{[]string{"person.active"}, func(c *Config) *int64 { return &c.NumActivePeople }, false},
+	{[]string{"out-of-order.group-size"}, func(c *Config) *int64 { return &c.OutOfOrderGroupSize }, false},
+	{[]string{"base-time"}, func(c *Config) *int64 { return &c.BaseTime }, false},
+	{[]string{"first-event.id"}, func(c *Config) *int64 { return &c.FirstEventID }, false},
+	{[]string{"first-event.number"}, func(c *Config) *int64 { return &c.FirstEventNumber }, false},
 }
 
 // TableOptions are the options that name the table a source generates.
@@ -74,6 +98,24 @@ func ParseOptions(opts map[string]string, ignore ...string) (Config, Table, erro
 			}
 			cfg.Seed = s
 			continue
+		case k == "rate.shape":
+			// The rate's shape between first-event.rate and
+			// next-event.rate, which must be one rate here.
+			if v := strings.ToUpper(v); v != "SQUARE" && v != "SINE" {
+				return cfg, 0, fmt.Errorf("option '%s' = '%s': want SQUARE or SINE", k, opts[k])
+			}
+			continue
+		case k == "rate.period":
+			if _, err := parseDuration(v); err != nil {
+				return cfg, 0, fmt.Errorf("option '%s' = '%s': %w", k, v, err)
+			}
+			continue
+		case slices.ContainsFunc(runOptions, func(o runOption) bool { return o.name == k }):
+			o := runOptions[slices.IndexFunc(runOptions, func(o runOption) bool { return o.name == k })]
+			if !strings.EqualFold(strings.TrimSpace(v), o.value) {
+				return cfg, 0, fmt.Errorf("option '%s' = '%s' is not supported (only '%s'): %s", k, v, o.value, o.why)
+			}
+			continue
 		case k == "bid.flink-bidder-ids":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -86,8 +128,13 @@ func ParseOptions(opts map[string]string, ignore ...string) (Config, Table, erro
 		if i < 0 {
 			return cfg, 0, fmt.Errorf("unknown option '%s' of the nexmark connector (valid: %s)", k, strings.Join(OptionNames(), ", "))
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		var n int64
+		var err error
+		if options[i].memory {
+			if n, err = parseMemorySize(v); err != nil {
+				return cfg, 0, fmt.Errorf("option '%s' = '%s': %w", k, v, err)
+			}
+		} else if n, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return cfg, 0, fmt.Errorf("option '%s' = '%s': want an integer", k, v)
 		}
 		p := options[i].field(&cfg)
@@ -109,9 +156,68 @@ func ParseOptions(opts map[string]string, ignore ...string) (Config, Table, erro
 // OptionNames lists every option ParseOptions takes, for help and errors.
 func OptionNames() []string {
 	names := append([]string{}, TableOptions...)
-	names = append(names, "seed", "bid.flink-bidder-ids")
+	names = append(names, "seed", "bid.flink-bidder-ids", "rate.shape", "rate.period")
+	for _, o := range runOptions {
+		names = append(names, o.name)
+	}
 	for _, o := range options {
 		names = append(names, o.names...)
 	}
 	return names
+}
+
+// parseMemorySize reads a Flink MemorySize: a number of bytes, or of the
+// unit after it (b, k, kb, m, mb, g, gb, t, tb and their long names,
+// powers of 1024, any case, blanks between).
+func parseMemorySize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, errors.New("want a size: a number of bytes, a unit after it or not (200b, 1kb)")
+	}
+	var shift uint
+	switch strings.ToLower(strings.TrimSpace(s[i:])) {
+	case "", "b", "bytes":
+	case "k", "kb", "kibibytes":
+		shift = 10
+	case "m", "mb", "mebibytes":
+		shift = 20
+	case "g", "gb", "gibibytes":
+		shift = 30
+	case "t", "tb", "tebibytes":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("unit %q: want b, kb, mb, gb or tb", strings.TrimSpace(s[i:]))
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, errors.New("too large")
+	}
+	return n << shift, nil
+}
+
+// parseDuration reads a Flink Duration: a number and a unit (ms, s, min,
+// h, d and their long names; milliseconds without one), blanks between.
+func parseDuration(v string) (time.Duration, error) {
+	s := strings.TrimSpace(v)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, errors.New("want a duration: a number and a unit (600 s, 10 min)")
+	}
+	units := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+		"millisecond": time.Millisecond, "milliseconds": time.Millisecond, "s": time.Second, "sec": time.Second, "secs": time.Second,
+		"second": time.Second, "seconds": time.Second, "min": time.Minute, "m": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	u, ok := units[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("unit %q: want ms, s, min, h or d", strings.TrimSpace(s[i:]))
+	}
+	return time.Duration(n) * u, nil
 }
