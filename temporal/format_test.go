@@ -150,3 +150,20 @@ func BenchmarkFormatAppend(b *testing.B) {
 		buf = f.Append(buf[:0], 1709287201250)
 	}
 }
+
+// FuzzCompileFormat: a DATE_FORMAT pattern compiles or is an error, and a
+// compiled one formats any instant without a panic, the same text twice
+// (Append reuses nothing between calls).
+func FuzzCompileFormat(f *testing.F) {
+	for _, p := range []string{"yyyy-MM-dd HH:mm:ss.SSS", "EEE, d MMM yyyy", "'o''clock' h a", "yy-M-d H:m:s", "G u w D", "VV", "''", "'"} {
+		f.Add(p, int64(1_700_000_000_123))
+	}
+	f.Fuzz(func(t *testing.T, pattern string, ms int64) {
+		fm, err := CompileFormat(pattern)
+		if err != nil {
+			return
+		}
+		a := fm.Append(nil, ms)
+		assert.Equal(t, string(a), string(fm.Append(nil, ms)), "%q at %d", pattern, ms)
+	})
+}
