@@ -150,6 +150,30 @@ func NodeOfMemory(b []byte) (int, error) {
 	return int(node), nil
 }
 
+// MemoryNode is the node whose memory the CPUs of node use: node itself
+// where it has memory, or where no node's memory is known (MemBytes 0
+// everywhere), else the first node that has some. A node of CPUs without
+// memory (POWER LPARs, some ARM and AMD machines) takes no mbind of its
+// own: the kernel refuses a policy whose nodes have no memory.
+func (t *Topology) MemoryNode(node int) int {
+	first, known := -1, false
+	for _, nd := range t.Nodes {
+		if nd.MemBytes <= 0 {
+			continue
+		}
+		if nd.ID == node {
+			return node
+		}
+		if !known {
+			first, known = nd.ID, true
+		}
+	}
+	if !known || node < 0 {
+		return node
+	}
+	return first
+}
+
 // NodeOfCPU returns the NUMA node of cpu in t, or -1 if t does not
 // describe cpu.
 func (t *Topology) NodeOfCPU(cpu int) int {

@@ -72,13 +72,15 @@ type Engine struct {
 	ringNodes []int      // node IDs of the workers' CPUs, in order: stream i's ring goes on ringNodes[i % len]
 	cpus      []int      // the CPUs the workers are pinned to, in worker order (cycled)
 	claim     *cpu.Claim // the pinned workers' CPUs, held until they stop
-	streams   []*Stream  // every input stream; a window join has two
-	entries   []entry    // per Spec
-	queue     scheduler.Queue
-	workers   *cpu.Group // nil in gpu mode: no CPU worker
-	gpu       *gpuWorker // nil without a GPU
-	gpuKind   int        // the GPU's processor kind; -1 without a GPU
-	closed    bool
+	// ingestClaim holds Config.IngestCore (PinIngest) for the engine's life.
+	ingestClaim *cpu.Claim
+	streams     []*Stream // every input stream; a window join has two
+	entries     []entry   // per Spec
+	queue       scheduler.Queue
+	workers     *cpu.Group // nil in gpu mode: no CPU worker
+	gpu         *gpuWorker // nil without a GPU
+	gpuKind     int        // the GPU's processor kind; -1 without a GPU
+	closed      bool
 
 	errMu sync.Mutex
 	err   error
@@ -107,6 +109,10 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		return nil, asConfigError(err)
 	}
 	e := &Engine{cfg: cfg, gpuKind: -1, claim: claim, failedCh: make(chan struct{})}
+	if cfg.PinIngest {
+		// Other engines' automatic placements avoid the producer's CPU.
+		e.ingestClaim = cpu.ClaimCPUs([]int{cfg.IngestCore})
+	}
 	if cfg.Mode() != "gpu" {
 		e.discoverNodes()
 	}
@@ -175,6 +181,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 // is done, or never started.
 func (e *Engine) release() {
 	e.claim.Release()
+	e.ingestClaim.Release()
 	for _, s := range e.streams {
 		s.ring.Close()
 		if s.heap != nil {

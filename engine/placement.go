@@ -50,10 +50,23 @@ func placeWorkers(c *Config) (*cpu.Claim, error) {
 			order, c.Topology = all, topo
 		}
 	}
+	if c.PinIngest && len(order) > n {
+		// The producer's thread is pinned there: a worker on it would
+		// halve both while another CPU idles.
+		if i := slices.Index(order, c.IngestCore); i >= 0 {
+			order = slices.Delete(slices.Clone(order), i, i+1)
+		}
+	}
 	claim, err := cpu.ClaimFree(order, n)
 	if err != nil {
+		msg := fmt.Sprintf("workers run unpinned: %v", err)
+		if c.MemPolicy != cpu.MemDefault {
+			// Unpinned workers have no node for the rings to be on.
+			msg += fmt.Sprintf("; memory policy %s not applied", c.MemPolicy)
+			c.MemPolicy = cpu.MemDefault
+		}
 		if c.Warn != nil {
-			c.Warn(fmt.Sprintf("workers run unpinned: %v", err))
+			c.Warn(msg)
 		}
 		c.Pin = false
 		return nil, nil
@@ -61,7 +74,7 @@ func placeWorkers(c *Config) (*cpu.Claim, error) {
 	c.CPUs = claim.CPUs()
 	if c.MemPolicy != cpu.MemDefault && c.Topology != nil {
 		if node := c.Topology.NodeOfCPU(c.CPUs[0]); node >= 0 {
-			c.MemNode = node
+			c.MemNode = c.Topology.MemoryNode(node)
 		}
 	}
 	return claim, nil
@@ -96,7 +109,7 @@ func (e *Engine) discoverNodes() {
 		e.cpus = cpu.AllowedCPUs() // where cpu.Start pins the workers by default
 	}
 	for _, c := range e.cpus {
-		if n := topo.NodeOfCPU(c); n >= 0 && !slices.Contains(e.ringNodes, n) {
+		if n := topo.MemoryNode(topo.NodeOfCPU(c)); n >= 0 && !slices.Contains(e.ringNodes, n) {
 			e.ringNodes = append(e.ringNodes, n)
 		}
 	}

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -90,4 +93,86 @@ func TestPlacementRefusesAnUnknownOne(t *testing.T) {
 	_, err := Start(Config{Workers: 1, Pin: true, Placement: "scatter"}, []Spec{{Query: q, Windows: rowsInto(q, &reference.Result{})}})
 	require.ErrorIs(t, err, ErrConfig)
 	assert.Contains(t, err.Error(), `placement "scatter": want "compact" or "spread"`)
+}
+
+// TestPlacementAvoidsTheIngestionCore: with the producer pinned to a CPU,
+// the automatic placement puts no worker there while another CPU is
+// free, and other engines' placements avoid it while the engine runs.
+// Not parallel: the claims are the process's.
+func TestPlacementAvoidsTheIngestionCore(t *testing.T) {
+	allowed := cpu.AllowedCPUs()
+	if len(allowed) < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	require.Empty(t, cpu.Claimed())
+	s := randSchema(t)
+	q := &query.Query{Name: "g", Schema: s, Window: query.Tumbling(50), GroupBy: []query.Expr{query.C("b")},
+		Aggregates: []query.Aggregate{{Func: query.Count}}}
+	got := &reference.Result{}
+	ingest := allowed[0]
+	e, err := Start(Config{Workers: 1, Pin: true, PinIngest: true, IngestCore: ingest, TaskSize: randTuple * 40, BufferSize: 1 << 15},
+		[]Spec{{Query: q, Windows: rowsInto(q, got)}})
+	require.NoError(t, err)
+	assert.Contains(t, cpu.Claimed(), ingest, "the ingestion core is held")
+	require.NoError(t, <-e.Produce(func() error { return e.Write(randData(rand.New(rand.NewPCG(3, 4)), 2000)) }))
+	pinned := e.Stream(0).Stats().Pinned
+	_, err = e.Close()
+	require.NoError(t, err)
+	require.Len(t, pinned, 1)
+	assert.NotEqual(t, ingest, pinned[0], "the only worker on the ingestion core %d while %v are free", ingest, allowed[1:])
+	assert.Empty(t, cpu.Claimed(), "released with the engine")
+}
+
+// TestPlacementMemoryOfACPUNodeWithoutMemory: workers on a node of CPUs
+// without memory have their rings on a node with memory, which the
+// kernel's mbind takes.
+func TestPlacementMemoryOfACPUNodeWithoutMemory(t *testing.T) {
+	t.Parallel()
+	const c, n = "sys/devices/system/cpu/", "sys/devices/system/node/"
+	files := map[string]string{c + "online": "0-3\n", n + "node0/cpulist": "0-3\n", n + "node0/meminfo": "Node 0 MemTotal:       0 kB\n",
+		n + "node1/cpulist": "\n", n + "node1/meminfo": "Node 1 MemTotal:       4194304 kB\n"}
+	for i := range 4 {
+		d := fmt.Sprintf("%scpu%d/topology/", c, i)
+		files[d+"physical_package_id"], files[d+"core_id"], files[d+"thread_siblings_list"] = "0\n", fmt.Sprintf("%d\n", i), fmt.Sprintf("%d\n", i)
+	}
+	root := t.TempDir()
+	for p, text := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(text), 0o644))
+	}
+	topo, err := cpu.DiscoverFS(root, []int{0, 1, 2, 3})
+	require.NoError(t, err)
+	require.Len(t, topo.Nodes, 2)
+	require.Zero(t, topo.Nodes[0].MemBytes)
+	assert.Equal(t, 1, topo.MemoryNode(0))
+	assert.Equal(t, 1, topo.MemoryNode(1))
+
+	cfg := Config{Workers: 2, Pin: true, MemPolicy: cpu.MemPreferred, Topology: topo, CPUs: nil}
+	claim, err := placeWorkers(&cfg)
+	require.NoError(t, err)
+	defer claim.Release()
+	if !cfg.Pin {
+		t.Skip("this machine's CPUs are held: " + fmt.Sprint(cpu.Claimed()))
+	}
+	assert.Equal(t, 1, cfg.MemNode, "rings on node 1, the one with memory (workers on %v)", cfg.CPUs)
+}
+
+// TestPlacementUnpinnedDropsTheMemoryPolicy: workers that fall back to
+// running unpinned (every CPU held by another engine) have no node, and
+// their rings no memory policy, said in the warning. Not parallel: the
+// claims are the process's.
+func TestPlacementUnpinnedDropsTheMemoryPolicy(t *testing.T) {
+	topo, err := cpu.DiscoverFS("../cpu/testdata/container-cpuset", []int{4, 5, 6, 7})
+	require.NoError(t, err)
+	held := cpu.ClaimCPUs([]int{4, 5, 6, 7}) // another engine's workers
+	defer held.Release()
+	var warned []string
+	cfg := Config{Workers: 2, Pin: true, MemPolicy: cpu.MemBind, Topology: topo, Warn: func(m string) { warned = append(warned, m) }}
+	claim, err := placeWorkers(&cfg)
+	require.NoError(t, err)
+	require.Nil(t, claim)
+	require.False(t, cfg.Pin, "no CPU free: unpinned")
+	assert.Equal(t, cpu.MemDefault, cfg.MemPolicy)
+	require.Len(t, warned, 1)
+	assert.Contains(t, warned[0], "memory policy bind not applied")
 }
