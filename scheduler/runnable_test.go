@@ -70,7 +70,7 @@ func TestValidateRunnable(t *testing.T) {
 }
 
 // Stats.Runnable is a copy of Config.Runnable, nil when every kind runs
-// every query (then fcfs keeps its single channel).
+// every query.
 func TestStatsRunnable(t *testing.T) {
 	for _, p := range Policies {
 		cfg := runnableCfg(p)
@@ -89,7 +89,7 @@ func TestStatsRunnable(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, q.Stats().Runnable, p)
 		if p == FCFS {
-			assert.IsType(t, &chanQueue{}, q, "all runnable: fcfs is the channel")
+			assert.IsType(t, &hlsQueue{}, q, "two kinds: fcfs is the ring, whose waiters are per kind (Wake)")
 		}
 		q.Close()
 	}

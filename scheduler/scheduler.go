@@ -362,12 +362,14 @@ func NewQueue(cfg Config) (Queue, error) {
 	switch {
 	case cfg.Nodes > 1 && cfg.Kinds == 1:
 		return newNUMAQueue(cfg, c), nil
-	case cfg.Policy == FCFS && cfg.Runnable != nil:
-		// Each processor takes the oldest task it can run: the lookahead
-		// ring, without the matrix.
-		return newHLS(cfg, c), nil
-	case cfg.Kinds == 1 || cfg.Policy == FCFS:
+	case cfg.Kinds == 1:
 		return newChanQueue(cfg, c, nil), nil
+	case cfg.Policy == FCFS:
+		// Each processor takes the oldest task it can run: the lookahead
+		// ring, without the matrix. Not one channel for every kind: its
+		// waiters are counted together, so that Wake(k, n) woke
+		// processors of another kind.
+		return newHLS(cfg, c), nil
 	case cfg.Policy == Static:
 		bind := make([]int, cfg.Queries)
 		for qu, k := range cfg.Static {

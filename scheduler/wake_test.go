@@ -73,7 +73,7 @@ func TestWakeReleasesIdleProcessors(t *testing.T) {
 				wg.Go(func() { got <- q.Pop(Processor{Kind: 0, ID: i}) })
 			}
 			waitFor(t, "3 processors waiting", func() bool { return waiting(q, 0) == 3 })
-			if cfg.Kinds > 1 && cfg.Policy != FCFS {
+			if cfg.Kinds > 1 {
 				q.Wake(1, 3) // kind 1 has no waiter: kind 0's stay
 			}
 			q.Wake(0, 2)
