@@ -279,6 +279,11 @@ func (r *Ring) Free(end uint64) {
 	}
 }
 
+// maxPosition is the largest position Skip goes to: 2^63, which a stream
+// of 100 GB/s reaches in about three years, leaving as much again before
+// positions would wrap.
+const maxPosition = 1 << 63
+
 // Skip moves an empty ring's positions on to pos, as if the bytes up to
 // it had been written and freed, in constant time: a restored stream goes
 // on from its position without touching the bytes before it. The ring must
@@ -291,6 +296,11 @@ func (r *Ring) Skip(pos uint64) error {
 		return fmt.Errorf("buffer: skip to %d: the ring holds %d bytes and a reservation of %d", pos, w-r.freed.Load(), r.reserved)
 	case pos < w:
 		return fmt.Errorf("buffer: skip to %d: behind the ring's position %d", pos, w)
+	case pos > maxPosition:
+		// Positions are compared as they are (Free's check, the engine's
+		// marks): one that would wrap past 2^64 in a run is refused here,
+		// where a damaged or crafted snapshot brings it, not met later.
+		return fmt.Errorf("buffer: skip to %d: past the largest position a stream may reach, %d", pos, uint64(maxPosition))
 	}
 	r.written.Store(pos)
 	r.freed.Store(pos)

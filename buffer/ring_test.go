@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -400,4 +401,12 @@ func TestSkip(t *testing.T) {
 	_, err = r.Reserve(1)
 	require.NoError(t, err)
 	assert.Error(t, r.Skip(pos+2*uint64(size)), "a reservation outstanding")
+
+	// A position from which the stream would wrap past 2^64 (a damaged
+	// snapshot's): refused, where Free panicked once positions wrapped.
+	far := newTestRing(t, size)
+	err = far.Skip(math.MaxUint64 - uint64(size)/2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "past the largest position a stream may reach")
+	require.NoError(t, far.Skip(1<<63))
 }
