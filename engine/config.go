@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"time"
 
 	"github.com/saber-hx/saber-hx/cpu"
@@ -141,8 +142,14 @@ const maxHybridBuffer = 512 << 20
 
 // DefaultWorkers is the workers of a zero Config.Workers in mode (Mode), as
 // the command line's --workers: one per CPU this process may use, one fewer
-// in hybrid mode, where the GPU worker needs a CPU of its own.
-func DefaultWorkers(mode string) int { return defaultWorkers(mode, len(cpu.AllowedCPUs())) }
+// in hybrid mode, where the GPU worker needs a CPU of its own. The CPUs it
+// may use are those of its affinity mask, at most GOMAXPROCS: the Go
+// runtime sets that from a container's CPU quota (cgroup cpu.max), which
+// a pod limited to 2 CPUs on a 64-core node has; 64 workers there would
+// be throttled in turn, each ring sized for them.
+func DefaultWorkers(mode string) int {
+	return defaultWorkers(mode, min(len(cpu.AllowedCPUs()), runtime.GOMAXPROCS(0)))
+}
 
 func defaultWorkers(mode string, cpus int) int {
 	if mode == "hybrid" && cpus > 1 {

@@ -84,6 +84,18 @@ func TestProducePins(t *testing.T) {
 	}
 }
 
+// TestDefaultWorkersWithinGOMAXPROCS: the default is no more workers than
+// GOMAXPROCS (a container's CPU quota, as the runtime reads it). Not
+// parallel: GOMAXPROCS is the process's.
+func TestDefaultWorkersWithinGOMAXPROCS(t *testing.T) {
+	if len(cpu.AllowedCPUs()) < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	assert.Equal(t, 1, DefaultWorkers("cpu"))
+	assert.Equal(t, 1, DefaultWorkers("hybrid"))
+}
+
 func TestDefaultWorkersByCPUs(t *testing.T) {
 	assert.Equal(t, 16, defaultWorkers("cpu", 16))
 	assert.Equal(t, 16, defaultWorkers("gpu", 16), "gpu mode runs no CPU worker anyway")

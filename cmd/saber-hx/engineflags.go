@@ -32,7 +32,8 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.Workers, "workers", len(cpu.AllowedCPUs()), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
+	fs.IntVar(&f.Workers, "workers", engine.DefaultWorkers("cpu"), "CPU worker goroutines, each locked to its own OS thread when pinned (the default is the number of CPUs this process may use, "+
+		"its affinity mask's within GOMAXPROCS (a container's CPU quota), "+
 		"one fewer in hybrid mode, where the GPU worker needs a CPU of its own; "+
 		"at most "+strconv.Itoa(pipeline.MaxWorkers())+")")
 	f.pin = pinAuto
