@@ -170,17 +170,12 @@ func OptionNames() []string {
 // unit after it (b, k, kb, m, mb, g, gb, t, tb and their long names,
 // powers of 1024, any case, blanks between).
 func parseMemorySize(v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil {
+	n, unit, ok := numberAndUnit(v)
+	if !ok {
 		return 0, errors.New("want a size: a number of bytes, a unit after it or not (200b, 1kb)")
 	}
 	var shift uint
-	switch strings.ToLower(strings.TrimSpace(s[i:])) {
+	switch unit {
 	case "", "b", "bytes":
 	case "k", "kb", "kibibytes":
 		shift = 10
@@ -191,7 +186,7 @@ func parseMemorySize(v string) (int64, error) {
 	case "t", "tb", "tebibytes":
 		shift = 40
 	default:
-		return 0, fmt.Errorf("unit %q: want b, kb, mb, gb or tb", strings.TrimSpace(s[i:]))
+		return 0, fmt.Errorf("unit %q: want b, kb, mb, gb or tb", unit)
 	}
 	if n > math.MaxInt64>>shift {
 		return 0, errors.New("too large")
@@ -202,22 +197,30 @@ func parseMemorySize(v string) (int64, error) {
 // parseDuration reads a Flink Duration: a number and a unit (ms, s, min,
 // h, d and their long names; milliseconds without one), blanks between.
 func parseDuration(v string) (time.Duration, error) {
-	s := strings.TrimSpace(v)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil {
+	n, unit, ok := numberAndUnit(v)
+	if !ok {
 		return 0, errors.New("want a duration: a number and a unit (600 s, 10 min)")
 	}
 	units := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
 		"millisecond": time.Millisecond, "milliseconds": time.Millisecond, "s": time.Second, "sec": time.Second, "secs": time.Second,
 		"second": time.Second, "seconds": time.Second, "min": time.Minute, "m": time.Minute, "minute": time.Minute, "minutes": time.Minute,
 		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
-	u, ok := units[strings.ToLower(strings.TrimSpace(s[i:]))]
+	u, ok := units[unit]
 	if !ok {
-		return 0, fmt.Errorf("unit %q: want ms, s, min, h or d", strings.TrimSpace(s[i:]))
+		return 0, fmt.Errorf("unit %q: want ms, s, min, h or d", unit)
 	}
 	return time.Duration(n) * u, nil
+}
+
+// numberAndUnit splits a Flink MemorySize's or Duration's text into its
+// leading decimal number and the unit after it (lower case, blanks around
+// it dropped).
+func numberAndUnit(v string) (int64, string, bool) {
+	s := strings.TrimSpace(v)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	return n, strings.ToLower(strings.TrimSpace(s[i:])), err == nil
 }
