@@ -61,6 +61,10 @@ type sqlType struct {
 	// name is the type as written, where it is not the kind's own
 	// spelling (VARCHAR(20), SMALLINT, DECIMAL(10, 2), TIMESTAMP_LTZ(3)).
 	name string
+	// decimal: a DECIMAL(p, s), a DOUBLE here, whose scale s a CAST to it
+	// rounds to.
+	decimal bool
+	scale   int
 }
 
 type colDef struct {

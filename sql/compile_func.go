@@ -303,5 +303,11 @@ func (c *compiler) cast(ctx *exprCtx, n *node) (val, error) {
 		return val{}, errAt(n.pos, "CAST(%s AS %s): %s does not convert to %s", exprText(n.l), n.typ, typeName(x), n.typ)
 	}
 	// CAST AS REAL rounds to a float32, and the value prints as one
-	return val{e: query.Cast{X: x.e, To: to, Real: n.typ.kind == tyReal}, t: to}, nil
+	var e query.Expr = query.Cast{X: x.e, To: to, Real: n.typ.kind == tyReal}
+	if n.typ.decimal {
+		// Flink's CAST to DECIMAL(p, s) rounds to s decimals, halves away
+		// from zero, as ROUND does (its precision p is not enforced).
+		e = query.Call{Fn: "round", Args: []query.Expr{e, query.Int(int64(n.typ.scale))}}
+	}
+	return val{e: e, t: to}, nil
 }

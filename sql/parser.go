@@ -403,7 +403,9 @@ func (p *parser) typ() (sqlType, error) {
 		case n >= 0:
 			name = fmt.Sprintf("DECIMAL(%d)", n)
 		}
-		return sqlType{kind: tyDouble, name: name}, nil
+		// Without a scale it is 0, as SQL's DECIMAL(p) and Flink's
+		// DECIMAL (10, 0) have.
+		return sqlType{kind: tyDouble, name: name, decimal: true, scale: max(m, 0)}, nil
 	case "varchar", "string", "text", "character", "char":
 		p.next()
 		if word == "character" || word == "char" {

@@ -28,3 +28,14 @@ func TestCastStringToBoolean(t *testing.T) {
 	_, out := semRun(t, src+`SELECT s, CAST(s AS BOOLEAN) AS b FROM e`, rows...)
 	assert.Equal(t, want, out[0])
 }
+
+// CAST to DECIMAL(p, s) rounds to s decimals (0 without s: Flink's
+// DECIMAL is DECIMAL(10, 0)), halves away from zero, as Flink's
+// BigDecimal HALF_UP over the double's shortest decimal form.
+func TestCastToDecimalRoundsToItsScale(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, d DOUBLE, i BIGINT) WITH (connector = 'stdin', format = 'json');
+`
+	_, out := semRun(t, src+`SELECT CAST(d AS DECIMAL(10, 2)) AS a, CAST(d AS DECIMAL) AS b, CAST(d AS NUMERIC(5, 1)) AS c, CAST(i AS DECIMAL(4, 2)) AS n FROM e`,
+		[]any{1.555, int64(7)}, []any{-2.5, int64(-3)}, []any{2.675, int64(0)}, []any{nil, nil})
+	assert.Equal(t, [][]string{{"1.56", "2", "1.6", "7"}, {"-2.5", "-3", "-2.5", "-3"}, {"2.68", "3", "2.7", "0"}, {"NULL", "NULL", "NULL", "NULL"}}, out[0])
+}
