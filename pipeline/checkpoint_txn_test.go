@@ -132,17 +132,22 @@ CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+add
 // the first has closed.
 func TestCheckpointDirOneRun(t *testing.T) {
 	addr := kafkatest.Broker(t, 1, "in")
-	prog, err := Compile("one.sql", `CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'in');
+	// A program compiled for each job: a Program is opened once, and a
+	// compiled program backs one open job.
+	open := func(dir string) (*Job, error) {
+		prog, err := Compile("one.sql", `CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'in');
 CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+addr+`', topic = 'out');`)
-	require.NoError(t, err)
+		require.NoError(t, err)
+		return prog.Open(Options{CheckpointDir: dir})
+	}
 	dir := t.TempDir()
-	first, err := prog.Open(Options{CheckpointDir: dir})
+	first, err := open(dir)
 	require.NoError(t, err)
-	_, err = prog.Open(Options{CheckpointDir: dir})
+	_, err = open(dir)
 	require.ErrorIs(t, err, checkpoint.ErrInUse)
 	assert.ErrorContains(t, err, dir)
 	first.Close()
-	again, err := prog.Open(Options{CheckpointDir: dir})
+	again, err := open(dir)
 	require.NoError(t, err)
 	again.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -31,7 +32,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // Program is a compiled SQL program and what the caller attached to it:
 // Go sources in place of the declared connectors, callbacks in place of
 // the declared outputs, tables' contents. Attach before Open; a Program is
-// opened once.
+// opened once (Open).
 type Program struct {
 	name   string // the SQL file, or "-e" for text given inline
 	prog   *sql.Program
@@ -39,6 +40,9 @@ type Program struct {
 	reads  map[string]io.Reader
 	rows   map[string]RowsFunc
 	tables map[string][]byte
+	// opened: an Open got as far as opening the sources: its job owns the
+	// attached readers and Go sources.
+	opened atomic.Bool
 }
 
 // Compile compiles a SQL program (sql/doc.go has the dialect). name says
@@ -52,7 +56,13 @@ func Compile(name, text string) (*Program, error) {
 	return FromSQL(name, prog), nil
 }
 
-// FromSQL wraps a program compiled by package sql.
+// FromSQL wraps a program compiled by package sql. Several Programs may
+// wrap one *sql.Program, but only one Job over it may be open at a time:
+// a Job loads the program's lookup tables into it (sql.Table), so a
+// second one would change the rows the first one's joins read, or free
+// them under it. Open refuses a second Job while another over the same
+// *sql.Program is open (until its Close): compile the program again
+// (sql.Compile, Compile) for jobs that run side by side.
 func FromSQL(name string, prog *sql.Program) *Program {
 	return &Program{name: name, prog: prog, feeds: map[string]SourceFunc{}, reads: map[string]io.Reader{},
 		rows: map[string]RowsFunc{}, tables: map[string][]byte{}}

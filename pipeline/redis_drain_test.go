@@ -39,15 +39,16 @@ func TestRedisNotWrittenTheDrain(t *testing.T) {
 			require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "in", Value: fmt.Appendf(nil, `{"ts": %d, "k": 1}`, x)}).FirstErr())
 		}
 	}
-	prog, err := pipeline.Compile("having.sql", fmt.Sprintf(`
+	text := fmt.Sprintf(`
 CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', group = 'having', format = 'json', idle_timeout = '1s');
 CREATE SINK r AS SELECT window_start, k, COUNT(*) AS n FROM TUMBLE(e, ts, INTERVAL '1000' MILLISECOND)
   GROUP BY window_start, k HAVING COUNT(*) < 3
-  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{k}', flush = '10ms');`, cluster.Addr, rs.Addr))
-	require.NoError(t, err)
+  WITH (connector = 'redis', addr = '%[2]s', key = 'w:{window_start}:{k}', flush = '10ms');`, cluster.Addr, rs.Addr)
 	dir := t.TempDir()
 	var log strings.Builder
 	run := func() {
+		prog, err := pipeline.Compile("having.sql", text) // a Program is opened once: one per run, as a restarted process
+		require.NoError(t, err)
 		job, err := prog.Open(pipeline.Options{Log: &log, Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
 			CheckpointDir: dir, CheckpointInterval: 100 * time.Millisecond, Duration: 1500 * time.Millisecond})
 		require.NoError(t, err)

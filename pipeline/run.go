@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,14 +39,60 @@ type Job struct {
 	ckptDir   *checkpoint.Dir               // Options.CheckpointDir, locked for the run (the checkpointer writes it)
 	stopFeeds context.CancelFunc
 	val       *validator // Options.Validate
+	holdsSQL  bool       // prog is marked in openSQL by this job (released at Close)
 	ran       bool
 	closed    bool
+}
+
+// openSQL marks the compiled programs that back an open Job, by pointer:
+// a Job loads the program's lookup tables into its *sql.Table values (and
+// sql.Table's Load frees the rows it replaces), so a second Job over the
+// same *sql.Program would change, or unmap, the rows the first one's
+// joins read. The mark is the pipeline's, as package sql knows nothing of
+// jobs.
+var openSQL = struct {
+	sync.Mutex
+	by map[*sql.Program]string // the name of the Program whose job holds it
+}{by: map[*sql.Program]string{}}
+
+// holdSQL marks j's compiled program as backing j, or says which job
+// holds it.
+func (j *Job) holdSQL() error {
+	openSQL.Lock()
+	defer openSQL.Unlock()
+	if other, held := openSQL.by[j.prog]; held {
+		return usagef("pipeline: program %s: its compiled program (*sql.Program) backs an open job (of program %s): "+
+			"a compiled program backs one open Job at a time, as the job loads its tables into it; "+
+			"compile the program again (sql.Compile, or pipeline.Compile) for a second job, or close the first", j.p.name, other)
+	}
+	openSQL.by[j.prog] = j.p.name
+	j.holdsSQL = true
+	return nil
+}
+
+// releaseSQL removes holdSQL's mark.
+func (j *Job) releaseSQL() {
+	if !j.holdsSQL {
+		return
+	}
+	openSQL.Lock()
+	delete(openSQL.by, j.prog)
+	openSQL.Unlock()
+	j.holdsSQL = false
 }
 
 // Open readies p to run: with Options.CheckpointDir its checkpointer and
 // the checkpoint to restore, the tables, the outputs and the sources, in
 // that order (the transactional outputs decide the checkpoint before the
 // sources seek to it). On an error what was opened is closed.
+//
+// A Program is opened once: its job takes the attached readers and Go
+// sources (a reader read by one job would give the next nothing), and a
+// later Open fails (compile the program again for another job). An Open
+// that failed before it opened the sources (a bad option, an output or a
+// checkpoint directory it could not open) does not count. Only one Job
+// over a compiled *sql.Program may be open at a time (FromSQL): Open fails
+// while another is, until that one's Close.
 func (p *Program) Open(o Options) (_ *Job, err error) {
 	if o.Instances == 0 {
 		o.Instances = 1
@@ -86,6 +133,13 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 			return nil, usagef("source %s: connector 'go': attach its input (AttachSource or AttachReader)", s.Name)
 		}
 	}
+	if p.opened.Load() {
+		return nil, errOpenedTwice(p)
+	}
+	// Before the tables are loaded into the compiled program.
+	if err := j.holdSQL(); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			j.Close()
@@ -123,6 +177,11 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 		if err := j.ckpt.alignOutputs(); err != nil {
 			return nil, err
 		}
+	}
+	// From here on the job owns the Program's sources (a parallel decoder
+	// reads an attached reader from its start).
+	if !p.opened.CompareAndSwap(false, true) { // an Open on another goroutine won
+		return nil, errOpenedTwice(p)
 	}
 	if err := j.openSources(); err != nil {
 		return nil, err
@@ -166,6 +225,14 @@ func (j *Job) Close() {
 			fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
 		}
 	}
+	// Last: nothing of this job reads the tables any more.
+	j.releaseSQL()
+}
+
+// errOpenedTwice is Open's for a Program already opened.
+func errOpenedTwice(p *Program) error {
+	return usagef("pipeline: program %s was opened already: a Program is opened once (its job reads its attached readers and Go sources); "+
+		"for another job compile it again (Compile), or wrap its SQL() anew with FromSQL once this job is closed", p.name)
 }
 
 // Run runs the job until its sources end (files, readers and Go sources

@@ -109,15 +109,19 @@ func TestTxnIDOfAnOlderDirectory(t *testing.T) {
 	cluster := kafkatest.Start(t, 1, "in", "out")
 	text := fmt.Sprintf(`CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'kafka', brokers = '%[1]s', topic = 'in', format = 'json');
 CREATE SINK out AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1]s', topic = 'out');`, cluster.Addr)
-	prog, err := Compile("p.sql", text)
-	require.NoError(t, err)
+	// A Program is opened once: one per job, as a restarted process.
+	open := func(dir string) (*Job, error) {
+		prog, err := Compile("p.sql", text)
+		require.NoError(t, err)
+		return prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	}
 	dir := t.TempDir()
-	job, err := prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	job, err := open(dir)
 	require.NoError(t, err)
 	job.Close()
 	require.NoError(t, os.Remove(filepath.Join(dir, txnNote)))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ckpt-00000000000000000003.bin"), []byte("written before tokens"), 0o644))
-	job, err = prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	job, err = open(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "saber-hx.in.out.0-of-1", job.txns[0].p.id)
 	job.Close()
@@ -126,7 +130,7 @@ CREATE SINK out AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '%[1
 	assert.Equal(t, "-\n", string(note))
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, txnNote), []byte("xyz\n"), 0o644))
-	_, err = prog.Open(Options{CheckpointDir: dir, Duration: time.Millisecond})
+	_, err = open(dir)
 	assert.ErrorContains(t, err, `"xyz" is not a token`)
 }
 

@@ -1,0 +1,153 @@
+package pipeline_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/pipeline"
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+const lookupJoinSQL = `CREATE SOURCE e (ts BIGINT, k INT) WITH (connector = 'go');
+CREATE TABLE users (id INT NOT NULL, country VARCHAR) WITH (connector = 'file', path = 'users.csv', format = 'csv');
+CREATE VIEW out AS SELECT e.k, u.country FROM e JOIN users AS u ON e.k = u.id;`
+
+// countryJob wraps sp with FromSQL, its table's one row of country, its
+// source fed by feed and the joined countries collected into got.
+func countryJob(t *testing.T, sp *sql.Program, country string, feed pipeline.SourceFunc) (*pipeline.Program, *[]string, *sync.Mutex) {
+	t.Helper()
+	p := pipeline.FromSQL(country, sp)
+	require.NoError(t, p.SetTable("users", []byte("1,"+country+"\n")))
+	require.NoError(t, p.AttachSource("e", feed))
+	var mu sync.Mutex
+	var got []string
+	require.NoError(t, p.OnRows("out", func(r *pipeline.Rows) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range r.Len() {
+			got = append(got, r.Text(i, 1))
+		}
+		return nil
+	}))
+	return p, &got, &mu
+}
+
+func oneTuple(_ context.Context, w *pipeline.TupleWriter) error { return w.Append(int64(1), int32(1)) }
+
+// TestOneOpenJobPerSQLProgram: two Programs over one compiled program
+// (FromSQL) share its lookup tables, which a job loads into it: the
+// second's Open is refused while the first's job is open (it replaced the
+// first's rows, and freed them under a running join), and accepted once
+// that job is closed, each job joining its own table.
+func TestOneOpenJobPerSQLProgram(t *testing.T) {
+	t.Parallel()
+	sp, err := sql.Compile(lookupJoinSQL)
+	require.NoError(t, err)
+	p1, got1, _ := countryJob(t, sp, "first", oneTuple)
+	job1, err := p1.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job1.Close()
+
+	p2, got2, _ := countryJob(t, sp, "second", oneTuple)
+	_, err = p2.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.ErrorIs(t, err, pipeline.ErrUsage)
+	assert.ErrorContains(t, err, "compile the program again")
+
+	_, err = job1.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"first"}, *got1)
+	job1.Close()
+
+	// Refused before anything was opened: p2 may still be opened.
+	job2, err := p2.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job2.Close()
+	_, err = job2.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"second"}, *got2)
+}
+
+// TestOneOpenJobPerSQLProgramWhileRunning: the second Open comes while
+// the first job's join reads the table (where it was loaded over the rows
+// being read: wrong countries, or a fault on the freed memory).
+func TestOneOpenJobPerSQLProgramWhileRunning(t *testing.T) {
+	t.Parallel()
+	sp, err := sql.Compile(lookupJoinSQL)
+	require.NoError(t, err)
+	started := make(chan struct{})
+	var bad atomic.Int64
+	p1 := pipeline.FromSQL("first", sp)
+	require.NoError(t, p1.SetTable("users", []byte("1,first\n")))
+	require.NoError(t, p1.AttachSource("e", func(ctx context.Context, w *pipeline.TupleWriter) error {
+		for i := 0; ctx.Err() == nil; i++ {
+			if err := w.Append(int64(i), int32(1)); err != nil {
+				return err
+			}
+			if i == 1000 {
+				close(started)
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, p1.OnRows("out", func(r *pipeline.Rows) error {
+		for i := range r.Len() {
+			if r.Text(i, 1) != "first" {
+				bad.Add(1)
+			}
+		}
+		return nil
+	}))
+	job1, err := p1.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job1.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := job1.Run(ctx); done <- err }()
+	<-started
+
+	p2, _, _ := countryJob(t, sp, "second", oneTuple)
+	job2, err := p2.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	if err == nil {
+		job2.Close()
+	}
+	assert.ErrorIs(t, err, pipeline.ErrUsage, "a second job over a compiled program whose job runs")
+	cancel()
+	require.NoError(t, <-done)
+	assert.Zero(t, bad.Load(), "rows joined with another job's table")
+}
+
+// TestProgramOpenedOnce: a Program's job reads its attached reader; a
+// second Open would read nothing and succeed, so it is refused, saying
+// why. An Open refused for its options does not count.
+func TestProgramOpenedOnce(t *testing.T) {
+	t.Parallel()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go', format = 'csv');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`)
+	require.NoError(t, err)
+	require.NoError(t, prog.AttachReader("r", strings.NewReader("1,1\n2,2\n")))
+	require.NoError(t, prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }))
+
+	_, err = prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Duration: -1})
+	require.ErrorIs(t, err, pipeline.ErrUsage, "a negative duration")
+
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	sum, err := job.Run(context.Background())
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, sum.Tuples)
+	job.Close()
+
+	job2, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	if err == nil {
+		job2.Close()
+	}
+	require.ErrorIs(t, err, pipeline.ErrUsage)
+	assert.ErrorContains(t, err, "opened already")
+}
