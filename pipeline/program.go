@@ -94,6 +94,14 @@ func (p *Program) AttachSource(name string, fn SourceFunc) error {
 // AttachReader makes r the source called name's input, in place of its
 // file or standard input: records in the source's declared format (CSV,
 // JSON lines or binary tuples), decoded as a file's would be.
+//
+// Where the run stops reading before r's end (Run's context cancelled,
+// Options.Duration, an output's or another source's failure) a Read that
+// waits is ended by r's read deadline (an *os.File on a pipe or a FIFO, a
+// net.Conn: source.ReadDeadliner), else by closing r where it is an
+// io.Closer (io.PipeReader); Close closes it too where a read may still
+// wait. A reader that is neither (it may block for ever) must be ended by
+// its caller, or Run waits for it.
 func (p *Program) AttachReader(name string, r io.Reader) error {
 	if err := p.attachable(name); err != nil {
 		return err

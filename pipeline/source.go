@@ -57,6 +57,10 @@ type sqlSource struct {
 	// first read: its string heap holds their long strings (heapStrings).
 	first *engine.Stream
 	ckpt  *checkpointer // Options.CheckpointDir: takes checkpoints between reads
+	// closer is the reader given to AttachReader where it is an
+	// io.Closer: closing it ends a blocked Read of a reader without read
+	// deadlines (interrupt).
+	closer io.Closer
 }
 
 // kafkaShare is what of a topic a Kafka source reads: the partitions p
@@ -113,6 +117,7 @@ func (j *Job) openSources() error {
 		switch r := j.p.reads[s.Name]; {
 		case r != nil:
 			ss.name, ss.r = "the reader of source "+s.Name, r
+			ss.closer, _ = r.(io.Closer)
 		case s.Connector == "generator":
 			w, err := workloads.Lookup(s.Workload)
 			if err != nil {
@@ -324,6 +329,12 @@ func (j *Job) closeSources() {
 			s.nex.close()
 		}
 		if s.pool != nil {
+			if s.closer != nil && !s.ended {
+				// The pool's reading goroutine may wait in a Read of the
+				// caller's reader (Close without Run, or a feed that
+				// failed): Close waits for it.
+				_ = s.closer.Close()
+			}
 			s.pool.Close()
 		}
 		if s.file != nil {
@@ -398,8 +409,8 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		ctx, cancel = context.WithTimeout(ctx, s.deadline)
 		defer cancel()
 	}
-	if d, ok := s.r.(source.ReadDeadliner); ok {
-		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
+	if s.r != nil {
+		stop := context.AfterFunc(ctx, s.interrupt)
 		defer stop()
 	}
 	ts := s.src.Schema.TupleSize
@@ -496,6 +507,24 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 		}
 	}
 	return nil
+}
+
+// interrupt ends a Read of the source's reader that may wait for ever (a
+// pipe, a socket, standard input), once the feed's context has ended (a
+// cancel, Options.Duration, another feed's or an output's failure): by its
+// read deadline where it has one, else, for a reader given to AttachReader,
+// by its Close. feedAll takes the read's error for the interruption, as
+// the context has ended. A reader with neither is ended by its caller.
+func (s *sqlSource) interrupt() {
+	if d, ok := s.r.(source.ReadDeadliner); ok {
+		if d.SetReadDeadline(time.Now()) == nil || s.closer == nil {
+			return
+		}
+		// An *os.File the runtime does not poll takes no deadline.
+	}
+	if s.closer != nil {
+		_ = s.closer.Close()
+	}
 }
 
 // errLinger is next's: the Kafka source had nothing for kafka.Linger.
