@@ -77,19 +77,30 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Registry is a Prometheus registry of a run's metrics. Its engines and
-// sources may be added at any time, also while it is served.
+// Registry is a Prometheus registry of a run's metrics. Its engines,
+// sources and outputs may be added at any time, also while it is served,
+// and removed (the function each Add returns) when their run is over, so
+// that one registry, a long-lived process's one /metrics, serves run
+// after run.
 type Registry struct {
 	reg  *prometheus.Registry
 	opts Options
 
 	mu      sync.Mutex
-	engines []*engine.Engine
+	seq     uint64 // numbers what is added, so that a remove takes out its own and nothing added later in its place
+	engines []namedEngine
 	sources []namedSource
 	sinks   []namedSink
 }
 
+type namedEngine struct {
+	id      uint64
+	e       *engine.Engine
+	queries []string // e.SpecNames(): its series' query labels
+}
+
 type namedSource struct {
+	id   uint64
 	name string
 	s    SourceStats
 }
@@ -109,30 +120,69 @@ func NewRegistry(opts Options) *Registry {
 	return r
 }
 
-// AddEngine adds an engine's queries. Two engines must not have queries of
-// the same name: their series would collide, and scrapes fail.
-func (r *Registry) AddEngine(e *engine.Engine) {
+// AddEngine adds an engine's queries. An engine added earlier that has a
+// query of the same name is replaced, as AddSource and AddSink replace by
+// name: their series would collide, and every scrape fail. replaced names
+// the queries of the engines replaced (nil where none was): a run whose
+// engine was not removed, or two running at once, which the caller
+// should report, as their series are no longer served. remove takes e out
+// again (once its run is over); it does nothing where e was replaced.
+func (r *Registry) AddEngine(e *engine.Engine) (remove func(), replaced []string) {
+	queries := e.SpecNames()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.engines = append(r.engines, e)
+	r.engines = slices.DeleteFunc(r.engines, func(n namedEngine) bool {
+		if n.e != e && !slices.ContainsFunc(n.queries, func(q string) bool { return slices.Contains(queries, q) }) {
+			return false
+		}
+		if n.e != e {
+			replaced = append(replaced, n.queries...)
+		}
+		return true
+	})
+	r.seq++
+	id := r.seq
+	r.engines = append(r.engines, namedEngine{id: id, e: e, queries: queries})
+	return r.remover(func() { r.engines = slices.DeleteFunc(r.engines, func(n namedEngine) bool { return n.id == id }) }), replaced
 }
 
 // AddSource adds a source's counters under name (label source); a source
-// added earlier under the same name is replaced.
-func (r *Registry) AddSource(name string, s SourceStats) {
+// added earlier under the same name is replaced (replaced is true: as
+// AddEngine's, for the caller to report). remove takes it out again; it
+// does nothing where the source was replaced.
+func (r *Registry) AddSource(name string, s SourceStats) (remove func(), replaced bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	before := len(r.sources)
 	r.sources = slices.DeleteFunc(r.sources, func(n namedSource) bool { return n.name == name })
-	r.sources = append(r.sources, namedSource{name, s})
+	r.seq++
+	id := r.seq
+	r.sources = append(r.sources, namedSource{id, name, s})
+	return r.remover(func() { r.sources = slices.DeleteFunc(r.sources, func(n namedSource) bool { return n.id == id }) }), len(r.sources) == before
 }
 
 // AddSink adds an output's counters under name (label sink); an output
-// added earlier under the same name is replaced.
-func (r *Registry) AddSink(name string, s SinkStats) {
+// added earlier under the same name is replaced (replaced is true: as
+// AddEngine's, for the caller to report). remove takes it out again; it
+// does nothing where the output was replaced.
+func (r *Registry) AddSink(name string, s SinkStats) (remove func(), replaced bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	before := len(r.sinks)
 	r.sinks = slices.DeleteFunc(r.sinks, func(n namedSink) bool { return n.name == name })
-	r.sinks = append(r.sinks, namedSink{name, s})
+	r.seq++
+	id := r.seq
+	r.sinks = append(r.sinks, namedSink{id, name, s})
+	return r.remover(func() { r.sinks = slices.DeleteFunc(r.sinks, func(n namedSink) bool { return n.id == id }) }), len(r.sinks) == before
+}
+
+// remover is a remove function of Add*: del under the registry's lock.
+func (r *Registry) remover(del func()) func() {
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		del()
+	}
 }
 
 // Gatherer is the registry as a prometheus.Gatherer (for a handler of
@@ -204,7 +254,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	now := c.opts.Now()
 	for _, e := range engines {
-		for _, s := range e.Streams() {
+		for _, s := range e.e.Streams() {
 			c.collectStream(ch, s, now)
 		}
 	}

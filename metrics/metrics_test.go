@@ -453,3 +453,79 @@ func assertNoLeak(t *testing.T, base int) {
 		t.Errorf("%d goroutines left behind:\n%s", n-base, stacks.String())
 	}
 }
+
+// gathered gathers reg (failing on an error: a collision of series) into
+// name -> family.
+func gathered(t *testing.T, reg *metrics.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	require.NoError(t, err, "the scrape")
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// TestRegistryAcrossRuns: one registry (a long-lived process's /metrics)
+// over run after run. An engine whose run is over is removed, and the next
+// run's engine with the same query names is served; one not removed is
+// replaced by the next, as AddSource and AddSink replace by name, and
+// AddEngine says which queries it replaced, so that the caller reports
+// the collision: every scrape failed on the duplicate series. A remove
+// takes out only what it added, not what replaced it.
+func TestRegistryAcrossRuns(t *testing.T) {
+	agg, sel := testQueries(t)
+	runOnce := func(tuples int) *engine.Engine {
+		e, err := engine.Start(engine.Config{Workers: 1, TaskSize: tupleSize * 64, BufferSize: 1 << 13}, []engine.Spec{{Query: agg}, {Query: sel}})
+		require.NoError(t, err)
+		require.NoError(t, e.Stream(0).Write(testData(tuples)))
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+		return e
+	}
+	reg := metrics.NewRegistry(metrics.Options{})
+	e1 := runOnce(10)
+	remove1, replaced := reg.AddEngine(e1)
+	assert.Empty(t, replaced)
+	mfs := gathered(t, reg)
+	v, _ := value(mfs, "saber_records_in_total", "query", "agg")
+	assert.Equal(t, 10.0, v)
+
+	remove1() // the first run is over
+	_, ok := gathered(t, reg)["saber_records_in_total"]
+	assert.False(t, ok, "a removed engine's series")
+	remove2, replaced := reg.AddEngine(runOnce(20))
+	assert.Empty(t, replaced)
+	v, _ = value(gathered(t, reg), "saber_records_in_total", "query", "agg")
+	assert.Equal(t, 20.0, v, "the second run's")
+
+	// A third not removed before the fourth: replaced, and said.
+	_, replaced = reg.AddEngine(runOnce(30))
+	assert.ElementsMatch(t, []string{"agg", "sel"}, replaced)
+	remove4, replaced := reg.AddEngine(runOnce(40))
+	assert.ElementsMatch(t, []string{"agg", "sel"}, replaced)
+	remove2() // replaced already: takes out nothing of the fourth's
+	v, _ = value(gathered(t, reg), "saber_records_in_total", "query", "agg")
+	assert.Equal(t, 40.0, v, "the last run's")
+	remove4()
+	_, ok = gathered(t, reg)["saber_records_in_total"]
+	assert.False(t, ok)
+
+	// Sources and outputs alike.
+	counts := func(n uint64) metrics.SourceFunc {
+		return func() metrics.SourceCounts { return metrics.SourceCounts{Records: n} }
+	}
+	removeA, replacedA := reg.AddSource("in", counts(1))
+	_, replacedB := reg.AddSource("in", counts(2))
+	assert.False(t, replacedA)
+	assert.True(t, replacedB)
+	removeA()
+	v, _ = value(gathered(t, reg), "saber_source_records_total", "source", "in")
+	assert.Equal(t, 2.0, v, "the source that replaced the removed one's")
+	removeS, replacedS := reg.AddSink("out", metrics.SinkFunc(func() metrics.SinkCounts { return metrics.SinkCounts{Retries: 3} }))
+	assert.False(t, replacedS)
+	removeS()
+	_, ok = gathered(t, reg)["saber_sink_retries_total"]
+	assert.False(t, ok)
+}

@@ -28,6 +28,7 @@ type SinkFunc func() SinkCounts
 func (f SinkFunc) SinkCounts() SinkCounts { return f() }
 
 type namedSink struct {
+	id   uint64
 	name string
 	s    SinkStats
 }

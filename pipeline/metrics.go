@@ -1,6 +1,12 @@
 package pipeline
 
-import "github.com/saber-hx/saber-hx/metrics"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/metrics"
+)
 
 // outageStats is what the Kafka and Redis outputs say of their outages.
 type outageStats interface {
@@ -33,6 +39,48 @@ func (j *Job) addSinkMetrics(reg *metrics.Registry) {
 		default:
 			continue
 		}
-		reg.AddSink(j.prog.Queries[i].Name, sinkCounts(o))
+		name := j.prog.Queries[i].Name
+		remove, replaced := reg.AddSink(name, sinkCounts(o))
+		j.registered(remove, replaced, "output "+name)
 	}
+}
+
+// addSourceMetrics adds to reg each Kafka source's counters, under the
+// source's name.
+func (j *Job) addSourceMetrics(reg *metrics.Registry) {
+	for _, s := range j.sources {
+		if s.kafka != nil {
+			remove, replaced := reg.AddSource(s.src.Name, kafkaCounts(s.kafka))
+			j.registered(remove, replaced, "source "+s.src.Name)
+		}
+	}
+}
+
+// addEngineMetrics adds e's queries to reg (engine.Config.Started: on
+// Run's goroutine, before Close).
+func (j *Job) addEngineMetrics(reg *metrics.Registry, e *engine.Engine) {
+	remove, replaced := reg.AddEngine(e)
+	j.registered(remove, len(replaced) > 0, "queries "+strings.Join(replaced, ", "))
+}
+
+// registered keeps remove, which takes out of Options.Metrics what the
+// job added, for Close: a registry that outlives the job (a long-lived
+// process's one /metrics) serves the next run's series, not this one's.
+// Where the job's replaced another run's what (a job not closed, or one
+// running beside this one) the log says so: its series are no longer
+// served.
+func (j *Job) registered(remove func(), replaced bool, what string) {
+	j.unregister = append(j.unregister, remove)
+	if replaced {
+		fmt.Fprintf(j.log, "saber-hx: warning: metrics: another run's %s (a job not closed, or one running beside this one) "+
+			"replaced in the registry (Options.Metrics) by this job's of the same name: its series are no longer served\n", what)
+	}
+}
+
+// removeMetrics removes from Options.Metrics what the job added.
+func (j *Job) removeMetrics() {
+	for _, remove := range j.unregister {
+		remove()
+	}
+	j.unregister = nil
 }

@@ -40,8 +40,10 @@ type Job struct {
 	stopFeeds context.CancelFunc
 	val       *validator // Options.Validate
 	holdsSQL  bool       // prog is marked in openSQL by this job (released at Close)
-	ran       bool
-	closed    bool
+	// unregister removes from Options.Metrics what the job added (Close).
+	unregister []func()
+	ran        bool
+	closed     bool
 }
 
 // openSQL marks the compiled programs that back an open Job, by pointer:
@@ -197,24 +199,23 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 		}
 	}
 	if reg := o.Metrics; reg != nil {
-		for _, s := range j.sources {
-			if s.kafka != nil {
-				reg.AddSource(s.src.Name, kafkaCounts(s.kafka))
-			}
-		}
+		j.addSourceMetrics(reg)
 		j.addSinkMetrics(reg)
 	}
 	return j, nil
 }
 
 // Close removes the temporary files of the outputs not committed, closes
-// the clients of topics and Redis and the sources. Call it once Run has
-// returned (or instead of Run); it is safe to call twice.
+// the clients of topics and Redis and the sources, and removes from
+// Options.Metrics what the job added to it. Call it once Run has returned
+// (or instead of Run); it is safe to call twice.
 func (j *Job) Close() {
 	if j.closed {
 		return
 	}
 	j.closed = true
+	// First: a scrape reads the sources and outputs closed below.
+	j.removeMetrics()
 	j.abortSinks()
 	j.closeSources()
 	if j.val != nil {
@@ -373,7 +374,7 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 	if reg := j.opts.Metrics; reg != nil {
 		started := cfg.Started
 		cfg.Started = func(e *engine.Engine) {
-			reg.AddEngine(e)
+			j.addEngineMetrics(reg, e)
 			if started != nil {
 				started(e)
 			}

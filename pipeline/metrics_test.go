@@ -1,0 +1,94 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/metrics"
+	"github.com/saber-hx/saber-hx/pipeline"
+)
+
+// gatherFamilies gathers reg, failing on an error (series that collide).
+func gatherFamilies(t *testing.T, reg *metrics.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	require.NoError(t, err, "the scrape")
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// countingJob opens a program whose Go source feeds n tuples, its
+// metrics into reg, its messages into log.
+func countingJob(t *testing.T, reg *metrics.Registry, n int, log *bytes.Buffer) *pipeline.Job {
+	t.Helper()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`)
+	require.NoError(t, err)
+	require.NoError(t, prog.AttachSource("r", func(ctx context.Context, w *pipeline.TupleWriter) error {
+		for i := range n {
+			if err := w.Append(int64(i), int32(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }))
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg, Log: log})
+	require.NoError(t, err)
+	return job
+}
+
+// recordsIn is the one saber_records_in_total sample of mfs (-1: none).
+func recordsIn(t *testing.T, mfs map[string]*dto.MetricFamily) float64 {
+	t.Helper()
+	mf := mfs["saber_records_in_total"]
+	if mf == nil {
+		return -1
+	}
+	require.Len(t, mf.GetMetric(), 1)
+	return mf.GetMetric()[0].GetCounter().GetValue()
+}
+
+// TestMetricsRegistryAcrossRuns: one registry (a long-lived service's one
+// /metrics) over two runs, each closed: the finished run's series were
+// served and the next's dropped, every scrape failing on the duplicates.
+// Close removes what its job added; a job not closed has its series
+// replaced by the next's of the same names, which the log says.
+func TestMetricsRegistryAcrossRuns(t *testing.T) {
+	t.Parallel()
+	reg := metrics.NewRegistry(metrics.Options{})
+	var log bytes.Buffer
+	for _, n := range []int{10, 20} {
+		job := countingJob(t, reg, n, &log)
+		_, err := job.Run(context.Background())
+		require.NoError(t, err)
+		assert.EqualValues(t, n, recordsIn(t, gatherFamilies(t, reg)), "the run's tuples, after it and before its Close")
+		job.Close()
+		assert.EqualValues(t, -1, recordsIn(t, gatherFamilies(t, reg)), "a closed job's series")
+	}
+	assert.NotContains(t, log.String(), "metrics")
+
+	// A job not closed (yet) before the next runs.
+	first := countingJob(t, reg, 30, &log)
+	defer first.Close()
+	_, err := first.Run(context.Background())
+	require.NoError(t, err)
+	second := countingJob(t, reg, 40, &log)
+	_, err = second.Run(context.Background())
+	require.NoError(t, err)
+	assert.EqualValues(t, 40, recordsIn(t, gatherFamilies(t, reg)), "the later run's")
+	assert.Contains(t, log.String(), "saber-hx: warning: metrics: another run's queries all_r")
+	first.Close() // its engine was replaced: the second's stays
+	assert.EqualValues(t, 40, recordsIn(t, gatherFamilies(t, reg)))
+	second.Close()
+	assert.EqualValues(t, -1, recordsIn(t, gatherFamilies(t, reg)))
+}
