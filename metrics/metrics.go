@@ -25,7 +25,7 @@
 //	saber_ring_used_bytes               gauge      ring bytes committed, not yet freed
 //	saber_ring_size_bytes               gauge      ring capacity
 //	saber_watermark                     gauge      the largest event time merged, in the query's event-time unit; absent before the first
-//	saber_event_time_lag_seconds        gauge      wall clock minus the watermark (Options.EventTimeUnit); range windows only
+//	saber_event_time_lag_seconds        gauge      wall clock minus the watermark, in the query's event-time unit (EventTimeUnits, else Options.EventTimeUnit); range windows only
 //	saber_processor_tasks_total         counter    tasks run, per processor kind (label kind: cpu, gpu)
 //	saber_processor_busy_seconds_total  counter    busy time, per processor kind
 //	saber_serial_seconds_total          counter    workers' time where no other worker can progress on the query (Stats.SerialTime)
@@ -71,7 +71,8 @@ import (
 // Options tune a Registry.
 type Options struct {
 	// EventTimeUnit is the unit of the queries' event times, for the
-	// event-time lag; 0 means milliseconds (YSB's, Kafka's timestamps).
+	// event-time lag, where AddEngine was not given theirs
+	// (EventTimeUnits); 0 means milliseconds (YSB's, Kafka's timestamps).
 	EventTimeUnit time.Duration
 	// Now is the wall clock of the event-time lag; nil means time.Now.
 	Now func() time.Time
@@ -96,7 +97,21 @@ type Registry struct {
 type namedEngine struct {
 	id      uint64
 	e       *engine.Engine
-	queries []string // e.SpecNames(): its series' query labels
+	queries []string        // e.SpecNames(): its series' query labels
+	units   []time.Duration // EventTimeUnits, by spec
+}
+
+// EngineOption tunes how AddEngine reads an engine.
+type EngineOption func(*namedEngine)
+
+// EventTimeUnits gives the unit of each query's event times, by spec index
+// (as engine.Engine.Stream's), for its event-time lag: the queries of one
+// engine may read sources of different units (a SQL source's time_unit),
+// which one Options.EventTimeUnit would put off by their ratio. A unit of
+// 0, or a spec past units, has Options.EventTimeUnit.
+func EventTimeUnits(units []time.Duration) EngineOption {
+	units = slices.Clone(units)
+	return func(n *namedEngine) { n.units = units }
 }
 
 type namedSource struct {
@@ -127,8 +142,12 @@ func NewRegistry(opts Options) *Registry {
 // engine was not removed, or two running at once, which the caller
 // should report, as their series are no longer served. remove takes e out
 // again (once its run is over); it does nothing where e was replaced.
-func (r *Registry) AddEngine(e *engine.Engine) (remove func(), replaced []string) {
+func (r *Registry) AddEngine(e *engine.Engine, opts ...EngineOption) (remove func(), replaced []string) {
 	queries := e.SpecNames()
+	added := namedEngine{e: e, queries: queries}
+	for _, o := range opts {
+		o(&added)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.engines = slices.DeleteFunc(r.engines, func(n namedEngine) bool {
@@ -142,7 +161,8 @@ func (r *Registry) AddEngine(e *engine.Engine) (remove func(), replaced []string
 	})
 	r.seq++
 	id := r.seq
-	r.engines = append(r.engines, namedEngine{id: id, e: e, queries: queries})
+	added.id = id
+	r.engines = append(r.engines, added)
 	return r.remover(func() { r.engines = slices.DeleteFunc(r.engines, func(n namedEngine) bool { return n.id == id }) }), replaced
 }
 
@@ -254,8 +274,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	now := c.opts.Now()
 	for _, e := range engines {
-		for _, s := range e.e.Streams() {
-			c.collectStream(ch, s, now)
+		for i, s := range e.e.Streams() {
+			unit := c.opts.EventTimeUnit
+			if i < len(e.units) && e.units[i] > 0 {
+				unit = e.units[i]
+			}
+			c.collectStream(ch, s, unit, now)
 		}
 	}
 	for _, src := range sources {
@@ -274,7 +298,8 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }
 
-func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream, now time.Time) {
+// collectStream sends s's series; unit is its event times'.
+func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream, unit time.Duration, now time.Time) {
 	// Read apart, while tasks merge, the histogram's count and the tasks
 	// may differ by the tasks merged in between; after CloseAll they agree.
 	m := s.Metrics()
@@ -304,7 +329,7 @@ func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream,
 	if st.Watermark != math.MinInt64 { // none before the first merged tuple
 		gauge(ch, descWatermark, float64(st.Watermark), q)
 		if rangeWindows(s) {
-			lag := float64(now.UnixNano())/1e9 - float64(st.Watermark)*c.opts.EventTimeUnit.Seconds()
+			lag := float64(now.UnixNano())/1e9 - float64(st.Watermark)*unit.Seconds()
 			gauge(ch, descLag, lag, q)
 		}
 	}

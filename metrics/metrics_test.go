@@ -529,3 +529,34 @@ func TestRegistryAcrossRuns(t *testing.T) {
 	_, ok = gathered(t, reg)["saber_sink_retries_total"]
 	assert.False(t, ok)
 }
+
+// TestEventTimeUnitsPerQuery: the event-time lag reads each query's
+// watermark in the unit AddEngine was given for it (EventTimeUnits), the
+// registry's EventTimeUnit where none (0, or past the slice).
+func TestEventTimeUnitsPerQuery(t *testing.T) {
+	agg, sel := testQueries(t)
+	e, err := engine.Start(engine.Config{Workers: 1, TaskSize: tupleSize * 64, BufferSize: 1 << 13}, []engine.Spec{{Query: agg}, {Query: sel}})
+	require.NoError(t, err)
+	require.NoError(t, e.Stream(0).Write(testData(100)))
+	require.NoError(t, e.Stream(1).Write(testData(100)))
+	_, err = e.CloseAll()
+	require.NoError(t, err)
+	now := time.Unix(1000, 0)
+	for _, units := range [][]time.Duration{nil, {time.Second}, {time.Microsecond, time.Second}, {0, time.Second}} {
+		reg := metrics.NewRegistry(metrics.Options{Now: func() time.Time { return now }})
+		reg.AddEngine(e, metrics.EventTimeUnits(units))
+		mfs := gathered(t, reg)
+		for i, q := range []string{"agg", "sel"} {
+			unit := time.Millisecond // the registry's default
+			if i < len(units) && units[i] > 0 {
+				unit = units[i]
+			}
+			wm, ok := value(mfs, "saber_watermark", "query", q)
+			require.True(t, ok)
+			require.Positive(t, wm)
+			lag, ok := value(mfs, "saber_event_time_lag_seconds", "query", q)
+			require.True(t, ok)
+			assert.InDelta(t, 1000-wm*unit.Seconds(), lag, 1e-9, "query %s, units %v", q, units)
+		}
+	}
+}

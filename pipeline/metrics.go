@@ -3,9 +3,12 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/metrics"
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/sql"
 )
 
 // outageStats is what the Kafka and Redis outputs say of their outages.
@@ -56,10 +59,10 @@ func (j *Job) addSourceMetrics(reg *metrics.Registry) {
 	}
 }
 
-// addEngineMetrics adds e's queries to reg (engine.Config.Started: on
-// Run's goroutine, before Close).
+// addEngineMetrics adds e's queries to reg, each with its event times'
+// unit (engine.Config.Started: on Run's goroutine, before Close).
 func (j *Job) addEngineMetrics(reg *metrics.Registry, e *engine.Engine) {
-	remove, replaced := reg.AddEngine(e)
+	remove, replaced := reg.AddEngine(e, metrics.EventTimeUnits(eventTimeUnits(j.prog)))
 	j.registered(remove, len(replaced) > 0, "queries "+strings.Join(replaced, ", "))
 }
 
@@ -83,4 +86,28 @@ func (j *Job) removeMetrics() {
 		remove()
 	}
 	j.unregister = nil
+}
+
+// timeUnits are the durations of sql.Source.TimeUnit's units.
+var timeUnits = map[string]time.Duration{"s": time.Second, "ms": time.Millisecond, "us": time.Microsecond, "ns": time.Nanosecond}
+
+// eventTimeUnits is the unit of each query's event times, for the
+// metrics' event-time lag: its input source's time_unit (milliseconds for
+// a TIMESTAMP event time), a view's reader's that of the view's input.
+// 0 where not known (the registry's default).
+func eventTimeUnits(prog *sql.Program) []time.Duration {
+	units := make([]time.Duration, len(prog.Queries))
+	for i, q := range prog.Queries {
+		if up, ok := q.Spec.Upstream.Spec(); ok && up < i {
+			units[i] = units[up]
+			continue
+		}
+		if s := prog.Source(q.Input); s != nil {
+			units[i] = timeUnits[s.TimeUnit]
+			if s.Schema.Attrs[0].Logical == query.Time {
+				units[i] = time.Millisecond
+			}
+		}
+	}
+	return units
 }

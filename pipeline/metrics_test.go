@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
@@ -91,4 +92,45 @@ func TestMetricsRegistryAcrossRuns(t *testing.T) {
 	assert.EqualValues(t, 40, recordsIn(t, gatherFamilies(t, reg)))
 	second.Close()
 	assert.EqualValues(t, -1, recordsIn(t, gatherFamilies(t, reg)))
+}
+
+// TestEventTimeLagFollowsTimeUnit: saber_event_time_lag_seconds reads the
+// watermark in its query's source's time_unit (and a view's reader in its
+// input's): with one unit for the registry (milliseconds) event times of
+// now were 1e9 s off in seconds, 1e12 s off in microseconds.
+func TestEventTimeLagFollowsTimeUnit(t *testing.T) {
+	t.Parallel()
+	for _, unit := range []string{"s", "ms", "us"} {
+		t.Run(unit, func(t *testing.T) {
+			t.Parallel()
+			prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go', time_unit = '`+unit+`');
+CREATE VIEW c AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(r, ts, INTERVAL '1' SECOND) GROUP BY window_start;
+CREATE VIEW late AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(c, window_start, INTERVAL '1' SECOND) GROUP BY window_start;`)
+			require.NoError(t, err)
+			per := map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3}[unit]
+			require.NoError(t, prog.AttachSource("r", func(ctx context.Context, w *pipeline.TupleWriter) error {
+				return w.Append(time.Now().UnixNano()/per, int32(1)) // now, in the source's unit
+			}))
+			for _, q := range []string{"c", "late"} {
+				require.NoError(t, prog.OnRows(q, func(*pipeline.Rows) error { return nil }))
+			}
+			reg := metrics.NewRegistry(metrics.Options{}) // milliseconds, as saber-hx run --metrics-addr makes it
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg})
+			require.NoError(t, err)
+			defer job.Close()
+			_, err = job.Run(context.Background())
+			require.NoError(t, err)
+			lags := map[string]float64{}
+			if mf := gatherFamilies(t, reg)["saber_event_time_lag_seconds"]; mf != nil {
+				for _, m := range mf.GetMetric() {
+					lags[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+			require.Contains(t, lags, "c")
+			require.Contains(t, lags, "late", "a view's reader")
+			for q, lag := range lags {
+				assert.InDelta(t, 0, lag, 60, "query %s: the lag of event times that are now, in time_unit %s", q, unit)
+			}
+		})
+	}
 }
