@@ -240,8 +240,9 @@ func errOpenedTwice(p *Program) error {
 // at their end, generators and Kafka after Options.Duration, Kafka with
 // StopAtEnd at the ends it had) or ctx is cancelled; then it drains: every
 // tuple read is merged, every window emitted, the outputs flushed and
-// committed (files only when ctx was not cancelled: an interrupted run
-// leaves them as they were, or at their last checkpoint's parts). The
+// committed (files only when ctx did not end the run before its sources
+// ended: an interrupted run leaves them as they were, or at their last
+// checkpoint's parts; a cancel during the drain interrupts nothing). The
 // Kafka sources' offsets are committed once what they fed is out.
 func (j *Job) Run(ctx context.Context) (*Summary, error) {
 	if j.ran {
@@ -249,7 +250,7 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 	}
 	j.ran = true
 	start := time.Now()
-	stats, err := j.run(ctx)
+	stats, interrupted, err := j.run(ctx)
 	seconds := time.Since(start).Seconds()
 	if err != nil {
 		if errors.Is(err, engine.ErrConfig) {
@@ -257,7 +258,6 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 		}
 		return nil, err
 	}
-	interrupted := ctx.Err() != nil
 	if err := j.finish(interrupted); err != nil {
 		return nil, err
 	}
@@ -361,10 +361,14 @@ func (j *Job) inputs() []string {
 
 // run starts the engine over the specs, feeds every source into the
 // streams that read it until they end (or ctx is cancelled), and drains.
-func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
+// interrupted: ctx ended the feeds, some source before its end; decided
+// as the feeds end, as a cancel during the drain (every source read to its
+// end) interrupts nothing: the outputs are whole.
+func (j *Job) run(runCtx context.Context) (_ []engine.Stats, interrupted bool, _ error) {
 	// A failed flush ends the feeds (stopFeeds): the run drains and fails
 	// rather than read on with nowhere to write.
-	ctx, j.stopFeeds = context.WithCancel(ctx)
+	ctx, stopFeeds := context.WithCancel(runCtx)
+	j.stopFeeds = stopFeeds
 	defer j.stopFeeds()
 	specs := j.specs
 	if j.ckpt != nil {
@@ -382,7 +386,7 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 	}
 	eng, err := engine.Start(cfg, specs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	j.eng = eng
 	j.running.Store(eng)
@@ -392,7 +396,7 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 		if err := j.ckpt.restore(eng); err != nil {
 			eng.Abort(err)
 			_, _ = eng.CloseAll()
-			return nil, err
+			return nil, false, err
 		}
 	}
 	feeds := map[*sqlSource][]*engine.Stream{}
@@ -421,6 +425,7 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 	}
 	stopFlusher := j.startFlusher()
 	errs := j.waitFeeds(eng, produced)
+	interrupted = runCtx.Err() != nil && slices.ContainsFunc(j.sources, func(s *sqlSource) bool { return len(feeds[s]) > 0 && !s.ended })
 	if j.ckpt != nil {
 		j.ckpt.end() // no feed takes a checkpoint any more
 	}
@@ -428,10 +433,10 @@ func (j *Job) run(ctx context.Context) ([]engine.Stats, error) {
 	errs = append(errs, stopFlusher())
 	for _, err := range append(errs, cerr) {
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return stats, nil
+	return stats, interrupted, nil
 }
 
 // waitFeeds waits for every feed, their errors in the order they came:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -104,4 +105,66 @@ CREATE VIEW q AS SELECT ts, v FROM ev;`, addr))
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "the run has ended")
+}
+
+// TestCancelDuringTheDrain: Run's context cancelled once every source has
+// ended, while the drain waits on a slow output, interrupts nothing: the
+// run was marked interrupted and its complete file output discarded, as
+// the context was read after the drain. A cancel before the source's end
+// still interrupts the run, and its file is left uncommitted.
+func TestCancelDuringTheDrain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		cancelInDrain bool
+	}{{"after the sources ended", true}, {"before the source ended", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "out.csv")
+			prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE SINK f AS SELECT ts, v FROM r WITH (connector = 'file', path = '`+out+`');
+CREATE VIEW slow AS SELECT ts, v FROM r;`)
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			returned := make(chan struct{})
+			require.NoError(t, prog.AttachSource("r", func(ctx context.Context, w *pipeline.TupleWriter) error {
+				for i := range 100 {
+					if err := w.Append(int64(i), int32(i)); err != nil {
+						return err
+					}
+				}
+				if !tc.cancelInDrain {
+					cancel()
+					<-ctx.Done() // as a live source stops
+				}
+				close(returned)
+				return nil
+			}))
+			first := true
+			require.NoError(t, prog.OnRows("slow", func(*pipeline.Rows) error {
+				if first && tc.cancelInDrain {
+					first = false
+					<-returned
+					time.Sleep(100 * time.Millisecond) // the feed has ended: the drain waits on this call
+					cancel()
+					time.Sleep(100 * time.Millisecond)
+				}
+				return nil
+			}))
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+			require.NoError(t, err)
+			defer job.Close()
+			sum, err := job.Run(ctx)
+			require.NoError(t, err)
+			assert.EqualValues(t, 100, sum.Tuples)
+			assert.Equal(t, !tc.cancelInDrain, sum.Interrupted)
+			_, err = os.Stat(out)
+			if tc.cancelInDrain {
+				assert.NoError(t, err, "the whole run's file output is committed")
+			} else {
+				assert.ErrorIs(t, err, os.ErrNotExist, "an interrupted run's file output")
+			}
+		})
+	}
 }
