@@ -140,7 +140,8 @@ type checkpointer struct {
 	// waiters are the Checkpoint calls waiting for the next checkpoint.
 	waitMu  sync.Mutex
 	waiters []chan error
-	ended   bool // the run's feeds have returned: no checkpoint will be taken
+	ended   bool  // the run's feeds have returned, or the job is closed: no checkpoint will be taken
+	endErr  error // end's: what a Checkpoint is answered once ended
 
 	firstAfter atomic.Bool
 	recovery   atomic.Int64 // process start to the first window after the restore, ns
@@ -336,7 +337,9 @@ func (c *checkpointer) due() bool {
 // Checkpoint asks the running job for a checkpoint, taken at the Kafka
 // source's next task boundary (within kafka.Linger while the topic is
 // quiet), and waits until it is written and its outputs committed, or ctx
-// ends. The job needs Options.CheckpointDir.
+// ends. The job needs Options.CheckpointDir. Where no checkpoint will be
+// taken (the run's feeds have ended, the run failed, the job is closed) it
+// returns an error at once.
 func (j *Job) Checkpoint(ctx context.Context) error {
 	c := j.ckpt
 	if c == nil {
@@ -346,7 +349,7 @@ func (j *Job) Checkpoint(ctx context.Context) error {
 	c.waitMu.Lock()
 	if c.ended {
 		c.waitMu.Unlock()
-		return errRunEnded
+		return c.endErr
 	}
 	c.waiters = append(c.waiters, done)
 	c.waitMu.Unlock()
@@ -375,16 +378,24 @@ func (c *checkpointer) answer(err error) {
 	c.waiters = nil
 }
 
-// errRunEnded answers a Checkpoint that no checkpoint will answer.
-var errRunEnded = errors.New("pipeline: Checkpoint: the run has ended")
+// errRunEnded and errJobClosed answer a Checkpoint that no checkpoint will
+// answer.
+var (
+	errRunEnded  = errors.New("pipeline: Checkpoint: the run has ended")
+	errJobClosed = errors.New("pipeline: Checkpoint: the job is closed")
+)
 
-// end answers the waiting Checkpoint calls, and every later one, with
-// errRunEnded: the feeds, which take the checkpoints, have returned.
-func (c *checkpointer) end() {
+// end answers the waiting Checkpoint calls, and every later one, with err:
+// no checkpoint will be taken (the feeds, which take them, have returned,
+// or never will). The first end's err stays.
+func (c *checkpointer) end(err error) {
 	c.waitMu.Lock()
-	c.ended = true
+	if !c.ended {
+		c.ended, c.endErr = true, err
+	}
+	err = c.endErr
 	c.waitMu.Unlock()
-	c.answer(errRunEnded)
+	c.answer(err)
 }
 
 // errRunFailed is take's where the engine failed (an output's error,

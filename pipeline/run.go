@@ -214,6 +214,9 @@ func (j *Job) Close() {
 		return
 	}
 	j.closed = true
+	if j.ckpt != nil {
+		j.ckpt.end(errJobClosed) // no run will answer a Checkpoint
+	}
 	// First: a scrape reads the sources and outputs closed below.
 	j.removeMetrics()
 	j.abortSinks()
@@ -370,6 +373,11 @@ func (j *Job) run(runCtx context.Context) (_ []engine.Stats, interrupted bool, _
 	ctx, stopFeeds := context.WithCancel(runCtx)
 	j.stopFeeds = stopFeeds
 	defer j.stopFeeds()
+	if j.ckpt != nil {
+		// On every way out, a failed start or restore included: a
+		// Checkpoint waiting for this run is answered.
+		defer j.ckpt.end(errRunEnded)
+	}
 	specs := j.specs
 	if j.ckpt != nil {
 		specs = j.ckpt.wrapSpecs(specs)
@@ -427,7 +435,7 @@ func (j *Job) run(runCtx context.Context) (_ []engine.Stats, interrupted bool, _
 	errs := j.waitFeeds(eng, produced)
 	interrupted = runCtx.Err() != nil && slices.ContainsFunc(j.sources, func(s *sqlSource) bool { return len(feeds[s]) > 0 && !s.ended })
 	if j.ckpt != nil {
-		j.ckpt.end() // no feed takes a checkpoint any more
+		j.ckpt.end(errRunEnded) // no feed takes a checkpoint any more: answered before the drain
 	}
 	stats, cerr := eng.CloseAll()
 	errs = append(errs, stopFlusher())

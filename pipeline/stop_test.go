@@ -168,3 +168,62 @@ CREATE VIEW slow AS SELECT ts, v FROM r;`)
 		})
 	}
 }
+
+// checkpointedJob opens a checkpointed program over a Kafka topic, with
+// engine configuration ec.
+func checkpointedJob(t *testing.T, ec engine.Config) *pipeline.Job {
+	t.Helper()
+	addr, _ := eventsTopic(t, 10)
+	dir := t.TempDir()
+	prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE ev (ts BIGINT, v INT) WITH (connector = 'kafka', brokers = '%s', topic = 'ev', format = 'json');
+CREATE SINK q AS SELECT ts, v FROM ev WITH (connector = 'file', path = '%s');`, addr, filepath.Join(dir, "out.csv")))
+	require.NoError(t, err)
+	job, err := prog.Open(pipeline.Options{Engine: ec, StopAtEnd: true, CheckpointDir: filepath.Join(dir, "ckpt")})
+	require.NoError(t, err)
+	return job
+}
+
+// checkpointAnswered calls job.Checkpoint, failing the test where it
+// waits (for a run that will not answer it) rather than return an error.
+func checkpointAnswered(t *testing.T, job *pipeline.Job) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := job.Checkpoint(ctx)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded, "Checkpoint waited for a run that will take no checkpoint")
+	return err
+}
+
+// TestCheckpointAfterAFailedRun: a run that fails before its feeds (the
+// engine refused its configuration) answers a Checkpoint at once, as one
+// that ended does, where it waited on ctx for ever: the checkpointer was
+// ended only on the way past the feeds.
+func TestCheckpointAfterAFailedRun(t *testing.T) {
+	t.Parallel()
+	// A binding the engine refuses at Start (no processor kind tpu), not
+	// at Open.
+	job := checkpointedJob(t, engine.Config{Workers: 1, Policy: "static", Static: map[string]string{"q": "tpu"}})
+	defer job.Close()
+	_, err := job.Run(context.Background())
+	require.ErrorIs(t, err, engine.ErrConfig)
+	assert.Contains(t, checkpointAnswered(t, job).Error(), "the run has ended")
+}
+
+// TestCheckpointOnAClosedJob: a closed job answers a Checkpoint at once,
+// run or not, and one waiting when Close comes.
+func TestCheckpointOnAClosedJob(t *testing.T) {
+	t.Parallel()
+	job := checkpointedJob(t, engine.Config{Workers: 1})
+	waiting := make(chan error, 1)
+	go func() { waiting <- job.Checkpoint(context.Background()) }()
+	time.Sleep(50 * time.Millisecond) // it waits for the run
+	job.Close()
+	select {
+	case err := <-waiting:
+		assert.ErrorContains(t, err, "the job is closed")
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "a Checkpoint waiting when the job closed was not answered")
+	}
+	assert.Contains(t, checkpointAnswered(t, job).Error(), "the job is closed")
+}
