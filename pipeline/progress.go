@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -20,7 +21,8 @@ type StreamProgress struct {
 
 // WatchProgress calls report every interval, on a goroutine of its own,
 // until stop: with the time since start and the progress of each of
-// eng's streams. An interval of 0 or less reports nothing.
+// eng's streams. An interval of 0 or less reports nothing. stop waits for
+// a report under way; it may be called more than once.
 func WatchProgress(eng *engine.Engine, start time.Time, interval time.Duration, report func(elapsed time.Duration, streams []StreamProgress)) (stop func()) {
 	if interval <= 0 {
 		return func() {}
@@ -53,7 +55,10 @@ func WatchProgress(eng *engine.Engine, start time.Time, interval time.Duration, 
 			}
 		}
 	}()
-	return func() { close(done); <-exited }
+	// Idempotent: a caller may stop it on several paths (a deferred stop
+	// besides the one before the summary).
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-exited }) }
 }
 
 // TaskShares is each processor kind's share of the tasks s counts, in

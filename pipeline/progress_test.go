@@ -58,3 +58,19 @@ func TestProgressOfARestoredEngine(t *testing.T) {
 	defer mu.Unlock()
 	assert.Zero(t, counted, "no tuple came in: every line says none")
 }
+
+// TestWatchProgressStopTwice: the stop function may be called again (a
+// deferred stop besides the one before the summary); it panicked closing
+// a closed channel.
+func TestWatchProgressStopTwice(t *testing.T) {
+	t.Parallel()
+	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "v", Type: query.Int64, Offset: 8})
+	require.NoError(t, err)
+	e, err := engine.Start(engine.Config{Workers: 1, TaskSize: 16 * 64, BufferSize: 1 << 14}, []engine.Spec{{Query: &query.Query{Name: "q", Schema: s}}})
+	require.NoError(t, err)
+	defer e.CloseAll()
+	stop := WatchProgress(e, time.Now(), time.Millisecond, func(time.Duration, []StreamProgress) {})
+	time.Sleep(5 * time.Millisecond)
+	stop()
+	assert.NotPanics(t, stop)
+}
