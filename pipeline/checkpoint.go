@@ -177,11 +177,11 @@ func (c *checkpointer) summary() *CheckpointSummary {
 // output cannot be taken back after a crash.
 func checkpointConfig(j *Job) error {
 	if len(j.prog.Sources) != 1 || j.prog.Sources[0].Connector != "kafka" || j.p.feeds[j.prog.Sources[0].Name] != nil || j.p.reads[j.prog.Sources[0].Name] != nil {
-		return usagef("--checkpoint-dir: needs a program of one source, from Kafka (this one has %d)", len(j.prog.Sources))
+		return usagef("CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka (this one has %d)", len(j.prog.Sources))
 	}
 	for _, q := range j.prog.Queries {
 		if j.p.rows[q.Name] != nil {
-			return usagef("--checkpoint-dir: query %s writes to a Go callback (OnRows): checkpoints need every output in Kafka, Redis or a file", q.Name)
+			return usagef("CheckpointDir (--checkpoint-dir): query %s writes to a Go callback (OnRows): checkpoints need every output in Kafka, Redis or a file", q.Name)
 		}
 		if q.Sink == nil {
 			continue
@@ -193,12 +193,12 @@ func checkpointConfig(j *Job) error {
 				path = j.opts.Output
 			}
 			if path == "-" {
-				return usagef("--checkpoint-dir: query %s writes to stdout: checkpoints need every output in Kafka or Redis, or a regular file "+
-					"(--output FILE, or CREATE SINK ... WITH (connector = 'file', path = ...)), written as a part per checkpoint: "+
+				return usagef("CheckpointDir (--checkpoint-dir): query %s writes to stdout: checkpoints need every output in Kafka or Redis, or a regular file "+
+					"(Output, --output FILE; or CREATE SINK ... WITH (connector = 'file', path = ...)), written as a part per checkpoint: "+
 					"what went to stdout cannot be taken back after a crash", q.Name)
 			}
 		default:
-			return usagef("--checkpoint-dir: query %s writes to %s: checkpoints need every output in Kafka, Redis or a file", q.Name, q.Sink.Connector)
+			return usagef("CheckpointDir (--checkpoint-dir): query %s writes to %s: checkpoints need every output in Kafka, Redis or a file", q.Name, q.Sink.Connector)
 		}
 	}
 	return nil
@@ -481,7 +481,7 @@ func (c *checkpointer) take(streams []*engine.Stream) (err error) {
 // engine, and wraps the specs' outputs to time the first window after it.
 func (c *checkpointer) restore(eng *engine.Engine) error {
 	if _, err := eng.Snapshot(nil); err != nil {
-		return fmt.Errorf("--checkpoint-dir: %w", err)
+		return fmt.Errorf("CheckpointDir (--checkpoint-dir): %w", err)
 	}
 	if c.restored == nil {
 		return nil

@@ -18,7 +18,7 @@ import (
 func (j *Job) openPartsSink(q *sql.Query, path, format string) (*rowSink, error) {
 	p, err := sink.CreateParts(path, j.inputs()...)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: --checkpoint-dir: %w", q.Name, err)
+		return nil, fmt.Errorf("query %s: CheckpointDir (--checkpoint-dir): %w", q.Name, err)
 	}
 	s, err := newRowSink(q, format, p.Pattern(), p, nil)
 	if err != nil {
@@ -64,7 +64,7 @@ func (c *checkpointer) recoverFiles() error {
 			if len(committed) > 3 {
 				names = append(names, fmt.Sprintf("and %d more", len(committed)-3))
 			}
-			why := fmt.Sprintf("--checkpoint-dir %s holds no checkpoint", c.dir.Path)
+			why := fmt.Sprintf("the checkpoint directory %s holds no checkpoint", c.dir.Path)
 			if c.afresh {
 				why = "the Kafka output has committed no checkpoint, so the run starts afresh"
 			}

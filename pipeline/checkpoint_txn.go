@@ -187,7 +187,7 @@ func (j *Job) txnGroupOf(q *sql.Query, retry sinkRetry) (*txnGroup, error) {
 	}
 	timeout := txnTimeoutFor(j.ckpt.every)
 	if timeout > maxTxnTimeout {
-		return nil, usagef("query %s: a Kafka output commits once per checkpoint: --checkpoint-interval %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
+		return nil, usagef("query %s: a Kafka output commits once per checkpoint: CheckpointInterval (--checkpoint-interval) %v is longer than its transaction may stay open (at most %v: brokers refuse transactions longer than transaction.max.timeout.ms, %v by default)",
 			q.Name, j.ckpt.every, (maxTxnTimeout-30*time.Second)/2, maxTxnTimeout)
 	}
 	cluster := clusterOf(q.Sink)

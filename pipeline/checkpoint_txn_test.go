@@ -124,7 +124,7 @@ CREATE SINK o AS SELECT ts, k FROM e WITH (connector = 'kafka', brokers = '`+add
 	_, err = prog.Open(Options{CheckpointDir: t.TempDir(), CheckpointInterval: 8 * time.Minute})
 	var usage usageError
 	require.ErrorAs(t, err, &usage)
-	assert.ErrorContains(t, err, "--checkpoint-interval 8m0s is longer than its transaction may stay open (at most 7m15s")
+	assert.ErrorContains(t, err, "CheckpointInterval (--checkpoint-interval) 8m0s is longer than its transaction may stay open (at most 7m15s")
 }
 
 // TestCheckpointDirOneRun: a run holds its checkpoint directory until it

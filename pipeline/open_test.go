@@ -151,3 +151,28 @@ CREATE VIEW all_r AS SELECT ts, v FROM r;`)
 	require.ErrorIs(t, err, pipeline.ErrUsage)
 	assert.ErrorContains(t, err, "opened already")
 }
+
+// goJob opens a program of one Go source and a view, with options o.
+func goJob(t *testing.T, o pipeline.Options, feed pipeline.SourceFunc) (*pipeline.Job, error) {
+	t.Helper()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`)
+	require.NoError(t, err)
+	require.NoError(t, prog.AttachSource("r", feed))
+	require.NoError(t, prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }))
+	return prog.Open(o)
+}
+
+func oneTupleRV(_ context.Context, w *pipeline.TupleWriter) error {
+	return w.Append(int64(1), int32(1))
+}
+
+// TestCheckpointDirErrorsNameTheOption: an embedder sets
+// Options.CheckpointDir, not a flag: the library's errors name the option
+// (and the command line's flag beside it).
+func TestCheckpointDirErrorsNameTheOption(t *testing.T) {
+	t.Parallel()
+	_, err := goJob(t, pipeline.Options{CheckpointDir: t.TempDir()}, oneTupleRV)
+	require.ErrorIs(t, err, pipeline.ErrUsage)
+	assert.ErrorContains(t, err, "CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka")
+}
