@@ -163,8 +163,43 @@ CREATE VIEW all_r AS SELECT ts, v FROM r;`)
 	return prog.Open(o)
 }
 
+// TestRunAfterClose: a closed job's outputs and sources are closed: Run
+// refuses it, saying so, where it ran over them.
+func TestRunAfterClose(t *testing.T) {
+	t.Parallel()
+	job, err := goJob(t, pipeline.Options{Engine: engine.Config{Workers: 1}}, oneTupleRV)
+	require.NoError(t, err)
+	job.Close()
+	_, err = job.Run(context.Background())
+	assert.ErrorContains(t, err, "the job is closed")
+	job.Close() // twice: nothing
+}
+
 func oneTupleRV(_ context.Context, w *pipeline.TupleWriter) error {
 	return w.Append(int64(1), int32(1))
+}
+
+// TestConcurrentRuns: two Runs of one job at once: one runs, the other
+// is refused (they raced on the job's state, and both ran). Run it with
+// -race.
+func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	job, err := goJob(t, pipeline.Options{Engine: engine.Config{Workers: 1}}, func(ctx context.Context, w *pipeline.TupleWriter) error {
+		<-release
+		return w.Append(int64(1), int32(1))
+	})
+	require.NoError(t, err)
+	defer job.Close()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := job.Run(context.Background()); errs <- err }()
+	}
+	refused := <-errs // the second returns at once; the first waits for the source
+	close(release)
+	ran := <-errs
+	require.NoError(t, ran)
+	assert.ErrorContains(t, refused, "a job runs once")
 }
 
 // TestCheckpointDirErrorsNameTheOption: an embedder sets

@@ -42,8 +42,11 @@ type Job struct {
 	holdsSQL  bool       // prog is marked in openSQL by this job (released at Close)
 	// unregister removes from Options.Metrics what the job added (Close).
 	unregister []func()
-	ran        bool
-	closed     bool
+	// mu guards ran and closed: Run and Close may be called from other
+	// goroutines than Open's (a second Run, or Run after Close, refused).
+	mu     sync.Mutex
+	ran    bool
+	closed bool
 }
 
 // openSQL marks the compiled programs that back an open Job, by pointer:
@@ -210,10 +213,13 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 // Options.Metrics what the job added to it. Call it once Run has returned
 // (or instead of Run); it is safe to call twice.
 func (j *Job) Close() {
-	if j.closed {
+	j.mu.Lock()
+	closed := j.closed
+	j.closed = true
+	j.mu.Unlock()
+	if closed {
 		return
 	}
-	j.closed = true
 	if j.ckpt != nil {
 		j.ckpt.end(errJobClosed) // no run will answer a Checkpoint
 	}
@@ -246,12 +252,13 @@ func errOpenedTwice(p *Program) error {
 // committed (files only when ctx did not end the run before its sources
 // ended: an interrupted run leaves them as they were, or at their last
 // checkpoint's parts; a cancel during the drain interrupts nothing). The
-// Kafka sources' offsets are committed once what they fed is out.
+// Kafka sources' offsets are committed once what they fed is out. A job
+// runs once: a second Run (at the same time or later), or a Run after
+// Close, returns an error.
 func (j *Job) Run(ctx context.Context) (*Summary, error) {
-	if j.ran {
-		return nil, errors.New("pipeline: a job runs once")
+	if err := j.start(); err != nil {
+		return nil, err
 	}
-	j.ran = true
 	start := time.Now()
 	stats, interrupted, err := j.run(ctx)
 	seconds := time.Since(start).Seconds()
@@ -281,6 +288,22 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 		sum.Checkpoints = j.ckpt.summary()
 	}
 	return sum, nil
+}
+
+// start marks the job run, refusing a second Run (also one on another
+// goroutine at the same time) and a Run after Close, whose outputs and
+// sources are closed.
+func (j *Job) start() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return errors.New("pipeline: Run: the job is closed (Close released its outputs and sources)")
+	case j.ran:
+		return errors.New("pipeline: Run: a job runs once (Run was called already)")
+	}
+	j.ran = true
+	return nil
 }
 
 // Engine is the running engine (nil before Run starts it): its streams'
