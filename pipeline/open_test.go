@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,4 +211,27 @@ func TestCheckpointDirErrorsNameTheOption(t *testing.T) {
 	_, err := goJob(t, pipeline.Options{CheckpointDir: t.TempDir()}, oneTupleRV)
 	require.ErrorIs(t, err, pipeline.ErrUsage)
 	assert.ErrorContains(t, err, "CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka")
+}
+
+// TestSourceFuncErrorNamesTheSource: a SourceFunc's error is returned
+// naming its source (it came bare), still errors.Is the caller's; an
+// error of the TupleWriter's, which names it already, is not named twice.
+func TestSourceFuncErrorNamesTheSource(t *testing.T) {
+	t.Parallel()
+	broke := errors.New("the feed broke")
+	job, err := goJob(t, pipeline.Options{Engine: engine.Config{Workers: 1}}, func(context.Context, *pipeline.TupleWriter) error { return broke })
+	require.NoError(t, err)
+	defer job.Close()
+	_, err = job.Run(context.Background())
+	require.ErrorIs(t, err, broke)
+	assert.EqualError(t, err, "source r: the feed broke")
+
+	job2, err := goJob(t, pipeline.Options{Engine: engine.Config{Workers: 1}}, func(_ context.Context, w *pipeline.TupleWriter) error {
+		return w.Append("not a number", int32(1))
+	})
+	require.NoError(t, err)
+	defer job2.Close()
+	_, err = job2.Run(context.Background())
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "source r: column ts: "), err.Error())
 }

@@ -452,6 +452,7 @@ func (j *Job) run(runCtx context.Context) (_ []engine.Stats, interrupted bool, _
 			}
 			continue
 		}
+		s.failed = eng.Failed()
 		produced = append(produced, eng.Produce(func() error { return s.feed(ctx, feeds[s], cfg.TaskSize) }))
 	}
 	stopFlusher := j.startFlusher()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,11 +44,12 @@ type sqlSource struct {
 	// go below (a wall clock stepped back).
 	proc     int
 	lastProc int64
-	fn       SourceFunc    // attached by AttachSource
-	deadline time.Duration // a generator's or a Kafka source's; 0: none
-	ended    bool          // feedAll: the input ended (not a stop: a duration, a signal)
-	tuples   uint64        // tuples fed
-	fed      atomic.Uint64 // tuples, for Job.Fed from other goroutines
+	fn       SourceFunc      // attached by AttachSource
+	failed   <-chan struct{} // the engine's Failed, set before the feed starts
+	deadline time.Duration   // a generator's or a Kafka source's; 0: none
+	ended    bool            // feedAll: the input ended (not a stop: a duration, a signal)
+	tuples   uint64          // tuples fed
+	fed      atomic.Uint64   // tuples, for Job.Fed from other goroutines
 	// dicts are the source's dictionary-encoded columns
 	// (sql.Source.DictNumbers; nil: none) and their dictionary, the
 	// queries' too; dictCache is encodeDicts', for tuples no decoder made.
@@ -366,9 +368,15 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 	var err error
 	if s.fn != nil {
 		err = s.fn(ctx, &TupleWriter{s: s, streams: streams})
-		if err == nil {
+		switch {
+		case err == nil:
 			err = s.flushAll(streams)
 			s.ended = ctx.Err() == nil // returned of itself, not stopped
+		case !isClosed(s.failed):
+			// The caller's error, named as the source's. Not where the
+			// engine failed: then it is likely the engine's error, which
+			// a Write returned, and the run's error (an output's).
+			err = s.funcError(err)
 		}
 	} else {
 		err = s.feedAll(ctx, streams, chunk)
@@ -388,6 +396,26 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 		return nil // the engine's error is the run's
 	}
 	return err
+}
+
+// funcError is err, which the source's SourceFunc returned, naming the
+// source where its text does not already (the TupleWriter's errors do).
+func (s *sqlSource) funcError(err error) error {
+	prefix := "source " + s.src.Name + ": "
+	if strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	return fmt.Errorf("%s%w", prefix, err)
+}
+
+// isClosed says whether c is closed (nil: never).
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (s *sqlSource) flushAll(streams []*engine.Stream) error {
