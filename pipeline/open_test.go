@@ -3,10 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -201,6 +203,33 @@ func TestConcurrentRuns(t *testing.T) {
 	ran := <-errs
 	require.NoError(t, ran)
 	assert.ErrorContains(t, refused, "a job runs once")
+}
+
+// TestEngineSettingsCheckedAtOpen: a scheduling policy the engine does not
+// know is refused by Open, before the outputs' files (or Kafka clients)
+// are opened, not by Run.
+func TestEngineSettingsCheckedAtOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE SINK f AS SELECT ts, v FROM r WITH (connector = 'file', path = '`+dir+`/out.csv');`)
+	require.NoError(t, err)
+	require.NoError(t, prog.AttachSource("r", oneTupleRV))
+	for _, ec := range []engine.Config{{Workers: 1, Policy: "nonsense"}, {Workers: 1, MonitorInterval: -time.Second}} {
+		job, err := prog.Open(pipeline.Options{Engine: ec})
+		if err == nil {
+			job.Close()
+		}
+		require.ErrorIs(t, err, pipeline.ErrUsage, "%+v", ec)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "files made by an Open refused")
+	}
+	_, err = prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1, Policy: "nonsense"}})
+	assert.ErrorContains(t, err, `unknown scheduling policy "nonsense"`)
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1, Policy: "fcfs"}})
+	require.NoError(t, err, "the Opens refused did not count")
+	job.Close()
 }
 
 // TestCheckpointDirErrorsNameTheOption: an embedder sets

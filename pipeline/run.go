@@ -14,6 +14,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/scheduler"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
 )
@@ -126,6 +127,12 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 		o.Engine.TaskSize = max(engine.DefaultTaskSize/unit, 1) * unit
 	}
 	o.Engine = o.Engine.Defaults()
+	// The scheduler's settings, which engine.Start checks only as Run
+	// starts it: checked before a client or a file is opened.
+	sc := scheduler.Config{Policy: o.Engine.Policy, Kinds: 1, Capacity: 1, SwitchThreshold: o.Engine.SwitchThreshold, MonitorInterval: o.Engine.MonitorInterval}
+	if err := sc.Validate(); err != nil {
+		return nil, usageError{fmt.Errorf("engine: %w", err)}
+	}
 	j := &Job{p: p, prog: p.prog, opts: o, log: o.Log, share: kafkaShare{instance: o.Instance, instances: o.Instances}}
 	if j.log == nil {
 		j.log = io.Discard
