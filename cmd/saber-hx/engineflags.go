@@ -129,7 +129,7 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	if dev != nil {
 		cfg.GPU, closeGPU = dev, dev.Close
 	}
-	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile, func(err error) { fmt.Fprintf(os.Stderr, "saber-hx: %v\n", err) })
+	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile)
 	if _, ok := errors.AsType[*profile.CreateError](err); ok {
 		err = usageError{err}
 	}
@@ -140,8 +140,7 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	sig = watchSignals(stderr)
 	return sig, func() error {
 		sig.Stop()
-		stopProfile()
-		err := closeGPU()
+		err := errors.Join(stopProfile(), closeGPU())
 		stopMetrics()
 		return err
 	}, nil

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// safetyProgram writes a CSV input and a SQL program reading it (absolute
+// paths) into a new directory and returns their paths.
+func safetyProgram(t *testing.T) (dir, sqlFile, csvFile string) {
+	t.Helper()
+	dir = t.TempDir()
+	csvFile = filepath.Join(dir, "readings.csv")
+	require.NoError(t, os.WriteFile(csvFile, []byte("ts,sensor,value\n1000,1,20.5\n1500,2,150\n61000,2,300\n"), 0o644))
+	sqlFile = filepath.Join(dir, "hot.sql")
+	require.NoError(t, os.WriteFile(sqlFile, fmt.Appendf(nil, `CREATE SOURCE readings (ts BIGINT, sensor INT, value DOUBLE)
+  WITH (connector = 'file', path = '%s', format = 'csv', header = 'true');
+SELECT window_start, sensor, COUNT(*) AS n FROM TUMBLE(readings, ts, INTERVAL '1' MINUTE) GROUP BY window_start, sensor;
+`, csvFile), 0o644))
+	return dir, sqlFile, csvFile
+}
+
+// TestProfilesNeverReplaceOtherFiles: --cpuprofile and --memprofile naming
+// the SQL program or its input are refused (exit 2) and leave the file as
+// it was (they made it a profile, or emptied the input before it was
+// read, and the run succeeded); one file for both profiles is refused.
+func TestProfilesNeverReplaceOtherFiles(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--cpuprofile", "--memprofile"} {
+		for _, which := range []string{"sql", "csv"} {
+			_, sqlFile, csvFile := safetyProgram(t)
+			target := map[string]string{"sql": sqlFile, "csv": csvFile}[which]
+			before, err := os.ReadFile(target)
+			require.NoError(t, err)
+			code, _, stderr := cli(t, "run", sqlFile, "--progress-interval", "0", flag, target)
+			after, err := os.ReadFile(target)
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after), "%s naming the %s file", flag, which)
+			assert.Equal(t, 2, code, "%s naming the %s file: %s", flag, which, stderr)
+			assert.Contains(t, stderr, "exists and is not a profile")
+		}
+	}
+	dir, sqlFile, _ := safetyProgram(t)
+	p := filepath.Join(dir, "both.prof")
+	code, _, stderr := cli(t, "run", sqlFile, "--progress-interval", "0", "--cpuprofile", p, "--memprofile", p)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "is the CPU profile's file too")
+}
