@@ -15,6 +15,7 @@ import (
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
 )
@@ -327,9 +328,11 @@ func (j *Job) Fed(name string) uint64 {
 	return 0
 }
 
-// ToStdout reports whether a query's rows go to Options.Stdout.
+// ToStdout reports whether a query's rows go to Options.Stdout ("-") or
+// to the process's standard output by another name (/dev/stdout, the
+// file it was redirected to).
 func (j *Job) ToStdout() bool {
-	return slices.ContainsFunc(j.outFiles, func(o fileOutput) bool { return o.path == "-" })
+	return slices.ContainsFunc(j.outFiles, func(o fileOutput) bool { return sink.IsStdout(o.path) })
 }
 
 // finish, once the run has drained, commits the outputs (files only when

@@ -267,6 +267,18 @@ func SameOutput(a, b string) (bool, error) {
 	return SameFile(a, b)
 }
 
+// IsStdout reports whether path names the process's standard output: "-",
+// /dev/stdout or /proc/self/fd/1, or the file standard output was
+// redirected to. A command that writes its summary to standard output
+// writes it elsewhere then, as for "-".
+func IsStdout(path string) bool {
+	if path == "-" {
+		return true
+	}
+	same, err := SameOutput(path, "/dev/stdout")
+	return err == nil && same
+}
+
 // canonical is p absolute, with the symlinks of its directory resolved
 // (the last element does not exist).
 func canonical(p string) string {

@@ -436,3 +436,16 @@ func TestSocketWrittenThrough(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeSocket, "still a socket")
 }
+
+// TestIsStdout: "-", /dev/stdout and /proc/self/fd/1 are standard output,
+// as is the file it was redirected to; another file is not. (Not
+// /dev/stderr: under go test it is stdout's pipe.)
+func TestIsStdout(t *testing.T) {
+	assert.True(t, IsStdout("-"))
+	assert.True(t, IsStdout("/dev/stdout"))
+	assert.True(t, IsStdout("/proc/self/fd/1"))
+	assert.False(t, IsStdout(filepath.Join(t.TempDir(), "out.csv")))
+	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode().IsRegular() {
+		assert.True(t, IsStdout(os.Stdout.Name()), "the file stdout goes to")
+	}
+}

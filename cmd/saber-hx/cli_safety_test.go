@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -50,4 +52,19 @@ func TestProfilesNeverReplaceOtherFiles(t *testing.T) {
 	code, _, stderr := cli(t, "run", sqlFile, "--progress-interval", "0", "--cpuprofile", p, "--memprofile", p)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "is the CPU profile's file too")
+}
+
+// TestOutputToDevStdout: rows to /dev/stdout leave standard output to
+// them, as --output - does: the summary (--json) goes to stderr, where it
+// followed the rows on stdout.
+func TestOutputToDevStdout(t *testing.T) {
+	t.Parallel()
+	_, sqlFile, _ := safetyProgram(t)
+	cmd := exec.Command(os.Args[0], "run", sqlFile, "--output", "/dev/stdout", "--json", "--progress-interval", "0")
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Equal(t, "window_start,sensor,n\n0,1,1\n0,2,1\n60000,2,1\n", stdout.String(), "stdout holds the CSV alone")
+	assert.Contains(t, stderr.String(), `"file":`, "the JSON summary on stderr")
 }

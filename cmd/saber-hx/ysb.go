@@ -11,6 +11,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -202,9 +203,10 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	}
 	fc := ysb.FileConfig{Events: a.input, Campaigns: a.campaigns}
 	summaryTo := stdout
-	if a.output == "-" {
+	if sink.IsStdout(a.output) {
 		summaryTo = stderr
-	} else {
+	}
+	if a.output != "-" {
 		fc.Output = a.output
 	}
 	res, err := ysb.RunFiles(sig.Context(), cfg, fc)
