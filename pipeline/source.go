@@ -14,6 +14,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/metrics"
+	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/source/kafka"
 	"github.com/saber-hx/saber-hx/sql"
@@ -97,7 +98,16 @@ func (s *sqlSource) dict() *strview.Dict {
 // openSources opens every source before anything runs, so that a missing
 // file is reported first.
 func (j *Job) openSources() error {
+	stdin := ""
 	for _, s := range j.prog.Sources {
+		attached := j.p.feeds[s.Name] != nil || j.p.reads[s.Name] != nil
+		if !attached && (s.Connector == "stdin" || s.Connector == "file" && sink.IsStdin(s.Path)) {
+			if stdin != "" {
+				// Each would read an arbitrary share of its records.
+				return usagef("sources %s and %s both read standard input: one source may", stdin, s.Name)
+			}
+			stdin = s.Name
+		}
 		ss := &sqlSource{src: s, name: s.Path, restore: func() {}, deadline: j.opts.Duration, proc: -1}
 		if len(s.DictNumbers) > 0 {
 			// One dictionary for the run, which the source's decoders and

@@ -279,6 +279,14 @@ func IsStdout(path string) bool {
 	return err == nil && same
 }
 
+// IsStdin reports whether path names the process's standard input, its
+// descriptor: "-", /dev/stdin or /proc/self/fd/0 (not the file it was
+// redirected from, which another open reads from its own start).
+func IsStdin(path string) bool {
+	fd, ok := processFD(path)
+	return path == "-" || ok && fd == 0
+}
+
 // canonical is p absolute, with the symlinks of its directory resolved
 // (the last element does not exist).
 func canonical(p string) string {

@@ -449,3 +449,12 @@ func TestIsStdout(t *testing.T) {
 		assert.True(t, IsStdout(os.Stdout.Name()), "the file stdout goes to")
 	}
 }
+
+// TestIsStdin: standard input's names, not a file of the same content.
+func TestIsStdin(t *testing.T) {
+	for _, p := range []string{"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"} {
+		assert.True(t, IsStdin(p), p)
+	}
+	assert.False(t, IsStdin("/dev/stdout"))
+	assert.False(t, IsStdin(filepath.Join(t.TempDir(), "in.csv")))
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,25 @@ func TestOutputToDevStdout(t *testing.T) {
 	require.NoError(t, cmd.Run(), stderr.String())
 	assert.Equal(t, "window_start,sensor,n\n0,1,1\n0,2,1\n60000,2,1\n", stdout.String(), "stdout holds the CSV alone")
 	assert.Contains(t, stderr.String(), `"file":`, "the JSON summary on stderr")
+}
+
+// TestTwoSourcesOfStandardInput: two sources reading standard input are
+// refused (exit 2), as two queries writing stdout are: each read an
+// arbitrary share of its records.
+func TestTwoSourcesOfStandardInput(t *testing.T) {
+	t.Parallel()
+	for _, second := range []string{"connector = 'stdin', format = 'csv'", "connector = 'file', path = '/dev/stdin', format = 'csv'"} {
+		text := `CREATE SOURCE a (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
+CREATE SOURCE b (ts BIGINT, v INT) WITH (` + second + `);
+CREATE SINK x AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(a, ts, INTERVAL '1' SECOND) GROUP BY window_start WITH (connector = 'print');
+CREATE SINK y AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(b, ts, INTERVAL '1' SECOND) GROUP BY window_start WITH (connector = 'blackhole');`
+		cmd := exec.Command(os.Args[0], "run", "-e", text, "--progress-interval", "0")
+		cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+		cmd.Stdin = strings.NewReader("1,1\n2,2\n")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		assert.Equal(t, 2, cmd.ProcessState.ExitCode(), "stdout %q stderr %q", stdout.String(), stderr.String())
+		assert.Contains(t, stderr.String(), "sources a and b both read standard input")
+	}
 }
