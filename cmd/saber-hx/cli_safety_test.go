@@ -90,3 +90,17 @@ CREATE SINK y AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(b, ts, INTERVAL 
 		assert.Contains(t, stderr.String(), "sources a and b both read standard input")
 	}
 }
+
+// TestFlagsAroundTheFile: run's and explain's flags may come before and
+// after the SQL file, as bench's around its workload.
+func TestFlagsAroundTheFile(t *testing.T) {
+	t.Parallel()
+	_, sqlFile, _ := safetyProgram(t)
+	code, _, stderr := cli(t, "run", "--progress-interval", "0", sqlFile, "--workers", "1")
+	assert.Equal(t, 0, code, stderr)
+	code, _, stderr = cli(t, "explain", "--kernel", "vector", sqlFile, "-kernel", "auto")
+	assert.Equal(t, 0, code, stderr)
+	code, _, stderr = cli(t, "run", "--progress-interval", "0", sqlFile, "--workers", "1", "extra")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, `unexpected argument "extra"`)
+}

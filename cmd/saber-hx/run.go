@@ -64,6 +64,12 @@ func parseSQLCommand(fs *flag.FlagSet, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if rest := fs.Args(); file == nil && len(rest) > 0 { // flags after the file too
+		file = rest[:1]
+		if err := parseFlags(fs, rest[1:]); err != nil {
+			return err
+		}
+	}
 	if file != nil {
 		return fs.Parse(append(file, fs.Args()...))
 	}
