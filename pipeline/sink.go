@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -522,7 +524,7 @@ func (j *Job) openSinks() error {
 				g.outs = append(g.outs, s)
 			}
 		case path == "-":
-			s, err = newRowSink(q, format, "stdout", j.opts.Stdout, nil)
+			s, err = newRowSink(q, format, "stdout", stdoutWriter{j.opts.Stdout}, nil)
 		case j.ckpt != nil:
 			s, err = j.openPartsSink(q, path, format)
 		default:
@@ -550,6 +552,23 @@ func (j *Job) openSinks() error {
 		return usagef("output %s: no query writes there (each has a sink of its own)", j.opts.Output)
 	}
 	return nil
+}
+
+// ErrStdoutClosed marks a run that failed because the reader of its rows
+// on standard output went away (a broken pipe: saber-hx run | head -1). A
+// command ends quietly then, as a pipeline's writer does, its other
+// outputs aborted as at any failure.
+var ErrStdoutClosed = errors.New("standard output closed")
+
+// stdoutWriter is Options.Stdout, its broken pipe told apart.
+type stdoutWriter struct{ w io.Writer }
+
+func (s stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		err = fmt.Errorf("%w: %w", ErrStdoutClosed, err)
+	}
+	return n, err
 }
 
 // fileOutput is a query's output to a file, or to Options.Stdout ("-").

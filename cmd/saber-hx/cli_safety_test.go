@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,4 +104,39 @@ func TestFlagsAroundTheFile(t *testing.T) {
 	code, _, stderr = cli(t, "run", "--progress-interval", "0", sqlFile, "--workers", "1", "extra")
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, `unexpected argument "extra"`)
+}
+
+// TestClosedStandardOutput: a reader of the rows on stdout that goes away
+// (| head -1) ends the run quietly with 141, as SIGPIPE would, its file
+// output's temporary file removed (SIGPIPE killed the process and left
+// it behind).
+func TestClosedStandardOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sqlFile := filepath.Join(dir, "both.sql")
+	require.NoError(t, os.WriteFile(sqlFile, fmt.Appendf(nil, `CREATE SOURCE synthetic (
+  timestamp BIGINT, a1 INT, a2 INT, a3 INT, a4 INT, a5 INT, a6 INT
+) WITH (connector = 'generator', workload = 'proj');
+SELECT a1, a2 FROM synthetic;
+CREATE SINK archive AS SELECT a1 * 3 + 2 AS p1 FROM synthetic WITH (connector = 'file', path = '%s/archive.csv', format = 'csv');
+`, dir), 0o644))
+	cmd := exec.Command(os.Args[0], "run", sqlFile, "--duration", "5s", "--progress-interval", "0", "--workers", "1")
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	buf := make([]byte, 6)
+	_, err = io.ReadFull(out, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "a1,a2\n", string(buf))
+	require.NoError(t, out.Close()) // as head -1 does
+	_ = cmd.Wait()
+	assert.Equal(t, 141, cmd.ProcessState.ExitCode(), "stderr %q", stderr.String())
+	assert.NotContains(t, stderr.String(), "broken pipe")
+	left, err := filepath.Glob(filepath.Join(dir, ".archive.csv.tmp-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the file output's temporary file left behind")
+	assert.NoFileExists(t, filepath.Join(dir, "archive.csv"), "a failed run commits no file")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
@@ -93,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
+	} else if errors.Is(err, pipeline.ErrStdoutClosed) {
+		return 128 + int(syscall.SIGPIPE) // quiet, as a pipeline's writer
 	}
 	fmt.Fprintf(stderr, "saber-hx: %v\n", err)
 	var ie interruptedError

@@ -19,6 +19,7 @@ type Watch struct {
 	cancel context.CancelFunc
 	sig    atomic.Int32 // the first signal's number; 0: none yet
 	c      chan os.Signal
+	pipe   chan os.Signal // SIGPIPE's, never read: its delivery is what counts
 	done   chan struct{}
 }
 
@@ -26,8 +27,13 @@ type Watch struct {
 // (on the watch's goroutine), then the context is cancelled.
 func Start(first func(syscall.Signal)) *Watch {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watch{ctx: ctx, cancel: cancel, c: make(chan os.Signal, 1), done: make(chan struct{})}
+	w := &Watch{ctx: ctx, cancel: cancel, c: make(chan os.Signal, 1), pipe: make(chan os.Signal, 1), done: make(chan struct{})}
 	signal.Notify(w.c, os.Interrupt, syscall.SIGTERM)
+	// A broken pipe on standard output or error is a write's EPIPE while
+	// the watch runs, not the process's end: the run fails as at any
+	// output's failure (its files aborted), where SIGPIPE killed it
+	// and left them behind (pipeline.ErrStdoutClosed).
+	signal.Notify(w.pipe, syscall.SIGPIPE)
 	go func() {
 		select {
 		case s := <-w.c:
@@ -48,6 +54,7 @@ func (w *Watch) Context() context.Context { return w.ctx }
 // Stop stops watching and releases the goroutine.
 func (w *Watch) Stop() {
 	signal.Stop(w.c)
+	signal.Stop(w.pipe)
 	close(w.done)
 	w.cancel()
 }
