@@ -52,6 +52,10 @@ type EngineSettings struct {
 	// Name is how the messages name a setting (a command line's flag:
 	// "--workers"); nil: by its own name ("workers").
 	Name func(setting string) string
+	// Given reports whether a setting was given rather than left at its
+	// default (a command line's flag.Visit), so that one that would do
+	// nothing with the others is refused; nil: none was.
+	Given func(setting string) bool
 }
 
 // SettingError is a setting whose value is not valid: Setting names it,
@@ -122,6 +126,11 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	}
 	if !s.WorkersSet {
 		s.Workers = engine.DefaultWorkers(s.Mode)
+		if cores, err := cpu.ParseCPUList(s.Cores); s.Cores != "" && err == nil {
+			// One worker per CPU listed, not per CPU of the machine
+			// stacked on them.
+			s.Workers = len(slices.Compact(slices.Sorted(slices.Values(cores))))
+		}
 	}
 	pin := s.Pin
 	if s.Cores != "" { // a CPU list pins the workers: auto means true
@@ -191,7 +200,39 @@ func (s EngineSettings) Config() (engine.Config, error) {
 			c.Static[q] = k
 		}
 	}
-	return c, s.place(&c, warn)
+	if err := s.place(&c, warn); err != nil {
+		return c, err
+	}
+	return c, s.doNothing(c)
+}
+
+// doNothing refuses a setting given where it would do nothing, as a
+// command line refuses a flag that is not read.
+func (s EngineSettings) doNothing(c engine.Config) error {
+	given := s.Given
+	if given == nil {
+		return nil
+	}
+	hls := s.Mode == "hybrid" && s.Policy == string(scheduler.HLS)
+	switch {
+	case s.Mode == "cpu" && given("gpu-pipeline-depth"):
+		return s.errorf("gpu-pipeline-depth", "%s: needs %[2]s gpu or %[2]s hybrid", s.name("mode"))
+	case given("switch-threshold") && !hls:
+		return s.errorf("switch-threshold", "%s: hls's share of tasks for each processor kind: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
+	case given("monitor-interval") && !hls:
+		return s.errorf("monitor-interval", "%s: how often hls measures the processors: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
+	case s.WorkersSet && s.Mode == "gpu":
+		return s.errorf("workers", "%s: %s gpu runs no CPU workers", s.name("mode"))
+	case given("placement") && s.Cores != "":
+		return s.errorf("placement", "%s: %s places the workers on the CPUs it lists", s.name("cores"))
+	case (given("placement") || given("mem-policy")) && !c.Pin && s.Mode != "gpu":
+		what := "placement"
+		if !given("placement") {
+			what = "mem-policy"
+		}
+		return s.errorf(what, "%s: the workers are not pinned (%s auto pins them where they are at most half the CPUs): give %[2]s true", s.name("pin"))
+	}
+	return nil
 }
 
 // place sets the placement part of c: the workers' CPUs (on the
@@ -234,7 +275,7 @@ func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
 		}
 		c.CPUs = plan
 		if c.MemPolicy != cpu.MemDefault {
-			c.MemNode = topo.NodeOfCPU(plan[0])
+			c.MemNode = topo.MemoryNode(topo.NodeOfCPU(plan[0]))
 		}
 	case cores != nil:
 		c.CPUs = cores

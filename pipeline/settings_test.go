@@ -122,4 +122,14 @@ func TestEngineSettingsCores(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, c.Pin)
 	assert.Empty(t, warnings)
+
+	// Without a worker count, one worker per CPU listed: not one per CPU
+	// of the machine, stacked on those.
+	warnings, s.WorkersSet, s.Workers = nil, false, 0
+	s.Cores = fmt.Sprintf("%d,%d", first, first)
+	c, err = s.Config()
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Workers)
+	assert.Equal(t, []int{first}, c.CPUs)
+	assert.Empty(t, warnings)
 }

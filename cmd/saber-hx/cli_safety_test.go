@@ -140,3 +140,24 @@ CREATE SINK archive AS SELECT a1 * 3 + 2 AS p1 FROM synthetic WITH (connector = 
 	assert.Empty(t, left, "the file output's temporary file left behind")
 	assert.NoFileExists(t, filepath.Join(dir, "archive.csv"), "a failed run commits no file")
 }
+
+// TestEngineFlagsThatWouldDoNothing: an engine flag given where it is not
+// read is refused (exit 2), naming it and what it needs: they were
+// accepted and ignored.
+func TestEngineFlagsThatWouldDoNothing(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--policy", "fcfs", "--monitor-interval", "2s"}, "--monitor-interval: how often hls measures the processors: needs --mode hybrid and --policy hls"},
+		{[]string{"--mode", "gpu", "--gpu-emulate", "--workers", "3"}, "--workers: --mode gpu runs no CPU workers"},
+		{[]string{"--cores", "0", "--placement", "spread"}, "--placement: --cores places the workers on the CPUs it lists"},
+		{[]string{"--pin", "false", "--mem-policy", "bind"}, "--mem-policy: the workers are not pinned"},
+		{[]string{"--pin", "false", "--placement", "spread"}, "--placement: the workers are not pinned"},
+	} {
+		code, _, stderr := cli(t, append([]string{"ysb", "--duration", "100ms", "--warmup", "0s"}, c.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.msg, "%v", c.args)
+	}
+}

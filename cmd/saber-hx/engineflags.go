@@ -72,21 +72,12 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config, error) {
 	f.WorkersSet, f.Pin = given(fs, "workers"), string(f.pin)
 	f.Warn = func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
-	f.Name = func(setting string) string { return "--" + setting }
+	f.Name, f.Given = func(setting string) string { return "--" + setting }, func(setting string) bool { return given(fs, setting) }
 	if f.progress < 0 {
 		return engine.Config{}, usagef("--progress-interval %v: must be 0 (no progress lines) or more", f.progress)
 	}
-	c, err := f.Config()
+	c, err := f.Config()                              // refusing the flags that would do nothing
 	f.Workers, f.BufferSize = c.Workers, c.BufferSize // the summaries print them
-	// Flags that would do nothing are refused, as --gpu-emulate without a
-	// GPU mode is (pipeline.EngineSettings).
-	switch {
-	case err != nil:
-	case f.Mode == "cpu" && given(fs, "gpu-pipeline-depth"):
-		err = usagef("--gpu-pipeline-depth: needs --mode gpu or --mode hybrid")
-	case given(fs, "switch-threshold") && (f.Mode != "hybrid" || f.Policy != string(scheduler.HLS)):
-		err = usagef("--switch-threshold: hls's share of tasks for each processor kind: needs --mode hybrid and --policy hls")
-	}
 	return c, err
 }
 

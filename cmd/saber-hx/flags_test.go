@@ -62,10 +62,10 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 // processor kind, the tasks and bytes per query and the throughput matrix.
 func TestSummaryReportsScheduling(t *testing.T) {
 	t.Parallel()
-	// The matrix is refreshed every --monitor-interval: a run of many
-	// intervals has a measured entry even on a loaded machine.
+	// With one processor kind the matrix averages the counters: the
+	// measured entry is there however short the run.
 	code, stdout, stderr := cli(t, "ysb", "--duration", "400ms", "--warmup", "100ms", "--workers", "2", "--json", "--policy", "hls",
-		"--monitor-interval", "20ms", "--ingest-core", "0", "--placement", "spread")
+		"--ingest-core", "0")
 	require.Equal(t, 0, code, stderr)
 	var s struct {
 		Policy     string `json:"policy"`

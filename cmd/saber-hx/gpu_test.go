@@ -124,8 +124,8 @@ func TestYSBFileGPUEmulated(t *testing.T) {
 	want, _ := ysbReference(t, events, campaigns)
 	for _, mode := range []string{"gpu", "hybrid"} {
 		out := filepath.Join(dir, mode+".csv")
-		code, _, stderr := cli(t, "ysb", "--mode", mode, "--gpu-emulate", "--input", events, "--campaigns", campaigns, "--output", out,
-			"--workers", "1", "--task-size", "12800", "--json")
+		code, _, stderr := cli(t, append([]string{"ysb", "--mode", mode, "--gpu-emulate", "--input", events, "--campaigns", campaigns, "--output", out,
+			"--task-size", "12800", "--json"}, workersFor(mode, "1")...)...)
 		require.Equal(t, 0, code, "stderr: %s", stderr)
 		assertRowsEqual(t, want, readResults(t, out))
 	}
@@ -134,7 +134,7 @@ func TestYSBFileGPUEmulated(t *testing.T) {
 func TestBenchGPUEmulated(t *testing.T) {
 	t.Parallel()
 	// agg has a GPU kernel: gpu mode, validated.
-	args := append([]string{"agg", "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "30000", "--duration", "60s", "--json"}, benchSmall...)
+	args := append([]string{"agg", "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "30000", "--duration", "60s", "--json"}, benchSmallFor("gpu")...)
 	code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s := decodeBench(t, stdout)
@@ -155,7 +155,7 @@ func TestBenchGPUEmulated(t *testing.T) {
 
 	// So do select, proj and groupby: gpu mode, validated.
 	for _, w := range []string{"select", "proj", "groupby"} {
-		args := append([]string{w, "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "20000", "--duration", "60s", "--json"}, benchSmall...)
+		args := append([]string{w, "--mode", "gpu", "--gpu-emulate", "--validate", "--validate-tuples", "20000", "--duration", "60s", "--json"}, benchSmallFor("gpu")...)
 		code, stdout, stderr := cli(t, append([]string{"bench"}, args...)...)
 		require.Equal(t, 0, code, "%s: stderr: %s", w, stderr)
 		assert.True(t, decodeBench(t, stdout).Validated, w)
@@ -165,7 +165,7 @@ func TestBenchGPUEmulated(t *testing.T) {
 
 	// cm1 (float sums) has none: gpu mode refuses it, naming the query
 	// and the operator, and points at hybrid mode.
-	code, stdout, stderr = cli(t, append([]string{"bench", "cm1", "--mode", "gpu", "--gpu-emulate", "--validate"}, benchSmall...)...)
+	code, stdout, stderr = cli(t, append([]string{"bench", "cm1", "--mode", "gpu", "--gpu-emulate", "--validate"}, benchSmallFor("gpu")...)...)
 	assert.Equal(t, 2, code, "stderr: %s", stderr)
 	assert.Empty(t, stdout)
 	for _, w := range []string{`query "CM1"`, "over a float expression", "no GPU kernel", "--mode hybrid"} {
@@ -263,7 +263,7 @@ func TestBenchComputeHeavyEmulated(t *testing.T) {
 		for _, mode := range []string{"gpu", "hybrid"} {
 			args := append(append([]string{"bench"}, w...), "--mode", mode, "--gpu-emulate", "--gpu-pipeline-depth", "2", "--policy", "fcfs",
 				"--validate", "--validate-tuples", "12000", "--duration", "60s", "--json")
-			code, stdout, stderr := cli(t, append(args, benchSmall...)...)
+			code, stdout, stderr := cli(t, append(args, benchSmallFor(mode)...)...)
 			require.Equal(t, 0, code, "%v: stderr: %s", args, stderr)
 			s := decodeBench(t, stdout)
 			assert.True(t, s.Validated, "%v", args)
@@ -303,7 +303,7 @@ func TestRunSummaryGPUMode(t *testing.T) {
 	text := fmt.Sprintf(`CREATE SOURCE src (ts BIGINT, k INT NOT NULL, v INT NOT NULL) WITH (connector = 'file', path = '%s', format = 'csv', header = 'true');
 SELECT window_start, k, COUNT(*) AS c, SUM(v) AS sv FROM TUMBLE(src, ts, INTERVAL '1' SECOND) GROUP BY window_start, k;`, in)
 	for _, mode := range []string{"hybrid", "gpu"} {
-		args := []string{"run", "-e", text, "--mode", mode, "--gpu-emulate", "--workers", "1", "--task-size", "4096", "--progress-interval", "0"}
+		args := append([]string{"run", "-e", text, "--mode", mode, "--gpu-emulate", "--task-size", "4096", "--progress-interval", "0"}, workersFor(mode, "1")...)
 		code, stdout, stderr := cli(t, append(args, "--output", filepath.Join(dir, mode+".csv"), "--json")...)
 		require.Equal(t, 0, code, "stderr: %s", stderr)
 		p, raw := decodeProcessors(t, stdout)
@@ -313,4 +313,18 @@ SELECT window_start, k, COUNT(*) AS c, SUM(v) AS sv FROM TUMBLE(src, ts, INTERVA
 		require.Equal(t, 0, code, "stderr: %s", stderr)
 		assert.Contains(t, stdout, mode+" mode, GPU ", "the human summary's GPU line: %s", stdout)
 	}
+}
+
+// workersFor is --workers n, but in gpu mode, which runs no CPU workers
+// and refuses the flag.
+func workersFor(mode, n string) []string {
+	if mode == "gpu" {
+		return nil
+	}
+	return []string{"--workers", n}
+}
+
+// benchSmallFor is benchSmall in mode.
+func benchSmallFor(mode string) []string {
+	return append(workersFor(mode, workers), benchSmall[2:]...)
 }
