@@ -15,6 +15,7 @@ import (
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/source/kafka"
+	"github.com/saber-hx/saber-hx/sql"
 )
 
 // processStart is when the process started, as near as the program can
@@ -176,8 +177,11 @@ func (c *checkpointer) summary() *CheckpointSummary {
 // (written as parts, one per checkpoint: checkpoint_file.go). Standard
 // output cannot be taken back after a crash.
 func checkpointConfig(j *Job) error {
-	if len(j.prog.Sources) != 1 || j.prog.Sources[0].Connector != "kafka" || j.p.feeds[j.prog.Sources[0].Name] != nil || j.p.reads[j.prog.Sources[0].Name] != nil {
-		return usagef("CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka (this one has %d)", len(j.prog.Sources))
+	if n := len(j.prog.Sources); n != 1 {
+		return usagef("CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka (this one has %d)", n)
+	}
+	if s := j.prog.Sources[0]; s.Connector != "kafka" || j.p.feeds[s.Name] != nil || j.p.reads[s.Name] != nil {
+		return usagef("CheckpointDir (--checkpoint-dir): needs the program's source from Kafka, whose offsets a checkpoint holds (source %s reads %s)", s.Name, sourceKind(j, s))
 	}
 	for _, q := range j.prog.Queries {
 		if j.p.rows[q.Name] != nil {
@@ -539,4 +543,17 @@ func (c *checkpointer) noteFirst() {
 		c.recovery.Store(int64(d))
 		fmt.Fprintf(c.stderr, "saber-hx: first window after the restore: %.2f ms after the process started\n", float64(d.Microseconds())/1e3)
 	}
+}
+
+// sourceKind is what source s reads, as the messages say it.
+func sourceKind(j *Job, s *sql.Source) string {
+	switch {
+	case j.p.feeds[s.Name] != nil:
+		return "a Go function (AttachSource)"
+	case j.p.reads[s.Name] != nil:
+		return "an io.Reader (AttachReader)"
+	case s.Connector == "file":
+		return "the file " + s.Path
+	}
+	return "connector " + s.Connector
 }

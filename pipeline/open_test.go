@@ -239,7 +239,7 @@ func TestCheckpointDirErrorsNameTheOption(t *testing.T) {
 	t.Parallel()
 	_, err := goJob(t, pipeline.Options{CheckpointDir: t.TempDir()}, oneTupleRV)
 	require.ErrorIs(t, err, pipeline.ErrUsage)
-	assert.ErrorContains(t, err, "CheckpointDir (--checkpoint-dir): needs a program of one source, from Kafka")
+	assert.ErrorContains(t, err, "CheckpointDir (--checkpoint-dir): needs the program's source from Kafka, whose offsets a checkpoint holds (source r reads a Go function (AttachSource))")
 }
 
 // TestSourceFuncErrorNamesTheSource: a SourceFunc's error is returned

@@ -101,6 +101,9 @@ func (j *Job) releaseSQL() {
 // over a compiled *sql.Program may be open at a time (FromSQL): Open fails
 // while another is, until that one's Close.
 func (p *Program) Open(o Options) (_ *Job, err error) {
+	if len(p.prog.Queries) == 0 {
+		return nil, usagef("the program has no query: nothing reads its sources (add a SELECT, a CREATE SINK ... AS SELECT or an INSERT INTO)")
+	}
 	if o.Instances == 0 {
 		o.Instances = 1
 	}
@@ -114,7 +117,7 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 		o.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if o.Duration < 0 {
-		return nil, usagef("duration %v: must be positive", o.Duration)
+		return nil, usagef("Duration (--duration) %v: must be positive", o.Duration)
 	}
 	if o.Output == "" {
 		o.Output = "-"

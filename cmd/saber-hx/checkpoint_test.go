@@ -319,7 +319,7 @@ SELECT ts, cat FROM events;`
 		msg  string
 		sql  string
 	}{
-		{[]string{"--checkpoint-dir", dir}, "needs a program of one source, from Kafka", ""},
+		{[]string{"--checkpoint-dir", dir}, "needs the program's source from Kafka, whose offsets a checkpoint holds (source task_events reads connector generator)", ""},
 		{[]string{"--checkpoint-dir", dir}, "writes to stdout: checkpoints need every output in Kafka or Redis", toStdout},
 		{[]string{"--checkpoint-dir", dir, "--checkpoint-interval", "0s"}, "--checkpoint-interval 0s", ""},
 		{[]string{"--instance", "3", "--instances", "3"}, "--instance 3 --instances 3", ""},

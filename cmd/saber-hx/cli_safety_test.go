@@ -161,3 +161,12 @@ func TestEngineFlagsThatWouldDoNothing(t *testing.T) {
 		assert.Contains(t, stderr, c.msg, "%v", c.args)
 	}
 }
+
+// TestProgramWithoutAQuery: a program of sources alone is refused,
+// saying what it lacks (it said "engine: no query").
+func TestProgramWithoutAQuery(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := cli(t, "run", "-e", "CREATE SOURCE e (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "the program has no query: nothing reads its sources")
+}

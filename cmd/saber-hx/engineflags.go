@@ -73,8 +73,8 @@ func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config,
 	f.WorkersSet, f.Pin = given(fs, "workers"), string(f.pin)
 	f.Warn = func(msg string) { fmt.Fprintf(stderr, "saber-hx: warning: %s\n", msg) }
 	f.Name, f.Given = func(setting string) string { return "--" + setting }, func(setting string) bool { return given(fs, setting) }
-	if f.progress < 0 {
-		return engine.Config{}, usagef("--progress-interval %v: must be 0 (no progress lines) or more", f.progress)
+	if f.progress < 0 || f.progress > 0 && f.progress < 10*time.Millisecond {
+		return engine.Config{}, usagef("--progress-interval %v: must be 0 (no progress lines) or at least 10ms", f.progress)
 	}
 	c, err := f.Config()                              // refusing the flags that would do nothing
 	f.Workers, f.BufferSize = c.Workers, c.BufferSize // the summaries print them

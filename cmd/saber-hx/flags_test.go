@@ -42,6 +42,7 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 			{[]string{"--mem-policy", "interleave"}, []string{"default", "preferred", "bind"}},
 			{[]string{"--kernel", "jit"}, []string{"auto, vector"}},
 			{[]string{"--progress-interval", "-1s"}, []string{"--progress-interval -1s", "0 (no progress lines)"}},
+			{[]string{"--progress-interval", "1ns"}, []string{"--progress-interval 1ns", "at least 10ms"}},
 		} {
 			if gpu.Built() && tc.args[0] == "--mode" && tc.args[1] != "quantum" {
 				continue // a cuda build runs them (gpu_cuda_test.go)

@@ -265,7 +265,7 @@ func TestUsageErrors(t *testing.T) {
 		{"buffer under two tasks", []string{"ysb", "--task-size", "4096", "--buffer-size", "4096"}, []string{"buffer size 4096", "two tasks"}},
 		{"duration 0", []string{"ysb", "--duration", "0s"}, []string{"duration 0s", "positive"}},
 		{"duration negative", []string{"ysb", "--duration", "-1s"}, []string{"duration -1s", "positive"}},
-		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"bundle size 64"}},
+		{"bundle under a tuple", []string{"ysb", "--bundle-size", "64"}, []string{"--bundle-size 64"}},
 		{"bad ingest", []string{"ysb", "--ingest", "socket"}, []string{`ingest "socket"`, "auto, producer, workers, shared"}},
 		{"bad pin", []string{"ysb", "--pin=sometimes"}, []string{`"sometimes"`, "-pin", "true, false or auto"}},
 		{"no campaigns", []string{"ysb", "--num-campaigns", "0"}, []string{"campaigns 0: need at least 1"}},

@@ -151,7 +151,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		return usagef("--output \"\": name a file, or - for stdout")
 	}
 	if *duration <= 0 {
-		return usagef("duration %v: must be positive", *duration)
+		return usagef("--duration %v: must be positive", *duration)
 	}
 	retry, err := pipeline.SinkRetryTimeout(*retryTimeout)
 	if err != nil {

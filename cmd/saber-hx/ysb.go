@@ -118,13 +118,13 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if mode == ysbBenchmark {
 		if *bundle < ysb.TupleSize {
-			return usagef("bundle size %d: need at least one %d-byte tuple", *bundle, ysb.TupleSize)
+			return usagef("--bundle-size %d: need at least one %d-byte tuple", *bundle, ysb.TupleSize)
 		}
 		if *duration <= 0 {
-			return usagef("duration %v: must be positive", *duration)
+			return usagef("--duration %v: must be positive", *duration)
 		}
 		if *warmup < 0 {
-			return usagef("warmup %v: must not be negative", *warmup)
+			return usagef("--warmup %v: must not be negative", *warmup)
 		}
 	}
 	ingest, err := engine.ParseIngest(*ingestFlag)
