@@ -54,5 +54,3 @@ func (j *Job) sinkRetry() sinkRetry {
 // flushBound bounds a flush of the outputs: the retry budget, plus what
 // one write may take.
 func (s sinkRetry) flushBound() time.Duration { return flushTimeout + s.timeout }
-
-var silenceRedisOnce sync.Once

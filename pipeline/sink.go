@@ -654,8 +654,6 @@ func openServiceSink(q *sql.Query, txn *txnGroup, retry sinkRetry) (*rowSink, er
 	if err != nil {
 		return nil, err
 	}
-	// The sinks report an outage themselves, once, not go-redis each dial.
-	silenceRedisOnce.Do(redissink.SilenceClientLog)
 	if k.Layout == "ysb" {
 		s.campaign, s.start = col("campaign_id"), col("window_start")
 		if len(k.Fields) > 0 {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -220,14 +221,26 @@ func (r Redis) Options() (*redis.Options, error) {
 	return &redis.Options{Addr: r.Addr, Username: r.Username, Password: r.Password.Reveal(), DB: r.DB, TLSConfig: tc}, nil
 }
 
-// NewClient is a client of the server (no connection made yet).
+// NewClient is a client of the server (no connection made yet). The
+// first one silences go-redis's process-wide logger, which logs each
+// failed dial of a pool, a line every few hundred milliseconds while a
+// server is down: saber-hx's clients report an outage themselves, once.
+// An embedding program that wants go-redis's lines sets its logger
+// (redis.SetLogger) after it.
 func (r Redis) NewClient() (*redis.Client, error) {
 	o, err := r.Options()
 	if err != nil {
 		return nil, err
 	}
+	silenceRedisLog.Do(func() { redis.SetLogger(discardLog{}) })
 	return redis.NewClient(o), nil
 }
+
+var silenceRedisLog sync.Once
+
+type discardLog struct{}
+
+func (discardLog) Printf(context.Context, string, ...any) {}
 
 // Connect is a client of the server that answered a PING: where the
 // server refused the password or the TLS handshake, or speaks TLS to a

@@ -61,12 +61,4 @@ func connectionError(err error) bool {
 		errors.Is(err, redis.ErrPoolTimeout)
 }
 
-// SilenceClientLog stops go-redis logging each failed dial of its pool
-// on the standard logger, a line every few hundred milliseconds while a
-// server is down: the sinks report an outage themselves (Logger). It
-// sets go-redis's process-wide logger; a program calls it once.
-func SilenceClientLog() { redis.SetLogger(discard{}) }
 
-type discard struct{}
-
-func (discard) Printf(context.Context, string, ...any) {}

@@ -268,4 +268,3 @@ func replyServer(msg string) string {
 	return l.Addr().String()
 }
 
-func init() { SilenceClientLog() }
