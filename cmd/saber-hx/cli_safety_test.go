@@ -170,3 +170,18 @@ func TestProgramWithoutAQuery(t *testing.T) {
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "the program has no query: nothing reads its sources")
 }
+
+// TestHelpCommand: help COMMAND prints the command's flags (it printed
+// the general help); the general help names every command.
+func TestHelpCommand(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, "help", "run")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout+stderr, "saber-hx run FILE.sql [flags]")
+	assert.Contains(t, stdout+stderr, "--progress-interval")
+	code, stdout, _ = cli(t, "help")
+	assert.Equal(t, 0, code)
+	for _, w := range []string{"ysb setup|produce|check", "explain", "topology", "141"} {
+		assert.Contains(t, stdout, w)
+	}
+}

@@ -37,6 +37,7 @@ Usage:
                                        run YSB over an events file, write results CSV
   saber-hx ysb generate --tuples N --out F --campaigns C
                                        write an events file and its campaigns table
+  saber-hx ysb setup|produce|check     the original YSB pipeline's steps over Kafka and Redis (ysb --source kafka runs it)
   saber-hx bench WORKLOAD[,WORKLOAD...] [flags]
                                        run SABER's workloads (several at once share the workers);
                                        saber-hx bench --list names them
@@ -46,12 +47,14 @@ Usage:
   saber-hx run FILE.sql [flags]        run the queries of a SQL file (or -e 'SQL') over your own data
   saber-hx explain FILE.sql            print each query's plan: layout, window, kernel, GPU support
   saber-hx topology [--json]           print NUMA nodes, CPUs, caches and GPUs
-  saber-hx help                        this text
+  saber-hx help [COMMAND]              this text, or COMMAND's flags
 
-Run "saber-hx COMMAND -h" (ysb, ysb generate, bench, nexmark, nexmark generate, run) for every flag and its default.
+Run "saber-hx COMMAND -h" (ysb, ysb generate|setup|produce|check, bench, nexmark, nexmark generate, run, explain, topology)
+for every flag and its default.
 Exit status: 0 success, 1 run failure (such as a validation mismatch), 2 bad usage or bad input,
 130 or 143 interrupted by SIGINT or SIGTERM (ingestion stopped, what was in flight drained,
-the summary of what ran printed and marked interrupted; a second signal quits at once).
+the summary of what ran printed and marked interrupted; a second signal quits at once),
+141 quietly where the reader of the rows on stdout went away.
 `
 
 // run is main without the process: testable.
@@ -63,6 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return run(append(args[1:], "-h"), stdout, stderr) // help COMMAND
+		}
 		fmt.Fprint(stdout, help)
 		return 0
 	case "bench":
