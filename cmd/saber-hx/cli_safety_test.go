@@ -178,7 +178,7 @@ func TestHelpCommand(t *testing.T) {
 	code, stdout, stderr := cli(t, "help", "run")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout+stderr, "saber-hx run FILE.sql [flags]")
-	assert.Contains(t, stdout+stderr, "--progress-interval")
+	assert.Contains(t, stdout+stderr, "-progress-interval duration")
 	code, stdout, _ = cli(t, "help")
 	assert.Equal(t, 0, code)
 	for _, w := range []string{"ysb setup|produce|check", "explain", "topology", "141"} {
