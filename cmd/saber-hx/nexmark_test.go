@@ -75,6 +75,8 @@ func TestNexmarkCommandUsage(t *testing.T) {
 		code, _, stderr := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
 		assert.Contains(t, stderr, c.msg, c.args)
+		// As the other commands' usage errors: no "usage:" inside.
+		assert.NotContains(t, stderr, "usage:", c.args)
 	}
 	code, stdout, _ := cli(t, "nexmark", "-h")
 	assert.Equal(t, 0, code)

@@ -194,12 +194,19 @@ func Queries() []string {
 	return qs
 }
 
-// ErrUsage marks a configuration no run can have.
-var ErrUsage = errors.New("usage")
+// ErrUsage marks a configuration no run can have, or a setting that would
+// do nothing: errors.Is(err, ErrUsage) tells it from a run that failed (the
+// command line's exit status 2 against 1).
+var ErrUsage = errors.New("nexmark: bad usage")
 
-func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
-}
+// usageError marks err as ErrUsage without changing its text.
+type usageError struct{ err error }
+
+func (e usageError) Error() string        { return e.err.Error() }
+func (e usageError) Unwrap() error        { return e.err }
+func (e usageError) Is(target error) bool { return target == ErrUsage }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // preludeEnd is the line that ends an example's prelude.
 const preludeEnd = "-- end of the saber-hx prelude"

@@ -64,6 +64,7 @@ func TestText(t *testing.T) {
 		_, err := Text(c.cfg)
 		require.ErrorIs(t, err, ErrUsage)
 		assert.Contains(t, err.Error(), c.err)
+		assert.NotContains(t, err.Error(), "usage", "ErrUsage marks the error without a word in its text")
 	}
 }
 
