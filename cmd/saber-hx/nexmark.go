@@ -38,13 +38,13 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	c := bench.Config{Log: stderr}
 	ef.register(fs)
 	brokers := nexmarkFlags(fs, &c.Nexmark, &c.TopicPrefix)
-	fs.DurationVar(&c.Warmup, "warmup", bench.DefaultWarmup, "replayed run before the measured interval")
-	fs.DurationVar(&c.Duration, "duration", bench.DefaultDuration, "the measured interval")
-	fs.IntVar(&c.Events, "events", bench.DefaultEvents, "events generated into the bundle that the run replays (with later times and ids each pass)")
+	fs.DurationVar(&c.Warmup, "warmup", bench.DefaultWarmup, "replayed run before the measured interval (0: none)")
+	fs.DurationVar(&c.Duration, "duration", bench.DefaultDuration, "the measured interval (> 0)")
+	fs.IntVar(&c.Events, "events", bench.DefaultEvents, "events generated into the bundle that the run replays (with later times and ids each pass; > 0)")
 	fs.BoolVar(&c.Inline, "inline", false, "generate the events as the sources read them (the generator in the loop), no bundle; "+
 		"like the bundle, only the tables the query reads: no mode generates the whole mix (docs/nexmark.md, \"What a run counts\")")
 	fs.BoolVar(&c.Validate, "validate", false, "first run the query over --validate-events events and check every query against the reference evaluator")
-	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run (at --rate, or lower where they would span less than 40 s of event time: windows must turn over)")
+	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run (at --rate, or lower where they would span less than 40 s of event time: windows must turn over; > 0)")
 	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
 	fs.StringVar(&c.Dir, "dir", "", "source json: the directory of generate's files")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")
@@ -54,10 +54,11 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if c.Query == "" {
-		return usagef("nexmark: name a query (%s)", strings.Join(bench.Queries(), ", "))
-	}
 	c.Brokers = splitList(*brokers)
+	fs.Visit(func(f *flag.Flag) { c.Given = append(c.Given, f.Name) })
+	if err := c.Check(); err != nil { // before any work
+		return err
+	}
 	if c.Engine, err = ef.config(fs, stderr); err != nil {
 		return err
 	}

@@ -68,7 +68,17 @@ func TestNexmarkCommandUsage(t *testing.T) {
 		{[]string{"nexmark"}, "nexmark: name a query (q0, q1, q2"},
 		{[]string{"nexmark", "q99"}, `no Nexmark query "q99"`},
 		{[]string{"nexmark", "q1", "--source", "json"}, "source json: name the directory"},
-		{[]string{"nexmark", "q1", "--rate", "0", "--duration", "1s"}, "the event rate is 0"},
+		{[]string{"nexmark", "q1", "--rate", "0", "--duration", "1s"}, "--rate 0: must be positive"},
+		// Durations and counts: refused before the bundle is generated,
+		// naming the flag (they ran the default, or measured a negative
+		// interval, or failed with exit 1 after the bundle).
+		{[]string{"nexmark", "q0", "--warmup", "200ms", "--duration", "-100ms"}, "--duration -100ms: must be positive"},
+		{[]string{"nexmark", "q0", "--warmup", "0", "--duration", "0"}, "--duration 0s: must be positive"},
+		{[]string{"nexmark", "q0", "--warmup", "1s", "--duration", "0"}, "--duration 0s: must be positive"},
+		{[]string{"nexmark", "q0", "--warmup", "-1s", "--duration", "300ms"}, "--warmup -1s: must not be negative"},
+		{[]string{"nexmark", "q0", "--events", "-5", "--warmup", "0", "--duration", "100ms"}, "--events -5: must be positive"},
+		{[]string{"nexmark", "q0", "--events", "0", "--warmup", "0", "--duration", "100ms"}, "--events 0: must be positive"},
+		{[]string{"nexmark", "q0", "--validate", "--validate-events", "0"}, "--validate-events 0: must be positive"},
 		{[]string{"nexmark", "generate", "--out", "x"}, "give the number of events"},
 		{[]string{"nexmark", "generate", "--events", "5"}, "give a directory or Kafka brokers"},
 	} {
@@ -77,6 +87,7 @@ func TestNexmarkCommandUsage(t *testing.T) {
 		assert.Contains(t, stderr, c.msg, c.args)
 		// As the other commands' usage errors: no "usage:" inside.
 		assert.NotContains(t, stderr, "usage:", c.args)
+		assert.NotContains(t, stderr, "generating", "%v: refused before any work", c.args)
 	}
 	code, stdout, _ := cli(t, "nexmark", "-h")
 	assert.Equal(t, 0, code)

@@ -58,7 +58,8 @@ type Config struct {
 	Inline  bool // generate as the sources are read, no bundle
 	Engine  engine.Config
 	// Warmup runs before the measured Duration (the nexmark source only:
-	// files and topics are measured whole, from the first record).
+	// files and topics are measured whole, from the first record); a
+	// Duration of 0 is DefaultDuration.
 	Warmup, Duration time.Duration
 	// Validate first runs the query over ValidateEvents events generated
 	// inline, every query of the program checked against the reference
@@ -70,6 +71,44 @@ type Config struct {
 	// has started (not the validation run's): saber-hx nexmark's
 	// progress lines. Engine.Started is still called.
 	Started func(*engine.Engine)
+	// Given are the settings given explicitly, by the name of saber-hx
+	// nexmark's flag for each (events, validate-events, rate, duration):
+	// Check refuses a 0 given where 0 would stand for the default.
+	Given []string
+}
+
+// Check refuses (ErrUsage) a configuration no run can have, before any
+// work: an unknown query or source, a source without its directory or
+// brokers, a negative count or duration, a measured interval that is not
+// positive. The errors name the command line's flags. Run calls it.
+func (c Config) Check() error {
+	if c.Query == "" {
+		return usagef("nexmark: name a query (%s)", strings.Join(Queries(), ", "))
+	}
+	if _, err := Text(c); err != nil {
+		return err
+	}
+	given := func(name string) bool { return slices.Contains(c.Given, name) }
+	for _, n := range []struct {
+		flag string
+		v    int64
+		what string
+	}{
+		{"events", int64(c.Events), "the events of the bundle replayed"},
+		{"validate-events", c.ValidateEvents, "the events of the validation run"},
+		{"rate", c.Nexmark.EventRate, "events per second of event time"},
+	} {
+		if n.v < 0 || n.v == 0 && given(n.flag) {
+			return usagef("--%s %d: must be positive (%s)", n.flag, n.v, n.what)
+		}
+	}
+	if c.Warmup < 0 {
+		return usagef("--warmup %v: must not be negative", c.Warmup)
+	}
+	if c.Duration < 0 || c.Duration == 0 && given("duration") {
+		return usagef("--duration %v: must be positive (the measured interval)", c.Duration)
+	}
+	return nil
 }
 
 // Result is a run's summary (saber-hx nexmark --json).
@@ -276,6 +315,12 @@ func compile(cfg Config, events int64) (*pipeline.Program, error) {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Nexmark == (nexmark.Config{}) {
 		cfg.Nexmark = nexmark.DefaultConfig()
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = DefaultDuration
 	}
 	if cfg.Events == 0 {
 		cfg.Events = DefaultEvents

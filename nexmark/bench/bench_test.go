@@ -230,3 +230,37 @@ func TestValidateRate(t *testing.T) {
 		assert.GreaterOrEqual(t, time.Duration(ev)*time.Second/time.Duration(r), MinValidateSpan, "%d events at %d/s", ev, r)
 	}
 }
+
+// TestCheckCounts: negative counts and durations, a measured interval that
+// is not positive and a 0 given where 0 would be the default are refused
+// before any work, naming the flag; 0 not given is the default.
+func TestCheckCounts(t *testing.T) {
+	t.Parallel()
+	ok := Config{Query: "q0", Nexmark: nexmark.DefaultConfig()}
+	require.NoError(t, ok.Check(), "zero counts and durations not given: the defaults")
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Query = "" }, "nexmark: name a query (q0, q1"},
+		{func(c *Config) { c.Events = -5 }, "--events -5: must be positive"},
+		{func(c *Config) { c.Given = []string{"events"} }, "--events 0: must be positive"},
+		{func(c *Config) { c.ValidateEvents = -1 }, "--validate-events -1: must be positive"},
+		{func(c *Config) { c.Nexmark.EventRate = 0; c.Given = []string{"rate"} }, "--rate 0: must be positive"},
+		{func(c *Config) { c.Warmup = -time.Second }, "--warmup -1s: must not be negative"},
+		{func(c *Config) { c.Warmup, c.Duration = time.Second, -500*time.Millisecond }, "--duration -500ms: must be positive"},
+		{func(c *Config) { c.Given = []string{"warmup", "duration"} }, "--duration 0s: must be positive"},
+	} {
+		cfg := ok
+		c.mod(&cfg)
+		err := cfg.Check()
+		require.ErrorIs(t, err, ErrUsage, c.want)
+		assert.Equal(t, c.want, err.Error()[:min(len(err.Error()), len(c.want))])
+		// Run refuses it before the bundle: nothing logged.
+		var log bytes.Buffer
+		cfg.Log = &log
+		_, err = Run(context.Background(), cfg)
+		require.ErrorIs(t, err, ErrUsage, c.want)
+		assert.Empty(t, log.String(), c.want)
+	}
+}
