@@ -102,6 +102,7 @@ func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	g.Brokers = splitList(*brokers)
+	fs.Visit(func(f *flag.Flag) { g.Given = append(g.Given, f.Name) })
 	sig := watchSignals(stderr)
 	defer sig.Stop()
 	res, err := bench.Generate(sig.Context(), g)

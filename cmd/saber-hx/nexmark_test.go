@@ -93,3 +93,35 @@ func TestNexmarkCommandUsage(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "--validate-events")
 }
+
+// TestNexmarkFlagsThatDoNothing: a flag given where it does nothing is
+// refused (exit 2), naming it, before any work: they were accepted
+// silently (--warmup and --duration with --source json, --dir with the
+// generator, --validate-events without --validate, ...).
+func TestNexmarkFlagsThatDoNothing(t *testing.T) {
+	t.Parallel()
+	nx := t.TempDir()
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--warmup", []string{"q0", "--source", "json", "--dir", nx, "--warmup", "1h", "--duration", "1h"}},
+		{"--duration", []string{"q0", "--source", "kafka", "--brokers", "127.0.0.1:1", "--duration", "1s"}},
+		{"--inline", []string{"q0", "--source", "json", "--dir", nx, "--inline"}},
+		{"--events", []string{"q0", "--source", "json", "--dir", nx, "--events", "1000"}},
+		{"--events", []string{"q0", "--inline", "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
+		{"--rate", []string{"q0", "--source", "json", "--dir", nx, "--rate", "1000"}},
+		{"--dir", []string{"q0", "--dir", nx, "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
+		{"--brokers", []string{"q0", "--brokers", "127.0.0.1:1", "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
+		{"--topic-prefix", []string{"q0", "--source", "json", "--dir", nx, "--topic-prefix", "x-"}},
+		{"--validate-events", []string{"q0", "--validate-events", "5", "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
+		{"--topic-prefix", []string{"generate", "--events", "10", "--out", filepath.Join(nx, "g"), "--topic-prefix", "x-"}},
+	} {
+		code, stdout, stderr := cli(t, append([]string{"nexmark"}, c.args...)...)
+		assert.Equal(t, 2, code, "%v: %s %s", c.args, stdout, stderr)
+		assert.Contains(t, stderr, c.flag+" applies to ", c.args)
+		assert.NotContains(t, stderr, "generating", c.args)
+	}
+	_, err := os.Stat(filepath.Join(nx, "g"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "generate refused before it wrote")
+}

@@ -7,6 +7,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,15 +73,19 @@ type Config struct {
 	// progress lines. Engine.Started is still called.
 	Started func(*engine.Engine)
 	// Given are the settings given explicitly, by the name of saber-hx
-	// nexmark's flag for each (events, validate-events, rate, duration):
-	// Check refuses a 0 given where 0 would stand for the default.
+	// nexmark's flag for each (events, validate-events, rate, seed,
+	// warmup, duration, inline, dir, brokers, topic-prefix): Check refuses
+	// a 0 given where 0 would stand for the default, and a setting given
+	// that does nothing in this configuration (--warmup with --source
+	// json, --validate-events without --validate, ...).
 	Given []string
 }
 
 // Check refuses (ErrUsage) a configuration no run can have, before any
 // work: an unknown query or source, a source without its directory or
 // brokers, a negative count or duration, a measured interval that is not
-// positive. The errors name the command line's flags. Run calls it.
+// positive, and a setting in Given that does nothing here. The errors name
+// the command line's flags. Run calls it.
 func (c Config) Check() error {
 	if c.Query == "" {
 		return usagef("nexmark: name a query (%s)", strings.Join(Queries(), ", "))
@@ -107,6 +112,29 @@ func (c Config) Check() error {
 	}
 	if c.Duration < 0 || c.Duration == 0 && given("duration") {
 		return usagef("--duration %v: must be positive (the measured interval)", c.Duration)
+	}
+	src := cmp.Or(c.Source, "nexmark")
+	// Each flag, where it does something, and where it does not.
+	for _, s := range []struct {
+		flags   []string
+		applies bool
+		to, not string
+	}{
+		{[]string{"warmup", "duration", "inline"}, src == "nexmark", "--source nexmark",
+			"--source " + src + " (files and topics are read whole and measured from their first record)"},
+		{[]string{"events"}, src == "nexmark" && !c.Inline, "the bundle that --source nexmark replays",
+			map[bool]string{true: "--inline (no bundle)", false: "--source " + src}[src == "nexmark"]},
+		{[]string{"rate", "seed"}, src == "nexmark" || c.Validate, "--source nexmark and --validate's run",
+			"--source " + src + " without --validate (the files' or topics' events are generate's)"},
+		{[]string{"dir"}, src == "json", "--source json", "--source " + src},
+		{[]string{"brokers", "topic-prefix"}, src == "kafka", "--source kafka", "--source " + src},
+		{[]string{"validate-events"}, c.Validate, "--validate", "a run without it"},
+	} {
+		for _, f := range s.flags {
+			if !s.applies && given(f) {
+				return usagef("nexmark: --%s applies to %s, not to %s", f, s.to, s.not)
+			}
+		}
 	}
 	return nil
 }

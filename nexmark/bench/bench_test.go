@@ -264,3 +264,55 @@ func TestCheckCounts(t *testing.T) {
 		assert.Empty(t, log.String(), c.want)
 	}
 }
+
+// TestCheckGivenThatDoesNothing: a setting given where it does nothing is
+// refused, naming its flag and where it applies; where it does something
+// it is not.
+func TestCheckGivenThatDoesNothing(t *testing.T) {
+	t.Parallel()
+	nc := nexmark.DefaultConfig()
+	json := Config{Query: "q0", Source: "json", Dir: "/nx", Nexmark: nc}
+	kafka := Config{Query: "q0", Source: "kafka", Brokers: []string{"b:1"}, Nexmark: nc}
+	gen := Config{Query: "q0", Nexmark: nc}
+	inline := Config{Query: "q0", Inline: true, Nexmark: nc}
+	with := func(c Config, given ...string) Config {
+		c.Given, c.Events, c.ValidateEvents, c.Duration = given, 1000, 1000, time.Second
+		return c
+	}
+	validated := func(c Config) Config { c.Validate = true; return c }
+	for _, c := range []struct {
+		cfg  Config
+		want string // "": accepted
+	}{
+		{with(json, "warmup"), "nexmark: --warmup applies to --source nexmark, not to --source json (files and topics are read whole"},
+		{with(kafka, "duration"), "nexmark: --duration applies to --source nexmark, not to --source kafka"},
+		{with(json, "inline"), "nexmark: --inline applies to --source nexmark, not to --source json"},
+		{with(json, "events"), "nexmark: --events applies to the bundle that --source nexmark replays, not to --source json"},
+		{with(inline, "events"), "nexmark: --events applies to the bundle that --source nexmark replays, not to --inline (no bundle)"},
+		{with(json, "rate"), "nexmark: --rate applies to --source nexmark and --validate's run, not to --source json without --validate"},
+		{with(kafka, "seed"), "nexmark: --seed applies to --source nexmark and --validate's run, not to --source kafka without --validate"},
+		{with(gen, "dir"), "nexmark: --dir applies to --source json, not to --source nexmark"},
+		{with(gen, "brokers"), "nexmark: --brokers applies to --source kafka, not to --source nexmark"},
+		{with(json, "brokers"), "nexmark: --brokers applies to --source kafka, not to --source json"},
+		{with(json, "topic-prefix"), "nexmark: --topic-prefix applies to --source kafka, not to --source json"},
+		{with(gen, "validate-events"), "nexmark: --validate-events applies to --validate, not to a run without it"},
+
+		{with(gen, "warmup", "duration", "events", "rate", "seed", "inline"), ""},
+		{with(inline, "warmup", "duration", "inline", "rate", "seed"), ""},
+		{with(validated(json), "dir", "rate", "seed", "validate-events"), ""},
+		{with(validated(kafka), "brokers", "topic-prefix", "rate"), ""},
+	} {
+		err := c.cfg.Check()
+		if c.want == "" {
+			assert.NoError(t, err, c.cfg.Given)
+			continue
+		}
+		require.ErrorIs(t, err, ErrUsage, c.want)
+		assert.Contains(t, err.Error(), c.want)
+	}
+
+	// generate: --topic-prefix names topics, not files.
+	_, err := Generate(context.Background(), GenerateConfig{Nexmark: nexmark.Config{Events: 10}, Dir: t.TempDir(), TopicPrefix: "x-", Given: []string{"topic-prefix"}})
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), "generate: --topic-prefix applies to --brokers' topics, not to --out's files")
+}

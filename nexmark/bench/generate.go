@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/saber-hx/saber-hx/nexmark"
@@ -31,6 +32,10 @@ type GenerateConfig struct {
 	Brokers     []string
 	TopicPrefix string
 	Log         io.Writer // a progress line a second; nil: none
+	// Given are the settings given explicitly, by saber-hx nexmark
+	// generate's flag names: topic-prefix given with a Dir is refused (it
+	// would do nothing).
+	Given []string
 }
 
 // GenerateResult counts what was written.
@@ -61,6 +66,9 @@ func Generate(ctx context.Context, cfg GenerateConfig) (*GenerateResult, error) 
 	}
 	if (cfg.Dir == "") == (len(cfg.Brokers) == 0) {
 		return nil, usagef("generate: give a directory or Kafka brokers (one of them)")
+	}
+	if cfg.Dir != "" && slices.Contains(cfg.Given, "topic-prefix") {
+		return nil, usagef("generate: --topic-prefix applies to --brokers' topics, not to --out's files")
 	}
 	g, err := nexmark.New(cfg.Nexmark)
 	if err != nil {
