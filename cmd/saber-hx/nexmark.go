@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -96,7 +97,7 @@ func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
 	g := bench.GenerateConfig{Log: stderr}
 	brokers := nexmarkFlags(fs, &g.Nexmark, &g.TopicPrefix)
 	fs.Int64Var(&g.Nexmark.Events, "events", 0, "events to write, every table's (> 0)")
-	fs.StringVar(&g.Dir, "out", "", "directory of the files (person.json, auction.json, bid.json; events.json with --nested); none may exist")
+	fs.StringVar(&g.Dir, "out", "", "directory of the files (person.json, auction.json, bid.json; events.json with --nested); none may exist, and a failed or interrupted run leaves none")
 	fs.BoolVar(&g.Nested, "nested", false, "Nexmark's Kafka format, every event in one file or topic: {\"event_type\":..,\"person\":..,\"auction\":..,\"bid\":..}")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -107,7 +108,7 @@ func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
 	defer sig.Stop()
 	res, err := bench.Generate(sig.Context(), g)
 	if err != nil {
-		return err
+		return cmp.Or(exitSignal(sig), err) // interrupted: exit 128 + N, the files removed
 	}
 	for _, name := range slices.Sorted(maps.Keys(res.Records)) {
 		fmt.Fprintf(stdout, "%s: %d records\n", name, res.Records[name])

@@ -3,9 +3,12 @@ package bench
 import (
 	"bytes"
 	"context"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -315,4 +318,83 @@ func TestCheckGivenThatDoesNothing(t *testing.T) {
 	_, err := Generate(context.Background(), GenerateConfig{Nexmark: nexmark.Config{Events: 10}, Dir: t.TempDir(), TopicPrefix: "x-", Given: []string{"topic-prefix"}})
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "generate: --topic-prefix applies to --brokers' topics, not to --out's files")
+}
+
+// failAfter passes left bytes to w, then fails as a file at its size limit
+// does (ulimit -f): a short write and EFBIG, naming the file written.
+type failAfter struct {
+	w    io.Writer
+	left int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) <= f.left {
+		f.left -= len(p)
+		return f.w.Write(p)
+	}
+	n, _ := f.w.Write(p[:f.left])
+	f.left = 0
+	return n, &fs.PathError{Op: "write", Path: "/somewhere/.bid.json.tmp-123", Err: syscall.EFBIG}
+}
+
+// TestGenerateFailureLeavesNothing: a write that fails (a full disk, a
+// file size limit) or a cancelled context leaves none of the files (they
+// were left cut inside a record or empty, and a second generate was
+// refused because they existed), nor the directory Generate made; the
+// error names the file once. A second Generate then writes them.
+func TestGenerateFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
+	nc := nexmark.DefaultConfig()
+	nc.Events = 20_000
+	parent := t.TempDir()
+	for _, dir := range []string{parent, filepath.Join(parent, "made")} {
+		cfg := GenerateConfig{Nexmark: nc, Dir: dir, wrap: func(w io.Writer) io.Writer { return &failAfter{w: w, left: 100 << 10} }}
+		_, err := Generate(context.Background(), cfg)
+		require.Error(t, err)
+		assert.Equal(t, "generate: write "+filepath.Join(dir, "bid.json")+": file too large", err.Error())
+		assert.ErrorIs(t, err, syscall.EFBIG)
+		assertNoFiles(t, parent, dir)
+
+		ctx, cancel := context.WithCancel(context.Background())
+		var log bytes.Buffer
+		cfg = GenerateConfig{Nexmark: nc, Dir: dir, Log: &log, wrap: func(w io.Writer) io.Writer { return cancelOnWrite{w, cancel} }}
+		_, err = Generate(ctx, cfg)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Contains(t, err.Error(), "generate: interrupted after ")
+		assert.Contains(t, err.Error(), " of 20000 events, the files were removed")
+		assert.Contains(t, log.String(), "nexmark generate: interrupted after ")
+		assertNoFiles(t, parent, dir)
+	}
+	dir := filepath.Join(parent, "made")
+	res, err := Generate(context.Background(), GenerateConfig{Nexmark: nc, Dir: dir})
+	require.NoError(t, err, "nothing left in the way")
+	assert.Equal(t, int64(18_400), res.Records[filepath.Join(dir, "bid.json")])
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, left, 3, "the three files, no temporary one")
+}
+
+// cancelOnWrite cancels the context at the first write that reaches the
+// file.
+type cancelOnWrite struct {
+	w      io.Writer
+	cancel func()
+}
+
+func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return c.w.Write(p) }
+
+// assertNoFiles: no file in dir (none of the three, no temporary one), and
+// no dir where Generate made it (dir != parent).
+func assertNoFiles(t *testing.T, parent, dir string) {
+	t.Helper()
+	if dir != parent {
+		_, err := os.Lstat(dir)
+		assert.ErrorIs(t, err, fs.ErrNotExist, "the directory Generate made is removed")
+		return
+	}
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range left {
+		assert.Fail(t, "a failed Generate left "+e.Name())
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/nexmark"
+	"github.com/saber-hx/saber-hx/sink"
 	kafkasink "github.com/saber-hx/saber-hx/sink/kafka"
 )
 
@@ -36,6 +37,9 @@ type GenerateConfig struct {
 	// generate's flag names: topic-prefix given with a Dir is refused (it
 	// would do nothing).
 	Given []string
+	// wrap, if set, stands between each file and its buffer: the tests'
+	// failing writes.
+	wrap func(io.Writer) io.Writer
 }
 
 // GenerateResult counts what was written.
@@ -49,7 +53,7 @@ type GenerateResult struct {
 // output is one file or topic.
 type output struct {
 	name  string
-	file  *os.File
+	file  *sink.File // written to a temporary file, renamed by Commit
 	w     *bufio.Writer
 	topic *kafkasink.Sink
 	n     int64
@@ -58,9 +62,12 @@ type output struct {
 const kafkaBatch = 4096 // records per Flush
 
 // Generate writes cfg.Nexmark.Events events of the sequence as JSON lines
-// to files or Kafka topics, until ctx is cancelled (what was written
-// stays: the files are complete up to the last whole record).
-func Generate(ctx context.Context, cfg GenerateConfig) (*GenerateResult, error) {
+// to files or Kafka topics. Each file is written to a temporary file in
+// Dir and renamed once every file is complete: where a write fails or ctx
+// is cancelled, none of the files is left (nor Dir, where Generate made
+// it and it is empty), so that a second Generate into Dir is not refused;
+// a topic keeps the records sent.
+func Generate(ctx context.Context, cfg GenerateConfig) (res *GenerateResult, err error) {
 	if cfg.Nexmark.Events <= 0 {
 		return nil, usagef("generate: give the number of events (> 0)")
 	}
@@ -78,21 +85,35 @@ func Generate(ctx context.Context, cfg GenerateConfig) (*GenerateResult, error) 
 	if !cfg.Nested {
 		names = []string{nexmark.PersonTable.String(), nexmark.AuctionTable.String(), nexmark.BidTable.String()}
 	}
+	madeDir := false
+	if cfg.Dir != "" {
+		_, err := os.Lstat(cfg.Dir)
+		madeDir = errors.Is(err, fs.ErrNotExist)
+	}
 	outs, err := openOutputs(ctx, cfg, names)
+	var committed []string // files renamed into place
 	defer func() {
 		for _, o := range outs {
 			if o.file != nil {
-				o.file.Close()
+				_ = o.file.Abort() // removes the temporary file; nothing after Commit
 			}
 			if o.topic != nil {
 				o.topic.Close()
+			}
+		}
+		if err != nil {
+			for _, path := range committed {
+				_ = os.Remove(path)
+			}
+			if madeDir {
+				_ = os.Remove(cfg.Dir) // only if empty
 			}
 		}
 	}()
 	if err != nil {
 		return nil, err
 	}
-	res := &GenerateResult{Records: map[string]int64{}}
+	res = &GenerateResult{Records: map[string]int64{}}
 	start, last := time.Now(), time.Now()
 	var ev nexmark.Event
 	var line []byte
@@ -114,11 +135,31 @@ func Generate(ctx context.Context, cfg GenerateConfig) (*GenerateResult, error) 
 			fmt.Fprintf(cfg.Log, "nexmark generate: %d of %d events, %.0f MB\n", res.Events, cfg.Nexmark.Events, float64(res.Bytes)/1e6)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		left := "the files were removed"
+		if cfg.Dir == "" {
+			left = "the topics keep the records sent"
+		}
+		err = fmt.Errorf("generate: interrupted after %d of %d events, %s: %w", res.Events, cfg.Nexmark.Events, left, err)
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "nexmark %v\n", err)
+		}
+		return nil, err
+	}
 	for _, o := range outs {
 		if err := o.flush(ctx); err != nil {
 			return nil, err
 		}
 		res.Records[o.name] = o.n
+	}
+	for _, o := range outs {
+		if o.file == nil {
+			continue
+		}
+		if err := o.file.Commit(); err != nil {
+			return nil, fmt.Errorf("generate: %w", err)
+		}
+		committed = append(committed, o.name)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -140,11 +181,15 @@ func openOutputs(ctx context.Context, cfg GenerateConfig, names []string) ([]*ou
 		}
 		for _, n := range names {
 			path := filepath.Join(cfg.Dir, n+".json")
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			f, err := sink.Create(path)
 			if err != nil {
 				return outs, fmt.Errorf("generate: %w", err)
 			}
-			outs = append(outs, &output{name: path, file: f, w: bufio.NewWriterSize(f, 1<<20)})
+			var w io.Writer = f
+			if cfg.wrap != nil {
+				w = cfg.wrap(w)
+			}
+			outs = append(outs, &output{name: path, file: f, w: bufio.NewWriterSize(w, 1<<20)})
 		}
 		return outs, nil
 	}
@@ -170,9 +215,18 @@ func (o *output) write(ctx context.Context, line []byte) error {
 	}
 	o.w.Write(line)
 	if err := o.w.WriteByte('\n'); err != nil {
-		return fmt.Errorf("generate: write %s: %w", o.name, err)
+		return o.writeError(err)
 	}
 	return nil
+}
+
+// writeError names the file once, as its final name: the error of the
+// write names the temporary file.
+func (o *output) writeError(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("generate: write %s: %w", o.name, err)
 }
 
 func (o *output) flush(ctx context.Context) error {
@@ -183,7 +237,7 @@ func (o *output) flush(ctx context.Context) error {
 		return nil
 	}
 	if err := o.w.Flush(); err != nil {
-		return fmt.Errorf("generate: write %s: %w", o.name, err)
+		return o.writeError(err)
 	}
 	return nil
 }
