@@ -48,7 +48,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run (at --rate, or lower where they would span less than 40 s of event time: windows must turn over; > 0)")
 	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
 	fs.StringVar(&c.Dir, "dir", "", "source json: the directory of generate's files")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object on the last line of stdout")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on a line of stdout, not as text (interrupted, and signal, when SIGINT or SIGTERM stopped the run)")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Query, args = args[0], args[1:]
 	}
@@ -80,11 +80,11 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, res.Text())
-	if *asJSON {
-		if err := writeJSONLine(stdout, res); err != nil {
-			return err
-		}
+	res.Signal = signalOf(sig)
+	if !*asJSON {
+		fmt.Fprintln(stdout, res.Text())
+	} else if err := writeJSONLine(stdout, res); err != nil {
+		return err
 	}
 	if res.Validated != nil && !*res.Validated {
 		return fmt.Errorf("nexmark %s: output differs from the reference evaluator: %s", c.Query, res.Mismatch)

@@ -4,21 +4,25 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestNexmarkCommand: a short validated replayed run prints its line and
-// its JSON; the same query over files that generate wrote.
+// TestNexmarkCommand: a short validated replayed run prints its JSON
+// alone with --json (it printed the text line before it, where the other
+// commands print the JSON only); the same query over files that generate
+// wrote prints its line.
 func TestNexmarkCommand(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "300ms", "--events", "20000",
 		"--validate", "--validate-events", "20000", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
-	assert.Contains(t, stdout, "nexmark q1 (nexmark): ")
-	assert.Contains(t, stdout, "validated: true")
+	assert.Equal(t, 1, strings.Count(stdout, "\n"), "the JSON line alone: %s", stdout)
 	var res struct {
 		Query      string  `json:"query"`
 		EventsPerS float64 `json:"events_per_s"`
@@ -57,6 +61,7 @@ func TestNexmarkCommand(t *testing.T) {
 	assert.Contains(t, stdout, "nexmark q1 (json): ")
 	assert.Contains(t, stdout, " 5000 events in ")
 	assert.Contains(t, stdout, " 4600 rows,")
+	assert.NotContains(t, stdout, "interrupted")
 }
 
 func TestNexmarkCommandUsage(t *testing.T) {
@@ -124,4 +129,23 @@ func TestNexmarkFlagsThatDoNothing(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(nx, "g"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "generate refused before it wrote")
+}
+
+// TestNexmarkInterrupted: an interrupted run's text summary says so, by
+// which signal (it did not), and its JSON names the signal beside
+// "interrupted" (it had no "signal"), as run's, bench's and ysb's do.
+func TestNexmarkInterrupted(t *testing.T) {
+	t.Parallel()
+	args := []string{"nexmark", "q0", "--events", "1000", "--warmup", "0", "--duration", "10m", "--workers", workers, "--progress-interval", "0"}
+	s := signalCommand(t, syscall.SIGINT, "warmed up", time.Minute, args...)
+	require.Equal(t, 130, s.code, s.stderr)
+	assert.Contains(t, s.stdout, "nexmark q0 (nexmark): ")
+	assert.Contains(t, s.stdout, "; interrupted by SIGINT: the figures are those of what ran before it")
+
+	s = signalCommand(t, syscall.SIGTERM, "warmed up", time.Minute, append(args, "--json")...)
+	require.Equal(t, 143, s.code, s.stderr)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lastLine(s.stdout)), &m), "stdout: %s", s.stdout)
+	assert.Equal(t, true, m["interrupted"])
+	assert.Equal(t, "SIGTERM", m["signal"])
 }

@@ -215,7 +215,11 @@ type Result struct {
 	ValidateEvents int64  `json:"validate_events,omitempty"`
 	ValidateRate   int64  `json:"validate_rate,omitempty"` // events/s of event time
 	Mismatch       string `json:"mismatch,omitempty"`
-	Interrupted    bool   `json:"interrupted"`
+	// Interrupted: ctx was cancelled (SIGINT or SIGTERM: Signal, which
+	// saber-hx nexmark sets) before the run's end; the figures are those
+	// of what ran.
+	Interrupted bool   `json:"interrupted"`
+	Signal      string `json:"signal,omitempty"`
 	// Summary is the measured run's pipeline summary.
 	Summary *pipeline.Summary `json:"-"`
 }
@@ -239,10 +243,18 @@ func (r *Result) Text() string {
 	if r.Rate > 0 {
 		mode += fmt.Sprintf(", rate %d events/s of event time", r.Rate)
 	}
+	interrupted := ""
+	if r.Interrupted {
+		by := ""
+		if r.Signal != "" {
+			by = " by " + r.Signal
+		}
+		interrupted = "; interrupted" + by + ": the figures are those of what ran before it"
+	}
 	return fmt.Sprintf("nexmark %s (%s): %.2f M tuples/s, %s (%s); %.2f M events/s of the sequence spanned, %.2f M per worker (%d workers, %s); "+
-		"%s; %d tuples, %d events in %.2f s, %d rows, serial fraction %.3f (its largest part's own, %s: %.3f), validated: %s",
+		"%s; %d tuples, %d events in %.2f s, %d rows, serial fraction %.3f (its largest part's own, %s: %.3f), validated: %s%s",
 		r.Query, r.Source, r.TuplesPerS/1e6, cpu, mix, r.EventsPerS/1e6, r.EventsPerSPerCore/1e6, r.Workers, r.CPU,
-		mode, r.Tuples, r.Events, r.Seconds, r.Rows, r.SerialFraction, r.LargestPart, r.LargestPartSerialFraction, v)
+		mode, r.Tuples, r.Events, r.Seconds, r.Rows, r.SerialFraction, r.LargestPart, r.LargestPartSerialFraction, v, interrupted)
 }
 
 // Queries lists the queries of examples/nexmark, in order (q0, q1, ...).

@@ -398,3 +398,15 @@ func assertNoFiles(t *testing.T, parent, dir string) {
 		assert.Fail(t, "a failed Generate left "+e.Name())
 	}
 }
+
+// TestTextInterrupted: the text summary of an interrupted run says so (it
+// did not), by which signal where it is known.
+func TestTextInterrupted(t *testing.T) {
+	t.Parallel()
+	r := Result{Query: "q0", Source: "nexmark", Mode: "replay", TablesRead: []string{"bid"}}
+	assert.NotContains(t, r.Text(), "interrupted")
+	r.Interrupted = true
+	assert.True(t, strings.HasSuffix(r.Text(), "validated: not asked (--validate); interrupted: the figures are those of what ran before it"), r.Text())
+	r.Signal = "SIGINT"
+	assert.True(t, strings.HasSuffix(r.Text(), "; interrupted by SIGINT: the figures are those of what ran before it"), r.Text())
+}
