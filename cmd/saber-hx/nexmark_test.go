@@ -149,3 +149,22 @@ func TestNexmarkInterrupted(t *testing.T) {
 	assert.Equal(t, true, m["interrupted"])
 	assert.Equal(t, "SIGTERM", m["signal"])
 }
+
+// TestNexmarkValidationInterrupted: a signal during --validate's run ends
+// the command with 128 + N, marked interrupted (it exited 1, "output
+// differs from the reference evaluator: interrupted", after generating
+// the bundle).
+func TestNexmarkValidationInterrupted(t *testing.T) {
+	t.Parallel()
+	s := signalCommand(t, syscall.SIGINT, "validating", time.Minute, "nexmark", "q5", "--validate", "--validate-events", "100000000",
+		"--events", "1000", "--workers", workers, "--progress-interval", "0", "--json")
+	require.Equal(t, 130, s.code, s.stderr)
+	assert.NotContains(t, s.stderr, "differs")
+	assert.NotContains(t, s.stderr, "generating")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lastLine(s.stdout)), &m), "stdout: %s", s.stdout)
+	assert.Equal(t, true, m["interrupted"])
+	assert.Equal(t, true, m["validation_interrupted"])
+	assert.Equal(t, "SIGINT", m["signal"])
+	assert.Nil(t, m["validated"])
+}

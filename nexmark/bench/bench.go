@@ -210,11 +210,14 @@ type Result struct {
 	SerialFraction            float64 `json:"serial_fraction"`
 	LargestPart               string  `json:"largest_part"`
 	LargestPartSerialFraction float64 `json:"largest_part_serial_fraction"`
-	// Validated and Mismatch: with Config.Validate.
-	Validated      *bool  `json:"validated,omitempty"`
-	ValidateEvents int64  `json:"validate_events,omitempty"`
-	ValidateRate   int64  `json:"validate_rate,omitempty"` // events/s of event time
-	Mismatch       string `json:"mismatch,omitempty"`
+	// Validated and Mismatch: with Config.Validate. ValidationInterrupted:
+	// ctx was cancelled before the validation run ended; Validated is nil
+	// and the measured run did not start.
+	Validated             *bool  `json:"validated,omitempty"`
+	ValidationInterrupted bool   `json:"validation_interrupted,omitempty"`
+	ValidateEvents        int64  `json:"validate_events,omitempty"`
+	ValidateRate          int64  `json:"validate_rate,omitempty"` // events/s of event time
+	Mismatch              string `json:"mismatch,omitempty"`
 	// Interrupted: ctx was cancelled (SIGINT or SIGTERM: Signal, which
 	// saber-hx nexmark sets) before the run's end; the figures are those
 	// of what ran.
@@ -230,6 +233,8 @@ func (r *Result) Text() string {
 	v := "not asked (--validate)"
 	if r.Validated != nil {
 		v = fmt.Sprint(*r.Validated)
+	} else if r.ValidationInterrupted {
+		v = "interrupted before every query was checked (the measured run did not start)"
 	}
 	mix := "the whole mix read"
 	if !r.WholeMix {
@@ -389,11 +394,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Validate {
 		rate := validateRate(cfg.Nexmark.EventRate, cfg.ValidateEvents)
 		fmt.Fprintf(log, "nexmark %s: validating over %d events at %d events/s of event time against the reference evaluator\n", cfg.Query, cfg.ValidateEvents, rate)
-		ok, mismatch, err := validate(ctx, cfg, rate)
+		ok, mismatch, interrupted, err := validate(ctx, cfg, rate)
 		if err != nil {
 			return nil, err
 		}
-		res.Validated, res.Mismatch, res.ValidateEvents, res.ValidateRate = &ok, mismatch, cfg.ValidateEvents, rate
+		res.ValidateEvents, res.ValidateRate = cfg.ValidateEvents, rate
+		if interrupted {
+			res.Interrupted, res.ValidationInterrupted = true, true
+			return res, nil
+		}
+		res.Validated, res.Mismatch = &ok, mismatch
 	}
 	prog, err := compile(cfg, 0)
 	if err != nil {
@@ -572,14 +582,15 @@ func validateRate(rate, events int64) int64 {
 }
 
 // validate runs the query over cfg.ValidateEvents events generated inline
-// at rate, with Options.Validate.
-func validate(ctx context.Context, cfg Config, rate int64) (bool, string, error) {
+// at rate, with Options.Validate; interrupted: ctx was cancelled before
+// its end.
+func validate(ctx context.Context, cfg Config, rate int64) (ok bool, mismatch string, interrupted bool, err error) {
 	vc := cfg
 	vc.Source = "nexmark"
 	vc.Nexmark.EventRate = rate
 	prog, err := compile(vc, cfg.ValidateEvents)
 	if err != nil {
-		return false, "", err
+		return false, "", false, err
 	}
 	// Not the measured run's engine: its Started (the metrics' registry,
 	// the progress lines) would take this one's queries for that one's.
@@ -587,20 +598,20 @@ func validate(ctx context.Context, cfg Config, rate int64) (bool, string, error)
 	ec.Started = nil
 	job, err := prog.Open(pipeline.Options{Engine: ec, Validate: true, Log: cfg.Log})
 	if err != nil {
-		return false, "", err
+		return false, "", false, err
 	}
 	defer job.Close()
 	sum, err := job.Run(ctx)
 	if err != nil {
-		return false, "", err
+		return false, "", false, err
 	}
 	if sum.Interrupted {
-		return false, "interrupted", nil
+		return false, "", true, nil
 	}
 	for _, q := range sum.Queries {
 		if q.Mismatch != "" {
-			return false, q.Name + ": " + q.Mismatch, nil
+			return false, q.Name + ": " + q.Mismatch, false, nil
 		}
 	}
-	return *sum.Validated, "", nil
+	return *sum.Validated, "", false, nil
 }

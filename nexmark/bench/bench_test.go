@@ -410,3 +410,22 @@ func TestTextInterrupted(t *testing.T) {
 	r.Signal = "SIGINT"
 	assert.True(t, strings.HasSuffix(r.Text(), "; interrupted by SIGINT: the figures are those of what ran before it"), r.Text())
 }
+
+// TestValidationInterrupted: a context cancelled during --validate's run
+// ends Run there, marked interrupted, not validated nor failed (it
+// reported a mismatch, "interrupted", and went on to generate the bundle
+// and run the measured run over the cancelled context).
+func TestValidationInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var log bytes.Buffer
+	res, err := Run(ctx, Config{Query: "q1", Events: 1000, Duration: time.Second, Validate: true, ValidateEvents: 10_000, Log: &log, Engine: engine.Config{Workers: 2}})
+	require.NoError(t, err)
+	assert.True(t, res.Interrupted)
+	assert.True(t, res.ValidationInterrupted)
+	assert.Nil(t, res.Validated)
+	assert.Empty(t, res.Mismatch)
+	assert.NotContains(t, log.String(), "generating", "the measured run did not start")
+	assert.Contains(t, res.Text(), "validated: interrupted before every query was checked (the measured run did not start); interrupted: ")
+}
