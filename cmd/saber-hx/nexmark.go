@@ -38,6 +38,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	var ef engineFlags
 	c := bench.Config{Log: stderr}
 	ef.register(fs)
+	fs.Lookup("task-size").DefValue = "whole tuples of the query's sources, the most that fit 1048576 B" // not given: TaskSize 0 below
 	brokers := nexmarkFlags(fs, &c.Nexmark, &c.TopicPrefix)
 	fs.DurationVar(&c.Warmup, "warmup", bench.DefaultWarmup, "replayed run before the measured interval (0: none)")
 	fs.DurationVar(&c.Duration, "duration", bench.DefaultDuration, "the measured interval (> 0)")

@@ -97,6 +97,11 @@ func TestNexmarkCommandUsage(t *testing.T) {
 	code, stdout, _ := cli(t, "nexmark", "-h")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "--validate-events")
+	// Without --task-size nexmark's tasks are whole tuples of its sources,
+	// not the engine's 1 MiB the help said.
+	_, help, _ := strings.Cut(stdout, "-task-size int\n")
+	help, _, _ = strings.Cut(help, "\n  -")
+	assert.Contains(t, help, "(default whole tuples of the query's sources, the most that fit 1048576 B)")
 }
 
 // TestNexmarkFlagsThatDoNothing: a flag given where it does nothing is
