@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,18 +56,23 @@ type BenchConfig struct {
 	// generated on the fly is always the producer's.
 	Ingest engine.Ingest
 	// BundleSize is the bytes of pre-generated tuples replayed into each
-	// input, rounded down to whole generator periods (negative or above
-	// 256 MiB: 256 MiB). A workload whose period does not fit is generated
-	// on the fly.
+	// input, rounded down to whole generator periods (one at the least),
+	// at most MaxBundleSize (above: MaxBundleSize); negative is refused. A
+	// workload whose period does not fit is generated on the fly.
 	BundleSize int
-	// Warmup is the ingestion time before the measured interval, Duration
-	// the measured interval's.
+	// Warmup is the ingestion time before the measured interval (not
+	// negative), Duration the measured interval's (positive).
 	Warmup, Duration time.Duration
 	// Validate: every part's output is recorded and checked against the
 	// reference evaluator after the run, and each input is bounded to
 	// ValidateTuples tuples (0: each workload's Workload.ValidateTuples).
 	Validate       bool
 	ValidateTuples int
+	// Given are the settings given explicitly, by saber-hx bench's flag
+	// names: NewBench refuses a 0 given for validate-tuples, validate-tuples
+	// without Validate, and a workload option (Workload.Options) that no
+	// workload of the run reads: each would do nothing.
+	Given []string
 	// Progress, if set, is called once the inputs are being fed, with the
 	// engine and the run's start; the stop it returns is called once the
 	// engine has closed (before any validation).
@@ -153,6 +160,9 @@ type benchPart struct {
 // parameter or window override, a task size that does not fit a tuple)
 // are ErrUsage.
 func NewBench(cfg BenchConfig) (*Bench, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	cfg.Ingest = cfg.Ingest.Resolve(cfg.Engine)
 	b := &Bench{cfg: cfg}
 	for _, name := range cfg.Workloads {
@@ -192,6 +202,43 @@ func NewBench(cfg BenchConfig) (*Bench, error) {
 		}
 	}
 	return b, nil
+}
+
+// check refuses the settings of cfg that no run can have, and those given
+// (cfg.Given) that would do nothing, naming saber-hx bench's flags.
+func (cfg BenchConfig) check() error {
+	given := func(name string) bool { return slices.Contains(cfg.Given, name) }
+	switch {
+	case cfg.Duration <= 0:
+		return usagef("--duration %v: must be positive", cfg.Duration)
+	case cfg.Warmup < 0:
+		return usagef("--warmup %v: must not be negative", cfg.Warmup)
+	case cfg.BundleSize < 0:
+		return usagef("--bundle-size %d: must not be negative", cfg.BundleSize)
+	case cfg.ValidateTuples < 0 || cfg.ValidateTuples == 0 && given("validate-tuples"):
+		return usagef("--validate-tuples %d: must be positive", cfg.ValidateTuples)
+	case given("validate-tuples") && !cfg.Validate:
+		return usagef("bench: --validate-tuples applies to --validate, not to a run without it")
+	}
+	var ws []*Workload
+	for _, name := range cfg.Workloads {
+		if w, err := Lookup(name); err == nil {
+			ws = append(ws, w) // an unknown one is NewBench's to report
+		}
+	}
+	for _, opt := range cfg.Given {
+		var users []string
+		for _, w := range all {
+			if slices.Contains(w.Options, opt) {
+				users = append(users, w.Name)
+			}
+		}
+		read := slices.ContainsFunc(ws, func(w *Workload) bool { return slices.Contains(w.Options, opt) })
+		if len(users) > 0 && !read {
+			return usagef("bench: --%s applies to %s, not to %s", opt, strings.Join(users, " and "), strings.Join(cfg.Workloads, ","))
+		}
+	}
+	return nil
 }
 
 // addPart adds one operator of workload w, with its generated inputs.

@@ -12,9 +12,10 @@ import (
 	"github.com/saber-hx/saber-hx/source"
 )
 
-// maxBundle bounds the bytes of a replayed bundle; a workload whose period
-// does not fit is generated on the fly instead.
-const maxBundle = 256 << 20
+// MaxBundleSize bounds the bytes of a replayed bundle (a larger
+// BenchConfig.BundleSize is taken as it); a workload whose period does not
+// fit is generated on the fly instead.
+const MaxBundleSize = 256 << 20
 
 // benchInput is one generated stream fed into one engine stream.
 type benchInput struct {
@@ -27,15 +28,15 @@ type benchInput struct {
 }
 
 // makeBundle generates whole generator periods to replay, when they fit:
-// at most maxBundle bytes (a negative size is read as the largest).
+// at most MaxBundleSize bytes (NewBench refuses a negative size).
 func (in *benchInput) makeBundle(size int) error {
 	ts := in.schema.TupleSize
 	period := in.gen.Period()
-	if period == 0 || period*uint64(ts) > maxBundle {
+	if period == 0 || period*uint64(ts) > MaxBundleSize {
 		return nil
 	}
-	if size < 0 || size > maxBundle {
-		size = maxBundle
+	if size > MaxBundleSize {
+		size = MaxBundleSize
 	}
 	n := source.BundleTuples(size, ts, period)
 	r, err := source.NewReplay(in.gen, ts, n, int64(n/in.rate), nil)

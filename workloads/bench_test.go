@@ -356,3 +356,49 @@ func TestBenchGC(t *testing.T) {
 }
 
 var gcSink []byte
+
+// TestBenchConfigCheck: NewBench refuses, before any work and naming
+// saber-hx bench's flags, durations no run can have, a negative bundle,
+// and settings given that no workload of the run reads; an option read by
+// one workload of several is taken.
+func TestBenchConfigCheck(t *testing.T) {
+	base := BenchConfig{Workloads: []string{"proj"}, Params: DefaultParams(), Engine: benchEngine, Duration: time.Second}
+	for _, c := range []struct {
+		mod  func(*BenchConfig)
+		want string // "": accepted
+	}{
+		{func(c *BenchConfig) { c.Duration = 0 }, "--duration 0s: must be positive"},
+		{func(c *BenchConfig) { c.Warmup = -time.Second }, "--warmup -1s: must not be negative"},
+		{func(c *BenchConfig) { c.BundleSize = -1 }, "--bundle-size -1: must not be negative"},
+		{func(c *BenchConfig) { c.Validate, c.Given = true, []string{"validate-tuples"} }, "--validate-tuples 0: must be positive"},
+		{func(c *BenchConfig) { c.ValidateTuples, c.Given = 10, []string{"validate-tuples"} }, "bench: --validate-tuples applies to --validate, not to a run without it"},
+		{func(c *BenchConfig) { c.Given = []string{"predicates"} }, "bench: --predicates applies to select, not to proj"},
+		{func(c *BenchConfig) { c.Given = []string{"selectivity"} }, "bench: --selectivity applies to select, not to proj"},
+		{func(c *BenchConfig) { c.Workloads, c.Given = []string{"groupby", "cm1"}, []string{"agg"} }, "bench: --agg applies to agg, not to groupby,cm1"},
+		{func(c *BenchConfig) { c.Given = []string{"groups"} }, "bench: --groups applies to groupby, not to proj"},
+
+		{func(c *BenchConfig) {
+			c.Workloads, c.Given = []string{"proj", "select"}, []string{"predicates", "attributes"}
+		}, ""},
+		{func(c *BenchConfig) { c.Given = []string{"tuples-per-ms", "attributes", "expr-depth", "duration"} }, ""},
+		{func(c *BenchConfig) { c.Validate, c.ValidateTuples, c.Given = true, 10, []string{"validate-tuples"} }, ""},
+		{func(c *BenchConfig) { c.BundleSize = 1 << 30 }, ""},
+	} {
+		cfg := base
+		c.mod(&cfg)
+		err := cfg.check()
+		if c.want == "" {
+			assert.NoError(t, err)
+			continue
+		}
+		require.ErrorIs(t, err, ErrUsage, c.want)
+		assert.Equal(t, c.want, err.Error())
+		_, err = NewBench(cfg)
+		assert.ErrorIs(t, err, ErrUsage, c.want)
+	}
+	for _, w := range All() {
+		for _, o := range w.Options {
+			assert.Contains(t, []string{"attributes", "expr-depth", "predicates", "selectivity", "agg", "groups", "join-predicates"}, o, w.Name)
+		}
+	}
+}

@@ -34,6 +34,7 @@ var joinWorkload = &Workload{
 	Name:               "join",
 	Description:        "JOIN_r: window theta-join of two synthetic streams with r predicates (--join-predicates), tumbling row windows of 128 tuples",
 	Schema:             syntheticSchema,
+	Options:            []string{"join-predicates"},
 	Windowed:           true,
 	DefaultWindow:      query.Window{Type: query.Rows, Size: 128, Slide: 128},
 	DefaultTuplesPerMs: 1000,

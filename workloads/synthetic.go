@@ -29,6 +29,7 @@ var projWorkload = &Workload{
 	Name:               "proj",
 	Description:        "PROJ_m: stateless projection of m arithmetic expressions of depth d over 32-byte synthetic tuples",
 	Schema:             syntheticSchema,
+	Options:            []string{"attributes", "expr-depth"},
 	DefaultTuplesPerMs: 1000,
 	ValidateTuples:     1000000,
 }
@@ -37,6 +38,7 @@ var selectWorkload = &Workload{
 	Name:               "select",
 	Description:        "SELECT_n: stateless AND of n predicates passing a fraction s of 32-byte synthetic tuples",
 	Schema:             syntheticSchema,
+	Options:            []string{"predicates", "selectivity"},
 	DefaultTuplesPerMs: 1000,
 	ValidateTuples:     1000000,
 }
@@ -45,6 +47,7 @@ var aggWorkload = &Workload{
 	Name:               "agg",
 	Description:        "AGG_f: f(a2) over a sliding 1000 ms window, slide 100 ms, no GROUP BY (synthetic)",
 	Schema:             syntheticSchema,
+	Options:            []string{"agg"},
 	Windowed:           true,
 	DefaultWindow:      query.Sliding(1000, 100),
 	DefaultTuplesPerMs: 1000,
@@ -55,6 +58,7 @@ var groupbyWorkload = &Workload{
 	Name:               "groupby",
 	Description:        "GROUP-BY_o: COUNT and SUM(a2) GROUP BY a1 (o distinct keys) over a tumbling 1000 ms window (synthetic)",
 	Schema:             syntheticSchema,
+	Options:            []string{"groups"},
 	Windowed:           true,
 	DefaultWindow:      query.Tumbling(1000),
 	DefaultTuplesPerMs: 1000,

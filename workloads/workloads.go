@@ -104,7 +104,7 @@ import (
 )
 
 // Params parameterises a workload. Fields that a workload does not use are
-// ignored by it.
+// ignored by it (Workload.Options names those it uses).
 type Params struct {
 	// synthetic operators (SABER's micro-benchmarks)
 	Attributes  int           // proj: m projected expressions (default 4), in [1, MaxAttributes]
@@ -154,6 +154,11 @@ type Workload struct {
 	Description string // one line, for `saber-hx bench --list`
 	Schema      *query.Schema
 	Windowed    bool // whether --window-type/--window-size/--window-slide apply
+	// Options are the Params it reads beyond TuplesPerMs, Seed and Window,
+	// by saber-hx bench's flag names (attributes, expr-depth, predicates,
+	// selectivity, agg, groups, join-predicates): NewBench refuses one
+	// given (BenchConfig.Given) that no workload of the run reads.
+	Options []string
 	// DefaultWindow is the window used when Params.Window is zero (zero for
 	// stateless workloads).
 	DefaultWindow query.Window

@@ -42,7 +42,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	ingestMode = ingestMode.Resolve(cfg)
 	b, err := workloads.NewBench(workloads.BenchConfig{
 		Workloads: strings.Split(names, ","), Params: f.params, Window: f.window, Engine: cfg, Ingest: ingestMode, BundleSize: f.bundleSize,
-		Warmup: f.warmup, Duration: f.duration, Validate: f.validate, ValidateTuples: f.validateTuples, Log: stderr,
+		Warmup: f.warmup, Duration: f.duration, Validate: f.validate, ValidateTuples: f.validateTuples, Given: f.given, Log: stderr,
 		Progress: func(e *engine.Engine, start time.Time) func() { return ef.startProgress(stderr, "bench", e, start) },
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ type benchFlags struct {
 	duration               time.Duration
 	warmup                 time.Duration
 	validateTuples         int
-	validateTuplesSet      bool
+	given                  []string // the flags given (workloads.BenchConfig.Given)
 	bundleSize             int
 	ingest                 string
 	window                 workloads.WindowOverride // --window-type, --window-size, --window-slide
@@ -39,7 +39,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.validate, "validate", false, "check every emitted window (or output tuple) against the reference evaluator; bounds the input to --validate-tuples per query")
 	fs.IntVar(&f.validateTuples, "validate-tuples", 0, "with --validate: tuples per input at most (default: each workload's bound, under which "+
 		"the naive reference evaluator takes well under a minute on two cores: "+validateBounds()+")")
-	fs.IntVar(&f.bundleSize, "bundle-size", 16<<20, "bytes of pre-generated tuples replayed into each ring (rounded to whole generator periods)")
+	fs.IntVar(&f.bundleSize, "bundle-size", 16<<20, fmt.Sprintf("bytes of pre-generated tuples replayed into each ring, at most %d (larger: that), rounded to whole generator periods", workloads.MaxBundleSize))
 	fs.StringVar(&f.ingest, "ingest", "auto", ingestUsage+"; an input generated on the fly (no bundle) is always the producer's "+
 		"(docs/workloads.md has what each mode gave these workloads)")
 	fs.StringVar(&f.window.Type, "window-type", "", "range or row (default: the workload's); each window flag replaces one field of the workload's window")
@@ -86,6 +86,7 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 		return "", usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	fs.Visit(func(fl *flag.Flag) {
+		f.given = append(f.given, fl.Name)
 		switch fl.Name {
 		case "window-type":
 			f.window.TypeSet = true
@@ -93,8 +94,6 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 			f.window.SizeSet, f.window.SizeTime = true, f.size.duration
 		case "window-slide":
 			f.window.SlideSet, f.window.SlideTime = true, f.slide.duration
-		case "validate-tuples":
-			f.validateTuplesSet = true
 		}
 	})
 	if f.list {
@@ -102,15 +101,6 @@ func parseBench(fs *flag.FlagSet, f *benchFlags, args []string) (string, error) 
 	}
 	if names == "" {
 		return "", usagef("bench: name a workload (valid: %s), or --list", strings.Join(workloads.Names(), ", "))
-	}
-	if f.duration <= 0 {
-		return "", usagef("duration %v: must be positive", f.duration)
-	}
-	if f.warmup < 0 {
-		return "", usagef("warmup %v: must not be negative", f.warmup)
-	}
-	if f.validateTuplesSet && f.validateTuples < 1 {
-		return "", usagef("validate-tuples %d: must be positive", f.validateTuples)
 	}
 	agg, ok := query.AggFuncs[f.agg]
 	if !ok {

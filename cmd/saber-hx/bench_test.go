@@ -101,6 +101,16 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"groups 0", []string{"groupby", "--groups", "0"}, []string{"groups 0", fmt.Sprintf("[1, %d]", workloads.MaxGroups)}},
 		{"duration 0", []string{"proj", "--duration", "0s"}, []string{"duration 0s", "positive"}},
 		{"validate tuples 0", []string{"proj", "--validate", "--validate-tuples", "0"}, []string{"validate-tuples 0", "positive"}},
+		{"warmup negative", []string{"proj", "--warmup", "-1s"}, []string{"--warmup -1s: must not be negative"}},
+		{"bundle size negative", []string{"proj", "--bundle-size", "-1"}, []string{"--bundle-size -1: must not be negative"}},
+		// Flags that do nothing for the workloads named (they were accepted
+		// silently; proj --selectivity 2 with a value select refuses).
+		{"predicates for proj", []string{"proj", "--predicates", "5"}, []string{"bench: --predicates applies to select, not to proj"}},
+		{"selectivity for proj", []string{"proj", "--selectivity", "2"}, []string{"bench: --selectivity applies to select, not to proj"}},
+		{"groups for proj", []string{"proj", "--groups", "5"}, []string{"bench: --groups applies to groupby, not to proj"}},
+		{"agg for groupby", []string{"groupby", "--agg", "max"}, []string{"bench: --agg applies to agg, not to groupby"}},
+		{"join predicates in a list", []string{"proj,sg3", "--join-predicates", "2"}, []string{"bench: --join-predicates applies to join, not to proj,sg3"}},
+		{"validate tuples without validate", []string{"proj", "--validate-tuples", "10"}, []string{"bench: --validate-tuples applies to --validate, not to a run without it"}},
 		{"no workload", []string{"--duration", "1s"}, append([]string{"name a workload", "--list"}, validNames...)},
 		{"nothing at all", nil, append([]string{"name a workload"}, validNames...)},
 		{"stray argument", []string{"proj", "--duration", "1s", "extra"}, []string{`unexpected argument "extra"`}},
@@ -130,6 +140,9 @@ func TestBenchHelp(t *testing.T) {
 	}
 	for _, w := range workloads.All() {
 		assert.Contains(t, stdout, fmt.Sprintf("%s %d", w.Name, w.ValidateTuples), "--validate-tuples names %s's bound", w.Name)
+		for _, o := range w.Options {
+			assert.Contains(t, stdout, "\n  -"+o+" ", "%s's option %s is a flag", w.Name, o)
+		}
 	}
 }
 
