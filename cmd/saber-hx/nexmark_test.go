@@ -85,7 +85,10 @@ func TestNexmarkCommandUsage(t *testing.T) {
 		{[]string{"nexmark", "q0", "--events", "0", "--warmup", "0", "--duration", "100ms"}, "--events 0: must be positive"},
 		{[]string{"nexmark", "q0", "--validate", "--validate-events", "0"}, "--validate-events 0: must be positive"},
 		{[]string{"nexmark", "generate", "--out", "x"}, "give the number of events"},
-		{[]string{"nexmark", "generate", "--events", "5"}, "give a directory or Kafka brokers"},
+		{[]string{"nexmark", "generate", "--events", "5"}, "give a directory or Kafka brokers (--out DIR or --brokers B, one of them)"},
+		{[]string{"nexmark", "generate", "--events", "5", "--out", "x", "--brokers", "127.0.0.1:1"}, "give a directory or Kafka brokers (--out DIR or --brokers B"},
+		{[]string{"nexmark", "generate", "--events", "-5", "--out", "x"}, "generate: --events -5: must be positive"},
+		{[]string{"nexmark", "generate", "--out", "x"}, "generate: give the number of events (--events N, > 0)"},
 	} {
 		code, _, stderr := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)

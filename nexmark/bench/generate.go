@@ -68,11 +68,14 @@ const kafkaBatch = 4096 // records per Flush
 // it and it is empty), so that a second Generate into Dir is not refused;
 // a topic keeps the records sent.
 func Generate(ctx context.Context, cfg GenerateConfig) (res *GenerateResult, err error) {
-	if cfg.Nexmark.Events <= 0 {
-		return nil, usagef("generate: give the number of events (> 0)")
+	if cfg.Nexmark.Events < 0 {
+		return nil, usagef("generate: --events %d: must be positive", cfg.Nexmark.Events)
+	}
+	if cfg.Nexmark.Events == 0 {
+		return nil, usagef("generate: give the number of events (--events N, > 0)")
 	}
 	if (cfg.Dir == "") == (len(cfg.Brokers) == 0) {
-		return nil, usagef("generate: give a directory or Kafka brokers (one of them)")
+		return nil, usagef("generate: give a directory or Kafka brokers (--out DIR or --brokers B, one of them)")
 	}
 	if cfg.Dir != "" && slices.Contains(cfg.Given, "topic-prefix") {
 		return nil, usagef("generate: --topic-prefix applies to --brokers' topics, not to --out's files")
