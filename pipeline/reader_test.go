@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/pipeline"
 )
 
@@ -54,21 +55,6 @@ func runPipeJob(t *testing.T, ctx context.Context, job *pipeline.Job, pw *io.Pip
 	}
 }
 
-// noGoroutinesLeft waits a little for the goroutine count to come back to
-// before, and fails with the goroutines' stacks where it does not.
-func noGoroutinesLeft(t *testing.T, before int) {
-	t.Helper()
-	n := runtime.NumGoroutine()
-	for i := 0; i < 300 && n > before; i++ {
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	if !assert.LessOrEqual(t, n, before, "goroutines left") {
-		buf := make([]byte, 1<<20)
-		t.Logf("%s", buf[:runtime.Stack(buf, true)])
-	}
-}
-
 // TestCancelEndsABlockedReader: Run's context cancelled while the reader
 // given to AttachReader waits for its next record (an io.Pipe, without
 // read deadlines): the reader is closed, the run drains and returns,
@@ -91,7 +77,7 @@ func TestCancelEndsABlockedReader(t *testing.T) {
 			job.Close()
 			_, err := pw.Write([]byte("1,1\n"))
 			assert.ErrorIs(t, err, io.ErrClosedPipe, "the reader was closed")
-			noGoroutinesLeft(t, before)
+			testenv.NoGoroutinesLeft(t, before)
 		})
 	}
 }
@@ -105,7 +91,7 @@ func TestDurationBoundsABlockedReader(t *testing.T) {
 	go func() { _, _ = pw.Write([]byte("1,1\n2,2\n")) }() // then nothing
 	require.NoError(t, wait("a Duration of 200 ms"))
 	job.Close()
-	noGoroutinesLeft(t, before)
+	testenv.NoGoroutinesLeft(t, before)
 }
 
 // TestOutputErrorStopsABlockedReader: an output's error stops a reader
@@ -130,7 +116,7 @@ func TestOutputErrorStopsABlockedReader(t *testing.T) {
 	}()
 	require.ErrorIs(t, wait("its output failed"), down)
 	job.Close()
-	noGoroutinesLeft(t, before)
+	testenv.NoGoroutinesLeft(t, before)
 }
 
 // TestCloseEndsABlockedReaderNeverRun: with two workers the parallel
@@ -148,5 +134,5 @@ func TestCloseEndsABlockedReaderNeverRun(t *testing.T) {
 		<-closed
 		require.FailNow(t, "Close waited on the reader")
 	}
-	noGoroutinesLeft(t, before)
+	testenv.NoGoroutinesLeft(t, before)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -149,29 +150,13 @@ func TestYSBGroupResumes(t *testing.T) {
 		job.Close()
 		assert.Equal(t, want, sum.Sources[0].Tuples, "run %d: the second reads nothing, the group's offsets committed", i+1)
 	}
-	assertNoGoroutinesLeft(t, before)
+	testenv.NoGoroutinesLeft(t, before)
 
 	el, err := ysb.ReadEventLog(&log, "log")
 	require.NoError(t, err)
 	res, err := ysb.Check(ctx, cl, el, 0)
 	require.NoError(t, err)
 	assert.Empty(t, res.Mismatches)
-}
-
-// assertNoGoroutinesLeft waits a little for the goroutine count to come
-// back to before (by hand: testify's Eventually runs its condition on a
-// goroutine of its own).
-func assertNoGoroutinesLeft(t *testing.T, before int) {
-	t.Helper()
-	n := runtime.NumGoroutine()
-	for i := 0; i < 500 && n > before; i++ {
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	if !assert.LessOrEqual(t, n, before, "goroutines left") {
-		buf := make([]byte, 1<<20)
-		t.Logf("%s", buf[:runtime.Stack(buf, true)])
-	}
 }
 
 // mergedWhileRunning runs job until cond holds of its stream's counters

@@ -60,5 +60,3 @@ func connectionError(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, redis.ErrPoolTimeout)
 }
-
-

@@ -267,4 +267,3 @@ func replyServer(msg string) string {
 	}()
 	return l.Addr().String()
 }
-

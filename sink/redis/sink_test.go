@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // counter is a hook that counts what the client sends: single commands,
@@ -282,7 +283,7 @@ func TestRunFlushes(t *testing.T) {
 	_, counts, _ := readYSB(t, cl, [16]byte{7})
 	assert.Equal(t, map[string]string{"0": "4"}, counts)
 	require.NoError(t, cl.Close())
-	assertNoGoroutinesLeft(t, before)
+	testenv.NoGoroutinesLeft(t, before)
 }
 
 func TestNewUUID(t *testing.T) {
@@ -291,20 +292,4 @@ func TestNewUUID(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	assert.Len(t, a, 36)
 	assert.Equal(t, byte('4'), a[14])
-}
-
-// assertNoGoroutinesLeft waits a little for the goroutine count to come
-// back to before (by hand: testify's Eventually runs its condition on a
-// goroutine of its own).
-func assertNoGoroutinesLeft(t *testing.T, before int) {
-	t.Helper()
-	n := runtime.NumGoroutine()
-	for i := 0; i < 500 && n > before; i++ {
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	if !assert.LessOrEqual(t, n, before, "goroutines left") {
-		buf := make([]byte, 1<<20)
-		t.Logf("%s", buf[:runtime.Stack(buf, true)])
-	}
 }
