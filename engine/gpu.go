@@ -339,20 +339,23 @@ func (g *gpuWorker) closePrograms() error {
 }
 
 // help is one step of the pipeline, for a result stage that runs on the GPU
-// worker and waits for a downstream ring (worker.help): submit a queued
-// task where a slot is free, else finish the oldest task in flight.
-func (g *gpuWorker) help() {
+// worker and waits for a downstream ring (worker.tryHelp): submit a queued
+// task where a slot is free, else finish the oldest task in flight. It
+// reports whether it did either: where it did neither, the worker waits on
+// the ring's doorbell as a CPU worker does (it slept here, waking only
+// after its sleep however soon the ring had room).
+func (g *gpuWorker) help() bool {
 	if g.n < len(g.slots) {
 		if t := g.e.queue.TryPop(g.w.proc); t != nil {
 			g.submit(g.e.taskOf(t))
-			return
+			return true
 		}
 	}
 	if g.n > 0 {
 		g.complete()
-		return
+		return true
 	}
-	time.Sleep(20 * time.Microsecond)
+	return false
 }
 
 // refill submits queued tasks (TryPop: never waiting) while a slot is

@@ -326,8 +326,7 @@ const helpWait = 20 * time.Microsecond
 // tryHelp is help without the wait: whether it ran a task (or a GPU step).
 func (w *worker) tryHelp() bool {
 	if w.gpu != nil {
-		w.gpu.help()
-		return true
+		return w.gpu.help()
 	}
 	if w.proc.Kind >= 0 {
 		if t := w.e.queue.TryPop(w.proc); t != nil {
