@@ -115,22 +115,23 @@ func (e *Engine) discoverNodes() {
 	}
 }
 
-// newRing allocates a stream's ring on NUMA node node where the kernel lets
-// us (a warning otherwise: placement is an optimisation). On a machine of
-// several nodes with pinned workers, streams go round-robin over the
-// workers' nodes (MemNode is then the first's).
-func (e *Engine) newRing(node int) (*buffer.Ring, error) {
+// newRing allocates a ring of size bytes (a stream's, or its string heap)
+// on NUMA node node where the kernel lets us (a warning otherwise:
+// placement is an optimisation). On a machine of several nodes with
+// pinned workers, streams go round-robin over the workers' nodes (MemNode
+// is then the first's).
+func (e *Engine) newRing(size, node int) (*buffer.Ring, error) {
 	if e.cfg.MemPolicy == cpu.MemDefault {
-		return buffer.NewRing(e.cfg.BufferSize)
+		return buffer.NewRing(size)
 	}
-	r, err := buffer.NewRingOnNode(e.cfg.BufferSize, node, e.cfg.MemPolicy)
+	r, err := buffer.NewRingOnNode(size, node, e.cfg.MemPolicy)
 	if err == nil {
 		return r, nil
 	}
 	if e.cfg.Warn != nil {
 		e.cfg.Warn(fmt.Sprintf("ring memory not placed on node %d: %v", node, err))
 	}
-	return buffer.NewRing(e.cfg.BufferSize)
+	return buffer.NewRing(size)
 }
 
 // RingNode reports the NUMA node of stream i's ring memory (-1 if unknown).

@@ -176,3 +176,30 @@ func TestPlacementUnpinnedDropsTheMemoryPolicy(t *testing.T) {
 	require.Len(t, warned, 1)
 	assert.Contains(t, warned[0], "memory policy bind not applied")
 }
+
+// TestStringHeapPlacedAsItsRing: a stream's string heap takes its ring's
+// memory policy and node, as the ring does (it was allocated wherever the
+// kernel put it): a node the kernel refuses is warned about for both.
+func TestStringHeapPlacedAsItsRing(t *testing.T) {
+	t.Parallel()
+	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
+	require.NoError(t, err)
+	q := &query.Query{Name: "strs", Schema: s, Where: query.Cmp(query.C("s"), query.Gt, query.Str("m"))}
+	var mu sync.Mutex
+	var warned []string
+	e, err := Start(Config{Workers: 1, TaskSize: 24 * 64, BufferSize: 1 << 16, MemPolicy: cpu.MemBind, MemNode: 63,
+		Warn: func(m string) { mu.Lock(); defer mu.Unlock(); warned = append(warned, m) }},
+		[]Spec{{Query: q, Tuples: func([]byte) error { return nil }}})
+	require.NoError(t, err)
+	_, err = e.Close()
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	placed := 0
+	for _, w := range warned {
+		if strings.Contains(w, "ring memory not placed on node 63") {
+			placed++
+		}
+	}
+	assert.Equal(t, 2, placed, "the ring's and the heap's: %q", warned)
+}

@@ -268,7 +268,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	if len(e.ringNodes) > 0 {
 		memNode = e.ringNodes[id%len(e.ringNodes)]
 	}
-	ring, err := e.newRing(memNode)
+	ring, err := e.newRing(e.cfg.BufferSize, memNode)
 	if err != nil {
 		return nil, fmt.Errorf("ring for query %q: %w", sp.Query.Name, err)
 	}
@@ -283,7 +283,7 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 		ready:   make([]atomic.Pointer[task], nslots),
 		mask:    uint64(nslots - 1),
 	}
-	if s.heap, s.heapAttrs, s.blankAttrs, err = e.newHeap(plan.Query, sp.DictColumns); err != nil {
+	if s.heap, s.heapAttrs, s.blankAttrs, err = e.newHeap(plan.Query, sp.DictColumns, memNode); err != nil {
 		ring.Close()
 		return nil, fmt.Errorf("query %q: %w", sp.Query.Name, err)
 	}

@@ -25,10 +25,11 @@ import (
 // strings (64 KiB and more) with room to spare.
 const minHeapSize = 4 << 20
 
-// newHeap makes the heap of a stream of schema s, or nil where s has no
-// String attribute but dictionary-encoded ones (dc), whose views point
-// into their dictionary, which outlives the run: they are not copied.
-func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
+// newHeap makes the heap of a stream of schema s, on NUMA node node as
+// its ring (newRing), or nil where s has no String attribute but
+// dictionary-encoded ones (dc), whose views point into their dictionary,
+// which outlives the run: they are not copied.
+func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns, node int) (*buffer.Ring, []query.Attribute, []query.Attribute, error) {
 	strs, blank := splitStrings(q.Schema, func(_ int, a query.Attribute) bool { return q.Reads(a.Name) })
 	if dc != nil {
 		strs = slices.DeleteFunc(strs, func(a query.Attribute) bool { _, ok := dc.Numbers[a.Name]; return ok })
@@ -38,7 +39,7 @@ func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns) (*buffer.Ring,
 	}
 	size := max(minHeapSize, 4*e.cfg.BufferSize)
 	size = 1 << bits.Len(uint(size-1))
-	h, err := buffer.NewRing(size)
+	h, err := e.newRing(size, node) // on its ring's node: the same workers read both
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("string heap: %w", err)
 	}
