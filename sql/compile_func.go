@@ -236,32 +236,34 @@ func (c *compiler) caseExpr(ctx *exprCtx, n *node) (val, error) {
 
 // enumBranches makes the branches of a CASE or IF agree on ENUMs: where
 // every one is the same ENUM (or NULL), the result is that ENUM (its
-// labels printed); otherwise an ENUM among them is its label, a string,
-// as CONCAT takes it (its code would be a number among strings).
+// labels printed); among strings, or ENUMs of other labels, an ENUM is
+// its label, as CONCAT takes it (its code would be a number among
+// strings). Among numbers it stays its code, as before.
 func enumBranches(bs []*val) sqlType {
 	var enum *sqlType
-	same := true
+	same, text := true, false
 	for _, b := range bs {
 		if _, null := b.e.(query.Null); null {
 			continue
 		}
 		switch {
 		case b.typ.kind != tyEnum:
-			same = false
+			same, text = false, text || b.t == query.StringValue
 		case enum == nil:
 			enum = &b.typ
 		case !slices.Equal(enum.labels, b.typ.labels):
-			same = false
+			same, text = false, true
 		}
 	}
-	if enum == nil {
+	switch {
+	case enum == nil:
 		return sqlType{}
-	}
-	if same {
+	case same:
 		return *enum
-	}
-	for _, b := range bs {
-		*b = enumText(*b)
+	case text:
+		for _, b := range bs {
+			*b = enumText(*b)
+		}
 	}
 	return sqlType{}
 }

@@ -18,14 +18,16 @@ const stringsSrc = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, s VARCHAR, i BIGI
 func TestEnumLabelsThroughConcatAndCase(t *testing.T) {
 	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, i BIGINT, k ENUM('view','click')) WITH (connector = 'stdin', format = 'json');
 SELECT CONCAT(k, '!') AS f, k || '!' AS op, COALESCE(k, k) AS c, CASE WHEN i > 0 THEN k ELSE k END AS cs, IF(i > 0, k, k) AS iff,
-  CASE WHEN i > 0 THEN k ELSE 'none' END AS mixed, IF(i > 0, 'yes', k) AS mixed2, CASE WHEN i > 0 THEN k END = 'click' AS isclick FROM e;`
+  CASE WHEN i > 0 THEN k ELSE 'none' END AS mixed, IF(i > 0, 'yes', k) AS mixed2, CASE WHEN i > 0 THEN k END = 'click' AS isclick,
+  CASE WHEN i > 0 THEN k ELSE 5 END AS code FROM e;`
 	p, out := semRun(t, src, []any{int64(1), 1}, []any{int64(-1), 0})
 	assert.Equal(t, [][]string{{"click!", "click!"}, {"view!", "view!"}},
 		[][]string{{out[0][0][0], out[0][0][1]}, {out[0][1][0], out[0][1][1]}}, "CONCAT(k, '!') and k || '!'")
 	assert.Equal(t, [][]string{{"click", "yes", "1"}, {"none", "view", "NULL"}},
 		[][]string{{out[0][0][5], out[0][0][6], out[0][0][7]}, {out[0][1][5], out[0][1][6], out[0][1][7]}}, "an ENUM among strings is its label")
+	assert.Equal(t, []string{"1", "5"}, []string{out[0][0][8], out[0][1][8]}, "among numbers, its code")
 	cols := p.Queries[0].Columns
-	require.Len(t, cols, 8)
+	require.Len(t, cols, 9)
 	assert.Equal(t, []string{"view", "click"}, cols[2].Labels, "COALESCE(k, k) is the ENUM")
 	assert.Equal(t, []string{"view", "click"}, cols[3].Labels, "CASE ... THEN k ELSE k END is the ENUM")
 	assert.Equal(t, []string{"view", "click"}, cols[4].Labels, "IF(c, k, k) is the ENUM")
