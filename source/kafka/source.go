@@ -517,7 +517,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			if r, ok := cfg.Resume[p]; ok {
 				o, n, from = kgo.NewOffset().At(r.Offset), r.Offset, "checkpoint's offset"
 			}
-			if n > s.end[p] && !cfg.ReadUncommitted && hwm == nil {
+			if e, listed := s.end[p]; listed && n > e && !cfg.ReadUncommitted && hwm == nil {
 				// s.end is the last stable offset; a position past it may
 				// still be in the log (another transaction open).
 				l, err := s.adm.ListEndOffsets(octx, cfg.Topic)
@@ -644,9 +644,10 @@ func newSource(cfg Config) (*Source, error) {
 // again, or truncated), at Start. Either is logged: records are lost, or
 // read again.
 func (s *Source) inRange(p int32, o kgo.Offset, n, end int64, from string) (kgo.Offset, int64) {
-	start := s.start[p]
+	start, listed := s.start[p]
+	_, ended := s.end[p]
 	switch {
-	case n < 0 || start < 0:
+	case n < 0 || start < 0 || !listed || !ended: // a partition made since the lists
 		return o, n
 	case n < start:
 		s.logf("kafka source %s: partition %d: the %s %d is before the log's start %d (deleted by retention): %d records lost, reading from %d", s.cfg.Topic, p, from, n, start, start-n, start)
