@@ -221,11 +221,17 @@ func (s EngineSettings) doNothing(c engine.Config) error {
 		return s.errorf("switch-threshold", "%s: hls's share of tasks for each processor kind: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
 	case given("monitor-interval") && !hls:
 		return s.errorf("monitor-interval", "%s: how often hls measures the processors: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
-	case s.WorkersSet && s.Mode == "gpu":
-		return s.errorf("workers", "%s: %s gpu runs no CPU workers", s.name("mode"))
+	case s.Mode == "gpu" && (s.WorkersSet || given("pin") || given("placement") || given("mem-policy")):
+		what := "workers"
+		for _, n := range []string{"pin", "placement", "mem-policy"} {
+			if !s.WorkersSet && given(n) {
+				what = n
+			}
+		}
+		return s.errorf(what, "%s: %s gpu runs no CPU workers", s.name("mode"))
 	case given("placement") && s.Cores != "":
 		return s.errorf("placement", "%s: %s places the workers on the CPUs it lists", s.name("cores"))
-	case (given("placement") || given("mem-policy")) && !c.Pin && s.Mode != "gpu":
+	case (given("placement") || given("mem-policy")) && !c.Pin:
 		what := "placement"
 		if !given("placement") {
 			what = "mem-policy"

@@ -152,6 +152,8 @@ func TestEngineFlagsThatWouldDoNothing(t *testing.T) {
 	}{
 		{[]string{"--policy", "fcfs", "--monitor-interval", "2s"}, "--monitor-interval: how often hls measures the processors: needs --mode hybrid and --policy hls"},
 		{[]string{"--mode", "gpu", "--gpu-emulate", "--workers", "3"}, "--workers: --mode gpu runs no CPU workers"},
+		{[]string{"--mode", "gpu", "--gpu-emulate", "--placement", "spread"}, "--placement: --mode gpu runs no CPU workers"},
+		{[]string{"--mode", "gpu", "--gpu-emulate", "--pin", "true"}, "--pin: --mode gpu runs no CPU workers"},
 		{[]string{"--cores", "0", "--placement", "spread"}, "--placement: --cores places the workers on the CPUs it lists"},
 		{[]string{"--pin", "false", "--mem-policy", "bind"}, "--mem-policy: the workers are not pinned"},
 		{[]string{"--pin", "false", "--placement", "spread"}, "--placement: the workers are not pinned"},
