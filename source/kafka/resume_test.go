@@ -254,3 +254,29 @@ func TestResumeOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// TestResumePastTheEndWithSkip: a checkpoint's position past the log's
+// end that skips lines of its record is moved, skip and all: the record
+// now at that offset (the topic made again) is read whole, and Positions
+// says where the source begins.
+func TestResumePastTheEndWithSkip(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 1)
+	pr := producer(t, c.Addr)
+	const topic = "made-again"
+	require.NoError(t, c.CreateTopic(topic, 1, nil))
+	recs := func(from, to int64) []rec {
+		var rs []rec
+		for i := from; i < to; i++ {
+			rs = append(rs, rec{time: i, id: i, val: int32(i)})
+		}
+		return rs
+	}
+	produce(t, pr, topic, recs(0, 10), false)
+	s := openT(t, Config{Brokers: []string{c.Addr}, Topic: topic, Decoder: jsonDecoder(t, source.Fail), Start: Earliest,
+		Resume: map[int32]Position{0: {Offset: 12, Skip: 1}}, fetchMaxWait: 20 * time.Millisecond, Logger: func(string, ...any) {}})
+	assert.Equal(t, map[int32]Position{0: {Offset: 0}}, s.Positions(), "where it begins: the log's start")
+	produce(t, pr, topic, recs(10, 14), false)
+	assert.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, ids(readFirst(t, s, 13, func(int) int { return 0 }, 1)),
+		"record 12 of the new topic read whole")
+}

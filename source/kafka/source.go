@@ -496,7 +496,8 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 	if !s.member {
 		offs := map[int32]kgo.Offset{}
 		next := map[int32]int64{}
-		var hwm map[int32]int64 // the partitions' high watermarks, where needed
+		var hwm map[int32]int64   // the partitions' high watermarks, where needed
+		moved := map[int32]bool{} // the partitions whose position inRange moved
 		for _, p := range want {
 			o, n := reset, int64(-1)
 			if cfg.Start == Latest {
@@ -534,7 +535,12 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 			if !ok {
 				end = s.end[p]
 			}
-			o, n = s.inRange(p, o, n, end, from)
+			if placed, at := s.inRange(p, n, end, from); at != n {
+				// Moved: a resume's skip of the record at n is not the
+				// record now at n (the topic made again) nor any other.
+				o, n = placed, at
+				moved[p] = true
+			}
 			offs[p] = o
 			next[p] = n
 		}
@@ -544,7 +550,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		s.mu.Lock()
 		for _, p := range want {
 			s.assign(p, next[p])
-			if r, ok := cfg.Resume[p]; ok {
+			if r, ok := cfg.Resume[p]; ok && !moved[p] {
 				s.parts[p].resumeAt(r)
 			}
 		}
@@ -637,18 +643,19 @@ func newSource(cfg Config) (*Source, error) {
 	return s, nil
 }
 
-// inRange is where partition p begins, given o at offset n (from names
-// where n came from), the log's start listed at open and its end. Before
-// the log's start (retention deleted those records), it begins at the
-// start, the least lost, whatever Start says; past its end (the topic made
-// again, or truncated), at Start. Either is logged: records are lost, or
-// read again.
-func (s *Source) inRange(p int32, o kgo.Offset, n, end int64, from string) (kgo.Offset, int64) {
+// inRange is where partition p begins, given its offset n (from names
+// where n came from), the log's start listed at open and its end: n
+// itself where it lies in the log (the offset returned is then unset).
+// Before the log's start (retention deleted those records), it begins at
+// the start, the least lost, whatever Start says; past its end (the topic
+// made again, or truncated), at Start. Either is logged: records are
+// lost, or read again.
+func (s *Source) inRange(p int32, n, end int64, from string) (kgo.Offset, int64) {
 	start, listed := s.start[p]
 	_, ended := s.end[p]
 	switch {
 	case n < 0 || start < 0 || !listed || !ended: // a partition made since the lists
-		return o, n
+		return kgo.Offset{}, n
 	case n < start:
 		s.logf("kafka source %s: partition %d: the %s %d is before the log's start %d (deleted by retention): %d records lost, reading from %d", s.cfg.Topic, p, from, n, start, start-n, start)
 		return kgo.NewOffset().At(start), start
@@ -660,7 +667,7 @@ func (s *Source) inRange(p int32, o kgo.Offset, n, end int64, from string) (kgo.
 		s.logf("kafka source %s: partition %d: the %s %d is past the log's end %d (the topic made again, or truncated?): reading from %d (%s)", s.cfg.Topic, p, from, n, end, at, s.cfg.Start)
 		return kgo.NewOffset().At(at), at
 	}
-	return o, n
+	return kgo.Offset{}, n
 }
 
 // TupleSize is the size of the tuples FillSome writes.
