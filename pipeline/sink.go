@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -524,7 +521,7 @@ func (j *Job) openSinks() error {
 				g.outs = append(g.outs, s)
 			}
 		case path == "-":
-			s, err = newRowSink(q, format, "stdout", stdoutWriter{j.opts.Stdout}, nil)
+			s, err = newRowSink(q, format, "stdout", sink.StdoutWriter(j.opts.Stdout), nil)
 		case j.ckpt != nil:
 			s, err = j.openPartsSink(q, path, format)
 		default:
@@ -555,21 +552,8 @@ func (j *Job) openSinks() error {
 }
 
 // ErrStdoutClosed marks a run that failed because the reader of its rows
-// on standard output went away (a broken pipe: saber-hx run | head -1). A
-// command ends quietly then, as a pipeline's writer does, its other
-// outputs aborted as at any failure.
-var ErrStdoutClosed = errors.New("standard output closed")
-
-// stdoutWriter is Options.Stdout, its broken pipe told apart.
-type stdoutWriter struct{ w io.Writer }
-
-func (s stdoutWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	if errors.Is(err, syscall.EPIPE) {
-		err = fmt.Errorf("%w: %w", ErrStdoutClosed, err)
-	}
-	return n, err
-}
+// on standard output went away (sink.ErrStdoutClosed).
+var ErrStdoutClosed = sink.ErrStdoutClosed
 
 // fileOutput is a query's output to a file, or to Options.Stdout ("-").
 type fileOutput struct{ query, path string }
@@ -580,7 +564,7 @@ type fileOutput struct{ query, path string }
 // Options.Stdout: the process's standard output where that is os.Stdout.
 func (j *Job) claimFile(q *sql.Query, path string) error {
 	name := func(p string) string {
-		if p == "-" && j.opts.Stdout == io.Writer(os.Stdout) {
+		if p == "-" && sink.IsStdoutWriter(j.opts.Stdout) {
 			return "/dev/stdout"
 		}
 		return p

@@ -433,7 +433,52 @@ func createFD(path string, fd int) (*File, error) {
 		return nil, fmt.Errorf("%s: duplicate descriptor %d: %w", path, fd, err)
 	}
 	syscall.CloseOnExec(dup)
-	return &File{path: path, kind: kindThrough, w: os.NewFile(uintptr(dup), path)}, nil
+	var w io.WriteCloser = os.NewFile(uintptr(dup), path)
+	if fd == 1 {
+		w = stdoutFile{w}
+	}
+	return &File{path: path, kind: kindThrough, w: w}, nil
+}
+
+// ErrStdoutClosed marks a write to standard output that failed because
+// its reader went away (a broken pipe: saber-hx run | head -1). A command
+// ends quietly then, as a pipeline's writer does, its other outputs
+// aborted as at any failure.
+var ErrStdoutClosed = errors.New("standard output closed")
+
+// StdoutWriter is w, standard output, its broken pipe told apart
+// (ErrStdoutClosed).
+func StdoutWriter(w io.Writer) io.Writer { return stdoutWriter{w} }
+
+type stdoutWriter struct{ w io.Writer }
+
+// IsStdoutWriter reports whether w is the process's standard output:
+// os.Stdout, or StdoutWriter of it.
+func IsStdoutWriter(w io.Writer) bool {
+	if s, ok := w.(stdoutWriter); ok {
+		w = s.w
+	}
+	return w == io.Writer(os.Stdout)
+}
+
+func (s stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	return n, markStdoutClosed(err)
+}
+
+// stdoutFile is an output to descriptor 1 by another name (/dev/stdout).
+type stdoutFile struct{ io.WriteCloser }
+
+func (s stdoutFile) Write(p []byte) (int, error) {
+	n, err := s.WriteCloser.Write(p)
+	return n, markStdoutClosed(err)
+}
+
+func markStdoutClosed(err error) error {
+	if errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w: %w", ErrStdoutClosed, err)
+	}
+	return err
 }
 
 // createThrough opens an existing file that is not a regular file for

@@ -458,3 +458,20 @@ func TestIsStdin(t *testing.T) {
 	assert.False(t, IsStdin("/dev/stdout"))
 	assert.False(t, IsStdin(filepath.Join(t.TempDir(), "in.csv")))
 }
+
+// TestStdoutWriter: a write whose reader went away (EPIPE) is marked
+// ErrStdoutClosed, the broken pipe kept; os.Stdout wrapped is still the
+// process's standard output.
+func TestStdoutWriter(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, r.Close())
+	_, err = StdoutWriter(w).Write([]byte("row\n"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrStdoutClosed)
+	assert.ErrorIs(t, err, syscall.EPIPE)
+	assert.True(t, IsStdoutWriter(os.Stdout))
+	assert.True(t, IsStdoutWriter(StdoutWriter(os.Stdout)))
+	assert.False(t, IsStdoutWriter(StdoutWriter(w)))
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,5 +186,32 @@ func TestHelpCommand(t *testing.T) {
 	assert.Equal(t, 0, code)
 	for _, w := range []string{"ysb setup|produce|check", "explain", "topology", "141"} {
 		assert.Contains(t, stdout, w)
+	}
+}
+
+// TestClosedStandardOutputOfEveryCommand: ysb's results on stdout, and
+// run's rows to /dev/stdout, whose reader went away end quietly with 141
+// as run's rows to - do: with SIGPIPE taken (TestClosedStandardOutput),
+// their writes failed with "broken pipe" and exit 1.
+func TestClosedStandardOutputOfEveryCommand(t *testing.T) {
+	t.Parallel()
+	events, campaigns := generate(t, t.TempDir(), 20000)
+	_, sqlFile, _ := safetyProgram(t)
+	for _, args := range [][]string{
+		{"ysb", "--input", events, "--campaigns", campaigns, "--output", "-", "--workers", "1"},
+		{"run", sqlFile, "--output", "/dev/stdout", "--progress-interval", "0"},
+	} {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		require.NoError(t, out.Close())
+		_ = cmd.Wait()
+		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		assert.True(t, ws.ExitStatus() == 141 || ws.Signaled() && ws.Signal() == syscall.SIGPIPE, "%v: exit %d, stderr %q", args[0], ws.ExitStatus(), stderr.String())
+		assert.NotContains(t, stderr.String(), "broken pipe", "%v", args[0])
 	}
 }

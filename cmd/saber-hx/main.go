@@ -26,7 +26,7 @@ func (e usageError) Unwrap() error { return e.err }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], sink.StdoutWriter(os.Stdout), os.Stderr))
 }
 
 const help = `saber-hx: windowed stream processing on one server.
