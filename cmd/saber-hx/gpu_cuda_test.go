@@ -25,7 +25,7 @@ func TestCUDAModes(t *testing.T) {
 		assert.False(t, *p.Emulated)
 		t.Logf("%s: %s", mode, lastLine(stdout))
 	}
-	code, stdout, stderr := cli(t, append([]string{"bench", "agg,join", "--mode", "gpu", "--validate", "--validate-tuples", "20000", "--duration", "60s", "--json"}, benchSmall...)...)
+	code, stdout, stderr := cli(t, append([]string{"bench", "agg,join", "--mode", "gpu", "--validate", "--validate-tuples", "20000", "--duration", "60s", "--json"}, benchSmallFor("gpu")...)...)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.True(t, decodeBench(t, stdout).Validated)
 }

@@ -81,7 +81,9 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	res.Signal = signalOf(sig)
+	if res.Interrupted { // not by a signal after the sources ended
+		res.Signal = signalOf(sig)
+	}
 	if !*asJSON {
 		fmt.Fprintln(stdout, res.Text())
 	} else if err := writeJSONLine(stdout, res); err != nil {
@@ -89,6 +91,8 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if res.Validated != nil && !*res.Validated {
 		return fmt.Errorf("nexmark %s: output differs from the reference evaluator: %s", c.Query, res.Mismatch)
+	} else if !res.Interrupted {
+		return nil
 	}
 	return exitSignal(sig)
 }

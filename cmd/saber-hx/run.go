@@ -237,8 +237,8 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, lab
 	if err != nil {
 		return err
 	}
-	if err := report(sum, job, sig, o.Engine); err != nil {
-		return err
+	if err := report(sum, job, sig, o.Engine); err != nil || !sum.Interrupted {
+		return err // a signal after every source ended interrupted nothing
 	}
 	return exitSignal(sig)
 }
