@@ -124,8 +124,11 @@ type windowSpec struct {
 	// group: the window is GROUP BY TUMBLE(ts, ...) (Flink's group
 	// window), not FROM's.
 	group bool
-	// partition are SESSION's PARTITION BY columns (FROM's).
+	// partition are SESSION's PARTITION BY columns (FROM's); input names
+	// the table function's input, which qualifies them (src.k) as well as
+	// FROM's alias does.
 	partition []*node
+	input     string
 }
 
 type fromItem struct {

@@ -424,6 +424,11 @@ func (a *aggState) sessionPartition() error {
 	var part []string
 	for _, id := range ws.partition {
 		s, err := a.in.sc.resolve(id)
+		if id.qual != "" && strings.EqualFold(id.qual, ws.input) {
+			// src.k: the column of the windowed stream, whatever FROM's
+			// alias, and never a joined table's of the same name.
+			s, err = a.in.sc.resolve(&node{kind: eCol, name: id.name, pos: id.pos, qual: a.in.streamQual()})
+		}
 		if err != nil {
 			return err
 		}

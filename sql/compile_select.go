@@ -85,6 +85,17 @@ type input struct {
 	timeKey *scol
 }
 
+// streamQual is the qualifier of the stream's columns in scope (FROM's
+// alias, or the stream's name), beside a joined table's.
+func (in *input) streamQual() string {
+	for _, s := range in.sc.cols {
+		if s.side == sideLeft {
+			return s.qual
+		}
+	}
+	return ""
+}
+
 // isTime reports whether the visible column name holds rel's event time
 // or a window's end over it, an integer (not a TIMESTAMP's).
 func (rel *relation) isTime(name string) bool {

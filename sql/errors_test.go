@@ -292,3 +292,23 @@ func TestErrorsIssue25(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionPartitionQualifiedBesideAJoin: PARTITION BY src.k names the
+// windowed stream's k beside a joined table's k, which a bare k would
+// leave ambiguous, whatever FROM's alias.
+func TestSessionPartitionQualifiedBesideAJoin(t *testing.T) {
+	ddl := `CREATE SOURCE e (ts BIGINT, k VARCHAR, n INT) WITH (connector = 'stdin', format = 'csv');
+CREATE TABLE users (name VARCHAR, k VARCHAR) WITH (connector = 'file', path = '/dev/null', format = 'csv');
+`
+	for _, q := range []string{
+		`SELECT window_start, window_end, e.k, COUNT(*) AS c FROM SESSION(e PARTITION BY e.k, ts, INTERVAL '1' SECOND) JOIN users AS u ON e.k = u.name GROUP BY window_start, window_end, e.k`,
+		`SELECT window_start, window_end, e.k, COUNT(*) AS c FROM TABLE(SESSION(TABLE e PARTITION BY e.k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) JOIN users AS u ON e.k = u.name GROUP BY window_start, window_end, e.k`,
+		`SELECT window_start, window_end, w.k, COUNT(*) AS c FROM TABLE(SESSION(TABLE e PARTITION BY e.k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) AS w JOIN users AS u ON w.k = u.name GROUP BY window_start, window_end, w.k`,
+	} {
+		_, err := Compile(ddl + q)
+		assert.NoError(t, err, q)
+	}
+	_, err := Compile(ddl + `SELECT window_start, window_end, e.k, COUNT(*) AS c FROM SESSION(e PARTITION BY k, ts, INTERVAL '1' SECOND) JOIN users AS u ON e.k = u.name GROUP BY window_start, window_end, e.k`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "column k is ambiguous")
+}

@@ -210,6 +210,7 @@ func (p *parser) windowTVF(f *fromItem, flink bool) error {
 	if f.name, err = p.name("the source or view name as the first argument of " + fn); err != nil {
 		return err
 	}
+	f.win.input = f.name.name
 	if fn == "SESSION" && p.peek().is("partition") {
 		p.next()
 		if _, err := p.keyword("by", "BY after PARTITION"); err != nil {
@@ -226,10 +227,6 @@ func (p *parser) windowTVF(f *fromItem, flink bool) error {
 			col, err := p.columnRef("a column after PARTITION BY")
 			if err != nil {
 				return err
-			}
-			if strings.EqualFold(col.qual, f.name.name) {
-				// src.k, src being the table function's own input
-				col.qual = ""
 			}
 			f.win.partition = append(f.win.partition, col)
 			if paren {
