@@ -131,7 +131,7 @@ func (c Config) Check() error {
 		{[]string{"validate-events"}, c.Validate, "--validate", "a run without it"},
 	} {
 		for _, f := range s.flags {
-			if !s.applies && given(f) {
+			if !s.applies && given(f) && (f != "inline" || c.Inline) { // --inline=false asks for nothing
 				return usagef("nexmark: --%s applies to %s, not to %s", f, s.to, s.not)
 			}
 		}
@@ -578,7 +578,7 @@ func reads(prog *pipeline.Program, name string) bool {
 // validateRate is the event rate of a validation run of events: rate, or
 // less where those events would span less than MinValidateSpan.
 func validateRate(rate, events int64) int64 {
-	return max(1, min(rate, events*int64(time.Second)/int64(MinValidateSpan)))
+	return max(1, min(rate, events/int64(MinValidateSpan/time.Second)))
 }
 
 // validate runs the query over cfg.ValidateEvents events generated inline

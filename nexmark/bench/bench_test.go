@@ -228,6 +228,7 @@ func TestValidateRate(t *testing.T) {
 	assert.Equal(t, int64(5_000), validateRate(100_000, DefaultValidateEvents), "the V2 rate: 2 s at 100,000/s")
 	assert.Equal(t, int64(1_000), validateRate(1_000, DefaultValidateEvents), "200 s at 1,000/s")
 	assert.Equal(t, int64(1), validateRate(100_000, 10))
+	assert.Equal(t, int64(100_000), validateRate(100_000, 1e12), "no overflow")
 	for _, ev := range []int64{200_000, 1_000_000, 45_678} {
 		r := validateRate(100_000, ev)
 		assert.GreaterOrEqual(t, time.Duration(ev)*time.Second/time.Duration(r), MinValidateSpan, "%d events at %d/s", ev, r)
@@ -289,7 +290,8 @@ func TestCheckGivenThatDoesNothing(t *testing.T) {
 	}{
 		{with(json, "warmup"), "nexmark: --warmup applies to --source nexmark, not to --source json (files and topics are read whole"},
 		{with(kafka, "duration"), "nexmark: --duration applies to --source nexmark, not to --source kafka"},
-		{with(json, "inline"), "nexmark: --inline applies to --source nexmark, not to --source json"},
+		{with(Config{Query: "q0", Source: "json", Dir: "/nx", Nexmark: nc, Inline: true}, "inline"), "nexmark: --inline applies to --source nexmark, not to --source json"},
+		{with(json, "inline"), ""}, // --inline=false asks for nothing
 		{with(json, "events"), "nexmark: --events applies to the bundle that --source nexmark replays, not to --source json"},
 		{with(inline, "events"), "nexmark: --events applies to the bundle that --source nexmark replays, not to --inline (no bundle)"},
 		{with(json, "rate"), "nexmark: --rate applies to --source nexmark and --validate's run, not to --source json without --validate"},
