@@ -3,7 +3,9 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,6 +155,27 @@ CREATE VIEW all_r AS SELECT ts, v FROM r;`)
 	}
 	require.ErrorIs(t, err, pipeline.ErrUsage)
 	assert.ErrorContains(t, err, "opened already")
+}
+
+// TestProgramOpenedAgainAfterAMissingFile: an Open that failed on a
+// source's missing file read nothing of the caller's: once the file is
+// there, the Program opens (it was refused as opened already).
+func TestProgramOpenedAgainAfterAMissingFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "in.csv")
+	prog, err := pipeline.Compile("-e", fmt.Sprintf(`CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'file', path = '%s', format = 'csv');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`, path))
+	require.NoError(t, err)
+	require.NoError(t, prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }))
+	_, err = prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.ErrorIs(t, err, pipeline.ErrUsage, "the file is missing")
+	require.NoError(t, os.WriteFile(path, []byte("1,1\n2,2\n"), 0o644))
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job.Close()
+	sum, err := job.Run(context.Background())
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, sum.Tuples)
 }
 
 // goJob opens a program of one Go source and a view, with options o.

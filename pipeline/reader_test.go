@@ -38,21 +38,28 @@ CREATE VIEW all_r AS SELECT ts, v FROM r;`)
 // runPipeJob runs job on a goroutine; the returned wait gives Run's
 // error, failing the test where Run has not returned within 5 s of the
 // call (then it ends the pipe itself, so that nothing is left running).
-func runPipeJob(t *testing.T, ctx context.Context, job *pipeline.Job, pw *io.PipeWriter) (wait func(what string) error) {
+func runPipeJob(t *testing.T, ctx context.Context, job *pipeline.Job, pw *io.PipeWriter) (wait func(what string) error, summary func() *pipeline.Summary) {
 	done := make(chan error, 1)
-	go func() { _, err := job.Run(ctx); done <- err }()
+	var sum *pipeline.Summary
+	go func() {
+		var err error
+		sum, err = job.Run(ctx)
+		done <- err
+	}()
 	return func(what string) error {
-		t.Helper()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(5 * time.Second):
-			pw.CloseWithError(errors.New("the test ended the pipe"))
-			<-done
-			require.FailNow(t, "Run waited on its reader", "5 s after %s", what)
-			return nil
+			t.Helper()
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(5 * time.Second):
+				pw.CloseWithError(errors.New("the test ended the pipe"))
+				<-done
+				require.FailNow(t, "Run waited on its reader", "5 s after %s", what)
+				return nil
+			}
+		}, func() *pipeline.Summary {
+			return sum // after wait
 		}
-	}
 }
 
 // TestCancelEndsABlockedReader: Run's context cancelled while the reader
@@ -70,10 +77,12 @@ func TestCancelEndsABlockedReader(t *testing.T) {
 			before := runtime.NumGoroutine()
 			job, pw := pipeJob(t, tc.format, pipeline.Options{Engine: engine.Config{Workers: tc.workers}}, nil)
 			ctx, cancel := context.WithCancel(context.Background())
-			wait := runPipeJob(t, ctx, job, pw)
+			wait, summary := runPipeJob(t, ctx, job, pw)
 			time.Sleep(100 * time.Millisecond) // the reader waits
 			cancel()
 			require.NoError(t, wait("its context was cancelled"))
+			require.NotNil(t, summary())
+			assert.True(t, summary().Interrupted, "the reader had not ended")
 			job.Close()
 			_, err := pw.Write([]byte("1,1\n"))
 			assert.ErrorIs(t, err, io.ErrClosedPipe, "the reader was closed")
@@ -87,7 +96,7 @@ func TestCancelEndsABlockedReader(t *testing.T) {
 func TestDurationBoundsABlockedReader(t *testing.T) {
 	before := runtime.NumGoroutine()
 	job, pw := pipeJob(t, "csv", pipeline.Options{Engine: engine.Config{Workers: 1}, Duration: 200 * time.Millisecond}, nil)
-	wait := runPipeJob(t, context.Background(), job, pw)
+	wait, _ := runPipeJob(t, context.Background(), job, pw)
 	go func() { _, _ = pw.Write([]byte("1,1\n2,2\n")) }() // then nothing
 	require.NoError(t, wait("a Duration of 200 ms"))
 	job.Close()
@@ -105,7 +114,7 @@ func TestOutputErrorStopsABlockedReader(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // the reader waits for more by now
 			return down
 		})
-	wait := runPipeJob(t, context.Background(), job, pw)
+	wait, _ := runPipeJob(t, context.Background(), job, pw)
 	go func() {
 		// Records for a few tasks, then the reader waits for more.
 		var b []byte

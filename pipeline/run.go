@@ -200,6 +200,11 @@ func (p *Program) Open(o Options) (_ *Job, err error) {
 		return nil, errOpenedTwice(p)
 	}
 	if err := j.openSources(); err != nil {
+		if len(p.reads) == 0 && len(p.feeds) == 0 {
+			// Nothing of the caller's was read (a file that is missing,
+			// a broker that refused): the Program may be opened again.
+			p.opened.Store(false)
+		}
 		return nil, err
 	}
 	j.readDictColumns()

@@ -57,7 +57,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.SwitchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
 	fs.DurationVar(&f.MonitorInterval, "monitor-interval", scheduler.DefaultMonitorInterval, "--mode hybrid --policy hls: how often the throughput matrix is refreshed (> 0)")
 	fs.StringVar(&f.Placement, "placement", string(cpu.Compact), "pinned workers' placement over NUMA nodes (not with --cores): compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
-	fs.StringVar(&f.Cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8): pins them (not with --pin false), worker i to the list's CPU i mod its length; overrides --placement")
+	fs.StringVar(&f.Cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8): pins them (not with --pin false), worker i to the list's CPU i mod its length; one worker per CPU listed without --workers; not with --placement")
 	fs.IntVar(&f.IngestCore, "ingest-core", -1, "pin the ingestion (producer) goroutine to this CPU; -1: not pinned")
 	fs.StringVar(&f.Kernel, "kernel", "auto", "CPU kernels: auto (a fused, shape-specialised loop where the query fits, else vectorised) or vector (always the vectorised kernels)")
 	f.metricsAddr = addMetricsFlag(fs)
