@@ -8,11 +8,13 @@
 // records in the declared format); its queries' rows go to their declared
 // outputs (files, standard output, Kafka, Redis) or to a Go callback per
 // batch of rows (OnRows). Open readies a Job (outputs and sources open, a
-// checkpoint chosen to restore); Run runs it until the sources end or its
-// context is cancelled, then drains: every tuple read is merged, every
-// window emitted, the outputs flushed and committed. Checkpoint takes a
-// checkpoint on demand besides the periodic ones; Summary, Job.Engine and
-// Options.Metrics give what ran.
+// checkpoint chosen to restore); Run runs it until the sources end, then
+// drains: every tuple read is merged, every window emitted, the outputs
+// flushed and committed. A cancelled context stops the sources and drains
+// too, but the run is interrupted (Summary.Interrupted) and its file
+// outputs are not committed, unless every source had ended first.
+// Checkpoint takes a checkpoint on demand besides the periodic ones;
+// Summary, Job.Engine and Options.Metrics give what ran.
 //
 //	prog, err := pipeline.Compile("q.sql", text)
 //	prog.AttachReader("events", r)

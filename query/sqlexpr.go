@@ -432,11 +432,13 @@ type Func struct {
 // CAST(x AS t) (Cast): integers to floats exactly; floats to integers
 // truncated toward zero, NaN to 0, out of range to the nearest bound;
 // integers to timestamps and back as milliseconds; booleans to integers as
-// 0 and 1, integers to booleans as x <> 0; anything to a string as the
-// outputs print it (timestamps as 2006-01-02 15:04:05.000, a year past
+// 0 and 1, integers to booleans as x <> 0; anything to a string as
+// Flink's CAST writes it, the outputs' text but for booleans
+// (timestamps as 2006-01-02 15:04:05.000, a year past
 // 9999 or before 0 with a sign and at least four digits, as ISO 8601 and
 // java.time write it: +10000-01-01 00:00:00.000, -0001-12-31 ...; booleans as
-// TRUE and FALSE, floats in the shortest form that reads back, a REAL's
+// TRUE and FALSE, where a CSV output prints true and false; floats in the
+// shortest form that reads back, a REAL's
 // as the float32 it is, the infinities as Infinity and -Infinity); a
 // string to a number, a timestamp or a boolean by parsing it (spaces
 // around it ignored; an integer's fraction of digits dropped, '-7.9' to

@@ -95,7 +95,8 @@
 // 'latest' or 'none', the default, with which the run fails naming the
 // partitions; 'timestamp' and 'specific-offsets' are refused. A run
 // restored from a checkpoint goes on from the checkpoint's positions
-// whatever the mode. Source.Start holds where to begin, and
+// whatever the mode, but a position outside the log (retention, a topic
+// made again), which is moved and logged (docs/operations.md). Source.Start holds where to begin, and
 // Source.KafkaCommitted what the committed offsets decide ("use",
 // "ignore" or "require"). Then format ('json', the default, 'csv'
 // without a header, or 'binary': the value is the tuple), tuple_size

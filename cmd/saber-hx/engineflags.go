@@ -54,7 +54,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.GPUEmulate, "gpu-emulate", false, gpuEmulateUsage)
 	fs.StringVar(&f.Policy, "policy", string(scheduler.HLS), "scheduling policy: fcfs, static or hls (docs/scheduling.md)")
 	fs.StringVar(&f.Static, "static", "", "--policy static: QUERY=KIND,... binding each query to a processor kind (cpu, gpu)")
-	fs.IntVar(&f.SwitchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
+	fs.IntVar(&f.SwitchThreshold, "switch-threshold", scheduler.DefaultSwitchThreshold, "--mode hybrid --policy hls: every processor kind runs at least one in this many tasks of each query (>= 1)")
 	fs.DurationVar(&f.MonitorInterval, "monitor-interval", scheduler.DefaultMonitorInterval, "--mode hybrid --policy hls: how often the throughput matrix is refreshed (> 0)")
 	fs.StringVar(&f.Placement, "placement", string(cpu.Compact), "pinned workers' placement over NUMA nodes (not with --cores): compact (fill a node first) or spread (round-robin over nodes); SMT siblings last")
 	fs.StringVar(&f.Cores, "cores", "", "CPU list for the workers, in order (e.g. 0-3,8): pins them (not with --pin false), worker i to the list's CPU i mod its length; one worker per CPU listed without --workers; not with --placement")

@@ -17,13 +17,13 @@ import (
 
 // CreateError is a profile's file that could not be created, or may not
 // be: what the command was asked for is wrong, not its run. Profile is
-// "cpuprofile" or "memprofile".
+// "cpuprofile" or "memprofile", the flag that named the file.
 type CreateError struct {
 	Profile string
 	Err     error
 }
 
-func (e *CreateError) Error() string { return e.Profile + ": " + e.Err.Error() }
+func (e *CreateError) Error() string { return "--" + e.Profile + ": " + e.Err.Error() }
 func (e *CreateError) Unwrap() error { return e.Err }
 
 // Start starts the CPU profile into the file cpu and opens the file mem
@@ -53,7 +53,7 @@ func Start(cpu, mem string) (stop func() error, err error) {
 	if cpuOut != nil {
 		if err := pprof.StartCPUProfile(cpuOut); err != nil {
 			abort(cpuOut, memOut)
-			return nil, fmt.Errorf("cpuprofile: %w", err)
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 	}
 	return func() error {
@@ -66,7 +66,7 @@ func Start(cpu, mem string) (stop func() error, err error) {
 			runtime.GC() // the profile counts what was allocated up to the last GC
 			if err := pprof.Lookup("allocs").WriteTo(memOut, 0); err != nil {
 				abort(memOut)
-				errs = append(errs, fmt.Errorf("memprofile: %w", err))
+				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
 			} else {
 				errs = append(errs, commit("memprofile", memOut))
 			}
@@ -102,7 +102,7 @@ func create(kind, path string) (*sink.File, error) {
 
 func commit(kind string, f *sink.File) error {
 	if err := f.Commit(); err != nil {
-		return fmt.Errorf("%s: %w", kind, err)
+		return fmt.Errorf("--%s: %w", kind, err)
 	}
 	return nil
 }
