@@ -25,12 +25,14 @@
 //
 // The files hold the stages: program.go (the Program and its options),
 // run.go (the Job: open, run, drain, summary), source.go (the one feed
-// loop of every source), sink.go and rows.go (the outputs, and Rows and
-// TupleWriter, the Go side of them), flush.go (the outputs flushed and
-// the Kafka offsets committed), checkpoint*.go (checkpoints, the
-// transactional Kafka outputs and the files' parts), retry.go and
-// metrics.go (outages and their metrics), ysb.go (the original YSB
-// pipeline's program); settings.go, processors.go and progress.go are
+// loop of every source) and decodepool.go (its decoding on the workers),
+// sink.go and rows.go (the outputs, and Rows and TupleWriter, the Go side
+// of them), flush.go (the outputs flushed and the Kafka offsets
+// committed), checkpoint*.go (checkpoints, the transactional Kafka
+// outputs and the files' parts), retry.go and metrics.go (outages and
+// their metrics), validate.go (Options.Validate's oracle beside the run),
+// explain.go (a program's plan), nexmark.go (the nexmark connector's
+// feed), ysb.go (the original YSB pipeline's program); settings.go, processors.go and progress.go are
 // what the command line runs the engine with (EngineSettings: its
 // tuning knobs checked into engine.Config) and reports of it (the
 // scheduling part of a summary, the progress line's figures).
