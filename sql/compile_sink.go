@@ -132,12 +132,6 @@ func (c *compiler) insert(s *stmt) error {
 			e = query.Cast{X: e, To: want, Real: tc.typ.kind == tyReal}
 			convs[i].cast, anyCast = true, true
 		}
-		if tc.typ.decimal {
-			// Flink casts a value to its DECIMAL(p, s) column as CAST
-			// does: rounded to s decimals, halves away from zero.
-			e = query.Call{Fn: "round", Args: []query.Expr{e, query.Int(int64(tc.typ.scale))}}
-			convs[i].cast, anyCast = true, true
-		}
 		convs[i].expr = e
 	}
 	line := s.pos.line

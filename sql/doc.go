@@ -46,7 +46,8 @@
 //	REAL, FLOAT                       float32
 //	DOUBLE, DOUBLE PRECISION          float64
 //	DECIMAL(p, s), NUMERIC, DEC       float64: computed as DOUBLE (binary floating point, not decimal); a CAST to it
-//	                                  rounds to s decimals (0 without s) as Flink's, halves away from zero; p is not enforced
+//	                                  rounds to s decimals (0 without s) as Flink's, halves away from zero; p is not enforced;
+//	                                  a value inserted into a DECIMAL column is not rounded (Flink's would be: CAST it)
 //	VARCHAR, VARCHAR(n), STRING, TEXT, CHARACTER VARYING(n)
 //	                                  a string of any length (n is accepted, not enforced), a 16-byte view (package strview)
 //	TIMESTAMP, TIMESTAMP(p), TIMESTAMP(p) WITHOUT TIME ZONE, TIMESTAMP_LTZ(p),
