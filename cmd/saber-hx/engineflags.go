@@ -86,8 +86,9 @@ func (f *engineFlags) config(fs *flag.FlagSet, stderr io.Writer) (engine.Config,
 // engine starts; every engine the command starts is added through
 // cfg.Started; run opens its outputs and sources before this), opens the GPU of --mode into cfg, starts the CPU profile
 // and watches SIGINT and SIGTERM. end undoes them in reverse order (defer
-// closeInto(&err, end)), the metrics last, so that a scrape after the
-// summary still reads the final counters: its error is the GPU's close.
+// closeInto(&err, end)), the metrics last, so that a scrape after ysb's
+// or bench's summary still reads the final counters (run's job takes its
+// own out as it closes): its error is the profiles' and the GPU's.
 func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrupt, end func() error, err error) {
 	addr := ""
 	if f.metricsAddr != nil {
