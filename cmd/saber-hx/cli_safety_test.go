@@ -203,12 +203,15 @@ func TestClosedStandardOutputOfEveryCommand(t *testing.T) {
 	} {
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), asCommandEnv+"=1")
-		out, err := cmd.StdoutPipe()
+		// A pipe whose reader is gone before the command writes at all.
+		r, w, err := os.Pipe()
 		require.NoError(t, err)
+		require.NoError(t, r.Close())
+		cmd.Stdout = w
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		require.NoError(t, out.Close())
+		require.NoError(t, w.Close())
 		_ = cmd.Wait()
 		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		assert.True(t, ws.ExitStatus() == 141 || ws.Signaled() && ws.Signal() == syscall.SIGPIPE, "%v: exit %d, stderr %q", args[0], ws.ExitStatus(), stderr.String())
