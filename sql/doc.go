@@ -304,7 +304,8 @@
 // SUM (of integers a BIGINT, an INT's too, as RisingWave's, where Flink
 // keeps INT; it wraps past the BIGINT range, as Flink's does), AVG (a
 // DOUBLE, of integers too: RisingWave and PostgreSQL give the fraction,
-// where Flink's AVG of an INT is an INT, truncated), MIN,
+// where Flink's AVG of an INT is an INT, truncated; of integers it divides
+// that wrapping SUM), MIN,
 // MAX (MIN and MAX of numbers and timestamps), each with an
 // optional FILTER (WHERE cond) (query.Aggregate.Filter), and
 // COUNT(DISTINCT x) (below).

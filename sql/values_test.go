@@ -161,7 +161,9 @@ func runProgram(t *testing.T, p *Program, data map[string][]byte, a *strview.Are
 		n = max(n, (q.Output.TupleSize+unit-1)/unit)
 	}
 	size := unit * n
-	eng, err := engine.Start(engine.Config{Workers: 1, TaskSize: size, BufferSize: 1 << 22}, specs)
+	// Two workers: partial results merged across workers, as a run merges
+	// them, not one worker's in order.
+	eng, err := engine.Start(engine.Config{Workers: 2, TaskSize: size, BufferSize: 1 << 22}, specs)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*len(specs))
