@@ -8,6 +8,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/metrics"
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/sql"
 )
 
@@ -88,9 +89,6 @@ func (j *Job) removeMetrics() {
 	j.unregister = nil
 }
 
-// timeUnits are the durations of sql.Source.TimeUnit's units.
-var timeUnits = map[string]time.Duration{"s": time.Second, "ms": time.Millisecond, "us": time.Microsecond, "ns": time.Nanosecond}
-
 // eventTimeUnits is the unit of each query's event times, for the
 // metrics' event-time lag: its input source's time_unit (milliseconds for
 // a TIMESTAMP event time), a view's reader's that of the view's input.
@@ -103,7 +101,9 @@ func eventTimeUnits(prog *sql.Program) []time.Duration {
 			continue
 		}
 		if s := prog.Source(q.Input); s != nil {
-			units[i] = timeUnits[s.TimeUnit]
+			if u, err := source.ParseTimeUnit(s.TimeUnit); err == nil {
+				units[i] = u.Duration()
+			}
 			if s.Schema.Attrs[0].Logical == query.Time {
 				units[i] = time.Millisecond
 			}

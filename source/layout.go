@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
@@ -152,6 +153,19 @@ func ParseTimeUnit(s string) (TimeUnit, error) {
 		return Nanoseconds, nil
 	}
 	return 0, fmt.Errorf("time unit %q: want s, ms, us or ns", s)
+}
+
+// Duration is the length of one unit.
+func (u TimeUnit) Duration() time.Duration {
+	switch u {
+	case Seconds:
+		return time.Second
+	case Microseconds:
+		return time.Microsecond
+	case Nanoseconds:
+		return time.Nanosecond
+	}
+	return time.Millisecond
 }
 
 func (u TimeUnit) String() string {
