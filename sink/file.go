@@ -433,9 +433,13 @@ func createFD(path string, fd int) (*File, error) {
 		return nil, fmt.Errorf("%s: duplicate descriptor %d: %w", path, fd, err)
 	}
 	syscall.CloseOnExec(dup)
-	var w io.WriteCloser = os.NewFile(uintptr(dup), path)
-	if fd == 1 {
-		w = stdoutFile{w}
+	f := os.NewFile(uintptr(dup), path)
+	var w io.WriteCloser = f
+	if fd == 1 { // an output to descriptor 1 by another name (/dev/stdout)
+		w = struct {
+			io.Writer
+			io.Closer
+		}{StdoutWriter(f), f}
 	}
 	return &File{path: path, kind: kindThrough, w: w}, nil
 }
@@ -447,8 +451,14 @@ func createFD(path string, fd int) (*File, error) {
 var ErrStdoutClosed = errors.New("standard output closed")
 
 // StdoutWriter is w, standard output, its broken pipe told apart
-// (ErrStdoutClosed).
-func StdoutWriter(w io.Writer) io.Writer { return stdoutWriter{w} }
+// (ErrStdoutClosed); w itself where it is one already (a command's
+// standard output, which a pipeline's output to "-" writes to).
+func StdoutWriter(w io.Writer) io.Writer {
+	if _, ok := w.(stdoutWriter); ok {
+		return w
+	}
+	return stdoutWriter{w}
+}
 
 type stdoutWriter struct{ w io.Writer }
 
@@ -463,22 +473,10 @@ func IsStdoutWriter(w io.Writer) bool {
 
 func (s stdoutWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
-	return n, markStdoutClosed(err)
-}
-
-// stdoutFile is an output to descriptor 1 by another name (/dev/stdout).
-type stdoutFile struct{ io.WriteCloser }
-
-func (s stdoutFile) Write(p []byte) (int, error) {
-	n, err := s.WriteCloser.Write(p)
-	return n, markStdoutClosed(err)
-}
-
-func markStdoutClosed(err error) error {
 	if errors.Is(err, syscall.EPIPE) {
-		return fmt.Errorf("%w: %w", ErrStdoutClosed, err)
+		err = fmt.Errorf("%w: %w", ErrStdoutClosed, err)
 	}
-	return err
+	return n, err
 }
 
 // createThrough opens an existing file that is not a regular file for

@@ -474,4 +474,5 @@ func TestStdoutWriter(t *testing.T) {
 	assert.True(t, IsStdoutWriter(os.Stdout))
 	assert.True(t, IsStdoutWriter(StdoutWriter(os.Stdout)))
 	assert.False(t, IsStdoutWriter(StdoutWriter(w)))
+	assert.Equal(t, StdoutWriter(w), StdoutWriter(StdoutWriter(w)), "wrapped once")
 }
