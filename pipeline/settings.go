@@ -129,7 +129,7 @@ func (s EngineSettings) Config() (engine.Config, error) {
 		if cores, err := cpu.ParseCPUList(s.Cores); s.Cores != "" && err == nil {
 			// One worker per CPU listed, not per CPU of the machine
 			// stacked on them.
-			s.Workers = len(slices.Compact(slices.Sorted(slices.Values(cores))))
+			s.Workers = distinctCPUs(cores)
 		}
 	}
 	pin := s.Pin
@@ -214,6 +214,16 @@ func (s EngineSettings) doNothing(c engine.Config) error {
 		return nil
 	}
 	hls := s.Mode == "hybrid" && s.Policy == string(scheduler.HLS)
+	// firstGiven is the first of names given ("": none), --workers counted
+	// as WorkersSet says.
+	firstGiven := func(names ...string) string {
+		for _, n := range names {
+			if n == "workers" && s.WorkersSet || given(n) {
+				return n
+			}
+		}
+		return ""
+	}
 	switch {
 	case s.Mode == "cpu" && given("gpu-pipeline-depth"):
 		return s.errorf("gpu-pipeline-depth", "%s: needs %[2]s gpu or %[2]s hybrid", s.name("mode"))
@@ -221,22 +231,12 @@ func (s EngineSettings) doNothing(c engine.Config) error {
 		return s.errorf("switch-threshold", "%s: hls's share of tasks for each processor kind: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
 	case given("monitor-interval") && !hls:
 		return s.errorf("monitor-interval", "%s: how often hls measures the processors: needs %s hybrid and %s hls", s.name("mode"), s.name("policy"))
-	case s.Mode == "gpu" && (s.WorkersSet || given("pin") || given("placement") || given("mem-policy")):
-		what := "workers"
-		for _, n := range []string{"pin", "placement", "mem-policy"} {
-			if !s.WorkersSet && given(n) {
-				what = n
-			}
-		}
-		return s.errorf(what, "%s: %s gpu runs no CPU workers", s.name("mode"))
+	case s.Mode == "gpu" && firstGiven("workers", "mem-policy", "placement", "pin") != "":
+		return s.errorf(firstGiven("workers", "mem-policy", "placement", "pin"), "%s: %s gpu runs no CPU workers", s.name("mode"))
 	case given("placement") && s.Cores != "":
 		return s.errorf("placement", "%s: %s places the workers on the CPUs it lists", s.name("cores"))
-	case (given("placement") || given("mem-policy")) && !c.Pin:
-		what := "placement"
-		if !given("placement") {
-			what = "mem-policy"
-		}
-		return s.errorf(what, "%s: the workers are not pinned (%s auto pins them where they are at most half the CPUs): give %[2]s true", s.name("pin"))
+	case !c.Pin && firstGiven("placement", "mem-policy") != "":
+		return s.errorf(firstGiven("placement", "mem-policy"), "%s: the workers are not pinned (%s auto pins them where they are at most half the CPUs): give %[2]s true", s.name("pin"))
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func (s EngineSettings) place(c *engine.Config, warn func(string)) error {
 			return s.errorf("cores", "%s: %v", err)
 		}
 		// The engine pins worker i to the list's CPU i mod its length.
-		if n := len(slices.Compact(slices.Sorted(slices.Values(cores)))); n < s.Workers {
+		if n := distinctCPUs(cores); n < s.Workers {
 			warn(fmt.Sprintf("%s %s: %d workers on %d distinct CPU(s): they are pinned in turn, several to a CPU", s.name("cores"), s.Cores, s.Workers, n))
 		}
 	}
@@ -337,3 +337,6 @@ func (p *Program) FitTaskSize(size int) int {
 	}
 	return unit
 }
+
+// distinctCPUs is how many CPUs a CPU list names, each once.
+func distinctCPUs(cores []int) int { return len(slices.Compact(slices.Sorted(slices.Values(cores)))) }

@@ -28,7 +28,7 @@ func (e *CreateError) Unwrap() error { return e.Err }
 
 // Start starts the CPU profile into the file cpu and opens the file mem
 // ("": none of either); stop stops the one, writes the other, and returns
-// the first error writing either. Each is written to a temporary file
+// the errors writing them. Each is written to a temporary file
 // renamed over its path once complete (sink.Create), so that a run's
 // inputs are never cut before they are read and a failed write leaves the
 // path as it was. A path that holds a file other than a profile (a gzip
