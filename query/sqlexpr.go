@@ -374,8 +374,11 @@ type Func struct {
 	// Type checks the arguments' types and returns the result's.
 	Type func(call Call, args []ValueType) (ValueType, error)
 	// MayBeNull reports whether the result can be NULL when no argument
-	// is (SPLIT_INDEX past the end, REGEXP_EXTRACT without a match).
+	// is (SPLIT_INDEX past the end, REGEXP_EXTRACT without a match);
+	// NullFor, where set, whether it can be for these arguments
+	// (SUBSTRING's with a length that may be negative).
 	MayBeNull bool
+	NullFor   func(args []Expr) bool
 }
 
 // Funcs are the scalar functions, by lower-case name. The engine's
@@ -438,9 +441,9 @@ type Func struct {
 // 9999 or before 0 with a sign and at least four digits, as ISO 8601 and
 // java.time write it: +10000-01-01 00:00:00.000, -0001-12-31 ...; booleans as
 // TRUE and FALSE, where a CSV output prints true and false; floats in the
-// shortest form that reads back, a REAL's
-// as the float32 it is, the infinities as Infinity and -Infinity); a
-// string to a number, a timestamp or a boolean by parsing it (spaces
+// shortest form that reads back, a REAL's as the float32 it is, the
+// infinities as Infinity and -Infinity); a string to a number, a
+// timestamp or a boolean by parsing it (spaces
 // around it ignored; an integer's fraction of digits dropped, '-7.9' to
 // -7, as Flink's; a timestamp in any form the
 // sources read; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
@@ -530,7 +533,13 @@ func init() {
 		}
 		return IntValue, str(c, a, 0)
 	}})
-	add(Func{Name: "substring", Type: func(c Call, a []ValueType) (ValueType, error) {
+	add(Func{Name: "substring", NullFor: func(args []Expr) bool {
+		if len(args) < 3 {
+			return false
+		}
+		n, ok := args[2].(IntConst)
+		return !ok || n.V < 0 // a negative length is NULL
+	}, Type: func(c Call, a []ValueType) (ValueType, error) {
 		if err := arity(c, a, 2, 3); err != nil {
 			return 0, err
 		}
@@ -708,12 +717,8 @@ func MayBeNull(e Expr, nulls NullScope) bool {
 			}
 			return true
 		}
-		if e.Fn == "substring" && len(e.Args) == 3 {
-			if n, ok := e.Args[2].(IntConst); !ok || n.V < 0 {
-				return true // a negative length is NULL
-			}
-		}
-		return Funcs[e.Fn].MayBeNull || any(e.Args...)
+		f := Funcs[e.Fn]
+		return f.MayBeNull || f.NullFor != nil && f.NullFor(e.Args) || any(e.Args...)
 	}
 	return true
 }
