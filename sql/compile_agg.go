@@ -423,12 +423,13 @@ func (a *aggState) sessionPartition() error {
 	}
 	var part []string
 	for _, id := range ws.partition {
-		s, err := a.in.sc.resolve(id)
+		col := id
 		if id.qual != "" && strings.EqualFold(id.qual, ws.input) {
 			// src.k: the column of the windowed stream, whatever FROM's
 			// alias, and never a joined table's of the same name.
-			s, err = a.in.sc.resolve(&node{kind: eCol, name: id.name, pos: id.pos, qual: a.in.streamQual()})
+			col = &node{kind: eCol, name: id.name, pos: id.pos, qual: a.in.streamQual()}
 		}
+		s, err := a.in.sc.resolve(col)
 		if err != nil {
 			return err
 		}
