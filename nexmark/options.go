@@ -81,6 +81,7 @@ func ParseOptions(opts map[string]string, ignore ...string) (Config, Table, erro
 	slices.Sort(keys) // errors in a stable order
 	for _, k := range keys {
 		v := opts[k]
+		ro := slices.IndexFunc(runOptions, func(o runOption) bool { return o.name == k })
 		switch {
 		case slices.Contains(ignore, k):
 			continue
@@ -110,8 +111,8 @@ func ParseOptions(opts map[string]string, ignore ...string) (Config, Table, erro
 				return cfg, 0, fmt.Errorf("option '%s' = '%s': %w", k, v, err)
 			}
 			continue
-		case slices.ContainsFunc(runOptions, func(o runOption) bool { return o.name == k }):
-			o := runOptions[slices.IndexFunc(runOptions, func(o runOption) bool { return o.name == k })]
+		case ro >= 0:
+			o := runOptions[ro]
 			if !strings.EqualFold(strings.TrimSpace(v), o.value) {
 				return cfg, 0, fmt.Errorf("option '%s' = '%s' is not supported (only '%s'): %s", k, v, o.value, o.why)
 			}
@@ -201,16 +202,18 @@ func parseDuration(v string) (time.Duration, error) {
 	if !ok {
 		return 0, errors.New("want a duration: a number and a unit (600 s, 10 min)")
 	}
-	units := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
-		"millisecond": time.Millisecond, "milliseconds": time.Millisecond, "s": time.Second, "sec": time.Second, "secs": time.Second,
-		"second": time.Second, "seconds": time.Second, "min": time.Minute, "m": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
-	u, ok := units[unit]
+	u, ok := durationUnits[unit]
 	if !ok {
 		return 0, fmt.Errorf("unit %q: want ms, s, min, h or d", unit)
 	}
 	return time.Duration(n) * u, nil
 }
+
+// durationUnits are a Flink Duration's units, by their names.
+var durationUnits = map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+	"millisecond": time.Millisecond, "milliseconds": time.Millisecond, "s": time.Second, "sec": time.Second, "secs": time.Second,
+	"second": time.Second, "seconds": time.Second, "min": time.Minute, "m": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
 
 // numberAndUnit splits a Flink MemorySize's or Duration's text into its
 // leading decimal number and the unit after it (lower case, blanks around
