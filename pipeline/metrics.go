@@ -7,8 +7,6 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/metrics"
-	"github.com/saber-hx/saber-hx/query"
-	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/sql"
 )
 
@@ -90,24 +88,11 @@ func (j *Job) removeMetrics() {
 }
 
 // eventTimeUnits is the unit of each query's event times, for the
-// metrics' event-time lag: its input source's time_unit (milliseconds for
-// a TIMESTAMP event time), a view's reader's that of the view's input.
-// 0 where not known (the registry's default).
+// metrics' event-time lag (0 where not known: the registry's default).
 func eventTimeUnits(prog *sql.Program) []time.Duration {
 	units := make([]time.Duration, len(prog.Queries))
 	for i, q := range prog.Queries {
-		if up, ok := q.Spec.Upstream.Spec(); ok && up < i {
-			units[i] = units[up]
-			continue
-		}
-		if s := prog.Source(q.Input); s != nil {
-			if u, err := source.ParseTimeUnit(s.TimeUnit); err == nil {
-				units[i] = u.Duration()
-			}
-			if s.Schema.Attrs[0].Logical == query.Time {
-				units[i] = time.Millisecond
-			}
-		}
+		units[i] = q.TimeUnit
 	}
 	return units
 }

@@ -3,6 +3,10 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +137,39 @@ CREATE VIEW late AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(c, window_sta
 			}
 		})
 	}
+}
+
+// TestEventTimeLagOfProcessingTime: a query windowed by a processing time
+// reads milliseconds (the time the part before it stamps), whatever the
+// source's time_unit says of its own event time; the lag was read in
+// seconds, 1e3 times the clock.
+func TestEventTimeLagOfProcessingTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.csv")
+	now := time.Now().Unix()
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "%d,%d\n", now, i)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT, WATERMARK FOR ts AS ts) WITH (connector = 'file', path = '`+path+`', format = 'csv', time_unit = 's');
+CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM r;
+CREATE VIEW c AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(v, p, INTERVAL '1' SECOND) GROUP BY window_start;`)
+	require.NoError(t, err)
+	require.NoError(t, prog.OnRows("c", func(*pipeline.Rows) error { return nil }))
+	reg := metrics.NewRegistry(metrics.Options{})
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg})
+	require.NoError(t, err)
+	defer job.Close()
+	_, err = job.Run(context.Background())
+	require.NoError(t, err)
+	lags := map[string]float64{}
+	if mf := gatherFamilies(t, reg)["saber_event_time_lag_seconds"]; mf != nil {
+		for _, m := range mf.GetMetric() {
+			lags[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	require.Contains(t, lags, "c")
+	assert.InDelta(t, 0, lags["c"], 60, "the lag of processing times that are now")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -293,7 +294,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 	}
 	// the select list computed over the top aggregation's output
 	top = c.addPart(top, name, sel.pos.line)
-	q := &Query{Name: name, From: top.Name}
+	q := &Query{Name: name, From: top.Name, TimeUnit: time.Duration(unitNs)}
 	q.Spec.Upstream = c.output(top)
 	pq := &query.Query{Name: name, Schema: top.Output}
 	var cols []relCol

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -61,6 +62,7 @@ func streamScope(rel *relation, qual string, sd side, prefix string) []scol {
 
 // reading makes q read rel: a source's stream, or a view's output.
 func (c *compiler) reading(q *Query, rel *relation) {
+	q.TimeUnit = time.Duration(rel.unitNs)
 	if rel.view != nil {
 		q.From, q.Spec.Upstream = rel.name, c.output(rel.view)
 	} else {

@@ -296,6 +296,13 @@ type Query struct {
 	Output *query.Schema
 	// Columns are the select list's columns, in order (the CSV header).
 	Columns []OutputColumn
+	// TimeUnit is the unit of the event times of the tuples the query
+	// reads: its source's time_unit, milliseconds for a TIMESTAMP or a
+	// processing time (which a part before the query stamps, whatever the
+	// source's own unit), a view's that of its input. 0 where they have
+	// none (a row window's output) and for the projection that converts a
+	// statement's rows to its table's column types.
+	TimeUnit time.Duration
 }
 
 // Sink is where a query's output goes.
