@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +50,13 @@ type Program struct {
 // where the text came from, in messages: a file's path, or "-e". An error
 // in the text is a *sql.Error, with its position (Caret shows it).
 func Compile(name, text string) (*Program, error) {
-	prog, err := sql.Compile(text)
+	return CompileEnv(name, text, os.LookupEnv)
+}
+
+// CompileEnv is Compile with env (os.LookupEnv's signature) as the
+// environment that options' ${NAME} placeholders are read from.
+func CompileEnv(name, text string, env func(string) (string, bool)) (*Program, error) {
+	prog, err := sql.CompileEnv(text, env)
 	if err != nil {
 		return nil, err
 	}

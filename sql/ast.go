@@ -136,6 +136,10 @@ type fromItem struct {
 	alias *ident
 	win   windowSpec
 	sub   *selectStmt // FROM (SELECT ...): name.pos is its '('
+	// asOf is the column of JOIN table FOR SYSTEM_TIME AS OF col (Flink's
+	// temporal join); pos: FOR's.
+	asOf    *node
+	asOfPos pos
 }
 
 type selectItem struct {

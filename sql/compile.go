@@ -48,6 +48,7 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 	if err := expandOptions(stmts, env); err != nil {
 		return nil, err
 	}
+	renameLegacyOptions(stmts)
 	c := &compiler{
 		prog:     &Program{},
 		names:    map[string]string{},
@@ -59,6 +60,12 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 	}
 	c.timeCols = eventTimeUses(stmts)
 	c.procSlots = procTimeSlots(stmts)
+	c.lookups = map[string]bool{}
+	eachSelect(stmts, func(_ *stmt, sel *selectStmt) {
+		if sel.join != nil && sel.join.asOf != nil {
+			c.lookups[sel.join.name.name] = true
+		}
+	})
 	c.grouped = groupedColumns(stmts)
 	for _, s := range stmts {
 		if s.kind == stInsert {
@@ -136,6 +143,9 @@ type compiler struct {
 	// to it (SELECT *, PROCTIME() AS p FROM source): the source lays out
 	// a slot for it.
 	procSlots map[string]ident
+	// lookups: the tables some query joins FOR SYSTEM_TIME AS OF (a
+	// CREATE TABLE of Flink's 'filesystem' connector is then static).
+	lookups map[string]bool
 	// grouped: source -> the columns that queries over it group by
 	// (groupedColumns): its dictionary-encoded columns where VARCHAR.
 	grouped map[string][]string
@@ -195,7 +205,7 @@ func (c *compiler) statement(s *stmt) error {
 		switch {
 		case c.targets[s.name.name] || conn == "blackhole" || conn == "print" || conn == "stdout" || conn == "redis":
 			return c.sinkTable(s)
-		case conn == "file":
+		case conn == "file" || (conn == "filesystem" && c.lookups[s.name.name]):
 			return c.table(s)
 		}
 		return c.source(s)

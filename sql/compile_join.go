@@ -41,32 +41,66 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		return nil, nil, errAt(j.name.pos, "the stream and the table are both called %s: give one an alias", tq)
 	}
 	sc := &scope{cols: streamScope(rel, sq, sideLeft, "")}
+	if j.asOf != nil {
+		if err := asOfProcTime(j, rel, sc, t); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i, col := range t.Columns {
 		sc.cols = append(sc.cols, scol{qual: tq, col: relCol{name: col.Name, attr: col.Name, typ: t.types[i]}, side: sideTable, tcol: i})
 	}
-	// ON stream.col = table.col
+	// ON stream.col = table.col, or ON expr = table.col with expr over the
+	// stream's columns (a part before the join computes it)
 	on := sel.on
-	if on.kind != eBinary || on.op != "=" || on.l.kind != eCol || on.r.kind != eCol {
-		return nil, nil, errAt(on.pos, "a join with table %s needs ON stream.column = %s.column (one equality of a stream column with a table column)", t.Name, tq)
+	if on.kind != eBinary || on.op != "=" {
+		return nil, nil, errAt(on.pos, "a join with table %s needs ON stream.column = %s.column (one equality of a stream column, or an expression of them, with a table column)", t.Name, tq)
 	}
-	a, err := sc.resolve(on.l)
-	if err != nil {
-		return nil, nil, err
+	tableCol := func(n *node) (scol, bool) {
+		if n.kind != eCol {
+			return scol{}, false
+		}
+		s, err := sc.resolve(n)
+		return s, err == nil && s.side == sideTable
 	}
-	b, err := sc.resolve(on.r)
-	if err != nil {
-		return nil, nil, err
+	streamSide, tableSide := on.l, on.r
+	if _, ok := tableCol(on.l); ok {
+		streamSide, tableSide = on.r, on.l
 	}
-	if (a.side == sideTable) == (b.side == sideTable) {
-		return nil, nil, errAt(on.pos, "ON must compare a column of the stream with a column of table %s", t.Name)
+	b, ok := tableCol(tableSide)
+	if !ok {
+		if _, err := sc.resolve(tableSide); tableSide.kind == eCol && err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errAt(on.pos, "ON must compare a column of the stream (or an expression of them) with a column of table %s", t.Name)
 	}
-	if a.side == sideTable {
-		a, b = b, a
+	var a scol
+	if streamSide.kind == eCol {
+		var err error
+		if a, err = sc.resolve(streamSide); err != nil {
+			return nil, nil, err
+		}
+		if a.side == sideTable {
+			return nil, nil, errAt(on.pos, "ON must compare a column of the stream (or an expression of them) with a column of table %s", t.Name)
+		}
+	} else {
+		if err := streamOnly(streamSide, sc, t.Name); err != nil {
+			return nil, nil, err
+		}
+		keyed, key, err := c.keyPart(name, sel, rel, sc, streamSide)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel, a = keyed, scol{qual: sq, col: key, side: sideLeft}
+		sc = &scope{cols: append(streamScope(rel, sq, sideLeft, ""), sc.cols[len(sc.cols)-len(t.Columns):]...)}
 	}
 	ka, kb := keyClass(a.col.typ), keyClass(b.col.typ)
+	aName := a.qual + "." + a.col.name
+	if streamSide.kind != eCol {
+		aName = exprText(streamSide)
+	}
 	switch {
 	case ka == "" || ka != kb:
-		return nil, nil, errAt(on.pos, "the join keys %s.%s (%s) and %s.%s (%s) do not match: a join with a table matches UUID or BYTES(n) columns of one size, integers, timestamps, or strings", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
+		return nil, nil, errAt(on.pos, "the join keys %s (%s) and %s.%s (%s) do not match: a join with a table matches UUID or BYTES(n) columns of one size, integers, timestamps, or strings", aName, a.col.typ, b.qual, b.col.name, b.col.typ)
 	case ka == "bytes" && a.col.typ.size != b.col.typ.size:
 		return nil, nil, errAt(on.pos, "the join keys differ in size: %s.%s is %s, %s.%s is %s", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
 	}
@@ -262,6 +296,98 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	}
 	in := &input{rel: r0, sc: sc, schema: r0.schema}
 	return c.single(name, withWhere(sel, nil, nil), in, sel.from.win, view)
+}
+
+// asOfProcTime checks JOIN table FOR SYSTEM_TIME AS OF col (Flink's
+// temporal join): col must be the stream's processing time. The table is
+// static, loaded before the run, so that a lookup at any processing time
+// finds the same rows, and the join is the lookup join without AS OF; an
+// event time would ask for the table's version at that time, which a
+// static table does not keep.
+func asOfProcTime(j *fromItem, rel *relation, sc *scope, t *Table) error {
+	s, err := sc.resolve(j.asOf)
+	if err != nil {
+		return err
+	}
+	if s.col.name == rel.procTime || (rel.source != nil && rel.source.ProcTime != "" && s.col.attr == rel.source.ProcTime) {
+		return nil
+	}
+	return errAt(j.asOf.pos, "FOR SYSTEM_TIME AS OF %s: a temporal join of table %s is at the stream's processing time (a column AS PROCTIME(), or SELECT *, PROCTIME() AS p FROM source); %s is not one, and an event time asks for the table's versions, which a static table (loaded once before the run) does not have", j.asOf.name, t.Name, j.asOf.name)
+}
+
+// joinKeyName is the attribute a key part adds: the stream's side of
+// ON expr = table.col, computed.
+const joinKeyName = "$joinkey"
+
+// streamOnly refuses an ON key expression that reads a column of table
+// (its other side is the stream's).
+func streamOnly(e *node, sc *scope, table string) error {
+	var err error
+	walkNodes(e, func(x *node) {
+		if x.kind != eCol || err != nil {
+			return
+		}
+		if s, rerr := sc.resolve(x); rerr != nil {
+			err = rerr
+		} else if s.side == sideTable {
+			err = errAt(x.pos, "ON compares a column of table %s with an expression that reads the table's %s: the expression is the stream's side, of the stream's columns", table, x.name)
+		}
+	})
+	return err
+}
+
+// keyPart is a part of query name that reads rel and outputs its visible
+// columns and key, an expression of them: the stream that JOIN table ON
+// key = table.col joins, keyed by a column (the lookup reads one). It
+// returns the part's relation, key not among its visible columns, and
+// key's column.
+func (c *compiler) keyPart(name string, sel *selectStmt, rel *relation, sc *scope, key *node) (*relation, relCol, error) {
+	ps := &selectStmt{pos: sel.pos, from: sel.from}
+	ps.from.win = windowSpec{}
+	// The part copies the columns the query reads (all under a * of the
+	// stream), its time and processing time.
+	all := slices.ContainsFunc(sel.items, func(it selectItem) bool { return it.star && it.qual != qualOf(sel.join) })
+	read := map[string]bool{rel.timeName: true, rel.procTime: true}
+	if gw, _, _ := groupWindow(sel); gw.timeCol != nil {
+		read[gw.timeCol.name] = true
+	}
+	if sel.from.win.timeCol != nil {
+		read[sel.from.win.timeCol.name] = true
+	}
+	selectColumns(sel, func(n *node) {
+		if s, err := sc.resolve(n); err == nil && s.side != sideTable {
+			read[s.col.name] = true
+		}
+	})
+	for _, s := range sc.cols {
+		if s.side != sideTable && (all || read[s.col.name]) {
+			ps.items = append(ps.items, selectItem{expr: &node{kind: eCol, qual: s.qual, name: s.col.name, pos: key.pos}, pos: key.pos})
+		}
+	}
+	ps.items = append(ps.items, selectItem{expr: key, alias: &ident{name: joinKeyName, pos: key.pos}, pos: key.pos})
+	in := &input{rel: rel, sc: &scope{cols: streamScope(rel, qualOf(&sel.from), sideLeft, "")}, schema: rel.schema}
+	q, out, err := c.stateless(name, ps, in, false, windowSpec{}, true)
+	if err != nil {
+		return nil, relCol{}, err
+	}
+	q = c.addPart(q, name, sel.pos.line)
+	out.name, out.view = q.Name, q
+	k := slices.IndexFunc(out.cols, func(col relCol) bool { return col.name == joinKeyName })
+	col := out.cols[k]
+	out.cols = slices.Delete(out.cols, k, k+1)
+	if a, err := out.schema.Lookup(col.attr); err == nil && col.typ.kind == 0 {
+		switch {
+		case a.Logical == query.Time:
+			col.typ.kind = tyTimestamp
+		case a.Type == query.Int32:
+			col.typ.kind = tyInt
+		case a.Type == query.Int64:
+			col.typ.kind = tyBigint
+		case a.Type == query.String:
+			col.typ.kind = tyString
+		}
+	}
+	return out, col, nil
 }
 
 // withWhere is sel with WHERE where (nil: none), and term in the model's

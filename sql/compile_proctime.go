@@ -31,19 +31,38 @@ func isProcTime(n *node) bool {
 // p. Where the name is a source, its layout has a slot for it.
 func procTimeSlots(stmts []*stmt) map[string]ident {
 	m := map[string]ident{}
-	for _, s := range stmts {
-		if s.kind != stView || s.sel == nil || s.sel.from.sub != nil {
-			continue
+	eachSelect(stmts, func(s *stmt, sel *selectStmt) {
+		if (sel == s.sel && s.kind != stView) || sel.from.sub != nil {
+			return
 		}
-		for _, it := range s.sel.items {
+		for _, it := range sel.items {
 			if !it.star && isProcTime(it.expr) && it.alias != nil {
-				if _, ok := m[s.sel.from.name.name]; !ok {
-					m[s.sel.from.name.name] = *it.alias
+				if _, ok := m[sel.from.name.name]; !ok {
+					m[sel.from.name.name] = *it.alias
 				}
 			}
 		}
-	}
+	})
 	return m
+}
+
+// eachSelect calls fn with every SELECT of stmts: each statement's, and
+// the subqueries in their FROM and JOIN, inner ones after outer ones.
+func eachSelect(stmts []*stmt, fn func(s *stmt, sel *selectStmt)) {
+	var walk func(s *stmt, sel *selectStmt)
+	walk = func(s *stmt, sel *selectStmt) {
+		if sel == nil {
+			return
+		}
+		fn(s, sel)
+		walk(s, sel.from.sub)
+		if sel.join != nil {
+			walk(s, sel.join.sub)
+		}
+	}
+	for _, s := range stmts {
+		walk(s, s.sel)
+	}
 }
 
 // procSlotName is the attribute name of source s's processing-time slot,
@@ -61,26 +80,41 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 	if s.kind != stView {
 		return false, nil
 	}
-	sel := s.sel
+	rel, done, err := c.procTimeRel(s.name.name, "view", s.sel, s.pos.line)
+	if done && err == nil {
+		c.rels[s.name.name] = rel
+	}
+	return done, err
+}
+
+// procTimeRel is the relation of sel, a view's or a subquery's (what
+// names it: "view" or "subquery") called name, where its select list has
+// PROCTIME() AS p (done: true): the source it reads, with its slot for
+// the processing time visible as p.
+func (c *compiler) procTimeRel(name, what string, sel *selectStmt, line int) (_ *relation, done bool, err error) {
 	at := -1
 	for i, it := range sel.items {
 		if it.star || !isProcTime(it.expr) {
 			continue
 		}
 		if at >= 0 {
-			return true, errAt(it.pos, "a second PROCTIME() column: view %s has %s", s.name.name, sel.items[at].alias.name)
+			return nil, true, errAt(it.pos, "a second PROCTIME() column: %s %s has %s", what, name, sel.items[at].alias.name)
 		}
 		if it.alias == nil {
-			return true, errAt(it.pos, "PROCTIME() needs a name in a view: PROCTIME() AS p")
+			return nil, true, errAt(it.pos, "PROCTIME() needs a name in a %s: PROCTIME() AS p", what)
 		}
 		at = i
 	}
 	if at < 0 {
-		return false, nil
+		return nil, false, nil
 	}
 	p := sel.items[at].alias
-	plain := func(what string, where pos) (bool, error) {
-		return true, errAt(where, "a view that adds PROCTIME() AS %s is a plain projection of a source (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source): %s (do it in a query over the view)", p.name, what)
+	plain := func(why string, where pos) (*relation, bool, error) {
+		form := "CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source"
+		if what != "view" {
+			form = "(SELECT *, PROCTIME() AS p FROM source) AS s"
+		}
+		return nil, true, errAt(where, "a %s that adds PROCTIME() AS %s is a plain projection of a source (%s): %s (do it in a query over the %s)", what, p.name, form, why, what)
 	}
 	switch {
 	case sel.from.sub != nil:
@@ -96,25 +130,25 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 	case sel.having != nil:
 		return plain("no HAVING", sel.having.pos)
 	}
-	rel, err := c.fromRel(&sel.from, s.name.name)
+	in, err := c.fromRel(&sel.from, name)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
-	src := rel.source
+	src := in.source
 	switch {
-	case rel.view != nil || src == nil:
-		return true, errAt(sel.from.name.pos, "PROCTIME() AS %s: %s is a view; a processing time is added to a source's tuples as they are read (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source)", p.name, sel.from.name.name)
-	case rel.procTime != "":
-		return true, errAt(sel.items[at].pos, "a second PROCTIME() column: %s has %s", sel.from.name.name, rel.procTime)
+	case in.view != nil || src == nil:
+		return nil, true, errAt(sel.from.name.pos, "PROCTIME() AS %s: %s is a view; a processing time is added to a source's tuples as they are read (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM source)", p.name, sel.from.name.name)
+	case in.procTime != "":
+		return nil, true, errAt(sel.items[at].pos, "a second PROCTIME() column: %s has %s", sel.from.name.name, in.procTime)
 	case src.ProcTime == "":
-		return true, errAt(sel.items[at].pos, "PROCTIME() AS %s: source %s's records are its tuples (format '%s'), with no room for a processing time (declare format = 'csv' or 'json')", p.name, src.Name, src.Format)
+		return nil, true, errAt(sel.items[at].pos, "PROCTIME() AS %s: source %s's records are its tuples (format '%s'), with no room for a processing time (declare format = 'csv' or 'json')", p.name, src.Name, src.Format)
 	}
 	slot, err := src.Schema.Lookup(src.ProcTime)
 	if err != nil {
 		panic(fmt.Sprintf("sql: source %s's processing time: %v", src.Name, err))
 	}
-	sc := &scope{cols: streamScope(rel, qualOf(&sel.from), sideLeft, "")}
-	out := &relation{name: s.name.name, schema: rel.schema, source: src, unitNs: rel.unitNs, line: s.pos.line, procTime: p.name}
+	sc := &scope{cols: streamScope(in, qualOf(&sel.from), sideLeft, "")}
+	out := &relation{name: name, schema: in.schema, source: src, unitNs: in.unitNs, line: line, procTime: p.name}
 	names := map[string]bool{}
 	add := func(col relCol, where pos) error {
 		if names[col.name] {
@@ -122,7 +156,7 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 		}
 		names[col.name] = true
 		out.cols = append(out.cols, col)
-		if col.attr == rel.schema.Attrs[0].Name && out.timeName == "" && col.name != p.name {
+		if col.attr == in.schema.Attrs[0].Name && out.timeName == "" && col.name != p.name {
 			out.timeName = col.name
 		}
 		return nil
@@ -139,12 +173,12 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 				}
 			}
 			if len(cols) == 0 {
-				return true, errAt(it.pos, "unknown name %s in %s.* (the view reads %s)", it.qual, it.qual, quals(sc))
+				return nil, true, errAt(it.pos, "unknown name %s in %s.* (the %s reads %s)", it.qual, it.qual, what, quals(sc))
 			}
 		case it.expr.kind == eCol:
 			s, err := sc.resolve(it.expr)
 			if err != nil {
-				return true, err
+				return nil, true, err
 			}
 			col := s.col
 			if it.alias != nil {
@@ -156,12 +190,11 @@ func (c *compiler) procTimeView(s *stmt) (done bool, err error) {
 		}
 		for _, col := range cols {
 			if err := add(col, it.pos); err != nil {
-				return true, err
+				return nil, true, err
 			}
 		}
 	}
-	c.rels[s.name.name] = out
-	return true, nil
+	return out, true, nil
 }
 
 // procTimed is rel, or where window w is over rel's processing time (a

@@ -12,6 +12,9 @@ import (
 // subquery, compiled here as an anonymous view, a part of query of.
 func (c *compiler) fromRel(f *fromItem, of string) (*relation, error) {
 	if f.sub != nil {
+		if rel, done, err := c.procTimeRel(qualOf(f), "subquery", f.sub, f.sub.pos.line); done {
+			return rel, err
+		}
 		q, rel, err := c.selectQuery(of, f.sub, true)
 		if err != nil {
 			return nil, err
@@ -272,9 +275,15 @@ func (c *compiler) selectQuery(name string, sel *selectStmt, view bool) (*Query,
 		ws = gw
 	}
 	rel = c.procTimed(rel, ws, columnsRead(sel), name, sel.pos.line)
+	if sel.from.asOf != nil {
+		return nil, nil, errAt(sel.from.asOfPos, "FOR SYSTEM_TIME AS OF belongs to the table a stream joins: FROM stream JOIN table FOR SYSTEM_TIME AS OF stream.p ON ...")
+	}
 	if sel.join != nil {
 		if t, ok := c.tables[sel.join.name.name]; ok && sel.join.sub == nil {
 			return c.staticJoin(name, sel, rel, t, view)
+		}
+		if sel.join.asOf != nil {
+			return nil, nil, errAt(sel.join.asOfPos, "FOR SYSTEM_TIME AS OF: %s is a stream; a temporal join looks up a table (CREATE TABLE %s (...) WITH (connector = 'file' | 'filesystem', ...)), and two streams join in a window", fromName(sel.join), fromName(sel.join))
 		}
 		return c.windowJoin(name, sel, rel, view)
 	}

@@ -36,8 +36,15 @@
 // 'redis'; else a static table with connector = 'file' (rows loaded
 // before the run, joined to streams); else (Flink's 'filesystem', which
 // is 'file', 'kafka', 'stdin', 'generator', 'go') a source, as CREATE
-// SOURCE declares one. PRIMARY KEY ... NOT ENFORCED is accepted and
-// ignored (nothing is upserted).
+// SOURCE declares one; a 'filesystem' table that a query joins FOR
+// SYSTEM_TIME AS OF is static too. PRIMARY KEY ... NOT ENFORCED is
+// accepted and ignored (nothing is upserted). A file connector's path may
+// be a file:// URI, as Flink's are. A WITH list written with Flink's
+// connector descriptors of before its version 1.11 ('connector.type' =
+// 'filesystem', 'connector.path', 'format.type', 'connector.topic',
+// 'connector.properties.*', as Nexmark's q13 declares its side input)
+// reads them as connector, path, format, topic and properties.*; their
+// other options are refused by name.
 //
 // # Types
 //
@@ -252,6 +259,7 @@
 //	src [ROWS n [SLIDE m]]
 //	(SELECT ...) [AS] alias                          -- a subquery: an anonymous view
 //	... JOIN table ON src.col = table.col            -- a static table
+//	... JOIN table FOR SYSTEM_TIME AS OF src.p ON expr = table.col  -- Flink's lookup join
 //	a [window] JOIN b [window] ON cond               -- a window join of two streams
 //
 // each optionally followed by [AS] alias; sizes are INTERVAL 'n' unit,
@@ -390,6 +398,16 @@
 // query itself without aggregates, or a part under an aggregation (which
 // then counts the unmatched tuples there).
 //
+// JOIN table FOR SYSTEM_TIME AS OF s.p, Flink's lookup (temporal) join,
+// is the join with the table where p is the stream's processing time (a
+// column AS PROCTIME() or a view's PROCTIME() AS p): the table is loaded
+// once before the run and never changes, so a lookup at any processing
+// time finds the same rows. AS OF an event time (Flink's join with a
+// versioned table's history) is refused: a static table has no versions.
+// The stream's side of ON may be an expression of its columns (ON
+// MOD(s.auction, 10000) = t.key): a part before the join computes it
+// beside the columns the query reads.
+//
 // A window join of two streams (the same window on both sides) outputs
 // whole pairs for SELECT *; with a select list, the pairs feed a
 // stateless query (a part under it), and with aggregates an aggregation
@@ -422,8 +440,9 @@
 //
 // A view that adds a processing time to a csv or json source as it is
 // (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM src, as Nexmark's q12
-// writes it) gives the source a column p AS PROCTIME() visible in the
-// view only; a window over p is a processing-time window
+// writes it; or a subquery, FROM (SELECT *, PROCTIME() AS p FROM src) AS
+// b, as q13 does) gives the source a column p AS PROCTIME() visible in
+// the view only; a window over p is a processing-time window
 // (compile_proctime.go).
 //
 // A view's output feeds the queries that name it in FROM: its columns are
@@ -458,7 +477,8 @@
 // EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters
 // other than the space; functions whose value depends on when a query runs
 // (NOW, CURRENT_TIMESTAMP, LOCALTIMESTAMP, RAND, UUID, and PROCTIME() in
-// a query but a view's SELECT *, PROCTIME() AS p over a source as it is);
+// a query but a view's or subquery's SELECT *, PROCTIME() AS p over a
+// source as it is); FOR SYSTEM_TIME AS OF an event time, or on a stream;
 // TUMBLE_PROCTIME and its kin; a window in a query without
 // aggregates; two windows in one query (FROM's and GROUP BY's, or two in
 // GROUP BY); GROUP BY a float, a constant, or a UUID/BYTES expression;

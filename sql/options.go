@@ -93,6 +93,35 @@ func (s *optionSet) all() map[string]string {
 	return m
 }
 
+// localPath is a file connector's path: a file:// URI's path (Flink's
+// filesystem connector takes URIs) or the path as it is.
+func localPath(v string) string { return strings.TrimPrefix(v, "file://") }
+
+// legacyKeys are the option names of Flink's connector descriptors
+// before its version 1.11 ('connector.type' = 'filesystem', as Nexmark's
+// q13 declares its side input) and the names they have now.
+var legacyKeys = map[string]string{"connector.type": "connector", "connector.path": "path", "format.type": "format", "connector.topic": "topic"}
+
+// renameLegacyOptions gives a WITH list written with 'connector.type' the
+// option names of today ('connector.properties.x' is 'properties.x');
+// options of the old descriptors that have no counterpart are left to be
+// refused by name.
+func renameLegacyOptions(stmts []*stmt) {
+	for _, st := range stmts {
+		if !slices.ContainsFunc(st.opts, func(o option) bool { return o.key == "connector.type" }) {
+			continue
+		}
+		for i := range st.opts {
+			o := &st.opts[i]
+			if k, ok := legacyKeys[o.key]; ok {
+				o.key = k
+			} else if rest, ok := strings.CutPrefix(o.key, "connector.properties."); ok {
+				o.key = "properties." + rest
+			}
+		}
+	}
+}
+
 var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
 
 // sourceOptions checks a source's WITH clause into src (Schema not yet laid out).
@@ -120,7 +149,7 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			if err != nil {
 				return 0, 0, err
 			}
-			src.Path = p.val
+			src.Path = localPath(p.val)
 		}
 		if src.Format, err = s.oneOf("format", "binary", "binary", "csv", "json"); err != nil {
 			return 0, 0, err
@@ -213,6 +242,9 @@ func tableOptions(t *Table, st *stmt) error {
 		return err
 	}
 	t.Connector = strings.ToLower(conn.val)
+	if t.Connector == "filesystem" { // Flink's name
+		t.Connector = "file"
+	}
 	if t.Connector != "file" {
 		return errAt(conn.valPos, "unknown connector '%s' for a table (valid: file)", conn.val)
 	}
@@ -222,7 +254,7 @@ func tableOptions(t *Table, st *stmt) error {
 	if err != nil {
 		return err
 	}
-	t.Path = p.val
+	t.Path = localPath(p.val)
 	if t.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
 		return err
 	}
@@ -265,7 +297,7 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		sk.Path = p.val
+		sk.Path = localPath(p.val)
 	case "stdout":
 	case "kafka":
 		if valid, err = kafkaSink(sk, s, cols); err != nil {

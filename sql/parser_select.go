@@ -159,6 +159,17 @@ func (p *parser) fromItem() (fromItem, error) {
 				return f, err
 			}
 		}
+		if p.peek().is("for") {
+			f.asOfPos = p.next().pos
+			for _, kw := range []string{"system_time", "as", "of"} {
+				if _, err := p.keyword(kw, "FOR SYSTEM_TIME AS OF and a time column"); err != nil {
+					return f, err
+				}
+			}
+			if f.asOf, err = p.columnRef("the time column after FOR SYSTEM_TIME AS OF"); err != nil {
+				return f, err
+			}
+		}
 	}
 	if p.peek().is("as") {
 		p.next()

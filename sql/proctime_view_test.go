@@ -59,6 +59,8 @@ func TestProcTimeViewErrors(t *testing.T) {
 		{src + "CREATE VIEW w AS SELECT k FROM s;\nCREATE VIEW v AS SELECT *, PROCTIME() AS p FROM w;", 49, "PROCTIME() AS p: w is a view"},
 		{bin + "CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM b;", 28, "source b's records are its tuples (format 'binary'), with no room for a processing time"},
 		{src + "SELECT PROCTIME() FROM s;", 8, "PROCTIME is not supported"},
+		{src + "SELECT k FROM (SELECT *, PROCTIME() AS p FROM s WHERE k > 1) AS x;", 57, "a subquery that adds PROCTIME() AS p is a plain projection of a source ((SELECT *, PROCTIME() AS p FROM source) AS s): no WHERE"},
+		{src + "SELECT k FROM (SELECT *, PROCTIME() FROM s) AS x;", 26, "PROCTIME() needs a name in a subquery"},
 	} {
 		t.Run(tc.msg, func(t *testing.T) {
 			e := compileErr(t, tc.text)

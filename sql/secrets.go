@@ -89,6 +89,9 @@ var knownOptions = sync.OnceValue(func() map[string]bool {
 			m[k] = true
 		}
 	}
+	for k := range legacyKeys {
+		m[k] = true
+	}
 	return m
 })
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -338,21 +339,41 @@ func Text(cfg Config) (string, error) {
 
 func sqlString(s string) string { return strings.ReplaceAll(s, "'", "''") }
 
-// compile compiles the query's program with the generator's configuration.
-func compile(cfg Config, events int64) (*pipeline.Program, error) {
+// compile compiles the query's program with the generator's
+// configuration. A query that reads ${FLINK_HOME} (q13's side input) is
+// given a directory of its own that holds what the project's scripts put
+// there (nexmark.FlinkHome), whatever the environment's FLINK_HOME:
+// cleanup removes it once the program's job is closed.
+func compile(cfg Config, events int64) (prog *pipeline.Program, cleanup func(), err error) {
 	text, err := Text(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	prog, err := pipeline.Compile("examples/nexmark/"+cfg.Query+".sql", text)
+	env, cleanup := os.LookupEnv, func() {}
+	if strings.Contains(text, "${FLINK_HOME}") {
+		home, err := nexmark.FlinkHome()
+		if err != nil {
+			return nil, nil, fmt.Errorf("nexmark %s: the side input: %w", cfg.Query, err)
+		}
+		cleanup = func() { os.RemoveAll(home) }
+		env = func(k string) (string, bool) {
+			if k == "FLINK_HOME" {
+				return home, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	prog, err = pipeline.CompileEnv("examples/nexmark/"+cfg.Query+".sql", text, env)
 	if err != nil {
-		return nil, err
+		cleanup()
+		return nil, nil, err
 	}
 	nc := cfg.Nexmark
 	if err := prog.ConfigureNexmark(func(c *nexmark.Config) { *c = nc; c.Events = events }); err != nil {
-		return nil, usagef("%v", err)
+		cleanup()
+		return nil, nil, usagef("%v", err)
 	}
-	return prog, nil
+	return prog, cleanup, nil
 }
 
 // Run runs the benchmark: with Validate a validation run first, then the
@@ -405,10 +426,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		res.Validated, res.Mismatch = &ok, mismatch
 	}
-	prog, err := compile(cfg, 0)
+	prog, cleanup, err := compile(cfg, 0)
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
 	opts := pipeline.Options{Engine: cfg.Engine, Log: log, StopAtEnd: cfg.Source == "kafka"}
 	measured := cfg.Source == "nexmark"
 	if measured {
@@ -588,10 +610,11 @@ func validate(ctx context.Context, cfg Config, rate int64) (ok bool, mismatch st
 	vc := cfg
 	vc.Source = "nexmark"
 	vc.Nexmark.EventRate = rate
-	prog, err := compile(vc, cfg.ValidateEvents)
+	prog, cleanup, err := compile(vc, cfg.ValidateEvents)
 	if err != nil {
 		return false, "", false, err
 	}
+	defer cleanup()
 	// Not the measured run's engine: its Started (the metrics' registry,
 	// the progress lines) would take this one's queries for that one's.
 	ec := cfg.Engine
