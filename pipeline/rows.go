@@ -64,8 +64,9 @@ func (r *Rows) AppendText(dst []byte, row, col int) []byte {
 // Text is AppendText as a string.
 func (r *Rows) Text(row, col int) string { return string(r.AppendText(nil, row, col)) }
 
-// AppendCSV appends a row as a CSV line (RFC 4180 quoting, a newline at
-// the end), as a file output writes it.
+// AppendCSV appends a row as a CSV line (RFC 4180 quoting, an empty
+// string as "" and NULL as an empty field, a newline at the end), as a
+// file output writes it.
 func (r *Rows) AppendCSV(dst []byte, row int) []byte {
 	return r.s.rowAs(dst, r.tuple(row), "csv")
 }

@@ -444,9 +444,12 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 }
 
 // appendCSVField appends s, quoted where it holds a comma, a quote, a
-// line break, or is empty for a string (RFC 4180; "" doubled inside).
+// line break, or is empty (RFC 4180; "" doubled inside). An empty text is
+// "": a NULL, which is no text, is the empty field, so that the two read
+// back apart, and a row of one empty string is not an empty line, which
+// CSV readers skip.
 func appendCSVField[S ~string | ~[]byte](dst []byte, s S) []byte {
-	quote := false
+	quote := len(s) == 0
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
 			quote = true
