@@ -33,7 +33,10 @@ func sqlQuote(s string) string {
 // fetchers and watermark delay. Records that do not decode are skipped and counted
 // (ysb check reads the same log). Its columns are NOT NULL, as the
 // example's: 64-byte tuples without NULL bits, which the fused kernel
-// takes.
+// takes. The WATERMARK's delay is DelayMs plus 1 ms: SQL closes a window
+// when the watermark reaches its last millisecond, as Flink does, and
+// --watermark-delay when the largest event time passes its end by
+// DelayMs (the window's Delay, which ysb check's rule reads).
 func ysbKafkaSQL(a YSBKafka) string {
 	reading := "" // how the source reads the topic: its group or fetchers
 	if a.Group != "" {
@@ -58,7 +61,7 @@ JOIN campaigns ON events.ad_id = campaigns.ad_id
 WHERE event_type = 'view'
 GROUP BY window_start, campaign_id
 WITH (connector = 'redis', addr = %s, layout = 'ysb');
-`, a.DelayMs, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), reading, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
+`, a.DelayMs+1, sqlQuote(strings.Join(a.Brokers, ",")), sqlQuote(a.Topic), reading, ysbCampaignsTable, ysb.WindowMs, sqlQuote(a.Redis))
 }
 
 // ysbCampaignsCSV reads the campaigns that ysb setup wrote to Redis and

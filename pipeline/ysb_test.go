@@ -28,7 +28,7 @@ func TestYSBKafkaSQLCompiles(t *testing.T) {
 	assert.Equal(t, []string{"a:1", "b:2"}, src.Brokers)
 	assert.Equal(t, "ad-events", src.Topic)
 	assert.Equal(t, "it's ${HOME}", src.Group, "a value's ${ is written $${: not read from the environment")
-	assert.Equal(t, int64(250), src.WatermarkDelay)
+	assert.Equal(t, int64(251), src.WatermarkDelay, "the SQL's, 1 ms more")
 	require.Len(t, prog.Queries, 1)
 	assert.Equal(t, int64(250), prog.Queries[0].Spec.Query.Window.Delay)
 	assert.Equal(t, int64(ysb.WindowMs), prog.Queries[0].Spec.Query.Window.Size)

@@ -266,7 +266,9 @@ func (t WindowType) String() string {
 // end of the first window containing it (an end past math.MaxInt64 is
 // never reached, whatever the delay). 0, the default, closes a window as
 // soon as the watermark reaches its end. It is SQL's
-// `WATERMARK FOR t AS t - INTERVAL ...` and YSB's --watermark-delay.
+// `WATERMARK FOR t AS t - INTERVAL ...` less 1 ms (Flink fires a window
+// at its last millisecond: package sql's windowDelay) and YSB's
+// --watermark-delay.
 type Window struct {
 	Type  WindowType
 	Size  int64

@@ -79,7 +79,7 @@ func (c *compiler) intervalJoin(name string, sel *selectStmt, left, right *relat
 		w := v.size
 		win := query.Window{Type: query.Range, Size: w, Slide: w, Delay: w}
 		if s.source != nil {
-			win.Delay += s.source.WatermarkDelay
+			win.Delay += windowDelay(s.source, s.unitNs)
 		}
 		st := c.boundsTwice(s, w, sideColumnsRead(sel, sc, sideOf(s == left), sq), name, sel.pos.line)
 		if vRight {

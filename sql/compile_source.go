@@ -324,9 +324,24 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 	if rel.source != nil {
 		// The source's WATERMARK delay, in its time unit like the window:
 		// windows close, and tuples are late, that much later.
-		win.Delay = rel.source.WatermarkDelay
+		win.Delay = windowDelay(rel.source, rel.unitNs)
 	}
 	return win, true, nil
+}
+
+// windowDelay is the query.Window.Delay of a time window over source src,
+// whose event time is in units of unitNs ns: its WATERMARK's delay d less
+// a millisecond. Flink's watermark is the largest event time minus d (no
+// minus one, as the DataStream API's has), and it fires a window [s, e)
+// once it reaches e - 1 ms, the window's last millisecond (the window's
+// timer and lateness test are at window_end - 1), where a window closes
+// when the largest event time minus Delay reaches e. A unit coarser than
+// the millisecond needs no shift: a whole second minus d reaches e - 1 ms
+// only where it reaches e. Delay is not negative: without a delay
+// (WATERMARK FOR ts AS ts) a window closes 1 ms after Flink's, as with
+// ts - INTERVAL '1' MILLISECOND.
+func windowDelay(src *Source, unitNs int64) int64 {
+	return max(src.WatermarkDelay-int64(1e6)/unitNs, 0)
 }
 
 // groupedColumns are, by source name, the columns that a query reading

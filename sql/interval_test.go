@@ -83,7 +83,8 @@ func TestNexmarkQ7Lowering(t *testing.T) {
 	require.NotNil(t, j)
 	assert.Equal(t, "nexmark_q7$3", join.From, "the bids, on the left as q7 writes them")
 	assert.Equal(t, "nexmark_q7$2", join.FromRight)
-	assert.Equal(t, query.Window{Type: query.Range, Size: 10000, Slide: 10000, Delay: 14000}, j.Window)
+	// W plus the bids' window delay (4 s less 1 ms: windowDelay)
+	assert.Equal(t, query.Window{Type: query.Range, Size: 10000, Slide: 10000, Delay: 13999}, j.Window)
 	assert.Equal(t, "(l.price = r.maxprice AND l.dateTime >= (r.dateTime - 10000) AND l.dateTime <= r.dateTime)", j.Where.String())
 	assert.Equal(t, []string{"auction", "bidder", "price", "dateTime", "extra"}, columnNamesOf(final))
 	var proj []string
@@ -91,7 +92,7 @@ func TestNexmarkQ7Lowering(t *testing.T) {
 		proj = append(proj, pr.As+" := "+pr.Expr.String())
 	}
 	assert.Equal(t, []string{"auction := auction", "bidder := price", "price := bidder", "dateTime := B.dateTime", "extra := extra"}, proj)
-	assert.Contains(t, p.Explain(), "  window: tumbling range 10000 (event-time units), delay 14000\n")
+	assert.Contains(t, p.Explain(), "  window: tumbling range 10000 (event-time units), delay 13999\n")
 	assert.Contains(t, p.Explain(), "  udf: time := dateTime, and dateTime - 1 where a multiple of 10000, then auction, bidder, price, dateTime, extra\n")
 }
 
@@ -251,7 +252,7 @@ func TestIntervalJoinMeaning(t *testing.T) {
 			require.NotNil(t, join, c.text)
 			require.NotNil(t, retime, c.text)
 			win := join.Spec.Join.Window
-			require.Equal(t, query.Window{Type: query.Range, Size: c.w, Slide: c.w, Delay: c.w + 1000}, win)
+			require.Equal(t, query.Window{Type: query.Range, Size: c.w, Slide: c.w, Delay: c.w + 999}, win)
 			require.Equal(t, "e", retime.Input, "the part that times e's tuples")
 			outs := checkProgram(t, p, data, &a, 16)
 			// the view's rows, as the engine output them (checked against

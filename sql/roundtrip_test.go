@@ -453,7 +453,8 @@ func randomValuesQuery(r *rand.Rand, s *query.Schema, nulls bool) (*query.Query,
 	}
 	size := []int64{1000, 5000, 20000}[r.IntN(3)]
 	slide := size / []int64{1, 2, 5}[r.IntN(3)]
-	q.Window = query.Window{Type: query.Range, Size: size, Slide: slide, Delay: 1000}
+	// valuesBase's WATERMARK of 1 s: a window delay of 999 ms (windowDelay)
+	q.Window = query.Window{Type: query.Range, Size: size, Slide: slide, Delay: 999}
 	from := fmt.Sprintf("TUMBLE(e, ts, INTERVAL '%d' MILLISECOND)", size)
 	if slide != size {
 		from = fmt.Sprintf("TABLE(HOP(TABLE e, DESCRIPTOR(ts), INTERVAL '%d' MILLISECOND, INTERVAL '%d' MILLISECOND))", slide, size)
