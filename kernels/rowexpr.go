@@ -569,7 +569,7 @@ func castVal(v rval, from, to query.ValueType, real bool, sc *rowScratch) rval {
 		case query.StringValue:
 			b := trimSpaces(v.s)
 			if to == query.TimeValue {
-				ms, ok := temporal.ParseTimestamp(b)
+				ms, ok := temporal.ParseCastTimestamp(b)
 				if !ok {
 					return rnull
 				}

@@ -446,7 +446,8 @@ type Func struct {
 // timestamp or a boolean by parsing it (spaces
 // around it ignored; an integer's fraction of digits dropped, '-7.9' to
 // -7, as Flink's; a timestamp in any form the
-// sources read; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
+// sources read, or in Flink's CAST form, whose month, day, hour, minute
+// and second may have one digit: 2024-3-1 1:2:3, temporal.ParseCastTimestamp; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
 // no or 0, in any case, as Flink's), NULL where it does not parse. CAST AS
 // REAL (Cast.Real) rounds a float to the nearest float32.
 //

@@ -182,11 +182,20 @@ func parseFloat(s string) (float64, bool) {
 // milliseconds are dropped (the instant floored).
 var timestampForm = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})(?:[ Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$`)
 
-// parseTimestamp reads a timestamp of timestampForm, its fields in range
-// (a day that its month has, hours 0-23, minutes and seconds 0-59, an
-// offset below 24 hours), as milliseconds since the epoch.
+// flinkCastForm is the other form a CAST reads, Flink's
+// (DateTimeUtils.parseTimestampData): yyyy-M-d, and after a space H:m:s
+// and a fraction of 0 to 9 digits, each field of one digit or two; no
+// zone (its last group, empty, is timestampForm's zone).
+var flinkCastForm = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{0,9}))?)?$()`)
+
+// parseTimestamp reads a timestamp of timestampForm or flinkCastForm, its
+// fields in range (a day that its month has, hours 0-23, minutes and
+// seconds 0-59, an offset below 24 hours), as milliseconds since the epoch.
 func parseTimestamp(s string) (int64, bool) {
 	m := timestampForm.FindStringSubmatch(trimSpaces(s))
+	if m == nil {
+		m = flinkCastForm.FindStringSubmatch(trimSpaces(s))
+	}
 	if m == nil {
 		return 0, false
 	}

@@ -450,8 +450,10 @@ func TestCast(t *testing.T) {
 		{cast(S("2024-13-01"), query.TimeValue), Null(TimeKind)},
 		{cast(S("2024-02-29 24:00:00"), query.TimeValue), Null(TimeKind)},
 		{cast(S("2024-02-29 23:60:00"), query.TimeValue), Null(TimeKind)},
-		{cast(S("2024-2-29"), query.TimeValue), Null(TimeKind)},
-		{cast(S("2024-02-29 1:02:03"), query.TimeValue), Null(TimeKind)},
+		{cast(S("2024-2-29"), query.TimeValue), Time(ms(2024, time.February, 29, 0, 0, 0, 0))}, // Flink's CAST form: one-digit fields
+		{cast(S("2024-02-29 1:02:03"), query.TimeValue), Time(ms(2024, time.February, 29, 1, 2, 3, 0))},
+		{cast(S("2024-2-29T1:02:03"), query.TimeValue), Null(TimeKind)}, // that form has a space, no zone
+		{cast(S("2024-2-29 1:02:03Z"), query.TimeValue), Null(TimeKind)},
 		{cast(S("2024-02-29t13:45:06.789z"), query.TimeValue), Time(leap)},
 		{cast(S("2024-02-29T16:15:06.789+0230"), query.TimeValue), Time(leap)},
 		{cast(S("2024-02-29 10:45:06.789-03"), query.TimeValue), Time(leap)},

@@ -51,3 +51,35 @@ CREATE TABLE p (a BIGINT, d DECIMAL(10, 1), z DECIMAL) WITH (connector = 'print'
 	assert.Len(t, p.Queries, 1, "no part of its own")
 	assert.Equal(t, [][]string{{"7", "1.55", "2"}, {"-3", "-2.5", "-3"}}, out[len(out)-1])
 }
+
+// CAST(string AS TIMESTAMP) reads Flink's CAST form too
+// (DateTimeUtils.parseTimestampData: yyyy-[MM][M]-[dd][d] and an optional
+// time [HH][H]:[mm][m]:[ss][s][.f]), whose fields may have one digit;
+// what is no timestamp is NULL (the values are milliseconds).
+func TestCastStringToTimestampOneDigitFields(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, s VARCHAR) WITH (connector = 'stdin', format = 'json');
+`
+	words := map[string]string{
+		"2024-3-1 1:2:3":            "1709254923000",
+		"2024-03-1 10:2:03.5":       "1709287323500",
+		"2024-3-01":                 "1709251200000",
+		"2024-2-29 23:59:59.1239":   "1709251199123",
+		"1969-1-1 0:0:0":            "-31536000000",
+		"2024-03-01 10:00:00":       "1709287200000",
+		"2023-2-29 1:2:3":           "NULL",
+		"2024-3-1 24:0:0":           "NULL",
+		"2024-3-1 1:2":              "NULL",
+		"2024-3-1 1:2:3Z":           "NULL",
+		"2024-123-1":                "NULL",
+		"24-3-1":                    "NULL",
+		"2024-3-1 1:2:3.1234567890": "NULL",
+	}
+	var rows [][]any
+	var want [][]string
+	for w, ts := range words {
+		rows = append(rows, []any{w})
+		want = append(want, []string{w, ts})
+	}
+	_, out := semRun(t, src+`SELECT s, CAST(s AS TIMESTAMP(3)) AS t FROM e`, rows...)
+	assert.Equal(t, want, out[0])
+}

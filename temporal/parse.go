@@ -176,3 +176,83 @@ func digits2(a, b byte) (int, bool) {
 	a, b = a-'0', b-'0'
 	return int(a)*10 + int(b), a <= 9 && b <= 9
 }
+
+// ParseCastTimestamp parses what CAST(s AS TIMESTAMP) reads: the forms of
+// ParseTimestamp, and Flink's CAST form (DateTimeUtils.parseTimestampData),
+// whose month, day, hour, minute and second may have one digit or two:
+//
+//	2024-3-1                         a date alone: midnight UTC
+//	2024-3-1 1:2:3                   a space before the time, no zone
+//	2024-3-1 1:2:3.25                a fraction of 0 to 9 digits
+//
+// The fields are in range as ParseTimestamp's; a fraction finer than
+// milliseconds is truncated.
+func ParseCastTimestamp(b []byte) (ms int64, ok bool) {
+	if ms, ok := parseTimestamp(b, nil); ok {
+		return ms, true
+	}
+	// Flink's form, which a cast reads where the strict one did not parse.
+	y, i, ok := field(b, 0, 4, 4)
+	if !ok || i == len(b) || b[i] != '-' {
+		return 0, false
+	}
+	m, i, ok := field(b, i+1, 1, 2)
+	if !ok || i == len(b) || b[i] != '-' {
+		return 0, false
+	}
+	d, i, ok := field(b, i+1, 1, 2)
+	if !ok || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return 0, false
+	}
+	ms = DaysFromCivil(y, m, d) * MillisPerDay
+	if i == len(b) {
+		return ms, true
+	}
+	if b[i] != ' ' {
+		return 0, false
+	}
+	h, i, ok := field(b, i+1, 1, 2)
+	if !ok || h > 23 || i == len(b) || b[i] != ':' {
+		return 0, false
+	}
+	mi, i, ok := field(b, i+1, 1, 2)
+	if !ok || mi > 59 || i == len(b) || b[i] != ':' {
+		return 0, false
+	}
+	s, i, ok := field(b, i+1, 1, 2)
+	if !ok || s > 59 {
+		return 0, false
+	}
+	ms += int64(h*MillisPerHour + mi*MillisPerMinute + s*MillisPerSecond)
+	if i < len(b) && b[i] == '.' {
+		// 0 to 9 digits (Flink's appendFraction(NANO_OF_SECOND, 0, 9,
+		// true)), whose first three are the milliseconds
+		i++
+		if f, j, ok := field(b, i, 1, 9); ok {
+			for n := j - i; n < 3; n++ {
+				f *= 10
+			}
+			for n := j - i; n > 3; n-- {
+				f /= 10
+			}
+			ms += int64(f)
+			i = j
+		}
+	}
+	return ms, i == len(b)
+}
+
+// field reads the decimal digits of b from i, at least least and at most
+// most of them (no more follow), and returns their value and the index
+// after them.
+func field(b []byte, i, least, most int) (v, next int, ok bool) {
+	j := i
+	for j < len(b) && j-i < most && b[j]-'0' <= 9 {
+		v = v*10 + int(b[j]-'0')
+		j++
+	}
+	if j-i < least || j < len(b) && b[j]-'0' <= 9 {
+		return 0, 0, false
+	}
+	return v, j, true
+}

@@ -541,3 +541,34 @@ func FuzzDateCache(f *testing.F) {
 		}
 	})
 }
+
+// ParseCastTimestamp reads ParseTimestamp's forms and Flink's CAST form,
+// whose fields may have one digit; ParseTimestamp does not.
+func TestParseCastTimestampFlinkForm(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{
+		{"2024-3-1", utc(2024, 3, 1, 0, 0, 0, 0)},
+		{"2024-03-1 1:2:3", utc(2024, 3, 1, 1, 2, 3, 0)},
+		{"2024-3-01 10:2:03.5", utc(2024, 3, 1, 10, 2, 3, 500e6)},
+		{"2024-3-1 1:2:3.", utc(2024, 3, 1, 1, 2, 3, 0)},
+		{"2024-2-29 23:59:59.123456789", utc(2024, 2, 29, 23, 59, 59, 123e6)},
+		{"1969-12-31 23:59:59.999", -1},
+		{"2024-03-01T10:00:01.25+02:00", utc(2024, 3, 1, 8, 0, 1, 250e6)},
+	} {
+		got, ok := ParseCastTimestamp([]byte(c.in))
+		require.True(t, ok, c.in)
+		assert.Equal(t, c.want, got, c.in)
+		if strings.Count(c.in, "-") == 2 && len(c.in) != 10 && len(c.in) < 19 {
+			_, ok = ParseTimestamp([]byte(c.in))
+			assert.False(t, ok, "%s: the sources' form has two digits", c.in)
+		}
+	}
+	for _, in := range []string{"", "2024-3", "24-3-1", "2024-123-1", "2024-3-1 ", "2024-3-1T1:2:3", "2024-3-1 1:2", "2024-3-1 1:2:3Z",
+		"2024-3-1 1:2:3+01:00", "2023-2-29", "2024-4-31 0:0:0", "2024-3-1 24:0:0", "2024-3-1 1:60:0", "2024-3-1 1:2:60",
+		"2024-3-1 1:2:3.1234567890", "2024-3-1 001:2:3", "2024-3-1 1:2:3.x"} {
+		_, ok := ParseCastTimestamp([]byte(in))
+		assert.False(t, ok, in)
+	}
+}
