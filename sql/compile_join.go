@@ -115,12 +115,21 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	// as a column of the select list and nowhere else.
 	used := map[int]bool{}
 	asForm := ka == "bytes"
+	// keyRead: the table's key column is read too (the aggregation join
+	// reads it as the stream's key, the same bytes; a lookup join lays it
+	// out with the other values, of its own type).
+	keyRead := false
 	onlyAsColumn := func(n *node, ok bool) {
 		walkNodes(n, func(x *node) {
 			if x.kind != eCol {
 				return
 			}
-			if s, err := sc.resolve(x); err == nil && s.side == sideTable && s.tcol != key {
+			s, err := sc.resolve(x)
+			switch {
+			case err != nil || s.side != sideTable:
+			case s.tcol == key:
+				keyRead = true
+			default:
 				used[s.tcol] = true
 				if !ok || x != n {
 					asForm = false
@@ -154,7 +163,9 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 			onlyAsColumn(g, false)
 			continue
 		}
-		if s, err := sc.resolve(g); err == nil && s.side == sideTable && s.tcol != key {
+		if s, err := sc.resolve(g); err == nil && s.side == sideTable && s.tcol == key {
+			keyRead = true
+		} else if err == nil && s.side == sideTable {
 			used[s.tcol] = true
 			value = s.tcol
 			if nGroups > 1 {
@@ -207,11 +218,11 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		t.uses = append(t.uses, &tableUse{key: key, value: vcol, keyAttr: keyAttr, t: join.Table})
 		return q, out, nil
 	}
-	// A lookup join: the used columns laid out as the joined value (a
-	// semi-join's: the key).
+	// A lookup join: the used columns laid out as the joined value, the
+	// key among them where it is read (a semi-join's: the key alone).
 	var values []int
 	for i := range t.Columns {
-		if used[i] || (len(used) == 0 && i == key) {
+		if used[i] || (i == key && (keyRead || len(used) == 0)) {
 			values = append(values, i)
 		}
 	}
