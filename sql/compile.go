@@ -120,6 +120,20 @@ type relation struct {
 	// src): a window over it reads a part whose time it is
 	// (compile_proctime.go).
 	procTime string
+	// delay is the WATERMARK delay (in the event time's unit) of the
+	// source whose tuples a view outputs as they come, filtered or
+	// projected: a window over it waits that delay too, as one over the
+	// source does (watermarkDelay).
+	delay int64
+}
+
+// watermarkDelay is the delay of r's event time's watermark: its source's
+// WATERMARK delay, or that of the source a view passes the tuples of on.
+func (r *relation) watermarkDelay() int64 {
+	if r.source != nil {
+		return r.source.WatermarkDelay
+	}
+	return r.delay
 }
 
 // inputName is the source that a relation which is no view reads.

@@ -77,10 +77,7 @@ func (c *compiler) intervalJoin(name string, sel *selectStmt, left, right *relat
 			continue
 		}
 		w := v.size
-		win := query.Window{Type: query.Range, Size: w, Slide: w, Delay: w}
-		if s.source != nil {
-			win.Delay += windowDelay(s.source, s.unitNs)
-		}
+		win := query.Window{Type: query.Range, Size: w, Slide: w, Delay: w + windowDelay(s)}
 		st := c.boundsTwice(s, w, sideColumnsRead(sel, sc, sideOf(s == left), sq), name, sel.pos.line)
 		if vRight {
 			return st, v, win, nil

@@ -321,17 +321,16 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 	if w.kind == winSession {
 		win = query.Sessions(size)
 	}
-	if rel.source != nil {
-		// The source's WATERMARK delay, in its time unit like the window:
-		// windows close, and tuples are late, that much later.
-		win.Delay = windowDelay(rel.source, rel.unitNs)
-	}
+	// The source's WATERMARK delay, in its time unit like the window
+	// (a view's of the source's tuples too): windows close, and tuples
+	// are late, that much later.
+	win.Delay = windowDelay(rel)
 	return win, true, nil
 }
 
-// windowDelay is the query.Window.Delay of a time window over source src,
-// whose event time is in units of unitNs ns: its WATERMARK's delay d less
-// a millisecond. Flink's watermark is the largest event time minus d (no
+// windowDelay is the query.Window.Delay of a time window over rel: the
+// WATERMARK delay d of its event time (relation.watermarkDelay) less a
+// millisecond. Flink's watermark is the largest event time minus d (no
 // minus one, as the DataStream API's has), and it fires a window [s, e)
 // once it reaches e - 1 ms, the window's last millisecond (the window's
 // timer and lateness test are at window_end - 1), where a window closes
@@ -340,8 +339,12 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 // only where it reaches e. Delay is not negative: without a delay
 // (WATERMARK FOR ts AS ts) a window closes 1 ms after Flink's, as with
 // ts - INTERVAL '1' MILLISECOND.
-func windowDelay(src *Source, unitNs int64) int64 {
-	return max(src.WatermarkDelay-int64(1e6)/unitNs, 0)
+func windowDelay(rel *relation) int64 {
+	d := rel.watermarkDelay()
+	if rel.unitNs <= 0 {
+		return d
+	}
+	return max(d-int64(1e6)/rel.unitNs, 0)
 }
 
 // groupedColumns are, by source name, the columns that a query reading

@@ -232,17 +232,18 @@
 // padded to a power of two (so that any power-of-two task size holds
 // whole tuples). Intervals are converted into the event time's unit:
 // time_unit for a BIGINT, milliseconds for a TIMESTAMP. WATERMARK FOR ts
-// AS ts - INTERVAL 'n' unit delays every time window over the source by
-// that much: the watermark is the largest event time seen minus the
-// delay, as Flink's, and a window [s, e) closes when it reaches e - 1 ms,
-// the window's last millisecond, where Flink fires it (query.Window.Delay
-// is the delay less 1 ms; a BIGINT time in seconds closes at e, a whole
-// second having no last millisecond). Without a delay (WATERMARK FOR ts
-// AS ts, or none) a window closes when the largest event time reaches e,
-// 1 ms after Flink's, as with ts - INTERVAL '1' MILLISECOND: a tuple on a
-// window's last millisecond, after another there, is late in Flink and
-// counted here. A tuple is late when the window that first contains it
-// had closed before it (so a tuple late for the
+// AS ts - INTERVAL 'n' unit delays every time window over the source (or
+// over a view that filters or projects its tuples, as Flink's watermarks
+// pass through it) by that much: the watermark is the largest event time
+// seen minus the delay, as Flink's, and a window [s, e) closes when it
+// reaches e - 1 ms, the window's last millisecond, where Flink fires it
+// (query.Window.Delay is the delay less 1 ms; a BIGINT time in seconds
+// closes at e, a whole second having no last millisecond). Without a
+// delay (WATERMARK FOR ts AS ts, or none) a window closes when the
+// largest event time reaches e, 1 ms after Flink's, as with ts - INTERVAL
+// '1' MILLISECOND: a tuple on a window's last millisecond, after another
+// there, is late in Flink and counted here. A tuple is late when the
+// window that first contains it had closed before it (so a tuple late for the
 // first window of a HOP is in none of them, where Flink's slicing windows
 // still count it in those still open: a window is assembled from panes,
 // each whole or not at all); a ROWS window over a

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -115,5 +116,49 @@ CREATE TABLE t (k BIGINT, name VARCHAR) WITH (connector = 'file', path = 't.csv'
 			[]any{1000, 1, 10}, []any{2000, -1, 20}, []any{3000, nil, 30}, []any{4000, 4, 40}, []any{5000, 1, 50})}
 		assert.Equal(t, tc.want, joinRows(t, p, data, a, 2), tc.query)
 		a.Free()
+	}
+}
+
+// TestViewKeepsTheWatermarkDelay: a view that filters or projects a
+// source's tuples keeps the source's WATERMARK (Flink's rowtime and
+// watermarks pass through a projection): a window join, an interval join
+// or a window over the view waits the delay, and counts the tuples out
+// of order within it, as over the source itself.
+func TestViewKeepsTheWatermarkDelay(t *testing.T) {
+	const ddl = `CREATE SOURCE l (ts BIGINT, v INT, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'stdin', format = 'csv');
+CREATE SOURCE r (ts BIGINT, v INT, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'stdin', format = 'csv');
+CREATE VIEW lv AS SELECT * FROM l WHERE v > 0;
+CREATE VIEW rv AS SELECT ts, v FROM r;
+CREATE VIEW mx AS SELECT MAX(v) AS top, window_end AS we FROM TUMBLE(l, ts, INTERVAL '2' SECOND) GROUP BY window_start, window_end;
+`
+	// 1500 comes after 6000: 4.5 s out of order, within the delay
+	rows := [][]any{{1000, 1}, {2000, 2}, {6000, 3}, {1500, 4}, {9000, 5}}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"SELECT lv.v AS a, rv.v AS b FROM TUMBLE(lv, ts, INTERVAL '2' SECOND) JOIN TUMBLE(rv, ts, INTERVAL '2' SECOND) ON lv.v = rv.v",
+			[]string{"1,1", "2,2", "3,3", "4,4", "5,5"}},
+		{"SELECT lv.v, mx.we FROM lv JOIN mx ON lv.v = mx.top WHERE lv.ts BETWEEN mx.we - INTERVAL '2' SECOND AND mx.we",
+			[]string{"2,4000", "3,8000", "4,2000", "5,10000"}},
+		{"SELECT window_start, COUNT(*) AS n FROM TUMBLE(rv, ts, INTERVAL '2' SECOND) GROUP BY window_start",
+			[]string{"0,2", "2000,1", "6000,1", "8000,1"}},
+	} {
+		for _, task := range []int{1, 2, 64} {
+			a := strview.NewArena(1 << 16)
+			p := mustCompile(t, ddl+tc.query)
+			data := map[string][]byte{"l": joinTuples(t, p.Source("l"), a, rows...), "r": joinTuples(t, p.Source("r"), a, rows...)}
+			if !strings.Contains(tc.query, "COUNT") {
+				assert.Equal(t, tc.want, joinRows(t, p, data, a, task), "%s, tasks of %d", tc.query, task)
+			} else {
+				outs := runProgram(t, p, data, a, task)
+				var got []string
+				for _, row := range outs[len(outs)-1].rows {
+					got = append(got, fmt.Sprintf("%d,%d", row.Start, row.Values[0].I))
+				}
+				assert.Equal(t, tc.want, got, "%s, tasks of %d", tc.query, task)
+			}
+			a.Free()
+		}
 	}
 }
