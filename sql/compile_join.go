@@ -500,6 +500,14 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	if wl.Type == query.Session {
 		return nil, nil, errAt(sel.from.win.pos, "a join of two streams over SESSION windows is not supported: join over TUMBLE, HOP, [RANGE ...] or [ROWS ...]")
 	}
+	if wl.Delay != wr.Delay {
+		// The sides' WATERMARK delays differ: the join's windows wait the
+		// longer, so that neither side loses as late a tuple its own
+		// watermark keeps (Flink's join waits for the slower of its two
+		// watermarks).
+		wl.Delay = max(wl.Delay, wr.Delay)
+		wr.Delay = wl.Delay
+	}
 	if wl != wr {
 		return nil, nil, errAt(sel.join.win.pos, "the two sides of a join need the same window, for now (%s %d/%d and %s %d/%d)", wl.Type, wl.Size, wl.Slide, wr.Type, wr.Size, wr.Slide)
 	}

@@ -416,7 +416,8 @@
 // MOD(s.auction, 10000) = t.key): a part before the join computes it
 // beside the columns the query reads.
 //
-// A window join of two streams (the same window on both sides) outputs
+// A window join of two streams (the same window on both sides; where
+// their WATERMARK delays differ, its windows wait the longer) outputs
 // whole pairs for SELECT *; with a select list, the pairs feed a
 // stateless query (a part under it), and with aggregates an aggregation
 // in a tumbling window of the join's size over the pairs' left times

@@ -162,3 +162,26 @@ CREATE VIEW mx AS SELECT MAX(v) AS top, window_end AS we FROM TUMBLE(l, ts, INTE
 		}
 	}
 }
+
+// TestWindowJoinOfDifferentDelays: a window join of two sources whose
+// WATERMARKs have different delays runs (Flink joins any two streams),
+// its windows waiting the longer delay: each side's tuples out of order
+// within their own delay join.
+func TestWindowJoinOfDifferentDelays(t *testing.T) {
+	const text = `CREATE SOURCE l (ts BIGINT, v INT, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'stdin', format = 'csv');
+CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
+SELECT l.v AS a, r.v AS b FROM TUMBLE(l, ts, INTERVAL '2' SECOND) JOIN TUMBLE(r, ts, INTERVAL '2' SECOND) ON l.v = r.v`
+	a := strview.NewArena(1 << 16)
+	defer a.Free()
+	p := mustCompile(t, text)
+	require.NotNil(t, p.Queries[0].Spec.Join)
+	assert.Equal(t, int64(5000), p.Queries[0].Spec.Join.Window.Delay, "the longer delay")
+	// l's 1500 comes 4.5 s after 6000, within l's delay; r is in order
+	data := map[string][]byte{
+		"l": joinTuples(t, p.Source("l"), a, []any{1000, 1}, []any{6000, 3}, []any{1500, 4}, []any{9000, 5}),
+		"r": joinTuples(t, p.Source("r"), a, []any{1000, 1}, []any{1900, 4}, []any{6000, 3}, []any{9000, 5}),
+	}
+	for _, task := range []int{1, 3, 64} {
+		assert.Equal(t, []string{"1,1", "3,3", "4,4", "5,5"}, joinRows(t, p, data, a, task), "tasks of %d", task)
+	}
+}
