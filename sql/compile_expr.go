@@ -411,6 +411,17 @@ func compatible(v, other val, at, on *node) (val, error) {
 	if _, ok := other.e.(query.StrConst); ok && v.typ.kind == tyEnum {
 		return v, nil // the literal becomes a code
 	}
+	if v.typ.kind == tyEnum && other.typ.kind == tyEnum && !slices.Equal(v.typ.labels, other.typ.labels) {
+		// Two ENUMs of different labels: a code of one is not the same
+		// label's in the other. v's codes become other's for its labels
+		// (-1, no code, for a label other has not), so that they compare
+		// by label, ordered as other's.
+		whens := make([]query.When, len(v.typ.labels))
+		for i, l := range v.typ.labels {
+			whens[i] = query.When{Cond: query.Cmp(v.e, query.Eq, query.Int(int64(i))), Then: query.Int(int64(slices.Index(other.typ.labels, l)))}
+		}
+		return val{e: query.Case{Whens: whens}, t: query.IntValue, typ: other.typ}, nil
+	}
 	if v.t == query.BytesValue || other.t == query.BytesValue {
 		if v.t == query.BytesValue {
 			return val{}, errAt(at.pos, "%s is %s, not a number", exprText(at), typeName(v))

@@ -103,6 +103,10 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		return nil, nil, errAt(on.pos, "the join keys %s (%s) and %s.%s (%s) do not match: a join with a table matches UUID or BYTES(n) columns of one size, integers, timestamps, or strings", aName, a.col.typ, b.qual, b.col.name, b.col.typ)
 	case ka == "bytes" && a.col.typ.size != b.col.typ.size:
 		return nil, nil, errAt(on.pos, "the join keys differ in size: %s.%s is %s, %s.%s is %s", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
+	case a.col.typ.kind == tyEnum && b.col.typ.kind == tyEnum && !slices.Equal(a.col.typ.labels, b.col.typ.labels):
+		// The table is looked up by the stream's codes, which mean other
+		// labels in the table's.
+		return nil, nil, errAt(on.pos, "the join keys %s.%s (%s) and %s.%s (%s) are ENUMs of different labels: declare them alike", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
 	}
 	key := b.tcol
 	keyAttr, _ := rel.schema.Lookup(a.col.attr)

@@ -63,7 +63,8 @@
 //	BOOLEAN, BOOL                     int32 0 or 1 (query.Boolean)
 //	UUID                              16 bytes
 //	BYTES(n)                          n bytes
-//	ENUM('a', 'b', ...)               an int32 code by position, compared with its labels: k = 'b'
+//	ENUM('a', 'b', ...)               an int32 code by position, compared with its labels: k = 'b'; two ENUMs of
+//	                                  different labels compare by label (ordered as the right one's labels)
 //
 // In expressions integers are int64 and floats float64 (query.Expr).
 // DATE, TIME, CHAR(n) (which pads), ROW, ARRAY, MAP and MULTISET are
@@ -395,7 +396,7 @@
 // are MIN and MAX.
 //
 // A static join (ON stream.col = table.col: UUID or BYTES of one size,
-// integers, timestamps or strings; a NULL key matches no row, but a NULL
+// integers (ENUMs of the same labels), timestamps or strings; a NULL key matches no row, but a NULL
 // UUID or BYTES key is its zero bytes) runs as the model's aggregation
 // join (query.StaticJoin.As: the engine's dense groups, the fused kernel
 // for YSB) where the query is an aggregation over a UUID or BYTES key

@@ -185,3 +185,40 @@ SELECT l.v AS a, r.v AS b FROM TUMBLE(l, ts, INTERVAL '2' SECOND) JOIN TUMBLE(r,
 		assert.Equal(t, []string{"1,1", "3,3", "4,4", "5,5"}, joinRows(t, p, data, a, task), "tasks of %d", task)
 	}
 }
+
+// TestJoinOnEnumsOfDifferentLabels: ENUMs compare by their labels, also
+// two ENUM columns whose label lists differ (their codes do not mean the
+// same label): a window join on them pairs equal labels; a lookup join,
+// whose table holds its own codes, refuses them, naming both types.
+func TestJoinOnEnumsOfDifferentLabels(t *testing.T) {
+	const text = `CREATE SOURCE l (ts BIGINT, e ENUM('a', 'b', 'c'), v INT) WITH (connector = 'stdin', format = 'csv');
+CREATE SOURCE r (ts BIGINT, e ENUM('b', 'a', 'd'), v INT) WITH (connector = 'stdin', format = 'csv');
+`
+	a := strview.NewArena(1 << 16)
+	defer a.Free()
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"SELECT l.v AS lv, r.v AS rv, l.e AS le, r.e AS re FROM TUMBLE(l, ts, INTERVAL '10' SECOND) JOIN TUMBLE(r, ts, INTERVAL '10' SECOND) ON l.e = r.e",
+			[]string{"1,11,a,a", "2,10,b,b", "4,11,a,a"}},
+		{"SELECT l.v AS lv, r.v AS rv FROM TUMBLE(l, ts, INTERVAL '10' SECOND) JOIN TUMBLE(r, ts, INTERVAL '10' SECOND) ON r.e = l.e AND l.v < 3",
+			[]string{"1,11", "2,10"}},
+		{"SELECT l.v AS lv, r.v AS rv FROM TUMBLE(l, ts, INTERVAL '10' SECOND) JOIN TUMBLE(r, ts, INTERVAL '10' SECOND) ON l.e <> r.e WHERE l.v = 3",
+			[]string{"3,10", "3,11", "3,12"}},
+	} {
+		p := mustCompile(t, text+tc.query)
+		data := map[string][]byte{
+			"l": joinTuples(t, p.Source("l"), a, []any{1000, "a", 1}, []any{2000, "b", 2}, []any{3000, "c", 3}, []any{4000, "a", 4}, []any{5000, nil, 5}),
+			"r": joinTuples(t, p.Source("r"), a, []any{1500, "b", 10}, []any{2500, "a", 11}, []any{3500, "d", 12}, []any{4500, nil, 13}),
+		}
+		for _, task := range []int{1, 64} {
+			assert.Equal(t, tc.want, joinRows(t, p, data, a, task), "%s, tasks of %d", tc.query, task)
+		}
+	}
+	_, err := Compile(text + `CREATE TABLE t (e ENUM('b', 'a'), name VARCHAR) WITH (connector = 'file', path = 't.csv', format = 'csv');
+SELECT v, name FROM l JOIN t ON l.e = t.e`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ENUM('a', 'b', 'c')")
+	assert.Contains(t, err.Error(), "ENUM('b', 'a')")
+}
