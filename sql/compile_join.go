@@ -426,7 +426,9 @@ func andTerms(a, b query.Expr) query.Expr {
 }
 
 // onTimes reports whether ON holds, among the terms it ANDs, left's time
-// = right's time.
+// = right's time, or, where their windows have one size, left's window
+// end = right's (the same windows: Nexmark's q8 as Flink's users may
+// write it, ON P.endtime = A.endtime).
 func onTimes(sel *selectStmt, left, right *relation) bool {
 	lq, rq := qualOf(&sel.from), qualOf(sel.join)
 	sc := &scope{cols: append(streamScope(left, lq, sideLeft, ""), streamScope(right, rq, sideRight, "")...)}
@@ -448,6 +450,9 @@ func onTimes(sel *selectStmt, left, right *relation) bool {
 		}
 		if a.side == sideRight {
 			a, b = b, a
+		}
+		if left.size == right.size && slices.Contains(left.ends, a.col.name) && slices.Contains(right.ends, b.col.name) {
+			return true
 		}
 		return isTime(left, a) && isTime(right, b)
 	}

@@ -430,7 +430,8 @@
 // that groups by that time (window_start AS starttime, ... GROUP BY
 // starttime) runs in a tumbling window of the slide, which holds the rows
 // of one of its windows, the time its window start; a join of two such
-// views, of the same slide, whose ON equates their times runs as a window
+// views, of the same slide, whose ON equates their times (or, of the same
+// size too, their window ends: window_end AS endtime) runs as a window
 // join in the same tumbling window (Nexmark's q5 and q8 as written).
 //
 // An interval join (Nexmark's q7 as written): a stream S joined, without

@@ -222,3 +222,22 @@ SELECT v, name FROM l JOIN t ON l.e = t.e`)
 	assert.Contains(t, err.Error(), "ENUM('a', 'b', 'c')")
 	assert.Contains(t, err.Error(), "ENUM('b', 'a')")
 }
+
+// TestJoinOfViewsOnWindowEnds: two views of windows of one size joined on
+// their windows' ends are joined on their windows (Flink's regular join
+// of the same rows), as on their starts: it was refused as an interval
+// join of the wrong shape.
+func TestJoinOfViewsOnWindowEnds(t *testing.T) {
+	const text = `CREATE SOURCE bid (ts BIGINT, price INT) WITH (connector = 'stdin', format = 'csv');
+CREATE VIEW c AS SELECT window_end AS en, COUNT(*) AS n FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) GROUP BY window_start, window_end;
+CREATE VIEW m AS SELECT window_end AS en, MAX(price) AS mp FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) GROUP BY window_start, window_end;
+SELECT c.en, n, mp FROM c JOIN m ON c.en = m.en AND n > 1`
+	a := strview.NewArena(1 << 16)
+	defer a.Free()
+	p := mustCompile(t, text)
+	data := map[string][]byte{"bid": joinTuples(t, p.Source("bid"), a,
+		[]any{0, 5}, []any{3000, 7}, []any{10000, 7}, []any{12000, 9}, []any{25000, 1}, []any{40000, 2}, []any{41000, 3})}
+	for _, task := range []int{1, 64} {
+		assert.Equal(t, []string{"10000,2,7", "20000,2,9", "50000,2,3"}, joinRows(t, p, data, a, task), "tasks of %d", task)
+	}
+}
