@@ -282,7 +282,7 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 		}
 		return query.Window{Type: query.Rows, Size: w.rows, Slide: step}, true, nil
 	}
-	if w.timeCol != nil {
+	if w.timeCol != nil && !slices.Contains(rel.times, w.timeCol.name) { // a view's copy of the time is it too
 		if rel.timeName == "" || w.timeCol.name != rel.timeName {
 			what := "source"
 			if rel.source == nil {

@@ -241,3 +241,25 @@ SELECT c.en, n, mp FROM c JOIN m ON c.en = m.en AND n > 1`
 		assert.Equal(t, []string{"10000,2,7", "20000,2,9", "50000,2,3"}, joinRows(t, p, data, a, task), "tasks of %d", task)
 	}
 }
+
+// TestWindowOverAViewsCopyOfTheTime: a view's column that selects its
+// input's event time as it is (l.ts AS ts over a window join, whose own
+// name for it is l.ts) stays the event time, as doc.go says and Flink's
+// rowtime does: a window over it, here a second window join, runs.
+func TestWindowOverAViewsCopyOfTheTime(t *testing.T) {
+	const text = `CREATE SOURCE l (ts BIGINT, k INT, v INT) WITH (connector = 'stdin', format = 'csv');
+CREATE SOURCE r (ts BIGINT, k INT, w INT) WITH (connector = 'stdin', format = 'csv');
+CREATE VIEW j AS SELECT l.ts AS ts, l.k AS k, v, w FROM TUMBLE(l, ts, INTERVAL '10' SECOND) JOIN TUMBLE(r, ts, INTERVAL '10' SECOND) ON l.k = r.k;
+SELECT j.v, j.w, r.w AS w2 FROM TUMBLE(j, ts, INTERVAL '10' SECOND) JOIN TUMBLE(r, ts, INTERVAL '10' SECOND) ON j.k = r.k AND j.w <= r.w`
+	a := strview.NewArena(1 << 16)
+	defer a.Free()
+	p := mustCompile(t, text)
+	data := map[string][]byte{
+		"l": joinTuples(t, p.Source("l"), a, []any{1000, 1, 10}, []any{2000, 2, 20}, []any{3000, 1, 30}, []any{9999, 3, 40}, []any{10000, 1, 50}, []any{15000, 2, 60}),
+		"r": joinTuples(t, p.Source("r"), a, []any{500, 1, 100}, []any{2500, 1, 200}, []any{4000, 2, 300}, []any{10000, 1, 400}, []any{12000, 3, 500}, []any{19999, 2, 600}),
+	}
+	want := []string{"10,100,100", "10,100,200", "10,200,200", "20,300,300", "30,100,100", "30,100,200", "30,200,200", "50,400,400", "60,600,600"}
+	for _, task := range []int{1, 64} {
+		assert.Equal(t, want, joinRows(t, p, data, a, task), "tasks of %d", task)
+	}
+}
