@@ -175,7 +175,7 @@ SELECT l.v AS a, r.v AS b FROM TUMBLE(l, ts, INTERVAL '2' SECOND) JOIN TUMBLE(r,
 	defer a.Free()
 	p := mustCompile(t, text)
 	require.NotNil(t, p.Queries[0].Spec.Join)
-	assert.Equal(t, int64(5000), p.Queries[0].Spec.Join.Window.Delay, "the longer delay")
+	assert.Equal(t, int64(4999), p.Queries[0].Spec.Join.Window.Delay, "the longer delay, less the last millisecond (windowDelay)")
 	// l's 1500 comes 4.5 s after 6000, within l's delay; r is in order
 	data := map[string][]byte{
 		"l": joinTuples(t, p.Source("l"), a, []any{1000, 1}, []any{6000, 3}, []any{1500, 4}, []any{9000, 5}),
