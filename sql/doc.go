@@ -283,8 +283,10 @@
 // GROUP BY SESSION(time_col, gap), keys is one per group. A
 // tuple of a session window is late where its own session would have
 // closed and it joins no open session of its key (Flink's merging
-// windows judge the merged one). Names and keywords are
-// case-insensitive; "name" and `name` quote a name.
+// windows judge the merged one). Keywords, function names and units are
+// case-insensitive; the names of sources, tables, views and columns are
+// case-sensitive, as Flink's are (s.Val is not s.val); "name" and `name`
+// quote a name.
 //
 // Expressions: columns (qualified or not); integer, decimal and string
 // constants, TRUE, FALSE, NULL; TIMESTAMP '2024-01-01 00:00:00[.000]'
