@@ -476,7 +476,8 @@
 // COUNT(DISTINCT x) per query, over one expression x: COUNT(DISTINCT x)
 // with COUNT(DISTINCT y), COUNT(DISTINCT x) FILTER (...), COUNT(DISTINCT x)
 // over a ROWS or SESSION window, COUNT(DISTINCT k) of a GROUP BY key;
-// window functions (OVER); CUMULATE windows and the window TVFs' offset
+// window functions (OVER: OVER aggregation, and Top-N and deduplication
+// with ROW_NUMBER()); CUMULATE windows and the window TVFs' offset
 // argument; subqueries in expressions (x IN (SELECT ...), scalar
 // subqueries); outer, cross and non-equi joins with a table; a join of two
 // streams without a window on each side (Flink's regular joins, and

@@ -591,6 +591,12 @@ func (p *parser) call(t token) (expr, error) {
 	n := &node{kind: eFunc, name: fn, pos: t.pos, parenPos: paren}
 	if p.peek().op(")") {
 		p.next()
+		// ROW_NUMBER(), RANK() and DENSE_RANK() take no argument: their
+		// OVER must be refused here too, or it is read as an alias and
+		// the '(' after it blamed.
+		if err := p.refuseOver(fn); err != nil {
+			return nil, err
+		}
 		return n, nil
 	}
 	for {
@@ -607,8 +613,17 @@ func (p *parser) call(t token) (expr, error) {
 	if _, err := p.punct(")", "',' or ')' after an argument of "+strings.ToUpper(fn)); err != nil {
 		return nil, err
 	}
-	if p.peek().is("over") {
-		return nil, errAt(p.peek().pos, "OVER: window functions are not supported")
+	if err := p.refuseOver(fn); err != nil {
+		return nil, err
 	}
 	return n, nil
+}
+
+// refuseOver refuses the OVER of a window function after fn(...): Flink's
+// OVER aggregation, Top-N and deduplication (ROW_NUMBER() OVER ...).
+func (p *parser) refuseOver(fn string) error {
+	if !p.peek().is("over") {
+		return nil
+	}
+	return errAt(p.peek().pos, "%s(...) OVER: window functions (OVER aggregation, Top-N, deduplication) are not supported", strings.ToUpper(fn))
 }

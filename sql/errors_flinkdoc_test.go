@@ -1,0 +1,38 @@
+package sql
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The SQL of Flink's and RisingWave's documentation that saber-hx refuses
+// (sql/doc.go lists it), each refusal at its construct and saying what is
+// not supported rather than a syntax error; the statements are on line 3,
+// after base.
+
+type docRefusal struct {
+	text      string
+	line, col int
+	msg       string
+}
+
+func checkRefusals(t *testing.T, cases []docRefusal) {
+	t.Helper()
+	for _, tc := range cases {
+		e := compileErr(t, base+tc.text)
+		assert.Equal(t, tc.line, e.Line, tc.text)
+		assert.Equal(t, tc.col, e.Column, tc.text)
+		assert.Contains(t, e.Msg, tc.msg, tc.text)
+	}
+}
+
+// TestErrorsRankingOver: Flink's Top-N and deduplication, ROW_NUMBER()
+// OVER (...), were read as ROW_NUMBER() aliased OVER, and the '(' blamed.
+func TestErrorsRankingOver(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY a ORDER BY ts DESC) AS row_num FROM s) AS x WHERE row_num <= 3", 3, 39, "ROW_NUMBER(...) OVER: window functions (OVER aggregation, Top-N, deduplication) are not supported"},
+		{"SELECT a, RANK() OVER (ORDER BY b) FROM s", 3, 18, "RANK(...) OVER: window functions"},
+		{"SELECT a, LAG(b, 1) OVER (ORDER BY ts) FROM s", 3, 21, "LAG(...) OVER: window functions"},
+	})
+}
