@@ -472,10 +472,11 @@
 //
 // # Not supported yet (refused with an error saying so, at the construct)
 //
-// SELECT DISTINCT; SUM, AVG (and COUNT) of DISTINCT values but one
-// COUNT(DISTINCT x) per query, over one expression x: COUNT(DISTINCT x)
-// with COUNT(DISTINCT y), COUNT(DISTINCT x) FILTER (...), COUNT(DISTINCT x)
-// over a ROWS or SESSION window, COUNT(DISTINCT k) of a GROUP BY key;
+// SELECT DISTINCT; GROUPING SETS, ROLLUP and CUBE; SUM, AVG (and COUNT)
+// of DISTINCT values but one COUNT(DISTINCT x) per query, over one
+// expression x: COUNT(DISTINCT x) with COUNT(DISTINCT y), COUNT(DISTINCT
+// x) FILTER (...), COUNT(DISTINCT x) over a ROWS or SESSION window,
+// COUNT(DISTINCT k) of a GROUP BY key;
 // window functions (OVER: OVER aggregation, and Top-N and deduplication
 // with ROW_NUMBER()); CUMULATE windows and the window TVFs' offset
 // argument; subqueries in expressions (x IN (SELECT ...), scalar

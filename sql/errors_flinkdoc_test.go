@@ -36,3 +36,13 @@ func TestErrorsRankingOver(t *testing.T) {
 		{"SELECT a, LAG(b, 1) OVER (ORDER BY ts) FROM s", 3, 21, "LAG(...) OVER: window functions"},
 	})
 }
+
+// TestErrorsGroupingSets: Flink's GROUPING SETS, ROLLUP and CUBE (over
+// windows too) were a syntax error at SETS, or an unknown function.
+func TestErrorsGroupingSets(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT window_start, a, COUNT(*) FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, GROUPING SETS ((a), ())", 3, 134, "GROUPING SETS is not supported: GROUP BY one set of keys (a query per grouping set)"},
+		{"SELECT window_start, a, COUNT(*) FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, ROLLUP (a)", 3, 134, "ROLLUP is not supported"},
+		{"SELECT a, b, COUNT(*) FROM s [ROWS 4] GROUP BY cube(a, b)", 3, 48, "CUBE is not supported"},
+	})
+}

@@ -90,6 +90,9 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 			return nil, err
 		}
 		for {
+			if err := p.refuseGroupingSets(); err != nil {
+				return nil, err
+			}
 			e, err := p.expr()
 			if err != nil {
 				return nil, err
@@ -114,6 +117,23 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 	}
 	s.end = p.peek().pos
 	return s, nil
+}
+
+// refuseGroupingSets refuses GROUPING SETS (...), ROLLUP (...) and CUBE
+// (...) at a GROUP BY item, which would otherwise be read as a column
+// named grouping (and SETS blamed) or a call of an unknown function.
+func (p *parser) refuseGroupingSets() error {
+	t := p.peek()
+	what := ""
+	switch {
+	case t.is("grouping") && p.peekAt(1).is("sets"):
+		what = "GROUPING SETS"
+	case (t.is("rollup") || t.is("cube")) && p.peekAt(1).op("("):
+		what = strings.ToUpper(t.text)
+	default:
+		return nil
+	}
+	return errAt(t.pos, "%s is not supported: GROUP BY one set of keys (a query per grouping set)", what)
 }
 
 func (p *parser) fromItem() (fromItem, error) {
