@@ -46,3 +46,15 @@ func TestErrorsGroupingSets(t *testing.T) {
 		{"SELECT a, b, COUNT(*) FROM s [ROWS 4] GROUP BY cube(a, b)", 3, 48, "CUBE is not supported"},
 	})
 }
+
+// TestErrorsIntersectExcept: Flink's INTERSECT and EXCEPT were read as
+// FROM's alias, and the SELECT after them blamed.
+func TestErrorsIntersectExcept(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT a FROM s INTERSECT SELECT a FROM s", 3, 17, "INTERSECT is not supported in a streaming query"},
+		{"SELECT a FROM s WHERE a > 1 EXCEPT ALL SELECT a FROM s", 3, 29, "EXCEPT is not supported in a streaming query"},
+	})
+	// still names, after AS
+	_, err := Compile(base + "SELECT a AS except FROM s AS intersect WHERE intersect.a > 1")
+	assert.NoError(t, err)
+}

@@ -33,7 +33,7 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 					return nil, err
 				}
 				it.alias = &a
-			} else if t := p.peek(); t.kind == tIdent && (t.quoted || !reserved[strings.ToLower(t.text)]) {
+			} else if p.implicitAlias() {
 				a, _ := p.name("")
 				it.alias = &a
 			}
@@ -110,7 +110,7 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 			return nil, err
 		}
 	}
-	for _, kw := range []string{"order", "limit", "union"} {
+	for _, kw := range []string{"order", "limit", "union", "intersect", "except"} {
 		if p.peek().is(kw) {
 			return nil, errAt(p.peek().pos, "%s is not supported in a streaming query", strings.ToUpper(kw))
 		}
@@ -134,6 +134,21 @@ func (p *parser) refuseGroupingSets() error {
 		return nil
 	}
 	return errAt(t.pos, "%s is not supported: GROUP BY one set of keys (a query per grouping set)", what)
+}
+
+// setOps are names that follow a query, never an alias without AS (a
+// name still, quoted or after AS): read as FROM's alias, INTERSECT and
+// EXCEPT left the SELECT after them blamed.
+var setOps = map[string]bool{"intersect": true, "except": true}
+
+// implicitAlias reports whether the next token is an alias without AS.
+func (p *parser) implicitAlias() bool {
+	t := p.peek()
+	if t.kind != tIdent {
+		return false
+	}
+	w := strings.ToLower(t.text)
+	return t.quoted || !reserved[w] && !setOps[w]
 }
 
 func (p *parser) fromItem() (fromItem, error) {
@@ -198,7 +213,7 @@ func (p *parser) fromItem() (fromItem, error) {
 			return f, err
 		}
 		f.alias = &a
-	} else if t := p.peek(); t.kind == tIdent && (t.quoted || !reserved[strings.ToLower(t.text)]) {
+	} else if p.implicitAlias() {
 		a, _ := p.name("")
 		f.alias = &a
 	}
