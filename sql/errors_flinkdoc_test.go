@@ -58,3 +58,13 @@ func TestErrorsIntersectExcept(t *testing.T) {
 	_, err := Compile(base + "SELECT a AS except FROM s AS intersect WHERE intersect.a > 1")
 	assert.NoError(t, err)
 }
+
+// TestErrorsExists: Flink's EXISTS (SELECT ...) was a syntax error at
+// the SELECT, where IN (SELECT ...) and scalar subqueries are refused as
+// subqueries.
+func TestErrorsExists(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT a FROM s WHERE EXISTS (SELECT b FROM s AS x WHERE x.a = s.a)", 3, 23, "EXISTS (SELECT ...) is not supported: a subquery in an expression (a subquery may stand in FROM)"},
+		{"SELECT a FROM s WHERE NOT EXISTS (SELECT b FROM s)", 3, 27, "EXISTS (SELECT ...) is not supported"},
+	})
+}

@@ -589,6 +589,11 @@ func (p *parser) call(t token) (expr, error) {
 		return n, nil
 	}
 	n := &node{kind: eFunc, name: fn, pos: t.pos, parenPos: paren}
+	if p.peek().is("select") {
+		// EXISTS (SELECT ...): not an expression to parse, which would
+		// blame the SELECT.
+		return nil, errAt(t.pos, "%s (SELECT ...) is not supported: a subquery in an expression (a subquery may stand in FROM)", strings.ToUpper(fn))
+	}
 	if p.peek().op(")") {
 		p.next()
 		// ROW_NUMBER(), RANK() and DENSE_RANK() take no argument: their
