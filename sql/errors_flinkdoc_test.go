@@ -68,3 +68,14 @@ func TestErrorsExists(t *testing.T) {
 		{"SELECT a FROM s WHERE NOT EXISTS (SELECT b FROM s)", 3, 27, "EXISTS (SELECT ...) is not supported"},
 	})
 }
+
+// TestErrorsWith: Flink's WITH name AS (SELECT ...) SELECT ... was a
+// syntax error ("expected a statement, found 'WITH'").
+func TestErrorsWith(t *testing.T) {
+	const msg = "WITH (a common table expression) is not supported: declare it as a view, CREATE VIEW name AS SELECT ..., before the query"
+	checkRefusals(t, []docRefusal{
+		{"WITH big AS (SELECT a, b + 1 AS c FROM s) SELECT a, c FROM big", 3, 1, msg},
+		{"CREATE VIEW v AS WITH big AS (SELECT a FROM s) SELECT a FROM big", 3, 18, msg},
+		{"SELECT a FROM (WITH big AS (SELECT a FROM s) SELECT a FROM big) AS x", 3, 16, msg},
+	})
+}

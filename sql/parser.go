@@ -142,7 +142,19 @@ func (p *parser) statement() (*stmt, error) {
 		}
 		return nil, p.expected("SOURCE, TABLE, VIEW, SINK or FUNCTION after CREATE")
 	}
+	if err := p.refuseWith(); err != nil {
+		return nil, err
+	}
 	return nil, p.expected("a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT)")
+}
+
+// refuseWith refuses Flink's WITH name AS (SELECT ...) where a query
+// starts, which was a syntax error at WITH.
+func (p *parser) refuseWith() error {
+	if t := p.peek(); t.is("with") && p.peekAt(1).kind == tIdent {
+		return errAt(t.pos, "WITH (a common table expression) is not supported: declare it as a view, CREATE VIEW name AS SELECT ..., before the query")
+	}
+	return nil
 }
 
 // createFunction parses Flink's CREATE FUNCTION [IF NOT EXISTS] name AS
@@ -207,6 +219,9 @@ func (p *parser) insert() (*stmt, error) {
 			}
 			break
 		}
+	}
+	if err := p.refuseWith(); err != nil {
+		return nil, err
 	}
 	if !p.peek().is("select") {
 		return nil, p.expected("SELECT after INSERT INTO " + s.name.name)
@@ -596,6 +611,9 @@ func (p *parser) createView(at pos, kind stmtKind) (*stmt, error) {
 		return nil, err
 	}
 	if _, err := p.keyword("as", "AS SELECT ... after the "+what+"'s name"); err != nil {
+		return nil, err
+	}
+	if err := p.refuseWith(); err != nil {
 		return nil, err
 	}
 	if !p.peek().is("select") {

@@ -158,6 +158,9 @@ func (p *parser) fromItem() (fromItem, error) {
 	case t.op("("):
 		// FROM (SELECT ...) [AS] alias: an anonymous view.
 		p.next()
+		if err := p.refuseWith(); err != nil {
+			return f, err
+		}
 		if !p.peek().is("select") {
 			return f, p.expected("SELECT in a subquery after '('")
 		}
