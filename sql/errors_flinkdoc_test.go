@@ -79,3 +79,17 @@ func TestErrorsWith(t *testing.T) {
 		{"SELECT a FROM (WITH big AS (SELECT a FROM s) SELECT a FROM big) AS x", 3, 16, msg},
 	})
 }
+
+// TestErrorsSimilarTo: Flink's SIMILAR TO and RisingWave's ILIKE were
+// read as an alias, and the token after them blamed.
+func TestErrorsSimilarTo(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT k SIMILAR TO 'v(iew|isit)' AS m FROM s", 3, 10, "SIMILAR TO is not supported: LIKE is ('%' any characters, '_' one)"},
+		{"SELECT a FROM s WHERE CAST(k AS VARCHAR) NOT SIMILAR TO 'c%'", 3, 46, "SIMILAR TO is not supported"},
+		{"SELECT a FROM s WHERE CAST(k AS VARCHAR) ILIKE 'C%'", 3, 42, "ILIKE is not supported: LOWER(s) LIKE 'pattern' in lower case"},
+		{"SELECT a FROM s WHERE CAST(k AS VARCHAR) NOT ILIKE 'C%'", 3, 46, "ILIKE is not supported"},
+	})
+	// still names
+	_, err := Compile(base + "SELECT a similar, b ilike FROM s")
+	assert.NoError(t, err)
+}

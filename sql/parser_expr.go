@@ -159,6 +159,19 @@ func (p *parser) cmpExpr() (expr, error) {
 			}
 		}
 		l = n
+	case t.is("similar") && p.peekAt(1).is("to"),
+		t.is("not") && p.peekAt(1).is("similar") && p.peekAt(2).is("to"),
+		t.is("ilike") && p.peekAt(1).kind == tString,
+		t.is("not") && p.peekAt(1).is("ilike") && p.peekAt(2).kind == tString:
+		// Flink's SIMILAR TO and RisingWave's ILIKE, which were read as
+		// an alias and the token after them blamed.
+		if t.is("not") {
+			t = p.peekAt(1)
+		}
+		if t.is("ilike") {
+			return nil, errAt(t.pos, "ILIKE is not supported: LOWER(s) LIKE 'pattern' in lower case")
+		}
+		return nil, errAt(t.pos, "SIMILAR TO is not supported: LIKE is ('%%' any characters, '_' one)")
 	default:
 		return l, nil
 	}
