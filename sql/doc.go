@@ -272,7 +272,9 @@
 //	a [window] JOIN b [window] ON cond               -- a window join of two streams
 //
 // each optionally followed by [AS] alias; sizes are INTERVAL 'n' unit,
-// units MILLISECOND, SECOND, MINUTE, HOUR, DAY (and their plurals).
+// units MILLISECOND, SECOND, MINUTE, HOUR, DAY (and their plurals), or
+// RisingWave's INTERVAL 'n unit' (one length, one unit: '10 minutes'), as
+// every INTERVAL may be written.
 // GROUP BY may hold the window instead, as Flink's group windows:
 // GROUP BY TUMBLE(time_col, size), HOP(time_col, slide, size) or
 // SESSION(time_col, gap), with the keys. A SESSION in FROM is one

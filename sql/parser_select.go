@@ -418,13 +418,32 @@ func (p *parser) intervalOf(zero bool) (*interval, error) {
 	if n.kind != tString && n.kind != tInt {
 		return nil, p.expected("the length ('10') after INTERVAL")
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(n.text), 10, 64)
+	length, unit := strings.TrimSpace(n.text), ""
+	if f := strings.Fields(n.text); n.kind == tString && len(f) > 1 {
+		// RisingWave's (PostgreSQL's) INTERVAL '10 MINUTES': the unit in
+		// the string.
+		if len(f) > 2 {
+			return nil, errAt(n.pos, "INTERVAL %s: one length and one unit ('90 minutes', or INTERVAL '90' MINUTE)", n.describe())
+		}
+		length, unit = f[0], f[1]
+	}
+	v, err := strconv.ParseInt(length, 10, 64)
 	if err != nil || v < 0 || (v == 0 && !zero) {
 		what := "a positive integer"
 		if zero {
 			what = "a non-negative integer"
 		}
 		return nil, errAt(n.pos, "INTERVAL %s: the length must be %s", n.describe(), what)
+	}
+	if unit != "" {
+		ns, ok := units[strings.ToLower(unit)]
+		if !ok {
+			return nil, errAt(n.pos, "INTERVAL %s: the unit must be MILLISECOND, SECOND, MINUTE, HOUR or DAY", n.describe())
+		}
+		p.next()
+		iv.n, iv.unitNs = v, ns
+		iv.text = "INTERVAL " + n.describe()
+		return iv, nil
 	}
 	p.next()
 	u := p.peek()
