@@ -390,6 +390,12 @@ func (c *compiler) whereOf(sel *selectStmt, in *input) (query.Expr, error) {
 // (or SELECT *).
 func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed bool, ws windowSpec, view bool) (*Query, *relation, error) {
 	if windowed {
+		if ws.kind == winTumble || ws.kind == winHop || ws.kind == winSession {
+			// Not nothing, as a CQL window over a projection is: Flink's
+			// and RisingWave's table functions give each row its
+			// window's bounds (a HOP's rows once per window).
+			return nil, nil, errAt(ws.pos, "a window table function without an aggregation (each row with its window_start and window_end) is not supported: aggregate over it (GROUP BY window_start, window_end, ...) or remove the window")
+		}
 		return nil, nil, errAt(ws.pos, "a window in a query without aggregates does nothing: add an aggregate (COUNT(*), SUM, ...) or remove the window")
 	}
 	q := &Query{Name: name}

@@ -498,7 +498,8 @@
 // a query but a view's or subquery's SELECT *, PROCTIME() AS p over a
 // source as it is); FOR SYSTEM_TIME AS OF an event time, or on a stream;
 // TUMBLE_PROCTIME and its kin; a window in a query without
-// aggregates; two windows in one query (FROM's and GROUP BY's, or two in
+// aggregates (a window table function's rows, each with its window's
+// bounds, too); two windows in one query (FROM's and GROUP BY's, or two in
 // GROUP BY); GROUP BY a float, a constant, or a UUID/BYTES expression;
 // group keys wider than 16 bytes; HAVING over a GROUP BY expression (name
 // a column); a window over a view's column that is not its event time

@@ -93,3 +93,16 @@ func TestErrorsSimilarTo(t *testing.T) {
 	_, err := Compile(base + "SELECT a similar, b ilike FROM s")
 	assert.NoError(t, err)
 }
+
+// TestErrorsWindowTVFAlone: SELECT * FROM TABLE(TUMBLE(...)), which gives
+// each row its window's bounds in Flink and RisingWave, was refused as a
+// window that "does nothing".
+func TestErrorsWindowTVFAlone(t *testing.T) {
+	const msg = "a window table function without an aggregation (each row with its window_start and window_end) is not supported: aggregate over it (GROUP BY window_start, window_end, ...) or remove the window"
+	checkRefusals(t, []docRefusal{
+		{"SELECT * FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '10' MINUTES))", 3, 21, msg},
+		{"SELECT a, window_start FROM HOP(s, ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)", 3, 29, msg},
+		{"SELECT a FROM SESSION(s, ts, INTERVAL '1' SECOND)", 3, 15, msg},
+		{"SELECT a FROM s [ROWS 10]", 3, 17, "a window in a query without aggregates does nothing"},
+	})
+}
