@@ -386,6 +386,12 @@ func (a *aggState) groupBy() error {
 		if hasCall(g) {
 			return errAt(g.pos, "aggregates are not allowed in GROUP BY")
 		}
+		if !hasColumn(g) {
+			// A constant groups nothing (Flink's reading of GROUP BY 1),
+			// and RisingWave's GROUP BY 1 names the select list's first
+			// column: refused, not read either way.
+			return errAt(g.pos, "GROUP BY %s: a constant is not a group key (nor a position in the select list: name the column)", exprText(g))
+		}
 		v, err := a.c.expr(ctx, g)
 		if err != nil {
 			return err

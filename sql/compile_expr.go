@@ -590,6 +590,13 @@ func hasCall(n *node) bool {
 	return slices.ContainsFunc(n.args, hasCall)
 }
 
+// hasColumn reports whether n refers to a column.
+func hasColumn(n *node) bool {
+	found := false
+	walkNodes(n, func(m *node) { found = found || m.kind == eCol })
+	return found
+}
+
 // walkNodes calls f on n and every node under it (not into an
 // aggregate's FILTER).
 func walkNodes(n *node, f func(*node)) {

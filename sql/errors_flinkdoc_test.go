@@ -106,3 +106,15 @@ func TestErrorsWindowTVFAlone(t *testing.T) {
 		{"SELECT a FROM s [ROWS 10]", 3, 17, "a window in a query without aggregates does nothing"},
 	})
 }
+
+// TestErrorsGroupByConstant: sql/doc.go refuses GROUP BY a constant, but
+// an integer or string constant was taken as a key; RisingWave's GROUP BY
+// 1, 2 (positions in the select list) then grouped by nothing, and the
+// select list's columns were blamed as not in GROUP BY.
+func TestErrorsGroupByConstant(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT window_start, a, COUNT(*) FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY 1, 2", 3, 83, "GROUP BY 1: a constant is not a group key (nor a position in the select list: name the column)"},
+		{"SELECT a, COUNT(*) FROM s [ROWS 4] GROUP BY a, 'x'", 3, 48, "GROUP BY 'x': a constant is not a group key"},
+		{"SELECT a, COUNT(*) FROM s [ROWS 4] GROUP BY a, NULL", 3, 48, "GROUP BY NULL: a constant is not a group key"},
+	})
+}
