@@ -490,7 +490,7 @@
 // window, or over an interval join; a ROWS window over an
 // aggregation that runs as a lookup join; ORDER BY, LIMIT, UNION,
 // INTERSECT, EXCEPT; WITH (declare a view instead); SIMILAR TO and
-// ILIKE; DATE, TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
+// ILIKE; x::type (CAST(x AS type) is supported); DATE, TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
 // computed columns other than PROCTIME(); CAST to UUID, BYTES or ENUM;
 // EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters
 // other than the space; functions whose value depends on when a query runs

@@ -118,3 +118,12 @@ func TestErrorsGroupByConstant(t *testing.T) {
 		{"SELECT a, COUNT(*) FROM s [ROWS 4] GROUP BY a, NULL", 3, 48, "GROUP BY NULL: a constant is not a group key"},
 	})
 }
+
+// TestErrorsDoubleColonCast: RisingWave's x::INT was "unexpected
+// character ':'".
+func TestErrorsDoubleColonCast(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT a::BIGINT AS b FROM s", 3, 9, "x::type is not supported: write CAST(x AS type)"},
+		{"SELECT a FROM s WHERE a = 1 : 2", 3, 29, "unexpected character ':'"},
+	})
+}

@@ -186,6 +186,10 @@ func lex(src string) ([]token, error) {
 					break
 				}
 			}
+			if op == "" && strings.HasPrefix(src[i:], "::") {
+				// RisingWave's (PostgreSQL's) cast, x::INT.
+				return toks, errAt(p, "x::type is not supported: write CAST(x AS type)")
+			}
 			if op == "" {
 				return toks, errAt(p, "unexpected character %q", r)
 			}
