@@ -480,8 +480,8 @@
 // x) FILTER (...), COUNT(DISTINCT x) over a ROWS or SESSION window,
 // COUNT(DISTINCT k) of a GROUP BY key;
 // window functions (OVER: OVER aggregation, and Top-N and deduplication
-// with ROW_NUMBER()); CUMULATE windows and the window TVFs' offset
-// argument; subqueries in expressions (x IN (SELECT ...), EXISTS, scalar
+// with ROW_NUMBER()); CUMULATE windows, the window TVFs' offset
+// argument and named arguments (DATA => ...); subqueries in expressions (x IN (SELECT ...), EXISTS, scalar
 // subqueries); outer, cross and non-equi joins with a table; a join of two
 // streams without a window on each side (Flink's regular joins, and
 // interval joins but of the shape above; two views of windows joined on

@@ -127,3 +127,12 @@ func TestErrorsDoubleColonCast(t *testing.T) {
 		{"SELECT a FROM s WHERE a = 1 : 2", 3, 29, "unexpected character ':'"},
 	})
 }
+
+// TestErrorsNamedTVFArguments: Flink's TUMBLE(DATA => TABLE src, ...)
+// was a syntax error at DATA.
+func TestErrorsNamedTVFArguments(t *testing.T) {
+	checkRefusals(t, []docRefusal{
+		{"SELECT COUNT(*) FROM TABLE(TUMBLE(DATA => TABLE s, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '10' MINUTES))", 3, 35, "named arguments (DATA => ...) are not supported: pass them in order, TUMBLE(TABLE src, DESCRIPTOR(time_col), ...)"},
+		{"SELECT COUNT(*) FROM TABLE(HOP(data => TABLE s, timecol => DESCRIPTOR(ts), slide => INTERVAL '1' MINUTE, size => INTERVAL '10' MINUTES))", 3, 32, "named arguments (DATA => ...) are not supported: pass them in order, HOP("},
+	})
+}

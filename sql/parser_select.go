@@ -250,6 +250,10 @@ func (p *parser) windowTVF(f *fromItem, flink bool) error {
 	default:
 		f.win.kind = winSession
 	}
+	if a := p.peek(); a.kind == tIdent && p.peekAt(1).op("=") && p.peekAt(2).op(">") {
+		// Flink's named arguments, DATA => TABLE src, ...
+		return errAt(a.pos, "named arguments (%s => ...) are not supported: pass them in order, %s(TABLE src, DESCRIPTOR(time_col), ...)", strings.ToUpper(a.text), fn)
+	}
 	var err error
 	if flink || p.peek().is("table") {
 		if _, err := p.keyword("table", "TABLE and the source or view as the first argument of "+fn); err != nil {
