@@ -299,6 +299,9 @@ func (p *parser) createSource(at pos, source bool) (*stmt, error) {
 	if len(s.cols) == 0 {
 		return nil, errAt(s.name.pos, "%s %s has no columns", what, s.name.name)
 	}
+	if t := p.peek(); t.is("partitioned") {
+		return nil, errAt(t.pos, "%s %s: PARTITIONED BY is not supported (a file sink writes one file, not partitions)", what, s.name.name)
+	}
 	w, err := p.keyword("with", "WITH (connector = ...) after the column list of "+s.name.name)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,9 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 			return nil, errAt(p.peek().pos, "%s JOIN is not supported: only inner joins (JOIN ... ON ...)", strings.ToUpper(kw))
 		}
 	}
+	if p.peek().op(",") {
+		return nil, errAt(p.peek().pos, "FROM a, b (a join written as a list, its condition in WHERE) is not supported: write FROM a JOIN b ON the condition")
+	}
 	if p.peek().is("join") {
 		p.next()
 		j, err := p.fromItem()
@@ -76,6 +79,9 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		s.onPos = on.pos
 		if s.on, err = p.expr(); err != nil {
 			return nil, err
+		}
+		if t := p.peek(); t.is("join") || t.is("inner") || t.is("left") || t.is("right") || t.is("full") || t.is("cross") {
+			return nil, errAt(t.pos, "a second JOIN: a query joins two inputs (join the first two in a view, and the view with the third)")
 		}
 	}
 	if p.peek().is("where") {
