@@ -266,6 +266,7 @@ func TestRunShAllPass(t *testing.T) {
 }
 
 func TestRunShFailuresAndTimeouts(t *testing.T) {
+	testenv.Long(t) // a whole run.sh each, forks by the hundred: CI runs them
 	t.Parallel()
 	dir, path := fakeBundle(t)
 	start := time.Now()
@@ -319,6 +320,7 @@ func TestRunShFailuresAndTimeouts(t *testing.T) {
 }
 
 func TestRunShBudgetQuickAndDryRun(t *testing.T) {
+	testenv.Long(t) // a whole run.sh each, forks by the hundred: CI runs them
 	t.Parallel()
 	dir, path := fakeBundle(t)
 
@@ -366,6 +368,7 @@ func TestRunShBudgetQuickAndDryRun(t *testing.T) {
 // the serial fraction (a summary's largest), a failed point marked; the
 // CPU variants (pinning, ingestion) follow it.
 func TestRunShScalingCurve(t *testing.T) {
+	testenv.Long(t) // a whole run.sh each, forks by the hundred: CI runs them
 	t.Parallel()
 	dir, path := fakeBundle(t)
 	code, stdout, r, _ := runSh(t, dir, path, []string{"WORKLOADS=ysb", "SIZES=262144 1048576", "REPS=1", "MODES=cpu",

@@ -21,6 +21,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/checkpoint"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // TestRunCheckpointMarkersLost: the topic of a Kafka output's epoch
@@ -104,6 +105,7 @@ func TestRunCheckpointMarkersLost(t *testing.T) {
 // never write the aborted rows again: the run refuses, naming both and
 // the directory, rather than lose them.
 func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
+	testenv.Long(t) // a broker, runs and restarts: CI runs it
 	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events", "out")
 	produced := produceCrashRecords(t, cluster.Addr, 30, 500)
@@ -140,6 +142,7 @@ func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
 // one output a checkpoint ahead, and the restart wrote that checkpoint's
 // rows in it again.
 func TestRunCheckpointTwoKafkaOutputs(t *testing.T) {
+	testenv.Long(t) // a broker, runs and restarts: CI runs it
 	t.Parallel()
 	cluster := kafkatest.Start(t, 2, "events", "counts_a", "counts_b")
 	const batches, perBatch = 30, 100
