@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,8 @@ func checkScope(fs *flag.FlagSet, forms []flagScope, at int) (err error) {
 // joinPinValue lets --pin take its value as the next argument, as in
 // "--pin false": --pin is a boolean flag (a bare --pin means true), which
 // the flag package never gives a separate value, so "false" would be left
-// as a stray argument.
+// as a stray argument. A word that is no value and no file ("--pin
+// maybe") is taken as its value too, for the flag's error to name --pin.
 func joinPinValue(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -103,7 +105,9 @@ func joinPinValue(args []string) []string {
 		}
 		if (a == "-pin" || a == "--pin") && i+1 < len(args) {
 			var p pinFlag
-			if p.Set(args[i+1]) == nil {
+			next := args[i+1]
+			_, statErr := os.Stat(next)
+			if p.Set(next) == nil || (statErr != nil && !strings.ContainsAny(next, "-./")) {
 				out = append(out, a+"="+args[i+1])
 				i++
 				continue

@@ -36,6 +36,16 @@ func TestPinValueAsSeparateArgument(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	assert.Equal(t, []string{"--pin=false", "x"}, joinPinValue([]string{"--pin", "false", "x"}))
 	assert.Equal(t, []string{"--", "--pin", "false"}, joinPinValue([]string{"--", "--pin", "false"}), "nothing after --")
+	// A word that is no value of --pin is its bad value, named as such,
+	// where it was an unexpected argument; a file after a bare --pin is
+	// the file.
+	code, _, stderr = cli(t, "bench", "cm1", "--pin", "maybe")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `invalid boolean value "maybe" for -pin: want true, false or auto`)
+	sqlFile := filepath.Join(t.TempDir(), "q")
+	require.NoError(t, os.WriteFile(sqlFile, nil, 0o644))
+	assert.Equal(t, []string{"--pin", sqlFile}, joinPinValue([]string{"--pin", sqlFile}))
+	assert.Equal(t, []string{"--pin", "q.sql"}, joinPinValue([]string{"--pin", "q.sql"}), "a file's name, missing or not")
 }
 
 func TestUnpinnedSummary(t *testing.T) {
