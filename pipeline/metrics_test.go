@@ -98,6 +98,26 @@ func TestMetricsRegistryAcrossRuns(t *testing.T) {
 	assert.EqualValues(t, -1, recordsIn(t, gatherFamilies(t, reg)))
 }
 
+// runLags runs prog on one worker, its metrics in a registry of
+// milliseconds (as saber-hx run --metrics-addr makes it), and returns each
+// query's saber_event_time_lag_seconds once it ended.
+func runLags(t *testing.T, prog *pipeline.Program) map[string]float64 {
+	t.Helper()
+	reg := metrics.NewRegistry(metrics.Options{})
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg})
+	require.NoError(t, err)
+	defer job.Close()
+	_, err = job.Run(context.Background())
+	require.NoError(t, err)
+	lags := map[string]float64{}
+	if mf := gatherFamilies(t, reg)["saber_event_time_lag_seconds"]; mf != nil {
+		for _, m := range mf.GetMetric() {
+			lags[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	return lags
+}
+
 // TestEventTimeLagFollowsTimeUnit: saber_event_time_lag_seconds reads the
 // watermark in its query's source's time_unit (and a view's reader in its
 // input's): with one unit for the registry (milliseconds) event times of
@@ -118,18 +138,7 @@ CREATE VIEW late AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(c, window_sta
 			for _, q := range []string{"c", "late"} {
 				require.NoError(t, prog.OnRows(q, func(*pipeline.Rows) error { return nil }))
 			}
-			reg := metrics.NewRegistry(metrics.Options{}) // milliseconds, as saber-hx run --metrics-addr makes it
-			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg})
-			require.NoError(t, err)
-			defer job.Close()
-			_, err = job.Run(context.Background())
-			require.NoError(t, err)
-			lags := map[string]float64{}
-			if mf := gatherFamilies(t, reg)["saber_event_time_lag_seconds"]; mf != nil {
-				for _, m := range mf.GetMetric() {
-					lags[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
-				}
-			}
+			lags := runLags(t, prog)
 			require.Contains(t, lags, "c")
 			require.Contains(t, lags, "late", "a view's reader")
 			for q, lag := range lags {
@@ -158,18 +167,7 @@ CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM r;
 CREATE VIEW c AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(v, p, INTERVAL '1' SECOND) GROUP BY window_start;`)
 	require.NoError(t, err)
 	require.NoError(t, prog.OnRows("c", func(*pipeline.Rows) error { return nil }))
-	reg := metrics.NewRegistry(metrics.Options{})
-	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}, Metrics: reg})
-	require.NoError(t, err)
-	defer job.Close()
-	_, err = job.Run(context.Background())
-	require.NoError(t, err)
-	lags := map[string]float64{}
-	if mf := gatherFamilies(t, reg)["saber_event_time_lag_seconds"]; mf != nil {
-		for _, m := range mf.GetMetric() {
-			lags[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
-		}
-	}
+	lags := runLags(t, prog)
 	require.Contains(t, lags, "c")
 	assert.InDelta(t, 0, lags["c"], 60, "the lag of processing times that are now")
 }

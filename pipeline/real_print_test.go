@@ -21,21 +21,7 @@ CREATE SOURCE src (ts BIGINT, f FLOAT, d DOUBLE) WITH (connector = 'go', format 
 CREATE VIEW a AS SELECT f, CAST(d AS REAL) AS c, CAST(f AS VARCHAR) AS s, f || '' AS s2, d, CAST(f AS DOUBLE) AS fd FROM src;
 CREATE VIEW m AS SELECT window_start, MAX(f) AS mx FROM TUMBLE(src, ts, INTERVAL '1' SECOND) GROUP BY window_start;`)
 	require.NoError(t, err)
-	require.NoError(t, prog.AttachReader("src", strings.NewReader("ts,f,d\n1000,0.1,0.1\n")))
-	got := map[string]string{}
-	for _, v := range []string{"a", "m"} {
-		require.NoError(t, prog.OnRows(v, func(rows *pipeline.Rows) error {
-			for i := range rows.Len() {
-				got[v] += string(rows.AppendCSV(nil, i))
-			}
-			return nil
-		}))
-	}
-	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
-	require.NoError(t, err)
-	defer job.Close()
-	_, err = job.Run(context.Background())
-	require.NoError(t, err)
+	got := csvRowsOf(t, prog, "ts,f,d\n1000,0.1,0.1\n", "a", "m")
 	assert.Equal(t, "0.1,0.1,0.1,0.1,0.1,0.10000000149011612\n", got["a"])
 	assert.Equal(t, "1000,0.1\n", got["m"])
 }
@@ -52,9 +38,21 @@ CREATE SOURCE src (ts BIGINT, s VARCHAR) WITH (connector = 'go', format = 'csv',
 CREATE VIEW two AS SELECT s, NULLIF(s, 'a') AS n FROM src;
 CREATE VIEW one AS SELECT s FROM src;`)
 	require.NoError(t, err)
-	require.NoError(t, prog.AttachReader("src", strings.NewReader("ts,s\n1,a\n2,\n3,\"\"\n")))
+	got := csvRowsOf(t, prog, "ts,s\n1,a\n2,\n3,\"\"\n", "two", "one")
+	assert.Equal(t, "a,\n\"\",\"\"\n\"\",\"\"\n", got["two"])
+	assert.Equal(t, "a\n\"\"\n\"\"\n", got["one"])
+	recs, err := csv.NewReader(strings.NewReader(got["one"])).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{{"a"}, {""}, {""}}, recs, "every row read back")
+}
+
+// csvRowsOf runs prog on one worker over input, its source src's text,
+// and returns the rows of each of views as CSV (Rows.AppendCSV).
+func csvRowsOf(t *testing.T, prog *pipeline.Program, input string, views ...string) map[string]string {
+	t.Helper()
+	require.NoError(t, prog.AttachReader("src", strings.NewReader(input)))
 	got := map[string]string{}
-	for _, v := range []string{"two", "one"} {
+	for _, v := range views {
 		require.NoError(t, prog.OnRows(v, func(rows *pipeline.Rows) error {
 			for i := range rows.Len() {
 				got[v] += string(rows.AppendCSV(nil, i))
@@ -67,9 +65,5 @@ CREATE VIEW one AS SELECT s FROM src;`)
 	defer job.Close()
 	_, err = job.Run(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, "a,\n\"\",\"\"\n\"\",\"\"\n", got["two"])
-	assert.Equal(t, "a\n\"\"\n\"\"\n", got["one"])
-	recs, err := csv.NewReader(strings.NewReader(got["one"])).ReadAll()
-	require.NoError(t, err)
-	assert.Equal(t, [][]string{{"a"}, {""}, {""}}, recs, "every row read back")
+	return got
 }
