@@ -305,7 +305,10 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	}
 	c.addPart(jq, name, sel.pos.line)
 	t.uses = append(t.uses, use)
-	r0 := &relation{name: jq.Name, schema: jq.Output, view: jq, source: rel.source, unitNs: rel.unitNs, timeName: rel.timeName, line: rel.line}
+	// The join's tuples are the stream's, filtered, as late as they: a
+	// window over them waits the stream's delay, rel's where rel is a
+	// view or the key part, whose source is none (watermarkDelay).
+	r0 := &relation{name: jq.Name, schema: jq.Output, view: jq, source: rel.source, unitNs: rel.unitNs, timeName: rel.timeName, line: rel.line, delay: rel.watermarkDelay()}
 	for _, s := range sc.cols {
 		r0.cols = append(r0.cols, s.col)
 	}

@@ -263,3 +263,39 @@ SELECT j.v, j.w, r.w AS w2 FROM TUMBLE(j, ts, INTERVAL '10' SECOND) JOIN TUMBLE(
 		assert.Equal(t, want, joinRows(t, p, data, a, task), "tasks of %d", task)
 	}
 }
+
+// TestLookupJoinAggregationKeepsTheWatermarkDelay: a window aggregation
+// over a lookup join waits the WATERMARK delay of the stream's source
+// also where the join reads a part (a view's tuples, or the key part
+// that computes an expression key): the tuple 4.5 s out of order, within
+// the delay, is counted, as without the join.
+func TestLookupJoinAggregationKeepsTheWatermarkDelay(t *testing.T) {
+	const ddl = `CREATE SOURCE s (ts BIGINT, k INT, v INT, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'stdin', format = 'csv');
+CREATE TABLE t (k BIGINT, name VARCHAR) WITH (connector = 'file', path = 't.csv', format = 'csv');
+CREATE VIEW sv AS SELECT * FROM s WHERE v > 0;
+`
+	// 1500 comes after 6000: 4.5 s out of order, within the delay
+	rows := [][]any{{1000, 1, 10}, {6000, 1, 60}, {1500, 1, 15}, {20000, 1, 200}}
+	for _, query := range []string{
+		"SELECT COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '2' SECOND) JOIN t ON s.k = t.k GROUP BY window_start",
+		"SELECT COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '2' SECOND) JOIN t ON s.k + 0 = t.k GROUP BY window_start",
+		"SELECT COUNT(*) AS n FROM TUMBLE(sv, ts, INTERVAL '2' SECOND) JOIN t ON sv.k = t.k GROUP BY window_start",
+		"SELECT name, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '2' SECOND) JOIN t ON s.k + 0 = t.k GROUP BY window_start, name",
+	} {
+		p := mustCompile(t, ddl+query)
+		last := p.Queries[len(p.Queries)-1]
+		require.NotNil(t, last.Spec.Query, query)
+		assert.Equal(t, int64(4999), last.Spec.Query.Window.Delay, "%s: the source's delay less 1 ms", query)
+		require.NoError(t, p.Table("t").Load(strings.NewReader("1,one\n")))
+		a := strview.NewArena(1 << 16)
+		data := map[string][]byte{"s": joinTuples(t, p.Source("s"), a, rows...)}
+		outs := runProgram(t, p, data, a, 1)
+		var got []string
+		for _, row := range outs[len(outs)-1].rows {
+			got = append(got, fmt.Sprintf("%d,%d", row.Start, row.Values[len(row.Values)-1].I))
+		}
+		assert.Equal(t, []string{"0,2", "6000,1", "20000,1"}, got, query)
+		assert.Zero(t, outs[len(outs)-1].counts.Late, query)
+		a.Free()
+	}
+}
