@@ -48,7 +48,9 @@ func compile(stmts []*stmt, env func(string) (string, bool)) (*Program, error) {
 	if err := expandOptions(stmts, env); err != nil {
 		return nil, err
 	}
-	renameLegacyOptions(stmts)
+	if err := renameLegacyOptions(stmts); err != nil {
+		return nil, err
+	}
 	c := &compiler{
 		prog:     &Program{},
 		names:    map[string]string{},

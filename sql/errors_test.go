@@ -69,6 +69,9 @@ func TestErrors(t *testing.T) {
 		{"SELECT a FROM s WHERE a = 99999999999999999999", 3, 27, "integer 99999999999999999999 out of the 64-bit range"},
 		{"!CREATE SOURCE x (ts BIGINT, a BLOB) WITH (connector = 'stdin')", 1, 31, "expected a type (INT, BIGINT, DOUBLE, DECIMAL(p, s), VARCHAR, TIMESTAMP(3), BOOLEAN, UUID, BYTES(n), ENUM(...), ...), found 'BLOB'"},
 		{"!CREATE SOURCE x (ts BIGINT, a BYTES(0)) WITH (connector = 'stdin')", 1, 37, "BYTES(0): the size must be in [1, 65536]"},
+		// an option under Flink's old name and its new one: the second was dropped unsaid
+		{"!CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'a.csv', 'path' = 'b.csv', 'format.type' = 'csv'); SELECT ts FROM x", 1, 95, "option path given twice: connector.path is Flink's old name of path"},
+		{"!CREATE TABLE x (ts BIGINT) WITH ('connector' = 'filesystem', 'connector.type' = 'filesystem', 'path' = 'a.csv'); SELECT ts FROM x", 1, 62, "option connector given twice: connector.type is Flink's old name of connector"},
 		{"!CREATE SOURCE x (ts BIGINT, a ENUM('v', 'v')) WITH (connector = 'stdin')", 1, 41, "ENUM label 'v' given twice"},
 		{"!CREATE SOURCE x (ts BIGINT) (connector = 'stdin')", 1, 29, "expected WITH (connector = ...) after the column list of x, found '('"},
 		{"!CREATE SOURCE x (ts BIGINT) WITH (connector 'stdin')", 1, 45, "expected '=' after the option connector, found 'stdin'"},

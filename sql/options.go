@@ -105,21 +105,33 @@ var legacyKeys = map[string]string{"connector.type": "connector", "connector.pat
 // renameLegacyOptions gives a WITH list written with 'connector.type' the
 // option names of today ('connector.properties.x' is 'properties.x');
 // options of the old descriptors that have no counterpart are left to be
-// refused by name.
-func renameLegacyOptions(stmts []*stmt) {
+// refused by name. An option given under both names is refused, as one
+// given twice is: the options read the first of them, and the other
+// would be dropped unsaid.
+func renameLegacyOptions(stmts []*stmt) error {
 	for _, st := range stmts {
 		if !slices.ContainsFunc(st.opts, func(o option) bool { return o.key == "connector.type" }) {
 			continue
 		}
 		for i := range st.opts {
 			o := &st.opts[i]
+			old := o.key
 			if k, ok := legacyKeys[o.key]; ok {
 				o.key = k
 			} else if rest, ok := strings.CutPrefix(o.key, "connector.properties."); ok {
 				o.key = "properties." + rest
 			}
+			if o.key != old {
+				for j := range st.opts {
+					if j != i && st.opts[j].key == o.key {
+						later := st.opts[max(i, j)]
+						return errAt(later.keyPos, "option %s given twice: %s is Flink's old name of %s", o.key, old, o.key)
+					}
+				}
+			}
 		}
 	}
+	return nil
 }
 
 var timeUnits = map[string]int64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
