@@ -39,7 +39,8 @@
 // SOURCE declares one; a 'filesystem' table that a query joins FOR
 // SYSTEM_TIME AS OF is static too. PRIMARY KEY ... NOT ENFORCED is
 // accepted and ignored (nothing is upserted). A file connector's path may
-// be a file:// URI, as Flink's are. A WITH list written with Flink's
+// be a file: URI of this machine, as Flink's are (file:///p,
+// file://localhost/p, file:/p). A WITH list written with Flink's
 // connector descriptors of before its version 1.11 ('connector.type' =
 // 'filesystem', 'connector.path', 'format.type', 'connector.topic',
 // 'connector.properties.*', as Nexmark's q13 declares its side input)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The SQL of Flink's and RisingWave's documentation that saber-hx refuses
@@ -158,4 +159,19 @@ func TestErrorsNexmarkForms(t *testing.T) {
 			assert.Equal(t, tc.col, e.Column, e.Caret(tc.text))
 		})
 	}
+}
+
+// TestFileURIPaths: a file connector's path may be a file: URI as Flink's
+// filesystem connector takes it (file:///p, file://localhost/p, Java's
+// file:/p); a file of another host is refused at the value.
+func TestFileURIPaths(t *testing.T) {
+	for uri, want := range map[string]string{"file:///tmp/a.csv": "/tmp/a.csv", "file://localhost/tmp/a.csv": "/tmp/a.csv", "file:/tmp/a.csv": "/tmp/a.csv", "/tmp/a.csv": "/tmp/a.csv", "a.csv": "a.csv"} {
+		p, err := Compile("CREATE TABLE t (ts BIGINT, k INT) WITH (connector = 'filesystem', path = '" + uri + "', format = 'csv');\nSELECT k FROM t;")
+		require.NoError(t, err, uri)
+		assert.Equal(t, want, p.Sources[0].Path, uri)
+	}
+	text := "CREATE SOURCE s (ts BIGINT) WITH (connector = 'file', path = 'file://nas/a.csv', format = 'csv')"
+	e := compileErr(t, text)
+	assert.Contains(t, e.Msg, "path = 'file://nas/a.csv': a file of another host")
+	assert.Equal(t, 62, e.Column, e.Caret(text))
 }

@@ -93,9 +93,24 @@ func (s *optionSet) all() map[string]string {
 	return m
 }
 
-// localPath is a file connector's path: a file:// URI's path (Flink's
-// filesystem connector takes URIs) or the path as it is.
-func localPath(v string) string { return strings.TrimPrefix(v, "file://") }
+// localPath is the path of a file connector's option o: a file: URI's
+// path (Flink's filesystem connector takes URIs: file:///p,
+// file://localhost/p and Java's file:/p) or the path as it is. A file
+// URI of another host is refused.
+func localPath(o option) (string, error) {
+	rest, ok := strings.CutPrefix(o.val, "file:")
+	switch {
+	case !ok:
+		return o.val, nil
+	case strings.HasPrefix(rest, "///") || strings.HasPrefix(rest, "//localhost/"):
+		return rest[strings.Index(rest[2:], "/")+2:], nil
+	case strings.HasPrefix(rest, "//"):
+		return "", errAt(o.valPos, "%s = '%s': a file of another host (only this machine's files are read or written: file:///path)", o.key, o.val)
+	case strings.HasPrefix(rest, "/"):
+		return rest, nil
+	}
+	return o.val, nil
+}
 
 // legacyKeys are the option names of Flink's connector descriptors
 // before its version 1.11 ('connector.type' = 'filesystem', as Nexmark's
@@ -161,7 +176,9 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			if err != nil {
 				return 0, 0, err
 			}
-			src.Path = localPath(p.val)
+			if src.Path, err = localPath(p); err != nil {
+				return 0, 0, err
+			}
 		}
 		if src.Format, err = s.oneOf("format", "binary", "binary", "csv", "json"); err != nil {
 			return 0, 0, err
@@ -266,7 +283,9 @@ func tableOptions(t *Table, st *stmt) error {
 	if err != nil {
 		return err
 	}
-	t.Path = localPath(p.val)
+	if t.Path, err = localPath(p); err != nil {
+		return err
+	}
 	if t.Format, err = s.oneOf("format", "csv", "csv", "json"); err != nil {
 		return err
 	}
@@ -309,7 +328,9 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		sk.Path = localPath(p.val)
+		if sk.Path, err = localPath(p); err != nil {
+			return nil, err
+		}
 	case "stdout":
 	case "kafka":
 		if valid, err = kafkaSink(sk, s, cols); err != nil {
