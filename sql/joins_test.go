@@ -1,9 +1,7 @@
 package sql
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -19,41 +17,14 @@ import (
 // compared with what Flink outputs for the same input.
 
 // joinTuples lays out rows of source src: each row its declared columns'
-// values in order, the event time first (int or int64 for integers and
-// times, float64 for floats, string, nil for NULL; an ENUM by its label).
+// values in order, the event time first (as putValues takes them).
 func joinTuples(t *testing.T, src *Source, a *strview.Arena, rows ...[]any) []byte {
 	t.Helper()
 	s := src.Schema
-	le := binary.LittleEndian
 	data := make([]byte, len(rows)*s.TupleSize)
 	for i, row := range rows {
-		tup := data[i*s.TupleSize : (i+1)*s.TupleSize]
 		require.Len(t, row, len(src.Columns), "row %d", i)
-		for k, v := range row {
-			at := src.Columns[k].Attr
-			b := tup[at.Offset : at.Offset+at.Size]
-			switch v := v.(type) {
-			case nil:
-				require.True(t, at.Nullable, at.Name)
-				at.SetNull(tup, true)
-			case int:
-				putInt(b, at, int64(v))
-			case int64:
-				putInt(b, at, v)
-			case float64:
-				le.PutUint64(b, math.Float64bits(v))
-			case string:
-				if labels := src.Columns[k].Labels; labels != nil {
-					code := slices.Index(labels, v)
-					require.GreaterOrEqual(t, code, 0, "%s is no label of %s", v, at.Name)
-					putInt(b, at, int64(code))
-					continue
-				}
-				strview.Put(b, []byte(v), a)
-			default:
-				t.Fatalf("value %v of %T", v, v)
-			}
-		}
+		putValues(t, src, a, data[i*s.TupleSize:(i+1)*s.TupleSize], 0, row)
 	}
 	return data
 }

@@ -3,6 +3,7 @@ package sql
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,46 +15,60 @@ import (
 
 // semTuples lays out rows of source src: row i's event time is
 // 1000+100*i ms, then its values for the columns after the event time in
-// their declared order (int64 or int for integers and times, float64 for
-// floats, bool, string, nil for NULL).
+// their declared order (as putValues takes them).
 func semTuples(t *testing.T, src *Source, a *strview.Arena, rows ...[]any) []byte {
 	t.Helper()
 	s := src.Schema
-	le := binary.LittleEndian
 	data := make([]byte, len(rows)*s.TupleSize)
 	for i, row := range rows {
 		tup := data[i*s.TupleSize : (i+1)*s.TupleSize]
-		le.PutUint64(tup, uint64(1000+100*i))
+		binary.LittleEndian.PutUint64(tup, uint64(1000+100*i))
 		require.Len(t, row, len(src.Columns)-1, "row %d", i)
-		for k, v := range row {
-			at := src.Columns[k+1].Attr
-			b := tup[at.Offset : at.Offset+at.Size]
-			switch v := v.(type) {
-			case nil:
-				require.True(t, at.Nullable, at.Name)
-				at.SetNull(tup, true)
-			case int:
-				putInt(b, at, int64(v))
-			case int64:
-				putInt(b, at, v)
-			case float64:
-				if at.Type == query.Float32 {
-					le.PutUint32(b, math.Float32bits(float32(v)))
-				} else {
-					le.PutUint64(b, math.Float64bits(v))
-				}
-			case bool:
-				if v {
-					le.PutUint32(b, 1)
-				}
-			case string:
-				strview.Put(b, []byte(v), a)
-			default:
-				t.Fatalf("value %v of %T", v, v)
-			}
-		}
+		putValues(t, src, a, tup, 1, row)
 	}
 	return data
+}
+
+// putValues writes row's values into tuple tup of source src, value k
+// into column first+k: int64 or int for integers and times, float64 for
+// floats, bool, string (an ENUM's by its label), nil for NULL.
+func putValues(t *testing.T, src *Source, a *strview.Arena, tup []byte, first int, row []any) {
+	t.Helper()
+	le := binary.LittleEndian
+	for k, v := range row {
+		col := src.Columns[first+k]
+		at := col.Attr
+		b := tup[at.Offset : at.Offset+at.Size]
+		switch v := v.(type) {
+		case nil:
+			require.True(t, at.Nullable, at.Name)
+			at.SetNull(tup, true)
+		case int:
+			putInt(b, at, int64(v))
+		case int64:
+			putInt(b, at, v)
+		case float64:
+			if at.Type == query.Float32 {
+				le.PutUint32(b, math.Float32bits(float32(v)))
+			} else {
+				le.PutUint64(b, math.Float64bits(v))
+			}
+		case bool:
+			if v {
+				le.PutUint32(b, 1)
+			}
+		case string:
+			if col.Labels != nil {
+				code := slices.Index(col.Labels, v)
+				require.GreaterOrEqual(t, code, 0, "%s is no label of %s", v, at.Name)
+				putInt(b, at, int64(code))
+				continue
+			}
+			strview.Put(b, []byte(v), a)
+		default:
+			t.Fatalf("value %v of %T", v, v)
+		}
+	}
 }
 
 func putInt(b []byte, at query.Attribute, v int64) {
