@@ -66,12 +66,15 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	if _, ok := tableCol(on.l); ok {
 		streamSide, tableSide = on.r, on.l
 	}
+	notStreamAndTable := func() error {
+		return errAt(on.pos, "ON must compare a column of the stream (or an expression of them) with a column of table %s", t.Name)
+	}
 	b, ok := tableCol(tableSide)
 	if !ok {
 		if _, err := sc.resolve(tableSide); tableSide.kind == eCol && err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, errAt(on.pos, "ON must compare a column of the stream (or an expression of them) with a column of table %s", t.Name)
+		return nil, nil, notStreamAndTable()
 	}
 	var a scol
 	if streamSide.kind == eCol {
@@ -80,7 +83,7 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 			return nil, nil, err
 		}
 		if a.side == sideTable {
-			return nil, nil, errAt(on.pos, "ON must compare a column of the stream (or an expression of them) with a column of table %s", t.Name)
+			return nil, nil, notStreamAndTable()
 		}
 	} else {
 		if err := streamOnly(streamSide, sc, t.Name); err != nil {
@@ -394,16 +397,7 @@ func (c *compiler) keyPart(name string, sel *selectStmt, rel *relation, sc *scop
 	col := out.cols[k]
 	out.cols = slices.Delete(out.cols, k, k+1)
 	if a, err := out.schema.Lookup(col.attr); err == nil && col.typ.kind == 0 {
-		switch {
-		case a.Logical == query.Time:
-			col.typ.kind = tyTimestamp
-		case a.Type == query.Int32:
-			col.typ.kind = tyInt
-		case a.Type == query.Int64:
-			col.typ.kind = tyBigint
-		case a.Type == query.String:
-			col.typ.kind = tyString
-		}
+		col.typ = outSQLType(a, nil) // a computed value's type is its attribute's
 	}
 	return out, col, nil
 }
