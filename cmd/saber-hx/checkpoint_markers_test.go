@@ -33,6 +33,7 @@ import (
 // restored the first run's checkpoint and wrote again every row of the
 // second.
 func TestRunCheckpointMarkersLost(t *testing.T) {
+	testenv.Long(t) // a broker, runs and restarts: CI runs it
 	t.Parallel()
 	cluster := kafkatest.Start(t, 2, "events", "counts")
 	sqlText := kafkaCountsSQL(cluster.Addr, "lost", "to_kafka", "counts")

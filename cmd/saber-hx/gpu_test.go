@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // The GPU path of the command line, on gpu's emulator (--gpu-emulate):
@@ -258,6 +259,7 @@ func decodeBench(t *testing.T, stdout string) benchOut {
 // emulator: in gpu mode the GPU runs their tasks; none falls back; every
 // output matches the reference evaluator.
 func TestBenchComputeHeavyEmulated(t *testing.T) {
+	testenv.Long(t) // four emulated GPU runs with validation: CI runs it
 	t.Parallel()
 	for _, w := range [][]string{{"select", "--predicates", "256"}, {"proj", "--attributes", "16", "--expr-depth", "8"}} {
 		for _, mode := range []string{"gpu", "hybrid"} {
