@@ -240,9 +240,16 @@ func TestBenchmarkWarmup(t *testing.T) {
 // windows for the benchmark's 10 s ones, both fail.
 func TestBenchmarkCatchesMissingWindows(t *testing.T) {
 	t.Parallel()
+	// The corruption shows only once the run reaches its second window: one
+	// tuple per millisecond puts it 10,000 tuples in, and a run too slow to
+	// get there (the race detector on a busy machine; CI's race run once
+	// ingested under the default's 100,000 in 100 ms and saw no mismatch)
+	// runs again for longer, rather than passing or failing by the clock.
+	sparse := DefaultGenConfig()
+	sparse.TuplesPerMs = 1
 	cfg := BenchConfig{
 		Engine:     engine.Config{Workers: 1, TaskSize: 1 << 16, BufferSize: 1 << 20},
-		Gen:        DefaultGenConfig(),
+		Gen:        sparse,
 		BundleSize: 1 << 20,
 		Duration:   100 * time.Millisecond,
 		Ingest:     engine.IngestProducer,
@@ -255,7 +262,14 @@ func TestBenchmarkCatchesMissingWindows(t *testing.T) {
 			}
 		}
 	}
-	res, err := RunBenchmark(context.Background(), cfg)
+	var res BenchResult
+	var err error
+	for ; cfg.Duration <= 5*time.Second; cfg.Duration *= 4 {
+		res, err = RunBenchmark(context.Background(), cfg)
+		if err != nil || res.Stats.Tuples > 2*WindowMs*uint64(sparse.TuplesPerMs) {
+			break
+		}
+	}
 	assert.ErrorIs(t, err, ErrMismatch)
 	assert.ErrorContains(t, err, "in no window emitted")
 	assert.False(t, res.Validated)
