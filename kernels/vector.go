@@ -83,6 +83,7 @@ const (
 	vIntern  // l's strings as their numbers in the query's Strings (NULL: 0)
 	vSplit   // SPLIT_INDEX(l, 'c', k) for a one-byte separator and k >= 0
 	vRegex   // REGEXP_EXTRACT(l, 'literal', k) for a literal group k
+	vMod     // MOD(l, c) of an integer l and a constant c (mul), by div
 )
 
 // compileExpr compiles e over schema s. Constants become registers filled
@@ -168,6 +169,9 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 		}
 		return v, nil
 	case query.Call:
+		if v, ok, err := modExpr(e, s); ok || err != nil {
+			return v, err
+		}
 		if v, ok, err := splitExpr(e, s); ok || err != nil {
 			return v, err
 		}
@@ -176,6 +180,32 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 		}
 	}
 	return compileRowExpr(e, s)
+}
+
+// modExpr compiles MOD(x, c) of an integer register x and a constant c
+// into x - (x / c) * c, the quotient by multiplication (divisor): one loop
+// over the register, where the row evaluator calls a closure per tuple and
+// the hardware's division costs tens of cycles. Truncated, as Go's % and
+// Java's: the result has x's sign. A c of 0 or -1 (NULL, the row
+// evaluator's) stays the row evaluator's.
+func modExpr(e query.Call, s *query.Schema) (*vexpr, bool, error) {
+	if e.Fn != "mod" || len(e.Args) != 2 {
+		return nil, false, nil
+	}
+	c, ok := e.Args[1].(query.IntConst)
+	if !ok || c.V == 0 || c.V == -1 {
+		return nil, false, nil
+	}
+	if t, err := query.TypeOf(e.Args[0], query.SchemaScope(s)); err != nil || t != query.IntValue {
+		return nil, false, nil
+	}
+	l, err := compileExpr(e.Args[0], s)
+	if err != nil || l.float || l.str {
+		return nil, false, err
+	}
+	v := &vexpr{kind: vMod, l: l, div: newDivisor(c.V), mul: c.V, nulls: l.nulls}
+	v.alloc()
+	return v, true, nil
 }
 
 // regexExpr compiles REGEXP_EXTRACT(x, 'pattern', k) of a literal group
@@ -384,6 +414,20 @@ func (v *vexpr) eval(data []byte, ts int, sel []int32) {
 		src, dst := v.l.ints, v.flts
 		for _, i := range sel {
 			dst[i] = float64(src[i])
+		}
+	case vMod:
+		v.l.eval(data, ts, sel)
+		x, c := v.l.ints, v.mul
+		if n := len(data) / ts; len(sel) == n {
+			v.div.divAll(v.ints[:n], x[:n])
+			for i, q := range v.ints[:n] {
+				v.ints[i] = x[i] - q*c
+			}
+		} else {
+			v.div.divSel(v.ints, x, sel)
+			for _, i := range sel {
+				v.ints[i] = x[i] - v.ints[i]*c
+			}
 		}
 	case vArith:
 		v.l.eval(data, ts, sel)
