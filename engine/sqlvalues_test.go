@@ -311,6 +311,16 @@ func sqlQueryJoined(t testing.TB, r *rand.Rand, s *query.Schema, a *strview.Aren
 		tab, vs := sqlTable(t, r, a, strs)
 		q.Join = &query.StaticJoin{Column: map[bool]string{true: "s", false: "n"}[strs], Table: tab, Values: vs}
 		if r.IntN(2) == 0 {
+			// The key computed by the lookup kernel (StaticJoin.Key): in
+			// place (affine), by the row evaluator, a string's.
+			keys := []query.Expr{query.Arith{Op: query.OpAdd, L: query.C("n"), R: query.Int(r.Int64N(40) - 20)},
+				query.Call{Fn: "mod", Args: []query.Expr{query.C("n"), query.Int(50)}}}
+			if strs {
+				keys = []query.Expr{query.Call{Fn: "lower", Args: []query.Expr{query.C("s")}}}
+			}
+			q.Join.Column, q.Join.Key = "", keys[r.IntN(len(keys))]
+		}
+		if r.IntN(2) == 0 {
 			q.Where = query.Or(query.IsNull{X: query.C("pop")}, query.Compare{Op: query.Gt, L: query.C("pop"), R: query.Int(r.Int64N(1e6))})
 		}
 		q.Project = []query.Projection{{Expr: query.C("city"), As: "p0"}, {Expr: query.C("pop"), As: "p1"}, {Expr: g.any(1), As: "p2"},

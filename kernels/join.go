@@ -146,6 +146,23 @@ func newJoinKey(t *joinTable, a query.Attribute) joinKey {
 	return k
 }
 
+// findComputed returns the ordinal of row i of the computed key's
+// register (an integer's little-endian bytes, as keyWords reads an
+// 8-byte key, or a string), or -1 for a NULL or missing key.
+func (k *joinKey) findComputed(key *vexpr, i int) int32 {
+	if key.nulls != nil && key.nulls[i] {
+		return -1
+	}
+	if k.width == 0 {
+		g, ok := k.t.strs[string(key.strs[i])]
+		if !ok {
+			return -1
+		}
+		return g
+	}
+	return k.t.lookup(uint64(key.ints[i]), 0)
+}
+
 // find returns the ordinal of the key of tuple t, or -1.
 func (k *joinKey) find(t []byte) int32 {
 	if k.at >= 0 && t[k.at]&k.bit != 0 {

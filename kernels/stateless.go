@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"unsafe"
@@ -42,6 +43,7 @@ type statelessKernel struct {
 	// the projection run over the matched tuples with their values
 	// appended (joined, the query's JoinedSchema).
 	join   *joinKey
+	key    *vexpr // a computed key (StaticJoin.Key), evaluated per chunk
 	values [][]byte
 	joined []byte
 	inTS   int // the input tuples' size (tupleSize is the joined ones')
@@ -56,11 +58,19 @@ func newStatelessKernel(p *Plan, q *query.Query, where *vpred) (*statelessKernel
 	k.out = out
 	in := q.JoinedSchema()
 	if j := q.Join; j != nil {
-		a, err := q.Schema.Lookup(j.Column)
-		if err != nil {
-			return nil, err
+		var jk joinKey
+		if j.Key != nil {
+			if k.key, err = compileExpr(j.Key, q.Schema); err != nil {
+				return nil, fmt.Errorf("join key %s: %w", j.Key, err)
+			}
+			jk = joinKey{t: p.join, width: j.Table.KeyWidth, at: -1}
+		} else {
+			a, err := q.Schema.Lookup(j.Column)
+			if err != nil {
+				return nil, err
+			}
+			jk = newJoinKey(p.join, a)
 		}
-		jk := newJoinKey(p.join, a)
 		k.join, k.values, k.inTS = &jk, j.Table.Values, q.Schema.TupleSize
 		k.tupleSize = in.TupleSize // WHERE and the projection read joined tuples
 	}
@@ -383,10 +393,20 @@ func (k *statelessKernel) processJoin(data []byte, r *window.TaskResult) {
 	n := len(data) / ts
 	for c0 := 0; c0 < n; c0 += chunk {
 		cn := min(chunk, n-c0)
+		cd := data[c0*ts : (c0+cn)*ts]
+		if k.key != nil {
+			sel, _ := selectRows(nil, k.sel, cd, ts)
+			k.key.eval(cd, ts, sel)
+		}
 		joined := k.joined[:0]
-		for i := c0; i < c0+cn; i++ {
-			t := data[i*ts : (i+1)*ts]
-			g := k.join.find(t)
+		for i := range cn {
+			t := cd[i*ts : (i+1)*ts]
+			var g int32
+			if k.key != nil {
+				g = k.join.findComputed(k.key, i)
+			} else {
+				g = k.join.find(t)
+			}
 			if g < 0 {
 				r.Unmatched++
 				continue

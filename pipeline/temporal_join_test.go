@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,5 +92,86 @@ ON MOD(B.auction, 10) = S.key;`
 			slices.Sort(got)
 			assert.Equal(t, want, got)
 		})
+	}
+}
+
+// TestLookupJoinKeyExpressions: the stream's side of a lookup join's ON as
+// an expression of each type: a string's (LOWER(name)) and an integer's,
+// computed by the lookup kernel, and a timestamp's, computed by a part
+// before the join. Rows are a plain Go join's at 1 and 2 workers.
+func TestLookupJoinKeyExpressions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// An empty CSV field of a VARCHAR is the empty string, a key too.
+	names := []string{"Paris", "LYON", "nice", "Ab", "Oslo!", ""}
+	keys := map[int]string{} // the table's key of each length
+	var side strings.Builder
+	for _, k := range []string{"paris", "lyon", "ab", ""} {
+		keys[len(k)] = k
+		at := time.UnixMilli(int64(len(k)) * 1000).UTC().Format("2006-01-02 15:04:05.000")
+		fmt.Fprintf(&side, "%s,%d,%s\n", k, len(k)*100, at)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "side.csv"), []byte(side.String()), 0o644))
+	r := rand.New(rand.NewPCG(5, 6))
+	var events strings.Builder
+	var names3k []string
+	for i := range 3000 {
+		n := names[r.IntN(len(names))]
+		names3k = append(names3k, n)
+		at := time.UnixMilli(int64(len(n))*1000 - 1000).UTC().Format("2006-01-02 15:04:05.000")
+		fmt.Fprintf(&events, "%d,%s,%s\n", i, n, at)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "e.csv"), []byte(events.String()), 0o644))
+	byLength := func(n string) (string, bool) {
+		k, ok := keys[len(n)]
+		return k, ok
+	}
+	for _, c := range []struct {
+		on    string
+		match func(name string) (string, bool) // the table's key that the row matches
+	}{
+		{"LOWER(B.name) = S.k", func(n string) (string, bool) {
+			k, ok := keys[len(n)]
+			return k, ok && k == strings.ToLower(n)
+		}},
+		{"CHAR_LENGTH(B.name) * 100 = S.n", byLength},
+		{"B.at + INTERVAL '1' SECOND = S.t", byLength},
+	} {
+		text := `CREATE TABLE e (ts BIGINT, name VARCHAR, at TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'filesystem', 'path' = '` + dir + `/e.csv', 'format' = 'csv');
+CREATE TABLE side_input (k VARCHAR, n BIGINT, t TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = '` + dir + `/side.csv', 'format' = 'csv');
+CREATE VIEW out AS SELECT B.ts, S.k FROM (SELECT *, PROCTIME() AS p FROM e) AS B
+JOIN side_input FOR SYSTEM_TIME AS OF B.p AS S ON ` + c.on + `;`
+		var want []string
+		for i, n := range names3k {
+			if k, ok := c.match(n); ok {
+				want = append(want, fmt.Sprintf("%d,%s", i, k))
+			}
+		}
+		slices.Sort(want)
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/w%d", c.on, w), func(t *testing.T) {
+				prog, err := pipeline.Compile("-e", text)
+				require.NoError(t, err)
+				var mu sync.Mutex
+				var got []string
+				require.NoError(t, prog.OnRows("out", func(rows *pipeline.Rows) error {
+					mu.Lock()
+					defer mu.Unlock()
+					for i := range rows.Len() {
+						got = append(got, rows.Text(i, 0)+","+rows.Text(i, 1))
+					}
+					return nil
+				}))
+				job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: w, TaskSize: 1 << 12}, Validate: true})
+				require.NoError(t, err)
+				defer job.Close()
+				sum, err := job.Run(context.Background())
+				require.NoError(t, err)
+				require.NotNil(t, sum.Validated)
+				assert.True(t, *sum.Validated, "the reference evaluator's rows")
+				slices.Sort(got)
+				assert.Equal(t, want, got)
+			})
+		}
 	}
 }

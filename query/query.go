@@ -434,11 +434,29 @@ type StaticTable struct {
 // projection read by their names as attributes after the input's
 // (JoinedSchema); As is then unused. A String attribute's view in a value
 // points to memory the table keeps for the query's life.
+//
+// Key, in a lookup join only, is the stream's key computed from the
+// input's attributes in place of a column (Column then empty): an integer
+// expression, matched with keys of 8 bytes (an integer's little-endian
+// bytes), or a string one, matched with string keys; a NULL key matches
+// nothing. The kernel computes it per chunk as it looks the keys up, where
+// a column of its own would take a pass over the stream before the join
+// (Nexmark's q13: ON mod(B.auction, 10000) = S.key).
 type StaticJoin struct {
 	Column string
+	Key    Expr
 	Table  *StaticTable
 	As     string
 	Values *Schema
+}
+
+// KeyText is the stream's side of the join as text: the column's name or
+// the key expression's.
+func (j *StaticJoin) KeyText() string {
+	if j.Key != nil {
+		return j.Key.String()
+	}
+	return j.Column
 }
 
 // JoinedSchema is what a lookup join's expressions read: the input's
@@ -459,6 +477,26 @@ func (q *Query) JoinedSchema() *Schema {
 		s.Attrs = append(s.Attrs, a)
 	}
 	return s
+}
+
+// validateKey refuses a computed key that the table's keys cannot match,
+// or one outside a lookup join.
+func (j *StaticJoin) validateKey(scope Scope, want string) error {
+	if j.Column != "" {
+		return fmt.Errorf("join: a key column %q and a key expression %s: set one", j.Column, j.Key)
+	}
+	if j.Values == nil {
+		return errors.New("join: a computed key is for a lookup join (Values)")
+	}
+	t, err := TypeOf(j.Key, scope)
+	if err != nil {
+		return fmt.Errorf("join: key %s: %w", j.Key, err)
+	}
+	switch {
+	case t == IntValue && j.Table.KeyWidth == 8, t == StringValue && j.Table.KeyWidth == 0:
+		return nil
+	}
+	return fmt.Errorf("join: key %s is %s; the table has %s (a computed key is an integer, of 8-byte keys, or a string)", j.Key, t, want)
 }
 
 // keyWidthOf is the width of the table keys a join column of attribute a
@@ -548,7 +586,7 @@ func (q *Query) Stateless() bool { return len(q.Aggregates) == 0 }
 // the lookup join's key; and every attribute where q passes its tuples on
 // whole (a stateless query without a projection) or hands them to a UDF.
 func (q *Query) Reads(name string) bool {
-	if q.UDF != nil || (q.Stateless() && len(q.Project) == 0) || (q.Join != nil && q.Join.Column == name) {
+	if q.UDF != nil || (q.Stateless() && len(q.Project) == 0) || (q.Join != nil && q.Join.Key == nil && q.Join.Column == name) {
 		return true
 	}
 	found := false
@@ -560,6 +598,9 @@ func (q *Query) Reads(name string) bool {
 	}
 	Walk(q.Where, find)
 	Walk(q.Having, find)
+	if q.Join != nil {
+		Walk(q.Join.Key, find)
+	}
 	for _, p := range q.Project {
 		Walk(p.Expr, find)
 	}
@@ -732,19 +773,25 @@ func (q *Query) validate() error {
 		return err
 	}
 	if j := q.Join; j != nil {
-		a, err := q.Schema.Lookup(j.Column)
-		if err != nil {
-			return fmt.Errorf("join: %w", err)
-		}
 		if j.Table == nil {
 			return errors.New("join: no table")
 		}
-		if w, ok := keyWidthOf(a); !ok || w != j.Table.KeyWidth {
-			want := fmt.Sprintf("keys of %d bytes", j.Table.KeyWidth)
-			if j.Table.KeyWidth == 0 {
-				want = "string keys"
+		want := fmt.Sprintf("keys of %d bytes", j.Table.KeyWidth)
+		if j.Table.KeyWidth == 0 {
+			want = "string keys"
+		}
+		if j.Key != nil {
+			if err := j.validateKey(SchemaScope(q.Schema), want); err != nil {
+				return err
 			}
-			return fmt.Errorf("join: column %q is %s of %d bytes; the table has %s", j.Column, a.Type, a.Size, want)
+		} else {
+			a, err := q.Schema.Lookup(j.Column)
+			if err != nil {
+				return fmt.Errorf("join: %w", err)
+			}
+			if w, ok := keyWidthOf(a); !ok || w != j.Table.KeyWidth {
+				return fmt.Errorf("join: column %q is %s of %d bytes; the table has %s", j.Column, a.Type, a.Size, want)
+			}
 		}
 		if err := j.Table.validate(); err != nil {
 			return fmt.Errorf("join: %w", err)

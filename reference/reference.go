@@ -254,6 +254,23 @@ func joinKeyOf(a query.Attribute, t []byte) (key string, ok bool, err error) {
 	return string(t[a.Offset : a.Offset+a.Size]), true, nil
 }
 
+// computedKeyOf is a computed join key's value over tuple t as the table
+// holds keys: an integer's 8 little-endian bytes, a string's bytes; ok
+// false for NULL.
+func computedKeyOf(e query.Expr, s *query.Schema, t []byte) (key string, ok bool, err error) {
+	v, err := Eval(e, s, t)
+	if err != nil || v.Null {
+		return "", false, err
+	}
+	switch v.kind() {
+	case IntKind:
+		return string(binary.LittleEndian.AppendUint64(nil, uint64(v.I))), true, nil
+	case StringKind:
+		return v.Str, true, nil
+	}
+	return "", false, fmt.Errorf("join key %s is %s", e, v.kind())
+}
+
 func evalStateless(q *query.Query, data []byte) (*Result, error) {
 	out, err := q.OutputSchema()
 	if err != nil {
@@ -282,8 +299,10 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 	var joinAttr query.Attribute
 	if q.Join != nil {
 		table = joinTable(q.Join)
-		if joinAttr, err = q.Schema.Lookup(q.Join.Column); err != nil {
-			return nil, fmt.Errorf("reference: query %q: join: %w", q.Name, err)
+		if q.Join.Key == nil {
+			if joinAttr, err = q.Schema.Lookup(q.Join.Column); err != nil {
+				return nil, fmt.Errorf("reference: query %q: join: %w", q.Name, err)
+			}
 		}
 	}
 	in := q.JoinedSchema()
@@ -295,6 +314,9 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 				// A lookup join: the tuple with its value after it, what
 				// WHERE and the projection read; the join comes first.
 				key, ok, err := joinKeyOf(joinAttr, t)
+				if q.Join.Key != nil {
+					key, ok, err = computedKeyOf(q.Join.Key, q.Schema, t)
+				}
 				if err != nil {
 					return err
 				}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // keyClass is how a join key's values match: "bytes" (UUID, BYTES(n):
@@ -77,6 +78,7 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		return nil, nil, notStreamAndTable()
 	}
 	var a scol
+	var keyExpr query.Expr // a key the lookup kernel computes (computedKey)
 	if streamSide.kind == eCol {
 		var err error
 		if a, err = sc.resolve(streamSide); err != nil {
@@ -89,12 +91,18 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 		if err := streamOnly(streamSide, sc, t.Name); err != nil {
 			return nil, nil, err
 		}
-		keyed, key, err := c.keyPart(name, sel, rel, sc, streamSide)
-		if err != nil {
+		var err error
+		if keyExpr, a, err = c.computedKey(rel, sc, streamSide); err != nil {
 			return nil, nil, err
 		}
-		rel, a = keyed, scol{qual: sq, col: key, side: sideLeft}
-		sc = &scope{cols: append(streamScope(rel, sq, sideLeft, ""), sc.cols[len(sc.cols)-len(t.Columns):]...)}
+		if keyExpr == nil {
+			keyed, key, err := c.keyPart(name, sel, rel, sc, streamSide)
+			if err != nil {
+				return nil, nil, err
+			}
+			rel, a = keyed, scol{qual: sq, col: key, side: sideLeft}
+			sc = &scope{cols: append(streamScope(rel, sq, sideLeft, ""), sc.cols[len(sc.cols)-len(t.Columns):]...)}
+		}
 	}
 	ka, kb := keyClass(a.col.typ), keyClass(b.col.typ)
 	aName := a.qual + "." + a.col.name
@@ -113,6 +121,9 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	}
 	key := b.tcol
 	keyAttr, _ := rel.schema.Lookup(a.col.attr)
+	if keyExpr != nil {
+		keyAttr = computedKeyAttr(a.col.typ)
+	}
 	keyWidth := keyAttr.Size
 	if ka == "string" {
 		keyWidth = 0
@@ -273,7 +284,10 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 			}
 		}
 	}
-	join := &query.StaticJoin{Column: a.col.attr, Values: vs, Table: &query.StaticTable{KeyWidth: keyWidth, ValueWidth: vs.TupleSize}}
+	join := &query.StaticJoin{Column: a.col.attr, Key: keyExpr, Values: vs, Table: &query.StaticTable{KeyWidth: keyWidth, ValueWidth: vs.TupleSize}}
+	if keyExpr != nil {
+		join.Column = ""
+	}
 	use := &tableUse{key: key, value: -1, keyAttr: keyAttr, values: values, schema: vs, t: join.Table}
 	joined := (&query.Query{Schema: rel.schema, Join: join}).JoinedSchema()
 	if !aggregating {
@@ -400,6 +414,40 @@ func (c *compiler) keyPart(name string, sel *selectStmt, rel *relation, sc *scop
 		col.typ = outSQLType(a, nil) // a computed value's type is its attribute's
 	}
 	return out, col, nil
+}
+
+// computedKey compiles the stream's side of a lookup join's ON, an
+// expression of the stream's columns, for the lookup kernel to compute as
+// it looks the keys up: an integer or a string (query.StaticJoin.Key). It
+// returns a nil key where the expression is of another type, which a part
+// before the join computes (keyPart), and the key as a column of the
+// stream's for the checks of the keys' types.
+func (c *compiler) computedKey(rel *relation, sc *scope, key *node) (query.Expr, scol, error) {
+	in := &input{rel: rel, sc: sc, schema: rel.schema}
+	v, err := c.expr(in.ctx("aggregates are not allowed in a join's ON"), key)
+	if err != nil {
+		return nil, scol{}, err
+	}
+	var typ sqlType
+	switch v.t {
+	case query.IntValue:
+		typ = sqlType{kind: tyBigint}
+	case query.StringValue:
+		typ = sqlType{kind: tyString}
+	default:
+		return nil, scol{}, nil
+	}
+	return v.e, scol{col: relCol{name: joinKeyName, typ: typ}, side: sideLeft}, nil
+}
+
+// computedKeyAttr is the attribute that a computed key of type typ
+// (computedKey) would be as a column: the table's keys are encoded as its
+// values (an integer's 8 little-endian bytes, a string's bytes).
+func computedKeyAttr(typ sqlType) query.Attribute {
+	if typ.kind == tyString {
+		return query.Attribute{Name: joinKeyName, Type: query.String, Size: strview.Size}
+	}
+	return query.Attribute{Name: joinKeyName, Type: query.Int64, Size: 8}
 }
 
 // withWhere is sel with WHERE where (nil: none), and term in the model's

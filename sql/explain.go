@@ -103,7 +103,7 @@ func (p *Program) Explain() string {
 					for i, a := range j.Values.Attrs {
 						names[i] = a.Name
 					}
-					fmt.Fprintf(&b, "  lookup join: %s with a table's %s, values %s\n", j.Column, keys, strings.Join(names, ", "))
+					fmt.Fprintf(&b, "  lookup join: %s with a table's %s, values %s\n", j.KeyText(), keys, strings.Join(names, ", "))
 				} else {
 					fmt.Fprintf(&b, "  join: %s with a table's %s, value as %s\n", j.Column, keys, j.As)
 				}
