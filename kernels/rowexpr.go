@@ -553,8 +553,8 @@ func castVal(v rval, from, to query.ValueType, real bool, sc *rowScratch) rval {
 	case query.FloatValue:
 		switch from {
 		case query.StringValue:
-			f, err := strconv.ParseFloat(string(trimSpaces(v.s)), 64)
-			if err != nil {
+			f, ok := parseDouble(v.s)
+			if !ok {
 				return rnull
 			}
 			return rval{f: f}

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -16,9 +17,9 @@ import (
 // NaN 0, out of range the nearest bound); integers and timestamps to one
 // another as milliseconds; booleans to integers 0 and 1, integers to
 // booleans x <> 0; anything to a string as text prints it; a string to a
-// number, a timestamp or a boolean by parsing it (a boolean from t, true,
-// y, yes, 1 or f, false, n, no, 0 in any case), NULL where it does not
-// parse.
+// number, a timestamp or a boolean by parsing it (a float as Java's
+// Double.parseDouble, parseFloat; a boolean from t, true, y, yes, 1 or f,
+// false, n, no, 0 in any case), NULL where it does not parse.
 func cast(v Value, to query.ValueType) (Value, error) {
 	if v.Null {
 		return Null(kindOf(to)), nil
@@ -165,11 +166,33 @@ func parseInt(s string) (int64, bool) {
 	return i, err == nil
 }
 
-// parseFloat reads a float in Go's syntax (strconv.ParseFloat: decimal or
-// hexadecimal, Inf, NaN); a number beyond the float range does not parse,
-// as an integer beyond int64's does not.
+// javaDouble is the syntax of Java's Double.parseDouble (its
+// FloatingDecimal.readJavaFormatString), which Flink's CAST to DOUBLE
+// calls, once characters up to U+0020 around it are trimmed: a sign,
+// then NaN or Infinity; or a decimal number with an optional exponent,
+// or a hexadecimal one with its binary exponent, then an optional f, F,
+// d or D. Its groups: the sign, NaN or Infinity, the number.
+var javaDouble = regexp.MustCompile(`^([+-]?)(?:(NaN|Infinity)|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)$`)
+
+// parseFloat reads a float as Java's Double.parseDouble does (javaDouble);
+// a number beyond the double's range is ±Infinity, one below its least
+// ±0, as Java's.
 func parseFloat(s string) (float64, bool) {
-	f, err := strconv.ParseFloat(trimSpaces(s), 64)
+	m := javaDouble.FindStringSubmatch(strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }))
+	switch {
+	case m == nil:
+		return 0, false
+	case m[2] == "NaN":
+		return math.NaN(), true
+	case m[2] == "Infinity" && m[1] == "-":
+		return math.Inf(-1), true
+	case m[2] == "Infinity":
+		return math.Inf(1), true
+	}
+	f, err := strconv.ParseFloat(m[1]+m[3], 64)
+	if errors.Is(err, strconv.ErrRange) {
+		err = nil // ±Inf past the range
+	}
 	return f, err == nil
 }
 

@@ -430,9 +430,10 @@ func TestCast(t *testing.T) {
 		{cast(S("1e3"), query.FloatValue), Float(1000)},
 		{cast(S("-0.125"), query.FloatValue), Float(-0.125)},
 		{cast(S("NaN"), query.FloatValue), Float(math.NaN())},
-		{cast(S("-inf"), query.FloatValue), Float(math.Inf(-1))},
-		{cast(S("1e400"), query.FloatValue), Null(FloatKind)}, // beyond the range, as for integers
-		{cast(S("-1e400"), query.FloatValue), Null(FloatKind)},
+		{cast(S("-Infinity"), query.FloatValue), Float(math.Inf(-1))},
+		{cast(S("-inf"), query.FloatValue), Null(FloatKind)},     // Java spells it Infinity
+		{cast(S("1e400"), query.FloatValue), Float(math.Inf(1))}, // beyond the range: Java's Double.parseDouble, as Flink's
+		{cast(S("-1e400"), query.FloatValue), Float(math.Inf(-1))},
 		{cast(S("1e-400"), query.FloatValue), Float(0)}, // below the smallest: rounds to 0, no error
 		{cast(S("0x1p-2"), query.FloatValue), Float(0.25)},
 		{cast(S("1.5x"), query.FloatValue), Null(FloatKind)},

@@ -303,7 +303,10 @@
 // WHEN c THEN v ... [ELSE e] END and CASE x WHEN v THEN r ... END; CAST(x
 // AS type) and TRY_CAST (the same: NULL where a string does not parse;
 // to a numeric type, VARCHAR, TIMESTAMP or BOOLEAN; an ENUM to VARCHAR is
-// its label; INT is cast as BIGINT); EXTRACT(unit FROM ts) (YEAR,
+// its label; INT is cast as BIGINT; a string to DOUBLE or REAL is read as
+// Java's Double.parseDouble reads it, as Flink's: NaN, Infinity and
+// -Infinity spelt so, a number past the range ±Infinity ('1e400' is
+// Infinity, not NULL), a d or f suffix taken); EXTRACT(unit FROM ts) (YEAR,
 // QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND);
 // SUBSTRING(s, start[, len]) and SUBSTRING(s FROM start [FOR len]);
 // TRIM([BOTH | LEADING | TRAILING] [' '] FROM s) (TRIM, LTRIM, RTRIM);

@@ -83,3 +83,37 @@ func TestCastStringToTimestampOneDigitFields(t *testing.T) {
 	_, out := semRun(t, src+`SELECT s, CAST(s AS TIMESTAMP(3)) AS t FROM e`, rows...)
 	assert.Equal(t, want, out[0])
 }
+
+// CAST(string AS DOUBLE) reads Java's Double.parseDouble syntax, as
+// Flink's (BinaryStringDataUtil.toDouble): a number past the double's
+// range is Infinity or -Infinity (it was NULL), NaN and Infinity are
+// spelt so, after an optional sign (Go's inf, nan, +Inf were read, +NaN
+// was not), an f, F, d or D suffix is taken, a '_' between digits is
+// not (Go's syntax took it), and characters up to U+0020 around the
+// number are ignored, tabs and newlines too; the kernels and the
+// reference agree (semRun checks them against each other). REAL rounds
+// the double to a float32.
+func TestCastStringToDoubleAsJava(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, s VARCHAR) WITH (connector = 'stdin', format = 'json');
+`
+	words := map[string][2]string{
+		"1e400": {"+Inf", "+Inf"}, "-1e400": {"-Inf", "-Inf"}, "1E+999999999999": {"+Inf", "+Inf"},
+		"0x1p99999": {"+Inf", "+Inf"}, "1e-400": {"0", "0"}, "-1e-400": {"-0", "-0"}, "1e39": {"1e+39", "+Inf"},
+		"NaN": {"NaN", "NaN"}, "+NaN": {"NaN", "NaN"}, "-NaN": {"NaN", "NaN"},
+		"Infinity": {"+Inf", "+Inf"}, "+Infinity": {"+Inf", "+Inf"}, "-Infinity": {"-Inf", "-Inf"},
+		"inf": {"NULL", "NULL"}, "+inf": {"NULL", "NULL"}, "Inf": {"NULL", "NULL"}, "INFINITY": {"NULL", "NULL"},
+		"nan": {"NULL", "NULL"}, "NAN": {"NULL", "NULL"}, "NaNd": {"NULL", "NULL"}, "Infinityf": {"NULL", "NULL"},
+		"1.5d": {"1.5", "1.5"}, "2F": {"2", "2"}, "-.5e1D": {"-5", "-5"}, "1.5dd": {"NULL", "NULL"}, "d": {"NULL", "NULL"},
+		"0x1p3": {"8", "8"}, "0X1.8P1d": {"3", "3"}, "0x.8p1": {"1", "1"}, "0x10": {"NULL", "NULL"}, "0x1_0p0": {"NULL", "NULL"},
+		"1_000": {"NULL", "NULL"}, "1e": {"NULL", "NULL"}, ".": {"NULL", "NULL"}, "1.": {"1", "1"}, ".5": {"0.5", "0.5"},
+		" 1.5\t": {"1.5", "1.5"}, "\n-2 ": {"-2", "-2"}, "- 2": {"NULL", "NULL"}, "": {"NULL", "NULL"}, "1e5 x": {"NULL", "NULL"},
+	}
+	var rows [][]any
+	var want [][]string
+	for w, d := range words {
+		rows = append(rows, []any{w})
+		want = append(want, []string{w, d[0], d[1]})
+	}
+	_, out := semRun(t, src+`SELECT s, CAST(s AS DOUBLE) AS d, CAST(s AS REAL) AS r FROM e`, rows...)
+	assert.Equal(t, want, out[0])
+}
