@@ -507,6 +507,21 @@ func rowCase(e query.Case, s *query.Schema) (rowFn, error) {
 }
 
 func rowCast(e query.Cast, s *query.Schema) (rowFn, error) {
+	if unit := e.Unit; e.To == query.TimeValue && unit > 1 {
+		// CAST AS TIMESTAMP(p), p < 3: the time floored to p digits
+		e.Unit = 0
+		x, err := rowCast(e, s)
+		if err != nil {
+			return nil, err
+		}
+		return func(t []byte, sc *rowScratch) rval {
+			v := x(t, sc)
+			if v.null {
+				return rnull
+			}
+			return rval{i: query.FloorUnit(v.i, unit)}
+		}, nil
+	}
 	from := typeIn(e.X, s)
 	x, err := rowOf(e.X, s)
 	if err != nil {

@@ -66,11 +66,42 @@ type NotExpr struct{ X Expr }
 // outputs print it), a string to a number or a time (NULL where it does
 // not parse), integers to times and back (milliseconds). Real (To
 // FloatValue only) is CAST AS REAL: the float rounded to the nearest
-// float32, and the value SQL's REAL (IsReal).
+// float32, and the value SQL's REAL (IsReal). Unit (To TimeValue only),
+// where above 1, floors the time to a multiple of Unit milliseconds: a
+// CAST to TIMESTAMP(p) with p < 3 keeps p digits of the fraction, as
+// Flink's (TimestampUnit); the other times are milliseconds, whatever
+// their precision.
 type Cast struct {
 	X    Expr
 	To   ValueType
 	Real bool
+	Unit int64
+}
+
+// TimestampUnit is Cast.Unit for a TIMESTAMP(p): 10^(3-p) milliseconds
+// for p < 3 (1000 for TIMESTAMP(0)), else 0 (milliseconds, kept).
+func TimestampUnit(p int) int64 {
+	u := int64(0)
+	if p < 3 {
+		u = 1
+		for ; p < 3; p++ {
+			u *= 10
+		}
+	}
+	return u
+}
+
+// FloorUnit is ms floored to a multiple of unit (Cast.Unit; 0 or 1 keeps
+// it): toward the past, before 1970 too.
+func FloorUnit(ms, unit int64) int64 {
+	if unit <= 1 {
+		return ms
+	}
+	r := ms % unit
+	if r < 0 {
+		r += unit
+	}
+	return ms - r
 }
 
 // Call is a scalar function (Funcs lists them) applied to Args.
@@ -142,6 +173,13 @@ func (e NotExpr) String() string { return "NOT (" + e.X.String() + ")" }
 func (e Cast) String() string {
 	if e.Real && e.To == FloatValue {
 		return "CAST(" + e.X.String() + " AS REAL)"
+	}
+	if e.To == TimeValue && e.Unit > 1 {
+		p := 3
+		for u := e.Unit; u > 1; u /= 10 {
+			p--
+		}
+		return "CAST(" + e.X.String() + " AS TIMESTAMP(" + strconv.Itoa(p) + "))"
 	}
 	return "CAST(" + e.X.String() + " AS " + castName(e.To) + ")"
 }
@@ -452,7 +490,9 @@ type Func struct {
 // sources read, or in Flink's CAST form, whose month, day, hour, minute
 // and second may have one digit: 2024-3-1 1:2:3, temporal.ParseCastTimestamp; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
 // no or 0, in any case, as Flink's), NULL where it does not parse. CAST AS
-// REAL (Cast.Real) rounds a float to the nearest float32.
+// REAL (Cast.Real) rounds a float to the nearest float32; CAST AS
+// TIMESTAMP(p) with p < 3 (Cast.Unit) floors the time to p digits of the
+// second's fraction.
 //
 // Comparisons of strings are byte-wise (code point order); LIKE is exact
 // (case-sensitive) over characters.

@@ -157,6 +157,11 @@ func (en env) eval(x query.Expr) (Value, error) {
 		if err == nil && e.Real && e.To == query.FloatValue && !v.Null {
 			v = Float(float64(float32(v.F))) // CAST AS REAL: the nearest float32
 		}
+		if u := e.Unit; err == nil && u > 1 && e.To == query.TimeValue && !v.Null {
+			// CAST AS TIMESTAMP(p), p < 3: p digits of the fraction, the
+			// time floored (toward the past) to a multiple of u ms
+			v = Time(v.I - ((v.I%u)+u)%u)
+		}
 		return v, err
 	case query.Call:
 		return en.call(e)

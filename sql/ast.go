@@ -65,6 +65,9 @@ type sqlType struct {
 	// rounds to.
 	decimal bool
 	scale   int
+	// unit: a TIMESTAMP(p) of p < 3, whose fraction a CAST to it floors
+	// to p digits: query.TimestampUnit(p); 0 keeps the milliseconds.
+	unit int64
 }
 
 type colDef struct {

@@ -305,7 +305,8 @@ func (c *compiler) cast(ctx *exprCtx, n *node) (val, error) {
 		return val{}, errAt(n.pos, "CAST(%s AS %s): %s does not convert to %s", exprText(n.l), n.typ, typeName(x), n.typ)
 	}
 	// CAST AS REAL rounds to a float32, and the value prints as one
-	var e query.Expr = query.Cast{X: x.e, To: to, Real: n.typ.kind == tyReal}
+	// CAST AS TIMESTAMP(p), p < 3, floors the fraction to p digits
+	var e query.Expr = query.Cast{X: x.e, To: to, Real: n.typ.kind == tyReal, Unit: n.typ.unit}
 	if n.typ.decimal {
 		// Flink's CAST to DECIMAL(p, s) rounds to s decimals, halves away
 		// from zero, as ROUND does (its precision p is not enforced).

@@ -60,7 +60,10 @@
 //	                                  a string of any length (n is accepted, not enforced), a 16-byte view (package strview)
 //	TIMESTAMP, TIMESTAMP(p), TIMESTAMP(p) WITHOUT TIME ZONE, TIMESTAMP_LTZ(p),
 //	TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMPTZ
-//	                                  int64 milliseconds since the epoch, UTC (query.Time): any precision 0-9 is stored as ms
+//	                                  int64 milliseconds since the epoch, UTC (query.Time): any precision 0-9 is stored as ms;
+//	                                  a CAST to TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p < 3 floors the time to p digits of
+//	                                  the second's fraction, as Flink's (toward the past before 1970 too, where Flink's cast
+//	                                  of a TIMESTAMP truncates its epoch milliseconds toward zero); it still prints as .000
 //	BOOLEAN, BOOL                     int32 0 or 1 (query.Boolean)
 //	UUID                              16 bytes
 //	BYTES(n)                          n bytes

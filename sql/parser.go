@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/saber-hx/saber-hx/query"
 )
 
 type parser struct {
@@ -476,7 +478,7 @@ func (p *parser) typ() (sqlType, error) {
 			p.next()
 			ltz = true
 		}
-		ty := sqlType{kind: tyTimestamp}
+		ty := sqlType{kind: tyTimestamp, unit: query.TimestampUnit(prec)}
 		switch {
 		case ltz:
 			ty.name = fmt.Sprintf("TIMESTAMP_LTZ(%d)", prec)

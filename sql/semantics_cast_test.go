@@ -117,3 +117,32 @@ func TestCastStringToDoubleAsJava(t *testing.T) {
 	_, out := semRun(t, src+`SELECT s, CAST(s AS DOUBLE) AS d, CAST(s AS REAL) AS r FROM e`, rows...)
 	assert.Equal(t, want, out[0])
 }
+
+// CAST(x AS TIMESTAMP(p)) with p < 3 keeps p digits of the second's
+// fraction, as Flink's: the time floored to a multiple of 10^(3-p)
+// milliseconds (it kept the milliseconds); before 1970 too (Flink's
+// DateTimeUtils.truncate truncates the epoch milliseconds toward zero
+// there, moving 1969-12-31 23:59:59.5 to 1970; its cast of a string
+// floors the fraction, as this does). TIMESTAMP_LTZ(p) alike; p of 3 or
+// more keeps the milliseconds. A string and an integer (milliseconds)
+// are cast to the time first.
+func TestCastToTimestampPrecision(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, t TIMESTAMP(3), s VARCHAR, i BIGINT) WITH (connector = 'stdin', format = 'json');
+`
+	_, out := semRun(t, src+`SELECT CAST(t AS TIMESTAMP(0)) AS p0, CAST(t AS TIMESTAMP(1)) AS p1, CAST(t AS TIMESTAMP(2)) AS p2,
+		CAST(t AS TIMESTAMP(3)) AS p3, CAST(t AS TIMESTAMP(6)) AS p6, CAST(t AS TIMESTAMP_LTZ(0)) AS l0,
+		CAST(t AS TIMESTAMP(0) WITH LOCAL TIME ZONE) AS w0, CAST(s AS TIMESTAMP(1)) AS s1, CAST(i AS TIMESTAMP(0)) AS i0,
+		CAST(CAST(t AS TIMESTAMP(0)) AS VARCHAR) AS v0, TRY_CAST(s AS TIMESTAMP(0)) AS s0 FROM e`,
+		[]any{int64(1709287201789), "2024-03-01 10:00:01.789", int64(1789)},
+		[]any{int64(-1), "1969-12-31 23:59:59.999", int64(-1)},
+		[]any{int64(-1500), "1969-12-31 23:59:58.5", int64(-1500)},
+		[]any{int64(2000), "1970-01-01 00:00:02", int64(2000)},
+		[]any{nil, "x", nil})
+	assert.Equal(t, [][]string{
+		{"1709287201000", "1709287201700", "1709287201780", "1709287201789", "1709287201789", "1709287201000", "1709287201000", "1709287201700", "1000", "2024-03-01 10:00:01.000", "1709287201000"},
+		{"-1000", "-100", "-10", "-1", "-1", "-1000", "-1000", "-100", "-1000", "1969-12-31 23:59:59.000", "-1000"},
+		{"-2000", "-1500", "-1500", "-1500", "-1500", "-2000", "-2000", "-1500", "-2000", "1969-12-31 23:59:58.000", "-2000"},
+		{"2000", "2000", "2000", "2000", "2000", "2000", "2000", "2000", "2000", "1970-01-01 00:00:02.000", "2000"},
+		{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"},
+	}, out[0])
+}
