@@ -495,8 +495,9 @@
 // their window starts run), with different windows, or over SESSION
 // windows; an aggregation over a window join with a sliding or ROWS
 // window, or over an interval join; a ROWS window over an
-// aggregation that runs as a lookup join; ORDER BY, LIMIT, UNION,
-// INTERSECT, EXCEPT; WITH (declare a view instead); SIMILAR TO and
+// aggregation that runs as a lookup join; ORDER BY, LIMIT, OFFSET, FETCH
+// FIRST | NEXT, UNION, INTERSECT, EXCEPT; VALUES (in FROM, as a query, or
+// after INSERT INTO: declare a table of the rows); WITH (declare a view instead); SIMILAR TO and
 // ILIKE; x::type (CAST(x AS type) is supported); DATE, TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
 // computed columns other than PROCTIME(); CAST to UUID, BYTES or ENUM;
 // EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters

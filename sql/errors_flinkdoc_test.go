@@ -120,6 +120,39 @@ func TestErrorsGroupByConstant(t *testing.T) {
 	})
 }
 
+// TestErrorsValuesOffsetFetch: Flink's VALUES (in FROM, as a statement,
+// after INSERT INTO), OFFSET n [ROWS] and FETCH FIRST|NEXT n ROWS ONLY
+// were syntax errors at the wrong token (VALUES as "expected SELECT",
+// OFFSET and FETCH read as FROM's alias and the token after them
+// blamed); each is refused at its construct, as LIMIT is, wherever a
+// query ends (after FROM, WHERE, GROUP BY, in a subquery or a view).
+func TestErrorsValuesOffsetFetch(t *testing.T) {
+	const values = "VALUES is not supported: a query reads a source, a table or a view (declare a table of the rows, connector = 'file')"
+	checkRefusals(t, []docRefusal{
+		{"SELECT * FROM (VALUES (1, 2), (3, 4)) AS v(a, b)", 3, 16, values},
+		{"SELECT a FROM s JOIN (VALUES (1)) AS v(x) ON s.a = v.x", 3, 23, values},
+		{"VALUES (1, 2)", 3, 1, values},
+		{"INSERT INTO t VALUES (1, 2)", 3, 15, values},
+		{"CREATE VIEW v AS VALUES (1)", 3, 18, values},
+		{"SELECT a FROM s FETCH FIRST 3 ROWS ONLY", 3, 17, "FETCH FIRST is not supported in a streaming query"},
+		{"SELECT a FROM s WHERE a > 1 FETCH NEXT 3 ROW ONLY", 3, 29, "FETCH NEXT is not supported in a streaming query"},
+		{"SELECT a FROM s OFFSET 5", 3, 17, "OFFSET is not supported in a streaming query"},
+		{"SELECT a FROM s [ROWS 4] OFFSET 5 ROWS FETCH FIRST 2 ROWS ONLY", 3, 26, "OFFSET is not supported in a streaming query"},
+		{"SELECT a, COUNT(*) FROM s [ROWS 4] GROUP BY a OFFSET 3", 3, 47, "OFFSET is not supported in a streaming query"},
+		{"SELECT a FROM (SELECT a FROM s OFFSET 3) AS x", 3, 32, "OFFSET is not supported in a streaming query"},
+		{"CREATE VIEW v AS SELECT a FROM s FETCH FIRST 1 ROW ONLY", 3, 34, "FETCH FIRST is not supported in a streaming query"},
+		// LIMIT as before: refused at LIMIT wherever it stands
+		{"SELECT a FROM s LIMIT 3 OFFSET 2", 3, 17, "LIMIT is not supported in a streaming query"},
+		{"SELECT a FROM (SELECT a FROM s LIMIT 3) AS x", 3, 32, "LIMIT is not supported in a streaming query"},
+		{"INSERT INTO t SELECT u, u FROM s LIMIT 1", 3, 34, "LIMIT is not supported in a streaming query"},
+	})
+	// still names, after AS or quoted
+	for _, q := range []string{"SELECT a AS fetch FROM s AS offset", "SELECT a AS \"values\" FROM s AS \"fetch\""} {
+		_, err := Compile(base + q)
+		assert.NoError(t, err, q)
+	}
+}
+
 // TestErrorsDoubleColonCast: RisingWave's x::INT was "unexpected
 // character ':'".
 func TestErrorsDoubleColonCast(t *testing.T) {

@@ -144,17 +144,21 @@ func (p *parser) statement() (*stmt, error) {
 		}
 		return nil, p.expected("SOURCE, TABLE, VIEW, SINK or FUNCTION after CREATE")
 	}
-	if err := p.refuseWith(); err != nil {
+	if err := p.refuseQueryStart(); err != nil {
 		return nil, err
 	}
 	return nil, p.expected("a statement (CREATE SOURCE, CREATE TABLE, CREATE VIEW, CREATE SINK, INSERT INTO or SELECT)")
 }
 
-// refuseWith refuses Flink's WITH name AS (SELECT ...) where a query
-// starts, which was a syntax error at WITH.
-func (p *parser) refuseWith() error {
-	if t := p.peek(); t.is("with") && p.peekAt(1).kind == tIdent {
+// refuseQueryStart refuses, where a query starts, Flink's WITH name AS
+// (SELECT ...) and VALUES (...), ..., which were syntax errors at WITH
+// and VALUES ("expected SELECT").
+func (p *parser) refuseQueryStart() error {
+	switch t := p.peek(); {
+	case t.is("with") && p.peekAt(1).kind == tIdent:
 		return errAt(t.pos, "WITH (a common table expression) is not supported: declare it as a view, CREATE VIEW name AS SELECT ..., before the query")
+	case t.is("values"):
+		return errAt(t.pos, "VALUES is not supported: a query reads a source, a table or a view (declare a table of the rows, connector = 'file')")
 	}
 	return nil
 }
@@ -222,7 +226,7 @@ func (p *parser) insert() (*stmt, error) {
 			break
 		}
 	}
-	if err := p.refuseWith(); err != nil {
+	if err := p.refuseQueryStart(); err != nil {
 		return nil, err
 	}
 	if !p.peek().is("select") {
@@ -618,7 +622,7 @@ func (p *parser) createView(at pos, kind stmtKind) (*stmt, error) {
 	if _, err := p.keyword("as", "AS SELECT ... after the "+what+"'s name"); err != nil {
 		return nil, err
 	}
-	if err := p.refuseWith(); err != nil {
+	if err := p.refuseQueryStart(); err != nil {
 		return nil, err
 	}
 	if !p.peek().is("select") {

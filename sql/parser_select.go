@@ -116,9 +116,13 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 			return nil, err
 		}
 	}
-	for _, kw := range []string{"order", "limit", "union", "intersect", "except"} {
-		if p.peek().is(kw) {
-			return nil, errAt(p.peek().pos, "%s is not supported in a streaming query", strings.ToUpper(kw))
+	for _, kw := range []string{"order", "limit", "offset", "fetch", "union", "intersect", "except"} {
+		if t := p.peek(); t.is(kw) {
+			what := strings.ToUpper(kw)
+			if kw == "fetch" && (p.peekAt(1).is("first") || p.peekAt(1).is("next")) {
+				what += " " + strings.ToUpper(p.peekAt(1).text) // FETCH FIRST | NEXT n ROWS ONLY
+			}
+			return nil, errAt(t.pos, "%s is not supported in a streaming query", what)
 		}
 	}
 	s.end = p.peek().pos
@@ -144,8 +148,9 @@ func (p *parser) refuseGroupingSets() error {
 
 // setOps are names that follow a query, never an alias without AS (a
 // name still, quoted or after AS): read as FROM's alias, INTERSECT and
-// EXCEPT left the SELECT after them blamed.
-var setOps = map[string]bool{"intersect": true, "except": true}
+// EXCEPT left the SELECT after them blamed, OFFSET n and FETCH FIRST n
+// ROWS ONLY the token after them.
+var setOps = map[string]bool{"intersect": true, "except": true, "offset": true, "fetch": true}
 
 // implicitAlias reports whether the next token is an alias without AS.
 func (p *parser) implicitAlias() bool {
@@ -164,7 +169,7 @@ func (p *parser) fromItem() (fromItem, error) {
 	case t.op("("):
 		// FROM (SELECT ...) [AS] alias: an anonymous view.
 		p.next()
-		if err := p.refuseWith(); err != nil {
+		if err := p.refuseQueryStart(); err != nil {
 			return f, err
 		}
 		if !p.peek().is("select") {
