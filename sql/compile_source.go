@@ -277,8 +277,15 @@ func (c *compiler) window(w windowSpec, rel *relation) (query.Window, bool, erro
 		if step > w.rows {
 			return query.Window{}, false, errAt(w.slidePos, "SLIDE %d is larger than ROWS %d (valid: 0 < slide <= size)", step, w.rows)
 		}
-		if rel.source != nil && rel.source.WatermarkDelay != 0 {
-			return query.Window{}, false, errAt(w.pos, "source %s has a watermark delay, in time: a ROWS window counts tuples, so it cannot honour it (drop the delay, or use a time window)", rel.name)
+		// A view that passes a delayed source's tuples on (filtered,
+		// projected, joined with a table) has the delay too: they come
+		// in the source's order, which the delay says is not time's.
+		if rel.watermarkDelay() != 0 {
+			what := "source " + rel.name
+			if rel.source == nil {
+				what = "view " + rel.name + " (its source's WATERMARK)"
+			}
+			return query.Window{}, false, errAt(w.pos, "%s has a watermark delay, in time: a ROWS window counts tuples, so it cannot honour it (drop the delay, or use a time window)", what)
 		}
 		return query.Window{Type: query.Rows, Size: w.rows, Slide: step}, true, nil
 	}

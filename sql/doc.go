@@ -253,7 +253,9 @@
 // still count it in those still open: a window is assembled from panes,
 // each whole or not at all); a ROWS window over a
 // source with a delay is refused (a delay in time cannot apply to counts
-// of tuples).
+// of tuples), and so is one over a view that passes such a source's
+// tuples on (filtered, projected, joined with a table), which has the
+// delay too.
 //
 // # Queries
 //

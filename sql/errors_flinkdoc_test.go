@@ -208,3 +208,34 @@ func TestFileURIPaths(t *testing.T) {
 	assert.Contains(t, e.Msg, "path = 'file://nas/a.csv': a file of another host")
 	assert.Equal(t, 62, e.Column, e.Caret(text))
 }
+
+// TestRowsWindowOverDelayedView: a ROWS window over a source with a
+// WATERMARK delay is refused (it counts tuples as they come, and cannot
+// wait a delay in time); over a view that passes the source's tuples on
+// (filtered, projected, a lookup join's), which time windows wait the
+// delay for, it was accepted. It is refused there too, at the window,
+// naming the view and its source's delay; a view of an aggregation,
+// whose rows come in window order, takes one.
+func TestRowsWindowOverDelayedView(t *testing.T) {
+	const src = "CREATE SOURCE d (ts TIMESTAMP(3), a INT, WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'stdin', format = 'json');\n"
+	const msg = "has a watermark delay, in time: a ROWS window counts tuples, so it cannot honour it (drop the delay, or use a time window)"
+	for _, tc := range []struct {
+		text      string
+		line, col int
+		msg       string
+	}{
+		{"SELECT COUNT(*) FROM d [ROWS 4]", 2, 24, "source d " + msg},
+		{"CREATE VIEW v AS SELECT * FROM d WHERE a > 1;\nSELECT COUNT(*) FROM v [ROWS 4]", 3, 24, "view v (its source's WATERMARK) " + msg},
+		{"CREATE VIEW v AS SELECT ts, a + 1 AS b FROM d;\nSELECT SUM(b) FROM v [ROWS 4 SLIDE 2]", 3, 22, "view v (its source's WATERMARK) " + msg},
+		{"CREATE VIEW v AS SELECT * FROM d;\nCREATE VIEW w AS SELECT ts, a FROM v WHERE a < 9;\nSELECT a, COUNT(*) FROM w [ROWS 4] GROUP BY a", 4, 27, "view w (its source's WATERMARK) " + msg},
+	} {
+		e := compileErr(t, src+tc.text)
+		assert.Equal(t, tc.line, e.Line, tc.text)
+		assert.Equal(t, tc.col, e.Column, tc.text)
+		assert.Contains(t, e.Msg, tc.msg, tc.text)
+	}
+	_, err := Compile(src + "CREATE VIEW v AS SELECT window_start, COUNT(*) AS n FROM TUMBLE(d, ts, INTERVAL '1' SECOND) GROUP BY window_start;\nSELECT SUM(n) FROM v [ROWS 4]")
+	assert.NoError(t, err)
+	_, err = Compile("CREATE SOURCE n (ts TIMESTAMP(3), a INT, WATERMARK FOR ts AS ts) WITH (connector = 'stdin', format = 'json');\nCREATE VIEW v AS SELECT * FROM n WHERE a > 1;\nSELECT COUNT(*) FROM v [ROWS 4]")
+	assert.NoError(t, err, "no delay")
+}
