@@ -96,6 +96,18 @@ type option struct {
 	// expanded: val is the text with its ${NAME} placeholders replaced,
 	// so its bytes are no longer the text's (positions in it are not).
 	expanded bool
+	// written is the name as the WITH list gives it where
+	// renameLegacyOptions renamed it (connector.path, read as path);
+	// "" where key is it.
+	written string
+}
+
+// name is the option's name as written, for errors.
+func (o option) name() string {
+	if o.written != "" {
+		return o.written
+	}
+	return o.key
 }
 
 // interval is INTERVAL 'n' unit, n in units of unitNs nanoseconds.

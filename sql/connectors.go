@@ -48,10 +48,10 @@ func (s *optionSet) brokerList(key string) ([]string, error) {
 		p := inValue(o, at+strings.Index(part, b))
 		at += len(part) + 1
 		if b == "" {
-			return nil, errAt(p, "%s = '%s': an empty broker (want host:port separated by commas)", key, o.val)
+			return nil, errAt(p, "%s = '%s': an empty broker (want host:port separated by commas)", o.name(), o.val)
 		}
 		if err := checkHostPort(b); err != "" {
-			return nil, errAt(p, "%s = '%s': broker '%s' %s", key, o.val, b, err)
+			return nil, errAt(p, "%s = '%s': broker '%s' %s", o.name(), o.val, b, err)
 		}
 		out = append(out, b)
 	}
@@ -83,12 +83,12 @@ func (s *optionSet) topicName(key string) (string, error) {
 	}
 	v := o.val
 	if len(v) > 249 || v == "." || v == ".." {
-		return "", errAt(o.valPos, "%s = '%s': not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)", key, v)
+		return "", errAt(o.valPos, "%s = '%s': not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)", o.name(), v)
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return "", errAt(inValue(o, i), "%s = '%s': character %q is not allowed in a Kafka topic name (valid: a-z A-Z 0-9 . _ -)", key, v, c)
+			return "", errAt(inValue(o, i), "%s = '%s': character %q is not allowed in a Kafka topic name (valid: a-z A-Z 0-9 . _ -)", o.name(), v, c)
 		}
 	}
 	return v, nil
@@ -102,7 +102,7 @@ func (s *optionSet) duration(key string, def time.Duration) (time.Duration, erro
 	}
 	d, err := time.ParseDuration(o.val)
 	if err != nil || d <= 0 {
-		return 0, errAt(o.valPos, "%s = '%s': want a positive duration such as '5s' or '250ms'", key, o.val)
+		return 0, errAt(o.valPos, "%s = '%s': want a positive duration such as '5s' or '250ms'", o.name(), o.val)
 	}
 	return d, nil
 }
@@ -155,7 +155,7 @@ func (s *optionSet) flinkStartup(src *Source) error {
 	o, ok := s.get(flinkStart)
 	if !ok {
 		if hasReset {
-			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets' (start says where a source begins without a committed offset)", flinkReset, flinkStart)
+			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets' (start says where a source begins without a committed offset)", reset.name(), s.nameOf(flinkStart))
 		}
 		return nil
 	}
@@ -166,13 +166,13 @@ func (s *optionSet) flinkStartup(src *Source) error {
 		// group committed (it still commits).
 		src.Start = strings.TrimSuffix(mode, "-offset")
 		if hasReset {
-			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets', not '%s'", flinkReset, flinkStart, o.val)
+			return errAt(reset.keyPos, "option %s applies to %s = 'group-offsets', not '%s'", reset.name(), o.name(), o.val)
 		}
 	case "group-offsets":
 		// From the group's committed offsets; without one, where
 		// properties.auto.offset.reset says, else the source fails.
 		if src.Group == "" {
-			return errAt(o.valPos, "%s = '%s' needs a consumer group (%s or group) whose committed offsets to begin at", flinkStart, o.val, flinkGroup)
+			return errAt(o.valPos, "%s = '%s' needs a consumer group (%s or group) whose committed offsets to begin at", o.name(), o.val, flinkGroup)
 		}
 		r, err := s.oneOf(flinkReset, "none", "earliest", "latest", "none")
 		if err != nil {
@@ -182,9 +182,9 @@ func (s *optionSet) flinkStartup(src *Source) error {
 			src.Start = r
 		}
 	case "timestamp", "specific-offsets":
-		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s): beginning at a timestamp or at given offsets is not supported", flinkStart, o.val, s.what, strings.Join(valid, ", "))
+		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s): beginning at a timestamp or at given offsets is not supported", o.name(), o.val, s.what, strings.Join(valid, ", "))
 	default:
-		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", flinkStart, o.val, s.what, strings.Join(valid, ", "))
+		return errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", o.name(), o.val, s.what, strings.Join(valid, ", "))
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 	valid = slices.Clone(kafkaSourceOptions)
 	for _, pair := range [][2]string{{"brokers", flinkBrokers}, {"group", flinkGroup}, {"start", flinkStart}, {"isolation_level", flinkIsolation}} {
 		if o, ok := s.get(pair[1]); ok && s.has(pair[0]) {
-			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", pair[0], pair[1])
+			return nil, 0, errAt(o.keyPos, "options %s and %s say the same: give one", s.nameOf(pair[0]), o.name())
 		}
 	}
 	if src.Brokers, err = s.brokerList(s.keyOr("brokers", flinkBrokers)); err != nil {
@@ -229,7 +229,7 @@ func kafkaSource(src *Source, s *optionSet) (valid []string, tupleSize int64, er
 	for _, key := range []string{"group", flinkGroup} {
 		if o, ok := s.get(key); ok {
 			if o.val == "" {
-				return nil, 0, errAt(o.valPos, "option %s is empty (leave it out to read without a consumer group)", key)
+				return nil, 0, errAt(o.valPos, "option %s is empty (leave it out to read without a consumer group)", o.name())
 			}
 			src.Group = o.val
 		}
@@ -298,7 +298,7 @@ func columnNames(cols []OutputColumn) string {
 func kafkaSink(sk *Sink, s *optionSet, cols []OutputColumn) (valid []string, err error) {
 	valid = slices.Clone(kafkaSinkOptions)
 	if o, ok := s.get(flinkBrokers); ok && s.has("brokers") {
-		return nil, errAt(o.keyPos, "options brokers and %s say the same: give one", flinkBrokers)
+		return nil, errAt(o.keyPos, "options brokers and %s say the same: give one", o.name())
 	}
 	if sk.Brokers, err = s.brokerList(s.keyOr("brokers", flinkBrokers)); err != nil {
 		return nil, err

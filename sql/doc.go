@@ -45,7 +45,8 @@
 // 'filesystem', 'connector.path', 'format.type', 'connector.topic',
 // 'connector.properties.*', as Nexmark's q13 declares its side input)
 // reads them as connector, path, format, topic and properties.*; their
-// other options are refused by name.
+// other options are refused by name, and an error names an option as the
+// list writes it ('connector.path', not path).
 //
 // # Types
 //

@@ -239,3 +239,45 @@ func TestRowsWindowOverDelayedView(t *testing.T) {
 	_, err = Compile("CREATE SOURCE n (ts TIMESTAMP(3), a INT, WATERMARK FOR ts AS ts) WITH (connector = 'stdin', format = 'json');\nCREATE VIEW v AS SELECT * FROM n WHERE a > 1;\nSELECT COUNT(*) FROM v [ROWS 4]")
 	assert.NoError(t, err, "no delay")
 }
+
+// TestLegacyOptionErrorsNameWrittenOption: a WITH list of Flink's
+// descriptors of before 1.11 ('connector.type', 'connector.path',
+// 'format.type', 'connector.topic', 'connector.properties.*') is read
+// under the new names, but an error about one of its options named the
+// new name (path, format, properties.sasl.mechanism), which the text does
+// not hold; it names the option as written, at it.
+func TestLegacyOptionErrorsNameWrittenOption(t *testing.T) {
+	const kafka = "CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'kafka', 'connector.topic' = 't', 'connector.properties.bootstrap.servers' = 'b:9092'"
+	for _, tc := range []struct {
+		text string
+		col  int
+		msg  string
+	}{
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'file://nas/a.csv', 'format.type' = 'csv'); SELECT ts FROM x", 86, "connector.path = 'file://nas/a.csv': a file of another host"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'a.csv', 'format.type' = 'xml'); SELECT ts FROM x", 111, "format.type = 'xml' is not valid for a file source (valid: binary, csv, json)"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = '', 'format.type' = 'csv'); SELECT ts FROM x", 86, "option connector.path is empty"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = '', 'connector.path' = 'a.csv'); SELECT ts FROM x", 53, "option connector.type is empty"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'a.csv', 'format.type' = 'json', 'header' = 'true'); SELECT ts FROM x", 119, "option header applies to format.type = 'csv', not 'json'"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'a.csv', 'format.type' = 'csv', 'connector.topic' = 't'); SELECT ts FROM x", 118, "unknown option connector.topic for a file source"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'stdin', 'connector.path' = 'a.csv'); SELECT ts FROM x", 62, "unknown option connector.path for a stdin source"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'kafka', 'connector.topic' = '', 'connector.properties.bootstrap.servers' = 'b:9092'); SELECT ts FROM x", 82, "option connector.topic is empty"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'kafka', 'connector.topic' = 'a b', 'connector.properties.bootstrap.servers' = 'b:9092'); SELECT ts FROM x", 84, "connector.topic = 'a b': character ' ' is not allowed"},
+		{"CREATE TABLE x (ts BIGINT) WITH ('connector.type' = 'kafka', 'connector.topic' = 't', 'connector.properties.bootstrap.servers' = 'b'); SELECT ts FROM x", 131, "connector.properties.bootstrap.servers = 'b': broker 'b' is not host:port"},
+		{kafka + ", 'connector.properties.sasl.mechanism' = 'PLAIN'); SELECT ts FROM x", 140, "option connector.properties.sasl.mechanism applies to properties.security.protocol 'SASL_PLAINTEXT' or 'SASL_SSL', not 'PLAINTEXT'"},
+		{kafka + ", 'connector.properties.security.protocol' = 'SASL_SSL', 'connector.properties.sasl.mechanism' = 'PLAIN'); SELECT ts FROM x", 183, "connector.properties.security.protocol = 'SASL_SSL' needs properties.sasl.username"},
+		{kafka + ", 'connector.properties.security.protocol' = 'BOGUS'); SELECT ts FROM x", 183, "connector.properties.security.protocol = 'BOGUS' is not valid"},
+		{kafka + ", 'connector.properties.group.id' = ''); SELECT ts FROM x", 174, "option connector.properties.group.id is empty"},
+		{kafka + ", 'connector.properties.auto.offset.reset' = 'earliest'); SELECT ts FROM x", 140, "option connector.properties.auto.offset.reset applies to scan.startup.mode = 'group-offsets'"},
+		{kafka + ", 'connector.properties.foo' = 'x'); SELECT ts FROM x", 140, "unknown option connector.properties.foo for a kafka source"},
+		{"CREATE SOURCE s (ts BIGINT) WITH (connector = 'stdin'); CREATE TABLE o (ts BIGINT) WITH ('connector.type' = 'filesystem', 'connector.path' = 'file://nas/o.csv', 'format.type' = 'csv'); INSERT INTO o SELECT ts FROM s", 142, "connector.path = 'file://nas/o.csv': a file of another host"},
+		{"CREATE SOURCE s (ts BIGINT) WITH (connector = 'stdin'); CREATE TABLE o (ts BIGINT) WITH ('connector.type' = 'print', 'connector.path' = 'o.csv'); INSERT INTO o SELECT ts FROM s", 118, "unknown option connector.path for a print sink"},
+		{"CREATE SOURCE s (ts BIGINT) WITH (connector = 'stdin'); CREATE TABLE o (ts BIGINT) WITH ('connector.type' = 'kafka', 'connector.topic' = 't', 'format.type' = 'xml', 'connector.properties.bootstrap.servers' = 'b:1'); INSERT INTO o SELECT ts FROM s", 159, "format.type = 'xml' is not valid for a kafka sink"},
+	} {
+		e := compileErr(t, tc.text)
+		assert.Contains(t, e.Msg, tc.msg, tc.text)
+		assert.Equal(t, tc.col, e.Column, e.Caret(tc.text))
+	}
+	// the new names are still named so
+	e := compileErr(t, "CREATE TABLE x (ts BIGINT) WITH ('connector' = 'filesystem', 'path' = 'a.csv', 'format' = 'xml'); SELECT ts FROM x")
+	assert.Contains(t, e.Msg, "format = 'xml' is not valid for a file source")
+}

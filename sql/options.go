@@ -22,6 +22,18 @@ func newOptions(what string, opts []option, withPos pos) *optionSet {
 	return &optionSet{what: what, opts: opts, withPos: withPos, used: map[string]bool{}}
 }
 
+// nameOf is option key as the WITH list names it, for errors: its old
+// name where renameLegacyOptions renamed it ('connector.path' for path),
+// else key (an option not given too).
+func (s *optionSet) nameOf(key string) string {
+	for _, o := range s.opts {
+		if o.key == key {
+			return o.name()
+		}
+	}
+	return key
+}
+
 func (s *optionSet) get(key string) (option, bool) {
 	for _, o := range s.opts {
 		if o.key == key {
@@ -41,7 +53,7 @@ func (s *optionSet) oneOf(key, def string, valid ...string) (string, error) {
 	}
 	v := strings.ToLower(o.val)
 	if !slices.Contains(valid, v) {
-		return "", errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", key, o.val, s.what, strings.Join(valid, ", "))
+		return "", errAt(o.valPos, "%s = '%s' is not valid for %s (valid: %s)", o.name(), o.val, s.what, strings.Join(valid, ", "))
 	}
 	return v, nil
 }
@@ -52,7 +64,7 @@ func (s *optionSet) required(key, hint string) (option, error) {
 		return o, errAt(s.withPos, "%s needs the option %s (%s)", s.what, key, hint)
 	}
 	if o.val == "" {
-		return o, errAt(o.valPos, "option %s is empty", key)
+		return o, errAt(o.valPos, "option %s is empty", o.name())
 	}
 	return o, nil
 }
@@ -69,7 +81,7 @@ func (s *optionSet) positive(key string, max int64) (int64, bool, error) {
 	}
 	v, err := strconv.ParseInt(o.val, 10, 64)
 	if err != nil || v <= 0 || v > max {
-		return 0, false, errAt(o.valPos, "%s = '%s': must be an integer in [1, %d]", key, o.val, max)
+		return 0, false, errAt(o.valPos, "%s = '%s': must be an integer in [1, %d]", o.name(), o.val, max)
 	}
 	return v, true, nil
 }
@@ -78,7 +90,7 @@ func (s *optionSet) positive(key string, max int64) (int64, bool, error) {
 func (s *optionSet) rest(valid ...string) error {
 	for _, o := range s.opts {
 		if !s.used[o.key] {
-			return errAt(o.keyPos, "unknown option %s for %s (valid: %s)", o.key, s.what, strings.Join(valid, ", "))
+			return errAt(o.keyPos, "unknown option %s for %s (valid: %s)", o.name(), s.what, strings.Join(valid, ", "))
 		}
 	}
 	return nil
@@ -105,7 +117,7 @@ func localPath(o option) (string, error) {
 	case strings.HasPrefix(rest, "///") || strings.HasPrefix(rest, "//localhost/"):
 		return rest[strings.Index(rest[2:], "/")+2:], nil
 	case strings.HasPrefix(rest, "//"):
-		return "", errAt(o.valPos, "%s = '%s': a file of another host (only this machine's files are read or written: file:///path)", o.key, o.val)
+		return "", errAt(o.valPos, "%s = '%s': a file of another host (only this machine's files are read or written: file:///path)", o.name(), o.val)
 	case strings.HasPrefix(rest, "/"):
 		return rest, nil
 	}
@@ -137,6 +149,7 @@ func renameLegacyOptions(stmts []*stmt) error {
 				o.key = "properties." + rest
 			}
 			if o.key != old {
+				o.written = old
 				for j := range st.opts {
 					if j != i && st.opts[j].key == o.key {
 						later := st.opts[max(i, j)]
@@ -187,13 +200,13 @@ func sourceOptions(src *Source, st *stmt) (unitNs int64, tupleSize int64, err er
 			return 0, 0, err
 		}
 		if o, ok := s.get("header"); ok && src.Format != "csv" {
-			return 0, 0, errAt(o.keyPos, "option header applies to format = 'csv', not '%s'", src.Format)
+			return 0, 0, errAt(o.keyPos, "option header applies to %s = 'csv', not '%s'", s.nameOf("format"), src.Format)
 		}
 		if src.Header, err = s.boolean("header"); err != nil {
 			return 0, 0, err
 		}
 		if o, ok := s.get("tuple_size"); ok && src.Format != "binary" {
-			return 0, 0, errAt(o.keyPos, "option tuple_size applies to format = 'binary'; for '%s' the compiler lays the tuple out", src.Format)
+			return 0, 0, errAt(o.keyPos, "option tuple_size applies to %s = 'binary'; for '%s' the compiler lays the tuple out", s.nameOf("format"), src.Format)
 		}
 		if tupleSize, _, err = s.positive("tuple_size", 1<<20); err != nil {
 			return 0, 0, err
@@ -290,7 +303,7 @@ func tableOptions(t *Table, st *stmt) error {
 		return err
 	}
 	if o, ok := s.get("header"); ok && t.Format != "csv" {
-		return errAt(o.keyPos, "option header applies to format = 'csv', not '%s'", t.Format)
+		return errAt(o.keyPos, "option header applies to %s = 'csv', not '%s'", s.nameOf("format"), t.Format)
 	}
 	if t.Header, err = s.boolean("header"); err != nil {
 		return err

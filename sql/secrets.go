@@ -124,15 +124,52 @@ func (s *optionSet) optionErrorAt(err error) error {
 	if !errors.As(err, &oe) {
 		return errAt(s.withPos, "%v", err)
 	}
+	msg := s.writtenNames(oe.Msg)
 	for _, o := range s.opts {
 		if o.key == oe.Option {
 			if oe.Value {
-				return errAt(o.valPos, "%s", oe.Msg)
+				return errAt(o.valPos, "%s", msg)
 			}
-			return errAt(o.keyPos, "%s", oe.Msg)
+			return errAt(o.keyPos, "%s", msg)
 		}
 	}
-	return errAt(s.withPos, "%s", oe.Msg)
+	return errAt(s.withPos, "%s", msg)
+}
+
+// writtenNames is msg, which names options by their keys, with the names
+// the WITH list gives them where renameLegacyOptions renamed them
+// (connector.properties.sasl.mechanism for properties.sasl.mechanism).
+func (s *optionSet) writtenNames(msg string) string {
+	nameByte := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	for _, o := range s.opts {
+		if o.written == "" {
+			continue
+		}
+		var b strings.Builder
+		for rest := msg; ; {
+			i := strings.Index(rest, o.key)
+			if i < 0 {
+				b.WriteString(rest)
+				break
+			}
+			end := i + len(o.key)
+			// a whole name: no name before it, and none after it (a
+			// '.' after it ends a sentence unless a name goes on)
+			whole := (i == 0 || !nameByte(rest[i-1]) && rest[i-1] != '.') &&
+				(end == len(rest) || !nameByte(rest[end]) && !(rest[end] == '.' && end+1 < len(rest) && nameByte(rest[end+1])))
+			b.WriteString(rest[:i])
+			if whole {
+				b.WriteString(o.written)
+			} else {
+				b.WriteString(o.key)
+			}
+			rest = rest[end:]
+		}
+		msg = b.String()
+	}
+	return msg
 }
 
 // getter reads options through s.get (which marks them taken).
