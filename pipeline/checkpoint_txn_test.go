@@ -49,6 +49,7 @@ func (s *txnSink) Abort(ctx context.Context) error {
 // such a slow start for an empty topic and restarted an output that stood
 // at a checkpoint from scratch, writing its rows twice).
 func TestCommittedEpoch(t *testing.T) {
+	t.Parallel()
 	cluster := kafkatest.Start(t, 3, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -72,6 +72,7 @@ func openYSB(t *testing.T, a YSBKafka, tuples int, o Options) *Job {
 // the run to the end of the topic, then ysb.Check: every window's count
 // in Redis is the oracle's over the log in the source's stream order.
 func TestYSBPipeline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		parts int
 		delay int64
