@@ -428,8 +428,10 @@
 // time finds the same rows. AS OF an event time (Flink's join with a
 // versioned table's history) is refused: a static table has no versions.
 // The stream's side of ON may be an expression of its columns (ON
-// MOD(s.auction, 10000) = t.key): a part before the join computes it
-// beside the columns the query reads.
+// MOD(s.auction, 10000) = t.key): an integer or string one the lookup
+// kernel computes as it looks the keys up; one of another type (a
+// timestamp's) a part before the join computes beside the columns the
+// query reads.
 //
 // A window join of two streams (the same window on both sides; where
 // their WATERMARK delays differ, its windows wait the longer) outputs
