@@ -117,7 +117,7 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	case a.col.typ.kind == tyEnum && b.col.typ.kind == tyEnum && !slices.Equal(a.col.typ.labels, b.col.typ.labels):
 		// The table is looked up by the stream's codes, which mean other
 		// labels in the table's.
-		return nil, nil, errAt(on.pos, "the join keys %s.%s (%s) and %s.%s (%s) are ENUMs of different labels: declare them alike", a.qual, a.col.name, a.col.typ, b.qual, b.col.name, b.col.typ)
+		return nil, nil, errAt(on.pos, "the join keys %s (%s) and %s.%s (%s) are ENUMs of different labels: declare them alike", aName, a.col.typ, b.qual, b.col.name, b.col.typ)
 	}
 	key := b.tcol
 	keyAttr, _ := rel.schema.Lookup(a.col.attr)
@@ -432,6 +432,11 @@ func (c *compiler) computedKey(rel *relation, sc *scope, key *node) (query.Expr,
 	switch v.t {
 	case query.IntValue:
 		typ = sqlType{kind: tyBigint}
+		if v.typ.kind == tyEnum {
+			// an ENUM's codes (COALESCE, CASE of ENUM columns): the
+			// table's ENUM must have its labels, as a column's must
+			typ = v.typ
+		}
 	case query.StringValue:
 		typ = sqlType{kind: tyString}
 	default:

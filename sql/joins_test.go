@@ -270,3 +270,32 @@ CREATE VIEW sv AS SELECT * FROM s WHERE v > 0;
 		a.Free()
 	}
 }
+
+// TestLookupJoinOnAComputedEnumKey: an ENUM expression of the stream
+// (COALESCE or CASE of an ENUM column) as a lookup join's key, which the
+// lookup kernel computes as the ENUM's codes, is checked against the
+// table's ENUM as the column is: refused where the labels differ (a code
+// of one is another label in the other: 'a' matched the table's 'b'),
+// naming the expression, and joined by label where they are alike.
+func TestLookupJoinOnAComputedEnumKey(t *testing.T) {
+	const src = `CREATE SOURCE l (ts BIGINT, e ENUM('a', 'b', 'c'), v INT) WITH (connector = 'stdin', format = 'csv');
+`
+	for _, on := range []string{"COALESCE(l.e, l.e) = t.e", "CASE WHEN l.v > 0 THEN l.e ELSE l.e END = t.e"} {
+		_, err := Compile(src + `CREATE TABLE t (e ENUM('b', 'a'), name VARCHAR) WITH (connector = 'file', path = 't.csv', format = 'csv');
+SELECT v, name FROM l JOIN t ON ` + on)
+		require.Error(t, err, on)
+		assert.Contains(t, err.Error(), "are ENUMs of different labels", on)
+		assert.Contains(t, err.Error(), "ENUM('a', 'b', 'c')", on)
+		assert.Contains(t, err.Error(), "ENUM('b', 'a')", on)
+		assert.NotContains(t, err.Error(), "$joinkey", on)
+
+		a := strview.NewArena(1 << 16)
+		p := mustCompile(t, src+`CREATE TABLE t (e ENUM('a', 'b', 'c'), name VARCHAR) WITH (connector = 'file', path = 't.csv', format = 'csv');
+SELECT v, name FROM l JOIN t ON `+on)
+		require.NoError(t, p.Table("t").Load(strings.NewReader("b,bee\nc,sea\n")))
+		data := map[string][]byte{"l": joinTuples(t, p.Source("l"), a,
+			[]any{1000, "a", 1}, []any{2000, "b", 2}, []any{3000, "c", 3}, []any{4000, nil, 4}, []any{5000, "b", 5})}
+		assert.Equal(t, []string{"2,bee", "3,sea", "5,bee"}, joinRows(t, p, data, a, 2), on)
+		a.Free()
+	}
+}
