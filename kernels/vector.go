@@ -186,14 +186,14 @@ func compileExpr(e query.Expr, s *query.Schema) (*vexpr, error) {
 // into x - (x / c) * c, the quotient by multiplication (divisor): one loop
 // over the register, where the row evaluator calls a closure per tuple and
 // the hardware's division costs tens of cycles. Truncated, as Go's % and
-// Java's: the result has x's sign. A c of 0 or -1 (NULL, the row
-// evaluator's) stays the row evaluator's.
+// Java's: the result has x's sign. MOD by 0 (0 there, where Java's %
+// throws) stays the row evaluator's.
 func modExpr(e query.Call, s *query.Schema) (*vexpr, bool, error) {
 	if e.Fn != "mod" || len(e.Args) != 2 {
 		return nil, false, nil
 	}
 	c, ok := e.Args[1].(query.IntConst)
-	if !ok || c.V == 0 || c.V == -1 {
+	if !ok || c.V == 0 {
 		return nil, false, nil
 	}
 	if t, err := query.TypeOf(e.Args[0], query.SchemaScope(s)); err != nil || t != query.IntValue {
