@@ -313,9 +313,13 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 			if q.Join != nil {
 				// A lookup join: the tuple with its value after it, what
 				// WHERE and the projection read; the join comes first.
-				key, ok, err := joinKeyOf(joinAttr, t)
+				var key string
+				var ok bool
+				var err error
 				if q.Join.Key != nil {
 					key, ok, err = computedKeyOf(q.Join.Key, q.Schema, t)
+				} else {
+					key, ok, err = joinKeyOf(joinAttr, t)
 				}
 				if err != nil {
 					return err
