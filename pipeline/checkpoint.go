@@ -455,7 +455,7 @@ func (c *checkpointer) take(streams []*engine.Stream) (err error) {
 	// aborted rows again. The files' parts are committed after them: a
 	// crash before restores this checkpoint (where the Kafka outputs
 	// committed it too), whose recovery commits the parts.
-	if len(c.j.txnSinks())+len(c.j.partsSinks()) > 0 && c.commitPause > 0 {
+	if len(c.j.txnSinks())+len(c.j.partsSinks())+len(c.j.dirSinks()) > 0 && c.commitPause > 0 {
 		fmt.Fprintf(c.stderr, "saber-hx: checkpoint %d: written, committing the outputs in %v\n", st.epoch, c.commitPause)
 		time.Sleep(c.commitPause)
 	}

@@ -86,7 +86,7 @@ func (c *checkpointer) recoverFiles() error {
 			s.w.Reset(s.parts)
 		}
 	}
-	return nil
+	return c.recoverPartitioned(epoch)
 }
 
 // preCommitFiles ends epoch's parts: written (the sinks are flushed) and
@@ -94,6 +94,14 @@ func (c *checkpointer) recoverFiles() error {
 func (c *checkpointer) preCommitFiles(epoch uint64) error {
 	for _, s := range c.j.partsSinks() {
 		if err := s.preCommit(epoch); err != nil {
+			return fmt.Errorf("checkpoint %d: %w", epoch, err)
+		}
+	}
+	for _, s := range c.j.dirSinks() {
+		s.mu.Lock()
+		err := s.part.part.PreCommit(epoch)
+		s.mu.Unlock()
+		if err != nil {
 			return fmt.Errorf("checkpoint %d: %w", epoch, err)
 		}
 	}
@@ -117,6 +125,11 @@ func (s *rowSink) preCommit(epoch uint64) error {
 func (c *checkpointer) commitFiles(epoch uint64) error {
 	for _, s := range c.j.partsSinks() {
 		if err := s.parts.Commit(epoch); err != nil {
+			return fmt.Errorf("checkpoint %d: %w", epoch, err)
+		}
+	}
+	for _, s := range c.j.dirSinks() {
+		if err := s.part.part.Commit(epoch); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", epoch, err)
 		}
 	}
@@ -145,7 +158,7 @@ func (j *Job) commitLastPart(s *rowSink) error {
 
 // interruptedNote is what run says of its files when a signal stopped it.
 func (j *Job) interruptedNote() string {
-	if len(j.partsSinks()) == 0 {
+	if len(j.partsSinks())+len(j.dirSinks()) == 0 {
 		return "interrupted: no output file written (those named keep their contents)"
 	}
 	return fmt.Sprintf("interrupted: the files' parts are committed up to checkpoint %d; the rows after it are not written "+

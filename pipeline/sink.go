@@ -44,7 +44,8 @@ type rowSink struct {
 	format string // "csv" or "json"
 	where  string // the file, "stdout", "kafka topic T" or "redis ADDR"
 	file   *sink.File
-	parts  *sink.Parts   // a file under --checkpoint-dir: a part per epoch
+	parts  *sink.Parts // a file under --checkpoint-dir: a part per epoch
+	part   *partitionedSink
 	w      *bufio.Writer // nil for kafka and redis
 	cols   []sinkColumn
 	size   int // output tuple size
@@ -224,6 +225,8 @@ func (s *rowSink) flush(ctx context.Context) error {
 		err = s.hash.Flush(ctx)
 	case s.ysbOut != nil:
 		err = s.ysbOut.Flush(ctx)
+	case s.part != nil:
+		err = s.part.part.Flush()
 	default:
 		err = s.w.Flush()
 	}
@@ -523,6 +526,8 @@ func (j *Job) openSinks() error {
 			if g != nil && err == nil {
 				g.outs = append(g.outs, s)
 			}
+		case q.Sink.Partition != nil:
+			s, err = j.openPartitionedSink(q, path, format)
 		case path == "-":
 			s, err = newRowSink(q, format, "stdout", sink.StdoutWriter(j.opts.Stdout), nil)
 		case j.ckpt != nil:
@@ -540,7 +545,11 @@ func (j *Job) openSinks() error {
 		}
 		s.bound = retry.flushBound()
 		j.sinks[i] = s
-		if s.w != nil {
+		if s.part != nil {
+			// The workers format the rows and their partitions, the
+			// ordered stage routes them.
+			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.partLines, Write: s.partWrite}
+		} else if s.w != nil {
 			// Lines of text: the workers format them, the ordered stage
 			// writes them.
 			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.lines, Write: s.write}
@@ -673,7 +682,7 @@ func openServiceSink(q *sql.Query, txn *txnGroup, retry sinkRetry) (*rowSink, er
 func (j *Job) commitSinks(files bool) error {
 	ctx := context.Background() // each sink bounds its own flush
 	for _, s := range j.sinks {
-		if s == nil || ((s.file != nil || s.parts != nil) && !files) {
+		if s == nil || ((s.file != nil || s.parts != nil || s.part != nil) && !files) {
 			continue
 		}
 		if s.txn != nil {
@@ -689,6 +698,11 @@ func (j *Job) commitSinks(files bool) error {
 		}
 		if s.parts != nil {
 			if err := j.commitLastPart(s); err != nil {
+				return err
+			}
+		}
+		if s.part != nil {
+			if err := j.finishPartitioned(s); err != nil {
 				return err
 			}
 		}
@@ -716,7 +730,7 @@ func (j *Job) holdRedis() {
 // files reports whether a query writes to a file.
 func (j *Job) files() bool {
 	for _, s := range j.sinks {
-		if s != nil && (s.file != nil || s.parts != nil) {
+		if s != nil && (s.file != nil || s.parts != nil || s.part != nil) {
 			return true
 		}
 	}
@@ -735,6 +749,11 @@ func (j *Job) abortSinks() {
 		}
 		if s.parts != nil {
 			if err := s.parts.Abort(); err != nil {
+				fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
+			}
+		}
+		if s.part != nil {
+			if err := s.part.part.Abort(); err != nil {
 				fmt.Fprintf(j.log, "saber-hx: warning: %v\n", err)
 			}
 		}

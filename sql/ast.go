@@ -35,6 +35,10 @@ type stmt struct {
 	table bool
 	// into: INSERT INTO name (cols): the columns named (none: all, in order).
 	into []ident
+	// partitionBy: CREATE TABLE ... PARTITIONED BY (cols), a filesystem
+	// sink's partition columns, in order; partPos is PARTITIONED's.
+	partitionBy []ident
+	partPos     pos
 }
 
 type typeKind uint8

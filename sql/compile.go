@@ -218,8 +218,12 @@ func (c *compiler) statement(s *stmt) error {
 			return c.source(s)
 		}
 		conn := strings.ToLower(optionValue(s.opts, "connector"))
+		sinkTable := c.targets[s.name.name] || conn == "blackhole" || conn == "print" || conn == "stdout" || conn == "redis"
+		if len(s.partitionBy) > 0 && !sinkTable {
+			return errAt(s.partPos, "table %s: PARTITIONED BY is for a filesystem sink table that INSERT INTO writes; %s is read (a source or a static table), and saber-hx reads no partitioned directories", s.name.name, s.name.name)
+		}
 		switch {
-		case c.targets[s.name.name] || conn == "blackhole" || conn == "print" || conn == "stdout" || conn == "redis":
+		case sinkTable:
 			return c.sinkTable(s)
 		case conn == "file" || (conn == "filesystem" && c.lookups[s.name.name]):
 			return c.table(s)

@@ -76,9 +76,17 @@ func (c *compiler) insert(s *stmt) error {
 			targets[i] = st.cols[k]
 		}
 	}
-	q, _, err := c.selectQuery(name, s.sel, false)
+	q, rel, err := c.selectQuery(name, s.sel, false)
 	if err != nil {
 		return err
+	}
+	// what a partitioned sink's watermark reads: the event times that
+	// the query's tuples carry, and the delay of the source they are
+	// passed on from
+	unit, stateless := q.TimeUnit, q.Spec.Join == nil && q.Spec.Query != nil && q.Spec.Query.Stateless() && q.Spec.Query.UDF == nil
+	var delay int64
+	if rel != nil {
+		delay = rel.watermarkDelay()
 	}
 	if len(q.Columns) != len(targets) {
 		return errAt(s.sel.pos, "INSERT INTO %s: the SELECT has %d columns, the table %d", name, len(q.Columns), len(targets))
@@ -177,6 +185,12 @@ func (c *compiler) insert(s *stmt) error {
 	q.Line = line
 	if q.Sink, err = sinkOptions(name, st, q.Columns); err != nil {
 		return err
+	}
+	if pt := q.Sink.Partition; pt != nil && pt.Trigger != "" {
+		if !stateless || unit == 0 {
+			return errAt(s.sel.pos, "INSERT INTO %s: %s = 'partition-time' reads the watermark from the event times of the rows, and this query's rows are not its source's tuples passed on (an aggregation, a join or a row window makes new ones): partition a query that filters and projects a source", name, optTrigger)
+		}
+		pt.WatermarkDelay, pt.TimeUnit = delay, unit
 	}
 	c.prog.Queries = append(c.prog.Queries, q)
 	return nil

@@ -331,6 +331,9 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 	s := newOptions("a "+sk.Connector+" sink", st.opts, st.withPos)
 	s.used["connector"] = true
 	valid := []string{"connector", "format"}
+	if len(st.partitionBy) > 0 && sk.Connector != "file" {
+		return nil, errAt(st.partPos, "table %s: PARTITIONED BY is for connector = 'filesystem' (a directory per partition), not '%s'", name, conn.val)
+	}
 	switch sk.Connector {
 	case "blackhole":
 		valid = valid[:1]
@@ -343,6 +346,16 @@ func sinkOptions(name string, st *stmt, cols []OutputColumn) (*Sink, error) {
 		}
 		if sk.Path, err = localPath(p); err != nil {
 			return nil, err
+		}
+		valid = append(valid, rollingOptions...)
+		if err := rollingPolicy(s); err != nil {
+			return nil, err
+		}
+		if len(st.partitionBy) > 0 {
+			valid = append(valid, partitionOptions...)
+			if sk.Partition, err = partitioning(st, s, cols); err != nil {
+				return nil, err
+			}
 		}
 	case "stdout":
 	case "kafka":

@@ -306,7 +306,31 @@ func (p *parser) createSource(at pos, source bool) (*stmt, error) {
 		return nil, errAt(s.name.pos, "%s %s has no columns", what, s.name.name)
 	}
 	if t := p.peek(); t.is("partitioned") {
-		return nil, errAt(t.pos, "%s %s: PARTITIONED BY is not supported (a file sink writes one file, not partitions)", what, s.name.name)
+		if source {
+			return nil, errAt(t.pos, "source %s: PARTITIONED BY is for a filesystem sink table (CREATE TABLE ... PARTITIONED BY (...) WITH ('connector' = 'filesystem', ...)), not a source", s.name.name)
+		}
+		p.next()
+		s.partPos = t.pos
+		if _, err := p.keyword("by", "BY after PARTITIONED"); err != nil {
+			return nil, err
+		}
+		if _, err := p.punct("(", "'(' and the partition columns after PARTITIONED BY"); err != nil {
+			return nil, err
+		}
+		for {
+			c, err := p.name("a partition column")
+			if err != nil {
+				return nil, err
+			}
+			s.partitionBy = append(s.partitionBy, c)
+			if !p.peek().op(",") {
+				break
+			}
+			p.next()
+		}
+		if _, err := p.punct(")", "',' or ')' after the partition column"); err != nil {
+			return nil, err
+		}
 	}
 	w, err := p.keyword("with", "WITH (connector = ...) after the column list of "+s.name.name)
 	if err != nil {

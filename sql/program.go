@@ -336,6 +336,39 @@ type Sink struct {
 	Fields      []string
 	Flush       time.Duration
 	Options     map[string]string
+	// Partition is a filesystem sink table's PARTITIONED BY and its
+	// partition options (nil: none): the rows go to a directory per
+	// partition under Path.
+	Partition *Partitioning
+}
+
+// Partitioning is how a filesystem sink table's rows are laid out in
+// directories, and when a partition is committed (Flink's filesystem
+// connector: PARTITIONED BY, partition.*, sink.partition-commit.*).
+type Partitioning struct {
+	// Columns are the partition columns' indexes in Query.Columns, in
+	// PARTITIONED BY's order; Names their names.
+	Columns []int
+	Names   []string
+	// DefaultName is partition.default-name: a NULL or empty value's
+	// directory value (Flink's __DEFAULT_PARTITION__).
+	DefaultName string
+	// Trigger is "" (partitions are not committed: no policy) or
+	// "partition-time": a partition is committed once the watermark is
+	// past its time (Pattern) plus Delay.
+	Trigger string
+	Delay   time.Duration
+	// Pattern is partition.time-extractor.timestamp-pattern ("$dt
+	// $hm:00"); "": the first partition column's value.
+	Pattern string
+	// SuccessFile is the name of the empty file that the success-file
+	// policy writes in a committed partition ("": no policy).
+	SuccessFile string
+	// WatermarkDelay is the WATERMARK delay, in TimeUnit, of the source
+	// whose tuples the query passes on: the sink's watermark is the
+	// largest event time of its rows less it.
+	WatermarkDelay int64
+	TimeUnit       time.Duration
 }
 
 // ColumnKind says where an output column's values are.

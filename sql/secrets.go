@@ -84,6 +84,7 @@ var knownOptions = sync.OnceValue(func() map[string]bool {
 	for _, list := range [][]string{
 		readerSourceOptions, {"path"}, generatorSourceOptions,
 		kafkaSourceOptions, kafkaSinkOptions, redisSinkOptions, {security.RedisAddr}, nexmark.OptionNames(),
+		rollingOptions, partitionOptions,
 	} {
 		for _, k := range list {
 			m[k] = true

@@ -1,0 +1,191 @@
+package pipeline
+
+// Partitioned filesystem outputs (CREATE TABLE ... PARTITIONED BY (...)
+// WITH ('connector' = 'filesystem', ...)): the workers format each row
+// (its partition's directory, its line of the other columns, its event
+// time) and the ordered stage routes the lines to their partitions'
+// files (sink.Partitioned), which commit partitions as the watermark
+// passes them.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/saber-hx/saber-hx/sink"
+	"github.com/saber-hx/saber-hx/sql"
+)
+
+// partitionedSink is a rowSink's partitioned output: part writes,
+// pcols are the partition columns, data formats the other columns.
+type partitionedSink struct {
+	part  *sink.Partitioned
+	pcols []sinkColumn
+	names []string
+	def   string
+	data  *rowSink
+	ts    sinkColumn // the event time, attribute 0 of the output tuple
+}
+
+// recHeader is the bytes before a row's directory and line in the
+// encoding that lines hands write: its event time (8), the length of
+// its directory (2) and of its line (4).
+const recHeader = 14
+
+// openPartitionedSink opens query q's partitioned output under path, a
+// directory: parts per checkpoint under --checkpoint-dir, else a file
+// per partition committed at the end of the run.
+func (j *Job) openPartitionedSink(q *sql.Query, path, format string) (*rowSink, error) {
+	pt := q.Sink.Partition
+	if path == "-" {
+		return nil, usagef("query %s: a partitioned table writes a directory per partition: its path cannot be stdout", q.Name)
+	}
+	cfg := sink.PartitionConfig{Dir: strings.TrimSuffix(path, "/"), Columns: pt.Names, Trigger: pt.Trigger != "", Pattern: pt.Pattern,
+		Delay: pt.Delay, SuccessFile: pt.SuccessFile, WatermarkDelay: pt.WatermarkDelay, Unit: pt.TimeUnit,
+		Checkpointed: j.ckpt != nil, Inputs: j.inputs()}
+	if cfg.Dir == "" {
+		cfg.Dir = "/"
+	}
+	p, err := sink.CreatePartitioned(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	s, err := newRowSink(q, format, path, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	ps := &partitionedSink{part: p, names: pt.Names, def: pt.DefaultName, ts: sinkColumn{attr: q.Output.Attrs[0]}}
+	data := &rowSink{q: q, format: format, where: s.where, size: s.size, keyCol: -1}
+	for i, c := range s.cols {
+		if idx := indexOf(pt.Columns, i); idx >= 0 {
+			continue
+		}
+		data.cols = append(data.cols, c)
+	}
+	for _, i := range pt.Columns {
+		ps.pcols = append(ps.pcols, s.cols[i])
+	}
+	ps.data = data
+	s.part = ps
+	return s, nil
+}
+
+func indexOf(xs []int, x int) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// partLines is the Spec.Encoded's Encode of a partitioned output: each
+// tuple as its event time, its partition's directory and its line (of
+// the columns that are not partition columns). Any worker runs it.
+func (s *rowSink) partLines(dst, tuples []byte) []byte {
+	ps := s.part
+	var scratch []byte
+	for off := 0; off+s.size <= len(tuples); off += s.size {
+		t := tuples[off : off+s.size]
+		n := len(dst)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(s.int(ps.ts, t)))
+		dst = append(dst, 0, 0, 0, 0, 0, 0)
+		for i, c := range ps.pcols {
+			if i > 0 {
+				dst = append(dst, '/')
+			}
+			null := c.attr.IsNull(t)
+			scratch = scratch[:0]
+			if !null {
+				scratch = s.text(scratch, c, t)
+			}
+			dst = sink.AppendPartitionSegment(dst, ps.names[i], scratch, null, ps.def)
+		}
+		rel := len(dst) - n - recHeader
+		dst = ps.data.row(dst, t)
+		line := len(dst) - n - recHeader - rel
+		if rel > math.MaxUint16 {
+			// a directory name past the file system's limits: the row's
+			// write reports it (an empty directory is refused)
+			dst = dst[:n+recHeader]
+			rel, line = 0, 0
+		}
+		binary.LittleEndian.PutUint16(dst[n+8:], uint16(rel))
+		binary.LittleEndian.PutUint32(dst[n+10:], uint32(line))
+	}
+	return dst
+}
+
+// partWrite is the Spec.Encoded's Write of a partitioned output: the
+// rows partLines made, in output order, each to its partition.
+func (s *rowSink) partWrite(enc []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(enc) >= recHeader {
+		ts := int64(binary.LittleEndian.Uint64(enc))
+		rel := int(binary.LittleEndian.Uint16(enc[8:]))
+		line := int(binary.LittleEndian.Uint32(enc[10:]))
+		enc = enc[recHeader:]
+		if err := s.part.part.WriteRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
+			return fmt.Errorf("write %s: %w", s.where, err)
+		}
+		enc = enc[rel+line:]
+	}
+	return nil
+}
+
+// dirSinks are the run's partitioned outputs.
+func (j *Job) dirSinks() []*rowSink {
+	var out []*rowSink
+	for _, s := range j.sinks {
+		if s != nil && s.part != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// finishPartitioned ends a partitioned output of a run that succeeded:
+// the rows after the last checkpoint committed (under checkpoints, in a
+// part that a run resumed from that checkpoint replaces), every
+// partition committed.
+func (j *Job) finishPartitioned(s *rowSink) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.part.part.Finish(); err != nil {
+		return fmt.Errorf("write %s: %w", s.where, err)
+	}
+	return nil
+}
+
+// recoverPartitioned settles the partitioned outputs on the checkpoint
+// the run resumes from (epoch; 0: none), as recoverFiles settles the
+// files: a directory whose partitions hold files of an earlier run is
+// refused where there is no checkpoint to resume them from.
+func (c *checkpointer) recoverPartitioned(epoch uint64) error {
+	for _, s := range c.j.dirSinks() {
+		p := s.part.part
+		if !c.fromDir || c.afresh {
+			have, err := sink.ExistingPartitions(p.Dir(), "")
+			if err != nil {
+				return err
+			}
+			if len(have) > 0 {
+				why := fmt.Sprintf("the checkpoint directory %s holds no checkpoint", c.dir.Path)
+				if c.afresh {
+					why = "the Kafka output has committed no checkpoint, so the run starts afresh"
+				}
+				return usagef("%s, but %s already holds the partitions of an earlier run (%d of them): "+
+					"resume that run with its checkpoint directory, or remove them to start afresh", why, p.Dir(), len(have))
+			}
+		}
+		note := func(format string, args ...any) {
+			fmt.Fprintf(c.stderr, "saber-hx: "+format+"\n", args...)
+		}
+		if err := p.Recover(epoch, c.epoch+1, note); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,639 @@
+package sink
+
+// # Partitioned outputs
+//
+// Partitioned writes the rows of a table PARTITIONED BY (a, b) under a
+// directory D as Flink's filesystem connector does (Hive's layout):
+// each row in D/a=<value>/b=<value>/, the value's text escaped as a path
+// (EscapePartitionValue), a NULL or empty value as the default name
+// (Flink's __DEFAULT_PARTITION__). The files of a partition hold its
+// rows, without the partition columns, and no header, so that "cat
+// D/a=x/b=y/data*" is the partition's rows.
+//
+// Without checkpoints each partition is one file, "data", written to a
+// hidden temporary file beside it and renamed at the end of a run that
+// succeeds (File); a failed or interrupted run leaves no data file. With
+// checkpoints each partition is written as Parts ("data.part-E", one per
+// epoch in which it had rows): pre-committed before a checkpoint,
+// committed once it is durable, settled on a restart (Recover).
+//
+// A partition is committed (the success-file policy writes an empty
+// file, SuccessFile, "_SUCCESS" by default, in its directory) when the
+// watermark is past its time plus the commit delay (Flink's
+// partition-time trigger: watermark > time + delay), and only once its
+// files are committed: under checkpoints at the commit of the first
+// checkpoint whose watermark (as the checkpoint was taken) is past it;
+// without checkpoints at the end of the run. At the end of a run every
+// partition is committed, as Flink commits every partition at the end
+// of a bounded input. A partition whose time cannot be read from its
+// values (the default partition, a value that is no date) is committed
+// only at the end of a run.
+//
+// The watermark is what the caller says with each row: its event time.
+// The sink's watermark is the largest event time written less the
+// source's watermark delay (PartitionConfig.WatermarkDelay), so that it
+// depends on the rows alone (the same files whatever the number of
+// workers or the timing), is never ahead of the engine's watermark (the
+// rows are the source's tuples, filtered, in the order of the input),
+// and lags it only where a filter drops rows.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PartitionConfig is a partitioned output's layout and commit rule.
+type PartitionConfig struct {
+	Dir     string   // the table's directory (path)
+	Columns []string // the partition columns, in PARTITIONED BY's order
+	// Pattern is the partition's time as text, $col standing for a
+	// partition column's value ("$dt $hm:00"), read as "yyyy-MM-dd
+	// HH:mm:ss" or "yyyy-MM-dd"; "": the first column's value. Trigger
+	// false: partitions are not committed (no policy).
+	Trigger bool
+	Pattern string
+	Delay   time.Duration // sink.partition-commit.delay
+	// SuccessFile is the file the success-file policy writes ("": none).
+	SuccessFile string
+	// WatermarkDelay is the source's watermark delay, and Unit the unit
+	// of the event times (and of the delay).
+	WatermarkDelay int64
+	Unit           time.Duration
+	// Checkpointed: parts per epoch (Parts), else a file per partition.
+	Checkpointed bool
+	// Inputs are files the output must not be (CreateParts' inputs).
+	Inputs []string
+}
+
+// dataName is the base name of a partition's files.
+const dataName = "data"
+
+// Partitioned is a partitioned output. WriteRow, PreCommit, Commit and
+// Finish are for one goroutine at a time; Abort may be called from any.
+type Partitioned struct {
+	cfg   PartitionConfig
+	mu    sync.Mutex
+	parts map[string]*partition // by directory relative to cfg.Dir
+	order []*partition          // by first appearance
+	maxTs int64
+	seen  bool
+	epoch uint64 // under checkpoints: the epoch being written
+	// wmAt is the watermark as epoch's PreCommit saw it (seen false: none).
+	wmAt    map[uint64]int64
+	aborted bool
+}
+
+type partition struct {
+	rel       string // "a=x/b=y"
+	dir       string
+	time      int64 // ms since the epoch, UTC; valid where timed
+	timed     bool
+	committed bool // its success file written, and no row since
+	file      *File
+	parts     *Parts
+	w         *bufio.Writer
+}
+
+// CreatePartitioned readies the output: its directory is created where
+// missing (a path that exists and is no directory is refused). Under
+// checkpoints call Recover before writing.
+func CreatePartitioned(cfg PartitionConfig) (*Partitioned, error) {
+	if cfg.Dir == "" {
+		return nil, usagef("output directory is empty")
+	}
+	if fi, err := os.Stat(cfg.Dir); err == nil && !fi.IsDir() {
+		return nil, usagef("%s: a partitioned table's path is a directory, and this is a %v", cfg.Dir, fi.Mode().Type())
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o777); err != nil {
+		return nil, classify(fmt.Errorf("create the directory of a partitioned output: %w", err))
+	}
+	for _, in := range cfg.Inputs {
+		if in == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(in); err == nil {
+			if d, err := filepath.Abs(cfg.Dir); err == nil && strings.HasPrefix(abs, d+string(filepath.Separator)) {
+				return nil, usageError{fmt.Errorf("%w: input %s lies in the partitioned output's directory %s, which the run writes", ErrSameFile, in, cfg.Dir)}
+			}
+		}
+	}
+	if cfg.Unit <= 0 {
+		cfg.Unit = time.Millisecond
+	}
+	return &Partitioned{cfg: cfg, parts: map[string]*partition{}, epoch: 1, wmAt: map[uint64]int64{}}, nil
+}
+
+// Dir is the output's directory.
+func (p *Partitioned) Dir() string { return p.cfg.Dir }
+
+// Partitions lists the partitions written or found, by first appearance.
+func (p *Partitioned) Partitions() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, len(p.order))
+	for i, pt := range p.order {
+		out[i] = pt.rel
+	}
+	return out
+}
+
+// watermark is the sink's watermark in milliseconds; ok false before
+// the first row.
+func (p *Partitioned) watermark() (int64, bool) {
+	if !p.seen {
+		return 0, false
+	}
+	return (p.maxTs - p.cfg.WatermarkDelay) * int64(p.cfg.Unit) / int64(time.Millisecond), true
+}
+
+// WriteRow appends line (a whole line) to the partition rel ("a=x/b=y",
+// AppendPartitionDir's), a row of event time ts. rel is not kept: a
+// partition seen before is found without a copy.
+func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aborted {
+		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
+	}
+	if !p.seen || ts > p.maxTs {
+		p.maxTs, p.seen = ts, true
+	}
+	pt := p.parts[string(rel)]
+	if pt == nil {
+		var err error
+		if pt, err = p.add(string(rel)); err != nil {
+			return err
+		}
+	}
+	if pt.w == nil {
+		if err := p.open(pt); err != nil {
+			return err
+		}
+	}
+	pt.committed = false
+	_, err := pt.w.Write(line)
+	return err
+}
+
+// add makes partition rel known, its directory created.
+func (p *Partitioned) add(rel string) (*partition, error) {
+	if rel == "" || strings.HasPrefix(rel, "/") || slices.Contains(strings.Split(rel, "/"), "..") {
+		return nil, fmt.Errorf("write %s: bad partition %q", p.cfg.Dir, rel)
+	}
+	pt := &partition{rel: rel, dir: filepath.Join(p.cfg.Dir, rel)}
+	pt.time, pt.timed = p.partitionTime(rel)
+	if err := os.MkdirAll(pt.dir, 0o777); err != nil {
+		return nil, classify(fmt.Errorf("create partition %s of %s: %w", rel, p.cfg.Dir, err))
+	}
+	p.parts[rel] = pt
+	p.order = append(p.order, pt)
+	return pt, nil
+}
+
+// open opens a partition's file for the rows to come.
+func (p *Partitioned) open(pt *partition) error {
+	if p.cfg.Checkpointed {
+		if pt.parts == nil {
+			ps, err := CreateParts(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
+			if err != nil {
+				return err
+			}
+			if err := ps.Recover(0, p.epoch, nil); err != nil {
+				return err
+			}
+			pt.parts = ps
+		}
+		pt.w = bufio.NewWriterSize(pt.parts, 16<<10)
+		return nil
+	}
+	f, err := Create(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
+	if err != nil {
+		return err
+	}
+	pt.file, pt.w = f, bufio.NewWriterSize(f, 16<<10)
+	return nil
+}
+
+// partitionTime is the time of partition rel: the pattern with each
+// $column replaced by the column's value (unescaped), read as
+// "yyyy-MM-dd HH:mm:ss" or "yyyy-MM-dd", in UTC.
+func (p *Partitioned) partitionTime(rel string) (int64, bool) {
+	vals := strings.Split(rel, "/")
+	if len(vals) != len(p.cfg.Columns) {
+		return 0, false
+	}
+	values := make(map[string]string, len(vals))
+	for i, v := range vals {
+		_, val, ok := strings.Cut(v, "=")
+		if !ok {
+			return 0, false
+		}
+		values[p.cfg.Columns[i]] = UnescapePartitionValue(val)
+	}
+	text := values[p.cfg.Columns[0]]
+	if p.cfg.Pattern != "" {
+		var b strings.Builder
+		pat := p.cfg.Pattern
+		for i := 0; i < len(pat); i++ {
+			if pat[i] == '$' {
+				best := ""
+				for _, c := range p.cfg.Columns {
+					if strings.HasPrefix(pat[i+1:], c) && len(c) > len(best) {
+						best = c
+					}
+				}
+				if best != "" {
+					b.WriteString(values[best])
+					i += len(best)
+					continue
+				}
+			}
+			b.WriteByte(pat[i])
+		}
+		text = b.String()
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, text); err == nil {
+			return t.UnixMilli(), true
+		}
+	}
+	return 0, false
+}
+
+// due reports whether pt may be committed at watermark wm.
+func (p *Partitioned) due(pt *partition, wm int64, ok bool) bool {
+	return ok && pt.timed && wm > pt.time+p.cfg.Delay.Milliseconds()
+}
+
+// success commits a partition: its success file written (where the
+// policy writes one) and synced.
+func (p *Partitioned) success(pt *partition) error {
+	pt.committed = true
+	if p.cfg.SuccessFile == "" {
+		return nil
+	}
+	name := filepath.Join(pt.dir, p.cfg.SuccessFile)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return classify(fmt.Errorf("commit partition %s of %s: %w", pt.rel, p.cfg.Dir, err))
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(pt.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("commit partition %s of %s: %w", pt.rel, p.cfg.Dir, err)
+	}
+	return nil
+}
+
+// Flush writes what the partitions buffer to their files.
+func (p *Partitioned) Flush() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flush()
+}
+
+func (p *Partitioned) flush() error {
+	for _, pt := range p.order {
+		if pt.w != nil {
+			if err := pt.w.Flush(); err != nil {
+				return fmt.Errorf("write %s: %w", pt.dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Epoch is the epoch being written (under checkpoints).
+func (p *Partitioned) Epoch() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.epoch
+}
+
+// PreCommit ends epoch under checkpoints: every partition's part of it
+// written, synced and pre-committed (Parts.PreCommit), and the
+// watermark noted, which the epoch's Commit commits partitions by.
+func (p *Partitioned) PreCommit(epoch uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aborted {
+		return fmt.Errorf("pre-commit %s: aborted", p.cfg.Dir)
+	}
+	if epoch != p.epoch {
+		return fmt.Errorf("pre-commit %s: epoch %d, but epoch %d is being written", p.cfg.Dir, epoch, p.epoch)
+	}
+	if err := p.flush(); err != nil {
+		return err
+	}
+	for _, pt := range p.order {
+		if pt.parts != nil {
+			if err := pt.parts.PreCommit(epoch); err != nil {
+				return err
+			}
+		}
+	}
+	if wm, ok := p.watermark(); ok {
+		p.wmAt[epoch] = wm
+	}
+	p.epoch = epoch + 1
+	return nil
+}
+
+// Commit publishes epoch, its checkpoint durable: every partition's part
+// committed, then each partition that the watermark at the epoch's
+// PreCommit had passed committed (its success file written).
+func (p *Partitioned) Commit(epoch uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pt := range p.order {
+		if pt.parts != nil {
+			if err := pt.parts.Commit(epoch); err != nil {
+				return err
+			}
+		}
+	}
+	wm, ok := p.wmAt[epoch]
+	for e := range p.wmAt {
+		if e <= epoch {
+			delete(p.wmAt, e)
+		}
+	}
+	if !p.cfg.Trigger {
+		return nil
+	}
+	for _, pt := range p.order {
+		if !pt.committed && p.due(pt, wm, ok) {
+			if err := p.success(pt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Finish ends a run that succeeded: the rows written since the last
+// checkpoint committed in a part of the next epoch (under checkpoints;
+// a run resumed from that checkpoint removes it and writes its rows
+// again), else each partition's file renamed into place; then every
+// partition committed, as at the end of a bounded input.
+func (p *Partitioned) Finish() error {
+	if p.cfg.Checkpointed {
+		e := p.Epoch()
+		if err := p.PreCommit(e); err != nil {
+			return err
+		}
+		if err := p.Commit(e); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cfg.Checkpointed {
+		if err := p.flush(); err != nil {
+			return err
+		}
+		for _, pt := range p.order {
+			if pt.file != nil {
+				if err := pt.file.Commit(); err != nil {
+					return err
+				}
+				pt.file, pt.w = nil, nil
+			}
+		}
+	}
+	if !p.cfg.Trigger {
+		return nil
+	}
+	for _, pt := range p.order {
+		if !pt.committed {
+			if err := p.success(pt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Abort gives up what is not committed: the temporary files (without
+// checkpoints) and the in-progress parts of the epoch being written.
+// Idempotent, safe from any goroutine.
+func (p *Partitioned) Abort() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.aborted = true
+	var first error
+	for _, pt := range p.order {
+		var err error
+		if pt.file != nil {
+			err = pt.file.Abort()
+		}
+		if pt.parts != nil {
+			err = pt.parts.Abort()
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Recover settles the directory on a restart from the checkpoint of
+// epoch (0: none) under checkpoints: each partition found (a directory
+// col=value/... as deep as the columns) has its parts settled as
+// Parts.Recover does, and where parts of later epochs were removed, its
+// success file too (its rows are written again, and it is committed
+// again when the watermark passes it). The partitions found are pending
+// until the watermark passes them, or committed where their success file
+// stayed. The next epoch written is next. note (nil: none) is told of
+// each change.
+func (p *Partitioned) Recover(epoch, next uint64, note func(format string, args ...any)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if note == nil {
+		note = func(string, ...any) {}
+	}
+	var rels []string
+	var walk func(dir, rel string, depth int) error
+	walk = func(dir, rel string, depth int) error {
+		if depth == len(p.cfg.Columns) {
+			rels = append(rels, rel)
+			return nil
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return classify(fmt.Errorf("list the partitions of %s: %w", p.cfg.Dir, err))
+		}
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), p.cfg.Columns[depth]+"=") {
+				r := e.Name()
+				if rel != "" {
+					r = rel + "/" + r
+				}
+				if err := walk(filepath.Join(dir, e.Name()), r, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(p.cfg.Dir, "", 0); err != nil {
+		return err
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		pt := p.parts[rel]
+		if pt == nil {
+			pt = &partition{rel: rel, dir: filepath.Join(p.cfg.Dir, rel)}
+			pt.time, pt.timed = p.partitionTime(rel)
+			p.parts[rel] = pt
+			p.order = append(p.order, pt)
+		}
+		ps, err := CreateParts(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
+		if err != nil {
+			return err
+		}
+		before, err := ps.Committed()
+		if err != nil {
+			return err
+		}
+		removed := slices.ContainsFunc(before, func(c Part) bool { return c.Epoch > epoch })
+		if err := ps.Recover(epoch, next, note); err != nil {
+			return err
+		}
+		pt.parts = ps
+		if p.cfg.SuccessFile != "" {
+			name := filepath.Join(pt.dir, p.cfg.SuccessFile)
+			_, serr := os.Lstat(name)
+			switch {
+			case serr == nil && removed:
+				if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("recover %s: %w", p.cfg.Dir, err)
+				}
+				note("%s: removed (the partition's rows after checkpoint %d are written again; it is committed again when the watermark passes it)", name, epoch)
+			case serr == nil:
+				pt.committed = true
+			}
+		}
+	}
+	p.epoch = next
+	return nil
+}
+
+// ExistingPartitions lists the committed data files under dir (tests,
+// validation): every regular file that is not hidden and not named
+// success, by partition directory relative to dir.
+func ExistingPartitions(dir, success string) (map[string][]string, error) {
+	out := map[string][]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == success {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		out[rel] = append(out[rel], path)
+		return nil
+	})
+	return out, err
+}
+
+// AppendPartitionSegment appends one level of a partition's directory,
+// "name=value" (the caller joins the levels with '/'), name and value
+// escaped (AppendPartitionValue), a NULL, empty or blank
+// value (null true, or value only spaces) the default name.
+func AppendPartitionSegment[S ~string | ~[]byte](dst []byte, name string, value S, null bool, defaultName string) []byte {
+	dst = AppendPartitionValue(dst, name)
+	dst = append(dst, '=')
+	blank := true
+	for i := 0; i < len(value) && blank; i++ {
+		blank = value[i] == ' ' || value[i] == '\t' || value[i] == '\n' || value[i] == '\r' || value[i] == '\f' || value[i] == '\v'
+	}
+	if null || blank {
+		return AppendPartitionValue(dst, defaultName)
+	}
+	return AppendPartitionValue(dst, value)
+}
+
+// escapeChars are the characters a partition value escapes as %XX in a
+// path, as Flink's PartitionPathUtils (Hive's FileUtils) does: the
+// control characters, DEL, and " # % ' * / : = ? \ { [ ] ^.
+var escapeChars = func() (t [256]bool) {
+	for c := 1; c < 0x20; c++ {
+		t[c] = true
+	}
+	t[0x7f] = true
+	for _, c := range "\"#%'*/:=?\\{[]^" {
+		t[c] = true
+	}
+	return t
+}()
+
+// AppendPartitionValue appends value escaped as a path's partition value.
+// Bytes from 0x80 up (UTF-8 sequences) are kept, as Flink keeps the
+// characters past ASCII.
+func AppendPartitionValue[S ~string | ~[]byte](dst []byte, value S) []byte {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if escapeChars[c] {
+			dst = append(dst, '%', hexDigits[c>>4], hexDigits[c&0xF])
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// UnescapePartitionValue is the value an escaped partition value names.
+func UnescapePartitionValue(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, ok := unhex(s[i+1], s[i+2]); ok {
+				b.WriteByte(v)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unhex(a, b byte) (byte, bool) {
+	h := func(c byte) (byte, bool) {
+		switch {
+		case c >= '0' && c <= '9':
+			return c - '0', true
+		case c >= 'a' && c <= 'f':
+			return c - 'a' + 10, true
+		case c >= 'A' && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	x, ok1 := h(a)
+	y, ok2 := h(b)
+	return x<<4 | y, ok1 && ok2
+}
