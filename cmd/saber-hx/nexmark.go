@@ -49,6 +49,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Int64Var(&c.ValidateEvents, "validate-events", bench.DefaultValidateEvents, "events of the validation run (at --rate, or lower where they would span less than 40 s of event time: windows must turn over; > 0)")
 	fs.StringVar(&c.Source, "source", "nexmark", "nexmark (the generator), json (--dir's person.json, auction.json, bid.json from generate) or kafka (--brokers' topics, read to their end)")
 	fs.StringVar(&c.Dir, "dir", "", "source json: the directory of generate's files")
+	fs.StringVar(&c.NexmarkDir, "nexmark-dir", "", "q10: ${NEXMARK_DIR}, kept after the run: the partitions go under DIR/data/output/SUBMIT_TIME/bid/ (SUBMIT_TIME: the run's start in ms since the epoch); default a temporary directory, removed after the run")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on a line of stdout, not as text (interrupted, and signal, when SIGINT or SIGTERM stopped the run)")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Query, args = args[0], args[1:]

@@ -14,10 +14,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/saber-hx/saber-hx/cpu"
@@ -49,6 +52,10 @@ type Config struct {
 	// Dir holds person.json, auction.json and bid.json (Generate's flat
 	// files) for Source "json".
 	Dir string
+	// NexmarkDir is ${NEXMARK_DIR} for a query that writes under it
+	// (q10's partitioned output, under data/output/${SUBMIT_TIME}/bid/),
+	// kept after the run; "": a temporary directory, removed after it.
+	NexmarkDir string
 	// Brokers and TopicPrefix: the topics <prefix>person, <prefix>auction
 	// and <prefix>bid (Generate's) for Source "kafka", read to their end.
 	Brokers     []string
@@ -130,6 +137,7 @@ func (c Config) Check() error {
 		{[]string{"dir"}, src == "json", "--source json", "--source " + src},
 		{[]string{"brokers", "topic-prefix"}, src == "kafka", "--source kafka", "--source " + src},
 		{[]string{"validate-events"}, c.Validate, "--validate", "a run without it"},
+		{[]string{"nexmark-dir"}, c.writesNexmarkDir(), "a query that writes under ${NEXMARK_DIR} (q10)", "query " + c.Query},
 	} {
 		for _, f := range s.flags {
 			if !s.applies && given(f) && (f != "inline" || c.Inline) { // --inline=false asks for nothing
@@ -339,6 +347,43 @@ func Text(cfg Config) (string, error) {
 
 func sqlString(s string) string { return strings.ReplaceAll(s, "'", "''") }
 
+// writesNexmarkDir reports whether the query writes under ${NEXMARK_DIR}.
+func (c Config) writesNexmarkDir() bool {
+	text, err := Text(c)
+	return err == nil && strings.Contains(text, "${NEXMARK_DIR}")
+}
+
+// lastSubmit is the last ${SUBMIT_TIME} given: each run's is past it, so
+// that two runs of one process (validation, measured) write apart.
+var lastSubmit atomic.Int64
+
+// submitTime is a run's ${SUBMIT_TIME}: the time of its start, in
+// milliseconds since the epoch, past every earlier run's.
+func submitTime() string {
+	for {
+		last, now := lastSubmit.Load(), time.Now().UnixMilli()
+		now = max(now, last+1)
+		if lastSubmit.CompareAndSwap(last, now) {
+			return strconv.FormatInt(now, 10)
+		}
+	}
+}
+
+// output is where a compiled program writes its partitioned output
+// (q10's): the table's directory, and the partition columns' success
+// file ("" where it writes none).
+type partOutput struct{ dir, success string }
+
+// partitionedOutput is prog's partitioned output, if any.
+func partitionedOutput(prog *pipeline.Program) (partOutput, bool) {
+	for _, q := range prog.SQL().Queries {
+		if q.Sink != nil && q.Sink.Partition != nil {
+			return partOutput{strings.TrimSuffix(q.Sink.Path, "/"), q.Sink.Partition.SuccessFile}, true
+		}
+	}
+	return partOutput{}, false
+}
+
 // compile compiles the query's program with the generator's
 // configuration. A query that reads ${FLINK_HOME} (q13's side input) is
 // given a directory of its own that holds what the project's scripts put
@@ -350,15 +395,37 @@ func compile(cfg Config, events int64) (prog *pipeline.Program, cleanup func(), 
 		return nil, nil, err
 	}
 	env, cleanup := os.LookupEnv, func() {}
+	given := map[string]string{}
 	if strings.Contains(text, "${FLINK_HOME}") {
 		home, err := nexmark.FlinkHome()
 		if err != nil {
 			return nil, nil, fmt.Errorf("nexmark %s: the side input: %w", cfg.Query, err)
 		}
 		cleanup = func() { os.RemoveAll(home) }
+		given["FLINK_HOME"] = home
+	}
+	if strings.Contains(text, "${NEXMARK_DIR}") {
+		// q10 writes its partitions under ${NEXMARK_DIR}/data/output/
+		// ${SUBMIT_TIME}/bid/, as the project's runner gives them: a
+		// temporary directory, removed after the run, unless one is named
+		dir := cfg.NexmarkDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "saber-hx-nexmark-dir-")
+			if err != nil {
+				return nil, nil, fmt.Errorf("nexmark %s: ${NEXMARK_DIR}: %w", cfg.Query, err)
+			}
+			prev := cleanup
+			cleanup = func() { prev(); os.RemoveAll(tmp) }
+			dir = tmp
+		} else if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		given["NEXMARK_DIR"], given["SUBMIT_TIME"] = dir, submitTime()
+	}
+	if len(given) > 0 {
 		env = func(k string) (string, bool) {
-			if k == "FLINK_HOME" {
-				return home, true
+			if v, ok := given[k]; ok {
+				return v, true
 			}
 			return os.LookupEnv(k)
 		}
@@ -634,6 +701,13 @@ func validate(ctx context.Context, cfg Config, rate int64) (ok bool, mismatch st
 	for _, q := range sum.Queries {
 		if q.Mismatch != "" {
 			return false, q.Name + ": " + q.Mismatch, false, nil
+		}
+	}
+	if out, ok := partitionedOutput(prog); ok {
+		nc := vc.Nexmark
+		nc.Events = cfg.ValidateEvents
+		if mismatch, err := checkPartitions(out, nc); err != nil || mismatch != "" {
+			return false, mismatch, false, err
 		}
 	}
 	return *sum.Validated, "", false, nil
