@@ -76,7 +76,8 @@ func (c nexmarkSQLCase) rows(t *testing.T, q string) []string {
 
 // compileNexmarkExample compiles examples/nexmark/q.sql, ${FLINK_HOME}
 // a directory holding what the project's scripts put there (q13's side
-// input), removed when the test ends.
+// input), ${NEXMARK_DIR} another (q10's output goes under
+// data/output/${SUBMIT_TIME}, 1, /bid/), both removed when the test ends.
 func compileNexmarkExample(t *testing.T, q string) *pipeline.Program {
 	t.Helper()
 	text, err := os.ReadFile("../examples/nexmark/" + q + ".sql")
@@ -84,7 +85,9 @@ func compileNexmarkExample(t *testing.T, q string) *pipeline.Program {
 	home, err := nexmark.FlinkHome()
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(home) })
-	prog, err := pipeline.CompileEnv(q+".sql", string(text), func(k string) (string, bool) { return home, k == "FLINK_HOME" })
+	dir := t.TempDir()
+	env := map[string]string{"FLINK_HOME": home, "NEXMARK_DIR": dir, "SUBMIT_TIME": "1"}
+	prog, err := pipeline.CompileEnv(q+".sql", string(text), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	require.NoError(t, err)
 	return prog
 }
@@ -97,6 +100,15 @@ func floorTo(t, unit int64) int64 {
 		q--
 	}
 	return q * unit
+}
+
+// csvField is s as a CSV field: quoted where it holds a comma, a quote
+// or a line break, or is empty.
+func csvField(s string) string {
+	if s != "" && !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 func sortedRows(rows []string) []string {
@@ -128,6 +140,17 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				}
 				require.NotEmpty(t, want)
 				assert.Equal(t, sortedRows(want), c.rows(t, "q2"))
+			})
+			t.Run("q10", func(t *testing.T) {
+				// Each bid, its day and minute as the partition columns.
+				var want []string
+				for _, e := range bids {
+					tm := time.UnixMilli(e.DateTime).UTC()
+					want = append(want, fmt.Sprintf("%d,%d,%d,%s,%s,%s,%s\n", e.Bid.Auction, e.Bid.Bidder, e.Bid.Price, sqlTime(e.DateTime),
+						csvField(string(e.Bid.Extra)), tm.Format("2006-01-02"), tm.Format("15:04")))
+				}
+				require.NotEmpty(t, want)
+				assert.Equal(t, sortedRows(want), c.rows(t, "q10"))
 			})
 			t.Run("q13", func(t *testing.T) {
 				// Each bid enriched by the side input's row of its auction
