@@ -165,6 +165,63 @@
 // (format: the rows go to standard output as a plain SELECT's do, CSV
 // with a header of the table's columns, or JSON lines).
 //
+// A file sink also accepts Flink's 'sink.rolling-policy.rollover-interval'
+// and 'sink.rolling-policy.check-interval' (durations, checked) and does
+// not honour them: its files roll at every checkpoint
+// (--checkpoint-interval: a part per epoch, or per partition and epoch),
+// and without checkpoints a file (or a partition's) is one file, written
+// at the end of the run. The rows are the same; only how many files hold
+// them differs. 'sink.rolling-policy.file-size' and
+// 'sink.rolling-policy.inactivity-interval' are refused.
+//
+// PARTITIONED BY (col, ...), after a 'filesystem' (or 'file') sink
+// table's column list, makes its path a directory and writes each row
+// under path/col=value/... (Flink's filesystem connector, Hive's
+// layout): one level per partition column, in order; the value's text
+// with the control characters, DEL and " # % ' * / : = ? \ { [ ] ^
+// escaped as %XX (as Flink's PartitionPathUtils does: '00:01' is
+// 00%3A01); a NULL, empty or blank value is 'partition.default-name'
+// (__DEFAULT_PARTITION__ by default). A partition's files hold the other
+// columns, as the file sink writes them (CSV without a header, or JSON
+// lines): without checkpoints one file, "data", renamed into place at
+// the end of a run that succeeds (a run replaces the "data" of each
+// partition it writes); under --checkpoint-dir a part "data.part-EPOCH"
+// per checkpoint epoch in which the partition had rows, committed with
+// the checkpoint and settled on a restart as a file's parts are
+// (docs/operations.md). Sink.Partition holds the partitioning.
+//
+// A partition is committed by 'sink.partition-commit.trigger' =
+// 'partition-time' and 'sink.partition-commit.policy.kind' =
+// 'success-file' (both or neither): once the watermark is past its time
+// plus 'sink.partition-commit.delay' (a Flink duration, '1 min', '30 s',
+// '500ms'; 0 by default), an empty file named
+// 'sink.partition-commit.success-file.name' (_SUCCESS by default) is
+// written in its directory, after its files are committed: under
+// checkpoints at the commit of the first checkpoint whose watermark is
+// past it, without them at the end of the run. At the end of a run (its
+// input's, or --duration's) every partition is committed, as Flink does
+// at the end of a bounded input. A partition's time is
+// 'partition.time-extractor.timestamp-pattern' with each $col replaced by
+// its value ('$dt $hm:00'; by default the first partition column's
+// value), read as 'yyyy-MM-dd HH:mm:ss' or 'yyyy-MM-dd' in UTC; a
+// partition whose time does not read (the default partition) is
+// committed only at the end. The watermark is the sink's own: the
+// largest event time of the rows written less the WATERMARK delay of the
+// source they come from. It depends on the rows alone (the same files
+// for any number of workers), and is never ahead of the engine's (the
+// rows are the source's tuples, in input order), lagging it only where
+// the query filters rows out; so 'partition-time' takes a query that
+// filters and projects a source (or a view that passes its tuples on),
+// and refuses an aggregation's or a join's rows, which are new tuples.
+// Refused: 'process-time' (Flink's default trigger: the wall clock) and
+// the policy without a trigger; the 'metastore' and 'custom' policies;
+// 'partition.time-extractor.kind' other than 'default',
+// 'partition.time-extractor.timestamp-formatter' other than
+// 'yyyy-MM-dd HH:mm:ss', 'sink.partition-commit.watermark-time-zone'
+// other than 'UTC'; PARTITIONED BY on another connector, on a source or
+// a table that is read, naming a column the table does not have or
+// twice, or every column.
+//
 // INSERT INTO table SELECT ... writes the SELECT's columns to the sink
 // table's, by position (or in the order INSERT INTO table (cols) lists
 // every column): each value whose type is not its column's is cast to it
