@@ -97,7 +97,8 @@ type partition struct {
 	dir       string
 	time      int64 // ms since the epoch, UTC; valid where timed
 	timed     bool
-	committed bool // its success file written, and no row since
+	committed bool   // its success file written, and no row since
+	last      uint64 // under checkpoints: the last epoch it had rows in
 	file      *File
 	parts     *Parts
 	w         *bufio.Writer
@@ -179,7 +180,7 @@ func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
 			return err
 		}
 	}
-	pt.committed = false
+	pt.committed, pt.last = false, p.epoch
 	_, err := pt.w.Write(line)
 	return err
 }
@@ -376,7 +377,10 @@ func (p *Partitioned) Commit(epoch uint64) error {
 		return nil
 	}
 	for _, pt := range p.order {
-		if !pt.committed && p.due(pt, wm, ok) {
+		// a partition with rows of a later epoch (written after the
+		// pre-commit) waits for their commit: its success file only once
+		// every file of it is committed
+		if !pt.committed && pt.last <= epoch && p.due(pt, wm, ok) {
 			if err := p.success(pt); err != nil {
 				return err
 			}

@@ -354,3 +354,29 @@ func TestPartitionedRoutingAllocates(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestPartitionedSuccessWaitsForTheFiles: a partition whose rows came
+// after a checkpoint's pre-commit (its files in the next epoch) is not
+// committed by that checkpoint's commit, however far the watermark is
+// past it, but by the next one's.
+func TestPartitionedSuccessWaitsForTheFiles(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	p, err := CreatePartitioned(q10Config(dir, true))
+	require.NoError(t, err)
+	require.NoError(t, p.Recover(0, 1, nil))
+	late := []byte("dt=2015-07-15/hm=00%3A00")
+	now := time.Date(2015, 7, 15, 1, 0, 0, 0, time.UTC).UnixMilli()
+	require.NoError(t, p.WriteRow(now, []byte("dt=2015-07-15/hm=01%3A00"), []byte("a\n")))
+	require.NoError(t, p.PreCommit(1))
+	require.NoError(t, p.WriteRow(now-3_600_000, late, []byte("late\n"))) // an hour behind the watermark, in epoch 2
+	require.NoError(t, p.Commit(1))
+	_, err = os.Stat(filepath.Join(dir, string(late), "_SUCCESS"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "committed before its file")
+	require.NoError(t, p.PreCommit(2))
+	require.NoError(t, p.Commit(2))
+	_, err = os.Stat(filepath.Join(dir, string(late), "_SUCCESS"))
+	assert.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, string(late), "data.part-00000000000000000002"))
+	assert.NoError(t, err)
+}

@@ -211,8 +211,12 @@
 // for any number of workers), and is never ahead of the engine's (the
 // rows are the source's tuples, in input order), lagging it only where
 // the query filters rows out; so 'partition-time' takes a query that
-// filters and projects a source (or a view that passes its tuples on),
-// and refuses an aggregation's or a join's rows, which are new tuples.
+// filters and projects a source (or a view that passes its tuples on;
+// over a view of an aggregation the rows' times are their windows'
+// starts, behind the engine's watermark), and refuses an aggregation's
+// or a join's own rows, which are new tuples. A partition with rows
+// written after a checkpoint began waits for the next checkpoint's
+// commit, so that its success file follows every file it has.
 // Refused: 'process-time' (Flink's default trigger: the wall clock) and
 // the policy without a trigger; the 'metastore' and 'custom' policies;
 // 'partition.time-extractor.kind' other than 'default',
