@@ -129,6 +129,7 @@ func TestNexmarkFlagsThatDoNothing(t *testing.T) {
 		{"--topic-prefix", []string{"q0", "--source", "json", "--dir", nx, "--topic-prefix", "x-"}},
 		{"--validate-events", []string{"q0", "--validate-events", "5", "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
 		{"--topic-prefix", []string{"generate", "--events", "10", "--out", filepath.Join(nx, "g"), "--topic-prefix", "x-"}},
+		{"--nexmark-dir", []string{"q0", "--nexmark-dir", nx, "--events", "1000", "--warmup", "0", "--duration", "100ms"}},
 	} {
 		code, stdout, stderr := cli(t, append([]string{"nexmark"}, c.args...)...)
 		assert.Equal(t, 2, code, "%v: %s %s", c.args, stdout, stderr)
@@ -175,4 +176,37 @@ func TestNexmarkValidationInterrupted(t *testing.T) {
 	assert.Equal(t, true, m["validation_interrupted"])
 	assert.Equal(t, "SIGINT", m["signal"])
 	assert.Nil(t, m["validated"])
+}
+
+// TestNexmarkQ10Command: saber-hx nexmark q10 writes its partitions
+// under --nexmark-dir's data/output/SUBMIT_TIME/bid/, validated against
+// the generator's bids (rows per partition, every _SUCCESS), and keeps
+// them; without --nexmark-dir, in a temporary directory that the run
+// removes.
+func TestNexmarkQ10Command(t *testing.T) {
+	t.Parallel()
+	nx := filepath.Join(t.TempDir(), "nexmark")
+	code, stdout, stderr := cli(t, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "200ms", "--events", "20000",
+		"--validate", "--validate-events", "20000", "--nexmark-dir", nx, "--json")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, lastLine(stdout), `"validated":true`)
+	runs, err := filepath.Glob(filepath.Join(nx, "data", "output", "*", "bid"))
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "the validation run's and the measured run's")
+	for _, r := range runs {
+		success, err := filepath.Glob(filepath.Join(r, "dt=*", "hm=*", "_SUCCESS"))
+		require.NoError(t, err)
+		assert.NotEmpty(t, success, r)
+		data, err := filepath.Glob(filepath.Join(r, "dt=*", "hm=*", "data"))
+		require.NoError(t, err)
+		assert.Len(t, data, len(success), r)
+	}
+
+	tmp := t.TempDir()
+	p := startCLI(t, []string{"TMPDIR=" + tmp}, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "200ms", "--events", "20000")
+	p.wait(t, time.Minute)
+	require.NoError(t, p.err, p.log())
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the temporary ${NEXMARK_DIR} removed")
 }
