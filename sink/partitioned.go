@@ -561,14 +561,16 @@ func ExistingPartitions(dir, success string) (map[string][]string, error) {
 
 // AppendPartitionSegment appends one level of a partition's directory,
 // "name=value" (the caller joins the levels with '/'), name and value
-// escaped (AppendPartitionValue), a NULL, empty or blank
-// value (null true, or value only spaces) the default name.
+// escaped (AppendPartitionValue), a NULL, empty or blank value (null
+// true, or value only whitespace: Flink's isNullOrWhitespaceOnly) the
+// default name.
 func AppendPartitionSegment[S ~string | ~[]byte](dst []byte, name string, value S, null bool, defaultName string) []byte {
 	dst = AppendPartitionValue(dst, name)
 	dst = append(dst, '=')
 	blank := true
 	for i := 0; i < len(value) && blank; i++ {
-		blank = value[i] == ' ' || value[i] == '\t' || value[i] == '\n' || value[i] == '\r' || value[i] == '\f' || value[i] == '\v'
+		c := value[i] // Java's Character.isWhitespace, as Flink reads blank, in ASCII
+		blank = c == ' ' || c >= '\t' && c <= '\r' || c >= 0x1c && c <= 0x1f
 	}
 	if null || blank {
 		return AppendPartitionValue(dst, defaultName)

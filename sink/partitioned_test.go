@@ -54,6 +54,8 @@ func TestPartitionValueEscaping(t *testing.T) {
 	assert.Equal(t, "c=__DEFAULT_PARTITION__", string(AppendPartitionSegment(nil, "c", "", false, "__DEFAULT_PARTITION__")))
 	assert.Equal(t, "c=__DEFAULT_PARTITION__", string(AppendPartitionSegment(nil, "c", "  ", false, "__DEFAULT_PARTITION__")))
 	assert.Equal(t, "c=%3A", string(AppendPartitionSegment(nil, "c", ":", false, "__DEFAULT_PARTITION__")))
+	assert.Equal(t, "c=__DEFAULT_PARTITION__", string(AppendPartitionSegment(nil, "c", "\t\r\n\x1f", false, "__DEFAULT_PARTITION__")))
+	assert.Equal(t, "c=%1F.", string(AppendPartitionSegment(nil, "c", "\x1f.", false, "__DEFAULT_PARTITION__")))
 }
 
 // pRow is a row of the oracle: its event time, its partition values
