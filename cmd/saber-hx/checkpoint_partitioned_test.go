@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/sink"
 )
 
@@ -65,6 +66,7 @@ func catPartitions(t *testing.T, dir string) (map[string]string, map[string]bool
 // records give, no in-progress file left, a _SUCCESS in every partition.
 func TestRunCheckpointCrashesPartitioned(t *testing.T) {
 	t.Parallel()
+	testenv.Long(t) // three kill -9s of a process reading Kafka; the file crash tests run by default
 	cluster := kafkatest.Start(t, 4, "events")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
 	const batches, perBatch = 25, 400
