@@ -8,7 +8,6 @@ package pipeline
 // passes them.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -29,9 +28,8 @@ type partitionedSink struct {
 }
 
 // recHeader is the bytes before a row's directory and line in the
-// encoding that lines hands write: its event time (8), the length of
-// its directory (2) and of its line (4).
-const recHeader = 14
+// records that partLines makes and partWrite hands the output.
+const recHeader = sink.RecordHeader
 
 // openPartitionedSink opens query q's partitioned output under path, a
 // directory: parts per checkpoint under --checkpoint-dir, else a file
@@ -89,8 +87,7 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 	for off := 0; off+s.size <= len(tuples); off += s.size {
 		t := tuples[off : off+s.size]
 		n := len(dst)
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(s.int(ps.ts, t)))
-		dst = append(dst, 0, 0, 0, 0, 0, 0)
+		dst = append(dst, make([]byte, recHeader)...)
 		for i, c := range ps.pcols {
 			if i > 0 {
 				dst = append(dst, '/')
@@ -111,8 +108,7 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 			dst = dst[:n+recHeader]
 			rel, line = 0, 0
 		}
-		binary.LittleEndian.PutUint16(dst[n+8:], uint16(rel))
-		binary.LittleEndian.PutUint32(dst[n+10:], uint32(line))
+		sink.PutRecordHeader(dst[n:], s.int(ps.ts, t), rel, line)
 	}
 	return dst
 }
@@ -122,15 +118,8 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 func (s *rowSink) partWrite(enc []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(enc) >= recHeader {
-		ts := int64(binary.LittleEndian.Uint64(enc))
-		rel := int(binary.LittleEndian.Uint16(enc[8:]))
-		line := int(binary.LittleEndian.Uint32(enc[10:]))
-		enc = enc[recHeader:]
-		if err := s.part.part.WriteRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
-			return fmt.Errorf("write %s: %w", s.where, err)
-		}
-		enc = enc[rel+line:]
+	if err := s.part.part.WriteRecords(enc); err != nil {
+		return fmt.Errorf("write %s: %w", s.where, err)
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ package sink
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -162,6 +163,43 @@ func (p *Partitioned) watermark() (int64, bool) {
 func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.writeRow(ts, rel, line)
+}
+
+// RecordHeader is the bytes before a record's directory and line in what
+// WriteRecords reads: the row's event time (8), the length of its
+// directory (2) and of its line (4), little-endian (PutRecordHeader).
+const RecordHeader = 14
+
+// PutRecordHeader writes a record's header at the start of b: the row's
+// event time ts, the lengths of its directory and line after it.
+func PutRecordHeader(b []byte, ts int64, rel, line int) {
+	binary.LittleEndian.PutUint64(b, uint64(ts))
+	binary.LittleEndian.PutUint16(b[8:], uint16(rel))
+	binary.LittleEndian.PutUint32(b[10:], uint32(line))
+}
+
+// WriteRecords appends the records of enc, in order, as WriteRow does
+// each, under one lock: each a header (PutRecordHeader), then the row's
+// directory and its line.
+func (p *Partitioned) WriteRecords(enc []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(enc) >= RecordHeader {
+		ts := int64(binary.LittleEndian.Uint64(enc))
+		rel := int(binary.LittleEndian.Uint16(enc[8:]))
+		line := int(binary.LittleEndian.Uint32(enc[10:]))
+		enc = enc[RecordHeader:]
+		if err := p.writeRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
+			return err
+		}
+		enc = enc[rel+line:]
+	}
+	return nil
+}
+
+// writeRow is WriteRow under mu.
+func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 	if p.aborted {
 		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
 	}
