@@ -24,11 +24,25 @@ const (
 // closed by that stream's watermark (minus Window.Delay). A window is joined
 // once both streams' watermarks minus Window.Delay have reached its end, or
 // at the end of the input.
+//
+// With Regular set it is instead a regular join (Flink's inner join of two
+// append-only streams, without a window): every pair of a left tuple and a
+// right tuple whose keys LeftKey and RightKey are equal, neither NULL, is
+// output once, when the later of the two arrives, whatever their event
+// times. Both sides' tuples are kept for ever (Flink's regular join without
+// a state TTL): its memory grows with its inputs. Window is then the zero
+// Window, and Where nil (one-side terms filter the inputs upstream; other
+// terms are not supported).
 type WindowJoin struct {
 	Name        string
 	Left, Right *Schema
 	Window      Window
 	Where       Expr // over l.* and r.* attributes; nil joins every pair
+
+	Regular bool
+	// LeftKey and RightKey are a regular join's key attributes (indexes
+	// into Left.Attrs and Right.Attrs): of one type, Int32 or Int64.
+	LeftKey, RightKey int
 }
 
 // Scope resolves "l.<name>" and "r.<name>".
@@ -47,6 +61,9 @@ func (j *WindowJoin) Validate() error {
 func (j *WindowJoin) validate() error {
 	if j.Left == nil || j.Right == nil {
 		return errors.New("needs a left and a right schema")
+	}
+	if j.Regular {
+		return j.validateRegular()
 	}
 	if err := j.Window.Validate(); err != nil {
 		return err
@@ -80,4 +97,27 @@ func (j *WindowJoin) OutputSchemaUnchecked() *Schema {
 		s.Attrs = append(s.Attrs, a)
 	}
 	return s
+}
+
+// validateRegular checks a regular join's keys, and that it has no window
+// and no WHERE.
+func (j *WindowJoin) validateRegular() error {
+	switch {
+	case j.Window != (Window{}):
+		return errors.New("a regular join has no window")
+	case j.Where != nil:
+		return errors.New("a regular join joins on its keys alone: filter each side before it")
+	case j.LeftKey < 0 || j.LeftKey >= len(j.Left.Attrs):
+		return fmt.Errorf("left key %d: the left schema has %d attributes", j.LeftKey, len(j.Left.Attrs))
+	case j.RightKey < 0 || j.RightKey >= len(j.Right.Attrs):
+		return fmt.Errorf("right key %d: the right schema has %d attributes", j.RightKey, len(j.Right.Attrs))
+	}
+	l, r := j.Left.Attrs[j.LeftKey], j.Right.Attrs[j.RightKey]
+	switch {
+	case l.Type != Int32 && l.Type != Int64:
+		return fmt.Errorf("left key %s is %s: a regular join's key is an int32 or int64", l.Name, l.Type)
+	case r.Type != l.Type:
+		return fmt.Errorf("keys %s (%s) and %s (%s): a regular join's keys are of one type", l.Name, l.Type, r.Name, r.Type)
+	}
+	return nil
 }

@@ -1,0 +1,531 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/strview"
+	"github.com/saber-hx/saber-hx/window"
+)
+
+// RegularJoin is the operator of a regular join (query.WindowJoin with
+// Regular set: Flink's inner join of two append-only streams on one key,
+// without a window). It keeps every tuple of both sides, for ever, in a
+// hash index per side keyed by the side's key (a chain of the side's rows
+// per key), and files each side's tuples in stream order: each tuple is
+// kept in its side's index, then looked up in the other side's, and every
+// pair with a tuple of the other side already kept is output, the left
+// tuple's bytes then the right one's. So each pair (l, r) of equal keys is
+// output exactly once, when the later of the two is filed, as Flink's
+// join emits it; a NULL key joins nothing and is not kept.
+//
+// Why not a window join with a window that never closes: that emits
+// nothing until the input ends, where Flink's regular join emits each pair
+// as it arises. Why not windows of the arrival order, joined by the
+// workers: a pair whose tuples lie in two such windows needs the state of
+// every window before, which a task taken out of order cannot read while
+// the filing goes on. Filing here is a hash insertion and a look-up per
+// tuple plus the pairs' copies, under the engine's join lock (a serial
+// section of the join: docs/nexmark.md measures it); the tuples' decoding,
+// filtering and projection before it and the pairs' projection after it
+// run on the workers.
+//
+// Memory grows with the inputs: every tuple of both sides (after the
+// filters upstream of the join) and its long strings, 4 bytes of chain per
+// tuple and the index, as in Flink without a state TTL.
+//
+// The pairs of each Add wait in a queue (Next) until the caller hands them
+// on, in the order they were filed; Recycle takes their buffer back. A
+// RegularJoin has the methods of WindowJoin that the engine's join stage
+// calls, those of tasks and windows doing nothing. It is not safe for
+// concurrent use.
+type RegularJoin struct {
+	j       *query.WindowJoin
+	outSize int
+	sides   [2]regSide
+
+	queue []regOutput // from head: filed, not yet taken by Next
+	head  int
+	lent  []int64 // the smallest times of the outputs Next handed out, in order
+	free  [][]byte
+
+	pairs, outputs uint64
+}
+
+// regOutput is the pairs of one Add and the smallest event time of the
+// tuples that Add filed.
+type regOutput struct {
+	pairs []byte
+	min   int64
+}
+
+// regSide is one side's kept tuples and their index.
+type regSide struct {
+	tupleSize int
+	key       query.Attribute
+	key32     bool
+	strs      []query.Attribute
+	// rows are the kept tuples in chunks of 1<<shift tuples; next is,
+	// per kept tuple, the row (+1) of the one kept before it with the same
+	// key (0: none), in chunks alike.
+	rows  [][]byte
+	next  [][]uint32
+	n     uint32 // tuples kept
+	shift uint
+	index regIndex
+	arena strview.Arena // the kept tuples' long strings
+	wm    int64
+	done  bool
+	// tuples counts the tuples filed, nulls those of them with a NULL key.
+	tuples, nulls uint64
+}
+
+// regChunkBytes is about the size of a chunk of kept tuples.
+const regChunkBytes = 256 << 10
+
+// NewRegularJoin validates j, a regular join.
+func NewRegularJoin(j *query.WindowJoin) (*RegularJoin, error) {
+	if !j.Regular {
+		return nil, fmt.Errorf("join %q: not a regular join", j.Name)
+	}
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	rj := &RegularJoin{j: j, outSize: j.Left.TupleSize + j.Right.TupleSize}
+	for i, s := range []*query.Schema{j.Left, j.Right} {
+		k := s.Attrs[[2]int{j.LeftKey, j.RightKey}[i]]
+		per := max(1, regChunkBytes/s.TupleSize)
+		rj.sides[i] = regSide{tupleSize: s.TupleSize, key: k, key32: k.Type == query.Int32, strs: stringAttrs(s),
+			wm: math.MinInt64, shift: uint(bits.Len(uint(per)) - 1)}
+	}
+	return rj, nil
+}
+
+// keyOf reads tuple t's key; ok false where it is NULL.
+func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
+	if sd.key.IsNull(t) {
+		return 0, false
+	}
+	if sd.key32 {
+		return int64(int32(binary.LittleEndian.Uint32(t[sd.key.Offset:]))), true
+	}
+	return int64(binary.LittleEndian.Uint64(t[sd.key.Offset:])), true
+}
+
+// row is kept row r (0-based).
+func (sd *regSide) row(r uint32) []byte {
+	c := sd.rows[r>>sd.shift]
+	o := int(r&(1<<sd.shift-1)) * sd.tupleSize
+	return c[o : o+sd.tupleSize : o+sd.tupleSize]
+}
+
+// nextOf is the row (+1) kept before r with r's key; 0: none.
+func (sd *regSide) nextOf(r uint32) uint32 { return sd.next[r>>sd.shift][r&(1<<sd.shift-1)] }
+
+// keep appends tuple t, of key k, to the kept rows, its long strings
+// copied into the side's arena, and returns the copy.
+func (sd *regSide) keep(t []byte, k int64) []byte {
+	kept := sd.keepBytes(t, k)
+	for _, a := range sd.strs {
+		v := kept[a.Offset : a.Offset+strview.Size]
+		if a.IsNull(kept) || strview.Len(v) <= strview.MaxInline {
+			continue
+		}
+		strview.PutRef(v, sd.arena.Copy(strview.Bytes(v)))
+	}
+	return kept
+}
+
+// keepBytes appends tuple t, of key k, to the kept rows as it is and
+// returns the copy.
+func (sd *regSide) keepBytes(t []byte, k int64) []byte {
+	per := 1 << sd.shift
+	r := sd.n
+	if r == math.MaxUint32-1 {
+		panic(fmt.Sprintf("kernels: regular join: %d tuples kept on a side", r))
+	}
+	i := int(r >> sd.shift)
+	if i == len(sd.rows) {
+		sd.rows = append(sd.rows, make([]byte, 0, per*sd.tupleSize))
+		sd.next = append(sd.next, make([]uint32, 0, per))
+	}
+	c := append(sd.rows[i], t...)
+	sd.rows[i] = c
+	kept := c[len(c)-sd.tupleSize : len(c) : len(c)]
+	sd.next[i] = append(sd.next[i], sd.index.put(k, r+1))
+	sd.n++
+	return kept
+}
+
+// Add files side's tuples (0 left, 1 right), which follow the ones added
+// before in stream order, and queues their pairs with the other side's
+// tuples kept so far. It refuses nothing: ok is always true.
+func (rj *RegularJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
+	sd, o := &rj.sides[side], &rj.sides[1-side]
+	ts := sd.tupleSize
+	var out []byte
+	if n := len(rj.free); n > 0 {
+		out, rj.free = rj.free[n-1][:0], rj.free[:n-1]
+	}
+	minT := int64(math.MaxInt64)
+	n := 0
+	for off := 0; off+ts <= len(tuples); off += ts {
+		t := tuples[off : off+ts : off+ts]
+		n++
+		at := int64(binary.LittleEndian.Uint64(t))
+		minT = min(minT, at)
+		sd.wm = max(sd.wm, at)
+		k, ok := sd.keyOf(t)
+		if !ok {
+			sd.nulls++
+			continue
+		}
+		kept := sd.keep(t, k)
+		for m := o.index.get(k); m != 0; m = o.nextOf(m - 1) {
+			other := o.row(m - 1)
+			if side == 0 {
+				out = append(out, kept...)
+				out = append(out, other...)
+			} else {
+				out = append(out, other...)
+				out = append(out, kept...)
+			}
+		}
+	}
+	sd.tuples += uint64(n)
+	if len(out) == 0 {
+		if out != nil {
+			rj.free = append(rj.free, out)
+		}
+		return Refused{}, true
+	}
+	rj.pairs += uint64(len(out) / rj.outSize)
+	rj.outputs++
+	rj.queue = append(rj.queue, regOutput{pairs: out, min: minT})
+	return Refused{}, true
+}
+
+// AddOwnedCut is Add: the join copies what it keeps, so *tuples and strs
+// stay the caller's (strs is reset: its strings were copied). c is not
+// used (Cut leaves it empty).
+func (rj *RegularJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena, c *JoinCut) (Refused, bool) {
+	r, ok := rj.Add(side, *tuples)
+	*tuples = (*tuples)[:0]
+	if strs != nil {
+		strs.Reset()
+	}
+	return r, ok
+}
+
+// Cut leaves c empty: a regular join files its input as it comes.
+func (rj *RegularJoin) Cut(side int, tuples []byte, c *JoinCut) {
+	c.runs, c.n, c.max, c.refused = c.runs[:0], 0, math.MinInt64, false
+}
+
+// Added is how many tuples side's input brought so far.
+func (rj *RegularJoin) Added(side int) uint64 { return rj.sides[side].tuples }
+
+// Kept is how many tuples side keeps (those without a NULL key).
+func (rj *RegularJoin) Kept(side int) uint64 { return uint64(rj.sides[side].n) }
+
+// Joined is how many Adds output pairs.
+func (rj *RegularJoin) Joined() uint64 { return rj.outputs }
+
+// Finish marks side's input ended and reports whether both are.
+func (rj *RegularJoin) Finish(side int) (all bool) {
+	rj.sides[side].done = true
+	return rj.sides[0].done && rj.sides[1].done
+}
+
+// Lead reports the bytes side keeps; a regular join's side is never
+// ahead: the other side's tuples join it whenever they come.
+func (rj *RegularJoin) Lead(side int) (held int, ahead bool) {
+	sd := &rj.sides[side]
+	return int(sd.n) * sd.tupleSize, false
+}
+
+// Watermark is side's largest event time filed so far, math.MinInt64
+// before any.
+func (rj *RegularJoin) Watermark(side int) int64 { return rj.sides[side].wm }
+
+// Pending is how many Adds' pairs wait for Next.
+func (rj *RegularJoin) Pending() int { return len(rj.queue) - rj.head }
+
+// Ready reports whether Next has pairs.
+func (rj *RegularJoin) Ready() bool { return rj.head < len(rj.queue) }
+
+// Next takes the oldest Add's pairs off the queue; hand them back with
+// Recycle once they are used.
+func (rj *RegularJoin) Next() (o JoinOutput, ok bool) {
+	if !rj.Ready() {
+		return JoinOutput{}, false
+	}
+	q := rj.queue[rj.head]
+	rj.queue[rj.head] = regOutput{}
+	rj.head++
+	if rj.head == len(rj.queue) {
+		rj.queue, rj.head = rj.queue[:0], 0
+	}
+	rj.lent = append(rj.lent, q.min)
+	return JoinOutput{Pairs: q.pairs}, true
+}
+
+// Recycle takes back the pairs Next handed out first of those not yet
+// recycled.
+func (rj *RegularJoin) Recycle(o JoinOutput) {
+	if len(rj.lent) > 0 {
+		rj.lent = rj.lent[:copy(rj.lent, rj.lent[1:])]
+	}
+	if o.Pairs != nil {
+		rj.free = append(rj.free, o.Pairs[:0])
+	}
+}
+
+// Unreleased is the smallest event time of the tuples whose pairs are not
+// all handed on yet (queued, or handed out and not recycled); ok false
+// where every filed tuple's pairs were: a tuple filed is out once its
+// pairs are.
+func (rj *RegularJoin) Unreleased() (t int64, ok bool) {
+	t = math.MaxInt64
+	for _, m := range rj.lent {
+		t, ok = min(t, m), true
+	}
+	for _, q := range rj.queue[rj.head:] {
+		t, ok = min(t, q.min), true
+	}
+	return t, ok
+}
+
+// Stats returns the counters: Windows counts the Adds that output pairs.
+func (rj *RegularJoin) Stats() WindowJoinStats {
+	return WindowJoinStats{Tuples: rj.sides[0].tuples + rj.sides[1].tuples, Windows: rj.outputs, Pairs: rj.pairs}
+}
+
+// The methods of a window join's closing, tasks and devices, which a
+// regular join has none of.
+
+// JoinClosed does nothing: a regular join's pairs are made as it files.
+func (rj *RegularJoin) JoinClosed(all bool) (failed int64, err error) { return 0, nil }
+
+// TakeFor returns nil: a regular join has no tasks.
+func (rj *RegularJoin) TakeFor(s *JoinScratch) *JoinTask { return nil }
+
+// Done is never called: a regular join has no tasks.
+func (rj *RegularJoin) Done(t *JoinTask) {}
+
+// Runnable is 0: no tasks.
+func (rj *RegularJoin) Runnable() int { return 0 }
+
+// RunnableWindows is 0: no tasks.
+func (rj *RegularJoin) RunnableWindows() int { return 0 }
+
+// Taken is 0: no tasks.
+func (rj *RegularJoin) Taken() int { return 0 }
+
+// OldestWaits is false: no tasks.
+func (rj *RegularJoin) OldestWaits() bool { return false }
+
+// NewScratch returns nil: no tasks.
+func (rj *RegularJoin) NewScratch() *JoinScratch { return nil }
+
+// UsePairJoiner does nothing: a device does not run a regular join.
+func (rj *RegularJoin) UsePairJoiner(pj PairJoiner) {}
+
+// regIndex maps keys to a side's newest row (+1) of that key: open
+// addressing, linear probing, at most half full.
+type regIndex struct {
+	keys  []int64
+	rows  []uint32 // 0: empty
+	n     int
+	shift uint // 64 - log2(len(keys))
+}
+
+func regHash(k int64, shift uint) int { return int((uint64(k) * 0x9E3779B97F4A7C15) >> shift) }
+
+// get returns key k's newest row (+1), 0 where none.
+func (x *regIndex) get(k int64) uint32 {
+	if x.n == 0 {
+		return 0
+	}
+	mask := len(x.keys) - 1
+	for i := regHash(k, x.shift); ; i = (i + 1) & mask {
+		r := x.rows[i]
+		if r == 0 {
+			return 0
+		}
+		if x.keys[i] == k {
+			return r
+		}
+	}
+}
+
+// put makes row the newest of key k and returns the one before (0: none).
+func (x *regIndex) put(k int64, row uint32) (prev uint32) {
+	if 2*(x.n+1) > len(x.keys) {
+		x.grow()
+	}
+	mask := len(x.keys) - 1
+	for i := regHash(k, x.shift); ; i = (i + 1) & mask {
+		r := x.rows[i]
+		if r == 0 {
+			x.keys[i], x.rows[i] = k, row
+			x.n++
+			return 0
+		}
+		if x.keys[i] == k {
+			x.rows[i] = row
+			return r
+		}
+	}
+}
+
+// grow doubles the index (1024 slots at first).
+func (x *regIndex) grow() {
+	size := max(1024, 2*len(x.keys))
+	keys, rows := x.keys, x.rows
+	x.keys, x.rows, x.n = make([]int64, size), make([]uint32, size), 0
+	x.shift = uint(64 - bits.Len(uint(size-1)))
+	mask := size - 1
+	for i, r := range rows {
+		if r == 0 {
+			continue
+		}
+		j := regHash(keys[i], x.shift)
+		for x.rows[j] != 0 {
+			j = (j + 1) & mask
+		}
+		x.keys[j], x.rows[j] = keys[i], r
+		x.n++
+	}
+}
+
+// regularSnapshotVersion is the version of RegularJoin's snapshot.
+const regularSnapshotVersion = 1
+
+// AppendSnapshot appends the join's state to dst, once every Add's pairs
+// were taken off the queue and recycled (the engine's snapshot drains the
+// join first): per side its tuple size, watermark, counters and kept
+// tuples with their long strings; the index is rebuilt on restore.
+//
+// Encoding (little-endian): version u8; pairs, outputs u64; per side its
+// tuple size u32, watermark i64, tuples, nulls u64, kept u64, the kept
+// tuples' bytes, then for each kept tuple in order each String
+// attribute's long string (not NULL, longer than a view holds): its
+// length u32 and bytes.
+func (rj *RegularJoin) AppendSnapshot(dst []byte) ([]byte, error) {
+	if n := rj.Pending() + len(rj.lent); n > 0 {
+		return dst, fmt.Errorf("join %q: snapshot with %d outputs not handed on", rj.j.Name, n)
+	}
+	le := binary.LittleEndian
+	dst = append(dst, regularSnapshotVersion)
+	dst = le.AppendUint64(dst, rj.pairs)
+	dst = le.AppendUint64(dst, rj.outputs)
+	for i := range rj.sides {
+		sd := &rj.sides[i]
+		dst = le.AppendUint32(dst, uint32(sd.tupleSize))
+		dst = le.AppendUint64(dst, uint64(sd.wm))
+		dst = le.AppendUint64(dst, sd.tuples)
+		dst = le.AppendUint64(dst, sd.nulls)
+		dst = le.AppendUint64(dst, uint64(sd.n))
+		for _, c := range sd.rows {
+			dst = append(dst, c...)
+		}
+		for r := uint32(0); r < sd.n && len(sd.strs) > 0; r++ {
+			t := sd.row(r)
+			for _, a := range sd.strs {
+				v := t[a.Offset : a.Offset+strview.Size]
+				if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
+					continue
+				}
+				dst = le.AppendUint32(dst, uint32(strview.Len(v)))
+				dst = append(dst, strview.Bytes(v)...)
+			}
+		}
+	}
+	return dst, nil
+}
+
+// RestoreSnapshot replaces the join's state by a snapshot of
+// AppendSnapshot, taken of a join of the same tuple sizes (checked), and
+// returns the bytes after it. Call it before the first Add. On error the
+// join is left empty.
+func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
+	defer func() {
+		if err != nil {
+			rj.clear()
+			err = fmt.Errorf("join %q: restore: %w", rj.j.Name, err)
+		}
+	}()
+	rj.clear()
+	r := window.NewSnapshotReader(b)
+	if v := r.U8(); r.Err() == nil && v != regularSnapshotVersion {
+		return nil, fmt.Errorf("snapshot version %d, want %d (of a regular join)", v, regularSnapshotVersion)
+	}
+	rj.pairs, rj.outputs = r.U64(), r.U64()
+	for i := range rj.sides {
+		sd := &rj.sides[i]
+		if ts := int(r.U32()); r.Err() == nil && ts != sd.tupleSize {
+			return nil, fmt.Errorf("side %d: snapshot of %d-byte tuples, not %d", i, ts, sd.tupleSize)
+		}
+		sd.wm = int64(r.U64())
+		sd.tuples, sd.nulls = r.U64(), r.U64()
+		n := r.U64()
+		if r.Err() != nil {
+			return nil, r.Err()
+		}
+		switch {
+		case n > uint64(len(r.Rest()))/uint64(sd.tupleSize):
+			return nil, fmt.Errorf("side %d: %d tuples kept: truncated", i, n)
+		case n+sd.nulls != sd.tuples:
+			return nil, fmt.Errorf("side %d: %d tuples, %d with a NULL key and %d kept do not add up", i, sd.tuples, sd.nulls, n)
+		}
+		data := r.Take(int(n) * sd.tupleSize)
+		if r.Err() != nil {
+			return nil, r.Err()
+		}
+		for o := 0; o < len(data); o += sd.tupleSize {
+			t := data[o : o+sd.tupleSize]
+			k, ok := sd.keyOf(t)
+			if !ok {
+				return nil, fmt.Errorf("side %d: a kept tuple with a NULL key", i)
+			}
+			// The views' addresses are the snapshotting process's: the
+			// strings follow, in order.
+			tmp := sd.keepBytes(t, k)
+			for _, a := range sd.strs {
+				v := tmp[a.Offset : a.Offset+strview.Size]
+				if a.IsNull(tmp) || strview.Len(v) <= strview.MaxInline {
+					continue
+				}
+				l := int(r.U32())
+				s := r.Take(l)
+				if r.Err() != nil {
+					return nil, r.Err()
+				}
+				if l != strview.Len(v) {
+					return nil, fmt.Errorf("side %d: a string of %d bytes for a view of %d", i, l, strview.Len(v))
+				}
+				strview.PutRef(v, sd.arena.Copy(s))
+			}
+		}
+	}
+	return r.Rest(), nil
+}
+
+// clear empties the join, as NewRegularJoin returns it.
+func (rj *RegularJoin) clear() {
+	for i := range rj.sides {
+		sd := &rj.sides[i]
+		sd.arena.Free()
+		*sd = regSide{tupleSize: sd.tupleSize, key: sd.key, key32: sd.key32, strs: sd.strs, wm: math.MinInt64, shift: sd.shift}
+	}
+	rj.queue, rj.head, rj.lent = rj.queue[:0], 0, rj.lent[:0]
+	rj.pairs, rj.outputs = 0, 0
+}
+
+// Free returns the memory of the kept long strings to the operating
+// system; the join is empty afterwards.
+func (rj *RegularJoin) Free() { rj.clear() }
