@@ -67,7 +67,7 @@ type joinStage struct {
 	// it (noteReady): drain's look before it takes drainMu. Beside mu, on
 	// the line its holder writes anyway.
 	ready atomic.Bool
-	op    *kernels.WindowJoin
+	op    joinOp
 	// runnable is op.Runnable(), set under mu: the workers' unlocked look
 	// for tasks (helpJoins).
 	runnable atomic.Int64
@@ -95,8 +95,51 @@ type joinStage struct {
 	moved chan struct{}
 }
 
+// joinOp is a join stage's operator: a window join's
+// (kernels.WindowJoin), or a regular join's (kernels.RegularJoin, whose
+// pairs are made as it files each side's tuples, under the stage's lock:
+// it has no windows, no tasks and no device, and hands its pairs on, in
+// the order it filed their tuples, as the window join hands on windows).
+// Its methods are called per input or per output, never per tuple.
+type joinOp interface {
+	// AddOwnedCut is not among them: called through an interface, its
+	// pointer to the caller's buffer would make every caller's buffer
+	// variable escape, a stateless query's output included (add calls
+	// it on the concrete type).
+	Add(side int, tuples []byte) (kernels.Refused, bool)
+	Cut(side int, tuples []byte, c *kernels.JoinCut)
+	Added(side int) uint64
+	Finish(side int) (all bool)
+	Lead(side int) (held int, ahead bool)
+	Watermark(side int) int64
+	JoinClosed(all bool) (failed int64, err error)
+	Joined() uint64
+	TakeFor(s *kernels.JoinScratch) *kernels.JoinTask
+	Done(t *kernels.JoinTask)
+	NewScratch() *kernels.JoinScratch
+	Runnable() int
+	RunnableWindows() int
+	Taken() int
+	OldestWaits() bool
+	Pending() int
+	Ready() bool
+	Next() (kernels.JoinOutput, bool)
+	Recycle(o kernels.JoinOutput)
+	Unreleased() (int64, bool)
+	Stats() kernels.WindowJoinStats
+	UsePairJoiner(pj kernels.PairJoiner)
+	AppendSnapshot(dst []byte) ([]byte, error)
+	RestoreSnapshot(b []byte) ([]byte, error)
+}
+
 func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
-	op, err := kernels.NewWindowJoin(j)
+	var op joinOp
+	var err error
+	if j.Regular {
+		op, err = kernels.NewRegularJoin(j)
+	} else {
+		op, err = kernels.NewWindowJoin(j)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +153,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		}
 		js.maxTake = 4 * max(1, workers)
 	}
-	if e != nil && e.cfg.GPU != nil {
+	if e != nil && e.cfg.GPU != nil && !j.Regular {
 		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
 			if js.gpu, err = e.cfg.GPU.CompileJoin(j); err != nil {
 				js.gpu, js.gpuErr = nil, err
@@ -142,7 +185,12 @@ func (js *joinStage) add(side int, tuples *[]byte, owned bool, strs *strview.Are
 	var r kernels.Refused
 	var ok bool
 	if owned {
-		r, ok = js.op.AddOwnedCut(side, tuples, strs, cut)
+		switch op := js.op.(type) {
+		case *kernels.WindowJoin:
+			r, ok = op.AddOwnedCut(side, tuples, strs, cut)
+		case *kernels.RegularJoin:
+			r, ok = op.AddOwnedCut(side, tuples, strs, cut)
+		}
 	} else {
 		r, ok = js.op.Add(side, *tuples)
 	}
@@ -567,7 +615,15 @@ func (js *joinStage) noteFiled() {
 }
 
 // startOf is the start of window w (ok false: math.MinInt64), saturated.
+// A regular join's Unreleased is an event time, the smallest of the tuples
+// whose pairs may not be handed on yet (ok false: none, math.MaxInt64).
 func (js *joinStage) startOf(w int64, ok bool) int64 {
+	if js.j.Regular {
+		if !ok {
+			return math.MaxInt64
+		}
+		return w
+	}
 	slide := js.j.Window.Slide
 	switch {
 	case !ok || w < math.MinInt64/slide:

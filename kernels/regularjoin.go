@@ -299,9 +299,9 @@ func (rj *RegularJoin) Unreleased() (t int64, ok bool) {
 	return t, ok
 }
 
-// Stats returns the counters: Windows counts the Adds that output pairs.
+// Stats returns the counters: a regular join has no windows (Windows 0).
 func (rj *RegularJoin) Stats() WindowJoinStats {
-	return WindowJoinStats{Tuples: rj.sides[0].tuples + rj.sides[1].tuples, Windows: rj.outputs, Pairs: rj.pairs}
+	return WindowJoinStats{Tuples: rj.sides[0].tuples + rj.sides[1].tuples, Pairs: rj.pairs}
 }
 
 // The methods of a window join's closing, tasks and devices, which a

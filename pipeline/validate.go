@@ -5,6 +5,8 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/saber-hx/saber-hx/engine"
@@ -136,6 +138,13 @@ func (v *validator) check(prog *sql.Program, stats []engine.Stats) []string {
 				mismatch[i] = "output: " + err.Error()
 				continue
 			}
+			if j.Regular {
+				// A regular join outputs each pair when the later of its
+				// tuples arrives: the pairs, in an order of the sides'
+				// arrivals.
+				sortValues(want.Values)
+				sortValues(got)
+			}
 			if d := sameValues(want.Values, got); d != "" {
 				mismatch[i] = d
 			} else if want.Counts.Tuples != st.Tuples || want.Counts.Late != st.Late {
@@ -160,6 +169,23 @@ func (v *validator) check(prog *sql.Program, stats []engine.Stats) []string {
 		mismatch[i] = reference.Diff(q.Spec.Query, want, got, 1e-9)
 	}
 	return mismatch
+}
+
+// sortValues sorts rows by their printed values.
+func sortValues(rows [][]reference.Value) {
+	keys := make(map[*reference.Value]string, len(rows))
+	for _, r := range rows {
+		if len(r) > 0 {
+			keys[&r[0]] = fmt.Sprint(r)
+		}
+	}
+	key := func(r []reference.Value) string {
+		if len(r) == 0 {
+			return ""
+		}
+		return keys[&r[0]]
+	}
+	slices.SortStableFunc(rows, func(a, b []reference.Value) int { return strings.Compare(key(a), key(b)) })
 }
 
 // sameValues compares a join's output values with the reference's, in

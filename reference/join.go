@@ -26,9 +26,18 @@ import (
 // with j.Right), as the concatenated tuple l ++ r; Result.Values holds each
 // output tuple's values, l's attributes then r's. Counts: Tuples of both
 // streams, Late, and Counted = the rest.
+//
+// A regular join (j.Regular) outputs every pair (l, r) whose keys
+// (j.LeftKey, j.RightKey) are equal and not NULL, left tuples in stream
+// order as the outer loop and right ones as the inner loop: the pairs the
+// engine outputs, in another order (it outputs each pair when the later of
+// its tuples arrives). Counts: Tuples of both streams, all Counted.
 func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
+	}
+	if j.Regular {
+		return evaluateRegular(j, left, right)
 	}
 	out := j.OutputSchemaUnchecked()
 	type accepted struct {
@@ -143,4 +152,42 @@ func pairEnv(j *query.WindowJoin, scope query.Scope, real query.RealScope, l, r 
 		scope: scope,
 		real:  real,
 	}
+}
+
+// evaluateRegular is EvaluateJoin of a regular join: nested loops.
+func evaluateRegular(j *query.WindowJoin, left, right []byte) (*Result, error) {
+	res := &Result{}
+	var vals [2][][]Value
+	var keys [2][]Value
+	for side, data := range [][]byte{left, right} {
+		s, k := j.Left, j.LeftKey
+		if side == 1 {
+			s, k = j.Right, j.RightKey
+		}
+		if len(data)%s.TupleSize != 0 {
+			return nil, fmt.Errorf("join input %d: %d trailing bytes", side, len(data)%s.TupleSize)
+		}
+		for o := 0; o < len(data); o += s.TupleSize {
+			t := data[o : o+s.TupleSize]
+			v, err := decodeTuple(s, t)
+			if err != nil {
+				return nil, fmt.Errorf("reference: join %q: %s tuple: %w", j.Name, [2]string{"left", "right"}[side], err)
+			}
+			vals[side] = append(vals[side], v)
+			keys[side] = append(keys[side], v[k])
+			res.Counts.Tuples++
+			res.Counts.Counted++
+		}
+	}
+	for a, lv := range vals[0] {
+		for b, rv := range vals[1] {
+			if keys[0][a].Null || keys[1][b].Null || keys[0][a].I != keys[1][b].I {
+				continue
+			}
+			res.Tuples = append(res.Tuples, left[a*j.Left.TupleSize:(a+1)*j.Left.TupleSize]...)
+			res.Tuples = append(res.Tuples, right[b*j.Right.TupleSize:(b+1)*j.Right.TupleSize]...)
+			res.Values = append(res.Values, slices.Concat(lv, rv))
+		}
+	}
+	return res, nil
 }

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
+	"github.com/saber-hx/saber-hx/reference"
+)
+
+// regSchema is randData's layout with b NULL where the low bit of byte 40
+// (k's first byte in randSchema) is set: about two tuples in five.
+func regSchema(t testing.TB) *query.Schema {
+	s, err := query.NewSchema(randTuple,
+		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
+		query.Attribute{Name: "a", Type: query.Int32, Offset: 8},
+		query.Attribute{Name: "b", Type: query.Int32, Offset: 12, Nullable: true, NullBit: 40 * 8},
+		query.Attribute{Name: "c", Type: query.Int64, Offset: 16},
+	)
+	require.NoError(t, err)
+	return s
+}
+
+// regJoin is a regular join of regSchema's streams on b.
+func regJoin(t testing.TB) *query.WindowJoin {
+	s := regSchema(t)
+	return &query.WindowJoin{Name: "rj", Left: s, Right: s, Regular: true, LeftKey: 2, RightKey: 2}
+}
+
+// sortedPairs is the pairs of p (of size bytes each) sorted.
+func sortedPairs(p []byte, size int) []string {
+	var out []string
+	for o := 0; o+size <= len(p); o += size {
+		out = append(out, string(p[o:o+size]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRegularJoinMatchesNestedLoops: a regular join at 1, 2 and 3 workers
+// and several task sizes, its inputs fed concurrently, left before right
+// or right before left, against the reference's nested loops (repeated
+// keys on both sides, NULL keys that join nothing): the same pairs, each
+// once, in an order of the arrivals.
+func TestRegularJoinMatchesNestedLoops(t *testing.T) {
+	base := runtime.NumGoroutine()
+	j := regJoin(t)
+	size := 2 * randTuple
+	for seed := range seeds(6, 6, 20) {
+		r := rand.New(rand.NewPCG(uint64(seed), 26))
+		left, right := randData(r, 100+r.IntN(1500)), randData(r, 100+r.IntN(1500))
+		want, err := reference.EvaluateJoin(j, left, right)
+		require.NoError(t, err)
+		require.NotEmpty(t, want.Tuples)
+		for _, workers := range []int{1, 2, 3} {
+			for _, order := range []string{"concurrent", "left first", "right first"} {
+				task := randTuple * []int{1, 7, 40}[r.IntN(3)]
+				cfg := Config{Workers: workers, TaskSize: task, BufferSize: 1 << 13}
+				name := fmt.Sprintf("seed %d, %d workers, task %d, %s", seed, workers, task, order)
+				var got []byte
+				e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = append(got, b...); return nil }}})
+				require.NoError(t, err, name)
+				in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
+				data := [2][]byte{left, right}
+				switch order {
+				case "concurrent":
+					errs := make(chan error, 2)
+					go func() { errs <- in[0].Write(left) }()
+					go func() { errs <- in[1].Write(right) }()
+					require.NoError(t, <-errs, name)
+					require.NoError(t, <-errs, name)
+				default:
+					first := 0
+					if order == "right first" {
+						first = 1
+					}
+					require.NoError(t, in[first].Write(data[first]), name)
+					require.NoError(t, in[first].Flush(), name)
+					require.NoError(t, in[1-first].Write(data[1-first]), name)
+				}
+				st, err := e.Close()
+				require.NoError(t, err, name)
+				assert.Equal(t, sortedPairs(want.Tuples, size), sortedPairs(got, size), name)
+				assert.Equal(t, uint64(len(want.Tuples)/size), st.Rows, name)
+				assert.Equal(t, want.Counts.Tuples, st.Tuples, name)
+			}
+		}
+	}
+	assertNoLeak(t, base)
+}
+
+// TestRegularJoinOfFiltersFeedsAQuery: a regular join of two filters'
+// outputs (their result stages add to the join: joinFeed), its output
+// feeding a projection, as the SQL compiler lowers Nexmark's q3 and q20.
+func TestRegularJoinOfFiltersFeedsAQuery(t *testing.T) {
+	base := runtime.NumGoroutine()
+	j := regJoin(t)
+	s := j.Left
+	lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("a"), query.Lt, query.Int(8))}
+	rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("c"), query.Gt, query.Int(0))}
+	out, err := j.OutputSchema()
+	require.NoError(t, err)
+	proj := &query.Query{Name: "proj", Schema: out, Project: []query.Projection{{Expr: query.C("l.ts"), As: "ts"}, {Expr: query.C("r.c"), As: "c"}}}
+	r := rand.New(rand.NewPCG(5, 26))
+	left, right := randData(r, 2000), randData(r, 2000)
+	want := joinOfQueries(t, j, lq, rq, left, right)
+	wantProj, err := reference.Evaluate(proj, want.Tuples)
+	require.NoError(t, err)
+	ps, err := proj.OutputSchema()
+	require.NoError(t, err)
+	require.NotEmpty(t, wantProj.Tuples)
+	for _, workers := range []int{1, 2, 3} {
+		var got []byte
+		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 1 << 13}, []Spec{
+			{Query: lq}, {Query: rq},
+			{Join: j, Upstream: Output(0), UpstreamRight: Output(1)},
+			{Query: proj, Upstream: Output(2), Tuples: func(b []byte) error { got = append(got, b...); return nil }},
+		})
+		require.NoError(t, err)
+		errs := make(chan error, 2)
+		go func() { errs <- e.Stream(0).Write(left) }()
+		go func() { errs <- e.Stream(1).Write(right) }()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		_, err = e.CloseAll()
+		require.NoError(t, err)
+		assert.Equal(t, sortedPairs(wantProj.Tuples, ps.TupleSize), sortedPairs(got, ps.TupleSize), "workers %d", workers)
+	}
+	assertNoLeak(t, base)
+}
+
+// TestSnapshotRegularJoins: a regular join, alone or of two filters,
+// snapshotted at a random cut of each input, crashed, restored and fed
+// the rest: what the crashed and the restored runs output together is
+// what the uninterrupted run outputs (sorted: each pair is output when its
+// later tuple arrives), and that is the reference's. Without the join's
+// state in the snapshot the restored join loses every pair of a tuple
+// before the cut with one after.
+func TestSnapshotRegularJoins(t *testing.T) {
+	base := runtime.NumGoroutine()
+	j := regJoin(t)
+	s := j.Left
+	for seed := range seeds(6, 8, 30) {
+		r := rand.New(rand.NewPCG(uint64(seed), 2626))
+		left, right := randData(r, 100+r.IntN(800)), randData(r, 100+r.IntN(800))
+		filters := r.IntN(2) == 0
+		lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("a"), query.Lt, query.Int(int64(r.IntN(12))))}
+		rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("c"), query.Gt, query.Int(int64(r.IntN(400)-200)))}
+		c := &snapCase{
+			cfg: randConfig(r, 40), n: 1, data: [][]byte{left, right}, unordered: 2 * randTuple,
+			specs: func(res []*reference.Result) []Spec {
+				return []Spec{{Join: j, Tuples: func(b []byte) error { res[0].Tuples = append(res[0].Tuples, b...); return nil }}}
+			},
+			inputs: func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(0).Right()} },
+			query:  func(int) *query.Query { return nil },
+			check: func(a []*reference.Result) {
+				want, err := reference.EvaluateJoin(j, left, right)
+				require.NoError(t, err)
+				assert.Equal(t, sortedPairs(want.Tuples, 2*randTuple), sortedPairs(a[0].Tuples, 2*randTuple), "seed %d: pairs against the reference", seed)
+			},
+		}
+		if filters {
+			c.n = 3
+			c.specs = func(res []*reference.Result) []Spec {
+				return []Spec{{Query: lq}, {Query: rq},
+					{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { res[2].Tuples = append(res[2].Tuples, b...); return nil }}}
+			}
+			c.inputs = func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(1)} }
+			c.check = func(a []*reference.Result) {
+				want := joinOfQueries(t, j, lq, rq, left, right)
+				assert.Equal(t, sortedPairs(want.Tuples, 2*randTuple), sortedPairs(a[2].Tuples, 2*randTuple), "seed %d: pairs of the filters against the reference", seed)
+			}
+		}
+		cut := randCut(r, c.data)
+		c.run(t, r, cut, fmt.Sprintf("seed %d (filters %v, workers %d, task %d, cut %v)", seed, filters, c.cfg.Workers, c.cfg.TaskSize, cut))
+	}
+	assertNoLeak(t, base)
+}
