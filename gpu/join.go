@@ -65,6 +65,9 @@ func analyseJoin(j *query.WindowJoin) (*joinShape, error) {
 	if err := j.Validate(); err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
+	if j.Regular {
+		return nil, fmt.Errorf("gpu: join %q: a regular join (its state a hash index per side, filed in order) runs on the CPU: %w", j.Name, ErrNoKernel)
+	}
 	sh := &joinShape{name: j.Name, lsize: int64(j.Left.TupleSize), rsize: int64(j.Right.TupleSize), where: -1}
 	sh.outSize = sh.lsize + sh.rsize
 	if sh.lsize <= 0 || sh.rsize <= 0 {

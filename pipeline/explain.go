@@ -15,6 +15,9 @@ import (
 // loops), its window's panes, and whether the GPU can run it (else why
 // not).
 func PlanLine(sp engine.Spec, vectorised bool) string {
+	if sp.Join != nil && sp.Join.Regular {
+		return "regular join (a hash index per side, pairs as the later tuple is filed; state kept for ever); CPU only"
+	}
 	if sp.Join != nil {
 		onGPU := "the GPU can run its pairs"
 		if err := gpu.SupportedJoin(sp.Join); err != nil {

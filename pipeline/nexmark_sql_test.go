@@ -45,7 +45,8 @@ func (c nexmarkSQLCase) nexmarkEvents(t *testing.T) []nexmark.Event {
 	var ev nexmark.Event
 	for g.Next(&ev) {
 		e := ev
-		for _, b := range []*[]byte{&e.Bid.Channel, &e.Bid.URL, &e.Bid.Extra, &e.Person.Name} {
+		for _, b := range []*[]byte{&e.Bid.Channel, &e.Bid.URL, &e.Bid.Extra, &e.Person.Name, &e.Person.City, &e.Person.State,
+			&e.Auction.ItemName, &e.Auction.Description, &e.Auction.Extra} {
 			*b = slices.Clone(*b)
 		}
 		out = append(out, e)
@@ -161,6 +162,57 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				}
 				require.NotEmpty(t, want)
 				assert.Equal(t, sortedRows(want), c.rows(t, "q13"))
+			})
+			t.Run("q3", func(t *testing.T) {
+				// Every auction of category 10 with its seller, where the
+				// seller lives in OR, ID or CA, whichever came first (a
+				// seller may be a person of the next 10 to come).
+				people := map[int64]nexmark.Person{}
+				for _, e := range evs {
+					if e.Table == nexmark.PersonTable {
+						people[e.Person.ID] = e.Person
+					}
+				}
+				var want []string
+				for _, e := range evs {
+					p, ok := people[e.Auction.Seller]
+					if e.Table != nexmark.AuctionTable || e.Auction.Category != 10 || !ok {
+						continue
+					}
+					if st := string(p.State); st == "OR" || st == "ID" || st == "CA" {
+						want = append(want, fmt.Sprintf("%s,%s,%s,%d\n", csvField(string(p.Name)), csvField(string(p.City)), csvField(string(p.State)), e.Auction.ID))
+					}
+				}
+				require.NotEmpty(t, want)
+				assert.Equal(t, sortedRows(want), c.rows(t, "q3"))
+			})
+			t.Run("q20", func(t *testing.T) {
+				// Every bid on an auction of category 10, with the
+				// auction's columns, whichever came first (a bid's auction
+				// may be one of the next 10 to come).
+				type auction struct {
+					a        nexmark.Auction
+					dateTime int64
+				}
+				auctions := map[int64]auction{}
+				for _, e := range evs {
+					if e.Table == nexmark.AuctionTable && e.Auction.Category == 10 {
+						auctions[e.Auction.ID] = auction{e.Auction, e.DateTime}
+					}
+				}
+				var want []string
+				for _, e := range bids {
+					x, ok := auctions[e.Bid.Auction]
+					if !ok {
+						continue
+					}
+					b, a := e.Bid, x.a
+					want = append(want, fmt.Sprintf("%d,%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%d,%d,%s\n",
+						b.Auction, b.Bidder, b.Price, csvField(string(b.Channel)), csvField(string(b.URL)), sqlTime(e.DateTime), csvField(string(b.Extra)),
+						csvField(string(a.ItemName)), csvField(string(a.Description)), a.InitialBid, a.Reserve, sqlTime(x.dateTime), sqlTime(a.Expires), a.Seller, a.Category, csvField(string(a.Extra))))
+				}
+				require.NotEmpty(t, want)
+				assert.Equal(t, sortedRows(want), c.rows(t, "q20"))
 			})
 			t.Run("q5", func(t *testing.T) {
 				// HOP(2 s, 10 s): the auctions with the most bids per window.

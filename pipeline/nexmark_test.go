@@ -146,7 +146,7 @@ func TestNexmarkSourcePeople(t *testing.T) {
 // equal to the reference evaluator's (Options.Validate).
 func TestNexmarkExamplesValidate(t *testing.T) {
 	t.Parallel()
-	for _, q := range []string{"q0", "q1", "q2", "q5", "q7", "q8", "q10", "q11", "q12", "q13", "q14", "q21", "q22"} {
+	for _, q := range []string{"q0", "q1", "q2", "q3", "q5", "q7", "q8", "q10", "q11", "q12", "q13", "q14", "q20", "q21", "q22"} {
 		prog := compileNexmarkExample(t, q)
 		require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = 30000, 1000 }))
 		job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 80080, BufferSize: 1 << 20}, Validate: true}) // 80080: a multiple of every tuple size, q12's 88 too

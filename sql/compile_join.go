@@ -541,6 +541,10 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 		}
 		if wl.Size > 0 {
 			wr, okl, okr, interval = wl, true, true, true
+		} else if left.slide == 0 && right.slide == 0 {
+			// Neither is a view of windows: a regular join
+			// (compile_regular.go).
+			return c.regularJoin(name, sel, left, right, view)
 		}
 	}
 	if !okl {
@@ -591,52 +595,9 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 		}
 		j.Where = flatten(j.Where, w.e, true)
 	}
-	outSchema, err := j.OutputSchema()
+	out, pairs, err := c.joinPairs(name, sel, q, j, sc, left.unitNs, true)
 	if err != nil {
-		return nil, nil, errAt(sel.onPos, "%v", err)
-	}
-	q.Spec.Join, q.Output = j, outSchema
-	out := &relation{name: name, view: q, unitNs: left.unitNs}
-	// visible columns: a column's own name where it is unique, else qual.name
-	count := map[string]int{}
-	for _, s := range sc.cols {
-		count[s.col.name]++
-	}
-	attrs := slices.Clone(outSchema.Attrs)
-	named := make([]bool, len(attrs))
-	pairs := &scope{}
-	for _, s := range sc.cols {
-		name := s.col.name
-		if count[name] > 1 {
-			name = s.qual + "." + name
-		}
-		a := slices.IndexFunc(outSchema.Attrs, func(a query.Attribute) bool { return a.Name == s.col.attr })
-		attrs[a].Name, named[a] = name, true
-		oc := OutputColumn{Name: name, Kind: Attribute, Index: a, Attr: a, Type: typeText(outSchema.Attrs[a], s.col.typ), Labels: s.col.typ.labels}
-		q.Columns = append(q.Columns, oc)
-		out.cols = append(out.cols, relCol{name: name, attr: name, typ: s.col.typ})
-		pairs.cols = append(pairs.cols, scol{qual: s.qual, col: relCol{name: s.col.name, attr: name, typ: s.col.typ}, side: s.side})
-		if a == 0 {
-			out.timeName = name
-		}
-	}
-	taken := map[string]bool{}
-	for i := range attrs {
-		if named[i] {
-			taken[attrs[i].Name] = true
-		}
-	}
-	for i := range attrs {
-		if !named[i] { // columns not visible in the sides
-			name := fmt.Sprintf("$%d", i)
-			for taken[name] {
-				name = "$" + name
-			}
-			attrs[i].Name, taken[name] = name, true
-		}
-	}
-	if out.schema, err = query.NewSchema(outSchema.TupleSize, attrs...); err != nil {
-		return nil, nil, errAt(sel.pos, "join output: %v", err)
+		return nil, nil, err
 	}
 	aggregating := len(sel.groupBy) > 0 || sel.having != nil || slices.ContainsFunc(sel.items, func(it selectItem) bool { return hasCall(it.expr) })
 	if !aggregating && len(sel.items) == 1 && sel.items[0].star && sel.items[0].qual == "" {
@@ -659,4 +620,62 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 	// Each pair's time is its left tuple's, in the join's window: a
 	// tumbling window of the same size holds the pairs of each window.
 	return c.aggregation(name, s2, pin, query.Tumbling(wl.Size), sel.from.win, view)
+}
+
+// joinPairs makes q the join j of the sides of scope sc (their columns
+// named l.<attr> and r.<attr>) and returns the relation of its pairs,
+// each column visible by its own name where unique, else as qual.name,
+// and the scope of those names by side, for the select list over the
+// pairs. timed says whether the pairs' attribute 0 (the left time) is an
+// event time the relation may window by: a window join's, not a regular
+// join's (Flink's regular join outputs no time attribute).
+func (c *compiler) joinPairs(name string, sel *selectStmt, q *Query, j *query.WindowJoin, sc *scope, unitNs int64, timed bool) (*relation, *scope, error) {
+	outSchema, err := j.OutputSchema()
+	if err != nil {
+		return nil, nil, errAt(sel.onPos, "%v", err)
+	}
+	q.Spec.Join, q.Output = j, outSchema
+	out := &relation{name: name, view: q, unitNs: unitNs}
+	// visible columns: a column's own name where it is unique, else qual.name
+	count := map[string]int{}
+	for _, s := range sc.cols {
+		count[s.col.name]++
+	}
+	attrs := slices.Clone(outSchema.Attrs)
+	named := make([]bool, len(attrs))
+	pairs := &scope{}
+	for _, s := range sc.cols {
+		name := s.col.name
+		if count[name] > 1 {
+			name = s.qual + "." + name
+		}
+		a := slices.IndexFunc(outSchema.Attrs, func(a query.Attribute) bool { return a.Name == s.col.attr })
+		attrs[a].Name, named[a] = name, true
+		oc := OutputColumn{Name: name, Kind: Attribute, Index: a, Attr: a, Type: typeText(outSchema.Attrs[a], s.col.typ), Labels: s.col.typ.labels}
+		q.Columns = append(q.Columns, oc)
+		out.cols = append(out.cols, relCol{name: name, attr: name, typ: s.col.typ})
+		pairs.cols = append(pairs.cols, scol{qual: s.qual, col: relCol{name: s.col.name, attr: name, typ: s.col.typ}, side: s.side})
+		if a == 0 && timed {
+			out.timeName = name
+		}
+	}
+	taken := map[string]bool{}
+	for i := range attrs {
+		if named[i] {
+			taken[attrs[i].Name] = true
+		}
+	}
+	for i := range attrs {
+		if !named[i] { // columns not visible in the sides
+			name := fmt.Sprintf("$%d", i)
+			for taken[name] {
+				name = "$" + name
+			}
+			attrs[i].Name, taken[name] = name, true
+		}
+	}
+	if out.schema, err = query.NewSchema(outSchema.TupleSize, attrs...); err != nil {
+		return nil, nil, errAt(sel.pos, "join output: %v", err)
+	}
+	return out, pairs, nil
 }

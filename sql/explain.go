@@ -74,7 +74,10 @@ func (p *Program) Explain() string {
 			}
 			return "source " + source
 		}
-		if j := q.Spec.Join; j != nil {
+		if j := q.Spec.Join; j != nil && j.Regular {
+			fmt.Fprintf(&b, "  regular join of %s and %s\n", in(q.Input, q.From), in(q.InputRight, q.FromRight))
+			fmt.Fprintf(&b, "  on: l.%s = r.%s (both sides kept)\n", j.Left.Attrs[j.LeftKey].Name, j.Right.Attrs[j.RightKey].Name)
+		} else if j != nil {
 			fmt.Fprintf(&b, "  window join of %s and %s\n", in(q.Input, q.From), in(q.InputRight, q.FromRight))
 			fmt.Fprintf(&b, "  window: %s", windowText(j.Window))
 			if j.Window.Delay > 0 {
