@@ -57,6 +57,7 @@ import (
 	"sync/atomic"
 
 	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/scheduler"
 )
 
@@ -182,6 +183,17 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 func (e *Engine) release() {
 	e.claim.Release()
 	e.ingestClaim.Release()
+	for _, en := range e.entries {
+		// A regular join's state lies outside the Go heap: returned here,
+		// where no pair it output is read any more.
+		if js := en.join; js != nil {
+			if rj, ok := js.op.(*kernels.RegularJoin); ok {
+				js.mu.Lock()
+				rj.Free()
+				js.mu.Unlock()
+			}
+		}
+	}
 	for _, s := range e.streams {
 		s.ring.Close()
 		if s.heap != nil {

@@ -118,10 +118,18 @@ func (e *Engine) narrowViews() {
 // Plan.EncodeKeys), which keeps its strings for the engine's life, so push
 // neither copies them into the stream's heap nor empties those the query
 // does not read. Nexmark q8's aggregation of the people copied each
-// person's name into its view's heap, in order. Before the engine runs.
+// person's name into its view's heap, in order. So are a regular join's
+// pairs: their strings point into its state, which it keeps for the
+// engine's life (kernels.RegularJoin; Nexmark q20's projection copied
+// every pair's strings in order). Before the engine runs.
 func (e *Engine) stableInputs() {
 	for _, d := range e.streams {
-		d.inputStable = len(d.ups) > 0 && !slices.ContainsFunc(d.ups, func(u *Stream) bool { return u.asm == nil || u.joinSide != nil })
+		d.inputStable = len(d.ups) > 0 && !slices.ContainsFunc(d.ups, func(u *Stream) bool {
+			if u.joinSide != nil {
+				return !u.joinSide.j.Regular
+			}
+			return u.asm == nil
+		})
 	}
 }
 

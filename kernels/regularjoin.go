@@ -76,7 +76,7 @@ type regSide struct {
 	n     uint32 // tuples kept
 	shift uint
 	index regIndex
-	arena strview.Arena // the kept tuples' long strings
+	store regStore // the kept tuples and their long strings
 	wm    int64
 	done  bool
 	// tuples counts the tuples filed, nulls those of them with a NULL key.
@@ -126,7 +126,7 @@ func (sd *regSide) row(r uint32) []byte {
 func (sd *regSide) nextOf(r uint32) uint32 { return sd.next[r>>sd.shift][r&(1<<sd.shift-1)] }
 
 // keep appends tuple t, of key k, to the kept rows, its long strings
-// copied into the side's arena, and returns the copy.
+// copied into the side's store, and returns the copy.
 func (sd *regSide) keep(t []byte, k int64) []byte {
 	kept := sd.keepBytes(t, k)
 	for _, a := range sd.strs {
@@ -134,7 +134,7 @@ func (sd *regSide) keep(t []byte, k int64) []byte {
 		if a.IsNull(kept) || strview.Len(v) <= strview.MaxInline {
 			continue
 		}
-		strview.PutRef(v, sd.arena.Copy(strview.Bytes(v)))
+		strview.PutRef(v, sd.store.copy(strview.Bytes(v)))
 	}
 	return kept
 }
@@ -149,7 +149,7 @@ func (sd *regSide) keepBytes(t []byte, k int64) []byte {
 	}
 	i := int(r >> sd.shift)
 	if i == len(sd.rows) {
-		sd.rows = append(sd.rows, make([]byte, 0, per*sd.tupleSize))
+		sd.rows = append(sd.rows, sd.store.alloc(per * sd.tupleSize)[:0])
 		sd.next = append(sd.next, make([]uint32, 0, per))
 	}
 	c := append(sd.rows[i], t...)
@@ -508,7 +508,7 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 				if l != strview.Len(v) {
 					return nil, fmt.Errorf("side %d: a string of %d bytes for a view of %d", i, l, strview.Len(v))
 				}
-				strview.PutRef(v, sd.arena.Copy(s))
+				strview.PutRef(v, sd.store.copy(s))
 			}
 		}
 	}
@@ -519,13 +519,21 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 func (rj *RegularJoin) clear() {
 	for i := range rj.sides {
 		sd := &rj.sides[i]
-		sd.arena.Free()
+		sd.store.free()
 		*sd = regSide{tupleSize: sd.tupleSize, key: sd.key, key32: sd.key32, strs: sd.strs, wm: math.MinInt64, shift: sd.shift}
 	}
 	rj.queue, rj.head, rj.lent = rj.queue[:0], 0, rj.lent[:0]
 	rj.pairs, rj.outputs = 0, 0
 }
 
-// Free returns the memory of the kept long strings to the operating
-// system; the join is empty afterwards.
-func (rj *RegularJoin) Free() { rj.clear() }
+// Free returns the memory of the kept tuples and their long strings to
+// the operating system, once the join's input ended: it keeps nothing
+// afterwards (its counters stay), and every pair it output is invalid
+// (their strings pointed into it).
+func (rj *RegularJoin) Free() {
+	for i := range rj.sides {
+		sd := &rj.sides[i]
+		sd.store.free()
+		sd.rows, sd.next, sd.n, sd.index = nil, nil, 0, regIndex{}
+	}
+}

@@ -81,7 +81,7 @@ CREATE VIEW out AS SELECT A.v, B.v AS w, A.k FROM l AS A INNER JOIN r AS B ON A.
 			sum, err := job.Run(context.Background())
 			require.NoError(t, err)
 			require.NotNil(t, sum.Validated)
-			assert.True(t, *sum.Validated, "the reference evaluator's rows")
+			assert.True(t, *sum.Validated, "the reference evaluator's rows: %+v", sum.Queries)
 			slices.Sort(got)
 			assert.Equal(t, want, got)
 		})
