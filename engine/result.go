@@ -18,11 +18,17 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.outBlank != nil {
 		s.blankOutput(t.result.Out)
 	}
-	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused {
+	// A regular join copies the strings it keeps itself, in Cut (below):
+	// its input's need no pinning, only the unread ones emptying.
+	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused && !s.joinSide.j.Regular {
 		s.pinJoinInput(t.result.Out, &t.result.Strings, nil)
 	}
 	if d := s.joinFeed; d != nil && len(d.heapAttrs)+len(d.blankAttrs) > 0 && !t.result.Refused {
-		d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
+		if d.joinSide.j.Regular {
+			d.blankJoinInput(t.result.Out, d.blankAttrs)
+		} else {
+			d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
+		}
 	}
 	s.cutJoinInput(t)
 	t.lendable = false

@@ -162,6 +162,19 @@ func (s *Stream) pinJoinInput(tuples []byte, strs *strview.Arena, blank []query.
 	}
 }
 
+// blankJoinInput is pinJoinInput for a regular join, which copies the
+// strings it keeps itself (kernels.RegularJoin.Cut): it only empties the
+// long strings of blank.
+func (s *Stream) blankJoinInput(tuples []byte, blank []query.Attribute) {
+	if len(blank) == 0 {
+		return
+	}
+	ts := s.plan.TupleSize
+	for o := 0; o+ts <= len(tuples); o += ts {
+		clearLong(tuples[o:o+ts], blank)
+	}
+}
+
 // cutJoinInput cuts the output of task t of s, which a window join files
 // (s is one of its inputs, or feeds one: joinFeed), into the runs of its
 // panes (kernels.WindowJoin.Cut), on the worker that ran t: the join,

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -9,14 +10,19 @@ import (
 // regStore is where a regular join keeps its tuples and their long
 // strings: memory outside the Go heap (the views of the strings hold its
 // addresses, and the collector need not scan what only grows), in
-// mappings of regStoreChunk bytes asked to be backed by huge pages
-// (madvise MADV_HUGEPAGE). A regular join's state grows for ever, each of
-// its bytes written once when it is filed: with 4 KiB pages every 4 KiB
-// of it is a page fault under the join's lock, which on this project's
-// virtual machines was most of Nexmark q20's filing (docs/nexmark.md);
-// a huge page faults once per 2 MiB. Where the kernel gives no huge
-// pages, the advice is ignored and the store works as an arena.
+// mappings of regStoreChunk bytes, each populated when it is mapped
+// (MAP_POPULATE: its pages faulted in by one call). A regular join's
+// state grows for ever, each of its bytes written once when it is filed:
+// with pages faulted one at a time as they are first written, the faults
+// were over half of Nexmark q20's profile on this project's virtual
+// machines (docs/nexmark.md). MADV_HUGEPAGE was tried and dropped: with
+// the kernel's defrag at "madvise" a fault compacted memory and q20 ran
+// slower.
+//
+// Workers allocate from it concurrently (RegularJoin.Cut, one allocation
+// per input), under its own lock, not the join's.
 type regStore struct {
+	mu     sync.Mutex
 	chunks [][]byte // chunks[len-1] is being filled, off bytes of it
 	off    int
 	large  [][]byte // mappings of allocations bigger than a chunk
@@ -28,6 +34,8 @@ const regStoreChunk = 8 << 20
 
 // alloc returns n bytes (n > 0) that stay valid until free.
 func (s *regStore) alloc(n int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.bytes += uint64(n)
 	if n > regStoreChunk/4 {
 		m := regMap((n + 4095) &^ 4095)
@@ -44,24 +52,16 @@ func (s *regStore) alloc(n int) []byte {
 	return b
 }
 
-// copy copies b into the store and returns the copy.
-func (s *regStore) copy(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	c := s.alloc(len(b))
-	copy(c, b)
-	return c
-}
-
 // free unmaps every mapping: every slice into the store becomes invalid.
 func (s *regStore) free() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, m := range append(s.chunks, s.large...) {
 		if err := unix.Munmap(m); err != nil {
 			panic(fmt.Sprintf("kernels: regular join: unmapping %d bytes: %v", len(m), err))
 		}
 	}
-	*s = regStore{}
+	s.chunks, s.off, s.large, s.bytes = nil, 0, nil, 0
 }
 
 func regMap(n int) []byte {

@@ -29,9 +29,11 @@ import (
 // every window before, which a task taken out of order cannot read while
 // the filing goes on. Filing here is a hash insertion and a look-up per
 // tuple plus the pairs' copies, under the engine's join lock (a serial
-// section of the join: docs/nexmark.md measures it); the tuples' decoding,
-// filtering and projection before it and the pairs' projection after it
-// run on the workers.
+// section of the join: docs/nexmark.md measures it). The copies of the
+// tuples kept and their long strings into the join's state are made
+// before, off the lock, by the worker that made the input (Cut, then
+// AddOwnedCut); the tuples' decoding, filtering and projection before it
+// and the pairs' projection after it run on the workers too.
 //
 // Memory grows with the inputs: every tuple of both sides (after the
 // filters upstream of the join) and its long strings, 4 bytes of chain per
@@ -46,6 +48,8 @@ type RegularJoin struct {
 	j       *query.WindowJoin
 	outSize int
 	sides   [2]regSide
+
+	adding regBatch // Add's
 
 	queue []regOutput // from head: filed, not yet taken by Next
 	head  int
@@ -68,11 +72,11 @@ type regSide struct {
 	key       query.Attribute
 	key32     bool
 	strs      []query.Attribute
-	// rows are the kept tuples in chunks of 1<<shift tuples; next is,
-	// per kept tuple, the row (+1) of the one kept before it with the same
-	// key (0: none), in chunks alike.
-	rows  [][]byte
-	next  [][]uint32
+	// segs are the kept tuples, in the runs their inputs were prepared in
+	// (prepare); rows locate each kept tuple in them and chain it to the
+	// one kept before it with the same key, in chunks of 1<<shift.
+	segs  [][]byte
+	rows  [][]regRow
 	n     uint32 // tuples kept
 	shift uint
 	index regIndex
@@ -83,7 +87,27 @@ type regSide struct {
 	tuples, nulls uint64
 }
 
-// regChunkBytes is about the size of a chunk of kept tuples.
+// regRow is a kept tuple: tuple idx of run seg, and the row (+1) kept
+// before it with its key (0: none).
+type regRow struct{ seg, idx, next uint32 }
+
+// regBatch is an input prepared for filing (prepare): its tuples with a
+// key copied into the side's store, their long strings too, their keys,
+// and the input's counts. Its slices are reused from input to input.
+type regBatch struct {
+	side    int
+	in      int // the input's bytes: what it was prepared from
+	ok      bool
+	kept    []byte // the tuples with a key, in the store
+	keys    []int64
+	tuples  int
+	minT    int64
+	maxT    int64
+	hasTime bool
+}
+
+// regChunkBytes sets how many rows a chunk of rows locates: about
+// regChunkBytes of tuples' worth.
 const regChunkBytes = 256 << 10
 
 // NewRegularJoin validates j, a regular join.
@@ -115,76 +139,140 @@ func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
 	return int64(binary.LittleEndian.Uint64(t[sd.key.Offset:])), true
 }
 
+// rowAt is kept row r's place.
+func (sd *regSide) rowAt(r uint32) *regRow { return &sd.rows[r>>sd.shift][r&(1<<sd.shift-1)] }
+
 // row is kept row r (0-based).
 func (sd *regSide) row(r uint32) []byte {
-	c := sd.rows[r>>sd.shift]
-	o := int(r&(1<<sd.shift-1)) * sd.tupleSize
-	return c[o : o+sd.tupleSize : o+sd.tupleSize]
+	m := sd.rowAt(r)
+	o := int(m.idx) * sd.tupleSize
+	return sd.segs[m.seg][o : o+sd.tupleSize : o+sd.tupleSize]
 }
 
-// nextOf is the row (+1) kept before r with r's key; 0: none.
-func (sd *regSide) nextOf(r uint32) uint32 { return sd.next[r>>sd.shift][r&(1<<sd.shift-1)] }
-
-// keep appends tuple t, of key k, to the kept rows, its long strings
-// copied into the side's store, and returns the copy.
-func (sd *regSide) keep(t []byte, k int64) []byte {
-	kept := sd.keepBytes(t, k)
-	for _, a := range sd.strs {
-		v := kept[a.Offset : a.Offset+strview.Size]
-		if a.IsNull(kept) || strview.Len(v) <= strview.MaxInline {
+// prepare copies the tuples of side's input with a key, and their long
+// strings, into the side's store (one allocation: the store's lock, once)
+// and reads their keys into b. It reads only what the join was made with
+// and the store: any goroutine may prepare while another files. With
+// snap set, the long strings are not read from the views, whose addresses
+// are another process's, but from r, in appendStrings' order.
+func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *window.SnapshotReader) error {
+	sd := &rj.sides[side]
+	ts := sd.tupleSize
+	b.side, b.in, b.ok = side, len(tuples), true
+	b.keys, b.kept, b.tuples = b.keys[:0], nil, 0
+	b.minT, b.maxT, b.hasTime = math.MaxInt64, math.MinInt64, false
+	kept, strBytes := 0, 0
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		b.tuples++
+		at := int64(binary.LittleEndian.Uint64(t))
+		b.minT, b.maxT, b.hasTime = min(b.minT, at), max(b.maxT, at), true
+		k, ok := sd.keyOf(t)
+		if !ok {
 			continue
 		}
-		strview.PutRef(v, sd.store.copy(strview.Bytes(v)))
+		b.keys = append(b.keys, k)
+		kept++
+		for _, a := range sd.strs {
+			v := t[a.Offset : a.Offset+strview.Size]
+			if !a.IsNull(t) && strview.Len(v) > strview.MaxInline {
+				strBytes += strview.Len(v)
+			}
+		}
 	}
-	return kept
-}
-
-// keepBytes appends tuple t, of key k, to the kept rows as it is and
-// returns the copy.
-func (sd *regSide) keepBytes(t []byte, k int64) []byte {
-	per := 1 << sd.shift
-	r := sd.n
-	if r == math.MaxUint32-1 {
-		panic(fmt.Sprintf("kernels: regular join: %d tuples kept on a side", r))
+	if kept == 0 {
+		return nil
 	}
-	i := int(r >> sd.shift)
-	if i == len(sd.rows) {
-		sd.rows = append(sd.rows, sd.store.alloc(per * sd.tupleSize)[:0])
-		sd.next = append(sd.next, make([]uint32, 0, per))
+	block := sd.store.alloc(kept*ts + strBytes)
+	b.kept, block = block[:kept*ts:kept*ts], block[kept*ts:]
+	d := 0
+	for o := 0; o+ts <= len(tuples); o += ts {
+		t := tuples[o : o+ts]
+		if sd.key.IsNull(t) {
+			continue
+		}
+		c := b.kept[d : d+ts]
+		copy(c, t)
+		d += ts
+		for _, a := range sd.strs {
+			v := c[a.Offset : a.Offset+strview.Size]
+			if a.IsNull(c) || strview.Len(v) <= strview.MaxInline {
+				continue
+			}
+			n := strview.Len(v)
+			src := []byte(nil)
+			if snap != nil {
+				if l := int(snap.U32()); l != n && snap.Err() == nil {
+					return fmt.Errorf("a string of %d bytes for a view of %d", l, n)
+				}
+				src = snap.Take(n)
+				if snap.Err() != nil {
+					return snap.Err()
+				}
+			} else {
+				src = strview.Bytes(v)
+			}
+			copy(block, src)
+			strview.PutRef(v, block[:n:n])
+			block = block[n:]
+		}
 	}
-	c := append(sd.rows[i], t...)
-	sd.rows[i] = c
-	kept := c[len(c)-sd.tupleSize : len(c) : len(c)]
-	sd.next[i] = append(sd.next[i], sd.index.put(k, r+1))
-	sd.n++
-	return kept
+	return nil
 }
 
 // Add files side's tuples (0 left, 1 right), which follow the ones added
 // before in stream order, and queues their pairs with the other side's
 // tuples kept so far. It refuses nothing: ok is always true.
 func (rj *RegularJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
+	b := &rj.adding
+	if err := rj.prepare(side, tuples, b, nil); err != nil {
+		panic(err) // no snapshot: prepare has nothing to refuse
+	}
+	rj.file(b, true)
+	return Refused{}, true
+}
+
+// file keeps b's tuples, prepared, in their side's index and, where
+// pairs is set, queues their pairs with the other side's tuples kept so
+// far: each tuple is kept, then looked up in the other side's index.
+func (rj *RegularJoin) file(b *regBatch, pairs bool) {
+	side := b.side
 	sd, o := &rj.sides[side], &rj.sides[1-side]
 	ts := sd.tupleSize
-	var out []byte
-	if n := len(rj.free); n > 0 {
-		out, rj.free = rj.free[n-1][:0], rj.free[:n-1]
+	sd.tuples += uint64(b.tuples)
+	sd.nulls += uint64(b.tuples - len(b.keys))
+	if b.hasTime {
+		sd.wm = max(sd.wm, b.maxT)
 	}
-	minT := int64(math.MaxInt64)
-	n := 0
-	for off := 0; off+ts <= len(tuples); off += ts {
-		t := tuples[off : off+ts : off+ts]
-		n++
-		at := int64(binary.LittleEndian.Uint64(t))
-		minT = min(minT, at)
-		sd.wm = max(sd.wm, at)
-		k, ok := sd.keyOf(t)
-		if !ok {
-			sd.nulls++
+	b.ok = false
+	if len(b.keys) == 0 {
+		return
+	}
+	if sd.n > math.MaxUint32-uint32(len(b.keys))-1 || len(sd.segs) == math.MaxUint32 {
+		panic(fmt.Sprintf("kernels: regular join %q: %d tuples kept on a side", rj.j.Name, sd.n))
+	}
+	seg := uint32(len(sd.segs))
+	sd.segs = append(sd.segs, b.kept)
+	var out []byte
+	if pairs {
+		if n := len(rj.free); n > 0 {
+			out, rj.free = rj.free[n-1][:0], rj.free[:n-1]
+		}
+	}
+	per := 1 << sd.shift
+	for i, k := range b.keys {
+		r := sd.n
+		c := int(r >> sd.shift)
+		if c == len(sd.rows) {
+			sd.rows = append(sd.rows, make([]regRow, 0, per))
+		}
+		sd.rows[c] = append(sd.rows[c], regRow{seg: seg, idx: uint32(i), next: sd.index.put(k, r+1)})
+		sd.n++
+		if !pairs {
 			continue
 		}
-		kept := sd.keep(t, k)
-		for m := o.index.get(k); m != 0; m = o.nextOf(m - 1) {
+		kept := b.kept[i*ts : (i+1)*ts : (i+1)*ts]
+		for m := o.index.get(k); m != 0; m = o.rowAt(m - 1).next {
 			other := o.row(m - 1)
 			if side == 0 {
 				out = append(out, kept...)
@@ -195,34 +283,44 @@ func (rj *RegularJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 			}
 		}
 	}
-	sd.tuples += uint64(n)
 	if len(out) == 0 {
 		if out != nil {
 			rj.free = append(rj.free, out)
 		}
-		return Refused{}, true
+		return
 	}
 	rj.pairs += uint64(len(out) / rj.outSize)
 	rj.outputs++
-	rj.queue = append(rj.queue, regOutput{pairs: out, min: minT})
-	return Refused{}, true
+	rj.queue = append(rj.queue, regOutput{pairs: out, min: b.minT})
 }
 
-// AddOwnedCut is Add: the join copies what it keeps, so *tuples and strs
-// stay the caller's (strs is reset: its strings were copied). c is not
-// used (Cut leaves it empty).
+// AddOwnedCut is Add of tuples that c prepared off the join's lock
+// (Cut), which it files as they are; where c did not prepare these (nil,
+// or another input's), it is Add. The join copied what it keeps, so
+// *tuples and strs stay the caller's (strs is reset: the join needs none
+// of its strings).
 func (rj *RegularJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena, c *JoinCut) (Refused, bool) {
-	r, ok := rj.Add(side, *tuples)
+	if c != nil && c.reg.ok && c.reg.side == side && c.reg.in == len(*tuples) {
+		rj.file(&c.reg, true)
+	} else {
+		rj.Add(side, *tuples)
+	}
 	*tuples = (*tuples)[:0]
 	if strs != nil {
 		strs.Reset()
 	}
-	return r, ok
+	return Refused{}, true
 }
 
-// Cut leaves c empty: a regular join files its input as it comes.
+// Cut prepares side's input for AddOwnedCut: the copies of its tuples
+// and strings into the join's state, which is most of filing them, made
+// by the worker that made the input rather than under the join's lock
+// (prepare). Any goroutine may cut while another holds the join.
 func (rj *RegularJoin) Cut(side int, tuples []byte, c *JoinCut) {
 	c.runs, c.n, c.max, c.refused = c.runs[:0], 0, math.MinInt64, false
+	if err := rj.prepare(side, tuples, &c.reg, nil); err != nil {
+		c.reg.ok = false
+	}
 }
 
 // Added is how many tuples side's input brought so far.
@@ -430,8 +528,8 @@ func (rj *RegularJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 		dst = le.AppendUint64(dst, sd.tuples)
 		dst = le.AppendUint64(dst, sd.nulls)
 		dst = le.AppendUint64(dst, uint64(sd.n))
-		for _, c := range sd.rows {
-			dst = append(dst, c...)
+		for _, seg := range sd.segs { // the rows, in order
+			dst = append(dst, seg...)
 		}
 		for r := uint32(0); r < sd.n && len(sd.strs) > 0; r++ {
 			t := sd.row(r)
@@ -487,30 +585,20 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			return nil, r.Err()
 		}
 		for o := 0; o < len(data); o += sd.tupleSize {
-			t := data[o : o+sd.tupleSize]
-			k, ok := sd.keyOf(t)
-			if !ok {
+			if _, ok := sd.keyOf(data[o : o+sd.tupleSize]); !ok {
 				return nil, fmt.Errorf("side %d: a kept tuple with a NULL key", i)
 			}
-			// The views' addresses are the snapshotting process's: the
-			// strings follow, in order.
-			tmp := sd.keepBytes(t, k)
-			for _, a := range sd.strs {
-				v := tmp[a.Offset : a.Offset+strview.Size]
-				if a.IsNull(tmp) || strview.Len(v) <= strview.MaxInline {
-					continue
-				}
-				l := int(r.U32())
-				s := r.Take(l)
-				if r.Err() != nil {
-					return nil, r.Err()
-				}
-				if l != strview.Len(v) {
-					return nil, fmt.Errorf("side %d: a string of %d bytes for a view of %d", i, l, strview.Len(v))
-				}
-				strview.PutRef(v, sd.store.copy(s))
-			}
 		}
+		// The views' addresses are the snapshotting process's: their
+		// strings follow, in order.
+		tuples, nulls, wm := sd.tuples, sd.nulls, sd.wm
+		sd.tuples, sd.nulls = 0, 0
+		b := &rj.adding
+		if err := rj.prepare(i, data, b, r); err != nil {
+			return nil, fmt.Errorf("side %d: %w", i, err)
+		}
+		rj.file(b, false)
+		sd.tuples, sd.nulls, sd.wm = tuples, nulls, wm
 	}
 	return r.Rest(), nil
 }
@@ -534,6 +622,6 @@ func (rj *RegularJoin) Free() {
 	for i := range rj.sides {
 		sd := &rj.sides[i]
 		sd.store.free()
-		sd.rows, sd.next, sd.n, sd.index = nil, nil, 0, regIndex{}
+		sd.segs, sd.rows, sd.n, sd.index = nil, nil, 0, regIndex{}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -282,4 +283,68 @@ func TestRegularJoinAllocs(t *testing.T) {
 		rj.Recycle(o)
 	})
 	assert.Zero(t, allocs, "allocations per Add of 64 tuples")
+}
+
+// TestRegularJoinCutOffTheLock: inputs prepared by Cut on several
+// goroutines at once, while another files the inputs prepared before
+// them (AddOwnedCut, in stream order, under a lock), give the nested-loop
+// join's pairs; an input whose cut is another's is filed by Add. Run
+// with -race: Cut reads only the join's configuration and its store.
+func TestRegularJoinCutOffTheLock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 26))
+	var a strview.Arena
+	defer a.Free()
+	ls, rs := regSchemas(t, false)
+	j := &query.WindowJoin{Name: "rj", Left: ls, Right: rs, Regular: true, LeftKey: 1, RightKey: 1}
+	rj, err := NewRegularJoin(j)
+	require.NoError(t, err)
+	defer rj.Free()
+	type input struct {
+		side  int
+		data  []byte
+		cut   JoinCut
+		ready chan struct{}
+	}
+	var sides [2][][]byte
+	var inputs []*input
+	for range 200 {
+		in := &input{side: rng.IntN(2), ready: make(chan struct{})}
+		for range rng.IntN(30) {
+			tp := regTuple(int64(rng.IntN(1000)), int64(rng.IntN(25)), rng.IntN(9) == 0, false,
+				fmt.Sprintf("tuple %d of side %d, long enough", len(sides[in.side]), in.side), &a)
+			sides[in.side] = append(sides[in.side], tp)
+			in.data = append(in.data, tp...)
+		}
+		inputs = append(inputs, in)
+	}
+	want := regOracle(sides[0], sides[1], false)
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(inputs); i += 3 {
+				in := inputs[i]
+				if i%17 != 0 { // every 17th is filed unprepared
+					rj.Cut(in.side, in.data, &in.cut)
+				}
+				close(in.ready)
+			}
+		}()
+	}
+	var mu sync.Mutex
+	var got []string
+	for _, in := range inputs {
+		<-in.ready
+		mu.Lock()
+		out := in.data
+		_, ok := rj.AddOwnedCut(in.side, &out, nil, &in.cut)
+		require.True(t, ok)
+		got = regDrain(rj, got)
+		mu.Unlock()
+	}
+	wg.Wait()
+	slices.Sort(got)
+	assert.Equal(t, want, got)
+	assert.Equal(t, uint64(len(sides[0])+len(sides[1])), rj.Stats().Tuples)
 }

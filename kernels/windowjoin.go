@@ -226,6 +226,9 @@ type JoinCut struct {
 	// refused: the tuple after the n cut is refused, at position pos.
 	refused bool
 	pos     int64
+	// reg is a regular join's input prepared off its lock
+	// (RegularJoin.Cut).
+	reg regBatch
 }
 
 // cutRun is a run of one pane's tuples, bytes from up to to of the input.
