@@ -526,6 +526,25 @@
 // came after the watermark passed its window too, which this drops. The
 // rows are Flink's where no tuple of S is late; the state here is W's.
 //
+// A regular join (Flink's inner join of two append-only streams without a
+// window; Nexmark's q3 and q20 as written): FROM a [INNER] JOIN b ON
+// ... WHERE ..., neither side windowed nor a view of windows, whose ON and
+// WHERE are the AND of one equality of an integer column of each side
+// (INT or BIGINT, of one type: the key) and terms of one side each. It
+// outputs every pair for which ON and WHERE hold, once, when the later of
+// its two rows arrives, whatever their event times (nothing is late);
+// the output is append-only, and a NULL key joins nothing. Each side's
+// terms filter it in a part that also keeps only the columns the select
+// list reads, before the join keeps its rows; the join keeps every row of
+// both sides for good, as Flink's does without a state TTL: its memory
+// grows with its inputs (compile_regular.go, kernels.RegularJoin). Its
+// pairs have no event time (Flink's regular join outputs no time
+// attribute): no window over them. Where a select list names a column of
+// both sides, A.x and B.x, the second is named x0 (Calcite's rule).
+// Other terms over both sides (a.x < b.x, a.k + 1 = b.k, a second
+// equality), a key of another type, and an aggregation over a regular
+// join are refused.
+//
 // A view that adds a processing time to a csv or json source as it is
 // (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM src, as Nexmark's q12
 // writes it; or a subquery, FROM (SELECT *, PROCTIME() AS p FROM src) AS
@@ -555,15 +574,18 @@
 // window functions (OVER: OVER aggregation, and Top-N and deduplication
 // with ROW_NUMBER()); CUMULATE windows, the window TVFs' offset
 // argument and named arguments (DATA => ...); subqueries in expressions (x IN (SELECT ...), EXISTS, scalar
-// subqueries); outer, cross and non-equi joins with a table; a join of two
-// streams without a window on each side (Flink's regular joins, and
-// interval joins but of the shape above; two views of windows joined on
-// their window starts run), with different windows, or over SESSION
-// windows; an aggregation over a window join with a sliding or ROWS
-// window, or over an interval join; a ROWS window over an
-// aggregation that runs as a lookup join; ORDER BY, LIMIT, OFFSET, FETCH
-// FIRST | NEXT, UNION, INTERSECT, EXCEPT; VALUES (in FROM, as a query, or
-// after INSERT INTO: declare a table of the rows); WITH (declare a view instead); SIMILAR TO and
+// subqueries); outer, cross and non-equi joins with a table; outer joins
+// of streams; a regular join (a join of two streams without a window)
+// but on one equality of an integer column of each side with terms of one
+// side each (above), and an aggregation over one; interval joins but of
+// the shape above (two views of windows joined on their window starts
+// run); a join of a windowed stream with one without a window, of
+// different windows, or over SESSION windows; an aggregation over a
+// window join with a sliding or ROWS window, or over an interval join; a
+// ROWS window over an aggregation that runs as a lookup join; ORDER BY,
+// LIMIT, OFFSET, FETCH FIRST | NEXT, UNION, INTERSECT, EXCEPT; VALUES (in
+// FROM, as a query, or after INSERT INTO: declare a table of the rows);
+// WITH (declare a view instead); SIMILAR TO and
 // ILIKE; x::type (CAST(x AS type) is supported); DATE, TIME, CHAR(n), ROW, ARRAY, MAP and MULTISET types; METADATA columns and
 // computed columns other than PROCTIME(); CAST to UUID, BYTES or ENUM;
 // EXTRACT(EPOCH ...) and the units not listed above; TRIM of characters
