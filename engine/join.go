@@ -615,14 +615,13 @@ func (js *joinStage) noteFiled() {
 }
 
 // startOf is the start of window w (ok false: math.MinInt64), saturated.
-// A regular join's Unreleased is an event time, the smallest of the tuples
-// whose pairs may not be handed on yet (ok false: none, math.MaxInt64).
+// A regular join's is math.MinInt64 whatever w: no tuple of its inputs is
+// ever out, since each pairs with tuples still to come, which a run
+// restarted without a checkpoint pairs with it only if it reads it again
+// (its records are committed when the run ends, as a row window's).
 func (js *joinStage) startOf(w int64, ok bool) int64 {
 	if js.j.Regular {
-		if !ok {
-			return math.MaxInt64
-		}
-		return w
+		return math.MinInt64
 	}
 	slide := js.j.Window.Slide
 	switch {

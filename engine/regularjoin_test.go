@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -181,4 +182,24 @@ func TestSnapshotRegularJoins(t *testing.T) {
 		c.run(t, r, cut, fmt.Sprintf("seed %d (filters %v, workers %d, task %d, cut %v)", seed, filters, c.cfg.Workers, c.cfg.TaskSize, cut))
 	}
 	assertNoLeak(t, base)
+}
+
+// TestRegularJoinProgress: a regular join's inputs are never complete
+// (Progress.Complete math.MinInt64, as a row window's): each tuple pairs
+// with tuples still to come, so a source without checkpoints commits its
+// records only when the run ends.
+func TestRegularJoinProgress(t *testing.T) {
+	j := regJoin(t)
+	e, err := Start(Config{Workers: 2, TaskSize: randTuple * 8, BufferSize: 1 << 13}, []Spec{{Join: j, Tuples: func([]byte) error { return nil }}})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 1))
+	require.NoError(t, e.Stream(0).Write(randData(r, 500)))
+	require.NoError(t, e.Stream(0).Right().Write(randData(r, 500)))
+	require.NoError(t, e.Stream(0).Flush())
+	require.NoError(t, e.Stream(0).Right().Flush())
+	for _, s := range []*Stream{e.Stream(0), e.Stream(0).Right()} {
+		assert.Equal(t, int64(math.MinInt64), s.Progress().Complete)
+	}
+	_, err = e.Close()
+	require.NoError(t, err)
 }
