@@ -55,6 +55,9 @@ type RegularJoin struct {
 	head  int
 	lent  []int64 // the smallest times of the outputs Next handed out, in order
 	free  [][]byte
+	// outCap is the largest output buffer's capacity so far: a new
+	// buffer's.
+	outCap int
 
 	pairs, outputs uint64
 }
@@ -257,6 +260,10 @@ func (rj *RegularJoin) file(b *regBatch, pairs bool) {
 	if pairs {
 		if n := len(rj.free); n > 0 {
 			out, rj.free = rj.free[n-1][:0], rj.free[:n-1]
+		} else if rj.outCap > 0 {
+			// Another output waits: a buffer the size of the largest so
+			// far, not one grown pair by pair.
+			out = make([]byte, 0, rj.outCap)
 		}
 	}
 	per := 1 << sd.shift
@@ -289,6 +296,7 @@ func (rj *RegularJoin) file(b *regBatch, pairs bool) {
 		}
 		return
 	}
+	rj.outCap = max(rj.outCap, cap(out))
 	rj.pairs += uint64(len(out) / rj.outSize)
 	rj.outputs++
 	rj.queue = append(rj.queue, regOutput{pairs: out, min: b.minT})
