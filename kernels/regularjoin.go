@@ -592,10 +592,20 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
+		strBytes := uint64(0)
 		for o := 0; o < len(data); o += sd.tupleSize {
-			if _, ok := sd.keyOf(data[o : o+sd.tupleSize]); !ok {
+			t := data[o : o+sd.tupleSize]
+			if _, ok := sd.keyOf(t); !ok {
 				return nil, fmt.Errorf("side %d: a kept tuple with a NULL key", i)
 			}
+			for _, a := range sd.strs {
+				if v := t[a.Offset : a.Offset+strview.Size]; !a.IsNull(t) && strview.Len(v) > strview.MaxInline {
+					strBytes += 4 + uint64(strview.Len(v))
+				}
+			}
+		}
+		if strBytes > uint64(len(r.Rest())) {
+			return nil, fmt.Errorf("side %d: %d bytes of strings for %d bytes left: truncated", i, strBytes, len(r.Rest()))
 		}
 		// The views' addresses are the snapshotting process's: their
 		// strings follow, in order.
