@@ -548,10 +548,10 @@ func (c *compiler) windowJoin(name string, sel *selectStmt, left *relation, view
 		}
 	}
 	if !okl {
-		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join of two streams is not supported; %s)", fromName(&sel.from), intervalShape)
+		return nil, nil, errAt(sel.from.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join is of two streams neither windowed nor views of windows; %s)", fromName(&sel.from), intervalShape)
 	}
 	if !okr {
-		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join of two streams is not supported; %s)", fromName(sel.join), intervalShape)
+		return nil, nil, errAt(sel.join.name.pos, "a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); %s has none (a regular join is of two streams neither windowed nor views of windows; %s)", fromName(sel.join), intervalShape)
 	}
 	q := &Query{Name: name}
 	c.reading(q, left)

@@ -31,6 +31,8 @@ func TestRegularJoinErrors(t *testing.T) {
 		{"SELECT a.n, COUNT(*) FROM e AS a JOIN e AS b ON a.n = b.n GROUP BY a.n", 5, 1,
 			"an aggregation over a regular join of two streams is not supported"},
 		{"SELECT * FROM e JOIN e ON e.n = e.n", 5, 22, "both sides of the join are called e: give them aliases"},
+		{"SELECT * FROM e AS a JOIN e [RANGE INTERVAL '1' SECOND] AS b ON a.n = b.n", 5, 15,
+			"e has none (a regular join is of two streams neither windowed nor views of windows"},
 		{"CREATE VIEW j AS SELECT a.n, b.ts FROM e AS a JOIN e AS b ON a.n = b.n;\nSELECT COUNT(*) FROM TUMBLE(j, ts, INTERVAL '1' SECOND)", 6, 0, "view j has no visible event-time column"},
 	} {
 		text := valuesBase + tc.text
