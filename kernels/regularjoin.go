@@ -36,14 +36,22 @@ import (
 // and the pairs' projection after it run on the workers too.
 //
 // Memory grows with the inputs: every tuple of both sides (after the
-// filters upstream of the join) and its long strings, 4 bytes of chain per
-// tuple and the index, as in Flink without a state TTL.
+// filters upstream of the join) and its long strings, 12 bytes of place
+// and chain per tuple and the index, as in Flink without a state TTL.
 //
 // The pairs of each Add wait in a queue (Next) until the caller hands them
 // on, in the order they were filed; Recycle takes their buffer back. A
 // RegularJoin has the methods of WindowJoin that the engine's join stage
 // calls, those of tasks and windows doing nothing. It is not safe for
-// concurrent use.
+// concurrent use, but for Cut, which any goroutine may call while another
+// holds it.
+//
+// The order of the pairs is that of the filing, which interleaves the two
+// inputs as they come: the set of pairs is the same in every run, their
+// order is not (a window join's is). A checkpoint (AppendSnapshot) is
+// taken once every filed input's pairs were handed on: it holds both
+// sides' tuples, and a restored join pairs the tuples filed after it with
+// them, so that the pairs before and after it are the run's, each once.
 type RegularJoin struct {
 	j       *query.WindowJoin
 	outSize int
