@@ -533,7 +533,11 @@
 // (INT or BIGINT, of one type: the key) and terms of one side each. It
 // outputs every pair for which ON and WHERE hold, once, when the later of
 // its two rows arrives, whatever their event times (nothing is late);
-// the output is append-only, and a NULL key joins nothing. Each side's
+// the output is append-only, and a NULL key joins nothing. The rows are
+// the same in every run, at any worker count and task size, but their
+// order is that of the two inputs' arrivals, which differs from run to
+// run (a window join's order does not; --validate compares a regular
+// join's rows as a multiset). Each side's
 // terms filter it in a part that also keeps only the columns the select
 // list reads, before the join keeps its rows; the join keeps every row of
 // both sides for good, as Flink's does without a state TTL: its memory
