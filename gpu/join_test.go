@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,6 +167,15 @@ func TestEmulatorJoinRefuses(t *testing.T) {
 	_, err := dev.CompileJoin(j)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrNoKernel), "%v", err)
+
+	// A regular join has no GPU kernel: its index is filed in order.
+	key := slices.IndexFunc(ts.s.Attrs, func(a query.Attribute) bool { return a.Type == query.Int64 && a.Logical == query.Plain })
+	require.GreaterOrEqual(t, key, 0)
+	j = &query.WindowJoin{Name: "regular", Left: ts.s, Right: ts.s, Regular: true, LeftKey: key, RightKey: key}
+	require.NoError(t, j.Validate())
+	_, err = dev.CompileJoin(j)
+	assert.True(t, errors.Is(err, ErrNoKernel), "%v", err)
+	assert.ErrorIs(t, SupportedJoin(j), ErrNoKernel)
 
 	j = &query.WindowJoin{Name: "big", Left: ts.s, Right: ts.s, Window: query.Tumbling(10)}
 	jp, err := dev.CompileJoin(j)

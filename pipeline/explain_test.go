@@ -36,4 +36,11 @@ func TestPlanLine(t *testing.T) {
 	delayed := strings.Replace(ysb, "ip INT\n", "ip INT,\n  WATERMARK FOR event_time AS event_time - INTERVAL '1' SECOND\n", 1)
 	require.NotEqual(t, ysb, delayed)
 	assert.Equal(t, "panes of 10000, 1 per window; the fused kernel; CPU only: a watermark delay (the GPU kernels have none)", plan(t, delayed, false))
+	// A regular join runs on the CPU alone.
+	p, err := Compile("t.sql", "CREATE SOURCE a (ts BIGINT, k BIGINT) WITH (connector = 'stdin');\n"+
+		"CREATE SOURCE b (ts BIGINT, k BIGINT) WITH (connector = 'stdin');\nSELECT * FROM a JOIN b ON a.k = b.k;")
+	require.NoError(t, err)
+	require.Len(t, p.SQL().Queries, 1)
+	require.True(t, p.SQL().Queries[0].Spec.Join.Regular)
+	assert.Equal(t, "regular join (a hash index per side, pairs as the later tuple is filed; state kept for ever); CPU only", PlanLine(p.SQL().Queries[0].Spec, false))
 }
