@@ -97,10 +97,12 @@ type joinStage struct {
 
 // joinOp is a join stage's operator: a window join's
 // (kernels.WindowJoin), or a regular join's (kernels.RegularJoin, whose
-// pairs are made as it files each side's tuples, under the stage's lock:
-// it has no windows, no tasks and no device, and hands its pairs on, in
-// the order it filed their tuples, as the window join hands on windows).
-// Its methods are called per input or per output, never per tuple.
+// pairs are made as each input is filed, by the worker that made the
+// input, in Cut (cutJoinInput), under locks of its own per partition of
+// the keys, not the stage's: it has no windows, no tasks and no device;
+// the stage hands its pairs on in the order the inputs queued them, as it
+// hands a window join's windows on). Its methods are called per input or
+// per output, never per tuple.
 type joinOp interface {
 	// AddOwnedCut is not among them: called through an interface, its
 	// pointer to the caller's buffer would make every caller's buffer

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
@@ -27,24 +29,30 @@ import (
 // as it arises. Why not windows of the arrival order, joined by the
 // workers: a pair whose tuples lie in two such windows needs the state of
 // every window before, which a task taken out of order cannot read while
-// the filing goes on. Filing here is a hash insertion and a look-up per
-// tuple plus the pairs' copies, under the engine's join lock (a serial
-// section of the join: docs/nexmark.md measures it). The copies of the
-// tuples kept and their long strings into the join's state are made
-// before, off the lock, by the worker that made the input (Cut, then
-// AddOwnedCut); the tuples' decoding, filtering and projection before it
-// and the pairs' projection after it run on the workers too.
+// the filing goes on.
+//
+// The pairs are a set: filing one tuple before another of the same side
+// changes none, so inputs are filed in any order, by the worker that made
+// each (Cut), in parallel. Both sides' state is cut by key into
+// regParts partitions, each under its own lock: a tuple is kept and looked
+// up under its partition's lock, so of two tuples that pair (one key, one
+// partition) the later one to take the lock finds the other, and the pair
+// is output once. A worker copies its input's tuples and strings into the
+// join's state first, without a lock (prepare), then files them partition
+// by partition and queues the input's pairs; the engine's join lock only
+// hands the queue on in order (AddOwnedCut has nothing left to do).
 //
 // Memory grows with the inputs: every tuple of both sides (after the
 // filters upstream of the join) and its long strings, 12 bytes of place
 // and chain per tuple and the index, as in Flink without a state TTL.
 //
-// The pairs of each Add wait in a queue (Next) until the caller hands them
-// on, in the order they were filed; Recycle takes their buffer back. A
-// RegularJoin has the methods of WindowJoin that the engine's join stage
-// calls, those of tasks and windows doing nothing. It is not safe for
-// concurrent use, but for Cut, which any goroutine may call while another
-// holds it.
+// The pairs of each input wait in a queue (Next) until the caller hands
+// them on, in the order they were queued; Recycle takes their buffer back.
+// A RegularJoin has the methods of WindowJoin that the engine's join stage
+// calls, those of tasks and windows doing nothing. Cut is safe for
+// concurrent use with every method but AppendSnapshot, RestoreSnapshot
+// and Free (called where no input is in flight); the others are called
+// under the caller's lock.
 //
 // The order of the pairs is that of the filing, which interleaves the two
 // inputs as they come: the set of pairs is the same in every run, their
@@ -56,61 +64,80 @@ type RegularJoin struct {
 	j       *query.WindowJoin
 	outSize int
 	sides   [2]regSide
+	parts   [regParts]regPart
 
-	adding regBatch // Add's
+	adding regBatch // Add's (under the caller's lock)
 
+	// qmu guards the queue of outputs and their buffers, and the counters
+	// of pairs: Cut queues from any worker.
+	qmu   sync.Mutex
 	queue []regOutput // from head: filed, not yet taken by Next
 	head  int
 	lent  []int64 // the smallest times of the outputs Next handed out, in order
 	free  [][]byte
 	// outCap is the largest output buffer's capacity so far: a new
 	// buffer's.
-	outCap int
-
+	outCap         int
 	pairs, outputs uint64
 }
 
-// regOutput is the pairs of one Add and the smallest event time of the
-// tuples that Add filed.
+// regParts is the number of partitions of a regular join's state.
+const regParts = 16
+
+// regPart is one partition of both sides' state: the tuples whose key
+// hashes to it, under its lock.
+type regPart struct {
+	mu    sync.Mutex
+	sides [2]regPartSide
+	_     [64]byte // apart from the next partition's lock
+}
+
+// regPartSide is a side's tuples of a partition: the runs they lie in
+// (their inputs' prepared tuples), and per tuple its place and the one
+// kept before it with its key, in chunks of 1<<shift.
+type regPartSide struct {
+	segs  [][]byte
+	rows  [][]regRow
+	n     uint32
+	index regIndex
+}
+
+// regOutput is the pairs of one input and the smallest event time of the
+// tuples it filed.
 type regOutput struct {
 	pairs []byte
 	min   int64
 }
 
-// regSide is one side's kept tuples and their index.
+// regSide is one side's configuration, store and counters.
 type regSide struct {
 	tupleSize int
 	key       query.Attribute
 	key32     bool
 	strs      []query.Attribute
-	// segs are the kept tuples, in the runs their inputs were prepared in
-	// (prepare); rows locate each kept tuple in them and chain it to the
-	// one kept before it with the same key, in chunks of 1<<shift.
-	segs  [][]byte
-	rows  [][]regRow
-	n     uint32 // tuples kept
-	shift uint
-	index regIndex
-	store regStore // the kept tuples and their long strings
-	wm    int64
-	done  bool
+	shift     uint
+	store     regStore // the kept tuples and their long strings
+	wm        atomic.Int64
+	done      bool
 	// tuples counts the tuples filed, nulls those of them with a NULL key.
-	tuples, nulls uint64
+	tuples, nulls atomic.Uint64
 }
 
 // regRow is a kept tuple: tuple idx of run seg, and the row (+1) kept
-// before it with its key (0: none).
+// before it with its key in its partition (0: none).
 type regRow struct{ seg, idx, next uint32 }
 
 // regBatch is an input prepared for filing (prepare): its tuples with a
-// key copied into the side's store, their long strings too, their keys,
-// and the input's counts. Its slices are reused from input to input.
+// key copied into the side's store, their long strings too, their keys
+// and partitions, and the input's counts. Its slices are reused from
+// input to input.
 type regBatch struct {
 	side    int
-	in      int // the input's bytes: what it was prepared from
-	ok      bool
+	in      int    // the input's bytes: what it was prepared from
+	filed   bool   // by Cut: AddOwnedCut has nothing to do
 	kept    []byte // the tuples with a key, in the store
 	keys    []int64
+	parts   [regParts][]uint32 // the kept tuples of each partition
 	tuples  int
 	minT    int64
 	maxT    int64
@@ -119,7 +146,7 @@ type regBatch struct {
 
 // regChunkBytes sets how many rows a chunk of rows locates: about
 // regChunkBytes of tuples' worth.
-const regChunkBytes = 256 << 10
+const regChunkBytes = 64 << 10
 
 // NewRegularJoin validates j, a regular join.
 func NewRegularJoin(j *query.WindowJoin) (*RegularJoin, error) {
@@ -133,11 +160,16 @@ func NewRegularJoin(j *query.WindowJoin) (*RegularJoin, error) {
 	for i, s := range []*query.Schema{j.Left, j.Right} {
 		k := s.Attrs[[2]int{j.LeftKey, j.RightKey}[i]]
 		per := max(1, regChunkBytes/s.TupleSize)
-		rj.sides[i] = regSide{tupleSize: s.TupleSize, key: k, key32: k.Type == query.Int32, strs: stringAttrs(s),
-			wm: math.MinInt64, shift: uint(bits.Len(uint(per)) - 1)}
+		sd := &rj.sides[i]
+		sd.tupleSize, sd.key, sd.key32, sd.strs = s.TupleSize, k, k.Type == query.Int32, stringAttrs(s)
+		sd.shift = uint(bits.Len(uint(per)) - 1)
+		sd.wm.Store(math.MinInt64)
 	}
 	return rj, nil
 }
+
+// regPartOf is key k's partition: bits of another hash than the index's.
+func regPartOf(k int64) int { return int((uint64(k) * 0xC2B2AE3D27D4EB4F) >> 60) }
 
 // keyOf reads tuple t's key; ok false where it is NULL.
 func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
@@ -151,26 +183,32 @@ func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
 }
 
 // rowAt is kept row r's place.
-func (sd *regSide) rowAt(r uint32) *regRow { return &sd.rows[r>>sd.shift][r&(1<<sd.shift-1)] }
+func (ps *regPartSide) rowAt(r uint32, shift uint) *regRow {
+	return &ps.rows[r>>shift][r&(1<<shift-1)]
+}
 
-// row is kept row r (0-based).
-func (sd *regSide) row(r uint32) []byte {
-	m := sd.rowAt(r)
-	o := int(m.idx) * sd.tupleSize
-	return sd.segs[m.seg][o : o+sd.tupleSize : o+sd.tupleSize]
+// row is kept row r (0-based) of tuples of ts bytes.
+func (ps *regPartSide) row(r uint32, shift uint, ts int) []byte {
+	m := ps.rowAt(r, shift)
+	o := int(m.idx) * ts
+	return ps.segs[m.seg][o : o+ts : o+ts]
 }
 
 // prepare copies the tuples of side's input with a key, and their long
 // strings, into the side's store (one allocation: the store's lock, once)
-// and reads their keys into b. It reads only what the join was made with
-// and the store: any goroutine may prepare while another files. With
-// snap set, the long strings are not read from the views, whose addresses
-// are another process's, but from r, in appendStrings' order.
+// and reads their keys and partitions into b. It reads only what the join
+// was made with and the store: any goroutine may prepare while another
+// files. With snap set, the long strings are not read from the views,
+// whose addresses are another process's, but from snap, in
+// AppendSnapshot's order.
 func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *window.SnapshotReader) error {
 	sd := &rj.sides[side]
 	ts := sd.tupleSize
-	b.side, b.in, b.ok = side, len(tuples), true
+	b.side, b.in, b.filed = side, len(tuples), false
 	b.keys, b.kept, b.tuples = b.keys[:0], nil, 0
+	for p := range b.parts {
+		b.parts[p] = b.parts[p][:0]
+	}
 	b.minT, b.maxT, b.hasTime = math.MaxInt64, math.MinInt64, false
 	kept, strBytes := 0, 0
 	for o := 0; o+ts <= len(tuples); o += ts {
@@ -182,6 +220,8 @@ func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *windo
 		if !ok {
 			continue
 		}
+		p := regPartOf(k)
+		b.parts[p] = append(b.parts[p], uint32(kept))
 		b.keys = append(b.keys, k)
 		kept++
 		for _, a := range sd.strs {
@@ -211,7 +251,7 @@ func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *windo
 				continue
 			}
 			n := strview.Len(v)
-			src := []byte(nil)
+			var src []byte
 			if snap != nil {
 				if l := int(snap.U32()); l != n && snap.Err() == nil {
 					return fmt.Errorf("a string of %d bytes for a view of %d", l, n)
@@ -231,9 +271,9 @@ func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *windo
 	return nil
 }
 
-// Add files side's tuples (0 left, 1 right), which follow the ones added
-// before in stream order, and queues their pairs with the other side's
-// tuples kept so far. It refuses nothing: ok is always true.
+// Add files side's tuples (0 left, 1 right) and queues their pairs with
+// the other side's tuples kept so far. It refuses nothing: ok is always
+// true. The caller's lock serialises Adds (they share a batch).
 func (rj *RegularJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	b := &rj.adding
 	if err := rj.prepare(side, tuples, b, nil); err != nil {
@@ -243,61 +283,94 @@ func (rj *RegularJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
 	return Refused{}, true
 }
 
-// file keeps b's tuples, prepared, in their side's index and, where
-// pairs is set, queues their pairs with the other side's tuples kept so
-// far: each tuple is kept, then looked up in the other side's index.
+// file keeps b's tuples, prepared, partition by partition, each under its
+// partition's lock: each tuple is kept in its side's index, then, where
+// pairs is set, looked up in the other side's, its pairs output; the
+// input's pairs are queued at the end.
 func (rj *RegularJoin) file(b *regBatch, pairs bool) {
 	side := b.side
-	sd, o := &rj.sides[side], &rj.sides[1-side]
-	ts := sd.tupleSize
-	sd.tuples += uint64(b.tuples)
-	sd.nulls += uint64(b.tuples - len(b.keys))
+	sd, od := &rj.sides[side], &rj.sides[1-side]
+	ts, ots := sd.tupleSize, od.tupleSize
+	sd.tuples.Add(uint64(b.tuples))
+	sd.nulls.Add(uint64(b.tuples - len(b.keys)))
 	if b.hasTime {
-		sd.wm = max(sd.wm, b.maxT)
+		for w := sd.wm.Load(); b.maxT > w && !sd.wm.CompareAndSwap(w, b.maxT); w = sd.wm.Load() {
+		}
 	}
-	b.ok = false
+	b.filed = true
 	if len(b.keys) == 0 {
 		return
 	}
-	if sd.n > math.MaxUint32-uint32(len(b.keys))-1 || len(sd.segs) == math.MaxUint32 {
-		panic(fmt.Sprintf("kernels: regular join %q: %d tuples kept on a side", rj.j.Name, sd.n))
-	}
-	seg := uint32(len(sd.segs))
-	sd.segs = append(sd.segs, b.kept)
 	var out []byte
 	if pairs {
-		if n := len(rj.free); n > 0 {
-			out, rj.free = rj.free[n-1][:0], rj.free[:n-1]
-		} else if rj.outCap > 0 {
-			// Another output waits: a buffer the size of the largest so
-			// far, not one grown pair by pair.
-			out = make([]byte, 0, rj.outCap)
-		}
+		out = rj.takeBuffer()
 	}
 	per := 1 << sd.shift
-	for i, k := range b.keys {
-		r := sd.n
-		c := int(r >> sd.shift)
-		if c == len(sd.rows) {
-			sd.rows = append(sd.rows, make([]regRow, 0, per))
-		}
-		sd.rows[c] = append(sd.rows[c], regRow{seg: seg, idx: uint32(i), next: sd.index.put(k, r+1)})
-		sd.n++
-		if !pairs {
+	for p := range b.parts {
+		idx := b.parts[p]
+		if len(idx) == 0 {
 			continue
 		}
-		kept := b.kept[i*ts : (i+1)*ts : (i+1)*ts]
-		for m := o.index.get(k); m != 0; m = o.rowAt(m - 1).next {
-			other := o.row(m - 1)
-			if side == 0 {
-				out = append(out, kept...)
-				out = append(out, other...)
-			} else {
-				out = append(out, other...)
-				out = append(out, kept...)
+		part := &rj.parts[p]
+		part.mu.Lock()
+		ps, os := &part.sides[side], &part.sides[1-side]
+		if ps.n > math.MaxUint32-uint32(len(idx))-1 || len(ps.segs) == math.MaxUint32 {
+			part.mu.Unlock()
+			panic(fmt.Sprintf("kernels: regular join %q: %d tuples kept in a partition of a side", rj.j.Name, ps.n))
+		}
+		seg := uint32(len(ps.segs))
+		ps.segs = append(ps.segs, b.kept)
+		for _, i := range idx {
+			k := b.keys[i]
+			r := ps.n
+			c := int(r >> sd.shift)
+			if c == len(ps.rows) {
+				ps.rows = append(ps.rows, make([]regRow, 0, per))
+			}
+			ps.rows[c] = append(ps.rows[c], regRow{seg: seg, idx: i, next: ps.index.put(k, r+1)})
+			ps.n++
+			if !pairs {
+				continue
+			}
+			kept := b.kept[int(i)*ts : int(i+1)*ts : int(i+1)*ts]
+			for m := os.index.get(k); m != 0; m = os.rowAt(m-1, od.shift).next {
+				other := os.row(m-1, od.shift, ots)
+				if side == 0 {
+					out = append(out, kept...)
+					out = append(out, other...)
+				} else {
+					out = append(out, other...)
+					out = append(out, kept...)
+				}
 			}
 		}
+		part.mu.Unlock()
 	}
+	if pairs {
+		rj.queueOutput(out, b.minT)
+	}
+}
+
+// takeBuffer returns an output buffer: a free one, or one the size of the
+// largest so far (nil before any).
+func (rj *RegularJoin) takeBuffer() []byte {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	if n := len(rj.free); n > 0 {
+		out := rj.free[n-1][:0]
+		rj.free = rj.free[:n-1]
+		return out
+	}
+	if rj.outCap > 0 {
+		return make([]byte, 0, rj.outCap)
+	}
+	return nil
+}
+
+// queueOutput queues an input's pairs (or gives an empty buffer back).
+func (rj *RegularJoin) queueOutput(out []byte, minT int64) {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
 	if len(out) == 0 {
 		if out != nil {
 			rj.free = append(rj.free, out)
@@ -307,17 +380,16 @@ func (rj *RegularJoin) file(b *regBatch, pairs bool) {
 	rj.outCap = max(rj.outCap, cap(out))
 	rj.pairs += uint64(len(out) / rj.outSize)
 	rj.outputs++
-	rj.queue = append(rj.queue, regOutput{pairs: out, min: b.minT})
+	rj.queue = append(rj.queue, regOutput{pairs: out, min: minT})
 }
 
-// AddOwnedCut is Add of tuples that c prepared off the join's lock
-// (Cut), which it files as they are; where c did not prepare these (nil,
-// or another input's), it is Add. The join copied what it keeps, so
-// *tuples and strs stay the caller's (strs is reset: the join needs none
-// of its strings).
+// AddOwnedCut is Add of tuples that c filed already (Cut), which it
+// leaves as they are; where c did not file these (nil, or another
+// input's), it is Add. The join copied what it keeps, so *tuples and strs
+// stay the caller's (strs is reset: the join needs none of its strings).
 func (rj *RegularJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena, c *JoinCut) (Refused, bool) {
-	if c != nil && c.reg.ok && c.reg.side == side && c.reg.in == len(*tuples) {
-		rj.file(&c.reg, true)
+	if c != nil && c.reg.filed && c.reg.side == side && c.reg.in == len(*tuples) {
+		c.reg.filed = false // once
 	} else {
 		rj.Add(side, *tuples)
 	}
@@ -328,25 +400,40 @@ func (rj *RegularJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena
 	return Refused{}, true
 }
 
-// Cut prepares side's input for AddOwnedCut: the copies of its tuples
-// and strings into the join's state, which is most of filing them, made
-// by the worker that made the input rather than under the join's lock
-// (prepare). Any goroutine may cut while another holds the join.
+// Cut files side's input on the worker that made it, without the
+// caller's lock: prepare, then file, its pairs queued for Next. The
+// AddOwnedCut of the same input, under the caller's lock, then has
+// nothing to do. Any goroutine may cut while others cut or hold the join.
 func (rj *RegularJoin) Cut(side int, tuples []byte, c *JoinCut) {
 	c.runs, c.n, c.max, c.refused = c.runs[:0], 0, math.MinInt64, false
 	if err := rj.prepare(side, tuples, &c.reg, nil); err != nil {
-		c.reg.ok = false
+		c.reg.filed = false
+		return
 	}
+	rj.file(&c.reg, true)
 }
 
 // Added is how many tuples side's input brought so far.
-func (rj *RegularJoin) Added(side int) uint64 { return rj.sides[side].tuples }
+func (rj *RegularJoin) Added(side int) uint64 { return rj.sides[side].tuples.Load() }
 
 // Kept is how many tuples side keeps (those without a NULL key).
-func (rj *RegularJoin) Kept(side int) uint64 { return uint64(rj.sides[side].n) }
+func (rj *RegularJoin) Kept(side int) uint64 {
+	n := uint64(0)
+	for p := range rj.parts {
+		part := &rj.parts[p]
+		part.mu.Lock()
+		n += uint64(part.sides[side].n)
+		part.mu.Unlock()
+	}
+	return n
+}
 
-// Joined is how many Adds output pairs.
-func (rj *RegularJoin) Joined() uint64 { return rj.outputs }
+// Joined is how many inputs output pairs.
+func (rj *RegularJoin) Joined() uint64 {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	return rj.outputs
+}
 
 // Finish marks side's input ended and reports whether both are.
 func (rj *RegularJoin) Finish(side int) (all bool) {
@@ -357,24 +444,33 @@ func (rj *RegularJoin) Finish(side int) (all bool) {
 // Lead reports the bytes side keeps; a regular join's side is never
 // ahead: the other side's tuples join it whenever they come.
 func (rj *RegularJoin) Lead(side int) (held int, ahead bool) {
-	sd := &rj.sides[side]
-	return int(sd.n) * sd.tupleSize, false
+	return int(rj.sides[side].tuples.Load()-rj.sides[side].nulls.Load()) * rj.sides[side].tupleSize, false
 }
 
 // Watermark is side's largest event time filed so far, math.MinInt64
 // before any.
-func (rj *RegularJoin) Watermark(side int) int64 { return rj.sides[side].wm }
+func (rj *RegularJoin) Watermark(side int) int64 { return rj.sides[side].wm.Load() }
 
-// Pending is how many Adds' pairs wait for Next.
-func (rj *RegularJoin) Pending() int { return len(rj.queue) - rj.head }
+// Pending is how many inputs' pairs wait for Next.
+func (rj *RegularJoin) Pending() int {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	return len(rj.queue) - rj.head
+}
 
 // Ready reports whether Next has pairs.
-func (rj *RegularJoin) Ready() bool { return rj.head < len(rj.queue) }
+func (rj *RegularJoin) Ready() bool {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	return rj.head < len(rj.queue)
+}
 
-// Next takes the oldest Add's pairs off the queue; hand them back with
+// Next takes the oldest queued pairs off the queue; hand them back with
 // Recycle once they are used.
 func (rj *RegularJoin) Next() (o JoinOutput, ok bool) {
-	if !rj.Ready() {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	if rj.head == len(rj.queue) {
 		return JoinOutput{}, false
 	}
 	q := rj.queue[rj.head]
@@ -390,6 +486,8 @@ func (rj *RegularJoin) Next() (o JoinOutput, ok bool) {
 // Recycle takes back the pairs Next handed out first of those not yet
 // recycled.
 func (rj *RegularJoin) Recycle(o JoinOutput) {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
 	if len(rj.lent) > 0 {
 		rj.lent = rj.lent[:copy(rj.lent, rj.lent[1:])]
 	}
@@ -400,9 +498,10 @@ func (rj *RegularJoin) Recycle(o JoinOutput) {
 
 // Unreleased is the smallest event time of the tuples whose pairs are not
 // all handed on yet (queued, or handed out and not recycled); ok false
-// where every filed tuple's pairs were: a tuple filed is out once its
-// pairs are.
+// where every filed tuple's pairs were.
 func (rj *RegularJoin) Unreleased() (t int64, ok bool) {
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
 	t = math.MaxInt64
 	for _, m := range rj.lent {
 		t, ok = min(t, m), true
@@ -415,7 +514,9 @@ func (rj *RegularJoin) Unreleased() (t int64, ok bool) {
 
 // Stats returns the counters: a regular join has no windows (Windows 0).
 func (rj *RegularJoin) Stats() WindowJoinStats {
-	return WindowJoinStats{Tuples: rj.sides[0].tuples + rj.sides[1].tuples, Pairs: rj.pairs}
+	rj.qmu.Lock()
+	defer rj.qmu.Unlock()
+	return WindowJoinStats{Tuples: rj.sides[0].tuples.Load() + rj.sides[1].tuples.Load(), Pairs: rj.pairs}
 }
 
 // The methods of a window join's closing, tasks and devices, which a
@@ -519,43 +620,61 @@ func (x *regIndex) grow() {
 // regularSnapshotVersion is the version of RegularJoin's snapshot.
 const regularSnapshotVersion = 1
 
-// AppendSnapshot appends the join's state to dst, once every Add's pairs
-// were taken off the queue and recycled (the engine's snapshot drains the
-// join first): per side its tuple size, watermark, counters and kept
-// tuples with their long strings; the index is rebuilt on restore.
+// AppendSnapshot appends the join's state to dst, once every input's
+// pairs were taken off the queue and recycled and no input is being filed
+// (the engine's snapshot drains the join first): per side its tuple size,
+// watermark, counters and kept tuples with their long strings; the index
+// is rebuilt on restore.
 //
 // Encoding (little-endian): version u8; pairs, outputs u64; per side its
 // tuple size u32, watermark i64, tuples, nulls u64, kept u64, the kept
-// tuples' bytes, then for each kept tuple in order each String
-// attribute's long string (not NULL, longer than a view holds): its
-// length u32 and bytes.
+// tuples' bytes (partition by partition, each in the order filed), then
+// for each kept tuple in that order each String attribute's long string
+// (not NULL, longer than a view holds): its length u32 and bytes.
 func (rj *RegularJoin) AppendSnapshot(dst []byte) ([]byte, error) {
-	if n := rj.Pending() + len(rj.lent); n > 0 {
+	rj.qmu.Lock()
+	n, pairs, outputs := len(rj.queue)-rj.head+len(rj.lent), rj.pairs, rj.outputs
+	rj.qmu.Unlock()
+	if n > 0 {
 		return dst, fmt.Errorf("join %q: snapshot with %d outputs not handed on", rj.j.Name, n)
+	}
+	for p := range rj.parts {
+		rj.parts[p].mu.Lock()
+		defer rj.parts[p].mu.Unlock()
 	}
 	le := binary.LittleEndian
 	dst = append(dst, regularSnapshotVersion)
-	dst = le.AppendUint64(dst, rj.pairs)
-	dst = le.AppendUint64(dst, rj.outputs)
+	dst = le.AppendUint64(dst, pairs)
+	dst = le.AppendUint64(dst, outputs)
 	for i := range rj.sides {
 		sd := &rj.sides[i]
 		dst = le.AppendUint32(dst, uint32(sd.tupleSize))
-		dst = le.AppendUint64(dst, uint64(sd.wm))
-		dst = le.AppendUint64(dst, sd.tuples)
-		dst = le.AppendUint64(dst, sd.nulls)
-		dst = le.AppendUint64(dst, uint64(sd.n))
-		for _, seg := range sd.segs { // the rows, in order
-			dst = append(dst, seg...)
+		dst = le.AppendUint64(dst, uint64(sd.wm.Load()))
+		dst = le.AppendUint64(dst, sd.tuples.Load())
+		dst = le.AppendUint64(dst, sd.nulls.Load())
+		kept := uint64(0)
+		for p := range rj.parts {
+			kept += uint64(rj.parts[p].sides[i].n)
 		}
-		for r := uint32(0); r < sd.n && len(sd.strs) > 0; r++ {
-			t := sd.row(r)
-			for _, a := range sd.strs {
-				v := t[a.Offset : a.Offset+strview.Size]
-				if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
-					continue
+		dst = le.AppendUint64(dst, kept)
+		for p := range rj.parts {
+			ps := &rj.parts[p].sides[i]
+			for r := uint32(0); r < ps.n; r++ {
+				dst = append(dst, ps.row(r, sd.shift, sd.tupleSize)...)
+			}
+		}
+		for p := range rj.parts {
+			ps := &rj.parts[p].sides[i]
+			for r := uint32(0); r < ps.n && len(sd.strs) > 0; r++ {
+				t := ps.row(r, sd.shift, sd.tupleSize)
+				for _, a := range sd.strs {
+					v := t[a.Offset : a.Offset+strview.Size]
+					if a.IsNull(t) || strview.Len(v) <= strview.MaxInline {
+						continue
+					}
+					dst = le.AppendUint32(dst, uint32(strview.Len(v)))
+					dst = append(dst, strview.Bytes(v)...)
 				}
-				dst = le.AppendUint32(dst, uint32(strview.Len(v)))
-				dst = append(dst, strview.Bytes(v)...)
 			}
 		}
 	}
@@ -564,8 +683,8 @@ func (rj *RegularJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 
 // RestoreSnapshot replaces the join's state by a snapshot of
 // AppendSnapshot, taken of a join of the same tuple sizes (checked), and
-// returns the bytes after it. Call it before the first Add. On error the
-// join is left empty.
+// returns the bytes after it. Call it before the first Add or Cut. On
+// error the join is left empty.
 func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 	defer func() {
 		if err != nil {
@@ -578,14 +697,14 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 	if v := r.U8(); r.Err() == nil && v != regularSnapshotVersion {
 		return nil, fmt.Errorf("snapshot version %d, want %d (of a regular join)", v, regularSnapshotVersion)
 	}
-	rj.pairs, rj.outputs = r.U64(), r.U64()
+	pairs, outputs := r.U64(), r.U64()
 	for i := range rj.sides {
 		sd := &rj.sides[i]
 		if ts := int(r.U32()); r.Err() == nil && ts != sd.tupleSize {
 			return nil, fmt.Errorf("side %d: snapshot of %d-byte tuples, not %d", i, ts, sd.tupleSize)
 		}
-		sd.wm = int64(r.U64())
-		sd.tuples, sd.nulls = r.U64(), r.U64()
+		wm := int64(r.U64())
+		tuples, nulls := r.U64(), r.U64()
 		n := r.U64()
 		if r.Err() != nil {
 			return nil, r.Err()
@@ -593,8 +712,8 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		switch {
 		case n > uint64(len(r.Rest()))/uint64(sd.tupleSize):
 			return nil, fmt.Errorf("side %d: %d tuples kept: truncated", i, n)
-		case n+sd.nulls != sd.tuples:
-			return nil, fmt.Errorf("side %d: %d tuples, %d with a NULL key and %d kept do not add up", i, sd.tuples, sd.nulls, n)
+		case n+nulls != tuples:
+			return nil, fmt.Errorf("side %d: %d tuples, %d with a NULL key and %d kept do not add up", i, tuples, nulls, n)
 		}
 		data := r.Take(int(n) * sd.tupleSize)
 		if r.Err() != nil {
@@ -617,24 +736,28 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		}
 		// The views' addresses are the snapshotting process's: their
 		// strings follow, in order.
-		tuples, nulls, wm := sd.tuples, sd.nulls, sd.wm
-		sd.tuples, sd.nulls = 0, 0
 		b := &rj.adding
 		if err := rj.prepare(i, data, b, r); err != nil {
 			return nil, fmt.Errorf("side %d: %w", i, err)
 		}
 		rj.file(b, false)
-		sd.tuples, sd.nulls, sd.wm = tuples, nulls, wm
+		sd.tuples.Store(tuples)
+		sd.nulls.Store(nulls)
+		sd.wm.Store(wm)
 	}
+	rj.pairs, rj.outputs = pairs, outputs
 	return r.Rest(), nil
 }
 
 // clear empties the join, as NewRegularJoin returns it.
 func (rj *RegularJoin) clear() {
+	rj.Free()
 	for i := range rj.sides {
 		sd := &rj.sides[i]
-		sd.store.free()
-		*sd = regSide{tupleSize: sd.tupleSize, key: sd.key, key32: sd.key32, strs: sd.strs, wm: math.MinInt64, shift: sd.shift}
+		sd.tuples.Store(0)
+		sd.nulls.Store(0)
+		sd.wm.Store(math.MinInt64)
+		sd.done = false
 	}
 	rj.queue, rj.head, rj.lent = rj.queue[:0], 0, rj.lent[:0]
 	rj.pairs, rj.outputs = 0, 0
@@ -646,8 +769,12 @@ func (rj *RegularJoin) clear() {
 // (their strings pointed into it).
 func (rj *RegularJoin) Free() {
 	for i := range rj.sides {
-		sd := &rj.sides[i]
-		sd.store.free()
-		sd.segs, sd.rows, sd.n, sd.index = nil, nil, 0, regIndex{}
+		rj.sides[i].store.free()
+	}
+	for p := range rj.parts {
+		part := &rj.parts[p]
+		part.mu.Lock()
+		part.sides = [2]regPartSide{}
+		part.mu.Unlock()
 	}
 }
