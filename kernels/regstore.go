@@ -29,8 +29,14 @@ type regStore struct {
 	bytes  uint64   // handed out
 }
 
-// regStoreChunk is the size of a store's mappings: four huge pages.
-const regStoreChunk = 8 << 20
+// regStoreChunk is the size of a store's mappings: four huge pages. The
+// first is regStoreFirst, and each next twice the last up to it, so that
+// a small join (a test's, a side that keeps few tuples) maps and faults
+// in little.
+const (
+	regStoreChunk = 8 << 20
+	regStoreFirst = 256 << 10
+)
 
 // alloc returns n bytes (n > 0) that stay valid until free.
 func (s *regStore) alloc(n int) []byte {
@@ -42,8 +48,15 @@ func (s *regStore) alloc(n int) []byte {
 		s.large = append(s.large, m)
 		return m[:n:n]
 	}
-	if len(s.chunks) == 0 || s.off+n > regStoreChunk {
-		s.chunks = append(s.chunks, regMap(regStoreChunk))
+	if len(s.chunks) == 0 || s.off+n > len(s.chunks[len(s.chunks)-1]) {
+		size := regStoreFirst
+		if k := len(s.chunks); k > 0 {
+			size = min(regStoreChunk, 2*len(s.chunks[k-1]))
+		}
+		for size < n {
+			size *= 2 // n is at most regStoreChunk/4
+		}
+		s.chunks = append(s.chunks, regMap(size))
 		s.off = 0
 	}
 	c := s.chunks[len(s.chunks)-1]

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -381,10 +382,14 @@ func TestRegularJoinRestoreDamaged(t *testing.T) {
 			}
 		})
 	}
-	for n := range len(snap) {
+	// Every cut and 500 flips with SABER_HX_LONG_TESTS=1; else 64 cuts
+	// spread over the snapshot and 50 flips (each try maps the join's
+	// memory: most of the test's time).
+	step := max(1, len(snap)/testenv.Scale(64, len(snap)))
+	for n := 0; n < len(snap); n += step {
 		try(snap[:n])
 	}
-	for range 500 {
+	for range testenv.Scale(50, 500) {
 		b := slices.Clone(snap)
 		b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
 		try(b)
