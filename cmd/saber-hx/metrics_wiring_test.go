@@ -71,13 +71,16 @@ func scrapeUntil(t *testing.T, client *http.Client, url, want string) (body stri
 func TestMetricsAddrServesEveryCommand(t *testing.T) {
 	t.Parallel()
 	for name, args := range map[string][]string{
-		"ysb":   {"ysb", "--duration", "500ms", "--warmup", "0s", "--workers", "1"},
-		"bench": {"bench", "groupby", "--duration", "500ms", "--workers", "1"},
-		// run's series are served while its job is open (Job.Close takes
-		// them out of the registry): long enough for a loaded machine.
-		"run": {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "2s", "--workers", "1"},
+		// Each runs 2 s, long enough for a scrape to see its series on a
+		// loaded machine (ysb's 500 ms once ended before one did); run's
+		// are served while its job is open (Job.Close takes them out of
+		// the registry).
+		"ysb":   {"ysb", "--duration", "2s", "--warmup", "0s", "--workers", "1"},
+		"bench": {"bench", "groupby", "--duration", "2s", "--workers", "1"},
+		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "2s", "--workers", "1"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var stderr lockedBuffer
 			code := make(chan int, 1)
 			go func() { code <- run(append(args, "--metrics-addr", "127.0.0.1:0"), io.Discard, &stderr) }()
