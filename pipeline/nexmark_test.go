@@ -147,20 +147,23 @@ func TestNexmarkSourcePeople(t *testing.T) {
 func TestNexmarkExamplesValidate(t *testing.T) {
 	t.Parallel()
 	for _, q := range []string{"q0", "q1", "q2", "q3", "q5", "q7", "q8", "q10", "q11", "q12", "q13", "q14", "q20", "q21", "q22"} {
-		prog := compileNexmarkExample(t, q)
-		require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = 30000, 1000 }))
-		job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 80080, BufferSize: 1 << 20}, Validate: true}) // 80080: a multiple of every tuple size, q12's 88 too
-		require.NoError(t, err)
-		sum, err := job.Run(context.Background())
-		job.Close()
-		require.NoError(t, err, q)
-		require.NotNil(t, sum.Validated, q)
-		for _, qs := range sum.Queries {
-			assert.Empty(t, qs.Mismatch, "%s: %s", q, qs.Name)
-		}
-		assert.True(t, *sum.Validated, q)
-		assert.Positive(t, sum.Queries[len(sum.Queries)-1].Counted, q)
-		checkSerialTimes(t, q, sum)
+		t.Run(q, func(t *testing.T) {
+			t.Parallel()
+			prog := compileNexmarkExample(t, q)
+			require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = 30000, 1000 }))
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 80080, BufferSize: 1 << 20}, Validate: true}) // 80080: a multiple of every tuple size, q12's 88 too
+			require.NoError(t, err)
+			sum, err := job.Run(context.Background())
+			job.Close()
+			require.NoError(t, err)
+			require.NotNil(t, sum.Validated)
+			for _, qs := range sum.Queries {
+				assert.Empty(t, qs.Mismatch, qs.Name)
+			}
+			assert.True(t, *sum.Validated)
+			assert.Positive(t, sum.Queries[len(sum.Queries)-1].Counted)
+			checkSerialTimes(t, q, sum)
+		})
 	}
 }
 
