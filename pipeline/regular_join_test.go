@@ -1,14 +1,12 @@
 package pipeline_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,25 +63,7 @@ CREATE VIEW out AS SELECT A.v, B.v AS w, A.k FROM l AS A INNER JOIN r AS B ON A.
 		t.Run(fmt.Sprintf("w%d", cfg.Workers), func(t *testing.T) {
 			prog, err := pipeline.Compile("-e", text)
 			require.NoError(t, err)
-			var mu sync.Mutex
-			var got []string
-			require.NoError(t, prog.OnRows("out", func(rows *pipeline.Rows) error {
-				mu.Lock()
-				defer mu.Unlock()
-				for i := range rows.Len() {
-					got = append(got, rows.Text(i, 0)+","+rows.Text(i, 1)+","+rows.Text(i, 2))
-				}
-				return nil
-			}))
-			job, err := prog.Open(pipeline.Options{Engine: cfg, Validate: true})
-			require.NoError(t, err)
-			defer job.Close()
-			sum, err := job.Run(context.Background())
-			require.NoError(t, err)
-			require.NotNil(t, sum.Validated)
-			assert.True(t, *sum.Validated, "the reference evaluator's rows: %+v", sum.Queries)
-			slices.Sort(got)
-			assert.Equal(t, want, got)
+			assert.Equal(t, want, validatedRows(t, prog, "out", cfg))
 		})
 	}
 }

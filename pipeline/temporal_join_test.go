@@ -72,25 +72,7 @@ ON MOD(B.auction, 10) = S.key;`
 		t.Run(fmt.Sprintf("w%d", cfg.Workers), func(t *testing.T) {
 			prog, err := pipeline.CompileEnv("-e", text, env)
 			require.NoError(t, err)
-			var mu sync.Mutex
-			var got []string
-			require.NoError(t, prog.OnRows("out", func(rows *pipeline.Rows) error {
-				mu.Lock()
-				defer mu.Unlock()
-				for i := range rows.Len() {
-					got = append(got, rows.Text(i, 0)+","+rows.Text(i, 1)+","+rows.Text(i, 2))
-				}
-				return nil
-			}))
-			job, err := prog.Open(pipeline.Options{Engine: cfg, Validate: true})
-			require.NoError(t, err)
-			defer job.Close()
-			sum, err := job.Run(context.Background())
-			require.NoError(t, err)
-			require.NotNil(t, sum.Validated)
-			assert.True(t, *sum.Validated, "the reference evaluator's rows")
-			slices.Sort(got)
-			assert.Equal(t, want, got)
+			assert.Equal(t, want, validatedRows(t, prog, "out", cfg))
 		})
 	}
 }
@@ -152,26 +134,41 @@ JOIN side_input FOR SYSTEM_TIME AS OF B.p AS S ON ` + c.on + `;`
 			t.Run(fmt.Sprintf("%s/w%d", c.on, w), func(t *testing.T) {
 				prog, err := pipeline.Compile("-e", text)
 				require.NoError(t, err)
-				var mu sync.Mutex
-				var got []string
-				require.NoError(t, prog.OnRows("out", func(rows *pipeline.Rows) error {
-					mu.Lock()
-					defer mu.Unlock()
-					for i := range rows.Len() {
-						got = append(got, rows.Text(i, 0)+","+rows.Text(i, 1))
-					}
-					return nil
-				}))
-				job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: w, TaskSize: 1 << 12}, Validate: true})
-				require.NoError(t, err)
-				defer job.Close()
-				sum, err := job.Run(context.Background())
-				require.NoError(t, err)
-				require.NotNil(t, sum.Validated)
-				assert.True(t, *sum.Validated, "the reference evaluator's rows")
-				slices.Sort(got)
-				assert.Equal(t, want, got)
+				assert.Equal(t, want, validatedRows(t, prog, "out", engine.Config{Workers: w, TaskSize: 1 << 12}))
 			})
 		}
 	}
+}
+
+// validatedRows runs prog with the reference evaluator checking every
+// query (Options.Validate) and returns view's rows, each its columns'
+// text joined by commas, sorted.
+func validatedRows(t *testing.T, prog *pipeline.Program, view string, cfg engine.Config) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	require.NoError(t, prog.OnRows(view, func(rows *pipeline.Rows) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range rows.Len() {
+			var b []byte
+			for c := range rows.Columns() {
+				if c > 0 {
+					b = append(b, ',')
+				}
+				b = rows.AppendText(b, i, c)
+			}
+			got = append(got, string(b))
+		}
+		return nil
+	}))
+	job, err := prog.Open(pipeline.Options{Engine: cfg, Validate: true})
+	require.NoError(t, err)
+	defer job.Close()
+	sum, err := job.Run(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, sum.Validated)
+	assert.True(t, *sum.Validated, "the reference evaluator's rows: %+v", sum.Queries)
+	slices.Sort(got)
+	return got
 }
