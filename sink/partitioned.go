@@ -58,7 +58,8 @@ type PartitionConfig struct {
 	Columns []string // the partition columns, in PARTITIONED BY's order
 	// Pattern is the partition's time as text, $col standing for a
 	// partition column's value ("$dt $hm:00"), read as "yyyy-MM-dd
-	// HH:mm:ss" or "yyyy-MM-dd"; "": the first column's value. Trigger
+	// HH:mm:ss" or "yyyy-MM-dd" as Flink's default extractor reads them
+	// (parsePartitionTime); "": the first column's value. Trigger
 	// false: partitions are not committed (no policy).
 	Trigger bool
 	Pattern string
@@ -300,12 +301,73 @@ func (p *Partitioned) partitionTime(rel string) (int64, bool) {
 		}
 		text = b.String()
 	}
-	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, text); err == nil {
-			return t.UnixMilli(), true
+	return parsePartitionTime(text)
+}
+
+// parsePartitionTime reads text as Flink's DefaultPartTimeExtractor does
+// (its TIMESTAMP_FORMATTER, lenient): a year of 1-10 digits, '-', a month
+// and a day of 1-2 digits each, then optionally ' ' and an hour, minute
+// and second of 1-2 digits each separated by ':', optionally a fraction
+// of the second ('.' and 1-9 digits); a field out of its range carries
+// over (hour 24 is the next day's midnight), in UTC. ok false: not such
+// a time.
+func parsePartitionTime(text string) (ms int64, ok bool) {
+	num := func(minDigits, maxDigits int) (int, bool) {
+		n, i := 0, 0
+		for ; i < len(text) && i < maxDigits && text[i] >= '0' && text[i] <= '9'; i++ {
+			n = n*10 + int(text[i]-'0')
+		}
+		if i < minDigits {
+			return 0, false
+		}
+		text = text[i:]
+		return n, true
+	}
+	lit := func(c byte) bool {
+		if len(text) == 0 || text[0] != c {
+			return false
+		}
+		text = text[1:]
+		return true
+	}
+	var f [6]int
+	var nanos int
+	y, ok := num(1, 10)
+	f[0] = y
+	for i, sep := range []byte{'-', '-'} {
+		if !ok || !lit(sep) {
+			return 0, false
+		}
+		f[i+1], ok = num(1, 2)
+	}
+	if !ok {
+		return 0, false
+	}
+	if lit(' ') {
+		for i, sep := range []byte{0, ':', ':'} {
+			if sep != 0 && !lit(sep) {
+				return 0, false
+			}
+			if f[i+3], ok = num(1, 2); !ok {
+				return 0, false
+			}
+		}
+		if lit('.') {
+			digits := len(text)
+			frac, ok := num(1, 9)
+			if !ok {
+				return 0, false
+			}
+			for digits -= len(text); digits < 9; digits++ {
+				frac *= 10
+			}
+			nanos = frac
 		}
 	}
-	return 0, false
+	if text != "" {
+		return 0, false
+	}
+	return time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], nanos, time.UTC).UnixMilli(), true
 }
 
 // due reports whether pt may be committed at watermark wm.

@@ -203,7 +203,9 @@
 // at the end of a bounded input. A partition's time is
 // 'partition.time-extractor.timestamp-pattern' with each $col replaced by
 // its value ('$dt $hm:00'; by default the first partition column's
-// value), read as 'yyyy-MM-dd HH:mm:ss' or 'yyyy-MM-dd' in UTC; a
+// value), read as 'yyyy-MM-dd HH:mm:ss' or 'yyyy-MM-dd' in UTC, as
+// Flink's default extractor reads it (fields of one or two digits, a
+// fraction of the second, a field out of range carried over); a
 // partition whose time does not read (the default partition) is
 // committed only at the end. The watermark is the sink's own: the
 // largest event time of the rows written less the WATERMARK delay of the
