@@ -582,7 +582,8 @@ func (p *Partitioned) Recover(epoch, next uint64, note func(format string, args 
 			return classify(fmt.Errorf("list the partitions of %s: %w", p.cfg.Dir, err))
 		}
 		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(e.Name(), p.cfg.Columns[depth]+"=") {
+			// the column's name is escaped in the path, as its value
+			if e.IsDir() && strings.HasPrefix(e.Name(), string(AppendPartitionValue(nil, p.cfg.Columns[depth]))+"=") {
 				r := e.Name()
 				if rel != "" {
 					r = rel + "/" + r
