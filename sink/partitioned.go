@@ -670,8 +670,28 @@ func AppendPartitionSegment[S ~string | ~[]byte](dst []byte, name string, value 
 	dst = append(dst, '=')
 	blank := true
 	for i := 0; i < len(value) && blank; i++ {
-		c := value[i] // Java's Character.isWhitespace, as Flink reads blank, in ASCII
-		blank = c == ' ' || c >= '\t' && c <= '\r' || c >= 0x1c && c <= 0x1f
+		c := value[i] // Java's Character.isWhitespace, as Flink reads blank
+		if c < 0x80 {
+			blank = c == ' ' || c >= '\t' && c <= '\r' || c >= 0x1c && c <= 0x1f
+			continue
+		}
+		// past ASCII: the space, line and paragraph separators but the
+		// no-break spaces (U+00A0, U+2007, U+202F), all of three bytes
+		// in UTF-8: U+1680, U+2000-U+2006, U+2008-U+200A, U+2028,
+		// U+2029, U+205F, U+3000
+		blank = false
+		if i+2 < len(value) {
+			b1, b2 := value[i+1], value[i+2]
+			switch c {
+			case 0xe1:
+				blank = b1 == 0x9a && b2 == 0x80
+			case 0xe2:
+				blank = b1 == 0x80 && (b2 >= 0x80 && b2 <= 0x8a && b2 != 0x87 || b2 == 0xa8 || b2 == 0xa9) || b1 == 0x81 && b2 == 0x9f
+			case 0xe3:
+				blank = b1 == 0x80 && b2 == 0x80
+			}
+			i += 2
+		}
 	}
 	if null || blank {
 		return AppendPartitionValue(dst, defaultName)
