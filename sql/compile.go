@@ -127,6 +127,10 @@ type relation struct {
 	// projected: a window over it waits that delay too, as one over the
 	// source does (watermarkDelay).
 	delay int64
+	// pairs says its rows are a regular join's pairs, or those passed on
+	// from them: their attribute 0 is no event time (Flink's regular join
+	// outputs no time attribute), and their order is their arrivals'.
+	pairs bool
 }
 
 // watermarkDelay is the delay of r's event time's watermark: its source's

@@ -325,7 +325,7 @@ func (c *compiler) staticJoin(name string, sel *selectStmt, rel *relation, t *Ta
 	// The join's tuples are the stream's, filtered, as late as they: a
 	// window over them waits the stream's delay, rel's where rel is a
 	// view or the key part, whose source is none (watermarkDelay).
-	r0 := &relation{name: jq.Name, schema: jq.Output, view: jq, source: rel.source, unitNs: rel.unitNs, timeName: rel.timeName, line: rel.line, delay: rel.watermarkDelay()}
+	r0 := &relation{name: jq.Name, schema: jq.Output, view: jq, source: rel.source, unitNs: rel.unitNs, timeName: rel.timeName, line: rel.line, delay: rel.watermarkDelay(), pairs: rel.pairs}
 	for _, s := range sc.cols {
 		r0.cols = append(r0.cols, s.col)
 	}

@@ -148,6 +148,7 @@ func (c *compiler) regularJoin(name string, sel *selectStmt, left, right *relati
 	if err != nil {
 		return nil, nil, err
 	}
+	out.pairs = true
 	if len(sel.items) == 1 && sel.items[0].star && sel.items[0].qual == "" {
 		return q, out, nil
 	}

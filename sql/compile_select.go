@@ -408,7 +408,7 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 	rel := in.rel
 	// Its tuples are its input's, filtered, in their order, their times
 	// its input's (attribute 0): they are as late as the input's.
-	out := &relation{name: name, view: q, unitNs: rel.unitNs, delay: rel.watermarkDelay()}
+	out := &relation{name: name, view: q, unitNs: rel.unitNs, delay: rel.watermarkDelay(), pairs: rel.pairs}
 	if len(sel.items) == 1 && sel.items[0].star && sel.items[0].qual == "" && in.join == nil {
 		if err := c.finishQuery(q, mq, sel); err != nil {
 			return nil, nil, err

@@ -87,6 +87,9 @@ func (c *compiler) insert(s *stmt) error {
 	var delay int64
 	if rel != nil {
 		delay = rel.watermarkDelay()
+		// a regular join's pairs carry no event time: their attribute
+		// 0, a left row's time, comes in the order of the arrivals
+		stateless = stateless && !rel.pairs
 	}
 	if len(q.Columns) != len(targets) {
 		return errAt(s.sel.pos, "INSERT INTO %s: the SELECT has %d columns, the table %d", name, len(q.Columns), len(targets))
