@@ -12,8 +12,10 @@ import (
 	"math"
 	"strings"
 
+	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/sink"
 	"github.com/saber-hx/saber-hx/sql"
+	"github.com/saber-hx/saber-hx/temporal"
 )
 
 // partitionedSink is a rowSink's partitioned output: part writes,
@@ -94,7 +96,11 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 			}
 			null := c.attr.IsNull(t)
 			scratch = scratch[:0]
-			if !null {
+			switch {
+			case null:
+			case c.attr.Logical == query.Time && c.labels == nil:
+				scratch = appendPartitionTimestamp(scratch, s.int(c, t))
+			default:
 				scratch = s.text(scratch, c, t)
 			}
 			dst = sink.AppendPartitionSegment(dst, ps.names[i], scratch, null, ps.def)
@@ -109,6 +115,29 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 			rel, line = 0, 0
 		}
 		sink.PutRecordHeader(dst[n:], s.int(ps.ts, t), rel, line)
+	}
+	return dst
+}
+
+// appendPartitionTimestamp appends a TIMESTAMP partition value (ms) as
+// Flink names its partition: the value's toString, java.time's
+// LocalDateTime ("2015-07-15T12:34", ":ss" only where the seconds or
+// the fraction are not 0, ".SSS" only where the fraction is not), where
+// the file sink's text is SQL's ("2015-07-15 12:34:00.000").
+func appendPartitionTimestamp(dst []byte, ms int64) []byte {
+	days := ms / temporal.MillisPerDay
+	if ms%temporal.MillisPerDay < 0 {
+		days--
+	}
+	rem := int(ms - days*temporal.MillisPerDay)
+	dst = temporal.AppendDate(dst, int32(days))
+	h, m, sec, f := rem/temporal.MillisPerHour, rem/temporal.MillisPerMinute%60, rem/temporal.MillisPerSecond%60, rem%temporal.MillisPerSecond
+	dst = append(dst, 'T', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
+	if sec != 0 || f != 0 {
+		dst = append(dst, ':', byte('0'+sec/10), byte('0'+sec%10))
+	}
+	if f != 0 {
+		dst = append(dst, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 	}
 	return dst
 }

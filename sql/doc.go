@@ -178,6 +178,7 @@
 // table's column list, makes its path a directory and writes each row
 // under path/col=value/... (Flink's filesystem connector, Hive's
 // layout): one level per partition column, in order; the value's text
+// (a TIMESTAMP's as Flink's, java.time's 2015-07-15T12:34[:56[.789]])
 // with the control characters, DEL and " # % ' * / : = ? \ { [ ] ^
 // escaped as %XX (as Flink's PartitionPathUtils does: '00:01' is
 // 00%3A01); a NULL, empty or blank value is 'partition.default-name'
