@@ -66,7 +66,7 @@ SELECT * FROM f [RANGE INTERVAL '10' MILLISECOND] AS a JOIN f [RANGE INTERVAL '1
 				}
 				return -1
 			}
-			assert.Eventually(t, func() bool { return committed() >= 100 }, 10*time.Second, 20*time.Millisecond,
+			assert.Eventually(t, func() bool { return committed() >= 100 }, 30*time.Second, 20*time.Millisecond,
 				"the 100 records in closed windows committed while running: %d", committed())
 			assert.Less(t, committed(), int64(105), "the record in the open window is not")
 			cancel()
