@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/nexmark"
 	"github.com/saber-hx/saber-hx/pipeline"
 )
@@ -121,7 +122,7 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 	t.Parallel()
 	for _, c := range []nexmarkSQLCase{
 		{events: 30_000, rate: 1_000, ooo: 1, shift: 0},
-		{events: 60_000, rate: 2_000, ooo: 1_000, shift: 3_333},
+		{events: int64(testenv.Scale(30_000, 60_000)), rate: 2_000, ooo: 1_000, shift: 3_333},
 	} {
 		t.Run(fmt.Sprintf("%d events at %d/s, groups of %d", c.events, c.rate, c.ooo), func(t *testing.T) {
 			t.Parallel()

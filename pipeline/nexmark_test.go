@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/nexmark"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/strview"
@@ -150,7 +151,7 @@ func TestNexmarkExamplesValidate(t *testing.T) {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
 			prog := compileNexmarkExample(t, q)
-			require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = 30000, 1000 }))
+			require.NoError(t, prog.ConfigureNexmark(func(c *nexmark.Config) { c.Events, c.EventRate = int64(testenv.Scale(15000, 30000)), 1000 }))
 			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 80080, BufferSize: 1 << 20}, Validate: true}) // 80080: a multiple of every tuple size, q12's 88 too
 			require.NoError(t, err)
 			sum, err := job.Run(context.Background())
