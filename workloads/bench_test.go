@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 )
 
@@ -60,7 +61,9 @@ func (s *syncBuffer) String() string {
 // reference evaluator: the parts named, their stats, where their input
 // came from, the progress hook started and stopped, the log's lines.
 func TestBenchRunValidates(t *testing.T) {
-	for _, ingest := range []engine.Ingest{engine.IngestProducer, engine.IngestWorkers, engine.IngestShared} {
+	ingests := []engine.Ingest{engine.IngestProducer, engine.IngestWorkers, engine.IngestShared}
+	for _, ingest := range ingests[:testenv.Scale(2, 3)] { // shared with SABER_HX_LONG_TESTS=1
+
 		t.Run(string(ingest), func(t *testing.T) {
 			cfg := benchConfig(8000, "groupby", "sg3")
 			cfg.Ingest = ingest
