@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/saber-hx/saber-hx/query"
 )
@@ -92,7 +91,8 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	pair := make([]byte, out.TupleSize)
 	// Once: each lays out the joined schema.
 	joined := j.OutputSchemaUnchecked()
-	scope, real := query.SchemaScope(joined), query.SchemaReal(joined)
+	pe := newPairEnv(j, query.SchemaScope(joined), query.SchemaReal(joined))
+	var rows valueRows
 	for _, w := range windows {
 		l, r := perWindow[0][w], perWindow[1][w]
 		sort.SliceStable(l, func(a, b int) bool { return l[a].pos < l[b].pos })
@@ -111,17 +111,18 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 				return nil, fmt.Errorf("reference: join %q: left tuple: %w", j.Name, err)
 			}
 			for k, rt := range r {
-				copy(pair, lt.tuple)
-				copy(pair[len(lt.tuple):], rt.tuple)
 				keep := true
 				if j.Where != nil {
-					if keep, err = pairEnv(j, scope, real, lt.tuple, rt.tuple).holds(j.Where); err != nil {
+					pe.l, pe.r = lv, rvs[k]
+					if keep, err = pe.env.holds(j.Where); err != nil {
 						return nil, fmt.Errorf("reference: join %q: where: %w", j.Name, err)
 					}
 				}
 				if keep {
-					res.Tuples = append(res.Tuples, pair...)
-					res.Values = append(res.Values, slices.Concat(lv, rvs[k]))
+					copy(pair, lt.tuple)
+					copy(pair[len(lt.tuple):], rt.tuple)
+					res.Tuples = appendDoubling(res.Tuples, pair...)
+					res.Values = appendDoubling(res.Values, rows.concat(lv, rvs[k]))
 				}
 			}
 		}
@@ -129,29 +130,72 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	return res, nil
 }
 
-// pairEnv resolves the names of a join's predicate for the pair (l, r):
-// l.<name> is attribute <name> of l in j.Left, r.<name> of r in j.Right.
-// Each side is read with its own schema, so that a NULL bit is read where
-// that side's schema puts it. scope and real are the joined schema's
-// (j.Scope()).
-func pairEnv(j *query.WindowJoin, scope query.Scope, real query.RealScope, l, r []byte) env {
-	return env{
+// appendDoubling is append that doubles a full slice's capacity: a join's
+// output is the product of its windows, and append's growth by a quarter
+// past 256 elements copied it several times over.
+func appendDoubling[T any](s []T, v ...T) []T {
+	if cap(s)-len(s) < len(v) {
+		s = slices.Grow(s, max(len(s), len(v)))
+	}
+	return append(s, v...)
+}
+
+// valueRows carves output rows out of shared chunks: one allocation per
+// chunk, not per pair.
+type valueRows struct{ chunk []Value }
+
+func (v *valueRows) concat(a, b []Value) []Value {
+	n := len(a) + len(b)
+	if cap(v.chunk)-len(v.chunk) < n {
+		v.chunk = make([]Value, 0, max(n, 1<<14))
+	}
+	start := len(v.chunk)
+	v.chunk = append(append(v.chunk, a...), b...)
+	return v.chunk[start : start+n : start+n]
+}
+
+// pairEnv resolves a join predicate's names for the pair it is set to:
+// l.<name> is attribute <name> of the left tuple (j.Left's values in l),
+// r.<name> of the right one (j.Right's in r). Names resolve to their
+// attributes once; the pair's values are those decodeTuple read, each side
+// with its own schema (so that a NULL bit is read where that side's schema
+// puts it). scope and real are the joined schema's (j.Scope()).
+type pairEnv struct {
+	env
+	l, r  []Value
+	index map[string]pairColumn
+}
+
+type pairColumn struct {
+	right bool
+	i     int
+}
+
+func newPairEnv(j *query.WindowJoin, scope query.Scope, real query.RealScope) *pairEnv {
+	p := &pairEnv{index: map[string]pairColumn{}}
+	for side, s := range []*query.Schema{j.Left, j.Right} {
+		prefix := [2]string{query.LeftPrefix, query.RightPrefix}[side]
+		for i, a := range s.Attrs {
+			if _, dup := p.index[prefix+a.Name]; !dup { // the first, as Schema.Lookup
+				p.index[prefix+a.Name] = pairColumn{side == 1, i}
+			}
+		}
+	}
+	p.env = env{
 		col: func(name string) (Value, error) {
-			if n, ok := strings.CutPrefix(name, query.LeftPrefix); ok {
-				if a, err := j.Left.Lookup(n); err == nil {
-					return readAttr(a, l)
-				}
+			c, ok := p.index[name]
+			switch {
+			case !ok:
+				return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
+			case c.right:
+				return p.r[c.i], nil
 			}
-			if n, ok := strings.CutPrefix(name, query.RightPrefix); ok {
-				if a, err := j.Right.Lookup(n); err == nil {
-					return readAttr(a, r)
-				}
-			}
-			return Value{}, fmt.Errorf("no column %q in the join (l.<name> or r.<name>)", name)
+			return p.l[c.i], nil
 		},
 		scope: scope,
 		real:  real,
 	}
+	return p
 }
 
 // evaluateRegular is EvaluateJoin of a regular join: nested loops.
@@ -179,14 +223,15 @@ func evaluateRegular(j *query.WindowJoin, left, right []byte) (*Result, error) {
 			res.Counts.Counted++
 		}
 	}
+	var rows valueRows
 	for a, lv := range vals[0] {
 		for b, rv := range vals[1] {
 			if keys[0][a].Null || keys[1][b].Null || keys[0][a].I != keys[1][b].I {
 				continue
 			}
-			res.Tuples = append(res.Tuples, left[a*j.Left.TupleSize:(a+1)*j.Left.TupleSize]...)
-			res.Tuples = append(res.Tuples, right[b*j.Right.TupleSize:(b+1)*j.Right.TupleSize]...)
-			res.Values = append(res.Values, slices.Concat(lv, rv))
+			res.Tuples = appendDoubling(res.Tuples, left[a*j.Left.TupleSize:(a+1)*j.Left.TupleSize]...)
+			res.Tuples = appendDoubling(res.Tuples, right[b*j.Right.TupleSize:(b+1)*j.Right.TupleSize]...)
+			res.Values = appendDoubling(res.Values, rows.concat(lv, rv))
 		}
 	}
 	return res, nil

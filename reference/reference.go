@@ -433,6 +433,38 @@ var (
 // down), and walks down while end(w) > pos; the membership test itself is the
 // literal definition.
 func windowsOf(pos int64, win query.Window, what string) ([]bound, error) {
+	if small(pos) && small(win.Size) && small(win.Slide) && win.Size > 0 && win.Slide > 0 {
+		if ws := windowsOfSmall(pos, win); len(ws) > 0 {
+			return ws, nil
+		}
+	}
+	return windowsOfBig(pos, win, what)
+}
+
+// small bounds the values windowsOfSmall and late compute with in int64:
+// sums and products of two of them, and a slide more, stay far inside it.
+func small(v int64) bool { return v > -1<<40 && v < 1<<40 }
+
+// windowsOfSmall is windowsOfBig's search in int64, for positions and
+// windows small enough that no start or end it computes can wrap (the
+// reference's time goes mostly here: every tuple's windows).
+func windowsOfSmall(pos int64, win query.Window) []bound {
+	var ws []bound
+	for w := pos/win.Slide + 1; ; w-- {
+		start := w * win.Slide
+		end := start + win.Size
+		if end <= pos {
+			break
+		}
+		if start <= pos && pos < end {
+			ws = append(ws, bound{w: w, start: start, end: end})
+		}
+	}
+	return ws
+}
+
+// windowsOfBig is windowsOf in unbounded integers.
+func windowsOfBig(pos int64, win query.Window, what string) ([]bound, error) {
 	slide, size, p := big.NewInt(win.Slide), big.NewInt(win.Size), big.NewInt(pos)
 	w := new(big.Int).Add(big.NewInt(pos/win.Slide), bigOne)
 	start, end := new(big.Int), new(big.Int)
@@ -464,6 +496,9 @@ func windowsOf(pos int64, win query.Window, what string) ([]bound, error) {
 // the end of window b: wm - Delay >= end, in unbounded integers, so that
 // neither the subtraction nor an end past math.MaxInt64 wraps.
 func late(wm int64, b bound, win query.Window) bool {
+	if small(wm) && small(b.start) && small(win.Size) && small(win.Delay) {
+		return wm-win.Delay >= b.start+win.Size
+	}
 	end := new(big.Int).Add(big.NewInt(b.start), big.NewInt(win.Size))
 	seen := new(big.Int).Sub(big.NewInt(wm), big.NewInt(win.Delay))
 	return seen.Cmp(end) >= 0

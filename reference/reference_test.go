@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -508,6 +510,50 @@ func TestWindowsOfBruteForce(t *testing.T) {
 			require.Equal(t, want, got, "pos %d window %+v", pos, w)
 		}
 	}
+}
+
+// TestWindowsOfSmallMatchesBig: the int64 search gives the unbounded one's
+// windows wherever windowsOf takes it, up to the bound of small values.
+func TestWindowsOfSmallMatchesBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 40))
+	edge := []int64{1<<40 - 1, -(1<<40 - 1), 0, 1, -1}
+	for i := range 20000 {
+		size := 1 + r.Int64N(1000)
+		if i%4 == 0 {
+			size = 1 + r.Int64N(1<<40-1)
+		}
+		slide := 1 + r.Int64N(size)
+		if i%7 == 0 {
+			slide = size + 1 + r.Int64N(size) // hops with gaps: positions in no window
+		}
+		pos := r.Int64N(1<<41) - 1<<40
+		if i%10 == 0 {
+			pos = edge[i/10%len(edge)]
+		}
+		w := query.Window{Size: size, Slide: slide}
+		if !small(pos) || size > 1<<20 && size/slide > 1<<10 {
+			continue // big.Int's walk over a million windows: slow, not different
+		}
+		want, err := windowsOfBig(pos, w, "event time")
+		if err != nil {
+			assert.Empty(t, windowsOfSmall(pos, w), "pos %d window %+v: %v", pos, w, err)
+			continue
+		}
+		require.Equal(t, want, windowsOfSmall(pos, w), "pos %d window %+v", pos, w)
+		for _, b := range want {
+			for _, wm := range []int64{pos, pos + size, b.start + size - 1, b.start + size, -(1<<40 - 1)} {
+				w.Delay = r.Int64N(100)
+				assert.Equal(t, lateBig(wm, b, w), late(wm, b, w), "wm %d %+v %+v", wm, b, w)
+			}
+		}
+	}
+}
+
+// lateBig is late in unbounded integers, as the reference computed it
+// before its int64 path.
+func lateBig(wm int64, b bound, win query.Window) bool {
+	end := new(big.Int).Add(big.NewInt(b.start), big.NewInt(win.Size))
+	return new(big.Int).Sub(big.NewInt(wm), big.NewInt(win.Delay)).Cmp(end) >= 0
 }
 
 func diffFixture(t *testing.T) (*query.Query, *Result) {
