@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -73,8 +74,8 @@ func runParts(t *testing.T, cfg Config, parts int, q *query.Query, data []byte, 
 			}
 			o.rows = append(o.rows, '\n')
 			return nil
-		}, Tuples: func(b []byte) error { o.tuples = append(o.tuples, b...); return nil }, Encoded: encoder(&enc)},
-		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = append(o.down, b...); return nil }, Encoded: encoder(&downEnc)},
+		}, Tuples: func(b []byte) error { o.tuples = testenv.Append(o.tuples, b...); return nil }, Encoded: encoder(&enc)},
+		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = testenv.Append(o.down, b...); return nil }, Encoded: encoder(&downEnc)},
 	})
 	require.NoError(t, err)
 	if parts > 1 {

@@ -425,9 +425,9 @@ func TestGPUChainsAndJoins(t *testing.T) {
 			var upTuples, pairs []byte
 			got := &reference.Result{}
 			e, err := Start(cfg, []Spec{
-				{Query: up, Tuples: func(b []byte) error { upTuples = append(upTuples, b...); return nil }},
+				{Query: up, Tuples: func(b []byte) error { upTuples = testenv.Append(upTuples, b...); return nil }},
 				{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
-				{Join: j, Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }},
+				{Join: j, Tuples: func(b []byte) error { pairs = testenv.Append(pairs, b...); return nil }},
 			})
 			require.NoError(t, err)
 			errs := make(chan error, 3)

@@ -404,7 +404,7 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config, dc *ker
 		vs, err := reference.DecodeTuples(out, b)
 		decodeErr = errors.Join(decodeErr, err)
 		got.Values = append(got.Values, vs...)
-		got.Tuples = append(got.Tuples, b...)
+		got.Tuples = testenv.Append(got.Tuples, b...)
 		return nil
 	}}
 	if !q.Stateless() {

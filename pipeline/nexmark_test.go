@@ -89,7 +89,7 @@ func TestNexmarkSourceBundle(t *testing.T) {
 	require.NoError(t, err)
 	defer b.Free()
 	got, sum := nexmarkRows(t, "", pipeline.Options{Engine: engine.Config{Workers: 2, TaskSize: 80 * 64, BufferSize: 1 << 16},
-		Duration: 300 * time.Millisecond, NexmarkBundle: b})
+		Duration: 100 * time.Millisecond, NexmarkBundle: b})
 	require.NotEmpty(t, got)
 	fed := sum.Sources[0].Tuples
 	passes := fed/uint64(b.Count(nexmark.BidTable)) + 1

@@ -16,6 +16,7 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/internal/security"
 )
 
@@ -50,7 +51,7 @@ CREATE SINK r AS SELECT ts, k FROM e WITH (connector = 'redis', addr = '%[2]s', 
 	defer cancel()
 	produceUntil(ctx, t, cluster.Addr, "in")
 	job, err := prog.Open(Options{Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
-		CheckpointDir: t.TempDir(), CheckpointInterval: time.Millisecond, Duration: 2 * time.Second})
+		CheckpointDir: t.TempDir(), CheckpointInterval: time.Millisecond, Duration: time.Duration(testenv.Scale(700, 2000)) * time.Millisecond})
 	require.NoError(t, err)
 	defer job.Close()
 	_, err = job.Run(ctx)
@@ -80,13 +81,15 @@ func TestTxnIDPerRun(t *testing.T) {
 CREATE SINK out AS SELECT ts, k FROM e WHERE k = %[2]d WITH (connector = 'kafka', brokers = '%[1]s', topic = '%[3]s');`, cluster.Addr, k, topic)
 	}
 	dirA, dirB := t.TempDir(), t.TempDir()
-	a := open(dirA, program(1, "outA"), 3*time.Second)
+	// B runs within A's run, checkpointing (and so committing) several
+	// times while A does.
+	a := open(dirA, program(1, "outA"), 1500*time.Millisecond)
 	var wg sync.WaitGroup
 	var errA error
 	wg.Add(1)
 	go func() { defer wg.Done(); _, errA = a.Run(ctx) }()
-	time.Sleep(time.Second)
-	b := open(dirB, program(2, "outB"), 2*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	b := open(dirB, program(2, "outB"), 800*time.Millisecond)
 	_, errB := b.Run(ctx)
 	wg.Wait()
 	assert.NoError(t, errA, "program A")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/workloads"
@@ -41,7 +42,7 @@ func runEngineTasks(t *testing.T, specs []engine.Spec, feeds []feed, taskSize in
 	for i := range specs {
 		o := &output{}
 		outs[i] = o
-		specs[i].Tuples = func(b []byte) error { o.Tuples = append(o.Tuples, b...); return nil }
+		specs[i].Tuples = func(b []byte) error { o.Tuples = testenv.Append(o.Tuples, b...); return nil }
 		if q := specs[i].Query; q != nil && !q.Stateless() {
 			q := q
 			specs[i].Windows = func(w *engine.Window) error {
@@ -54,7 +55,7 @@ func runEngineTasks(t *testing.T, specs []engine.Spec, feeds []feed, taskSize in
 							row.Values = append(row.Values, reference.Int(w.Agg(r, a)))
 						}
 					}
-					o.Rows = append(o.Rows, row)
+					o.Rows = testenv.Append(o.Rows, row)
 				}
 				return nil
 			}

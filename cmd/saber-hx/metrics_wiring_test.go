@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,30 +73,37 @@ func scrapeUntil(t *testing.T, client *http.Client, url, want string) (body stri
 func TestMetricsAddrServesEveryCommand(t *testing.T) {
 	t.Parallel()
 	for name, args := range map[string][]string{
-		// Each runs 2 s, long enough for a scrape to see its series on a
-		// loaded machine (ysb's 500 ms once ended before one did); run's
-		// are served while its job is open (Job.Close takes them out of
-		// the registry).
-		"ysb":   {"ysb", "--duration", "2s", "--warmup", "0s", "--workers", "1"},
-		"bench": {"bench", "groupby", "--duration", "2s", "--workers", "1"},
-		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "2s", "--workers", "1"},
+		// Each runs until the scrape has seen its series, then is
+		// interrupted: a fixed duration either ended before a scrape on a
+		// loaded machine or spent seconds of CPU; run's are served while
+		// its job is open (Job.Close takes them out of the registry).
+		"ysb":   {"ysb", "--duration", "60s", "--warmup", "0s", "--workers", "1"},
+		"bench": {"bench", "groupby", "--duration", "60s", "--workers", "1"},
+		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "60s", "--workers", "1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var stderr lockedBuffer
-			code := make(chan int, 1)
-			go func() { code <- run(append(args, "--metrics-addr", "127.0.0.1:0"), io.Discard, &stderr) }()
-			url := printedURL(t, &stderr)
+			p := startCLI(t, nil, append(args, "--metrics-addr", "127.0.0.1:0")...)
+			url := urlPattern.FindString(p.waitLine(t, urlPattern, 20*time.Second))
 			client := &http.Client{Transport: &http.Transport{}}
 			defer client.CloseIdleConnections()
 			body := scrapeUntil(t, client, url, "saber_records_in_total{")
 			assert.Contains(t, body, "saber_task_latency_seconds_bucket")
-			assert.Equal(t, 0, <-code, stderr.String())
+			require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("still running 20 s after SIGINT:\n%s", p.log())
+			}
+			assert.Equal(t, 130, p.cmd.ProcessState.ExitCode(), p.log())
 			_, err := client.Get(url)
 			assert.Error(t, err, "the server stops with the command")
 		})
 	}
 }
+
+// urlPattern is the metrics URL a command prints on stderr.
+var urlPattern = regexp.MustCompile(`http://\S+`)
 
 // TestMetricsAddrYSBKafka: the original pipeline's run serves its Kafka
 // source's counters (records, per-partition lag) and its Redis output's

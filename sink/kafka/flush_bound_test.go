@@ -41,7 +41,7 @@ func flushedSink(t *testing.T) (*kafkatest.Cluster, *Sink) {
 func boundedFlush(t *testing.T, c *kafkatest.Cluster, s *Sink, stop func()) error {
 	s.Append(nil, []byte("second"))
 	done := make(chan error, 1)
-	const bound = 3 * time.Second
+	const bound = time.Second
 	start := time.Now()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), bound)
