@@ -16,8 +16,8 @@ import (
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
 	"github.com/saber-hx/saber-hx/internal/redistest"
-	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
 // produceUntil writes records {"ts": i, "k": i%7} to topic until ctx ends.
