@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,20 +80,53 @@ type PartitionConfig struct {
 // dataName is the base name of a partition's files.
 const dataName = "data"
 
-// Partitioned is a partitioned output. WriteRow, PreCommit, Commit and
-// Finish are for one goroutine at a time; Abort may be called from any.
+// Partitioned is a partitioned output. WriteRow, WriteRecords, PreCommit,
+// Commit and Finish are for one goroutine at a time; Abort may be called
+// from any.
+//
+// The rows are routed to their partitions and written by a goroutine of
+// the output's own (run), so that a caller in a pipeline's ordered stage
+// only copies them: what needs them on disk, or the partitions they
+// made, waits for it first (drain), so that the files are those that
+// writing each row at once would make.
 type Partitioned struct {
-	cfg   PartitionConfig
-	mu    sync.Mutex
-	parts map[string]*partition // by directory relative to cfg.Dir
-	order []*partition          // by first appearance
-	maxTs int64
-	seen  bool
-	epoch uint64 // under checkpoints: the epoch being written
+	cfg PartitionConfig
+	// mu is the routing state's, held by the writer while it writes a
+	// batch.
+	mu     sync.Mutex
+	parts  map[string]*partition // by directory relative to cfg.Dir
+	order  []*partition          // by first appearance
+	recent *partition            // the last row's: rows come in runs of one partition
+	maxTs  int64
+	seen   bool
+	epoch  uint64 // under checkpoints: the epoch being written
 	// wmAt is the watermark as epoch's PreCommit saw it (seen false: none).
 	wmAt    map[uint64]int64
 	aborted bool
+
+	// hmu is the hand-over's: the records given and not yet taken by
+	// the writer, and the writer's state. Never held with mu.
+	hmu  sync.Mutex
+	work sync.Cond // the writer waits on it for records or its stop
+	idle sync.Cond // callers wait on it for the writer to catch up
+	// pending are the records handed over; ends where each batch of them
+	// ends, so that bytes past a batch's last whole record are skipped,
+	// as WriteRecords skips them, not read with the next batch's; spare
+	// and spareEnds the writer's last, given back to be filled again, so
+	// that a steady stream of batches allocates nothing.
+	pending, spare  []byte
+	ends, spareEnds []int
+	handed, written uint64        // batches handed over, and written (or dropped)
+	waiting         bool          // the writer waits on work
+	stop, closed    bool          // the writer ends once idle; Abort: drops what is pending
+	werr            error         // the writer's first error: nothing is written after it
+	done            chan struct{} // the running writer's (nil: none), closed as it ends
 }
+
+// maxPending bounds the records handed over and not yet taken by the
+// writer: past it the caller waits for the writer, which keeps what is
+// buffered bounded where the disk is slower than the rows.
+const maxPending = 4 << 20
 
 type partition struct {
 	rel       string // "a=x/b=y"
@@ -132,7 +166,9 @@ func CreatePartitioned(cfg PartitionConfig) (*Partitioned, error) {
 	if cfg.Unit <= 0 {
 		cfg.Unit = time.Millisecond
 	}
-	return &Partitioned{cfg: cfg, parts: map[string]*partition{}, epoch: 1, wmAt: map[uint64]int64{}}, nil
+	p := &Partitioned{cfg: cfg, parts: map[string]*partition{}, epoch: 1, wmAt: map[uint64]int64{}}
+	p.work.L, p.idle.L = &p.hmu, &p.hmu
+	return p, nil
 }
 
 // Dir is the output's directory.
@@ -140,6 +176,7 @@ func (p *Partitioned) Dir() string { return p.cfg.Dir }
 
 // Partitions lists the partitions written or found, by first appearance.
 func (p *Partitioned) Partitions() []string {
+	_ = p.drain() // the partitions of the rows it wrote, whatever its error
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]string, len(p.order))
@@ -159,12 +196,20 @@ func (p *Partitioned) watermark() (int64, bool) {
 }
 
 // WriteRow appends line (a whole line) to the partition rel ("a=x/b=y",
-// AppendPartitionDir's), a row of event time ts. rel is not kept: a
-// partition seen before is found without a copy.
+// AppendPartitionDir's), a row of event time ts, as WriteRecords does a
+// record: rel and line are not kept, and an error of the row's write is
+// that of a later call.
 func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.writeRow(ts, rel, line)
+	if len(rel) > math.MaxUint16 || int64(len(line)) > math.MaxUint32 {
+		return fmt.Errorf("write %s: bad partition: a directory of %d bytes, a line of %d", p.cfg.Dir, len(rel), len(line))
+	}
+	return p.handOver(RecordHeader+len(rel)+len(line), func(dst []byte) []byte {
+		n := len(dst)
+		dst = append(dst, make([]byte, RecordHeader)...)
+		PutRecordHeader(dst[n:], ts, len(rel), len(line))
+		dst = append(dst, rel...)
+		return append(dst, line...)
+	})
 }
 
 // RecordHeader is the bytes before a record's directory and line in what
@@ -181,25 +226,137 @@ func PutRecordHeader(b []byte, ts int64, rel, line int) {
 }
 
 // WriteRecords appends the records of enc, in order, as WriteRow does
-// each, under one lock: each a header (PutRecordHeader), then the row's
-// directory and its line.
+// each: each a header (PutRecordHeader), then the row's directory and
+// its line. enc is copied, not kept; the rows are written by the
+// output's writer, and an error of theirs is that of a later call (of
+// WriteRecords, Flush, PreCommit, Commit or Finish).
 func (p *Partitioned) WriteRecords(enc []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for len(enc) >= RecordHeader {
-		ts := int64(binary.LittleEndian.Uint64(enc))
-		rel := int(binary.LittleEndian.Uint16(enc[8:]))
-		line := int(binary.LittleEndian.Uint32(enc[10:]))
-		enc = enc[RecordHeader:]
-		if err := p.writeRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
-			return err
-		}
-		enc = enc[rel+line:]
+	return p.handOver(len(enc), func(dst []byte) []byte { return append(dst, enc...) })
+}
+
+// handOver appends a batch of n bytes (add appends them) to the records
+// pending for the writer, started where none runs, and wakes it; it
+// waits for the writer where as much as maxPending is pending already.
+func (p *Partitioned) handOver(n int, add func([]byte) []byte) error {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	for len(p.pending) > 0 && len(p.pending)+n > maxPending && p.werr == nil && !p.closed {
+		p.idle.Wait()
+	}
+	if p.closed {
+		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
+	}
+	if p.werr != nil {
+		return p.werr
+	}
+	p.pending = add(p.pending)
+	p.ends = append(p.ends, len(p.pending))
+	p.handed++
+	if p.done == nil {
+		p.done = make(chan struct{})
+		go p.run(p.done)
+	} else if p.waiting {
+		p.waiting = false
+		p.work.Signal()
 	}
 	return nil
 }
 
-// writeRow is WriteRow under mu.
+// run is the writer: it takes the pending records, all at once, and
+// writes them while the next are handed over, until it is stopped
+// (stopWriter) and nothing is pending, or Abort drops what is pending.
+// After an error it writes nothing more, and drops what is handed over.
+func (p *Partitioned) run(done chan struct{}) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	for {
+		if p.werr != nil || p.closed {
+			p.pending, p.ends, p.written = p.pending[:0], p.ends[:0], p.handed
+			p.idle.Broadcast()
+		}
+		if len(p.pending) == 0 {
+			if p.stop || p.closed {
+				break
+			}
+			p.waiting = true
+			p.work.Wait()
+			continue
+		}
+		batch, ends, upto := p.pending, p.ends, p.handed
+		p.pending, p.ends = p.spare[:0], p.spareEnds[:0]
+		p.hmu.Unlock()
+		p.mu.Lock()
+		err := p.writeBatches(batch, ends)
+		p.mu.Unlock()
+		p.hmu.Lock()
+		p.spare, p.spareEnds = batch[:0], ends[:0]
+		p.written = max(p.written, upto)
+		if err != nil && p.werr == nil {
+			p.werr = err
+		}
+		p.idle.Broadcast()
+	}
+	p.done, p.stop, p.waiting = nil, false, false
+	close(done)
+}
+
+// drain waits until every record handed over is written (or dropped, by
+// an error or Abort), and returns the writer's error.
+func (p *Partitioned) drain() error {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	for upto := p.handed; p.written < upto && p.werr == nil && !p.closed; {
+		p.idle.Wait()
+	}
+	return p.werr
+}
+
+// stopWriter ends the writer once it has written what is pending (Abort
+// having set closed: at once), and returns its error.
+func (p *Partitioned) stopWriter() error {
+	p.hmu.Lock()
+	done := p.done
+	if done != nil {
+		p.stop = true
+		if p.waiting {
+			p.waiting = false
+			p.work.Signal()
+		}
+	}
+	p.hmu.Unlock()
+	if done != nil {
+		<-done
+	}
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	return p.werr
+}
+
+// writeBatches writes the batches of records in b, each ending at its
+// end, under mu.
+func (p *Partitioned) writeBatches(b []byte, ends []int) error {
+	start := 0
+	for _, end := range ends {
+		enc := b[start:end]
+		start = end
+		for len(enc) >= RecordHeader {
+			ts := int64(binary.LittleEndian.Uint64(enc))
+			rel := int(binary.LittleEndian.Uint16(enc[8:]))
+			line := int(binary.LittleEndian.Uint32(enc[10:]))
+			enc = enc[RecordHeader:]
+			if rel+line > len(enc) {
+				return fmt.Errorf("write %s: a record of %d bytes where %d are left", p.cfg.Dir, rel+line, len(enc))
+			}
+			if err := p.writeRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
+				return err
+			}
+			enc = enc[rel+line:]
+		}
+	}
+	return nil
+}
+
+// writeRow writes a row under mu.
 func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 	if p.aborted {
 		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
@@ -207,12 +364,15 @@ func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 	if !p.seen || ts > p.maxTs {
 		p.maxTs, p.seen = ts, true
 	}
-	pt := p.parts[string(rel)]
-	if pt == nil {
-		var err error
-		if pt, err = p.add(string(rel)); err != nil {
-			return err
+	pt := p.recent
+	if pt == nil || string(rel) != pt.rel {
+		if pt = p.parts[string(rel)]; pt == nil {
+			var err error
+			if pt, err = p.add(string(rel)); err != nil {
+				return err
+			}
 		}
+		p.recent = pt
 	}
 	if pt.w == nil {
 		if err := p.open(pt); err != nil {
@@ -220,8 +380,10 @@ func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 		}
 	}
 	pt.committed, pt.last = false, p.epoch
-	_, err := pt.w.Write(line)
-	return err
+	if _, err := pt.w.Write(line); err != nil {
+		return fmt.Errorf("write %s: %w", pt.dir, err)
+	}
+	return nil
 }
 
 // add makes partition rel known, its directory created.
@@ -402,6 +564,9 @@ func (p *Partitioned) success(pt *partition) error {
 
 // Flush writes what the partitions buffer to their files.
 func (p *Partitioned) Flush() error {
+	if err := p.drain(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.flush()
@@ -418,7 +583,8 @@ func (p *Partitioned) flush() error {
 	return nil
 }
 
-// Epoch is the epoch being written (under checkpoints).
+// Epoch is the epoch being written (under checkpoints). It waits for no
+// writer: only PreCommit and Recover change it, each after a drain.
 func (p *Partitioned) Epoch() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -429,6 +595,11 @@ func (p *Partitioned) Epoch() uint64 {
 // written, synced and pre-committed (Parts.PreCommit), and the
 // watermark noted, which the epoch's Commit commits partitions by.
 func (p *Partitioned) PreCommit(epoch uint64) error {
+	// the epoch's rows all routed: the watermark and each partition's
+	// last epoch are theirs
+	if err := p.drain(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.aborted {
@@ -458,6 +629,11 @@ func (p *Partitioned) PreCommit(epoch uint64) error {
 // committed, then each partition that the watermark at the epoch's
 // PreCommit had passed committed (its success file written).
 func (p *Partitioned) Commit(epoch uint64) error {
+	// a partition with rows handed over since the pre-commit is not
+	// committed by it, as though they were written at once
+	if err := p.drain(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pt := range p.order {
@@ -495,6 +671,11 @@ func (p *Partitioned) Commit(epoch uint64) error {
 // again), else each partition's file renamed into place; then every
 // partition committed, as at the end of a bounded input.
 func (p *Partitioned) Finish() error {
+	// a write after Finish starts another writer; Abort (Job.Close)
+	// ends that one
+	if err := p.stopWriter(); err != nil {
+		return err
+	}
 	if p.cfg.Checkpointed {
 		e := p.Epoch()
 		if err := p.PreCommit(e); err != nil {
@@ -536,6 +717,11 @@ func (p *Partitioned) Finish() error {
 // checkpoints) and the in-progress parts of the epoch being written.
 // Idempotent, safe from any goroutine.
 func (p *Partitioned) Abort() error {
+	p.hmu.Lock()
+	p.closed = true
+	p.idle.Broadcast() // a caller waiting for the writer returns
+	p.hmu.Unlock()
+	_ = p.stopWriter() // what it dropped was to be aborted
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.aborted = true
@@ -565,6 +751,9 @@ func (p *Partitioned) Abort() error {
 // stayed. The next epoch written is next. note (nil: none) is told of
 // each change.
 func (p *Partitioned) Recover(epoch, next uint64, note func(format string, args ...any)) error {
+	if err := p.drain(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if note == nil {
