@@ -1,0 +1,324 @@
+package sink
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// appendRecord appends r as WriteRecords reads it.
+func appendRecord(dst []byte, r pRow) []byte {
+	n := len(dst)
+	dst = append(dst, make([]byte, RecordHeader)...)
+	dst = AppendPartitionSegment(dst, "dt", deref(r.dt), r.dt == nil, "__DEFAULT_PARTITION__")
+	dst = append(dst, '/')
+	dst = AppendPartitionSegment(dst, "hm", deref(r.hm), r.hm == nil, "__DEFAULT_PARTITION__")
+	rel := len(dst) - n - RecordHeader
+	dst = append(dst, r.line...)
+	PutRecordHeader(dst[n:], r.ts, rel, len(r.line))
+	return dst
+}
+
+// readPartitionFiles is each partition's files (the parts by epoch)
+// concatenated, byte for byte.
+func readPartitionFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files, err := ExistingPartitions(dir, "_SUCCESS")
+	require.NoError(t, err)
+	out := map[string]string{}
+	for rel, fs := range files {
+		sort.Strings(fs)
+		for _, f := range fs {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			out[rel] += string(b)
+		}
+	}
+	return out
+}
+
+// concatRows is the oracle of readPartitionFiles: each partition's lines
+// in the order written.
+func concatRows(rows []pRow) map[string]string {
+	want := map[string]string{}
+	for _, r := range rows {
+		want[r.rel()] += r.line
+	}
+	return want
+}
+
+// TestPartitionedWriterBatches: rows handed over in batches of any size,
+// the caller's buffer overwritten as soon as WriteRecords returns, some
+// batches with bytes past their last record, enough of them for the
+// writer to fall behind and the caller to wait for it, end in the files
+// that writing each row at once makes, byte for byte, in order; under
+// checkpoints each checkpoint's parts hold every row handed over before
+// it.
+func TestPartitionedWriterBatches(t *testing.T) {
+	t.Parallel()
+	n := 20000
+	if testing.Short() {
+		n = 10000
+	}
+	for _, ckpt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("checkpointed %v", ckpt), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(3, 4))
+			rows := randomRows(11, n)
+			for i := range rows {
+				// long lines: the batches pass maxPending
+				rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			p, err := CreatePartitioned(q10Config(dir, ckpt))
+			require.NoError(t, err)
+			if ckpt {
+				require.NoError(t, p.Recover(0, 1, nil))
+			}
+			var enc []byte
+			bursts, big := 0, 0
+			for i := 0; i < len(rows); {
+				k := min(len(rows)-i, 1+r.IntN(300))
+				if big == 0 && (r.IntN(30) == 0 || bursts == 0 && i >= len(rows)/3) {
+					bursts, big = bursts+1, 3
+				}
+				if big > 0 {
+					// batches of half maxPending or more, one after
+					// another: the writer falls behind
+					big--
+					k = min(len(rows)-i, 2000)
+				}
+				enc = enc[:0]
+				for _, row := range rows[i : i+k] {
+					enc = appendRecord(enc, row)
+				}
+				if r.IntN(4) == 0 {
+					enc = append(enc, "tail\x00\x00"...) // past the last record: skipped
+				}
+				require.NoError(t, p.WriteRecords(enc))
+				for j := range enc {
+					enc[j] = 0xff
+				}
+				i += k
+				if ckpt && r.IntN(10) == 0 {
+					e := p.Epoch()
+					require.NoError(t, p.PreCommit(e))
+					require.NoError(t, p.Commit(e))
+					assert.Equal(t, concatRows(rows[:i]), readPartitionFiles(t, dir), "after checkpoint %d", e)
+				}
+			}
+			require.NoError(t, p.Flush())
+			want := concatRows(rows)
+			got := p.Partitions()
+			assert.ElementsMatch(t, mapKeys(want), got)
+			require.NoError(t, p.Finish())
+			assert.Equal(t, want, readPartitionFiles(t, dir))
+			_, success := readPartitions(t, dir)
+			assert.Len(t, success, len(want))
+		})
+	}
+}
+
+func mapKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestPartitionedWriterError: an error of the writer (a partition's
+// directory where a file is, a file closed under it) is returned by the
+// next call, however many rows were handed over since, and nothing is
+// written after it.
+func TestPartitionedWriterError(t *testing.T) {
+	t.Parallel()
+	good, bad := []byte("dt=2015-07-15/hm=00%3A00"), []byte("dt=2015-07-15/hm=00%3A01")
+	record := func(rel []byte, line string) []byte {
+		b := make([]byte, RecordHeader)
+		PutRecordHeader(b, 1, len(rel), len(line))
+		return append(append(b, rel...), line...)
+	}
+
+	t.Run("a file where a partition's directory is", func(t *testing.T) {
+		t.Parallel()
+		for _, ckpt := range []bool{false, true} {
+			dir := filepath.Join(t.TempDir(), "out")
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "dt=2015-07-15"), 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, string(bad)), nil, 0o644))
+			p, err := CreatePartitioned(q10Config(dir, ckpt))
+			require.NoError(t, err)
+			if ckpt {
+				require.NoError(t, p.Recover(0, 1, nil))
+			}
+			require.NoError(t, p.WriteRecords(record(good, "a\n")))
+			require.NoError(t, p.WriteRecords(append(record(bad, "b\n"), record([]byte("dt=2015-07-16/hm=00%3A00"), "c\n")...)))
+			err = p.Flush()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "create partition dt=2015-07-15/hm=00%3A01")
+			assert.ErrorIs(t, p.WriteRecords(record(good, "d\n")), err)
+			if ckpt {
+				assert.ErrorIs(t, p.PreCommit(p.Epoch()), err)
+			}
+			assert.ErrorIs(t, p.Finish(), err)
+			assert.Equal(t, []string{string(good)}, p.Partitions(), "a partition after the error")
+			require.NoError(t, p.Abort())
+			_, err = os.Stat(filepath.Join(dir, "dt=2015-07-16"))
+			assert.ErrorIs(t, err, os.ErrNotExist)
+		}
+	})
+
+	t.Run("a file closed", func(t *testing.T) {
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "out")
+		p, err := CreatePartitioned(q10Config(dir, false))
+		require.NoError(t, err)
+		require.NoError(t, p.WriteRecords(record(good, "a\n")))
+		require.NoError(t, p.Flush())
+		p.mu.Lock()
+		require.NoError(t, p.parts[string(good)].file.tmp.Close())
+		p.mu.Unlock()
+		big := strings.Repeat("x", 64<<10) + "\n" // past the partition's buffer: written at once
+		var err2 error
+		for i := 0; i < 100 && err2 == nil; i++ {
+			err2 = p.WriteRecords(record(good, big))
+		}
+		if err2 == nil {
+			err2 = p.Flush()
+		}
+		require.Error(t, err2)
+		assert.Contains(t, err2.Error(), filepath.Join(dir, string(good)))
+		assert.ErrorIs(t, err2, os.ErrClosed)
+		assert.ErrorIs(t, p.Flush(), os.ErrClosed)
+		assert.ErrorIs(t, p.Finish(), os.ErrClosed)
+		require.NoError(t, p.Abort())
+		_, err = os.Stat(filepath.Join(dir, string(good), dataName))
+		assert.ErrorIs(t, err, os.ErrNotExist)
+	})
+}
+
+// TestPartitionedWriterGoroutine: the writer ends with Finish and with
+// Abort (one waiting for it too), and a write after Finish starts
+// another that Abort ends.
+func TestPartitionedWriterGoroutine(t *testing.T) {
+	rel, line := []byte("dt=2015-07-15/hm=00%3A00"), []byte("1,2\n")
+	before := runtime.NumGoroutine()
+	for _, ckpt := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "out")
+		p, err := CreatePartitioned(q10Config(dir, ckpt))
+		require.NoError(t, err)
+		if ckpt {
+			require.NoError(t, p.Recover(0, 1, nil))
+		}
+		require.NoError(t, p.WriteRow(1, rel, line))
+		require.NoError(t, p.Finish())
+		testenv.NoGoroutinesLeft(t, before)
+		require.NoError(t, p.WriteRow(2, rel, line))
+		require.NoError(t, p.Abort())
+		testenv.NoGoroutinesLeft(t, before)
+		assert.ErrorContains(t, p.WriteRow(3, rel, line), "aborted")
+		testenv.NoGoroutinesLeft(t, before)
+	}
+
+	// Abort from another goroutine while rows keep coming: the writer
+	// ends, and the caller's next write (or its wait for the writer)
+	// returns the abort.
+	dir := filepath.Join(t.TempDir(), "out")
+	p, err := CreatePartitioned(q10Config(dir, false))
+	require.NoError(t, err)
+	enc := make([]byte, RecordHeader)
+	big := bytes.Repeat([]byte("y"), 256<<10)
+	PutRecordHeader(enc, 1, len(rel), len(big))
+	enc = append(append(enc, rel...), big...)
+	started, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			if err := p.WriteRecords(enc); err != nil {
+				stopped <- err
+				return
+			}
+			if i == 100 {
+				close(started)
+			}
+		}
+	}()
+	<-started
+	require.NoError(t, p.Abort())
+	assert.ErrorContains(t, <-stopped, "aborted")
+	testenv.NoGoroutinesLeft(t, before)
+	_, err = os.Stat(filepath.Join(dir, string(rel), dataName))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestPartitionedWriteRecordsAllocates: in a steady stream of batches of
+// partitions seen before, a batch's hand-over and its rows' writes
+// allocate nothing.
+func TestPartitionedWriteRecordsAllocates(t *testing.T) {
+	for _, ckpt := range []bool{false, true} {
+		p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), ckpt))
+		require.NoError(t, err)
+		if ckpt {
+			require.NoError(t, p.Recover(0, 1, nil))
+		}
+		var enc []byte
+		for i, row := range randomRows(1, 200) {
+			if i%7 != 0 { // runs of a partition, and changes of it
+				row.dt, row.hm = ptr("2015-07-15"), ptr("00:00")
+			}
+			enc = appendRecord(enc, row)
+		}
+		write := func() {
+			if err := p.WriteRecords(enc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2000 {
+			write()
+		}
+		require.NoError(t, p.Flush())
+		assert.Zero(t, testing.AllocsPerRun(1000, write), "checkpointed %v", ckpt)
+		require.NoError(t, p.Finish())
+		require.NoError(t, p.Abort())
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// TestPartitionedCommitWaitsForTheWriter: a row handed over after a
+// checkpoint's pre-commit, to a partition that the checkpoint's
+// watermark passed, keeps the checkpoint's commit from committing the
+// partition, though the writer may not have written it yet.
+func TestPartitionedCommitWaitsForTheWriter(t *testing.T) {
+	t.Parallel()
+	for i := range 20 {
+		dir := filepath.Join(t.TempDir(), "out")
+		p, err := CreatePartitioned(q10Config(dir, true))
+		require.NoError(t, err)
+		require.NoError(t, p.Recover(0, 1, nil))
+		rel := []byte("dt=2015-07-15/hm=00%3A00")
+		now := time.Date(2015, 7, 15, 1, 0, 0, 0, time.UTC).UnixMilli()
+		require.NoError(t, p.WriteRow(now-3_600_000, rel, []byte("a\n")))
+		require.NoError(t, p.WriteRow(now, []byte("dt=2015-07-15/hm=01%3A00"), []byte("b\n")))
+		require.NoError(t, p.PreCommit(1))
+		require.NoError(t, p.WriteRow(now-3_600_000, rel, []byte("late\n")))
+		require.NoError(t, p.Commit(1))
+		_, err = os.Stat(filepath.Join(dir, string(rel), "_SUCCESS"))
+		require.ErrorIs(t, err, os.ErrNotExist, "committed with a row of epoch 2 (try %d)", i)
+		require.NoError(t, p.PreCommit(2))
+		require.NoError(t, p.Commit(2))
+		_, err = os.Stat(filepath.Join(dir, string(rel), "_SUCCESS"))
+		require.NoError(t, err)
+		require.NoError(t, p.Finish())
+	}
+}
