@@ -3,9 +3,10 @@ package pipeline
 // Partitioned filesystem outputs (CREATE TABLE ... PARTITIONED BY (...)
 // WITH ('connector' = 'filesystem', ...)): the workers format each row
 // (its partition's directory, its line of the other columns, its event
-// time) and the ordered stage routes the lines to their partitions'
-// files (sink.Partitioned), which commit partitions as the watermark
-// passes them.
+// time) and the ordered stage hands them, in order, to the output
+// (sink.Partitioned), whose writer routes the lines to their partitions'
+// files off the ordered stage, and which commits partitions as the
+// watermark passes them.
 
 import (
 	"fmt"
@@ -109,8 +110,9 @@ func (s *rowSink) partLines(dst, tuples []byte) []byte {
 		dst = ps.data.row(dst, t)
 		line := len(dst) - n - recHeader - rel
 		if rel > math.MaxUint16 {
-			// a directory name past the file system's limits: the row's
-			// write reports it (an empty directory is refused)
+			// a directory name past the file system's limits: the
+			// output's writer refuses the row (an empty directory), and
+			// the next write, flush or checkpoint reports it
 			dst = dst[:n+recHeader]
 			rel, line = 0, 0
 		}
@@ -143,7 +145,10 @@ func appendPartitionTimestamp(dst []byte, ms int64) []byte {
 }
 
 // partWrite is the Spec.Encoded's Write of a partitioned output: the
-// rows partLines made, in output order, each to its partition.
+// rows partLines made, in output order, each to its partition. It only
+// copies them to the output's writer, so that the ordered stage does
+// not wait for the files; an error of the writer is that of a later
+// write, flush, checkpoint or finish, each of which waits for it.
 func (s *rowSink) partWrite(enc []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
