@@ -67,10 +67,9 @@ func concatRows(rows []pRow) map[string]string {
 // it.
 func TestPartitionedWriterBatches(t *testing.T) {
 	t.Parallel()
-	n := 20000
-	if testing.Short() {
-		n = 10000
-	}
+	// Enough rows for bursts past maxPending by default; more with
+	// SABER_HX_LONG_TESTS=1.
+	n := testenv.Scale(7000, 20000)
 	for _, ckpt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("checkpointed %v", ckpt), func(t *testing.T) {
 			t.Parallel()
