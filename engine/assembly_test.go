@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -74,8 +74,8 @@ func runParts(t *testing.T, cfg Config, parts int, q *query.Query, data []byte, 
 			}
 			o.rows = append(o.rows, '\n')
 			return nil
-		}, Tuples: func(b []byte) error { o.tuples = testenv.Append(o.tuples, b...); return nil }, Encoded: encoder(&enc)},
-		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = testenv.Append(o.down, b...); return nil }, Encoded: encoder(&downEnc)},
+		}, Tuples: func(b []byte) error { o.tuples = doubling.Append(o.tuples, b...); return nil }, Encoded: encoder(&enc)},
+		{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { o.down = doubling.Append(o.down, b...); return nil }, Encoded: encoder(&downEnc)},
 	})
 	require.NoError(t, err)
 	if parts > 1 {

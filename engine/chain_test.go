@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -70,7 +70,7 @@ func runChain(t *testing.T, cfg Config, up, down *query.Query, data []byte) ([]b
 	var upTuples []byte
 	got := &reference.Result{}
 	e, err := Start(cfg, []Spec{
-		{Query: up, Tuples: func(b []byte) error { upTuples = testenv.Append(upTuples, b...); return nil }},
+		{Query: up, Tuples: func(b []byte) error { upTuples = doubling.Append(upTuples, b...); return nil }},
 		{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
 	})
 	require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestUDF(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		var got []byte
 		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 10, BufferSize: 4096},
-			[]Spec{{Query: q, Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }}})
+			[]Spec{{Query: q, Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }}})
 		require.NoError(t, err)
 		require.NoError(t, e.Write(data))
 		st, err := e.Close()

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/gpu"
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/window"
@@ -330,7 +330,7 @@ func TestInt64EdgesWindowJoin(t *testing.T) {
 	} {
 		want, werr := reference.EvaluateJoin(j, tc.left, tc.right)
 		var out []byte
-		e, err := Start(Config{Workers: 2, TaskSize: randTuple, BufferSize: 1 << 12}, []Spec{{Join: j, Tuples: func(b []byte) error { out = testenv.Append(out, b...); return nil }}})
+		e, err := Start(Config{Workers: 2, TaskSize: randTuple, BufferSize: 1 << 12}, []Spec{{Join: j, Tuples: func(b []byte) error { out = doubling.Append(out, b...); return nil }}})
 		require.NoError(t, err)
 		l, rr := e.Stream(0), e.Stream(0).Right()
 		werrL, werrR := l.Write(tc.left), rr.Write(tc.right)

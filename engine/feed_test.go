@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -40,7 +40,7 @@ func TestFeedMatchesInput(t *testing.T) {
 				q := &query.Query{Name: "sel", Schema: s, Where: query.ColGe("a", 0)}
 				var got []byte
 				e, err := Start(Config{Workers: 2, TaskSize: randTuple * taskTuples, BufferSize: 1 << 14},
-					[]Spec{{Query: q, Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }}})
+					[]Spec{{Query: q, Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }}})
 				require.NoError(t, err)
 				st := e.Stream(0)
 				if ingest != IngestProducer {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/gpu"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -425,9 +426,9 @@ func TestGPUChainsAndJoins(t *testing.T) {
 			var upTuples, pairs []byte
 			got := &reference.Result{}
 			e, err := Start(cfg, []Spec{
-				{Query: up, Tuples: func(b []byte) error { upTuples = testenv.Append(upTuples, b...); return nil }},
+				{Query: up, Tuples: func(b []byte) error { upTuples = doubling.Append(upTuples, b...); return nil }},
 				{Query: down, Upstream: Output(0), Windows: rowsInto(down, got)},
-				{Join: j, Tuples: func(b []byte) error { pairs = testenv.Append(pairs, b...); return nil }},
+				{Join: j, Tuples: func(b []byte) error { pairs = doubling.Append(pairs, b...); return nil }},
 			})
 			require.NoError(t, err)
 			errs := make(chan error, 3)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/strview"
@@ -72,9 +72,9 @@ func TestJoinOfChainedAggregations(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		var lt, gt, got []byte
 		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 20, BufferSize: 1 << 13}, []Spec{
-			{Query: local, Tuples: func(b []byte) error { lt = testenv.Append(lt, b...); return nil }},
-			{Query: global, Tuples: func(b []byte) error { gt = testenv.Append(gt, b...); return nil }},
-			{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }},
+			{Query: local, Tuples: func(b []byte) error { lt = doubling.Append(lt, b...); return nil }},
+			{Query: global, Tuples: func(b []byte) error { gt = doubling.Append(gt, b...); return nil }},
+			{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }},
 		})
 		require.NoError(t, err)
 		errs := make(chan error, 2)
@@ -114,7 +114,7 @@ func runJoin(t *testing.T, cfg Config, j *query.WindowJoin, left, right []byte) 
 	t.Helper()
 	var got []byte
 	copyPairs := &TupleEncoder{Encode: func(dst, b []byte) []byte { return append(dst, b...) },
-		Write: func(b []byte) error { got = testenv.Append(got, b...); return nil }}
+		Write: func(b []byte) error { got = doubling.Append(got, b...); return nil }}
 	e, err := Start(cfg, []Spec{{Join: j, Encoded: copyPairs}})
 	require.NoError(t, err)
 	errs := make(chan error, 2)
@@ -144,7 +144,7 @@ func TestJoinSidesOneAfterTheOther(t *testing.T) {
 		for first := range 2 {
 			var got []byte
 			e, err := Start(Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 1 << 12},
-				[]Spec{{Join: j, Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }}})
+				[]Spec{{Join: j, Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }}})
 			require.NoError(t, err)
 			in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
 			data := [2][]byte{left, right}
@@ -181,7 +181,7 @@ func TestJoinFeedsDownstream(t *testing.T) {
 			cfg := Config{Workers: 1 + r.IntN(3), TaskSize: 2 * randTuple * (1 + r.IntN(15)), BufferSize: 1 << 13}
 			e, err := Start(cfg, []Spec{
 				{Join: j},
-				{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }},
+				{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }},
 			})
 			require.NoError(t, err)
 			errs := make(chan error, 2)
@@ -246,9 +246,9 @@ func TestJoinOfOneProducerIsNotHeldBack(t *testing.T) {
 	data := randData(rand.New(rand.NewPCG(7, 70)), 30000)
 	var lt, mt, got []byte
 	e, err := Start(Config{Workers: 2, TaskSize: randTuple * 32, BufferSize: 1 << 12}, []Spec{
-		{Query: pass, Tuples: func(b []byte) error { lt = testenv.Append(lt, b...); return nil }},
-		{Query: max, Tuples: func(b []byte) error { mt = testenv.Append(mt, b...); return nil }},
-		{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }},
+		{Query: pass, Tuples: func(b []byte) error { lt = doubling.Append(lt, b...); return nil }},
+		{Query: max, Tuples: func(b []byte) error { mt = doubling.Append(mt, b...); return nil }},
+		{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }},
 	})
 	require.NoError(t, err)
 	js := e.entries[2].join

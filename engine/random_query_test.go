@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -241,7 +241,7 @@ func TestSeveralQueriesShareWorkers(t *testing.T) {
 // form: tuples for a stateless query, rows for an aggregation.
 func specInto(q *query.Query, res *reference.Result) Spec {
 	if q.Stateless() {
-		return Spec{Query: q, Tuples: func(b []byte) error { res.Tuples = testenv.Append(res.Tuples, b...); return nil }}
+		return Spec{Query: q, Tuples: func(b []byte) error { res.Tuples = doubling.Append(res.Tuples, b...); return nil }}
 	}
 	return Spec{Query: q, Windows: rowsInto(q, res)}
 }

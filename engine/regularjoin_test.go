@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
@@ -70,7 +71,7 @@ func TestRegularJoinMatchesNestedLoops(t *testing.T) {
 				cfg := Config{Workers: workers, TaskSize: task, BufferSize: 1 << 13}
 				name := fmt.Sprintf("seed %d, %d workers, task %d, %s", seed, workers, task, order)
 				var got []byte
-				e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }}})
+				e, err := Start(cfg, []Spec{{Join: j, Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }}})
 				require.NoError(t, err, name)
 				in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
 				data := [2][]byte{left, right}
@@ -126,7 +127,7 @@ func TestRegularJoinOfFiltersFeedsAQuery(t *testing.T) {
 		e, err := Start(Config{Workers: workers, TaskSize: randTuple * 16, BufferSize: 1 << 13}, []Spec{
 			{Query: lq}, {Query: rq},
 			{Join: j, Upstream: Output(0), UpstreamRight: Output(1)},
-			{Query: proj, Upstream: Output(2), Tuples: func(b []byte) error { got = testenv.Append(got, b...); return nil }},
+			{Query: proj, Upstream: Output(2), Tuples: func(b []byte) error { got = doubling.Append(got, b...); return nil }},
 		})
 		require.NoError(t, err)
 		errs := make(chan error, 2)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/query"
@@ -404,7 +405,7 @@ func runSQLValues(t *testing.T, q *query.Query, data []byte, cfg Config, dc *ker
 		vs, err := reference.DecodeTuples(out, b)
 		decodeErr = errors.Join(decodeErr, err)
 		got.Values = append(got.Values, vs...)
-		got.Tuples = testenv.Append(got.Tuples, b...)
+		got.Tuples = doubling.Append(got.Tuples, b...)
 		return nil
 	}}
 	if !q.Stateless() {

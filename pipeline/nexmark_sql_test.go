@@ -42,7 +42,7 @@ func (c nexmarkSQLCase) config() nexmark.Config {
 func (c nexmarkSQLCase) nexmarkEvents(t *testing.T) []nexmark.Event {
 	g, err := nexmark.New(c.config())
 	require.NoError(t, err)
-	var out []nexmark.Event
+	out := make([]nexmark.Event, 0, c.events)
 	var ev nexmark.Event
 	for g.Next(&ev) {
 		e := ev

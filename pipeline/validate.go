@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 	"github.com/saber-hx/saber-hx/sql"
@@ -40,7 +41,7 @@ func newValidator(queries int) *validator {
 // the validator's arena (the engine frees its own as it goes).
 func (v *validator) keep(dst, tuples []byte, s *query.Schema) []byte {
 	start := len(dst)
-	dst = append(dst, tuples...)
+	dst = doubling.Append(dst, tuples...)
 	var strs []query.Attribute
 	for _, a := range s.Attrs {
 		if a.Type == query.String {

@@ -130,9 +130,8 @@ func EvaluateJoin(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	return res, nil
 }
 
-// appendDoubling is append that doubles a full slice's capacity: a join's
-// output is the product of its windows, and append's growth by a quarter
-// past 256 elements copied it several times over.
+// appendDoubling is internal/doubling's Append, kept here: the reference
+// shares no code with the engine it checks (internal/deps).
 func appendDoubling[T any](s []T, v ...T) []T {
 	if cap(s)-len(s) < len(v) {
 		s = slices.Grow(s, max(len(s), len(v)))

@@ -353,8 +353,8 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 				if err != nil {
 					return fmt.Errorf("udf %q: %w", q.UDF.Name, err)
 				}
-				res.Tuples = append(res.Tuples, b...)
-				res.Values = append(res.Values, vals...)
+				res.Tuples = appendDoubling(res.Tuples, b...)
+				res.Values = appendDoubling(res.Values, vals...)
 				return nil
 			case len(q.Project) == 0:
 				vals, err := decodeTuple(in, t)
@@ -362,7 +362,7 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 					return err
 				}
 				res.Tuples = append(res.Tuples, t...)
-				res.Values = append(res.Values, vals)
+				res.Values = appendDoubling(res.Values, vals)
 				return nil
 			}
 			vals := make([]Value, 1+len(q.Project))
@@ -382,9 +382,9 @@ func evalStateless(q *query.Query, data []byte) (*Result, error) {
 				if err != nil {
 					return err
 				}
-				res.Tuples = append(res.Tuples, b...)
+				res.Tuples = appendDoubling(res.Tuples, b...)
 			}
-			res.Values = append(res.Values, vals)
+			res.Values = appendDoubling(res.Values, vals)
 			return nil
 		}(); err != nil {
 			return nil, fmt.Errorf("reference: query %q: tuple %d (byte offset %d): %w", q.Name, off/size, off, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/saber-hx/saber-hx/engine"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/reference"
 )
 
@@ -53,7 +54,7 @@ func (b *Bench) validateAll(ctx context.Context, res *BenchResult) {
 
 // capture keeps the part's output for validation.
 func (bp *benchPart) capture(sp *engine.Spec) {
-	sp.Tuples = func(b []byte) error { bp.tuples = append(bp.tuples, b...); return nil }
+	sp.Tuples = func(b []byte) error { bp.tuples = doubling.Append(bp.tuples, b...); return nil }
 	if bp.q == nil || bp.q.Stateless() {
 		return
 	}

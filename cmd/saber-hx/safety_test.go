@@ -26,13 +26,13 @@ import (
 func TestPinValueAsSeparateArgument(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"false", "true", "auto"} {
-		code, stdout, stderr := cli(t, "ysb", "--pin", v, "--duration", "200ms", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576", "--json")
+		code, stdout, stderr := cli(t, "ysb", "--pin", v, "--duration", "50ms", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576", "--json")
 		require.Equal(t, 0, code, "--pin %s: %s", v, stderr)
 		s, _ := parseSummary(t, stdout)
 		assert.Equal(t, 1, s.Workers)
 	}
 	// A bare --pin still means true, before another flag.
-	code, _, stderr := cli(t, "ysb", "--pin", "--duration", "200ms", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576")
+	code, _, stderr := cli(t, "ysb", "--pin", "--duration", "50ms", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576")
 	assert.Equal(t, 0, code, stderr)
 	assert.Equal(t, []string{"--pin=false", "x"}, joinPinValue([]string{"--pin", "false", "x"}))
 	assert.Equal(t, []string{"--", "--pin", "false"}, joinPinValue([]string{"--", "--pin", "false"}), "nothing after --")
