@@ -149,7 +149,7 @@ func TestBenchHelp(t *testing.T) {
 func TestBenchSelectJSON(t *testing.T) {
 	// --validate bounds the input to --validate-tuples: the run ends at
 	// 50000 tuples, well before the duration on any machine this runs on.
-	s, m := benchJSON(t, "select", "--duration", "300ms", "--workers", workers, "--json", "--validate", "--validate-tuples", "50000")
+	s, m := benchJSON(t, "select", "--duration", "150ms", "--workers", workers, "--json", "--validate", "--validate-tuples", "50000")
 	for _, k := range []string{"workloads", "tuples", "seconds", "tuples_per_s", "windows", "rows", "validated", "workers", "task_size", "buffer_size", "gc_cycles", "heap_alloc_bytes", "queries"} {
 		assert.Contains(t, m, k)
 	}
@@ -201,10 +201,10 @@ func TestBenchMemProfile(t *testing.T) {
 // had; an input that ends within the warm-up (--validate bounds it) is
 // measured whole, and validated whole.
 func TestBenchWarmup(t *testing.T) {
-	s, m := benchJSON(t, "groupby", "--warmup", "300ms", "--duration", "300ms", "--workers", workers, "--json")
+	s, m := benchJSON(t, "groupby", "--warmup", "150ms", "--duration", "150ms", "--workers", workers, "--json")
 	require.NotNil(t, s.WarmupS, "%v", m)
 	require.NotNil(t, s.Total)
-	assert.Equal(t, 0.3, *s.WarmupS)
+	assert.Equal(t, 0.15, *s.WarmupS)
 	assert.Positive(t, s.Tuples)
 	assert.Greater(t, *s.Total, s.Tuples, "the warm-up's tuples are not measured")
 	assert.InDelta(t, 0.3, s.Seconds, 0.25, "the measured interval is the duration, not the whole run")

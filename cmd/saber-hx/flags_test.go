@@ -91,7 +91,7 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	require.NotNil(t, s.IngestCore)
 	assert.Equal(t, 0, *s.IngestCore)
 
-	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "300ms", "--json", "--policy", "fcfs")
+	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "150ms", "--json", "--policy", "fcfs")
 	require.Equal(t, 0, code, stderr)
 	var b struct {
 		Policy     string `json:"policy"`

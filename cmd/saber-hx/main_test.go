@@ -300,7 +300,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestBenchmarkJSON(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "ysb", "--duration", "300ms", "--warmup", "100ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
+	code, stdout, stderr := cli(t, "ysb", "--duration", "150ms", "--warmup", "50ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s, m := parseSummary(t, stdout)
 	for _, k := range []string{"mode", "tuples", "bytes", "seconds", "tuples_per_s", "mb_per_s", "workers", "pinned_cpus", "task_size", "buffer_size",
@@ -334,7 +334,7 @@ func TestBenchmarkJSON(t *testing.T) {
 func TestBenchmarkIngest(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"producer", "workers", "shared"} {
-		code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "0s", "--workers", "2", "--task-size", "65536",
+		code, stdout, stderr := cli(t, "ysb", "--duration", "100ms", "--warmup", "0s", "--workers", "2", "--task-size", "65536",
 			"--buffer-size", "1048576", "--bundle-size", "1048576", "--ingest", mode, "--json")
 		require.Equal(t, 0, code, "stderr: %s", stderr)
 		s, m := parseSummary(t, stdout)
@@ -346,7 +346,7 @@ func TestBenchmarkIngest(t *testing.T) {
 
 func TestBenchmarkHuman(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "100ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576",
+	code, stdout, stderr := cli(t, "ysb", "--duration", "100ms", "--warmup", "50ms", "--workers", workers, "--task-size", "65536", "--buffer-size", "1048576",
 		"--bundle-size", "1048576", "--num-campaigns", "7", "--ads-per-campaign", "3", "--pin=false")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stdout, "ysb benchmark: ")

@@ -51,7 +51,7 @@ func TestBenchmarkPerfFields(t *testing.T) {
 	assert.Equal(t, s.Tuples, s.Filtered+s.Unmatched+s.Late+s.Counted, "every measured tuple classified once")
 
 	// Human summary: the warm-up and the latencies.
-	code, stdout, stderr := cli(t, "ysb", "--duration", "200ms", "--warmup", "0s", "--workers", workers,
+	code, stdout, stderr := cli(t, "ysb", "--duration", "100ms", "--warmup", "0s", "--workers", workers,
 		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stdout, "warm-up")

@@ -50,7 +50,7 @@ func TestPinValueAsSeparateArgument(t *testing.T) {
 
 func TestUnpinnedSummary(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "ysb", "--pin=false", "--duration", "200ms", "--warmup", "0s", "--workers", workers, "--bundle-size", "1048576")
+	code, stdout, stderr := cli(t, "ysb", "--pin=false", "--duration", "100ms", "--warmup", "0s", "--workers", workers, "--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "workers 2 (not pinned)")
 	assert.NotContains(t, stdout, "-1")
@@ -103,7 +103,7 @@ func TestEngineFlagBounds(t *testing.T) {
 	}
 	// Pinning more workers than CPUs is allowed, with a warning.
 	n := len(cpu.AllowedCPUs()) + 1
-	code, _, stderr := cli(t, "ysb", "--pin=true", "--workers", itoa(n), "--duration", "200ms", "--warmup", "0s", "--bundle-size", "1048576")
+	code, _, stderr := cli(t, "ysb", "--pin=true", "--workers", itoa(n), "--duration", "100ms", "--warmup", "0s", "--bundle-size", "1048576")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "warning: --pin=true with "+itoa(n)+" workers")
 }
@@ -305,7 +305,7 @@ func TestFileModeInterruptedCommitsNothing(t *testing.T) {
 func TestHybridDefaultWorkers(t *testing.T) {
 	t.Parallel()
 	cpus := len(cpu.AllowedCPUs())
-	args := []string{"ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "200ms", "--warmup", "0s", "--bundle-size", "1048576", "--json"}
+	args := []string{"ysb", "--mode", "hybrid", "--gpu-emulate", "--duration", "100ms", "--warmup", "0s", "--bundle-size", "1048576", "--json"}
 	code, stdout, stderr := cli(t, args...)
 	require.Equal(t, 0, code, stderr)
 	s, _ := parseSummary(t, stdout)
