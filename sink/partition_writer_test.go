@@ -321,3 +321,194 @@ func TestPartitionedCommitWaitsForTheWriter(t *testing.T) {
 		require.NoError(t, p.Finish())
 	}
 }
+
+// TestPartitionedGiveRecords: batches given (GiveRecords) among batches
+// copied (WriteRecords), some past maxPending together, end in the same
+// files, in order, as WriteRecords alone; each spare given back is empty,
+// a buffer given before and not the one just given, and the caller
+// overwrites it whole at once: were it still pending, its rows would be
+// lost (and -race would see the writer read it).
+func TestPartitionedGiveRecords(t *testing.T) {
+	t.Parallel()
+	n := testenv.Scale(5000, 20000)
+	for _, ckpt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("checkpointed %v", ckpt), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(5, 6))
+			rows := randomRows(13, n)
+			for i := range rows {
+				rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			p, err := CreatePartitioned(q10Config(dir, ckpt))
+			require.NoError(t, err)
+			if ckpt {
+				require.NoError(t, p.Recover(0, 1, nil))
+			}
+			given := map[*byte]bool{} // the buffers given, by their first byte
+			var enc, copied []byte
+			spares := 0
+			for i := 0; i < len(rows); {
+				k := min(len(rows)-i, 1+r.IntN(300))
+				if r.IntN(20) == 0 {
+					k = min(len(rows)-i, 2000) // half maxPending or more
+				}
+				give := r.IntN(3) != 0
+				b := copied[:0]
+				if give {
+					b = enc[:0]
+				}
+				for _, row := range rows[i : i+k] {
+					b = appendRecord(b, row)
+				}
+				if r.IntN(4) == 0 {
+					b = append(b, "tail\x00\x00"...) // past the last record: skipped
+				}
+				i += k
+				if !give {
+					require.NoError(t, p.WriteRecords(b))
+					copied = b
+					for j := range copied {
+						copied[j] = 0xff
+					}
+					continue
+				}
+				first := &b[:1][0]
+				given[first] = true
+				spare, err := p.GiveRecords(b)
+				require.NoError(t, err)
+				enc = spare
+				if cap(spare) == 0 {
+					continue
+				}
+				spares++
+				assert.Empty(t, spare)
+				s := &spare[:1][0]
+				assert.True(t, given[s], "a spare that was never given")
+				assert.NotSame(t, first, s, "the buffer just given back as the spare")
+				full := spare[:cap(spare)]
+				for j := range full {
+					full[j] = 0xee
+				}
+				if ckpt && r.IntN(10) == 0 {
+					e := p.Epoch()
+					require.NoError(t, p.PreCommit(e))
+					require.NoError(t, p.Commit(e))
+					assert.Equal(t, concatRows(rows[:i]), readPartitionFiles(t, dir), "after checkpoint %d", e)
+				}
+			}
+			assert.NotZero(t, spares, "no spare given back")
+			require.NoError(t, p.Finish())
+			assert.Equal(t, concatRows(rows), readPartitionFiles(t, dir))
+		})
+	}
+}
+
+// TestPartitionedGiveRecordsErrors: after an Abort, or the writer's
+// error, GiveRecords keeps nothing: the error, and the buffer back.
+func TestPartitionedGiveRecordsErrors(t *testing.T) {
+	good, bad := []byte("dt=2015-07-15/hm=00%3A00"), []byte("dt=2015-07-15/hm=00%3A01")
+	record := func(rel []byte, line string) []byte {
+		b := make([]byte, RecordHeader)
+		PutRecordHeader(b, 1, len(rel), len(line))
+		return append(append(b, rel...), line...)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dt=2015-07-15"), 0o777))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, string(bad)), nil, 0o644))
+	p, err := CreatePartitioned(q10Config(dir, false))
+	require.NoError(t, err)
+	_, err = p.GiveRecords(record(good, "a\n"))
+	require.NoError(t, err)
+	_, err = p.GiveRecords(record(bad, "b\n"))
+	require.NoError(t, err)
+	werr := p.Flush()
+	require.Error(t, werr)
+	b := record(good, "c\n")
+	spare, err := p.GiveRecords(b)
+	assert.ErrorIs(t, err, werr)
+	assert.Same(t, &b[0], &spare[0])
+	assert.ErrorIs(t, p.Finish(), werr)
+	require.NoError(t, p.Abort())
+	spare, err = p.GiveRecords(b)
+	assert.ErrorContains(t, err, "aborted")
+	assert.Same(t, &b[0], &spare[0])
+	assert.Equal(t, []string{string(good)}, p.Partitions())
+}
+
+// TestPartitionedGiveRecordsAllocates: in a steady stream of batches
+// given, each filled in the spare of the one before, a batch's hand-over
+// and its rows' writes allocate nothing; the free buffers stay bounded.
+func TestPartitionedGiveRecordsAllocates(t *testing.T) {
+	for _, ckpt := range []bool{false, true} {
+		p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), ckpt))
+		require.NoError(t, err)
+		if ckpt {
+			require.NoError(t, p.Recover(0, 1, nil))
+		}
+		var tmpl []byte
+		for i, row := range randomRows(1, 200) {
+			if i%7 != 0 {
+				row.dt, row.hm = ptr("2015-07-15"), ptr("00:00")
+			}
+			tmpl = appendRecord(tmpl, row)
+		}
+		bufs := [][]byte{make([]byte, 0, len(tmpl)), make([]byte, 0, len(tmpl))}
+		var enc []byte
+		give := func() {
+			if enc == nil {
+				enc, bufs = bufs[0], bufs[1:] // the test's own, until the output gives back
+			}
+			spare, err := p.GiveRecords(append(enc[:0], tmpl...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc = spare
+			// the writer done with the batch: the next one's spare is
+			// this one's buffer
+			if err := p.drain(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2000 {
+			give()
+		}
+		require.NotNil(t, enc)
+		assert.Zero(t, testing.AllocsPerRun(1000, give), "checkpointed %v", ckpt)
+		p.hmu.Lock()
+		assert.LessOrEqual(t, len(p.free), maxFree)
+		assert.LessOrEqual(t, p.freeCap, maxFreeCap)
+		p.hmu.Unlock()
+		require.NoError(t, p.Finish())
+		require.NoError(t, p.Abort())
+	}
+}
+
+// TestPartitionedFreeBuffers: the written buffers kept for GiveRecords
+// are at most maxFree, of at most maxFreeCap in all, and none grown far
+// past the batch it held.
+func TestPartitionedFreeBuffers(t *testing.T) {
+	p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), false))
+	require.NoError(t, err)
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	p.release(make([]byte, 10, 1<<20)) // 1 MiB for 10 bytes: dropped
+	assert.Empty(t, p.free)
+	p.release(make([]byte, 10, 1<<10)) // small: kept whatever its use
+	p.release(make([]byte, 300<<10, 1<<20))
+	assert.Len(t, p.free, 2)
+	assert.Equal(t, 1<<10+1<<20, p.freeCap)
+	for range 5 {
+		p.release(make([]byte, 1<<20))
+	}
+	assert.Len(t, p.free, 4, "past maxFreeCap")
+	assert.Equal(t, 1<<10+3<<20, p.freeCap)
+	p.free, p.freeCap = nil, 0
+	for range 2 * maxFree {
+		p.release(make([]byte, 100))
+	}
+	assert.Len(t, p.free, maxFree)
+	for _, b := range p.free {
+		assert.Empty(t, b)
+	}
+}

@@ -80,13 +80,14 @@ type PartitionConfig struct {
 // dataName is the base name of a partition's files.
 const dataName = "data"
 
-// Partitioned is a partitioned output. WriteRow, WriteRecords, PreCommit,
-// Commit and Finish are for one goroutine at a time; Abort may be called
-// from any.
+// Partitioned is a partitioned output. WriteRow, WriteRecords,
+// GiveRecords, PreCommit, Commit and Finish are for one goroutine at a
+// time; Abort may be called from any.
 //
 // The rows are routed to their partitions and written by a goroutine of
 // the output's own (run), so that a caller in a pipeline's ordered stage
-// only copies them: what needs them on disk, or the partitions they
+// only copies them (WriteRecords), or gives its buffer of them
+// (GiveRecords): what needs them on disk, or the partitions they
 // made, waits for it first (drain), so that the files are those that
 // writing each row at once would make.
 type Partitioned struct {
@@ -109,24 +110,48 @@ type Partitioned struct {
 	hmu  sync.Mutex
 	work sync.Cond // the writer waits on it for records or its stop
 	idle sync.Cond // callers wait on it for the writer to catch up
-	// pending are the records handed over; ends where each batch of them
-	// ends, so that bytes past a batch's last whole record are skipped,
-	// as WriteRecords skips them, not read with the next batch's; spare
-	// and spareEnds the writer's last, given back to be filled again, so
-	// that a steady stream of batches allocates nothing.
-	pending, spare  []byte
-	ends, spareEnds []int
-	handed, written uint64        // batches handed over, and written (or dropped)
-	waiting         bool          // the writer waits on work
-	stop, closed    bool          // the writer ends once idle; Abort: drops what is pending
-	werr            error         // the writer's first error: nothing is written after it
-	done            chan struct{} // the running writer's (nil: none), closed as it ends
+	// pending are the records handed over by copy; batches the batches
+	// handed over, in order, each a run of pending or a buffer given
+	// (GiveRecords), so that bytes past a batch's last whole record are
+	// skipped, as WriteRecords skips them, not read with the next
+	// batch's; queued the bytes of both. spare and spareBatches are the
+	// writer's last, given back to be filled again, and free the given
+	// buffers it has written, for GiveRecords to give back (freeCap
+	// their capacity), so that a steady stream of batches allocates
+	// nothing.
+	pending, spare        []byte
+	batches, spareBatches []batch
+	queued                int
+	free                  [][]byte
+	freeCap               int
+	handed, written       uint64        // batches handed over, and written (or dropped)
+	waiting               bool          // the writer waits on work
+	stop, closed          bool          // the writer ends once idle; Abort: drops what is pending
+	werr                  error         // the writer's first error: nothing is written after it
+	done                  chan struct{} // the running writer's (nil: none), closed as it ends
 }
 
 // maxPending bounds the records handed over and not yet taken by the
 // writer: past it the caller waits for the writer, which keeps what is
 // buffered bounded where the disk is slower than the rows.
 const maxPending = 4 << 20
+
+// batch is a batch of records handed over: own, where given
+// (GiveRecords, never empty), else pending's bytes up to end, from the
+// previous copied batch's end.
+type batch struct {
+	end int
+	own []byte
+}
+
+// maxFree and maxFreeCap bound the buffers written that the output keeps
+// for GiveRecords to give back: as many as a writer's round of batches
+// takes, typically, and never more capacity than maxPending, what the
+// copied batches' spare buffer may hold too.
+const (
+	maxFree    = 64
+	maxFreeCap = maxPending
+)
 
 type partition struct {
 	rel       string // "a=x/b=y"
@@ -229,28 +254,69 @@ func PutRecordHeader(b []byte, ts int64, rel, line int) {
 // each: each a header (PutRecordHeader), then the row's directory and
 // its line. enc is copied, not kept; the rows are written by the
 // output's writer, and an error of theirs is that of a later call (of
-// WriteRecords, Flush, PreCommit, Commit or Finish).
+// WriteRecords, GiveRecords, Flush, PreCommit, Commit or Finish).
 func (p *Partitioned) WriteRecords(enc []byte) error {
 	return p.handOver(len(enc), func(dst []byte) []byte { return append(dst, enc...) })
 }
 
+// GiveRecords is WriteRecords without the copy: the output keeps enc,
+// which the caller gives up (it must neither read nor write it again),
+// until the writer has written its records, and returns spare in its
+// place: an empty buffer that the writer has finished with (a buffer
+// given before), or nil where none is free, which is the caller's to
+// fill and give again. The same bound on the bytes pending holds (the
+// caller waits for the writer past it), with the same errors, and
+// Flush, PreCommit, Commit, Finish and Abort treat a given batch as a
+// written one. On an error the output keeps nothing: spare is enc.
+func (p *Partitioned) GiveRecords(enc []byte) (spare []byte, err error) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	if err := p.room(len(enc)); err != nil {
+		return enc, err
+	}
+	if len(enc) == 0 {
+		return enc, nil // no records: nothing to write
+	}
+	p.queue(batch{own: enc}, len(enc))
+	if n := len(p.free); n > 0 {
+		spare, p.free[n-1] = p.free[n-1], nil
+		p.free = p.free[:n-1]
+		p.freeCap -= cap(spare)
+	}
+	return spare, nil
+}
+
 // handOver appends a batch of n bytes (add appends them) to the records
-// pending for the writer, started where none runs, and wakes it; it
-// waits for the writer where as much as maxPending is pending already.
+// pending for the writer, as room and queue have it.
 func (p *Partitioned) handOver(n int, add func([]byte) []byte) error {
 	p.hmu.Lock()
 	defer p.hmu.Unlock()
-	for len(p.pending) > 0 && len(p.pending)+n > maxPending && p.werr == nil && !p.closed {
+	if err := p.room(n); err != nil {
+		return err
+	}
+	p.pending = add(p.pending)
+	p.queue(batch{end: len(p.pending)}, n)
+	return nil
+}
+
+// room waits, under hmu, for the writer where as much as maxPending is
+// pending already, and says why no batch of n bytes may be handed over:
+// an Abort, or the writer's error.
+func (p *Partitioned) room(n int) error {
+	for p.queued > 0 && p.queued+n > maxPending && p.werr == nil && !p.closed {
 		p.idle.Wait()
 	}
 	if p.closed {
 		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
 	}
-	if p.werr != nil {
-		return p.werr
-	}
-	p.pending = add(p.pending)
-	p.ends = append(p.ends, len(p.pending))
+	return p.werr
+}
+
+// queue adds batch b, of n bytes, to those pending for the writer,
+// started where none runs, and wakes it, under hmu.
+func (p *Partitioned) queue(b batch, n int) {
+	p.batches = append(p.batches, b)
+	p.queued += n
 	p.handed++
 	if p.done == nil {
 		p.done = make(chan struct{})
@@ -259,7 +325,6 @@ func (p *Partitioned) handOver(n int, add func([]byte) []byte) error {
 		p.waiting = false
 		p.work.Signal()
 	}
-	return nil
 }
 
 // run is the writer: it takes the pending records, all at once, and
@@ -271,10 +336,11 @@ func (p *Partitioned) run(done chan struct{}) {
 	defer p.hmu.Unlock()
 	for {
 		if p.werr != nil || p.closed {
-			p.pending, p.ends, p.written = p.pending[:0], p.ends[:0], p.handed
+			clear(p.batches) // the given buffers dropped
+			p.pending, p.batches, p.queued, p.written = p.pending[:0], p.batches[:0], 0, p.handed
 			p.idle.Broadcast()
 		}
-		if len(p.pending) == 0 {
+		if len(p.batches) == 0 {
 			if p.stop || p.closed {
 				break
 			}
@@ -282,14 +348,20 @@ func (p *Partitioned) run(done chan struct{}) {
 			p.work.Wait()
 			continue
 		}
-		batch, ends, upto := p.pending, p.ends, p.handed
-		p.pending, p.ends = p.spare[:0], p.spareEnds[:0]
+		copied, batches, upto := p.pending, p.batches, p.handed
+		p.pending, p.batches, p.queued = p.spare[:0], p.spareBatches[:0], 0
 		p.hmu.Unlock()
 		p.mu.Lock()
-		err := p.writeBatches(batch, ends)
+		err := p.writeBatches(copied, batches)
 		p.mu.Unlock()
 		p.hmu.Lock()
-		p.spare, p.spareEnds = batch[:0], ends[:0]
+		for _, b := range batches {
+			if b.own != nil {
+				p.release(b.own)
+			}
+		}
+		clear(batches)
+		p.spare, p.spareBatches = copied[:0], batches[:0]
 		p.written = max(p.written, upto)
 		if err != nil && p.werr == nil {
 			p.werr = err
@@ -332,13 +404,29 @@ func (p *Partitioned) stopWriter() error {
 	return p.werr
 }
 
-// writeBatches writes the batches of records in b, each ending at its
-// end, under mu.
-func (p *Partitioned) writeBatches(b []byte, ends []int) error {
+// release keeps a given buffer, written, for GiveRecords to give back,
+// under hmu: where fewer than maxFree are kept and their capacity stays
+// within maxFreeCap, and only where the buffer is not much larger than
+// the batch it held (one grown for a larger batch than those that
+// follow would keep its memory for nothing).
+func (p *Partitioned) release(b []byte) {
+	c := cap(b)
+	if len(p.free) >= maxFree || p.freeCap+c > maxFreeCap || c > 64<<10 && c > 4*len(b) {
+		return
+	}
+	p.free = append(p.free, b[:0])
+	p.freeCap += c
+}
+
+// writeBatches writes the batches of records, each a buffer given or a
+// run of copied, under mu.
+func (p *Partitioned) writeBatches(copied []byte, batches []batch) error {
 	start := 0
-	for _, end := range ends {
-		enc := b[start:end]
-		start = end
+	for _, b := range batches {
+		enc := b.own
+		if enc == nil {
+			enc, start = copied[start:b.end], b.end
+		}
 		for len(enc) >= RecordHeader {
 			ts := int64(binary.LittleEndian.Uint64(enc))
 			rel := int(binary.LittleEndian.Uint16(enc[8:]))
