@@ -279,7 +279,7 @@ func (s *Stream) handOffLinked(p *linked) error {
 				if encoded {
 					text, textFrom = p.text[textFrom:p.textEnds[i]], p.textEnds[i]
 				}
-				if err := s.outputEncoded(p.enc[from:to], text, encoded, nil); err != nil {
+				if err := s.outputEncoded(p.enc[from:to], text, encoded, nil, nil); err != nil {
 					return err
 				}
 				from = to

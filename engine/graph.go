@@ -201,14 +201,16 @@ func (s *Stream) specName() string {
 func (s *Stream) sinksTuples() bool { return s.spec.Tuples != nil || s.spec.Encoded != nil }
 
 // output hands output tuples to the TupleSink and the downstream queries.
-func (s *Stream) output(tuples []byte) error { return s.outputEncoded(tuples, nil, false, nil) }
+func (s *Stream) output(tuples []byte) error { return s.outputEncoded(tuples, nil, false, nil, nil) }
 
 // outputEncoded is output with the tuples' encoding for Spec.Encoded
-// (where encoded is set: made before the ordered stage; else made here).
-// lend, where set, is the buffer that holds tuples, which a downstream
-// stream with a hand-off may keep (pushLent), leaving another in its
-// place.
-func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool, lend *[]byte) error {
+// (where encoded is set: made before the ordered stage; else made here,
+// in s.encBuf). own, where set, is the buffer that holds enc, the whole
+// of it, which the encoder's Take may keep, leaving a spare in its place
+// (TupleEncoder.give); else enc is lent to Write. lend, where set, is
+// the buffer that holds tuples, which a downstream stream with a
+// hand-off may keep (pushLent), leaving another in its place.
+func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool, own, lend *[]byte) error {
 	if len(tuples) == 0 {
 		return nil
 	}
@@ -221,11 +223,17 @@ func (s *Stream) outputEncoded(tuples, enc []byte, encoded bool, lend *[]byte) e
 		}
 	}
 	if e := s.spec.Encoded; e != nil {
-		if !encoded {
+		var err error
+		switch {
+		case !encoded:
 			s.encBuf = e.Encode(s.encBuf[:0], tuples)
-			enc = s.encBuf
+			err = e.give(&s.encBuf)
+		case own != nil:
+			err = e.give(own)
+		default:
+			err = e.Write(enc)
 		}
-		if err := e.Write(enc); err != nil {
+		if err != nil {
 			return fmt.Errorf("query %q output: %w", s.win.Query, err)
 		}
 	}

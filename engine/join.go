@@ -677,7 +677,7 @@ func (js *joinStage) output(tuples []byte, w *worker) error {
 	}
 	if js.enc != nil && len(tuples) > 0 {
 		js.encBuf = js.enc.Encode(js.encBuf[:0], tuples)
-		if err := js.enc.Write(js.encBuf); err != nil {
+		if err := js.enc.give(&js.encBuf); err != nil {
 			return fmt.Errorf("join %q output: %w", js.j.Name, err)
 		}
 	}

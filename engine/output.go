@@ -222,9 +222,36 @@ type TupleSink func(tuples []byte) error
 // does not change while the engine runs. Write receives the encodings in
 // output order, as TupleSink the tuples; enc is only valid during the
 // call, and an error stops the run.
+//
+// Take, where set, is Write for an encoding that the engine holds in a
+// buffer of its own (the whole buffer: a stateless query's task's, a
+// join's, or one made in order), which it gives the sink rather than
+// lend it, so that the sink keeps it rather than copying it: the sink
+// owns enc from the call on (the engine neither reads nor writes it
+// again), and returns spare, a buffer that the engine owns in its place
+// and encodes the next output into (appending to spare[:0]): an empty
+// one, a buffer taken before that the sink has finished with (it must
+// neither read nor write it afterwards), or nil (the engine allocates
+// one at its next Encode). On an error, which stops the run, spare is
+// still the engine's: enc itself where the sink kept nothing, or nil.
+// Write stays required: where the encodings of several outputs share a
+// buffer (a partitioned aggregation's windows), Write gets each. Take
+// nil: Write gets every encoding.
 type TupleEncoder struct {
 	Encode func(dst, tuples []byte) []byte
 	Write  func(enc []byte) error
+	Take   func(enc []byte) (spare []byte, err error)
+}
+
+// give hands the encoding in *buf to Take, where set, and leaves the
+// spare buffer in *buf; else to Write.
+func (e *TupleEncoder) give(buf *[]byte) error {
+	if e.Take == nil {
+		return e.Write(*buf)
+	}
+	spare, err := e.Take(*buf)
+	*buf = spare[:0]
+	return err
 }
 
 // encodeRows appends the rows of window o as output tuples

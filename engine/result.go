@@ -129,7 +129,7 @@ func (s *Stream) merge(t *task, w *worker) {
 				if t.lendable {
 					lend = &t.result.Out
 				}
-				err = s.outputEncoded(t.result.Out, t.enc, t.encoded, lend)
+				err = s.outputEncoded(t.result.Out, t.enc, t.encoded, &t.enc, lend)
 			}
 		}
 		if err != nil {
