@@ -521,11 +521,17 @@ func (c *checkpointer) wrapSpecs(specs []engine.Spec) []engine.Spec {
 			}
 		}
 		if enc := out[i].Encoded; enc != nil {
-			write := enc.Write
+			write, take := enc.Write, enc.Take
 			out[i].Encoded = &engine.TupleEncoder{Encode: enc.Encode, Write: func(b []byte) error {
 				c.noteFirst()
 				return write(b)
 			}}
+			if take != nil {
+				out[i].Encoded.Take = func(b []byte) ([]byte, error) {
+					c.noteFirst()
+					return take(b)
+				}
+			}
 		}
 		if f := out[i].Windows; f != nil {
 			out[i].Windows = func(w *engine.Window) error {

@@ -31,7 +31,7 @@ type partitionedSink struct {
 }
 
 // recHeader is the bytes before a row's directory and line in the
-// records that partLines makes and partWrite hands the output.
+// records that partLines makes and partTake (partWrite) hands the output.
 const recHeader = sink.RecordHeader
 
 // openPartitionedSink opens query q's partitioned output under path, a
@@ -156,6 +156,19 @@ func (s *rowSink) partWrite(enc []byte) error {
 		return fmt.Errorf("write %s: %w", s.where, err)
 	}
 	return nil
+}
+
+// partTake is the Spec.Encoded's Take of a partitioned output: partWrite
+// without the copy, the buffer of the rows given to the output's writer,
+// which gives back one it has written (sink.Partitioned.GiveRecords).
+func (s *rowSink) partTake(enc []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spare, err := s.part.part.GiveRecords(enc)
+	if err != nil {
+		return spare, fmt.Errorf("write %s: %w", s.where, err)
+	}
+	return spare, nil
 }
 
 // dirSinks are the run's partitioned outputs.

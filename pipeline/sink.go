@@ -547,8 +547,9 @@ func (j *Job) openSinks() error {
 		j.sinks[i] = s
 		if s.part != nil {
 			// The workers format the rows and their partitions, the
-			// ordered stage routes them.
-			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.partLines, Write: s.partWrite}
+			// ordered stage hands their buffer to the output's writer,
+			// which routes them.
+			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.partLines, Write: s.partWrite, Take: s.partTake}
 		} else if s.w != nil {
 			// Lines of text: the workers format them, the ordered stage
 			// writes them.
