@@ -498,11 +498,12 @@ func TestPartitionedFreeBuffers(t *testing.T) {
 	p.release(make([]byte, 300<<10, 1<<20))
 	assert.Len(t, p.free, 2)
 	assert.Equal(t, 1<<10+1<<20, p.freeCap)
-	for range 5 {
+	for range maxFreeCap>>20 + 2 {
 		p.release(make([]byte, 1<<20))
 	}
-	assert.Len(t, p.free, 4, "past maxFreeCap")
-	assert.Equal(t, 1<<10+3<<20, p.freeCap)
+	// 1 KiB short of maxFreeCap: the last MiB past it
+	assert.Len(t, p.free, maxFreeCap>>20, "past maxFreeCap")
+	assert.Equal(t, maxFreeCap-1<<20+1<<10, p.freeCap)
 	p.free, p.freeCap = nil, 0
 	for range 2 * maxFree {
 		p.release(make([]byte, 100))

@@ -145,12 +145,15 @@ type batch struct {
 }
 
 // maxFree and maxFreeCap bound the buffers written that the output keeps
-// for GiveRecords to give back: as many as a writer's round of batches
-// takes, typically, and never more capacity than maxPending, what the
-// copied batches' spare buffer may hold too.
+// for GiveRecords to give back: enough for the batches of a writer's
+// round, which it frees together (up to maxPending, and the last one
+// past it, each buffer with its slack), so that the caller finds one in
+// steady state, whose next encoding would otherwise allocate (and grow)
+// a buffer of the batch's size; and, like the copied batches' pending
+// and spare buffers together, about twice maxPending at most.
 const (
 	maxFree    = 64
-	maxFreeCap = maxPending
+	maxFreeCap = 2 * maxPending
 )
 
 type partition struct {
