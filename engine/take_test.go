@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saber-hx/saber-hx/internal/testenv"
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -37,14 +37,14 @@ func (k *taker) encoder(ts int) *TupleEncoder {
 		Write: func(b []byte) error {
 			k.mu.Lock()
 			defer k.mu.Unlock()
-			k.out = testenv.Append(k.out, b...)
+			k.out = doubling.Append(k.out, b...)
 			return nil
 		},
 		Take: func(b []byte) ([]byte, error) {
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			k.takes++
-			k.out = testenv.Append(k.out, b...)
+			k.out = doubling.Append(k.out, b...)
 			k.kept = append(k.kept, b)
 			k.held = append(k.held, bytes.Clone(b))
 			switch k.r.IntN(4) {
@@ -110,8 +110,8 @@ func TestTupleEncoderTake(t *testing.T) {
 				enc.Take, downEnc.Take = nil, nil
 			}
 			e, err := Start(cfg, []Spec{
-				{Query: q, Tuples: func(b []byte) error { tuples = testenv.Append(tuples, b...); return nil }, Encoded: enc},
-				{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { downTuples = testenv.Append(downTuples, b...); return nil }, Encoded: downEnc},
+				{Query: q, Tuples: func(b []byte) error { tuples = doubling.Append(tuples, b...); return nil }, Encoded: enc},
+				{Query: down, Upstream: Output(0), Tuples: func(b []byte) error { downTuples = doubling.Append(downTuples, b...); return nil }, Encoded: downEnc},
 			})
 			require.NoError(t, err)
 			require.NoError(t, writeChunks(e.Stream(0), data, r, cfg.TaskSize))
