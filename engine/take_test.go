@@ -89,7 +89,7 @@ func (k *taker) check(t *testing.T, name string) {
 func TestTupleEncoderTake(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
-	n := seeds(12, 8, 40)
+	n := seeds(5, 4, 40)
 	takes := 0
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 31))
