@@ -122,7 +122,7 @@ func joinWorkload(t testing.TB, r, n int) (*query.WindowJoin, []byte, []byte) {
 // (one cross term per predicate) and give the reference's pairs.
 func TestJoinWorkloadPairLoop(t *testing.T) {
 	for _, preds := range []int{1, 2, 5} {
-		j, left, right := joinWorkload(t, preds, 2000)
+		j, left, right := joinWorkload(t, preds, testenv.Scale(1000, 2000)) // windows of 128 tuples a side
 		wj, err := kernels.NewWindowJoin(j)
 		require.NoError(t, err)
 		special, cross := wj.PairLoop()
