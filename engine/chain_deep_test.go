@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saber-hx/saber-hx/internal/doubling"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
 )
@@ -65,7 +66,7 @@ func TestDeepChains(t *testing.T) {
 					rows := make([]*reference.Result, levels)
 					specs := make([]Spec, levels)
 					for i, q := range qs {
-						specs[i] = Spec{Query: q, Tuples: func(b []byte) error { outs[i] = append(outs[i], b...); return nil }}
+						specs[i] = Spec{Query: q, Tuples: func(b []byte) error { outs[i] = doubling.Append(outs[i], b...); return nil }}
 						if i > 0 {
 							specs[i].Upstream = Output(i - 1)
 						}

@@ -31,7 +31,7 @@ func TestDictColumnsMatchReference(t *testing.T) {
 		func() query.Expr { return query.C("n") }, func() query.Expr { return query.C("m") },
 		func() query.Expr { return query.Call{Fn: "upper", Args: []query.Expr{query.C("t")}} },
 	}
-	for seed := range testenv.Scale(30, 300) {
+	for seed := range testenv.Scale(15, 300) {
 		r := rand.New(rand.NewPCG(uint64(seed), 31))
 		var a strview.Arena
 		data := sqlData(r, s, &a, 200+r.IntN(1500), []int{0, 3}[r.IntN(2)])

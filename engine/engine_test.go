@@ -259,7 +259,7 @@ func rowSink(rows *[]row) Sink {
 // naive evaluator.
 func TestEngineMatchesNaive(t *testing.T) {
 	base := runtime.NumGoroutine()
-	for seed := range seeds(6, 10, 40) {
+	for seed := range seeds(4, 10, 40) {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		size := 1 + r.Int64N(400)
 		slide := size
