@@ -58,6 +58,24 @@ func concatRows(rows []pRow) map[string]string {
 	return want
 }
 
+// longRowsOutput is a q10 output in a new directory dir (recovered to
+// epoch 1 where checkpointed) and n rows for it with lines of up to 2,400
+// bytes more (r's), so that batches of them pass maxPending.
+func longRowsOutput(t *testing.T, r *rand.Rand, seed uint64, n int, ckpt bool) ([]pRow, string, *Partitioned) {
+	t.Helper()
+	rows := randomRows(seed, n)
+	for i := range rows {
+		rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	p, err := CreatePartitioned(q10Config(dir, ckpt))
+	require.NoError(t, err)
+	if ckpt {
+		require.NoError(t, p.Recover(0, 1, nil))
+	}
+	return rows, dir, p
+}
+
 // TestPartitionedWriterBatches: rows handed over in batches of any size,
 // the caller's buffer overwritten as soon as WriteRecords returns, some
 // batches with bytes past their last record, enough of them for the
@@ -74,17 +92,7 @@ func TestPartitionedWriterBatches(t *testing.T) {
 		t.Run(fmt.Sprintf("checkpointed %v", ckpt), func(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(3, 4))
-			rows := randomRows(11, n)
-			for i := range rows {
-				// long lines: the batches pass maxPending
-				rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
-			}
-			dir := filepath.Join(t.TempDir(), "out")
-			p, err := CreatePartitioned(q10Config(dir, ckpt))
-			require.NoError(t, err)
-			if ckpt {
-				require.NoError(t, p.Recover(0, 1, nil))
-			}
+			rows, dir, p := longRowsOutput(t, r, 11, n, ckpt)
 			var enc []byte
 			bursts, big := 0, 0
 			for i := 0; i < len(rows); {
@@ -335,16 +343,7 @@ func TestPartitionedGiveRecords(t *testing.T) {
 		t.Run(fmt.Sprintf("checkpointed %v", ckpt), func(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(5, 6))
-			rows := randomRows(13, n)
-			for i := range rows {
-				rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
-			}
-			dir := filepath.Join(t.TempDir(), "out")
-			p, err := CreatePartitioned(q10Config(dir, ckpt))
-			require.NoError(t, err)
-			if ckpt {
-				require.NoError(t, p.Recover(0, 1, nil))
-			}
+			rows, dir, p := longRowsOutput(t, r, 13, n, ckpt)
 			given := map[*byte]bool{} // the buffers given, by their first byte
 			var enc, copied []byte
 			spares := 0
