@@ -512,3 +512,39 @@ func TestPartitionedFreeBuffers(t *testing.T) {
 		assert.Empty(t, b)
 	}
 }
+
+// TestPartitionedHoldsFewBuffers: rows of many partitions, one after
+// another in turn, end in their files as written, while no more than
+// maxHeld partitions hold a buffer at a time.
+func TestPartitionedHoldsFewBuffers(t *testing.T) {
+	t.Parallel()
+	for _, ckpt := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "out")
+		p, err := CreatePartitioned(q10Config(dir, ckpt))
+		require.NoError(t, err)
+		if ckpt {
+			require.NoError(t, p.Recover(0, 1, nil))
+		}
+		var rows []pRow
+		for i := range 600 {
+			dt, hm := "2015-07-16", fmt.Sprintf("00:%02d", i%50)
+			rows = append(rows, pRow{ts: int64(i), dt: &dt, hm: &hm, line: fmt.Sprintf("%d\n", i)})
+			writeRow(t, p, rows[i])
+		}
+		require.NoError(t, p.Flush())
+		p.mu.Lock()
+		buffered := 0
+		for _, pt := range p.order {
+			if pt.w != nil {
+				buffered++
+			}
+		}
+		held := len(p.held)
+		p.mu.Unlock()
+		assert.Equal(t, maxHeld, held, "checkpointed %v", ckpt)
+		assert.Equal(t, maxHeld, buffered, "checkpointed %v", ckpt)
+		require.NoError(t, p.Finish())
+		got, _ := readPartitions(t, dir)
+		assert.Equal(t, oracleRows(rows), got, "checkpointed %v", ckpt)
+	}
+}
