@@ -372,6 +372,11 @@ func TestPartitionedGiveRecords(t *testing.T) {
 					}
 					continue
 				}
+				if r.IntN(8) == 0 {
+					// the writer done with what it was given: the next
+					// spare is one of those, however slow it ran
+					require.NoError(t, p.Flush())
+				}
 				first := &b[:1][0]
 				given[first] = true
 				spare, err := p.GiveRecords(b)

@@ -36,6 +36,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -116,6 +117,26 @@ func CreateParts(path string, inputs ...string) (*Parts, error) {
 		}
 	}
 	return p, nil
+}
+
+// removeProbes removes the probes of CreateParts that a crash left
+// between a probe's creation and its removal: files of nothing.
+func (p *Parts) removeProbes(note func(format string, args ...any)) error {
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return classify(fmt.Errorf("list the parts of %s: %w", p.path, err))
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "."+p.base+".probe-") || !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(p.dir, e.Name())
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("recover %s: %w", p.path, err)
+		}
+		note("%s: removed (a probe of the directory, left by a crash)", path)
+	}
+	return nil
 }
 
 // Name returns the path CreateParts was given.
@@ -204,6 +225,9 @@ func (p *Parts) Recover(epoch, next uint64, note func(format string, args ...any
 	}
 	committed, inProgress, err := p.scan()
 	if err != nil {
+		return err
+	}
+	if err := p.removeProbes(note); err != nil {
 		return err
 	}
 	has := map[uint64]bool{}

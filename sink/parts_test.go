@@ -246,6 +246,23 @@ func TestPartsRecoverNext(t *testing.T) {
 	assert.Equal(t, []string{partName("out", 5)}, dirNames(t, dir))
 }
 
+// TestPartsRecoverRemovesProbes: a probe of CreateParts that a kill -9
+// left between its creation and its removal is removed on recovery, with
+// a note; another output's probe in the directory is not.
+func TestPartsRecoverRemovesProbes(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".out.probe-x1", ".other.probe-x2"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o600))
+	}
+	p, err := CreateParts(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	var notes []string
+	require.NoError(t, p.Recover(0, 1, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }))
+	assert.Equal(t, []string{".other.probe-x2"}, dirNames(t, dir))
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], ".out.probe-x1: removed (a probe of the directory, left by a crash)")
+}
+
 // TestPartsRefused: outputs that cannot be taken back (a FIFO, a device,
 // a process's descriptor), a directory, an input (P itself, or one of its
 // parts), a missing directory: usage errors, nothing created.
