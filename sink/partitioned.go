@@ -338,7 +338,14 @@ func (p *Partitioned) queue(b batch, n int) {
 	if p.done == nil {
 		p.done = make(chan struct{})
 		go p.run(p.done)
-	} else if p.waiting {
+		return
+	}
+	p.wake()
+}
+
+// wake signals the writer where it waits for work, under hmu.
+func (p *Partitioned) wake() {
+	if p.waiting {
 		p.waiting = false
 		p.work.Signal()
 	}
@@ -407,10 +414,7 @@ func (p *Partitioned) stopWriter() error {
 	done := p.done
 	if done != nil {
 		p.stop = true
-		if p.waiting {
-			p.waiting = false
-			p.work.Signal()
-		}
+		p.wake()
 	}
 	p.hmu.Unlock()
 	if done != nil {
