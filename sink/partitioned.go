@@ -237,10 +237,10 @@ func (p *Partitioned) watermark() (int64, bool) {
 	return (p.maxTs - p.cfg.WatermarkDelay) * int64(p.cfg.Unit) / int64(time.Millisecond), true
 }
 
-// WriteRow appends line (a whole line) to the partition rel ("a=x/b=y",
-// AppendPartitionDir's), a row of event time ts, as WriteRecords does a
-// record: rel and line are not kept, and an error of the row's write is
-// that of a later call.
+// WriteRow appends line (whole lines, one or more) to the partition rel
+// ("a=x/b=y", AppendPartitionDir's), rows whose largest event time is
+// ts, as WriteRecords does a record: rel and line are not kept, and an
+// error of the rows' write is that of a later call.
 func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
 	if len(rel) > math.MaxUint16 || int64(len(line)) > math.MaxUint32 {
 		return fmt.Errorf("write %s: bad partition: a directory of %d bytes, a line of %d", p.cfg.Dir, len(rel), len(line))
@@ -254,13 +254,16 @@ func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
 	})
 }
 
-// RecordHeader is the bytes before a record's directory and line in what
-// WriteRecords reads: the row's event time (8), the length of its
-// directory (2) and of its line (4), little-endian (PutRecordHeader).
+// RecordHeader is the bytes before a record's directory and lines in
+// what WriteRecords reads: the rows' largest event time (8), the length
+// of their directory (2) and of their lines (4), little-endian
+// (PutRecordHeader). A record holds a row, or a run of rows of one
+// partition, which the writer writes with one copy.
 const RecordHeader = 14
 
-// PutRecordHeader writes a record's header at the start of b: the row's
-// event time ts, the lengths of its directory and line after it.
+// PutRecordHeader writes a record's header at the start of b: its rows'
+// largest event time ts, the lengths of their directory and lines after
+// it.
 func PutRecordHeader(b []byte, ts int64, rel, line int) {
 	binary.LittleEndian.PutUint64(b, uint64(ts))
 	binary.LittleEndian.PutUint16(b[8:], uint16(rel))
