@@ -189,7 +189,7 @@ func TestBenchGPUEmulated(t *testing.T) {
 	// whose inputs pass through the GPU and whose pairs the result stage
 	// has the GPU's join program compute.
 	args = append([]string{"cm1,select,agg,join", "--mode", "hybrid", "--gpu-emulate", "--gpu-pipeline-depth", "1", "--policy", "fcfs",
-		"--validate", "--validate-tuples", "5000", "--duration", "60s", "--json"}, benchSmall...)
+		"--validate", "--validate-tuples", "2500", "--duration", "60s", "--json"}, benchSmall...)
 	code, stdout, stderr = cli(t, append([]string{"bench"}, args...)...)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stderr, "runs on the CPU only: SUM(cpu) over a float expression")
