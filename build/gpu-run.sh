@@ -33,7 +33,9 @@
 # GPU does not eat the budget), SCALING (the workloads of the CPU scaling
 # curve, run after the first task size's matrix, cpu mode, one run per
 # worker count; default "ysb sg2 lrb1 join nexmark-q5 nexmark-q7
-# nexmark-q8"; empty: none), SCALING_WORKERS (default "1 2 4 8 15"; a count
+# nexmark-q8 nexmark-q0 nexmark-q3 nexmark-q13 nexmark-q20", the later
+# Nexmark queries last, so that a budget cut loses them first; empty:
+# none), SCALING_WORKERS (default "1 2 4 8 15"; a count
 # above the CPUs becomes their number; after the curve, with more than
 # two CPUs and SCALING not empty, group cpuvariant: pinned against
 # unpinned at 3/4 of NCPU workers and shared against the workers' ingestion
@@ -42,7 +44,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
 
-usage() { sed -n '2,40p' "$here/$(basename "$0")" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,42p' "$here/$(basename "$0")" | sed 's/^# \{0,1\}//'; }
 
 quick=0 full=0 dry=0
 for a in "$@"; do
@@ -72,7 +74,7 @@ T_TEST=${T_TEST:-120}
 T_SHORT=${T_SHORT:-30}
 secs_int=${SECS%%.*}
 T_RUN=${T_RUN:-$((${secs_int:-1} + 15))}
-SCALING=${SCALING-"ysb sg2 lrb1 join nexmark-q5 nexmark-q7 nexmark-q8"}
+SCALING=${SCALING-"ysb sg2 lrb1 join nexmark-q5 nexmark-q7 nexmark-q8 nexmark-q0 nexmark-q3 nexmark-q13 nexmark-q20"}
 SCALING_WORKERS=${SCALING_WORKERS:-"1 2 4 8 15"}
 NCPU=${NCPU:-$(nproc 2>/dev/null || echo 1)}
 COLLECT_EVERY=${COLLECT_EVERY:-5}
