@@ -6,16 +6,20 @@ import (
 	"unsafe"
 )
 
-// parseDouble reads b as Java's Double.parseDouble does, which Flink's
-// CAST of a string to DOUBLE calls: characters up to U+0020 around it
-// are ignored; then an optional sign and NaN or Infinity, spelt so, or a
-// number: decimal (digits with at most one '.', one digit at least, and
-// an optional exponent, e or E, a sign and digits) or hexadecimal (0x or
-// 0X, hex digits with at most one '.', one at least, and an exponent, p
-// or P, a sign and digits), with an optional f, F, d or D after it. A
-// number past the double's range is ±Infinity, one below its least ±0,
-// as Java's. Anything else does not parse.
-func parseDouble(b []byte) (float64, bool) {
+// parseJavaFloat reads b as Java's Double.parseDouble does (bits 64),
+// which Flink's CAST of a string to DOUBLE calls, or as Float.parseFloat
+// does (bits 32), which its CAST to REAL calls: the text rounded to the
+// nearest float32 at once (rounded to a double first, a text whose
+// double lands on the tie of two float32s would round twice, to the
+// wrong one). Characters up to U+0020 around it are ignored; then an
+// optional sign and NaN or Infinity, spelt so, or a number: decimal
+// (digits with at most one '.', one digit at least, and an optional
+// exponent, e or E, a sign and digits) or hexadecimal (0x or 0X, hex
+// digits with at most one '.', one at least, and an exponent, p or P, a
+// sign and digits), with an optional f, F, d or D after it. A number past
+// the type's range is ±Infinity, one below its least ±0, as Java's.
+// Anything else does not parse.
+func parseJavaFloat(b []byte, bits int) (float64, bool) {
 	for len(b) > 0 && b[0] <= ' ' {
 		b = b[1:]
 	}
@@ -80,7 +84,7 @@ func parseDouble(b []byte) (float64, bool) {
 	}
 	// What is left is in strconv's syntax too; past the range it gives
 	// ±Inf and ErrRange (its error copies the text it quotes).
-	f, err := strconv.ParseFloat(unsafe.String(&b[0], end), 64)
+	f, err := strconv.ParseFloat(unsafe.String(&b[0], end), bits)
 	if err != nil && err.(*strconv.NumError).Err != strconv.ErrRange {
 		return 0, false
 	}

@@ -537,11 +537,22 @@ func rowCast(e query.Cast, s *query.Schema) (rowFn, error) {
 			if v.null {
 				return rnull
 			}
-			if from != query.FloatValue {
-				v = castVal(v, from, query.FloatValue, false, sc)
-				if v.null {
+			switch from {
+			case query.StringValue:
+				f, ok := parseJavaFloat(v.s, 32)
+				if !ok {
 					return rnull
 				}
+				return rval{f: f}
+			case query.FloatValue:
+				return rval{f: float64(float32(v.f))}
+			case query.IntValue, query.TimeValue:
+				// rounded once, as Java's (float) of a long: through a
+				// float64 a large integer could round twice
+				return rval{f: float64(float32(v.i))}
+			}
+			if v = castVal(v, from, query.FloatValue, false, sc); v.null {
+				return rnull
 			}
 			return rval{f: float64(float32(v.f))}
 		}, nil
@@ -568,7 +579,7 @@ func castVal(v rval, from, to query.ValueType, real bool, sc *rowScratch) rval {
 	case query.FloatValue:
 		switch from {
 		case query.StringValue:
-			f, ok := parseDouble(v.s)
+			f, ok := parseJavaFloat(v.s, 64)
 			if !ok {
 				return rnull
 			}

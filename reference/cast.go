@@ -61,7 +61,7 @@ func cast(v Value, to query.ValueType) (Value, error) {
 		case FloatKind:
 			return v, nil
 		case StringKind:
-			f, ok := parseFloat(v.Str)
+			f, ok := ParseJavaFloat(v.Str, 64)
 			if !ok {
 				return Null(FloatKind), nil
 			}
@@ -127,6 +127,27 @@ func text(v Value) (string, error) {
 	return "", fmt.Errorf("a %s value has no text", v.kind())
 }
 
+// castReal is v cast AS REAL: rounded to the nearest float32 once, as
+// Flink's (Java's Float.parseFloat of a string, its (float) of a long),
+// not through a double, which rounds twice.
+func castReal(v Value) (Value, error) {
+	switch v.kind() {
+	case IntKind, TimeKind:
+		return Float(float64(float32(v.I))), nil
+	case StringKind:
+		f, ok := ParseJavaFloat(v.Str, 32)
+		if !ok {
+			return Null(FloatKind), nil
+		}
+		return Float(f), nil
+	}
+	v, err := cast(v, query.FloatValue)
+	if err == nil && !v.Null {
+		v = Float(float64(float32(v.F)))
+	}
+	return v, err
+}
+
 // realText is the text of a value of SQL's REAL (query.IsReal): the
 // shortest form that reads back as the float32 it is (0.1, where its
 // float64 digits are 0.10000000149011612).
@@ -174,10 +195,12 @@ func parseInt(s string) (int64, bool) {
 // d or D. Its groups: the sign, NaN or Infinity, the number.
 var javaDouble = regexp.MustCompile(`^([+-]?)(?:(NaN|Infinity)|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)$`)
 
-// parseFloat reads a float as Java's Double.parseDouble does (javaDouble);
-// a number beyond the double's range is ±Infinity, one below its least
-// ±0, as Java's.
-func parseFloat(s string) (float64, bool) {
+// ParseJavaFloat reads a float as Java's Double.parseDouble (bits 64) or
+// Float.parseFloat (bits 32: rounded to the float32 at once) does
+// (javaDouble), as Flink's CAST of a string to DOUBLE or REAL; a number
+// beyond the type's range is ±Infinity, one below its least ±0, as
+// Java's. The kernels' decoder is tested against it.
+func ParseJavaFloat(s string, bits int) (float64, bool) {
 	m := javaDouble.FindStringSubmatch(strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }))
 	switch {
 	case m == nil:
@@ -189,7 +212,7 @@ func parseFloat(s string) (float64, bool) {
 	case m[2] == "Infinity":
 		return math.Inf(1), true
 	}
-	f, err := strconv.ParseFloat(m[1]+m[3], 64)
+	f, err := strconv.ParseFloat(m[1]+m[3], bits)
 	if errors.Is(err, strconv.ErrRange) {
 		err = nil // ±Inf past the range
 	}

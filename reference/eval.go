@@ -153,10 +153,10 @@ func (en env) eval(x query.Expr) (Value, error) {
 		if e.To == query.StringValue && !v.Null && v.kind() == FloatKind && query.IsReal(e.X, en.real) {
 			return Str(realText(v.F)), nil
 		}
-		v, err = cast(v, e.To)
-		if err == nil && e.Real && e.To == query.FloatValue && !v.Null {
-			v = Float(float64(float32(v.F))) // CAST AS REAL: the nearest float32
+		if e.Real && e.To == query.FloatValue && !v.Null {
+			return castReal(v)
 		}
+		v, err = cast(v, e.To)
 		if u := e.Unit; err == nil && u > 1 && e.To == query.TimeValue && !v.Null {
 			// CAST AS TIMESTAMP(p), p < 3: p digits of the fraction, the
 			// time floored (toward the past) to a multiple of u ms

@@ -373,8 +373,9 @@
 // WHEN c THEN v ... [ELSE e] END and CASE x WHEN v THEN r ... END; CAST(x
 // AS type) and TRY_CAST (the same: NULL where a string does not parse;
 // to a numeric type, VARCHAR, TIMESTAMP or BOOLEAN; an ENUM to VARCHAR is
-// its label; INT is cast as BIGINT; a string to DOUBLE or REAL is read as
-// Java's Double.parseDouble reads it, as Flink's: NaN, Infinity and
+// its label; INT is cast as BIGINT; a string to DOUBLE is read as
+// Java's Double.parseDouble reads it, to REAL as Float.parseFloat does
+// (rounded to the float32 once), as Flink's: NaN, Infinity and
 // -Infinity spelt so, a number past the range ±Infinity ('1e400' is
 // Infinity, not NULL), a d or f suffix taken); EXTRACT(unit FROM ts) (YEAR,
 // QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND);
@@ -432,7 +433,9 @@
 // SELECT k AS v, SUM(v) AS k ... GROUP BY k HAVING k > 6, k is the key).
 //
 // Floats: REAL (FLOAT) values are float32s: a REAL column, CAST(x AS
-// REAL) (which rounds a DOUBLE to the nearest float32), MIN or MAX of a
+// REAL) (which rounds a DOUBLE, an integer or a string's number to the
+// nearest float32, once, as Java's Float.parseFloat and (float) do: a
+// string or a BIGINT is not rounded to a double first), MIN or MAX of a
 // REAL and a REAL sink column print as the float32 (0.1, not
 // 0.10000000149011612), in the outputs, in CAST(x AS VARCHAR) and in ||;
 // other float expressions over a REAL (arithmetic, SUM, AVG, CASE) are

@@ -92,7 +92,8 @@ func TestCastStringToTimestampOneDigitFields(t *testing.T) {
 // not (Go's syntax took it), and characters up to U+0020 around the
 // number are ignored, tabs and newlines too; the kernels and the
 // reference agree (semRun checks them against each other). REAL rounds
-// the double to a float32.
+// the text to the nearest float32 at once, as Java's Float.parseFloat:
+// not to a double first, which can round twice.
 func TestCastStringToDoubleAsJava(t *testing.T) {
 	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, s VARCHAR) WITH (connector = 'stdin', format = 'json');
 `
@@ -107,6 +108,10 @@ func TestCastStringToDoubleAsJava(t *testing.T) {
 		"0x1p3": {"8", "8"}, "0X1.8P1d": {"3", "3"}, "0x.8p1": {"1", "1"}, "0x10": {"NULL", "NULL"}, "0x1_0p0": {"NULL", "NULL"},
 		"1_000": {"NULL", "NULL"}, "1e": {"NULL", "NULL"}, ".": {"NULL", "NULL"}, "1.": {"1", "1"}, ".5": {"0.5", "0.5"},
 		" 1.5\t": {"1.5", "1.5"}, "\n-2 ": {"-2", "-2"}, "- 2": {"NULL", "NULL"}, "": {"NULL", "NULL"}, "1e5 x": {"NULL", "NULL"},
+		// just above the tie of the float32s 1 and 1+2^-23: its double is
+		// the tie, which rounds to 1; the text itself rounds up (the
+		// float32 1+2^-23, printed here as the double it is)
+		"1.0000000596046447753906251": {"1.0000000596046448", "1.0000001192092896"},
 	}
 	var rows [][]any
 	var want [][]string
@@ -144,5 +149,24 @@ func TestCastToTimestampPrecision(t *testing.T) {
 		{"-2000", "-1500", "-1500", "-1500", "-1500", "-2000", "-2000", "-1500", "-2000", "1969-12-31 23:59:58.000", "-2000"},
 		{"2000", "2000", "2000", "2000", "2000", "2000", "2000", "2000", "2000", "1970-01-01 00:00:02.000", "2000"},
 		{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"},
+	}, out[0])
+}
+
+// CAST(BIGINT AS REAL) rounds the integer to the nearest float32 once, as
+// Java's (float) of a long: 2^60 + 2^36 + 1 lies just above the tie of the
+// float32s 2^60 and 2^60 + 2^37, and rounds up; through a double (2^60 +
+// 2^36, the tie) it would round to 2^60. The kernels and the reference
+// agree (semRun).
+func TestCastBigintToRealRoundsOnce(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, i BIGINT) WITH (connector = 'stdin', format = 'json');
+`
+	_, out := semRun(t, src+`SELECT i, CAST(i AS REAL) AS r FROM e`,
+		[]any{int64(1<<60 + 1<<36 + 1)}, []any{int64(1<<60 + 1<<36)}, []any{int64(1<<24 + 1)})
+	// the float32s as doubles: 2^60 + 2^37, 2^60 (the tie, to the even
+	// one), 2^24 (the tie of 2^24 and 2^24 + 2)
+	assert.Equal(t, [][]string{
+		{"1152921573326323713", "1.1529216420458004e+18"},
+		{"1152921573326323712", "1.152921504606847e+18"},
+		{"16777217", "1.6777216e+07"},
 	}, out[0])
 }
