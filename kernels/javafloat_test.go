@@ -17,9 +17,10 @@ var javaFloatSeeds = []string{
 
 // TestParseJavaFloat: the decoder of CAST(string AS DOUBLE) and AS REAL
 // against the reference's (reference.ParseJavaFloat: Java's grammar as a
-// regular expression, strconv for the number), both widths; REAL's value is the text rounded to a
-// float32 once (1.0000000596046447753906251, just above the tie of 1 and
-// 1+2^-23, rounds up; through its double, the tie, it rounded to 1).
+// regular expression, strconv for the number), both widths; REAL's value
+// is the text rounded to a float32 once (1.0000000596046447753906251,
+// just above the tie of 1 and 1+2^-23, rounds up; through its double,
+// the tie, it rounded to 1).
 func TestParseJavaFloat(t *testing.T) {
 	for _, s := range javaFloatSeeds {
 		for _, bits := range []int{32, 64} {
