@@ -135,6 +135,12 @@ func (c *compiler) insert(s *stmt) error {
 				e = query.Cast{X: e, To: want, Real: real}
 				convs[i].cast, anyCast = true, true
 			}
+		case have == query.TimeValue && want == query.TimeValue && tc.typ.unit > 1:
+			// a TIMESTAMP(p) column with p < 3 holds p digits of the
+			// fraction: the time floored as CAST AS TIMESTAMP(p) floors it
+			// (Flink casts to the sink's type)
+			e = query.Cast{X: e, To: want, Unit: tc.typ.unit}
+			convs[i].cast, anyCast = true, true
 		case have == want:
 		default:
 			if _, err := query.TypeOf(query.Cast{X: e, To: want}, scope); err != nil || have == query.BytesValue {

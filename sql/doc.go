@@ -64,7 +64,8 @@
 //	                                  int64 milliseconds since the epoch, UTC (query.Time): any precision 0-9 is stored as ms;
 //	                                  a CAST to TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p < 3 floors the time to p digits of
 //	                                  the second's fraction, as Flink's (toward the past before 1970 too, where Flink's cast
-//	                                  of a TIMESTAMP truncates its epoch milliseconds toward zero); it still prints as .000
+//	                                  of a TIMESTAMP truncates its epoch milliseconds toward zero), and so does an INSERT
+//	                                  INTO such a column (Flink casts to the sink's type); it still prints as .000
 //	BOOLEAN, BOOL                     int32 0 or 1 (query.Boolean)
 //	UUID                              16 bytes
 //	BYTES(n)                          n bytes

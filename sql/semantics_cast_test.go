@@ -170,3 +170,25 @@ func TestCastBigintToRealRoundsOnce(t *testing.T) {
 		{"16777217", "1.6777216e+07"},
 	}, out[0])
 }
+
+// An INSERT INTO a TIMESTAMP(p) column with p < 3 floors the time to p
+// digits of the fraction, as CAST AS TIMESTAMP(p) does (Flink casts a
+// query's column to the sink's type); TIMESTAMP(3) and more keep the
+// milliseconds, with no part of their own.
+func TestInsertIntoTimestampPrecision(t *testing.T) {
+	const src = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, t TIMESTAMP(3)) WITH (connector = 'stdin', format = 'json');
+CREATE TABLE p (a TIMESTAMP(0), b TIMESTAMP(1), c TIMESTAMP_LTZ(2), d TIMESTAMP(3), f TIMESTAMP(6)) WITH (connector = 'print');
+CREATE TABLE q (d TIMESTAMP(3), f TIMESTAMP) WITH (connector = 'print');
+`
+	rows := [][]any{{int64(1709287201789)}, {int64(-1)}, {int64(-1500)}, {nil}}
+	_, out := semRun(t, src+`INSERT INTO p SELECT t, t AS t1, t AS t2, t AS t3, t AS t6 FROM e`, rows...)
+	assert.Equal(t, [][]string{
+		{"1709287201000", "1709287201700", "1709287201780", "1709287201789", "1709287201789"},
+		{"-1000", "-100", "-10", "-1", "-1"},
+		{"-2000", "-1500", "-1500", "-1500", "-1500"},
+		{"NULL", "NULL", "NULL", "NULL", "NULL"},
+	}, out[len(out)-1])
+	p, out := semRun(t, src+`INSERT INTO q SELECT t, t AS t6 FROM e`, rows...)
+	assert.Len(t, p.Queries, 1, "no part of its own")
+	assert.Equal(t, [][]string{{"1709287201789", "1709287201789"}, {"-1", "-1"}, {"-1500", "-1500"}, {"NULL", "NULL"}}, out[len(out)-1])
+}
