@@ -27,7 +27,12 @@ func TestParseJavaFloat(t *testing.T) {
 			checkJavaFloat(t, s, bits)
 		}
 	}
-	f, ok := parseJavaFloat([]byte("1.0000000596046447753906251"), 32)
+	// the largest float32 once; through its double, the tie with the
+	// next power of two, +Inf
+	f, ok := parseJavaFloat([]byte("3.4028235677973366e38"), 32)
+	assert.True(t, ok)
+	assert.Equal(t, float64(math.MaxFloat32), f)
+	f, ok = parseJavaFloat([]byte("1.0000000596046447753906251"), 32)
 	assert.True(t, ok)
 	assert.Equal(t, float64(math.Nextafter32(1, 2)), f)
 }

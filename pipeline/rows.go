@@ -220,19 +220,19 @@ func encodeValue(t []byte, a query.Attribute, v any, strs *strview.Arena) error 
 		}
 		binary.LittleEndian.PutUint64(b, uint64(i))
 	case query.Float32, query.Float64:
-		f := float64(i)
+		f, f32 := float64(i), float32(i) // an integer rounded once to each, as CAST does
 		switch x := v.(type) {
 		case float64:
-			f = x
+			f, f32 = x, float32(x)
 		case float32:
-			f = float64(x)
+			f, f32 = float64(x), x
 		default:
 			if !isInt {
 				return fmt.Errorf("%w: want a number, got %T", errValueType, v)
 			}
 		}
 		if a.Type == query.Float32 {
-			binary.LittleEndian.PutUint32(b, math.Float32bits(float32(f)))
+			binary.LittleEndian.PutUint32(b, math.Float32bits(f32))
 		} else {
 			binary.LittleEndian.PutUint64(b, math.Float64bits(f))
 		}

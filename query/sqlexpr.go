@@ -483,14 +483,16 @@ type Func struct {
 // infinities as Infinity and -Infinity); a string to a number, a
 // timestamp or a boolean by parsing it (spaces
 // around it ignored; an integer's fraction of digits dropped, '-7.9' to
-// -7, as Flink's; a float as Java's Double.parseDouble reads it, as
-// Flink's: characters up to U+0020 around it ignored, NaN, Infinity and
-// -Infinity spelt so, an f, F, d or D suffix taken, a number past the
-// double's range ±Infinity ('1e400' is Infinity); a timestamp in any form the
+// -7, as Flink's; a float as Java's Double.parseDouble reads it, a REAL
+// as its Float.parseFloat does (rounded to the float32 once), as Flink's:
+// characters up to U+0020 around it ignored, NaN, Infinity and -Infinity
+// spelt so, an f, F, d or D suffix taken, a number past the type's range
+// ±Infinity ('1e400' is Infinity); a timestamp in any form the
 // sources read, or in Flink's CAST form, whose month, day, hour, minute
 // and second may have one digit: 2024-3-1 1:2:3, temporal.ParseCastTimestamp; TRUE from t, true, y, yes or 1 and FALSE from f, false, n,
 // no or 0, in any case, as Flink's), NULL where it does not parse. CAST AS
-// REAL (Cast.Real) rounds a float to the nearest float32; CAST AS
+// REAL (Cast.Real) rounds a float, an integer or a string's number to
+// the nearest float32, once (not through a double); CAST AS
 // TIMESTAMP(p) with p < 3 (Cast.Unit) floors the time to p digits of the
 // second's fraction.
 //

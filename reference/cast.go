@@ -18,7 +18,7 @@ import (
 // another as milliseconds; booleans to integers 0 and 1, integers to
 // booleans x <> 0; anything to a string as text prints it; a string to a
 // number, a timestamp or a boolean by parsing it (a float as Java's
-// Double.parseDouble, parseFloat; a boolean from t, true, y, yes, 1 or f,
+// Double.parseDouble, ParseJavaFloat; a boolean from t, true, y, yes, 1 or f,
 // false, n, no, 0 in any case), NULL where it does not parse.
 func cast(v Value, to query.ValueType) (Value, error) {
 	if v.Null {

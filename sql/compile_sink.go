@@ -146,7 +146,11 @@ func (c *compiler) insert(s *stmt) error {
 			if _, err := query.TypeOf(query.Cast{X: e, To: want}, scope); err != nil || have == query.BytesValue {
 				return errAt(itemPos(i), "column %s of table %s is %s; the SELECT's %s is %s, which does not convert", tc.name.name, name, tc.typ, oc.Name, oc.Type)
 			}
-			e = query.Cast{X: e, To: want, Real: tc.typ.kind == tyReal}
+			cast := query.Cast{X: e, To: want, Real: tc.typ.kind == tyReal}
+			if want == query.TimeValue {
+				cast.Unit = tc.typ.unit // a string's or an integer's time floored too
+			}
+			e = cast
 			convs[i].cast, anyCast = true, true
 		}
 		convs[i].expr = e

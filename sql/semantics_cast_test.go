@@ -191,4 +191,12 @@ CREATE TABLE q (d TIMESTAMP(3), f TIMESTAMP) WITH (connector = 'print');
 	p, out := semRun(t, src+`INSERT INTO q SELECT t, t AS t6 FROM e`, rows...)
 	assert.Len(t, p.Queries, 1, "no part of its own")
 	assert.Equal(t, [][]string{{"1709287201789", "1709287201789"}, {"-1", "-1"}, {"-1500", "-1500"}, {"NULL", "NULL"}}, out[len(out)-1])
+
+	// a string's time and an integer's (milliseconds) are floored too
+	const other = `CREATE SOURCE e (ts TIMESTAMP(3) NOT NULL, s VARCHAR, i BIGINT) WITH (connector = 'stdin', format = 'json');
+CREATE TABLE r (a TIMESTAMP(0), b TIMESTAMP(1)) WITH (connector = 'print');
+`
+	_, out = semRun(t, other+`INSERT INTO r SELECT s, i FROM e`,
+		[]any{"2024-03-01 10:00:01.789", int64(1709287201789)}, []any{"1969-12-31 23:59:59.999", int64(-1)})
+	assert.Equal(t, [][]string{{"1709287201000", "1709287201700"}, {"-1000", "-100"}}, out[len(out)-1])
 }
