@@ -103,7 +103,8 @@ type File struct {
 	target string // the file renamed over (kindReplace): path with its symlinks resolved
 	kind   kind
 	w      io.WriteCloser
-	tmp    *os.File // kindReplace: the temporary file (w)
+	tmp    *os.File // kindReplace: the temporary file (w); nil while suspended
+	name   string   // kindReplace: the temporary file's name
 
 	mu   sync.Mutex
 	done bool // committed or aborted
@@ -144,8 +145,48 @@ func (f *File) Name() string { return f.path }
 func (f *File) WritesThrough() bool { return f.kind == kindThrough }
 
 // Write writes to the output (the temporary file, or the destination when
-// written through).
-func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
+// written through), reopening a suspended temporary file first.
+func (f *File) Write(p []byte) (int, error) {
+	if f.w == nil {
+		if err := f.resume(); err != nil {
+			return 0, err
+		}
+	}
+	return f.w.Write(p)
+}
+
+// Suspend closes a regular file's temporary file until the next Write (or
+// Commit) reopens it, so that an output of many files written in turn
+// (a partitioned one's) keeps few descriptors open. A written-through
+// output stays open. For the goroutine that writes.
+func (f *File) Suspend() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.kind != kindReplace || f.tmp == nil || f.done {
+		return nil
+	}
+	err := f.tmp.Close()
+	f.tmp, f.w = nil, nil
+	if err != nil {
+		return fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// resume reopens a suspended temporary file for appending.
+func (f *File) resume() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return fmt.Errorf("write %s: already committed or aborted", f.path)
+	}
+	tmp, err := os.OpenFile(f.name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return classify(fmt.Errorf("write %s: reopen its temporary file: %w", f.path, err))
+	}
+	f.tmp, f.w = tmp, tmp
+	return nil
+}
 
 // Commit makes the output the destination's content: for a regular file it
 // syncs, closes and renames the temporary file over the destination; for a
@@ -165,17 +206,24 @@ func (f *File) Commit() error {
 		}
 		return nil
 	}
+	tmp, err := f.tmp, error(nil)
+	if tmp == nil { // suspended: reopened to be synced
+		tmp, err = os.OpenFile(f.name, os.O_WRONLY, 0)
+	}
 	// The sync makes the rename publish data that is on disk: without it a
 	// crash can leave the destination renamed but empty on some file systems.
-	err := f.tmp.Sync()
-	if cerr := f.tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(f.tmp.Name(), f.target)
+		err = tmp.Sync()
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+	}
+	f.tmp, f.w = nil, nil
+	if err == nil {
+		err = os.Rename(f.name, f.target)
 	}
 	if err != nil {
-		_ = os.Remove(f.tmp.Name())
+		_ = os.Remove(f.name)
 		return fmt.Errorf("commit %s: %w", f.path, err)
 	}
 	// Best effort: the rename is done and visible; a directory that cannot
@@ -200,8 +248,10 @@ func (f *File) Abort() error {
 		_ = f.w.Close()
 		return nil
 	}
-	_ = f.tmp.Close()
-	if err := os.Remove(f.tmp.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if f.tmp != nil { // nil while suspended
+		_ = f.tmp.Close()
+	}
+	if err := os.Remove(f.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("abort %s: %w", f.path, err)
 	}
 	return nil
@@ -525,7 +575,7 @@ func createReplace(path, target string, fi os.FileInfo) (*File, error) {
 			return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 		}
 	}
-	return &File{path: path, target: target, kind: kindReplace, w: tmp, tmp: tmp}, nil
+	return &File{path: path, target: target, kind: kindReplace, w: tmp, tmp: tmp, name: tmp.Name()}, nil
 }
 
 // keepMode gives f the permission bits of the existing file fi and, where

@@ -476,3 +476,56 @@ func TestStdoutWriter(t *testing.T) {
 	assert.False(t, IsStdoutWriter(StdoutWriter(w)))
 	assert.Equal(t, StdoutWriter(w), StdoutWriter(StdoutWriter(w)), "wrapped once")
 }
+
+// openFDsUnder counts the process's open descriptors of files under dir.
+func openFDsUnder(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSuspendReopens: a suspended file holds no descriptor; the next
+// Write appends to it, Commit publishes what every stretch wrote, Abort
+// removes it, suspended or not; a written-through file stays open.
+func TestSuspendReopens(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	f, err := Create(out)
+	require.NoError(t, err)
+	writeString(t, f, "a")
+	require.NoError(t, f.Suspend())
+	require.NoError(t, f.Suspend(), "twice")
+	assert.Zero(t, openFDsUnder(t, dir))
+	writeString(t, f, "b")
+	assert.Equal(t, 1, openFDsUnder(t, dir))
+	require.NoError(t, f.Suspend())
+	writeString(t, f, "c")
+	require.NoError(t, f.Suspend())
+	require.NoError(t, f.Commit())
+	assert.Equal(t, "abc", readFile(t, out))
+	assert.Zero(t, openFDsUnder(t, dir))
+	_, err = f.Write([]byte("d"))
+	assert.Error(t, err, "after Commit")
+
+	g, err := Create(filepath.Join(dir, "other"))
+	require.NoError(t, err)
+	writeString(t, g, "x")
+	require.NoError(t, g.Suspend())
+	require.NoError(t, g.Abort())
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, ents, 1, "only out: the aborted file's temporary file is gone")
+
+	through, err := Create(os.DevNull)
+	require.NoError(t, err)
+	require.NoError(t, through.Suspend())
+	writeString(t, through, "y")
+	require.NoError(t, through.Commit())
+}

@@ -520,7 +520,8 @@ func TestPartitionedFreeBuffers(t *testing.T) {
 
 // TestPartitionedHoldsFewBuffers: rows of many partitions, one after
 // another in turn, end in their files as written, while no more than
-// maxHeld partitions hold a buffer at a time.
+// maxHeld partitions hold a buffer at a time (and, without checkpoints,
+// an open file).
 func TestPartitionedHoldsFewBuffers(t *testing.T) {
 	t.Parallel()
 	for _, ckpt := range []bool{false, true} {
@@ -548,6 +549,10 @@ func TestPartitionedHoldsFewBuffers(t *testing.T) {
 		p.mu.Unlock()
 		assert.Equal(t, maxHeld, held, "checkpointed %v", ckpt)
 		assert.Equal(t, maxHeld, buffered, "checkpointed %v", ckpt)
+		if !ckpt {
+			// the partitions without a buffer have their files closed
+			assert.Equal(t, maxHeld, openFDsUnder(t, dir))
+		}
 		require.NoError(t, p.Finish())
 		got, _ := readPartitions(t, dir)
 		assert.Equal(t, oracleRows(rows), got, "checkpointed %v", ckpt)

@@ -515,7 +515,8 @@ func (p *Partitioned) add(rel string) (*partition, error) {
 
 // attach gives partition pt a buffer over its file, the file opened
 // where it is not: a new buffer while fewer than maxHeld partitions hold
-// one, else the buffer of the partition that took one first, flushed.
+// one, else the buffer of the partition that took one first, flushed (and,
+// without checkpoints, its file suspended).
 func (p *Partitioned) attach(pt *partition) error {
 	var out io.Writer
 	switch {
@@ -536,6 +537,15 @@ func (p *Partitioned) attach(pt *partition) error {
 		first := p.held[0]
 		if err := first.w.Flush(); err != nil {
 			return fmt.Errorf("write %s: %w", first.dir, err)
+		}
+		if first.file != nil {
+			// its file closed too, until it gets rows again: a run's
+			// partitions keep few descriptors open however many there
+			// are (under checkpoints each epoch's parts are closed at its
+			// pre-commit)
+			if err := first.file.Suspend(); err != nil {
+				return err
+			}
 		}
 		w, first.w = first.w, nil
 		p.held = append(p.held[:0], p.held[1:]...)
