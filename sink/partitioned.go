@@ -12,7 +12,8 @@ package sink
 //
 // Without checkpoints each partition is one file, "data", written to a
 // hidden temporary file beside it and renamed at the end of a run that
-// succeeds (File); a failed or interrupted run leaves no data file. With
+// succeeds (File); a failed or interrupted run leaves no data file. Only
+// the partitions written most recently keep their file open (attach). With
 // checkpoints each partition is written as Parts ("data.part-E", one per
 // epoch in which it had rows): pre-committed before a checkpoint,
 // committed once it is durable, settled on a restart (Recover).
