@@ -102,7 +102,7 @@ func CreateParts(path string, inputs ...string) (*Parts, error) {
 	}
 	_ = probe.Close()
 	_ = os.Remove(probe.Name())
-	committed, inProgress, err := p.scan()
+	committed, inProgress, _, err := p.scan()
 	if err != nil {
 		return nil, err
 	}
@@ -117,26 +117,6 @@ func CreateParts(path string, inputs ...string) (*Parts, error) {
 		}
 	}
 	return p, nil
-}
-
-// removeProbes removes the probes of CreateParts that a crash left
-// between a probe's creation and its removal: files of nothing.
-func (p *Parts) removeProbes(note func(format string, args ...any)) error {
-	ents, err := os.ReadDir(p.dir)
-	if err != nil {
-		return classify(fmt.Errorf("list the parts of %s: %w", p.path, err))
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "."+p.base+".probe-") || !e.Type().IsRegular() {
-			continue
-		}
-		path := filepath.Join(p.dir, e.Name())
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("recover %s: %w", p.path, err)
-		}
-		note("%s: removed (a probe of the directory, left by a crash)", path)
-	}
-	return nil
 }
 
 // Name returns the path CreateParts was given.
@@ -166,20 +146,26 @@ func (p *Parts) Epoch() uint64 {
 
 // Committed lists the committed parts, by epoch.
 func (p *Parts) Committed() ([]Part, error) {
-	c, _, err := p.scan()
+	c, _, _, err := p.scan()
 	return c, err
 }
 
-// scan lists the committed parts and the in-progress files, each by epoch.
-func (p *Parts) scan() (committed, inProgress []Part, err error) {
+// scan lists the committed parts and the in-progress files, each by
+// epoch, and the probes of CreateParts that a crash left between a
+// probe's creation and its removal (files of nothing).
+func (p *Parts) scan() (committed, inProgress []Part, probes []string, err error) {
 	ents, err := os.ReadDir(p.dir)
 	if err != nil {
-		return nil, nil, classify(fmt.Errorf("list the parts of %s: %w", p.path, err))
+		return nil, nil, nil, classify(fmt.Errorf("list the parts of %s: %w", p.path, err))
 	}
 	q := regexp.QuoteMeta(p.base)
 	partRe := regexp.MustCompile(`^` + q + `\.part-([0-9]{20})$`)
 	progRe := regexp.MustCompile(`^\.` + q + `\.part-([0-9]{20})\.inprogress$`)
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "."+p.base+".probe-") && e.Type().IsRegular() {
+			probes = append(probes, filepath.Join(p.dir, e.Name()))
+			continue
+		}
 		list := &committed
 		m := partRe.FindStringSubmatch(e.Name())
 		if m == nil {
@@ -194,14 +180,14 @@ func (p *Parts) scan() (committed, inProgress []Part, err error) {
 		}
 		path := filepath.Join(p.dir, e.Name())
 		if !e.Type().IsRegular() {
-			return nil, nil, usagef("%s is a part of %s but not a regular file (%v): refusing to touch it", path, p.path, e.Type())
+			return nil, nil, nil, usagef("%s is a part of %s but not a regular file (%v): refusing to touch it", path, p.path, e.Type())
 		}
 		*list = append(*list, Part{Epoch: epoch, Path: path})
 	}
 	for _, l := range [][]Part{committed, inProgress} {
 		sort.Slice(l, func(i, j int) bool { return l[i].Epoch < l[j].Epoch })
 	}
-	return committed, inProgress, nil
+	return committed, inProgress, probes, nil
 }
 
 // Recover settles the directory on a restart from the checkpoint of epoch
@@ -223,12 +209,15 @@ func (p *Parts) Recover(epoch, next uint64, note func(format string, args ...any
 	if note == nil {
 		note = func(string, ...any) {}
 	}
-	committed, inProgress, err := p.scan()
+	committed, inProgress, probes, err := p.scan()
 	if err != nil {
 		return err
 	}
-	if err := p.removeProbes(note); err != nil {
-		return err
+	for _, path := range probes {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("recover %s: %w", p.path, err)
+		}
+		note("%s: removed (a probe of the directory, left by a crash)", path)
 	}
 	has := map[uint64]bool{}
 	for _, c := range committed {
