@@ -135,20 +135,18 @@ func (c *compiler) insert(s *stmt) error {
 				e = query.Cast{X: e, To: want, Real: real}
 				convs[i].cast, anyCast = true, true
 			}
-		case have == query.TimeValue && want == query.TimeValue && tc.typ.unit > 1:
-			// a TIMESTAMP(p) column with p < 3 holds p digits of the
-			// fraction: the time floored as CAST AS TIMESTAMP(p) floors it
-			// (Flink casts to the sink's type)
-			e = query.Cast{X: e, To: want, Unit: tc.typ.unit}
-			convs[i].cast, anyCast = true, true
-		case have == want:
+		case have == want && (want != query.TimeValue || tc.typ.unit <= 1):
+			// (a TIMESTAMP(p) column with p < 3 holds p digits of the
+			// fraction: its time is cast below, whatever it comes from)
 		default:
 			if _, err := query.TypeOf(query.Cast{X: e, To: want}, scope); err != nil || have == query.BytesValue {
 				return errAt(itemPos(i), "column %s of table %s is %s; the SELECT's %s is %s, which does not convert", tc.name.name, name, tc.typ, oc.Name, oc.Type)
 			}
 			cast := query.Cast{X: e, To: want, Real: tc.typ.kind == tyReal}
 			if want == query.TimeValue {
-				cast.Unit = tc.typ.unit // a string's or an integer's time floored too
+				// floored to p digits as CAST AS TIMESTAMP(p) floors it
+				// (Flink casts to the sink's type)
+				cast.Unit = tc.typ.unit
 			}
 			e = cast
 			convs[i].cast, anyCast = true, true
