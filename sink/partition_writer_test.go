@@ -68,11 +68,7 @@ func longRowsOutput(t *testing.T, r *rand.Rand, seed uint64, n int, ckpt bool) (
 		rows[i].line = strings.Repeat(string(rune('a'+i%26)), r.IntN(2400)) + rows[i].line
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	p, err := CreatePartitioned(q10Config(dir, ckpt))
-	require.NoError(t, err)
-	if ckpt {
-		require.NoError(t, p.Recover(0, 1, nil))
-	}
+	p := openQ10(t, dir, ckpt)
 	return rows, dir, p
 }
 
@@ -164,14 +160,10 @@ func TestPartitionedWriterError(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, "dt=2015-07-15"), 0o777))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, string(bad)), nil, 0o644))
-			p, err := CreatePartitioned(q10Config(dir, ckpt))
-			require.NoError(t, err)
-			if ckpt {
-				require.NoError(t, p.Recover(0, 1, nil))
-			}
+			p := openQ10(t, dir, ckpt)
 			require.NoError(t, p.WriteRecords(record(good, "a\n")))
 			require.NoError(t, p.WriteRecords(append(record(bad, "b\n"), record([]byte("dt=2015-07-16/hm=00%3A00"), "c\n")...)))
-			err = p.Flush()
+			err := p.Flush()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "create partition dt=2015-07-15/hm=00%3A01")
 			assert.ErrorIs(t, p.WriteRecords(record(good, "d\n")), err)
@@ -223,11 +215,7 @@ func TestPartitionedWriterGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, ckpt := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "out")
-		p, err := CreatePartitioned(q10Config(dir, ckpt))
-		require.NoError(t, err)
-		if ckpt {
-			require.NoError(t, p.Recover(0, 1, nil))
-		}
+		p := openQ10(t, dir, ckpt)
 		require.NoError(t, p.WriteRow(1, rel, line))
 		require.NoError(t, p.Finish())
 		testenv.NoGoroutinesLeft(t, before)
@@ -273,11 +261,7 @@ func TestPartitionedWriterGoroutine(t *testing.T) {
 // allocate nothing.
 func TestPartitionedWriteRecordsAllocates(t *testing.T) {
 	for _, ckpt := range []bool{false, true} {
-		p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), ckpt))
-		require.NoError(t, err)
-		if ckpt {
-			require.NoError(t, p.Recover(0, 1, nil))
-		}
+		p := openQ10(t, filepath.Join(t.TempDir(), "out"), ckpt)
 		var enc []byte
 		for i, row := range randomRows(1, 200) {
 			if i%7 != 0 { // runs of a partition, and changes of it
@@ -445,11 +429,7 @@ func TestPartitionedGiveRecordsErrors(t *testing.T) {
 // and its rows' writes allocate nothing; the free buffers stay bounded.
 func TestPartitionedGiveRecordsAllocates(t *testing.T) {
 	for _, ckpt := range []bool{false, true} {
-		p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), ckpt))
-		require.NoError(t, err)
-		if ckpt {
-			require.NoError(t, p.Recover(0, 1, nil))
-		}
+		p := openQ10(t, filepath.Join(t.TempDir(), "out"), ckpt)
 		var tmpl []byte
 		for i, row := range randomRows(1, 200) {
 			if i%7 != 0 {
@@ -526,11 +506,7 @@ func TestPartitionedHoldsFewBuffers(t *testing.T) {
 	t.Parallel()
 	for _, ckpt := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "out")
-		p, err := CreatePartitioned(q10Config(dir, ckpt))
-		require.NoError(t, err)
-		if ckpt {
-			require.NoError(t, p.Recover(0, 1, nil))
-		}
+		p := openQ10(t, dir, ckpt)
 		var rows []pRow
 		for i := range 600 {
 			dt, hm := "2015-07-16", fmt.Sprintf("00:%02d", i%50)

@@ -163,6 +163,17 @@ func q10Config(dir string, checkpointed bool) PartitionConfig {
 		SuccessFile: "_SUCCESS", WatermarkDelay: 4000, Unit: time.Millisecond, Checkpointed: checkpointed}
 }
 
+// openQ10 is a q10 output in dir, recovered to epoch 1 where checkpointed.
+func openQ10(t *testing.T, dir string, ckpt bool) *Partitioned {
+	t.Helper()
+	p, err := CreatePartitioned(q10Config(dir, ckpt))
+	require.NoError(t, err)
+	if ckpt {
+		require.NoError(t, p.Recover(0, 1, nil))
+	}
+	return p
+}
+
 // TestPartitionedAgainstOracle: random rows land in their partitions'
 // files, with or without checkpoints, and every partition is committed
 // at the end.
@@ -173,11 +184,7 @@ func TestPartitionedAgainstOracle(t *testing.T) {
 			t.Run(fmt.Sprintf("checkpointed %v seed %d", ckpt, seed), func(t *testing.T) {
 				rows := randomRows(seed, 1500)
 				dir := filepath.Join(t.TempDir(), "out")
-				p, err := CreatePartitioned(q10Config(dir, ckpt))
-				require.NoError(t, err)
-				if ckpt {
-					require.NoError(t, p.Recover(0, 1, nil))
-				}
+				p := openQ10(t, dir, ckpt)
 				for i, r := range rows {
 					writeRow(t, p, r)
 					if ckpt && i%97 == 96 {
