@@ -23,14 +23,11 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused && !s.joinSide.j.Regular {
 		s.pinJoinInput(t.result.Out, &t.result.Strings, nil)
 	}
-	if d := s.joinFeed; d != nil && len(d.heapAttrs)+len(d.blankAttrs) > 0 && !t.result.Refused {
-		if d.joinSide.j.Regular {
-			d.blankJoinInput(t.result.Out, d.blankAttrs)
-		} else {
-			d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
-		}
+	if d := s.joinFeed; d != nil && !t.result.Refused {
+		d.prepareFed(t, w)
+	} else {
+		s.cutJoinInput(t)
 	}
-	s.cutJoinInput(t)
 	t.lendable = false
 	if len(s.downstream) == 1 && s.downstream[0].hand != nil && !t.result.Refused {
 		d := s.downstream[0]

@@ -175,18 +175,39 @@ func (s *Stream) blankJoinInput(tuples []byte, blank []query.Attribute) {
 	}
 }
 
-// cutJoinInput cuts the output of task t of s, which a window join files
-// (s is one of its inputs, or feeds one: joinFeed), into the runs of its
-// panes (kernels.WindowJoin.Cut), on the worker that ran t: the join,
-// under its lock, files run by run rather than tuple by tuple.
+// cutJoinInput cuts the output of task t of s, a window join's input,
+// into the runs of its panes (kernels.WindowJoin.Cut), on the worker that
+// ran t: the join, under its lock, files run by run rather than tuple by
+// tuple. A regular join's Cut files the tuples and makes their pairs.
 func (s *Stream) cutJoinInput(t *task) {
-	if t.result.Refused {
-		return
-	}
-	if js := s.joinSide; js != nil {
+	if js := s.joinSide; js != nil && !t.result.Refused {
 		js.op.Cut(s.side, t.result.Out, &t.cut)
-	} else if d := s.joinFeed; d != nil {
-		d.joinSide.op.Cut(d.side, t.result.Out, &t.cut)
+	}
+}
+
+// prepareFed does for task t of the query that feeds d, a join's side
+// (joinFeed), what d's own tasks would do on their worker before the join
+// files their tuples: pin or empty their long strings, and cut them (a
+// regular join's Cut makes their pairs). It is the join's work, so it
+// counts on the join's clock, a frame inside the feeding task's: counted
+// on the feeding query's, a regular join fed by a view read as all serial
+// (its pairs made in another query's time, only its ordered hand-off in
+// its own).
+func (d *Stream) prepareFed(t *task, w *worker) {
+	var f frame
+	if w != nil {
+		f = w.beginFrame()
+	}
+	if len(d.heapAttrs)+len(d.blankAttrs) > 0 {
+		if d.joinSide.j.Regular {
+			d.blankJoinInput(t.result.Out, d.blankAttrs)
+		} else {
+			d.pinJoinInput(t.result.Out, &t.result.Strings, d.blankAttrs)
+		}
+	}
+	d.joinSide.op.Cut(d.side, t.result.Out, &t.cut)
+	if w != nil {
+		w.endFrame(f, d.clock())
 	}
 }
 
