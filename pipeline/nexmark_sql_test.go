@@ -46,8 +46,8 @@ func (c nexmarkSQLCase) nexmarkEvents(t *testing.T) []nexmark.Event {
 	var ev nexmark.Event
 	for g.Next(&ev) {
 		e := ev
-		for _, b := range []*[]byte{&e.Bid.Channel, &e.Bid.URL, &e.Bid.Extra, &e.Person.Name, &e.Person.City, &e.Person.State,
-			&e.Auction.ItemName, &e.Auction.Description, &e.Auction.Extra} {
+		for _, b := range []*[]byte{&e.Bid.Channel, &e.Bid.URL, &e.Bid.Extra, &e.Person.Name, &e.Person.EmailAddress, &e.Person.CreditCard,
+			&e.Person.City, &e.Person.State, &e.Person.Extra, &e.Auction.ItemName, &e.Auction.Description, &e.Auction.Extra} {
 			*b = slices.Clone(*b)
 		}
 		out = append(out, e)
@@ -214,6 +214,41 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				}
 				require.NotEmpty(t, want)
 				assert.Equal(t, sortedRows(want), c.rows(t, "q20"))
+			})
+			t.Run("q23", func(t *testing.T) {
+				// Every bid with its bidder's person and each auction the
+				// bidder sells, whichever came first: a join of three.
+				people := map[int64]nexmark.Person{}
+				type auction struct {
+					a        nexmark.Auction
+					dateTime int64
+				}
+				sells := map[int64][]auction{}
+				for _, e := range evs {
+					switch e.Table {
+					case nexmark.PersonTable:
+						people[e.Person.ID] = e.Person
+					case nexmark.AuctionTable:
+						sells[e.Auction.Seller] = append(sells[e.Auction.Seller], auction{e.Auction, e.DateTime})
+					}
+				}
+				var want []string
+				for _, e := range bids {
+					b := e.Bid
+					p, ok := people[b.Bidder]
+					if !ok {
+						continue
+					}
+					for _, x := range sells[b.Bidder] {
+						a := x.a
+						want = append(want, fmt.Sprintf("%d,%d,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%d,%d,%s\n",
+							b.Bidder, b.Price, csvField(string(b.Channel)), csvField(string(b.URL)), csvField(string(b.Extra)),
+							p.ID, csvField(string(p.Name)), csvField(string(p.EmailAddress)), csvField(string(p.CreditCard)), csvField(string(p.City)), csvField(string(p.State)), csvField(string(p.Extra)),
+							csvField(string(a.ItemName)), csvField(string(a.Description)), a.InitialBid, a.Reserve, sqlTime(x.dateTime), sqlTime(a.Expires), a.Seller, a.Category, csvField(string(a.Extra))))
+					}
+				}
+				require.NotEmpty(t, want)
+				assert.Equal(t, sortedRows(want), c.rows(t, "q23"))
 			})
 			t.Run("q5", func(t *testing.T) {
 				// HOP(2 s, 10 s): the auctions with the most bids per window.

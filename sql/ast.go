@@ -183,6 +183,10 @@ type selectStmt struct {
 	// extraWhere is a term the compiler adds to WHERE (a join key's IS
 	// NOT NULL).
 	extraWhere query.Expr
+	// chain marks the join of a multi-way join's first inputs, a
+	// subquery the parser made (parser.moreJoins): its select list is
+	// every column of its sides, which the compiler fills (chainJoin).
+	chain bool
 }
 
 type exprKind uint8

@@ -266,6 +266,11 @@ func (r *readNames) of(rel *relation) (read map[string]bool, only bool) {
 // to the program as they are compiled; the query itself is not): a view
 // when view is set. It returns the query and the relation its output is.
 func (c *compiler) selectQuery(name string, sel *selectStmt, view bool) (*Query, *relation, error) {
+	if sel.from.sub != nil && sel.from.sub.chain && sel.from.sub.items == nil {
+		if err := c.chainJoin(sel); err != nil {
+			return nil, nil, err
+		}
+	}
 	rel, err := c.fromRel(&sel.from, name)
 	if err != nil {
 		return nil, nil, err

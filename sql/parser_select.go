@@ -80,8 +80,8 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		if s.on, err = p.expr(); err != nil {
 			return nil, err
 		}
-		if t := p.peek(); t.is("join") || t.is("inner") || t.is("left") || t.is("right") || t.is("full") || t.is("cross") {
-			return nil, errAt(t.pos, "a second JOIN: a query joins two inputs (join the first two in a view, and the view with the third)")
+		if err := p.moreJoins(s); err != nil {
+			return nil, err
 		}
 	}
 	if p.peek().is("where") {
@@ -470,4 +470,47 @@ func (p *parser) intervalOf(zero bool) (*interval, error) {
 	iv.n, iv.unitNs = v, ns
 	iv.text = "INTERVAL " + n.describe() + " " + strings.ToUpper(u.text)
 	return iv, nil
+}
+
+// moreJoins reads the joins after s's first, JOIN x ON cond each: FROM a
+// JOIN b ON p JOIN c ON q is FROM (a JOIN b ON p) JOIN c ON q, the join
+// of the first two a subquery of their columns (a chain: the compiler
+// fills its select list and points the outer query's columns of a and b
+// at it, chainJoin), as Flink's multi-way join is the join of each input
+// with the join of those before it (Nexmark's q23).
+func (p *parser) moreJoins(s *selectStmt) error {
+	for {
+		t := p.peek()
+		for _, kw := range []string{"left", "right", "full", "cross"} {
+			if t.is(kw) {
+				return errAt(t.pos, "%s JOIN is not supported: only inner joins (JOIN ... ON ...)", strings.ToUpper(kw))
+			}
+		}
+		if t.is("inner") {
+			p.next()
+			if !p.peek().is("join") {
+				return p.expected("JOIN after INNER")
+			}
+		}
+		if !p.peek().is("join") {
+			return nil
+		}
+		p.next()
+		inner := &selectStmt{pos: s.from.name.pos, from: s.from, join: s.join, on: s.on, onPos: s.onPos, end: t.pos, chain: true}
+		alias := ident{name: qualOf(&inner.from) + " JOIN " + qualOf(inner.join), pos: s.from.name.pos}
+		s.from = fromItem{name: ident{pos: s.from.name.pos}, alias: &alias, sub: inner}
+		j, err := p.fromItem()
+		if err != nil {
+			return err
+		}
+		s.join = &j
+		on, err := p.keyword("on", "ON and the join condition")
+		if err != nil {
+			return err
+		}
+		s.onPos = on.pos
+		if s.on, err = p.expr(); err != nil {
+			return err
+		}
+	}
 }
