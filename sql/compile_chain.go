@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -22,61 +23,81 @@ import (
 // A chained input's column keeps its name in the subqueries where no
 // other chained input has a column of that name, and is called qual.name
 // where one has (as a view of a join names its columns): B.extra and
-// P.extra, but bidder. An unqualified name that two chained inputs have
-// is ambiguous, as in any join.
+// P.extra, but bidder. A level's select list holds only the columns read
+// above it. Each ON sees the inputs joined so far; an unqualified column
+// that two inputs it sees have is ambiguous, as in any join.
+
+// chain is a multi-way join's chained inputs: those of its chain
+// subqueries, levels[0] joining inputs 0 and 1, levels[m] the join of
+// levels[m-1] with input m+1; the outer query joins the last level with
+// its own JOIN input, last.
+type chain struct {
+	levels []*selectStmt
+	quals  []string
+	cols   [][]string
+	count  map[string]int // per column name, the chained inputs that have it
+	// lastQual and lastCols are the outer query's own JOIN input's
+	// qualifier and columns (lastCols nil where unknown: a subquery).
+	lastQual string
+	lastCols []string
+}
+
+// name is input i's column col's name in the chain's subqueries.
+func (ch *chain) name(i int, col string) string {
+	if ch.count[col] > 1 {
+		return ch.quals[i] + "." + col
+	}
+	return col
+}
 
 // chainJoin fills the select lists of the chain subqueries under sel's
 // FROM and rewrites sel's references to their inputs' columns.
 func (c *compiler) chainJoin(sel *selectStmt) error {
-	// levels[0] joins the first two inputs, levels[m] the join of
-	// levels[m-1] with input m+1.
-	var levels []*selectStmt
+	ch := &chain{count: map[string]int{}, lastQual: qualOf(sel.join)}
 	for in := sel.from.sub; in != nil && in.chain; in = in.from.sub {
-		levels = append(levels, in)
+		ch.levels = append(ch.levels, in)
 	}
-	slices.Reverse(levels)
-	inputs := []*fromItem{&levels[0].from}
-	for _, l := range levels {
+	slices.Reverse(ch.levels)
+	inputs := []*fromItem{&ch.levels[0].from}
+	for _, l := range ch.levels {
 		inputs = append(inputs, l.join)
 	}
-	quals := make([]string, len(inputs))
-	cols := make([][]string, len(inputs))
-	count := map[string]int{}
 	for i, f := range inputs {
-		quals[i] = qualOf(f)
-		if j := slices.Index(quals[:i], quals[i]); j >= 0 {
-			return errAt(f.name.pos, "%s is joined twice: give the inputs of the join aliases", quals[i])
+		q := qualOf(f)
+		if slices.Contains(ch.quals, q) {
+			return errAt(f.name.pos, "%s is joined twice: give the inputs of the join aliases", q)
 		}
-		var err error
-		if cols[i], err = c.chainColumns(f); err != nil {
+		cols, err := c.chainColumns(f)
+		if err != nil {
 			return err
 		}
-		for _, n := range cols[i] {
-			count[n]++
+		ch.quals, ch.cols = append(ch.quals, q), append(ch.cols, cols)
+		for _, n := range ch.cols[i] {
+			ch.count[n]++
 		}
 	}
-	if q := qualOf(sel.join); slices.Contains(quals, q) {
-		return errAt(sel.join.name.pos, "%s is joined twice: give the inputs of the join aliases", q)
+	if slices.Contains(ch.quals, ch.lastQual) {
+		return errAt(sel.join.name.pos, "%s is joined twice: give the inputs of the join aliases", ch.lastQual)
 	}
-	name := func(i int, col string) string {
-		if count[col] > 1 {
-			return quals[i] + "." + col
+	switch {
+	case sel.join.sub != nil:
+	case c.tables[sel.join.name.name] != nil:
+		for _, col := range c.tables[sel.join.name.name].Columns {
+			ch.lastCols = append(ch.lastCols, col.Name)
 		}
-		return col
-	}
-	// col is a reference to input i's column cn from a query whose FROM
-	// is from: the input itself, or a level that joined it.
-	col := func(from *fromItem, i int, cn string, at pos) *node {
-		if from.sub == nil || !from.sub.chain {
-			return &node{kind: eCol, qual: quals[i], name: cn, pos: at}
+	default:
+		if rel, ok := c.rels[sel.join.name.name]; ok {
+			for _, rc := range rel.cols {
+				ch.lastCols = append(ch.lastCols, rc.name)
+			}
 		}
-		return &node{kind: eCol, qual: qualOf(from), name: name(i, cn), pos: at}
 	}
-	read, err := c.chainReads(sel, levels, quals, cols, count)
+	items := ch.expandStars(sel)
+	read, err := ch.reads(sel, items)
 	if err != nil {
 		return err
 	}
-	for m, l := range levels {
+	for m, l := range ch.levels {
 		// Its select list: the columns read above it, so that the join
 		// after it needs no projection of its own (a part that would copy
 		// every row and its strings in its ordered stage).
@@ -86,85 +107,142 @@ func (c *compiler) chainJoin(sel *selectStmt) error {
 			if i == m+1 {
 				from = l.join
 			}
-			for _, cn := range cols[i] {
+			for _, cn := range ch.cols[i] {
 				if read[chainCol{i, cn}] > m {
-					l.items = append(l.items, selectItem{expr: col(from, i, cn, l.pos), alias: &ident{name: name(i, cn), pos: l.pos}, pos: l.pos})
+					l.items = append(l.items, selectItem{expr: ch.col(from, i, cn, l.pos), alias: &ident{name: ch.name(i, cn), pos: l.pos}, pos: l.pos})
 				}
 			}
 		}
 		if m > 0 {
-			// Its ON reads the inputs before through the level before.
+			// Its ON sees inputs 0..m+1, those before m+1 through the
+			// level below.
 			to := func(i int, n *node) {
 				if i <= m {
-					*n = *col(&l.from, i, n.name, n.pos)
+					*n = *ch.col(&l.from, i, n.name, n.pos)
 				}
 			}
-			if err := c.chainRefs(l.on, quals[:m+2], cols, count, to); err != nil {
+			if err := ch.refs(l.on, m+2, false, to); err != nil {
 				return err
 			}
 		}
 	}
-	// The outer query reads every chained input through the last level.
-	outer := func(i int, n *node) { *n = *col(&sel.from, i, n.name, n.pos) }
-	// SELECT * names a column qual.name where another input of the whole
-	// join has one of its name, the last's among them where it is known.
-	starCount := maps.Clone(count)
-	var lastCols []string
-	if rel, ok := c.rels[sel.join.name.name]; ok && sel.join.sub == nil {
-		for _, rc := range rel.cols {
-			lastCols = append(lastCols, rc.name)
-			starCount[rc.name]++
+	// The outer query sees every chained input through the last level.
+	// An unqualified column keeps its name there where it is the
+	// subquery's name, so that one the last input has too is found
+	// ambiguous by the scope even where the last input's columns are
+	// not known here.
+	outer := func(i int, n *node) {
+		if n.qual != "" || ch.name(i, n.name) != n.name {
+			*n = *ch.col(&sel.from, i, n.name, n.pos)
 		}
 	}
-	var items []selectItem
-	for _, it := range sel.items {
-		switch {
-		case it.star && (it.qual == "" || slices.Contains(quals, it.qual)):
-			for i, cs := range cols {
-				if it.qual != "" && it.qual != quals[i] {
-					continue
-				}
-				for _, cn := range cs {
-					alias := cn
-					if it.qual == "" && starCount[cn] > 1 {
-						alias = quals[i] + "." + cn
-					}
-					items = append(items, selectItem{expr: col(&sel.from, i, cn, it.pos), alias: &ident{name: alias, pos: it.pos}, pos: it.pos})
-				}
+	ch.nameItems(items)
+	for _, it := range items {
+		if !it.star {
+			if err := ch.refs(it.expr, len(ch.quals), true, outer); err != nil {
+				return err
 			}
-			switch {
-			case it.qual != "":
-			case lastCols == nil:
-				items = append(items, selectItem{star: true, qual: qualOf(sel.join), pos: it.pos})
-			default:
-				lq := qualOf(sel.join)
-				for _, cn := range lastCols {
-					alias := cn
-					if starCount[cn] > 1 {
-						alias = lq + "." + cn
-					}
-					items = append(items, selectItem{expr: &node{kind: eCol, qual: lq, name: cn, pos: it.pos}, alias: &ident{name: alias, pos: it.pos}, pos: it.pos})
-				}
-			}
-			continue
-		case !it.star && it.alias == nil && it.expr.kind == eCol && slices.Contains(quals, it.expr.qual):
-			// The output column keeps the column's name.
-			it.alias = &ident{name: it.expr.name, pos: it.expr.pos}
 		}
-		if err := c.chainRefs(it.expr, quals, cols, count, outer); err != nil {
-			return err
-		}
-		items = append(items, it)
 	}
 	sel.items = items
-	exprs := []*node{sel.on, sel.where, sel.having, sel.join.asOf}
-	exprs = append(exprs, sel.groupBy...)
-	for _, e := range exprs {
-		if err := c.chainRefs(e, quals, cols, count, outer); err != nil {
+	for _, e := range ch.outerExprs(sel) {
+		if err := ch.refs(e, len(ch.quals), true, outer); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// col is a reference to input i's column cn from a query whose FROM is
+// from: the input itself, or a level that joined it.
+func (ch *chain) col(from *fromItem, i int, cn string, at pos) *node {
+	if from.sub == nil || !from.sub.chain {
+		return &node{kind: eCol, qual: ch.quals[i], name: cn, pos: at}
+	}
+	return &node{kind: eCol, qual: qualOf(from), name: ch.name(i, cn), pos: at}
+}
+
+// outerExprs are the outer query's expressions but its select list.
+func (ch *chain) outerExprs(sel *selectStmt) []*node {
+	return append([]*node{sel.on, sel.where, sel.having, sel.join.asOf}, sel.groupBy...)
+}
+
+// expandStars expands sel's * and qual.* of chained inputs, named as in
+// a join of all the inputs: qual.name where another input has the name
+// (the last input's columns too, where they are known).
+func (ch *chain) expandStars(sel *selectStmt) []selectItem {
+	// sel is not changed: its items are replaced once checked.
+	starCount := maps.Clone(ch.count)
+	for _, n := range ch.lastCols {
+		starCount[n]++
+	}
+	var items []selectItem
+	for _, it := range sel.items {
+		if !it.star || (it.qual != "" && !slices.Contains(ch.quals, it.qual)) {
+			items = append(items, it)
+			continue
+		}
+		for i, cs := range ch.cols {
+			if it.qual != "" && it.qual != ch.quals[i] {
+				continue
+			}
+			for _, cn := range cs {
+				alias := cn
+				if it.qual == "" && starCount[cn] > 1 {
+					alias = ch.quals[i] + "." + cn
+				}
+				// As written: the outer query's columns are rewritten after.
+				items = append(items, selectItem{expr: &node{kind: eCol, qual: ch.quals[i], name: cn, pos: it.pos}, alias: &ident{name: alias, pos: it.pos}, pos: it.pos})
+			}
+		}
+		switch {
+		case it.qual != "":
+		case ch.lastCols == nil:
+			items = append(items, selectItem{star: true, qual: ch.lastQual, pos: it.pos})
+		default:
+			for _, cn := range ch.lastCols {
+				alias := cn
+				if starCount[cn] > 1 {
+					alias = ch.lastQual + "." + cn
+				}
+				items = append(items, selectItem{expr: &node{kind: eCol, qual: ch.lastQual, name: cn, pos: it.pos}, alias: &ident{name: alias, pos: it.pos}, pos: it.pos})
+			}
+		}
+	}
+	return items
+}
+
+// nameItems names the output columns that are plain columns of the inputs
+// as the select list of a join of all of them names them: the column's
+// name, the same column of another input's after it x0, x1, ... (Flink's,
+// Calcite's rule: the select list's own, which a column read through a
+// level would otherwise not meet, its qualifier being the level's).
+func (ch *chain) nameItems(items []selectItem) {
+	names := map[string]bool{}
+	quals := map[string]string{}
+	for i := range items {
+		it := &items[i]
+		switch {
+		case it.star:
+			continue
+		case it.alias != nil:
+			names[it.alias.name] = true
+			continue
+		case it.expr.kind != eCol:
+			continue
+		}
+		name, qual := it.expr.name, it.expr.qual
+		if names[name] && qual != "" && quals[name] != "" && quals[name] != qual {
+			base := name
+			for k := 0; names[name]; k++ {
+				name = fmt.Sprintf("%s%d", base, k)
+			}
+		}
+		if name != it.expr.name || slices.Contains(ch.quals, qual) {
+			it.alias = &ident{name: name, pos: it.expr.pos}
+		}
+		names[name], quals[name] = true, qual
+	}
 }
 
 // chainColumns is the names of the columns of a chained input: a source or
@@ -174,7 +252,7 @@ func (c *compiler) chainColumns(f *fromItem) ([]string, error) {
 		return nil, errAt(f.name.pos, "a subquery in a join of more than two inputs: make it a view (CREATE VIEW), and join the view")
 	}
 	if _, ok := c.tables[f.name.name]; ok {
-		return nil, errAt(f.name.pos, "%s is a table: in a join of more than two inputs a table is joined last (JOIN %s FOR SYSTEM_TIME AS OF ...)", f.name.name, f.name.name)
+		return nil, errAt(f.name.pos, "%s is a table: in a join of more than two inputs a table is joined last", f.name.name)
 	}
 	rel, err := c.fromRel(f, "")
 	if err != nil {
@@ -187,36 +265,61 @@ func (c *compiler) chainColumns(f *fromItem) ([]string, error) {
 	return names, nil
 }
 
-// chainRefs calls to for every column of e that names a chained input,
-// quals[i] (its column checked), and refuses an unqualified column that
-// two chained inputs have.
-func (c *compiler) chainRefs(e *node, quals []string, cols [][]string, count map[string]int, to func(i int, n *node)) error {
+// refs calls to for every column of e that is a column of a chained
+// input among the first visible ones (withLast: also seeing the last
+// input), qualified or not, after checking it: an unknown column of a
+// chained input, or an unqualified one that two inputs seen have, is
+// refused, naming the inputs as written.
+func (ch *chain) refs(e *node, visible int, withLast bool, to func(i int, n *node)) error {
 	var err error
 	walkAll(e, func(n *node) {
 		if n.kind != eCol || err != nil {
 			return
 		}
-		if n.qual == "" {
-			if count[n.name] > 1 {
-				var in []string
-				for i, cs := range cols {
-					if slices.Contains(cs, n.name) {
-						in = append(in, quals[i])
-					}
-				}
-				err = errAt(n.pos, "column %s is ambiguous: it is in %s (qualify it)", n.name, strings.Join(in, " and "))
+		if n.qual != "" {
+			i := slices.Index(ch.quals[:visible], n.qual)
+			if i < 0 {
+				return
 			}
+			if !slices.Contains(ch.cols[i], n.name) {
+				err = errAt(n.pos, "unknown column %s.%s (valid: %s)", n.qual, n.name, strings.Join(ch.cols[i], ", "))
+				return
+			}
+			to(i, n)
 			return
 		}
-		i := slices.Index(quals, n.qual)
-		if i < 0 {
-			return
+		var in []int
+		for i := range visible {
+			if slices.Contains(ch.cols[i], n.name) {
+				in = append(in, i)
+			}
 		}
-		if !slices.Contains(cols[i], n.name) {
-			err = errAt(n.pos, "unknown column %s.%s (valid: %s)", n.qual, n.name, strings.Join(cols[i], ", "))
-			return
+		var where []string
+		for _, i := range in {
+			where = append(where, ch.quals[i])
 		}
-		to(i, n)
+		if withLast && slices.Contains(ch.lastCols, n.name) {
+			where = append(where, ch.lastQual)
+		}
+		switch {
+		case len(where) > 1:
+			err = errAt(n.pos, "column %s is ambiguous: it is in %s (qualify it)", n.name, strings.Join(where, " and "))
+		case len(in) == 1:
+			to(in[0], n)
+		case len(where) == 0 && (!withLast || ch.lastCols != nil):
+			var valid []string
+			for i := range visible {
+				for _, cn := range ch.cols[i] {
+					valid = append(valid, ch.quals[i]+"."+cn)
+				}
+			}
+			if withLast {
+				for _, cn := range ch.lastCols {
+					valid = append(valid, ch.lastQual+"."+cn)
+				}
+			}
+			err = errAt(n.pos, "unknown column %s (valid: %s)", n.name, strings.Join(valid, ", "))
+		}
 	})
 	return err
 }
@@ -227,12 +330,13 @@ type chainCol struct {
 	name string
 }
 
-// chainReads is, per column of a chained input that is read above the
-// level that joined it, the highest level that reads it: a level's ON
-// reads the inputs before it through the level below, and the outer query
+// reads is, per column of a chained input that is read above the level
+// that joined it, the highest level that reads it: a level's ON reads the
+// inputs before it through the level below, and the outer query
 // (len(levels)) reads every one through the last level. A column missing
-// from the result is read by no join after its own.
-func (c *compiler) chainReads(sel *selectStmt, levels []*selectStmt, quals []string, cols [][]string, count map[string]int) (map[chainCol]int, error) {
+// from the result is read by no join after its own. items is the outer
+// select list, its stars of chained inputs expanded.
+func (ch *chain) reads(sel *selectStmt, items []selectItem) (map[chainCol]int, error) {
 	read := map[chainCol]int{}
 	mark := func(level int) func(i int, n *node) {
 		return func(i int, n *node) {
@@ -240,46 +344,21 @@ func (c *compiler) chainReads(sel *selectStmt, levels []*selectStmt, quals []str
 			read[k] = max(read[k], level)
 		}
 	}
-	// Unqualified columns are found in the input that has them.
-	unqualified := func(level, upTo int, e *node) {
-		walkAll(e, func(n *node) {
-			if n.kind != eCol || n.qual != "" || count[n.name] != 1 {
-				return
-			}
-			for i := range min(upTo, len(cols)) {
-				if slices.Contains(cols[i], n.name) {
-					mark(level)(i, n)
-				}
-			}
-		})
-	}
-	for m := 1; m < len(levels); m++ {
-		if err := c.chainRefs(levels[m].on, quals[:m+1], cols, count, mark(m)); err != nil {
+	for m := 1; m < len(ch.levels); m++ {
+		if err := ch.refs(ch.levels[m].on, m+2, false, mark(m)); err != nil {
 			return nil, err
 		}
-		unqualified(m, m+1, levels[m].on)
 	}
-	last := len(levels)
-	exprs := []*node{sel.on, sel.where, sel.having, sel.join.asOf}
-	exprs = append(exprs, sel.groupBy...)
-	for _, it := range sel.items {
-		if it.star {
-			for i, cs := range cols {
-				if it.qual == "" || it.qual == quals[i] {
-					for _, cn := range cs {
-						read[chainCol{i, cn}] = last
-					}
-				}
-			}
-			continue
+	exprs := ch.outerExprs(sel)
+	for _, it := range items {
+		if !it.star {
+			exprs = append(exprs, it.expr)
 		}
-		exprs = append(exprs, it.expr)
 	}
 	for _, e := range exprs {
-		if err := c.chainRefs(e, quals, cols, count, mark(last)); err != nil {
+		if err := ch.refs(e, len(ch.quals), true, mark(len(ch.levels))); err != nil {
 			return nil, err
 		}
-		unqualified(last, len(cols), e)
 	}
 	return read, nil
 }
