@@ -16,6 +16,7 @@ import (
 	"github.com/saber-hx/saber-hx/internal/testenv"
 	"github.com/saber-hx/saber-hx/query"
 	"github.com/saber-hx/saber-hx/reference"
+	"github.com/saber-hx/saber-hx/strview"
 )
 
 // regSchema is randData's layout with b NULL where the low bit of byte 40
@@ -251,4 +252,65 @@ func TestRegularJoinTaskPathDoesNotAllocate(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, allocs, 4.0, "allocations per %d tasks of %d tuples", perRun, tupleTasks)
 	assert.Equal(t, uint64(next), stats.Rows, "one pair a left tuple")
+}
+
+// TestRegularJoinOnStrings: a regular join on a String key (NULL in some
+// tuples, short strings in their views, long ones out of line), its sides
+// fed by filters (joinFeed) or written directly, its pairs read by a
+// projection of two numbers: the pairs are the reference's, each once,
+// over worker counts and task sizes. The projection reads no string, so
+// the sides empty the long strings they pass on (narrowJoinSides): all
+// but the key, which the join reads.
+func TestRegularJoinOnStrings(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := sqlSchema(t)
+	key := slices.IndexFunc(s.Attrs, func(a query.Attribute) bool { return a.Name == "s" })
+	j := &query.WindowJoin{Name: "rj", Left: s, Right: s, Regular: true, LeftKey: key, RightKey: key}
+	require.NoError(t, j.Validate())
+	out, err := j.OutputSchema()
+	require.NoError(t, err)
+	proj := &query.Query{Name: "proj", Schema: out, Project: []query.Projection{{Expr: query.C("l.n"), As: "ln"}, {Expr: query.C("r.m"), As: "rm"}}}
+	ps, err := proj.OutputSchema()
+	require.NoError(t, err)
+	for seed := range seeds(2, 2, 8) {
+		r := rand.New(rand.NewPCG(uint64(seed), 41))
+		var a strview.Arena
+		left, right := sqlData(r, s, &a, 200+r.IntN(400), 4), sqlData(r, s, &a, 200+r.IntN(400), 4)
+		fed := seed%2 == 0
+		lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("f"), query.Gt, query.Int(-50))}
+		rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("n"), query.Gt, query.Int(-40))}
+		var want *reference.Result
+		if fed {
+			want = joinOfQueries(t, j, lq, rq, left, right)
+		} else {
+			want, err = reference.EvaluateJoin(j, left, right)
+			require.NoError(t, err)
+		}
+		wantProj, err := reference.Evaluate(proj, want.Tuples)
+		require.NoError(t, err)
+		require.NotEmpty(t, wantProj.Tuples)
+		for _, workers := range []int{1, 2, 3} {
+			name := fmt.Sprintf("seed %d fed %v workers %d", seed, fed, workers)
+			var got []byte
+			sink := func(b []byte) error { got = doubling.Append(got, b...); return nil }
+			specs := []Spec{{Join: j}, {Query: proj, Upstream: Output(0), Tuples: sink}}
+			if fed {
+				specs = []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1)}, {Query: proj, Upstream: Output(2), Tuples: sink}}
+			}
+			e, err := Start(Config{Workers: workers, TaskSize: sqlTuple * (1 + r.IntN(20)), BufferSize: 1 << 14}, specs)
+			require.NoError(t, err, name)
+			in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
+			if fed {
+				in = [2]*Stream{e.Stream(0), e.Stream(1)}
+			}
+			done := e.Produce(func() error { return in[0].Write(left) })
+			require.NoError(t, <-e.Produce(func() error { return in[1].Write(right) }), name)
+			require.NoError(t, <-done, name)
+			_, err = e.CloseAll()
+			require.NoError(t, err, name)
+			assert.Equal(t, sortedPairs(wantProj.Tuples, ps.TupleSize), sortedPairs(got, ps.TupleSize), name)
+		}
+		a.Free()
+	}
+	assertNoLeak(t, base)
 }

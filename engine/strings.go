@@ -48,8 +48,9 @@ func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns, node int) (*bu
 
 // narrowJoinSides makes each window join's input streams copy (and the
 // join pin) only the long strings that are read after it: by the join's
-// WHERE, or by the queries downstream of it (which read the pairs' columns
-// by position: their schemas have the join's layout). A join whose pairs
+// WHERE or a regular join's keys, or by the queries downstream of it
+// (which read the pairs' columns by position: their schemas have the
+// join's layout). A join whose pairs
 // go to a sink of their own has every column read. Before the engine runs:
 // copyStrings reads the lists without a lock.
 func (e *Engine) narrowJoinSides() {
@@ -75,6 +76,11 @@ func (e *Engine) narrowJoinSides() {
 		}
 		left := en.stream
 		n := len(left.plan.Query.Schema.Attrs)
+		if js.j.Regular {
+			// The join reads its keys: a String key emptied would join
+			// every tuple with every other.
+			read[js.j.LeftKey], read[n+js.j.RightKey] = true, true
+		}
 		left.readStrings(read[:n])
 		left.right.readStrings(read[n:])
 	}

@@ -1,8 +1,10 @@
 package kernels
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"sync"
@@ -114,11 +116,15 @@ type regSide struct {
 	tupleSize int
 	key       query.Attribute
 	key32     bool
-	strs      []query.Attribute
-	shift     uint
-	store     regStore // the kept tuples and their long strings
-	wm        atomic.Int64
-	done      bool
+	// keyStr says the key is a String: its index key is a hash of its
+	// bytes (regStrHash), and a pair is output only where the bytes are
+	// equal (sameKey), two strings of one hash sharing a chain.
+	keyStr bool
+	strs   []query.Attribute
+	shift  uint
+	store  regStore // the kept tuples and their long strings
+	wm     atomic.Int64
+	done   bool
 	// tuples counts the tuples filed, nulls those of them with a NULL key.
 	tuples, nulls atomic.Uint64
 }
@@ -161,7 +167,7 @@ func NewRegularJoin(j *query.WindowJoin) (*RegularJoin, error) {
 		k := s.Attrs[[2]int{j.LeftKey, j.RightKey}[i]]
 		per := max(1, regChunkBytes/s.TupleSize)
 		sd := &rj.sides[i]
-		sd.tupleSize, sd.key, sd.key32, sd.strs = s.TupleSize, k, k.Type == query.Int32, stringAttrs(s)
+		sd.tupleSize, sd.key, sd.key32, sd.keyStr, sd.strs = s.TupleSize, k, k.Type == query.Int32, k.Type == query.String, stringAttrs(s)
 		sd.shift = uint(bits.Len(uint(per)) - 1)
 		sd.wm.Store(math.MinInt64)
 	}
@@ -171,10 +177,14 @@ func NewRegularJoin(j *query.WindowJoin) (*RegularJoin, error) {
 // regPartOf is key k's partition: bits of another hash than the index's.
 func regPartOf(k int64) int { return int((uint64(k) * 0xC2B2AE3D27D4EB4F) >> 60) }
 
-// keyOf reads tuple t's key; ok false where it is NULL.
+// keyOf reads tuple t's key (a String's hash); ok false where it is NULL.
+// A String key's view must point at its bytes.
 func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
 	if sd.key.IsNull(t) {
 		return 0, false
+	}
+	if sd.keyStr {
+		return int64(regStrHash(strview.Bytes(t[sd.key.Offset : sd.key.Offset+strview.Size]))), true
 	}
 	if sd.key32 {
 		return int64(int32(binary.LittleEndian.Uint32(t[sd.key.Offset:]))), true
@@ -216,13 +226,9 @@ func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *windo
 		b.tuples++
 		at := int64(binary.LittleEndian.Uint64(t))
 		b.minT, b.maxT, b.hasTime = min(b.minT, at), max(b.maxT, at), true
-		k, ok := sd.keyOf(t)
-		if !ok {
+		if sd.key.IsNull(t) {
 			continue
 		}
-		p := regPartOf(k)
-		b.parts[p] = append(b.parts[p], uint32(kept))
-		b.keys = append(b.keys, k)
 		kept++
 		for _, a := range sd.strs {
 			v := t[a.Offset : a.Offset+strview.Size]
@@ -267,8 +273,27 @@ func (rj *RegularJoin) prepare(side int, tuples []byte, b *regBatch, snap *windo
 			strview.PutRef(v, block[:n:n])
 			block = block[n:]
 		}
+		// The key of the copy: a String's view now points at its bytes,
+		// also where the tuple came from a snapshot.
+		k, _ := sd.keyOf(c)
+		p := regPartOf(k)
+		b.parts[p] = append(b.parts[p], uint32(len(b.keys)))
+		b.keys = append(b.keys, k)
 	}
 	return nil
+}
+
+// regStrHash is a String key's index key: a hash of its bytes (a
+// variable, so that a test can make every string collide).
+var regStrHash = func(b []byte) uint64 { return maphash.Bytes(regSeed, b) }
+
+var regSeed = maphash.MakeSeed()
+
+// sameKey reports whether kept tuples a and b, of sides sa and sb, have
+// equal String keys (their index keys, hashes, being equal).
+func sameKey(sa, sb *regSide, a, b []byte) bool {
+	va, vb := a[sa.key.Offset:sa.key.Offset+strview.Size], b[sb.key.Offset:sb.key.Offset+strview.Size]
+	return bytes.Equal(strview.Bytes(va), strview.Bytes(vb))
 }
 
 // Add files side's tuples (0 left, 1 right) and queues their pairs with
@@ -335,6 +360,9 @@ func (rj *RegularJoin) file(b *regBatch, pairs bool) {
 			kept := b.kept[int(i)*ts : int(i+1)*ts : int(i+1)*ts]
 			for m := os.index.get(k); m != 0; m = os.rowAt(m-1, od.shift).next {
 				other := os.row(m-1, od.shift, ots)
+				if sd.keyStr && !sameKey(sd, od, kept, other) {
+					continue
+				}
 				if side == 0 {
 					out = append(out, kept...)
 					out = append(out, other...)
@@ -722,7 +750,7 @@ func (rj *RegularJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		strBytes := uint64(0)
 		for o := 0; o < len(data); o += sd.tupleSize {
 			t := data[o : o+sd.tupleSize]
-			if _, ok := sd.keyOf(t); !ok {
+			if sd.key.IsNull(t) {
 				return nil, fmt.Errorf("side %d: a kept tuple with a NULL key", i)
 			}
 			for _, a := range sd.strs {

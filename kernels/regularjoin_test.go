@@ -236,6 +236,8 @@ func TestRegularJoinSnapshot(t *testing.T) {
 func TestRegularJoinRefusesBadShapes(t *testing.T) {
 	ls, rs := regSchemas(t, false)
 	_, rs32 := regSchemas(t, true)
+	fs, err := query.NewSchema(16, query.Attribute{Name: "t", Type: query.Int64, Offset: 0}, query.Attribute{Name: "f", Type: query.Float64, Offset: 8})
+	require.NoError(t, err)
 	for _, c := range []struct {
 		j    query.WindowJoin
 		want string
@@ -243,11 +245,15 @@ func TestRegularJoinRefusesBadShapes(t *testing.T) {
 		{query.WindowJoin{Window: query.Tumbling(10)}, "a regular join has no window"},
 		{query.WindowJoin{Where: query.Cmp(query.C("l.t"), query.Lt, query.C("r.t"))}, "filter each side before it"},
 		{query.WindowJoin{LeftKey: 3}, "left key 3"},
-		{query.WindowJoin{LeftKey: 2, RightKey: 2}, "is string"},
+		{query.WindowJoin{Left: fs, Right: fs, LeftKey: 1, RightKey: 1}, "is float64: a regular join's key is an int32, an int64 or a string"},
 		{query.WindowJoin{LeftKey: 1, RightKey: 1, Right: rs32}, "of one type"},
+		{query.WindowJoin{LeftKey: 2, RightKey: 1}, "of one type"},
 	} {
 		j := c.j
-		j.Name, j.Left, j.Regular = "rj", ls, true
+		j.Name, j.Regular = "rj", true
+		if j.Left == nil {
+			j.Left = ls
+		}
 		if j.Right == nil {
 			j.Right = rs
 		}
@@ -393,5 +399,87 @@ func TestRegularJoinRestoreDamaged(t *testing.T) {
 		b := slices.Clone(snap)
 		b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
 		try(b)
+	}
+}
+
+// TestRegularJoinStringKeys: a regular join on a String key (short
+// strings inline in their views, long ones out of line; every string's
+// hash the same in the collide case, so that every kept tuple is in one
+// chain) outputs the pairs of byte-equal keys, each once, also across a
+// snapshot restored into a new join after the strings' memory is gone.
+func TestRegularJoinStringKeys(t *testing.T) {
+	keys := []string{"", "a", "short", "Short", "twelve bytes", "thirteen byte", "a key longer than a view holds", "a key longer than a view holds, too"}
+	for _, collide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("collide=%v", collide), func(t *testing.T) {
+			if collide {
+				old := regStrHash
+				regStrHash = func([]byte) uint64 { return 42 }
+				defer func() { regStrHash = old }()
+			}
+			rng := rand.New(rand.NewPCG(9, 9))
+			var a strview.Arena
+			ls, rs := regSchemas(t, false)
+			j := &query.WindowJoin{Name: "rj", Left: ls, Right: rs, Regular: true, LeftKey: 2, RightKey: 2}
+			var sides [2][][]byte
+			for side := range sides {
+				for i := range 150 {
+					sides[side] = append(sides[side], regTuple(int64(i), int64(side*1000+i), false, false, keys[rng.IntN(len(keys))], &a))
+				}
+			}
+			var want []string
+			for _, l := range sides[0] {
+				for _, r := range sides[1] {
+					if string(strview.Bytes(l[16:32])) == string(strview.Bytes(r[16:32])) {
+						want = append(want, regText(append(slices.Clone(l), r...)))
+					}
+				}
+			}
+			slices.Sort(want)
+			require.NotEmpty(t, want)
+			add := func(rj *RegularJoin, side, from, to int) {
+				var b []byte
+				for _, tp := range sides[side][from:to] {
+					b = append(b, tp...)
+				}
+				_, ok := rj.Add(side, b)
+				require.True(t, ok)
+			}
+			rj, err := NewRegularJoin(j)
+			require.NoError(t, err)
+			add(rj, 0, 0, 90)
+			add(rj, 1, 0, 60)
+			got := regDrain(rj, nil)
+			snap, err := rj.AppendSnapshot(nil)
+			require.NoError(t, err)
+			rj.Free()
+			// The restored join reads its strings from the snapshot: the
+			// tuples' views point into memory freed here, refilled below.
+			var strs []string
+			for side := range sides {
+				for _, tp := range sides[side] {
+					strs = append(strs, string(strview.Bytes(tp[16:32])))
+				}
+			}
+			a.Free()
+			var b strview.Arena
+			defer b.Free()
+			n := 0
+			for side := range sides {
+				for _, tp := range sides[side] {
+					strview.Put(tp[16:32], []byte(strs[n]), &b)
+					n++
+				}
+			}
+			rj2, err := NewRegularJoin(j)
+			require.NoError(t, err)
+			defer rj2.Free()
+			_, err = rj2.RestoreSnapshot(snap)
+			require.NoError(t, err)
+			add(rj2, 1, 60, 150)
+			add(rj2, 0, 90, 150)
+			got = regDrain(rj2, got)
+			slices.Sort(got)
+			assert.Equal(t, want, got)
+		})
 	}
 }

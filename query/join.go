@@ -41,7 +41,8 @@ type WindowJoin struct {
 
 	Regular bool
 	// LeftKey and RightKey are a regular join's key attributes (indexes
-	// into Left.Attrs and Right.Attrs): of one type, Int32 or Int64.
+	// into Left.Attrs and Right.Attrs): of one type, Int32, Int64 or
+	// String (strings equal byte for byte).
 	LeftKey, RightKey int
 }
 
@@ -114,8 +115,8 @@ func (j *WindowJoin) validateRegular() error {
 	}
 	l, r := j.Left.Attrs[j.LeftKey], j.Right.Attrs[j.RightKey]
 	switch {
-	case l.Type != Int32 && l.Type != Int64:
-		return fmt.Errorf("left key %s is %s: a regular join's key is an int32 or int64", l.Name, l.Type)
+	case l.Type != Int32 && l.Type != Int64 && l.Type != String:
+		return fmt.Errorf("left key %s is %s: a regular join's key is an int32, an int64 or a string", l.Name, l.Type)
 	case r.Type != l.Type:
 		return fmt.Errorf("keys %s (%s) and %s (%s): a regular join's keys are of one type", l.Name, l.Type, r.Name, r.Type)
 	}

@@ -225,7 +225,7 @@ func evaluateRegular(j *query.WindowJoin, left, right []byte) (*Result, error) {
 	var rows valueRows
 	for a, lv := range vals[0] {
 		for b, rv := range vals[1] {
-			if keys[0][a].Null || keys[1][b].Null || keys[0][a].I != keys[1][b].I {
+			if keys[0][a].Null || keys[1][b].Null || keys[0][a].I != keys[1][b].I || keys[0][a].Str != keys[1][b].Str {
 				continue
 			}
 			res.Tuples = appendDoubling(res.Tuples, left[a*j.Left.TupleSize:(a+1)*j.Left.TupleSize]...)

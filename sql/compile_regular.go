@@ -18,7 +18,8 @@ import (
 // keeps them without a state TTL, so its memory grows with its inputs.
 //
 // ON and WHERE are the AND of terms: one equality of a column of each side
-// (the key: an integer column, INT or BIGINT, of one type on both sides),
+// (the key: an integer column, INT or BIGINT, of one type on both sides,
+// or a string column, VARCHAR, on both: strings equal byte for byte),
 // and terms of one side each, which filter that side before the join
 // keeps its rows. It runs as a part per side that needs one (a filter by
 // that side's terms, and a projection of the columns the query reads, so
@@ -28,7 +29,7 @@ import (
 // equality, and an aggregation over the join are refused, saying so.
 
 // regularShape is the regular join supported, in words, for errors.
-const regularShape = "a regular join of two streams is supported on one equality of an integer column of each side (ON a.k = b.k), its other terms in ON and WHERE each of one side"
+const regularShape = "a regular join of two streams is supported on one equality of an integer or string column of each side (ON a.k = b.k), its other terms in ON and WHERE each of one side"
 
 // regularJoin compiles FROM left JOIN right ON ... (WHERE ...), neither
 // side windowed, as a regular join.
@@ -125,8 +126,8 @@ func (c *compiler) regularJoin(name string, sel *selectStmt, left, right *relati
 			return nil, nil, errAt(key.pos, "%v", err)
 		}
 		keyIdx[sd] = slices.IndexFunc(rel.schema.Attrs, func(x query.Attribute) bool { return x.Name == a.Name })
-		if a.Type != query.Int64 && a.Type != query.Int32 || a.Logical != query.Plain {
-			return nil, nil, errAt(key.pos, "%s.%s is %s: a regular join's key is an integer column (INT or BIGINT) of each side", [2]string{lq, rq}[sd], keyCols[sd].col.name, typeText(a, keyCols[sd].col.typ))
+		if a.Type != query.Int64 && a.Type != query.Int32 && a.Type != query.String || a.Logical != query.Plain {
+			return nil, nil, errAt(key.pos, "%s.%s is %s: a regular join's key is an integer (INT or BIGINT) or string (VARCHAR) column of each side", [2]string{lq, rq}[sd], keyCols[sd].col.name, typeText(a, keyCols[sd].col.typ))
 		}
 		rels[sd] = rel
 	}

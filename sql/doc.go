@@ -536,8 +536,9 @@
 // A regular join (Flink's inner join of two append-only streams without a
 // window; Nexmark's q3 and q20 as written): FROM a [INNER] JOIN b ON
 // ... WHERE ..., neither side windowed nor a view of windows, whose ON and
-// WHERE are the AND of one equality of an integer column of each side
-// (INT or BIGINT, of one type: the key) and terms of one side each. It
+// WHERE are the AND of one equality of a column of each side (the key:
+// INT or BIGINT of one type on both, or VARCHAR on both, strings equal
+// byte for byte) and terms of one side each. It
 // outputs every pair for which ON and WHERE hold, once, when the later of
 // its two rows arrives, whatever their event times (nothing is late);
 // the output is append-only, and a NULL key joins nothing. The rows are
@@ -555,6 +556,20 @@
 // Other terms over both sides (a.x < b.x, a.k + 1 = b.k, a second
 // equality), a key of another type, and an aggregation over a regular
 // join are refused.
+//
+// A join of more inputs (Nexmark's q23 as written: FROM bid B JOIN person
+// P ON P.id = B.bidder JOIN auction A ON A.seller = B.bidder) is the join
+// of each input with the join of those before it, as Flink plans it: FROM
+// (B JOIN P ON ...) JOIN A ON ..., each join compiled as a two-input one
+// (above: regular, or a window join where its sides are windowed),
+// refused as such where its shape is not. Each ON reads the inputs
+// before it; the join of the first ones passes on only the columns read
+// after it, named as a view of a join names them (a name two inputs have
+// is qualified: B.extra, P.extra). The inputs before the last are
+// sources or views (a subquery or a table there is refused: make it a
+// view; a table is joined last); an unqualified column two of them have
+// is ambiguous, as in any join, and an input joined twice needs aliases
+// (compile_chain.go).
 //
 // A view that adds a processing time to a csv or json source as it is
 // (CREATE VIEW v AS SELECT *, PROCTIME() AS p FROM src, as Nexmark's q12
@@ -587,10 +602,10 @@
 // argument and named arguments (DATA => ...); subqueries in expressions (x IN (SELECT ...), EXISTS, scalar
 // subqueries); outer, cross and non-equi joins with a table; outer joins
 // of streams; a regular join (a join of two streams without a window)
-// but on one equality of an integer column of each side with terms of one
-// side each (above), and an aggregation over one; interval joins but of
-// the shape above (two views of windows joined on their window starts
-// run); a join of a windowed stream with one without a window, of
+// but on one equality of an integer or string column of each side with
+// terms of one side each (above), and an aggregation over one; interval
+// joins but of the shape above (two views of windows joined on their
+// window starts run); a join of a windowed stream with one without a window, of
 // different windows, or over SESSION windows; an aggregation over a
 // window join with a sliding or ROWS window, or over an interval join; a
 // ROWS window over an aggregation that runs as a lookup join; ORDER BY,

@@ -363,7 +363,7 @@ func TestIntervalJoinErrors(t *testing.T) {
 		{"SELECT e.n, COUNT(*) FROM e JOIN " + v + " ON e.n = v.top WHERE e.ts BETWEEN v.ws AND v.we GROUP BY e.n", 5, 1,
 			"an aggregation over an interval join is not supported: select the joined rows in a view, and aggregate over the view"},
 		{"SELECT * FROM e AS a JOIN e AS b ON a.n = b.n AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", 5, 56,
-			"this term compares the two sides of a regular join otherwise than as one column of each being equal: not supported (a regular join of two streams is supported on one equality of an integer column of each side (ON a.k = b.k), its other terms in ON and WHERE each of one side; an interval join is supported: of a stream S with a view V of TUMBLE windows of size W"},
+			"this term compares the two sides of a regular join otherwise than as one column of each being equal: not supported (a regular join of two streams is supported on one equality of an integer or string column of each side (ON a.k = b.k), its other terms in ON and WHERE each of one side; an interval join is supported: of a stream S with a view V of TUMBLE windows of size W"},
 		{"SELECT e.n FROM e [RANGE INTERVAL '1' SECOND] JOIN " + v + " ON e.n = v.top WHERE e.ts BETWEEN v.ws AND v.we", 5, 52,
 			"a join of two streams needs a window on each side ([ROWS n], [RANGE ...], TUMBLE or HOP); v has none"},
 	} {

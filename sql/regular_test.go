@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saber-hx/saber-hx/query"
 )
 
 // TestRegularJoinErrors: the shapes of a regular join (a join of two
@@ -24,8 +26,10 @@ func TestRegularJoinErrors(t *testing.T) {
 			"this term compares the two sides of a regular join otherwise than as one column of each being equal"},
 		{"SELECT * FROM e AS a JOIN e AS b ON a.n + 1 = b.n", 5, 45,
 			"this term compares the two sides of a regular join otherwise than as one column of each being equal"},
-		{"SELECT * FROM e AS a JOIN e AS b ON a.k = b.k", 5, 41,
-			"a.k is VARCHAR: a regular join's key is an integer column (INT or BIGINT) of each side"},
+		{"SELECT * FROM e AS a JOIN e AS b ON a.u = b.u", 5, 41,
+			"a.u is UUID: a regular join's key is an integer (INT or BIGINT) or string (VARCHAR) column of each side"},
+		{"SELECT * FROM e AS a JOIN e AS b ON a.k = b.n", 5, 41,
+			"a.k is VARCHAR and b.n BIGINT: a regular join's keys are of one type (CAST one)"},
 		{"SELECT * FROM e AS a JOIN e AS b ON a.n = b.m", 5, 41,
 			"a.n is BIGINT and b.m INT: a regular join's keys are of one type (CAST one)"},
 		{"SELECT a.n, COUNT(*) FROM e AS a JOIN e AS b ON a.n = b.n GROUP BY a.n", 5, 1,
@@ -81,4 +85,23 @@ func TestRegularJoinPlan(t *testing.T) {
 	assert.Contains(t, text, "where: x > 1")
 	assert.Contains(t, text, "where: k = 'z'")
 	assert.Contains(t, text, "regular join of view")
+}
+
+// TestRegularJoinOnStrings: a regular join's key may be a VARCHAR column
+// of each side: the join's keys are their attributes, String.
+func TestRegularJoinOnStrings(t *testing.T) {
+	prog, err := Compile(valuesBase + "SELECT a.n, b.m FROM e AS a JOIN e AS b ON a.k = b.k WHERE a.x > 1;")
+	require.NoError(t, err)
+	var join *Query
+	for _, q := range prog.Queries {
+		if q.Spec.Join != nil {
+			join = q
+		}
+	}
+	require.NotNil(t, join)
+	j := join.Spec.Join
+	require.True(t, j.Regular)
+	assert.Equal(t, "k", j.Left.Attrs[j.LeftKey].Name)
+	assert.Equal(t, "k", j.Right.Attrs[j.RightKey].Name)
+	assert.Equal(t, query.String, j.Left.Attrs[j.LeftKey].Type)
 }
