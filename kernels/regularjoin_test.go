@@ -89,6 +89,17 @@ func regOracle(left, right [][]byte, key32 bool) []string {
 	return out
 }
 
+// regAdd files tuples on side of rj, as one input.
+func regAdd(t *testing.T, rj *RegularJoin, side int, tuples [][]byte) {
+	t.Helper()
+	var b []byte
+	for _, tp := range tuples {
+		b = append(b, tp...)
+	}
+	_, ok := rj.Add(side, b)
+	require.True(t, ok)
+}
+
 // regDrain takes every queued output off rj and recycles it, appending
 // its pairs' texts to got.
 func regDrain(rj *RegularJoin, got []string) []string {
@@ -190,14 +201,7 @@ func TestRegularJoinSnapshot(t *testing.T) {
 		}
 	}
 	want := regOracle(sides[0], sides[1], false)
-	add := func(rj *RegularJoin, side, from, to int) {
-		var b []byte
-		for _, tp := range sides[side][from:to] {
-			b = append(b, tp...)
-		}
-		_, ok := rj.Add(side, b)
-		require.True(t, ok)
-	}
+	add := func(rj *RegularJoin, side, from, to int) { regAdd(t, rj, side, sides[side][from:to]) }
 	rj, err := NewRegularJoin(j)
 	require.NoError(t, err)
 	add(rj, 0, 0, 120)
@@ -436,14 +440,7 @@ func TestRegularJoinStringKeys(t *testing.T) {
 			}
 			slices.Sort(want)
 			require.NotEmpty(t, want)
-			add := func(rj *RegularJoin, side, from, to int) {
-				var b []byte
-				for _, tp := range sides[side][from:to] {
-					b = append(b, tp...)
-				}
-				_, ok := rj.Add(side, b)
-				require.True(t, ok)
-			}
+			add := func(rj *RegularJoin, side, from, to int) { regAdd(t, rj, side, sides[side][from:to]) }
 			rj, err := NewRegularJoin(j)
 			require.NoError(t, err)
 			add(rj, 0, 0, 90)

@@ -365,14 +365,10 @@ func (ch *chain) reads(sel *selectStmt, items []selectItem) (map[chainCol]int, e
 
 // walkAll is walkNodes into aggregates' FILTER too.
 func walkAll(n *node, f func(*node)) {
-	if n == nil {
-		return
-	}
-	f(n)
-	walkAll(n.l, f)
-	walkAll(n.r, f)
-	walkAll(n.filter, f)
-	for _, a := range n.args {
-		walkAll(a, f)
-	}
+	walkNodes(n, func(x *node) {
+		f(x)
+		if x.filter != nil {
+			walkAll(x.filter, f)
+		}
+	})
 }

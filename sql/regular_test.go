@@ -59,13 +59,7 @@ func TestRegularJoinErrors(t *testing.T) {
 func TestRegularJoinPlan(t *testing.T) {
 	prog, err := Compile(valuesBase + "SELECT a.n, b.n, b.s FROM e AS a JOIN e AS b ON a.m = b.m AND a.x > 1 WHERE b.k = 'z';")
 	require.NoError(t, err)
-	var join *Query
-	for _, q := range prog.Queries {
-		if q.Spec.Join != nil {
-			join = q
-		}
-	}
-	require.NotNil(t, join)
+	join := regularJoinOf(t, prog)
 	j := join.Spec.Join
 	require.True(t, j.Regular)
 	assert.Equal(t, "m", j.Left.Attrs[j.LeftKey].Name)
@@ -92,6 +86,17 @@ func TestRegularJoinPlan(t *testing.T) {
 func TestRegularJoinOnStrings(t *testing.T) {
 	prog, err := Compile(valuesBase + "SELECT a.n, b.m FROM e AS a JOIN e AS b ON a.k = b.k WHERE a.x > 1;")
 	require.NoError(t, err)
+	join := regularJoinOf(t, prog)
+	j := join.Spec.Join
+	require.True(t, j.Regular)
+	assert.Equal(t, "k", j.Left.Attrs[j.LeftKey].Name)
+	assert.Equal(t, "k", j.Right.Attrs[j.RightKey].Name)
+	assert.Equal(t, query.String, j.Left.Attrs[j.LeftKey].Type)
+}
+
+// regularJoinOf is prog's (last) join query.
+func regularJoinOf(t *testing.T, prog *Program) *Query {
+	t.Helper()
 	var join *Query
 	for _, q := range prog.Queries {
 		if q.Spec.Join != nil {
@@ -99,9 +104,5 @@ func TestRegularJoinOnStrings(t *testing.T) {
 		}
 	}
 	require.NotNil(t, join)
-	j := join.Spec.Join
-	require.True(t, j.Regular)
-	assert.Equal(t, "k", j.Left.Attrs[j.LeftKey].Name)
-	assert.Equal(t, "k", j.Right.Attrs[j.RightKey].Name)
-	assert.Equal(t, query.String, j.Left.Attrs[j.LeftKey].Type)
+	return join
 }
