@@ -50,9 +50,9 @@ func (e *Engine) newHeap(q *query.Query, dc *kernels.DictColumns, node int) (*bu
 // join pin) only the long strings that are read after it: by the join's
 // WHERE or a regular join's keys, or by the queries downstream of it
 // (which read the pairs' columns by position: their schemas have the
-// join's layout). A join whose pairs
-// go to a sink of their own has every column read. Before the engine runs:
-// copyStrings reads the lists without a lock.
+// join's layout). A join whose pairs go to a sink of their own has every
+// column read. Before the engine runs: copyStrings reads the lists
+// without a lock.
 func (e *Engine) narrowJoinSides() {
 	for _, en := range e.entries {
 		js := en.join

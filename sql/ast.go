@@ -184,8 +184,9 @@ type selectStmt struct {
 	// NOT NULL).
 	extraWhere query.Expr
 	// chain marks the join of a multi-way join's first inputs, a
-	// subquery the parser made (parser.moreJoins): its select list is
-	// every column of its sides, which the compiler fills (chainJoin).
+	// subquery the parser made (parser.moreJoins): its select list, the
+	// columns of its inputs read after it, is the compiler's to fill
+	// (chainJoin).
 	chain bool
 }
 
