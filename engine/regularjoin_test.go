@@ -297,7 +297,8 @@ func TestRegularJoinOnStrings(t *testing.T) {
 			if fed {
 				specs = []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1)}, {Query: proj, Upstream: Output(2), Tuples: sink}}
 			}
-			e, err := Start(Config{Workers: workers, TaskSize: sqlTuple * (1 + r.IntN(20)), BufferSize: 1 << 14}, specs)
+			// A task holds whole tuples of every query: the pairs are two tuples.
+			e, err := Start(Config{Workers: workers, TaskSize: 2 * sqlTuple * (1 + r.IntN(10)), BufferSize: 1 << 14}, specs)
 			require.NoError(t, err, name)
 			in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
 			if fed {
