@@ -62,7 +62,7 @@ func (c *compiler) chainJoin(sel *selectStmt) error {
 	for _, l := range ch.levels {
 		inputs = append(inputs, l.join)
 	}
-	for i, f := range inputs {
+	for _, f := range inputs {
 		q := qualOf(f)
 		if slices.Contains(ch.quals, q) {
 			return errAt(f.name.pos, "%s is joined twice: give the inputs of the join aliases", q)
@@ -72,7 +72,7 @@ func (c *compiler) chainJoin(sel *selectStmt) error {
 			return err
 		}
 		ch.quals, ch.cols = append(ch.quals, q), append(ch.cols, cols)
-		for _, n := range ch.cols[i] {
+		for _, n := range cols {
 			ch.count[n]++
 		}
 	}
@@ -93,14 +93,59 @@ func (c *compiler) chainJoin(sel *selectStmt) error {
 		}
 	}
 	items := ch.expandStars(sel)
-	read, err := ch.reads(sel, items)
-	if err != nil {
-		return err
+	ch.nameItems(items)
+	// One walk checks each reference to a chained input, notes the
+	// highest level that reads the column (a level's ON reads the inputs
+	// before it through the level below; the outer query, level
+	// len(levels), reads every one through the last level) and points
+	// it where it is read from.
+	read := map[chainCol]int{}
+	reader := func(level int, rewrite func(i int, n *node)) func(i int, n *node) {
+		return func(i int, n *node) {
+			k := chainCol{i, n.name}
+			read[k] = max(read[k], level)
+			rewrite(i, n)
+		}
 	}
+	for m := 1; m < len(ch.levels); m++ {
+		// Its ON sees inputs 0..m+1, those before m+1 through the level
+		// below.
+		l := ch.levels[m]
+		through := func(i int, n *node) {
+			if i <= m {
+				*n = *ch.col(&l.from, i, n.name, n.pos)
+			}
+		}
+		if err := ch.refs(l.on, m+2, false, reader(m, through)); err != nil {
+			return err
+		}
+	}
+	// The outer query sees every chained input through the last level.
+	// An unqualified column keeps its name there where it is the
+	// subquery's name, so that one the last input has too is found
+	// ambiguous by the scope even where the last input's columns are
+	// not known here.
+	outer := reader(len(ch.levels), func(i int, n *node) {
+		if n.qual != "" || ch.name(i, n.name) != n.name {
+			*n = *ch.col(&sel.from, i, n.name, n.pos)
+		}
+	})
+	exprs := ch.outerExprs(sel)
+	for _, it := range items {
+		if !it.star {
+			exprs = append(exprs, it.expr)
+		}
+	}
+	for _, e := range exprs {
+		if err := ch.refs(e, len(ch.quals), true, outer); err != nil {
+			return err
+		}
+	}
+	sel.items = items
+	// Each level's select list: the columns read above it, so that the
+	// join after it needs no projection of its own (a part that would
+	// copy every row and its strings in its ordered stage).
 	for m, l := range ch.levels {
-		// Its select list: the columns read above it, so that the join
-		// after it needs no projection of its own (a part that would copy
-		// every row and its strings in its ordered stage).
 		l.items = nil
 		for i := 0; i <= m+1; i++ {
 			from := &l.from
@@ -112,42 +157,6 @@ func (c *compiler) chainJoin(sel *selectStmt) error {
 					l.items = append(l.items, selectItem{expr: ch.col(from, i, cn, l.pos), alias: &ident{name: ch.name(i, cn), pos: l.pos}, pos: l.pos})
 				}
 			}
-		}
-		if m > 0 {
-			// Its ON sees inputs 0..m+1, those before m+1 through the
-			// level below.
-			to := func(i int, n *node) {
-				if i <= m {
-					*n = *ch.col(&l.from, i, n.name, n.pos)
-				}
-			}
-			if err := ch.refs(l.on, m+2, false, to); err != nil {
-				return err
-			}
-		}
-	}
-	// The outer query sees every chained input through the last level.
-	// An unqualified column keeps its name there where it is the
-	// subquery's name, so that one the last input has too is found
-	// ambiguous by the scope even where the last input's columns are
-	// not known here.
-	outer := func(i int, n *node) {
-		if n.qual != "" || ch.name(i, n.name) != n.name {
-			*n = *ch.col(&sel.from, i, n.name, n.pos)
-		}
-	}
-	ch.nameItems(items)
-	for _, it := range items {
-		if !it.star {
-			if err := ch.refs(it.expr, len(ch.quals), true, outer); err != nil {
-				return err
-			}
-		}
-	}
-	sel.items = items
-	for _, e := range ch.outerExprs(sel) {
-		if err := ch.refs(e, len(ch.quals), true, outer); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -171,7 +180,6 @@ func (ch *chain) outerExprs(sel *selectStmt) []*node {
 // a join of all the inputs: qual.name where another input has the name
 // (the last input's columns too, where they are known).
 func (ch *chain) expandStars(sel *selectStmt) []selectItem {
-	// sel is not changed: its items are replaced once checked.
 	starCount := maps.Clone(ch.count)
 	for _, n := range ch.lastCols {
 		starCount[n]++
@@ -328,39 +336,6 @@ func (ch *chain) refs(e *node, visible int, withLast bool, to func(i int, n *nod
 type chainCol struct {
 	i    int
 	name string
-}
-
-// reads is, per column of a chained input that is read above the level
-// that joined it, the highest level that reads it: a level's ON reads the
-// inputs before it through the level below, and the outer query
-// (len(levels)) reads every one through the last level. A column missing
-// from the result is read by no join after its own. items is the outer
-// select list, its stars of chained inputs expanded.
-func (ch *chain) reads(sel *selectStmt, items []selectItem) (map[chainCol]int, error) {
-	read := map[chainCol]int{}
-	mark := func(level int) func(i int, n *node) {
-		return func(i int, n *node) {
-			k := chainCol{i, n.name}
-			read[k] = max(read[k], level)
-		}
-	}
-	for m := 1; m < len(ch.levels); m++ {
-		if err := ch.refs(ch.levels[m].on, m+2, false, mark(m)); err != nil {
-			return nil, err
-		}
-	}
-	exprs := ch.outerExprs(sel)
-	for _, it := range items {
-		if !it.star {
-			exprs = append(exprs, it.expr)
-		}
-	}
-	for _, e := range exprs {
-		if err := ch.refs(e, len(ch.quals), true, mark(len(ch.levels))); err != nil {
-			return nil, err
-		}
-	}
-	return read, nil
 }
 
 // walkAll is walkNodes into aggregates' FILTER too.
