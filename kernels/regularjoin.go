@@ -184,7 +184,7 @@ func (sd *regSide) keyOf(t []byte) (k int64, ok bool) {
 		return 0, false
 	}
 	if sd.keyStr {
-		return int64(regStrHash(strview.Bytes(t[sd.key.Offset : sd.key.Offset+strview.Size]))), true
+		return int64(regStrHash(sd.keyBytes(t))), true
 	}
 	if sd.key32 {
 		return int64(int32(binary.LittleEndian.Uint32(t[sd.key.Offset:]))), true
@@ -289,11 +289,15 @@ var regStrHash = func(b []byte) uint64 { return maphash.Bytes(regSeed, b) }
 
 var regSeed = maphash.MakeSeed()
 
+// keyBytes is tuple t's String key's bytes (its view must point at them).
+func (sd *regSide) keyBytes(t []byte) []byte {
+	return strview.Bytes(t[sd.key.Offset : sd.key.Offset+strview.Size])
+}
+
 // sameKey reports whether kept tuples a and b, of sides sa and sb, have
 // equal String keys (their index keys, hashes, being equal).
 func sameKey(sa, sb *regSide, a, b []byte) bool {
-	va, vb := a[sa.key.Offset:sa.key.Offset+strview.Size], b[sb.key.Offset:sb.key.Offset+strview.Size]
-	return bytes.Equal(strview.Bytes(va), strview.Bytes(vb))
+	return bytes.Equal(sa.keyBytes(a), sb.keyBytes(b))
 }
 
 // Add files side's tuples (0 left, 1 right) and queues their pairs with
