@@ -54,6 +54,11 @@ type groupDict struct {
 	// tables are absorbed slot for slot, with no id to find or count.
 	pin  uint32
 	npin int32
+
+	// vals and lists hold the id-indexed states' rows and lists of groups
+	// (Vals, Touched): the panes', the running sum's.
+	vals  slab[int64]
+	lists slab[int32]
 }
 
 func newGroupDict() *groupDict {
@@ -244,14 +249,14 @@ func newIDState(l *Layout, d *groupDict) *GroupState {
 		// them, grown (fitIDs) where a pane holds others.
 		n = int(d.npin)
 	}
-	g.Vals = make([]int64, n*g.words)
+	g.Vals = d.vals.take(n*g.words, n*g.words)
 	return g
 }
 
 // fitIDs grows an id-indexed state to the dictionary's capacity.
 func (g *GroupState) fitIDs() {
 	if n := g.ids.capIDs() * g.words; len(g.Vals) < n {
-		vals := make([]int64, n)
+		vals := g.ids.vals.take(n, n)
 		copy(vals, g.Vals)
 		g.Vals = vals
 	}

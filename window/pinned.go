@@ -54,7 +54,7 @@ func (g *GroupState) absorbPinned(src *GroupState, take bool) {
 		} else {
 			// A new pane: it takes the task's list too, and the task gets
 			// one as large (the kernel would grow a smaller one again).
-			g.Touched, src.Touched = src.Touched, make([]int32, 0, cap(src.Touched))
+			g.Touched, src.Touched = src.Touched, g.ids.lists.take(0, cap(src.Touched))
 		}
 		return
 	}
@@ -63,7 +63,7 @@ func (g *GroupState) absorbPinned(src *GroupState, take bool) {
 	}
 	// An invertible layout: every word a sum.
 	if m := len(g.Touched) + len(src.Touched); m > cap(g.Touched) {
-		g.Touched = growTouched(g.Touched, m)
+		g.Touched = g.growTouched(m)
 	}
 	slots := src.Touched
 	if 4*len(slots) >= n {
@@ -118,11 +118,11 @@ func (g *GroupState) absorbPinned(src *GroupState, take bool) {
 	}
 }
 
-// growTouched returns t with room for m groups: a new pane accumulator
-// takes its size from its first fragments at once rather than by
-// doubling.
-func growTouched(t []int32, m int) []int32 {
-	n := make([]int32, len(t), m+m/4)
-	copy(n, t)
+// growTouched returns g's Touched with room for m groups: a new pane
+// accumulator takes its size from its first fragments at once rather than
+// by doubling.
+func (g *GroupState) growTouched(m int) []int32 {
+	n := g.ids.lists.take(len(g.Touched), m+m/4)
+	copy(n, g.Touched)
 	return n
 }

@@ -1,0 +1,59 @@
+package window
+
+import "unsafe"
+
+// slab hands out the arrays that hold a query's window state for as long
+// as the query runs: the rows of the panes of an id-indexed layout, the
+// lists of their groups, and the workers' direct tables, which the panes
+// take in exchange for theirs (absorbPinned). Such arrays are made while
+// the first window's span of event time fills (an hour of panes for a
+// sliding window), are written as soon as they are made, and are then
+// reused, never freed one by one. A slab carves them from blocks that
+// double up to slabBlockMax bytes, each advised for huge pages where the
+// kernel leaves that to the program (adviseHuge): the first write of a
+// 2 MiB page costs one fault where 4 KiB pages cost 512, and that first
+// touch of its state is most of what a query's first minutes pay over its
+// steady speed (docs/performance.md).
+//
+// A slab's arrays stay valid for as long as they are referenced, as any
+// Go slice: a block is Go memory, kept by the arrays carved from it. The
+// owner of a slab uses it from one goroutine at a time.
+type slab[T int32 | int64] struct {
+	block []T // what is left of the block being carved
+	size  int // bytes of the last block made
+}
+
+const (
+	slabBlockFirst = 256 << 10
+	slabBlockMax   = 8 << 20
+)
+
+// take returns a zeroed array of length n and capacity c (n <= c).
+func (s *slab[T]) take(n, c int) []T {
+	var zero T
+	elem := int(unsafe.Sizeof(zero))
+	if c*elem > slabBlockMax/4 {
+		v := make([]T, c)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(v)), c*elem)
+		return v[:n:c]
+	}
+	if len(s.block) < c {
+		s.size = min(slabBlockMax, max(slabBlockFirst, 2*s.size))
+		for s.size < c*elem {
+			s.size *= 2 // c*elem is at most slabBlockMax/4
+		}
+		s.block = make([]T, s.size/elem)
+		if s.size >= hugePage {
+			// A smaller block, a small query's, is left to 4 KiB pages:
+			// advised, it would fault in the whole huge page it lies in.
+			adviseHuge(unsafe.Pointer(unsafe.SliceData(s.block)), s.size)
+		}
+	}
+	v := s.block[:n:c]
+	s.block = s.block[c:]
+	return v
+}
+
+// hugePage is the size of the pages adviseHuge asks for: the huge page
+// of x86-64 and of arm64 with 4 KiB base pages.
+const hugePage = 2 << 20
