@@ -8,46 +8,43 @@ import "unsafe"
 // take in exchange for theirs (absorbPinned). Such arrays are made while
 // the first window's span of event time fills (an hour of panes for a
 // sliding window), are written as soon as they are made, and are then
-// reused, never freed one by one. A slab carves them from blocks that
-// double up to slabBlockMax bytes, each advised for huge pages where the
-// kernel leaves that to the program (adviseHuge): the first write of a
-// 2 MiB page costs one fault where 4 KiB pages cost 512, and that first
-// touch of its state is most of what a query's first minutes pay over its
-// steady speed (docs/performance.md).
+// reused, never freed one by one. Once a slab has handed out slabFrom
+// bytes (a small query's state never does, and costs nothing more), it
+// carves them from blocks of slabBlock bytes, each advised for huge pages
+// where the kernel leaves that to the program (adviseHuge): the first
+// write of a 2 MiB page costs one fault where 4 KiB pages cost 512, and
+// that first touch of its state is most of what a query's first span of
+// event time pays over its steady speed (docs/performance.md).
 //
 // A slab's arrays stay valid for as long as they are referenced, as any
 // Go slice: a block is Go memory, kept by the arrays carved from it. The
 // owner of a slab uses it from one goroutine at a time.
 type slab[T int32 | int64] struct {
 	block []T // what is left of the block being carved
-	size  int // bytes of the last block made
+	made  int // bytes handed out
 }
 
 const (
-	slabBlockFirst = 256 << 10
-	slabBlockMax   = 8 << 20
+	slabFrom  = 2 << 20
+	slabBlock = 8 << 20
 )
 
 // take returns a zeroed array of length n and capacity c (n <= c).
 func (s *slab[T]) take(n, c int) []T {
 	var zero T
 	elem := int(unsafe.Sizeof(zero))
-	if c*elem > slabBlockMax/4 {
+	bytes := c * elem
+	s.made += bytes
+	if s.made <= slabFrom || bytes > slabBlock/4 {
 		v := make([]T, c)
-		adviseHuge(unsafe.Pointer(unsafe.SliceData(v)), c*elem)
+		if bytes >= hugePage {
+			adviseHuge(unsafe.Pointer(unsafe.SliceData(v)), bytes)
+		}
 		return v[:n:c]
 	}
 	if len(s.block) < c {
-		s.size = min(slabBlockMax, max(slabBlockFirst, 2*s.size))
-		for s.size < c*elem {
-			s.size *= 2 // c*elem is at most slabBlockMax/4
-		}
-		s.block = make([]T, s.size/elem)
-		if s.size >= hugePage {
-			// A smaller block, a small query's, is left to 4 KiB pages:
-			// advised, it would fault in the whole huge page it lies in.
-			adviseHuge(unsafe.Pointer(unsafe.SliceData(s.block)), s.size)
-		}
+		s.block = make([]T, slabBlock/elem)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(s.block)), slabBlock)
 	}
 	v := s.block[:n:c]
 	s.block = s.block[c:]

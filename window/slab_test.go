@@ -17,7 +17,7 @@ func checkSlab[T int32 | int64](t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var s slab[T]
 	var zero T
-	large := slabBlockMax / 4 / int(unsafe.Sizeof(zero))
+	large := slabBlock / 4 / int(unsafe.Sizeof(zero))
 	var got [][]T
 	for i := range 300 {
 		c := 1 + rng.IntN(20000)
@@ -25,7 +25,7 @@ func checkSlab[T int32 | int64](t *testing.T, seed uint64) {
 		case 0:
 			c = large + 1 + rng.IntN(1000) // made apart
 		case 1:
-			c = large - rng.IntN(large/2) // more than a first block
+			c = large - rng.IntN(large/2) // a block's largest arrays
 		}
 		n := rng.IntN(c + 1)
 		v := s.take(n, c)
@@ -50,7 +50,6 @@ func checkSlab[T int32 | int64](t *testing.T, seed uint64) {
 			}
 		}
 	}
-	assert.LessOrEqual(t, s.size, slabBlockMax)
 }
 
 func TestSlabArraysAreZeroedAndApart(t *testing.T) {
@@ -61,33 +60,27 @@ func TestSlabArraysAreZeroedAndApart(t *testing.T) {
 	}
 }
 
-// TestSlabBlocksDouble checks the blocks' sizes: from slabBlockFirst,
-// doubling up to slabBlockMax, so that a small query's state takes little
-// memory and a large one's few blocks.
-func TestSlabBlocksDouble(t *testing.T) {
+// TestSlabMakesBlocksForLargeStates: a slab makes its arrays one by one
+// until it has handed out slabFrom bytes, so that a small query's state
+// takes no more memory than it holds, and carves them from blocks after.
+func TestSlabMakesBlocksForLargeStates(t *testing.T) {
 	t.Parallel()
 	var s slab[int64]
-	var sizes []int
-	for range 20000 {
-		before := s.size
-		s.take(1000, 1000)
-		if s.size != before || len(sizes) == 0 {
-			sizes = append(sizes, s.size)
-		}
+	const words = 1000
+	for s.made+8*words <= slabFrom {
+		s.take(words, words)
+		require.Empty(t, s.block, "a block made after %d bytes", s.made)
 	}
-	assert.Equal(t, slabBlockFirst, sizes[0])
-	for i := 1; i < len(sizes); i++ {
-		assert.Equal(t, min(slabBlockMax, 2*sizes[i-1]), sizes[i], "block %d", i)
-	}
-	assert.Equal(t, slabBlockMax, sizes[len(sizes)-1])
+	s.take(words, words)
+	assert.Len(t, s.block, slabBlock/8-words)
 }
 
 // TestSlabTakeAllocs: an array carved from a block costs no allocation;
 // only a new block does.
 func TestSlabTakeAllocs(t *testing.T) {
-	var s slab[int64]
+	s := slab[int64]{made: slabFrom}
 	s.take(1, 1)
 	allocs := testing.AllocsPerRun(1000, func() { s.take(512, 512) })
-	// 1000 arrays of 4 KiB: a block per 2,048 of them at the largest.
+	// 1000 arrays of 4 KiB: a block per 2,048 of them.
 	assert.LessOrEqual(t, allocs, 0.01)
 }
