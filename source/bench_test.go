@@ -251,3 +251,41 @@ func BenchmarkJSONFastStringsRef(b *testing.B) {
 	l := bidLayout(b)
 	benchStringsOpts(b, func(o Options) Decoder { d, _ := NewJSONDecoder(l, JSONOptions{Options: o}); return d }, js, true)
 }
+
+// sensorLayout is #26's short records, `ts BIGINT, sensor INT, value
+// DOUBLE` as a SQL source declares them (the values nullable).
+func sensorLayout(t testing.TB) *Layout {
+	l, err := NewLayout(32,
+		Column{Name: "ts", Kind: Int64, Offset: 0},
+		Column{Name: "sensor", Kind: Int32, Offset: 8, Nullable: true, NullBit: 96},
+		Column{Name: "value", Kind: Float64, Offset: 16, Nullable: true, NullBit: 97},
+	)
+	require.NoError(t, err)
+	return l
+}
+
+// sensorInput is n such records as JSON and CSV lines.
+func sensorInput(n int) (jsonText, csvText []byte) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		sensor, value := r.IntN(1000), float64(r.IntN(10000))/100
+		jsonText = fmt.Appendf(jsonText, `{"ts": %d, "sensor": %d, "value": %.2f}`+"\n", i/2, sensor, value)
+		csvText = fmt.Appendf(csvText, "%d,%d,%.2f\n", i/4, sensor, value)
+	}
+	return
+}
+
+func BenchmarkJSONFastShort(b *testing.B) {
+	js, _ := sensorInput(benchLines)
+	d, _ := NewJSONDecoder(sensorLayout(b), JSONOptions{})
+	benchDecode(b, d, js, benchLines)
+	if d.SlowLines() > 1 {
+		b.Fatalf("%d lines by the general decoder", d.SlowLines())
+	}
+}
+
+func BenchmarkCSVShort(b *testing.B) {
+	_, cs := sensorInput(benchLines)
+	d, _ := NewCSVDecoder(sensorLayout(b), CSVOptions{})
+	benchDecode(b, d, cs, benchLines)
+}

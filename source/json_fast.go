@@ -1,5 +1,7 @@
 package source
 
+import "math"
+
 // The JSON decoder's fast path: lines of the shape of a template line (the
 // first line the general decoder read: its keys in its order, its
 // separators and spacing, which values were quoted) are compared with it
@@ -194,6 +196,13 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 		return p + n, true
 	case String:
 		return 0, false
+	case Float64:
+		if !quoted {
+			if v, n := jsonDecimal(s); n > 0 {
+				le.PutUint64(t[f.off:], math.Float64bits(v))
+				return p + n, true
+			}
+		}
 	}
 	// Float32, Float64, Bytes, Timestamp, Bool: the text up to the
 	// closing quote, or the number.
@@ -219,6 +228,55 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 		return 0, false
 	}
 	return p + len(text), true
+}
+
+// jsonDecimal parses the JSON number that starts s where it is a
+// decimal of at most 15 digits with no exponent, in one pass: the value
+// parseDecimal gives its text, and the bytes taken (0 for anything else,
+// which scanNumber and parseFloat then read: a leading zero before a
+// digit, an exponent, more digits, no digit after the point).
+func jsonDecimal(s []byte) (float64, int) {
+	i := 0
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		i = 1
+	}
+	var m uint64
+	start := i
+	for ; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 {
+			break
+		}
+		m = m*10 + d
+	}
+	digits := i - start
+	if digits == 0 || digits > 1 && s[start] == '0' {
+		return 0, 0
+	}
+	frac := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s); i++ {
+			d := uint64(s[i] - '0')
+			if d > 9 {
+				break
+			}
+			m = m*10 + d
+			frac++
+		}
+		if frac == 0 {
+			return 0, 0
+		}
+	}
+	if digits+frac > 15 || i < len(s) && s[i]|0x20 == 'e' {
+		return 0, 0
+	}
+	v := float64(m) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, i
 }
 
 // fastString stores the string whose text starts at p (after its opening
