@@ -124,23 +124,31 @@ func parseDecimal(s []byte) (float64, bool) {
 	case '+':
 		s = s[1:]
 	}
+	// The integer part, then the fraction: two tight loops, where one
+	// loop over both tested for the point at every byte.
 	var m uint64
-	digits, frac, dot := 0, 0, false
-	for _, c := range s {
-		switch {
-		case c >= '0' && c <= '9':
-			m = m*10 + uint64(c-'0')
-			digits++
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return 0, false
+	i := 0
+	for ; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
 		}
+		m = m*10 + uint64(d)
 	}
-	if digits == 0 || digits > 15 {
+	digits, frac := i, 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for ; i < len(s); i++ {
+			d := s[i] - '0'
+			if d > 9 {
+				break
+			}
+			m = m*10 + uint64(d)
+		}
+		frac = i - j
+	}
+	if i != len(s) || digits+frac == 0 || digits+frac > 15 {
 		return 0, false
 	}
 	f := float64(m) / pow10[frac]
