@@ -46,9 +46,6 @@ type TaskResult struct {
 	spareDirect []*GroupState // direct tables not in Frags
 	// spareViews are Parts.Split's views not in Frags (resetSub).
 	spareViews []*GroupState
-	// vals holds the rows of the direct tables, which panes take
-	// (absorbPinned).
-	vals slab[int64]
 }
 
 // Reset prepares r for a task of layout l.
@@ -148,7 +145,7 @@ func (r *TaskResult) spareDirectState(slots int) *GroupState {
 	// for storage of another size (Assembler.MergeTake), and a pane may
 	// have taken Vals and left storage of its own.
 	if len(st.Vals) < slots*st.words {
-		st.Vals = r.vals.take(slots*st.words, slots*st.words)
+		st.Vals = make([]int64, slots*st.words)
 	}
 	if st.Touched == nil {
 		st.Touched = make([]int32, 0, min(slots, 1024))

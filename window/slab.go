@@ -3,9 +3,12 @@ package window
 import "unsafe"
 
 // slab hands out the arrays that hold a query's window state for as long
-// as the query runs: the rows of the panes of an id-indexed layout, the
-// lists of their groups, and the workers' direct tables, which the panes
-// take in exchange for theirs (absorbPinned). Such arrays are made while
+// as the query runs: the rows of the panes of an id-indexed layout and the
+// lists of their groups. A pane may give its rows to a worker in exchange
+// for the worker's direct table (absorbPinned), so that the tables the
+// workers write come from the panes' slab too, once each task record has
+// made its first ones: one slab per assembler, where one per task record
+// would carve a block for each of them. Such arrays are made while
 // the first window's span of event time fills (an hour of panes for a
 // sliding window), are written as soon as they are made, and are then
 // reused, never freed one by one. Once a slab has handed out slabFrom
@@ -35,7 +38,7 @@ func (s *slab[T]) take(n, c int) []T {
 	elem := int(unsafe.Sizeof(zero))
 	bytes := c * elem
 	s.made += bytes
-	if s.made <= slabFrom || bytes > slabBlock/4 {
+	if s.made <= slabFrom || bytes > slabBlock/4 || c == 0 {
 		v := make([]T, c)
 		if bytes >= hugePage {
 			adviseHuge(unsafe.Pointer(unsafe.SliceData(v)), bytes)
