@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -381,6 +382,16 @@ func (d *CSVDecoder) fastField(t, line []byte, p int, f *field) (int, bool) {
 			}
 			le.PutUint32(t[f.off:], uint32(v))
 		}
+		n = k
+	case Float64:
+		// A decimal of 15 digits at most, as parseFloat's fast path reads
+		// it, ended by the separator (checked below): anything else, an
+		// exponent or more digits, the general way.
+		v, k := decimalPrefix(s)
+		if k == 0 {
+			return 0, false
+		}
+		le.PutUint64(t[f.off:], math.Float64bits(v))
 		n = k
 	case UUID:
 		if !parseUUID(t[f.off:f.off+16], s) {

@@ -110,24 +110,28 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // parseDecimal is the fast path of parseFloat for the usual text of a
 // number in a CSV or JSON record: [+-]digits[.digits], 15 digits at most
 // and no exponent (false for anything else: strconv's general parser
-// takes it). The digits make an integer below 2^53 and the fraction a
-// power of ten below 10^16, both exact in a float64, so their quotient,
-// one IEEE division, is the correctly rounded value strconv gives.
+// takes it).
 func parseDecimal(s []byte) (float64, bool) {
-	if len(s) == 0 {
-		return 0, false
-	}
+	v, n := decimalPrefix(s)
+	return v, n > 0 && n == len(s)
+}
+
+// decimalPrefix parses the longest prefix of s of the form
+// [+-]digits[.digits] (either part's digits may be empty, not both): its
+// value and length, or n 0 where it has more than 15 digits. The digits
+// make an integer below 2^53 and the fraction a power of ten below 10^16,
+// both exact in a float64, so their quotient, one IEEE division, is the
+// correctly rounded value strconv gives the prefix.
+func decimalPrefix(s []byte) (float64, int) {
+	i := 0
 	neg := false
-	switch s[0] {
-	case '-':
-		neg, s = true, s[1:]
-	case '+':
-		s = s[1:]
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg, i = s[0] == '-', 1
 	}
 	// The integer part, then the fraction: two tight loops, where one
 	// loop over both tested for the point at every byte.
 	var m uint64
-	i := 0
+	start := i
 	for ; i < len(s); i++ {
 		d := s[i] - '0'
 		if d > 9 {
@@ -135,7 +139,7 @@ func parseDecimal(s []byte) (float64, bool) {
 		}
 		m = m*10 + uint64(d)
 	}
-	digits, frac := i, 0
+	digits, frac := i-start, 0
 	if i < len(s) && s[i] == '.' {
 		i++
 		j := i
@@ -148,14 +152,14 @@ func parseDecimal(s []byte) (float64, bool) {
 		}
 		frac = i - j
 	}
-	if i != len(s) || digits+frac == 0 || digits+frac > 15 {
-		return 0, false
+	if digits+frac == 0 || digits+frac > 15 {
+		return 0, 0
 	}
 	f := float64(m) / pow10[frac]
 	if neg {
 		f = -f
 	}
-	return f, true
+	return f, i
 }
 
 // unhex maps a byte to its hex value, 0xff for a non-hex byte.
@@ -361,7 +365,7 @@ func prepare(l *Layout, caches DictCaches) []field {
 	for i, c := range l.Columns {
 		f := field{kind: c.Kind, off: c.Offset, size: c.Size, name: c.Name, fastOK: true, unit: l.TimeUnit}
 		switch c.Kind {
-		case Int32, Int64, UUID, Enum, IPv4, Timestamp, Bool:
+		case Int32, Int64, UUID, Enum, IPv4, Timestamp, Bool, Float64:
 			f.csvFast = true
 		}
 		f.ext = c.Nullable || c.Kind == String || c.Kind == Bool || c.Kind == Timestamp
