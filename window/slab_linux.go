@@ -19,8 +19,11 @@ import (
 // The advice changes how pages are faulted in, not what the memory holds,
 // whoever's it is; an error (a kernel without transparent huge pages, a
 // neighbouring range not mapped) leaves the memory as it was, and is
-// ignored. GODEBUG=disablethp=1, Go's switch for a heap without huge
-// pages, turns the advice off too.
+// ignored. GODEBUG=disablethp=1 in the environment the process starts
+// with, Go's switch for a heap without huge pages, turns the advice off
+// too (a program that embeds the engine and sets it by a //go:debug line
+// or its go.mod's godebug instead is not seen: no API tells a package
+// the setting).
 func adviseHuge(p unsafe.Pointer, n int) {
 	if thpDisabled || n == 0 {
 		return
@@ -33,8 +36,8 @@ func adviseHuge(p unsafe.Pointer, n int) {
 	runtime.KeepAlive(p)
 }
 
-// thpDisabled is GODEBUG's disablethp, its last setting winning as in
-// the runtime.
+// thpDisabled is the environment GODEBUG's disablethp, its last setting
+// winning as in the runtime.
 var thpDisabled = godebugSet(os.Getenv("GODEBUG"), "disablethp")
 
 // godebugSet reports whether the last setting of key in GODEBUG's
