@@ -34,6 +34,16 @@ type snapCase struct {
 	// query as multisets of tuples of that many bytes: a regular join's
 	// pairs come in an order of its inputs' arrivals.
 	unordered int
+	// tuple is the inputs' tuple size (0: randTuple).
+	tuple int
+}
+
+// tupleSize is the inputs' tuple size.
+func (c *snapCase) tupleSize() int {
+	if c.tuple != 0 {
+		return c.tuple
+	}
+	return randTuple
 }
 
 func (c *snapCase) results() []*reference.Result {
@@ -61,8 +71,9 @@ func (c *snapCase) feed(e *Engine, r *rand.Rand, from, to []int) error {
 			return nil
 		}
 		i := open[r.IntN(len(open))]
-		n := min(to[i]-at[i], 1+r.IntN(3*c.cfg.TaskSize/randTuple))
-		if err := in[i].Write(c.data[i][at[i]*randTuple : (at[i]+n)*randTuple]); err != nil {
+		ts := c.tupleSize()
+		n := min(to[i]-at[i], 1+r.IntN(3*c.cfg.TaskSize/ts))
+		if err := in[i].Write(c.data[i][at[i]*ts : (at[i]+n)*ts]); err != nil {
 			return err
 		}
 		at[i] += n
@@ -71,7 +82,7 @@ func (c *snapCase) feed(e *Engine, r *rand.Rand, from, to []int) error {
 
 func (c *snapCase) ends() (zero, all []int) {
 	for _, d := range c.data {
-		zero, all = append(zero, 0), append(all, len(d)/randTuple)
+		zero, all = append(zero, 0), append(all, len(d)/c.tupleSize())
 	}
 	return zero, all
 }
@@ -135,9 +146,14 @@ func (c *snapCase) run(t *testing.T, r *rand.Rand, cut []int, name string) {
 
 // randCut is a random point of each input, now and then its start or end.
 func randCut(r *rand.Rand, data [][]byte) []int {
+	return randCutOf(r, data, randTuple)
+}
+
+// randCutOf is randCut over inputs of tuples of size bytes.
+func randCutOf(r *rand.Rand, data [][]byte, size int) []int {
 	var cut []int
 	for _, d := range data {
-		n := len(d) / randTuple
+		n := len(d) / size
 		switch r.IntN(8) {
 		case 0:
 			cut = append(cut, 0)
