@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -225,6 +226,25 @@ func TestJSONDepth(t *testing.T) {
 		} else {
 			assert.ErrorContains(t, err, "line 1, column 10006: nested too deep")
 			assert.False(t, json.Valid([]byte(line)))
+		}
+	}
+}
+
+// TestEqualLit: equalLit is bytes.Equal for literals of every length up
+// to past its word-sized cases, a byte changed anywhere.
+func TestEqualLit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 21 {
+		for range 200 {
+			a := make([]byte, n)
+			for i := range a {
+				a[i] = byte(r.IntN(4)) + 'a'
+			}
+			b := bytes.Clone(a)
+			if n > 0 && r.IntN(2) == 0 {
+				b[r.IntN(n)] ^= byte(1 + r.IntN(3))
+			}
+			require.Equal(t, bytes.Equal(a, b), equalLit(a, b), "%q %q", a, b)
 		}
 	}
 }
