@@ -254,15 +254,18 @@ func TestRegularJoinTaskPathDoesNotAllocate(t *testing.T) {
 	assert.Equal(t, uint64(next), stats.Rows, "one pair a left tuple")
 }
 
-// TestRegularJoinOnStrings: a regular join on a String key (NULL in some
-// tuples, short strings in their views, long ones out of line), its sides
-// fed by filters (joinFeed) or written directly, its pairs read by a
-// projection of two numbers: the pairs are the reference's, each once,
-// over worker counts and task sizes. The projection reads no string, so
-// the sides empty the long strings they pass on (narrowJoinSides): all
-// but the key, which the join reads.
-func TestRegularJoinOnStrings(t *testing.T) {
-	base := runtime.NumGoroutine()
+// stringKeyJoin is a regular join of sqlSchema's tuples on their String
+// column s, the filters that may feed its sides, and a projection of two
+// numbers of its pairs, which the tests compare: the pairs' strings' views
+// point into each run's own memory.
+type stringKeyJoin struct {
+	j        *query.WindowJoin
+	lq, rq   *query.Query
+	proj     *query.Query
+	pairSize int // proj's tuple size
+}
+
+func newStringKeyJoin(t *testing.T) *stringKeyJoin {
 	s := sqlSchema(t)
 	key := slices.IndexFunc(s.Attrs, func(a query.Attribute) bool { return a.Name == "s" })
 	j := &query.WindowJoin{Name: "rj", Left: s, Right: s, Regular: true, LeftKey: key, RightKey: key}
@@ -272,23 +275,47 @@ func TestRegularJoinOnStrings(t *testing.T) {
 	proj := &query.Query{Name: "proj", Schema: out, Project: []query.Projection{{Expr: query.C("l.n"), As: "ln"}, {Expr: query.C("r.m"), As: "rm"}}}
 	ps, err := proj.OutputSchema()
 	require.NoError(t, err)
+	return &stringKeyJoin{j: j, proj: proj, pairSize: ps.TupleSize,
+		lq: &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("f"), query.Gt, query.Int(-50))},
+		rq: &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("n"), query.Gt, query.Int(-40))}}
+}
+
+// draw makes the two sides' tuples (their long strings in a) and the
+// reference's projected pairs of them, sorted (sortedPairs), with the
+// sides fed through the filters where fed.
+func (sj *stringKeyJoin) draw(t *testing.T, r *rand.Rand, a *strview.Arena, fed bool) (left, right []byte, want []string) {
+	s := sj.j.Left
+	left, right = sqlData(r, s, a, 200+r.IntN(400), 4), sqlData(r, s, a, 200+r.IntN(400), 4)
+	var pairs *reference.Result
+	if fed {
+		pairs = joinOfQueries(t, sj.j, sj.lq, sj.rq, left, right)
+	} else {
+		var err error
+		pairs, err = reference.EvaluateJoin(sj.j, left, right)
+		require.NoError(t, err)
+	}
+	proj, err := reference.Evaluate(sj.proj, pairs.Tuples)
+	require.NoError(t, err)
+	require.NotEmpty(t, proj.Tuples)
+	return left, right, sortedPairs(proj.Tuples, sj.pairSize)
+}
+
+// TestRegularJoinOnStrings: a regular join on a String key (NULL in some
+// tuples, short strings in their views, long ones out of line), its sides
+// fed by filters (joinFeed) or written directly, its pairs read by a
+// projection of two numbers: the pairs are the reference's, each once,
+// over worker counts and task sizes. The projection reads no string, so
+// the sides empty the long strings they pass on (narrowJoinSides): all
+// but the key, which the join reads.
+func TestRegularJoinOnStrings(t *testing.T) {
+	base := runtime.NumGoroutine()
+	sj := newStringKeyJoin(t)
+	j, proj, lq, rq := sj.j, sj.proj, sj.lq, sj.rq
 	for seed := range seeds(2, 2, 8) {
 		r := rand.New(rand.NewPCG(uint64(seed), 41))
 		var a strview.Arena
-		left, right := sqlData(r, s, &a, 200+r.IntN(400), 4), sqlData(r, s, &a, 200+r.IntN(400), 4)
 		fed := seed%2 == 0
-		lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("f"), query.Gt, query.Int(-50))}
-		rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("n"), query.Gt, query.Int(-40))}
-		var want *reference.Result
-		if fed {
-			want = joinOfQueries(t, j, lq, rq, left, right)
-		} else {
-			want, err = reference.EvaluateJoin(j, left, right)
-			require.NoError(t, err)
-		}
-		wantProj, err := reference.Evaluate(proj, want.Tuples)
-		require.NoError(t, err)
-		require.NotEmpty(t, wantProj.Tuples)
+		left, right, wantPairs := sj.draw(t, r, &a, fed)
 		for _, workers := range []int{1, 2, 3} {
 			name := fmt.Sprintf("seed %d fed %v workers %d", seed, fed, workers)
 			var got []byte
@@ -309,7 +336,7 @@ func TestRegularJoinOnStrings(t *testing.T) {
 			require.NoError(t, <-done, name)
 			_, err = e.CloseAll()
 			require.NoError(t, err, name)
-			assert.Equal(t, sortedPairs(wantProj.Tuples, ps.TupleSize), sortedPairs(got, ps.TupleSize), name)
+			assert.Equal(t, wantPairs, sortedPairs(got, sj.pairSize), name)
 		}
 		a.Free()
 	}
@@ -325,39 +352,20 @@ func TestRegularJoinOnStrings(t *testing.T) {
 // each run's own memory.
 func TestSnapshotRegularJoinOnStrings(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s := sqlSchema(t)
-	key := slices.IndexFunc(s.Attrs, func(a query.Attribute) bool { return a.Name == "s" })
-	j := &query.WindowJoin{Name: "rj", Left: s, Right: s, Regular: true, LeftKey: key, RightKey: key}
-	require.NoError(t, j.Validate())
-	out, err := j.OutputSchema()
-	require.NoError(t, err)
-	proj := &query.Query{Name: "proj", Schema: out, Project: []query.Projection{{Expr: query.C("l.n"), As: "ln"}, {Expr: query.C("r.m"), As: "rm"}}}
-	ps, err := proj.OutputSchema()
-	require.NoError(t, err)
+	sj := newStringKeyJoin(t)
+	j, proj, lq, rq := sj.j, sj.proj, sj.lq, sj.rq
 	for seed := range seeds(3, 2, 12) {
 		r := rand.New(rand.NewPCG(uint64(seed), 4242))
 		var a strview.Arena
-		left, right := sqlData(r, s, &a, 200+r.IntN(400), 4), sqlData(r, s, &a, 200+r.IntN(400), 4)
 		fed := seed%2 == 1
-		lq := &query.Query{Name: "lq", Schema: s, Where: query.Cmp(query.C("f"), query.Gt, query.Int(-50))}
-		rq := &query.Query{Name: "rq", Schema: s, Where: query.Cmp(query.C("n"), query.Gt, query.Int(-40))}
-		var want *reference.Result
-		if fed {
-			want = joinOfQueries(t, j, lq, rq, left, right)
-		} else {
-			want, err = reference.EvaluateJoin(j, left, right)
-			require.NoError(t, err)
-		}
-		wantProj, err := reference.Evaluate(proj, want.Tuples)
-		require.NoError(t, err)
-		require.NotEmpty(t, wantProj.Tuples)
+		left, right, wantPairs := sj.draw(t, r, &a, fed)
 		sink := func(res []*reference.Result, i int) func([]byte) error {
 			return func(b []byte) error { res[i].Tuples = append(res[i].Tuples, b...); return nil }
 		}
 		// A task holds whole tuples of every query: the pairs are two tuples.
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: 2 * sqlTuple * (1 + r.IntN(10)), BufferSize: 1 << 14}
 		c := &snapCase{
-			cfg: cfg, n: 2, data: [][]byte{left, right}, unordered: ps.TupleSize, tuple: sqlTuple,
+			cfg: cfg, n: 2, data: [][]byte{left, right}, unordered: sj.pairSize, tuple: sqlTuple,
 			specs: func(res []*reference.Result) []Spec {
 				return []Spec{{Join: j}, {Query: proj, Upstream: Output(0), Tuples: sink(res, 1)}}
 			},
@@ -373,7 +381,7 @@ func TestSnapshotRegularJoinOnStrings(t *testing.T) {
 			c.inputs = func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(1)} }
 		}
 		c.check = func(res []*reference.Result) {
-			assert.Equal(t, sortedPairs(wantProj.Tuples, ps.TupleSize), sortedPairs(res[c.n-1].Tuples, ps.TupleSize), "seed %d: pairs against the reference", seed)
+			assert.Equal(t, wantPairs, sortedPairs(res[c.n-1].Tuples, sj.pairSize), "seed %d: pairs against the reference", seed)
 		}
 		cut := randCutOf(r, c.data, sqlTuple)
 		c.run(t, r, cut, fmt.Sprintf("seed %d (fed %v, workers %d, task %d, cut %v)", seed, fed, cfg.Workers, cfg.TaskSize, cut))
