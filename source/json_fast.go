@@ -233,50 +233,29 @@ func fastValue(t, line []byte, p int, f *field, quoted bool) (int, bool) {
 // jsonDecimal parses the JSON number that starts s where it is a
 // decimal of at most 15 digits with no exponent, in one pass: the value
 // parseDecimal gives its text, and the bytes taken (0 for anything else,
-// which scanNumber and parseFloat then read: a leading zero before a
-// digit, an exponent, more digits, no digit after the point).
+// which scanNumber and parseFloat then read). It is decimalPrefix held to
+// JSON's grammar: no '+', a digit before the point and none of a leading
+// zero's, a digit after the point, no exponent after the digits.
 func jsonDecimal(s []byte) (float64, int) {
-	i := 0
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		i = 1
-	}
-	var m uint64
-	start := i
-	for ; i < len(s); i++ {
-		d := uint64(s[i] - '0')
-		if d > 9 {
-			break
-		}
-		m = m*10 + d
-	}
-	digits := i - start
-	if digits == 0 || digits > 1 && s[start] == '0' {
+	if len(s) > 0 && s[0] == '+' {
 		return 0, 0
 	}
-	frac := 0
-	if i < len(s) && s[i] == '.' {
-		i++
-		for ; i < len(s); i++ {
-			d := uint64(s[i] - '0')
-			if d > 9 {
-				break
-			}
-			m = m*10 + d
-			frac++
-		}
-		if frac == 0 {
-			return 0, 0
-		}
-	}
-	if digits+frac > 15 || i < len(s) && s[i]|0x20 == 'e' {
+	v, n := decimalPrefix(s)
+	if n == 0 {
 		return 0, 0
 	}
-	v := float64(m) / pow10[frac]
-	if neg {
-		v = -v
+	start := 0
+	if s[0] == '-' {
+		start = 1
 	}
-	return v, i
+	switch {
+	case s[start]-'0' > 9, // ".5": no integer digit
+		s[start] == '0' && start+1 < n && s[start+1]-'0' <= 9, // "01"
+		s[n-1] == '.', // "1."
+		n < len(s) && s[n]|0x20 == 'e':
+		return 0, 0
+	}
+	return v, n
 }
 
 // fastString stores the string whose text starts at p (after its opening

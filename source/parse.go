@@ -128,28 +128,14 @@ func decimalPrefix(s []byte) (float64, int) {
 	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
 		neg, i = s[0] == '-', 1
 	}
-	// The integer part, then the fraction: two tight loops, where one
+	// The integer part, then the fraction: a tight loop each, where one
 	// loop over both tested for the point at every byte.
-	var m uint64
 	start := i
-	for ; i < len(s); i++ {
-		d := s[i] - '0'
-		if d > 9 {
-			break
-		}
-		m = m*10 + uint64(d)
-	}
+	i, m := digitsFrom(s, i, 0)
 	digits, frac := i-start, 0
 	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for ; i < len(s); i++ {
-			d := s[i] - '0'
-			if d > 9 {
-				break
-			}
-			m = m*10 + uint64(d)
-		}
+		j := i + 1
+		i, m = digitsFrom(s, j, m)
 		frac = i - j
 	}
 	if digits+frac == 0 || digits+frac > 15 {
@@ -160,6 +146,19 @@ func decimalPrefix(s []byte) (float64, int) {
 		f = -f
 	}
 	return f, i
+}
+
+// digitsFrom reads the decimal digits of s from i on into m (m*10 plus
+// each): the position after them and m.
+func digitsFrom(s []byte, i int, m uint64) (int, uint64) {
+	for ; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		m = m*10 + uint64(d)
+	}
+	return i, m
 }
 
 // unhex maps a byte to its hex value, 0xff for a non-hex byte.
