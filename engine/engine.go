@@ -77,11 +77,14 @@ type Engine struct {
 	ingestClaim *cpu.Claim
 	streams     []*Stream // every input stream; a window join has two
 	entries     []entry   // per Spec
-	queue       scheduler.Queue
-	workers     *cpu.Group // nil in gpu mode: no CPU worker
-	gpu         *gpuWorker // nil without a GPU
-	gpuKind     int        // the GPU's processor kind; -1 without a GPU
-	closed      bool
+	// copies are the TupleEncoder.Copy of the specs that have one, which
+	// the workers run after each task (worker.copyOutputs).
+	copies  []func()
+	queue   scheduler.Queue
+	workers *cpu.Group // nil in gpu mode: no CPU worker
+	gpu     *gpuWorker // nil without a GPU
+	gpuKind int        // the GPU's processor kind; -1 without a GPU
+	closed  bool
 
 	errMu sync.Mutex
 	err   error
@@ -121,6 +124,9 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 		if err := e.add(sp); err != nil {
 			e.release()
 			return nil, asConfigError(err)
+		}
+		if sp.Encoded != nil && sp.Encoded.Copy != nil {
+			e.copies = append(e.copies, sp.Encoded.Copy)
 		}
 	}
 	e.narrowJoinSides()

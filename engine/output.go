@@ -237,10 +237,20 @@ type TupleSink func(tuples []byte) error
 // Write stays required: where the encodings of several outputs share a
 // buffer (a partitioned aggregation's windows), Write gets each. Take
 // nil: Write gets every encoding.
+//
+// Copy, where set, is for a sink whose Write and Take only place the
+// encodings, in order, and leave their copies to the files to be done
+// later, in any order (a partitioned file output's writes, each to its
+// own bytes): the workers run it after their tasks, out of the ordered
+// stage, any number at once, so that what the sink writes grows with the
+// workers. It must return once nothing is left to start, and leave an
+// error to a later Write or Take; the sink itself runs what is left when
+// it is flushed.
 type TupleEncoder struct {
 	Encode func(dst, tuples []byte) []byte
 	Write  func(enc []byte) error
 	Take   func(enc []byte) (spare []byte, err error)
+	Copy   func()
 }
 
 // give hands the encoding in *buf to Take, where set, and leaves the

@@ -4,8 +4,10 @@ package pipeline
 // WITH ('connector' = 'filesystem', ...)): the workers format each row
 // (its partition's directory, its line of the other columns, its event
 // time) and the ordered stage hands them, in order, to the output
-// (sink.Partitioned), whose writer routes the lines to their partitions'
-// files off the ordered stage, and which commits partitions as the
+// (sink.Partitioned), which routes the lines to their partitions and
+// places their copies to the files, each at its own bytes; the workers
+// run the copies after their tasks, off the ordered stage
+// (TupleEncoder.Copy), and the output commits partitions as the
 // watermark passes them.
 
 import (
@@ -87,9 +89,9 @@ func indexOf(xs []int, x int) int {
 // the run's largest event time, its partition's directory and its lines
 // (of the columns that are not partition columns). Any worker runs it.
 // Rows come in runs of one partition (a minute's, an hour's), so that
-// the output's writer, the one goroutine that writes every row, takes a
-// record per run, written with one copy, where a record per row cost it
-// a header read, a directory compared and a buffered write each.
+// the ordered stage routes a record per run, where a record per row cost
+// it a header read and a directory compared each, and a copy writes a
+// run's lines at once.
 func (s *rowSink) partLines(dst, tuples []byte) []byte {
 	ps := s.part
 	var scratch []byte
@@ -176,9 +178,10 @@ func appendPartitionTimestamp(dst []byte, ms int64) []byte {
 
 // partWrite is the Spec.Encoded's Write of a partitioned output: the
 // rows partLines made, in output order, each to its partition. It only
-// copies them to the output's writer, so that the ordered stage does
-// not wait for the files; an error of the writer is that of a later
-// write, flush, checkpoint or finish, each of which waits for it.
+// copies them into a buffer of the output's and places their copies to
+// the files, so that the ordered stage does not wait for the files; an
+// error of a copy is that of a later write, flush, checkpoint or finish,
+// each of which waits for the copies.
 func (s *rowSink) partWrite(enc []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -189,8 +192,9 @@ func (s *rowSink) partWrite(enc []byte) error {
 }
 
 // partTake is the Spec.Encoded's Take of a partitioned output: partWrite
-// without the copy, the buffer of the rows given to the output's writer,
-// which gives back one it has written (sink.Partitioned.GiveRecords).
+// without the copy into the output's buffer, the buffer of the rows given
+// to the output, which gives back one whose copies are done
+// (sink.Partitioned.GiveRecords).
 func (s *rowSink) partTake(enc []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

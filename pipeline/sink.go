@@ -547,9 +547,10 @@ func (j *Job) openSinks() error {
 		j.sinks[i] = s
 		if s.part != nil {
 			// The workers format the rows and their partitions, the
-			// ordered stage hands their buffer to the output's writer,
-			// which routes them.
-			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.partLines, Write: s.partWrite, Take: s.partTake}
+			// ordered stage hands their buffer to the output, which
+			// routes them and places their copies to the files, and the
+			// workers run the copies after their tasks.
+			j.specs[i].Encoded = &engine.TupleEncoder{Encode: s.partLines, Write: s.partWrite, Take: s.partTake, Copy: s.part.part.Copy}
 		} else if s.w != nil {
 			// Lines of text: the workers format them, the ordered stage
 			// writes them.

@@ -61,6 +61,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrUsage marks the errors that come from the path the caller was given
@@ -105,6 +108,7 @@ type File struct {
 	w      io.WriteCloser
 	tmp    *os.File // kindReplace: the temporary file (w); nil while suspended
 	name   string   // kindReplace: the temporary file's name
+	size   int64    // kindReplace: the bytes written or placed
 
 	mu   sync.Mutex
 	done bool // committed or aborted
@@ -147,12 +151,76 @@ func (f *File) WritesThrough() bool { return f.kind == kindThrough }
 // Write writes to the output (the temporary file, or the destination when
 // written through), reopening a suspended temporary file first.
 func (f *File) Write(p []byte) (int, error) {
-	if f.w == nil {
+	if f.kind == kindThrough {
+		return f.w.Write(p)
+	}
+	if f.tmp == nil {
 		if err := f.resume(); err != nil {
 			return 0, err
 		}
 	}
-	return f.w.Write(p)
+	n, err := f.tmp.WriteAt(p, f.size)
+	f.size += int64(n)
+	return n, err
+}
+
+// place reserves n bytes at the end of a regular file's temporary file,
+// reopened where suspended, for a write at the offset it returns
+// (pwrite: any goroutine, any number at once, each to its own bytes),
+// done before the file is suspended, committed or aborted. A file written
+// through returns nil: it takes its bytes in order, by Write. For the
+// goroutine that writes.
+func (f *File) place(n int) (*os.File, int64, error) {
+	if f.kind == kindThrough {
+		return nil, 0, nil
+	}
+	if f.tmp == nil {
+		if err := f.resume(); err != nil {
+			return nil, 0, err
+		}
+	}
+	off := f.size
+	f.size += int64(n)
+	return f.tmp, off, nil
+}
+
+// pwritev writes bufs (none empty) in order at off in f, a batch of them
+// per system call (pwritev(2)), and returns the bytes written. For a
+// file that no goroutine closes meanwhile.
+func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {
+	fd := f.Fd()
+	if fd == ^uintptr(0) {
+		return 0, &os.PathError{Op: "write", Path: f.Name(), Err: os.ErrClosed}
+	}
+	var total int64
+	var iov [64]unix.Iovec
+	for len(bufs) > 0 {
+		k := min(len(bufs), len(iov))
+		for i, b := range bufs[:k] {
+			iov[i].Base = &b[0]
+			iov[i].SetLen(len(b))
+		}
+		// on 64-bit Linux the offset's low word holds it all
+		r, _, errno := unix.Syscall6(unix.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k), uintptr(off), 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return total, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+		case r == 0:
+			return total, &os.PathError{Op: "write", Path: f.Name(), Err: io.ErrShortWrite}
+		}
+		n := int64(r)
+		total, off = total+n, off+n
+		for n > 0 {
+			if m := int64(len(bufs[0])); m <= n {
+				bufs, n = bufs[1:], n-m
+			} else {
+				bufs[0], n = bufs[0][n:], 0
+			}
+		}
+	}
+	return total, nil
 }
 
 // Suspend closes a regular file's temporary file until the next Write (or
@@ -180,7 +248,7 @@ func (f *File) resume() error {
 	if f.done {
 		return fmt.Errorf("write %s: already committed or aborted", f.path)
 	}
-	tmp, err := os.OpenFile(f.name, os.O_WRONLY|os.O_APPEND, 0)
+	tmp, err := os.OpenFile(f.name, os.O_WRONLY, 0) // written at its size (WriteAt)
 	if err != nil {
 		return classify(fmt.Errorf("write %s: reopen its temporary file: %w", f.path, err))
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,10 +76,11 @@ func longRowsOutput(t *testing.T, r *rand.Rand, seed uint64, n int, ckpt bool) (
 // TestPartitionedWriterBatches: rows handed over in batches of any size,
 // the caller's buffer overwritten as soon as WriteRecords returns, some
 // batches with bytes past their last record, enough of them for the
-// writer to fall behind and the caller to wait for it, end in the files
-// that writing each row at once makes, byte for byte, in order; under
-// checkpoints each checkpoint's parts hold every row handed over before
-// it.
+// copies placed to pass maxPending and the hand-over to run them, others
+// copied by goroutines of their own (Copy) as the batches keep coming, end
+// in the files that writing each row at once makes, byte for byte, in
+// order; under checkpoints each checkpoint's parts hold every row handed
+// over before it.
 func TestPartitionedWriterBatches(t *testing.T) {
 	t.Parallel()
 	// Enough rows for bursts past maxPending by default; more with
@@ -91,6 +93,8 @@ func TestPartitionedWriterBatches(t *testing.T) {
 			rows, dir, p := longRowsOutput(t, r, 11, n, ckpt)
 			var enc []byte
 			bursts, big := 0, 0
+			var copiers sync.WaitGroup
+			defer copiers.Wait()
 			for i := 0; i < len(rows); {
 				k := min(len(rows)-i, 1+r.IntN(300))
 				if big == 0 && (r.IntN(30) == 0 || bursts == 0 && i >= len(rows)/3) {
@@ -98,7 +102,7 @@ func TestPartitionedWriterBatches(t *testing.T) {
 				}
 				if big > 0 {
 					// batches of half maxPending or more, one after
-					// another: the writer falls behind
+					// another: past maxPending before any copy runs
 					big--
 					k = min(len(rows)-i, 2000)
 				}
@@ -114,6 +118,9 @@ func TestPartitionedWriterBatches(t *testing.T) {
 					enc[j] = 0xff
 				}
 				i += k
+				if r.IntN(3) == 0 {
+					copiers.Go(p.Copy) // as a pipeline's workers do
+				}
 				if ckpt && r.IntN(10) == 0 {
 					e := p.Epoch()
 					require.NoError(t, p.PreCommit(e))
@@ -141,10 +148,10 @@ func mapKeys(m map[string]string) []string {
 	return out
 }
 
-// TestPartitionedWriterError: an error of the writer (a partition's
-// directory where a file is, a file closed under it) is returned by the
-// next call, however many rows were handed over since, and nothing is
-// written after it.
+// TestPartitionedWriterError: an error of the hand-over (a partition's
+// directory where a file is) or of a copy (a file closed under it) is
+// returned by that call or the next, however many rows were handed over
+// since, and nothing is written after it.
 func TestPartitionedWriterError(t *testing.T) {
 	t.Parallel()
 	good, bad := []byte("dt=2015-07-15/hm=00%3A00"), []byte("dt=2015-07-15/hm=00%3A01")
@@ -162,10 +169,10 @@ func TestPartitionedWriterError(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, string(bad)), nil, 0o644))
 			p := openQ10(t, dir, ckpt)
 			require.NoError(t, p.WriteRecords(record(good, "a\n")))
-			require.NoError(t, p.WriteRecords(append(record(bad, "b\n"), record([]byte("dt=2015-07-16/hm=00%3A00"), "c\n")...)))
-			err := p.Flush()
-			require.Error(t, err)
+			err := p.WriteRecords(append(record(bad, "b\n"), record([]byte("dt=2015-07-16/hm=00%3A00"), "c\n")...))
+			require.Error(t, err, "routed as handed over")
 			assert.Contains(t, err.Error(), "create partition dt=2015-07-15/hm=00%3A01")
+			assert.ErrorIs(t, p.Flush(), err)
 			assert.ErrorIs(t, p.WriteRecords(record(good, "d\n")), err)
 			if ckpt {
 				assert.ErrorIs(t, p.PreCommit(p.Epoch()), err)
@@ -188,7 +195,7 @@ func TestPartitionedWriterError(t *testing.T) {
 		p.mu.Lock()
 		require.NoError(t, p.parts[string(good)].file.tmp.Close())
 		p.mu.Unlock()
-		big := strings.Repeat("x", 64<<10) + "\n" // past the partition's buffer: written at once
+		big := strings.Repeat("x", 64<<10) + "\n" // 100 of them past maxPending: copied by the hand-over
 		var err2 error
 		for i := 0; i < 100 && err2 == nil; i++ {
 			err2 = p.WriteRecords(record(good, big))
@@ -207,10 +214,11 @@ func TestPartitionedWriterError(t *testing.T) {
 	})
 }
 
-// TestPartitionedWriterGoroutine: the writer ends with Finish and with
-// Abort (one waiting for it too), and a write after Finish starts
-// another that Abort ends.
-func TestPartitionedWriterGoroutine(t *testing.T) {
+// TestPartitionedNoGoroutineLeft: the output starts no goroutine of its
+// own (Finish, a write after it, Abort), and an Abort from another
+// goroutine while rows keep coming, and are copied, ends the hand-over
+// with the abort and writes nothing after it.
+func TestPartitionedNoGoroutineLeft(t *testing.T) {
 	rel, line := []byte("dt=2015-07-15/hm=00%3A00"), []byte("1,2\n")
 	before := runtime.NumGoroutine()
 	for _, ckpt := range []bool{false, true} {
@@ -226,9 +234,8 @@ func TestPartitionedWriterGoroutine(t *testing.T) {
 		testenv.NoGoroutinesLeft(t, before)
 	}
 
-	// Abort from another goroutine while rows keep coming: the writer
-	// ends, and the caller's next write (or its wait for the writer)
-	// returns the abort.
+	// Abort from another goroutine while rows keep coming: the caller's
+	// next write (or its wait for a copy) returns the abort.
 	dir := filepath.Join(t.TempDir(), "out")
 	p, err := CreatePartitioned(q10Config(dir, false))
 	require.NoError(t, err)
@@ -242,6 +249,9 @@ func TestPartitionedWriterGoroutine(t *testing.T) {
 			if err := p.WriteRecords(enc); err != nil {
 				stopped <- err
 				return
+			}
+			if i%4 == 0 {
+				go p.Copy()
 			}
 			if i == 100 {
 				close(started)
@@ -257,7 +267,8 @@ func TestPartitionedWriterGoroutine(t *testing.T) {
 }
 
 // TestPartitionedWriteRecordsAllocates: in a steady stream of batches of
-// partitions seen before, a batch's hand-over and its rows' writes
+// partitions seen before, each copied once handed over (Copy, as a
+// pipeline's workers do), a batch's hand-over and its rows' writes
 // allocate nothing.
 func TestPartitionedWriteRecordsAllocates(t *testing.T) {
 	for _, ckpt := range []bool{false, true} {
@@ -273,6 +284,7 @@ func TestPartitionedWriteRecordsAllocates(t *testing.T) {
 			if err := p.WriteRecords(enc); err != nil {
 				t.Fatal(err)
 			}
+			p.Copy()
 		}
 		for range 2000 {
 			write()
@@ -286,11 +298,11 @@ func TestPartitionedWriteRecordsAllocates(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-// TestPartitionedCommitWaitsForTheWriter: a row handed over after a
+// TestPartitionedCommitSeesRowsHandedOver: a row handed over after a
 // checkpoint's pre-commit, to a partition that the checkpoint's
 // watermark passed, keeps the checkpoint's commit from committing the
-// partition, though the writer may not have written it yet.
-func TestPartitionedCommitWaitsForTheWriter(t *testing.T) {
+// partition, though its copy has not run yet.
+func TestPartitionedCommitSeesRowsHandedOver(t *testing.T) {
 	t.Parallel()
 	for i := range 20 {
 		dir := filepath.Join(t.TempDir(), "out")
@@ -317,9 +329,9 @@ func TestPartitionedCommitWaitsForTheWriter(t *testing.T) {
 // TestPartitionedGiveRecords: batches given (GiveRecords) among batches
 // copied (WriteRecords), some past maxPending together, end in the same
 // files, in order, as WriteRecords alone; each spare given back is empty,
-// a buffer given before and not the one just given, and the caller
-// overwrites it whole at once: were it still pending, its rows would be
-// lost (and -race would see the writer read it).
+// not the buffer just given, and the caller overwrites it whole at once:
+// were a copy still pending in it, its rows would be lost (and -race
+// would see the copy read it).
 func TestPartitionedGiveRecords(t *testing.T) {
 	t.Parallel()
 	n := testenv.Scale(5000, 20000)
@@ -328,7 +340,6 @@ func TestPartitionedGiveRecords(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(5, 6))
 			rows, dir, p := longRowsOutput(t, r, 13, n, ckpt)
-			given := map[*byte]bool{} // the buffers given, by their first byte
 			var enc, copied []byte
 			spares := 0
 			for i := 0; i < len(rows); {
@@ -357,12 +368,11 @@ func TestPartitionedGiveRecords(t *testing.T) {
 					continue
 				}
 				if r.IntN(8) == 0 {
-					// the writer done with what it was given: the next
-					// spare is one of those, however slow it ran
+					// every copy done: the next spare is one of their
+					// buffers
 					require.NoError(t, p.Flush())
 				}
 				first := &b[:1][0]
-				given[first] = true
 				spare, err := p.GiveRecords(b)
 				require.NoError(t, err)
 				enc = spare
@@ -371,9 +381,7 @@ func TestPartitionedGiveRecords(t *testing.T) {
 				}
 				spares++
 				assert.Empty(t, spare)
-				s := &spare[:1][0]
-				assert.True(t, given[s], "a spare that was never given")
-				assert.NotSame(t, first, s, "the buffer just given back as the spare")
+				assert.NotSame(t, first, &spare[:1][0], "the buffer just given back as the spare")
 				full := spare[:cap(spare)]
 				for j := range full {
 					full[j] = 0xee
@@ -392,8 +400,9 @@ func TestPartitionedGiveRecords(t *testing.T) {
 	}
 }
 
-// TestPartitionedGiveRecordsErrors: after an Abort, or the writer's
-// error, GiveRecords keeps nothing: the error, and the buffer back.
+// TestPartitionedGiveRecordsErrors: after an Abort, or the output's
+// error (its own hand-over's too), GiveRecords keeps nothing: the error,
+// and the buffer back.
 func TestPartitionedGiveRecordsErrors(t *testing.T) {
 	good, bad := []byte("dt=2015-07-15/hm=00%3A00"), []byte("dt=2015-07-15/hm=00%3A01")
 	record := func(rel []byte, line string) []byte {
@@ -408,12 +417,13 @@ func TestPartitionedGiveRecordsErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.GiveRecords(record(good, "a\n"))
 	require.NoError(t, err)
-	_, err = p.GiveRecords(record(bad, "b\n"))
-	require.NoError(t, err)
-	werr := p.Flush()
-	require.Error(t, werr)
-	b := record(good, "c\n")
-	spare, err := p.GiveRecords(b)
+	b := record(bad, "b\n")
+	spare, werr := p.GiveRecords(b)
+	require.Error(t, werr, "routed as given")
+	assert.Same(t, &b[0], &spare[0])
+	assert.ErrorIs(t, p.Flush(), werr)
+	b = record(good, "c\n")
+	spare, err = p.GiveRecords(b)
 	assert.ErrorIs(t, err, werr)
 	assert.Same(t, &b[0], &spare[0])
 	assert.ErrorIs(t, p.Finish(), werr)
@@ -448,21 +458,19 @@ func TestPartitionedGiveRecordsAllocates(t *testing.T) {
 				t.Fatal(err)
 			}
 			enc = spare
-			// the writer done with the batch: the next one's spare is
-			// this one's buffer
-			if err := p.drain(); err != nil {
-				t.Fatal(err)
-			}
+			// the batch copied: the next one's spare is this one's
+			// buffer
+			p.Copy()
 		}
 		for range 2000 {
 			give()
 		}
 		require.NotNil(t, enc)
 		assert.Zero(t, testing.AllocsPerRun(1000, give), "checkpointed %v", ckpt)
-		p.hmu.Lock()
+		p.mu.Lock()
 		assert.LessOrEqual(t, len(p.free), maxFree)
 		assert.LessOrEqual(t, p.freeCap, maxFreeCap)
-		p.hmu.Unlock()
+		p.mu.Unlock()
 		require.NoError(t, p.Finish())
 		require.NoError(t, p.Abort())
 	}
@@ -474,8 +482,8 @@ func TestPartitionedGiveRecordsAllocates(t *testing.T) {
 func TestPartitionedFreeBuffers(t *testing.T) {
 	p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), false))
 	require.NoError(t, err)
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.release(make([]byte, 10, 1<<20)) // 1 MiB for 10 bytes: dropped
 	assert.Empty(t, p.free)
 	p.release(make([]byte, 10, 1<<10)) // small: kept whatever its use
@@ -498,11 +506,12 @@ func TestPartitionedFreeBuffers(t *testing.T) {
 	}
 }
 
-// TestPartitionedHoldsFewBuffers: rows of many partitions, one after
-// another in turn, end in their files as written, while no more than
-// maxHeld partitions hold a buffer at a time (and, without checkpoints,
-// an open file).
-func TestPartitionedHoldsFewBuffers(t *testing.T) {
+// TestPartitionedKeepsFewFilesOpen: rows of many partitions, one after
+// another in turn, end in their files as written, while, without
+// checkpoints, no more than maxOpen partitions keep their file open once
+// the copies are done (under checkpoints an epoch's parts stay open until
+// its pre-commit).
+func TestPartitionedKeepsFewFilesOpen(t *testing.T) {
 	t.Parallel()
 	for _, ckpt := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "out")
@@ -512,22 +521,26 @@ func TestPartitionedHoldsFewBuffers(t *testing.T) {
 			dt, hm := "2015-07-16", fmt.Sprintf("00:%02d", i%50)
 			rows = append(rows, pRow{ts: int64(i), dt: &dt, hm: &hm, line: fmt.Sprintf("%d\n", i)})
 			writeRow(t, p, rows[i])
+			if i%3 == 0 {
+				p.Copy()
+			}
+			if !ckpt {
+				p.mu.Lock()
+				// a partition past maxOpen keeps its file while its
+				// copy is pending, never more than one here
+				assert.LessOrEqual(t, len(p.open), maxOpen+1)
+				p.mu.Unlock()
+			}
 		}
 		require.NoError(t, p.Flush())
 		p.mu.Lock()
-		buffered := 0
-		for _, pt := range p.order {
-			if pt.w != nil {
-				buffered++
-			}
-		}
-		held := len(p.held)
+		open := len(p.open)
 		p.mu.Unlock()
-		assert.Equal(t, maxHeld, held, "checkpointed %v", ckpt)
-		assert.Equal(t, maxHeld, buffered, "checkpointed %v", ckpt)
 		if !ckpt {
-			// the partitions without a buffer have their files closed
-			assert.Equal(t, maxHeld, openFDsUnder(t, dir))
+			assert.Equal(t, maxOpen, open)
+			assert.Equal(t, maxOpen, openFDsUnder(t, dir))
+		} else {
+			assert.Zero(t, open)
 		}
 		require.NoError(t, p.Finish())
 		got, _ := readPartitions(t, dir)

@@ -39,11 +39,9 @@ package sink
 // and lags it only where a filter drops rows.
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -84,80 +82,85 @@ const dataName = "data"
 
 // Partitioned is a partitioned output. WriteRow, WriteRecords,
 // GiveRecords, PreCommit, Commit and Finish are for one goroutine at a
-// time; Abort may be called from any.
+// time; Copy may be called from any number at once, beside them; Abort
+// from any.
 //
-// The rows are routed to their partitions and written by a goroutine of
-// the output's own (run), so that a caller in a pipeline's ordered stage
-// only copies them (WriteRecords), or gives its buffer of them
-// (GiveRecords): what needs them on disk, or the partitions they
-// made, waits for it first (drain), so that the files are those that
+// The hand-over (WriteRecords, GiveRecords) only places the rows: it
+// routes each record to its partition and reserves the bytes of the
+// batch's lines of each partition at the end of the partition's file,
+// in order, and leaves the copies, a write of each partition's lines at
+// its place, to Copy, which any goroutine runs (a pipeline's workers,
+// after their ordered stage), several at once, each copy to its own
+// bytes of a file. So the ordered stage does not wait for the files, and
+// what the files take grows with the workers: a writer goroutine of the
+// output's own wrote every row, and the workers waited for it. What needs
+// the rows on disk, or the partitions they made (Flush, PreCommit,
+// Commit, Finish, Partitions), first runs the copies still placed and
+// waits for those running (drain), so that the files are those that
 // writing each row at once would make.
 type Partitioned struct {
 	cfg PartitionConfig
-	// mu is the routing state's, held by the writer while it writes a
-	// batch.
+	// mu guards everything below; the copies run without it.
 	mu     sync.Mutex
 	parts  map[string]*partition // by directory relative to cfg.Dir
 	order  []*partition          // by first appearance
 	recent *partition            // the last row's: rows come in runs of one partition
-	held   []*partition          // those with a buffer (partition.w), in the order they took it
-	maxTs  int64
-	seen   bool
-	epoch  uint64 // under checkpoints: the epoch being written
+	// open are the partitions whose file is open (without checkpoints),
+	// in the order they opened it: the oldest with no copy pending are
+	// closed past maxOpen (trim).
+	open  []*partition
+	maxTs int64
+	seen  bool
+	epoch uint64 // under checkpoints: the epoch being written
 	// wmAt is the watermark as epoch's PreCommit saw it (seen false: none).
 	wmAt    map[uint64]int64
 	aborted bool
+	werr    error // the first error of a hand-over or a copy: nothing is placed or written after it
 
-	// hmu is the hand-over's: the records given and not yet taken by
-	// the writer, and the writer's state. Never held with mu.
-	hmu  sync.Mutex
-	work sync.Cond // the writer waits on it for records or its stop
-	idle sync.Cond // callers wait on it for the writer to catch up
-	// pending are the records handed over by copy; batches the batches
-	// handed over, in order, each a run of pending or a buffer given
-	// (GiveRecords), so that bytes past a batch's last whole record are
-	// skipped, as WriteRecords skips them, not read with the next
-	// batch's; queued the bytes of both. spare and spareBatches are the
-	// writer's last, given back to be filled again, and free the given
-	// buffers it has written, for GiveRecords to give back (freeCap
-	// their capacity), so that a steady stream of batches allocates
-	// nothing.
-	pending, spare        []byte
-	batches, spareBatches []batch
-	queued                int
-	free                  [][]byte
-	freeCap               int
-	handed, written       uint64        // batches handed over, and written (or dropped)
-	waiting               bool          // the writer waits on work
-	stop, closed          bool          // the writer ends once idle; Abort: drops what is pending
-	werr                  error         // the writer's first error: nothing is written after it
-	done                  chan struct{} // the running writer's (nil: none), closed as it ends
+	// jobs are the copies placed and not started, from head on, in order
+	// of placing; running counts those started and not finished, placed
+	// the bytes of both; settled is signalled as copies finish. batch is
+	// the batch being placed (one copy per partition it writes), seq its
+	// number (partition.seq).
+	jobs    []copyJob
+	head    int
+	running int
+	placed  int
+	settled sync.Cond
+	batch   []copyJob
+	seq     uint64
+	// free are buffers whose copies are done, for GiveRecords to give back
+	// and WriteRecords to copy into (freeCap their capacity); held are
+	// spare holders of a buffer with copies placed in it. So a steady
+	// stream of batches allocates nothing.
+	free    [][]byte
+	freeCap int
+	held    []*heldBuf
 }
 
-// maxPending bounds the records handed over and not yet taken by the
-// writer: past it the caller waits for the writer, which keeps what is
-// buffered bounded where the disk is slower than the rows.
+// maxPending bounds the bytes of the copies placed and not finished: past
+// it the hand-over runs copies itself, or waits for those running, which
+// keeps what is buffered bounded where the disk is slower than the rows,
+// or no goroutine calls Copy.
 const maxPending = 4 << 20
 
-// batch is a batch of records handed over: own, where given
-// (GiveRecords, never empty), else pending's bytes up to end, from the
-// previous copied batch's end.
-type batch struct {
-	end int
-	own []byte
-}
-
 // maxFree and maxFreeCap bound the buffers written that the output keeps
-// for GiveRecords to give back: enough for the batches of a writer's
-// round, which it frees together (up to maxPending, and the last one
-// past it, each buffer with its slack), so that the caller finds one in
+// for GiveRecords to give back and WriteRecords to copy into: enough for
+// the batches placed at once (up to maxPending, and the last one past
+// it, each buffer with its slack), so that the caller finds one in
 // steady state, whose next encoding would otherwise allocate (and grow)
-// a buffer of the batch's size; and, like the copied batches' pending
-// and spare buffers together, about twice maxPending at most.
+// a buffer of the batch's size; about twice maxPending at most.
 const (
 	maxFree    = 64
 	maxFreeCap = 2 * maxPending
 )
+
+// maxOpen is how many partitions keep their file open without
+// checkpoints, the most recently opened, so that an output of many
+// partitions keeps few descriptors: rows come in runs of one partition,
+// and a partition that gets rows again has its file reopened. Under
+// checkpoints each epoch's parts are closed at its pre-commit.
+const maxOpen = 8
 
 type partition struct {
 	rel       string // "a=x/b=y"
@@ -168,20 +171,33 @@ type partition struct {
 	last      uint64 // under checkpoints: the last epoch it had rows in
 	file      *File
 	parts     *Parts
-	// w buffers the partition's rows while it is among the output's held
-	// partitions (Partitioned.held); nil otherwise, its file open or not.
-	w *bufio.Writer
+	opened    bool   // among Partitioned.open
+	pending   int    // copies placed to its file and not finished
+	seq       uint64 // the batch whose copy job is batch[job]
+	job       int
 }
 
-// A partition's buffer: large, so that its file's writes are few (the
-// write system calls were a tenth of q10's time with 16 KiB); held by a
-// few partitions at a time, the most recently written, so that an output
-// of many partitions keeps little memory: rows come in runs of one
-// partition, and a partition that gets its rows back gets a buffer back.
-const (
-	partitionBuffer = 128 << 10
-	maxHeld         = 8
-)
+// heldBuf is a buffer with copies placed in it, given back to the free
+// buffers once the last of them (left) is done.
+type heldBuf struct {
+	b    []byte
+	left int
+}
+
+// copyJob is a copy placed: the lines of a batch's records of one
+// partition, written at off in f (nil: a file written through, which
+// takes them in order, at once). The records are first, and the one
+// whose event time field holds the next one's offset in buf.b (the
+// placing no longer needs the times), -1 past last.
+type copyJob struct {
+	pt    *partition
+	f     *os.File
+	off   int64
+	n     int // the lines' bytes
+	buf   *heldBuf
+	first int
+	last  int
+}
 
 // CreatePartitioned readies the output: its directory is created where
 // missing (a path that exists and is no directory is refused). Under
@@ -210,7 +226,7 @@ func CreatePartitioned(cfg PartitionConfig) (*Partitioned, error) {
 		cfg.Unit = time.Millisecond
 	}
 	p := &Partitioned{cfg: cfg, parts: map[string]*partition{}, epoch: 1, wmAt: map[uint64]int64{}}
-	p.work.L, p.idle.L = &p.hmu, &p.hmu
+	p.settled.L = &p.mu
 	return p, nil
 }
 
@@ -219,9 +235,9 @@ func (p *Partitioned) Dir() string { return p.cfg.Dir }
 
 // Partitions lists the partitions written or found, by first appearance.
 func (p *Partitioned) Partitions() []string {
-	_ = p.drain() // the partitions of the rows it wrote, whatever its error
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	_ = p.drain() // the partitions of the rows it wrote, whatever its error
 	out := make([]string, len(p.order))
 	for i, pt := range p.order {
 		out[i] = pt.rel
@@ -246,25 +262,25 @@ func (p *Partitioned) WriteRow(ts int64, rel, line []byte) error {
 	if len(rel) > math.MaxUint16 || int64(len(line)) > math.MaxUint32 {
 		return fmt.Errorf("write %s: bad partition: a directory of %d bytes, a line of %d", p.cfg.Dir, len(rel), len(line))
 	}
-	return p.handOver(RecordHeader+len(rel)+len(line), func(dst []byte) []byte {
-		n := len(dst)
-		dst = append(dst, make([]byte, RecordHeader)...)
-		PutRecordHeader(dst[n:], ts, len(rel), len(line))
-		dst = append(dst, rel...)
-		return append(dst, line...)
-	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.spare()
+	b = append(b, make([]byte, RecordHeader)...)
+	PutRecordHeader(b, ts, len(rel), len(line))
+	b = append(append(b, rel...), line...)
+	return p.handOver(b)
 }
 
 // RecordHeader is the bytes before a record's directory and lines in
 // what WriteRecords reads: the rows' largest event time (8), the length
 // of their directory (2) and of their lines (4), little-endian
 // (PutRecordHeader). A record holds a row, or a run of rows of one
-// partition, which the writer writes with one copy.
+// partition, which a copy writes with its lines (a batch's records of a
+// partition in one write).
 const RecordHeader = 14
 
 // PutRecordHeader writes a record's header at the start of b: its rows'
-// largest event time ts, the lengths of their directory and lines after
-// it.
+// largest event time ts, its directory's length rel and its lines' line.
 func PutRecordHeader(b []byte, ts int64, rel, line int) {
 	binary.LittleEndian.PutUint64(b, uint64(ts))
 	binary.LittleEndian.PutUint16(b[8:], uint16(rel))
@@ -273,207 +289,281 @@ func PutRecordHeader(b []byte, ts int64, rel, line int) {
 
 // WriteRecords appends the records of enc, in order, as WriteRow does
 // each: each a header (PutRecordHeader), then the row's directory and
-// its line. enc is copied, not kept; the rows are written by the
-// output's writer, and an error of theirs is that of a later call (of
+// its line. enc is copied, not kept; the rows are written by the copies
+// it places, and an error of theirs is that of a later call (of
 // WriteRecords, GiveRecords, Flush, PreCommit, Commit or Finish).
 func (p *Partitioned) WriteRecords(enc []byte) error {
-	return p.handOver(len(enc), func(dst []byte) []byte { return append(dst, enc...) })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.handOver(append(p.spare(), enc...))
 }
 
 // GiveRecords is WriteRecords without the copy: the output keeps enc,
 // which the caller gives up (it must neither read nor write it again),
-// until the writer has written its records, and returns spare in its
-// place: an empty buffer that the writer has finished with (a buffer
-// given before), or nil where none is free, which is the caller's to
-// fill and give again. The same bound on the bytes pending holds (the
-// caller waits for the writer past it), with the same errors, and
-// Flush, PreCommit, Commit, Finish and Abort treat a given batch as a
-// written one. On an error the output keeps nothing: spare is enc.
+// until its copies are done, and returns spare in its place: an empty
+// buffer whose copies are done (a buffer given before, or one the output
+// copied a batch into), or nil where none is free, which is the caller's to fill and give again. The same
+// bound on the bytes placed holds, with the same errors, and Flush,
+// PreCommit, Commit, Finish and Abort treat a given batch as a written
+// one. On an error the output keeps nothing: spare is enc.
 func (p *Partitioned) GiveRecords(enc []byte) (spare []byte, err error) {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	if err := p.room(len(enc)); err != nil {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.place(enc); err != nil {
 		return enc, err
 	}
-	if len(enc) == 0 {
-		return enc, nil // no records: nothing to write
-	}
-	p.queue(batch{own: enc}, len(enc))
 	if n := len(p.free); n > 0 {
 		spare, p.free[n-1] = p.free[n-1], nil
 		p.free = p.free[:n-1]
 		p.freeCap -= cap(spare)
 	}
-	return spare, nil
+	return spare, p.room()
 }
 
-// handOver appends a batch of n bytes (add appends them) to the records
-// pending for the writer, as room and queue have it.
-func (p *Partitioned) handOver(n int, add func([]byte) []byte) error {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	if err := p.room(n); err != nil {
+// spare is an empty buffer for a hand-over to copy into, under mu.
+func (p *Partitioned) spare() []byte {
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		p.freeCap -= cap(b)
+		return b
+	}
+	return nil
+}
+
+// handOver places b, a buffer of the output's own, under mu: given back
+// to the free buffers where nothing is placed in it.
+func (p *Partitioned) handOver(b []byte) error {
+	if err := p.place(b); err != nil {
+		p.release(b)
 		return err
 	}
-	p.pending = add(p.pending)
-	p.queue(batch{end: len(p.pending)}, n)
-	return nil
+	return p.room()
 }
 
-// room waits, under hmu, for the writer where as much as maxPending is
-// pending already, and says why no batch of n bytes may be handed over:
-// an Abort, or the writer's error.
-func (p *Partitioned) room(n int) error {
-	for p.queued > 0 && p.queued+n > maxPending && p.werr == nil && !p.closed {
-		p.idle.Wait()
-	}
-	if p.closed {
-		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
-	}
-	return p.werr
-}
-
-// queue adds batch b, of n bytes, to those pending for the writer,
-// started where none runs, and wakes it, under hmu.
-func (p *Partitioned) queue(b batch, n int) {
-	p.batches = append(p.batches, b)
-	p.queued += n
-	p.handed++
-	if p.done == nil {
-		p.done = make(chan struct{})
-		go p.run(p.done)
-		return
-	}
-	p.wake()
-}
-
-// wake signals the writer where it waits for work, under hmu.
-func (p *Partitioned) wake() {
-	if p.waiting {
-		p.waiting = false
-		p.work.Signal()
-	}
-}
-
-// run is the writer: it takes the pending records, all at once, and
-// writes them while the next are handed over, until it is stopped
-// (stopWriter) and nothing is pending, or Abort drops what is pending.
-// After an error it writes nothing more, and drops what is handed over.
-func (p *Partitioned) run(done chan struct{}) {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	for {
-		if p.werr != nil || p.closed {
-			clear(p.batches) // the given buffers dropped
-			p.pending, p.batches, p.queued, p.written = p.pending[:0], p.batches[:0], 0, p.handed
-			p.idle.Broadcast()
-		}
-		if len(p.batches) == 0 {
-			if p.stop || p.closed {
-				break
-			}
-			p.waiting = true
-			p.work.Wait()
-			continue
-		}
-		copied, batches, upto := p.pending, p.batches, p.handed
-		p.pending, p.batches, p.queued = p.spare[:0], p.spareBatches[:0], 0
-		p.hmu.Unlock()
-		p.mu.Lock()
-		err := p.writeBatches(copied, batches)
-		p.mu.Unlock()
-		p.hmu.Lock()
-		for _, b := range batches {
-			if b.own != nil {
-				p.release(b.own)
-			}
-		}
-		clear(batches)
-		p.spare, p.spareBatches = copied[:0], batches[:0]
-		p.written = max(p.written, upto)
-		if err != nil && p.werr == nil {
-			p.werr = err
-		}
-		p.idle.Broadcast()
-	}
-	p.done, p.stop, p.waiting = nil, false, false
-	close(done)
-}
-
-// drain waits until every record handed over is written (or dropped, by
-// an error or Abort), and returns the writer's error.
-func (p *Partitioned) drain() error {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	for upto := p.handed; p.written < upto && p.werr == nil && !p.closed; {
-		p.idle.Wait()
-	}
-	return p.werr
-}
-
-// stopWriter ends the writer once it has written what is pending (Abort
-// having set closed: at once), and returns its error.
-func (p *Partitioned) stopWriter() error {
-	p.hmu.Lock()
-	done := p.done
-	if done != nil {
-		p.stop = true
-		p.wake()
-	}
-	p.hmu.Unlock()
-	if done != nil {
-		<-done
-	}
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	return p.werr
-}
-
-// release keeps a given buffer, written, for GiveRecords to give back,
-// under hmu: where fewer than maxFree are kept and their capacity stays
-// within maxFreeCap, and only where the buffer is not much larger than
-// the batch it held (one grown for a larger batch than those that
-// follow would keep its memory for nothing).
-func (p *Partitioned) release(b []byte) {
-	c := cap(b)
-	if len(p.free) >= maxFree || p.freeCap+c > maxFreeCap || c > 64<<10 && c > 4*len(b) {
-		return
-	}
-	p.free = append(p.free, b[:0])
-	p.freeCap += c
-}
-
-// writeBatches writes the batches of records, each a buffer given or a
-// run of copied, under mu.
-func (p *Partitioned) writeBatches(copied []byte, batches []batch) error {
-	start := 0
-	for _, b := range batches {
-		enc := b.own
-		if enc == nil {
-			enc, start = copied[start:b.end], b.end
-		}
-		for len(enc) >= RecordHeader {
-			ts := int64(binary.LittleEndian.Uint64(enc))
-			rel := int(binary.LittleEndian.Uint16(enc[8:]))
-			line := int(binary.LittleEndian.Uint32(enc[10:]))
-			enc = enc[RecordHeader:]
-			if rel+line > len(enc) {
-				return fmt.Errorf("write %s: a record of %d bytes where %d are left", p.cfg.Dir, rel+line, len(enc))
-			}
-			if err := p.writeRow(ts, enc[:rel], enc[rel:rel+line]); err != nil {
-				return err
-			}
-			enc = enc[rel+line:]
+// room runs placed copies, or waits for those running, while more than
+// maxPending bytes are placed, under mu; and says why nothing more may be
+// handed over: an Abort, or a copy's error.
+func (p *Partitioned) room() error {
+	for p.placed > maxPending && p.werr == nil && !p.aborted {
+		if p.head < len(p.jobs) {
+			p.copyOne()
+		} else {
+			p.settled.Wait()
 		}
 	}
-	return nil
-}
-
-// writeRow writes a row under mu.
-func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 	if p.aborted {
 		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
 	}
+	return p.werr
+}
+
+// place routes the records of b, in order, to their partitions, and
+// places a copy of each partition's lines (the copy job), under mu. b's
+// bytes past its last whole record are skipped. On an error nothing of b
+// is placed, and b is the caller's again; the error stays the output's.
+func (p *Partitioned) place(b []byte) error {
+	if p.aborted {
+		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
+	}
+	if p.werr != nil {
+		return p.werr
+	}
+	p.trim()
+	p.seq++
+	batch := p.batch[:0]
+	defer func() { clear(batch); p.batch = batch[:0] }()
+	for pos := 0; len(b)-pos >= RecordHeader; {
+		ts := int64(binary.LittleEndian.Uint64(b[pos:]))
+		rel := int(binary.LittleEndian.Uint16(b[pos+8:]))
+		line := int(binary.LittleEndian.Uint32(b[pos+10:]))
+		start := pos + RecordHeader
+		if rel+line > len(b)-start {
+			p.werr = fmt.Errorf("write %s: a record of %d bytes where %d are left", p.cfg.Dir, rel+line, len(b)-start)
+			return p.werr
+		}
+		pt, err := p.route(ts, b[start:start+rel])
+		if err != nil {
+			p.werr = err
+			return err
+		}
+		if pt.seq != p.seq {
+			pt.seq, pt.job = p.seq, len(batch)
+			batch = append(batch, copyJob{pt: pt, first: pos, last: pos})
+		} else {
+			j := &batch[pt.job]
+			binary.LittleEndian.PutUint64(b[j.last:], uint64(pos))
+			j.last = pos
+		}
+		batch[pt.job].n += line
+		pos = start + rel + line
+	}
+	for i := range batch {
+		j := &batch[i]
+		binary.LittleEndian.PutUint64(b[j.last:], math.MaxUint64)
+		var err error
+		if j.f, j.off, err = p.reserve(j.pt, j.n); err != nil {
+			p.werr = err
+			return err
+		}
+	}
+	// the batch is placed: its copies are the output's
+	var hb *heldBuf
+	for i := range batch {
+		j := &batch[i]
+		if j.n == 0 {
+			continue
+		}
+		if j.f == nil { // written through: in order, now
+			if err := writeThrough(j, b); err != nil && p.werr == nil {
+				p.werr = fmt.Errorf("write %s: %w", j.pt.dir, err)
+			}
+			continue
+		}
+		if hb == nil {
+			hb = p.holder(b)
+		}
+		j.buf = hb
+		hb.left++
+		j.pt.pending++
+		p.placed += j.n
+		p.jobs = append(p.jobs, *j)
+	}
+	if hb == nil {
+		p.release(b)
+	}
+	return nil
+}
+
+// holder is a heldBuf of b, under mu.
+func (p *Partitioned) holder(b []byte) *heldBuf {
+	if n := len(p.held); n > 0 {
+		hb := p.held[n-1]
+		p.held = p.held[:n-1]
+		hb.b = b
+		return hb
+	}
+	return &heldBuf{b: b}
+}
+
+// Copy runs the copies placed and not started, and returns once none is
+// left to start: the rows of batches handed over written to their
+// partitions' files. Any goroutine, any number at once, each running
+// copies of its own; an error is the output's, returned by a later
+// hand-over, Flush, PreCommit, Commit or Finish. It waits for no one:
+// where another goroutine holds the output (a hand-over placing rows,
+// a drain) it returns at once, the copies left to the next Copy or to
+// the drain.
+func (p *Partitioned) Copy() {
+	if !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	for p.head < len(p.jobs) {
+		p.copyOne()
+	}
+}
+
+// copyOne runs the next copy placed, under mu, which it releases while
+// it writes; after an error or an Abort it drops it.
+func (p *Partitioned) copyOne() {
+	j := p.jobs[p.head]
+	p.jobs[p.head] = copyJob{}
+	if p.head++; p.head == len(p.jobs) {
+		p.jobs, p.head = p.jobs[:0], 0
+	}
+	var err error
+	if p.werr == nil && !p.aborted {
+		p.running++
+		p.mu.Unlock()
+		err = writeAt(&j)
+		p.mu.Lock()
+		p.running--
+	}
+	p.done(&j, err)
+}
+
+// done settles copy j, run or dropped, under mu.
+func (p *Partitioned) done(j *copyJob, err error) {
+	j.pt.pending--
+	p.placed -= j.n
+	if j.buf.left--; j.buf.left == 0 {
+		p.release(j.buf.b)
+		j.buf.b = nil
+		p.held = append(p.held, j.buf)
+	}
+	if err != nil && p.werr == nil {
+		p.werr = fmt.Errorf("write %s: %w", j.pt.dir, err)
+	}
+	p.settled.Broadcast()
+}
+
+// drain runs the copies placed and waits for those running, under mu, and
+// returns the output's error.
+func (p *Partitioned) drain() error {
+	for p.head < len(p.jobs) {
+		p.copyOne()
+	}
+	for p.running > 0 {
+		p.settled.Wait()
+	}
+	return p.werr
+}
+
+// lines appends job j's lines in b, in order, to iov (at most max), from
+// the record at pos; it returns the record after the last appended (-1:
+// none is left).
+func lines(iov [][]byte, b []byte, pos int, max int) ([][]byte, int) {
+	for pos >= 0 && len(iov) < max {
+		rel := int(binary.LittleEndian.Uint16(b[pos+8:]))
+		line := int(binary.LittleEndian.Uint32(b[pos+10:]))
+		start := pos + RecordHeader + rel
+		if line > 0 {
+			iov = append(iov, b[start:start+line])
+		}
+		pos = int(int64(binary.LittleEndian.Uint64(b[pos:])))
+	}
+	return iov, pos
+}
+
+// writeThrough writes job j's lines in b to its partition's file,
+// written through, in order.
+func writeThrough(j *copyJob, b []byte) error {
+	var iov [1][]byte
+	for pos := j.first; pos >= 0; {
+		var ls [][]byte
+		ls, pos = lines(iov[:0], b, pos, 1)
+		for _, l := range ls {
+			if _, err := j.pt.file.Write(l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeAt writes job j's lines at its place in its file, gathered a
+// batch of lines per system call (pwritev).
+func writeAt(j *copyJob) error {
+	var iov [64][]byte
+	off := j.off
+	for pos := j.first; pos >= 0; {
+		var ls [][]byte
+		ls, pos = lines(iov[:0], j.buf.b, pos, len(iov))
+		n, err := pwritev(j.f, ls, off)
+		if err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// route is the partition of a record's rows (its directory rel, its
+// largest event time ts), made where new, under mu: the sink's
+// watermark moved by ts, and the partition uncommitted and of the epoch.
+func (p *Partitioned) route(ts int64, rel []byte) (*partition, error) {
 	if !p.seen || ts > p.maxTs {
 		p.maxTs, p.seen = ts, true
 	}
@@ -482,21 +572,13 @@ func (p *Partitioned) writeRow(ts int64, rel, line []byte) error {
 		if pt = p.parts[string(rel)]; pt == nil {
 			var err error
 			if pt, err = p.add(string(rel)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		p.recent = pt
 	}
-	if pt.w == nil {
-		if err := p.attach(pt); err != nil {
-			return err
-		}
-	}
 	pt.committed, pt.last = false, p.epoch
-	if _, err := pt.w.Write(line); err != nil {
-		return fmt.Errorf("write %s: %w", pt.dir, err)
-	}
-	return nil
+	return pt, nil
 }
 
 // add makes partition rel known, its directory created.
@@ -514,68 +596,68 @@ func (p *Partitioned) add(rel string) (*partition, error) {
 	return pt, nil
 }
 
-// attach gives partition pt a buffer over its file, the file opened
-// where it is not: a new buffer while fewer than maxHeld partitions hold
-// one, else the buffer of the partition that took one first, flushed (and,
-// without checkpoints, its file suspended).
-func (p *Partitioned) attach(pt *partition) error {
-	var out io.Writer
-	switch {
-	case p.cfg.Checkpointed && pt.parts != nil:
-		out = pt.parts
-	case !p.cfg.Checkpointed && pt.file != nil:
-		out = pt.file
-	default:
-		var err error
-		if out, err = p.open(pt); err != nil {
-			return err
-		}
-	}
-	var w *bufio.Writer
-	if len(p.held) < maxHeld {
-		w = bufio.NewWriterSize(out, partitionBuffer)
-	} else {
-		first := p.held[0]
-		if err := first.w.Flush(); err != nil {
-			return fmt.Errorf("write %s: %w", first.dir, err)
-		}
-		if first.file != nil {
-			// its file closed too, until it gets rows again: a run's
-			// partitions keep few descriptors open however many there
-			// are (under checkpoints each epoch's parts are closed at its
-			// pre-commit)
-			if err := first.file.Suspend(); err != nil {
-				return err
+// reserve places n bytes at the end of partition pt's file (the epoch's
+// part under checkpoints), opened where it is not, under mu: the file
+// and the bytes' offset in it, or a nil file where it is written
+// through.
+func (p *Partitioned) reserve(pt *partition, n int) (*os.File, int64, error) {
+	if p.cfg.Checkpointed {
+		if pt.parts == nil {
+			ps, err := CreateParts(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
+			if err != nil {
+				return nil, 0, err
 			}
+			if err := ps.Recover(0, p.epoch, nil); err != nil {
+				return nil, 0, err
+			}
+			pt.parts = ps
 		}
-		w, first.w = first.w, nil
-		p.held = append(p.held[:0], p.held[1:]...)
-		w.Reset(out)
+		return pt.parts.place(n)
 	}
-	pt.w = w
-	p.held = append(p.held, pt)
-	return nil
+	if pt.file == nil {
+		f, err := Create(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
+		if err != nil {
+			return nil, 0, err
+		}
+		pt.file = f
+	}
+	if !pt.opened {
+		pt.opened = true
+		p.open = append(p.open, pt)
+	}
+	return pt.file.place(n)
 }
 
-// open opens a partition's file for the rows to come, and returns it.
-func (p *Partitioned) open(pt *partition) (io.Writer, error) {
-	if p.cfg.Checkpointed {
-		ps, err := CreateParts(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
-		if err != nil {
-			return nil, err
+// trim closes the files of the partitions opened first, where more than
+// maxOpen are open, that have no copy pending (without checkpoints),
+// under mu: they are reopened when they get rows again.
+func (p *Partitioned) trim() {
+	for i := 0; len(p.open) > maxOpen && i < len(p.open); {
+		pt := p.open[i]
+		if pt.pending > 0 {
+			i++
+			continue
 		}
-		if err := ps.Recover(0, p.epoch, nil); err != nil {
-			return nil, err
+		if err := pt.file.Suspend(); err != nil && p.werr == nil {
+			p.werr = err
 		}
-		pt.parts = ps
-		return ps, nil
+		pt.opened = false
+		p.open = slices.Delete(p.open, i, i+1)
 	}
-	f, err := Create(filepath.Join(pt.dir, dataName), p.cfg.Inputs...)
-	if err != nil {
-		return nil, err
+}
+
+// release keeps a written buffer, under mu, for GiveRecords to give back
+// and WriteRecords to copy into: where fewer than maxFree are kept and
+// their capacity stays within maxFreeCap, and only where the buffer is
+// not much larger than the batch it held (one grown for a larger batch
+// than those that follow would keep its memory for nothing).
+func (p *Partitioned) release(b []byte) {
+	c := cap(b)
+	if c == 0 || len(p.free) >= maxFree || p.freeCap+c > maxFreeCap || c > 64<<10 && c > 4*len(b) {
+		return
 	}
-	pt.file = f
-	return f, nil
+	p.free = append(p.free, b[:0])
+	p.freeCap += c
 }
 
 // partitionTime is the time of partition rel: the pattern with each
@@ -715,29 +797,18 @@ func (p *Partitioned) success(pt *partition) error {
 	return nil
 }
 
-// Flush writes what the partitions buffer to their files.
+// Flush writes the rows handed over to their files: the copies placed
+// run, those running waited for.
 func (p *Partitioned) Flush() error {
-	if err := p.drain(); err != nil {
-		return err
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.flush()
-}
-
-func (p *Partitioned) flush() error {
-	for _, pt := range p.order {
-		if pt.w != nil {
-			if err := pt.w.Flush(); err != nil {
-				return fmt.Errorf("write %s: %w", pt.dir, err)
-			}
-		}
-	}
-	return nil
+	err := p.drain()
+	p.trim()
+	return err
 }
 
 // Epoch is the epoch being written (under checkpoints). It waits for no
-// writer: only PreCommit and Recover change it, each after a drain.
+// copy: only PreCommit and Recover change it, each after a drain.
 func (p *Partitioned) Epoch() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -748,21 +819,17 @@ func (p *Partitioned) Epoch() uint64 {
 // written, synced and pre-committed (Parts.PreCommit), and the
 // watermark noted, which the epoch's Commit commits partitions by.
 func (p *Partitioned) PreCommit(epoch uint64) error {
-	// the epoch's rows all routed: the watermark and each partition's
-	// last epoch are theirs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// the epoch's rows all written before its parts are closed
 	if err := p.drain(); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.aborted {
 		return fmt.Errorf("pre-commit %s: aborted", p.cfg.Dir)
 	}
 	if epoch != p.epoch {
 		return fmt.Errorf("pre-commit %s: epoch %d, but epoch %d is being written", p.cfg.Dir, epoch, p.epoch)
-	}
-	if err := p.flush(); err != nil {
-		return err
 	}
 	for _, pt := range p.order {
 		if pt.parts != nil {
@@ -782,13 +849,14 @@ func (p *Partitioned) PreCommit(epoch uint64) error {
 // committed, then each partition that the watermark at the epoch's
 // PreCommit had passed committed (its success file written).
 func (p *Partitioned) Commit(epoch uint64) error {
-	// a partition with rows handed over since the pre-commit is not
-	// committed by it, as though they were written at once
-	if err := p.drain(); err != nil {
-		return err
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// a partition with rows handed over since the pre-commit is not
+	// committed by it (they were routed as handed over: its last epoch
+	// is theirs)
+	if p.werr != nil {
+		return p.werr
+	}
 	for _, pt := range p.order {
 		if pt.parts != nil {
 			if err := pt.parts.Commit(epoch); err != nil {
@@ -824,9 +892,10 @@ func (p *Partitioned) Commit(epoch uint64) error {
 // again), else each partition's file renamed into place; then every
 // partition committed, as at the end of a bounded input.
 func (p *Partitioned) Finish() error {
-	// a write after Finish starts another writer; Abort (Job.Close)
-	// ends that one
-	if err := p.stopWriter(); err != nil {
+	p.mu.Lock()
+	err := p.drain()
+	p.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	if p.cfg.Checkpointed {
@@ -841,7 +910,7 @@ func (p *Partitioned) Finish() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.cfg.Checkpointed {
-		if err := p.flush(); err != nil {
+		if err := p.drain(); err != nil { // rows handed over since
 			return err
 		}
 		for _, pt := range p.order {
@@ -849,10 +918,10 @@ func (p *Partitioned) Finish() error {
 				if err := pt.file.Commit(); err != nil {
 					return err
 				}
-				pt.file, pt.w = nil, nil
+				pt.file, pt.opened = nil, false
 			}
 		}
-		p.held = p.held[:0] // flushed, and their files committed
+		p.open = p.open[:0] // their files committed
 	}
 	if !p.cfg.Trigger {
 		return nil
@@ -871,14 +940,12 @@ func (p *Partitioned) Finish() error {
 // checkpoints) and the in-progress parts of the epoch being written.
 // Idempotent, safe from any goroutine.
 func (p *Partitioned) Abort() error {
-	p.hmu.Lock()
-	p.closed = true
-	p.idle.Broadcast() // a caller waiting for the writer returns
-	p.hmu.Unlock()
-	_ = p.stopWriter() // what it dropped was to be aborted
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.aborted = true
+	// the copies placed dropped, those running finished: no write to a
+	// file closed below (its descriptor may be another file's by then)
+	_ = p.drain()
 	var first error
 	for _, pt := range p.order {
 		var err error
@@ -905,11 +972,11 @@ func (p *Partitioned) Abort() error {
 // stayed. The next epoch written is next. note (nil: none) is told of
 // each change.
 func (p *Partitioned) Recover(epoch, next uint64, note func(format string, args ...any)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.drain(); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if note == nil {
 		note = func(string, ...any) {}
 	}

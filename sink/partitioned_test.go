@@ -349,7 +349,8 @@ func TestPartitionedRefusals(t *testing.T) {
 }
 
 // TestPartitionedRoutingAllocates: a row of a partition seen before is
-// routed without an allocation (the map is read by the directory's bytes).
+// routed and copied without an allocation (the map is read by the
+// directory's bytes; the row's buffer is the last one's, copied).
 func TestPartitionedRoutingAllocates(t *testing.T) {
 	p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), false))
 	require.NoError(t, err)
@@ -360,6 +361,7 @@ func TestPartitionedRoutingAllocates(t *testing.T) {
 		if err := p.WriteRow(2, rel, line); err != nil {
 			t.Fatal(err)
 		}
+		p.Copy()
 	})
 	assert.Zero(t, allocs)
 }

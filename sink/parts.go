@@ -58,6 +58,7 @@ type Parts struct {
 	mu      sync.Mutex
 	epoch   uint64   // the epoch being written
 	cur     *os.File // its in-progress file; nil until its first write
+	size    int64    // cur's bytes written or placed
 	pending uint64   // the epoch pre-committed and not yet committed; 0: none
 	aborted bool
 }
@@ -265,17 +266,42 @@ func (p *Parts) Recover(epoch, next uint64, note func(format string, args ...any
 func (p *Parts) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.current(); err != nil {
+		return 0, err
+	}
+	n, err := p.cur.WriteAt(b, p.size)
+	p.size += int64(n)
+	return n, err
+}
+
+// place reserves n bytes at the end of the epoch's in-progress file,
+// creating it at its first write, for a write at the offset it returns
+// (pwrite: any goroutine, any number at once, each to its own bytes),
+// done before the epoch's PreCommit and any Abort.
+func (p *Parts) place(n int) (*os.File, int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.current(); err != nil {
+		return nil, 0, err
+	}
+	off := p.size
+	p.size += int64(n)
+	return p.cur, off, nil
+}
+
+// current readies the epoch's in-progress file, under mu.
+func (p *Parts) current() error {
 	if p.aborted {
-		return 0, fmt.Errorf("write %s: aborted", p.path)
+		return fmt.Errorf("write %s: aborted", p.path)
 	}
 	if p.cur == nil {
 		f, err := p.create(p.inProgressPath(p.epoch))
 		if err != nil {
-			return 0, err
+			return err
 		}
-		p.cur = f
+		p.cur, p.size = f, 0
 	}
-	return p.cur.Write(b)
+	return nil
 }
 
 // create creates an in-progress file with the parts' mode.
