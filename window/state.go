@@ -563,6 +563,9 @@ func (g *GroupState) Merge(src *GroupState) {
 	if src.layout != g.layout {
 		panic(fmt.Sprintf("window: merge of group states with different layouts (%p, %p)", src.layout, g.layout))
 	}
+	if g.mergeWhole(src) {
+		return
+	}
 	kinds := g.layout.Kinds
 	for _, gr := range src.Touched {
 		s := src.Row(gr)
@@ -588,4 +591,36 @@ func (g *GroupState) Merge(src *GroupState) {
 			d[i+1] = k.Combine(d[i+1], s[i+1])
 		}
 	}
+}
+
+// mergeWhole is Merge of dense states where g has every group already
+// and src most of them: the rows taken in the arrays' order, where the
+// merge by src's groups reads them in the order the groups came, a cache
+// miss each in a state that another core wrote last (a query's panes
+// pass from worker to worker with the ordered stage), one behind the
+// other. A row that src has not touched is zero, and skipped.
+func (g *GroupState) mergeWhole(src *GroupState) bool {
+	l := g.layout
+	if l.Hashed || len(g.Touched) != l.Groups || 4*len(src.Touched) < l.Groups {
+		return false
+	}
+	w := g.words
+	n := l.Groups * w
+	if len(g.Vals) < n || len(src.Vals) < n {
+		return false
+	}
+	d, s := g.Vals[:n], src.Vals[:n]
+	kinds := l.Kinds
+	for r := 0; r+w <= n; r += w {
+		sr := s[r : r+w : r+w]
+		if sr[0] == 0 {
+			continue
+		}
+		dr := d[r : r+w : r+w]
+		dr[0] += sr[0]
+		for i, k := range kinds {
+			dr[i+1] = k.Combine(dr[i+1], sr[i+1])
+		}
+	}
+	return true
 }

@@ -80,6 +80,76 @@ func TestGroupStateMergeAndReset(t *testing.T) {
 	assert.Panics(t, func() { a.Merge(NewGroupState(&Layout{Groups: 4})) })
 }
 
+// TestGroupStateMergeWhole: dense states merged in the arrays' order
+// (mergeWhole: g holding every group, src most of them) end as merged by
+// src's groups (the oracle), over every kind, negative values and
+// NaNs (where a zero row of src combined would change MIN, MAX and the
+// float words), and src's rows of a count of zero skipped; states that
+// do not qualify take the merge by groups.
+func TestGroupStateMergeWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	kinds := []AggKind{AggAdd, AggMin, AggMax, AggAddF, AggMinF, AggMaxF}
+	for round := range 300 {
+		groups := 1 + r.IntN(40)
+		ks := make([]AggKind, r.IntN(4))
+		for i := range ks {
+			ks[i] = kinds[r.IntN(len(kinds))]
+		}
+		l := &Layout{Groups: groups, Kinds: ks}
+		fill := func(g *GroupState, share float64) {
+			for gr := range int32(groups) {
+				if r.Float64() >= share {
+					continue
+				}
+				row := g.Row(gr)
+				row[0] = 1 + r.Int64N(5)
+				for i, k := range ks {
+					if k.Float() {
+						v := r.NormFloat64() * 100
+						if r.IntN(20) == 0 {
+							v = math.NaN()
+						}
+						row[i+1] = int64(math.Float64bits(v))
+					} else {
+						row[i+1] = r.Int64N(200) - 100
+					}
+				}
+				g.Touched = append(g.Touched, gr)
+			}
+		}
+		g, src := NewGroupState(l), NewGroupState(l)
+		full := r.IntN(4) != 0
+		share := 1.0
+		if !full {
+			share = r.Float64()
+		}
+		fill(g, share)
+		fill(src, 0.2+0.8*r.Float64())
+		want := NewGroupState(l)
+		want.CopyFrom(g)
+		for _, gr := range src.Touched { // the merge by groups, by hand
+			d, s := want.Row(gr), src.Row(gr)
+			if d[0] == 0 {
+				want.Touched = append(want.Touched, gr)
+				copy(d, s)
+				continue
+			}
+			d[0] += s[0]
+			for i, k := range ks {
+				d[i+1] = k.Combine(d[i+1], s[i+1])
+			}
+		}
+		whole := len(g.Touched) == groups && 4*len(src.Touched) >= groups
+		g.Merge(src)
+		for gr := range int32(groups) {
+			assert.Equal(t, want.Row(gr), g.Row(gr), "round %d group %d (whole %v)", round, gr, whole)
+		}
+		g.SortTouched()
+		want.SortTouched()
+		assert.Equal(t, want.Touched, g.Touched, "round %d", round)
+	}
+}
+
 func TestTaskResultReuse(t *testing.T) {
 	l := &Layout{Groups: 2}
 	var r TaskResult
