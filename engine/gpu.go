@@ -513,4 +513,5 @@ func (g *gpuWorker) report(t *task, submitted time.Time) {
 	g.last = now
 	g.e.done(g.w.proc, t, now.Sub(from))
 	g.e.streams[t.Query].finish(t, g.w)
+	g.w.copyOutputs()
 }

@@ -247,16 +247,17 @@ func (w *worker) run(t *task) {
 	}
 	w.e.done(w.proc, t, time.Since(start))
 	s.finish(t, w)
-	if len(w.e.copies) > 0 && w.merging == 0 && w.pushing == 0 && !w.draining {
-		w.copyOutputs()
-	}
+	w.copyOutputs()
 }
 
 // copyOutputs runs the copies that the outputs' ordered stages placed
-// (TupleEncoder.Copy), on the worker, out of any ordered stage: not
-// within a merge or a push, whose stream's serial section it would
-// lengthen.
+// (TupleEncoder.Copy), after a task of the worker's (the GPU's too), out
+// of any ordered stage: not within a merge or a push, whose stream's
+// serial section it would lengthen.
 func (w *worker) copyOutputs() {
+	if len(w.e.copies) == 0 || w.merging > 0 || w.pushing > 0 || w.draining {
+		return
+	}
 	for _, c := range w.e.copies {
 		c()
 	}

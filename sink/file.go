@@ -52,6 +52,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -200,8 +201,10 @@ func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {
 			iov[i].Base = &b[0]
 			iov[i].SetLen(len(b))
 		}
-		// on 64-bit Linux the offset's low word holds it all
-		r, _, errno := unix.Syscall6(unix.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k), uintptr(off), 0, 0)
+		// the offset's low and high words, as 32-bit Linux takes them;
+		// 64-bit Linux reads the low word whole (and shifts the high one
+		// out)
+		r, _, errno := unix.Syscall6(unix.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k), uintptr(off), uintptr(uint64(off)>>(bits.UintSize-1)>>1), 0)
 		switch {
 		case errno == unix.EINTR:
 			continue

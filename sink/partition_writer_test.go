@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -546,4 +547,102 @@ func TestPartitionedKeepsFewFilesOpen(t *testing.T) {
 		got, _ := readPartitions(t, dir)
 		assert.Equal(t, oracleRows(rows), got, "checkpointed %v", ckpt)
 	}
+}
+
+// record is a record of one row of partition rel (WriteRecords' form).
+func record(rel, line string) []byte {
+	b := make([]byte, RecordHeader)
+	PutRecordHeader(b, 1, len(rel), len(line))
+	return append(append(b, rel...), line...)
+}
+
+// TestPartitionedBatchOfManyPartitions: one batch of rows of 300
+// partitions, no copy run by anyone else, ends in their files; without
+// checkpoints no more than maxOpen files are open once it is handed
+// over (placed in segments, each segment's copies run before the next
+// opens more files), where every partition's would be.
+func TestPartitionedBatchOfManyPartitions(t *testing.T) {
+	t.Parallel()
+	for _, ckpt := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "out")
+		p := openQ10(t, dir, ckpt)
+		var enc []byte
+		var rows []pRow
+		for i := range 300 {
+			dt, hm := "2015-07-16", fmt.Sprintf("%02d:%02d", i/60, i%60)
+			if i%7 == 3 {
+				hm = "00:00" // one partition again and again
+			}
+			row := pRow{ts: int64(i), dt: &dt, hm: &hm, line: fmt.Sprintf("%d\n", i)}
+			rows = append(rows, row)
+			enc = appendRecord(enc, row)
+		}
+		require.NoError(t, p.WriteRecords(enc))
+		if !ckpt {
+			assert.LessOrEqual(t, openFDsUnder(t, dir), maxOpen)
+		}
+		require.NoError(t, p.Finish())
+		got, _ := readPartitions(t, dir)
+		assert.Equal(t, oracleRows(rows), got, "checkpointed %v", ckpt)
+	}
+}
+
+// TestPartitionedWriteThroughError: a partition whose file is written
+// through fails (its data a link to /dev/full): GiveRecords keeps
+// nothing (the spare is the buffer given, no copy of it queued), and
+// nothing is written after the error, neither to a partition written
+// through later in the batch (a FIFO) nor to a regular one before it.
+func TestPartitionedWriteThroughError(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	full, fifo, regular := "dt=2015-07-16/hm=00%3A00", "dt=2015-07-16/hm=00%3A01", "dt=2015-07-16/hm=00%3A02"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, full), 0o777))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, fifo), 0o777))
+	require.NoError(t, os.Symlink("/dev/full", filepath.Join(dir, full, dataName)))
+	fpath := filepath.Join(dir, fifo, dataName)
+	require.NoError(t, syscall.Mkfifo(fpath, 0o666))
+	// a raw non-blocking reader, so that the output's open for writing
+	// does not wait, nor the test's read below (Go's poller would)
+	rd, err := syscall.Open(fpath, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	require.NoError(t, err)
+	defer syscall.Close(rd)
+	p, err := CreatePartitioned(q10Config(dir, false))
+	require.NoError(t, err)
+	enc := append(append(record(regular, "r\n"), record(full, "a\n")...), record(fifo, "after-error\n")...)
+	spare, err := p.GiveRecords(enc)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.ENOSPC)
+	require.NotZero(t, cap(spare))
+	assert.Same(t, &enc[0], &spare[:1][0], "on an error the spare is the buffer given")
+	p.mu.Lock()
+	assert.Equal(t, p.head, len(p.jobs), "a copy of the buffer kept")
+	p.mu.Unlock()
+	buf := make([]byte, 100)
+	n, rerr := syscall.Read(rd, buf)
+	assert.ErrorIs(t, rerr, syscall.EAGAIN, "written after the first error: %q", buf[:max(n, 0)])
+	assert.ErrorIs(t, p.Flush(), syscall.ENOSPC)
+	require.NoError(t, p.Abort())
+	_, err = os.Stat(filepath.Join(dir, regular, dataName))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestPartitionedCopyQueueStaysBounded: with no goroutine calling Copy,
+// the hand-over runs copies only down to maxPending, so the queue never
+// empties; its slice stays near the copies queued, not the batches
+// handed over.
+func TestPartitionedCopyQueueStaysBounded(t *testing.T) {
+	t.Parallel()
+	p, err := CreatePartitioned(q10Config(filepath.Join(t.TempDir(), "out"), false))
+	require.NoError(t, err)
+	rec := record("dt=2015-07-16/hm=00%3A00", strings.Repeat("x", 1000)+"\n")
+	n := testenv.Scale(20000, 40000)
+	for range n {
+		require.NoError(t, p.WriteRecords(rec))
+	}
+	p.mu.Lock()
+	queued, c := len(p.jobs)-p.head, cap(p.jobs)
+	p.mu.Unlock()
+	assert.Greater(t, queued, 1000, "copies queued past maxPending's reach")
+	assert.Less(t, c, 4*queued, "the queue's slice grew with the %d batches", n)
+	require.NoError(t, p.Finish())
 }

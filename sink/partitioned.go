@@ -120,8 +120,8 @@ type Partitioned struct {
 	// jobs are the copies placed and not started, from head on, in order
 	// of placing; running counts those started and not finished, placed
 	// the bytes of both; settled is signalled as copies finish. batch is
-	// the batch being placed (one copy per partition it writes), seq its
-	// number (partition.seq).
+	// the segment of a batch being placed (one copy per partition it
+	// writes), seq its number (partition.seq).
 	jobs    []copyJob
 	head    int
 	running int
@@ -129,6 +129,7 @@ type Partitioned struct {
 	settled sync.Cond
 	batch   []copyJob
 	seq     uint64
+	placing bool // a batch is being placed (trim leaves its partitions)
 	// free are buffers whose copies are done, for GiveRecords to give back
 	// and WriteRecords to copy into (freeCap their capacity); held are
 	// spare holders of a buffer with copies placed in it. So a steady
@@ -178,7 +179,7 @@ type partition struct {
 }
 
 // heldBuf is a buffer with copies placed in it, given back to the free
-// buffers once the last of them (left) is done.
+// buffers once the last of them, and the placing, let go (left).
 type heldBuf struct {
 	b    []byte
 	left int
@@ -309,15 +310,18 @@ func (p *Partitioned) WriteRecords(enc []byte) error {
 func (p *Partitioned) GiveRecords(enc []byte) (spare []byte, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.place(enc); err != nil {
+	hb, err := p.place(enc)
+	if err != nil {
 		return enc, err
 	}
-	if n := len(p.free); n > 0 {
-		spare, p.free[n-1] = p.free[n-1], nil
-		p.free = p.free[:n-1]
-		p.freeCap -= cap(spare)
+	if err := p.room(); err != nil {
+		_ = p.drain() // the batch's copies dropped, or done
+		p.unhold(hb, false)
+		return enc, err
 	}
-	return spare, p.room()
+	spare = p.spare() // before enc may join the free buffers
+	p.unhold(hb, true)
+	return spare, nil
 }
 
 // spare is an empty buffer for a hand-over to copy into, under mu.
@@ -333,13 +337,16 @@ func (p *Partitioned) spare() []byte {
 }
 
 // handOver places b, a buffer of the output's own, under mu: given back
-// to the free buffers where nothing is placed in it.
+// to the free buffers once its copies are done.
 func (p *Partitioned) handOver(b []byte) error {
-	if err := p.place(b); err != nil {
+	hb, err := p.place(b)
+	if err != nil {
 		p.release(b)
 		return err
 	}
-	return p.room()
+	err = p.room()
+	p.unhold(hb, true)
+	return err
 }
 
 // room runs placed copies, or waits for those running, while more than
@@ -361,34 +368,76 @@ func (p *Partitioned) room() error {
 
 // place routes the records of b, in order, to their partitions, and
 // places a copy of each partition's lines (the copy job), under mu. b's
-// bytes past its last whole record are skipped. On an error nothing of b
-// is placed, and b is the caller's again; the error stays the output's.
-func (p *Partitioned) place(b []byte) error {
+// bytes past its last whole record are skipped. It returns the holder of
+// b with the placing's own hold on it, for unhold. On an error nothing of
+// b is kept: the copies placed are dropped, those running waited for,
+// and b is the caller's again; the error stays the output's.
+func (p *Partitioned) place(b []byte) (*heldBuf, error) {
 	if p.aborted {
-		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
+		return nil, fmt.Errorf("write %s: aborted", p.cfg.Dir)
 	}
 	if p.werr != nil {
-		return p.werr
+		return nil, p.werr
 	}
+	hb := p.holder(b)
+	hb.left = 1 // the placing's hold: b stays out of the free buffers
+	if err := p.placeRecords(b, hb); err != nil {
+		if p.werr == nil {
+			p.werr = err
+		}
+		_ = p.drain() // the batch's copies dropped
+		p.unhold(hb, false)
+		return nil, err
+	}
+	return hb, nil
+}
+
+// placeRecords is place's work: the records routed, each partition's
+// lines of the batch chained into one copy. Without checkpoints a batch
+// of more partitions than maxOpen files (with those open that have
+// copies pending) is placed in segments: the copies of one run, and the
+// files trimmed, before the next segment opens more.
+func (p *Partitioned) placeRecords(b []byte, hb *heldBuf) error {
 	p.trim()
 	p.seq++
+	p.placing = true
 	batch := p.batch[:0]
-	defer func() { clear(batch); p.batch = batch[:0] }()
+	defer func() { clear(batch); p.batch, p.placing = batch[:0], false }()
+	opening := 0 // the segment's partitions whose file is to be opened
 	for pos := 0; len(b)-pos >= RecordHeader; {
 		ts := int64(binary.LittleEndian.Uint64(b[pos:]))
 		rel := int(binary.LittleEndian.Uint16(b[pos+8:]))
 		line := int(binary.LittleEndian.Uint32(b[pos+10:]))
 		start := pos + RecordHeader
 		if rel+line > len(b)-start {
-			p.werr = fmt.Errorf("write %s: a record of %d bytes where %d are left", p.cfg.Dir, rel+line, len(b)-start)
-			return p.werr
+			return fmt.Errorf("write %s: a record of %d bytes where %d are left", p.cfg.Dir, rel+line, len(b)-start)
 		}
 		pt, err := p.route(ts, b[start:start+rel])
 		if err != nil {
-			p.werr = err
 			return err
 		}
 		if pt.seq != p.seq {
+			if !p.cfg.Checkpointed && !pt.opened {
+				if len(p.open)+opening >= maxOpen {
+					p.trimTo(maxOpen - 1 - opening)
+				}
+				if len(p.open)+opening >= maxOpen {
+					if err := p.queue(b, hb, batch); err != nil {
+						return err
+					}
+					batch = batch[:0]
+					if err := p.drain(); err != nil {
+						return err
+					}
+					if p.aborted {
+						return fmt.Errorf("write %s: aborted", p.cfg.Dir)
+					}
+					p.seq++
+					opening = 0
+					p.trimTo(maxOpen - 1)
+				}
+				opening++
+			}
 			pt.seq, pt.job = p.seq, len(batch)
 			batch = append(batch, copyJob{pt: pt, first: pos, last: pos})
 		} else {
@@ -399,30 +448,31 @@ func (p *Partitioned) place(b []byte) error {
 		batch[pt.job].n += line
 		pos = start + rel + line
 	}
+	return p.queue(b, hb, batch)
+}
+
+// queue reserves the bytes of a segment's copies in their files and
+// queues them (writes through those of files written through, in
+// order), under mu.
+func (p *Partitioned) queue(b []byte, hb *heldBuf, batch []copyJob) error {
 	for i := range batch {
 		j := &batch[i]
 		binary.LittleEndian.PutUint64(b[j.last:], math.MaxUint64)
 		var err error
 		if j.f, j.off, err = p.reserve(j.pt, j.n); err != nil {
-			p.werr = err
 			return err
 		}
 	}
-	// the batch is placed: its copies are the output's
-	var hb *heldBuf
 	for i := range batch {
 		j := &batch[i]
 		if j.n == 0 {
 			continue
 		}
-		if j.f == nil { // written through: in order, now
-			if err := writeThrough(j, b); err != nil && p.werr == nil {
-				p.werr = fmt.Errorf("write %s: %w", j.pt.dir, err)
+		if j.f == nil {
+			if err := writeThrough(j, b); err != nil {
+				return fmt.Errorf("write %s: %w", j.pt.dir, err)
 			}
 			continue
-		}
-		if hb == nil {
-			hb = p.holder(b)
 		}
 		j.buf = hb
 		hb.left++
@@ -430,10 +480,21 @@ func (p *Partitioned) place(b []byte) error {
 		p.placed += j.n
 		p.jobs = append(p.jobs, *j)
 	}
-	if hb == nil {
-		p.release(b)
-	}
 	return nil
+}
+
+// unhold lets go of the placing's hold on hb (place), under mu: b given
+// back to the free buffers (release) where its copies are done, or, not
+// release, left to the caller, whose error dropped the copies.
+func (p *Partitioned) unhold(hb *heldBuf, release bool) {
+	if hb.left--; hb.left > 0 {
+		return
+	}
+	if release {
+		p.release(hb.b)
+	}
+	hb.b = nil
+	p.held = append(p.held, hb)
 }
 
 // holder is a heldBuf of b, under mu.
@@ -470,8 +531,16 @@ func (p *Partitioned) Copy() {
 func (p *Partitioned) copyOne() {
 	j := p.jobs[p.head]
 	p.jobs[p.head] = copyJob{}
-	if p.head++; p.head == len(p.jobs) {
+	switch p.head++; {
+	case p.head == len(p.jobs):
 		p.jobs, p.head = p.jobs[:0], 0
+	case p.head >= 64 && 2*p.head >= len(p.jobs):
+		// the copies started moved out, so that a queue that never
+		// empties (the hand-over running copies only down to
+		// maxPending) does not grow
+		n := copy(p.jobs, p.jobs[p.head:])
+		clear(p.jobs[n:])
+		p.jobs, p.head = p.jobs[:n], 0
 	}
 	var err error
 	if p.werr == nil && !p.aborted {
@@ -488,11 +557,7 @@ func (p *Partitioned) copyOne() {
 func (p *Partitioned) done(j *copyJob, err error) {
 	j.pt.pending--
 	p.placed -= j.n
-	if j.buf.left--; j.buf.left == 0 {
-		p.release(j.buf.b)
-		j.buf.b = nil
-		p.held = append(p.held, j.buf)
-	}
+	p.unhold(j.buf, true)
 	if err != nil && p.werr == nil {
 		p.werr = fmt.Errorf("write %s: %w", j.pt.dir, err)
 	}
@@ -629,12 +694,16 @@ func (p *Partitioned) reserve(pt *partition, n int) (*os.File, int64, error) {
 }
 
 // trim closes the files of the partitions opened first, where more than
-// maxOpen are open, that have no copy pending (without checkpoints),
-// under mu: they are reopened when they get rows again.
-func (p *Partitioned) trim() {
-	for i := 0; len(p.open) > maxOpen && i < len(p.open); {
+// maxOpen are open, that have no copy pending nor one being placed
+// (without checkpoints), under mu: they are reopened when they get rows
+// again.
+func (p *Partitioned) trim() { p.trimTo(maxOpen) }
+
+// trimTo is trim down to limit files open.
+func (p *Partitioned) trimTo(limit int) {
+	for i := 0; len(p.open) > limit && i < len(p.open); {
 		pt := p.open[i]
-		if pt.pending > 0 {
+		if pt.pending > 0 || p.placing && pt.seq == p.seq {
 			i++
 			continue
 		}
