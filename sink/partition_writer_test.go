@@ -556,7 +556,7 @@ func record(rel, line string) []byte {
 	return append(append(b, rel...), line...)
 }
 
-// TestPartitionedBatchOfManyPartitions: one batch of rows of 300
+// TestPartitionedBatchOfManyPartitions: one batch of rows of 100
 // partitions, no copy run by anyone else, ends in their files; without
 // checkpoints no more than maxOpen files are open once it is handed
 // over (placed in segments, each segment's copies run before the next
@@ -568,9 +568,9 @@ func TestPartitionedBatchOfManyPartitions(t *testing.T) {
 		p := openQ10(t, dir, ckpt)
 		var enc []byte
 		var rows []pRow
-		for i := range 300 {
+		for i := range 130 {
 			dt, hm := "2015-07-16", fmt.Sprintf("%02d:%02d", i/60, i%60)
-			if i%7 == 3 {
+			if i%4 == 3 {
 				hm = "00:00" // one partition again and again
 			}
 			row := pRow{ts: int64(i), dt: &dt, hm: &hm, line: fmt.Sprintf("%d\n", i)}
