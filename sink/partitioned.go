@@ -13,7 +13,7 @@ package sink
 // Without checkpoints each partition is one file, "data", written to a
 // hidden temporary file beside it and renamed at the end of a run that
 // succeeds (File); a failed or interrupted run leaves no data file. Only
-// the partitions written most recently keep their file open (attach). With
+// the partitions written most recently keep their file open (trim). With
 // checkpoints each partition is written as Parts ("data.part-E", one per
 // epoch in which it had rows): pre-committed before a checkpoint,
 // committed once it is durable, settled on a restart (Recover).
@@ -95,9 +95,9 @@ const dataName = "data"
 // what the files take grows with the workers: a writer goroutine of the
 // output's own wrote every row, and the workers waited for it. What needs
 // the rows on disk, or the partitions they made (Flush, PreCommit,
-// Commit, Finish, Partitions), first runs the copies still placed and
-// waits for those running (drain), so that the files are those that
-// writing each row at once would make.
+// Finish, Partitions), first runs the copies still placed and waits for
+// those running (drain), so that the files are those that writing each
+// row at once would make.
 type Partitioned struct {
 	cfg PartitionConfig
 	// mu guards everything below; the copies run without it.
@@ -303,10 +303,11 @@ func (p *Partitioned) WriteRecords(enc []byte) error {
 // which the caller gives up (it must neither read nor write it again),
 // until its copies are done, and returns spare in its place: an empty
 // buffer whose copies are done (a buffer given before, or one the output
-// copied a batch into), or nil where none is free, which is the caller's to fill and give again. The same
-// bound on the bytes placed holds, with the same errors, and Flush,
-// PreCommit, Commit, Finish and Abort treat a given batch as a written
-// one. On an error the output keeps nothing: spare is enc.
+// copied a batch into), or nil where none is free, which is the
+// caller's to fill and give again. The same bound on the bytes placed
+// holds, with the same errors, and Flush, PreCommit, Commit, Finish and
+// Abort treat a given batch as a written one. On an error the output
+// keeps nothing: spare is enc.
 func (p *Partitioned) GiveRecords(enc []byte) (spare []byte, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -512,10 +513,10 @@ func (p *Partitioned) holder(b []byte) *heldBuf {
 // left to start: the rows of batches handed over written to their
 // partitions' files. Any goroutine, any number at once, each running
 // copies of its own; an error is the output's, returned by a later
-// hand-over, Flush, PreCommit, Commit or Finish. It waits for no one:
-// where another goroutine holds the output (a hand-over placing rows,
-// a drain) it returns at once, the copies left to the next Copy or to
-// the drain.
+// hand-over, Flush, PreCommit, Commit or Finish. It does not wait to
+// start: where another goroutine holds the output (a hand-over placing
+// rows, a drain) it returns at once, the copies left to the next Copy
+// or to the drain.
 func (p *Partitioned) Copy() {
 	if !p.mu.TryLock() {
 		return
