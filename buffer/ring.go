@@ -267,10 +267,23 @@ func (r *Ring) Slice(start uint64, n int) []byte {
 // waiting in Reserve. Calls must be serialised by the caller and made in
 // stream order; end < Freed() or end > Written() is an engine bug and panics.
 func (r *Ring) Free(end uint64) {
+	r.Release(end)
+	r.Wake()
+}
+
+// Release is Free without the wake-up: a consumer that frees in an
+// ordered stage of its own calls Wake once out of it, so that waking a
+// producer that sleeps (a system call) is not part of that stage.
+func (r *Ring) Release(end uint64) {
 	if f, w := r.freed.Load(), r.written.Load(); end < f || end > w {
 		panic(fmt.Sprintf("buffer: Free(%d) outside [Freed()=%d, Written()=%d]", end, f, w))
 	}
 	r.freed.Store(end)
+}
+
+// Wake wakes a producer waiting in Reserve for the bytes released before.
+// Any goroutine, after its Release.
+func (r *Ring) Wake() {
 	if r.waiting.Load() {
 		select {
 		case r.space <- struct{}{}:

@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -283,6 +284,34 @@ func TestFreeWakesReserve(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		require.FailNow(t, "Free did not wake Reserve")
 	}
+}
+
+// TestReleaseThenWake: Free in two steps (an ordered stage's Release,
+// then Wake out of it) wakes a waiting producer as Free does.
+func TestReleaseThenWake(t *testing.T) {
+	r := newTestRing(t, os.Getpagesize())
+	_, err := r.Reserve(r.Size())
+	require.NoError(t, err)
+	r.Commit(r.Size())
+	got := make(chan int, 1)
+	go func() {
+		b, err := r.Reserve(20)
+		if assert.NoError(t, err) {
+			got <- len(b)
+		}
+		close(got)
+	}()
+	require.Eventually(t, r.waiting.Load, 2*time.Second, time.Millisecond)
+	r.Release(20)
+	assert.Equal(t, uint64(20), r.Freed())
+	r.Wake()
+	select {
+	case n := <-got:
+		assert.Equal(t, 20, n)
+	case <-time.After(2 * time.Second):
+		require.FailNow(t, "Release and Wake did not wake Reserve")
+	}
+	assert.PanicsWithValue(t, fmt.Sprintf("buffer: Free(19) outside [Freed()=20, Written()=%d]", r.Size()), func() { r.Release(19) })
 }
 
 func TestFreePanicsOnBadOffsets(t *testing.T) {

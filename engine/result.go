@@ -75,6 +75,7 @@ func (s *Stream) mergeReady(w *worker) {
 		}
 		sc := w.beginSerial()
 		n := s.next.Load()
+		first := n
 		for {
 			sl := &s.ready[n&s.mask]
 			t := sl.Load()
@@ -88,6 +89,12 @@ func (s *Stream) mergeReady(w *worker) {
 		}
 		w.endSerial(sc, s.clock())
 		s.mergeMu.Unlock()
+		if n != first {
+			// The room the merges made, told out of the ordered stage:
+			// waking a producer or worker that sleeps is a system call.
+			s.ring.Wake()
+			ringBell(s.room)
+		}
 		// A task that finished while we held the lock found it taken and
 		// left its merge to us. Only the slot's emptiness may be read here:
 		// a task seen after unlocking may already be merged and recycled by
@@ -143,11 +150,10 @@ func (s *Stream) merge(t *task, w *worker) {
 		// the ring's size ahead of an entry not yet released (newHandOff).
 		s.hand.release(t.Start + uint64(len(t.Data)))
 	}
-	s.ring.Free(t.Start + uint64(len(t.Data)))
+	s.ring.Release(t.Start + uint64(len(t.Data))) // mergeReady wakes the producer
 	if s.heap != nil {
 		s.heap.Free(t.heapEnd)
 	}
-	ringBell(s.room)
 	s.lat.record(time.Duration(scheduler.Nanotime() - t.Dispatched))
 	s.publish(t, counted)
 	if s.chain != nil {
