@@ -256,21 +256,28 @@ func TestCancelUnblocksReserve(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
-func TestFreeWakesReserve(t *testing.T) {
-	r := newTestRing(t, os.Getpagesize())
+// waitingProducer is a full ring and a producer waiting in Reserve for
+// need bytes, which got receives the length of once Reserve returns.
+func waitingProducer(t *testing.T, need int) (r *Ring, got chan int) {
+	t.Helper()
+	r = newTestRing(t, os.Getpagesize())
 	_, err := r.Reserve(r.Size())
 	require.NoError(t, err)
 	r.Commit(r.Size())
-
-	got := make(chan int, 1)
+	got = make(chan int, 1)
 	go func() {
-		b, err := r.Reserve(10)
+		b, err := r.Reserve(need)
 		if assert.NoError(t, err) {
 			got <- len(b)
 		}
 		close(got)
 	}()
 	require.Eventually(t, r.waiting.Load, 2*time.Second, time.Millisecond)
+	return r, got
+}
+
+func TestFreeWakesReserve(t *testing.T) {
+	r, got := waitingProducer(t, 10)
 	r.Free(5) // not enough: the producer must keep waiting
 	select {
 	case <-got:
@@ -289,19 +296,7 @@ func TestFreeWakesReserve(t *testing.T) {
 // TestReleaseThenWake: Free in two steps (an ordered stage's Release,
 // then Wake out of it) wakes a waiting producer as Free does.
 func TestReleaseThenWake(t *testing.T) {
-	r := newTestRing(t, os.Getpagesize())
-	_, err := r.Reserve(r.Size())
-	require.NoError(t, err)
-	r.Commit(r.Size())
-	got := make(chan int, 1)
-	go func() {
-		b, err := r.Reserve(20)
-		if assert.NoError(t, err) {
-			got <- len(b)
-		}
-		close(got)
-	}()
-	require.Eventually(t, r.waiting.Load, 2*time.Second, time.Millisecond)
+	r, got := waitingProducer(t, 20)
 	r.Release(20)
 	assert.Equal(t, uint64(20), r.Freed())
 	r.Wake()
