@@ -152,16 +152,15 @@ func (f *File) WritesThrough() bool { return f.kind == kindThrough }
 // Write writes to the output (the temporary file, or the destination when
 // written through), reopening a suspended temporary file first.
 func (f *File) Write(p []byte) (int, error) {
-	if f.kind == kindThrough {
+	tmp, off, err := f.place(len(p))
+	switch {
+	case err != nil:
+		return 0, err
+	case tmp == nil:
 		return f.w.Write(p)
 	}
-	if f.tmp == nil {
-		if err := f.resume(); err != nil {
-			return 0, err
-		}
-	}
-	n, err := f.tmp.WriteAt(p, f.size)
-	f.size += int64(n)
+	n, err := tmp.WriteAt(p, off)
+	f.size = off + int64(n) // what was written, not what was placed
 	return n, err
 }
 

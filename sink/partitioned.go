@@ -361,6 +361,12 @@ func (p *Partitioned) room() error {
 			p.settled.Wait()
 		}
 	}
+	return p.handOverErr()
+}
+
+// handOverErr says why nothing may be handed over, under mu: an Abort,
+// or the output's error; nil where a hand-over may go on.
+func (p *Partitioned) handOverErr() error {
 	if p.aborted {
 		return fmt.Errorf("write %s: aborted", p.cfg.Dir)
 	}
@@ -374,11 +380,8 @@ func (p *Partitioned) room() error {
 // b is kept: the copies placed are dropped, those running waited for,
 // and b is the caller's again; the error stays the output's.
 func (p *Partitioned) place(b []byte) (*heldBuf, error) {
-	if p.aborted {
-		return nil, fmt.Errorf("write %s: aborted", p.cfg.Dir)
-	}
-	if p.werr != nil {
-		return nil, p.werr
+	if err := p.handOverErr(); err != nil {
+		return nil, err
 	}
 	hb := p.holder(b)
 	hb.left = 1 // the placing's hold: b stays out of the free buffers
@@ -427,11 +430,9 @@ func (p *Partitioned) placeRecords(b []byte, hb *heldBuf) error {
 						return err
 					}
 					batch = batch[:0]
-					if err := p.drain(); err != nil {
+					_ = p.drain() // its error is handOverErr's
+					if err := p.handOverErr(); err != nil {
 						return err
-					}
-					if p.aborted {
-						return fmt.Errorf("write %s: aborted", p.cfg.Dir)
 					}
 					p.seq++
 					opening = 0
