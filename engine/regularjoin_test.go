@@ -300,6 +300,25 @@ func (sj *stringKeyJoin) draw(t *testing.T, r *rand.Rand, a *strview.Arena, fed 
 	return left, right, sortedPairs(proj.Tuples, sj.pairSize)
 }
 
+// specs are the join's specs, its sides fed by the filters where fed, the
+// projection's pairs to sink (the last spec).
+func (sj *stringKeyJoin) specs(fed bool, sink TupleSink) []Spec {
+	if fed {
+		return []Spec{{Query: sj.lq}, {Query: sj.rq}, {Join: sj.j, Upstream: Output(0), UpstreamRight: Output(1)},
+			{Query: sj.proj, Upstream: Output(2), Tuples: sink}}
+	}
+	return []Spec{{Join: sj.j}, {Query: sj.proj, Upstream: Output(0), Tuples: sink}}
+}
+
+// inputs are the streams that the join's left and right tuples are
+// written to in e, started with specs(fed, ...).
+func (sj *stringKeyJoin) inputs(e *Engine, fed bool) []*Stream {
+	if fed {
+		return []*Stream{e.Stream(0), e.Stream(1)}
+	}
+	return []*Stream{e.Stream(0), e.Stream(0).Right()}
+}
+
 // TestRegularJoinOnStrings: a regular join on a String key (NULL in some
 // tuples, short strings in their views, long ones out of line), its sides
 // fed by filters (joinFeed) or written directly, its pairs read by a
@@ -310,7 +329,6 @@ func (sj *stringKeyJoin) draw(t *testing.T, r *rand.Rand, a *strview.Arena, fed 
 func TestRegularJoinOnStrings(t *testing.T) {
 	base := runtime.NumGoroutine()
 	sj := newStringKeyJoin(t)
-	j, proj, lq, rq := sj.j, sj.proj, sj.lq, sj.rq
 	for seed := range seeds(2, 2, 8) {
 		r := rand.New(rand.NewPCG(uint64(seed), 41))
 		var a strview.Arena
@@ -320,17 +338,10 @@ func TestRegularJoinOnStrings(t *testing.T) {
 			name := fmt.Sprintf("seed %d fed %v workers %d", seed, fed, workers)
 			var got []byte
 			sink := func(b []byte) error { got = doubling.Append(got, b...); return nil }
-			specs := []Spec{{Join: j}, {Query: proj, Upstream: Output(0), Tuples: sink}}
-			if fed {
-				specs = []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1)}, {Query: proj, Upstream: Output(2), Tuples: sink}}
-			}
 			// A task holds whole tuples of every query: the pairs are two tuples.
-			e, err := Start(Config{Workers: workers, TaskSize: 2 * sqlTuple * (1 + r.IntN(10)), BufferSize: 1 << 14}, specs)
+			e, err := Start(Config{Workers: workers, TaskSize: 2 * sqlTuple * (1 + r.IntN(10)), BufferSize: 1 << 14}, sj.specs(fed, sink))
 			require.NoError(t, err, name)
-			in := [2]*Stream{e.Stream(0), e.Stream(0).Right()}
-			if fed {
-				in = [2]*Stream{e.Stream(0), e.Stream(1)}
-			}
+			in := sj.inputs(e, fed)
 			done := e.Produce(func() error { return in[0].Write(left) })
 			require.NoError(t, <-e.Produce(func() error { return in[1].Write(right) }), name)
 			require.NoError(t, <-done, name)
@@ -353,7 +364,6 @@ func TestRegularJoinOnStrings(t *testing.T) {
 func TestSnapshotRegularJoinOnStrings(t *testing.T) {
 	base := runtime.NumGoroutine()
 	sj := newStringKeyJoin(t)
-	j, proj, lq, rq := sj.j, sj.proj, sj.lq, sj.rq
 	for seed := range seeds(3, 2, 12) {
 		r := rand.New(rand.NewPCG(uint64(seed), 4242))
 		var a strview.Arena
@@ -365,21 +375,11 @@ func TestSnapshotRegularJoinOnStrings(t *testing.T) {
 		// A task holds whole tuples of every query: the pairs are two tuples.
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: 2 * sqlTuple * (1 + r.IntN(10)), BufferSize: 1 << 14}
 		c := &snapCase{
-			cfg: cfg, n: 2, data: [][]byte{left, right}, unordered: sj.pairSize, tuple: sqlTuple,
-			specs: func(res []*reference.Result) []Spec {
-				return []Spec{{Join: j}, {Query: proj, Upstream: Output(0), Tuples: sink(res, 1)}}
-			},
-			inputs: func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(0).Right()} },
+			cfg: cfg, n: len(sj.specs(fed, nil)), data: [][]byte{left, right}, unordered: sj.pairSize, tuple: sqlTuple,
+			inputs: func(e *Engine) []*Stream { return sj.inputs(e, fed) },
 			query:  func(int) *query.Query { return nil },
 		}
-		if fed {
-			c.n = 4
-			c.specs = func(res []*reference.Result) []Spec {
-				return []Spec{{Query: lq}, {Query: rq}, {Join: j, Upstream: Output(0), UpstreamRight: Output(1)},
-					{Query: proj, Upstream: Output(2), Tuples: sink(res, 3)}}
-			}
-			c.inputs = func(e *Engine) []*Stream { return []*Stream{e.Stream(0), e.Stream(1)} }
-		}
+		c.specs = func(res []*reference.Result) []Spec { return sj.specs(fed, sink(res, c.n-1)) }
 		c.check = func(res []*reference.Result) {
 			assert.Equal(t, wantPairs, sortedPairs(res[c.n-1].Tuples, sj.pairSize), "seed %d: pairs against the reference", seed)
 		}
