@@ -193,15 +193,15 @@ func TestBenchmarkWarmup(t *testing.T) {
 		Engine:     engine.Config{Workers: 2, Pin: true, TaskSize: 1 << 16, BufferSize: 1 << 20},
 		Gen:        DefaultGenConfig(),
 		BundleSize: 1 << 20,
-		Warmup:     200 * time.Millisecond,
-		Duration:   300 * time.Millisecond,
+		Warmup:     100 * time.Millisecond,
+		Duration:   200 * time.Millisecond,
 	}
 	res, err := RunBenchmark(context.Background(), cfg)
 	require.NoError(t, err)
 	assert.True(t, res.Validated)
 	m := res.Measured
 	// A generous bound: the run ends when its last task is merged.
-	assert.InDelta(t, 0.3, m.Seconds, 0.25, "measured seconds")
+	assert.InDelta(t, 0.2, m.Seconds, 0.17, "measured seconds")
 	assert.Less(t, m.Seconds, res.Seconds)
 	assert.Positive(t, m.Tuples)
 	assert.Less(t, m.Tuples, res.Stats.Tuples, "the warm-up's tuples are not measured")

@@ -277,7 +277,7 @@ func TestBenchmarkInterrupted(t *testing.T) {
 			Ingest:     ingest,
 			Progress:   func(engine.Stats, scheduler.Stats, time.Duration) {},
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		res, err := RunBenchmark(ctx, cfg)
 		cancel()
 		require.NoError(t, err, ingest)
