@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -40,8 +41,16 @@ type cliProcess struct {
 
 func startCLI(t *testing.T, env []string, args ...string) *cliProcess {
 	t.Helper()
+	return startCLIIn(t, nil, env, args...)
+}
+
+// startCLIIn is startCLI with stdin as the process's standard input (nil:
+// none).
+func startCLIIn(t *testing.T, stdin io.Reader, env []string, args ...string) *cliProcess {
+	t.Helper()
 	p := &cliProcess{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1024), done: make(chan struct{})}
 	p.cmd.Env = append(append(os.Environ(), asCommandEnv+"=1"), env...)
+	p.cmd.Stdin = stdin
 	p.cmd.Stdout = &p.stdout
 	pipe, err := p.cmd.StderrPipe()
 	require.NoError(t, err)

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -228,7 +227,10 @@ func TestExplain(t *testing.T) {
 }
 
 // TestRunInterrupted: a run reading a stream that does not end stops on
-// SIGTERM, prints what ran, and exits 143.
+// SIGTERM, prints what ran, and exits 143. Tasks of two tuples: the first
+// two records go into the engine as one (its counter, scraped, says when
+// they are in: no line does), the third stays in the source's partial
+// task, which the interrupt's drain must flush with the window it opens.
 func TestRunInterrupted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -238,28 +240,30 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer w.Close()
-	cmd := exec.Command(os.Args[0], "run", sqlFile, "--json")
-	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
-	cmd.Stdin = r
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
+	// 16-byte tuples (ts, v and its NULL bit): a task of 32 B holds two.
+	p := startCLIIn(t, r, nil, "run", sqlFile, "--json", "--task-size", "32", "--metrics-addr", "127.0.0.1:0")
 	r.Close()
+	// One write: the source reads the three records at once.
 	_, err = w.WriteString("1,1\n2,1\n3000,1\n")
 	require.NoError(t, err)
-	time.Sleep(3 * time.Second) // no line says the records are in
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, stderr.String())
-	assert.Equal(t, 143, ee.ExitCode(), stderr.String())
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	scrapeUntil(t, client, url, `saber_records_in_total{query="select1"} 2`+"\n")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running a minute after SIGTERM:\n%s", p.log())
+	}
+	assert.Equal(t, 143, p.cmd.ProcessState.ExitCode(), p.log())
+	lines := strings.Split(strings.TrimSpace(p.log()), "\n")
 	require.GreaterOrEqual(t, len(lines), 2)
 	assert.Equal(t, "saber-hx: interrupted by SIGTERM", lines[len(lines)-1])
 	s := decodeRun(t, lines[len(lines)-2])
 	assert.True(t, s.Interrupted)
 	assert.Equal(t, uint64(3), s.Sources[0].Tuples)
-	assert.Equal(t, "window_start,n\n0,2\n3000,1\n", stdout.String(), "the rows of what ran, flushed")
+	assert.Equal(t, "window_start,n\n0,2\n3000,1\n", p.stdout.String(), "the rows of what ran, flushed")
 }
 
 // TestRunWatermarkDelay: WATERMARK FOR ... - INTERVAL delays the closing of

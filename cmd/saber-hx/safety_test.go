@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,23 +276,25 @@ func TestFileModeInterruptedCommitsNothing(t *testing.T) {
 	require.NoError(t, err)
 	b := make([]byte, 1024*ysb.TupleSize) // 32 whole tasks of 4096 B
 	gen.Fill(b, 0)
-	cmd := exec.Command(os.Args[0], "ysb", "--input", "-", "--campaigns", campaigns, "--output", out, "--task-size", "4096", "--buffer-size", "65536", "--json")
-	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
-	cmd.Stdin = r
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
+	p := startCLIIn(t, r, nil, "ysb", "--input", "-", "--campaigns", campaigns, "--output", out, "--task-size", "4096", "--buffer-size", "65536", "--json",
+		"--metrics-addr", "127.0.0.1:0")
 	r.Close()
 	_, err = w.Write(b) // more than a pipe holds: once the command reads
 	require.NoError(t, err)
-	// No line says the tuples are in: give the run time to take them.
-	time.Sleep(3 * time.Second)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, stderr.String())
-	assert.Equal(t, 130, ee.ExitCode(), stderr.String())
-	s, m := parseSummary(t, stdout.String())
+	// No line says the tuples are in: the engine's counter, scraped, does
+	// (whole tasks, each taken as it is read).
+	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	scrapeUntil(t, client, url, `saber_records_in_total{query="ysb"} 1024`+"\n")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running a minute after SIGINT:\n%s", p.log())
+	}
+	assert.Equal(t, 130, p.cmd.ProcessState.ExitCode(), p.log())
+	s, m := parseSummary(t, p.stdout.String())
 	assert.Equal(t, true, m["interrupted"])
 	assert.Equal(t, uint64(1024), s.Tuples, "what ran is summarised")
 	got, err := os.ReadFile(out)
