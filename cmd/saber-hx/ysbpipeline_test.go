@@ -22,10 +22,13 @@ import (
 // TestYSBPipelineCLI runs the original benchmark's pipeline through the
 // command line: setup, produce (with skew and late events), the run to
 // the end of the topic, check (exit 0, then 1 once a window is changed).
+// The two cases, each with servers of its own, at once: each waits out
+// its producer's 1.5 s.
 func TestYSBPipelineCLI(t *testing.T) {
 	t.Parallel()
 	for _, parts := range []string{"1", "4"} {
 		t.Run("partitions="+parts, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			rs := redistest.Start(t)
 			k := kafkatest.Start(t, 1)
