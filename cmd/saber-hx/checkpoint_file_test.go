@@ -129,8 +129,11 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events")
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
+	// The records go on arriving until the SIGTERM (at most 30 batches
+	// of 400 every 100 ms): no wait for the rest of a fixed count after.
 	const batches, perBatch = 30, 400
-	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
+	stop := make(chan struct{})
+	produced := produceCrashRecordsUntil(t, cluster.Addr, batches, perBatch, stop)
 
 	tmp := t.TempDir()
 	dir, out := filepath.Join(tmp, "ckpt"), filepath.Join(tmp, "out.csv")
@@ -185,6 +188,7 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("still running a minute after SIGTERM:\n%s", p.log())
 	}
+	close(stop)
 	assert.Equal(t, 128+int(syscall.SIGTERM), p.cmd.ProcessState.ExitCode(), p.log())
 	assert.Contains(t, p.log(), "using the previous checkpoint")
 	if newer {
@@ -196,7 +200,8 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	assert.Zero(t, inProgress(t, out), "the drain's part aborted")
 	// 6: after the last record, to the end; with a crash-free run, and a
 	// run without checkpoints, at the same time.
-	require.NoError(t, <-produced)
+	pr := <-produced
+	require.NoError(t, pr.err)
 	calm, plain := filepath.Join(tmp, "calm.csv"), filepath.Join(tmp, "plain.csv")
 	p = startCLI(t, nil, append(args, "--stop-at-end")...)
 	ref := startCLI(t, nil, "run", "-e", crashFileSQL(cluster.Addr, "calm", calm), "--workers", "2", "--task-size", "4096",
@@ -216,7 +221,7 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(got, crashFileHeader), "the header once")
 	rows, dups := csvWindows(t, got)
 	assert.Zero(t, dups, "rows written twice")
-	assert.Equal(t, crashOracle(batches*perBatch), rows, "crashed against the query's result")
+	assert.Equal(t, crashOracle(pr.records), rows, "crashed against the query's result")
 	assert.Equal(t, want, got, "crashed against crash-free (the parts)")
 	assert.Equal(t, string(plainOut), got, "crashed against a run without checkpoints (its file)")
 }

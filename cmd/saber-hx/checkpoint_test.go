@@ -188,12 +188,37 @@ var firstWindowLine = regexp.MustCompile(`first window after the restore: ([0-9.
 // partition of its cat (of 4) and keyed by it, in a goroutine; its error
 // comes on the channel.
 func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-chan error {
+	res := produceCrashRecordsUntil(t, broker, batches, perBatch, nil)
+	errc := make(chan error, 1)
+	go func() { errc <- (<-res).err }()
+	return errc
+}
+
+// crashProduced is what produceCrashRecordsUntil produced: records
+// 0..records-1 (whole batches), or the error that stopped it.
+type crashProduced struct {
+	records int
+	err     error
+}
+
+// produceCrashRecordsUntil is produceCrashRecords stopping early, after
+// the batch under way, once stop is closed (nil: never): a test whose
+// crashes must happen while records arrive produces until they are over,
+// neither waiting for the rest of a fixed count nor running out of
+// records first on a loaded machine.
+func produceCrashRecordsUntil(t *testing.T, broker string, batches, perBatch int, stop <-chan struct{}) <-chan crashProduced {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
-	produced := make(chan error, 1)
+	produced := make(chan crashProduced, 1)
 	go func() {
 		defer cl.Close()
 		for b := range batches {
+			select {
+			case <-stop:
+				produced <- crashProduced{records: b * perBatch}
+				return
+			default:
+			}
 			var recs []*kgo.Record
 			for i := b * perBatch; i < (b+1)*perBatch; i++ {
 				ts, cat, v := crashRecord(i)
@@ -201,12 +226,12 @@ func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-c
 					Value: fmt.Appendf(nil, `{"ts": %d, "cat": "%d", "v": %d}`, ts, cat, v)})
 			}
 			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				produced <- err
+				produced <- crashProduced{err: err}
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		produced <- nil
+		produced <- crashProduced{records: batches * perBatch}
 	}()
 	return produced
 }
@@ -216,7 +241,9 @@ func produceCrashRecords(t *testing.T, broker string, batches, perBatch int) <-c
 // (at a random moment, during a checkpoint write, and at a random moment
 // after the newest checkpoint was corrupted) and restarted each time from
 // its checkpoint directory, leaves in Redis exactly what a run without a
-// crash leaves, and what the query gives over the records.
+// crash leaves, and what the query gives over the records. The records
+// go on arriving until the third crash (at most 40 batches of 500 every
+// 100 ms): no wait for the rest of a fixed count after the crashes.
 func TestRunCheckpointCrashes(t *testing.T) {
 	t.Parallel()
 	cluster := kafkatest.Start(t, 4, "events")
@@ -226,7 +253,8 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 18))
 
 	const batches, perBatch = 40, 500
-	produced := produceCrashRecords(t, cluster.Addr, batches, perBatch)
+	stop := make(chan struct{})
+	produced := produceCrashRecordsUntil(t, cluster.Addr, batches, perBatch, stop)
 
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "-e", crashSQL(cluster.Addr, rds.Addr, "crashy", "a"), "--workers", "2", "--task-size", "4096",
@@ -264,6 +292,7 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	p.waitLine(t, regexp.MustCompile(`checkpoint [0-9]+:`), time.Minute)
 	time.Sleep(time.Duration(200+rnd.IntN(800)) * time.Millisecond)
 	p.kill9(t)
+	close(stop)
 	restarted(p)
 	c, err := checkpoint.Latest(dir)
 	require.NoError(t, err)
@@ -272,7 +301,9 @@ func TestRunCheckpointCrashes(t *testing.T) {
 	b[len(b)-1] ^= 0x40
 	require.NoError(t, os.WriteFile(c.Path, b, 0o644))
 	// 4: after the last record, run to its end.
-	require.NoError(t, <-produced)
+	pr := <-produced
+	require.NoError(t, pr.err)
+	t.Logf("%d records", pr.records)
 	// The same query without a crash (nor checkpoints), into other keys,
 	// at the same time.
 	p = startCLI(t, nil, append(args, "--stop-at-end", "--json")...)
@@ -295,7 +326,7 @@ func TestRunCheckpointCrashes(t *testing.T) {
 
 	got, calm := redisHashes(t, rc, "a"), redisHashes(t, rc, "b")
 	want := map[string]map[string]string{}
-	for k, a := range crashOracle(batches * perBatch) {
+	for k, a := range crashOracle(pr.records) {
 		want[fmt.Sprintf("%d:%d", k.start, k.cat)] = map[string]string{"n": fmt.Sprint(a.n), "s": fmt.Sprint(a.s), "m": fmt.Sprint(a.m)}
 	}
 	assert.Equal(t, len(want), len(calm), "the crash-free run against the oracle")
