@@ -16,8 +16,8 @@ import (
 // CPU time used beside the events.
 func TestNexmarkProgressAndAccounting(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "600ms", "--events", "20000",
-		"--rate", "100000", "--validate", "--validate-events", "20000", "--progress-interval", "100ms", "--json")
+	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "600ms", "--events", "5000",
+		"--rate", "100000", "--validate", "--validate-events", "5000", "--progress-interval", "100ms", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	line := regexp.MustCompile(`(?m)^nexmark q1 +[0-9.]+s  nexmark_q1 [0-9.]+ M tuples/s, windows \d+`)
 	assert.GreaterOrEqual(t, len(line.FindAllString(stderr, -1)), 3, stderr)
@@ -49,7 +49,7 @@ func TestNexmarkProgressAndAccounting(t *testing.T) {
 	assert.Positive(t, res.CPUsUsed)
 	assert.Positive(t, res.PerCPU)
 
-	code, stdout, stderr = cli(t, "nexmark", "q1", "--workers", "1", "--warmup", "0s", "--duration", "300ms", "--events", "20000", "--progress-interval", "0")
+	code, stdout, stderr = cli(t, "nexmark", "q1", "--workers", "1", "--warmup", "0s", "--duration", "100ms", "--events", "5000", "--progress-interval", "0")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.NotRegexp(t, line, stderr)
 	assert.Contains(t, stdout, " M tuples/s, ")

@@ -19,8 +19,8 @@ import (
 // wrote prints its line.
 func TestNexmarkCommand(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "300ms", "--events", "20000",
-		"--validate", "--validate-events", "20000", "--json")
+	code, stdout, stderr := cli(t, "nexmark", "q1", "--workers", "2", "--warmup", "100ms", "--duration", "150ms", "--events", "5000",
+		"--validate", "--validate-events", "5000", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Equal(t, 1, strings.Count(stdout, "\n"), "the JSON line alone: %s", stdout)
 	var res struct {
@@ -44,7 +44,7 @@ func TestNexmarkCommand(t *testing.T) {
 	assert.Positive(t, res.Rows)
 	require.NotNil(t, res.Validated)
 	assert.True(t, *res.Validated)
-	assert.Contains(t, stderr, "nexmark q1: validating over 20000 events")
+	assert.Contains(t, stderr, "nexmark q1: validating over 5000 events")
 
 	dir := filepath.Join(t.TempDir(), "events")
 	code, stdout, stderr = cli(t, "nexmark", "generate", "--events", "5000", "--out", dir)
@@ -186,8 +186,8 @@ func TestNexmarkValidationInterrupted(t *testing.T) {
 func TestNexmarkQ10Command(t *testing.T) {
 	t.Parallel()
 	nx := filepath.Join(t.TempDir(), "nexmark")
-	code, stdout, stderr := cli(t, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "200ms", "--events", "20000",
-		"--validate", "--validate-events", "20000", "--nexmark-dir", nx, "--json")
+	code, stdout, stderr := cli(t, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "100ms", "--events", "5000",
+		"--validate", "--validate-events", "5000", "--nexmark-dir", nx, "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, lastLine(stdout), `"validated":true`)
 	runs, err := filepath.Glob(filepath.Join(nx, "data", "output", "*", "bid"))
@@ -203,7 +203,7 @@ func TestNexmarkQ10Command(t *testing.T) {
 	}
 
 	tmp := t.TempDir()
-	p := startCLI(t, []string{"TMPDIR=" + tmp}, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "200ms", "--events", "20000")
+	p := startCLI(t, []string{"TMPDIR=" + tmp}, "nexmark", "q10", "--workers", "2", "--warmup", "0", "--duration", "100ms", "--events", "5000")
 	p.wait(t, time.Minute)
 	require.NoError(t, p.err, p.log())
 	left, err := os.ReadDir(tmp)
