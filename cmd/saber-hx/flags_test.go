@@ -64,8 +64,9 @@ func TestSchedulingAndPlacementFlags(t *testing.T) {
 func TestSummaryReportsScheduling(t *testing.T) {
 	t.Parallel()
 	// With one processor kind the matrix averages the counters: the
-	// measured entry is there however short the run.
-	code, stdout, stderr := cli(t, "ysb", "--duration", "400ms", "--warmup", "100ms", "--workers", "2", "--json", "--policy", "hls",
+	// measured entry is there however short the run (a longer one only
+	// spends CPU).
+	code, stdout, stderr := cli(t, "ysb", "--duration", "150ms", "--warmup", "50ms", "--workers", "2", "--json", "--policy", "hls",
 		"--ingest-core", "0")
 	require.Equal(t, 0, code, stderr)
 	var s struct {
@@ -91,7 +92,7 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	require.NotNil(t, s.IngestCore)
 	assert.Equal(t, 0, *s.IngestCore)
 
-	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "150ms", "--json", "--policy", "fcfs")
+	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "100ms", "--json", "--policy", "fcfs")
 	require.Equal(t, 0, code, stderr)
 	var b struct {
 		Policy     string `json:"policy"`

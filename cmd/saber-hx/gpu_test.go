@@ -98,7 +98,7 @@ func TestYSBHybridEmulated(t *testing.T) {
 }
 
 func TestYSBGPUModeEmulated(t *testing.T) {
-	code, stdout, stderr := cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--gpu-pipeline-depth", "2", "--duration", "300ms", "--warmup", "100ms",
+	code, stdout, stderr := cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--gpu-pipeline-depth", "2", "--duration", "150ms", "--warmup", "50ms",
 		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576", "--json")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	s, m := parseSummary(t, stdout)
@@ -109,7 +109,7 @@ func TestYSBGPUModeEmulated(t *testing.T) {
 	assert.Equal(t, uint64(m["tasks"].(float64)), p.Tasks[0][0], "the GPU ran every task")
 
 	// The human summary says the figures are not a GPU's.
-	code, stdout, stderr = cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--duration", "200ms", "--warmup", "0s",
+	code, stdout, stderr = cli(t, "ysb", "--mode", "gpu", "--gpu-emulate", "--duration", "100ms", "--warmup", "0s",
 		"--task-size", "65536", "--buffer-size", "1048576", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stdout, "gpu mode, GPU emulator, pipeline depth 4")

@@ -66,7 +66,7 @@ func TestRunYSBExample(t *testing.T) {
 // fraction on its first line and each query's on its own.
 func TestRunSerialFractions(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, "run", "../../examples/nexmark/q5.sql", "--workers", workers, "--duration", "300ms", "--progress-interval", "0")
+	code, stdout, stderr := cli(t, "run", "../../examples/nexmark/q5.sql", "--workers", workers, "--duration", "100ms", "--progress-interval", "0")
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `\n  query nexmark_q5\$1: .*; serial fraction 0\.\d{3}\n`, stdout)
 	assert.Regexp(t, `\n  query nexmark_q5: .*; serial fraction 0\.\d{3}`, stdout)
@@ -182,7 +182,7 @@ func TestRunGeneratorSource(t *testing.T) {
 	text := `CREATE SOURCE task_events (timestamp BIGINT, jobId BIGINT, taskId BIGINT, machineId BIGINT, userId INT, eventType INT,
   category INT, priority INT, cpu REAL, ram REAL, disk REAL, constraints INT) WITH (connector = 'generator', workload = 'cm1');
 SELECT window_start, category, SUM(cpu) AS sum_cpu FROM task_events [RANGE INTERVAL '60' SECOND SLIDE INTERVAL '1' SECOND] GROUP BY category;`
-	code, stdout, stderr := cli(t, "run", "-e", text, "--duration", "300ms", "--workers", workers, "--json")
+	code, stdout, stderr := cli(t, "run", "-e", text, "--duration", "100ms", "--workers", workers, "--json")
 	require.Equal(t, 0, code, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "window_start,category,sum_cpu\n"), stdout[:min(len(stdout), 200)])
 	s := decodeRun(t, lastLine(stderr))
