@@ -67,7 +67,7 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	// measured entry is there however short the run (a longer one only
 	// spends CPU).
 	code, stdout, stderr := cli(t, "ysb", "--duration", "150ms", "--warmup", "50ms", "--workers", "2", "--json", "--policy", "hls",
-		"--ingest-core", "0")
+		"--ingest-core", "0", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 	var s struct {
 		Policy     string `json:"policy"`
@@ -92,7 +92,7 @@ func TestSummaryReportsScheduling(t *testing.T) {
 	require.NotNil(t, s.IngestCore)
 	assert.Equal(t, 0, *s.IngestCore)
 
-	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "100ms", "--json", "--policy", "fcfs")
+	code, stdout, stderr = cli(t, "bench", "proj,groupby", "--duration", "100ms", "--json", "--policy", "fcfs", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 	var b struct {
 		Policy     string `json:"policy"`
@@ -213,8 +213,8 @@ SELECT window_start, k, COUNT(*) AS n FROM TUMBLE(e, ts, INTERVAL '1' SECOND) GR
 		args   []string
 		prefix string
 	}{
-		"ysb":   {[]string{"ysb", "--warmup", "0s"}, "ysb "},
-		"bench": {[]string{"bench", "groupby"}, "bench "},
+		"ysb":   {[]string{"ysb", "--warmup", "0s", "--bundle-size", "1048576"}, "ysb "},
+		"bench": {[]string{"bench", "groupby", "--bundle-size", "1048576"}, "bench "},
 	} {
 		// Not pinned: runs pinned side by side in one process (the tests)
 		// pin their workers to the same CPUs, and a run's progress

@@ -77,8 +77,8 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 		// interrupted: a fixed duration either ended before a scrape on a
 		// loaded machine or spent seconds of CPU; run's are served while
 		// its job is open (Job.Close takes them out of the registry).
-		"ysb":   {"ysb", "--duration", "60s", "--warmup", "0s", "--workers", "1"},
-		"bench": {"bench", "groupby", "--duration", "60s", "--workers", "1"},
+		"ysb":   {"ysb", "--duration", "60s", "--warmup", "0s", "--workers", "1", "--bundle-size", "1048576"},
+		"bench": {"bench", "groupby", "--duration", "60s", "--workers", "1", "--bundle-size", "1048576"},
 		"run":   {"run", "../../examples/groupby.sql", "--output", "/dev/null", "--duration", "60s", "--workers", "1"},
 	} {
 		t.Run(name, func(t *testing.T) {

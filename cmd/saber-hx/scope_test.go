@@ -136,13 +136,14 @@ func TestEngineFlagScope(t *testing.T) {
 	}
 	// --cores alone pins the workers (--pin auto), where two workers on
 	// two CPUs ran unpinned.
-	code, stdout, stderr := cli(t, "ysb", "--duration", "100ms", "--warmup", "0s", "--workers", "2", "--cores", "0", "--progress-interval", "0", "--json")
+	code, stdout, stderr := cli(t, "ysb", "--duration", "100ms", "--warmup", "0s", "--workers", "2", "--cores", "0", "--progress-interval", "0", "--json",
+		"--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, lastLine(stdout), `"pinned_cpus":[0,0]`)
 	assert.Contains(t, stderr, "--cores 0: 2 workers on 1 distinct CPU(s)")
 	// The static policy with its bindings runs.
 	code, _, stderr = cli(t, "ysb", "--duration", "100ms", "--warmup", "0s", "--workers", "1", "--pin=false", "--progress-interval", "0",
-		"--policy", "static", "--static", "ysb=cpu")
+		"--policy", "static", "--static", "ysb=cpu", "--bundle-size", "1048576")
 	require.Equal(t, 0, code, stderr)
 }
 

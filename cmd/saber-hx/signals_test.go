@@ -133,7 +133,8 @@ func TestYSBInterruptedInWarmup(t *testing.T) {
 
 func TestBenchInterrupted(t *testing.T) {
 	t.Parallel()
-	s := signalCommand(t, syscall.SIGTERM, "bench", time.Minute, "bench", "cm1", "--duration", "10m", "--workers", workers, "--progress-interval", "50ms", "--json")
+	s := signalCommand(t, syscall.SIGTERM, "bench", time.Minute, "bench", "cm1", "--duration", "10m", "--workers", workers, "--progress-interval", "50ms", "--json",
+		"--bundle-size", "1048576")
 	assert.Equal(t, 143, s.code, "stderr:\n%s", s.stderr)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lastLine(s.stdout)), &m), "stdout: %s", s.stdout)
