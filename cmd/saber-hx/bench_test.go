@@ -252,8 +252,10 @@ func benchArgs(name string) (tuples int, extra []string) {
 		return 2000, []string{"--window-size", "10000", "--window-slide", "1000"}
 	case "join":
 		// Every window joins its tuples pairwise: keep the output small
-		// (8 windows of 128 tuples a side, two tasks a side).
-		return 1024, nil
+		// (4 windows of 128 tuples a side), in tasks of 64 tuples (8 a
+		// side, each window across two of them; benchSmall's would hold
+		// the whole input in one).
+		return 512, []string{"--task-size", "2048"}
 	}
 	return 20000, nil
 }
