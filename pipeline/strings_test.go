@@ -122,16 +122,20 @@ func quote(s string) string {
 // one decoder (its strings straight into the heap: the decoder stops
 // before the record the heap has no room for, the tuples before it are
 // committed, and it goes on) and by the pool (CommitCopy), every record
-// comes out with its string, where the run waited for ever.
+// comes out with its string, where the run waited for ever. The engine
+// has the smallest string heap, 4 MiB (a 1 MiB ring of 512 KiB tasks),
+// so that 6 MiB of strings outgrow it, where the default 16 MiB took 18
+// MiB of them; each is 1.5 tasks, as before.
 func TestLongStringsOutgrowTheHeap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "big.csv")
-	const records = 12
-	long := func(i int) string { return fmt.Sprint(i) + strings.Repeat("x", 1500<<10) } // 1.5 MiB
+	const records = 8
+	long := make([]string, records)
 	var b strings.Builder
 	for i := range records {
-		fmt.Fprintf(&b, "%d,%s\n", i, long(i))
+		long[i] = fmt.Sprint(i) + strings.Repeat("x", 768<<10) // 0.75 MiB
+		fmt.Fprintf(&b, "%d,%s\n", i, long[i])
 	}
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	for _, workers := range []int{1, 2} {
@@ -149,7 +153,7 @@ CREATE VIEW big AS SELECT ts, name FROM s;`, path))
 				}
 				return nil
 			}))
-			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: workers}})
+			job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: workers, TaskSize: 512 << 10, BufferSize: 1 << 20}})
 			require.NoError(t, err)
 			defer job.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -158,7 +162,7 @@ CREATE VIEW big AS SELECT ts, name FROM s;`, path))
 			require.NoError(t, err)
 			require.Len(t, got, records)
 			for i := range records {
-				assert.True(t, got[int64(i)] == long(i), "record %d's string (%d bytes)", i, len(got[int64(i)]))
+				assert.True(t, got[int64(i)] == long[i], "record %d's string (%d bytes)", i, len(got[int64(i)]))
 			}
 		})
 	}
