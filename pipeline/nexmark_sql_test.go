@@ -150,6 +150,11 @@ func (l *csvLines) Time(ms int64, layout ...string) *csvLines {
 // End ends the line.
 func (l *csvLines) End() {
 	l.buf = append(l.buf, '\n')
+	l.ended()
+}
+
+// ended records the line that buf ends with, its newline written.
+func (l *csvLines) ended() {
 	l.ends = append(l.ends, len(l.buf))
 	l.mid = false
 	if len(l.buf) >= 1<<19 {
@@ -166,12 +171,25 @@ func (l *csvLines) seal() {
 	l.buf, l.ends = l.buf[:0], l.ends[:0]
 }
 
+// Add writes line (a whole line, its newline too).
+func (l *csvLines) Add(line []byte) {
+	l.buf = append(l.buf, line...)
+	l.ended()
+}
+
 // Len is the lines written.
 func (l *csvLines) Len() int { return len(l.lines) + len(l.ends) }
 
 // all are the lines, in the order written.
 func (l *csvLines) all() []string {
 	l.seal()
+	return l.lines
+}
+
+// Sorted are the lines, sorted.
+func (l *csvLines) Sorted() []string {
+	l.seal()
+	slices.Sort(l.lines)
 	return l.lines
 }
 
