@@ -20,15 +20,16 @@ import (
 	"github.com/saber-hx/saber-hx/internal/testenv"
 )
 
-// produceUntil writes records {"ts": i, "k": i%7} to topic until ctx ends.
-func produceUntil(ctx context.Context, t *testing.T, addr, topic string) {
+// produceUntil writes records {"ts": i, "k": i%7} to topic until ctx
+// ends, pausing pause after each.
+func produceUntil(ctx context.Context, t *testing.T, addr, topic string, pause time.Duration) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	require.NoError(t, err)
 	go func() {
 		defer cl.Close()
 		for i := 0; ctx.Err() == nil; i++ {
 			_ = cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"ts": %d, "k": %d}`, i, i%7)}).FirstErr()
-			time.Sleep(100 * time.Microsecond)
+			time.Sleep(pause)
 		}
 	}()
 }
@@ -49,7 +50,7 @@ CREATE SINK r AS SELECT ts, k FROM e WITH (connector = 'redis', addr = '%[2]s', 
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	produceUntil(ctx, t, cluster.Addr, "in")
+	produceUntil(ctx, t, cluster.Addr, "in", 100*time.Microsecond) // as many as the broker takes: flushes at once
 	job, err := prog.Open(Options{Engine: engine.Config{Workers: 1, TaskSize: 16 * 4, BufferSize: 1 << 16},
 		CheckpointDir: t.TempDir(), CheckpointInterval: time.Millisecond, Duration: time.Duration(testenv.Scale(700, 2000)) * time.Millisecond})
 	require.NoError(t, err)
@@ -67,7 +68,9 @@ func TestTxnIDPerRun(t *testing.T) {
 	cluster := kafkatest.Start(t, 1, "in", "outA", "outB")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	produceUntil(ctx, t, cluster.Addr, "in")
+	// Records keep coming, so that every transaction has some; hundreds
+	// a second are plenty, where thousands kept the broker busy.
+	produceUntil(ctx, t, cluster.Addr, "in", time.Millisecond)
 	open := func(dir, sqlText string, d time.Duration) *Job {
 		prog, err := Compile("p.sql", sqlText)
 		require.NoError(t, err)
