@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -225,6 +226,9 @@ func checkProgram(t *testing.T, p *Program, data map[string][]byte, a *strview.A
 			require.NotEmpty(t, want.Values, "%s has no output", q.Name)
 			require.Equal(t, len(want.Values), len(gv), q.Name)
 			for k := range gv {
+				if slices.Equal(want.Values[k], gv[k]) { // printed alike; printing every pair cost more than the run
+					continue
+				}
 				require.Equal(t, fmt.Sprint(want.Values[k]), fmt.Sprint(gv[k]), "%s: pair %d", q.Name, k)
 			}
 			continue
