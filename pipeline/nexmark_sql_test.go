@@ -303,7 +303,16 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 					bids = append(bids, evs[i])
 				}
 			}
+			// The stateless queries (filters, projections, a lookup
+			// join) mean the same in any order of the events: the second
+			// sequence, out of order, checks them again in CI only.
+			stateless := func(t *testing.T) {
+				if c.ooo > 1 && !testenv.Full() {
+					t.Skip("stateless: the in-order sequence checks it")
+				}
+			}
 			t.Run("q2", func(t *testing.T) {
+				stateless(t)
 				var want csvLines
 				for _, e := range bids {
 					if e.Bid.Auction%123 == 0 {
@@ -314,6 +323,7 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				c.check(t, "q2", &want)
 			})
 			t.Run("q10", func(t *testing.T) {
+				stateless(t)
 				// Each bid, its day and minute as the partition columns.
 				var want csvLines
 				for _, e := range bids {
@@ -324,6 +334,7 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				c.check(t, "q10", &want)
 			})
 			t.Run("q13", func(t *testing.T) {
+				stateless(t)
 				// Each bid enriched by the side input's row of its auction
 				// modulo 10,000 (rows "i,i" for i below 10,000).
 				var want csvLines
@@ -509,6 +520,7 @@ func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
 				c.check(t, "q11", &want)
 			})
 			t.Run("q21 and q22", func(t *testing.T) {
+				stateless(t)
 				channel := regexp.MustCompile(`(&|^)channel_id=([^&]*)`)
 				hot := map[string]string{"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
 				var want21, want22 csvLines
