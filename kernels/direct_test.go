@@ -76,6 +76,15 @@ type fragRow struct {
 	row    []int64
 }
 
+// fragRowsEqual is x == y, row for row: what require.Equal checks, without
+// its reflection (a fifth of TestDirectTablesMatchProbedTables' time), which
+// is left to print the difference where there is one.
+func fragRowsEqual(x, y []fragRow) bool {
+	return slices.EqualFunc(x, y, func(a, b fragRow) bool {
+		return a.pane == b.pane && a.k0 == b.k0 && a.k1 == b.k1 && slices.Equal(a.row, b.row)
+	})
+}
+
 // fragRows lists a task result's fragments as rows, in a canonical order.
 func fragRows(r *window.TaskResult) []fragRow {
 	var rows []fragRow
@@ -201,7 +210,9 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 				require.Equal(t, rh.Tuples, rd.Tuples)
 				require.Equal(t, rh.Late, rd.Late)
 				require.Equal(t, rh.MaxTS, rd.MaxTS, "the watermark after the task")
-				require.Equal(t, fragRows(&rh), fragRows(&rd), "group by %d, %v, task %d", gi, win, task)
+				if fh, fd := fragRows(&rh), fragRows(&rd); !fragRowsEqual(fh, fd) {
+					require.Equal(t, fh, fd, "group by %d, %v, task %d", gi, win, task)
+				}
 				for _, f := range rd.Frags {
 					if m := f.State.Direct(); m != 0 {
 						mappings[m] = true
@@ -212,7 +223,9 @@ func TestDirectTablesMatchProbedTables(t *testing.T) {
 			}
 			require.NoError(t, ad.Flush(collect(&outD)))
 			require.NoError(t, ah.Flush(collect(&outH)))
-			require.Equal(t, outH, outD, "group by %d, %v: windows", gi, win)
+			if !fragRowsEqual(outH, outD) {
+				require.Equal(t, outH, outD, "group by %d, %v: windows", gi, win)
+			}
 			assert.Equal(t, ah.Counters, ad.Counters)
 			assert.Greater(t, len(mappings), 1, "group by %d: the mapping widened", gi)
 			assert.True(t, kd.dm.off, "group by %d: spread keys end the direct tables", gi)

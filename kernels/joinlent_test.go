@@ -61,14 +61,21 @@ func lentData(r *rand.Rand, side, n int, a *strview.Arena) []byte {
 	return b
 }
 
-// scribble overwrites the memory a's strings had, as a reused input would.
+// scribble overwrites the memory a's strings had, as a reused input would:
+// the first 4 KiB of its first chunk, where an arena puts its first
+// strings after a Reset, or as many bytes as it handed out where more.
+// Every arena here (a chunk's, or the empty one AddOwned hands back, an
+// earlier chunk's) held one chunk's strings, at most 15 of under 64 bytes
+// (the test requires it): 4 KiB is all of them. Overwriting 256 KiB, as
+// it did, wrote fresh memory no string had been in and was most of the
+// test's time.
 func scribble(a *strview.Arena) {
+	n := max(a.Bytes(), 4096)
 	a.Reset()
-	for range 64 {
-		b := a.Alloc(4096)
-		for i := range b {
-			b[i] = 'X'
-		}
+	b := a.Alloc(n)
+	b[0] = 'X'
+	for i := 1; i < len(b); i *= 2 {
+		copy(b[i:], b[:i])
 	}
 	a.Reset()
 }
@@ -163,6 +170,7 @@ func TestWindowJoinLentOutputsAcrossAdds(t *testing.T) {
 			for o := 0; o < n; o += lentTupleSize {
 				strview.Put(buf[o+8:o+24], append([]byte(nil), strview.Bytes(buf[o+8:o+24])...), &in)
 			}
+			require.LessOrEqual(t, in.Bytes(), 4096, "a chunk's strings fit what scribble overwrites")
 			_, ok := wj.AddOwned(side, &buf, &in)
 			require.True(t, ok)
 			scribble(&in)
