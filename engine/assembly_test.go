@@ -95,6 +95,7 @@ func runParts(t *testing.T, cfg Config, parts int, q *query.Query, data []byte, 
 // and downstream tuples of one assembler, and the reference's rows and
 // counters.
 func TestPartitionedStageMatchesOneAssembler(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	n := seeds(16, 16, 60)
@@ -137,6 +138,7 @@ func TestPartitionedStageMatchesOneAssembler(t *testing.T) {
 // partitions restores into a stage of another (one assembler included),
 // and the two runs together emit what the uninterrupted run emits.
 func TestPartitionedSnapshots(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	crash := errors.New("crash")

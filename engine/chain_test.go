@@ -25,6 +25,7 @@ import (
 // the upstream's result stage to wait for the downstream ring, which it
 // does by running tasks rather than blocking.
 func TestChainedQueries(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	r := rand.New(rand.NewPCG(11, 12))
@@ -109,6 +110,7 @@ func decodeRows(t *testing.T, q *query.Query, out *query.Schema, b []byte) []ref
 }
 
 func TestChainErrors(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("a")}}}
 	down := &query.Query{Name: "down", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
@@ -145,6 +147,7 @@ func TestChainErrors(t *testing.T) {
 
 // TestUDF: a user-defined operator over a task's batch, after WHERE.
 func TestUDF(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	outSchema, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "twice_a", Type: query.Int64, Offset: 8})
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 // Float (not truncated, as Agg truncates them); unnamed aggregates by
 // their output schema's names.
 func TestResultColumnsByName(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	q := &query.Query{Name: "byname", Schema: s, Window: query.Sliding(40, 10), GroupBy: []query.Expr{query.C("b")},
 		Aggregates: []query.Aggregate{
@@ -61,6 +62,7 @@ func TestResultColumnsByName(t *testing.T) {
 // column read with the wrong type, in another query's window, or
 // unresolved, panics.
 func TestResultColumnErrors(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	q := &query.Query{Name: "q", Schema: s, Window: query.Tumbling(10), GroupBy: []query.Expr{query.C("b"), query.C("k")},
 		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}, {Func: query.Avg, Arg: query.C("c")}}}

@@ -83,6 +83,7 @@ func commitCopyAll(st *Stream, n, ts int, arena *strview.Arena, fill func(t []by
 // producer resets and overwrites after each CommitCopy are counted by
 // their strings as written, at any task size.
 func TestCommitCopy(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	q := countByS("c", stringSchema(t, false))
 	name := func(i int) string { return fmt.Sprintf("a string longer than inline, number %d", i%7) }
@@ -115,6 +116,7 @@ func TestCommitCopy(t *testing.T) {
 // memory), while the strings the query reads are copied, and the query's
 // results are those of the strings as written.
 func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	q := countByS("c", stringSchema(t, true))
 	e, got := countStrings(t, Config{Workers: 2, TaskSize: 400, BufferSize: 1 << 16}, q)
@@ -165,6 +167,7 @@ func TestCopyStringsSkipsWhatTheQueryDoesNotRead(t *testing.T) {
 // where Write points it at a copy in the stream's heap; the query counts
 // the same strings either way.
 func TestWriteSharedKeepsTheViews(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	q := countByS("c", stringSchema(t, false))
 	const long = "a string that lives as long as the process"
@@ -215,6 +218,7 @@ func TestWriteSharedKeepsTheViews(t *testing.T) {
 // empty the others; a join whose pairs go to a sink of its own copies
 // them all. The strings read come out as written.
 func TestJoinSidesCopyOnlyTheStringsReadAfter(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	j := stringJoin(t, 100)
 	out := j.OutputSchemaUnchecked()
@@ -309,6 +313,7 @@ func writeStringJoin(e *Engine, n int64, key func(side string, i int64) int64) e
 // reads, or an output that a sink also takes, is left whole. The counts
 // are those of the strings as written.
 func TestStatelessUpstreamEmptiesWhatDownstreamDoesNotRead(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := stringSchema(t, true)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}
@@ -421,6 +426,7 @@ func names(as []query.Attribute) []string {
 // the strings of the next tuples were overwritten once the heap wrapped
 // while their task waited.
 func TestDispatchFreesOnlyCommittedStrings(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	q := countByS("c", stringSchema(t, false))
 	e, got := countStrings(t, Config{Workers: 1, TaskSize: 24 * 4, BufferSize: 1 << 16}, q)

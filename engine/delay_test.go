@@ -59,6 +59,7 @@ func disorderedData(r *rand.Rand, n int, lateness int64) []byte {
 // counts: rows and counters are the reference's. Across the seeds, delays
 // turned late tuples into counted ones.
 func TestDelayMatchesReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	seeds := seeds(16, 20, 80)
@@ -106,6 +107,7 @@ func TestDelayMatchesReference(t *testing.T) {
 // its window's end); delay 3 counts 9 (12-3 < 10); delay 6 counts 19 and 10
 // as well (25-6 < 20); delay 16 counts 8 (25-16 < 10): none is late.
 func TestDelayCountsLateTuples(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	ets := []int64{1, 5, 3, 12, 9, 25, 19, 10, 8}
 	data := make([]byte, len(ets)*randTuple)
@@ -157,6 +159,7 @@ func TestDelayCountsLateTuples(t *testing.T) {
 // delays up to MaxInt64: windows of sizes up to MaxInt64 over event times
 // near both ends of int64; no bound wraps around, refusals included.
 func TestDelayInt64EdgesMatchReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	seeds := seeds(8, 10, 40)
@@ -191,6 +194,7 @@ func TestDelayInt64EdgesMatchReference(t *testing.T) {
 // out-of-order inputs fed concurrently: pairs and counters are the
 // reference's.
 func TestDelayWindowJoinMatchesReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	n := seeds(6, 8, 30)
@@ -227,6 +231,7 @@ func TestDelayWindowJoinMatchesReference(t *testing.T) {
 // with one runs every task on the CPU fallback, with the reference's
 // output; the same query without a delay runs on the device.
 func TestDelayGPUFallsBack(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	var tasks0, fallbacks0 uint64 // without a delay

@@ -24,6 +24,7 @@ import (
 // output with 1 to 3 workers and any task size; one dictionary serves
 // several runs, as a source's serves every query over it.
 func TestDictColumnsMatchReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := sqlSchema(t)
 	dc := sqlDictColumns(strview.NewDict())
@@ -70,6 +71,7 @@ func TestDictColumnsMatchReference(t *testing.T) {
 // input encoded by that dictionary: what was emitted is the reference's
 // output for the whole input.
 func TestDictColumnsSnapshotRestore(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := sqlSchema(t)
 	crash := errors.New("crash")
@@ -144,6 +146,7 @@ func TestDictColumnsSnapshotRestore(t *testing.T) {
 // number outside the tuple or for a column that is not a string, is
 // refused, naming the query and the column.
 func TestDictColumnsRefused(t *testing.T) {
+	parallel(t)
 	s := sqlSchema(t)
 	q := &query.Query{Name: "by_s", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
 		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
@@ -167,6 +170,7 @@ func TestDictColumnsRefused(t *testing.T) {
 // queries that hash their string keys, and is refused, with a message
 // that says what to do, by queries that read a source's shared one.
 func TestDictColumnsRefuseVersion4(t *testing.T) {
+	parallel(t)
 	s := sqlSchema(t)
 	q := &query.Query{Name: "by_s", Schema: s, Window: query.Tumbling(1000), GroupBy: []query.Expr{query.C("s")},
 		Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}

@@ -157,6 +157,7 @@ func int64Times(r *rand.Rand, data []byte, spec window.Spec) string {
 // windows start at multiples of the slide, and a tuple whose first window
 // would start below MinInt64 is refused, naming its byte offset.
 func TestInt64EdgesIssue12(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	tuples := func(ets ...int64) []byte {
@@ -219,6 +220,7 @@ func TestInt64EdgesIssue12(t *testing.T) {
 // worker count, both CPU kernels: the engine's output is the reference's,
 // or both refuse the same tuple.
 func TestInt64EdgesMatchReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	seeds := seeds(10, 15, 60)
@@ -265,6 +267,7 @@ func TestInt64EdgesMatchReference(t *testing.T) {
 // wrapping arithmetic is never used where it differs: those tasks fall
 // back), refusals included.
 func TestInt64EdgesGPUEmulator(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	seeds := seeds(6, 10, 40)
@@ -311,6 +314,7 @@ func TestInt64EdgesGPUEmulator(t *testing.T) {
 // TestInt64EdgesWindowJoin: a window join at both ends of int64 against
 // the reference, and a refused tuple of its right input.
 func TestInt64EdgesWindowJoin(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	tuples := func(ets ...int64) []byte {
 		b := make([]byte, len(ets)*randTuple)

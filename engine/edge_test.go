@@ -164,6 +164,7 @@ func edgeAggs() []query.Aggregate {
 // step between tuples, so that most windows hold no tuple; only the windows
 // with one are emitted.
 func TestEdgeWindowSmallerThanStep(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	var ts []et
 	for i := range 300 {
@@ -198,6 +199,7 @@ func TestEdgeWindowSmallerThanStep(t *testing.T) {
 // per millisecond with value ts, so window [3w, 3w+7) holds 7 tuples of sum
 // 7*3w+21.
 func TestEdgeSlideNotDividingSize(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 500 {
 		ts = append(ts, et{ts: int64(i), v: int32(i)})
@@ -219,6 +221,7 @@ func TestEdgeSlideNotDividingSize(t *testing.T) {
 // counted tuple, holding just it; filtered tuples leave their windows empty
 // (not emitted).
 func TestEdgeRowWindowOfOneTuple(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 400 {
 		ts = append(ts, et{ts: int64(i / 4), g: int32(i % 5), v: int32(i*7%13 - 6)})
@@ -248,6 +251,7 @@ func TestEdgeRowWindowOfOneTuple(t *testing.T) {
 // with hashed keys (GROUP BY a column) and dense ones (GROUP BY a joined
 // value).
 func TestEdgeGroupInOneTaskOnly(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 600 {
 		e := et{ts: int64(i), g: int32(i % 2), v: int32(i)}
@@ -291,6 +295,7 @@ func TestEdgeGroupInOneTaskOnly(t *testing.T) {
 // value early (and one in the middle) leaves the window: later windows must
 // not report it.
 func TestEdgeMinMaxExpire(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 400 {
 		v := int32(100 - i%50) // decreasing saw-tooth in (50, 100]
@@ -348,6 +353,7 @@ func TestEdgeMinMaxExpire(t *testing.T) {
 // the rounding differences are ~1e-15 relative and 1e-9 is a wide margin that
 // still catches any missing or double-counted tuple (>= 1e-6 relative here).
 func TestEdgeFloatSumAvg(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(9, 9))
 	var ts []et
 	for i := range 1500 {
@@ -378,6 +384,7 @@ func TestEdgeFloatSumAvg(t *testing.T) {
 // windows between them are empty and not emitted, and the emitted windows
 // are counted exactly.
 func TestEdgeEmptyWindowsNotEmitted(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 100 {
 		ts = append(ts, et{ts: int64(i), g: int32(i % 3), v: int32(i)})
@@ -413,6 +420,7 @@ func TestEdgeEmptyWindowsNotEmitted(t *testing.T) {
 // TestEdgeHavingEmptiesWindows: HAVING removes every row of some windows;
 // those windows are not emitted and not counted in Stats.Windows.
 func TestEdgeHavingEmptiesWindows(t *testing.T) {
+	parallel(t)
 	var ts []et
 	for i := range 1000 {
 		v := int32(1)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,6 +259,7 @@ func rowSink(rows *[]row) Sink {
 // counts and write sizes, with out-of-order and late tuples, against the
 // naive evaluator.
 func TestEngineMatchesNaive(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	for seed := range seeds(4, 10, 40) {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -298,9 +300,23 @@ func TestEngineMatchesNaive(t *testing.T) {
 	assertNoLeak(t, base)
 }
 
+// assertNoLeak checks that the goroutines the test started are gone,
+// waiting up to 2 s for them: the process's count back to base (taken with
+// runtime.NumGoroutine at the test's start), or, for a test that parallel
+// labeled, whose count the tests beside it change, no goroutine with its
+// label but its own and its subtests'.
 func assertNoLeak(t *testing.T, base int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
+	if name, _, _ := strings.Cut(t.Name(), "/"); isParallel(name) {
+		n, stacks := startedGoroutines(name)
+		for n > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			n, stacks = startedGoroutines(name)
+		}
+		assert.Zero(t, n, "goroutines left behind:\n%s", stacks)
+		return
+	}
 	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -308,6 +324,7 @@ func assertNoLeak(t *testing.T, base int) {
 }
 
 func TestEdgeWindows(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	tt := newTestTable(r, 5, 3)
 	s := testSchema(t)
@@ -320,9 +337,9 @@ func TestEdgeWindows(t *testing.T) {
 		{Type: query.Rows, Size: 100, Slide: 7}, // count window sliding by 7 tuples
 	} {
 		data := genStream(r, 3000, tt, 3, 10)
+		want, wc := naive(data, w, tt) // once for the three task sizes
 		for _, task := range []int{testTuple, 7 * testTuple, 4096} {
 			cfg := Config{Workers: 3, TaskSize: task, BufferSize: 1 << 14}
-			want, wc := naive(data, w, tt)
 			got, st, err := runEngine(t, cfg, testQuery(s, w, tt), data, r)
 			require.NoError(t, err)
 			assertRows(t, want, got, "window %+v task %d", w, task)
@@ -332,6 +349,7 @@ func TestEdgeWindows(t *testing.T) {
 }
 
 func TestEmptyWindowsEmitNothing(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	tt := newTestTable(r, 4, 2)
 	// Two bursts far apart: the windows between are empty and not emitted.
@@ -354,6 +372,7 @@ func TestEmptyWindowsEmitNothing(t *testing.T) {
 // every record is in flight (here: held by a sink that waits), and the
 // windows are the naive evaluation's.
 func TestTaskRecordsMadeOnDemand(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	tt := newTestTable(r, 4, 2)
 	data := genStream(r, 1000, tt, 1, 0)
@@ -378,6 +397,7 @@ func TestTaskRecordsMadeOnDemand(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	parallel(t)
 	ok := Config{Workers: 1, TaskSize: 256, BufferSize: 1024}
 	require.NoError(t, ok.Validate(128))
 	for _, tc := range []struct {
@@ -394,6 +414,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestSinkErrorStopsRun(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	r := rand.New(rand.NewPCG(5, 6))
 	tt := newTestTable(r, 4, 2)
@@ -412,6 +433,7 @@ func TestSinkErrorStopsRun(t *testing.T) {
 }
 
 func TestTrailingBytesRefused(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	tt := newTestTable(r, 4, 2)
 	e, err := New(Config{Workers: 1, TaskSize: 640, BufferSize: 4096}, testQuery(testSchema(t), query.Tumbling(5), tt), nil)
@@ -438,6 +460,7 @@ func assertRows(t *testing.T, want, got []row, msg ...any) {
 // in the middle of changing (seq odd), nor a mix of two publishes, so that
 // a snapshot always adds up.
 func TestStatsWaitsForPublish(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(21, 22))
 	tt := newTestTable(r, 8, 3)
 	e, err := New(Config{Workers: 1, TaskSize: testTuple * 7, BufferSize: 1 << 12}, testQuery(testSchema(t), query.Tumbling(20), tt), nil)

@@ -31,6 +31,7 @@ func feedFill(b []byte, k uint64) {
 // the last task trimmed to Limit; Task sees every task once, in order,
 // marked left exactly when the workers copy it.
 func TestFeedMatchesInput(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	const taskTuples = 50
@@ -85,6 +86,7 @@ func TestFeedMatchesInput(t *testing.T) {
 // TestFeedStops: Stop is asked before every task and ends the feed; an
 // error of Buffer ends it with the tuples fed so far.
 func TestFeedStops(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	const taskTuples = 20

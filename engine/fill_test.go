@@ -44,6 +44,7 @@ func runFilled(t *testing.T, cfg Config, q *query.Query, data []byte, r *rand.Ra
 // workers, and on the GPU worker of hybrid and gpu modes) gives the naive
 // evaluator's windows, like one written by its producer.
 func TestFillByWorkersMatchesNaive(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	for seed := range 12 {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
@@ -82,6 +83,7 @@ func TestFillByWorkersMatchesNaive(t *testing.T) {
 }
 
 func TestFillErrors(t *testing.T) {
+	parallel(t)
 	tt := newTestTable(rand.New(rand.NewPCG(1, 1)), 4, 2)
 	q := testQuery(testSchema(t), query.Tumbling(10), tt)
 	cfg := Config{Workers: 1, TaskSize: 4 * testTuple, BufferSize: 1 << 12}
@@ -115,6 +117,7 @@ func TestFillErrors(t *testing.T) {
 // and the bytes stay in its cache), never into the task's place in the
 // ring; the results are still the naive evaluator's.
 func TestFillIntoWorkerBuffer(t *testing.T) {
+	parallel(t)
 	r := rand.New(rand.NewPCG(5, 5))
 	tt := newTestTable(r, 8, 3)
 	data := genStream(r, 5000, tt, 2, 10)

@@ -19,6 +19,7 @@ import (
 // the task filling; the results equal those of the same input unflushed;
 // a partial tuple is refused.
 func TestFlush(t *testing.T) {
+	parallel(t)
 	q := &query.Query{Name: "count", Schema: testSchema(t), Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count, As: "n"}}}
 	counts := func(flush bool) []int64 {
 		var rows []int64

@@ -15,6 +15,7 @@ import (
 // and 4, against the reference evaluator (needs a GPU: a cuda-tagged test
 // binary does not start without one).
 func TestCUDAModesMatchReference(t *testing.T) {
+	parallel(t)
 	dev, err := gpu.Open(0)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, dev.Close()) }()

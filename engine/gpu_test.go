@@ -92,6 +92,14 @@ func (w *warnings) all() []string {
 // evaluator. It returns the engine (closed) and the counters.
 func runQueries(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte) (*Engine, []Stats) {
 	t.Helper()
+	return runQueriesWant(t, cfg, qs, datas, make([]*reference.Result, len(qs)))
+}
+
+// runQueriesWant is runQueries with the reference evaluator's outputs in
+// wants, those not nil; it fills in the others, for a caller that runs the
+// same queries over the same inputs again.
+func runQueriesWant(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte, wants []*reference.Result) (*Engine, []Stats) {
+	t.Helper()
 	results := make([]*reference.Result, len(qs))
 	var specs []Spec
 	for i, q := range qs {
@@ -122,8 +130,12 @@ func runQueries(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte) (*E
 	stats, err := e.CloseAll()
 	require.NoError(t, err)
 	for i, q := range qs {
-		want, err := reference.Evaluate(q, datas[i])
-		require.NoError(t, err)
+		if wants[i] == nil {
+			var err error
+			wants[i], err = reference.Evaluate(q, datas[i])
+			require.NoError(t, err)
+		}
+		want := wants[i]
 		st := stats[i]
 		results[i].Counts = reference.Counts{Tuples: st.Tuples, Filtered: st.Filtered, Unmatched: st.Unmatched, Late: st.Late, Counted: st.Counted}
 		assert.Empty(t, reference.Diff(q, want, results[i], 1e-9), "query %d (%s): where=%v window=%+v group=%v aggs=%v project=%v",
@@ -139,6 +151,9 @@ func runQueries(t *testing.T, cfg Config, qs []*query.Query, datas [][]byte) (*E
 // hybrid mode a query without a GPU kernel never runs on the GPU kind and
 // Start warned about it once; every program is closed and no goroutine is
 // left behind.
+//
+// Sequential (no parallel): whether the GPU worker gets a task
+// before the CPU one takes them all is up to the machine's load.
 func TestGPUModesMatchReference(t *testing.T) {
 	seeds := 2
 	if testing.Short() {
@@ -288,6 +303,7 @@ func fallbackData(n int) []byte {
 // run on the GPU worker's CPU kernel, are counted in GPUFallbackTasks and
 // give the reference's results, at depths 1 and 4, in both modes.
 func TestGPUFallback(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	q := &query.Query{Name: "fb", Schema: s, Window: query.Tumbling(10), Where: query.ColGe("a", 1),
@@ -295,6 +311,7 @@ func TestGPUFallback(t *testing.T) {
 	require.True(t, gpuSupported(t, q))
 	const tuples, perTask = 4000, 40 // 100 tasks, 80 of which hold a tuple 5 s in the past
 	data := fallbackData(tuples)
+	want := make([]*reference.Result, 1) // the reference's, once for the four runs
 	for _, mode := range []string{"gpu", "hybrid"} {
 		for _, depth := range []int{1, 4} {
 			t.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(t *testing.T) {
@@ -302,7 +319,7 @@ func TestGPUFallback(t *testing.T) {
 				defer dev.Close()
 				cfg := Config{Workers: 1, TaskSize: randTuple * perTask, BufferSize: 1 << 14, GPU: dev, GPUOnly: mode == "gpu", GPUDepth: depth,
 					Policy: scheduler.Static, Static: map[string]string{"fb": "gpu"}}
-				e, stats := runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
+				e, stats := runQueriesWant(t, cfg, []*query.Query{q}, [][]byte{data}, want)
 				st := stats[0]
 				assert.Equal(t, uint64(tuples/perTask), st.Tasks)
 				// A far-past tuple that passes WHERE is late; its task falls
@@ -334,16 +351,18 @@ func TestGPUFallback(t *testing.T) {
 // TestGPUPipelineDepth: with a backlog the GPU worker keeps depth tasks in
 // flight, never more, and every program is closed at the end.
 func TestGPUPipelineDepth(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	q := &query.Query{Name: "p", Schema: s, Window: query.Sliding(40, 10),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Min, Arg: query.C("c")}}}
 	// 400 tasks in the long run, 100 in the default one: a backlog either way.
 	data := randData(rand.New(rand.NewPCG(2, 2)), testenv.Scale(5000, 20000))
+	want := make([]*reference.Result, 1) // the reference's, once for both depths
 	for _, depth := range []int{1, 4} {
 		dev := &checkedDevice{Device: gpu.NewEmulator(), delay: 200 * time.Microsecond}
 		cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: depth}
-		runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
+		runQueriesWant(t, cfg, []*query.Query{q}, [][]byte{data}, want)
 		dev.check(t, depth)
 		assert.Equal(t, depth, dev.maxInFlight, "a backlog fills the pipeline")
 		require.NoError(t, dev.Close())
@@ -361,6 +380,7 @@ func TestGPUUnpackOverlapsFinish(t *testing.T) {
 	q := &query.Query{Name: "u", Schema: s, Window: query.Sliding(40, 10), Where: query.ColGe("a", 1),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("c")}}}
 	data := randData(rand.New(rand.NewPCG(3, 3)), 8000)
+	want := make([]*reference.Result, 1) // the reference's, once for both
 	for _, inline := range []bool{false, true} {
 		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
 			if inline {
@@ -369,7 +389,7 @@ func TestGPUUnpackOverlapsFinish(t *testing.T) {
 			dev := &checkedDevice{Device: gpu.NewEmulator(), unpackDelay: 300 * time.Microsecond}
 			defer dev.Close()
 			cfg := Config{TaskSize: randTuple * 50, BufferSize: 1 << 16, GPU: dev, GPUOnly: true, GPUDepth: 4}
-			runQueries(t, cfg, []*query.Query{q}, [][]byte{data})
+			runQueriesWant(t, cfg, []*query.Query{q}, [][]byte{data}, want)
 			dev.check(t, 4)
 			dev.mu.Lock()
 			defer dev.mu.Unlock()
@@ -400,6 +420,7 @@ func TestGPUUnpackInline(t *testing.T) {
 // downstream has no GPU kernel in hybrid mode, with small rings so that
 // result stages wait for downstream rings and run the pipeline meanwhile.
 func TestGPUChainsAndJoins(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	r := rand.New(rand.NewPCG(21, 22))
@@ -477,6 +498,7 @@ func TestGPUChainsAndJoins(t *testing.T) {
 // naming it and the operator and pointing at hybrid mode; static binding
 // of such a query to the GPU is refused naming it; bad GPU settings.
 func TestGPUConfigErrors(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	good := &query.Query{Name: "good", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
@@ -515,6 +537,7 @@ func TestGPUConfigErrors(t *testing.T) {
 // with the query and the task named; the engine still drains every slot
 // and closes its programs.
 func TestGPUErrorsFailTheRun(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	q := &query.Query{Name: "e", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
@@ -783,6 +806,7 @@ func (d *refusingDevice) UnregisterHost(b []byte) error {
 // mapping gets its first half (tasks that cross the wrap are staged); one
 // that refuses everything is a warning, and every task is staged.
 func TestGPURegistersHalfRings(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	agg := &query.Query{Name: "agg", Schema: s, Window: query.Sliding(40, 10),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Max, Arg: query.C("c")}}}
@@ -816,6 +840,7 @@ func TestGPURegistersHalfRings(t *testing.T) {
 // it is refused; its compile for the device once divided by the session
 // spec's zero pane, a panic on the GPU worker that killed the process.
 func TestGPUSessions(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	q := &query.Query{Name: "sess", Schema: s, Window: query.Sessions(5),
 		Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("a")}}}

@@ -27,6 +27,7 @@ import (
 // entries' spans (handOff.cut keeping the last entry for the next task
 // only where it is lent) shifts bytes between tasks: the windows differ.
 func TestHandOff(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	up := &query.Query{Name: "up", Schema: s, Where: query.ColGe("a", 0),
@@ -120,6 +121,7 @@ func TestLentChainDoesNotAllocate(t *testing.T) {
 // reads it, and the pool would hand it on as a task's output buffer.
 // Without the copy (kernels' processUDF) the windows differ.
 func TestLentUDFOutputOfItsInput(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	identity := &query.UDF{Name: "identity", Output: s, Fn: func(in []byte, _ int, _ []byte) []byte { return in }}
@@ -128,11 +130,11 @@ func TestLentUDFOutputOfItsInput(t *testing.T) {
 		down := &query.Query{Name: "down", Schema: s, Window: query.Tumbling(50),
 			GroupBy: []query.Expr{query.C("b")}, Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C("c")}}}
 		data := randData(rand.New(rand.NewPCG(5, 8)), 20000)
+		wantUp, err := reference.Evaluate(&query.Query{Name: "up", Schema: s, Where: where}, data) // once for both worker counts
+		require.NoError(t, err)
 		for _, workers := range []int{1, 2} {
 			cfg := Config{Workers: workers, TaskSize: randTuple * 64, BufferSize: 1 << 14, lendMin: 1}
 			upTuples, e, _ := runChain(t, cfg, up, down, data)
-			wantUp, err := reference.Evaluate(&query.Query{Name: "up", Schema: s, Where: where}, data)
-			require.NoError(t, err)
 			assert.Equal(t, wantUp.Tuples, upTuples, "where %v, %d workers", where, workers)
 			assert.Positive(t, e.Stream(1).hand.lent)
 		}
@@ -149,6 +151,7 @@ func TestLentUDFOutputOfItsInput(t *testing.T) {
 // task with long strings (Stream.lendable always true) leaves views
 // pointing at freed memory: the counts differ.
 func TestHandOffStrings(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := stringSchema(t, true)
 	up := &query.Query{Name: "up", Schema: s, Project: []query.Projection{{Expr: query.C("ts")}, {Expr: query.C("s"), As: "s"}, {Expr: query.C("u"), As: "u"}}}

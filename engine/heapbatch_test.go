@@ -21,6 +21,7 @@ import (
 // before it waits, where it waited for ever on a heap full of the strings
 // of tuples no task held.
 func TestCommitCopyBatchLongerThanHeap(t *testing.T) {
+	parallel(t)
 	q := countByS("c", stringSchema(t, false))
 	e, got := countStrings(t, Config{Workers: 2, TaskSize: 24 << 6, BufferSize: 1 << 16}, q)
 	st := e.Stream(0)
@@ -53,6 +54,7 @@ func TestCommitCopyBatchLongerThanHeap(t *testing.T) {
 // more long-string bytes than the downstream stream's heap (each string
 // under half of it): the push commits what it placed before it waits.
 func TestPushBatchLongerThanHeap(t *testing.T) {
+	parallel(t)
 	in := stringSchema(t, false)
 	up := &query.Query{Name: "up", Schema: in, Project: []query.Projection{{Expr: query.C("s"), As: "a"}, {Expr: query.C("s"), As: "b"}}}
 	out, err := up.OutputSchema()

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseIngest(t *testing.T) {
+	parallel(t)
 	for in, want := range map[string]Ingest{"": IngestAuto, "auto": IngestAuto, "producer": IngestProducer, "workers": IngestWorkers, "shared": IngestShared} {
 		got, err := ParseIngest(in)
 		require.NoError(t, err)
@@ -23,6 +24,7 @@ func TestParseIngest(t *testing.T) {
 // CPU to spare for the producer, the workers otherwise; a set
 // mode stays.
 func TestIngestResolve(t *testing.T) {
+	parallel(t)
 	cpus := len(cpu.AllowedCPUs())
 	assert.Equal(t, IngestShared, IngestAuto.Resolve(Config{GPUOnly: true}))
 	if cpus > 1 {

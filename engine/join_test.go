@@ -22,6 +22,7 @@ import (
 // tumbling and sliding, theta predicates over both sides) against the
 // reference, with the two inputs fed concurrently.
 func TestWindowJoinMatchesReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	n := seeds(8, 10, 40)
@@ -55,6 +56,7 @@ func TestWindowJoinMatchesReference(t *testing.T) {
 // TestJoinOfChainedAggregations is sg3's shape: two aggregations over one
 // stream, joined per window where the local average exceeds the global.
 func TestJoinOfChainedAggregations(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	w := query.Sliding(50, 10)
 	local := &query.Query{Name: "local", Schema: s, Window: w, GroupBy: []query.Expr{query.C("b")},
@@ -132,6 +134,7 @@ func runJoin(t *testing.T, cfg Config, j *query.WindowJoin, left, right []byte) 
 // panes: the side ahead is held back only while the other brings tuples,
 // so the run ends, with the reference's pairs, whichever side comes first.
 func TestJoinSidesOneAfterTheOther(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	j := &query.WindowJoin{Name: "j", Left: s, Right: s, Window: query.Sliding(40, 10),
@@ -163,6 +166,7 @@ func TestJoinSidesOneAfterTheOther(t *testing.T) {
 // join's windows, joined by several workers, reach it in order, every one
 // before CloseAll ends its input.
 func TestJoinFeedsDownstream(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	for seed := range 6 {
@@ -235,6 +239,7 @@ func TestWaitBell(t *testing.T) {
 // wait would stall the MAX side with it. Marked SameProducer, the producer
 // never waits, and the pairs are the reference's.
 func TestJoinOfOneProducerIsNotHeldBack(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	w := query.Tumbling(50)
@@ -316,6 +321,7 @@ func TestJoinStringsAcrossWindowsWithoutPairs(t *testing.T) {
 // hold of the join's lock) stops the run with its error: the writers and
 // CloseAll return it, no goroutine is left behind.
 func TestJoinSinkErrorStopsRun(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	boom := errors.New("boom")
 	calls := 0

@@ -33,6 +33,7 @@ func joinOfQueries(t *testing.T, j *query.WindowJoin, lq, rq *query.Query, left,
 // (joinFeed), the sides' streams run no task, and the pairs are the
 // reference's, over worker counts, task sizes and windows.
 func TestJoinFedByStatelessQueries(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := sqlSchema(t)
 	pairs := 0

@@ -94,6 +94,7 @@ func TestJoinSideAheadWaitsForTheOther(t *testing.T) {
 // until the left producer is done: the left producer waits once, for
 // gateIdle, and then not again while the right side has not moved.
 func TestJoinProducerDoesNotWaitForAQuietSide(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	var got []byte
 	e, js, j := gateJoin(t, &got)

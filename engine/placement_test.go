@@ -26,6 +26,7 @@ import (
 // windows are still the reference's. Not parallel: the claims are the
 // process's.
 func TestEnginesInOneProcessPinApart(t *testing.T) {
+	parallel(t)
 	allowed := cpu.AllowedCPUs()
 	if len(allowed) < 2 {
 		t.Skipf("%d CPU: nothing to place apart", len(allowed))
@@ -100,6 +101,7 @@ func TestPlacementRefusesAnUnknownOne(t *testing.T) {
 // free, and other engines' placements avoid it while the engine runs.
 // Not parallel: the claims are the process's.
 func TestPlacementAvoidsTheIngestionCore(t *testing.T) {
+	parallel(t)
 	allowed := cpu.AllowedCPUs()
 	if len(allowed) < 2 {
 		t.Skip("needs 2 CPUs")
@@ -162,6 +164,7 @@ func TestPlacementMemoryOfACPUNodeWithoutMemory(t *testing.T) {
 // their rings no memory policy, said in the warning. Not parallel: the
 // claims are the process's.
 func TestPlacementUnpinnedDropsTheMemoryPolicy(t *testing.T) {
+	parallel(t)
 	topo, err := cpu.DiscoverFS("../cpu/testdata/container-cpuset", []int{4, 5, 6, 7})
 	require.NoError(t, err)
 	held := cpu.ClaimCPUs([]int{4, 5, 6, 7}) // another engine's workers

@@ -20,6 +20,7 @@ import (
 // time below Complete has been emitted, and the window that starts at
 // Complete has not.
 func TestProgress(t *testing.T) {
+	parallel(t)
 	for _, w := range []query.Window{query.Tumbling(100), query.Sliding(100, 25), {Type: query.Range, Size: 100, Slide: 50, Delay: 30}} {
 		q := &query.Query{Name: "count", Schema: testSchema(t), Window: w, Aggregates: []query.Aggregate{{Func: query.Count}}}
 		var last int64 = math.MinInt64 // start of the last window emitted (the sink runs under the merge lock)
@@ -58,6 +59,7 @@ func TestProgress(t *testing.T) {
 // TestProgressUnknown: where a stream alone cannot tell which windows are
 // out, Complete stays math.MinInt64; a stateless query's is MaxInt64.
 func TestProgressUnknown(t *testing.T) {
+	parallel(t)
 	rows := &query.Query{Name: "rows", Schema: testSchema(t), Window: query.Window{Type: query.Rows, Size: 4, Slide: 4}, Aggregates: []query.Aggregate{{Func: query.Count}}}
 	sel := &query.Query{Name: "sel", Schema: testSchema(t), Where: query.ColLt("kind", 3)}
 	eng, err := Start(Config{Workers: 1, TaskSize: 4 * testTuple, BufferSize: 1 << 16}, []Spec{{Query: rows, Windows: func(*Window) error { return nil }}, {Query: sel, Tuples: func([]byte) error { return nil }}})
@@ -80,6 +82,7 @@ func TestProgressUnknown(t *testing.T) {
 // done once the watermark closes them, so that a selective WHERE does not
 // hold the committed offsets back.
 func TestProgressAllFiltered(t *testing.T) {
+	parallel(t)
 	w := query.Window{Type: query.Range, Size: 100, Slide: 50, Delay: 30}
 	q := &query.Query{Name: "none", Schema: testSchema(t), Window: w, Where: query.ColLt("kind", -5), Aggregates: []query.Aggregate{{Func: query.Count}}}
 	eng, err := New(Config{Workers: 2, TaskSize: 10 * testTuple, BufferSize: 1 << 16}, q, func(*Window) error { return nil })

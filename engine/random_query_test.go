@@ -161,6 +161,7 @@ func collect(t testing.TB, cfg Config, q *query.Query, data []byte, r *rand.Rand
 // shapes, task sizes and worker counts against the naive reference
 // evaluator.
 func TestRandomQueriesMatchReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	n := seeds(30, 30, 150)
@@ -194,6 +195,7 @@ func TestRandomQueriesMatchReference(t *testing.T) {
 // one set of workers, each fed by its own producer goroutine, with results
 // equal to running each alone.
 func TestSeveralQueriesShareWorkers(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	r := rand.New(rand.NewPCG(5, 5))

@@ -54,6 +54,7 @@ func sortedPairs(p []byte, size int) []string {
 // keys on both sides, NULL keys that join nothing): the same pairs, each
 // once, in an order of the arrivals.
 func TestRegularJoinMatchesNestedLoops(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	j := regJoin(t)
 	size := 2 * randTuple
@@ -107,6 +108,7 @@ func TestRegularJoinMatchesNestedLoops(t *testing.T) {
 // outputs (their result stages add to the join: joinFeed), its output
 // feeding a projection, as the SQL compiler lowers Nexmark's q3 and q20.
 func TestRegularJoinOfFiltersFeedsAQuery(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	j := regJoin(t)
 	s := j.Left
@@ -151,6 +153,7 @@ func TestRegularJoinOfFiltersFeedsAQuery(t *testing.T) {
 // state in the snapshot the restored join loses every pair of a tuple
 // before the cut with one after.
 func TestSnapshotRegularJoins(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	j := regJoin(t)
 	s := j.Left
@@ -196,6 +199,7 @@ func TestSnapshotRegularJoins(t *testing.T) {
 // with tuples still to come, so a source without checkpoints commits its
 // records only when the run ends.
 func TestRegularJoinProgress(t *testing.T) {
+	parallel(t)
 	j := regJoin(t)
 	e, err := Start(Config{Workers: 2, TaskSize: randTuple * 8, BufferSize: 1 << 13}, []Spec{{Join: j, Tuples: func([]byte) error { return nil }}})
 	require.NoError(t, err)
@@ -327,6 +331,7 @@ func (sj *stringKeyJoin) inputs(e *Engine, fed bool) []*Stream {
 // the sides empty the long strings they pass on (narrowJoinSides): all
 // but the key, which the join reads.
 func TestRegularJoinOnStrings(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	sj := newStringKeyJoin(t)
 	for seed := range seeds(2, 2, 8) {
@@ -362,6 +367,7 @@ func TestRegularJoinOnStrings(t *testing.T) {
 // read by a projection of two numbers, as their strings' views point into
 // each run's own memory.
 func TestSnapshotRegularJoinOnStrings(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	sj := newStringKeyJoin(t)
 	for seed := range seeds(3, 2, 12) {

@@ -21,6 +21,8 @@ import (
 // delay per task: under hls most tasks go to the fast kind, the slow one
 // still runs about one in SwitchThreshold, static binds a query to a kind,
 // and whatever the split the results equal the reference.
+//
+// Sequential (no parallel): the policies measure the kinds' speeds.
 func TestTwoProcessorKinds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for about a second")
@@ -89,6 +91,7 @@ func TestTwoProcessorKinds(t *testing.T) {
 }
 
 func TestSchedulingConfigErrors(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	q := &query.Query{Name: "g", Schema: s, Window: query.Tumbling(10), Aggregates: []query.Aggregate{{Func: query.Count}}}
 	groups := []processorGroup{{Name: "fast", Workers: 1}, {Name: "slow", Workers: 1}}

@@ -98,6 +98,7 @@ func FuzzRestoreEngineSnapshot(f *testing.F) {
 // mutations of its seeds (a byte or three changed), and every truncation
 // of one: refused or restored.
 func TestRestoreEngineSnapshotMutated(t *testing.T) {
+	parallel(t)
 	g := newFuzzGraph(t)
 	snaps := g.snapshots(t, 0, 50, 333)
 	r := rand.New(rand.NewPCG(7, 18))

@@ -195,6 +195,7 @@ func seeds(def, short, full int) int {
 // waiting for its tasks) loses those rows: the downstream's windows then
 // differ from the uninterrupted run's.
 func TestSnapshotChainedQueries(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	for seed := range seeds(8, 12, 40) {
@@ -259,6 +260,7 @@ func TestSnapshotChainedQueries(t *testing.T) {
 // restored windows start again at position 0 and both the windows and
 // their contents differ.
 func TestSnapshotRowWindows(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	for seed := range seeds(12, 15, 60) {
@@ -300,6 +302,7 @@ func TestSnapshotRowWindows(t *testing.T) {
 // a window open at the snapshot; without its drain the pairs of windows
 // closed before it and not yet handed on.
 func TestSnapshotWindowJoins(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	for seed := range seeds(6, 12, 40) {

@@ -33,6 +33,7 @@ func writeChunks(s *Stream, data []byte, r *rand.Rand, taskSize int) error {
 // What the two emitted together is what the reference, and the
 // uninterrupted engine, give for the whole input, counters included.
 func TestSnapshotRestoreRandomQueries(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := randSchema(t)
 	n := seeds(16, 20, 80)
@@ -150,6 +151,7 @@ func snapshotQuery(t *testing.T, w query.Window) *query.Query {
 }
 
 func TestSnapshotRefusals(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	q := snapshotQuery(t, query.Sliding(10, 5))
 	data := randData(rand.New(rand.NewPCG(1, 1)), 100)
@@ -200,6 +202,7 @@ func TestSnapshotRefusals(t *testing.T) {
 // keys in 8 bytes) is refused by an engine with a string group key, with
 // what to do, and restored by one without.
 func TestSnapshotVersion3WithStringKeys(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64}, query.Attribute{Name: "s", Type: query.String, Offset: 8})
 	require.NoError(t, err)
@@ -237,6 +240,7 @@ func TestSnapshotVersion3WithStringKeys(t *testing.T) {
 // uninterrupted run's; a version 5 snapshot, which had none, restores
 // them as 0.
 func TestSnapshotKeepsUnmatched(t *testing.T) {
+	parallel(t)
 	s := randSchema(t)
 	vs, err := query.NewSchema(8, query.Attribute{Name: "v", Type: query.Int64, Offset: 0})
 	require.NoError(t, err)
@@ -302,6 +306,7 @@ func TestSnapshotKeepsUnmatched(t *testing.T) {
 // snapshot's, RestoredStats holds what they carried over, and the
 // difference is what the engine counted itself.
 func TestRestoredStats(t *testing.T) {
+	parallel(t)
 	q := snapshotQuery(t, query.Tumbling(10))
 	data := randData(rand.New(rand.NewPCG(3, 3)), 400)
 	cfg := Config{Workers: 1, TaskSize: randTuple * 8, BufferSize: 1 << 14}

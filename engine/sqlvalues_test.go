@@ -477,6 +477,7 @@ func matchReference(t *testing.T, r *rand.Rand, seed int, q *query.Query, data [
 // keys, HAVING over them) give the reference evaluator's output, with 1 to
 // 3 workers and any task size.
 func TestSQLValuesMatchReference(t *testing.T) {
+	parallel(t)
 	s := sqlSchema(t)
 	seeds := testenv.Scale(30, 300)
 	for seed := range seeds {
@@ -497,6 +498,7 @@ func TestSQLValuesMatchReference(t *testing.T) {
 // session's start earlier without moving its end (k=2's 1 after its 5),
 // which changes its place among them.
 func TestSessionOrderAfterAnEarlierStart(t *testing.T) {
+	parallel(t)
 	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
 		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
 	require.NoError(t, err)
@@ -528,6 +530,7 @@ func TestSessionOrderAfterAnEarlierStart(t *testing.T) {
 // session's end before taking the second out of the heap, whose removal
 // then sifted another session (a's) past e's to the top: a closed first.
 func TestSessionBridgeKeepsTheOrder(t *testing.T) {
+	parallel(t)
 	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
 		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
 	require.NoError(t, err)
@@ -570,6 +573,7 @@ func TestSessionBridgeKeepsTheOrder(t *testing.T) {
 // over tuples out of order give the reference's sessions, in its order,
 // with its late tuples, whatever the workers and the task size.
 func TestSessionWindowsMatchReference(t *testing.T) {
+	parallel(t)
 	s := sqlSchema(t)
 	for seed := range testenv.Scale(40, 400) {
 		r := rand.New(rand.NewPCG(uint64(seed), 77))
@@ -591,6 +595,7 @@ func TestSessionWindowsMatchReference(t *testing.T) {
 // and NULLs (the panes keep their long strings after the input's memory
 // is freed) and predicates over them give the reference's pairs.
 func TestSQLWindowJoinMatchesReference(t *testing.T) {
+	parallel(t)
 	base := runtime.NumGoroutine()
 	s := sqlSchema(t)
 	for seed := range testenv.Scale(20, 100) {
@@ -656,6 +661,7 @@ func valuesInto(s *query.Schema, res *reference.Result, errs *error) TupleSink {
 // its end, and a tuple whose own session would have closed is late unless
 // it joins an open session of its key (Flink merges first, then judges).
 func TestSessionWindowsByHand(t *testing.T) {
+	parallel(t)
 	s, err := query.NewSchema(16, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0, Logical: query.Time},
 		query.Attribute{Name: "k", Type: query.Int64, Offset: 8})
 	require.NoError(t, err)
@@ -711,6 +717,7 @@ func TestSessionWindowsByHand(t *testing.T) {
 // fused kernel's fast ranges read the value slot, which a NULL leaves
 // zero) drops the NULLs, with and without groups, at every task size.
 func TestNullableColumnRanges(t *testing.T) {
+	parallel(t)
 	s, err := query.NewSchema(24, query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
 		query.Attribute{Name: "n", Type: query.Int64, Offset: 8, Nullable: true, NullBit: 160},
 		query.Attribute{Name: "m", Type: query.Int32, Offset: 16, Nullable: true, NullBit: 161})

@@ -22,6 +22,7 @@ import (
 // A query over a stateless query's output, whose strings live in memory
 // that its tasks free, still copies them.
 func TestStableInputsKeepTheirStrings(t *testing.T) {
+	parallel(t)
 	s, err := query.NewSchema(32,
 		query.Attribute{Name: "ts", Type: query.Int64, Offset: 0},
 		query.Attribute{Name: "n", Type: query.Int64, Offset: 8},

@@ -11,6 +11,7 @@ import (
 
 // TestStarted: Config.Started sees the engine Start returns, running, once.
 func TestStarted(t *testing.T) {
+	parallel(t)
 	var seen []*Engine
 	q := &query.Query{Name: "sel", Schema: testSchema(t), Where: query.ColLt("kind", 3)}
 	eng, err := Start(Config{Workers: 1, Started: func(e *Engine) {

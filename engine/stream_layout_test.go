@@ -10,6 +10,7 @@ import (
 // start of the next, so that no line holds fields of two owners, whatever
 // the struct's alignment.
 func TestStreamLayout(t *testing.T) {
+	parallel(t)
 	var s Stream
 	type group struct {
 		name      string
