@@ -133,7 +133,10 @@ func checkEdge(t *testing.T, q *query.Query, data []byte, tol float64, check fun
 	for _, task := range edgeTaskSizes {
 		for _, workers := range edgeWorkers {
 			t.Run(fmt.Sprintf("task%d/workers%d", task, workers), func(t *testing.T) {
-				cfg := Config{Workers: workers, TaskSize: task, BufferSize: 1 << 14}
+				// A ring of 128 one-tuple tasks, 18 of seven, 4 of 4096
+				// bytes: wrapped many times. 512 one-tuple tasks, as 16 KiB
+				// made, cost a task record each, most of the run.
+				cfg := Config{Workers: workers, TaskSize: task, BufferSize: max(1<<12, 4*task)}
 				run := runEdgeOnce(t, cfg, q, data, r)
 				if d := reference.Diff(q, want, run.res, tol); d != "" {
 					t.Fatalf("differs from the reference: %s", d)
