@@ -217,9 +217,17 @@ func TestSnapshotChainedQueries(t *testing.T) {
 		if r.IntN(3) == 0 {
 			dw.Type = query.Rows
 		}
+		// Grouped by the upstream's key (b) or ab, over n or c: a stateless
+		// upstream's Attrs[1] is its projected ts (after the output's
+		// timestamp), by which every tuple was its own group, and direct
+		// tables of 25000 slots a fragment as the times drifted.
+		key, val := out.Attrs[1], out.Attrs[2]
+		if up.Stateless() {
+			key, val = out.Attrs[2], out.Attrs[3]
+		}
 		down := &query.Query{Name: "down", Schema: out, Window: dw,
-			GroupBy:    []query.Expr{query.C(out.Attrs[1].Name)},
-			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C(out.Attrs[2].Name)}, {Func: query.Min, Arg: query.C(out.Attrs[2].Name)}}}
+			GroupBy:    []query.Expr{query.C(key.Name)},
+			Aggregates: []query.Aggregate{{Func: query.Count}, {Func: query.Sum, Arg: query.C(val.Name)}, {Func: query.Min, Arg: query.C(val.Name)}}}
 		require.NoError(t, down.Validate())
 		qs := []*query.Query{up, down}
 		data := randData(r, 200+r.IntN(3000))
