@@ -182,14 +182,9 @@ func TestRunCheckpointCrashesFile(t *testing.T) {
 	p = startCLI(t, nil, args...)
 	p.waitLine(t, restored, time.Minute)
 	p.waitLine(t, regexp.MustCompile(`checkpoint [0-9]+:`), time.Minute)
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("still running a minute after SIGTERM:\n%s", p.log())
-	}
+	code := p.stop(t, syscall.SIGTERM)
 	close(stop)
-	assert.Equal(t, 128+int(syscall.SIGTERM), p.cmd.ProcessState.ExitCode(), p.log())
+	assert.Equal(t, 128+int(syscall.SIGTERM), code, p.log())
 	assert.Contains(t, p.log(), "using the previous checkpoint")
 	if newer {
 		assert.Regexp(t, `out\.csv\.part-[0-9]{20}(\.inprogress)?: removed \(epoch`, p.log(), "the corrupted checkpoint's part")

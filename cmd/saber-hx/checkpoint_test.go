@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,6 +108,19 @@ func (p *cliProcess) kill9(t *testing.T) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Kill())
 	<-p.done
+}
+
+// stop sends the process sig and waits for it to end, at most a minute;
+// it returns the exit status.
+func (p *cliProcess) stop(t *testing.T, sig syscall.Signal) int {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(sig))
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running a minute after %v:\n%s", sig, p.log())
+	}
+	return p.cmd.ProcessState.ExitCode()
 }
 
 // wait waits for the process to end on its own, at most limit.

@@ -105,6 +105,16 @@ func TestMetricsAddrServesEveryCommand(t *testing.T) {
 // urlPattern is the metrics URL a command prints on stderr.
 var urlPattern = regexp.MustCompile(`http://\S+`)
 
+// metrics waits for the process's line that gives its --metrics-addr
+// URL, and returns the URL and a client for it (closed when t ends).
+func (p *cliProcess) metrics(t *testing.T) (*http.Client, string) {
+	t.Helper()
+	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
+	client := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(client.CloseIdleConnections)
+	return client, url
+}
+
 // TestMetricsAddrYSBKafka: the original pipeline's run serves its Kafka
 // source's counters (records, per-partition lag) and its Redis output's
 // outages beside the engine's, also when it runs through run's machinery

@@ -2,13 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -246,17 +244,10 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP
 	// One write: the source reads the three records at once.
 	_, err = w.WriteString("1,1\n2,1\n3000,1\n")
 	require.NoError(t, err)
-	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
+	client, url := p.metrics(t)
 	scrapeUntil(t, client, url, `saber_records_in_total{query="select1"} 2`+"\n")
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("still running a minute after SIGTERM:\n%s", p.log())
-	}
-	assert.Equal(t, 143, p.cmd.ProcessState.ExitCode(), p.log())
+	code := p.stop(t, syscall.SIGTERM)
+	assert.Equal(t, 143, code, p.log())
 	lines := strings.Split(strings.TrimSpace(p.log()), "\n")
 	require.GreaterOrEqual(t, len(lines), 2)
 	assert.Equal(t, "saber-hx: interrupted by SIGTERM", lines[len(lines)-1])

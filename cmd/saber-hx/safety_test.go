@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -283,17 +281,10 @@ func TestFileModeInterruptedCommitsNothing(t *testing.T) {
 	require.NoError(t, err)
 	// No line says the tuples are in: the engine's counter, scraped, does
 	// (whole tasks, each taken as it is read).
-	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
+	client, url := p.metrics(t)
 	scrapeUntil(t, client, url, `saber_records_in_total{query="ysb"} 1024`+"\n")
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("still running a minute after SIGINT:\n%s", p.log())
-	}
-	assert.Equal(t, 130, p.cmd.ProcessState.ExitCode(), p.log())
+	code := p.stop(t, syscall.SIGINT)
+	assert.Equal(t, 130, code, p.log())
 	s, m := parseSummary(t, p.stdout.String())
 	assert.Equal(t, true, m["interrupted"])
 	assert.Equal(t, uint64(1024), s.Tuples, "what ran is summarised")

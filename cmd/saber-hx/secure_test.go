@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -244,20 +243,13 @@ func TestRunSecured(t *testing.T) {
 	// of 3,000 counted.)
 	p := startCLI(t, nil, "run", "-e", text, "--workers", "2", "--json", "--checkpoint-dir", ckpt,
 		"--checkpoint-interval", "300ms", "--metrics-addr", "127.0.0.1:0")
-	url := urlPattern.FindString(p.waitLine(t, urlPattern, time.Minute))
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
+	client, url := p.metrics(t)
 	scrapeUntil(t, client, url, fmt.Sprintf("saber_records_in_total{query=\"to_kafka\"} %d\n", n))
 	outputs["metrics"] = scrapeUntil(t, client, url, fmt.Sprintf("saber_records_in_total{query=\"to_redis\"} %d\n", n))
 	assert.Contains(t, outputs["metrics"], fmt.Sprintf("saber_source_records_total{source=\"events\"} %d\n", n))
 	assert.Contains(t, outputs["metrics"], `saber_sink_down{sink="to_redis"} 0`)
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("still running a minute after SIGINT:\n%s", p.log())
-	}
-	require.Equal(t, 130, p.cmd.ProcessState.ExitCode(), p.log())
+	code = p.stop(t, syscall.SIGINT)
+	require.Equal(t, 130, code, p.log())
 	outputs["run stdout"], outputs["run stderr"] = p.stdout.String(), p.log()
 	var sum runSummary
 	require.NoError(t, json.Unmarshal([]byte(lastLine(p.stdout.String())), &sum))
