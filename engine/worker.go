@@ -317,8 +317,16 @@ func ringBell(bell chan struct{}) {
 
 // waitBell waits until bell rings or bellWait passes, on w's timer. The
 // other workers progress meanwhile, which the wait is for: it is idle
-// time (clock.go), not serial time of the section that waits.
+// time (clock.go), not serial time of the section that waits. A bell
+// that rang already is taken without arming the timer: armed, a timer
+// that ran out while the worker was descheduled could win the select and
+// leave the ring for the next wait.
 func (w *worker) waitBell(bell chan struct{}) {
+	select {
+	case <-bell:
+		return
+	default:
+	}
 	t0 := nanotime()
 	if w.bellTimer == nil {
 		w.bellTimer = time.NewTimer(bellWait)
