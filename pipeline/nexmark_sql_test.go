@@ -110,22 +110,10 @@ func (l *csvLines) Int(v int64) *csvLines {
 	return l
 }
 
-// Str writes a string field as CSV does: quoted where it holds a comma, a
-// quote or a line break, or is empty (csvField).
+// Str writes a string field as CSV does (appendCSVField).
 func (l *csvLines) Str(s []byte) *csvLines {
 	l.sep()
-	if len(s) != 0 && !bytes.ContainsAny(s, ",\"\r\n") {
-		l.buf = append(l.buf, s...)
-		return l
-	}
-	l.buf = append(l.buf, '"')
-	for _, c := range s {
-		if c == '"' {
-			l.buf = append(l.buf, '"')
-		}
-		l.buf = append(l.buf, c)
-	}
-	l.buf = append(l.buf, '"')
+	l.buf = appendCSVField(l.buf, s)
 	return l
 }
 
@@ -276,13 +264,23 @@ func floorTo(t, unit int64) int64 {
 	return q * unit
 }
 
-// csvField is s as a CSV field: quoted where it holds a comma, a quote
-// or a line break, or is empty.
-func csvField(s string) string {
-	if s != "" && !strings.ContainsAny(s, ",\"\r\n") {
-		return s
+// csvField is s as a CSV field (appendCSVField).
+func csvField(s string) string { return string(appendCSVField(nil, []byte(s))) }
+
+// appendCSVField appends s as a CSV field: quoted where it holds a comma,
+// a quote or a line break, or is empty, its quotes doubled.
+func appendCSVField(dst, s []byte) []byte {
+	if len(s) != 0 && !bytes.ContainsAny(s, ",\"\r\n") {
+		return append(dst, s...)
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	dst = append(dst, '"')
+	for _, c := range s {
+		if c == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, '"')
 }
 
 func TestNexmarkAgainstTheProjectSQL(t *testing.T) {
