@@ -86,8 +86,11 @@ type Engine struct {
 	gpuKind int        // the GPU's processor kind; -1 without a GPU
 	closed  bool
 
+	// err is the run's first error (fail), read per task by every worker
+	// (failed): a load, where a lock would move its line between workers
+	// at each task. errMu makes the first fail the one kept.
 	errMu sync.Mutex
-	err   error
+	err   atomic.Pointer[error]
 	// failedCh is closed by the first fail: a producer that waits on
 	// something other than the rings (a live source's next record) stops
 	// on it.
@@ -223,8 +226,8 @@ func (e *Engine) Streams() []*Stream {
 // fail records the first error and unblocks every producer.
 func (e *Engine) fail(err error) {
 	e.errMu.Lock()
-	if e.err == nil {
-		e.err = err
+	if e.err.Load() == nil {
+		e.err.Store(&err)
 		close(e.failedCh)
 	}
 	e.errMu.Unlock()
@@ -237,9 +240,10 @@ func (e *Engine) fail(err error) {
 }
 
 func (e *Engine) failed() error {
-	e.errMu.Lock()
-	defer e.errMu.Unlock()
-	return e.err
+	if p := e.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Failed is closed once the run fails (an output's error, Abort): the

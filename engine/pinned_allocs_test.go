@@ -55,3 +55,45 @@ func TestSlidingGroupsDoNotAllocate(t *testing.T) {
 	assert.Zero(t, allocs, "allocations per %d tasks", perRun)
 	assert.Positive(t, rows)
 }
+
+// TestTaskRecordsHoldNoStates: tiny tasks in a big ring put hundreds of
+// task records in flight; each gives its group states back to the
+// stream's pool at its merge, so that what the states take grows with the
+// tasks being run and merged, not with the records. After the run no
+// record holds a state, its partitions' splits included, and the pool
+// holds what they gave back. (Broken on purpose, to see it fail: merge
+// without the Release, as before the pool, when every record kept its
+// states.)
+func TestTaskRecordsHoldNoStates(t *testing.T) {
+	parallel(t)
+	s := randSchema(t)
+	q := &query.Query{Name: "sliding", Schema: s, Window: query.Sliding(480, 48),
+		GroupBy:    []query.Expr{query.C("b"), query.C("a")},
+		Aggregates: []query.Aggregate{{Func: query.Avg, Arg: query.C("x")}, {Func: query.Count}}}
+	rows := 0
+	e, err := Start(Config{Workers: 2, TaskSize: randTuple * 2, BufferSize: 1 << 16},
+		[]Spec{{Query: q, Windows: func(w *Window) error { rows += w.Rows(); return nil }}})
+	require.NoError(t, err)
+	st := e.Stream(0)
+	chunk := make([]byte, 20000*randTuple)
+	for i := range 20000 {
+		o := i * randTuple
+		binary.LittleEndian.PutUint64(chunk[o:], uint64(i))
+		binary.LittleEndian.PutUint32(chunk[o+8:], uint32(i%2))
+		binary.LittleEndian.PutUint32(chunk[o+12:], uint32(i%16))
+	}
+	require.NoError(t, st.Write(chunk))
+	_, err = e.Close()
+	require.NoError(t, err)
+	require.Greater(t, st.made, preallocRecords, "records made past those made up front")
+	require.NotNil(t, st.parts, "a partitioned result stage")
+	for i, r := range st.records[:st.made] {
+		assert.Zero(t, r.result.States(), "record %d", i)
+		for k := range r.parts.subs {
+			assert.Zero(t, r.parts.subs[k].States(), "record %d, partition %d", i, k)
+		}
+	}
+	states, directs := st.pool.Len()
+	assert.Positive(t, states+directs)
+	assert.Positive(t, rows)
+}

@@ -159,6 +159,12 @@ func (s *Stream) merge(t *task, w *worker) {
 	if s.chain != nil {
 		s.markChain(t)
 	}
+	// The task's group states go back to the pool: a record waiting in
+	// s.free, or queued, holds none.
+	t.result.Release()
+	for k := range t.parts.subs {
+		t.parts.subs[k].Release()
+	}
 	t.Data = nil
 	s.free <- t
 }

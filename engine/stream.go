@@ -61,8 +61,11 @@ type Stream struct {
 	// found them full waits on it (worker.waitBell).
 	room     chan struct{}
 	taskSize int
-	spares   int // group states a record's result gets up front (TaskResult.Prealloc)
-	node     int // index of the NUMA node of the ring's memory (0 if unknown)
+	// pool lends the tasks' results their group states (an aggregation's),
+	// given back at each task's merge: they grow with the tasks being run
+	// and merged, not with the records in flight.
+	pool *window.StatePool
+	node int // index of the NUMA node of the ring's memory (0 if unknown)
 	// gpuErr is why the GPU cannot run the query (nil: it can, or there is
 	// no GPU).
 	gpuErr error
@@ -334,10 +337,11 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 			}
 		}
 		// A task spans two panes whenever it crosses a window boundary:
-		// give each task two group states up front where they are small,
-		// so that steady state is reached without allocating in the run.
+		// two group states per record up front where they are small, so
+		// that steady state is reached without allocating in the run.
+		s.pool = window.NewStatePool(plan.Layout)
 		if plan.Layout.Groups*plan.Layout.Words()*8 <= 1<<20 {
-			s.spares = 2
+			s.pool.Prealloc(2 * min(inFlight, preallocRecords))
 		}
 	}
 	for range min(inFlight, preallocRecords) {
@@ -347,14 +351,14 @@ func (e *Engine) newStream(sp Spec, chained bool) (*Stream, error) {
 	return s, nil
 }
 
-// preallocRecords bounds the task records newStream makes, with their
-// group states: the records of a ring of the default sizes, and more than
-// run at once on any machine. Tiny tasks in a big ring allow thousands of
-// records in flight, whose making, states allocated and cleared at start,
-// would cost more than the run (hundreds of MB for a task of a few
-// tuples); past the bound the producer makes a record when every record
-// is in flight and the ring has room for more (dispatch), and its states
-// come with its first task.
+// preallocRecords bounds the task records newStream makes, and the group
+// states it readies for them (Stream.pool): the records of a ring of the
+// default sizes, and more than run at once on any machine. Tiny tasks in
+// a big ring allow thousands of records in flight, whose making up front
+// would cost more than the run; past the bound the producer makes a
+// record when every record is in flight and the ring has room for more
+// (dispatch). A record holds no group state of its own: its task takes
+// them from the pool as it runs and gives them back at its merge.
 const preallocRecords = 64
 
 // newRecord makes the stream's next task record. Producer only (and
@@ -368,10 +372,10 @@ func (s *Stream) newRecord() *task {
 	if s.plan.Stateless() {
 		t.result.Out = make([]byte, 0, s.taskSize/s.plan.TupleSize*s.plan.OutTupleSize)
 	}
-	if i < preallocRecords {
-		t.result.Prealloc(s.plan.Layout, s.spares)
+	if s.pool != nil {
+		t.result.SetPool(s.pool)
 	} else {
-		t.result.Reset(s.plan.Layout) // its states come with its first task
+		t.result.Reset(s.plan.Layout)
 	}
 	if s.pstages != nil {
 		s.initTaskParts(t)

@@ -2,6 +2,7 @@ package window
 
 import (
 	"math"
+	"sync"
 
 	"github.com/saber-hx/saber-hx/strview"
 )
@@ -46,12 +47,128 @@ type TaskResult struct {
 	spareDirect []*GroupState // direct tables not in Frags
 	// spareViews are Parts.Split's views not in Frags (resetSub).
 	spareViews []*GroupState
+	// pool, where set (SetPool), lends the states that spare and
+	// spareDirect lack, and takes them all back at Release.
+	pool *StatePool
+}
+
+// StatePool lends group states of one layout to the task results that
+// use it (TaskResult.SetPool), so that states live with the tasks being
+// run and merged rather than with every task record. A ring of tiny tasks
+// has thousands of records in flight; a state kept by each made memory,
+// and each record's first task (a direct table's arrays allocated, its
+// keys written), grow with the records rather than with the workers. A
+// result takes states as its kernel asks for them and gives them back
+// uncleared once it is merged (Release); the result that takes a state
+// clears it, on its own worker. The lock is taken per fragment and per
+// task, never per tuple.
+type StatePool struct {
+	layout *Layout
+	mu     sync.Mutex
+	states []*GroupState // as NewGroupState makes them, or grown by Lookup
+	direct []*GroupState // direct tables (DirectFragment), of any slots
+}
+
+// NewStatePool returns an empty pool of layout l's states.
+func NewStatePool(l *Layout) *StatePool { return &StatePool{layout: l} }
+
+// Prealloc makes n states of the pool's layout ready, so that the first
+// tasks that cross a pane boundary do not allocate.
+func (p *StatePool) Prealloc(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.states) < n {
+		p.states = append(p.states, NewGroupState(p.layout))
+	}
+}
+
+// Len is the number of states the pool holds: direct tables and others.
+func (p *StatePool) Len() (states, direct int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.states), len(p.direct)
+}
+
+// take returns a cleared state of the pool (a direct table where direct
+// is set), or nil where it has none; p may be nil.
+func (p *StatePool) take(direct bool) *GroupState {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	list := &p.states
+	if direct {
+		list = &p.direct
+	}
+	var st *GroupState
+	if n := len(*list); n > 0 {
+		st = (*list)[n-1]
+		(*list)[n-1] = nil
+		*list = (*list)[:n-1]
+	}
+	p.mu.Unlock()
+	if st != nil {
+		st.Reset()
+	}
+	return st
+}
+
+// SetPool makes r take the states its spares lack from p, and give every
+// state back at Release; r's layout becomes p's.
+func (r *TaskResult) SetPool(p *StatePool) {
+	r.Reset(p.layout)
+	r.pool = p
+}
+
+// States is the number of group states r holds: its fragments' and its
+// spares' (a partition's views, which hold no rows, aside).
+func (r *TaskResult) States() int {
+	n := len(r.spare) + len(r.spareDirect)
+	for i := range r.Frags {
+		if !r.Frags[i].State.view {
+			n++
+		}
+	}
+	return n
+}
+
+// Release gives r's group states, those of its fragments and its spares,
+// back to its pool once nothing reads them (the task is merged), leaving
+// r with no fragment. Views (Parts.Split) stay with r, letting go of the
+// tables they read. Without a pool Release does nothing: Reset keeps the
+// states for r's next task.
+func (r *TaskResult) Release() {
+	p := r.pool
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	for i := range r.Frags {
+		switch st := r.Frags[i].State; {
+		case st.view:
+			r.spareViews = append(r.spareViews, dropView(st))
+		case st.direct != 0:
+			p.direct = append(p.direct, st)
+		default:
+			p.states = append(p.states, st)
+		}
+	}
+	p.states = append(p.states, r.spare...)
+	p.direct = append(p.direct, r.spareDirect...)
+	p.mu.Unlock()
+	clear(r.Frags)
+	clear(r.spare)
+	clear(r.spareDirect)
+	r.Frags, r.spare, r.spareDirect = r.Frags[:0], r.spare[:0], r.spareDirect[:0]
 }
 
 // Reset prepares r for a task of layout l.
 func (r *TaskResult) Reset(l *Layout) {
 	if r.layout != l {
 		r.Frags, r.spare, r.spareDirect, r.layout = r.Frags[:0], r.spare[:0], r.spareDirect[:0], l
+		if r.pool != nil && r.pool.layout != l {
+			r.pool = nil
+		}
 	}
 	for i := range r.Frags {
 		st := r.Frags[i].State
@@ -98,7 +215,7 @@ func (r *TaskResult) Fragment(p int64) *GroupState {
 	var st *GroupState
 	if n := len(r.spare); n > 0 {
 		st, r.spare = r.spare[n-1], r.spare[:n-1]
-	} else {
+	} else if st = r.pool.take(false); st == nil {
 		st = NewGroupState(r.layout)
 	}
 	r.Frags = append(r.Frags, Fragment{Pane: p, State: st})
@@ -138,7 +255,7 @@ func (r *TaskResult) spareDirectState(slots int) *GroupState {
 	var st *GroupState
 	if n := len(r.spareDirect); n > 0 {
 		st, r.spareDirect = r.spareDirect[n-1], r.spareDirect[:n-1]
-	} else {
+	} else if st = r.pool.take(true); st == nil {
 		st = &GroupState{layout: r.layout, words: r.layout.Words()}
 	}
 	// Vals and Keys are sized apart: an assembler may have swapped Vals

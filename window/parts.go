@@ -38,6 +38,8 @@ type Parts struct {
 	layout *Layout
 	asms   []*Assembler
 	subs   []*Layout
+	// pools lend the partitions' split results their states (Split).
+	pools []*StatePool
 
 	// maps are the direct mappings' cuts (slotMap), read by every worker
 	// splitting a task: copied on write under mapMu.
@@ -150,6 +152,7 @@ func NewParts(spec Spec, l *Layout, n int) *Parts {
 	for range n {
 		sub := &Layout{Groups: max(1, (l.Groups+n-1)/n), Hashed: true, Kinds: l.Kinds}
 		p.subs = append(p.subs, sub)
+		p.pools = append(p.pools, NewStatePool(sub))
 		p.asms = append(p.asms, NewAssembler(spec, sub))
 	}
 	return p
@@ -230,7 +233,7 @@ func (p *Parts) Split(r *TaskResult, subs []TaskResult) {
 	n := len(p.asms)
 	for k := range subs[:n] {
 		sub := &subs[k]
-		resetSub(sub, p.subs[k])
+		resetSub(sub, p.pools[k])
 		sub.Tuples, sub.MaxTS, sub.Filtered, sub.Unmatched, sub.Late = r.Tuples, r.MaxTS, r.Filtered, r.Unmatched, r.Late
 		sub.Refused, sub.RefusedAt, sub.RefusedPos = r.Refused, r.RefusedAt, r.RefusedPos
 	}
@@ -343,12 +346,12 @@ func (r *TaskResult) subDirect(p int64, tuples uint64, m *slotMap, k int) *Group
 
 // resetSub prepares sub, a partition's split of a task, for the next:
 // its views let go of the tables they read (which are the kernels', not
-// to be reset here), its own tables are reset.
-func resetSub(sub *TaskResult, l *Layout) {
+// to be reset here), its own tables are reset; its states come from the
+// partition's pool.
+func resetSub(sub *TaskResult, pool *StatePool) {
 	for i := range sub.Frags {
 		if st := sub.Frags[i].State; st.view {
-			st.Vals, st.Keys, st.Touched, st.mask = nil, nil, st.Touched[:0], 0
-			sub.spareViews = append(sub.spareViews, st)
+			sub.spareViews = append(sub.spareViews, dropView(st))
 			sub.Frags[i].State = nil
 		}
 	}
@@ -361,7 +364,17 @@ func resetSub(sub *TaskResult, l *Layout) {
 	}
 	clear(sub.Frags[j:])
 	sub.Frags = sub.Frags[:j]
-	sub.Reset(l)
+	if sub.pool != pool {
+		sub.SetPool(pool)
+	} else {
+		sub.Reset(pool.layout)
+	}
+}
+
+// dropView lets view st go of the table it reads, for its next use.
+func dropView(st *GroupState) *GroupState {
+	st.Vals, st.Keys, st.Touched, st.mask = nil, nil, st.Touched[:0], 0
+	return st
 }
 
 // subView adds a fragment of pane p and tuples to r that reads table src

@@ -183,6 +183,40 @@ func TestPartsConcurrent(t *testing.T) {
 	assert.Equal(t, runPartsConcurrently(t, seq, NewParts(s, l, n), results), *seq.Counts())
 }
 
+// TestPartsConcurrentDirect is TestPartsConcurrent over the kernels'
+// direct tables, which Split copies into tables of each partition's own
+// (splitDirect), taken from the partition's pool and given back at each
+// task's release while other tasks are split: the windows are still the
+// sequential ones. (Broken on purpose, to see it fail: a pool handing
+// its states back uncleared.)
+func TestPartsConcurrentDirect(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 4))
+	s := Spec{Size: 40, Slide: 2, Pane: 2}
+	l := &Layout{Groups: 16, Hashed: true, Kinds: invertibleKinds}
+	const tasks, n, slots = 400, 4, 14
+	results := make([]TaskResult, tasks)
+	now := int64(0)
+	for i := range results {
+		res := &results[i]
+		res.Reset(l)
+		for range 1 + r.IntN(3) {
+			ts := now - r.Int64N(s.Size)
+			p := s.PaneOf(ts)
+			for range 1 + r.IntN(2*slots) {
+				addDirect(res, p, 1, slots, r.IntN(slots), float64(r.IntN(100))/4)
+			}
+			res.Count(0, ts, 0, 0, 0)
+		}
+		res.Tuples = 0
+		for _, f := range res.Frags {
+			res.Tuples += f.Tuples
+		}
+		now += r.Int64N(3)
+	}
+	seq := NewParts(s, l, n)
+	assert.Equal(t, runPartsConcurrently(t, seq, NewParts(s, l, n), results), *seq.Counts())
+}
+
 // partStage is what Parts and SessionParts give the engine to drive them.
 type partStage interface {
 	Stage
@@ -197,7 +231,8 @@ type partStage interface {
 // p as the engine does: split by 3 goroutines, each partition merged by
 // one of its own, each task assembled and committed in order once every
 // partition merged it. Both must emit the same windows and count the
-// same; it returns p's counters.
+// same; it returns p's counters. Each task's splits are released once it
+// is emitted, while later tasks are split.
 func runPartsConcurrently(t *testing.T, seq, p partStage, results []TaskResult) Counters {
 	t.Helper()
 	tasks, n := len(results), p.N()
@@ -255,6 +290,11 @@ func runPartsConcurrently(t *testing.T, seq, p partStage, results []TaskResult) 
 		for w := range asm[i].Wins {
 			asm[i].Result(w, &res, rows)
 			require.NoError(t, emit(&res))
+		}
+		// The engine's merge: the task's states back to the partitions'
+		// pools, for the splitters still running to take.
+		for k := range subs[i] {
+			subs[i][k].Release()
 		}
 	}
 	wg.Wait()
