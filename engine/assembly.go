@@ -216,6 +216,15 @@ func (s *Stream) assemble(t *task) {
 	p := &t.parts
 	s.parts.Assemble(p.outs, &p.asm)
 	s.finishLinked(&p.linked)
+	// Nothing reads t's group states, nor its splits', once every
+	// partition merged it: back to their pools here, on the worker, not in
+	// the ordered hand-off (merge finds none left).
+	var buf [16]*window.GroupState
+	states := t.result.TakeStates(buf[:0])
+	for k := range p.subs {
+		states = p.subs[k].TakeStates(states)
+	}
+	window.GiveBack(states)
 	// The slot first: once t is ready it may be handed on, recycled and
 	// its record filed again, for a later task, in the same slot.
 	s.slots[t.ID&s.mask].Store(nil)

@@ -62,8 +62,8 @@ func TestSlidingGroupsDoNotAllocate(t *testing.T) {
 // tasks being run and merged, not with the records. After the run no
 // record holds a state, its partitions' splits included, and the pool
 // holds what they gave back. (Broken on purpose, to see it fail: merge
-// without the Release, as before the pool, when every record kept its
-// states.)
+// taking no state from the task, as before the pool, when every record
+// kept its states.)
 func TestTaskRecordsHoldNoStates(t *testing.T) {
 	parallel(t)
 	s := randSchema(t)

@@ -76,6 +76,11 @@ func (s *Stream) mergeReady(w *worker) {
 		sc := w.beginSerial()
 		n := s.next.Load()
 		first := n
+		var released *[]*window.GroupState
+		base := 0
+		if w != nil {
+			released, base = &w.released, len(w.released)
+		}
 		for {
 			sl := &s.ready[n&s.mask]
 			t := sl.Load()
@@ -83,12 +88,19 @@ func (s *Stream) mergeReady(w *worker) {
 				break
 			}
 			sl.Store(nil)
-			s.merge(t, w)
+			s.merge(t, w, released)
 			n++
 			s.next.Store(n)
 		}
 		w.endSerial(sc, s.clock())
 		s.mergeMu.Unlock()
+		if w != nil {
+			// The merged tasks' group states, back to the pools now that
+			// the ordered stage is let go.
+			window.GiveBack(w.released[base:])
+			clear(w.released[base:])
+			w.released = w.released[:base]
+		}
 		if n != first {
 			// The room the merges made, told out of the ordered stage:
 			// waking a producer or worker that sleeps is a system call.
@@ -108,7 +120,7 @@ func (s *Stream) mergeReady(w *worker) {
 }
 
 // merge runs under mergeMu, in task order.
-func (s *Stream) merge(t *task, w *worker) {
+func (s *Stream) merge(t *task, w *worker, released *[]*window.GroupState) {
 	var counted *window.TaskResult // a stateless query's counters to add
 	if s.e.failed() == nil {
 		var err error
@@ -159,11 +171,17 @@ func (s *Stream) merge(t *task, w *worker) {
 	if s.chain != nil {
 		s.markChain(t)
 	}
-	// The task's group states go back to the pool: a record waiting in
-	// s.free, or queued, holds none.
-	t.result.Release()
-	for k := range t.parts.subs {
-		t.parts.subs[k].Release()
+	// The task's group states leave it, so that a record waiting in
+	// s.free, or queued, holds none: into released, which the merging
+	// worker gives back to the pool once it lets go of mergeMu, or
+	// straight back where there is no worker. (A partitioned stage's
+	// tasks gave theirs back as they were assembled.)
+	if s.parts == nil {
+		if released == nil {
+			t.result.Release()
+		} else {
+			*released = t.result.TakeStates(*released)
+		}
 	}
 	t.Data = nil
 	s.free <- t

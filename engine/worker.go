@@ -6,6 +6,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/scheduler"
+	"github.com/saber-hx/saber-hx/window"
 )
 
 // worker is what runs tasks and what a result stage runs on: a CPU worker
@@ -39,6 +40,11 @@ type worker struct {
 	pushing int
 	// merging counts the merges and flushes the worker holds.
 	merging int
+	// released are the group states of the tasks the worker's merges
+	// merged, given back to their pools once it lets go of the stream's
+	// mergeMu (Stream.mergeReady): a stack, each merge's own past where
+	// the merge it runs inside left it.
+	released []*window.GroupState
 	// joinsDue are the joins whose input the worker's outermost merge
 	// filed, to process once it lets go of that merge (runDueJoins).
 	joinsDue []*joinStage

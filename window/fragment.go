@@ -59,9 +59,9 @@ type TaskResult struct {
 // and each record's first task (a direct table's arrays allocated, its
 // keys written), grow with the records rather than with the workers. A
 // result takes states as its kernel asks for them and gives them back
-// uncleared once it is merged (Release); the result that takes a state
-// clears it, on its own worker. The lock is taken per fragment and per
-// task, never per tuple.
+// uncleared once it is merged (TakeStates, GiveBack); the result that
+// takes a state clears it, on its own worker. The lock is taken per
+// fragment and per task, never per tuple.
 type StatePool struct {
 	layout *Layout
 	mu     sync.Mutex
@@ -132,34 +132,68 @@ func (r *TaskResult) States() int {
 	return n
 }
 
-// Release gives r's group states, those of its fragments and its spares,
-// back to its pool once nothing reads them (the task is merged), leaving
-// r with no fragment. Views (Parts.Split) stay with r, letting go of the
-// tables they read. Without a pool Release does nothing: Reset keeps the
-// states for r's next task.
-func (r *TaskResult) Release() {
+// TakeStates moves r's group states, its fragments' and its spares', to
+// dst and returns it, once nothing reads them (the task is merged),
+// leaving r with no fragment: GiveBack returns them to r's pool. So a
+// merge, in its ordered stage, only moves pointers, and gives the states
+// back (a lock the workers taking states share) once it has let go of
+// the stage. Views (Parts.Split) stay with r, letting go of the tables
+// they read. A result without a pool keeps its states for its next task
+// (Reset), and dst is returned as it is.
+func (r *TaskResult) TakeStates(dst []*GroupState) []*GroupState {
 	p := r.pool
 	if p == nil {
-		return
+		return dst
 	}
-	p.mu.Lock()
 	for i := range r.Frags {
-		switch st := r.Frags[i].State; {
-		case st.view:
+		if st := r.Frags[i].State; st.view {
 			r.spareViews = append(r.spareViews, dropView(st))
-		case st.direct != 0:
-			p.direct = append(p.direct, st)
-		default:
-			p.states = append(p.states, st)
+		} else {
+			st.pool = p
+			dst = append(dst, st)
 		}
 	}
-	p.states = append(p.states, r.spare...)
-	p.direct = append(p.direct, r.spareDirect...)
-	p.mu.Unlock()
+	for _, st := range r.spare {
+		st.pool = p
+	}
+	for _, st := range r.spareDirect {
+		st.pool = p
+	}
+	dst = append(append(dst, r.spare...), r.spareDirect...)
 	clear(r.Frags)
 	clear(r.spare)
 	clear(r.spareDirect)
 	r.Frags, r.spare, r.spareDirect = r.Frags[:0], r.spare[:0], r.spareDirect[:0]
+	return dst
+}
+
+// GiveBack returns states that TakeStates took to the pools of the results
+// they were taken from, uncleared (the result that takes one clears it).
+func GiveBack(states []*GroupState) {
+	var p *StatePool
+	for _, st := range states {
+		if st.pool != p {
+			if p != nil {
+				p.mu.Unlock()
+			}
+			p = st.pool
+			p.mu.Lock()
+		}
+		if st.direct != 0 {
+			p.direct = append(p.direct, st)
+		} else {
+			p.states = append(p.states, st)
+		}
+	}
+	if p != nil {
+		p.mu.Unlock()
+	}
+}
+
+// Release is TakeStates and GiveBack at once.
+func (r *TaskResult) Release() {
+	var buf [8]*GroupState
+	GiveBack(r.TakeStates(buf[:0]))
 }
 
 // Reset prepares r for a task of layout l.

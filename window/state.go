@@ -164,6 +164,9 @@ type GroupState struct {
 	// cleared as it subtracted them: Touched still lists its groups, for
 	// releaseIDs, which then has no row left to clear.
 	zeroed bool
+	// pool is the pool a state that TakeStates took goes back to
+	// (GiveBack).
+	pool *StatePool
 	// view is set on a partition's view of a kernel's table (Parts.Split):
 	// it reads the table's rows in place, and its Touched lists the
 	// partition's groups only, so that the table's other rows are not its
