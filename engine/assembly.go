@@ -94,10 +94,7 @@ func (e *Engine) resultParts() int {
 	if e.cfg.resultParts > 0 {
 		return min(e.cfg.resultParts, window.MaxParts)
 	}
-	workers := 0
-	for _, g := range e.cfg.cpuGroups() {
-		workers += g.Workers
-	}
+	workers := e.cfg.cpuWorkers()
 	if workers < 2 {
 		return 1
 	}

@@ -168,10 +168,7 @@ func (c Config) Defaults() Config {
 		c.TaskSize = DefaultTaskSize
 	}
 	if c.BufferSize == 0 {
-		workers := 0
-		for _, g := range c.cpuGroups() {
-			workers += g.Workers
-		}
+		workers := c.cpuWorkers()
 		c.BufferSize = DefaultBufferSizeFor(max(workers, 1), c.TaskSize)
 		if c.Mode() == "hybrid" {
 			c.BufferSize = HybridBufferSizeFor(max(workers, 1), c.TaskSize)
@@ -196,6 +193,15 @@ func (c Config) Mode() string {
 		return "gpu"
 	}
 	return "hybrid"
+}
+
+// cpuWorkers is the CPU workers of every CPU group.
+func (c Config) cpuWorkers() int {
+	workers := 0
+	for _, g := range c.cpuGroups() {
+		workers += g.Workers
+	}
+	return workers
 }
 
 // gpuDepth is GPUDepth with its default.

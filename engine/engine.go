@@ -160,10 +160,7 @@ func Start(cfg Config, specs []Spec) (*Engine, error) {
 			cfg.Warn(fmt.Sprintf("query %q runs on the CPU only: %s", s.win.Query, s.gpuReason()))
 		}
 	}
-	total := 0
-	for _, g := range cfg.cpuGroups() {
-		total += g.Workers
-	}
+	total := cfg.cpuWorkers()
 	if cfg.GPU != nil {
 		if err := e.startGPU(total); err != nil {
 			e.release()

@@ -149,11 +149,7 @@ func newJoinStage(e *Engine, j *query.WindowJoin, sp Spec) (*joinStage, error) {
 		moved: make(chan struct{}, 1)}
 	js.noteFiled()
 	if e != nil {
-		workers := 0
-		for _, g := range e.cfg.cpuGroups() {
-			workers += g.Workers
-		}
-		js.maxTake = 4 * max(1, workers)
+		js.maxTake = 4 * max(1, e.cfg.cpuWorkers())
 	}
 	if e != nil && e.cfg.GPU != nil && !j.Regular {
 		if js.gpuErr = e.cfg.GPU.SupportsJoin(j); js.gpuErr == nil {
