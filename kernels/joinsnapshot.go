@@ -143,7 +143,7 @@ func (wj *WindowJoin) RestoreSnapshot(b []byte) (rest []byte, err error) {
 			}
 			last = p
 			held += uint64(l / sd.tupleSize)
-			in := wj.newInput()
+			in := wj.newInput(i)
 			in.tuples = append(in.tuples, data...)
 			in.refs = 1
 			sd.insert(len(sd.panes), joinPane{pane: p, chunks: [][]byte{in.tuples}, n: l, refs: []*sharedInput{in}})

@@ -37,6 +37,7 @@ type sharedInput struct {
 	tuples []byte
 	arena  strview.Arena
 	refs   int // the panes (dropped ones until released) that hold it
+	side   int // whose free inputs it goes back to (WindowJoin.shared)
 }
 
 // heldInput is a dropped pane's hold on an input, free once the windows
@@ -59,7 +60,7 @@ func (wj *WindowJoin) AddOwned(side int, tuples *[]byte, strs *strview.Arena) (R
 // AddOwnedCut is AddOwned of tuples that c cut (Cut, off the lock): they
 // are filed run by run. A nil or empty c files them as AddOwned does.
 func (wj *WindowJoin) AddOwnedCut(side int, tuples *[]byte, strs *strview.Arena, c *JoinCut) (Refused, bool) {
-	in := wj.newInput()
+	in := wj.newInput(side)
 	in.tuples, *tuples = *tuples, in.tuples
 	if strs != nil && strs.Bytes() > 0 {
 		in.arena, *strs = *strs, in.arena
@@ -84,20 +85,23 @@ func (wj *WindowJoin) addInput(side int, in *sharedInput, c *JoinCut) (r Refused
 	return r, ok
 }
 
-// newInput is a free input, empty (its buffer kept), or a new one.
-func (wj *WindowJoin) newInput() *sharedInput {
-	if n := len(wj.shared); n > 0 {
-		in := wj.shared[n-1]
-		wj.shared = wj.shared[:n-1]
+// newInput is a free input of side, empty (its buffer kept), or a new
+// one.
+func (wj *WindowJoin) newInput(side int) *sharedInput {
+	free := &wj.shared[side]
+	if n := len(*free); n > 0 {
+		in := (*free)[n-1]
+		(*free)[n-1] = nil
+		*free = (*free)[:n-1]
 		return in
 	}
-	return &sharedInput{}
+	return &sharedInput{side: side}
 }
 
 func (wj *WindowJoin) recycleInput(in *sharedInput) {
 	in.arena.Reset()
 	in.tuples = in.tuples[:0]
-	wj.shared = append(wj.shared, in)
+	wj.shared[in.side] = append(wj.shared[in.side], in)
 }
 
 // holdRefs holds pane pn's inputs as a dropped pane's, and keeps its list

@@ -79,7 +79,12 @@ type WindowJoin struct {
 	held              []heldInput // from heldHead on
 	heldHead          int
 	adding            *sharedInput
-	shared            []*sharedInput
+	// shared are each side's free inputs: a side's inputs take the
+	// buffers of the tasks that feed it and give them back, so a side's
+	// free buffers are of its tasks' sizes (one list for both handed a
+	// side of one row per task the other side's megabyte buffers, which
+	// its panes then held).
+	shared [2][]*sharedInput
 	// cut is fileInput's, for inputs no worker cut (Add, AddOwned).
 	cut JoinCut
 }
@@ -162,7 +167,7 @@ type Refused struct {
 // Add copies the tuples and their long strings, which the join keeps
 // (AddOwned takes the caller's memory instead).
 func (wj *WindowJoin) Add(side int, tuples []byte) (r Refused, ok bool) {
-	in := wj.newInput()
+	in := wj.newInput(side)
 	in.tuples = append(in.tuples, tuples...)
 	wj.pinStrings(&wj.sides[side], in)
 	return wj.addInput(side, in, nil)

@@ -94,7 +94,7 @@ func twinJoins(t *testing.T, w query.Window) (*WindowJoin, *WindowJoin) {
 
 // fileBoth files a copy of in into side of wj with file.
 func fileBoth(wj *WindowJoin, side int, in []byte, file func() (Refused, bool)) (Refused, bool) {
-	wj.adding = wj.newInput()
+	wj.adding = wj.newInput(side)
 	wj.adding.tuples = append(wj.adding.tuples, in...)
 	r, ok := file()
 	wj.adding = nil
