@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/saber-hx/saber-hx/kernels"
 	"github.com/saber-hx/saber-hx/window"
 )
 
@@ -85,6 +86,8 @@ type linked struct {
 	res      window.Result // a window's, handed to the sinks
 	sort     []sortKey     // sortRows' scratch
 	buf      []byte        // sortRows' scratch
+	// cut is enc cut for the window join that the stream feeds (joinFeed).
+	cut kernels.JoinCut
 }
 
 // resultParts is how many partitions a hashed aggregation's result stage
@@ -257,6 +260,9 @@ func (s *Stream) finishLinked(p *linked) {
 			}
 		}
 	}
+	if d := s.joinFeed; d != nil {
+		d.joinSide.op.Cut(d.side, p.enc, &p.cut)
+	}
 }
 
 // handOff hands an assembled task's windows on, in order (step 4): it
@@ -278,7 +284,7 @@ func (s *Stream) handOffLinked(p *linked) error {
 					return windowError(s, pw.Start, pw.End, err)
 				}
 			}
-			if len(p.ends) > 0 {
+			if len(p.ends) > 0 && s.joinFeed == nil {
 				to := p.ends[i]
 				var text []byte
 				encoded := len(p.textEnds) > 0
@@ -289,6 +295,12 @@ func (s *Stream) handOffLinked(p *linked) error {
 					return err
 				}
 				from = to
+			}
+		}
+		if d := s.joinFeed; d != nil && len(p.enc) > 0 {
+			// Every window's rows at once, the join taking the buffer.
+			if err := d.addFed(&p.enc, nil, &p.cut, s.worker); err != nil {
+				return err
 			}
 		}
 	}

@@ -231,12 +231,25 @@ func (js *joinStage) processAndCatchUp(w *worker) error {
 // copy of every tuple and of its long strings fewer, and one ordered stage
 // fewer (Nexmark's q5, q7 and q8 put a view's projection there). The
 // side's stream is left without input. Before the engine runs.
+//
+// A partitioned aggregation feeds the side the same way (sg3's per-plug
+// averages): the worker that links a task's windows encodes their rows
+// and cuts them (finishLinked), and the hand-off gives the join the
+// buffer of all of them at once (handOffLinked), where it copied every
+// window's rows into the side's ring, in its ordered stage, for the side's
+// tasks to copy again. Only rows without strings: the side's stream would
+// copy their long strings into its heap, and the partitions' memory they
+// point at is reused.
 func (e *Engine) feedJoins() {
 	for _, u := range e.streams {
-		if len(u.downstream) != 1 || !u.plan.Stateless() || u.sinksTuples() || u.joinSide != nil {
+		if len(u.downstream) != 1 || u.sinksTuples() || u.joinSide != nil {
 			continue
 		}
-		if d := u.downstream[0]; d.joinSide != nil && len(d.ups) == 1 {
+		d := u.downstream[0]
+		if d.joinSide == nil || len(d.ups) != 1 {
+			continue
+		}
+		if u.plan.Stateless() || (u.parts != nil && len(d.heapAttrs)+len(d.blankAttrs) == 0) {
 			u.joinFeed = d
 		}
 	}

@@ -80,3 +80,74 @@ func TestJoinFedByStatelessQueries(t *testing.T) {
 	assert.Positive(t, pairs, "no seed made a pair")
 	assertNoLeak(t, base)
 }
+
+// TestJoinFedByAggregations is sg3's shape with no sink on the
+// aggregations: a partitioned one (GROUP BY, at two workers or more)
+// gives the join every window's rows of a task at once from its hand-off
+// (joinFeed), the side's stream running no task; a global one pushes its
+// rows into the other side's stream, as before. The oracle is the same
+// graph with sinks on the aggregations, which feed the join through the
+// sides' streams: its pairs are the reference's over the rows the sinks
+// took, and the fed run's pairs are its pairs, over worker counts, task
+// sizes and windows. (Broken on purpose, to see it fail: the rows of all
+// but a task's first window left out of the join.)
+func TestJoinFedByAggregations(t *testing.T) {
+	parallel(t)
+	s := randSchema(t)
+	fed := 0
+	for seed := range testenv.Scale(6, 24) {
+		r := rand.New(rand.NewPCG(uint64(seed), 37))
+		slide := []int64{5, 10, 20}[r.IntN(3)]
+		w := query.Sliding(slide*int64(1+r.IntN(5)), slide)
+		local := &query.Query{Name: "local", Schema: s, Window: w, GroupBy: []query.Expr{query.C("b")},
+			Aggregates: []query.Aggregate{{Func: query.Sum, Arg: query.C("c"), As: "s"}, {Func: query.Count, As: "n"}}}
+		global := &query.Query{Name: "global", Schema: s, Window: w,
+			Aggregates: []query.Aggregate{{Func: query.Max, Arg: query.C("c"), As: "m"}}}
+		lo, err := local.OutputSchema()
+		require.NoError(t, err)
+		gl, err := global.OutputSchema()
+		require.NoError(t, err)
+		j := &query.WindowJoin{Name: "j", Left: lo, Right: gl, Window: query.Tumbling(slide),
+			Where: query.Cmp(query.Mul(query.C("l.s"), query.Int(4)), query.Gt, query.Mul(query.C("l.n"), query.C("r.m")))}
+		require.NoError(t, j.Validate())
+		data := randData(r, 1000+r.IntN(3000))
+		out, err := j.OutputSchema()
+		require.NoError(t, err)
+		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: randTuple * (1 + r.IntN(120)), BufferSize: 1 << 14}
+		run := func(sinks bool) (pairs, lt, gt []byte, e *Engine) {
+			var sk [2]func([]byte) error
+			if sinks {
+				sk = [2]func([]byte) error{
+					func(b []byte) error { lt = append(lt, b...); return nil },
+					func(b []byte) error { gt = append(gt, b...); return nil }}
+			}
+			e, err := Start(cfg, []Spec{{Query: local, Tuples: sk[0]}, {Query: global, Tuples: sk[1]},
+				{Join: j, Upstream: Output(0), UpstreamRight: Output(1), Tuples: func(b []byte) error { pairs = append(pairs, b...); return nil }}})
+			require.NoError(t, err)
+			done := e.Produce(func() error { return e.Stream(0).Write(data) })
+			require.NoError(t, <-e.Produce(func() error { return e.Stream(1).Write(data) }))
+			require.NoError(t, <-done)
+			_, err = e.CloseAll()
+			require.NoError(t, err)
+			return pairs, lt, gt, e
+		}
+		viaSides, lt, gt, plain := run(true)
+		require.Nil(t, plain.Stream(0).joinFeed, "a sink on the aggregation")
+		want, err := reference.EvaluateJoin(j, lt, gt)
+		require.NoError(t, err)
+		require.NotEmpty(t, want.Tuples, "seed %d: no pair", seed)
+		require.Equal(t, string(want.Tuples), string(viaSides), "seed %d: the oracle run's pairs", seed)
+		got, _, _, e := run(false)
+		partitioned := e.Stream(0).parts != nil
+		assert.Equal(t, partitioned, e.Stream(0).joinFeed != nil, "a partitioned aggregation feeds the join")
+		assert.Nil(t, e.Stream(1).joinFeed, "a global aggregation pushes into the side's stream")
+		if d := reference.Diff(&query.Query{Name: "pairs", Schema: out}, &reference.Result{Tuples: viaSides}, &reference.Result{Tuples: got}, 0); d != "" {
+			t.Fatalf("seed %d, %d workers, task %d B, window %+v: %s", seed, cfg.Workers, cfg.TaskSize, w, d)
+		}
+		if partitioned {
+			fed++
+			assert.Zero(t, e.Scheduling().Tasks[0][2], "tasks of the fed side's stream")
+		}
+	}
+	assert.Positive(t, fed, "no seed ran a partitioned aggregation")
+}

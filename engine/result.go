@@ -23,7 +23,7 @@ func (s *Stream) finish(t *task, w *worker) {
 	if s.joinSide != nil && len(s.heapAttrs) > 0 && !t.result.Refused && !s.joinSide.j.Regular {
 		s.pinJoinInput(t.result.Out, &t.result.Strings, nil)
 	}
-	if d := s.joinFeed; d != nil && !t.result.Refused {
+	if d := s.joinFeed; d != nil && s.parts == nil && !t.result.Refused {
 		d.prepareFed(t, w)
 	} else {
 		s.cutJoinInput(t)
