@@ -114,7 +114,7 @@ func TestJoinFedByAggregations(t *testing.T) {
 		out, err := j.OutputSchema()
 		require.NoError(t, err)
 		cfg := Config{Workers: 1 + r.IntN(3), TaskSize: randTuple * (1 + r.IntN(120)), BufferSize: 1 << 14}
-		run := func(sinks bool) (pairs, lt, gt []byte, e *Engine) {
+		run := func(sinks bool) (pairs, lt, gt []byte, e *Engine, join Stats) {
 			var sk [2]func([]byte) error
 			if sinks {
 				sk = [2]func([]byte) error{
@@ -127,23 +127,25 @@ func TestJoinFedByAggregations(t *testing.T) {
 			done := e.Produce(func() error { return e.Stream(0).Write(data) })
 			require.NoError(t, <-e.Produce(func() error { return e.Stream(1).Write(data) }))
 			require.NoError(t, <-done)
-			_, err = e.CloseAll()
+			stats, err := e.CloseAll()
 			require.NoError(t, err)
-			return pairs, lt, gt, e
+			return pairs, lt, gt, e, stats[2]
 		}
-		viaSides, lt, gt, plain := run(true)
+		viaSides, lt, gt, plain, oracle := run(true)
 		require.Nil(t, plain.Stream(0).joinFeed, "a sink on the aggregation")
 		want, err := reference.EvaluateJoin(j, lt, gt)
 		require.NoError(t, err)
 		require.NotEmpty(t, want.Tuples, "seed %d: no pair", seed)
 		require.Equal(t, string(want.Tuples), string(viaSides), "seed %d: the oracle run's pairs", seed)
-		got, _, _, e := run(false)
+		got, _, _, e, st := run(false)
 		partitioned := e.Stream(0).parts != nil
 		assert.Equal(t, partitioned, e.Stream(0).joinFeed != nil, "a partitioned aggregation feeds the join")
 		assert.Nil(t, e.Stream(1).joinFeed, "a global aggregation pushes into the side's stream")
 		if d := reference.Diff(&query.Query{Name: "pairs", Schema: out}, &reference.Result{Tuples: viaSides}, &reference.Result{Tuples: got}, 0); d != "" {
 			t.Fatalf("seed %d, %d workers, task %d B, window %+v: %s", seed, cfg.Workers, cfg.TaskSize, w, d)
 		}
+		assert.Equal(t, [4]uint64{oracle.Tuples, oracle.Late, oracle.Counted, oracle.Windows}, [4]uint64{st.Tuples, st.Late, st.Counted, st.Windows},
+			"seed %d: the join's tuples, late, counted and windows", seed)
 		if partitioned {
 			fed++
 			assert.Zero(t, e.Scheduling().Tasks[0][2], "tasks of the fed side's stream")

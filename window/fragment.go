@@ -48,7 +48,8 @@ type TaskResult struct {
 	// spareViews are Parts.Split's views not in Frags (resetSub).
 	spareViews []*GroupState
 	// pool, where set (SetPool), lends the states that spare and
-	// spareDirect lack, and takes them all back at Release.
+	// spareDirect lack, and gets them all back once the task is merged
+	// (TakeStates, GiveBack).
 	pool *StatePool
 }
 
@@ -113,8 +114,8 @@ func (p *StatePool) take(direct bool) *GroupState {
 	return st
 }
 
-// SetPool makes r take the states its spares lack from p, and give every
-// state back at Release; r's layout becomes p's.
+// SetPool makes r take the states its spares lack from p, for
+// TakeStates to give back; r's layout becomes p's.
 func (r *TaskResult) SetPool(p *StatePool) {
 	r.Reset(p.layout)
 	r.pool = p
