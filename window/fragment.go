@@ -63,51 +63,11 @@ type TaskResult struct {
 // uncleared once it is merged (TakeStates, GiveBack); the result that
 // takes a state clears it, on its own worker. The lock is taken per
 // fragment and per task, never per tuple.
-//
-// The states queue, first in first out: every state of the pool is used
-// in turn and grows (a probed table's slots, its group list) to what the
-// tasks need within the first tasks, as the states of the records that
-// took turns did. Last in first out kept the lines of the state given
-// back last in a cache (sg2 at 4 KiB tasks ran 1.6x as fast), but the
-// states at the bottom went unused until a burst of tasks in flight
-// reached them, to grow then, in steady state (as did one taken oldest
-// every fourth time): TestStringTaskPathDoesNotAllocate under -race.
 type StatePool struct {
 	layout *Layout
 	mu     sync.Mutex
-	states stateQueue // as NewGroupState makes them, or grown by Lookup
-	direct stateQueue // direct tables (DirectFragment), of any slots
-}
-
-// stateQueue is a first-in-first-out queue of states in a ring that grows
-// when full.
-type stateQueue struct {
-	ring       []*GroupState
-	head, size int
-}
-
-func (q *stateQueue) push(st *GroupState) {
-	if q.size == len(q.ring) {
-		ring := make([]*GroupState, max(8, 2*len(q.ring)))
-		for i := range q.size {
-			ring[i] = q.ring[(q.head+i)%len(q.ring)]
-		}
-		q.ring, q.head = ring, 0
-	}
-	q.ring[(q.head+q.size)%len(q.ring)] = st
-	q.size++
-}
-
-// pop is the oldest state, or nil.
-func (q *stateQueue) pop() *GroupState {
-	if q.size == 0 {
-		return nil
-	}
-	st := q.ring[q.head]
-	q.ring[q.head] = nil
-	q.head = (q.head + 1) % len(q.ring)
-	q.size--
-	return st
+	states []*GroupState // as NewGroupState makes them, or grown by Lookup
+	direct []*GroupState // direct tables (DirectFragment), of any slots
 }
 
 // NewStatePool returns an empty pool of layout l's states.
@@ -118,8 +78,8 @@ func NewStatePool(l *Layout) *StatePool { return &StatePool{layout: l} }
 func (p *StatePool) Prealloc(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.states.size < n {
-		p.states.push(NewGroupState(p.layout))
+	for len(p.states) < n {
+		p.states = append(p.states, NewGroupState(p.layout))
 	}
 }
 
@@ -127,7 +87,7 @@ func (p *StatePool) Prealloc(n int) {
 func (p *StatePool) Len() (states, direct int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.states.size, p.direct.size
+	return len(p.states), len(p.direct)
 }
 
 // take returns a cleared state of the pool (a direct table where direct
@@ -137,11 +97,16 @@ func (p *StatePool) take(direct bool) *GroupState {
 		return nil
 	}
 	p.mu.Lock()
-	q := &p.states
+	list := &p.states
 	if direct {
-		q = &p.direct
+		list = &p.direct
 	}
-	st := q.pop()
+	var st *GroupState
+	if n := len(*list); n > 0 {
+		st = (*list)[n-1]
+		(*list)[n-1] = nil
+		*list = (*list)[:n-1]
+	}
 	p.mu.Unlock()
 	if st != nil {
 		st.Reset()
@@ -216,9 +181,9 @@ func GiveBack(states []*GroupState) {
 			p.mu.Lock()
 		}
 		if st.direct != 0 {
-			p.direct.push(st)
+			p.direct = append(p.direct, st)
 		} else {
-			p.states.push(st)
+			p.states = append(p.states, st)
 		}
 	}
 	if p != nil {

@@ -90,34 +90,3 @@ func TestPartsReleaseViews(t *testing.T) {
 		assert.Zero(t, states+directs, "partition %d: views are not the pool's", k)
 	}
 }
-
-// TestStatePoolTakesInTurn: the pool hands out its oldest state, across
-// the growth of its ring, so that every state is used in turn and grows
-// to the tasks' needs in the warm-up. (Broken on purpose, to see it fail:
-// the newest state, which left the states at the bottom to grow in steady
-// state: TestStringTaskPathDoesNotAllocate under -race.)
-func TestStatePoolTakesInTurn(t *testing.T) {
-	l := &Layout{Groups: 4, Hashed: true, Kinds: []AggKind{AggAdd}}
-	pool := NewStatePool(l)
-	var r TaskResult
-	r.SetPool(pool)
-	const n = 12
-	for i := range n {
-		r.Fragment(int64(i))
-	}
-	all := make(map[*GroupState]bool)
-	for _, f := range r.Frags {
-		all[f.State] = true
-	}
-	r.Release() // the pool's queue: the fragments' states, in order
-	// One state at a time, as a task of one pane takes and gives back:
-	// every state comes round within n tasks.
-	used := make(map[*GroupState]bool)
-	for i := range n {
-		used[r.Fragment(int64(i))] = true
-		r.Release()
-	}
-	assert.Equal(t, all, used, "every state of the pool used")
-	states, _ := pool.Len()
-	assert.Equal(t, n, states)
-}
