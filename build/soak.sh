@@ -71,41 +71,61 @@ trap 'exit 143' TERM
 # nap sleeps in the background: a signal's trap runs at once, not after.
 nap() { sleep "$1" & wait $! || true; }
 
-# free_port prints a loopback port nothing listens on.
+# free_port prints a loopback port nothing listens on, below the kernel's
+# ephemeral range: a port in it can be taken at any moment by an outgoing
+# connection's local end.
+eph_low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+(( eph_low > 11000 )) || eph_low=32768
 free_port() {
 	local p
 	while :; do
-		p=$(( 20000 + RANDOM % 30000 ))
+		p=$(( 10000 + RANDOM % (eph_low - 10000) ))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
 	done
 }
-# wait_port waits until something listens on port $1 (10 s at most).
-wait_port() {
-	local i
-	for i in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
+# listens reports whether something listens on port $1.
+listens() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# start_server NAME LOG CMD... starts CMD with {PORT} replaced by a free
+# port, waits until it listens there (10 s at most) and sets $port; where
+# the process ends first (another process took the port between the
+# check and the bind), it tries again on another port, 5 times at most.
+start_server() {
+	local name=$1 log=$2 try i pid
+	shift 2
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		"${@//\{PORT\}/$port}" >"$log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do
+			if listens "$port"; then pids+=("$pid"); return 0; fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		echo "soak.sh: $name did not listen on port $port (try $try):" >&2; tail -3 "$log" >&2
 	done
-	echo "soak.sh: nothing listens on port $1" >&2; return 1
+	return 1
 }
-rport=$(free_port); redis=127.0.0.1:$rport
-kport=$(free_port); kafka=127.0.0.1:$kport
-mport=$(free_port); maddr=127.0.0.1:$mport
-redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
-pids+=($!)
-"$out/kafka-local" --addr "$kafka" --partitions 4 --topic ad-events >"$out/kafka.log" 2>&1 &
-pids+=($!)
-wait_port "$rport"
-wait_port "$kport"
+start_server redis-server "$out/redis.log" redis-server --port '{PORT}' --bind 127.0.0.1 --save '' --appendonly no
+redis=127.0.0.1:$port
+start_server kafka-local "$out/kafka.log" "$out/kafka-local" --addr '127.0.0.1:{PORT}' --partitions 4 --topic ad-events
+kafka=127.0.0.1:$port
 "$sh" ysb setup --redis "$redis" >"$out/setup.log"
 
 # scrape prints the engine's go_goroutines ("" where it does not answer).
+# The engine serves its metrics on a port it picks (127.0.0.1:0) and says
+# which on stderr; the last such line is the running engine's (until a
+# restarted one prints its own, the old address answers nothing).
 scrape() {
-	local body
+	local url body hostport
+	url=$(sed -n 's/^saber-hx: serving Prometheus metrics at //p' "$out/engine.err" 2>/dev/null | tail -1)
+	[[ -n $url ]] || return 0
 	if command -v curl >/dev/null; then
-		body=$(curl -s --max-time 2 "http://$maddr/metrics" || true)
+		body=$(curl -s --max-time 2 "$url" || true)
 	else
-		body=$( (exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && timeout 2 cat <&3) 2>/dev/null || true)
+		hostport=${url#http://}; hostport=${hostport%%/*}
+		body=$( (exec 3<>"/dev/tcp/${hostport%:*}/${hostport##*:}" && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && timeout 2 cat <&3) 2>/dev/null || true)
 	fi
 	awk '$1 == "go_goroutines" { print $2 }' <<<"$body"
 }
@@ -113,7 +133,7 @@ scrape() {
 engine=
 start_engine() {
 	"$sh" ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --group soak \
-		--checkpoint-dir "$out/checkpoints" --checkpoint-interval 1s --metrics-addr "$maddr" --workers 2 \
+		--checkpoint-dir "$out/checkpoints" --checkpoint-interval 1s --metrics-addr 127.0.0.1:0 --workers 2 \
 		>>"$out/engine.out" 2>>"$out/engine.err" &
 	engine=$!
 	pids+=("$engine")
