@@ -40,7 +40,7 @@ go build -o "$out/kafka-local" ./cmd/kafka-local
 go build -o "$out/kafka-ceiling" ./internal/cmd/kafka-ceiling
 grep -m1 'model name' /proc/cpuinfo || true
 echo "cores: $(nproc)"
-port=$(( 30000 + $$ % 10000 ))
+port=$(( 20000 + $$ % 10000 )) # below the ephemeral range (32768 up by default)
 redis=127.0.0.1:$port kafka=127.0.0.1:$(( port + 1 ))
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
