@@ -1,11 +1,11 @@
 package nexmark
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync"
 
+	"github.com/saber-hx/saber-hx/source"
 	"github.com/saber-hx/saber-hx/strview"
 )
 
@@ -167,44 +167,30 @@ func (b *Bundle) FillAt(dst []byte, t Table, k uint64) {
 	}
 }
 
-// copyPiece is how many bytes copyShift copies before it rewrites them:
-// half of a 32 KiB L1 data cache, so that the rewrite finds them there.
-const copyPiece = 16 << 10
-
 // copyShift copies whole tuples of table t from src to dst and moves them
 // to pass pass: event times later by pass*span, ids past pass passes'.
+// source.CopyAdd adds each word's delta between load and store.
 func (b *Bundle) copyShift(dst, src []byte, t Table, pass int64) {
 	if pass == 0 {
 		copy(dst, src)
 		return
 	}
 	dt, dp, da := pass*b.span, pass*b.people, pass*b.auctions
-	size := t.TupleSize()
-	piece := copyPiece / size * size
-	for off := 0; off < len(src); off += piece {
-		end := min(len(src), off+piece)
-		copy(dst[off:end], src[off:end])
-		for i := off; i < end; i += size {
-			u := dst[i : i+size : i+size]
-			add(u, offTime, dt)
-			switch t {
-			case PersonTable:
-				add(u, offPersonID, dp)
-			case AuctionTable:
-				add(u, offAuctionID, da)
-				add(u, offAuctionExp, dt)
-				add(u, offAuctionSeller, dp)
-			default:
-				add(u, offBidAuction, da)
-				add(u, offBidBidder, dp)
-			}
-		}
+	var words [PersonTupleSize / 8]int64 // the largest table's: on the stack
+	delta := words[:t.TupleSize()/8]
+	delta[offTime/8] = dt
+	switch t {
+	case PersonTable:
+		delta[offPersonID/8] = dp
+	case AuctionTable:
+		delta[offAuctionID/8] = da
+		delta[offAuctionExp/8] = dt
+		delta[offAuctionSeller/8] = dp
+	default:
+		delta[offBidAuction/8] = da
+		delta[offBidBidder/8] = dp
 	}
-}
-
-func add(u []byte, off int, d int64) {
-	w := u[off : off+8 : off+8]
-	binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(w)+uint64(d))
+	source.CopyAdd(dst, src, delta)
 }
 
 // Free returns the memory of the bundle's strings; its tuples must not be

@@ -1,9 +1,6 @@
 package source
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "fmt"
 
 // Replay is a source of generated tuples replayed from memory: a bundle of
 // whole generator periods, replayed forever, each pass's event times
@@ -45,9 +42,7 @@ func BundleTuples(size, tupleSize int, period uint64) uint64 {
 // NewReplay generates tuples [0, tuples) of gen into a bundle and returns
 // its replay, each pass advancing event times by span ms (for a generator
 // of r tuples per ms whose period divides tuples: tuples/r). copyShift is
-// the copy into the destination: nil for CopyShift, the portable one; a
-// caller with a faster one for its tuple size (ysb's AVX2 copy of 128-byte
-// tuples) passes it.
+// the copy into the destination: nil for CopyShift.
 func NewReplay(gen Filler, tupleSize int, tuples uint64, span int64, copyShift CopyShiftFunc) (*Replay, error) {
 	if tupleSize < 8 {
 		return nil, fmt.Errorf("replay: tuple size %d: need at least 8 bytes (the event time)", tupleSize)
@@ -94,28 +89,3 @@ func (r *Replay) Fill(b []byte, k uint64) {
 // FillAt is Fill for engine.Stream.SetFill: pos is the stream's byte
 // offset of dst.
 func (r *Replay) FillAt(dst []byte, pos uint64) { r.Fill(dst, pos/uint64(r.ts)) }
-
-// CopyShift is the portable CopyShiftFunc for tuples of tupleSize bytes:
-// Go's memmove, then a second pass for the shift (none when it is 0). It
-// copies pieces of CopyPiece bytes, so that the second pass finds their
-// lines in L1.
-func CopyShift(dst, src []byte, tupleSize int, shift int64) {
-	src = src[:len(src)/tupleSize*tupleSize]
-	if shift == 0 {
-		copy(dst[:len(src)], src)
-		return
-	}
-	piece := max(CopyPiece/tupleSize, 1) * tupleSize
-	for off := 0; off < len(src); off += piece {
-		end := min(len(src), off+piece)
-		copy(dst[off:end], src[off:end])
-		for t := off; t < end; t += tupleSize {
-			w := dst[t : t+8 : t+8]
-			binary.LittleEndian.PutUint64(w, uint64(int64(binary.LittleEndian.Uint64(w))+shift))
-		}
-	}
-}
-
-// CopyPiece is the bytes CopyShift copies before shifting their event
-// times: 16 KiB, half of a 32 KiB L1 data cache.
-const CopyPiece = 16 << 10

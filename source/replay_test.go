@@ -3,7 +3,6 @@ package source
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -150,32 +149,4 @@ func naiveCopyShift(dst, src []byte, ts int, shift int64) {
 		et := int64(binary.LittleEndian.Uint64(dst[t:])) + shift
 		binary.LittleEndian.PutUint64(dst[t:], uint64(et))
 	}
-}
-
-// TestCopyShift checks CopyShift against the naive loop: tuple sizes 32,
-// 64 and 128, counts across its pieces, shifts that wrap, a ragged tail
-// that is not copied, and no write past the copy.
-func TestCopyShift(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	shifts := []int64{0, 1, -1, 86_400_000, math.MaxInt64, math.MinInt64}
-	for _, ts := range []int{32, 64, 128} {
-		piece := CopyPiece / ts
-		for _, n := range []int{0, 1, 2, piece - 1, piece, piece + 1, 3*piece + 5} {
-			for _, shift := range shifts {
-				src := make([]byte, n*ts+rng.IntN(ts))
-				for i := range src {
-					src[i] = byte(rng.Uint32())
-				}
-				got := make([]byte, len(src)+64)
-				for i := range got {
-					got[i] = 0xA5
-				}
-				want := append([]byte(nil), got...)
-				CopyShift(got, src, ts, shift)
-				naiveCopyShift(want, src, ts, shift)
-				require.Equal(t, want, got, "%d-byte tuples: %d, shift %d", ts, n, shift)
-			}
-		}
-	}
-	assert.Panics(t, func() { CopyShift(make([]byte, 4*32-1), make([]byte, 4*32), 32, 1) }, "dst too short")
 }

@@ -24,7 +24,7 @@ type replay struct {
 // newReplay generates the bundle of n tuples of gen to replay; corrupt, in
 // tests, edits each task's bytes after they were filled.
 func newReplay(gen *Generator, n int, corrupt func(task []byte)) (*replay, error) {
-	r, err := source.NewReplay(gen, TupleSize, uint64(n), int64(n/gen.Config().TuplesPerMs), copyShift)
+	r, err := source.NewReplay(gen, TupleSize, uint64(n), int64(n/gen.Config().TuplesPerMs), nil)
 	if err != nil {
 		return nil, err
 	}
