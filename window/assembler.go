@@ -79,6 +79,8 @@ type Assembler struct {
 	out  Result
 
 	Counters Counters
+
+	repins int // test hook: repin's renumberings
 }
 
 // NewAssembler returns an empty assembler.
@@ -141,6 +143,9 @@ func (a *Assembler) merge(r *TaskResult, emit func(*Result) error, take bool) er
 		// The result stage reports the refused tuple before merging; a
 		// refused result is incomplete and never merged.
 		return fmt.Errorf("window: merge of a task whose tuple %d (position %d) was refused", r.RefusedAt, r.RefusedPos)
+	}
+	if d := a.dict; d != nil && d.pin == 0 && d.n > 0 {
+		a.repin(r)
 	}
 	c := &a.Counters
 	c.Tuples += r.Tuples

@@ -54,6 +54,9 @@ type groupDict struct {
 	// tables are absorbed slot for slot, with no id to find or count.
 	pin  uint32
 	npin int32
+	// repinWait is the merges Assembler.repin lets go by before it looks
+	// again at a mapping too sparse to pin; repinBackoff the last wait.
+	repinWait, repinBackoff int
 
 	// vals and lists hold the id-indexed states' rows and lists of groups
 	// (Vals, Touched): the panes', the running sum's.
@@ -105,16 +108,9 @@ func (d *groupDict) place(id int32) {
 // id returns the id of key (k0, k1), handing out one (with no refs) if the
 // key has none. Handing one out may grow the arrays (capIDs).
 func (d *groupDict) id(k0, k1 uint64) int32 {
-	s := hashKey(k0, k1) & d.mask
-	for {
-		e := d.table[s]
-		if e == 0 {
-			break
-		}
-		if d.keys[2*(e-1)] == k0 && d.keys[2*(e-1)+1] == k1 {
-			return e - 1
-		}
-		s = (s + 1) & d.mask
+	found, s := d.find(k0, k1)
+	if found >= 0 {
+		return found
 	}
 	var id int32
 	if n := len(d.reuse); n > 0 {
@@ -134,6 +130,22 @@ func (d *groupDict) id(k0, k1 uint64) int32 {
 	d.table[s] = id + 1
 	d.fresh = append(d.fresh, id)
 	return id
+}
+
+// find returns the id of key (k0, k1), or -1 and the empty slot of the
+// table where the key would go.
+func (d *groupDict) find(k0, k1 uint64) (id int32, slot uint64) {
+	s := hashKey(k0, k1) & d.mask
+	for {
+		e := d.table[s]
+		if e == 0 {
+			return -1, s
+		}
+		if d.keys[2*(e-1)] == k0 && d.keys[2*(e-1)+1] == k1 {
+			return e - 1, s
+		}
+		s = (s + 1) & d.mask
+	}
 }
 
 // hold counts one more live pane holding id.
@@ -237,6 +249,7 @@ func (d *groupDict) reset() {
 	clear(d.dslot[:d.n])
 	clear(d.dmemo)
 	d.n, d.pin, d.npin = 0, 0, 0
+	d.repinWait, d.repinBackoff = 0, 0
 	d.order, d.fresh, d.gone, d.reuse = d.order[:0], d.fresh[:0], d.gone[:0], d.reuse[:0]
 }
 

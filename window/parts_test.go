@@ -65,10 +65,12 @@ func TestPartsMatchAssembler(t *testing.T) {
 
 // TestPartsPinnedMatchAssembler: fragments as the kernel's direct tables
 // (a first dense one pins its mapping in each partition), tables of a
-// second mapping and probed ones among them: Parts emit what one
-// Assembler emits, bit for bit.
+// second mapping and probed ones among them, a restore midway (the
+// partitions pinned again by repin): Parts emit what one Assembler emits,
+// bit for bit.
 func TestPartsPinnedMatchAssembler(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 2))
+	pinnedAgain := 0
 	for c := range 24 {
 		s := Spec{Size: 2 + r.Int64N(30), Slide: 1, Pane: 1}
 		if c%3 == 1 {
@@ -84,6 +86,7 @@ func TestPartsPinnedMatchAssembler(t *testing.T) {
 		var got, want []winOut
 		now := int64(0)
 		var res TaskResult
+		var wasPinned [maxParts]bool
 		for i := range 300 {
 			res.Reset(l)
 			res.MaxTS = now
@@ -138,10 +141,14 @@ func TestPartsPinnedMatchAssembler(t *testing.T) {
 				assert.Positive(t, pinned, "case %d: the partitions pin their part of the mapping", c)
 			}
 			if i == 150 {
-				// Restored, the partitions pin nothing: their dictionaries
-				// number the groups of the mapping's tables one by one. (The
-				// assembler is restored too: a restore rebuilds the sliding
-				// sums, whose floats then round as the rebuild adds.)
+				for k, x := range p.asms {
+					wasPinned[k] = x.dict != nil && x.dict.npin > 0
+				}
+				// Restored, the partitions' dictionaries number the
+				// groups of the mapping's tables one by one: their next
+				// merges pin the mapping again (repin). (The assembler is
+				// restored too: a restore rebuilds the sliding sums, whose
+				// floats then round as the rebuild adds.)
 				sp, sa := p.AppendSnapshot(nil), a.AppendSnapshot(nil)
 				p, a = NewParts(s, l, n), NewAssembler(s, l)
 				p.SetFilters(func() func(*GroupState, int32) bool { return keepOf(c) })
@@ -161,7 +168,14 @@ func TestPartsPinnedMatchAssembler(t *testing.T) {
 		require.NoError(t, a.Flush(collect(&want)))
 		require.Equal(t, a.Counters, *p.Counts(), "case %d", c)
 		require.Equal(t, want, got, "case %d", c)
+		for k, x := range p.asms {
+			if wasPinned[k] {
+				assert.Positive(t, x.dict.npin, "case %d: partition %d pinned again after the restore", c, k)
+				pinnedAgain++
+			}
+		}
 	}
+	assert.Positive(t, pinnedAgain, "partitions pinned before a restore")
 }
 
 // TestPartsConcurrent drives Parts as the engine does: tasks split by

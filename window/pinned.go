@@ -1,5 +1,7 @@
 package window
 
+import "fmt"
+
 // Pinned ids: where the kernel makes direct tables (a dense index of small
 // integer key parts: TaskResult.DirectFragment), the first such table the
 // assembler sees numbers the dictionary, if the dictionary is still empty
@@ -8,7 +10,10 @@ package window
 // where the pane's do, no id is looked up or counted, and an empty pane may
 // simply take the fragment's storage (absorbPinned). Tables of another
 // mapping and probed tables go on through the dictionary as before; they
-// find a pinned key at its pinned id.
+// find a pinned key at its pinned id. A dictionary that numbered groups
+// before any table could pin (first tables too sparse, or a restored
+// snapshot) is renumbered once the mapping's keys are mostly live
+// (Assembler.repin).
 
 // pinnedRef is the refs of a pinned id: never dropped to 0, since its pane
 // holds are not counted.
@@ -24,6 +29,13 @@ func (d *groupDict) tryPin(src *GroupState) {
 	if d.n != 0 || n == 0 || 2*len(src.Touched) < n || len(src.Keys) < 2*n {
 		return
 	}
+	d.pinMapping(src)
+}
+
+// pinMapping pins src's mapping in the empty dictionary: slot s of it is
+// id s, for good.
+func (d *groupDict) pinMapping(src *GroupState) {
+	n := int(src.dslots)
 	slots := len(d.table)
 	for slots < 2*n+2 {
 		slots *= 2
@@ -39,6 +51,66 @@ func (d *groupDict) tryPin(src *GroupState) {
 		d.fresh = append(d.fresh, s)
 	}
 	d.n, d.npin, d.pin = int32(n), int32(n), src.direct
+}
+
+// repin pins the mapping of the first direct table of r's fragments in a
+// dictionary that numbers groups already, so that it was not pinned when
+// its groups came: the first tables were too sparse (tasks smaller than a
+// pane hold a part of its groups each), or the assembler was restored
+// from a snapshot, which numbers the groups in the snapshot's order. Once
+// at least half of the mapping's keys are live groups (where they are not,
+// checked again after 16 merges, then 32, up to 4096), the assembler goes through its own
+// snapshot: cleared, the mapping pinned, and restored, every live group
+// renumbered (the mapping's keys to their slots). It costs a snapshot of
+// the open panes, once; it runs between two merges, as a restore does.
+func (a *Assembler) repin(r *TaskResult) {
+	d := a.dict
+	var src *GroupState
+	for i := range r.Frags {
+		if st := r.Frags[i].State; st.direct != 0 && st.KeysFor() == st.direct {
+			src = st
+			break
+		}
+	}
+	if src == nil {
+		return
+	}
+	n := int(src.dslots)
+	live := int(d.n) - len(d.reuse) - len(d.gone)
+	if n == 0 || len(src.Keys) < 2*n || 2*live < n {
+		return
+	}
+	if d.repinWait > 0 {
+		d.repinWait--
+		return
+	}
+	held := 0
+	for s := range n {
+		if id, _ := d.find(src.Keys[2*s], src.Keys[2*s+1]); id >= 0 {
+			held++
+		}
+	}
+	if 2*held < n {
+		// Many live groups lie outside the mapping (another mapping's,
+		// or probed): look again later, less often each time.
+		d.repinBackoff = min(max(2*d.repinBackoff, 16), 4096)
+		d.repinWait = d.repinBackoff
+		return
+	}
+	// The running sum is carried over as it is, not rebuilt from the
+	// panes as a restore does: its float sums stay bit for bit those of
+	// the additions and subtractions so far.
+	var sum sumCarry
+	if a.sum != nil {
+		sum = a.sum.save()
+	}
+	if _, err := a.restore(a.AppendSnapshot(nil), src); err != nil {
+		panic(fmt.Sprintf("window: repin: the assembler's own snapshot: %v", err))
+	}
+	if a.sum != nil {
+		a.sum.carry(sum, a.live)
+	}
+	a.repins++
 }
 
 // absorbPinned is absorb for a direct table src of the pinned mapping: its

@@ -54,16 +54,18 @@ func addDirect(res *TaskResult, p int64, m uint32, slots, s int, v float64) {
 // tables make the first dense one's mapping pinned (its slots the
 // dictionary's ids), and the engine's MergeTake takes their storage; with
 // tables of a second mapping and probed ones among them, panes out of
-// order, late fragments, gaps, flushes and snapshots restored midway (which
-// unpin), the assembly emits exactly (bit for bit) what the assembly over
-// hashed states emits from Merge of the same results, with the same
-// counters. (Broken on purpose, to see it fail: absorbPinned's later
+// order, late fragments, gaps, flushes, snapshots restored midway (which
+// unpin) and first tables too sparse to pin (both pinned later by repin,
+// the running sum carried over), the assembly emits exactly (bit for bit)
+// what the assembly over hashed states emits from Merge of the same
+// results, with the same counters. (Broken on purpose, to see it fail: absorbPinned's later
 // fragments copied instead of combined; the running sum's rows of the last
 // window kept after a group came.)
 func TestAssemblerPinnedMatchesHashedStates(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 19))
-	pinned := 0
+	pinned, pinnedAtEnd, repins := 0, 0, 0
 	for c := range 30 {
+		sparseFirst := c%2 == 1
 		s := Spec{Size: 2 + r.Int64N(30), Slide: 1, Pane: 1}
 		if c%3 == 1 {
 			s = Spec{Size: 12, Slide: 4, Pane: 4}
@@ -95,6 +97,9 @@ func TestAssemblerPinnedMatchesHashedStates(t *testing.T) {
 				n := 1 + r.IntN(slots)
 				if i == 0 {
 					n = slots // a dense first table: its mapping is pinned
+					if sparseFirst {
+						n = slots / 4 // pinned later, by repin
+					}
 				}
 				for j := range n {
 					slot := r.IntN(slots)
@@ -129,6 +134,7 @@ func TestAssemblerPinnedMatchesHashedStates(t *testing.T) {
 			}
 			if i%150 == 149 {
 				snaps := [][]byte{a.AppendSnapshot(nil), old.AppendSnapshot(nil)}
+				repins += a.repins
 				a, old = NewAssembler(s, l), oldHashedSum(NewAssembler(s, l))
 				a.keep, old.keep = keepOf(c), keepOf(c)
 				for j, x := range []*Assembler{a, old} {
@@ -147,8 +153,14 @@ func TestAssemblerPinnedMatchesHashedStates(t *testing.T) {
 		require.NoError(t, old.Flush(collect(&want)))
 		require.Equal(t, old.Counters, a.Counters, "case %d", c)
 		require.Equal(t, want, got, "case %d", c)
+		if a.dict.npin > 0 {
+			pinnedAtEnd++
+		}
+		repins += a.repins
 	}
-	assert.Equal(t, 30, pinned, "every case pins its first mapping")
+	assert.Equal(t, 15, pinned, "every case with a dense first table pins its mapping")
+	assert.Equal(t, 30, pinnedAtEnd, "every case is pinned at its end: after sparse first tables and restores, by repin")
+	assert.Equal(t, 15+2*30, repins, "a repin for each sparse first table and each restore")
 }
 
 // TestAssemblerPinnedSparseNotPinned: a first direct table holding few of
@@ -211,4 +223,53 @@ func TestAssemblerPinnedAllocatesNothing(t *testing.T) {
 	assert.Positive(t, rows)
 	assert.Zero(t, (rows-slots/2)%slots, "every window's every group (the first one's pane half)")
 	assert.Equal(t, int(p), took, "each task's new pane takes its table")
+}
+
+// BenchmarkAssemblerRestored is sg2's shape (a float sum over 8,192
+// groups of one direct mapping, a sliding window of 64 panes, a task a
+// pane's dense table) merged by an assembler as it starts ("fresh": the
+// first table pins the mapping) and by one restored from a snapshot of it
+// ("restored": repin pins the mapping again at its first merge; before
+// repin, a restored assembler numbered every group through its dictionary
+// for good). One task's table is merged as each pane's (Merge: not taken).
+func BenchmarkAssemblerRestored(b *testing.B) {
+	const slots, panes = 8192, 64
+	s := Spec{Size: panes, Slide: 1, Pane: 1}
+	l := &Layout{Groups: 16, Hashed: true, Kinds: []AggKind{AggAddF}}
+	emit := func(*Result) error { return nil }
+	var res TaskResult
+	res.Reset(l)
+	for sl := range slots {
+		addDirect(&res, 0, 1, slots, sl, float64(sl&63))
+	}
+	res.Tuples = slots
+	task := func(a *Assembler, p int64) {
+		res.Frags[0].Pane, res.MaxTS = p, p
+		if err := a.Merge(&res, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, restored := range []bool{false, true} {
+		name := map[bool]string{false: "fresh", true: "restored"}[restored]
+		b.Run(name, func(b *testing.B) {
+			a := NewAssembler(s, l)
+			p := int64(0)
+			for ; p < 2*panes; p++ {
+				task(a, p)
+			}
+			if restored {
+				snap := a.AppendSnapshot(nil)
+				a = NewAssembler(s, l)
+				if _, err := a.RestoreSnapshot(snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(slots * 32) // sg2's 32-byte tuples, one per group
+			b.ReportAllocs()
+			for b.Loop() {
+				task(a, p)
+				p++
+			}
+		})
+	}
 }

@@ -155,3 +155,48 @@ func (r *runningSum) reset() {
 	r.held, r.head = r.held[:0], 0
 	r.clear()
 }
+
+// sumCarry is an id-indexed running sum across a renumbering of its
+// dictionary (Assembler.repin): the panes it held and its rebuild clock,
+// and its rows by key (per group its key's two words, then its row).
+type sumCarry struct {
+	held, pops int
+	rows       []int64
+}
+
+// save returns what carry needs to put r back once its dictionary is
+// renumbered.
+func (r *runningSum) save() sumCarry {
+	c := sumCarry{held: r.Len(), pops: r.pops}
+	if c.held == 0 {
+		return c
+	}
+	d, w, vals := r.dict, r.sum.words, r.sum.Vals
+	for id := 0; id < int(d.n) && (id+1)*w <= len(vals); id++ {
+		if row := vals[id*w : (id+1)*w]; row[0] != 0 {
+			c.rows = append(c.rows, int64(d.keys[2*id]), int64(d.keys[2*id+1]))
+			c.rows = append(c.rows, row...)
+		}
+	}
+	return c
+}
+
+// carry puts back the running sum save saved, over the renumbered
+// dictionary: it holds live's first c.held panes again, and its rows are
+// at their keys' new ids.
+func (r *runningSum) carry(c sumCarry, live []paneAcc) {
+	r.reset()
+	for _, pa := range live[:c.held] {
+		r.held = append(r.held, pa.state)
+	}
+	r.sum.fitIDs()
+	w := r.sum.words
+	for o := 0; o < len(c.rows); o += 2 + w {
+		id, _ := r.dict.find(uint64(c.rows[o]), uint64(c.rows[o+1]))
+		if id < 0 {
+			panic("window: a running sum's group that no pane holds")
+		}
+		copy(r.sum.Vals[int(id)*w:], c.rows[o+2:o+2+w])
+	}
+	r.pops = c.pops
+}

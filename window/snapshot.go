@@ -156,6 +156,12 @@ func (r *SnapshotReader) U64() uint64 {
 // (SetFilter) is its own, not the snapshot's. On error the assembler is
 // left empty, as NewAssembler returns it.
 func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
+	return a.restore(b, nil)
+}
+
+// restore is RestoreSnapshot; with pin set it pins pin's mapping in the
+// cleared dictionary before it numbers the snapshot's groups (repin).
+func (a *Assembler) restore(b []byte, pin *GroupState) (rest []byte, err error) {
 	defer func() {
 		if err != nil {
 			a.clear()
@@ -186,6 +192,9 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 		}
 	}
 	a.clear()
+	if pin != nil {
+		a.dict.pinMapping(pin)
+	}
 	a.wm = int64(r.U64())
 	a.next = int64(r.U64())
 	a.started = r.Bool()
@@ -225,7 +234,9 @@ func (a *Assembler) RestoreSnapshot(b []byte) (rest []byte, err error) {
 				if st.Row(slot)[0] != 0 {
 					return nil, fmt.Errorf("pane %d: group listed twice", p)
 				}
-				a.dict.hold(slot)
+				if slot >= a.dict.npin {
+					a.dict.hold(slot) // a pinned id's holds are not counted
+				}
 				st.Touched = append(st.Touched, slot)
 			case hashed:
 				k0, k1 := r.U64(), r.U64()
