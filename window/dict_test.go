@@ -2,6 +2,7 @@ package window
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -238,5 +239,71 @@ func BenchmarkAssemblerManyGroups(b *testing.B) {
 			}
 			b.ReportMetric(float64(rows)/float64(p), "rows/window")
 		})
+	}
+}
+
+// occupiedBranchy is occupied as a plain filter: the oracle, and the
+// benchmark's other side.
+func occupiedBranchy(dst []int32, vals []int64, n, words int) []int32 {
+	dst = dst[:0]
+	for s := range n {
+		if vals[s*words] != 0 {
+			dst = append(dst, int32(s))
+		}
+	}
+	return dst
+}
+
+// TestOccupied: the taken slots of random tables of every density, rows
+// of one to four words, counts of any sign, against the plain filter,
+// into scratch too small, as large and larger.
+func TestOccupied(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for c := range 200 {
+		n, words := r.IntN(300), 1+r.IntN(4)
+		vals := make([]int64, n*words+r.IntN(3)*words)
+		for s := range len(vals) / words {
+			if r.IntN(100) < c%100 {
+				vals[s*words] = []int64{1, 7, -1, math.MinInt64, math.MaxInt64}[r.IntN(5)]
+			}
+			for w := 1; w < words; w++ {
+				vals[s*words+w] = r.Int64() // only the count word decides
+			}
+		}
+		want := occupiedBranchy(nil, vals, n, words)
+		got := occupied(make([]int32, r.IntN(n+2)), vals, n, words)
+		require.Equal(t, len(want), len(got), "case %d", c)
+		if len(want) > 0 {
+			assert.Equal(t, want, got, "case %d: %d slots of %d words", c, n, words)
+		}
+	}
+}
+
+// BenchmarkOccupied lists the taken slots of a direct table of 8,192
+// slots a quarter and half full at random (a task smaller than a pane
+// holds part of its groups), by occupied and by the plain filter.
+func BenchmarkOccupied(b *testing.B) {
+	const n, words = 8192, 2
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, full := range []int{25, 50} {
+		vals := make([]int64, n*words)
+		for s := range n {
+			if r.IntN(100) < full {
+				vals[s*words] = 1
+			}
+		}
+		dst := make([]int32, n)
+		for _, bc := range []struct {
+			name string
+			f    func([]int32, []int64, int, int) []int32
+		}{{"branchless", occupied}, {"branchy", occupiedBranchy}} {
+			b.Run(fmt.Sprintf("%d%%/%s", full, bc.name), func(b *testing.B) {
+				b.SetBytes(n * words * 8)
+				b.ReportAllocs()
+				for b.Loop() {
+					dst = bc.f(dst, vals, n, words)
+				}
+			})
+		}
 	}
 }

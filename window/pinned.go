@@ -141,14 +141,8 @@ func (g *GroupState) absorbPinned(src *GroupState, take bool) {
 	if 4*len(slots) >= n {
 		// Most of the table is taken: read it in slot order, as one stream.
 		d := g.ids
-		t := d.slots[:0]
-		vals := src.Vals[:n*words]
-		for s := 0; s < n; s++ {
-			if vals[s*words] != 0 {
-				t = append(t, int32(s))
-			}
-		}
-		d.slots, slots = t, t
+		d.slots = occupied(d.slots, src.Vals, n, words)
+		slots = d.slots
 	}
 	sv, dv := src.Vals, g.Vals
 	if words == 2 {
