@@ -42,7 +42,12 @@ func TestBenchmarkPerfFields(t *testing.T) {
 	assert.Equal(t, 0.1, m["warmup_s"])
 	assert.Positive(t, s.Tuples)
 	assert.Less(t, float64(s.Tuples), m["total_tuples"], "the warm-up's tuples are not measured")
-	assert.InDelta(t, 0.3, s.Seconds, 0.25, "measured seconds")
+	// The measured interval runs from the first task boundary after the
+	// warm-up to the end of the drain after the duration: about the
+	// duration, less the producer's lag at the boundary, more the drain,
+	// which a loaded machine draws out (the bound is not a speed).
+	assert.Greater(t, s.Seconds, 0.05, "measured seconds")
+	assert.Less(t, s.Seconds, 10.0, "measured seconds")
 	assert.Positive(t, m["gb_per_s"])
 	assert.InDelta(t, m["mb_per_s"].(float64)/1000, m["gb_per_s"], 1e-9)
 	p50, p99 := m["latency_p50_ms"].(float64), m["latency_p99_ms"].(float64)
