@@ -31,16 +31,7 @@ func TestCopyShift(t *testing.T) {
 			piece := max(CopyPiece/ts, 1)
 			for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, piece - 1, piece, piece + 1, 3*piece + 5} {
 				for _, shift := range shifts {
-					skew := rng.IntN(32)
-					src := make([]byte, skew+n*ts+rng.IntN(ts))[skew:]
-					for i := range src {
-						src[i] = byte(rng.Uint32())
-					}
-					got := make([]byte, skew+len(src)+64)[skew:]
-					for i := range got {
-						got[i] = 0xA5
-					}
-					want := append([]byte(nil), got...)
+					src, got, want, skew := copyBuffers(rng, n, ts)
 					impl.f(got, src, ts, shift)
 					naiveCopyShift(want, src, ts, shift)
 					require.Equal(t, want, got, "%s: %d-byte tuples: %d, shift %d, skew %d", impl.name, ts, n, shift, skew)
@@ -51,6 +42,24 @@ func TestCopyShift(t *testing.T) {
 	for _, ts := range []int{24, 32, 64, 128} {
 		assert.Panics(t, func() { CopyShift(make([]byte, 4*ts-1), make([]byte, 4*ts), ts, 1) }, "%d-byte tuples: dst too short", ts)
 	}
+}
+
+// copyBuffers is a copy test's buffers: src, n random tuples of ts bytes
+// and a ragged tail, and got and want, 64 bytes longer, alike, filled
+// with a pattern that shows any byte written past the copy; all three
+// start skew bytes into their allocations (unaligned).
+func copyBuffers(rng *rand.Rand, n, ts int) (src, got, want []byte, skew int) {
+	skew = rng.IntN(32)
+	src = make([]byte, skew+n*ts+rng.IntN(ts))[skew:]
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	got = make([]byte, skew+len(src)+64)[skew:]
+	for i := range got {
+		got[i] = 0xA5
+	}
+	want = append(make([]byte, 0, skew+len(got))[skew:skew], got...)
+	return src, got, want, skew
 }
 
 // BenchmarkCopyShift is a replay's ingestion copy as the workers run it:
@@ -125,16 +134,7 @@ func TestCopyAdd(t *testing.T) {
 							delta[w] = values[rng.IntN(len(values))]
 						}
 					}
-					skew := rng.IntN(32)
-					src := make([]byte, skew+n*ts+rng.IntN(ts))[skew:]
-					for i := range src {
-						src[i] = byte(rng.Uint32())
-					}
-					got := make([]byte, skew+len(src)+64)[skew:]
-					for i := range got {
-						got[i] = 0xA5
-					}
-					want := append([]byte(nil), got...)
+					src, got, want, skew := copyBuffers(rng, n, ts)
 					impl.f(got, src, delta)
 					naiveCopyAdd(want, src, delta)
 					require.Equal(t, want, got, "%s: %d-byte tuples: %d, deltas %v, skew %d", impl.name, ts, n, delta, skew)
