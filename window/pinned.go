@@ -58,11 +58,12 @@ func (d *groupDict) pinMapping(src *GroupState) {
 // its groups came: the first tables were too sparse (tasks smaller than a
 // pane hold a part of its groups each), or the assembler was restored
 // from a snapshot, which numbers the groups in the snapshot's order. Once
-// at least half of the mapping's keys are live groups (where they are not,
-// checked again after 16 merges, then 32, up to 4096), the assembler goes through its own
-// snapshot: cleared, the mapping pinned, and restored, every live group
-// renumbered (the mapping's keys to their slots). It costs a snapshot of
-// the open panes, once; it runs between two merges, as a restore does.
+// at least half of the mapping's keys are live groups (where they are
+// not, checked again after 16 merges, then 32, up to 4096), the assembler
+// goes through its own snapshot: cleared, the mapping pinned, and
+// restored, every live group renumbered (the mapping's keys to their
+// slots). It costs a snapshot of the open panes, once; it runs between
+// two merges, as a restore does.
 func (a *Assembler) repin(r *TaskResult) {
 	d := a.dict
 	var src *GroupState
