@@ -80,7 +80,7 @@ free_port() {
 	local p
 	while :; do
 		p=$(( 10000 + RANDOM % (eph_low - 10000) ))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+		if ! listens "$p"; then echo "$p"; return; fi
 	done
 }
 # listens reports whether something listens on port $1.
