@@ -176,7 +176,7 @@ func (b *Bundle) copyShift(dst, src []byte, t Table, pass int64) {
 		return
 	}
 	dt, dp, da := pass*b.span, pass*b.people, pass*b.auctions
-	var words [PersonTupleSize / 8]int64 // the largest table's: on the stack
+	var words [max(PersonTupleSize, AuctionTupleSize, BidTupleSize) / 8]int64 // on the stack
 	delta := words[:t.TupleSize()/8]
 	delta[offTime/8] = dt
 	switch t {
