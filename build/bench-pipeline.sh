@@ -16,7 +16,10 @@
 #    windows. The broker runs in its own process on loopback. Then
 #    internal/cmd/kafka-ceiling reads the same topic with franz-go alone,
 #    decoding nothing, with 1 client and with one per partition up to the
-#    cores: the ceiling of any consumer of the topic on this machine.
+#    cores: the ceiling of franz-go's consumer on this machine; and once
+#    more with one client's fetch requests alone, the batches parsed on
+#    as many goroutines as cores (--raw): what a source that leaves the
+#    consumer out and parses on its workers could read.
 # 2. Live: `ysb --source kafka` while `ysb produce --rate N --skew 50`
 #    runs for D seconds; once the partitions went idle the run is stopped
 #    with SIGINT, and `ysb check` prints the windows' latency
@@ -65,6 +68,7 @@ fetchers=$(( parts < $(nproc) ? parts : $(nproc) ))
 for c in $(printf '%s\n' 1 "$fetchers" | sort -un); do
 	"$out/kafka-ceiling" --brokers "$kafka" --topic ad-events --clients "$c"
 done
+"$out/kafka-ceiling" --brokers "$kafka" --topic ad-events --raw "$(nproc)"
 
 echo "== live: $rate events/s for $secs s over $parts partitions, skew 50 ms, watermark delay 100 ms"
 start_servers

@@ -1,11 +1,18 @@
 // Command kafka-ceiling reads a topic from its start as fast as franz-go
 // fetches it, decoding nothing, and prints the records per second: the
-// ceiling of any consumer of that topic on this machine, against which
+// ceiling of franz-go's consumer on this machine, against which
 // build/bench-pipeline.sh puts the YSB pipeline's events per second.
 // Each of --clients consumer clients reads every --clients-th partition,
 // as the Kafka source's fetchers do.
 //
+// With --raw N it leaves the consumer out: one client sends the fetch
+// requests and reads only the batches' headers before it sends the next,
+// and N goroutines check, decompress and parse the batches (see rawRead):
+// what a source could read that parses on its workers rather than on
+// the consumer's one goroutine per broker.
+//
 //	go run ./internal/cmd/kafka-ceiling --brokers 127.0.0.1:9092 --topic ad-events --clients 2
+//	go run ./internal/cmd/kafka-ceiling --brokers 127.0.0.1:9092 --topic ad-events --raw 2
 package main
 
 import (
@@ -27,18 +34,19 @@ func main() {
 	brokers := flag.String("brokers", "127.0.0.1:9092", "the brokers, a comma list")
 	topic := flag.String("topic", "ad-events", "the topic, read from its start to the end it has when the command starts")
 	clients := flag.Int("clients", 1, "consumer clients, each reading every clients-th partition")
+	raw := flag.Int("raw", 0, "read with one client's fetch requests, leaving out its consumer: the batches parsed by this many goroutines (0: the consumer)")
 	flag.Parse()
-	if flag.NArg() > 0 || *clients < 1 {
+	if flag.NArg() > 0 || *clients < 1 || *raw < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(strings.Split(*brokers, ","), *topic, *clients); err != nil {
+	if err := run(strings.Split(*brokers, ","), *topic, *clients, *raw); err != nil {
 		fmt.Fprintf(os.Stderr, "kafka-ceiling: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(brokers []string, topic string, clients int) error {
+func run(brokers []string, topic string, clients, raw int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	meta, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
@@ -62,13 +70,33 @@ func run(brokers []string, topic string, clients int) error {
 	}
 	var total int64
 	var parts []int32
+	from := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
 		s, _ := starts.Lookup(topic, o.Partition)
 		total += o.Offset - s.Offset
 		parts = append(parts, o.Partition)
+		from[o.Partition] = s.Offset
 	})
 	if total == 0 {
 		return fmt.Errorf("topic %s is empty", topic)
+	}
+	if raw > 0 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		start := time.Now()
+		n, err := rawRead(ctx, cl, topic, from, total, raw)
+		took := time.Since(start)
+		if err != nil {
+			return err
+		}
+		if n < total {
+			return fmt.Errorf("read %d of %d records", n, total)
+		}
+		fmt.Printf("read %d records with 1 client's fetches, %d parsers, in %.3f s: %.3f M records/s\n", total, raw, took.Seconds(), float64(total)/took.Seconds()/1e6)
+		return nil
 	}
 	var read atomic.Int64
 	var wg sync.WaitGroup
