@@ -170,6 +170,7 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 		}
 		first := rec
 		rec += len(fp.Records)
+		taken := false
 		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
 			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
 				p.high = fp.HighWatermark
@@ -177,15 +178,25 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 					p.lastRecords = polledAt
 				}
 				for i, r := range fp.Records {
-					if err := s.addPolled(p, r, b, first+i); err != nil {
+					kept, err := s.addPolled(p, r, b, first+i)
+					if err != nil {
 						ferr = err
 						return
+					}
+					if !kept {
+						r.Recycle() // its memory back to the client's pools
 					}
 				}
 				if p.n >= s.bufCap && !p.paused {
 					p.paused = true
 					s.pauseReq = append(s.pauseReq, p.id)
 				}
+				taken = true
+			}
+		}
+		if !taken {
+			for _, r := range fp.Records {
+				r.Recycle() // not this source's to read
 			}
 		}
 		switch err := fp.Err; {
@@ -288,31 +299,33 @@ func (s *Source) idleDeadline(now time.Time) (time.Time, bool) {
 // records of p polled after it wait in p.backlog, p paused, until
 // FillSome frees memory (drain).
 func (s *Source) add(p *part, r *kgo.Record) error {
-	return s.addPolled(p, r, nil, 0)
+	_, err := s.addPolled(p, r, nil, 0)
+	return err
 }
 
 // addPolled is add of the i-th record of b, whose fetcher may have
-// decoded it already (b nil: r is not a fetcher's).
-func (s *Source) addPolled(p *part, r *kgo.Record, b *polled, i int) error {
+// decoded it already (b nil: r is not a fetcher's). kept: r waits in
+// p.backlog, its value still to be read; else it may be recycled.
+func (s *Source) addPolled(p *part, r *kgo.Record, b *polled, i int) (kept bool, err error) {
 	if p.bhead < len(p.backlog) {
 		p.backlog = append(p.backlog, r)
-		return nil
+		return true, nil
 	}
 	if !s.admit(p, r) {
-		return nil
+		return false, nil
 	}
 	if b != nil && len(b.recs) > 0 && !b.recs[i].serial {
 		got, err := s.replay(p, r, b, i)
 		if err == nil {
 			s.decoded(p, r, got)
 		}
-		return err
+		return false, err
 	}
 	waits, err := s.decode(p, r, 0, 0, false)
 	if waits {
 		p.backlog = append(p.backlog, r)
 	}
-	return err
+	return waits, err
 }
 
 // admit says whether record r of p is to be decoded, and counts it.

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/saber-hx/saber-hx/internal/kgopool"
 	"github.com/saber-hx/saber-hx/internal/retry"
 	"github.com/saber-hx/saber-hx/internal/security"
 	"github.com/saber-hx/saber-hx/source"
@@ -429,6 +430,12 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		// Transactions' markers take offsets: StopAtEnd reads up to the
 		// end offset, which counts the last one.
 		kgo.KeepControlRecords(),
+		// The clients take the records' and decompressed batches' memory
+		// from pools, and FillSome gives it back record by record once
+		// decoded (Record.Recycle): the client's goroutine per broker,
+		// which parses each fetch before it fetches again, then neither
+		// allocates nor zeroes it.
+		kgo.WithPools(kgopool.New()),
 	}
 	if !cfg.ReadUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))

@@ -154,6 +154,7 @@ func (s *Source) drain(p *part) error {
 				return nil
 			}
 		}
+		r.Recycle() // decoded, or not admitted: its memory back to the client's pools
 		p.backlog[p.bhead] = nil
 		p.bhead++
 		p.boff, p.bgot, p.bmal = 0, 0, false

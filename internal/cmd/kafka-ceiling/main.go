@@ -3,7 +3,8 @@
 // ceiling of franz-go's consumer on this machine, against which
 // build/bench-pipeline.sh puts the YSB pipeline's events per second.
 // Each of --clients consumer clients reads every --clients-th partition,
-// as the Kafka source's fetchers do.
+// as the Kafka source's fetchers do, with the source's pools of record
+// and decompression memory (--pools=false: without).
 //
 // With --raw N it leaves the consumer out: one client sends the fetch
 // requests and reads only the batches' headers before it sends the next,
@@ -28,25 +29,28 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kgopool"
 )
 
 func main() {
 	brokers := flag.String("brokers", "127.0.0.1:9092", "the brokers, a comma list")
 	topic := flag.String("topic", "ad-events", "the topic, read from its start to the end it has when the command starts")
 	clients := flag.Int("clients", 1, "consumer clients, each reading every clients-th partition")
+	pooled := flag.Bool("pools", true, "the consumer clients take their record and decompression buffers from pools (internal/kgopool), each record recycled once counted, as the Kafka source does; false: they allocate them")
 	raw := flag.Int("raw", 0, "read with one client's fetch requests, leaving out its consumer: the batches parsed by this many goroutines (0: the consumer)")
 	flag.Parse()
 	if flag.NArg() > 0 || *clients < 1 || *raw < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(strings.Split(*brokers, ","), *topic, *clients, *raw); err != nil {
+	if err := run(strings.Split(*brokers, ","), *topic, *clients, *raw, *pooled); err != nil {
 		fmt.Fprintf(os.Stderr, "kafka-ceiling: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(brokers []string, topic string, clients, raw int) error {
+func run(brokers []string, topic string, clients, raw int, pooled bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	meta, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
@@ -110,8 +114,12 @@ func run(brokers []string, topic string, clients, raw int) error {
 			mine[parts[i]] = kgo.NewOffset().AtStart()
 		}
 		// The Kafka source's fetch sizes.
-		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchMaxBytes(8<<20), kgo.FetchMaxPartitionBytes(1<<20),
-			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: mine}))
+		opts := []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.FetchMaxBytes(8 << 20), kgo.FetchMaxPartitionBytes(1 << 20),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: mine})}
+		if pooled {
+			opts = append(opts, kgo.WithPools(kgopool.New()))
+		}
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return err
 		}
@@ -125,6 +133,9 @@ func run(brokers []string, topic string, clients, raw int) error {
 					errs <- err
 					done()
 					return
+				}
+				if pooled {
+					fs.EachRecord(func(r *kgo.Record) { r.Recycle() })
 				}
 				if read.Add(int64(fs.NumRecords())) >= total {
 					done()

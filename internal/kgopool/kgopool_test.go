@@ -1,0 +1,78 @@
+package kgopool
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/saber-hx/saber-hx/internal/kafkatest"
+)
+
+// TestGetsHoldWhatTheyAsk: whatever capacities went back, a get of n
+// has room for n.
+func TestGetsHoldWhatTheyAsk(t *testing.T) {
+	p := New()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := rnd.IntN(1 << rnd.IntN(20))
+		r := p.GetRecords(n)
+		assert.GreaterOrEqual(t, cap(r), n)
+		assert.Empty(t, r)
+		b := p.GetDecompressBytes(make([]byte, n), kgo.CodecZstd)
+		assert.GreaterOrEqual(t, cap(b), 4*n)
+		assert.Empty(t, b)
+		// Back with capacities of any size, as a codec that grew its
+		// output gives them.
+		p.PutRecords(make([]kgo.Record, 0, rnd.IntN(1<<rnd.IntN(20))+1))
+		p.PutDecompressBytes(make([]byte, 0, rnd.IntN(1<<rnd.IntN(22))+1))
+		p.PutRecords(r)
+		p.PutDecompressBytes(b)
+	}
+	p.PutRecords(nil)
+	p.PutDecompressBytes(nil)
+}
+
+// TestConsumerWithPools: records produced with each codec, read by a
+// consumer with the pools and recycled as soon as they are checked, read
+// as they were written, batch after batch reusing the pools' memory.
+func TestConsumerWithPools(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 2, "pooled")
+	codecs := []kgo.CompressionCodec{kgo.SnappyCompression(), kgo.NoCompression(), kgo.ZstdCompression(), kgo.Lz4Compression(), kgo.GzipCompression()}
+	want := map[string]bool{}
+	for i, codec := range codecs {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic("pooled"), kgo.ProducerBatchCompression(codec),
+			kgo.ProducerBatchMaxBytes(2<<10), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		require.NoError(t, err)
+		var recs []*kgo.Record
+		for j := range 600 {
+			v := fmt.Sprintf(`{"codec": %d, "n": %d, "pad": "%0*d"}`, i, j, j%97, j)
+			want[v] = true
+			recs = append(recs, &kgo.Record{Partition: int32(j % 2), Value: []byte(v)})
+		}
+		require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+		cl.Close()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.WithPools(New()), kgo.FetchMaxBytes(4<<10), kgo.FetchMaxPartitionBytes(4<<10),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"pooled": {0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart()}}))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(want) > 0 && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			assert.True(t, want[v], "a value not produced: %q", v)
+			delete(want, v)
+			r.Recycle()
+		})
+	}
+	assert.Zero(t, len(want), "values not read")
+}
