@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -239,10 +240,17 @@ func (s *Stream) finishLinked(p *linked) {
 	p.enc, p.ends = p.enc[:0], p.ends[:0]
 	p.text, p.textEnds = p.text[:0], p.textEnds[:0]
 	if a.Rows {
-		if n := int(a.RowsOut); len(p.rows) < n {
+		n := int(a.RowsOut)
+		if len(p.rows) < n {
 			p.rows = make([]int32, n+n/4)
 		}
 		tuples := s.sinksTuples() || len(s.downstream) > 0
+		if tuples {
+			// Every row is one output tuple: room for them all at once,
+			// not doubled towards it (an end of input's flush can hand
+			// on every window still open).
+			p.enc = slices.Grow(p.enc, n*s.plan.OutTupleSize)
+		}
 		e := s.spec.Encoded
 		for i := range a.Wins {
 			a.Result(i, &p.res, p.rows)
