@@ -70,6 +70,14 @@
 // group member keeps one client, polled by FillSome, within whose polls
 // the group's callbacks run.
 //
+// kgo's goroutine per broker and client parses a fetch before it sends
+// the next, so what it spends per record bounds each client. The clients
+// take the records and the decompressed batches from pools
+// (internal/kgopool) rather than the heap, and the source recycles each
+// record once it is decoded (or kept by no partition): a record waiting
+// for string memory is recycled when it is decoded, and no view of a
+// record's value outlives its decoding (a decoder copies what it keeps).
+//
 // # Strings
 //
 // A VARCHAR column is a view (package strview) whose long strings
