@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -450,6 +451,8 @@ func (o *PartOut) record(r *Result) error {
 	from := o.rows
 	if o.Rows {
 		st := r.State
+		o.Keys = slices.Grow(o.Keys, 2*len(r.Rows))
+		o.Vals = slices.Grow(o.Vals, len(r.Rows)*st.layout.Words())
 		for _, g := range r.Rows {
 			k0, k1 := st.Key(g)
 			o.Keys = append(o.Keys, k0, k1)
@@ -572,6 +575,16 @@ func (p *Parts) Assemble(outs []PartOut, dst *Assembled) {
 	}
 	heads, rh, re, srcs := dst.heads[:n], dst.rowHeads[:n], dst.rowEnds[:n], dst.rowSources[:0]
 	clear(heads)
+	if dst.Rows {
+		// Room for every partition's rows at once, not doubled towards
+		// them: an end of input's flush assembles every window still open.
+		rows := 0
+		for k := range outs {
+			rows += int(outs[k].rows)
+		}
+		dst.Keys = slices.Grow(dst.Keys, 2*rows)
+		dst.Vals = slices.Grow(dst.Vals, rows*words)
+	}
 	for {
 		w, any := int64(math.MaxInt64), false
 		for k := range outs {
