@@ -110,11 +110,13 @@ func (s *Source) poll(ctx context.Context, epoch uint64) error {
 		defer dcancel()
 	}
 	if s.fetchers == nil {
-		fetches := s.cl.PollRecords(pctx, s.maxPoll)
+		b := &polled{fetches: s.cl.PollRecords(pctx, s.maxPoll)}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.wake = nil
-		return s.take(ctx, &polled{fetches: fetches})
+		err := s.take(ctx, b)
+		b.recycleRecords()
+		return err
 	}
 	s.startFetchers()
 	var got bool
@@ -170,7 +172,6 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 		}
 		first := rec
 		rec += len(fp.Records)
-		taken := false
 		if fp.Topic == s.cfg.Topic && fp.Partition >= 0 && int(fp.Partition) < len(s.parts) {
 			if p := s.parts[fp.Partition]; p != nil && p.assigned { // else revoked: its new owner reads these again
 				p.high = fp.HighWatermark
@@ -183,20 +184,14 @@ func (s *Source) take(ctx context.Context, b *polled) error {
 						ferr = err
 						return
 					}
-					if !kept {
-						r.Recycle() // its memory back to the client's pools
+					if kept {
+						b.kept = append(b.kept, int32(first+i))
 					}
 				}
 				if p.n >= s.bufCap && !p.paused {
 					p.paused = true
 					s.pauseReq = append(s.pauseReq, p.id)
 				}
-				taken = true
-			}
-		}
-		if !taken {
-			for _, r := range fp.Records {
-				r.Recycle() // not this source's to read
 			}
 		}
 		switch err := fp.Err; {

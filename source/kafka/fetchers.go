@@ -54,6 +54,10 @@ type polled struct {
 	recs   []predecodedRecord
 	calls  []decodeCall
 	tuples []byte
+	// kept are the records (their indices in the order of recs) that
+	// take left in a partition's backlog: FillSome recycles them once
+	// decoded (drain); recycleRecords the others.
+	kept []int32
 }
 
 // predecodedRecord is where one record's decoding starts in
@@ -169,25 +173,47 @@ func growTuple(tuples []byte, ts int) []byte {
 }
 
 // freePolled returns a polled to fill, one FillSome is done with where
-// there is one.
+// there is one: its records go back to their client's pools here, on
+// the fetcher's goroutine rather than in FillSome's merge.
 func (s *Source) freePolled() *polled {
 	select {
 	case b := <-s.free:
+		b.recycleRecords()
 		return b
 	default:
 		return &polled{}
 	}
 }
 
-// recycle keeps b, taken, for a fetcher's next poll.
+// recycle keeps b, taken, for a fetcher's next poll, which recycles its
+// records.
 func (s *Source) recycle(b *polled) {
 	<-b.from.slot
-	b.from, b.fetches = nil, nil
+	b.from = nil
 	b.recs, b.calls, b.tuples = b.recs[:0], b.calls[:0], b.tuples[:0]
 	select {
 	case s.free <- b:
 	default:
+		b.recycleRecords()
 	}
+}
+
+// recycleRecords gives b's records, taken, back to their client's pools
+// (Record.Recycle), all but those kept for later; their values are not
+// read again.
+func (b *polled) recycleRecords() {
+	i, k := int32(0), 0
+	b.fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		for _, r := range fp.Records {
+			if k < len(b.kept) && b.kept[k] == i {
+				k++
+			} else {
+				r.Recycle()
+			}
+			i++
+		}
+	})
+	b.fetches, b.kept = nil, b.kept[:0]
 }
 
 // waitPolled waits for what the fetchers polled, and takes whatever
