@@ -74,9 +74,11 @@
 // the next, so what it spends per record bounds each client. The clients
 // take the records and the decompressed batches from pools
 // (internal/kgopool) rather than the heap, and the source recycles each
-// record once it is decoded (or kept by no partition): a record waiting
-// for string memory is recycled when it is decoded, and no view of a
-// record's value outlives its decoding (a decoder copies what it keeps).
+// record once FillSome has taken it: a fetcher the records of a poll it
+// reuses (off FillSome's merge), a group member's FillSome after each
+// poll, and a record that waited for string memory once it is decoded.
+// No view of a record's value outlives its decoding (a decoder copies
+// what it keeps).
 //
 // # Strings
 //
