@@ -431,10 +431,10 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		// end offset, which counts the last one.
 		kgo.KeepControlRecords(),
 		// The clients take the records' and decompressed batches' memory
-		// from pools, and FillSome gives it back record by record once
-		// decoded (Record.Recycle): the client's goroutine per broker,
-		// which parses each fetch before it fetches again, then neither
-		// allocates nor zeroes it.
+		// from pools, and the source gives it back record by record once
+		// FillSome has taken them (Record.Recycle, see recycleRecords):
+		// the client's goroutine per broker, which parses each fetch
+		// before it fetches again, then neither allocates nor zeroes it.
 		kgo.WithPools(kgopool.New()),
 	}
 	if !cfg.ReadUncommitted {

@@ -28,8 +28,11 @@ func rawRead(ctx context.Context, cl *kgo.Client, topic string, starts map[int32
 		return 0, err
 	}
 	td, ok := md.Topics[topic]
-	if !ok || td.Err != nil {
-		return 0, fmt.Errorf("metadata of %s: %v", topic, td.Err)
+	if !ok {
+		return 0, fmt.Errorf("metadata of %s: no such topic", topic)
+	}
+	if td.Err != nil {
+		return 0, fmt.Errorf("metadata of %s: %w", topic, td.Err)
 	}
 	leader := int32(-1)
 	for _, p := range td.Partitions {
@@ -47,7 +50,7 @@ func rawRead(ctx context.Context, cl *kgo.Client, topic string, starts map[int32
 	rctx, done := context.WithCancel(ctx)
 	defer done()
 	var wg sync.WaitGroup
-	errs := make(chan error, parsers+1)
+	errs := make(chan error, 1)
 	dec := kgo.DefaultDecompressor()
 	for range parsers {
 		wg.Add(1)
@@ -56,7 +59,10 @@ func rawRead(ctx context.Context, cl *kgo.Client, topic string, starts map[int32
 			for w := range todo {
 				fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: w.rp.Partition, Offset: w.offset}, &w.rp, dec, nil)
 				if fp.Err != nil {
-					errs <- fmt.Errorf("partition %d: %w", w.rp.Partition, fp.Err)
+					select {
+					case errs <- fmt.Errorf("partition %d: %w", w.rp.Partition, fp.Err):
+					default: // one is enough
+					}
 					done()
 					continue
 				}
