@@ -63,24 +63,32 @@ func (p *Pools) PutRecords(r []kgo.Record) {
 // not in its header.
 var xerial = []byte{130, 83, 78, 65, 80, 80, 89, 0}
 
+// guessClasses is how many classes above a guess GetDecompressBytes
+// looks in: a codec that outgrew a guessed slice gave back a bigger one,
+// which fits the next batch of a like size.
+const guessClasses = 3
+
 // GetDecompressBytes returns an empty slice to decompress compressed
 // into: of the decoded length for snappy's block format, which its
 // header gives (the codec then writes into it rather than allocating its
 // own), and otherwise of four times the compressed length, a guess (the
-// codec grows what is short; the grown slice comes back to the pool).
+// codec grows what is short; the grown slice comes back to the pool, a
+// class or more above, where the next guess looks too).
 func (p *Pools) GetDecompressBytes(compressed []byte, codec kgo.CompressionCodecType) []byte {
-	n := 4 * len(compressed)
+	n, above := 4*len(compressed), guessClasses
 	if codec == kgo.CodecSnappy && !bytes.HasPrefix(compressed, xerial) {
 		if l, err := s2.DecodedLen(compressed); err == nil {
-			n = l
+			n, above = l, 0
 		}
 	}
 	c := ceilClass(n)
 	if c >= classes {
 		return nil // the codec allocates
 	}
-	if v, ok := p.bytes[c].Get().(*[]byte); ok {
-		return (*v)[:0]
+	for k := c; k <= min(c+above, classes-1); k++ {
+		if v, ok := p.bytes[k].Get().(*[]byte); ok {
+			return (*v)[:0]
+		}
 	}
 	return make([]byte, 0, 1<<c)
 }
