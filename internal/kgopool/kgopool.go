@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,7 +28,14 @@ const classes = 48
 type Pools struct {
 	records [classes]sync.Pool
 	bytes   [classes]sync.Pool
+	// The slices of records handed out and given back (a batch each).
+	gets, puts atomic.Int64
 }
+
+// Batches returns how many slices of records the pools handed out and
+// how many came back: a consumer that recycles its records gives back
+// all but those of the batches it still holds.
+func (p *Pools) Batches() (out, back int64) { return p.gets.Load(), p.puts.Load() }
 
 // New returns empty pools, for kgo.WithPools.
 func New() *Pools { return &Pools{} }
@@ -41,6 +49,7 @@ func floorClass(c int) int { return bits.Len(uint(c)) - 1 }
 
 // GetRecords returns an empty slice of capacity at least n.
 func (p *Pools) GetRecords(n int) []kgo.Record {
+	p.gets.Add(1)
 	c := ceilClass(n)
 	if c >= classes {
 		return make([]kgo.Record, 0, n)
@@ -54,6 +63,7 @@ func (p *Pools) GetRecords(n int) []kgo.Record {
 // PutRecords keeps r, whose records kgo's Recycle zeroed, for a later
 // get.
 func (p *Pools) PutRecords(r []kgo.Record) {
+	p.puts.Add(1)
 	if c := floorClass(cap(r)); c >= 0 && c < classes {
 		p.records[c].Put(&r)
 	}

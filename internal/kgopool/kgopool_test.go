@@ -70,7 +70,8 @@ func snappyBlock(n int) []byte {
 
 // TestConsumerWithPools: records produced with each codec, read by a
 // consumer with the pools and recycled as soon as they are checked, read
-// as they were written, batch after batch reusing the pools' memory.
+// as they were written, batch after batch reusing the pools' memory,
+// and every batch handed out comes back.
 func TestConsumerWithPools(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.Start(t, 2, "pooled")
@@ -89,7 +90,8 @@ func TestConsumerWithPools(t *testing.T) {
 		require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
 		cl.Close()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.WithPools(New()), kgo.FetchMaxBytes(4<<10), kgo.FetchMaxPartitionBytes(4<<10),
+	pools := New()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.WithPools(pools), kgo.FetchMaxBytes(4<<10), kgo.FetchMaxPartitionBytes(4<<10),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"pooled": {0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart()}}))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -105,4 +107,7 @@ func TestConsumerWithPools(t *testing.T) {
 		})
 	}
 	assert.Zero(t, len(want), "values not read")
+	out, back := pools.Batches()
+	assert.Positive(t, out)
+	assert.Equal(t, out, back, "every batch recycled goes back")
 }

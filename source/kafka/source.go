@@ -239,6 +239,7 @@ type Source struct {
 	outSince time.Time
 	maxPoll  int
 	bufCap   int
+	pools    *kgopool.Pools // the clients' records and decompressed batches
 	strSize  int // a partition's string memory
 
 	cl   *kgo.Client // a group member's (nil: fetchers)
@@ -435,7 +436,7 @@ func Open(ctx context.Context, cfg Config) (*Source, error) {
 		// FillSome has taken them (Record.Recycle, see recycleRecords):
 		// the client's goroutine per broker, which parses each fetch
 		// before it fetches again, then neither allocates nor zeroes it.
-		kgo.WithPools(kgopool.New()),
+		kgo.WithPools(s.pools),
 	}
 	if !cfg.ReadUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -594,7 +595,7 @@ func newSource(cfg Config) (*Source, error) {
 	if cfg.Topic == "" {
 		return nil, fmt.Errorf("kafka source (brokers %s): no topic", strings.Join(cfg.Brokers, ","))
 	}
-	s := &Source{cfg: cfg, dec: cfg.Decoder, binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{}),
+	s := &Source{cfg: cfg, dec: cfg.Decoder, pools: kgopool.New(), binary: cfg.Binary, timeOff: cfg.TimeOffset, stop: make(chan struct{}),
 		outage: retry.NewOutage("kafka source "+cfg.Topic, cfg.Logger, 0), guard: security.NewGuard(cfg.Security, cfg.Brokers)}
 	switch {
 	case cfg.Binary && cfg.TupleSize > 0:
