@@ -240,7 +240,7 @@ type Source struct {
 	maxPoll  int
 	bufCap   int
 	pools    *kgopool.Pools // the clients' records and decompressed batches
-	strSize  int // a partition's string memory
+	strSize  int            // a partition's string memory
 
 	cl   *kgo.Client // a group member's (nil: fetchers)
 	meta *kgo.Client
