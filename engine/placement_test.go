@@ -23,10 +23,12 @@ import (
 // to pin from the first CPU on, so that one engine's workers waited behind
 // another's while CPUs idled), one that finds none free runs unpinned and
 // says so, and a closed engine's CPUs are free again. Every engine's
-// windows are still the reference's. Not parallel: the claims are the
+// windows are still the reference's. Beside the other tests, but never
+// beside another that claims CPUs (holdClaims): the claims are the
 // process's.
 func TestEnginesInOneProcessPinApart(t *testing.T) {
 	parallel(t)
+	holdClaims(t)
 	allowed := cpu.AllowedCPUs()
 	if len(allowed) < 2 {
 		t.Skipf("%d CPU: nothing to place apart", len(allowed))
@@ -99,9 +101,11 @@ func TestPlacementRefusesAnUnknownOne(t *testing.T) {
 // TestPlacementAvoidsTheIngestionCore: with the producer pinned to a CPU,
 // the automatic placement puts no worker there while another CPU is
 // free, and other engines' placements avoid it while the engine runs.
-// Not parallel: the claims are the process's.
+// Beside the other tests, but never beside another that claims CPUs
+// (holdClaims): the claims are the process's.
 func TestPlacementAvoidsTheIngestionCore(t *testing.T) {
 	parallel(t)
+	holdClaims(t)
 	allowed := cpu.AllowedCPUs()
 	if len(allowed) < 2 {
 		t.Skip("needs 2 CPUs")
@@ -161,10 +165,11 @@ func TestPlacementMemoryOfACPUNodeWithoutMemory(t *testing.T) {
 
 // TestPlacementUnpinnedDropsTheMemoryPolicy: workers that fall back to
 // running unpinned (every CPU held by another engine) have no node, and
-// their rings no memory policy, said in the warning. Not parallel: the
-// claims are the process's.
+// their rings no memory policy, said in the warning. Beside the other
+// tests, but never beside another that claims CPUs (holdClaims).
 func TestPlacementUnpinnedDropsTheMemoryPolicy(t *testing.T) {
 	parallel(t)
+	holdClaims(t)
 	topo, err := cpu.DiscoverFS("../cpu/testdata/container-cpuset", []int{4, 5, 6, 7})
 	require.NoError(t, err)
 	held := cpu.ClaimCPUs([]int{4, 5, 6, 7}) // another engine's workers
@@ -205,4 +210,16 @@ func TestStringHeapPlacedAsItsRing(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, placed, "the ring's and the heap's: %q", warned)
+}
+
+// claimsMu keeps the parallel tests that claim CPUs for pinned engines
+// (and read the process's claims, cpu.Claimed) from running at once: each
+// finds the claims empty when it starts and leaves them so.
+var claimsMu sync.Mutex
+
+// holdClaims holds claimsMu for the rest of t, its cleanups included
+// (an engine closed by one releases its CPUs first).
+func holdClaims(t *testing.T) {
+	claimsMu.Lock()
+	t.Cleanup(claimsMu.Unlock)
 }
