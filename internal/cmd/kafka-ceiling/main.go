@@ -84,30 +84,40 @@ func run(brokers []string, topic string, clients, raw int, pooled bool) error {
 	if total == 0 {
 		return fmt.Errorf("topic %s is empty", topic)
 	}
+	how := fmt.Sprintf("%d clients", clients)
+	read := func() (int64, error) { return consume(ctx, brokers, topic, parts, total, clients, pooled) }
 	if raw > 0 {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
-		start := time.Now()
-		n, err := rawRead(ctx, cl, topic, from, total, raw)
-		took := time.Since(start)
-		if err != nil {
-			return err
-		}
-		if n < total {
-			return fmt.Errorf("read %d of %d records", n, total)
-		}
-		fmt.Printf("read %d records with 1 client's fetches, %d parsers, in %.3f s: %.3f M records/s\n", total, raw, took.Seconds(), float64(total)/took.Seconds()/1e6)
-		return nil
+		how = fmt.Sprintf("1 client's fetches, %d parsers,", raw)
+		read = func() (int64, error) { return rawRead(ctx, cl, topic, from, total, raw) }
 	}
+	start := time.Now()
+	n, err := read()
+	took := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if n < total {
+		return fmt.Errorf("read %d of %d records before the deadline", n, total)
+	}
+	fmt.Printf("read %d records with %s in %.3f s: %.3f M records/s\n", total, how, took.Seconds(), float64(total)/took.Seconds()/1e6)
+	return nil
+}
+
+// consume reads total records of the topic's parts from their start with
+// franz-go's consumer: clients clients, each reading every clients-th
+// partition, with the Kafka source's pools where pooled. It returns the
+// records read.
+func consume(ctx context.Context, brokers []string, topic string, parts []int32, total int64, clients int, pooled bool) (int64, error) {
 	var read atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	rctx, done := context.WithCancel(ctx)
 	defer done()
-	start := time.Now()
 	for c := range min(clients, len(parts)) {
 		mine := map[int32]kgo.Offset{}
 		for i := c; i < len(parts); i += clients {
@@ -121,7 +131,9 @@ func run(brokers []string, topic string, clients, raw int, pooled bool) error {
 		}
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
-			return err
+			done()
+			wg.Wait()
+			return 0, err
 		}
 		defer cl.Close()
 		wg.Add(1)
@@ -144,15 +156,10 @@ func run(brokers []string, topic string, clients, raw int, pooled bool) error {
 		}()
 	}
 	wg.Wait()
-	took := time.Since(start)
 	select {
 	case err := <-errs:
-		return err
+		return read.Load(), err
 	default:
 	}
-	if n := read.Load(); n < total {
-		return fmt.Errorf("read %d of %d records before the deadline", n, total)
-	}
-	fmt.Printf("read %d records with %d clients in %.3f s: %.3f M records/s\n", total, clients, took.Seconds(), float64(total)/took.Seconds()/1e6)
-	return nil
+	return read.Load(), nil
 }
