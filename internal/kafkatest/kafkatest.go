@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Cluster is a running kfake cluster.
@@ -159,4 +160,20 @@ func RunKcat(t testing.TB, stdin []byte, args ...string) []byte {
 		t.Fatalf("kafkatest: kcat %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.Bytes()
+}
+
+// Produce writes recs to topic, each to the partition it names, through
+// a client of its own made with opts besides (a codec, a batch size), and
+// waits for every one; t fails on an error.
+func Produce(t testing.TB, addr, topic string, recs []*kgo.Record, opts ...kgo.Opt) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	if err != nil {
+		t.Fatalf("producer of %s: %v", topic, err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatalf("produce to %s: %v", topic, err)
+	}
 }

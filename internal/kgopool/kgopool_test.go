@@ -78,17 +78,13 @@ func TestConsumerWithPools(t *testing.T) {
 	codecs := []kgo.CompressionCodec{kgo.SnappyCompression(), kgo.NoCompression(), kgo.ZstdCompression(), kgo.Lz4Compression(), kgo.GzipCompression()}
 	want := map[string]bool{}
 	for i, codec := range codecs {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic("pooled"), kgo.ProducerBatchCompression(codec),
-			kgo.ProducerBatchMaxBytes(2<<10), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		require.NoError(t, err)
 		var recs []*kgo.Record
 		for j := range 600 {
 			v := fmt.Sprintf(`{"codec": %d, "n": %d, "pad": "%0*d"}`, i, j, j%97, j)
 			want[v] = true
 			recs = append(recs, &kgo.Record{Partition: int32(j % 2), Value: []byte(v)})
 		}
-		require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
-		cl.Close()
+		kafkatest.Produce(t, c.Addr, "pooled", recs, kgo.ProducerBatchCompression(codec), kgo.ProducerBatchMaxBytes(2<<10))
 	}
 	pools := New()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.WithPools(pools), kgo.FetchMaxBytes(4<<10), kgo.FetchMaxPartitionBytes(4<<10),

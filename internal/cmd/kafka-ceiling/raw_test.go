@@ -20,15 +20,11 @@ func TestRawReadCountsEveryRecord(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.Start(t, 3, "raw")
 	for _, codec := range []kgo.CompressionCodec{kgo.SnappyCompression(), kgo.NoCompression()} {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic("raw"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.ProducerBatchCompression(codec), kgo.ProducerBatchMaxBytes(4<<10))
-		require.NoError(t, err)
 		var recs []*kgo.Record
 		for i := range 3000 {
 			recs = append(recs, &kgo.Record{Partition: int32(i % 3), Value: fmt.Appendf(nil, `{"n": %d, "pad": "%0100d"}`, i, i)})
 		}
-		require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
-		cl.Close()
+		kafkatest.Produce(t, c.Addr, "raw", recs, kgo.ProducerBatchCompression(codec), kgo.ProducerBatchMaxBytes(4<<10))
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr))
 	require.NoError(t, err)
