@@ -90,7 +90,9 @@ func rawRead(ctx context.Context, cl *kgo.Client, topic string, starts map[int32
 			t.Partitions = append(t.Partitions, rp)
 		}
 		req.Topics = append(req.Topics, t)
-		resp, err := br.Request(rctx, req)
+		// A fetch names its offsets: sent again on a new connection where
+		// one died, it reads the same records.
+		resp, err := br.RetriableRequest(rctx, req)
 		if err != nil {
 			if rctx.Err() == nil {
 				ferr = err
