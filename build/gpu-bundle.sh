@@ -17,6 +17,19 @@
 #                                  folder named in a test file, and each
 #                                  package's testdata/, is copied too
 #   DIR/VERSION                    the commit and the build's date
+#   DIR/kafka-local                the development broker (cmd/kafka-local)
+#   DIR/saber-hx-base              saber-hx as built at PIPELINE_BASE (default
+#                                  998441e, the build issue #26 was filed
+#                                  on; CPU only): the Kafka pipeline's
+#                                  baseline on the same cores
+#   DIR/redis/                     this machine's redis-server with the
+#                                  shared libraries and loader it runs with
+#                                  (the GPU machine may have no Redis and
+#                                  no apt): run.sh's Kafka pipeline writes
+#                                  its windows to it. Left out, with the
+#                                  pipeline, where redis-server is not
+#                                  installed here (apt-get install
+#                                  redis-server), or with PIPELINE_BASE=none
 #
 # Binaries are stripped (-ldflags='-s -w'). The bundle must travel with the
 # device tool (64 MiB in all, the working tree included): the script prints
@@ -50,6 +63,7 @@ mkdir -p "$out/tests"
 echo "gpu-bundle.sh: building saber-hx -tags cuda" >&2
 go build -tags cuda "${ld[@]}" -o "$out/saber-hx" ./cmd/saber-hx
 CGO_ENABLED=0 go build "${ld[@]}" -o "$out/collect" ./build/gpucollect
+CGO_ENABLED=0 go build "${ld[@]}" -o "$out/kafka-local" ./cmd/kafka-local
 cp build/gpu-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 {
@@ -114,14 +128,43 @@ for p in "${pkgs[@]}"; do
 	done < <(cd "$dir" && grep -ho '"\.\./[^"]*"' -- *_test.go 2>/dev/null | tr -d '"' | sort -u)
 done
 
+# The Kafka pipeline of issue #26 (run.sh's pipeline group): the baseline
+# build from its commit, in a worktree of its own, and a Redis server that
+# runs wherever the kernel does (its loader and libraries beside it).
+base=${PIPELINE_BASE:-998441e}
+if [ "$base" != none ]; then
+	redis=$(command -v redis-server || true)
+	[ -n "$redis" ] || die "redis-server is not installed (apt-get install redis-server), and run.sh's Kafka pipeline needs one: install it, or set PIPELINE_BASE=none to leave the pipeline out"
+	abs_out=$(cd "$out" && pwd)
+	wt=$(mktemp -d "${TMPDIR:-/tmp}/saber-base.XXXXXX")
+	git worktree add -q --detach "$wt" "$base" || die "git worktree add $base failed"
+	echo "gpu-bundle.sh: building saber-hx at $base (the pipeline's baseline)" >&2
+	(cd "$wt" && CGO_ENABLED=0 go build "${ld[@]}" -o "$abs_out/saber-hx-base" ./cmd/saber-hx) || {
+		git worktree remove --force "$wt"
+		die "building saber-hx at $base failed"
+	}
+	git worktree remove --force "$wt"
+	mkdir -p "$out/redis/lib"
+	cp -L "$redis" "$out/redis/redis-server"
+	ldd "$redis" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | while IFS= read -r lib; do
+		cp -L "$lib" "$out/redis/lib/"
+	done
+	ls "$out"/redis/lib/ld-linux* >/dev/null 2>&1 || die "no loader (ld-linux) among redis-server's libraries"
+	"$out/redis/lib/"ld-linux* --library-path "$out/redis/lib" "$out/redis/redis-server" --version >/dev/null ||
+		die "the bundled redis-server does not start through its bundled loader"
+	printf '%s\n' "$base $(git rev-parse "$base")" >"$out/BASE"
+fi
+
 # The binaries travel gzipped (about a third of their size: the test binary
 # of cmd/saber-hx alone is larger than the working tree); run.sh unpacks
 # them in place before its first step.
-find "$out" -type f \( -name '*.test' -o -name saber-hx -o -name collect \) -exec gzip -6 {} +
+find "$out" -type f \( -name '*.test' -o -name saber-hx -o -name collect -o -name kafka-local -o -name saber-hx-base -o -path "$out/redis/*" \) -exec gzip -6 {} +
 
 bytes=$(du -sb "$out" | cut -f1)
 mib=$(((bytes + (1 << 20) - 1) >> 20))
-echo "gpu-bundle.sh: wrote $out: $mib MiB ($bytes bytes): saber-hx, collect, run.sh and ${#pkgs[@]} test binaries:" >&2
+parts="saber-hx, collect, kafka-local, run.sh and ${#pkgs[@]} test binaries"
+[ -e "$out/BASE" ] && parts="$parts; the pipeline's baseline ($(cut -d' ' -f1 "$out/BASE")) and Redis"
+echo "gpu-bundle.sh: wrote $out: $mib MiB ($bytes bytes): $parts:" >&2
 (cd "$out" && find . -type f -size +1M -printf '  %p %s\n' | sort) >&2
 if [ "$mib" -gt "$max_mib" ]; then
 	die "the bundle is $mib MiB, over BUNDLE_MAX_MIB=$max_mib (the device tool carries 64 MiB in all, the working tree included)"

@@ -39,12 +39,19 @@
 # above the CPUs becomes their number; after the curve, with more than
 # two CPUs and SCALING not empty, group cpuvariant: pinned against
 # unpinned at 3/4 of NCPU workers and shared against the workers' ingestion
-# at 2 and 4), NCPU (default: nproc), COLLECT_EVERY (default 5).
+# at 2 and 4), NCPU (default: nproc), COLLECT_EVERY (default 5),
+# PIPELINE_PARTS (group pipeline, before the scaling curve: issue #26's
+# Kafka YSB pipeline, build/bench-pipeline.sh's backlog, through the
+# bundle's kafka-local and Redis; partitions of the topic, default 4; 0:
+# none), PIPELINE_RATE and PIPELINE_PRODUCE (the backlog: events/s for
+# that long, default 1000000 for 5s), PIPELINE_FETCHERS (default "1 2 4",
+# each count capped at the partitions), PIPELINE_REPS (default 2: rounds,
+# each the baseline build saber-hx-base, then this build at each count).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here" || exit 2
 
-usage() { sed -n '2,42p' "$here/$(basename "$0")" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,49p' "$here/$(basename "$0")" | sed 's/^# \{0,1\}//'; }
 
 quick=0 full=0 dry=0
 for a in "$@"; do
@@ -78,6 +85,11 @@ SCALING=${SCALING-"ysb sg2 lrb1 join nexmark-q5 nexmark-q7 nexmark-q8 nexmark-q0
 SCALING_WORKERS=${SCALING_WORKERS:-"1 2 4 8 15"}
 NCPU=${NCPU:-$(nproc 2>/dev/null || echo 1)}
 COLLECT_EVERY=${COLLECT_EVERY:-5}
+PIPELINE_PARTS=${PIPELINE_PARTS:-4}
+PIPELINE_RATE=${PIPELINE_RATE:-1000000}
+PIPELINE_PRODUCE=${PIPELINE_PRODUCE:-5s}
+PIPELINE_FETCHERS=${PIPELINE_FETCHERS:-"1 2 4"}
+PIPELINE_REPS=${PIPELINE_REPS:-2}
 HYBRID_WORKERS=$((NCPU > 1 ? NCPU - 1 : 1))
 
 # gpu-bundle.sh gzips the binaries to fit the device tool's carry limit:
@@ -88,7 +100,7 @@ if [ "$dry" -eq 0 ]; then
 			echo "run.sh: cannot unpack $gz" >&2
 			exit 2
 		}
-	done < <(find . -type f \( -name '*.test.gz' -o -path ./saber-hx.gz -o -path ./collect.gz \) -print0)
+	done < <(find . -type f \( -name '*.test.gz' -o -path ./saber-hx.gz -o -path ./collect.gz -o -path ./kafka-local.gz -o -path ./saber-hx-base.gz -o -path './redis/*.gz' \) -print0)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
@@ -349,6 +361,72 @@ cpuvariants() {
 	done
 }
 
+# pipeline: issue #26's Kafka YSB pipeline on this machine's cores, as
+# build/bench-pipeline.sh's backlog runs it: kafka-local (in-memory broker,
+# its own process, loopback) and Redis; `ysb produce` writes a backlog of
+# JSON events, then each round reads it all with `ysb --source kafka
+# --stop-at-end` (fetch, JSON decoding, the query, the windows to Redis):
+# the build #26 was filed on (saber-hx-base) first, then this one at each
+# number of fetchers; `ysb check` then checks the windows this build wrote.
+# Left out, saying why, where the bundle has no broker, baseline or Redis.
+# It runs once the first task size's matrix is measured, before the
+# scaling curve: the two figures #26 asks of many cores come before what
+# a cut of the budget may lose.
+pipe_pids=()
+pipeline_stop() {
+	[ "${#pipe_pids[@]}" -gt 0 ] || return 0
+	kill "${pipe_pids[@]}" 2>/dev/null
+	wait "${pipe_pids[@]}" 2>/dev/null
+	pipe_pids=()
+}
+pipeline() {
+	[ "$PIPELINE_PARTS" -gt 0 ] || return 0
+	local redis_cmd=() loader
+	if [ -e redis/redis-server ]; then
+		loader=$(find redis/lib -maxdepth 1 -name 'ld-linux*' | head -n 1)
+		[ -n "$loader" ] && redis_cmd=("$here/$loader" --library-path "$here/redis/lib" "$here/redis/redis-server")
+	elif command -v redis-server >/dev/null; then
+		redis_cmd=(redis-server)
+	fi
+	if [ "$dry" -eq 0 ] && { [ ! -x ./kafka-local ] || [ ! -x ./saber-hx-base ] || [ "${#redis_cmd[@]}" -eq 0 ]; }; then
+		log "--- no pipeline: the bundle lacks kafka-local, saber-hx-base or a Redis server (gpu-bundle.sh with PIPELINE_BASE=none?)"
+		return 0
+	fi
+	local port=$((20000 + $$ % 10000)) # below the ephemeral range
+	local redis=127.0.0.1:$port kafka=127.0.0.1:$((port + 1)) events=$work/pipeline-events.log
+	if [ "$dry" -eq 0 ]; then
+		"${redis_cmd[@]}" --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/logs/pipeline-redis.log" 2>&1 &
+		pipe_pids+=($!)
+		./kafka-local --addr "$kafka" --partitions "$PIPELINE_PARTS" >"$work/logs/pipeline-kafka.log" 2>&1 &
+		pipe_pids+=($!)
+		sleep 1
+	fi
+	step pipeline-setup env "$T_SHORT" ./saber-hx ysb setup --redis "$redis" --campaigns-out "$work/campaigns.csv" &&
+		step pipeline-produce env 60 ./saber-hx ysb produce --brokers "$kafka" --topic ad-events --rate "$PIPELINE_RATE" \
+			--duration "$PIPELINE_PRODUCE" --partitions "$PIPELINE_PARTS" --log "$events" || {
+		pipeline_stop
+		return 0
+	}
+	local counts=() f rep base
+	for f in $PIPELINE_FETCHERS; do
+		[ "$f" -gt "$PIPELINE_PARTS" ] && f=$PIPELINE_PARTS
+		case " ${counts[*]} " in *" $f "*) ;; *) counts+=("$f") ;; esac
+	done
+	base=$(cut -d' ' -f1 BASE 2>/dev/null || echo base)
+	local read=(ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --stop-at-end --json)
+	for rep in $(seq 1 "$PIPELINE_REPS"); do
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-base-$rep" pipeline ysb-kafka cpu 0 "" "" "$rep" "base $base" >>"$work/runs.tsv"
+		step "pipeline-base-$rep" measure "$T_RUN" ./saber-hx-base "${read[@]}"
+		for f in "${counts[@]}"; do
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-f$f-$rep" pipeline ysb-kafka cpu 0 "" "" "$rep" "--fetchers $f" >>"$work/runs.tsv"
+			step "pipeline-f$f-$rep" measure "$T_RUN" ./saber-hx "${read[@]}" --fetchers "$f"
+		done
+	done
+	step pipeline-check check "$T_SHORT" ./saber-hx ysb check --redis "$redis" --events "$events"
+	pipeline_stop
+}
+trap pipeline_stop EXIT
+
 first_size=${SIZES%% *}
 declare -A qname
 for w in $WORKLOADS; do
@@ -371,6 +449,7 @@ for ts in $SIZES; do
 		fi
 	done
 	if [ "$ts" = "$first_size" ]; then
+		pipeline
 		scaling
 		cpuvariants
 	fi

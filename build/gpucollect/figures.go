@@ -156,12 +156,59 @@ func scalingCurve(figs []Figure) []Scaling {
 }
 
 // workersOf is the --workers N of a run's extra flags (0: none).
-func workersOf(extra string) int {
+func workersOf(extra string) int { return flagOf(extra, "--workers") }
+
+// flagOf is the number after flag in a run's extra flags (0: none).
+func flagOf(extra, flag string) int {
 	f := strings.Fields(extra)
 	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "--workers" {
+		if f[i] == flag {
 			return atoi(f[i+1])
 		}
 	}
 	return 0
+}
+
+// pipelineRatios compares, round by round, the pipeline group's runs of
+// this build at each number of fetchers (extra "--fetchers N") with the
+// baseline build's run of the same round (extra "base COMMIT"): run.sh
+// alternates them over one backlog, so that a round's ratio is measured
+// under the same conditions, and the median of the ratios is the figure.
+func pipelineRatios(runs []Run) []Pipeline {
+	base := map[int]float64{} // round -> the baseline's events/s
+	name := ""
+	var order []int // fetcher counts, in run order
+	ours := map[int]map[int]float64{}
+	for _, r := range runs {
+		if r.Group != "pipeline" || r.Status != "pass" || r.TuplesPerS == 0 {
+			continue
+		}
+		if b, ok := strings.CutPrefix(r.Extra, "base"); ok {
+			base[r.Rep], name = r.TuplesPerS, strings.TrimSpace(b)
+			continue
+		}
+		f := flagOf(r.Extra, "--fetchers")
+		if ours[f] == nil {
+			ours[f] = map[int]float64{}
+			order = append(order, f)
+		}
+		ours[f][r.Rep] = r.TuplesPerS
+	}
+	out := []Pipeline{}
+	for _, f := range order {
+		p := Pipeline{Fetchers: f, Base: name}
+		var per, bases, over []float64
+		for rep, v := range ours[f] {
+			per = append(per, v)
+			if b := base[rep]; b > 0 {
+				bases, over = append(bases, b), append(over, v/b)
+			}
+		}
+		p.PerS, p.BasePerS, p.OverBase, p.Rounds = median(per), median(bases), median(over), len(over)
+		if len(over) > 0 {
+			p.OverBaseMin, p.OverBaseMax = slices.Min(over), slices.Max(over)
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -125,6 +125,22 @@ type Scaling struct {
 	Failed         bool    `json:"failed,omitempty"`
 }
 
+// Pipeline is the Kafka YSB pipeline (run.sh's pipeline group) at a
+// number of fetchers against the baseline build over the same backlog.
+type Pipeline struct {
+	Fetchers int    `json:"fetchers"`
+	Base     string `json:"base"` // the baseline's commit, as run.sh names it
+	// PerS and BasePerS: the medians of the rounds, events/s.
+	PerS     float64 `json:"per_s"`
+	BasePerS float64 `json:"base_per_s"`
+	// OverBase: the median over the rounds of this build's events/s over
+	// the baseline's of the same round, and their smallest and largest.
+	OverBase    float64 `json:"over_base"`
+	OverBaseMin float64 `json:"over_base_min"`
+	OverBaseMax float64 `json:"over_base_max"`
+	Rounds      int     `json:"rounds"` // the rounds where both runs passed
+}
+
 // Results is results.json.
 type Results struct {
 	Schema int `json:"schema"`
@@ -141,5 +157,6 @@ type Results struct {
 	Figures   []Figure          `json:"figures"`
 	Ratios    []Ratio           `json:"ratios"`
 	Scaling   []Scaling         `json:"scaling"`
+	Pipeline  []Pipeline        `json:"pipeline"`
 	Runs      []Run             `json:"runs"`
 }

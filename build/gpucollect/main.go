@@ -11,10 +11,10 @@
 //	                           --static QUERY=KIND)
 //
 // WORK/steps.tsv has one line per step, tab-separated: name, kind (env,
-// test, measure), status (pass, fail, timeout, skipped), exit status,
+// test, measure, check), status (pass, fail, timeout, skipped), exit status,
 // seconds, log file (relative to WORK), command. WORK/runs.tsv has one line
 // per saber-hx run: step name, group (matrix, static, warmup, sync,
-// variant, scaling), workload, mode, task size, policy, static binding,
+// variant, scaling, pipeline), workload, mode, task size, policy, static binding,
 // repetition (0: the warm-up), extra (an environment variable set for the
 // run, e.g. SABER_HX_GPU_SYNC=spin, or more flags, e.g. --workers 4).
 // WORK/meta.tsv holds
@@ -58,7 +58,7 @@ func run(args []string, stdout io.Writer) error {
 
 func results(work, out string, stdout io.Writer) error {
 	res := Results{Schema: 1, Passed: true, Failed: []string{}, Skipped: []string{}, Meta: map[string]string{}, GPU: map[string]string{},
-		Steps: []Step{}, Bandwidth: []Bandwidth{}, Figures: []Figure{}, Ratios: []Ratio{}, Scaling: []Scaling{}, Runs: []Run{}}
+		Steps: []Step{}, Bandwidth: []Bandwidth{}, Figures: []Figure{}, Ratios: []Ratio{}, Scaling: []Scaling{}, Pipeline: []Pipeline{}, Runs: []Run{}}
 	meta, err := readTSV(filepath.Join(work, "meta.tsv"))
 	if err != nil {
 		return err
@@ -132,6 +132,7 @@ func results(work, out string, stdout io.Writer) error {
 	res.Figures = figures(res.Runs)
 	res.Ratios = ratios(res.Figures)
 	res.Scaling = scalingCurve(res.Figures)
+	res.Pipeline = pipelineRatios(res.Runs)
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 const fakeSaber = `#!/usr/bin/env bash
 # saber-hx stand-in: a --json summary whose throughput depends on --mode.
 cmd=$1; shift
+[ "$cmd $1" = "ysb check" ] && [ -n "${FAKE_CHECK_FAIL:-}" ] && { echo "ysb check: 3 windows differ" >&2; exit 1; }
 [ "$cmd" = topology ] && { echo "GPUs: 1 (fake)"; exit 0; }
 w=ysb
 [ "$cmd" = bench ] && { w=$1; shift; }
@@ -458,4 +459,79 @@ func TestRunShKilledKeepsResults(t *testing.T) {
 		assert.NotEqual(t, "ysb-cpu-262144-1", s.Name, "the step cut short is not recorded")
 	}
 	assert.FileExists(t, filepath.Join(out, "logs.tar.gz"))
+}
+
+// fakeServer is a stand-in for kafka-local and redis-server: it writes
+// its process id to $FAKE_PIDS and waits to be stopped.
+const fakeServer = `#!/usr/bin/env bash
+echo $$ >>"$FAKE_PIDS"
+exec sleep 300
+`
+
+// TestRunShPipeline: the Kafka pipeline group starts the bundle's broker
+// and Redis (through the bundled loader), produces, alternates the
+// baseline build with this one at each number of fetchers (capped at the
+// partitions), checks the windows, stops both servers, and results.json
+// has each count's median ratio over the baseline's round; a failed check
+// fails the run. A bundle without the pipeline's parts says so and runs
+// the rest (the other tests' bundles).
+func TestRunShPipeline(t *testing.T) {
+	t.Parallel()
+	dir, path := fakeBundle(t)
+	files := map[string]string{
+		"kafka-local":                    fakeServer,
+		"redis/redis-server":             fakeServer,
+		"redis/lib/ld-linux-x86-64.so.2": "#!/bin/sh\n[ \"$1\" = --library-path ] || exit 3\nshift 2\nexec \"$@\"\n",
+		"saber-hx-base":                  "#!/bin/sh\necho '{\"tuples_per_s\":40000000,\"workers\":1}'\n",
+		"BASE":                           "998441e 998441e482d9ab176b830be8ec053af4da779c27\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o755))
+	}
+	for _, fail := range []bool{false, true} {
+		pids := filepath.Join(t.TempDir(), "pids")
+		env := []string{"WORKLOADS=ysb", "SIZES=262144", "REPS=1", "MODES=cpu", "PIPELINE_PARTS=2", "PIPELINE_REPS=2", "FAKE_PIDS=" + pids}
+		if fail {
+			env = append(env, "FAKE_CHECK_FAIL=1")
+		}
+		code, stdout, r, _ := runSh(t, dir, path, env, "--quick")
+		require.NotNil(t, r, "stdout: %s", stdout)
+		if fail {
+			assert.Equal(t, 1, code, stdout)
+			assert.Contains(t, r.Failed, "pipeline-check")
+			assert.Contains(t, stepOf(t, r, "pipeline-check").Tail, "3 windows differ")
+		} else {
+			assert.Equal(t, 0, code, stdout)
+			assert.True(t, r.Passed, r.Failed)
+		}
+		var names []string
+		for _, s := range r.Steps {
+			if strings.HasPrefix(s.Name, "pipeline") {
+				names = append(names, s.Name)
+			}
+		}
+		assert.Equal(t, []string{"pipeline-setup", "pipeline-produce", "pipeline-base-1", "pipeline-f1-1", "pipeline-f2-1",
+			"pipeline-base-2", "pipeline-f1-2", "pipeline-f2-2", "pipeline-check"}, names, "fetchers 1 2 4 capped at 2 partitions")
+		assert.Contains(t, stepOf(t, r, "pipeline-f2-2").Command, "./saber-hx ysb --source kafka --brokers 127.0.0.1:")
+		assert.Contains(t, stepOf(t, r, "pipeline-f2-2").Command, "--stop-at-end --json --fetchers 2")
+		assert.Contains(t, stepOf(t, r, "pipeline-base-1").Command, "./saber-hx-base ysb --source kafka")
+		assert.Contains(t, stepOf(t, r, "pipeline-produce").Command, "--rate 1000000 --duration 5s --partitions 2")
+		want := []Pipeline{
+			{Fetchers: 1, Base: "998441e", PerS: 1e8, BasePerS: 4e7, OverBase: 2.5, OverBaseMin: 2.5, OverBaseMax: 2.5, Rounds: 2},
+			{Fetchers: 2, Base: "998441e", PerS: 1e8, BasePerS: 4e7, OverBase: 2.5, OverBaseMin: 2.5, OverBaseMax: 2.5, Rounds: 2},
+		}
+		assert.Equal(t, want, r.Pipeline)
+		assert.Contains(t, stdout, "fetchers  2    100.00  baseline    40.00  2.50x (2.50-2.50, 2 rounds)")
+
+		// Both servers were started, and stopped with the group.
+		b, err := os.ReadFile(pids)
+		require.NoError(t, err)
+		started := strings.Fields(string(b))
+		assert.Len(t, started, 2, "kafka-local and redis-server")
+		for _, p := range started {
+			assert.ErrorIs(t, syscall.Kill(atoi(p), 0), syscall.ESRCH, "server %s still running", p)
+		}
+	}
 }

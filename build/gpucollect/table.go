@@ -91,6 +91,13 @@ func table(w io.Writer, r *Results) {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(r.Pipeline) > 0 {
+		fmt.Fprintf(w, "== Kafka YSB pipeline, backlog (M events/s, median of rounds; over the baseline %s: median of the rounds' ratios, min-max)\n", r.Pipeline[0].Base)
+		for _, p := range r.Pipeline {
+			fmt.Fprintf(w, "fetchers %2d  %8.2f  baseline %8.2f  %.2fx (%.2f-%.2f, %d rounds)\n", p.Fetchers, p.PerS/1e6, p.BasePerS/1e6,
+				p.OverBase, p.OverBaseMin, p.OverBaseMax, p.Rounds)
+		}
+	}
 	verdict := "ALL PASSED"
 	if !r.Passed {
 		verdict = "FAILED: " + strings.Join(r.Failed, " ")
