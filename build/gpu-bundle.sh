@@ -18,6 +18,8 @@
 #                                  package's testdata/, is copied too
 #   DIR/VERSION                    the commit and the build's date
 #   DIR/kafka-local                the development broker (cmd/kafka-local)
+#   DIR/kafka-ceiling              franz-go's consumer alone, decoding
+#                                  nothing (internal/cmd/kafka-ceiling)
 #   DIR/saber-hx-base              saber-hx as built at PIPELINE_BASE (default
 #                                  998441e, the build issue #26 was filed
 #                                  on; CPU only): the Kafka pipeline's
@@ -64,6 +66,7 @@ echo "gpu-bundle.sh: building saber-hx -tags cuda" >&2
 go build -tags cuda "${ld[@]}" -o "$out/saber-hx" ./cmd/saber-hx
 CGO_ENABLED=0 go build "${ld[@]}" -o "$out/collect" ./build/gpucollect
 CGO_ENABLED=0 go build "${ld[@]}" -o "$out/kafka-local" ./cmd/kafka-local
+CGO_ENABLED=0 go build "${ld[@]}" -o "$out/kafka-ceiling" ./internal/cmd/kafka-ceiling
 cp build/gpu-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 {
@@ -158,11 +161,11 @@ fi
 # The binaries travel gzipped (about a third of their size: the test binary
 # of cmd/saber-hx alone is larger than the working tree); run.sh unpacks
 # them in place before its first step.
-find "$out" -type f \( -name '*.test' -o -name saber-hx -o -name collect -o -name kafka-local -o -name saber-hx-base -o -path "$out/redis/*" \) -exec gzip -6 {} +
+find "$out" -type f \( -name '*.test' -o -name saber-hx -o -name collect -o -name kafka-local -o -name kafka-ceiling -o -name saber-hx-base -o -path "$out/redis/*" \) -exec gzip -6 {} +
 
 bytes=$(du -sb "$out" | cut -f1)
 mib=$(((bytes + (1 << 20) - 1) >> 20))
-parts="saber-hx, collect, kafka-local, run.sh and ${#pkgs[@]} test binaries"
+parts="saber-hx, collect, kafka-local, kafka-ceiling, run.sh and ${#pkgs[@]} test binaries"
 [ -e "$out/BASE" ] && parts="$parts; the pipeline's baseline ($(cut -d' ' -f1 "$out/BASE")) and Redis"
 echo "gpu-bundle.sh: wrote $out: $mib MiB ($bytes bytes): $parts:" >&2
 (cd "$out" && find . -type f -size +1M -printf '  %p %s\n' | sort) >&2

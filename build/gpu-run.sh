@@ -100,7 +100,7 @@ if [ "$dry" -eq 0 ]; then
 			echo "run.sh: cannot unpack $gz" >&2
 			exit 2
 		}
-	done < <(find . -type f \( -name '*.test.gz' -o -path ./saber-hx.gz -o -path ./collect.gz -o -path ./kafka-local.gz -o -path ./saber-hx-base.gz -o -path './redis/*.gz' \) -print0)
+	done < <(find . -type f \( -name '*.test.gz' -o -path ./saber-hx.gz -o -path ./collect.gz -o -path ./kafka-local.gz -o -path ./kafka-ceiling.gz -o -path ./saber-hx-base.gz -o -path './redis/*.gz' \) -print0)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/saber-gpu-run.XXXXXX") || exit 2
@@ -367,7 +367,10 @@ cpuvariants() {
 # JSON events, then each round reads it all with `ysb --source kafka
 # --stop-at-end` (fetch, JSON decoding, the query, the windows to Redis):
 # the build #26 was filed on (saber-hx-base) first, then this one at each
-# number of fetchers; `ysb check` then checks the windows this build wrote.
+# number of fetchers; `ysb check` then checks the windows this build wrote;
+# last, kafka-ceiling reads the backlog with franz-go alone, decoding
+# nothing, with 1 client and one per partition: what the broker and the
+# consumer allow on these cores.
 # Left out, saying why, where the bundle has no broker, baseline or Redis.
 # It runs once the first task size's matrix is measured, before the
 # scaling curve: the two figures #26 asks of many cores come before what
@@ -423,6 +426,12 @@ pipeline() {
 		done
 	done
 	step pipeline-check check "$T_SHORT" ./saber-hx ysb check --redis "$redis" --events "$events"
+	if [ -x ./kafka-ceiling ] || [ "$dry" -eq 1 ]; then
+		for f in $(printf '%s\n' 1 "$PIPELINE_PARTS" | sort -un); do
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-ceiling-c$f" pipeline kafka-ceiling cpu 0 "" "" 1 "--clients $f" >>"$work/runs.tsv"
+			step "pipeline-ceiling-c$f" measure "$T_RUN" ./kafka-ceiling --brokers "$kafka" --topic ad-events --clients "$f" --json
+		done
+	fi
 	pipeline_stop
 }
 trap pipeline_stop EXIT

@@ -180,7 +180,7 @@ func pipelineRatios(runs []Run) []Pipeline {
 	var order []int // fetcher counts, in run order
 	ours := map[int]map[int]float64{}
 	for _, r := range runs {
-		if r.Group != "pipeline" || r.Status != "pass" || r.TuplesPerS == 0 {
+		if r.Group != "pipeline" || r.Workload != "ysb-kafka" || r.Status != "pass" || r.TuplesPerS == 0 {
 			continue
 		}
 		if b, ok := strings.CutPrefix(r.Extra, "base"); ok {

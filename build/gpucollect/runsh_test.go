@@ -483,6 +483,7 @@ func TestRunShPipeline(t *testing.T) {
 		"redis/redis-server":             fakeServer,
 		"redis/lib/ld-linux-x86-64.so.2": "#!/bin/sh\n[ \"$1\" = --library-path ] || exit 3\nshift 2\nexec \"$@\"\n",
 		"saber-hx-base":                  "#!/bin/sh\necho '{\"tuples_per_s\":40000000,\"workers\":1}'\n",
+		"kafka-ceiling":                  "#!/bin/sh\necho 'read 9 records'; echo '{\"tuples_per_s\":500000000,\"records\":9}'\n",
 		"BASE":                           "998441e 998441e482d9ab176b830be8ec053af4da779c27\n",
 	}
 	for name, body := range files {
@@ -513,7 +514,19 @@ func TestRunShPipeline(t *testing.T) {
 			}
 		}
 		assert.Equal(t, []string{"pipeline-setup", "pipeline-produce", "pipeline-base-1", "pipeline-f1-1", "pipeline-f2-1",
-			"pipeline-base-2", "pipeline-f1-2", "pipeline-f2-2", "pipeline-check"}, names, "fetchers 1 2 4 capped at 2 partitions")
+			"pipeline-base-2", "pipeline-f1-2", "pipeline-f2-2", "pipeline-check", "pipeline-ceiling-c1", "pipeline-ceiling-c2"},
+			names, "fetchers 1 2 4 capped at 2 partitions; the ceiling with 1 client and one per partition")
+		assert.Contains(t, stepOf(t, r, "pipeline-ceiling-c2").Command, "./kafka-ceiling --brokers 127.0.0.1:")
+		assert.Contains(t, stepOf(t, r, "pipeline-ceiling-c2").Command, "--topic ad-events --clients 2 --json")
+		ceiling := 0
+		for _, f := range r.Figures {
+			if f.Workload == "kafka-ceiling" {
+				ceiling++
+				assert.Equal(t, 5e8, f.Median, f.Extra)
+			}
+		}
+		assert.Equal(t, 2, ceiling, "a figure per client count")
+		assert.Contains(t, stdout, "ceiling: franz-go's consumer alone, decoding nothing, clients 2: 500.00 M records/s")
 		assert.Contains(t, stepOf(t, r, "pipeline-f2-2").Command, "./saber-hx ysb --source kafka --brokers 127.0.0.1:")
 		assert.Contains(t, stepOf(t, r, "pipeline-f2-2").Command, "--stop-at-end --json --fetchers 2")
 		assert.Contains(t, stepOf(t, r, "pipeline-base-1").Command, "./saber-hx-base ysb --source kafka")

@@ -97,6 +97,11 @@ func table(w io.Writer, r *Results) {
 			fmt.Fprintf(w, "fetchers %2d  %8.2f  baseline %8.2f  %.2fx (%.2f-%.2f, %d rounds)\n", p.Fetchers, p.PerS/1e6, p.BasePerS/1e6,
 				p.OverBase, p.OverBaseMin, p.OverBaseMax, p.Rounds)
 		}
+		for _, f := range r.Figures {
+			if f.Workload == "kafka-ceiling" && f.Median > 0 {
+				fmt.Fprintf(w, "ceiling: franz-go's consumer alone, decoding nothing, %s: %.2f M records/s\n", strings.TrimPrefix(f.Extra, "--"), f.Median/1e6)
+			}
+		}
 	}
 	verdict := "ALL PASSED"
 	if !r.Passed {

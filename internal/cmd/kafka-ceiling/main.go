@@ -14,13 +14,20 @@
 //
 //	go run ./internal/cmd/kafka-ceiling --brokers 127.0.0.1:9092 --topic ad-events --clients 2
 //	go run ./internal/cmd/kafka-ceiling --brokers 127.0.0.1:9092 --topic ad-events --raw 2
+//
+// With --json the last line is also the figures as one JSON object
+// (records, seconds, tuples_per_s), as saber-hx's --json summaries, for
+// the GPU bundle's run.sh, which reads the broker's ceiling on the
+// device's cores beside the pipeline.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -39,18 +46,19 @@ func main() {
 	clients := flag.Int("clients", 1, "consumer clients, each reading every clients-th partition")
 	pooled := flag.Bool("pools", true, "the consumer clients take their record and decompression buffers from pools (internal/kgopool), each record recycled once counted, as the Kafka source does; false: they allocate them")
 	raw := flag.Int("raw", 0, "read with one client's fetch requests, leaving out its consumer: the batches parsed by this many goroutines (0: the consumer)")
+	asJSON := flag.Bool("json", false, "also print the figures as one JSON object on the last line (records, seconds, tuples_per_s)")
 	flag.Parse()
 	if flag.NArg() > 0 || *clients < 1 || *raw < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(strings.Split(*brokers, ","), *topic, *clients, *raw, *pooled); err != nil {
+	if err := run(os.Stdout, strings.Split(*brokers, ","), *topic, *clients, *raw, *pooled, *asJSON); err != nil {
 		fmt.Fprintf(os.Stderr, "kafka-ceiling: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(brokers []string, topic string, clients, raw int, pooled bool) error {
+func run(w io.Writer, brokers []string, topic string, clients, raw int, pooled, asJSON bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	meta, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
@@ -104,7 +112,15 @@ func run(brokers []string, topic string, clients, raw int, pooled bool) error {
 	if n < total {
 		return fmt.Errorf("read %d of %d records before the deadline", n, total)
 	}
-	fmt.Printf("read %d records with %s in %.3f s: %.3f M records/s\n", total, how, took.Seconds(), float64(total)/took.Seconds()/1e6)
+	perS := float64(total) / took.Seconds()
+	fmt.Fprintf(w, "read %d records with %s in %.3f s: %.3f M records/s\n", total, how, took.Seconds(), perS/1e6)
+	if asJSON {
+		b, err := json.Marshal(map[string]any{"records": total, "seconds": took.Seconds(), "tuples_per_s": perS, "clients": clients, "raw": raw})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, string(b))
+	}
 	return nil
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +72,35 @@ func TestNextOffset(t *testing.T) {
 	old[16] = 1
 	_, err = nextOffset(old, 10)
 	assert.ErrorContains(t, err, "magic 1")
+}
+
+// TestRunPrintsItsFigures: both readers count the topic whole and, with
+// --json, end with the figures as one JSON object (what the GPU bundle's
+// run.sh records).
+func TestRunPrintsItsFigures(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 2, "figures")
+	var recs []*kgo.Record
+	for i := range 1000 {
+		recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: fmt.Appendf(nil, `{"n": %d}`, i)})
+	}
+	kafkatest.Produce(t, c.Addr, "figures", recs, kgo.ProducerBatchMaxBytes(2<<10))
+	for _, raw := range []int{0, 2} {
+		var out bytes.Buffer
+		require.NoError(t, run(&out, []string{c.Addr}, "figures", 2, raw, true, true))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		require.Len(t, lines, 2, out.String())
+		assert.True(t, strings.HasPrefix(lines[0], "read 1000 records with "), lines[0])
+		var fig struct {
+			Records    int64   `json:"records"`
+			Seconds    float64 `json:"seconds"`
+			TuplesPerS float64 `json:"tuples_per_s"`
+			Raw        int     `json:"raw"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[1]), &fig))
+		assert.Equal(t, int64(1000), fig.Records)
+		assert.Equal(t, raw, fig.Raw)
+		assert.Positive(t, fig.Seconds)
+		assert.InDelta(t, 1000/fig.Seconds, fig.TuplesPerS, 1e-6*fig.TuplesPerS)
+	}
 }
