@@ -76,7 +76,9 @@
 // (internal/kgopool) rather than the heap, and the source recycles each
 // record once FillSome has taken it: a fetcher the records of a poll it
 // reuses (off FillSome's merge), a group member's FillSome after each
-// poll, and a record that waited for string memory once it is decoded.
+// poll, and a record that waited for string memory once it is decoded
+// or its partition is revoked. (A source that fails or closes leaves the
+// records it still holds to the garbage collector.)
 // No view of a record's value outlives its decoding (a decoder copies
 // what it keeps).
 //

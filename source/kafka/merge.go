@@ -101,9 +101,14 @@ func (p *part) reset() {
 	p.lastRecords = time.Time{}
 	p.takenRec, p.takenLines = -1, 0
 	p.skipAt, p.skip = -1, 0
-	// Records waiting for string memory go with the tuples; the memory
-	// of both is freed by the next FillSome (release): the strings
-	// FillSome last returned stay valid until then.
+	// Records waiting for string memory go with the tuples, back to
+	// their client's pools (no tuple of theirs is read from their values
+	// any more: those decoded were copied); the string memory is freed by
+	// the next FillSome (release): the strings FillSome last returned
+	// stay valid until then.
+	for _, r := range p.backlog[p.bhead:] {
+		r.Recycle()
+	}
 	clear(p.backlog[p.bhead:])
 	p.backlog, p.bhead = p.backlog[:0], 0
 	p.boff, p.bgot, p.bmal = 0, 0, false

@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/saber-hx/saber-hx/internal/kafkatest"
+	"github.com/saber-hx/saber-hx/internal/kgopool"
 	"github.com/saber-hx/saber-hx/source"
 )
 
@@ -57,4 +59,50 @@ func TestRecordsGoBackToThePools(t *testing.T) {
 		assert.GreaterOrEqual(t, back, out-int64(4*max(tc.fetchers, 1)), "%s: batches handed out %d, back %d", name, out, back)
 		assert.LessOrEqual(t, back, out, name)
 	}
+}
+
+// TestRevokedBacklogGoesBackToThePools: records from the pools that wait
+// for a partition's string memory go back to them when the partition is
+// revoked, as the decoded ones do once taken.
+func TestRevokedBacklogGoesBackToThePools(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.Start(t, 1, "revoked")
+	cl := producer(t, c.Addr)
+	for i := range 8 { // a batch each
+		r := srec{time: int64(i), id: int64(i), a: strOf(int64(i), 'a', 1000), b: strOf(int64(i), 'b', 20)}
+		require.NoError(t, cl.ProduceSync(context.Background(), &kgo.Record{Topic: "revoked", Value: r.json()}).FirstErr())
+	}
+	pools := kgopool.New()
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumeTopics("revoked"), kgo.WithPools(pools),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer consumer.Close()
+	var recs []*kgo.Record
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for len(recs) < 8 {
+		f := consumer.PollRecords(ctx, 8-len(recs))
+		require.NoError(t, ctx.Err())
+		recs = append(recs, f.Records()...)
+	}
+
+	s := offlineStr(t, 1, Config{StringBytes: 4096})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[0]
+	for _, r := range recs {
+		require.NoError(t, s.add(p, r))
+	}
+	// 4 KiB: four records of 1020 bytes each fit; the rest wait.
+	require.Equal(t, 4, p.n)
+	require.Len(t, p.backlog, 4)
+	for _, r := range recs[:4] { // decoded: recycled once taken
+		r.Recycle()
+	}
+	out, back := pools.Batches()
+	require.Equal(t, int64(8), out)
+	require.Equal(t, int64(4), back)
+	s.unassign(0)
+	out, back = pools.Batches()
+	assert.Equal(t, out, back, "the backlog's records back to the pools")
 }
