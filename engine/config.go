@@ -249,7 +249,27 @@ func (c Config) Validate(tupleSize int) error {
 	case c.TaskSize > c.BufferSize/2: // not 2*TaskSize, which a huge task size overflows
 		return fmt.Errorf("buffer size %d: must hold at least two tasks of %d bytes", c.BufferSize, c.TaskSize)
 	}
-	return nil
+	return c.fitsMemory(machineMemory())
+}
+
+// fitsMemory refuses a ring and a task's buffer per worker (the memory a
+// run of one query holds at least) larger than mem bytes (0: unknown).
+func (c Config) fitsMemory(mem uint64) error {
+	workers := uint64(max(c.cpuWorkers(), 1))
+	need := uint64(c.BufferSize) + workers*uint64(c.TaskSize) // both below 2^63: no overflow
+	if mem == 0 || need <= mem {
+		return nil
+	}
+	return fmt.Errorf("buffer size %d and a task of %d bytes per worker (%d workers): %s, more than the %s of memory this process may use (smaller tasks or buffer fit)",
+		c.BufferSize, c.TaskSize, workers, memSize(need), memSize(mem))
+}
+
+// memSize is b in MiB, or GiB from one up.
+func memSize(b uint64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 // ErrConfig marks the errors of Start that come from its arguments (an

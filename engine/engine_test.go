@@ -413,9 +413,17 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Workers: 1, TaskSize: 100, BufferSize: 1024}, "task size 100"},
 		{Config{Workers: 1, TaskSize: 256, BufferSize: 1000}, "power of two"},
 		{Config{Workers: 1, TaskSize: 1024, BufferSize: 1024}, "two tasks"},
+		{Config{Workers: 2, TaskSize: 1 << 40, BufferSize: 1 << 41}, "more than the"},
 	} {
 		assert.ErrorContains(t, tc.cfg.Validate(128), tc.want)
 	}
+	// A ring and a task per worker within the memory, and one byte over.
+	big := Config{Workers: 3, TaskSize: 1 << 20, BufferSize: 1 << 22}
+	assert.NoError(t, big.fitsMemory(7<<20))
+	assert.EqualError(t, big.fitsMemory(7<<20-1), "buffer size 4194304 and a task of 1048576 bytes per worker (3 workers): "+
+		"7.0 MiB, more than the 7.0 MiB of memory this process may use (smaller tasks or buffer fit)")
+	assert.NoError(t, big.fitsMemory(0), "memory unknown")
+	assert.Positive(t, machineMemory())
 }
 
 func TestSinkErrorStopsRun(t *testing.T) {

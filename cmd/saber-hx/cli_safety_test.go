@@ -55,6 +55,34 @@ func TestProfilesNeverReplaceOtherFiles(t *testing.T) {
 	code, _, stderr := cli(t, "run", sqlFile, "--progress-interval", "0", "--cpuprofile", p, "--memprofile", p)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "is the CPU profile's file too")
+
+	// A profile in the run's output, which does not exist yet: --output,
+	// a file sink's path, ysb's --output. The rows would have been lost
+	// (the profile renamed over them, or they over it).
+	dir, sqlFile, csvFile := safetyProgram(t)
+	out := filepath.Join(dir, "rows.csv")
+	code, _, stderr = cli(t, "run", sqlFile, "--progress-interval", "0", "--output", out, "--cpuprofile", out)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--cpuprofile: "+out+" is an output of the run too")
+	assert.NoFileExists(t, out)
+	sinkSQL := filepath.Join(dir, "sink.sql")
+	require.NoError(t, os.WriteFile(sinkSQL, fmt.Appendf(nil, `CREATE SOURCE readings (ts BIGINT, sensor INT, value DOUBLE)
+  WITH (connector = 'file', path = '%s', format = 'csv', header = 'true');
+CREATE SINK hot AS SELECT ts, sensor FROM readings WHERE value > 100 WITH (connector = 'file', path = '%s');
+`, csvFile, out), 0o644))
+	code, _, stderr = cli(t, "run", sinkSQL, "--progress-interval", "0", "--memprofile", out)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--memprofile: "+out+" is an output of the run too")
+	assert.NoFileExists(t, out)
+	code, _, stderr = cli(t, "ysb", "--input", csvFile, "--campaigns", csvFile, "--output", out, "--cpuprofile", out)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "is an output of the run too")
+	assert.NoFileExists(t, out)
+	// Another file for the profile: the run writes both.
+	code, _, stderr = cli(t, "run", sqlFile, "--progress-interval", "0", "--output", out, "--cpuprofile", filepath.Join(dir, "cpu.prof"))
+	assert.Equal(t, 0, code, stderr)
+	assert.FileExists(t, out)
+	assert.FileExists(t, filepath.Join(dir, "cpu.prof"))
 }
 
 // TestOutputToDevStdout: rows to /dev/stdout leave standard output to

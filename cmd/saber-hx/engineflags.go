@@ -25,6 +25,9 @@ type engineFlags struct {
 	pipeline.EngineSettings
 	pin                    pinFlag
 	cpuProfile, memProfile string
+	// outputs are the files the command writes (--output, file sinks):
+	// begin refuses a profile in one of them.
+	outputs []string
 	progress               time.Duration // --progress-interval
 
 	metricsAddr *string         // --metrics-addr
@@ -121,7 +124,7 @@ func (f *engineFlags) begin(cfg *engine.Config, stderr io.Writer) (sig *interrup
 	if dev != nil {
 		cfg.GPU, closeGPU = dev, dev.Close
 	}
-	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile)
+	stopProfile, err := profile.Start(f.cpuProfile, f.memProfile, f.outputs...)
 	if _, ok := errors.AsType[*profile.CreateError](err); ok {
 		err = usageError{err}
 	}

@@ -179,6 +179,12 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	ef.outputs = append(ef.outputs, *output)
+	for _, q := range prog.SQL().Queries {
+		if q.Sink != nil && q.Sink.Connector == "file" {
+			ef.outputs = append(ef.outputs, q.Sink.Path)
+		}
+	}
 	o := pipeline.Options{Engine: cfg, Stdout: stdout, Output: *output, Log: stderr, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery,
 		Instance: *instance, Instances: *instances, SinkRetryTimeout: retry, StopAtEnd: *stopAtEnd}
 	if given(fs, "duration") {

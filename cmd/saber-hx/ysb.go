@@ -150,6 +150,9 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		return runYSBKafka(ka, *brokers, ko, *retryTimeout, given(fs, "duration"), &ef, *asJSON, stdout, stderr)
 	}
+	if mode == ysbFile {
+		ef.outputs = append(ef.outputs, *output)
+	}
 	sig, end, err := ef.begin(&cfg, stderr)
 	if err != nil {
 		return err

@@ -33,12 +33,23 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // inputs are never cut before they are read and a failed write leaves the
 // path as it was. A path that holds a file other than a profile (a gzip
 // file, as pprof writes, or an empty one) is refused, as are both
-// profiles in one file: the flags name a profile's file, not a file to
-// replace whatever it holds.
-func Start(cpu, mem string) (stop func() error, err error) {
+// profiles in one file, or a profile in one of the run's outputs (files
+// the command writes, which may not exist yet): the flags name a
+// profile's file, not a file to replace whatever it holds or will hold.
+func Start(cpu, mem string, outputs ...string) (stop func() error, err error) {
 	if cpu != "" && mem != "" {
 		if same, err := sink.SameOutput(cpu, mem); err == nil && same {
 			return nil, &CreateError{"memprofile", fmt.Errorf("%s is the CPU profile's file too: name another", mem)}
+		}
+	}
+	for _, p := range []struct{ flag, path string }{{"cpuprofile", cpu}, {"memprofile", mem}} {
+		for _, o := range outputs {
+			if p.path == "" || o == "" || o == "-" { // "-": standard output
+				continue
+			}
+			if same, err := sink.SameOutput(p.path, o); err == nil && same {
+				return nil, &CreateError{p.flag, fmt.Errorf("%s is an output of the run too: name another", p.path)}
+			}
 		}
 	}
 	cpuOut, err := create("cpuprofile", cpu)
