@@ -27,8 +27,8 @@ type engineFlags struct {
 	cpuProfile, memProfile string
 	// outputs are the files the command writes (--output, file sinks):
 	// begin refuses a profile in one of them.
-	outputs []string
-	progress               time.Duration // --progress-interval
+	outputs  []string
+	progress time.Duration // --progress-interval
 
 	metricsAddr *string         // --metrics-addr
 	metrics     *metrics.Server // serving it while the command runs (begin); nil: off
