@@ -72,5 +72,5 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 			return fmt.Errorf("%s: output differs from the reference evaluator: %s", qs.Name, qs.Mismatch)
 		}
 	}
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }

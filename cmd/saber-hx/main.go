@@ -103,7 +103,11 @@ func exitCode(err error, stderr io.Writer) int {
 	} else if errors.Is(err, pipeline.ErrStdoutClosed) {
 		return 128 + int(syscall.SIGPIPE) // quiet, as a pipeline's writer
 	}
-	fmt.Fprintf(stderr, "saber-hx: %v\n", err)
+	// The interruption alone, after a summary that says it: no line
+	// (joined with another error, both are printed).
+	if ie, ok := err.(interruptedError); !ok || !ie.summarized {
+		fmt.Fprintf(stderr, "saber-hx: %v\n", err)
+	}
 	var ie interruptedError
 	if errors.As(err, &ie) {
 		return ie.exitCode()

@@ -95,7 +95,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	} else if !res.Interrupted {
 		return nil
 	}
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }
 
 func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {

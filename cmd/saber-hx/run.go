@@ -246,7 +246,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, lab
 	if err := report(sum, job, sig, o.Engine); err != nil || !sum.Interrupted {
 		return err // a signal after every source ended interrupted nothing
 	}
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }
 
 // given reports whether flag name was set on the command line.

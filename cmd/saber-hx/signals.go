@@ -26,14 +26,28 @@ func watchSignals(stderr io.Writer) *interrupt {
 // makes the command exit with 128 + its number.
 func exitSignal(in *interrupt) error {
 	if s := in.Signal(); s != 0 {
-		return interruptedError{s}
+		return interruptedError{sig: s}
 	}
 	return nil
 }
 
-// interruptedError ends a command that a signal interrupted after it
-// printed the summary of what ran: exit status 128 + the signal's number.
-type interruptedError struct{ sig syscall.Signal }
+// exitSignalSummarized is exitSignal after a summary that says the run
+// was interrupted and by what: the exit status says it again, no line
+// does, so that a --json summary stays the last line of its stream.
+func exitSignalSummarized(in *interrupt) error {
+	if s := in.Signal(); s != 0 {
+		return interruptedError{sig: s, summarized: true}
+	}
+	return nil
+}
+
+// interruptedError ends a command that a signal interrupted: exit status
+// 128 + the signal's number, and a line on stderr unless the summary of
+// what ran said so.
+type interruptedError struct {
+	sig        syscall.Signal
+	summarized bool
+}
 
 func (e interruptedError) Error() string { return "interrupted by " + signals.Name(e.sig) }
 

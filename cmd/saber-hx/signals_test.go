@@ -114,7 +114,7 @@ func TestYSBInterrupted(t *testing.T) {
 			assert.Equal(t, tc.name, m["signal"])
 			assert.Equal(t, true, m["validated"], "every window emitted before the signal was checked")
 			assert.Greater(t, m["tuples"], 0.0)
-			assert.Contains(t, s.stderr, "saber-hx: interrupted by "+tc.name)
+			assert.NotContains(t, s.stderr, "saber-hx: interrupted by", "the summary says it")
 			assert.NotContains(t, s.stderr, "not validated")
 		})
 	}

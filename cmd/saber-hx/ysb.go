@@ -188,7 +188,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if !res.Validated {
 		return errors.New("benchmark not validated: an emitted window or the counters did not match the generator (see above)")
 	}
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }
 
 // ysbFileArgs are file mode's paths, as given.
@@ -234,7 +234,7 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	if err := printSummary(s, asJSON, summaryTo); err != nil {
 		return err
 	}
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {

@@ -161,7 +161,7 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "produce %s: %d events to %s in %.3f s: %.0f events/s (asked %d); late %d, failed %d; per partition %v\n",
 		state, res.Events, *topic, res.Seconds, res.Rate, *rate, res.Late, res.Failed, res.PerPartition)
-	return exitSignal(sig)
+	return exitSignalSummarized(sig)
 }
 
 func runYSBCheck(args []string, stdout, stderr io.Writer) error {
