@@ -361,7 +361,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 		s.mergeMu.Lock()
 		// The counters carried over, set before they are published
 		// (RestoredStats).
-		r := Stats{Tuples: v[2], Filtered: v[3], Counted: v[4], Unmatched: v[7]}
+		r := Stats{Tuples: v[2], Filtered: v[3], Counted: v[4], Unmatched: v[7], Rows: v[4]} // a stateless query's rows are its counted tuples
 		if s.asm != nil {
 			c := s.asm.Counts()
 			r = Stats{Tuples: c.Tuples, Filtered: c.Filtered, Unmatched: c.Unmatched, Late: c.Late, Counted: c.Counted, Windows: c.Windows, Rows: c.Rows}
@@ -372,6 +372,7 @@ func (e *Engine) Restore(b []byte) (r []Restored, err error) {
 			s.tuples.Store(v[2])
 			s.filtered.Store(v[3])
 			s.counted.Store(v[4])
+			s.rows.Store(v[4])
 			s.unmatched.Store(v[7])
 			s.watermark.Store(int64(v[5]))
 			s.seq.Add(1)

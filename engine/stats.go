@@ -8,8 +8,9 @@ import (
 )
 
 // Stats are a stream's counters. Tuples = Filtered + Unmatched + Late +
-// Counted for every merged task; a stateless query counts its output tuples
-// as Counted.
+// Counted for every merged task. Rows are the rows output: a window
+// query's, a join's pairs, a stateless query's tuples out (its Counted:
+// a lookup join matches a tuple once at most).
 type Stats struct {
 	Query                                      string
 	Tasks, Bytes                               uint64
@@ -83,7 +84,9 @@ func (s *Stream) publish(t *task, r *window.TaskResult) {
 		s.tuples.Add(r.Tuples)
 		s.filtered.Add(r.Filtered)
 		s.unmatched.Add(r.Unmatched) // a lookup join's
-		s.counted.Add(r.Tuples - r.Filtered - r.Unmatched)
+		out := r.Tuples - r.Filtered - r.Unmatched
+		s.counted.Add(out)
+		s.rows.Add(out) // a stateless task's: no assembler stores rows below
 		s.watermark.Store(max(s.watermark.Load(), r.MaxTS))
 	}
 	if s.asm == nil {

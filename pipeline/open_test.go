@@ -59,6 +59,7 @@ func TestOneOpenJobPerSQLProgram(t *testing.T) {
 	job1, err := p1.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
 	require.NoError(t, err)
 	defer job1.Close()
+	assert.ErrorContains(t, p1.SetTable("users", []byte("1,late\n")), "is opened", "a table given after Open")
 
 	p2, got2, _ := countryJob(t, sp, "second", oneTuple)
 	_, err = p2.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
@@ -112,6 +113,7 @@ func TestOneOpenJobPerSQLProgramWhileRunning(t *testing.T) {
 	job1, err := p1.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
 	require.NoError(t, err)
 	defer job1.Close()
+	assert.ErrorContains(t, p1.SetTable("users", []byte("1,late\n")), "is opened", "a table given after Open")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := job1.Run(ctx); done <- err }()
@@ -144,6 +146,14 @@ CREATE VIEW all_r AS SELECT ts, v FROM r;`)
 
 	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
 	require.NoError(t, err)
+	// Attached after Open: the job would never see them.
+	for what, err := range map[string]error{
+		"OnRows":       prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }),
+		"AttachReader": prog.AttachReader("r", strings.NewReader("3,3\n")),
+		"AttachSource": prog.AttachSource("r", func(context.Context, *pipeline.TupleWriter) error { return nil }),
+	} {
+		assert.ErrorContains(t, err, "program -e is opened: attach sources, outputs and tables before Open", what)
+	}
 	sum, err := job.Run(context.Background())
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, sum.Tuples)

@@ -122,7 +122,32 @@ func (p *Program) attachable(name string) error {
 	if p.prog.Source(name) == nil {
 		return fmt.Errorf("pipeline: the program has no source %q", name)
 	}
+	return p.notOpened()
+}
+
+// notOpened refuses what is attached after Open: the job has read what
+// it runs with, and would not see it.
+func (p *Program) notOpened() error {
+	if p.opened.Load() {
+		return fmt.Errorf("pipeline: program %s is opened: attach sources, outputs and tables before Open", p.name)
+	}
 	return nil
+}
+
+// OutputFiles are the files a run of the program writes: output
+// (Options.Output: a plain SELECT's rows; "-" is standard output, not a
+// file) and each file sink's path.
+func (p *Program) OutputFiles(output string) []string {
+	var files []string
+	if output != "-" {
+		files = append(files, output)
+	}
+	for _, q := range p.prog.Queries {
+		if q.Sink != nil && q.Sink.Connector == "file" {
+			files = append(files, q.Sink.Path)
+		}
+	}
+	return files
 }
 
 // RowsFunc receives a query's output rows, a batch at a time, in the
@@ -138,6 +163,9 @@ func (p *Program) OnRows(name string, fn RowsFunc) error {
 	if p.prog.Query(name) == nil {
 		return fmt.Errorf("pipeline: the program has no query %q", name)
 	}
+	if err := p.notOpened(); err != nil {
+		return err
+	}
 	p.rows[name] = fn
 	return nil
 }
@@ -147,6 +175,9 @@ func (p *Program) OnRows(name string, fn RowsFunc) error {
 func (p *Program) SetTable(name string, text []byte) error {
 	if p.prog.Table(name) == nil {
 		return fmt.Errorf("pipeline: the program has no table %q", name)
+	}
+	if err := p.notOpened(); err != nil {
+		return err
 	}
 	p.tables[name] = text
 	return nil

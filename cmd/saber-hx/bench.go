@@ -62,7 +62,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		ValidationInterrupted: res.ValidationInterrupted}
 	if sig.Signal() != 0 {
 		sum.Interrupted = true
-		sum.Signal = signalOf(sig)
+		sum.Signal = sig.Name()
 	}
 	if err := sum.print(stdout, f.asJSON, f.validate); err != nil {
 		return err
@@ -72,5 +72,5 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 			return fmt.Errorf("%s: output differs from the reference evaluator: %s", qs.Name, qs.Mismatch)
 		}
 	}
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }

@@ -174,7 +174,7 @@ func TestBenchSelectJSON(t *testing.T) {
 	assert.Equal(t, uint64(25000), q.Counted)
 	assert.Equal(t, uint64(0), q.Late)
 	assert.Equal(t, uint64(0), s.Windows, "a stateless query has no windows")
-	assert.Equal(t, uint64(0), s.Rows)
+	assert.Equal(t, uint64(25000), s.Rows, "a stateless query's rows are its tuples out")
 
 	// Another selectivity: exact by construction too.
 	s, _ = benchJSON(t, append([]string{"select", "--json", "--validate", "--validate-tuples", "20000", "--selectivity", "0.25", "--predicates", "3"}, benchSmall...)...)

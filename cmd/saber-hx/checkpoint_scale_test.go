@@ -95,7 +95,7 @@ func TestRunInstancesSplitPartitions(t *testing.T) {
 			t.Fatalf("still running 2 minutes after SIGTERM:\n%s", p.log())
 		}
 		assert.Equal(t, 128+int(syscall.SIGTERM), p.cmd.ProcessState.ExitCode(), "interrupted and drained:\n%s", p.log())
-		assert.Contains(t, p.log(), "interrupted by SIGTERM")
+		assert.Contains(t, p.stdout.String()+p.log(), "interrupted by SIGTERM", "the summary says it")
 	}
 	assert.Contains(t, p1.log(), "restored checkpoint")
 	// Each instance read its partitions only.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/saber-hx/saber-hx/engine"
 	"github.com/saber-hx/saber-hx/internal/security"
+	"github.com/saber-hx/saber-hx/internal/signals"
 	"github.com/saber-hx/saber-hx/nexmark/bench"
 	"github.com/saber-hx/saber-hx/pipeline"
 	"github.com/saber-hx/saber-hx/sink"
@@ -105,12 +106,12 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	// The interruption alone, after a summary that says it: no line
 	// (joined with another error, both are printed).
-	if ie, ok := err.(interruptedError); !ok || !ie.summarized {
+	if ie, ok := err.(signals.Interrupted); !ok || !ie.Summarized {
 		fmt.Fprintf(stderr, "saber-hx: %v\n", err)
 	}
-	var ie interruptedError
+	var ie signals.Interrupted
 	if errors.As(err, &ie) {
-		return ie.exitCode()
+		return ie.ExitCode()
 	}
 	var ue usageError
 	var oe *security.OptionError

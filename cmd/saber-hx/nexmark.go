@@ -83,7 +83,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if res.Interrupted { // not by a signal after the sources ended
-		res.Signal = signalOf(sig)
+		res.Signal = sig.Name()
 	}
 	if !*asJSON {
 		fmt.Fprintln(stdout, res.Text())
@@ -95,7 +95,7 @@ func runNexmark(args []string, stdout, stderr io.Writer) (err error) {
 	} else if !res.Interrupted {
 		return nil
 	}
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }
 
 func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
@@ -114,11 +114,11 @@ func runNexmarkGenerate(args []string, stdout, stderr io.Writer) error {
 	defer sig.Stop()
 	res, err := bench.Generate(sig.Context(), g)
 	if err != nil {
-		return cmp.Or(exitSignal(sig), err) // interrupted: exit 128 + N, the files removed
+		return cmp.Or(sig.Err(false), err) // interrupted: exit 128 + N, the files removed
 	}
 	for _, name := range slices.Sorted(maps.Keys(res.Records)) {
 		fmt.Fprintf(stdout, "%s: %d records\n", name, res.Records[name])
 	}
 	fmt.Fprintf(stdout, "%d events, %.0f MB in %.1f s\n", res.Events, float64(res.Bytes)/1e6, res.Seconds)
-	return exitSignal(sig)
+	return sig.Err(false)
 }

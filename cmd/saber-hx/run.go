@@ -179,12 +179,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	ef.outputs = append(ef.outputs, *output)
-	for _, q := range prog.SQL().Queries {
-		if q.Sink != nil && q.Sink.Connector == "file" {
-			ef.outputs = append(ef.outputs, q.Sink.Path)
-		}
-	}
+	ef.outputs = prog.OutputFiles(*output)
 	o := pipeline.Options{Engine: cfg, Stdout: stdout, Output: *output, Log: stderr, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery,
 		Instance: *instance, Instances: *instances, SinkRetryTimeout: retry, StopAtEnd: *stopAtEnd}
 	if given(fs, "duration") {
@@ -194,7 +189,7 @@ func runRun(args []string, stdout, stderr io.Writer) (err error) {
 		sum := runSummary{Summary: ps, Workers: ef.CPUWorkers(), TaskSize: ef.TaskSize, Policy: string(cfg.Policy),
 			Processors: pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), cfg, ef.GPUEmulate, ps.GPUFallbackTasks())}
 		if sum.Interrupted {
-			sum.Signal = signalOf(sig)
+			sum.Signal = sig.Name()
 		}
 		to := stdout
 		if job.ToStdout() {
@@ -246,7 +241,7 @@ func runProgram(prog *pipeline.Program, o pipeline.Options, ef *engineFlags, lab
 	if err := report(sum, job, sig, o.Engine); err != nil || !sum.Interrupted {
 		return err // a signal after every source ended interrupted nothing
 	}
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }
 
 // given reports whether flag name was set on the command line.

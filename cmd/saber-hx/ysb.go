@@ -180,7 +180,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 		s.IngestCore = &cfg.IngestCore
 	}
 	if res.Interrupted {
-		s.Signal = signalOf(sig)
+		s.Signal = sig.Name()
 	}
 	if err := printSummary(s, *asJSON, stdout); err != nil {
 		return err
@@ -188,7 +188,7 @@ func runYSB(args []string, stdout, stderr io.Writer) (err error) {
 	if !res.Validated {
 		return errors.New("benchmark not validated: an emitted window or the counters did not match the generator (see above)")
 	}
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }
 
 // ysbFileArgs are file mode's paths, as given.
@@ -228,13 +228,13 @@ func runYSBFile(sig *interrupt, a ysbFileArgs, cfg engine.Config, ef *engineFlag
 	s := summarize("file", res.Stats, res.Seconds, ef)
 	s.Output = a.output
 	if res.Interrupted {
-		s.Interrupted, s.Signal = true, signalOf(sig)
+		s.Interrupted, s.Signal = true, sig.Name()
 		fmt.Fprintf(stderr, "saber-hx: interrupted: no results written (%s untouched)\n", a.output)
 	}
 	if err := printSummary(s, asJSON, summaryTo); err != nil {
 		return err
 	}
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
@@ -258,7 +258,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	defer sig.Stop()
 	if err := ysb.GenerateFiles(sig.Context(), *out, *campaigns, *tuples, gc); err != nil {
 		if sig.Signal() != 0 {
-			return exitSignal(sig)
+			return sig.Err(false)
 		}
 		return err
 	}

@@ -161,7 +161,7 @@ func runYSBProduce(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "produce %s: %d events to %s in %.3f s: %.0f events/s (asked %d); late %d, failed %d; per partition %v\n",
 		state, res.Events, *topic, res.Seconds, res.Rate, *rate, res.Late, res.Failed, res.PerPartition)
-	return exitSignalSummarized(sig)
+	return sig.Err(true)
 }
 
 func runYSBCheck(args []string, stdout, stderr io.Writer) error {
@@ -272,7 +272,7 @@ func runYSBKafka(a pipeline.YSBKafka, brokers string, o pipeline.Options, retryT
 		procs := pipeline.SummarizeProcessors(job.Engine().Scheduling(), job.Engine().StreamNames(), cfg, ef.GPUEmulate, sum.GPUFallbackTasks())
 		s.Processors, s.Policy = &procs, string(cfg.Policy)
 		if sum.Interrupted {
-			s.Interrupted, s.Signal = true, signalOf(sig)
+			s.Interrupted, s.Signal = true, sig.Name()
 		}
 		src := sum.Sources[0]
 		fmt.Fprintf(stderr, "ysb kafka: %d records from %s (%d malformed); %d window rows to redis %s\n",

@@ -72,3 +72,34 @@ func Name(s syscall.Signal) string {
 	}
 	return s.String()
 }
+
+// Interrupted ends a command that a signal interrupted: its exit status
+// is 128 + the signal's number (130, 143). Summarized says the summary
+// of what ran already reported the signal, so that nothing needs to be
+// printed after it (a --json summary stays its stream's last line).
+type Interrupted struct {
+	Signal     syscall.Signal
+	Summarized bool
+}
+
+func (e Interrupted) Error() string { return "interrupted by " + Name(e.Signal) }
+
+// ExitCode is 128 + the signal's number.
+func (e Interrupted) ExitCode() int { return 128 + int(e.Signal) }
+
+// Err is nil while no signal arrived, else an Interrupted (summarized:
+// the command printed a summary that says so).
+func (w *Watch) Err(summarized bool) error {
+	if s := w.Signal(); s != 0 {
+		return Interrupted{Signal: s, Summarized: summarized}
+	}
+	return nil
+}
+
+// Name is the first signal's name, "" while none arrived.
+func (w *Watch) Name() string {
+	if s := w.Signal(); s != 0 {
+		return Name(s)
+	}
+	return ""
+}

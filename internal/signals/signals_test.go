@@ -25,10 +25,18 @@ func TestWatch(t *testing.T) {
 	assert.Equal(t, syscall.SIGTERM, w.Signal())
 	w.Stop()
 	assert.Equal(t, "SIGTERM", Name(w.Signal()))
+	assert.Equal(t, "SIGTERM", w.Name())
 	assert.Equal(t, "SIGINT", Name(syscall.SIGINT))
+	err := w.Err(true)
+	assert.Equal(t, Interrupted{Signal: syscall.SIGTERM, Summarized: true}, err)
+	assert.EqualError(t, err, "interrupted by SIGTERM")
+	assert.Equal(t, 143, err.(Interrupted).ExitCode())
+	assert.Equal(t, Interrupted{Signal: syscall.SIGTERM}, w.Err(false))
 
 	w = Start(func(syscall.Signal) { t.Error("no signal was sent") })
 	w.Stop()
 	<-w.Context().Done()
 	assert.Zero(t, w.Signal())
+	assert.NoError(t, w.Err(true))
+	assert.Empty(t, w.Name())
 }
