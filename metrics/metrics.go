@@ -15,7 +15,7 @@
 //	saber_records_unmatched_total       counter    tuples without a match in a joined table (Stats.Unmatched)
 //	saber_records_late_total            counter    tuples behind the watermark, in no open window (Stats.Late)
 //	saber_records_counted_total         counter    tuples counted in a window or output (Stats.Counted)
-//	saber_records_out_total             counter    rows output: windows' rows, a join's pairs (Stats.Rows); a stateless query's output tuples (Stats.Counted)
+//	saber_records_out_total             counter    rows output (Stats.Rows): windows' rows, a join's pairs, a stateless query's output tuples
 //	saber_windows_out_total             counter    windows emitted (Stats.Windows)
 //	saber_tasks_total                   counter    tasks merged (Stats.Tasks)
 //	saber_gpu_fallback_tasks_total      counter    GPU tasks run on the CPU fallback (Stats.GPUFallbackTasks)
@@ -311,7 +311,7 @@ func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream,
 	counter(ch, descUnmatched, st.Unmatched, q)
 	counter(ch, descLate, st.Late, q)
 	counter(ch, descCounted, st.Counted, q)
-	counter(ch, descRecordsOut, recordsOut(s, st), q)
+	counter(ch, descRecordsOut, st.Rows, q)
 	counter(ch, descWindows, st.Windows, q)
 	counter(ch, descTasks, st.Tasks, q)
 	counter(ch, descFallback, st.GPUFallbackTasks, q)
@@ -339,15 +339,6 @@ func (c *collector) collectStream(ch chan<- prometheus.Metric, s *engine.Stream,
 		counter(ch, descKindTasks, k.Tasks, q, k.Kind)
 		ch <- prometheus.MustNewConstMetric(descKindBusy, prometheus.CounterValue, k.Busy.Seconds(), q, k.Kind)
 	}
-}
-
-// recordsOut is what the query outputs: the rows of its windows or a
-// join's pairs, or for a stateless query the tuples it passes on.
-func recordsOut(s *engine.Stream, st engine.Stats) uint64 {
-	if s.Right() == nil && s.Plan().Stateless() {
-		return st.Counted
-	}
-	return st.Rows
 }
 
 // rangeWindows: the stream's positions are event times (a row window's
