@@ -111,7 +111,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 		pos   pos
 	}
 	var items []item
-	names := map[string]bool{}
+	names, aliases := map[string]bool{}, selectAliases(sel)
 	octx := a.outCtx()
 	complexItems := false
 	for i, it := range sel.items {
@@ -119,7 +119,7 @@ func (c *compiler) aggregation(name string, sel *selectStmt, in *input, win quer
 			return nil, nil, errAt(it.pos, "SELECT * in an aggregation: list the group columns and aggregates")
 		}
 		n := it.expr
-		iname := outputName(it, i)
+		iname := uniqueOutputName(names, aliases, it, i)
 		if names[iname] {
 			return nil, nil, errAt(it.pos, "output column %s is named twice (give one an alias with AS)", iname)
 		}

@@ -28,6 +28,24 @@ func outputName(it selectItem, i int) string {
 	return fmt.Sprintf("expr%d", i+1)
 }
 
+// uniqueOutputName is outputName, where a name without AS is an earlier
+// item's (names) or an alias of the list (aliases), with the least
+// number after it that makes it unique, as Flink (Calcite) names it: x0,
+// x1, ... (Nexmark's q20 selects B.dateTime and A.dateTime; COUNT(*)
+// beside COUNT(x) gives count and count0). Two aliases alike stay an
+// error.
+func uniqueOutputName(names, aliases map[string]bool, it selectItem, i int) string {
+	name := outputName(it, i)
+	if it.alias != nil {
+		return name
+	}
+	base := name
+	for k := 0; names[name] || aliases[name]; k++ {
+		name = fmt.Sprintf("%s%d", base, k)
+	}
+	return name
+}
+
 func upperName(s string) string { return strings.ToUpper(s) }
 
 func exprText(n *node) string {

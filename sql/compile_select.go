@@ -434,30 +434,16 @@ func (c *compiler) stateless(name string, sel *selectStmt, in *input, windowed b
 		return nil, nil, err
 	}
 	ctx := in.ctx("")
-	names := map[string]bool{}
-	quals := map[string]string{} // the qualifier of a name's column item
+	names, aliases := map[string]bool{}, selectAliases(sel)
 	var cols []relCol
 	timeItem := "" // an item that is the input's event time, as it is
 	var times, ends []string
 	for i, it := range items {
-		name := outputName(it, i)
-		if names[name] && it.alias == nil && it.expr.kind == eCol && it.expr.qual != "" && quals[name] != "" && quals[name] != it.expr.qual {
-			// The same column of the two sides of a join, A.x and
-			// B.x: named as Flink (Calcite) names the second, x0,
-			// x1, ... (Nexmark's q20 selects B.dateTime and
-			// A.dateTime).
-			base := name
-			for k := 0; names[name]; k++ {
-				name = fmt.Sprintf("%s%d", base, k)
-			}
-		}
+		name := uniqueOutputName(names, aliases, it, i)
 		if names[name] {
 			return nil, nil, errAt(it.pos, "output column %s is named twice (give one an alias with AS)", name)
 		}
 		names[name] = true
-		if it.alias == nil && it.expr.kind == eCol {
-			quals[name] = it.expr.qual
-		}
 		v, err := c.expr(ctx, it.expr)
 		if err != nil {
 			return nil, nil, err

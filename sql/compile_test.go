@@ -119,6 +119,20 @@ func TestStatelessQuery(t *testing.T) {
 	assert.Equal(t, []string{"timestamp", "x", "expr2", "expr3", "k"}, attrNames(q.Output))
 }
 
+// TestDuplicateOutputNames: a name without AS that an earlier item took
+// gets the least number after it that makes it unique, as Flink
+// (Calcite) names it; the values stay each item's.
+func TestDuplicateOutputNames(t *testing.T) {
+	p := mustCompile(t, base+`SELECT a, a, b AS a0, a FROM s;
+SELECT window_start, COUNT(*), COUNT(a), SUM(b), SUM(b) FILTER (WHERE a > 1) FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY window_start;`)
+	assert.Equal(t, []string{"a", "a1", "a0", "a2"}, columnNamesOf(p.Queries[0]), "a0 is an alias of the list")
+	assert.Equal(t, []string{"window_start", "count", "count0", "sum_b", "sum_b0"}, columnNamesOf(p.Queries[1]))
+	q := p.Queries[0]
+	require.Len(t, q.Spec.Query.Project, 4)
+	assert.Equal(t, "a", q.Spec.Query.Project[1].Expr.String())
+	assert.Equal(t, "b", q.Spec.Query.Project[2].Expr.String())
+}
+
 func attrNames(s *query.Schema) []string {
 	n := make([]string, len(s.Attrs))
 	for i, a := range s.Attrs {
