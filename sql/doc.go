@@ -327,6 +327,13 @@
 //
 //	SELECT [items | * | qual.* | *, items] FROM from [WHERE cond] [GROUP BY exprs] [HAVING cond]
 //
+// An output column is named by its AS, else by its column (x), COUNT
+// (count), another aggregate of a column (sum_x) or a window function
+// (window_start), else exprN (its position); a name without AS that an
+// earlier item or an alias of the list took gets the least number after
+// it that makes it unique (x0, x1, ...), as Flink (Calcite) names it.
+// Two items with the same AS are refused.
+//
 // from is one of
 //
 //	src                                              -- no window: a stateless query (or GROUP BY's window)
