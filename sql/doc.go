@@ -323,6 +323,16 @@
 // tuples on (filtered, projected, joined with a table), which has the
 // delay too.
 //
+// The watermark of a window is the largest event time of its query's own
+// input. A view, or a part the compiler makes of a query (a join with a
+// static table on a key other than a UUID, under an aggregation), passes
+// on only the tuples it outputs: one it filters out or leaves unmatched
+// advances the watermark of the windows over it no further, where
+// Flink's watermark, made at the source, passes filters by. A tuple out of
+// order behind a filtered one may then be counted here where Flink finds
+// it late. The same condition in the windowed query's own WHERE (or ON)
+// advances the watermark as Flink's does.
+//
 // # Queries
 //
 //	SELECT [items | * | qual.* | *, items] FROM from [WHERE cond] [GROUP BY exprs] [HAVING cond]
