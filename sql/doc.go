@@ -324,9 +324,10 @@
 // delay too.
 //
 // The watermark of a window is the largest event time of its query's own
-// input. A view, or a part the compiler makes of a query (a join with a
-// static table on a key other than a UUID, under an aggregation), passes
-// on only the tuples it outputs: one it filters out or leaves unmatched
+// input. A view, or a part the compiler makes of a query (`explain`
+// lists them: a join with a static table under an aggregation that
+// groups by or sums the table's values, for one), passes on only the
+// tuples it outputs: one it filters out or leaves unmatched
 // advances the watermark of the windows over it no further, where
 // Flink's watermark, made at the source, passes filters by. A tuple out of
 // order behind a filtered one may then be counted here where Flink finds
