@@ -83,8 +83,10 @@ func (p *Program) Name() string { return p.name }
 
 // SourceFunc feeds a source from Go: it writes the source's tuples to w
 // (w.Columns has their layout) until its input ends (return nil) or ctx
-// is cancelled (return nil: the run drains). It runs on a goroutine of its
-// own; Write blocks while the engine is full (back-pressure).
+// is cancelled (return nil: the run drains; w's Write and Append then
+// return ErrSourceStopped, which may be returned as well). It runs on a
+// goroutine of its own; Write blocks while the engine is full
+// (back-pressure).
 type SourceFunc func(ctx context.Context, w *TupleWriter) error
 
 // AttachSource makes fn the source called name's input, in place of its

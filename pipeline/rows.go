@@ -76,11 +76,18 @@ func (r *Rows) AppendJSON(dst []byte, row int) []byte {
 	return r.s.rowAs(dst, r.tuple(row), "json")
 }
 
+// ErrSourceStopped is what a TupleWriter's Write and Append return once
+// the run stopped taking the source's tuples (the SourceFunc's context is
+// done: Run's context cancelled, Options.Duration reached, the run
+// failed): a SourceFunc that returns it ends as one that returns nil.
+var ErrSourceStopped = errors.New("pipeline: the run stopped taking this source's tuples (its context is done): return from the SourceFunc")
+
 // TupleWriter is a Go source's way in (AttachSource): whole tuples in the
 // source's layout, written to every query that reads the source.
 type TupleWriter struct {
 	s       *sqlSource
 	streams []*engine.Stream
+	stopped <-chan struct{} // the SourceFunc's context's Done
 	tuple   []byte         // Append's
 	strings *strview.Arena // Append's long strings, until its Write has copied them
 }
@@ -100,6 +107,11 @@ func (w *TupleWriter) TupleSize() int { return w.s.src.Schema.TupleSize }
 // bytes past the columns, sql.Source.DictNumbers), whose views then point
 // into the source's dictionary.
 func (w *TupleWriter) Write(tuples []byte) error {
+	select {
+	case <-w.stopped:
+		return ErrSourceStopped
+	default:
+	}
 	ts := w.TupleSize()
 	if len(tuples)%ts != 0 {
 		return fmt.Errorf("source %s: %d bytes are not whole %d-byte tuples", w.s.src.Name, len(tuples), ts)

@@ -377,9 +377,9 @@ func (s *sqlSource) feed(ctx context.Context, streams []*engine.Stream, chunk in
 	engine.SameProducer(streams...)
 	var err error
 	if s.fn != nil {
-		err = s.fn(ctx, &TupleWriter{s: s, streams: streams})
+		err = s.fn(ctx, &TupleWriter{s: s, streams: streams, stopped: ctx.Done()})
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, ErrSourceStopped) && ctx.Err() != nil:
 			err = s.flushAll(streams)
 			s.ended = ctx.Err() == nil // returned of itself, not stopped
 		case !isClosed(s.failed):

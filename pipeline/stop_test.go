@@ -227,3 +227,45 @@ func TestCheckpointOnAClosedJob(t *testing.T) {
 	}
 	assert.Contains(t, checkpointAnswered(t, job).Error(), "the job is closed")
 }
+
+// TestCancelStopsASourceThatOnlyWrites: a Go source that loops on Append
+// and returns only its error ends once Run's context is done (Append
+// returns ErrSourceStopped), and the run drains and says it was
+// interrupted; before, Append went on taking tuples and Run waited for
+// ever.
+func TestCancelStopsASourceThatOnlyWrites(t *testing.T) {
+	t.Parallel()
+	prog, err := pipeline.Compile("-e", `CREATE SOURCE r (ts BIGINT, v INT) WITH (connector = 'go');
+CREATE VIEW all_r AS SELECT ts, v FROM r;`)
+	require.NoError(t, err)
+	var last error
+	require.NoError(t, prog.AttachSource("r", func(_ context.Context, w *pipeline.TupleWriter) error {
+		for i := 0; ; i++ {
+			if err := w.Append(int64(i), int32(i)); err != nil {
+				last = err
+				return err
+			}
+		}
+	}))
+	require.NoError(t, prog.OnRows("all_r", func(*pipeline.Rows) error { return nil }))
+	job, err := prog.Open(pipeline.Options{Engine: engine.Config{Workers: 1}})
+	require.NoError(t, err)
+	defer job.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	var sum *pipeline.Summary
+	go func() {
+		defer close(done)
+		sum, err = job.Run(ctx)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "Run has not returned 10 s after its context was cancelled")
+	}
+	require.NoError(t, err)
+	assert.True(t, sum.Interrupted)
+	assert.Positive(t, sum.Tuples)
+	assert.ErrorIs(t, last, pipeline.ErrSourceStopped)
+}
