@@ -88,8 +88,8 @@ type TupleWriter struct {
 	s       *sqlSource
 	streams []*engine.Stream
 	stopped <-chan struct{} // the SourceFunc's context's Done
-	tuple   []byte         // Append's
-	strings *strview.Arena // Append's long strings, until its Write has copied them
+	tuple   []byte          // Append's
+	strings *strview.Arena  // Append's long strings, until its Write has copied them
 }
 
 // Columns are the source's declared columns, each with its place in the
