@@ -165,6 +165,11 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	if c.Pin && s.Pin == "true" && s.Cores == "" && s.Mode != "gpu" && s.Workers > len(cpu.AllowedCPUs()) {
 		warn(fmt.Sprintf("%s=true with %d workers on %d CPUs: several workers are pinned to each CPU and share it", s.name("pin"), s.Workers, len(cpu.AllowedCPUs())))
 	}
+	// 0 is the engine's default, for a caller that leaves it unset; a
+	// 0 given is a mistake, which the engine would run as its default.
+	if s.TaskSize < 0 || s.TaskSize == 0 && s.Given != nil && s.Given("task-size") {
+		return c, s.errorf("task-size", "%s %d: must be a positive multiple of the tuple size", s.TaskSize)
+	}
 	// Checked here, before the engine's own checks, because its "two
 	// tasks" rule doubles the task size, which a huge value overflows.
 	if s.TaskSize > math.MaxInt/2 {

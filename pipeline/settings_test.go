@@ -41,6 +41,19 @@ func TestEngineSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cpu.AllowedCPUs()[:1], c.CPUs)
 
+	// A task size left at 0 is the engine's default; 0 given, or below
+	// 0, is refused (the engine would have run its default).
+	zero := ok
+	zero.TaskSize = 0
+	_, err = zero.Config()
+	require.NoError(t, err)
+	zero.Given = func(s string) bool { return s == "task-size" }
+	_, err = zero.Config()
+	assert.EqualError(t, err, "task-size 0: must be a positive multiple of the tuple size")
+	zero.TaskSize, zero.Given = -64, nil
+	_, err = zero.Config()
+	assert.EqualError(t, err, "task-size -64: must be a positive multiple of the tuple size")
+
 	def := ok
 	def.WorkersSet = false
 	c, err = def.Config()
