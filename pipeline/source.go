@@ -463,12 +463,40 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 	start := time.Now()
 	var offset int64
 	lastFlush := start
+	// A live input's tuples go out within kafka.Linger of their arrival,
+	// as a topic's do: a read that waits longer with tuples committed is
+	// ended by its deadline, and the partial task flushed.
+	var linger source.ReadDeadliner
+	if d, ok := s.r.(source.ReadDeadliner); ok && s.live {
+		linger = d
+	}
+	pending := time.Time{} // when tuples were first committed since the last flush (zero: none)
 	for ctx.Err() == nil {
 		buf, err := first.Buffer()
 		if err != nil {
 			return err
 		}
+		if linger != nil && !pending.IsZero() {
+			_ = linger.SetReadDeadline(pending.Add(kafka.Linger))
+			if ctx.Err() != nil {
+				return nil // interrupt's deadline, which this one replaced
+			}
+		}
 		n, err := s.next(ctx, buf[:min(len(buf), chunk)], offset)
+		if linger != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			err = nil // the linger's: flush below, then read on without a deadline
+			if n == 0 {
+				if ferr := s.flushAll(streams); ferr != nil {
+					return ferr
+				}
+				pending = time.Time{}
+				_ = linger.SetReadDeadline(time.Time{})
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue
+			}
+		}
 		if n > 0 {
 			// Stamped before the copies: every stream sees the time.
 			s.stampProcTime(buf[:n])
@@ -500,6 +528,9 @@ func (s *sqlSource) feedAll(ctx context.Context, streams []*engine.Stream, chunk
 			offset += int64(n)
 			s.tuples += uint64(n / ts)
 			s.fed.Store(s.tuples)
+			if linger != nil && pending.IsZero() {
+				pending = time.Now()
+			}
 		}
 		if s.kafka != nil {
 			if err == errLinger {

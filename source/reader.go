@@ -1,6 +1,7 @@
 package source
 
 import (
+	"os"
 	"errors"
 	"io"
 	"strconv"
@@ -89,7 +90,9 @@ func (r *Reader) fill(dst []byte, some bool) (n int, err error) {
 			return 0, io.EOF
 		}
 		if err := r.more(); err != nil {
-			r.err = err
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				r.err = err // a read ended by its deadline may be tried again
+			}
 			return n, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,6 +260,33 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP
 	assert.NotContains(t, p.log(), "saber-hx: interrupted by")
 	assert.Equal(t, uint64(3), s.Sources[0].Tuples)
 	assert.Equal(t, "window_start,n\n0,2\n3000,1\n", p.stdout.String(), "the rows of what ran, flushed")
+}
+
+// TestRunLiveStdinLingers: records on a live standard input go into the
+// engine within the linger (100 ms), not once a task fills or the input
+// ends: a window that a record closed is out while the input stays open
+// (tail -f ... | saber-hx run).
+func TestRunLiveStdinLingers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sqlFile := filepath.Join(dir, "q.sql")
+	require.NoError(t, os.WriteFile(sqlFile, []byte(`CREATE SOURCE s (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
+SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY window_start;`), 0o644))
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer w.Close()
+	p := startCLIIn(t, r, nil, "run", sqlFile, "--metrics-addr", "127.0.0.1:0", "--progress-interval", "0")
+	r.Close()
+	client, url := p.metrics(t)
+	_, err = w.WriteString("1,1\n2,1\n")
+	require.NoError(t, err)
+	scrapeUntil(t, client, url, `saber_records_in_total{query="select1"} 2`+"\n")
+	_, err = w.WriteString("3000,1\n") // closes window 0
+	require.NoError(t, err)
+	scrapeUntil(t, client, url, `saber_records_out_total{query="select1"} 1`+"\n")
+	require.NoError(t, w.Close())
+	p.wait(t, time.Minute)
+	assert.Equal(t, "window_start,n\n0,2\n3000,1\n", p.stdout.String())
 }
 
 // TestRunWatermarkDelay: WATERMARK FOR ... - INTERVAL delays the closing of
