@@ -1,9 +1,9 @@
 package source
 
 import (
-	"os"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 )
 

@@ -260,7 +260,7 @@ func TestUsageErrors(t *testing.T) {
 		{"workers 0", []string{"ysb", "--workers", "0"}, []string{"workers 0"}},
 		{"workers negative", []string{"ysb", "--workers", "-3"}, []string{"workers -3"}},
 		{"task size not a tuple multiple", []string{"ysb", "--task-size", "100"}, []string{"task size 100", "multiple", "128"}},
-		{"task size 0", []string{"ysb", "--task-size", "0"}, []string{"task size 0"}},
+		{"task size 0", []string{"ysb", "--task-size", "0"}, []string{"--task-size 0: must be a positive multiple of the tuple size"}},
 		{"buffer not a power of two", []string{"ysb", "--buffer-size", "1000"}, []string{"buffer size 1000", "power of two"}},
 		{"buffer under two tasks", []string{"ysb", "--task-size", "4096", "--buffer-size", "4096"}, []string{"buffer size 4096", "two tasks"}},
 		{"duration 0", []string{"ysb", "--duration", "0s"}, []string{"duration 0s", "positive"}},
