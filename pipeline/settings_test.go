@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -53,6 +54,14 @@ func TestEngineSettings(t *testing.T) {
 	zero.TaskSize, zero.Given = -64, nil
 	_, err = zero.Config()
 	assert.EqualError(t, err, "task-size -64: must be a positive multiple of the tuple size")
+	// Too large for the engine's two-task rule, which would overflow.
+	huge := ok
+	huge.TaskSize = math.MaxInt/2 + 1
+	_, err = huge.Config()
+	assert.ErrorContains(t, err, "buffer size 1048576 must hold at least two tasks")
+	huge.BufferSize = 0
+	_, err = huge.Config()
+	assert.ErrorContains(t, err, "too large for any ring, which holds two tasks at least")
 
 	def := ok
 	def.WorkersSet = false
