@@ -50,10 +50,11 @@ func parseTime(s []byte, unit TimeUnit, dates *temporal.DateCache) (ms int64, ok
 	return v, ok, false
 }
 
-// epochScale: how many milliseconds one unit is (mul), or how many units
-// one millisecond is (div).
+// epochMul: how many milliseconds one unit is (seconds, milliseconds);
+// epochDrop: how many decimal digits of a number in unit are below a
+// millisecond (microseconds 3, nanoseconds 6).
 var epochMul = [...]uint64{Milliseconds: 1, Seconds: 1000, Microseconds: 1, Nanoseconds: 1}
-var epochDiv = [...]uint64{Milliseconds: 1, Seconds: 1, Microseconds: 1000, Nanoseconds: 1000000}
+var epochDrop = [...]int{Microseconds: 3, Nanoseconds: 6}
 
 // parseEpoch reads an epoch number in unit: isNum false if s is not one
 // (then it may be a time's text).
@@ -65,17 +66,12 @@ func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
 		i = 1
 	}
 	start := i
-	var u uint64
 	for ; i < len(s) && s[i]-'0' <= 9; i++ {
-		d := uint64(s[i] - '0')
-		if u > (math.MaxUint64-d)/10 {
-			overflow = true
-		}
-		u = u*10 + d
 	}
 	if i == start {
 		return 0, false, false
 	}
+	digits := s[start:i]
 	frac := s[i:i]
 	if i < len(s) {
 		if s[i] != '.' {
@@ -89,32 +85,46 @@ func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
 		}
 		frac = s[f0:i]
 	}
-	if overflow {
-		return 0, true, true
-	}
 	// whole: the magnitude in whole milliseconds; rem: a fraction of one
 	// is left over.
 	var whole uint64
 	rem := false
-	mul, div := epochMul[unit], epochDiv[unit]
-	if mul > 1 { // seconds: the fraction's first 3 digits are milliseconds
+	if drop := epochDrop[unit]; drop > 0 {
+		// Microseconds and nanoseconds: the digits but the last 3 or 6
+		// are the milliseconds, so that a number past uint64 whose
+		// milliseconds fit is read (2e19 ns is in the year 2603).
+		cut := max(len(digits)-drop, 0)
+		u, ovf := digitsValue(digits[:cut])
+		if ovf {
+			return 0, true, true
+		}
+		whole, rem = u, nonzero(digits[cut:]) || nonzero(frac)
+	} else {
+		u, ovf := digitsValue(digits)
+		if ovf {
+			return 0, true, true
+		}
+		// Seconds: the fraction's first 3 digits are milliseconds.
 		var f3 uint64
-		for k := range 3 {
-			f3 *= 10
-			if k < len(frac) {
-				f3 += uint64(frac[k] - '0')
+		if unit == Seconds {
+			for k := range 3 {
+				f3 *= 10
+				if k < len(frac) {
+					f3 += uint64(frac[k] - '0')
+				}
 			}
 		}
-		hi, lo := bits.Mul64(u, mul)
+		hi, lo := bits.Mul64(u, epochMul[unit])
 		var c uint64
 		whole, c = bits.Add64(lo, f3, 0)
 		if hi != 0 || c != 0 {
 			return 0, true, true
 		}
-		rem = nonzero(frac[min(3, len(frac)):])
-	} else {
-		whole = u / div
-		rem = u%div != 0 || nonzero(frac)
+		skip := 0
+		if unit == Seconds {
+			skip = min(3, len(frac))
+		}
+		rem = nonzero(frac[skip:])
 	}
 	if !neg {
 		if whole > math.MaxInt64 {
@@ -129,6 +139,19 @@ func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
 		return 0, true, true
 	}
 	return int64(-whole), true, false
+}
+
+// digitsValue is the value of decimal digits (0 for none); overflow past
+// uint64.
+func digitsValue(digits []byte) (u uint64, overflow bool) {
+	for _, c := range digits {
+		d := uint64(c - '0')
+		if u > (math.MaxUint64-d)/10 {
+			return 0, true
+		}
+		u = u*10 + d
+	}
+	return u, false
 }
 
 // epochInt is the integer epoch v in unit as milliseconds (floor); false
