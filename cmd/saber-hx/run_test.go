@@ -226,25 +226,34 @@ func TestExplain(t *testing.T) {
 	assert.Contains(t, stdout, "select1: panes of 10000, 1 per window; vectorised kernels")
 }
 
-// TestRunInterrupted: a run reading a stream that does not end stops on
-// SIGTERM, prints what ran, and exits 143. Tasks of two tuples: the first
-// two records go into the engine as one (its counter, scraped, says when
-// they are in: no line does), the third stays in the source's partial
-// task, which the interrupt's drain must flush with the window it opens.
-func TestRunInterrupted(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	sqlFile := filepath.Join(dir, "q.sql")
+// startStdinCount starts run of a count per 1 s window of the records
+// (ts, v) on its standard input, a pipe, serving metrics; w writes to it
+// (closed at the test's end).
+func startStdinCount(t *testing.T, args ...string) (p *cliProcess, w *os.File) {
+	t.Helper()
+	sqlFile := filepath.Join(t.TempDir(), "q.sql")
 	require.NoError(t, os.WriteFile(sqlFile, []byte(`CREATE SOURCE s (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
 SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY window_start;`), 0o644))
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	defer w.Close()
-	// 16-byte tuples (ts, v and its NULL bit): a task of 32 B holds two.
-	p := startCLIIn(t, r, nil, "run", sqlFile, "--json", "--task-size", "32", "--metrics-addr", "127.0.0.1:0")
+	t.Cleanup(func() { w.Close() })
+	p = startCLIIn(t, r, nil, append([]string{"run", sqlFile, "--metrics-addr", "127.0.0.1:0"}, args...)...)
 	r.Close()
+	return p, w
+}
+
+// TestRunInterrupted: a run reading a stream that does not end stops on
+// SIGTERM, prints what ran, and exits 143. Tasks of two tuples: the first
+// two records go into the engine as one (its counter, scraped, says when
+// they are in: no line does), the third stays in the source's partial
+// task, which the linger (100 ms) or else the interrupt's drain flushes
+// with the window it opens.
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	// 16-byte tuples (ts, v and its NULL bit): a task of 32 B holds two.
+	p, w := startStdinCount(t, "--json", "--task-size", "32")
 	// One write: the source reads the three records at once.
-	_, err = w.WriteString("1,1\n2,1\n3000,1\n")
+	_, err := w.WriteString("1,1\n2,1\n3000,1\n")
 	require.NoError(t, err)
 	client, url := p.metrics(t)
 	scrapeUntil(t, client, url, `saber_records_in_total{query="select1"} 2`+"\n")
@@ -268,17 +277,9 @@ SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP
 // (tail -f ... | saber-hx run).
 func TestRunLiveStdinLingers(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	sqlFile := filepath.Join(dir, "q.sql")
-	require.NoError(t, os.WriteFile(sqlFile, []byte(`CREATE SOURCE s (ts BIGINT, v INT) WITH (connector = 'stdin', format = 'csv');
-SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' SECOND) GROUP BY window_start;`), 0o644))
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer w.Close()
-	p := startCLIIn(t, r, nil, "run", sqlFile, "--metrics-addr", "127.0.0.1:0", "--progress-interval", "0")
-	r.Close()
+	p, w := startStdinCount(t, "--progress-interval", "0")
 	client, url := p.metrics(t)
-	_, err = w.WriteString("1,1\n2,1\n")
+	_, err := w.WriteString("1,1\n2,1\n")
 	require.NoError(t, err)
 	scrapeUntil(t, client, url, `saber_records_in_total{query="select1"} 2`+"\n")
 	_, err = w.WriteString("3000,1\n") // closes window 0
