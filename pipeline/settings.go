@@ -174,7 +174,7 @@ func (s EngineSettings) Config() (engine.Config, error) {
 	// tasks" rule doubles the task size, which a huge value overflows.
 	if s.TaskSize > math.MaxInt/2 {
 		if s.BufferSize == 0 { // the default ring, which would hold two at least
-			return c, s.errorf("task-size", "%s %d: too large for any ring, which holds two tasks at least", s.TaskSize)
+			return c, s.errorf("task-size", "task size %[2]d: too large for any ring, which holds two tasks at least (%[1]s)", s.TaskSize)
 		}
 		return c, s.errorf("task-size", "task size %[2]d: buffer size %[3]d must hold at least two tasks (%[1]s at most half of %[4]s)",
 			s.TaskSize, s.BufferSize, s.name("buffer-size"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/saber-hx/saber-hx/pipeline"
@@ -17,10 +18,11 @@ const (
 )
 
 // closeInto runs close (deferred by a command) and reports its error
-// through *err, unless the command already failed.
+// through *err, beside the command's own (a profile not written after
+// an interrupted run is said, and the exit status stays the signal's).
 func closeInto(err *error, close func() error) {
-	if cerr := close(); cerr != nil && *err == nil {
-		*err = cerr
+	if cerr := close(); cerr != nil {
+		*err = errors.Join(*err, cerr)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,12 +12,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/saber-hx/saber-hx/cpu"
+	"github.com/saber-hx/saber-hx/internal/signals"
 	"github.com/saber-hx/saber-hx/ysb"
 )
 
@@ -831,4 +834,22 @@ func TestFileModeLateAndOutOfOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExitAfterAnInterruptedRun: an interruption the summary reported
+// ends with its exit status and no line; a close that failed after it
+// (a profile not written) is printed, the status still the signal's.
+func TestExitAfterAnInterruptedRun(t *testing.T) {
+	var stderr strings.Builder
+	err := error(signals.Interrupted{Signal: syscall.SIGINT, Summarized: true})
+	assert.Equal(t, 130, exitCode(err, &stderr))
+	assert.Empty(t, stderr.String())
+
+	closeInto(&err, func() error { return errors.New("--cpuprofile: disk full") })
+	assert.Equal(t, 130, exitCode(err, &stderr))
+	assert.Equal(t, "saber-hx: interrupted by SIGINT\n--cpuprofile: disk full\n", stderr.String())
+
+	stderr.Reset()
+	assert.Equal(t, 143, exitCode(signals.Interrupted{Signal: syscall.SIGTERM}, &stderr), "not summarized")
+	assert.Equal(t, "saber-hx: interrupted by SIGTERM\n", stderr.String())
 }
