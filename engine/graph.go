@@ -273,11 +273,25 @@ func (s *Stream) push(p []byte, w *worker) error {
 				return err
 			}
 		}
+		s.awaitRecord(n-done, w)
 		if err := s.commit(n - done); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// awaitRecord makes sure, where committing n bytes fills the task and so
+// dispatches it, that a task record is free: dispatch would wait for one
+// without running anything, on the very worker that may be the one to run
+// and merge the tasks that free the records (a window join's pairs into
+// a projection after it hung so on one worker). As for a full ring, the
+// worker runs other tasks meanwhile (waitRoom: a merge that recycles a
+// record frees ring room too).
+func (s *Stream) awaitRecord(n int, w *worker) {
+	for s.filled+n == s.taskSize && len(s.free) == 0 && s.made == len(s.records) {
+		s.waitRoom(w)
+	}
 }
 
 // pushLent is push for a stream with a hand-off: *out, a stateless
@@ -297,6 +311,7 @@ func (s *Stream) pushLent(out *[]byte, w *worker) error {
 			return err
 		}
 		k := min(n, len(b))
+		s.awaitRecord(k, w)
 		if err := s.commit(k); err != nil {
 			return err
 		}
