@@ -283,11 +283,13 @@ func (c *checkpointer) alignKafka() error {
 			return fmt.Errorf("the Kafka output stands at checkpoint %d, which cannot be read (%v), and the newest valid one, %d, is past it: restoring it would lose the rows in between (remove %s to start afresh, at least once)",
 				epoch, err, c.restored.epoch, c.dir.Path)
 		}
-		newest := "none"
 		if c.restored != nil {
-			newest = fmt.Sprint(c.restored.epoch)
+			// An older one would write its rows since again, which the
+			// output has committed: exactly once cannot go on from it.
+			return fmt.Errorf("the Kafka output stands at checkpoint %d, which cannot be read (%v), and the newest valid one, %d, is before it: restoring it would write the rows in between again (remove %s to start afresh, at least once)",
+				epoch, err, c.restored.epoch, c.dir.Path)
 		}
-		fmt.Fprintf(c.stderr, "saber-hx: warning: the Kafka output stands at checkpoint %d, which cannot be read (%v): restoring the newest valid one (%s); the output may repeat rows\n", epoch, err, newest)
+		fmt.Fprintf(c.stderr, "saber-hx: warning: the Kafka output stands at checkpoint %d, which cannot be read (%v), and no other is valid: starting from the group's committed offsets, at least once\n", epoch, err)
 		c.epoch = max(c.epoch, highest, epoch)
 		return nil
 	}

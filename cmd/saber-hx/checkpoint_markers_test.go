@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,6 +135,41 @@ func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
 	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
 	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest-1))
 	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is past it: restoring it would lose the rows in between", newest))
+}
+
+// TestRunCheckpointOutputAtUnreadable: where the checkpoint a Kafka
+// output committed last cannot be read, restoring the one before would
+// write the rows in between a second time: the run refuses, naming both
+// and the directory (it warned and wrote them twice; a helper's crash
+// test found it).
+func TestRunCheckpointOutputAtUnreadable(t *testing.T) {
+	testenv.Long(t) // a broker, runs and restarts: CI runs it
+	t.Parallel()
+	cluster := kafkatest.Start(t, 4, "events", "out")
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	args := []string{"run", "-e", crashKafkaSQL(cluster.Addr, "at", "out"), "--workers", "2", "--task-size", "4096",
+		"--checkpoint-dir", dir, "--checkpoint-interval", "100ms"}
+	produced := produceCrashRecords(t, cluster.Addr, 30, 500)
+	p := startCLI(t, nil, args...)
+	p.waitLine(t, regexp.MustCompile(`checkpoint 3:`), time.Minute)
+	// Stopped with its checkpoints committed: the output stands at the
+	// newest.
+	code := p.stop(t, syscall.SIGTERM)
+	require.Equal(t, 143, code, p.log())
+	require.NoError(t, <-produced)
+	newest, err := (&checkpoint.Dir{Path: dir}).Highest()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, checkpoint.Name(newest)), []byte("not a checkpoint"), 0o644))
+
+	p = startCLI(t, nil, append(args, "--stop-at-end")...)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("still running:\n%s", p.log())
+	}
+	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
+	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest))
+	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is before it: restoring it would write the rows in between again", newest-1))
 }
 
 // TestRunCheckpointTwoKafkaOutputs: two Kafka outputs to one cluster
