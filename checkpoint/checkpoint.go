@@ -63,6 +63,10 @@ type Dir struct {
 	// BeforeRename, if set, runs after the temporary file is written and
 	// synced and before it is renamed into place (tests: a crash there).
 	BeforeRename func()
+	// damaged are the files Latest found newer than the checkpoint it
+	// returned that did not check: Write's pruning does not count them
+	// among those it keeps.
+	damaged map[uint64]bool
 }
 
 // Checkpoint is one checkpoint read back.
@@ -241,7 +245,10 @@ func syncDir(path string) error {
 	return f.Sync()
 }
 
-// prune removes checkpoints older than the newest Keep.
+// prune removes the checkpoints older than the newest Keep that are not
+// damaged (Latest's finding), damaged ones among them: a damaged newer
+// file counted among the kept would leave one valid checkpoint, or none
+// after one more damage, where Keep promises more.
 func (d *Dir) prune(epoch uint64) error {
 	keep := d.Keep
 	if keep <= 0 {
@@ -251,18 +258,28 @@ func (d *Dir) prune(epoch uint64) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: prune: %w", epoch, err)
 	}
-	epochs := []uint64{}
+	var epochs, valid []uint64
 	for _, e := range ents {
 		if ep, ok := parseName(e.Name()); ok {
 			epochs = append(epochs, ep)
+			if !d.damaged[ep] {
+				valid = append(valid, ep)
+			}
 		}
 	}
-	slices.Sort(epochs)
-	for len(epochs) > keep {
-		if err := os.Remove(filepath.Join(d.Path, Name(epochs[0]))); err != nil && !os.IsNotExist(err) {
+	if len(valid) <= keep {
+		return nil
+	}
+	slices.Sort(valid)
+	oldest := valid[len(valid)-keep] // the oldest kept
+	for _, ep := range epochs {
+		if ep >= oldest {
+			continue
+		}
+		if err := os.Remove(filepath.Join(d.Path, Name(ep))); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("checkpoint %d: prune: %w", epoch, err)
 		}
-		epochs = epochs[1:]
+		delete(d.damaged, ep)
 	}
 	return nil
 }
@@ -277,6 +294,13 @@ func parseName(name string) (uint64, bool) {
 	}
 	ep, err := strconv.ParseUint(digits, 10, 64)
 	return ep, err == nil
+}
+
+func (d *Dir) markDamaged(epoch uint64) {
+	if d.damaged == nil {
+		d.damaged = map[uint64]bool{}
+	}
+	d.damaged[epoch] = true
 }
 
 // Highest returns the highest epoch a checkpoint file in the directory is
@@ -339,6 +363,7 @@ func (d *Dir) Latest() (*Checkpoint, error) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			skipped = append(skipped, fmt.Errorf("checkpoint %s: %w", path, err))
+			d.markDamaged(epochs[i])
 			continue
 		}
 		ep, payload, err := Decode(b)
@@ -347,6 +372,7 @@ func (d *Dir) Latest() (*Checkpoint, error) {
 		}
 		if err != nil {
 			skipped = append(skipped, fmt.Errorf("checkpoint %s: %w", path, err))
+			d.markDamaged(epochs[i])
 			continue
 		}
 		return &Checkpoint{Epoch: ep, Payload: payload, Path: path, Skipped: skipped}, nil

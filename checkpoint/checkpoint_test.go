@@ -275,3 +275,38 @@ func TestNotes(t *testing.T) {
 		assert.Error(t, d.WriteNote(name, nil), "%q", name)
 	}
 }
+
+// TestPruneKeepsValidOnes: after a fallback past a damaged newest file,
+// the writes that follow keep Keep valid checkpoints: the damaged file
+// counts for none, and goes with the valid ones older than the kept. It
+// counted: the next write removed the checkpoint restored and kept the
+// damaged one, and one more damage left none (a helper's crash test).
+func TestPruneKeepsValidOnes(t *testing.T) {
+	path := t.TempDir()
+	d := &Dir{Path: path}
+	for ep := uint64(1); ep <= 3; ep++ {
+		require.NoError(t, d.Write(ep, payloadOf(ep)))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(path, Name(3)), []byte("damaged"), 0o644))
+	d = &Dir{Path: path} // a restart
+	c, err := d.Latest()
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), c.Epoch)
+	names := func() []string {
+		m, err := filepath.Glob(filepath.Join(path, "ckpt-*.bin"))
+		require.NoError(t, err)
+		for i := range m {
+			m[i] = filepath.Base(m[i])
+		}
+		return m
+	}
+	require.NoError(t, d.Write(4, payloadOf(4)))
+	assert.Equal(t, []string{Name(2), Name(3), Name(4)}, names(), "2 and 4 valid: both kept")
+	require.NoError(t, os.WriteFile(filepath.Join(path, Name(4)), []byte("damaged too"), 0o644))
+	c, err = (&Dir{Path: path}).Latest()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), c.Epoch, "one more damage leaves a valid one")
+	require.NoError(t, os.WriteFile(filepath.Join(path, Name(4)), Encode(4, payloadOf(4)), 0o644))
+	require.NoError(t, d.Write(5, payloadOf(5)))
+	assert.Equal(t, []string{Name(4), Name(5)}, names(), "the damaged 3 goes with 2")
+}
