@@ -124,17 +124,26 @@ func TestRunCheckpointOutputBehindUnreadable(t *testing.T) {
 	var newest uint64
 	_, err := fmt.Sscanf(line[strings.Index(line, "checkpoint "):], "checkpoint %d:", &newest)
 	require.NoError(t, err, line)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, checkpoint.Name(newest-1)), []byte("not a checkpoint"), 0o644))
+	log := restartOverDamaged(t, args, dir, newest-1)
+	assert.Contains(t, log, fmt.Sprintf("the newest valid one, %d, is past it: restoring it would lose the rows in between", newest))
+}
 
-	p = startCLI(t, nil, append(args, "--stop-at-end")...)
+// restartOverDamaged damages checkpoint epoch of dir, the one the Kafka
+// output committed last, restarts the run of args to the end of its
+// input, and checks that it refuses (exit 1), saying that checkpoint
+// cannot be read: its log.
+func restartOverDamaged(t *testing.T, args []string, dir string, epoch uint64) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, checkpoint.Name(epoch)), []byte("not a checkpoint"), 0o644))
+	p := startCLI(t, nil, append(args, "--stop-at-end")...)
 	select {
 	case <-p.done:
 	case <-time.After(time.Minute):
 		t.Fatalf("still running:\n%s", p.log())
 	}
 	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
-	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest-1))
-	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is past it: restoring it would lose the rows in between", newest))
+	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", epoch))
+	return p.log()
 }
 
 // TestRunCheckpointOutputAtUnreadable: where the checkpoint a Kafka
@@ -159,17 +168,8 @@ func TestRunCheckpointOutputAtUnreadable(t *testing.T) {
 	require.NoError(t, <-produced)
 	newest, err := (&checkpoint.Dir{Path: dir}).Highest()
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, checkpoint.Name(newest)), []byte("not a checkpoint"), 0o644))
-
-	p = startCLI(t, nil, append(args, "--stop-at-end")...)
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("still running:\n%s", p.log())
-	}
-	assert.Equal(t, 1, p.cmd.ProcessState.ExitCode(), p.log())
-	assert.Contains(t, p.log(), fmt.Sprintf("the Kafka output stands at checkpoint %d, which cannot be read", newest))
-	assert.Contains(t, p.log(), fmt.Sprintf("the newest valid one, %d, is before it: restoring it would write the rows in between again", newest-1))
+	log := restartOverDamaged(t, args, dir, newest)
+	assert.Contains(t, log, fmt.Sprintf("the newest valid one, %d, is before it: restoring it would write the rows in between again", newest-1))
 }
 
 // TestRunCheckpointTwoKafkaOutputs: two Kafka outputs to one cluster
