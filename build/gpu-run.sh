@@ -208,6 +208,10 @@ gotest() {
 	step "$name" test "$limit" bash -c 'cd "$1" && shift && exec "$@"' _ "tests/$dir" "./$(basename "$dir").test" -test.v "$(tlimit "$limit")" "$@"
 }
 
+# record_run NAME GROUP WORKLOAD MODE TASK POLICY STATIC REP EXTRA: a
+# run's line of runs.tsv (gpucollect's columns).
+record_run() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$work/runs.tsv"; }
+
 # sbx NAME GROUP WORKLOAD MODE TASK POLICY STATIC REP EXTRA ARGS...: one
 # saber-hx run of the measurements, recorded in runs.tsv.
 nrun=0 timeouts_in_a_row=0 last_status=
@@ -243,7 +247,7 @@ sbx() {
 	if [ "$timeouts_in_a_row" -ge 3 ] && [ "$limit" -gt $((${secs_int:-1} + 6)) ]; then
 		limit=$((${secs_int:-1} + 6))
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$group" "$w" "$mode" "$ts" "$pol" "$static" "$rep" "$extra" >>"$work/runs.tsv"
+	record_run "$name" "$group" "$w" "$mode" "$ts" "$pol" "$static" "$rep" "$extra"
 	last_status=
 	step "$name" measure "$limit" "${envs[@]}" ./saber-hx "${args[@]}"
 	local rc=$?
@@ -417,19 +421,23 @@ pipeline() {
 	done
 	base=$(cut -d' ' -f1 BASE 2>/dev/null || echo base)
 	local read=(ysb --source kafka --brokers "$kafka" --topic ad-events --redis "$redis" --stop-at-end --json)
+	# pipe_run NAME WORKLOAD REP EXTRA CMD...: a run of the group.
+	pipe_run() {
+		local name=$1 w=$2 rep=$3 extra=$4
+		shift 4
+		record_run "$name" pipeline "$w" cpu 0 "" "" "$rep" "$extra"
+		step "$name" measure "$T_RUN" "$@"
+	}
 	for rep in $(seq 1 "$PIPELINE_REPS"); do
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-base-$rep" pipeline ysb-kafka cpu 0 "" "" "$rep" "base $base" >>"$work/runs.tsv"
-		step "pipeline-base-$rep" measure "$T_RUN" ./saber-hx-base "${read[@]}"
+		pipe_run "pipeline-base-$rep" ysb-kafka "$rep" "base $base" ./saber-hx-base "${read[@]}"
 		for f in "${counts[@]}"; do
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-f$f-$rep" pipeline ysb-kafka cpu 0 "" "" "$rep" "--fetchers $f" >>"$work/runs.tsv"
-			step "pipeline-f$f-$rep" measure "$T_RUN" ./saber-hx "${read[@]}" --fetchers "$f"
+			pipe_run "pipeline-f$f-$rep" ysb-kafka "$rep" "--fetchers $f" ./saber-hx "${read[@]}" --fetchers "$f"
 		done
 	done
 	step pipeline-check check "$T_SHORT" ./saber-hx ysb check --redis "$redis" --events "$events"
 	if [ -x ./kafka-ceiling ] || [ "$dry" -eq 1 ]; then
 		for f in $(printf '%s\n' 1 "$PIPELINE_PARTS" | sort -un); do
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "pipeline-ceiling-c$f" pipeline kafka-ceiling cpu 0 "" "" 1 "--clients $f" >>"$work/runs.tsv"
-			step "pipeline-ceiling-c$f" measure "$T_RUN" ./kafka-ceiling --brokers "$kafka" --topic ad-events --clients "$f" --json
+			pipe_run "pipeline-ceiling-c$f" kafka-ceiling 1 "--clients $f" ./kafka-ceiling --brokers "$kafka" --topic ad-events --clients "$f" --json
 		done
 	fi
 	pipeline_stop
