@@ -106,11 +106,13 @@ func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
 		}
 		// Seconds: the fraction's first 3 digits are milliseconds.
 		var f3 uint64
+		var msDigits []byte
 		if unit == Seconds {
+			msDigits = frac[:min(3, len(frac))]
 			for k := range 3 {
-				f3 *= 10
-				if k < len(frac) {
-					f3 += uint64(frac[k] - '0')
+				f3 *= 10 // .5 s is 500 ms
+				if k < len(msDigits) {
+					f3 += uint64(msDigits[k] - '0')
 				}
 			}
 		}
@@ -120,11 +122,7 @@ func parseEpoch(s []byte, unit TimeUnit) (ms int64, isNum, overflow bool) {
 		if hi != 0 || c != 0 {
 			return 0, true, true
 		}
-		skip := 0
-		if unit == Seconds {
-			skip = min(3, len(frac))
-		}
-		rem = nonzero(frac[skip:])
+		rem = nonzero(frac[len(msDigits):])
 	}
 	if !neg {
 		if whole > math.MaxInt64 {
